@@ -1,0 +1,118 @@
+// Command demo runs graphcd the way `make demo` shows it: a full local
+// cluster (etcd, kube-apiserver, controller-manager, scheduler, KWOK nodes),
+// the CRDs, and `graphcd server` against it. Ctrl-C stops everything it
+// started.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/graphcd/graphcd/hack/localcluster"
+)
+
+func main() {
+	// Children are started from this goroutine, locked to the main thread,
+	// so Pdeathsig kills them only when the demo itself dies.
+	runtime.LockOSThread()
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	graphcd := flag.String("graphcd", "bin/graphcd", "path of the graphcd binary")
+	listen := flag.String("listen", "127.0.0.1:8080", "address graphcd server listens on")
+	nodes := flag.Int("nodes", 2, "number of KWOK fake nodes")
+	flag.Parse()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	logger.Info("starting local cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)")
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Full, Nodes: *nodes, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		logger.Info("stopping local cluster")
+		if err := cluster.Stop(); err != nil {
+			logger.Error("stop cluster", "err", err)
+		}
+	}()
+
+	server := exec.Command(*graphcd, "server", "--listen", *listen, "--install-crds", "--kubeconfig", cluster.Kubeconfig)
+	server.Stdout, server.Stderr = os.Stdout, os.Stderr
+	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := server.Start(); err != nil {
+		return fmt.Errorf("start graphcd server: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- server.Wait() }()
+
+	url := "http://" + *listen
+	if err := waitReady(ctx, url+"/readyz", exited); err != nil {
+		_ = server.Process.Signal(syscall.SIGTERM)
+		return err
+	}
+	fmt.Printf(`
+graphcd is running.
+
+  Console:   %[1]s/
+  GraphQL:   %[1]s/api/graphql
+  Try:       curl -s %[1]s/api/graphql -H 'Content-Type: application/json' -d '{"query":"{ version { version commit } }"}'
+  Cluster:   export KUBECONFIG=%[2]s
+             %[3]s get nodes
+
+Press Ctrl-C to stop everything.
+`, url, cluster.Kubeconfig, cluster.Binaries.Kubectl)
+
+	select {
+	case err := <-exited:
+		return fmt.Errorf("graphcd server exited: %v", err)
+	case <-ctx.Done():
+	}
+	logger.Info("stopping graphcd server")
+	_ = server.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		_ = server.Process.Kill()
+		<-exited
+	}
+	return nil
+}
+
+// waitReady polls the server's /readyz until it answers 200.
+func waitReady(ctx context.Context, url string, exited <-chan error) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("graphcd server exited before it was ready: %v", err)
+		case <-ctx.Done():
+			return errors.New("graphcd server did not become ready within 2 minutes")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
