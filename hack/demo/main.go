@@ -53,7 +53,7 @@ func run() error {
 		}
 	}()
 
-	server := exec.Command(*graphcd, "server", "--listen", *listen, "--install-crds", "--kubeconfig", cluster.Kubeconfig)
+	server := exec.Command(*graphcd, "server", "--listen", *listen, "--install-crds", "--kubeconfig", cluster.Kubeconfig) //nolint:noctx // stopped with SIGTERM below, for a graceful shutdown
 	server.Stdout, server.Stderr = os.Stdout, os.Stderr
 	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := server.Start(); err != nil {
@@ -81,16 +81,17 @@ Press Ctrl-C to stop everything.
 
 	select {
 	case err := <-exited:
-		return fmt.Errorf("graphcd server exited: %v", err)
+		return fmt.Errorf("graphcd server exited: %w", err)
 	case <-ctx.Done():
 	}
 	logger.Info("stopping graphcd server")
 	_ = server.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-exited:
+	case err := <-exited:
+		logger.Info("graphcd server stopped", "exit", err)
 	case <-time.After(15 * time.Second):
 		_ = server.Process.Kill()
-		<-exited
+		logger.Info("graphcd server killed", "exit", <-exited)
 	}
 	return nil
 }
@@ -102,14 +103,14 @@ func waitReady(ctx context.Context, url string, exited <-chan error) error {
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("graphcd server exited before it was ready: %v", err)
+			return fmt.Errorf("graphcd server exited before it was ready: %w", err)
 		case <-ctx.Done():
 			return errors.New("graphcd server did not become ready within 2 minutes")
 		case <-time.After(200 * time.Millisecond):

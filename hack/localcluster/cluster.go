@@ -62,12 +62,12 @@ type Cluster struct {
 	// Binaries are the executables the cluster runs, kubectl included.
 	Binaries Binaries
 
-	mode      Mode
-	log       *slog.Logger
-	pki       pki
-	procs     []*Process
-	etcdURL   string
-	apiPort   int
+	mode    Mode
+	log     *slog.Logger
+	pki     pki
+	procs   []*Process
+	etcdURL string
+	apiPort int
 }
 
 // Start brings up a cluster and returns once it serves requests (and, in Full
@@ -92,7 +92,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	c = &Cluster{Dir: dir, Binaries: bins, mode: opts.Mode, log: logger}
 	defer func() {
 		if err != nil {
-			c.Stop()
+			_ = c.Stop()
 			c = nil
 		}
 	}()
@@ -302,7 +302,7 @@ func httpOK(client *http.Client, url string) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		_, _ = io.Copy(io.Discard, resp.Body)
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("%s: %s", url, resp.Status)

@@ -62,7 +62,7 @@ func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
 	}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, args...) //nolint:noctx // lives until Stop, which ends it gracefully
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := startLocked(cmd); err != nil {
@@ -130,9 +130,9 @@ func (p *Process) WaitFor(ctx context.Context, ready func(context.Context) error
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited before it was ready (%v):\n%s", p.Name, p.err, p.LogTail(15))
+			return fmt.Errorf("%s exited before it was ready (%w):\n%s", p.Name, p.err, p.LogTail(15))
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last check: %v):\n%s", p.Name, ctx.Err(), last, p.LogTail(15))
+			return fmt.Errorf("%s not ready: %w (last check: %w):\n%s", p.Name, ctx.Err(), last, p.LogTail(15))
 		case <-tick.C:
 		}
 	}
@@ -146,11 +146,12 @@ func (p *Process) addrInUse() bool {
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

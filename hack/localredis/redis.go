@@ -126,7 +126,7 @@ func (s *Server) ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(time.Second))
 	if _, err := fmt.Fprintf(conn, "AUTH %s\r\nPING\r\n", s.Password); err != nil {
 		return err

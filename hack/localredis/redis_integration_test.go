@@ -28,7 +28,7 @@ func TestRoundTrip(t *testing.T) {
 	})
 
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: srv.Password})
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	if err := client.Set(ctx, "graphcd:test", "hello", 0).Err(); err != nil {
 		t.Fatalf("SET: %v", err)
 	}
@@ -38,7 +38,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	anon := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer anon.Close()
+	defer func() { _ = anon.Close() }()
 	if err := anon.Ping(ctx).Err(); err == nil {
 		t.Error("PING without the password succeeded; want NOAUTH")
 	}

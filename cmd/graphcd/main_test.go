@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// runCLI runs graphcd in-process with args and the given environment on top
+// of an environment cleared of Kubernetes and GRAPHCD_* settings.
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, envPrefix) {
+			t.Setenv(name, "")
+		}
+	}
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	defaultLog := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(defaultLog) })
+
+	var out, errOut bytes.Buffer
+	code = execute(t.Context(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// writeKubeconfig writes a kubeconfig for server with a bearer token and
+// returns its path.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	data := `apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: ` + server + `
+    insecure-skip-tls-verify: true
+users:
+- name: test
+  user:
+    token: secret-token
+contexts:
+- name: test
+  context: {cluster: test, user: test}
+current-context: test
+`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, stderr := runCLI(t, nil, "version")
+	if code != exitOK || stderr != "" {
+		t.Fatalf("graphcd version: exit %d, stderr %q", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "graphcd ") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("graphcd version printed %q, want one line starting with %q", stdout, "graphcd ")
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string // stderr
+	}{
+		{
+			name: "unknown flag",
+			args: []string{"server", "--bogus"},
+			want: "graphcd: unknown flag: --bogus\nRun 'graphcd server --help' for usage.\n",
+		},
+		{
+			name: "unknown command",
+			args: []string{"serve"},
+			want: "graphcd: unknown command \"serve\" for \"graphcd\"; did you mean \"server\"?\nRun 'graphcd --help' for usage.\n",
+		},
+		{
+			name: "bad flag value",
+			args: []string{"--log-level", "loud", "version"},
+			want: "graphcd: invalid argument \"loud\" for \"--log-level\" flag: must be one of debug, info, warn, error\nRun 'graphcd version --help' for usage.\n",
+		},
+		{
+			name: "bad env value",
+			env:  map[string]string{"GRAPHCD_LOG_FORMAT": "xml"},
+			args: []string{"version"},
+			want: "graphcd: invalid value \"xml\" for GRAPHCD_LOG_FORMAT: must be one of text, json\nRun 'graphcd version --help' for usage.\n",
+		},
+		{
+			name: "unexpected argument",
+			args: []string{"version", "extra"},
+			want: "graphcd: \"graphcd version\" takes no arguments, got \"extra\"\nRun 'graphcd version --help' for usage.\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.env, tt.args...)
+			if diff := cmp.Diff([]any{code, stderr}, []any{exitUsage, tt.want}); diff != "" {
+				t.Errorf("graphcd %s (-got +want):\n%s", strings.Join(tt.args, " "), diff)
+			}
+		})
+	}
+}
+
+func TestRuntimeErrors(t *testing.T) {
+	unreachable := writeKubeconfig(t, "https://127.0.0.1:1")
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    string // stderr
+		notWant string
+	}{
+		{
+			name: "missing kubeconfig",
+			args: []string{"server", "--kubeconfig", "/nonexistent"},
+			want: "graphcd: kubeconfig /nonexistent (from --kubeconfig): file does not exist\n",
+		},
+		{
+			name: "missing kubeconfig from env",
+			env:  map[string]string{"GRAPHCD_KUBECONFIG": "/nonexistent"},
+			args: []string{"server"},
+			want: "graphcd: kubeconfig /nonexistent (from GRAPHCD_KUBECONFIG): file does not exist\n",
+		},
+		{
+			name: "empty KUBECONFIG files",
+			env:  map[string]string{"KUBECONFIG": "/nonexistent"},
+			args: []string{"server"},
+			want: "graphcd: KUBECONFIG=/nonexistent: no kubeconfig found there\n",
+		},
+		{
+			name: "no configuration at all",
+			args: []string{"server"},
+			want: "graphcd: no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, or run in a cluster\n",
+		},
+		{
+			name:    "unreachable API",
+			args:    []string{"server", "--kubeconfig", unreachable},
+			want:    "graphcd: kubernetes API at https://127.0.0.1:1 unreachable: dial tcp 127.0.0.1:1: connect: connection refused\n",
+			notWant: "secret-token",
+		},
+		{
+			name: "unreachable API via KUBECONFIG",
+			env:  map[string]string{"KUBECONFIG": unreachable},
+			args: []string{"install", "crds"},
+			want: "graphcd: kubernetes API at https://127.0.0.1:1 unreachable: dial tcp 127.0.0.1:1: connect: connection refused\n",
+		},
+		{
+			name: "bad listen from env",
+			env:  map[string]string{"GRAPHCD_LISTEN": "bad::"},
+			args: []string{"server"},
+			want: "graphcd: GRAPHCD_LISTEN: invalid listen address \"bad::\": too many colons in address\n",
+		},
+		{
+			name: "flag wins over env",
+			env:  map[string]string{"GRAPHCD_LISTEN": "bad::"},
+			args: []string{"server", "--listen", "127.0.0.1:0", "--kubeconfig", "/nonexistent"},
+			want: "graphcd: kubeconfig /nonexistent (from --kubeconfig): file does not exist\n",
+		},
+		{
+			name: "bad listen port",
+			args: []string{"server", "--listen", "127.0.0.1:http-ish"},
+			want: "graphcd: --listen: invalid listen address \"127.0.0.1:http-ish\": bad port \"http-ish\"\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.env, tt.args...)
+			if diff := cmp.Diff([]any{code, stderr}, []any{exitError, tt.want}); diff != "" {
+				t.Errorf("graphcd %s (-got +want):\n%s", strings.Join(tt.args, " "), diff)
+			}
+			if tt.notWant != "" && strings.Contains(stderr, tt.notWant) {
+				t.Errorf("stderr %q contains %q", stderr, tt.notWant)
+			}
+		})
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for flag, want := range map[string]string{
+		"listen":       "GRAPHCD_LISTEN",
+		"install-crds": "GRAPHCD_INSTALL_CRDS",
+		"log-level":    "GRAPHCD_LOG_LEVEL",
+		"kube-qps":     "GRAPHCD_KUBE_QPS",
+	} {
+		if diff := cmp.Diff(envName(flag), want); diff != "" {
+			t.Errorf("envName(%q) (-got +want):\n%s", flag, diff)
+		}
+	}
+}
+
+func TestSafeHost(t *testing.T) {
+	tests := map[string]string{
+		"https://127.0.0.1:6443":                "https://127.0.0.1:6443",
+		"https://admin:hunter2@example.com/k8s": "https://example.com/k8s",
+		"https://example.com?token=abc":         "https://example.com",
+		"::not a url":                           "(invalid server URL)",
+	}
+	for in, want := range tests {
+		if diff := cmp.Diff(safeHost(in), want); diff != "" {
+			t.Errorf("safeHost(%q) (-got +want):\n%s", in, diff)
+		}
+	}
+}

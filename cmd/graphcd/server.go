@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/internal/server"
+	"github.com/graphcd/graphcd/internal/version"
+	"github.com/graphcd/graphcd/resolvers"
+)
+
+// serverOptions are the flags of `graphcd server`.
+type serverOptions struct {
+	listen          string
+	installCRDs     bool
+	shutdownTimeout time.Duration
+	kubeQPS         float32
+	kubeBurst       int
+}
+
+func newServerCmd(root *rootOptions) *cobra.Command {
+	o := &serverOptions{}
+	c := &cobra.Command{
+		Use:   "server",
+		Short: "Run the graphcd API server, console and metrics on one HTTP listener",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runServer(c.Context(), c, root, o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.listen, "listen", server.DefaultListen, "address to serve HTTP on")
+	f.BoolVar(&o.installCRDs, "install-crds", false, "create or upgrade the graphcd CRDs at start")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
+		"how long to wait for running requests on SIGINT/SIGTERM")
+	f.Float32Var(&o.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second")
+	f.IntVar(&o.kubeBurst, "kube-burst", 100, "Kubernetes API request burst")
+	return c
+}
+
+// installCRDsTimeout bounds --install-crds, including the wait for the API
+// server to serve the CRDs.
+const installCRDsTimeout = time.Minute
+
+func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serverOptions) error {
+	if err := checkListen(ctx, o.listen); err != nil {
+		return fmt.Errorf("%s: %w", flagOrigin(c, "listen"), err)
+	}
+	if o.shutdownTimeout <= 0 {
+		return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, "shutdown-timeout"), o.shutdownTimeout)
+	}
+	log := root.log
+	k, err := connectKube(ctx, kubeOptions{
+		kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig"),
+		qps: o.kubeQPS, burst: o.kubeBurst,
+	})
+	if err != nil {
+		return err
+	}
+	build := version.Get()
+	log.Info("graphcd starting", "version", build.Version, "commit", build.Commit)
+	log.Info("connected to Kubernetes API", "host", k.host, "version", k.serverVersion)
+
+	if o.installCRDs {
+		installCtx, cancel := context.WithTimeout(ctx, installCRDsTimeout)
+		err := crd.Install(installCtx, k.apiext)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("install CRDs: %w", err)
+		}
+		log.Info("CRDs installed")
+	}
+
+	srv, err := server.New(server.Options{
+		Listen:          o.listen,
+		Ready:           server.KubeReadiness(k.apiext),
+		Logger:          log,
+		Resolver:        &resolvers.Resolver{Build: build},
+		ShutdownTimeout: o.shutdownTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	if err := srv.Listen(ctx); err != nil {
+		return err
+	}
+	return srv.Run(ctx) // logs the address it serves on
+}
+
+// checkListen validates a listen address before anything else starts, so a
+// typo fails at once rather than after connecting to Kubernetes.
+func checkListen(ctx context.Context, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		if ae, ok := errors.AsType[*net.AddrError](err); ok {
+			err = errors.New(ae.Err)
+		}
+		return fmt.Errorf("invalid listen address %q: %w", addr, err)
+	}
+	if _, err := net.DefaultResolver.LookupPort(ctx, "tcp", port); err != nil {
+		return fmt.Errorf("invalid listen address %q: bad port %q", addr, port)
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+// Package server assembles graphcd's HTTP endpoints and runs them on one
+// listener:
+//
+//	/healthz      200 "ok" while the process serves (liveness)
+//	/readyz       200 "ok" when Options.Ready returns nil, else 503 and the reason
+//	/metrics      Prometheus metrics from Options.Registry
+//	/api/graphql  the GraphQL API: POST, GET and websocket (graphql-transport-ws)
+//	/             the web console
+//
+// Use:
+//
+//	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", Ready: check, Logger: log})
+//	if err != nil { ... }
+//	if err := srv.Listen(ctx); err != nil { ... }
+//	log.Info("serving", "addr", srv.Addr())
+//	err = srv.Run(ctx) // serves until ctx is done, then shuts down gracefully
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/graphcd/graphcd/console"
+	"github.com/graphcd/graphcd/internal/version"
+	"github.com/graphcd/graphcd/resolvers"
+)
+
+// DefaultListen is the address served when Options.Listen is empty. It is
+// loopback so that a freshly started server is not exposed by accident.
+const DefaultListen = "127.0.0.1:8080"
+
+// Defaults for the zero values in Options.
+const (
+	DefaultShutdownTimeout = 10 * time.Second
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultReadyCacheTTL   = time.Second
+	DefaultReadyTimeout    = 5 * time.Second
+)
+
+// ReadyFunc reports whether the server can do useful work. A nil error means
+// ready; a non-nil error is the reason it is not, shown by /readyz.
+type ReadyFunc func(ctx context.Context) error
+
+// Options configures a Server. The zero value serves on DefaultListen, is
+// always ready, and logs nothing.
+type Options struct {
+	// Listen is the TCP address to serve on, e.g. "127.0.0.1:8080".
+	// Port 0 picks a free port; read it with Addr after Listen.
+	Listen string
+	// Ready backs /readyz. Nil means always ready.
+	Ready ReadyFunc
+	// Logger receives request logs (debug), errors and lifecycle events. Nil discards.
+	Logger *slog.Logger
+	// Registry receives the HTTP metrics and is served on /metrics. Nil
+	// means a new registry from NewRegistry.
+	Registry *prometheus.Registry
+	// Resolver is the GraphQL root resolver. Nil means one that only
+	// reports version.Get().
+	Resolver *resolvers.Resolver
+	// ShutdownTimeout bounds the graceful shutdown in Run. Zero means
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// MaxBodyBytes caps a GraphQL request body; larger bodies get 413.
+	// Zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// ReadyCacheTTL is how long a readiness result is reused, so a flood of
+	// probes costs one check. Zero means DefaultReadyCacheTTL; negative
+	// disables the cache.
+	ReadyCacheTTL time.Duration
+	// ReadyTimeout bounds one call of Ready. Zero means DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+}
+
+// Server is graphcd's HTTP server. Create it with New.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	registry *prometheus.Registry
+	handler  http.Handler
+	http     *http.Server
+	// cancelBase ends the contexts of all requests. Shutdown does not wait
+	// for hijacked (websocket) connections; Run cancels their context once
+	// the ordinary requests have drained.
+	cancelBase context.CancelFunc
+
+	mu sync.Mutex
+	ln net.Listener
+}
+
+// New validates opts and assembles the handler. It does not listen; call
+// Listen (optional) and Run.
+func New(opts Options) (*Server, error) {
+	opts = withDefaults(opts)
+	if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
+		return nil, fmt.Errorf("listen address %q: %w", opts.Listen, err)
+	}
+	s := &Server{opts: opts, log: opts.Logger, registry: opts.Registry}
+	m, err := newMetrics(s.registry)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	ready := &readiness{check: opts.Ready, ttl: opts.ReadyCacheTTL, timeout: opts.ReadyTimeout}
+	s.handle(mux, m, "GET /healthz", "healthz", http.HandlerFunc(healthz))
+	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
+	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
+	s.handle(mux, m, "/api/graphql", "graphql", limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, s.log)))
+	s.handle(mux, m, "/api/", "api_not_found", http.NotFoundHandler())
+	s.handle(mux, m, "/", "console", console.Handler())
+	s.handler = mux
+
+	baseCtx, cancelBase := context.WithCancel(context.Background())
+	s.http = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+	}
+	s.cancelBase = cancelBase
+	return s, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.Listen == "" {
+		o.Listen = DefaultListen
+	}
+	if o.Ready == nil {
+		o.Ready = func(context.Context) error { return nil }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registry == nil {
+		o.Registry = NewRegistry()
+	}
+	if o.Resolver == nil {
+		o.Resolver = &resolvers.Resolver{Build: version.Get()}
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.ReadyCacheTTL == 0 {
+		o.ReadyCacheTTL = DefaultReadyCacheTTL
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = DefaultReadyTimeout
+	}
+	return o
+}
+
+// Handler returns the server's routes, for use with httptest.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Listen binds Options.Listen. Calling it before Run lets the caller learn
+// the address (Addr) and report a busy port before anything else starts.
+func (s *Server) Listen(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln != nil {
+		return errors.New("server already listening")
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.opts.Listen)
+	if err != nil {
+		return err // "listen tcp 127.0.0.1:8080: bind: address already in use"
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr returns the bound address, or nil before Listen.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Run serves until ctx is done, then stops accepting connections and waits
+// up to Options.ShutdownTimeout for in-flight requests. It calls Listen if
+// the caller has not. It returns nil after a clean shutdown. Call it once.
+func (s *Server) Run(ctx context.Context) error {
+	if s.Addr() == nil {
+		if err := s.Listen(ctx); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	defer s.cancelBase()
+
+	served := make(chan error, 1)
+	go func() { served <- s.http.Serve(ln) }()
+	s.log.InfoContext(ctx, "serving HTTP", "addr", ln.Addr().String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down HTTP server",
+		"reason", context.Cause(ctx).Error(), "timeout", s.opts.ShutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := s.http.Shutdown(shutdownCtx); err != nil {
+		_ = s.http.Close()
+		return fmt.Errorf("shutdown: requests still running after %s", s.opts.ShutdownTimeout)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	s.log.Info("HTTP server stopped")
+	return nil
+}
