@@ -51,7 +51,7 @@ generate: $(CONTROLLER_GEN) $(GQLGEN) ## Regenerate deepcopy, CRD YAML and the G
 
 .PHONY: test
 test: test-deps ## Run every test (unit + integration against a real local cluster and Redis) with -race.
-	$(GO) test -race -tags integration -timeout 30m $(TEST_FLAGS) ./...
+	$(GO) test -race -count=1 -tags integration -timeout 30m $(TEST_FLAGS) ./...
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (no external processes).
