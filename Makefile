@@ -6,7 +6,7 @@ SHELL := bash
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/graphcd/graphcd/internal/version.Version=$(VERSION) \
             -X github.com/graphcd/graphcd/internal/version.Commit=$(COMMIT)
@@ -75,7 +75,8 @@ verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modu
 
 .PHONY: demo
 demo: build cluster-bins ## Run a local cluster + graphcd server on http://127.0.0.1:8080 (Ctrl-C stops all).
-	$(GO) run ./hack/demo --graphcd $(BIN)/graphcd
+	$(GO) build -o $(BIN)/demo ./hack/demo
+	$(BIN)/demo --graphcd $(BIN)/graphcd
 
 .PHONY: clean
 clean: ## Remove build output (not the machine-wide binary cache).

@@ -28,7 +28,11 @@ build() {
 	shift 2
 	local dest=$bin/$name-$version
 	[ -x "$dest" ] && return 0
-	log "building $name $version (once per machine; kube-apiserver takes ~5 min)"
+	if [ -z "${announced:-}" ]; then
+		log "building the local control plane into $bin (once per machine, ~10 min on 2 cores)"
+		announced=1
+	fi
+	log "building $name $version"
 	local start=$SECONDS
 	out=$(mktemp "$bin/.$name.XXXXXX")
 	"$@"

@@ -50,7 +50,9 @@ func run() error {
 		logger.Info("stopping local cluster")
 		if err := cluster.Stop(); err != nil {
 			logger.Error("stop cluster", "err", err)
+			return
 		}
+		logger.Info("local cluster stopped; nothing left running")
 	}()
 
 	server := exec.Command(*graphcd, "server", "--listen", *listen, "--install-crds", "--kubeconfig", cluster.Kubeconfig) //nolint:noctx // stopped with SIGTERM below, for a graceful shutdown
