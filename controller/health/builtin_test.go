@@ -1,0 +1,158 @@
+package health
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBuiltinChecks(t *testing.T) {
+	tests := []struct {
+		fixture string
+		want    *Result
+	}{
+		// Deployment
+		{"deployment/healthy.yaml", &Result{Status: StatusHealthy}},
+		{"deployment/paused.yaml", &Result{Status: StatusSuspended, Message: "Deployment is paused"}},
+		{"deployment/generation-not-observed.yaml", &Result{Status: StatusProgressing, Message: "Waiting for rollout to finish: observed deployment generation less than desired generation"}},
+		{"deployment/updating.yaml", &Result{Status: StatusProgressing, Message: "Waiting for rollout to finish: 1 out of 3 new replicas have been updated..."}},
+		{"deployment/old-replicas-terminating.yaml", &Result{Status: StatusProgressing, Message: "Waiting for rollout to finish: 1 old replicas are pending termination..."}},
+		{"deployment/not-available.yaml", &Result{Status: StatusProgressing, Message: "Waiting for rollout to finish: 2 of 3 updated replicas are available..."}},
+		{"deployment/deadline-exceeded.yaml", &Result{Status: StatusDegraded, Message: `Deployment "web" exceeded its progress deadline`}},
+		{"deployment/scaled-to-zero.yaml", &Result{Status: StatusHealthy}},
+		// StatefulSet
+		{"statefulset/healthy.yaml", &Result{Status: StatusHealthy, Message: "statefulset rolling update complete 3 pods at revision db-5c8f..."}},
+		{"statefulset/not-observed.yaml", &Result{Status: StatusProgressing, Message: "Waiting for statefulset spec update to be observed..."}},
+		{"statefulset/never-observed.yaml", &Result{Status: StatusProgressing, Message: "Waiting for statefulset spec update to be observed..."}},
+		{"statefulset/pods-not-ready.yaml", &Result{Status: StatusProgressing, Message: "Waiting for 2 pods to be ready..."}},
+		{"statefulset/rolling.yaml", &Result{Status: StatusProgressing, Message: "waiting for statefulset rolling update to complete 1 pods at revision db-6d9a..."}},
+		{"statefulset/partition-rolling.yaml", &Result{Status: StatusProgressing, Message: "Waiting for partitioned roll out to finish: 1 out of 3 new pods have been updated..."}},
+		{"statefulset/partition-done.yaml", &Result{Status: StatusHealthy, Message: "partitioned roll out complete: 3 new pods have been updated..."}},
+		{"statefulset/ondelete.yaml", &Result{Status: StatusHealthy, Message: "statefulset has 3 ready pods"}},
+		// DaemonSet
+		{"daemonset/healthy.yaml", &Result{Status: StatusHealthy}},
+		{"daemonset/not-observed.yaml", &Result{Status: StatusProgressing, Message: "Waiting for rollout to finish: observed daemon set generation less than desired generation"}},
+		{"daemonset/updating.yaml", &Result{Status: StatusProgressing, Message: `Waiting for daemon set "agent" rollout to finish: 2 out of 4 new pods have been updated...`}},
+		{"daemonset/not-available.yaml", &Result{Status: StatusProgressing, Message: `Waiting for daemon set "agent" rollout to finish: 3 of 4 updated pods are available...`}},
+		{"daemonset/ondelete.yaml", &Result{Status: StatusHealthy, Message: "daemon set 1 out of 4 new pods have been updated"}},
+		// ReplicaSet
+		{"replicaset/healthy.yaml", &Result{Status: StatusHealthy}},
+		{"replicaset/not-observed.yaml", &Result{Status: StatusProgressing, Message: "Waiting for rollout to finish: observed replica set generation less than desired generation"}},
+		{"replicaset/progressing.yaml", &Result{Status: StatusProgressing, Message: "Waiting for rollout to finish: 1 out of 2 new replicas are available..."}},
+		{"replicaset/failure.yaml", &Result{Status: StatusDegraded, Message: `pods "web-7d9f-x" is forbidden: exceeded quota: compute`}},
+		// Pod
+		{"pod/running-ready.yaml", &Result{Status: StatusHealthy}},
+		{"pod/running-not-ready.yaml", &Result{Status: StatusProgressing}},
+		{"pod/running-restarted.yaml", &Result{Status: StatusDegraded, Message: "readiness probe failing"}},
+		{"pod/crashloop.yaml", &Result{Status: StatusDegraded, Message: "back-off 5m0s restarting failed container=web"}},
+		{"pod/imagepullbackoff.yaml", &Result{Status: StatusDegraded, Message: `container "web" is waiting: ImagePullBackOff, rpc error: not found`}},
+		{"pod/hook-imagepullbackoff.yaml", &Result{Status: StatusProgressing}},
+		{"pod/pending.yaml", &Result{Status: StatusProgressing, Message: "0/3 nodes are available"}},
+		{"pod/succeeded.yaml", &Result{Status: StatusHealthy}},
+		{"pod/failed-message.yaml", &Result{Status: StatusDegraded, Message: "Pod was evicted"}},
+		{"pod/failed-exit-code.yaml", &Result{Status: StatusDegraded, Message: `container "main" failed with exit code 2`}},
+		{"pod/failed-oom.yaml", &Result{Status: StatusDegraded, Message: "OOMKilled"}},
+		{"pod/failed-terminated-message.yaml", &Result{Status: StatusDegraded, Message: "panic: config missing"}},
+		{"pod/failed-bare.yaml", &Result{Status: StatusDegraded}},
+		{"pod/hook-running.yaml", &Result{Status: StatusProgressing}},
+		{"pod/unknown-phase.yaml", &Result{Status: StatusUnknown, Message: "node lost"}},
+		// Service
+		{"service/clusterip.yaml", &Result{Status: StatusHealthy}},
+		{"service/lb-pending.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the load balancer to get an address"}},
+		{"service/lb-ready.yaml", &Result{Status: StatusHealthy}},
+		{"service/lb-hostname.yaml", &Result{Status: StatusHealthy}},
+		// Ingress
+		{"ingress/ready.yaml", &Result{Status: StatusHealthy}},
+		{"ingress/pending.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the ingress controller to publish an address"}},
+		{"ingress/empty-entry.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the ingress controller to publish an address"}},
+		// PersistentVolumeClaim
+		{"pvc/bound.yaml", &Result{Status: StatusHealthy}},
+		{"pvc/pending.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the claim to be bound"}},
+		{"pvc/lost.yaml", &Result{Status: StatusDegraded, Message: "The claim has lost its volume"}},
+		{"pvc/no-status.yaml", &Result{Status: StatusUnknown, Message: `Unknown claim phase ""`}},
+		// Job
+		{"job/running.yaml", &Result{Status: StatusProgressing, Message: "Job is running"}},
+		{"job/complete.yaml", &Result{Status: StatusHealthy, Message: "Reached expected number of succeeded pods"}},
+		{"job/failed.yaml", &Result{Status: StatusDegraded, Message: "Job has reached the specified backoff limit"}},
+		{"job/suspended.yaml", &Result{Status: StatusSuspended, Message: "Job suspended"}},
+		{"job/suspend-requested.yaml", &Result{Status: StatusSuspended, Message: "Job is suspended"}},
+		{"job/resumed.yaml", &Result{Status: StatusProgressing, Message: "Job is running"}},
+		// CronJob
+		{"cronjob/suspended.yaml", &Result{Status: StatusSuspended, Message: "CronJob is suspended"}},
+		{"cronjob/never-scheduled.yaml", &Result{Status: StatusHealthy, Message: "The CronJob has not been scheduled yet"}},
+		{"cronjob/last-succeeded.yaml", &Result{Status: StatusHealthy, Message: "The last run of the CronJob succeeded"}},
+		{"cronjob/first-run-active.yaml", &Result{Status: StatusProgressing, Message: "The first run of the CronJob is in progress"}},
+		{"cronjob/run-active.yaml", &Result{Status: StatusProgressing, Message: "A run of the CronJob is in progress"}},
+		{"cronjob/last-failed.yaml", &Result{Status: StatusDegraded, Message: "The last run of the CronJob did not succeed"}},
+		{"cronjob/never-succeeded.yaml", &Result{Status: StatusDegraded, Message: "The last run of the CronJob did not succeed"}},
+		// HorizontalPodAutoscaler
+		{"hpa/v2-healthy.yaml", &Result{Status: StatusHealthy, Message: "ReadyForNewScale: recommended size matches current size"}},
+		{"hpa/v2-limited.yaml", &Result{Status: StatusHealthy, Message: "TooManyReplicas: the desired replica count is more than the maximum replica count"}},
+		{"hpa/v2-no-metrics.yaml", &Result{Status: StatusDegraded, Message: "FailedGetResourceMetric: failed to get cpu utilization: unable to get metrics"}},
+		{"hpa/v2-cannot-scale.yaml", &Result{Status: StatusDegraded, Message: `FailedGetScale: deployments/scale.apps "web" not found`}},
+		{"hpa/v2-disabled.yaml", &Result{Status: StatusSuspended, Message: "ScalingDisabled: scaling is disabled since the replica count of the target is zero"}},
+		{"hpa/v2-no-conditions.yaml", &Result{Status: StatusProgressing, Message: "Waiting to autoscale"}},
+		{"hpa/v1-healthy.yaml", &Result{Status: StatusHealthy, Message: "ReadyForNewScale: recommended size matches current size"}},
+		{"hpa/v1-degraded.yaml", &Result{Status: StatusDegraded, Message: "InvalidSelector: selector is required"}},
+		{"hpa/v1-bad-annotation.yaml", &Result{Status: StatusProgressing, Message: "Waiting to autoscale"}},
+		// APIService
+		{"apiservice/available.yaml", &Result{Status: StatusHealthy, Message: "Passed: all checks passed"}},
+		{"apiservice/unavailable.yaml", &Result{Status: StatusProgressing, Message: `MissingEndpoints: endpoints for service/metrics-server in "kube-system" have no addresses`}},
+		{"apiservice/no-conditions.yaml", &Result{Status: StatusProgressing, Message: "Waiting to be processed"}},
+		// Application (app of apps)
+		{"application/healthy.yaml", &Result{Status: StatusHealthy, Message: "child is Healthy"}},
+		{"application/degraded.yaml", &Result{Status: StatusDegraded, Message: "child is Degraded"}},
+		{"application/suspended.yaml", &Result{Status: StatusSuspended, Message: "child is Suspended"}},
+		{"application/missing.yaml", &Result{Status: StatusMissing, Message: "child is Missing"}},
+		{"application/no-status.yaml", &Result{Status: StatusProgressing}},
+		{"application/invalid.yaml", &Result{Status: StatusUnknown, Message: `Application reports an invalid health status "Fine"`}},
+		// Deletion and kinds without a check
+		{"misc/deleting-deployment.yaml", &Result{Status: StatusProgressing, Message: "Pending deletion"}},
+		{"misc/deleting-configmap.yaml", &Result{Status: StatusProgressing, Message: "Pending deletion"}},
+		{"misc/deleting-hook.yaml", &Result{Status: StatusHealthy}},
+		{"misc/configmap.yaml", nil},
+		{"crd/ready.yaml", nil},
+	}
+	e := newEngine(t, Options{})
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			got, err := e.Check(t.Context(), loadFixture(t, tt.fixture))
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("Check (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWorseAndAggregate(t *testing.T) {
+	order := []Status{StatusHealthy, StatusSuspended, StatusProgressing, StatusMissing, StatusDegraded, StatusUnknown}
+	for i, a := range order {
+		for j, b := range order {
+			if got, want := Worse(a, b), i > j; got != want {
+				t.Errorf("Worse(%s, %s) = %v, want %v", a, b, got, want)
+			}
+		}
+	}
+	tests := []struct {
+		name    string
+		results []Result
+		want    Status
+	}{
+		{"none", nil, StatusHealthy},
+		{"all healthy", []Result{{Status: StatusHealthy}, {Status: StatusHealthy}}, StatusHealthy},
+		{"suspended beats healthy", []Result{{Status: StatusHealthy}, {Status: StatusSuspended}}, StatusSuspended},
+		{"missing and degraded", []Result{{Status: StatusMissing}, {Status: StatusDegraded}, {Status: StatusProgressing}}, StatusDegraded},
+		{"unknown is worst", []Result{{Status: StatusDegraded}, {Status: StatusUnknown}}, StatusUnknown},
+		{"garbage counts as unknown", []Result{{Status: StatusHealthy}, {Status: "Fine"}}, StatusUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(Aggregate(tt.results), tt.want); diff != "" {
+				t.Errorf("Aggregate (-got +want):\n%s", diff)
+			}
+		})
+	}
+}

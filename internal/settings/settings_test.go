@@ -1,0 +1,111 @@
+package settings
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseConfigMapBothForms(t *testing.T) {
+	b, err := os.ReadFile("testdata/argocd-cm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseConfigMap(b)
+	if err != nil {
+		t.Fatalf("ParseConfigMap: %v", err)
+	}
+	want := &Settings{
+		Customizations: []Customization{
+			{Kind: "PersistentVolumeClaim", HealthLua: "return {status = \"Healthy\"}\n"},
+			{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration",
+				IgnoreDifferences: &IgnoreDifferences{JQPathExpressions: []string{".webhooks[]?.clientConfig.caBundle"}}},
+			{Group: "apps", Kind: "Deployment", IgnoreDifferences: &IgnoreDifferences{JSONPointers: []string{"/spec/replicas"}}},
+			{Group: "argoproj.io", Kind: "*", HealthLua: "return {status = \"Progressing\"}\n", UseOpenLibs: true},
+			// The split key wins over the map form for the same kind.
+			{Group: "cert-manager.io", Kind: "Certificate", HealthLua: "hs = {}\nhs.status = \"Healthy\"\nreturn hs\n", UseOpenLibs: true},
+		},
+		IgnoreDifferencesAll: &IgnoreDifferences{ManagedFieldsManagers: []string{"kube-controller-manager"}},
+		Exclusions:           []ResourceFilter{{APIGroups: []string{"cilium.io"}, Kinds: []string{"CiliumIdentity"}, Clusters: []string{"*"}}},
+		CompareOptions:       CompareOptions{IgnoreAggregatedRoles: true, IgnoreResourceStatusField: "all"},
+		InstanceLabelKey:     "argocd.argoproj.io/instance",
+		TrackingMethod:       "annotation+label",
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("settings (-got +want):\n%s", diff)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	got, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Settings{InstanceLabelKey: DefaultInstanceLabelKey, TrackingMethod: DefaultTrackingMethod}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("defaults (-got +want):\n%s", diff)
+	}
+}
+
+// Errors name the key and the line in the file, including lines inside a
+// block value.
+func TestParseConfigMapErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		want       string
+	}{
+		{
+			name: "bad yaml inside a block value",
+			file: "kind: ConfigMap\ndata:\n  resource.exclusions: |\n    - apiGroups: [a]\n      kinds: b: c\n",
+			want: `settings key "resource.exclusions" (line 5)`,
+		},
+		{
+			name: "unknown field in a closed format",
+			file: "kind: ConfigMap\ndata:\n  x: y\n  resource.customizations.ignoreDifferences.apps_Deployment: |\n    jsonPointer:\n    - /spec/replicas\n",
+			want: `settings key "resource.customizations.ignoreDifferences.apps_Deployment" (line 5): field jsonPointer not found`,
+		},
+		{
+			name: "bad boolean",
+			file: "kind: ConfigMap\ndata:\n  resource.customizations.useOpenLibs.apps_Deployment: \"yes please\"\n",
+			want: `settings key "resource.customizations.useOpenLibs.apps_Deployment" (line 3): want true or false`,
+		},
+		{
+			name: "bad tracking method",
+			file: "kind: ConfigMap\ndata:\n  application.resourceTrackingMethod: labels\n",
+			want: `(line 3): want label, annotation or annotation+label, got "labels"`,
+		},
+		{name: "not a configmap", file: "kind: Secret\n", want: `kind is "Secret", want ConfigMap`},
+		{name: "not an object", file: "- a\n- b\n", want: "line 1: want a ConfigMap object"},
+		{name: "data not a map", file: "kind: ConfigMap\ndata: [1]\n", want: "line 2: data must be a map of strings"},
+		{name: "empty", file: "", want: "settings file is empty"},
+		{name: "bad map key", file: "kind: ConfigMap\ndata:\n  resource.customizations: |\n    a/b/:\n      health.lua: x\n", want: `is not a valid group/Kind`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfigMap([]byte(tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestErrorIsTyped(t *testing.T) {
+	_, err := Parse(map[string]string{"resource.compareoptions": "ignoreResourceStatusField: some"})
+	var se *Error
+	if !errors.As(err, &se) || se.Key != "resource.compareoptions" {
+		t.Fatalf("error = %v, want *Error for resource.compareoptions", err)
+	}
+}
+
+func FuzzParseConfigMap(f *testing.F) {
+	if b, err := os.ReadFile("testdata/argocd-cm.yaml"); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte("kind: ConfigMap\ndata:\n  resource.customizations: '{'\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseConfigMap(b) // must not panic
+	})
+}

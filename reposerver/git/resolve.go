@@ -1,0 +1,243 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// maxCachedRevisions bounds the revision cache.
+const maxCachedRevisions = 10000
+
+type cacheKey struct{ repo, creds, revision string }
+
+type cacheEntry struct {
+	sha     string
+	expires time.Time
+}
+
+// revisionCache remembers resolved revisions for a TTL.
+type revisionCache struct {
+	ttl     time.Duration
+	mu      sync.Mutex
+	entries map[cacheKey]cacheEntry
+}
+
+func newRevisionCache(ttl time.Duration) *revisionCache {
+	return &revisionCache{ttl: ttl, entries: map[cacheKey]cacheEntry{}}
+}
+
+func (rc *revisionCache) get(k cacheKey) (string, bool) {
+	if rc.ttl < 0 {
+		return "", false
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	e, ok := rc.entries[k]
+	if !ok || time.Now().After(e.expires) {
+		return "", false
+	}
+	return e.sha, true
+}
+
+func (rc *revisionCache) put(k cacheKey, sha string) {
+	if rc.ttl < 0 {
+		return
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	now := time.Now()
+	if len(rc.entries) >= maxCachedRevisions {
+		for key, e := range rc.entries {
+			if now.After(e.expires) {
+				delete(rc.entries, key)
+			}
+		}
+		if len(rc.entries) >= maxCachedRevisions {
+			clear(rc.entries)
+		}
+	}
+	rc.entries[k] = cacheEntry{sha: sha, expires: now.Add(rc.ttl)}
+}
+
+func (rc *revisionCache) invalidate(repo string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for k := range rc.entries {
+		if k.repo == repo {
+			delete(rc.entries, k)
+		}
+	}
+}
+
+// InvalidateRevision forgets every cached resolution for repoURL, e.g. when
+// a webhook reports a push.
+func (c *Client) InvalidateRevision(repoURL string) {
+	c.cache.invalidate(NormalizeURL(repoURL))
+}
+
+// ResolveRevision turns revision into a 40-hex commit SHA. See the package
+// documentation for the accepted forms. Results are cached per repository,
+// credentials and revision for Options.RevisionCacheTTL, and concurrent
+// identical lookups share one ls-remote.
+func (c *Client) ResolveRevision(ctx context.Context, repoURL string, creds *Credentials, revision string) (string, error) {
+	ep, err := parseURL(repoURL, c.opts.AllowFileURLs)
+	if err != nil {
+		return "", err
+	}
+	revision = strings.TrimSpace(revision)
+	if err := validateRevision(revision); err != nil {
+		return "", err
+	}
+	if isFullSHA(revision) {
+		return strings.ToLower(revision), nil
+	}
+	key := cacheKey{repo: ep.normalized, creds: creds.fingerprint(), revision: revision}
+	if sha, ok := c.cache.get(key); ok {
+		return sha, nil
+	}
+	v, err, _ := c.resolve.Do(key.repo+"\x00"+key.creds+"\x00"+key.revision, func() (any, error) {
+		if sha, ok := c.cache.get(key); ok {
+			return sha, nil
+		}
+		sha, err := c.resolveRemote(ctx, ep, creds, revision)
+		if err != nil {
+			return "", err
+		}
+		c.cache.put(key, sha)
+		return sha, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return v.(string), nil
+}
+
+func (c *Client) resolveRemote(ctx context.Context, ep *endpoint, creds *Credentials, revision string) (string, error) {
+	refs, err := c.lsRemote(ctx, ep, creds)
+	if err != nil {
+		return "", err
+	}
+	sha, ok, err := resolveFromRefs(refs, revision)
+	if err != nil {
+		return "", fmt.Errorf("resolve %q in %s: %w", revision, RedactURL(ep.fetchURL), err)
+	}
+	if ok {
+		return sha, nil
+	}
+	if isShortSHA(revision) {
+		return c.resolveShortSHA(ctx, ep, creds, strings.ToLower(revision))
+	}
+	return "", fmt.Errorf("resolve %q in %s: %w", revision, RedactURL(ep.fetchURL), ErrRevisionNotFound)
+}
+
+// refTable indexes ls-remote output: name -> commit (annotated tags peeled).
+type refTable struct {
+	hashes map[string]string
+	head   string // target of the symbolic HEAD, if advertised
+}
+
+func newRefTable(refs []*plumbing.Reference) refTable {
+	t := refTable{hashes: map[string]string{}}
+	peeled := map[string]string{}
+	for _, r := range refs {
+		name := string(r.Name())
+		switch {
+		case r.Type() == plumbing.SymbolicReference:
+			if name == "HEAD" {
+				t.head = string(r.Target())
+			}
+		case strings.HasSuffix(name, "^{}"):
+			peeled[strings.TrimSuffix(name, "^{}")] = r.Hash().String()
+		default:
+			t.hashes[name] = r.Hash().String()
+		}
+	}
+	for name, h := range peeled {
+		t.hashes[name] = h
+	}
+	if t.head != "" {
+		if h, ok := t.hashes[t.head]; ok {
+			t.hashes["HEAD"] = h
+		}
+	}
+	return t
+}
+
+// resolveFromRefs resolves revision using only advertised refs. ok is false
+// when the revision may still be an abbreviated SHA known only to history.
+func resolveFromRefs(refs []*plumbing.Reference, revision string) (sha string, ok bool, err error) {
+	t := newRefTable(refs)
+	if revision == "" || revision == "HEAD" {
+		if h, found := t.hashes["HEAD"]; found {
+			return h, true, nil
+		}
+		for _, b := range []string{"refs/heads/main", "refs/heads/master"} {
+			if h, found := t.hashes[b]; found {
+				return h, true, nil
+			}
+		}
+		return "", false, fmt.Errorf("remote advertises no HEAD: %w", ErrRevisionNotFound)
+	}
+	for _, name := range []string{revision, "refs/heads/" + revision, "refs/tags/" + revision} {
+		if !strings.HasPrefix(name, "refs/") {
+			continue
+		}
+		if h, found := t.hashes[name]; found {
+			return h, true, nil
+		}
+	}
+	if strings.HasPrefix(revision, "refs/") {
+		return "", false, ErrRevisionNotFound
+	}
+	if c, cerr := semver.NewConstraint(revision); cerr == nil {
+		if h, found := highestTag(t, c); found {
+			return h, true, nil
+		}
+		if !isShortSHA(revision) {
+			return "", false, fmt.Errorf("no tag satisfies %q: %w", revision, ErrRevisionNotFound)
+		}
+	}
+	if isShortSHA(revision) {
+		prefix := strings.ToLower(revision)
+		var match string
+		for _, h := range t.hashes {
+			if strings.HasPrefix(h, prefix) {
+				if match != "" && match != h {
+					return "", false, fmt.Errorf("abbreviated SHA %q is ambiguous", revision)
+				}
+				match = h
+			}
+		}
+		if match != "" {
+			return match, true, nil
+		}
+		return "", false, nil
+	}
+	return "", false, ErrRevisionNotFound
+}
+
+// highestTag picks the greatest semantic-version tag satisfying c.
+func highestTag(t refTable, c *semver.Constraints) (string, bool) {
+	var best *semver.Version
+	var bestSHA string
+	for name, h := range t.hashes {
+		tag, isTag := strings.CutPrefix(name, "refs/tags/")
+		if !isTag {
+			continue
+		}
+		v, err := semver.NewVersion(tag)
+		if err != nil || !c.Check(v) {
+			continue
+		}
+		if best == nil || v.GreaterThan(best) {
+			best, bestSHA = v, h
+		}
+	}
+	return bestSHA, best != nil
+}

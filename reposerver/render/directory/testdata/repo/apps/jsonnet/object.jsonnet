@@ -1,0 +1,5 @@
+{
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'jsonnet-object' },
+}

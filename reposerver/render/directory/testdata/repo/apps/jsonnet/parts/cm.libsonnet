@@ -1,0 +1,6 @@
+function(name, data) {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: name },
+  data: data,
+}

@@ -1,0 +1,4 @@
+{
+  // labels returns the recommended labels for an app.
+  labels(app):: { 'app.kubernetes.io/name': app },
+}

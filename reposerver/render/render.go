@@ -1,0 +1,52 @@
+package render
+
+import (
+	"errors"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// Default limits, used where a Limits field is zero.
+const (
+	// DefaultMaxManifestSize bounds one YAML or JSON document: 10 MiB.
+	DefaultMaxManifestSize int64 = 10 << 20
+	// DefaultMaxCombinedSize bounds all documents of one render: 100 MiB.
+	DefaultMaxCombinedSize int64 = 100 << 20
+)
+
+// Limits bound what one render may produce.
+type Limits struct {
+	MaxManifestSize int64 // bytes of one YAML/JSON document; 0 means DefaultMaxManifestSize (10 MiB)
+	MaxCombinedSize int64 // bytes of all documents of one render; 0 means DefaultMaxCombinedSize (100 MiB)
+}
+
+// WithDefaults returns l with every zero (or negative) field replaced by its
+// default, so callers can compare sizes against the fields directly.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxManifestSize <= 0 {
+		l.MaxManifestSize = DefaultMaxManifestSize
+	}
+	if l.MaxCombinedSize <= 0 {
+		l.MaxCombinedSize = DefaultMaxCombinedSize
+	}
+	return l
+}
+
+// Request is what a renderer gets.
+type Request struct {
+	RepoRoot    string                     // absolute path of the checked-out repository; nothing outside it may be read
+	Path        string                     // the app's path relative to RepoRoot ("" or "." = root)
+	Source      v1alpha1.ApplicationSource // helm / kustomize / directory / plugin options (api/v1alpha1)
+	AppName     string
+	Namespace   string   // destination namespace
+	KubeVersion string   // e.g. "1.37.2" or "v1.37.2"
+	APIVersions []string // e.g. "apps/v1", "monitoring.coreos.com/v1/ServiceMonitor"
+	Limits      Limits
+}
+
+// ErrOutsideRoot is wrapped whenever a path, or a symlink on the way to it,
+// resolves outside the repository root.
+var ErrOutsideRoot = errors.New("path outside the repository root")
+
+// ErrTooLarge is wrapped when a render exceeds one of its Limits.
+var ErrTooLarge = errors.New("manifest size limit exceeded")
