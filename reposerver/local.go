@@ -1,0 +1,389 @@
+package reposerver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/reposerver/cache"
+	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/render"
+	"github.com/graphcd/graphcd/reposerver/render/directory"
+	"github.com/graphcd/graphcd/reposerver/render/helm"
+	"github.com/graphcd/graphcd/reposerver/render/kustomize"
+)
+
+// Options configure Local.
+type Options struct {
+	// WorkDir holds Git working copies and pulled charts.
+	WorkDir string
+	// Cache stores rendered manifests; nil disables caching.
+	Cache *cache.Cache
+	// Limits bound one render's output.
+	Limits render.Limits
+	// RenderTimeout bounds one render (default 90 s).
+	RenderTimeout time.Duration
+	// RevisionCacheTTL is how long resolved revisions are reused (default
+	// 3 min).
+	RevisionCacheTTL time.Duration
+	// AllowFileURLs permits file:// and local-path Git repositories (the
+	// CLI's `admin render --repo PATH`; off for servers).
+	AllowFileURLs bool
+	Logger        *slog.Logger
+}
+
+// DefaultRenderTimeout bounds a render when Options leave it unset.
+const DefaultRenderTimeout = 90 * time.Second
+
+// Local is the in-process Service.
+type Local struct {
+	opts    Options
+	git     *git.Client
+	charts  string
+	flights singleflight.Group
+	log     *slog.Logger
+}
+
+var _ Service = (*Local)(nil)
+
+// NewLocal returns an in-process Service.
+func NewLocal(opts Options) (*Local, error) {
+	if opts.WorkDir == "" {
+		return nil, errors.New("reposerver: WorkDir is required")
+	}
+	if opts.RenderTimeout <= 0 {
+		opts.RenderTimeout = DefaultRenderTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	charts := filepath.Join(opts.WorkDir, "charts")
+	if err := os.MkdirAll(charts, 0o700); err != nil {
+		return nil, fmt.Errorf("reposerver: create chart cache: %w", err)
+	}
+	return &Local{
+		opts: opts,
+		git: git.New(git.Options{
+			WorkDir:          filepath.Join(opts.WorkDir, "git"),
+			RevisionCacheTTL: opts.RevisionCacheTTL,
+			AllowFileURLs:    opts.AllowFileURLs,
+			Logger:           opts.Logger,
+		}),
+		charts: charts,
+		log:    opts.Logger,
+	}, nil
+}
+
+// isChart reports whether the source is a chart from a Helm repository or
+// OCI registry rather than a path in Git.
+func isChart(req ManifestRequest) bool {
+	return req.Source.Chart != "" || req.Repo.Type == RepoTypeHelm
+}
+
+func (req ManifestRequest) revision() string {
+	if req.Revision != "" {
+		return req.Revision
+	}
+	return req.Source.TargetRevision
+}
+
+// cacheKey holds everything that determines a render.
+type cacheKey struct {
+	Repo        string
+	Revision    string
+	Source      v1alpha1.ApplicationSource
+	AppName     string
+	Namespace   string
+	KubeVersion string
+	APIVersions []string
+	Limits      render.Limits
+}
+
+// GenerateManifests implements Service. Identical concurrent requests share
+// one render.
+func (l *Local) GenerateManifests(ctx context.Context, req ManifestRequest) (*ManifestResponse, error) {
+	revision, err := l.ResolveRevision(ctx, req.Repo, req.revision())
+	if err != nil {
+		return nil, err
+	}
+	src := req.Source
+	src.TargetRevision = ""
+	key, err := cache.KeyOf(cacheKey{
+		Repo: git.NormalizeURL(req.Repo.URL), Revision: revision, Source: src,
+		AppName: req.AppName, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
+		APIVersions: req.APIVersions, Limits: l.opts.Limits,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !req.NoCache && cacheable(req, revision) {
+		if res, ok, err := l.fromCache(ctx, key); ok {
+			return res, err
+		}
+	}
+	v, err, _ := l.flights.Do(key, func() (any, error) {
+		res, err := l.render(context.WithoutCancel(ctx), req, revision)
+		l.toCache(ctx, key, res, err)
+		return res, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*ManifestResponse), nil
+}
+
+// cacheable reports whether a cached render may be reused: a chart version
+// range may match a newer chart at any time, so only exact versions are.
+func cacheable(req ManifestRequest, revision string) bool {
+	return !isChart(req) || (revision != "" && !strings.ContainsAny(revision, "^~*<>=|, xX"))
+}
+
+// fromCache returns a cached render (or cached failure).
+func (l *Local) fromCache(ctx context.Context, key string) (*ManifestResponse, bool, error) {
+	if l.opts.Cache == nil {
+		return nil, false, nil
+	}
+	e, ok := l.opts.Cache.Get(ctx, key)
+	if !ok {
+		return nil, false, nil
+	}
+	if e.Error != "" {
+		return nil, true, errors.New(e.Error)
+	}
+	res := &ManifestResponse{Revision: e.Revision, SourceType: v1alpha1.ApplicationSourceType(e.SourceType), Cached: true}
+	for _, m := range e.Manifests {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(m); err != nil {
+			l.log.WarnContext(ctx, "unreadable cached manifest; rendering again", "err", err)
+			return nil, false, nil
+		}
+		res.Manifests = append(res.Manifests, u)
+	}
+	return res, true, nil
+}
+
+func (l *Local) toCache(ctx context.Context, key string, res *ManifestResponse, renderErr error) {
+	if l.opts.Cache == nil || errors.Is(renderErr, context.Canceled) || errors.Is(renderErr, context.DeadlineExceeded) {
+		return
+	}
+	var e cache.Entry
+	if renderErr != nil {
+		e.Error = renderErr.Error()
+	} else {
+		e.Revision, e.SourceType = res.Revision, string(res.SourceType)
+		for _, m := range res.Manifests {
+			b, err := m.MarshalJSON()
+			if err != nil {
+				return
+			}
+			e.Manifests = append(e.Manifests, b)
+		}
+	}
+	if err := l.opts.Cache.Set(ctx, key, e); err != nil {
+		l.log.WarnContext(ctx, "manifest cache write failed", "err", err)
+	}
+}
+
+// render checks out (or pulls) the source and renders it within the render
+// timeout.
+func (l *Local) render(ctx context.Context, req ManifestRequest, revision string) (*ManifestResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.opts.RenderTimeout)
+	defer cancel()
+	rreq := render.Request{
+		Path: req.Source.Path, Source: req.Source, AppName: req.AppName, Namespace: req.Namespace,
+		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, Limits: l.opts.Limits,
+	}
+	if isChart(req) {
+		dir, err := l.pullChart(ctx, req, revision)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := helm.Render(ctx, rreq, helm.ChartSource{Dir: dir, Dependencies: l.helmDeps()})
+		if err != nil {
+			return nil, fmt.Errorf("render chart %s %s: %w", req.Source.Chart, revision, err)
+		}
+		return &ManifestResponse{Manifests: objs, Revision: revision, SourceType: v1alpha1.ApplicationSourceTypeHelm}, nil
+	}
+	dir, release, err := l.git.Checkout(ctx, req.Repo.URL, req.Repo.Credentials, revision, git.CheckoutOptions{Submodules: true})
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rreq.RepoRoot = dir
+	tool, err := DetectSourceType(dir, req.Source)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	switch tool {
+	case v1alpha1.ApplicationSourceTypeHelm:
+		objs, err = helm.Render(ctx, rreq, helm.ChartSource{Dependencies: l.helmDeps()})
+	case v1alpha1.ApplicationSourceTypeKustomize:
+		objs, err = kustomize.Render(ctx, rreq)
+	case v1alpha1.ApplicationSourceTypeDirectory:
+		objs, err = directory.Render(ctx, rreq)
+	default:
+		err = fmt.Errorf("source type %s is not supported by this repository server", tool)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("render %s path %q at %s: %w", tool, req.Source.Path, shortSHA(revision), err)
+	}
+	return &ManifestResponse{Manifests: objs, Revision: revision, SourceType: tool}, nil
+}
+
+func shortSHA(s string) string {
+	if len(s) > 8 {
+		return s[:8]
+	}
+	return s
+}
+
+func (l *Local) helmDeps() helm.Dependencies {
+	return helm.Dependencies{CacheDir: l.charts}
+}
+
+func (l *Local) pullChart(ctx context.Context, req ManifestRequest, version string) (string, error) {
+	pr := helm.PullRequest{
+		RepoURL: req.Repo.URL, Chart: req.Source.Chart, Version: version,
+		EnableOCI: req.Repo.EnableOCI, CacheDir: l.charts,
+	}
+	if c := req.Repo.Credentials; c != nil {
+		pr.Username, pr.Password, pr.CACert, pr.Insecure = c.Username, c.Password, c.CACert, c.Insecure
+	}
+	if req.Source.Helm != nil {
+		pr.PassCredentials = req.Source.Helm.PassCredentials
+	}
+	return helm.Pull(ctx, pr)
+}
+
+// ResolveRevision implements Service. For charts the version constraint is
+// returned as it is: the chart pull resolves it.
+func (l *Local) ResolveRevision(ctx context.Context, repo Repository, revision string) (string, error) {
+	if repo.Type == RepoTypeHelm {
+		return revision, nil
+	}
+	return l.git.ResolveRevision(ctx, repo.URL, repo.Credentials, revision)
+}
+
+// ListRefs implements Service.
+func (l *Local) ListRefs(ctx context.Context, repo Repository) (git.Refs, error) {
+	if repo.Type == RepoTypeHelm {
+		return git.Refs{}, errors.New("list refs: not a Git repository")
+	}
+	return l.git.ListRefs(ctx, repo.URL, repo.Credentials)
+}
+
+// TestRepository implements Service.
+func (l *Local) TestRepository(ctx context.Context, repo Repository) error {
+	if repo.Type == RepoTypeHelm {
+		return errors.New("test repository: Helm repositories are checked when a chart is pulled")
+	}
+	return l.git.TestRepository(ctx, repo.URL, repo.Credentials)
+}
+
+// GetAppDetails implements Service for sources in Git.
+func (l *Local) GetAppDetails(ctx context.Context, req ManifestRequest) (*AppDetails, error) {
+	if isChart(req) {
+		return &AppDetails{SourceType: v1alpha1.ApplicationSourceTypeHelm, Helm: &HelmDetails{}}, nil
+	}
+	revision, err := l.ResolveRevision(ctx, req.Repo, req.revision())
+	if err != nil {
+		return nil, err
+	}
+	dir, release, err := l.git.Checkout(ctx, req.Repo.URL, req.Repo.Credentials, revision, git.CheckoutOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	tool, err := DetectSourceType(dir, req.Source)
+	if err != nil {
+		return nil, err
+	}
+	d := &AppDetails{SourceType: tool}
+	appDir, err := render.ResolveInRoot(dir, cleanRel(req.Source.Path))
+	if err != nil {
+		return nil, err
+	}
+	switch tool {
+	case v1alpha1.ApplicationSourceTypeHelm:
+		d.Helm = helmDetails(appDir)
+	case v1alpha1.ApplicationSourceTypeKustomize:
+		d.Kustomize = kustomizeDetails(appDir)
+	}
+	return d, nil
+}
+
+func helmDetails(appDir string) *HelmDetails {
+	h := &HelmDetails{}
+	entries, _ := os.ReadDir(appDir)
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() && (strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) && strings.Contains(name, "values") {
+			h.ValueFiles = append(h.ValueFiles, name)
+		}
+	}
+	if b, err := readSmall(filepath.Join(appDir, "values.yaml")); err == nil {
+		h.Values = string(b)
+	}
+	return h
+}
+
+func kustomizeDetails(appDir string) *KustomizeDetails {
+	for _, name := range kustomizationNames {
+		b, err := readSmall(filepath.Join(appDir, name))
+		if err != nil {
+			continue
+		}
+		var k struct {
+			Images []struct {
+				Name, NewName, NewTag, Digest string
+			} `json:"images"`
+		}
+		if yaml.Unmarshal(b, &k) != nil {
+			return &KustomizeDetails{}
+		}
+		d := &KustomizeDetails{}
+		for _, im := range k.Images {
+			s := im.Name
+			if im.NewName != "" {
+				s += "=" + im.NewName
+			}
+			if im.NewTag != "" {
+				s += ":" + im.NewTag
+			}
+			if im.Digest != "" {
+				s += "@" + im.Digest
+			}
+			d.Images = append(d.Images, s)
+		}
+		return d
+	}
+	return &KustomizeDetails{}
+}
+
+// readSmall reads a file of at most 1 MiB (details are for display).
+func readSmall(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
+}
+
+func cleanRel(p string) string {
+	p = path.Clean("/" + filepath.ToSlash(p))
+	return strings.TrimPrefix(p, "/")
+}

@@ -1,0 +1,163 @@
+//go:build integration
+
+package reposerver_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/cache"
+)
+
+// newRepo commits a repository with one app per tool and returns its
+// file:// URL and the commit.
+func newRepo(t *testing.T) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"apps/plain/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\ndata:\n  a: b\n",
+		"apps/chart/Chart.yaml":        "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+		"apps/chart/values.yaml":       "replicas: 1\n",
+		"apps/chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n  namespace: {{ .Release.Namespace }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n",
+		"apps/kust/kustomization.yaml": "resources:\n- cm.yaml\nnamePrefix: k-\nimages:\n- name: nginx\n  newTag: \"1.27\"\n",
+		"apps/kust/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kust\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "apps")
+	return "file://" + dir, git("rev-parse", "HEAD")
+}
+
+func newLocal(t *testing.T) *reposerver.Local {
+	t.Helper()
+	c, err := cache.New(cache.NewMemory(64<<20), cache.Options{Secret: bytes.Repeat([]byte("s"), 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := reposerver.NewLocal(reposerver.Options{WorkDir: t.TempDir(), Cache: c, AllowFileURLs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// Each tool is detected and rendered from a real Git checkout; a second
+// request is served from the cache, a hard refresh renders again.
+func TestGenerateManifestsDetectsAndCaches(t *testing.T) {
+	url, sha := newRepo(t)
+	l := newLocal(t)
+	for _, tc := range []struct {
+		path     string
+		wantType v1alpha1.ApplicationSourceType
+		wantName string
+	}{
+		{"apps/plain", v1alpha1.ApplicationSourceTypeDirectory, "plain"},
+		{"apps/chart", v1alpha1.ApplicationSourceTypeHelm, "guestbook-cm"},
+		{"apps/kust", v1alpha1.ApplicationSourceTypeKustomize, "k-kust"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			req := reposerver.ManifestRequest{
+				Repo:    reposerver.Repository{URL: url},
+				Source:  v1alpha1.ApplicationSource{RepoURL: url, Path: tc.path, TargetRevision: "main"},
+				AppName: "guestbook", Namespace: "demo",
+			}
+			res, err := l.GenerateManifests(t.Context(), req)
+			if err != nil {
+				t.Fatalf("GenerateManifests: %v", err)
+			}
+			if res.SourceType != tc.wantType || res.Revision != sha || res.Cached {
+				t.Errorf("got type %s revision %s cached %v; want %s %s uncached", res.SourceType, res.Revision, res.Cached, tc.wantType, sha)
+			}
+			if len(res.Manifests) != 1 || res.Manifests[0].GetName() != tc.wantName {
+				t.Fatalf("manifests = %v, want one named %s", res.Manifests, tc.wantName)
+			}
+			again, err := l.GenerateManifests(t.Context(), req)
+			if err != nil || !again.Cached || again.Manifests[0].GetName() != tc.wantName {
+				t.Errorf("second request: cached %v err %v; want a cache hit", again != nil && again.Cached, err)
+			}
+			req.NoCache = true
+			if hard, err := l.GenerateManifests(t.Context(), req); err != nil || hard.Cached {
+				t.Errorf("hard refresh: err %v, cached %v; want a fresh render", err, hard != nil && hard.Cached)
+			}
+		})
+	}
+}
+
+// Concurrent identical requests render once and agree.
+func TestGenerateManifestsConcurrent(t *testing.T) {
+	url, _ := newRepo(t)
+	l := newLocal(t)
+	req := reposerver.ManifestRequest{Repo: reposerver.Repository{URL: url}, Source: v1alpha1.ApplicationSource{Path: "apps/kust"}, AppName: "a"}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			res, err := l.GenerateManifests(t.Context(), req)
+			if err != nil || len(res.Manifests) != 1 {
+				t.Errorf("GenerateManifests: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestGenerateManifestsErrors(t *testing.T) {
+	url, _ := newRepo(t)
+	l := newLocal(t)
+	for _, tc := range []struct {
+		name string
+		src  v1alpha1.ApplicationSource
+		want string
+	}{
+		{"missing path", v1alpha1.ApplicationSource{Path: "apps/nope"}, `app path "apps/nope" does not exist`},
+		{"path escapes", v1alpha1.ApplicationSource{Path: "../../etc"}, "does not exist"},
+		{"two tools", v1alpha1.ApplicationSource{Path: "apps/plain", Helm: &v1alpha1.ApplicationSourceHelm{}, Kustomize: &v1alpha1.ApplicationSourceKustomize{}}, "more than one tool"},
+		{"unknown revision", v1alpha1.ApplicationSource{Path: "apps/plain", TargetRevision: "no-such-branch"}, "no-such-branch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := l.GenerateManifests(t.Context(), reposerver.ManifestRequest{Repo: reposerver.Repository{URL: url}, Source: tc.src})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestGetAppDetails(t *testing.T) {
+	url, _ := newRepo(t)
+	l := newLocal(t)
+	d, err := l.GetAppDetails(t.Context(), reposerver.ManifestRequest{Repo: reposerver.Repository{URL: url}, Source: v1alpha1.ApplicationSource{Path: "apps/kust"}})
+	if err != nil || d.SourceType != v1alpha1.ApplicationSourceTypeKustomize || d.Kustomize == nil || len(d.Kustomize.Images) != 1 || d.Kustomize.Images[0] != "nginx:1.27" {
+		t.Fatalf("GetAppDetails(kust) = %+v, %v", d, err)
+	}
+	d, err = l.GetAppDetails(t.Context(), reposerver.ManifestRequest{Repo: reposerver.Repository{URL: url}, Source: v1alpha1.ApplicationSource{Path: "apps/chart"}})
+	if err != nil || d.SourceType != v1alpha1.ApplicationSourceTypeHelm || d.Helm == nil || d.Helm.Values != "replicas: 1\n" {
+		t.Fatalf("GetAppDetails(chart) = %+v, %v", d, err)
+	}
+}

@@ -1,0 +1,101 @@
+package reposerver
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/reposerver/git"
+)
+
+// Service renders manifests and answers questions about repositories.
+// Implementations are safe for concurrent use.
+type Service interface {
+	// GenerateManifests renders the source at the requested revision.
+	GenerateManifests(ctx context.Context, req ManifestRequest) (*ManifestResponse, error)
+	// ResolveRevision turns a branch, tag, semver constraint, short SHA or
+	// HEAD into a commit SHA (Git) or a chart version (Helm).
+	ResolveRevision(ctx context.Context, repo Repository, revision string) (string, error)
+	// ListRefs lists the branches and tags of a Git repository.
+	ListRefs(ctx context.Context, repo Repository) (git.Refs, error)
+	// GetAppDetails reports the detected tool and its options (Helm values
+	// files and parameters, Kustomize images) for a source.
+	GetAppDetails(ctx context.Context, req ManifestRequest) (*AppDetails, error)
+	// TestRepository checks that the repository can be reached with its
+	// credentials.
+	TestRepository(ctx context.Context, repo Repository) error
+}
+
+// RepoType says how a repository is reached.
+type RepoType string
+
+// Repository types, as Argo CD's repository secrets name them.
+const (
+	RepoTypeGit  RepoType = "git"
+	RepoTypeHelm RepoType = "helm"
+)
+
+// Credentials authenticate to a repository. They never appear in logs or
+// errors (their String method redacts).
+type Credentials = git.Credentials
+
+// Repository identifies a source repository and how to reach it.
+type Repository struct {
+	URL  string
+	Type RepoType // "" means git, or helm when the source names a chart
+	// EnableOCI treats a Helm repository URL without a scheme as an OCI
+	// registry.
+	EnableOCI   bool
+	Credentials *Credentials
+}
+
+// ManifestRequest asks for the manifests of one application source.
+type ManifestRequest struct {
+	Repo Repository
+	// Source holds the path, target revision and tool options.
+	Source v1alpha1.ApplicationSource
+	// Revision overrides Source.TargetRevision when set (a sync to a given
+	// revision, history, rollback).
+	Revision    string
+	AppName     string
+	Namespace   string
+	KubeVersion string
+	APIVersions []string
+	// NoCache skips the manifest cache (a hard refresh); the result is still
+	// stored.
+	NoCache bool
+}
+
+// ManifestResponse is the result of a render.
+type ManifestResponse struct {
+	Manifests []*unstructured.Unstructured
+	// Revision is the commit SHA, or the chart version, rendered.
+	Revision   string
+	SourceType v1alpha1.ApplicationSourceType
+	// Cached reports whether the manifests came from the cache.
+	Cached bool
+}
+
+// AppDetails describes a source without rendering it.
+type AppDetails struct {
+	SourceType v1alpha1.ApplicationSourceType
+	// Helm lists the chart's values files (in the chart directory) and its
+	// default values, for a Helm source.
+	Helm *HelmDetails
+	// Kustomize lists the images the kustomization sets, for a Kustomize
+	// source.
+	Kustomize *KustomizeDetails
+}
+
+// HelmDetails are the options a Helm chart offers.
+type HelmDetails struct {
+	ValueFiles []string
+	// Values is the chart's values.yaml.
+	Values string
+}
+
+// KustomizeDetails are the options a kustomization offers.
+type KustomizeDetails struct {
+	Images []string
+}
