@@ -53,12 +53,33 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) (code
 	if err == nil {
 		return exitOK
 	}
+	if ce, ok := errors.AsType[exitCodeError](err); ok {
+		if ce.err != nil {
+			_, _ = fmt.Fprintf(stderr, "graphcd: %s\n", oneLine(ce.err.Error()))
+		}
+		return ce.code
+	}
 	_, _ = fmt.Fprintf(stderr, "graphcd: %s\n", oneLine(err.Error()))
 	if ue, ok := errors.AsType[*usageError](err); ok {
 		_, _ = fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ue.cmd.CommandPath())
 		return exitUsage
 	}
 	return exitError
+}
+
+// exitCodeError ends a command with a chosen exit code, for commands whose
+// code carries a result (`admin diff` exits 1 when objects differ). A nil
+// err prints nothing.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e exitCodeError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit code %d", e.code)
+	}
+	return e.err.Error()
 }
 
 // usageError is a mistake in how graphcd was invoked (an unknown flag or

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/reposerver/render"
+)
+
+// newAdminCmd groups the offline tools: they run the same code paths as the
+// server, without a cluster.
+func newAdminCmd(root *rootOptions) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "admin",
+		Short: "Offline tools: render manifests, judge health, diff objects",
+		Args:  noArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	c.AddCommand(newAdminHealthCmd(root), newAdminDiffCmd(root), newAdminRenderCmd(root))
+	return c
+}
+
+// maxInputFile bounds a file given to an admin command.
+const maxInputFile = 64 << 20
+
+// readInput reads a file ("-" for stdin) of at most maxInputFile bytes.
+func readInput(c *cobra.Command, path string) ([]byte, error) {
+	var r io.Reader
+	if path == "-" {
+		r = c.InOrStdin()
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, errors.Unwrap(err))
+		}
+		defer func() { _ = f.Close() }()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxInputFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > maxInputFile {
+		return nil, fmt.Errorf("read %s: larger than %d MiB", path, maxInputFile>>20)
+	}
+	return b, nil
+}
+
+// document is one YAML/JSON document of an input file, decoded into its
+// objects (a List gives several) or an error naming the document.
+type document struct {
+	index int // 1-based
+	objs  []*unstructured.Unstructured
+	err   error
+}
+
+// splitDocuments decodes each document of a file on its own, so one bad
+// document does not hide the judgement of the others.
+func splitDocuments(name string, data []byte) []document {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs []document
+	for i := 1; ; i++ {
+		chunk, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		if err != nil {
+			return append(docs, document{index: i, err: fmt.Errorf("%s: document %d: %w", name, i, err)})
+		}
+		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
+			i--
+			continue
+		}
+		objs, err := render.Decode(fmt.Sprintf("%s document %d", name, i), chunk, render.Limits{})
+		docs = append(docs, document{index: i, objs: objs, err: err})
+	}
+}
+
+// stripComments drops comment-only lines, to tell empty documents apart.
+func stripComments(b []byte) []byte {
+	var out [][]byte
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			out = append(out, line)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
+// loadSettings parses --settings, or returns the defaults.
+func loadSettings(c *cobra.Command, path string) (*settings.Settings, error) {
+	if path == "" {
+		return settings.Parse(nil)
+	}
+	b, err := readInput(c, path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := settings.ParseConfigMap(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/diff"
+)
+
+type adminDiffOptions struct {
+	desired, live, settings, app string
+	serverSide                   bool
+}
+
+func newAdminDiffCmd(root *rootOptions) *cobra.Command {
+	o := &adminDiffOptions{}
+	c := &cobra.Command{
+		Use:   "diff --desired FILE --live FILE",
+		Short: "Diff desired and live objects as the controller would",
+		Long: `Compare the objects in --desired (what Git renders) with those in --live (what
+the cluster holds), YAML or JSON, matched by group, kind, namespace and name.
+Kubernetes defaults are ignored (three-way with the last-applied annotation),
+ignoreDifferences from --settings (graphcd-cm / argocd-cm) and from --app (an
+Application's spec.ignoreDifferences) apply, and Secret values are masked.
+
+Prints a unified diff per differing object. Exit code 0 when everything is
+equal, 1 when something differs, 2 on error.`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			modified, err := runAdminDiff(c, o)
+			switch {
+			case err != nil:
+				return exitCodeError{code: exitUsage, err: err}
+			case modified:
+				return exitCodeError{code: exitError}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.desired, "desired", "", "file with the desired objects (- for stdin)")
+	f.StringVar(&o.live, "live", "", "file with the live objects")
+	f.StringVar(&o.settings, "settings", "", "graphcd-cm / argocd-cm ConfigMap with diff customizations")
+	f.StringVar(&o.app, "app", "", "Application manifest whose spec.ignoreDifferences apply")
+	f.BoolVar(&o.serverSide, "server-side", false, "treat --desired as the result of a server-side apply dry run")
+	_ = c.MarkFlagRequired("desired")
+	_ = c.MarkFlagRequired("live")
+	return c
+}
+
+type objKey struct{ group, kind, namespace, name string }
+
+func keyOf(o *unstructured.Unstructured) objKey {
+	gvk := o.GroupVersionKind()
+	return objKey{gvk.Group, gvk.Kind, o.GetNamespace(), o.GetName()}
+}
+
+func (k objKey) String() string {
+	s := k.kind + "/" + k.name
+	if k.group != "" {
+		s = k.group + "/" + s
+	}
+	if k.namespace != "" {
+		s = k.namespace + "/" + s
+	}
+	return s
+}
+
+func runAdminDiff(c *cobra.Command, o *adminDiffOptions) (bool, error) {
+	s, err := loadSettings(c, o.settings)
+	if err != nil {
+		return false, err
+	}
+	var appRules []v1alpha1.ResourceIgnoreDifferences
+	if o.app != "" {
+		b, err := readInput(c, o.app)
+		if err != nil {
+			return false, err
+		}
+		var app v1alpha1.Application
+		if err := yaml.Unmarshal(b, &app); err != nil {
+			return false, fmt.Errorf("%s: %w", o.app, err)
+		}
+		appRules = app.Spec.IgnoreDifferences
+	}
+	d, err := diff.New(diff.Options{Ignore: s.IgnoreRules(appRules), ServerSide: o.serverSide})
+	if err != nil {
+		return false, err
+	}
+	desired, err := objectsByKey(c, o.desired)
+	if err != nil {
+		return false, err
+	}
+	live, err := objectsByKey(c, o.live)
+	if err != nil {
+		return false, err
+	}
+	keys := make([]objKey, 0, len(desired)+len(live))
+	for k := range desired {
+		keys = append(keys, k)
+	}
+	for k := range live {
+		if _, ok := desired[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b objKey) int { return cmp.Compare(a.String(), b.String()) })
+	modified := false
+	out := c.OutOrStdout()
+	for _, k := range keys {
+		res, err := d.Diff(c.Context(), desired[k], live[k])
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", k, err)
+		}
+		if !res.Modified {
+			continue
+		}
+		modified = true
+		if err := printDiff(out, k, res); err != nil {
+			return false, err
+		}
+	}
+	return modified, nil
+}
+
+func printDiff(out io.Writer, k objKey, res *diff.Result) error {
+	header := "===== " + k.String()
+	switch {
+	case res.Missing:
+		header += " (missing from the cluster)"
+	case res.Extraneous:
+		header += " (not in Git)"
+	}
+	_, err := fmt.Fprintf(out, "%s\n%s", header, res.Unified())
+	return err
+}
+
+// objectsByKey reads a file of objects, refusing unreadable documents and
+// duplicates (a diff needs to know which object is which).
+func objectsByKey(c *cobra.Command, path string) (map[objKey]*unstructured.Unstructured, error) {
+	data, err := readInput(c, path)
+	if err != nil {
+		return nil, err
+	}
+	objs := map[objKey]*unstructured.Unstructured{}
+	for _, doc := range splitDocuments(path, data) {
+		if doc.err != nil {
+			return nil, doc.err
+		}
+		for _, obj := range doc.objs {
+			k := keyOf(obj)
+			if _, dup := objs[k]; dup {
+				return nil, fmt.Errorf("%s: %s appears twice", path, k)
+			}
+			objs[k] = obj
+		}
+	}
+	return objs, nil
+}

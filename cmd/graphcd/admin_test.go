@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// admin health judges each document, applies the Lua customization from
+// an argocd-cm, reports unreadable documents in place and exits 2 for them.
+func TestAdminHealth(t *testing.T) {
+	code, stdout, stderr := runCLI(t, nil, "admin", "health", "-f", "testdata/health-objects.yaml", "--settings", "testdata/health-settings.yaml")
+	if code != exitUsage || !strings.Contains(stderr, "could not be read") {
+		t.Errorf("exit %d, stderr %q; want 2 for the unreadable document", code, stderr)
+	}
+	var got []healthLine
+	for line := range strings.SplitSeq(strings.TrimSpace(stdout), "\n") {
+		var l healthLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		if l.Error != "" {
+			l.Error = "error"
+		}
+		got = append(got, l)
+	}
+	want := []healthLine{
+		{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo", Name: "web", Status: "Healthy"},
+		{APIVersion: "cert-manager.io/v1", Kind: "Certificate", Namespace: "demo", Name: "web-tls", Status: "Progressing", Message: "Issuing certificate as Secret does not exist"},
+		{Error: "error"},
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "demo", Name: "settings", Message: "no health check for this kind"},
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("results (-got +want):\n%s", diff)
+	}
+}
+
+func TestAdminHealthBadSettings(t *testing.T) {
+	code, _, stderr := runCLI(t, nil, "admin", "health", "-f", "testdata/health-objects.yaml", "--settings", "testdata/health-objects.yaml")
+	if code != exitError || !strings.Contains(stderr, `kind is "Deployment", want ConfigMap`) {
+		t.Errorf("exit %d, stderr %q; want 1 naming the bad settings file", code, stderr)
+	}
+}
+
+// admin diff exits 1 with a masked diff when a Secret changed, 0 when
+// equal (server-set metadata ignored), 2 on error; no secret byte leaks.
+func TestAdminDiff(t *testing.T) {
+	code, stdout, _ := runCLI(t, nil, "admin", "diff", "--desired", "testdata/diff-desired.yaml", "--live", "testdata/diff-live.yaml")
+	if code != 1 {
+		t.Errorf("changed Secret: exit %d, want 1", code)
+	}
+	if !strings.Contains(stdout, "===== demo/Secret/db") || strings.Contains(stdout, "ConfigMap") {
+		t.Errorf("diff should name only the Secret:\n%s", stdout)
+	}
+	for _, secret := range []string{"n3w-passw0rd", "old-passw0rd", "b2xkLXBhc3N3MHJk", "admin", "YWRtaW4="} {
+		if strings.Contains(stdout, secret) {
+			t.Errorf("diff output leaks %q:\n%s", secret, stdout)
+		}
+	}
+	if code, stdout, _ := runCLI(t, nil, "admin", "diff", "--desired", "testdata/diff-live.yaml", "--live", "testdata/diff-live.yaml"); code != 0 || stdout != "" {
+		t.Errorf("equal files: exit %d, output %q; want 0 and nothing", code, stdout)
+	}
+	if code, _, stderr := runCLI(t, nil, "admin", "diff", "--desired", "testdata/missing.yaml", "--live", "testdata/diff-live.yaml"); code != 2 || !strings.Contains(stderr, "missing.yaml") {
+		t.Errorf("missing file: exit %d, stderr %q; want 2 naming the file", code, stderr)
+	}
+}
+
+func TestAdminRenderFlags(t *testing.T) {
+	code, _, stderr := runCLI(t, nil, "admin", "render", "--repo", ".", "--helm-set", "novalue")
+	if code != exitUsage || !strings.Contains(stderr, `helm parameter "novalue": want name=value`) {
+		t.Errorf("exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}

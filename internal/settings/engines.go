@@ -1,0 +1,46 @@
+package settings
+
+import (
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/health"
+)
+
+// HealthChecks returns the Lua health checks the settings configure, for
+// health.New.
+func (s *Settings) HealthChecks() []health.LuaCheck {
+	var checks []health.LuaCheck
+	for _, c := range s.Customizations {
+		if c.HealthLua != "" {
+			checks = append(checks, health.LuaCheck{Group: c.Group, Kind: c.Kind, Script: c.HealthLua, UseOpenLibs: c.UseOpenLibs})
+		}
+	}
+	return checks
+}
+
+// IgnoreRules returns the system-level ignoreDifferences rules followed by
+// the application's own, for diff.New.
+func (s *Settings) IgnoreRules(app []v1alpha1.ResourceIgnoreDifferences) []diff.IgnoreRule {
+	var rules []diff.IgnoreRule
+	if all := s.IgnoreDifferencesAll; all != nil {
+		rules = append(rules, rule("*", "*", "", "", all))
+	}
+	for _, c := range s.Customizations {
+		if c.IgnoreDifferences != nil {
+			rules = append(rules, rule(c.Group, c.Kind, "", "", c.IgnoreDifferences))
+		}
+	}
+	for _, d := range app {
+		rules = append(rules, rule(d.Group, d.Kind, d.Name, d.Namespace, &IgnoreDifferences{
+			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers,
+		}))
+	}
+	return rules
+}
+
+func rule(group, kind, name, namespace string, ig *IgnoreDifferences) diff.IgnoreRule {
+	return diff.IgnoreRule{
+		Group: group, Kind: kind, Name: name, Namespace: namespace,
+		JSONPointers: ig.JSONPointers, JQPathExpressions: ig.JQPathExpressions, ManagedFieldsManagers: ig.ManagedFieldsManagers,
+	}
+}
