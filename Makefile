@@ -17,6 +17,8 @@ TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 CONTROLLER_GEN := $(BIN)/controller-gen
 GQLGEN         := $(BIN)/gqlgen
 GOLANGCI_LINT  := $(BIN)/golangci-lint
+KUSTOMIZE      := $(BIN)/kustomize
+HELM           := $(BIN)/helm
 
 .PHONY: help
 help: ## Show the targets.
@@ -33,16 +35,24 @@ $(GQLGEN): $(TOOLS_MOD)
 $(GOLANGCI_LINT): $(TOOLS_MOD)
 	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+# The kustomize and helm CLIs, built from the same library versions as the
+# product, are the peers the in-process renderers are checked and
+# benchmarked against.
+$(KUSTOMIZE): $(TOOLS_MOD)
+	cd hack/tools && $(GO) build -o $@ sigs.k8s.io/kustomize/kustomize/v5
+$(HELM): $(TOOLS_MOD)
+	cd hack/tools && $(GO) build -o $@ helm.sh/helm/v3/cmd/helm
+
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GQLGEN) $(GOLANGCI_LINT) ## Build the pinned development tools into bin/.
+tools: $(CONTROLLER_GEN) $(GQLGEN) $(GOLANGCI_LINT) $(KUSTOMIZE) $(HELM) ## Build the pinned development tools into bin/.
 
 .PHONY: cluster-bins
 cluster-bins: ## Build etcd, kube-*, kubectl and kwok once per machine (cached in ~/.cache/graphcd).
 	@bash hack/cluster-bins.sh >/dev/null
 
 .PHONY: test-deps
-test-deps: cluster-bins ## Install what the integration tests run: cluster binaries, redis-server.
-	@bash hack/ensure-packages.sh redis-server
+test-deps: cluster-bins $(KUSTOMIZE) $(HELM) ## Install what the integration tests run: cluster binaries, CLIs, redis-server, git.
+	@bash hack/ensure-packages.sh redis-server git
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) $(GQLGEN) ## Regenerate deepcopy, CRD YAML and the GraphQL executor.
@@ -51,7 +61,7 @@ generate: $(CONTROLLER_GEN) $(GQLGEN) ## Regenerate deepcopy, CRD YAML and the G
 
 .PHONY: test
 test: test-deps ## Run every test (unit + integration against a real local cluster and Redis) with -race.
-	$(GO) test -race -count=1 -tags integration -timeout 30m $(TEST_FLAGS) ./...
+	PATH="$(BIN):$$PATH" $(GO) test -race -count=1 -tags integration -timeout 30m $(TEST_FLAGS) ./...
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (no external processes).
@@ -59,7 +69,7 @@ test-unit: ## Run the unit tests only (no external processes).
 
 .PHONY: bench
 bench: test-deps ## Run the benchmarks (figures go to docs/benchmarks.md).
-	$(GO) test -tags integration -run '^$$' -bench . -benchmem -count 5 ./...
+	PATH="$(BIN):$$PATH" $(GO) test -tags integration -run '^$$' -bench . -benchmem -count 5 ./...
 
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.

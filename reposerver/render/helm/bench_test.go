@@ -13,6 +13,28 @@ import (
 // and ConfigMaps sharing helpers) in-process, values and parameters
 // included, as one Argo CD refresh of a Helm application does.
 func BenchmarkRender(b *testing.B) {
+	root := writeBenchChart(b)
+	req := render.Request{
+		RepoRoot: root, Path: "chart", AppName: "bench", Namespace: "bench",
+		Source: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{
+			Parameters: []v1alpha1.HelmParameter{{Name: "image.tag", Value: "1.28"}},
+		}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		objs, err := Render(b.Context(), req, ChartSource{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(objs) != 30 {
+			b.Fatalf("rendered %d objects, want 30", len(objs))
+		}
+	}
+}
+
+// writeBenchChart writes the 30-template benchmark chart to <root>/chart
+// and returns root.
+func writeBenchChart(b testing.TB) string {
 	root := b.TempDir()
 	dir := filepath.Join(root, "chart")
 	writeFile(b, filepath.Join(dir, "Chart.yaml"), "apiVersion: v2\nname: bench\nversion: 1.0.0\n")
@@ -73,20 +95,5 @@ data:
   tag: {{ .Values.image.tag | quote }}
 `, i))
 	}
-	req := render.Request{
-		RepoRoot: root, Path: "chart", AppName: "bench", Namespace: "bench",
-		Source: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{
-			Parameters: []v1alpha1.HelmParameter{{Name: "image.tag", Value: "1.28"}},
-		}},
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		objs, err := Render(b.Context(), req, ChartSource{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(objs) != 30 {
-			b.Fatalf("rendered %d objects, want 30", len(objs))
-		}
-	}
+	return root
 }

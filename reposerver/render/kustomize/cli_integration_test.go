@@ -3,7 +3,6 @@
 package kustomize
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -15,22 +14,17 @@ import (
 	"github.com/graphcd/graphcd/reposerver/render"
 )
 
-// kustomizeCLI finds the kustomize binary, or skips: these tests compare
-// Render with what Argo CD does (`kustomize edit` + `kustomize build`) and
-// need the real CLI, e.g. from `go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.1`.
+// kustomizeCLI finds the kustomize binary that `make test-deps` builds
+// from the same kustomize/api version (bin/ is on make test's PATH), or
+// skips: these tests compare Render with what Argo CD does
+// (`kustomize edit` + `kustomize build`) and need the real CLI.
 func kustomizeCLI(tb testing.TB) string {
 	tb.Helper()
-	if p, err := exec.LookPath("kustomize"); err == nil {
-		return p
+	p, err := exec.LookPath("kustomize")
+	if err != nil {
+		tb.Skip("kustomize CLI not on PATH (make test-deps builds bin/kustomize)")
 	}
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, "go", "bin", "kustomize")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	tb.Skip("kustomize CLI not installed")
-	return ""
+	return p
 }
 
 // cliBuild does what Argo CD does: run the kustomize edit commands in a copy
