@@ -76,7 +76,7 @@ verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modu
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags integration ./...
 	$(GO) mod tidy
-	@for m in hack/tools hack/cluster/etcd hack/cluster/kubernetes; do (cd $$m && $(GO) mod tidy); done
+	@for m in hack/tools hack/cluster/etcd hack/cluster/kubernetes bench/diffpeer; do (cd $$m && $(GO) mod tidy); done
 	$(GOLANGCI_LINT) run ./...
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		echo "verify: the tree changed (stale generated code, go.mod or formatting):"; \
