@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -23,6 +24,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver/render/directory"
 	"github.com/graphcd/graphcd/reposerver/render/helm"
 	"github.com/graphcd/graphcd/reposerver/render/kustomize"
+	"github.com/graphcd/graphcd/reposerver/render/plugin"
 )
 
 // Options configure Local.
@@ -38,6 +40,11 @@ type Options struct {
 	// RevisionCacheTTL is how long resolved revisions are reused (default
 	// 3 min).
 	RevisionCacheTTL time.Duration
+	// PluginSocketDir holds the Unix sockets of config-management plugin
+	// servers (graphcd cmp-server); "" disables plugins.
+	PluginSocketDir string
+	// PluginTimeout bounds one plugin call (default plugin.DefaultClientTimeout).
+	PluginTimeout time.Duration
 	// AllowFileURLs permits file:// and local-path Git repositories (the
 	// CLI's `admin render --repo PATH`; off for servers).
 	AllowFileURLs bool
@@ -222,7 +229,7 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 	}
 	defer release()
 	rreq.RepoRoot = dir
-	tool, err := DetectSourceType(dir, req.Source)
+	tool, err := l.detect(ctx, dir, req.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +241,11 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 		objs, err = kustomize.Render(ctx, rreq)
 	case v1alpha1.ApplicationSourceTypeDirectory:
 		objs, err = directory.Render(ctx, rreq)
+	case v1alpha1.ApplicationSourceTypePlugin:
+		if l.opts.PluginSocketDir == "" {
+			return nil, errors.New("the source needs a config-management plugin, and this repository server has no plugin socket directory")
+		}
+		objs, err = plugin.Render(ctx, rreq, plugin.ClientOptions{SocketDir: l.opts.PluginSocketDir, Timeout: l.opts.PluginTimeout, Revision: revision})
 	default:
 		err = fmt.Errorf("source type %s is not supported by this repository server", tool)
 	}
@@ -241,6 +253,24 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 		return nil, fmt.Errorf("render %s path %q at %s: %w", tool, req.Source.Path, shortSHA(revision), err)
 	}
 	return &ManifestResponse{Manifests: objs, Revision: revision, SourceType: tool}, nil
+}
+
+// detect is DetectSourceType, then, for what would be a plain directory,
+// the discovery rules of the configured plugins (as Argo CD's sidecar
+// plugins claim apps).
+func (l *Local) detect(ctx context.Context, dir string, src v1alpha1.ApplicationSource) (v1alpha1.ApplicationSourceType, error) {
+	tool, err := DetectSourceType(dir, src)
+	if err != nil || tool != v1alpha1.ApplicationSourceTypeDirectory || src.Directory != nil || l.opts.PluginSocketDir == "" {
+		return tool, err
+	}
+	if _, ok, err := plugin.Discover(ctx, l.opts.PluginSocketDir, dir, cleanRel(src.Path)); errors.Is(err, fs.ErrNotExist) {
+		return tool, nil // no plugin server has started yet
+	} else if err != nil {
+		return "", err
+	} else if ok {
+		return v1alpha1.ApplicationSourceTypePlugin, nil
+	}
+	return tool, nil
 }
 
 func shortSHA(s string) string {
@@ -307,7 +337,7 @@ func (l *Local) GetAppDetails(ctx context.Context, req ManifestRequest) (*AppDet
 		return nil, err
 	}
 	defer release()
-	tool, err := DetectSourceType(dir, req.Source)
+	tool, err := l.detect(ctx, dir, req.Source)
 	if err != nil {
 		return nil, err
 	}

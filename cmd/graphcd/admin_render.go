@@ -18,7 +18,7 @@ type adminRenderOptions struct {
 	repo, revision, path, chart, appName, releaseName, namespace string
 	kubeVersion                                                  string
 	helmValues, helmSet, helmSetString, kustomizeImages          []string
-	plugin                                                       string
+	plugin, pluginSocketDir                                      string
 	output                                                       *enumValue
 }
 
@@ -51,6 +51,7 @@ array of objects; -o yaml a multi-document stream.`,
 	f.StringArrayVar(&o.helmSetString, "helm-set-string", nil, "Helm string parameter name=value (repeatable)")
 	f.StringArrayVar(&o.kustomizeImages, "kustomize-image", nil, "Kustomize image override, e.g. nginx=nginx:1.27 (repeatable)")
 	f.StringVar(&o.plugin, "plugin", "", "config-management plugin name")
+	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of running `graphcd cmp-server`s (enables plugins)")
 	f.VarP(o.output, "output", "o", "output format: yaml, json")
 	_ = c.MarkFlagRequired("repo")
 	return c
@@ -78,7 +79,10 @@ func runAdminRender(c *cobra.Command, root *rootOptions, o *adminRenderOptions) 
 		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
-	svc, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, AllowFileURLs: local, Logger: root.log})
+	svc, err := reposerver.NewLocal(reposerver.Options{
+		WorkDir: work, AllowFileURLs: local, Logger: root.log,
+		PluginSocketDir: o.pluginSocketDir, PluginTimeout: defaultPluginTimeout,
+	})
 	if err != nil {
 		return err
 	}

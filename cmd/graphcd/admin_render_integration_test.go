@@ -3,13 +3,85 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/graphcd/graphcd/reposerver/render/plugin"
 )
+
+// commitFiles writes files into a new Git repository and commits them.
+func commitFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "apps"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// A config-management plugin served by a real cmp-server renders an app
+// it claims by discovery, through admin render.
+func TestAdminRenderPlugin(t *testing.T) {
+	sockets := t.TempDir()
+	config := filepath.Join(t.TempDir(), "plugin.yaml")
+	spec := `apiVersion: argoproj.io/v1alpha1
+kind: ConfigManagementPlugin
+metadata:
+  name: envsubst
+spec:
+  generate:
+    command: [sh, -c, 'sed "s/NAME/$ARGOCD_APP_NAME/" app.tmpl']
+  discover:
+    fileName: "*.tmpl"
+`
+	if err := os.WriteFile(config, []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- plugin.Serve(ctx, plugin.ServerOptions{Config: config, SocketDir: sockets}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("cmp-server: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if names, _ := plugin.Plugins(sockets); len(names) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("plugin socket did not appear")
+		}
+	}
+	dir := commitFiles(t, map[string]string{
+		"apps/cm/app.tmpl": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: NAME-config\n",
+	})
+	code, stdout, stderr := runCLI(t, nil, "admin", "render", "--repo", dir, "--path", "apps/cm", "--app-name", "shop", "--plugin-socket-dir", sockets)
+	if code != 0 || !strings.Contains(stdout, "name: shop-config") {
+		t.Fatalf("render plugin app: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
 
 // admin render reads a local Git working copy (committed state), detects
 // the tool and prints the objects as YAML or a JSON array.

@@ -1,0 +1,256 @@
+// Package repocreds finds the credentials for a repository URL in
+// Kubernetes Secrets, as Argo CD does:
+//
+//	apiVersion: v1
+//	kind: Secret
+//	metadata:
+//	  name: private-repo
+//	  labels:
+//	    graphcd.io/secret-type: repository   # or argocd.argoproj.io/secret-type
+//	stringData:
+//	  url: https://github.com/org/private
+//	  username: bot
+//	  password: ghp_...
+//
+// A `repository` Secret matches its URL exactly (after normalization: case
+// of the host, a trailing .git or slash, scp-style ssh). A `repo-creds`
+// Secret is a template matched by URL prefix; the longest prefix wins, and a
+// repository Secret without credentials inherits them. SSH known hosts come
+// from the graphcd-ssh-known-hosts-cm ConfigMap (key ssh_known_hosts) and
+// custom CAs from graphcd-tls-certs-cm (key: the repository host), so a
+// repository Secret need not repeat them.
+package repocreds
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/git"
+)
+
+// Labels and ConfigMaps read by Store (label names, not credentials).
+//
+//nolint:gosec // G101: these are label keys and values
+const (
+	SecretTypeLabel     = "graphcd.io/secret-type"
+	ArgoSecretTypeLabel = "argocd.argoproj.io/secret-type"
+	TypeRepository      = "repository"
+	TypeRepoCreds       = "repo-creds"
+	KnownHostsConfigMap = "graphcd-ssh-known-hosts-cm"
+	TLSCertsConfigMap   = "graphcd-tls-certs-cm"
+)
+
+// Store looks repositories up in one namespace.
+type Store struct {
+	client    kubernetes.Interface
+	namespace string
+}
+
+// New returns a Store over the Secrets and ConfigMaps of namespace.
+func New(client kubernetes.Interface, namespace string) *Store {
+	return &Store{client: client, namespace: namespace}
+}
+
+// Info describes a configured repository without its secrets, for listing.
+type Info struct {
+	Name, URL, Project string
+	Type               reposerver.RepoType
+	// HasCredentials reports whether any credential is configured.
+	HasCredentials bool
+	// Template reports a repo-creds template rather than a repository.
+	Template bool
+}
+
+// entry is one parsed Secret.
+type entry struct {
+	secret    string
+	info      Info
+	creds     git.Credentials
+	enableOCI bool
+}
+
+// Lookup returns the Repository for repoURL with the credentials of the
+// matching Secret, the best repo-creds template, and the known-hosts and
+// CA ConfigMaps. An URL nothing matches is returned without credentials.
+func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Repository, error) {
+	entries, err := s.entries(ctx)
+	if err != nil {
+		return reposerver.Repository{}, err
+	}
+	want := git.NormalizeURL(repoURL)
+	repo := reposerver.Repository{URL: repoURL}
+	var exact, template *entry
+	for i := range entries {
+		e := &entries[i]
+		norm := git.NormalizeURL(e.info.URL)
+		switch {
+		case !e.info.Template && norm == want && exact == nil:
+			exact = e
+		case e.info.Template && strings.HasPrefix(want, norm) && (template == nil || len(norm) > len(git.NormalizeURL(template.info.URL))):
+			template = e
+		}
+	}
+	var creds git.Credentials
+	if template != nil {
+		creds, repo.Type, repo.EnableOCI = template.creds, template.info.Type, template.enableOCI
+	}
+	if exact != nil {
+		if exact.info.HasCredentials {
+			creds = exact.creds
+		} else {
+			creds.Insecure = creds.Insecure || exact.creds.Insecure
+		}
+		if exact.info.Type != "" {
+			repo.Type = exact.info.Type
+		}
+		repo.EnableOCI = repo.EnableOCI || exact.enableOCI
+	}
+	if err := s.addHostTrust(ctx, repoURL, &creds); err != nil {
+		return reposerver.Repository{}, err
+	}
+	if hasSecrets(creds) || creds.Insecure || len(creds.CACert) > 0 || len(creds.SSHKnownHosts) > 0 {
+		repo.Credentials = &creds
+	}
+	return repo, nil
+}
+
+// List returns the configured repositories and templates, sorted by URL,
+// without secrets.
+func (s *Store) List(ctx context.Context) ([]Info, error) {
+	entries, err := s.entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, e.info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL })
+	return out, nil
+}
+
+// entries lists and parses the repository Secrets. Secrets with either
+// label are read; a Secret that cannot be parsed is an error naming it.
+func (s *Store) entries(ctx context.Context) ([]entry, error) {
+	var out []entry
+	for _, label := range []string{SecretTypeLabel, ArgoSecretTypeLabel} {
+		list, err := s.client.CoreV1().Secrets(s.namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: label + " in (" + TypeRepository + "," + TypeRepoCreds + ")",
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list repository secrets: %w", err)
+		}
+		for i := range list.Items {
+			sec := &list.Items[i]
+			if label == ArgoSecretTypeLabel && sec.Labels[SecretTypeLabel] != "" {
+				continue // already read under our own label
+			}
+			e, err := parse(sec, sec.Labels[label] == TypeRepoCreds)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+	}
+	// Deterministic: the first exact match is the oldest-named Secret.
+	sort.Slice(out, func(i, j int) bool { return out[i].secret < out[j].secret })
+	return out, nil
+}
+
+func parse(sec *corev1.Secret, template bool) (entry, error) {
+	get := func(k string) string { return strings.TrimSpace(string(sec.Data[k])) }
+	fail := func(format string, args ...any) (entry, error) {
+		return entry{}, fmt.Errorf("repository secret %s/%s: %s", sec.Namespace, sec.Name, fmt.Sprintf(format, args...))
+	}
+	e := entry{secret: sec.Name, info: Info{Name: get("name"), URL: get("url"), Project: get("project"), Template: template}}
+	if e.info.URL == "" {
+		return fail("url is missing")
+	}
+	if u, err := url.Parse(e.info.URL); err == nil && u.User != nil {
+		return fail("url must not embed credentials; use the username and password keys")
+	}
+	switch t := get("type"); t {
+	case "", "git":
+		e.info.Type = reposerver.RepoTypeGit
+	case "helm":
+		e.info.Type = reposerver.RepoTypeHelm
+	default:
+		return fail("type %q: want git or helm", t)
+	}
+	for key, dst := range map[string]*bool{"insecure": &e.creds.Insecure, "enableOCI": &e.enableOCI} {
+		if v := get(key); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fail("%s: want true or false", key)
+			}
+			*dst = b
+		}
+	}
+	e.creds.Username, e.creds.Password, e.creds.BearerToken = get("username"), string(sec.Data["password"]), string(sec.Data["bearerToken"])
+	e.creds.SSHPrivateKey = sec.Data["sshPrivateKey"]
+	e.creds.TLSClientCert, e.creds.TLSClientKey = sec.Data["tlsClientCertData"], sec.Data["tlsClientCertKey"]
+	if (len(e.creds.TLSClientCert) == 0) != (len(e.creds.TLSClientKey) == 0) {
+		return fail("tlsClientCertData and tlsClientCertKey must be set together")
+	}
+	e.info.HasCredentials = hasSecrets(e.creds)
+	return e, nil
+}
+
+// hasSecrets reports whether c carries anything that authenticates.
+func hasSecrets(c git.Credentials) bool {
+	return c.Username != "" || c.Password != "" || c.BearerToken != "" || len(c.SSHPrivateKey) > 0 || len(c.TLSClientCert) > 0
+}
+
+// addHostTrust adds the known hosts (SSH) or the custom CA (HTTPS) that
+// the ConfigMaps hold for the repository's host.
+func (s *Store) addHostTrust(ctx context.Context, repoURL string, creds *git.Credentials) error {
+	cms := s.client.CoreV1().ConfigMaps(s.namespace)
+	if isSSH(repoURL) {
+		if len(creds.SSHKnownHosts) > 0 {
+			return nil
+		}
+		cm, err := cms.Get(ctx, KnownHostsConfigMap, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", KnownHostsConfigMap, err)
+		}
+		creds.SSHKnownHosts = []byte(cm.Data["ssh_known_hosts"])
+		return nil
+	}
+	u, err := url.Parse(repoURL)
+	if err != nil || u.Hostname() == "" || len(creds.CACert) > 0 {
+		return nil //nolint:nilerr // not an HTTPS URL: nothing to add; the git client reports bad URLs
+	}
+	cm, err := cms.Get(ctx, TLSCertsConfigMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", TLSCertsConfigMap, err)
+	}
+	if pem := cm.Data[strings.ToLower(u.Hostname())]; pem != "" {
+		creds.CACert = []byte(pem)
+	}
+	return nil
+}
+
+func isSSH(repoURL string) bool {
+	if strings.HasPrefix(repoURL, "ssh://") {
+		return true
+	}
+	// scp-style user@host:path
+	at, colon := strings.Index(repoURL, "@"), strings.Index(repoURL, ":")
+	return !strings.Contains(repoURL, "://") && at > 0 && colon > at
+}

@@ -1,0 +1,119 @@
+//go:build integration
+
+package repocreds_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/repocreds"
+)
+
+var cluster *localcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster))
+}
+
+func create(t *testing.T, objs ...any) {
+	t.Helper()
+	for _, o := range objs {
+		var err error
+		switch o := o.(type) {
+		case *corev1.Secret:
+			_, err = cluster.Client.CoreV1().Secrets(o.Namespace).Create(t.Context(), o, metav1.CreateOptions{})
+		case *corev1.ConfigMap:
+			_, err = cluster.Client.CoreV1().ConfigMaps(o.Namespace).Create(t.Context(), o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func secret(ns, name, label, typ string, data map[string]string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: typ}},
+		StringData: data,
+	}
+}
+
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	create(t,
+		secret(ns, "exact", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+			"url": "https://git.example.com/org/app.git", "username": "bot", "password": "pw-exact",
+		}),
+		secret(ns, "org-template", repocreds.SecretTypeLabel, repocreds.TypeRepoCreds, map[string]string{
+			"url": "https://git.example.com/org", "username": "org-bot", "password": "pw-org",
+		}),
+		secret(ns, "broad-template", repocreds.SecretTypeLabel, repocreds.TypeRepoCreds, map[string]string{
+			"url": "https://git.example.com", "bearerToken": "tok-broad",
+		}),
+		// Argo CD's label works too; this repository has no credentials of
+		// its own and inherits the template's.
+		secret(ns, "argo-style", repocreds.ArgoSecretTypeLabel, repocreds.TypeRepository, map[string]string{
+			"url": "https://git.example.com/org/other", "insecure": "true",
+		}),
+		secret(ns, "charts", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+			"url": "https://charts.example.com", "type": "helm", "enableOCI": "true",
+		}),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: repocreds.TLSCertsConfigMap, Namespace: ns},
+			Data: map[string]string{"git.example.com": "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: repocreds.KnownHostsConfigMap, Namespace: ns},
+			Data: map[string]string{"ssh_known_hosts": "git.example.com ssh-ed25519 AAAA\n"}},
+	)
+	store := repocreds.New(cluster.Client, ns)
+	ca := []byte("-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n")
+	for _, tc := range []struct {
+		url  string
+		want reposerver.Repository
+	}{
+		{"https://GIT.example.com/org/app", reposerver.Repository{Type: reposerver.RepoTypeGit, Credentials: &git.Credentials{Username: "bot", Password: "pw-exact", CACert: ca}}},
+		{"https://git.example.com/org/lib.git", reposerver.Repository{Type: reposerver.RepoTypeGit, Credentials: &git.Credentials{Username: "org-bot", Password: "pw-org", CACert: ca}}},
+		{"https://git.example.com/other-org/x", reposerver.Repository{Type: reposerver.RepoTypeGit, Credentials: &git.Credentials{BearerToken: "tok-broad", CACert: ca}}},
+		{"https://git.example.com/org/other", reposerver.Repository{Type: reposerver.RepoTypeGit, Credentials: &git.Credentials{Username: "org-bot", Password: "pw-org", CACert: ca, Insecure: true}}},
+		{"https://charts.example.com", reposerver.Repository{Type: reposerver.RepoTypeHelm, EnableOCI: true}},
+		{"git@git.example.com:org/ssh-only.git", reposerver.Repository{Credentials: &git.Credentials{SSHKnownHosts: []byte("git.example.com ssh-ed25519 AAAA\n")}}},
+		{"https://elsewhere.example.org/x", reposerver.Repository{}},
+	} {
+		got, err := store.Lookup(t.Context(), tc.url)
+		if err != nil {
+			t.Fatalf("Lookup(%s): %v", tc.url, err)
+		}
+		tc.want.URL = tc.url
+		if diff := cmp.Diff(got, tc.want); diff != "" {
+			t.Errorf("Lookup(%s) (-got +want):\n%s", tc.url, diff)
+		}
+	}
+
+	infos, err := store.List(t.Context())
+	if err != nil || len(infos) != 5 {
+		t.Fatalf("List = %d entries, %v; want 5", len(infos), err)
+	}
+	if s := strings.Join([]string{infos[0].URL, infos[0].Name}, " "); strings.Contains(s, "pw-") {
+		t.Errorf("List leaks a password: %s", s)
+	}
+}
+
+// A malformed Secret is reported by name, never with its values.
+func TestLookupBadSecret(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	create(t, secret(ns, "broken", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+		"url": "https://bot:hunter2@git.example.com/org/app",
+	}))
+	_, err := repocreds.New(cluster.Client, ns).Lookup(t.Context(), "https://git.example.com/org/app")
+	if err == nil || !strings.Contains(err.Error(), "repository secret "+ns+"/broken: url must not embed credentials") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("error = %v; want one naming the secret without its password", err)
+	}
+}
