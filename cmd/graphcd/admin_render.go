@@ -18,6 +18,7 @@ type adminRenderOptions struct {
 	repo, revision, path, chart, appName, releaseName, namespace string
 	kubeVersion                                                  string
 	helmValues, helmSet, helmSetString, kustomizeImages          []string
+	jsonnetExtStr, jsonnetTLAStr                                 []string
 	plugin, pluginSocketDir                                      string
 	output                                                       *enumValue
 }
@@ -50,6 +51,8 @@ array of objects; -o yaml a multi-document stream.`,
 	f.StringArrayVar(&o.helmSet, "helm-set", nil, "Helm parameter name=value (repeatable)")
 	f.StringArrayVar(&o.helmSetString, "helm-set-string", nil, "Helm string parameter name=value (repeatable)")
 	f.StringArrayVar(&o.kustomizeImages, "kustomize-image", nil, "Kustomize image override, e.g. nginx=nginx:1.27 (repeatable)")
+	f.StringArrayVar(&o.jsonnetExtStr, "jsonnet-ext-var-str", nil, "Jsonnet external variable name=value (repeatable)")
+	f.StringArrayVar(&o.jsonnetTLAStr, "jsonnet-tla-str", nil, "Jsonnet top-level argument name=value (repeatable)")
 	f.StringVar(&o.plugin, "plugin", "", "config-management plugin name")
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of running `graphcd cmp-server`s (enables plugins)")
 	f.VarP(o.output, "output", "o", "output format: yaml, json")
@@ -168,6 +171,24 @@ func (o *adminRenderOptions) source() (v1alpha1.ApplicationSource, error) {
 	if len(o.kustomizeImages) > 0 {
 		src.Kustomize = &v1alpha1.ApplicationSourceKustomize{Images: o.kustomizeImages}
 	}
+	if len(o.jsonnetExtStr)+len(o.jsonnetTLAStr) > 0 {
+		var j v1alpha1.ApplicationSourceJsonnet
+		for _, kv := range o.jsonnetExtStr {
+			p, err := param(kv, true)
+			if err != nil {
+				return src, err
+			}
+			j.ExtVars = append(j.ExtVars, v1alpha1.JsonnetVar{Name: p.Name, Value: p.Value})
+		}
+		for _, kv := range o.jsonnetTLAStr {
+			p, err := param(kv, true)
+			if err != nil {
+				return src, err
+			}
+			j.TLAs = append(j.TLAs, v1alpha1.JsonnetVar{Name: p.Name, Value: p.Value})
+		}
+		src.Directory = &v1alpha1.ApplicationSourceDirectory{Jsonnet: j}
+	}
 	if o.plugin != "" {
 		src.Plugin = &v1alpha1.ApplicationSourcePlugin{Name: o.plugin}
 	}
@@ -177,7 +198,7 @@ func (o *adminRenderOptions) source() (v1alpha1.ApplicationSource, error) {
 func param(kv string, forceString bool) (v1alpha1.HelmParameter, error) {
 	name, value, ok := strings.Cut(kv, "=")
 	if !ok || name == "" {
-		return v1alpha1.HelmParameter{}, fmt.Errorf("helm parameter %q: want name=value", kv)
+		return v1alpha1.HelmParameter{}, fmt.Errorf("parameter %q: want name=value", kv)
 	}
 	return v1alpha1.HelmParameter{Name: name, Value: value, ForceString: forceString}, nil
 }

@@ -69,7 +69,7 @@ func TestAdminDiff(t *testing.T) {
 
 func TestAdminRenderFlags(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "admin", "render", "--repo", ".", "--helm-set", "novalue")
-	if code != exitUsage || !strings.Contains(stderr, `helm parameter "novalue": want name=value`) {
+	if code != exitUsage || !strings.Contains(stderr, `parameter "novalue": want name=value`) {
 		t.Errorf("exit %d, stderr %q; want a usage error", code, stderr)
 	}
 }
