@@ -4,9 +4,6 @@ package reposerver_test
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,13 +11,13 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
 // newRepo commits a repository with one app per tool and returns its
 // file:// URL and the commit.
 func newRepo(t *testing.T) (string, string) {
 	t.Helper()
-	dir := t.TempDir()
 	files := map[string]string{
 		"apps/plain/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\ndata:\n  a: b\n",
 		"apps/chart/Chart.yaml":        "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
@@ -29,30 +26,8 @@ func newRepo(t *testing.T) (string, string) {
 		"apps/kust/kustomization.yaml": "resources:\n- cm.yaml\nnamePrefix: k-\nimages:\n- name: nginx\n  newTag: \"1.27\"\n",
 		"apps/kust/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kust\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	git("add", ".")
-	git("commit", "-q", "-m", "apps")
-	return "file://" + dir, git("rev-parse", "HEAD")
+	dir, sha := reposervertest.CommitFiles(t, files)
+	return "file://" + dir, sha
 }
 
 func newLocal(t *testing.T) *reposerver.Local {

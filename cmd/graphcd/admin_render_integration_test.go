@@ -6,38 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/graphcd/graphcd/reposerver/render/plugin"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
-
-// commitFiles writes files into a new Git repository and commits them.
-func commitFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "apps"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return dir
-}
 
 // A config-management plugin served by a real cmp-server renders an app
 // it claims by discovery, through admin render.
@@ -74,7 +50,7 @@ spec:
 			t.Fatal("plugin socket did not appear")
 		}
 	}
-	dir := commitFiles(t, map[string]string{
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{
 		"apps/cm/app.tmpl": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: NAME-config\n",
 	})
 	code, stdout, stderr := runCLI(t, nil, "admin", "render", "--repo", dir, "--path", "apps/cm", "--app-name", "shop", "--plugin-socket-dir", sockets)
@@ -86,31 +62,14 @@ spec:
 // admin render reads a local Git working copy (committed state), detects
 // the tool and prints the objects as YAML or a JSON array.
 func TestAdminRenderLocalRepo(t *testing.T) {
-	dir := t.TempDir()
-	for name, content := range map[string]string{
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{
 		"apps/web/Chart.yaml":         "apiVersion: v2\nname: web\nversion: 1.0.0\n",
 		"apps/web/values.yaml":        "replicas: 1\n",
 		"apps/web/values-prod.yaml":   "replicas: 3\n",
 		"apps/web/templates/dep.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n",
 		"apps/plain/a.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
 		"apps/plain/b.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
-	} {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "apps"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	})
 
 	code, stdout, stderr := runCLI(t, nil, "admin", "render", "--repo", dir, "--path", "apps/web", "--helm-values", "values-prod.yaml", "--release-name", "shop", "-o", "json")
 	if code != 0 {

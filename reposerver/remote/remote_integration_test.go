@@ -6,9 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,38 +19,15 @@ import (
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
-// gitRepo commits files into a new repository with the git CLI and returns
-// its file:// URL and the commit.
+// gitRepo commits files into a new repository and returns its file:// URL
+// and the commit.
 func gitRepo(t testing.TB, files map[string]string) (string, string) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	run("init", "-q", "-b", "main")
-	run("add", ".")
-	run("commit", "-q", "-m", "apps")
-	run("tag", "v1.0.0")
-	return "file://" + dir, run("rev-parse", "HEAD")
+	dir, sha := reposervertest.CommitFiles(t, files)
+	return "file://" + dir, sha
 }
 
 // appFiles holds one app per tool and one app too big for a small
