@@ -31,7 +31,7 @@ func CommitFiles(tb testing.TB, files map[string]string) (dir, sha string) {
 		}
 	}
 	run := func(args ...string) string {
-		cmd := exec.Command("git", args...)
+		cmd := exec.CommandContext(tb.Context(), "git", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
 			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
