@@ -2,6 +2,7 @@ package reposerver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -116,6 +118,9 @@ type cacheKey struct {
 	KubeVersion string
 	APIVersions []string
 	Limits      render.Limits
+	// SignatureKeys is part of the key so that manifests rendered without
+	// verification never answer a request that demands it.
+	SignatureKeys []string
 }
 
 // GenerateManifests implements Service. Identical concurrent requests share
@@ -130,7 +135,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req ManifestRequest) (*Ma
 	key, err := cache.KeyOf(cacheKey{
 		Repo: git.NormalizeURL(req.Repo.URL), Revision: revision, Source: src,
 		AppName: req.AppName, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
-		APIVersions: req.APIVersions, Limits: l.opts.Limits,
+		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys,
 	})
 	if err != nil {
 		return nil, err
@@ -170,13 +175,22 @@ func (l *Local) fromCache(ctx context.Context, key string) (*ManifestResponse, b
 		return nil, true, errors.New(e.Error)
 	}
 	res := &ManifestResponse{Revision: e.Revision, SourceType: v1alpha1.ApplicationSourceType(e.SourceType), Cached: true}
-	for _, m := range e.Manifests {
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(m); err != nil {
-			l.log.WarnContext(ctx, "unreadable cached manifest; rendering again", "err", err)
+	var objs []any
+	if len(e.Manifests) > 0 {
+		// utiljson keeps integers as int64, as unstructured objects need.
+		if err := utiljson.Unmarshal(e.Manifests, &objs); err != nil {
+			l.log.WarnContext(ctx, "unreadable cached manifests; rendering again", "err", err)
 			return nil, false, nil
 		}
-		res.Manifests = append(res.Manifests, u)
+	}
+	res.Manifests = make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		m, ok := o.(map[string]any)
+		if !ok {
+			l.log.WarnContext(ctx, "cached manifest is not an object; rendering again")
+			return nil, false, nil
+		}
+		res.Manifests = append(res.Manifests, &unstructured.Unstructured{Object: m})
 	}
 	return res, true, nil
 }
@@ -190,13 +204,15 @@ func (l *Local) toCache(ctx context.Context, key string, res *ManifestResponse, 
 		e.Error = renderErr.Error()
 	} else {
 		e.Revision, e.SourceType = res.Revision, string(res.SourceType)
-		for _, m := range res.Manifests {
-			b, err := m.MarshalJSON()
-			if err != nil {
-				return
-			}
-			e.Manifests = append(e.Manifests, b)
+		objs := make([]map[string]any, len(res.Manifests))
+		for i, m := range res.Manifests {
+			objs[i] = m.Object
 		}
+		b, err := json.Marshal(objs)
+		if err != nil {
+			return
+		}
+		e.Manifests = b
 	}
 	if err := l.opts.Cache.Set(ctx, key, e); err != nil {
 		l.log.WarnContext(ctx, "manifest cache write failed", "err", err)
@@ -228,6 +244,13 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 		return nil, err
 	}
 	defer release()
+	if len(req.SignatureKeys) > 0 {
+		keyID, err := git.VerifyCommitSignature(dir, revision, req.SignatureKeys)
+		if err != nil {
+			return nil, fmt.Errorf("revision %s: %w", shortSHA(revision), err)
+		}
+		l.log.DebugContext(ctx, "commit signature verified", "revision", revision, "key", keyID)
+	}
 	rreq.RepoRoot = dir
 	tool, err := l.detect(ctx, dir, req.Source)
 	if err != nil {

@@ -4,6 +4,7 @@ package reposerver_test
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
+	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -134,5 +136,35 @@ func TestGetAppDetails(t *testing.T) {
 	d, err = l.GetAppDetails(t.Context(), reposerver.ManifestRequest{Repo: reposerver.Repository{URL: url}, Source: v1alpha1.ApplicationSource{Path: "apps/chart"}})
 	if err != nil || d.SourceType != v1alpha1.ApplicationSourceTypeHelm || d.Helm == nil || d.Helm.Values != "replicas: 1\n" {
 		t.Fatalf("GetAppDetails(chart) = %+v, %v", d, err)
+	}
+}
+
+// With signature keys, only a commit signed by one of them renders; the
+// cache never answers a verifying request with an unverified render.
+func TestGenerateManifestsVerifiesSignatures(t *testing.T) {
+	files := map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: signed\n"}
+	signedDir, _, key := reposervertest.CommitSigned(t, files)
+	unsignedDir, _ := reposervertest.CommitFiles(t, files)
+	_, _, otherKey := reposervertest.CommitSigned(t, files)
+	l := newLocal(t)
+	req := func(dir string, keys ...string) reposerver.ManifestRequest {
+		return reposerver.ManifestRequest{
+			Repo: reposerver.Repository{URL: "file://" + dir}, Source: v1alpha1.ApplicationSource{Path: "app"},
+			SignatureKeys: keys,
+		}
+	}
+	if res, err := l.GenerateManifests(t.Context(), req(signedDir, otherKey, key)); err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("signed commit, trusted key: %v", err)
+	}
+	if _, err := l.GenerateManifests(t.Context(), req(signedDir, otherKey)); !errors.Is(err, git.ErrSignatureInvalid) {
+		t.Errorf("signed by an untrusted key: err = %v, want ErrSignatureInvalid", err)
+	}
+	if _, err := l.GenerateManifests(t.Context(), req(unsignedDir)); err != nil {
+		t.Fatalf("unsigned commit without keys: %v", err)
+	}
+	// Same repository and commit, now demanding a signature: the cached
+	// unverified render must not be served.
+	if _, err := l.GenerateManifests(t.Context(), req(unsignedDir, key)); !errors.Is(err, git.ErrUnsigned) {
+		t.Errorf("unsigned commit with keys: err = %v, want ErrUnsigned", err)
 	}
 }

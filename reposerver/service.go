@@ -65,6 +65,11 @@ type ManifestRequest struct {
 	// NoCache skips the manifest cache (a hard refresh); the result is still
 	// stored.
 	NoCache bool
+	// SignatureKeys are ASCII-armored OpenPGP public keys (a project's
+	// signatureKeys, resolved to keys by the caller). When set, the Git
+	// commit must carry a signature one of them verifies, or nothing is
+	// rendered.
+	SignatureKeys []string
 }
 
 // ManifestResponse is the result of a render.

@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/remote"
+	"github.com/graphcd/graphcd/reposerver/render"
 )
 
 // Defaults of `graphcd repo-server`.
@@ -45,6 +46,9 @@ type repoServerOptions struct {
 	cacheTTL        time.Duration
 	renderTimeout   time.Duration
 	shutdownTimeout time.Duration
+	limits          render.Limits
+	pluginSocketDir string
+	pluginTimeout   time.Duration
 }
 
 func newRepoServerCmd(root *rootOptions) *cobra.Command {
@@ -84,6 +88,10 @@ entries are only readable by this process.`,
 	f.DurationVar(&o.cacheTTL, "cache-ttl", cache.DefaultTTL, "how long rendered manifests are cached")
 	f.DurationVar(&o.renderTimeout, "render-timeout", reposerver.DefaultRenderTimeout, "how long one render may take")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultRepoServerShutdown, "how long to wait for running calls on SIGINT/SIGTERM")
+	f.Int64Var(&o.limits.MaxManifestSize, "max-manifest-size", render.DefaultMaxManifestSize, "largest single rendered manifest, in bytes")
+	f.Int64Var(&o.limits.MaxCombinedSize, "max-combined-manifests-size", render.DefaultMaxCombinedSize, "largest total of one render's manifests, in bytes")
+	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of `graphcd cmp-server` sidecars (enables config-management plugins)")
+	f.DurationVar(&o.pluginTimeout, "plugin-timeout", defaultPluginTimeout, "how long one plugin call may take")
 	return c
 }
 
@@ -109,6 +117,7 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 	defer closeCache()
 	local, err := reposerver.NewLocal(reposerver.Options{
 		WorkDir: workDir, Cache: manifests, RenderTimeout: o.renderTimeout, Logger: log,
+		Limits: o.limits, PluginSocketDir: o.pluginSocketDir, PluginTimeout: o.pluginTimeout,
 	})
 	if err != nil {
 		return err
@@ -152,10 +161,13 @@ func (o *repoServerOptions) validate(ctx context.Context, c *cobra.Command) erro
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"cache-ttl", o.cacheTTL}, {"render-timeout", o.renderTimeout}, {"shutdown-timeout", o.shutdownTimeout}} {
+	}{{"cache-ttl", o.cacheTTL}, {"render-timeout", o.renderTimeout}, {"shutdown-timeout", o.shutdownTimeout}, {"plugin-timeout", o.pluginTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, d.name), d.v)
 		}
+	}
+	if o.limits.MaxManifestSize <= 0 || o.limits.MaxCombinedSize <= 0 {
+		return fmt.Errorf("%s and %s must be positive", flagOrigin(c, "max-manifest-size"), flagOrigin(c, "max-combined-manifests-size"))
 	}
 	if o.maxMessageSize <= 0 {
 		return fmt.Errorf("%s: must be positive, got %d", flagOrigin(c, "max-message-size"), o.maxMessageSize)

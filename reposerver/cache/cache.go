@@ -28,8 +28,10 @@ type Backend interface {
 
 // Entry is what the repository server caches for one render.
 type Entry struct {
-	// Manifests are the rendered objects, one JSON document each.
-	Manifests []json.RawMessage `json:"manifests,omitempty"`
+	// Manifests are the rendered objects as one JSON array. The cache
+	// stores and returns them as bytes, never parsing them, so a hit is
+	// decoded once, by the caller, into its own types.
+	Manifests json.RawMessage `json:"-"`
 	// SourceType is the detected tool (Helm, Kustomize, Directory, Plugin).
 	SourceType string `json:"sourceType,omitempty"`
 	// Revision is the commit the manifests were rendered from.
@@ -113,10 +115,14 @@ func (c *Cache) Get(ctx context.Context, key string) (Entry, bool) {
 		_ = c.backend.Delete(ctx, key)
 		return Entry{}, false
 	}
+	header, manifests, _ := bytes.Cut(payload, []byte{'\n'})
 	var e Entry
-	if err := json.Unmarshal(payload, &e); err != nil {
+	if err := json.Unmarshal(header, &e); err != nil {
 		c.log.WarnContext(ctx, "manifest cache entry unreadable; ignoring it", "key", key, "err", err)
 		return Entry{}, false
+	}
+	if len(manifests) > 0 {
+		e.Manifests = manifests
 	}
 	return e, true
 }
@@ -124,10 +130,14 @@ func (c *Cache) Get(ctx context.Context, key string) (Entry, bool) {
 // Set stores e under key, for FailureTTL when e records an error and TTL
 // otherwise.
 func (c *Cache) Set(ctx context.Context, key string, e Entry) error {
-	payload, err := json.Marshal(e)
+	// The value is the small JSON header, a newline (which the header's
+	// encoding never contains), then the manifests as they are.
+	header, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("encode cache entry: %w", err)
 	}
+	payload := make([]byte, 0, len(header)+1+len(e.Manifests))
+	payload = append(append(append(payload, header...), '\n'), e.Manifests...)
 	ttl := c.ttl
 	if e.Error != "" {
 		ttl = c.failTTL

@@ -21,12 +21,12 @@ func TestMemoryConformance(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	c := newCache(t, cache.NewMemory(1<<20), nil)
-	want := cache.Entry{Manifests: []json.RawMessage{json.RawMessage(`{"kind":"ConfigMap"}`)}, SourceType: "Directory", Revision: "abc"}
+	want := cache.Entry{Manifests: json.RawMessage(`[{"kind":"ConfigMap"}]`), SourceType: "Directory", Revision: "abc"}
 	if err := c.Set(t.Context(), "key", want); err != nil {
 		t.Fatal(err)
 	}
 	got, ok := c.Get(t.Context(), "key")
-	if !ok || got.Revision != "abc" || len(got.Manifests) != 1 || string(got.Manifests[0]) != `{"kind":"ConfigMap"}` {
+	if !ok || got.Revision != "abc" || string(got.Manifests) != `[{"kind":"ConfigMap"}]` {
 		t.Fatalf("Get = %+v, %v; want the stored entry", got, ok)
 	}
 }

@@ -11,7 +11,7 @@
 //	c := cache.New(cache.NewMemory(256<<20), cache.Options{Secret: key})
 //	k, _ := cache.KeyOf(renderParams)
 //	if e, ok := c.Get(ctx, k); ok { ... }
-//	c.Set(ctx, k, cache.Entry{Manifests: docs})
+//	c.Set(ctx, k, cache.Entry{Manifests: jsonArray})
 //
 // Failures are cached too, for a short time, so a broken repository cannot
 // cause a storm of renders.

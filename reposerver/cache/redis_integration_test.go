@@ -67,10 +67,12 @@ func TestRedisSharedBetweenCaches(t *testing.T) {
 // 40-object render, reporting p50 and p99 latency per backend.
 func BenchmarkGetHit(b *testing.B) {
 	entry := cache.Entry{Revision: strings.Repeat("a", 40), SourceType: "Helm"}
+	var docs []string
 	for i := range 40 {
 		doc := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%d","namespace":"default","labels":{"app":"demo"}},"data":{"key":%q}}`, i, strings.Repeat("v", 400))
-		entry.Manifests = append(entry.Manifests, json.RawMessage(doc))
+		docs = append(docs, doc)
 	}
+	entry.Manifests = json.RawMessage("[" + strings.Join(docs, ",") + "]")
 	for _, bc := range []struct {
 		name    string
 		backend func() cache.Backend
