@@ -22,6 +22,7 @@ type serverOptions struct {
 	shutdownTimeout time.Duration
 	kubeQPS         float32
 	kubeBurst       int
+	repoServer      repoServerClientOptions
 }
 
 func newServerCmd(root *rootOptions) *cobra.Command {
@@ -41,6 +42,7 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 		"how long to wait for running requests on SIGINT/SIGTERM")
 	f.Float32Var(&o.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second")
 	f.IntVar(&o.kubeBurst, "kube-burst", 100, "Kubernetes API request burst")
+	o.repoServer.addFlags(f)
 	return c
 }
 
@@ -77,9 +79,18 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		log.Info("CRDs installed")
 	}
 
+	repoServer, err := o.repoServer.dial(c)
+	if err != nil {
+		return err
+	}
+	if repoServer != nil {
+		defer func() { _ = repoServer.Close() }()
+		log.Info("rendering with a separate repo-server", "addr", o.repoServer.addr)
+	}
+
 	srv, err := server.New(server.Options{
 		Listen:          o.listen,
-		Ready:           server.KubeReadiness(k.apiext),
+		Ready:           readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer),
 		Logger:          log,
 		Resolver:        &resolvers.Resolver{Build: build},
 		ShutdownTimeout: o.shutdownTimeout,

@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/reposerver/remote"
 )
 
 var cluster *localcluster.Cluster
@@ -123,6 +126,88 @@ func TestServerAgainstCluster(t *testing.T) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
 	}
+}
+
+// The server renders through a separate repo-server over TLS when told
+// to: /readyz turns ready only once the repo-server answers, and says so
+// when it goes away. It runs after TestServerAgainstCluster (source
+// order), which needs the CRDs absent at its start.
+func TestServerWithRepoServer(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	certPEM, keyPEM, err := remote.SelfSignedCertificate([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repoAddr := "127.0.0.1:" + strconv.Itoa(port)
+	repo := exec.CommandContext(t.Context(), bin, "repo-server", "--listen", repoAddr, "--tls-cert", certFile, "--tls-key", keyFile)
+	repo.Env = binaryEnv()
+	if err := repo.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = repo.Process.Kill(); _ = repo.Wait() })
+
+	install := exec.CommandContext(t.Context(), bin, "install", "crds", "--kubeconfig", cluster.Kubeconfig)
+	install.Env = binaryEnv()
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("graphcd install crds: %v\n%s", err, out)
+	}
+
+	srv := exec.CommandContext(t.Context(), bin, "server", "--listen", "127.0.0.1:0", "--kubeconfig", cluster.Kubeconfig,
+		"--repo-server-addr", repoAddr, "--repo-server-ca-file", certFile)
+	srv.Env = binaryEnv()
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	lines := bufio.NewScanner(stderr)
+	addrRE := regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
+	var addr string
+	for addr == "" && lines.Scan() {
+		if m := addrRE.FindStringSubmatch(lines.Text()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		t.Fatal("server did not report its address")
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	waitReadyz := func(wantCode int, wantBody string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			code, body := get(t, "http://"+addr+"/readyz")
+			if code == wantCode && strings.Contains(body, wantBody) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/readyz = %d %q, want %d containing %q", code, body, wantCode, wantBody)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitReadyz(http.StatusOK, "ok")
+	_ = repo.Process.Kill()
+	_ = repo.Wait()
+	waitReadyz(http.StatusServiceUnavailable, "repo-server unreachable")
 }
 
 func get(t *testing.T, url string) (int, string) {
