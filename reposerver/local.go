@@ -233,7 +233,7 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 		if err != nil {
 			return nil, err
 		}
-		objs, err := helm.Render(ctx, rreq, helm.ChartSource{Dir: dir, Dependencies: l.helmDeps()})
+		objs, err := helm.Render(ctx, rreq, helm.ChartSource{Dir: dir, Dependencies: l.helmDeps(req)})
 		if err != nil {
 			return nil, fmt.Errorf("render chart %s %s: %w", req.Source.Chart, revision, err)
 		}
@@ -259,7 +259,7 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 	var objs []*unstructured.Unstructured
 	switch tool {
 	case v1alpha1.ApplicationSourceTypeHelm:
-		objs, err = helm.Render(ctx, rreq, helm.ChartSource{Dependencies: l.helmDeps()})
+		objs, err = helm.Render(ctx, rreq, helm.ChartSource{Dependencies: l.helmDeps(req)})
 	case v1alpha1.ApplicationSourceTypeKustomize:
 		objs, err = kustomize.Render(ctx, rreq)
 	case v1alpha1.ApplicationSourceTypeDirectory:
@@ -303,8 +303,25 @@ func shortSHA(s string) string {
 	return s
 }
 
-func (l *Local) helmDeps() helm.Dependencies {
-	return helm.Dependencies{CacheDir: l.charts}
+// helmDeps lets a chart's dependencies be fetched with the credentials of
+// the request's matching Helm repository.
+func (l *Local) helmDeps(req ManifestRequest) helm.Dependencies {
+	repos := req.HelmRepos
+	return helm.Dependencies{CacheDir: l.charts, Credentials: func(url string) *helm.Credentials {
+		want := git.NormalizeURL(url)
+		var best *Credentials
+		bestLen := -1
+		for _, r := range repos {
+			prefix := git.NormalizeURL(r.URL)
+			if r.Credentials != nil && strings.HasPrefix(want, prefix) && len(prefix) > bestLen {
+				best, bestLen = r.Credentials, len(prefix)
+			}
+		}
+		if best == nil {
+			return nil
+		}
+		return &helm.Credentials{Username: best.Username, Password: best.Password, CACert: best.CACert, Insecure: best.Insecure}
+	}}
 }
 
 func (l *Local) pullChart(ctx context.Context, req ManifestRequest, version string) (string, error) {

@@ -65,6 +65,10 @@ type ManifestRequest struct {
 	// NoCache skips the manifest cache (a hard refresh); the result is still
 	// stored.
 	NoCache bool
+	// HelmRepos are the configured repositories whose credentials a chart's
+	// dependencies may use: a dependency repository URL takes the
+	// credentials of the entry whose URL is its longest prefix.
+	HelmRepos []Repository
 	// SignatureKeys are ASCII-armored OpenPGP public keys (a project's
 	// signatureKeys, resolved to keys by the caller). When set, the Git
 	// commit must carry a signature one of them verifies, or nothing is
