@@ -12,6 +12,7 @@ import (
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
+	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -23,6 +24,9 @@ type serverOptions struct {
 	kubeQPS         float32
 	kubeBurst       int
 	repoServer      repoServerClientOptions
+	namespace       string
+	appResync       time.Duration
+	controller      bool
 }
 
 func newServerCmd(root *rootOptions) *cobra.Command {
@@ -43,6 +47,9 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 	f.Float32Var(&o.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second")
 	f.IntVar(&o.kubeBurst, "kube-burst", 100, "Kubernetes API request burst")
 	o.repoServer.addFlags(f)
+	f.StringVar(&o.namespace, "namespace", "graphcd", "namespace of the Applications, settings and repository Secrets")
+	f.DurationVar(&o.appResync, "app-resync", 120*time.Second, "periodic refresh of every application (plus up to half as jitter)")
+	f.BoolVar(&o.controller, "controller", true, "run the application controller in this process")
 	return c
 }
 
@@ -101,7 +108,34 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err := srv.Listen(ctx); err != nil {
 		return err
 	}
-	return srv.Run(ctx) // logs the address it serves on
+	if !o.controller {
+		return srv.Run(ctx) // logs the address it serves on
+	}
+	var svc reposerver.Service = repoServer
+	if repoServer == nil {
+		local, cleanup, err := localRepoServer(log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		svc = local
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ctlDone := make(chan error, 1)
+	go func() {
+		err := runController(ctx, k, o.namespace, o.appResync, svc, log)
+		if err != nil {
+			cancel() // a server without its controller is not serving its purpose
+		}
+		ctlDone <- err
+	}()
+	err = srv.Run(ctx)
+	cancel()
+	if cerr := <-ctlDone; cerr != nil && err == nil {
+		err = fmt.Errorf("application controller: %w", cerr)
+	}
+	return err
 }
 
 // checkListen validates a listen address before anything else starts, so a

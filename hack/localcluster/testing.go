@@ -17,11 +17,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// RunMain starts a cluster for a test package, runs its tests, stops the
-// cluster and checks that none of its processes survived. Use it from
-// TestMain; it returns the exit code for os.Exit. *into is set before the
-// tests run. An interrupt (SIGINT/SIGTERM) stops the cluster before exiting.
-func RunMain(m *testing.M, opts Options, into **Cluster) int {
+// Setup prepares a package's shared fixtures on the started cluster (CRDs,
+// a controller...) and returns how to tear them down.
+type Setup func(*Cluster) (teardown func(), err error)
+
+// RunMain starts a cluster for a test package, runs the setups, its
+// tests, the teardowns (in reverse), stops the cluster and checks that none
+// of its processes survived. Use it from TestMain; it returns the exit code
+// for os.Exit. *into is set before the setups run. An interrupt
+// (SIGINT/SIGTERM) stops the cluster before exiting.
+func RunMain(m *testing.M, opts Options, into **Cluster, setups ...Setup) int {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -43,7 +48,23 @@ func RunMain(m *testing.M, opts Options, into **Cluster) int {
 		}
 	}()
 
-	code := m.Run()
+	code := 0
+	var teardowns []func()
+	for _, setup := range setups {
+		teardown, err := setup(c)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "localcluster: setup: %v\n", err)
+			code = 1
+			break
+		}
+		teardowns = append(teardowns, teardown)
+	}
+	if code == 0 {
+		code = m.Run()
+	}
+	for i := len(teardowns) - 1; i >= 0; i-- {
+		teardowns[i]()
+	}
 	signal.Stop(sigs)
 	close(sigs)
 	if err := c.Stop(); err != nil {

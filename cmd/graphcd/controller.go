@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/cache"
+	"github.com/graphcd/graphcd/reposerver/repocreds"
+)
+
+// settingsConfigMap is graphcd's settings ConfigMap (argocd-cm's keys).
+const settingsConfigMap = "graphcd-cm"
+
+// runController waits until the CRDs are served, then runs the Application
+// controller until ctx ends. svc renders manifests (in process, or a
+// repo-server when nil is replaced by the caller).
+func runController(ctx context.Context, k *kube, namespace string, resync time.Duration, svc reposerver.Service, log *slog.Logger) error {
+	for {
+		err := crd.Established(ctx, k.apiext)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, crd.ErrNotEstablished) {
+			log.Warn("controller waits for the CRDs", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(2 * time.Second):
+		}
+	}
+	clients, err := kubernetes.NewForConfig(k.config)
+	if err != nil {
+		return err
+	}
+	s, err := loadClusterSettings(ctx, clients, namespace)
+	if err != nil {
+		return err
+	}
+	store := repocreds.New(clients, namespace)
+	ctl, err := controller.New(controller.Config{
+		RESTConfig: k.config, Namespace: namespace, Repo: svc, Settings: s, Resync: resync,
+		RepoFor: store.Lookup, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("application controller starting", "namespace", namespace, "resync", resync)
+	return ctl.Run(ctx)
+}
+
+// loadClusterSettings reads graphcd-cm, or returns the defaults when it
+// does not exist.
+func loadClusterSettings(ctx context.Context, clients kubernetes.Interface, namespace string) (*settings.Settings, error) {
+	cm, err := clients.CoreV1().ConfigMaps(namespace).Get(ctx, settingsConfigMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return settings.Parse(nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s/%s: %w", namespace, settingsConfigMap, err)
+	}
+	s, err := settings.Parse(cm.Data)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", namespace, settingsConfigMap, err)
+	}
+	return s, nil
+}
+
+// localRepoServer renders in process, with a memory manifest cache signed
+// by a key of this process. The returned func removes its work directory.
+func localRepoServer(log *slog.Logger) (reposerver.Service, func(), error) {
+	work, err := os.MkdirTemp("", "graphcd-repo-")
+	if err != nil {
+		return nil, nil, err
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, nil, err
+	}
+	c, err := cache.New(cache.NewMemory(256<<20), cache.Options{Secret: secret, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, Cache: c, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return svc, func() { _ = os.RemoveAll(work) }, nil
+}

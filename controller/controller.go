@@ -1,0 +1,114 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/cache"
+	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/reposerver"
+)
+
+// Config assembles a Controller.
+type Config struct {
+	// RESTConfig reaches the management cluster, which is also the only
+	// destination cluster so far (in-cluster).
+	RESTConfig *rest.Config
+	// Namespace holds the Applications the controller reconciles.
+	Namespace string
+	Repo      reposerver.Service
+	Settings  *settings.Settings
+	Resync    time.Duration
+	RepoFor   func(ctx context.Context, url string) (reposerver.Repository, error)
+	Logger    *slog.Logger
+}
+
+// Controller runs the cluster cache and the Application reconciler.
+type Controller struct {
+	cfg        Config
+	live       *cache.Cluster
+	mgr        ctrl.Manager
+	reconciler *Reconciler
+}
+
+// New builds a Controller; Run starts it.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Settings == nil {
+		s, err := settings.Parse(nil)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Settings = s
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	live, err := cache.New(cache.Options{
+		Config: cfg.RESTConfig, ClusterURL: InClusterServer,
+		TrackingMethod: cfg.Settings.TrackingMethod, InstanceLabelKey: cfg.Settings.InstanceLabelKey,
+		Exclusions: cfg.Settings.Exclusions, Inclusions: cfg.Settings.Inclusions, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster cache: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg.RESTConfig, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: crcache.Options{
+			DefaultNamespaces: map[string]crcache.Config{cfg.Namespace: {}},
+			ByObject:          map[client.Object]crcache.ByObject{},
+		},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller manager: %w", err)
+	}
+	r, err := NewReconciler(mgr.GetClient(), Options{
+		Repo: cfg.Repo, Live: live, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	// A change to a live object refreshes only the app that owns it.
+	live.OnChange(func(app string, _ ResourceKey) {
+		r.Refresh(types.NamespacedName{Namespace: cfg.Namespace, Name: app})
+	})
+	return &Controller{cfg: cfg, live: live, mgr: mgr, reconciler: r}, nil
+}
+
+// Reconciler exposes the reconciler (its in-memory state) to the API.
+func (c *Controller) Reconciler() *Reconciler { return c.reconciler }
+
+// Live exposes the cluster cache (resource trees) to the API.
+func (c *Controller) Live() *cache.Cluster { return c.live }
+
+// Run starts the cluster cache, then the reconciler, and blocks until ctx
+// ends.
+func (c *Controller) Run(ctx context.Context) error {
+	if err := c.live.Start(ctx); err != nil {
+		return fmt.Errorf("start cluster cache: %w", err)
+	}
+	return c.mgr.Start(ctx)
+}

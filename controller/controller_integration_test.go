@@ -1,0 +1,253 @@
+//go:build integration
+
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
+)
+
+const appNamespace = "graphcd"
+
+var (
+	cluster *localcluster.Cluster
+	apps    client.Client
+	ctl     *controller.Controller
+)
+
+// TestMain starts a full cluster, installs the CRDs and runs one
+// controller, with a resync long enough that every refresh a test sees
+// comes from an event.
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Full}, &cluster, func(c *localcluster.Cluster) (func(), error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := crd.Install(ctx, apiextensionsclientset.NewForConfigOrDie(c.Config)); err != nil {
+			cancel()
+			return nil, err
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNamespace}}
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			cancel()
+			return nil, err
+		}
+		scheme := runtime.NewScheme()
+		_ = v1alpha1.AddToScheme(scheme)
+		var err error
+		if apps, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
+			cancel()
+			return nil, err
+		}
+		work, err := os.MkdirTemp("", "graphcd-ctl-")
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		repo, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, AllowFileURLs: true})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		ctl, err = controller.New(controller.Config{
+			RESTConfig: c.Config, Namespace: appNamespace, Repo: repo, Resync: time.Hour,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		done := make(chan error, 1)
+		go func() { done <- ctl.Run(ctx) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				fmt.Fprintf(os.Stderr, "controller: %v\n", err)
+			}
+			_ = os.RemoveAll(work)
+		}, nil
+	}))
+}
+
+func deployment(ns, app string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: %[1]s
+  labels: {app.kubernetes.io/instance: %[2]s}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+`, ns, app)
+}
+
+func configMap(ns, app, value string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\n  labels: {app.kubernetes.io/instance: %s}\ndata:\n  mode: %q\n", ns, app, value)
+}
+
+// newApp commits the manifests to a repository and creates an Application
+// for them, with a destination namespace of its own.
+func newApp(t *testing.T, name string, files map[string]string) (string, *v1alpha1.Application) {
+	t.Helper()
+	dest := cluster.Namespace(t)
+	for k, v := range files {
+		files[k] = strings.ReplaceAll(v, "DEST", dest)
+	}
+	dir, _ := reposervertest.CommitFiles(t, files)
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appNamespace},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: "file://" + dir, Path: "app", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: controller.InClusterServer, Namespace: dest},
+		},
+	}
+	if err := apps.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = apps.Delete(context.Background(), app) })
+	return dest, app
+}
+
+// waitStatus polls the Application until cond holds.
+func waitStatus(t *testing.T, name string, what string, cond func(*v1alpha1.ApplicationStatus) bool) *v1alpha1.Application {
+	t.Helper()
+	var app v1alpha1.Application
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := apps.Get(ctx, types.NamespacedName{Namespace: appNamespace, Name: name}, &app); err != nil {
+			return false, err
+		}
+		return cond(&app.Status), nil
+	})
+	if err != nil {
+		b, _ := yaml.Marshal(app.Status)
+		t.Fatalf("app %s never %s: %v\nstatus:\n%s", name, what, err, b)
+	}
+	return &app
+}
+
+// apply creates objects from YAML, as a person with kubectl would.
+func apply(t *testing.T, manifests ...string) {
+	t.Helper()
+	dyn := dynamic.NewForConfigOrDie(cluster.Config)
+	for _, m := range manifests {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(m), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		gvr, err := ctl.Live().ResourceFor(u.GroupVersionKind().GroupKind())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(t.Context(), &u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// An app whose resources do not exist yet is OutOfSync with Missing
+// resources; once they are created by hand it turns Synced, and Healthy
+// when KWOK's pods are Ready; the tree shows Deployment -> ReplicaSet -> Pods.
+func TestMissingThenSyncedAndHealthy(t *testing.T) {
+	t.Parallel()
+	const name = "web-app"
+	dest, _ := newApp(t, name, map[string]string{
+		"app/deploy.yaml": deployment("DEST", name),
+		"app/cm.yaml":     configMap("DEST", name, "prod"),
+	})
+	waitStatus(t, name, "OutOfSync with missing resources", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync && s.Health.Status == v1alpha1.HealthStatusMissing &&
+			len(s.Resources) == 2 && s.Sync.Revision != "" && s.SourceType == v1alpha1.ApplicationSourceTypeDirectory
+	})
+	apply(t, deployment(dest, name), configMap(dest, name, "prod"))
+	app := waitStatus(t, name, "Synced and Healthy", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.Sync.Status == v1alpha1.SyncStatusCodeSynced && s.Health.Status == v1alpha1.HealthStatusHealthy
+	})
+	if got := app.Status.Summary.Images; len(got) != 1 || got[0] != "nginx:1.27" {
+		t.Errorf("summary.images = %v, want [nginx:1.27]", got)
+	}
+	kinds := map[string]int{}
+	for _, n := range ctl.Live().Tree(name) {
+		kinds[n.Kind]++
+	}
+	if kinds["Deployment"] != 1 || kinds["ReplicaSet"] != 1 || kinds["Pod"] != 2 || kinds["ConfigMap"] != 1 {
+		t.Errorf("tree kinds = %v, want Deployment, ReplicaSet, 2 Pods, ConfigMap", kinds)
+	}
+}
+
+// Deleting or editing a managed resource turns the app OutOfSync through
+// the event path (the resync is an hour), with a diff naming the change.
+func TestLiveChangesGoOutOfSync(t *testing.T) {
+	t.Parallel()
+	const name = "cm-app"
+	dest, _ := newApp(t, name, map[string]string{"app/cm.yaml": configMap("DEST", name, "prod")})
+	apply(t, configMap(dest, name, "prod"))
+	waitStatus(t, name, "Synced", func(s *v1alpha1.ApplicationStatus) bool { return s.Sync.Status == v1alpha1.SyncStatusCodeSynced })
+
+	cm, err := cluster.Client.CoreV1().ConfigMaps(dest).Get(t.Context(), "settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["mode"] = "debug"
+	if _, err := cluster.Client.CoreV1().ConfigMaps(dest).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, name, "OutOfSync after an edit", func(s *v1alpha1.ApplicationStatus) bool { return s.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync })
+	state := ctl.Reconciler().State(types.NamespacedName{Namespace: appNamespace, Name: name})
+	if state == nil || len(state.Comparison.Resources) != 1 || !strings.Contains(state.Comparison.Resources[0].Diff, `-  mode: debug`) {
+		t.Errorf("diff after edit = %+v, want one naming mode: debug", state)
+	}
+
+	if err := cluster.Client.CoreV1().ConfigMaps(dest).Delete(t.Context(), "settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, name, "Missing after a delete", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync && s.Health.Status == v1alpha1.HealthStatusMissing
+	})
+}
+
+// A source path that does not exist gives a ComparisonError with a
+// helpful message.
+func TestComparisonError(t *testing.T) {
+	t.Parallel()
+	const name = "broken-app"
+	_, app := newApp(t, name, map[string]string{"app/cm.yaml": configMap("DEST", name, "x")})
+	app.Spec.Source.Path = "no/such/path"
+	if err := apps.Update(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, name, "ComparisonError", func(s *v1alpha1.ApplicationStatus) bool {
+		for _, c := range s.Conditions {
+			if c.Type == v1alpha1.ApplicationConditionComparisonError && strings.Contains(c.Message, `app path "no/such/path" does not exist`) {
+				return true
+			}
+		}
+		return false
+	})
+}

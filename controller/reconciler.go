@@ -1,0 +1,331 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/health"
+	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/reposerver"
+)
+
+// LiveState is what the reconciler needs of a destination cluster's cache.
+type LiveState interface {
+	// Managed lists the objects tracked to app.
+	Managed(app string) []ResourceKey
+	// Get returns the full live object.
+	Get(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error)
+	// IsNamespaced reports the scope of a kind, from discovery.
+	IsNamespaced(gk schema.GroupKind) (bool, error)
+}
+
+// Refresh annotations, graphcd's and Argo CD's.
+const (
+	RefreshAnnotation     = "graphcd.io/refresh"
+	ArgoRefreshAnnotation = "argocd.argoproj.io/refresh"
+)
+
+// InClusterServer is the destination server of the cluster graphcd runs in.
+const InClusterServer = "https://kubernetes.default.svc"
+
+// Options configure the Reconciler.
+type Options struct {
+	Repo reposerver.Service
+	Live LiveState
+	// Settings are graphcd-cm's; nil means defaults.
+	Settings *settings.Settings
+	// Resync is the periodic refresh (default 120 s, plus up to half of it
+	// as jitter).
+	Resync time.Duration
+	// RepoFor resolves a repository URL to its credentials; nil uses none.
+	RepoFor func(ctx context.Context, url string) (reposerver.Repository, error)
+	Logger  *slog.Logger
+}
+
+// Reconciler compares each Application with its destination and writes
+// the outcome to the Application's status.
+type Reconciler struct {
+	client client.Client
+	opts   Options
+	health *health.Engine
+	log    *slog.Logger
+	events chan event.GenericEvent
+
+	mu    sync.RWMutex
+	state map[types.NamespacedName]*AppState
+}
+
+// AppState is what the reconciler knows of an app beyond its status: the
+// per-resource diffs, kept in memory (not in the CRD) for the API.
+type AppState struct {
+	Comparison *Comparison
+	Revision   string
+}
+
+// NewReconciler returns a Reconciler; SetupWithManager registers it.
+func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
+	if opts.Resync <= 0 {
+		opts.Resync = 120 * time.Second
+	}
+	if opts.Settings == nil {
+		s, err := settings.Parse(nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Settings = s
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.RepoFor == nil {
+		opts.RepoFor = func(_ context.Context, url string) (reposerver.Repository, error) {
+			return reposerver.Repository{URL: url}, nil
+		}
+	}
+	h, err := health.New(health.Options{LuaChecks: opts.Settings.HealthChecks()})
+	if err != nil {
+		return nil, fmt.Errorf("health checks from settings: %w", err)
+	}
+	return &Reconciler{client: c, opts: opts, health: h, log: opts.Logger, events: make(chan event.GenericEvent, 1024), state: map[types.NamespacedName]*AppState{}}, nil
+}
+
+// SetupWithManager watches Applications (spec, labels and annotations, not
+// status) and the refresh requests that live-state events send.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("application").
+		For(&v1alpha1.Application{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
+		Complete(r)
+}
+
+// Refresh asks for app to be reconciled soon, e.g. because one of its live
+// objects changed. It never blocks: a full queue drops the request, and
+// the periodic resync catches up.
+func (r *Reconciler) Refresh(app types.NamespacedName) {
+	obj := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	select {
+	case r.events <- event.GenericEvent{Object: obj}:
+	default:
+	}
+}
+
+// State returns the last comparison of app, or nil.
+func (r *Reconciler) State(app types.NamespacedName) *AppState {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.state[app]
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var app v1alpha1.Application
+	if err := r.client.Get(ctx, req.NamespacedName, &app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.mu.Lock()
+			delete(r.state, req.NamespacedName)
+			r.mu.Unlock()
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	status := app.Status.DeepCopy()
+	hard := refreshMode(&app) == "hard"
+	cmp, revision, srcType, err := r.compareApp(ctx, &app, hard)
+	now := metav1.Now()
+	if err != nil {
+		setCondition(status, conditionFor(err), err.Error(), now)
+		status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
+	} else {
+		clearCondition(status, v1alpha1.ApplicationConditionComparisonError)
+		clearCondition(status, v1alpha1.ApplicationConditionInvalidSpecError)
+		r.apply(status, &app, cmp, revision, srcType, now)
+		r.mu.Lock()
+		r.state[req.NamespacedName] = &AppState{Comparison: cmp, Revision: revision}
+		r.mu.Unlock()
+	}
+	if err := r.writeStatus(ctx, &app, status, now); err != nil {
+		return ctrl.Result{}, err
+	}
+	if refreshMode(&app) != "" {
+		if err := r.clearRefresh(ctx, &app); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	jitter := time.Duration(rand.Int64N(int64(r.opts.Resync / 2))) //nolint:gosec // spreading refreshes, not security
+	return ctrl.Result{RequeueAfter: r.opts.Resync + jitter}, nil
+}
+
+// errInvalidSpec marks a comparison that failed because of the spec.
+var errInvalidSpec = errors.New("invalid spec")
+
+func conditionFor(err error) v1alpha1.ApplicationConditionType {
+	if errors.Is(err, errInvalidSpec) {
+		return v1alpha1.ApplicationConditionInvalidSpecError
+	}
+	return v1alpha1.ApplicationConditionComparisonError
+}
+
+// compareApp renders the app's source and compares it with the live state.
+func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, hard bool) (*Comparison, string, v1alpha1.ApplicationSourceType, error) {
+	src := app.Spec.Source
+	if src == nil {
+		if len(app.Spec.Sources) > 0 {
+			return nil, "", "", fmt.Errorf("%w: multiple sources are not supported yet", errInvalidSpec)
+		}
+		return nil, "", "", fmt.Errorf("%w: spec.source is required", errInvalidSpec)
+	}
+	dest := app.Spec.Destination
+	if (dest.Server != "" && dest.Server != InClusterServer) || (dest.Server == "" && dest.Name != "in-cluster") {
+		return nil, "", "", fmt.Errorf("%w: destination %s%s is not a registered cluster (only %s / in-cluster so far)", errInvalidSpec, dest.Server, dest.Name, InClusterServer)
+	}
+	repo, err := r.opts.RepoFor(ctx, src.RepoURL)
+	if err != nil {
+		return nil, "", "", err
+	}
+	res, err := r.opts.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
+		Repo: repo, Source: *src, AppName: app.Name, Namespace: dest.Namespace, NoCache: hard,
+	})
+	if err != nil {
+		return nil, "", "", fmt.Errorf("rendering manifests: %w", err)
+	}
+	desired := make([]*unstructured.Unstructured, 0, len(res.Manifests))
+	for _, m := range res.Manifests {
+		namespaced, err := r.opts.Live.IsNamespaced(m.GroupVersionKind().GroupKind())
+		if err == nil && namespaced && m.GetNamespace() == "" {
+			m.SetNamespace(dest.Namespace)
+		}
+		labels := m.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[r.opts.Settings.InstanceLabelKey] = app.Name
+		m.SetLabels(labels)
+		desired = append(desired, m)
+	}
+	live := map[ResourceKey]*unstructured.Unstructured{}
+	for _, key := range r.opts.Live.Managed(app.Name) {
+		obj, err := r.opts.Live.Get(ctx, key)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, "", "", fmt.Errorf("reading live %s: %w", key, err)
+		}
+		live[key] = obj
+	}
+	differ, err := diff.New(diff.Options{Ignore: r.opts.Settings.IgnoreRules(app.Spec.IgnoreDifferences)})
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
+	}
+	cmp, err := compare(ctx, compareInput{desired: desired, live: live, differ: differ, health: r.health})
+	if err != nil {
+		return nil, "", "", err
+	}
+	return cmp, res.Revision, res.SourceType, nil
+}
+
+// apply writes a comparison into status.
+func (r *Reconciler) apply(status *v1alpha1.ApplicationStatus, app *v1alpha1.Application, cmp *Comparison, revision string, srcType v1alpha1.ApplicationSourceType, now metav1.Time) {
+	status.Sync = v1alpha1.SyncStatus{
+		Status:     cmp.Sync,
+		Revision:   revision,
+		ComparedTo: v1alpha1.ComparedTo{Source: *app.Spec.Source, Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences},
+	}
+	if status.Health.Status != cmp.Health {
+		status.Health.LastTransitionTime = &now
+	}
+	status.Health.Status, status.Health.Message = cmp.Health, ""
+	status.SourceType = srcType
+	status.Summary.Images = cmp.Images
+	status.Resources = make([]v1alpha1.ResourceStatus, 0, len(cmp.Resources))
+	for _, res := range cmp.Resources {
+		rs := v1alpha1.ResourceStatus{
+			Group: res.Key.Group, Version: res.Version, Kind: res.Key.Kind, Namespace: res.Key.Namespace, Name: res.Key.Name,
+			Status: res.Status, RequiresPruning: res.RequiresPruning,
+		}
+		if res.Health != nil {
+			rs.Health = &v1alpha1.HealthStatus{Status: res.Health.Status, Message: res.Health.Message}
+		}
+		status.Resources = append(status.Resources, rs)
+	}
+}
+
+// writeStatus patches the status when anything but reconciledAt changed,
+// or when reconciledAt is older than the resync period.
+func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, now metav1.Time) error {
+	old := app.Status.DeepCopy()
+	stale := old.ReconciledAt == nil || now.Sub(old.ReconciledAt.Time) >= r.opts.Resync
+	old.ReconciledAt, status.ReconciledAt = nil, nil
+	if !stale && reflect.DeepEqual(old, status) {
+		return nil
+	}
+	status.ReconciledAt = &now
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Status = *status
+	if err := r.client.Status().Patch(ctx, app, patch); err != nil {
+		return fmt.Errorf("patch status of %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	return nil
+}
+
+func refreshMode(app *v1alpha1.Application) string {
+	for _, k := range []string{RefreshAnnotation, ArgoRefreshAnnotation} {
+		if v := app.Annotations[k]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// clearRefresh removes a served refresh request, as Argo CD does.
+func (r *Reconciler) clearRefresh(ctx context.Context, app *v1alpha1.Application) error {
+	patch := client.MergeFrom(app.DeepCopy())
+	delete(app.Annotations, RefreshAnnotation)
+	delete(app.Annotations, ArgoRefreshAnnotation)
+	return client.IgnoreNotFound(r.client.Patch(ctx, app, patch))
+}
+
+func setCondition(status *v1alpha1.ApplicationStatus, t v1alpha1.ApplicationConditionType, msg string, now metav1.Time) {
+	for i, c := range status.Conditions {
+		if c.Type == t {
+			if c.Message != msg {
+				status.Conditions[i].Message, status.Conditions[i].LastTransitionTime = msg, &now
+			}
+			return
+		}
+	}
+	status.Conditions = append(status.Conditions, v1alpha1.ApplicationCondition{Type: t, Message: msg, LastTransitionTime: &now})
+}
+
+func clearCondition(status *v1alpha1.ApplicationStatus, t v1alpha1.ApplicationConditionType) {
+	out := status.Conditions[:0]
+	for _, c := range status.Conditions {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	status.Conditions = out
+}
