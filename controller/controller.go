@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -31,8 +33,10 @@ type Config struct {
 	Repo      reposerver.Service
 	Settings  *settings.Settings
 	Resync    time.Duration
-	RepoFor   func(ctx context.Context, url string) (reposerver.Repository, error)
-	Logger    *slog.Logger
+	// Processors is how many apps are reconciled at once (default 10).
+	Processors int
+	RepoFor    func(ctx context.Context, url string) (reposerver.Repository, error)
+	Logger     *slog.Logger
 }
 
 // Controller runs the cluster cache and the Application reconciler.
@@ -75,7 +79,10 @@ func New(cfg Config) (*Controller, error) {
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache: crcache.Options{
 			DefaultNamespaces: map[string]crcache.Config{cfg.Namespace: {}},
-			ByObject:          map[client.Object]crcache.ByObject{},
+			// Of the ConfigMaps only graphcd-cm is watched and cached.
+			ByObject: map[client.Object]crcache.ByObject{
+				&corev1.ConfigMap{}: {Field: fields.OneTermEqualSelector("metadata.name", SettingsConfigMap)},
+			},
 		},
 		HealthProbeBindAddress: "0",
 	})
@@ -84,22 +91,38 @@ func New(cfg Config) (*Controller, error) {
 	}
 	r, err := NewReconciler(mgr.GetClient(), Options{
 		Repo: cfg.Repo, Live: live, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
+		Recorder: mgr.GetEventRecorder("graphcd-controller"),
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	if cfg.Processors <= 0 {
+		cfg.Processors = 10
+	}
+	if err := r.SetupWithManager(mgr, cfg.Processors); err != nil {
+		return nil, err
+	}
+	watch := &settingsWatch{client: mgr.GetClient(), r: r, namespace: cfg.Namespace, base: cfg.Settings, log: cfg.Logger}
+	if err := watch.setup(mgr); err != nil {
 		return nil, err
 	}
 	// A change to a live object refreshes only the app that owns it.
 	live.OnChange(func(app string, _ ResourceKey) {
-		r.Refresh(types.NamespacedName{Namespace: cfg.Namespace, Name: app})
+		name := types.NamespacedName{Namespace: cfg.Namespace, Name: app}
+		r.broker.publish(Event{App: name, Type: EventResourceChanged})
+		r.Refresh(name)
 	})
 	return &Controller{cfg: cfg, live: live, mgr: mgr, reconciler: r}, nil
 }
 
 // Reconciler exposes the reconciler (its in-memory state) to the API.
 func (c *Controller) Reconciler() *Reconciler { return c.reconciler }
+
+// Subscribe streams the reconciliation events of every app; see
+// Reconciler.Subscribe.
+func (c *Controller) Subscribe(ctx context.Context, buffer int) <-chan Event {
+	return c.reconciler.Subscribe(ctx, buffer)
+}
 
 // Live exposes the cluster cache (resource trees) to the API.
 func (c *Controller) Live() *cache.Cluster { return c.live }

@@ -65,6 +65,10 @@ func TestMain(m *testing.M) {
 			cancel()
 			return nil, err
 		}
+		// No revision cache: reposerver.Local does not offer
+		// InvalidateRevision yet, and TestRefreshPicksUpNewCommit needs a
+		// refresh to see a new commit (the refresh is what the test waits
+		// for; a commit alone triggers nothing).
 		repo, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, AllowFileURLs: true})
 		if err != nil {
 			cancel()
@@ -115,11 +119,19 @@ func configMap(ns, app, value string) string {
 // for them, with a destination namespace of its own.
 func newApp(t *testing.T, name string, files map[string]string) (string, *v1alpha1.Application) {
 	t.Helper()
-	dest := cluster.Namespace(t)
+	_, dest, app := newAppWith(t, name, files, nil)
+	return dest, app
+}
+
+// newAppWith is newApp that lets edit change the Application before it is
+// created, and also returns the repository's working copy.
+func newAppWith(t *testing.T, name string, files map[string]string, edit func(*v1alpha1.Application)) (dir, dest string, _ *v1alpha1.Application) {
+	t.Helper()
+	dest = cluster.Namespace(t)
 	for k, v := range files {
 		files[k] = strings.ReplaceAll(v, "DEST", dest)
 	}
-	dir, _ := reposervertest.CommitFiles(t, files)
+	dir, _ = reposervertest.CommitFiles(t, files)
 	app := &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appNamespace},
 		Spec: v1alpha1.ApplicationSpec{
@@ -128,11 +140,14 @@ func newApp(t *testing.T, name string, files map[string]string) (string, *v1alph
 			Destination: v1alpha1.ApplicationDestination{Server: controller.InClusterServer, Namespace: dest},
 		},
 	}
+	if edit != nil {
+		edit(app)
+	}
 	if err := apps.Create(t.Context(), app); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = apps.Delete(context.Background(), app) })
-	return dest, app
+	return dir, dest, app
 }
 
 // waitStatus polls the Application until cond holds.

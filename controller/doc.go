@@ -22,6 +22,48 @@
 // changed. Per-resource diffs stay in memory (Reconciler.State) and the
 // resource tree in the cluster cache, not in the CRD.
 //
+// A refresh annotation also asks the repository service to forget the
+// revisions it resolved for the app's repository, when it offers that
+// (RevisionInvalidator), so a normal refresh sees a commit pushed a moment
+// ago.
+//
+// # Settings
+//
+// The controller watches the graphcd-cm ConfigMap in its namespace
+// (SettingsConfigMap; only that ConfigMap is cached). When it changes, the
+// settings are parsed again, the health engine (Lua checks) and the
+// ignoreDifferences rules are rebuilt and swapped in atomically, and every
+// Application is refreshed:
+//
+//	data:
+//	  resource.customizations.health.test.graphcd.io_Widget: |
+//	    hs = {status = "Degraded", message = "widget says no"}
+//	    return hs
+//	  resource.customizations.ignoreDifferences.ConfigMap: |
+//	    jsonPointers: [/data/mode]
+//
+// An edit that does not parse, or a Lua check that does not compile, is
+// logged and the previous settings stay. Deleting graphcd-cm restores the
+// settings the controller started with. The instance label key, tracking
+// method and resource inclusions/exclusions shape the cluster cache and
+// take effect on restart only.
+//
+// # Events
+//
+// When an app's sync status or health changes, a Kubernetes Event
+// (events.k8s.io/v1) is recorded on the Application, reason
+// SyncStatusChanged or HealthStatusChanged, note "OutOfSync -> Synced".
+// In process, Controller.Subscribe streams typed Events of every app:
+// ResourceChanged (a live object changed), Refreshed (after every
+// comparison), SyncStatusChanged and HealthChanged, each with the app's
+// sync status, health and revision. Each subscriber has its own buffer; a
+// subscriber that falls behind misses events (Reconciler.Dropped counts
+// them) and never slows the reconciler. Its channel closes when its
+// context ends.
+//
+// Secret values never leave the diff engine: per-resource diffs of Secrets
+// carry masks, and the status holds no data at all.
+//
 // Sub-packages: cache (the cluster cache), diff, health. Sync operations,
 // projects and multi-cluster destinations come with the sync issue; the
 // only destination so far is the cluster graphcd runs in.

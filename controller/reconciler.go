@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,9 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -25,7 +28,6 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/diff"
-	"github.com/graphcd/graphcd/controller/health"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -60,17 +62,28 @@ type Options struct {
 	Resync time.Duration
 	// RepoFor resolves a repository URL to its credentials; nil uses none.
 	RepoFor func(ctx context.Context, url string) (reposerver.Repository, error)
-	Logger  *slog.Logger
+	// Recorder records Kubernetes Events on Applications when their sync
+	// status or health changes; nil records none.
+	Recorder events.EventRecorder
+	Logger   *slog.Logger
+}
+
+// RevisionInvalidator is implemented by repository services that cache
+// resolved revisions (branch -> SHA). A refresh annotation (normal or
+// hard) calls it before rendering, so a new commit is seen at once.
+type RevisionInvalidator interface {
+	InvalidateRevision(repoURL string)
 }
 
 // Reconciler compares each Application with its destination and writes
 // the outcome to the Application's status.
 type Reconciler struct {
-	client client.Client
-	opts   Options
-	health *health.Engine
-	log    *slog.Logger
-	events chan event.GenericEvent
+	client  client.Client
+	opts    Options
+	engines atomic.Pointer[engines]
+	log     *slog.Logger
+	events  chan event.GenericEvent
+	broker  *broker
 
 	mu    sync.RWMutex
 	state map[types.NamespacedName]*AppState
@@ -103,18 +116,24 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 			return reposerver.Repository{URL: url}, nil
 		}
 	}
-	h, err := health.New(health.Options{LuaChecks: opts.Settings.HealthChecks()})
+	e, err := newEngines(opts.Settings)
 	if err != nil {
-		return nil, fmt.Errorf("health checks from settings: %w", err)
+		return nil, err
 	}
-	return &Reconciler{client: c, opts: opts, health: h, log: opts.Logger, events: make(chan event.GenericEvent, 1024), state: map[types.NamespacedName]*AppState{}}, nil
+	r := &Reconciler{
+		client: c, opts: opts, log: opts.Logger, events: make(chan event.GenericEvent, 1024),
+		broker: newBroker(), state: map[types.NamespacedName]*AppState{},
+	}
+	r.engines.Store(e)
+	return r, nil
 }
 
 // SetupWithManager watches Applications (spec, labels and annotations, not
 // status) and the refresh requests that live-state events send.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, processors int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("application").
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: processors}).
 		For(&v1alpha1.Application{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
@@ -131,6 +150,30 @@ func (r *Reconciler) Refresh(app types.NamespacedName) {
 	default:
 	}
 }
+
+// refreshWait is Refresh that waits for room in the queue rather than
+// dropping the request, for callers that refresh many apps at once.
+func (r *Reconciler) refreshWait(ctx context.Context, app types.NamespacedName) error {
+	obj := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	select {
+	case r.events <- event.GenericEvent{Object: obj}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Subscribe returns a channel of the reconciliation events of every app,
+// with room for buffer events. A subscriber that falls behind misses
+// events (Dropped counts them) rather than slowing the reconciler. The
+// channel is closed when ctx ends.
+func (r *Reconciler) Subscribe(ctx context.Context, buffer int) <-chan Event {
+	return r.broker.subscribe(ctx, buffer)
+}
+
+// Dropped counts the events subscribers missed because their buffer was
+// full.
+func (r *Reconciler) Dropped() uint64 { return r.broker.dropped.Load() }
 
 // State returns the last comparison of app, or nil.
 func (r *Reconciler) State(app types.NamespacedName) *AppState {
@@ -152,8 +195,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	status := app.Status.DeepCopy()
-	hard := refreshMode(&app) == "hard"
-	cmp, revision, srcType, err := r.compareApp(ctx, &app, hard)
+	mode := refreshMode(&app)
+	cmp, revision, srcType, err := r.compareApp(ctx, &app, mode)
 	now := metav1.Now()
 	if err != nil {
 		setCondition(status, conditionFor(err), err.Error(), now)
@@ -166,9 +209,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.state[req.NamespacedName] = &AppState{Comparison: cmp, Revision: revision}
 		r.mu.Unlock()
 	}
+	before := app.Status.DeepCopy()
 	if err := r.writeStatus(ctx, &app, status, now); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.announce(&app, before, status, now.Time)
 	if refreshMode(&app) != "" {
 		if err := r.clearRefresh(ctx, &app); err != nil {
 			return ctrl.Result{}, err
@@ -189,7 +234,8 @@ func conditionFor(err error) v1alpha1.ApplicationConditionType {
 }
 
 // compareApp renders the app's source and compares it with the live state.
-func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, hard bool) (*Comparison, string, v1alpha1.ApplicationSourceType, error) {
+func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, mode string) (*Comparison, string, v1alpha1.ApplicationSourceType, error) {
+	eng := r.engines.Load()
 	src := app.Spec.Source
 	if src == nil {
 		if len(app.Spec.Sources) > 0 {
@@ -205,8 +251,11 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 	if err != nil {
 		return nil, "", "", err
 	}
+	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
+		inv.InvalidateRevision(src.RepoURL)
+	}
 	res, err := r.opts.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
-		Repo: repo, Source: *src, AppName: app.Name, Namespace: dest.Namespace, NoCache: hard,
+		Repo: repo, Source: *src, AppName: app.Name, Namespace: dest.Namespace, NoCache: mode == "hard",
 	})
 	if err != nil {
 		return nil, "", "", fmt.Errorf("rendering manifests: %w", err)
@@ -236,11 +285,11 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 		}
 		live[key] = obj
 	}
-	differ, err := diff.New(diff.Options{Ignore: r.opts.Settings.IgnoreRules(app.Spec.IgnoreDifferences)})
+	differ, err := diff.New(diff.Options{Ignore: eng.settings.IgnoreRules(app.Spec.IgnoreDifferences)})
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
 	}
-	cmp, err := compare(ctx, compareInput{desired: desired, live: live, differ: differ, health: r.health})
+	cmp, err := compare(ctx, compareInput{desired: desired, live: live, differ: differ, health: eng.health})
 	if err != nil {
 		return nil, "", "", err
 	}

@@ -457,3 +457,9 @@ func cleanRel(p string) string {
 	p = path.Clean("/" + filepath.ToSlash(p))
 	return strings.TrimPrefix(p, "/")
 }
+
+// InvalidateRevision forgets the resolved revisions of repoURL, so the next
+// request sees new commits at once (a refresh, a webhook).
+func (l *Local) InvalidateRevision(repoURL string) {
+	l.git.InvalidateRevision(repoURL)
+}

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // rootOptions holds the persistent flags and what PersistentPreRunE
@@ -47,6 +49,7 @@ command line wins over the environment.`,
 			o.log = newLogger(o.stderr, o.logLevel.String(), o.logFormat.String())
 			slog.SetDefault(o.log)    // the standard log package, used by some libraries
 			klog.SetSlogLogger(o.log) // client-go
+			ctrllog.SetLogger(logr.FromSlogHandler(o.log.Handler()))
 			return nil
 		},
 	}

@@ -1,0 +1,125 @@
+package controller
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// EventType says what happened to an app.
+type EventType string
+
+// Event types, in the order a refresh produces them.
+const (
+	// EventResourceChanged: a live object of the app changed.
+	EventResourceChanged EventType = "ResourceChanged"
+	// EventRefreshed: the app was compared again (sent on every reconcile
+	// that got as far as a comparison, successful or not).
+	EventRefreshed EventType = "Refreshed"
+	// EventSyncStatusChanged: status.sync.status changed.
+	EventSyncStatusChanged EventType = "SyncStatusChanged"
+	// EventHealthChanged: status.health.status changed.
+	EventHealthChanged EventType = "HealthChanged"
+)
+
+// Event is one reconciliation event of an app, as Subscribe delivers it.
+// Sync, Health and Revision are the app's state after the event (empty for
+// ResourceChanged, which comes before the comparison).
+type Event struct {
+	App      types.NamespacedName
+	Type     EventType
+	Sync     v1alpha1.SyncStatusCode
+	Health   v1alpha1.HealthStatusCode
+	Revision string
+	Time     time.Time
+}
+
+// broker fans events out to subscribers without ever blocking the
+// publisher: a subscriber whose buffer is full misses the event, and the
+// miss is counted.
+type broker struct {
+	mu      sync.RWMutex
+	subs    map[chan Event]struct{}
+	dropped atomic.Uint64
+}
+
+func newBroker() *broker { return &broker{subs: map[chan Event]struct{}{}} }
+
+// subscribe returns a channel with the given buffer that receives events
+// until ctx ends; then it is closed.
+func (b *broker) subscribe(ctx context.Context, buffer int) <-chan Event {
+	if buffer < 0 {
+		buffer = 0
+	}
+	ch := make(chan Event, buffer)
+	b.mu.Lock()
+	b.subs[ch] = struct{}{}
+	b.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		b.mu.Lock()
+		delete(b.subs, ch)
+		close(ch)
+		b.mu.Unlock()
+	}()
+	return ch
+}
+
+// publish sends ev to every subscriber that has room for it.
+func (b *broker) publish(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for ch := range b.subs {
+		select {
+		case ch <- ev:
+		default:
+			b.dropped.Add(1)
+		}
+	}
+}
+
+// announce publishes the events of one reconcile and records Kubernetes
+// Events for sync and health transitions.
+func (r *Reconciler) announce(app *v1alpha1.Application, before, after *v1alpha1.ApplicationStatus, now time.Time) {
+	name := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+	ev := Event{App: name, Sync: after.Sync.Status, Health: after.Health.Status, Revision: after.Sync.Revision, Time: now}
+	ev.Type = EventRefreshed
+	r.broker.publish(ev)
+	if before.Sync.Status != after.Sync.Status {
+		ev.Type = EventSyncStatusChanged
+		r.broker.publish(ev)
+		r.record(app, "SyncStatusChanged", string(before.Sync.Status), string(after.Sync.Status))
+	}
+	if before.Health.Status != after.Health.Status {
+		ev.Type = EventHealthChanged
+		r.broker.publish(ev)
+		r.record(app, "HealthStatusChanged", string(before.Health.Status), string(after.Health.Status))
+	}
+}
+
+// record writes a Kubernetes Event "<from> -> <to>" on app. The
+// events.k8s.io recorder folds events of the same regarding object, reason
+// and action into one series regardless of their note, so the action names
+// the transition: a repeated transition counts up its series, a different
+// one is an Event of its own.
+func (r *Reconciler) record(app *v1alpha1.Application, reason, from, to string) {
+	if r.opts.Recorder == nil {
+		return
+	}
+	if from == "" {
+		from = "Unknown"
+	}
+	if to == "" {
+		to = "Unknown"
+	}
+	r.opts.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, from+"->"+to, "%s -> %s", from, to)
+}

@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/health"
+	"github.com/graphcd/graphcd/internal/settings"
+)
+
+// SettingsConfigMap is the name of the settings ConfigMap, in the
+// controller's namespace.
+const SettingsConfigMap = "graphcd-cm"
+
+// engines are the settings and what is built from them; the reconciler
+// swaps them as one pointer, so a comparison never mixes two versions.
+type engines struct {
+	settings *settings.Settings
+	health   *health.Engine
+}
+
+func newEngines(s *settings.Settings) (*engines, error) {
+	h, err := health.New(health.Options{LuaChecks: s.HealthChecks()})
+	if err != nil {
+		return nil, fmt.Errorf("health checks from settings: %w", err)
+	}
+	return &engines{settings: s, health: h}, nil
+}
+
+// Settings returns the settings the reconciler compares with now.
+func (r *Reconciler) Settings() *settings.Settings { return r.engines.Load().settings }
+
+// UpdateSettings switches the reconciler to s (health checks and ignore
+// rules) for every comparison that starts afterwards. An error (a Lua
+// check that does not compile) keeps the previous settings. It does not
+// refresh apps; the settings watch does that.
+//
+// The instance label key, tracking method and resource filters stay as
+// they were at start: the cluster cache is built with them.
+func (r *Reconciler) UpdateSettings(s *settings.Settings) error {
+	e, err := newEngines(s)
+	if err != nil {
+		return err
+	}
+	r.engines.Store(e)
+	return nil
+}
+
+// settingsWatch reloads graphcd-cm when it changes and refreshes every app.
+type settingsWatch struct {
+	client    client.Client
+	r         *Reconciler
+	namespace string
+	// base are the settings the controller started with; they return when
+	// graphcd-cm is deleted.
+	base *settings.Settings
+	log  *slog.Logger
+}
+
+func (w *settingsWatch) setup(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("settings").
+		For(&corev1.ConfigMap{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetName() == SettingsConfigMap && o.GetNamespace() == w.namespace
+		}))).
+		Complete(w)
+}
+
+// Reconcile implements reconcile.Reconciler for graphcd-cm.
+func (w *settingsWatch) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var cm corev1.ConfigMap
+	s := w.base
+	err := w.client.Get(ctx, req.NamespacedName, &cm)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, err
+	default:
+		parsed, err := settings.Parse(cm.Data)
+		if err != nil {
+			// A broken edit must not take away working settings.
+			w.log.ErrorContext(ctx, "settings: keeping the previous settings", "configmap", req.String(), "err", err)
+			return ctrl.Result{}, nil
+		}
+		s = parsed
+	}
+	if reflect.DeepEqual(s, w.r.Settings()) {
+		return ctrl.Result{}, nil
+	}
+	if s.InstanceLabelKey != w.base.InstanceLabelKey || s.TrackingMethod != w.base.TrackingMethod ||
+		!reflect.DeepEqual(s.Exclusions, w.base.Exclusions) || !reflect.DeepEqual(s.Inclusions, w.base.Inclusions) {
+		w.log.WarnContext(ctx, "settings: tracking and resource filters take effect on restart", "configmap", req.String())
+	}
+	if err := w.r.UpdateSettings(s); err != nil {
+		w.log.ErrorContext(ctx, "settings: keeping the previous settings", "configmap", req.String(), "err", err)
+		return ctrl.Result{}, nil
+	}
+	w.log.InfoContext(ctx, "settings: reloaded; refreshing every app", "configmap", req.String())
+	var list v1alpha1.ApplicationList
+	if err := w.client.List(ctx, &list, client.InNamespace(w.namespace)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("list applications after a settings change: %w", err)
+	}
+	for _, app := range list.Items {
+		if err := w.r.refreshWait(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,313 @@
+// Command loadtest measures the Application controller on the reference
+// workload of the Argo CD benchmarks: N Applications, each one ConfigMap
+// (~2.3 KB, 20 keys) in its own namespace, from one Git repository served
+// over smart HTTP on loopback, against a local etcd + kube-apiserver.
+//
+// It starts `graphcd server` as a separate process and reports the time
+// from its start to the first and to all apps reconciled (Synced and
+// Healthy), its CPU seconds and peak RSS, and its steady-state CPU at the
+// default resync. --unrelated adds ConfigMaps no app owns, to show that an
+// app's cost does not grow with unrelated objects.
+//
+//	go run ./hack/loadtest --graphcd bin/graphcd --apps 1000
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/hack/localcluster"
+)
+
+func main() {
+	runtime.LockOSThread() // children die with us (Pdeathsig)
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "loadtest: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	graphcd   string
+	apps      int
+	unrelated int
+	steady    time.Duration
+	timeout   time.Duration
+}
+
+func run() error {
+	var o options
+	flag.StringVar(&o.graphcd, "graphcd", "bin/graphcd", "graphcd binary")
+	flag.IntVar(&o.apps, "apps", 1000, "number of Applications")
+	flag.IntVar(&o.unrelated, "unrelated", 0, "ConfigMaps no app owns, added to the cluster")
+	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "how long to measure steady-state CPU after all apps reconciled")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after")
+	flag.Parse()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Minimal, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cluster.Stop() }()
+	if err := crd.Install(ctx, apiextensionsclientset.NewForConfigOrDie(cluster.Config)); err != nil {
+		return err
+	}
+	repoURL, stopGit, err := serveRepo(cluster.Dir, o.apps)
+	if err != nil {
+		return err
+	}
+	defer stopGit()
+	log.Info("creating workload", "apps", o.apps, "unrelated", o.unrelated)
+	if err := createWorkload(ctx, cluster, repoURL, o); err != nil {
+		return err
+	}
+
+	srv := exec.Command(o.graphcd, "server", "--listen", "127.0.0.1:0", "--kubeconfig", cluster.Kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx // stopped with SIGTERM
+	srv.Stderr = os.Stderr
+	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	start := time.Now()
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
+	pid := srv.Process.Pid
+
+	dyn := dynamic.NewForConfigOrDie(cluster.Config)
+	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
+	var first, all time.Duration
+	for all == 0 {
+		if ctx.Err() != nil {
+			return fmt.Errorf("not all apps reconciled within %s", o.timeout)
+		}
+		list, err := dyn.Resource(appsGVR).Namespace("graphcd").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		done := 0
+		for _, a := range list.Items {
+			sync, _, _ := unstructuredString(a.Object, "status", "sync", "status")
+			h, _, _ := unstructuredString(a.Object, "status", "health", "status")
+			if sync == "Synced" && h == "Healthy" {
+				done++
+			}
+		}
+		if done > 0 && first == 0 {
+			first = time.Since(start)
+		}
+		if done == o.apps {
+			all = time.Since(start)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cpuAll, err := cpuSeconds(pid)
+	if err != nil {
+		return err
+	}
+	time.Sleep(o.steady)
+	cpuEnd, err := cpuSeconds(pid)
+	if err != nil {
+		return err
+	}
+	peak, err := peakRSS(pid)
+	if err != nil {
+		return err
+	}
+	steady := (cpuEnd - cpuAll) / o.steady.Seconds() * 1000
+	fmt.Printf("| %d | %d | %.1f s | %.1f s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
+		o.apps, o.unrelated, first.Seconds(), all.Seconds(), cpuAll, peak>>20, steady)
+	return nil
+}
+
+func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+	cur := any(obj)
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = m[p]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
+}
+
+// configMapYAML is the reference object: 20 keys, ~2.3 KB.
+func configMapYAML(i int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\n  namespace: app-%04d\ndata:\n", i)
+	for k := range 20 {
+		fmt.Fprintf(&b, "  key-%02d: %q\n", k, strings.Repeat(strconv.Itoa(k%10), 100))
+	}
+	return b.String()
+}
+
+// serveRepo commits one directory per app and serves the repository over
+// smart HTTP (git http-backend) on loopback.
+func serveRepo(base string, apps int) (string, func(), error) {
+	work := filepath.Join(base, "repo-work")
+	for i := range apps {
+		dir := filepath.Join(work, "apps", fmt.Sprintf("app-%04d", i))
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return "", nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(configMapYAML(i)), 0o600); err != nil {
+			return "", nil, err
+		}
+	}
+	env := append(os.Environ(), "HOME="+base, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "apps"}, {"clone", "-q", "--bare", ".", filepath.Join(base, "git", "apps.git")}} {
+		cmd := exec.Command("git", args...) //nolint:noctx // short-lived
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", nil, fmt.Errorf("git %v: %w: %s", args, err, out)
+		}
+	}
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		return "", nil, err
+	}
+	handler := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
+		"GIT_PROJECT_ROOT=" + filepath.Join(base, "git"), "GIT_HTTP_EXPORT_ALL=1", "HOME=" + base, "GIT_CONFIG_NOSYSTEM=1",
+	}}
+	var lc net.ListenConfig
+	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(l) }()
+	return "http://" + l.Addr().String() + "/apps.git", func() { _ = hs.Close() }, nil
+}
+
+// createWorkload creates the namespaces, the live ConfigMaps (as a sync
+// would have left them), unrelated ConfigMaps, and the Applications.
+func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string, o options) error {
+	cs := c.Client
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "graphcd"}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
+	work := make(chan int)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				if err := createOne(ctx, c, dyn, appsGVR, repoURL, i, o); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range max(o.apps, o.unrelated) {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func createOne(ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, appsGVR schema.GroupVersionResource, repoURL string, i int, o options) error {
+	cs := c.Client
+	if i < o.apps {
+		ns := fmt.Sprintf("app-%04d", i)
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "config", Namespace: ns, Labels: map[string]string{"app.kubernetes.io/instance": ns}}, Data: map[string]string{}}
+		for k := range 20 {
+			cm.Data[fmt.Sprintf("key-%02d", k)] = strings.Repeat(strconv.Itoa(k%10), 100)
+		}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		app := map[string]any{
+			"apiVersion": "graphcd.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"name": ns, "namespace": "graphcd"},
+			"spec": map[string]any{
+				"project":     "default",
+				"source":      map[string]any{"repoURL": repoURL, "path": "apps/" + ns, "targetRevision": "main"},
+				"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": ns},
+			},
+		}
+		if _, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(app), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	if i < o.unrelated {
+		ns := fmt.Sprintf("noise-%02d", i%50)
+		if i < 50 {
+			if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+		} else {
+			time.Sleep(time.Millisecond) // let the namespace exist
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("noise-%05d", i), Namespace: ns}, Data: map[string]string{"k": strings.Repeat("x", 2000)}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cpuSeconds reads user+system CPU time of pid from /proc.
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(fields[11], 64)
+	st, _ := strconv.ParseFloat(fields[12], 64)
+	return (ut + st) / 100, nil // clock ticks; 100 Hz on Linux
+}
+
+// peakRSS reads VmHWM of pid, in bytes.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM for pid %d", pid)
+}
+
+func toUnstructured(m map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: m}
+}
