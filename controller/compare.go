@@ -42,6 +42,9 @@ type Comparison struct {
 	Health    health.Status
 	Resources []ResourceResult
 	Images    []string
+	// Warnings become the app's warning conditions (repeated and shared
+	// resources), keyed by condition type.
+	Warnings map[v1alpha1.ApplicationConditionType]string
 }
 
 // compareInput is what compare needs; the reconciler gathers it.

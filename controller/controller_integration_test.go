@@ -266,3 +266,24 @@ func TestComparisonError(t *testing.T) {
 		return false
 	})
 }
+
+// A resource declared twice gives RepeatedResourceWarning; a resource that
+// another app owns gives SharedResourceWarning naming both apps.
+func TestResourceWarnings(t *testing.T) {
+	t.Parallel()
+	const name = "warn-app"
+	dest, _ := newApp(t, name, map[string]string{
+		"app/a.yaml":     configMap("DEST", name, "one"),
+		"app/a-dup.yaml": configMap("DEST", name, "one"),
+		"app/b.yaml":     strings.ReplaceAll(configMap("DEST", name, "two"), "name: settings", "name: owned-elsewhere"),
+	})
+	apply(t, strings.ReplaceAll(configMap(dest, "other-app", "two"), "name: settings", "name: owned-elsewhere"))
+	waitStatus(t, name, "warned about repeated and shared resources", func(s *v1alpha1.ApplicationStatus) bool {
+		var repeated, shared bool
+		for _, c := range s.Conditions {
+			repeated = repeated || (c.Type == v1alpha1.ApplicationConditionRepeatedResourceWarning && strings.Contains(c.Message, "ConfigMap "+dest+"/settings"))
+			shared = shared || (c.Type == v1alpha1.ApplicationConditionSharedResourceWarning && strings.Contains(c.Message, "part of applications other-app and warn-app"))
+		}
+		return repeated && shared
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +205,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else {
 		clearCondition(status, v1alpha1.ApplicationConditionComparisonError)
 		clearCondition(status, v1alpha1.ApplicationConditionInvalidSpecError)
+		for _, t := range warningConditions {
+			if msg, ok := cmp.Warnings[t]; ok {
+				setCondition(status, t, msg, now)
+			} else {
+				clearCondition(status, t)
+			}
+		}
 		r.apply(status, &app, cmp, revision, srcType, now)
 		r.mu.Lock()
 		r.state[req.NamespacedName] = &AppState{Comparison: cmp, Revision: revision}
@@ -293,7 +301,61 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 	if err != nil {
 		return nil, "", "", err
 	}
+	cmp.Warnings = r.warnings(ctx, app.Name, desired, live)
 	return cmp, res.Revision, res.SourceType, nil
+}
+
+// describe names a resource for people: "Deployment shop/web",
+// "Certificate.cert-manager.io shop/tls", "ClusterRole admin".
+func describe(k ResourceKey) string {
+	kind := k.Kind
+	if k.Group != "" {
+		kind += "." + k.Group
+	}
+	if k.Namespace == "" {
+		return kind + " " + k.Name
+	}
+	return kind + " " + k.Namespace + "/" + k.Name
+}
+
+// warningConditions are the conditions warnings may set; each is cleared
+// when its cause is gone.
+var warningConditions = []v1alpha1.ApplicationConditionType{
+	v1alpha1.ApplicationConditionRepeatedResourceWarning,
+	v1alpha1.ApplicationConditionSharedResourceWarning,
+}
+
+// warnings reports resources Git declares twice, and desired resources
+// that exist live but belong to another app (Argo CD's
+// SharedResourceWarning).
+func (r *Reconciler) warnings(ctx context.Context, app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured) map[v1alpha1.ApplicationConditionType]string {
+	out := map[v1alpha1.ApplicationConditionType]string{}
+	count := map[ResourceKey]int{}
+	var repeated, shared []string
+	for _, d := range desired {
+		key := KeyOf(d)
+		count[key]++
+		if count[key] == 2 {
+			repeated = append(repeated, describe(key))
+		}
+		if _, ok := live[key]; ok || count[key] > 1 {
+			continue
+		}
+		obj, err := r.opts.Live.Get(ctx, key)
+		if err != nil {
+			continue // missing (or unreadable): the comparison reports it
+		}
+		if owner := obj.GetLabels()[r.opts.Settings.InstanceLabelKey]; owner != "" && owner != app {
+			shared = append(shared, fmt.Sprintf("%s is part of applications %s and %s", describe(key), owner, app))
+		}
+	}
+	if len(repeated) > 0 {
+		out[v1alpha1.ApplicationConditionRepeatedResourceWarning] = "resources appear more than once among the application's manifests: " + strings.Join(repeated, ", ")
+	}
+	if len(shared) > 0 {
+		out[v1alpha1.ApplicationConditionSharedResourceWarning] = strings.Join(shared, "; ")
+	}
+	return out
 }
 
 // apply writes a comparison into status.
