@@ -6,9 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +24,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
 // poll waits until cond holds, failing the test after a generous bound
@@ -205,31 +203,6 @@ func TestSecretDiffMasked(t *testing.T) {
 	}
 }
 
-// commit writes files into the working copy dir and commits them,
-// returning the new SHA.
-func commit(t *testing.T, dir string, files map[string]string) string {
-	t.Helper()
-	for n, c := range files {
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(n)), []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(args ...string) string {
-		cmd := exec.CommandContext(t.Context(), "git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	run("add", ".")
-	run("commit", "-q", "-m", "change")
-	return run("rev-parse", "HEAD")
-}
-
 // A normal refresh annotation makes the controller compare with the new
 // commit of the branch, and the controller removes the annotation.
 func TestRefreshPicksUpNewCommit(t *testing.T) {
@@ -239,7 +212,7 @@ func TestRefreshPicksUpNewCommit(t *testing.T) {
 	app := waitStatus(t, name, "compared", func(s *v1alpha1.ApplicationStatus) bool { return s.Sync.Revision != "" })
 	first := app.Status.Sync.Revision
 	dest := app.Spec.Destination.Namespace
-	sha := commit(t, dir, map[string]string{"app/cm.yaml": configMap(dest, name, "staging")})
+	sha := reposervertest.CommitMore(t, dir, map[string]string{"app/cm.yaml": configMap(dest, name, "staging")})
 	if sha == first {
 		t.Fatalf("new commit %s equals the first", sha)
 	}

@@ -4,6 +4,7 @@ package reposervertest
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,54 @@ func CommitFiles(tb testing.TB, files map[string]string) (dir, sha string) {
 		tb.Skip("git CLI not installed")
 	}
 	dir = tb.TempDir()
+	writeFiles(tb, dir, files)
+	run := gitRunner(tb, dir)
+	run("init", "-q", "-b", "main")
+	run("add", ".")
+	run("commit", "-q", "-m", "apps")
+	run("tag", "v1.0.0")
+	return dir, run("rev-parse", "HEAD")
+}
+
+// CommitMore writes files into the working copy dir (made by CommitFiles)
+// and commits them, returning the new SHA.
+func CommitMore(tb testing.TB, dir string, files map[string]string) string {
+	tb.Helper()
+	writeFiles(tb, dir, files)
+	run := gitRunner(tb, dir)
+	run("add", ".")
+	run("commit", "-q", "-m", "change")
+	return run("rev-parse", "HEAD")
+}
+
+// CopyTree copies the regular files and directories under src to dst.
+func CopyTree(tb testing.TB, src, dst string) {
+	tb.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o750)
+		}
+		data, err := os.ReadFile(p) //nolint:gosec // G122: copies the test's own testdata
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o600) //nolint:gosec // G703: target is under the test's dst
+	})
+	if err != nil {
+		tb.Fatalf("copy %s: %v", src, err)
+	}
+}
+
+func writeFiles(tb testing.TB, dir string, files map[string]string) {
+	tb.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
@@ -37,7 +86,13 @@ func CommitFiles(tb testing.TB, files map[string]string) (dir, sha string) {
 			tb.Fatal(err)
 		}
 	}
-	run := func(args ...string) string {
+}
+
+// gitRunner runs the git CLI in dir with the machine's configuration shut
+// out, failing the test on error and returning the trimmed output.
+func gitRunner(tb testing.TB, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		tb.Helper()
 		cmd := exec.CommandContext(tb.Context(), "git", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
@@ -48,11 +103,6 @@ func CommitFiles(tb testing.TB, files map[string]string) (dir, sha string) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	run("init", "-q", "-b", "main")
-	run("add", ".")
-	run("commit", "-q", "-m", "apps")
-	run("tag", "v1.0.0")
-	return dir, run("rev-parse", "HEAD")
 }
 
 // CommitSigned writes files into a new repository (with go-git, no gpg

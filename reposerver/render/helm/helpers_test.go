@@ -1,7 +1,6 @@
 package helm
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver/render"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -18,34 +18,9 @@ func testRepo(t testing.TB) string {
 	t.Helper()
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")
-	copyTree(t, filepath.Join("testdata", "repo"), root)
+	reposervertest.CopyTree(t, filepath.Join("testdata", "repo"), root)
 	writeFile(t, filepath.Join(base, "outside.txt"), "secret: outside the repository\n")
 	return root
-}
-
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o750)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o600)
-	})
-	if err != nil {
-		t.Fatalf("copy %s: %v", src, err)
-	}
 }
 
 func writeFile(t testing.TB, path, content string) {

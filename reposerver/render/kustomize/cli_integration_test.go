@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver/render"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
 // kustomizeCLI finds the kustomize binary that `make test-deps` builds
@@ -90,7 +91,7 @@ func TestRenderMatchesCLI(t *testing.T) {
 	for _, c := range cliCases {
 		t.Run(c.name, func(t *testing.T) {
 			scratch := t.TempDir()
-			copyTree(t, filepath.Join("testdata", "repo"), scratch)
+			reposervertest.CopyTree(t, filepath.Join("testdata", "repo"), scratch)
 			want, err := render.Decode("kustomize CLI", cliBuild(t, cli, filepath.Join(scratch, c.path), c.edits), render.Limits{})
 			if err != nil {
 				t.Fatal(err)
@@ -119,7 +120,7 @@ func BenchmarkCLI(b *testing.B) {
 	}
 	for b.Loop() {
 		scratch := b.TempDir()
-		copyTree(b, filepath.Join("testdata", "repo"), scratch)
+		reposervertest.CopyTree(b, filepath.Join("testdata", "repo"), scratch)
 		cliBuild(b, cli, filepath.Join(scratch, "overlays/prod"), edits)
 	}
 }

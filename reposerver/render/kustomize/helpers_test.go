@@ -17,6 +17,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver/render"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
 // checkout copies testdata/repo to a fresh directory as a stand-in for a
@@ -25,34 +26,9 @@ import (
 func checkout(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	copyTree(t, filepath.Join("testdata", "repo"), filepath.Join(dir, "repo"))
-	copyTree(t, filepath.Join("testdata", "outside"), filepath.Join(dir, "outside"))
+	reposervertest.CopyTree(t, filepath.Join("testdata", "repo"), filepath.Join(dir, "repo"))
+	reposervertest.CopyTree(t, filepath.Join("testdata", "outside"), filepath.Join(dir, "outside"))
 	return filepath.Join(dir, "repo")
-}
-
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatalf("copy %s: %v", src, err)
-	}
 }
 
 // renderApp renders the app at path in the checkout at root.
