@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -173,4 +174,14 @@ func (c *Client) GetAppDetails(ctx context.Context, req reposerver.ManifestReque
 // TestRepository implements reposerver.Service.
 func (c *Client) TestRepository(ctx context.Context, repo reposerver.Repository) error {
 	return c.invoke(ctx, MethodTestRepository, repo.Credentials, &repoRequest{Repo: repo}, &emptyMessage{})
+}
+
+// InvalidateRevision asks the repo-server to forget the resolved revisions
+// of repoURL (a refresh or a webhook), so its next render sees new commits.
+// It is best effort: an unreachable server only delays that until its
+// revision cache expires.
+func (c *Client) InvalidateRevision(repoURL string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.invoke(ctx, MethodInvalidateRevision, nil, &repoRequest{Repo: reposerver.Repository{URL: repoURL}}, &emptyMessage{})
 }

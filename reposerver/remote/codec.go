@@ -15,11 +15,12 @@ const ServiceName = "graphcd.reposerver.v1.RepoServer"
 
 // Full method names of the RepoServer service.
 const (
-	MethodGenerateManifests = "/" + ServiceName + "/GenerateManifests"
-	MethodResolveRevision   = "/" + ServiceName + "/ResolveRevision"
-	MethodListRefs          = "/" + ServiceName + "/ListRefs"
-	MethodGetAppDetails     = "/" + ServiceName + "/GetAppDetails"
-	MethodTestRepository    = "/" + ServiceName + "/TestRepository"
+	MethodGenerateManifests  = "/" + ServiceName + "/GenerateManifests"
+	MethodResolveRevision    = "/" + ServiceName + "/ResolveRevision"
+	MethodListRefs           = "/" + ServiceName + "/ListRefs"
+	MethodGetAppDetails      = "/" + ServiceName + "/GetAppDetails"
+	MethodTestRepository     = "/" + ServiceName + "/TestRepository"
+	MethodInvalidateRevision = "/" + ServiceName + "/InvalidateRevision"
 )
 
 // DefaultMaxMessageSize bounds one request or response when options leave

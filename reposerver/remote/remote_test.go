@@ -42,6 +42,8 @@ type scripted struct {
 	panicMsg string
 	calls    atomic.Int32
 	lastReq  atomic.Pointer[reposerver.ManifestRequest]
+	// invalidated is the last URL InvalidateRevision was called with.
+	invalidated atomic.Pointer[string]
 }
 
 func (s *scripted) GenerateManifests(_ context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
@@ -67,6 +69,8 @@ func (s *scripted) GetAppDetails(context.Context, reposerver.ManifestRequest) (*
 	s.calls.Add(1)
 	return &reposerver.AppDetails{SourceType: v1alpha1.ApplicationSourceTypeKustomize, Kustomize: &reposerver.KustomizeDetails{Images: []string{"nginx:1.27"}}}, s.err
 }
+
+func (s *scripted) InvalidateRevision(url string) { s.invalidated.Store(&url) }
 
 func (s *scripted) TestRepository(context.Context, reposerver.Repository) error {
 	s.calls.Add(1)
@@ -476,4 +480,15 @@ func issueClientCert(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey
 
 func pemCert(c *x509.Certificate) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+}
+
+// A refresh through the client reaches the server's revision cache.
+func TestInvalidateRevision(t *testing.T) {
+	svc := &scripted{}
+	srv, addr := serve(t, svc, ServerOptions{})
+	c := dial(t, addr, ClientOptions{CACert: srv.CertificatePEM()})
+	c.InvalidateRevision("https://git.example.com/apps.git")
+	if got := svc.invalidated.Load(); got == nil || *got != "https://git.example.com/apps.git" {
+		t.Fatalf("server saw InvalidateRevision(%v), want the repository URL", got)
+	}
 }

@@ -194,6 +194,10 @@ func unaryMethod[Req any](name string, creds func(*Req) *reposerver.Credentials,
 func manifestCreds(r *reposerver.ManifestRequest) *reposerver.Credentials { return r.Repo.Credentials }
 func repoCreds(r *repoRequest) *reposerver.Credentials                    { return r.Repo.Credentials }
 
+// revisionInvalidator is implemented by services with a revision cache
+// (reposerver.Local).
+type revisionInvalidator interface{ InvalidateRevision(repoURL string) }
+
 // serviceDesc declares the RepoServer service by hand, in place of code
 // generated from a .proto file.
 var serviceDesc = grpc.ServiceDesc{
@@ -223,6 +227,12 @@ var serviceDesc = grpc.ServiceDesc{
 		unaryMethod("TestRepository", repoCreds, func(ctx context.Context, svc reposerver.Service, r *repoRequest) (any, error) {
 			if err := svc.TestRepository(ctx, r.Repo); err != nil {
 				return nil, err
+			}
+			return &emptyMessage{}, nil
+		}),
+		unaryMethod("InvalidateRevision", repoCreds, func(_ context.Context, svc reposerver.Service, r *repoRequest) (any, error) {
+			if inv, ok := svc.(revisionInvalidator); ok {
+				inv.InvalidateRevision(r.Repo.URL)
 			}
 			return &emptyMessage{}, nil
 		}),
