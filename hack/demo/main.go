@@ -18,6 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/graphcd/graphcd/hack/localcluster"
 )
 
@@ -55,6 +58,12 @@ func run() error {
 		logger.Info("local cluster stopped; nothing left running")
 	}()
 
+	// Applications, settings and repository Secrets live here.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "graphcd"}}
+	if _, err := cluster.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace graphcd: %w", err)
+	}
+
 	server := exec.Command(*graphcd, "server", "--listen", *listen, "--install-crds", "--kubeconfig", cluster.Kubeconfig) //nolint:noctx // stopped with SIGTERM below, for a graceful shutdown
 	server.Stdout, server.Stderr = os.Stdout, os.Stderr
 	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -77,6 +86,8 @@ graphcd is running.
   Try:       curl -s %[1]s/api/graphql -H 'Content-Type: application/json' -d '{"query":"{ version { version commit } }"}'
   Cluster:   export KUBECONFIG=%[2]s
              %[3]s get nodes
+  Apps:      create Applications (graphcd.io/v1alpha1) in namespace graphcd;
+             %[3]s get apps -n graphcd
 
 Press Ctrl-C to stop everything.
 `, url, cluster.Kubeconfig, cluster.Binaries.Kubectl)
