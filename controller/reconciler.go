@@ -219,6 +219,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := app.Status.DeepCopy()
 	if err := r.writeStatus(ctx, &app, status, now); err != nil {
+		if ctx.Err() != nil {
+			return ctrl.Result{}, nil // shutting down: nothing to retry
+		}
 		return ctrl.Result{}, err
 	}
 	r.announce(&app, before, status, now.Time)
