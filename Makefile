@@ -70,6 +70,7 @@ test-unit: ## Run the unit tests only (no external processes).
 .PHONY: bench
 bench: test-deps ## Run the benchmarks (figures go to docs/benchmarks.md).
 	PATH="$(BIN):$$PATH" $(GO) test -tags integration -run '^$$' -bench . -benchmem -count 5 ./...
+	cd bench/diffpeer && $(GO) test -run . -bench . -benchmem -count 5
 
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.
