@@ -220,7 +220,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := app.Status.DeepCopy()
 	if err := r.writeStatus(ctx, &app, status, now); err != nil {
 		if ctx.Err() != nil {
-			return ctrl.Result{}, nil // shutting down: nothing to retry
+			return ctrl.Result{}, nil //nolint:nilerr // shutting down: nothing to retry
 		}
 		return ctrl.Result{}, err
 	}
