@@ -18,7 +18,8 @@
 // repository Secret without credentials inherits them. SSH known hosts come
 // from the graphcd-ssh-known-hosts-cm ConfigMap (key ssh_known_hosts) and
 // custom CAs from graphcd-tls-certs-cm (key: the repository host), so a
-// repository Secret need not repeat them.
+// repository Secret need not repeat them. A Store reads them at most once
+// per DefaultTTL.
 package repocreds
 
 import (
@@ -28,6 +29,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,11 +57,53 @@ const (
 type Store struct {
 	client    kubernetes.Interface
 	namespace string
+
+	// The Secrets and ConfigMaps are read at most once per ttl: every
+	// reconcile looks its repository up, and listing Secrets each time
+	// would cost the API server a LIST per app per refresh.
+	ttl    time.Duration
+	now    func() time.Time
+	mu     sync.Mutex
+	read   time.Time
+	cached []entry
+	cms    map[string]map[string]string // ConfigMap name -> data (nil: absent)
 }
+
+// DefaultTTL is how long a Store reuses what it read; a changed Secret is
+// seen within this time.
+const DefaultTTL = 10 * time.Second
 
 // New returns a Store over the Secrets and ConfigMaps of namespace.
 func New(client kubernetes.Interface, namespace string) *Store {
-	return &Store{client: client, namespace: namespace}
+	return &Store{client: client, namespace: namespace, ttl: DefaultTTL, now: time.Now}
+}
+
+// snapshot returns the parsed Secrets and the trust ConfigMaps, reading
+// them again when they are older than the TTL.
+func (s *Store) snapshot(ctx context.Context) ([]entry, map[string]map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cms != nil && s.now().Sub(s.read) < s.ttl {
+		return s.cached, s.cms, nil
+	}
+	entries, err := s.readEntries(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cms := map[string]map[string]string{}
+	for _, name := range []string{KnownHostsConfigMap, TLSCertsConfigMap} {
+		cm, err := s.client.CoreV1().ConfigMaps(s.namespace).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			cms[name] = nil
+		case err != nil:
+			return nil, nil, fmt.Errorf("read %s: %w", name, err)
+		default:
+			cms[name] = cm.Data
+		}
+	}
+	s.cached, s.cms, s.read = entries, cms, s.now()
+	return entries, cms, nil
 }
 
 // Info describes a configured repository without its secrets, for listing.
@@ -83,7 +128,7 @@ type entry struct {
 // matching Secret, the best repo-creds template, and the known-hosts and
 // CA ConfigMaps. An URL nothing matches is returned without credentials.
 func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Repository, error) {
-	entries, err := s.entries(ctx)
+	entries, cms, err := s.snapshot(ctx)
 	if err != nil {
 		return reposerver.Repository{}, err
 	}
@@ -115,9 +160,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 		}
 		repo.EnableOCI = repo.EnableOCI || exact.enableOCI
 	}
-	if err := s.addHostTrust(ctx, repoURL, &creds); err != nil {
-		return reposerver.Repository{}, err
-	}
+	addHostTrust(cms, repoURL, &creds)
 	if hasSecrets(creds) || creds.Insecure || len(creds.CACert) > 0 || len(creds.SSHKnownHosts) > 0 {
 		repo.Credentials = &creds
 	}
@@ -127,7 +170,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 // List returns the configured repositories and templates, sorted by URL,
 // without secrets.
 func (s *Store) List(ctx context.Context) ([]Info, error) {
-	entries, err := s.entries(ctx)
+	entries, _, err := s.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +184,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 
 // entries lists and parses the repository Secrets. Secrets with either
 // label are read; a Secret that cannot be parsed is an error naming it.
-func (s *Store) entries(ctx context.Context) ([]entry, error) {
+func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 	var out []entry
 	for _, label := range []string{SecretTypeLabel, ArgoSecretTypeLabel} {
 		list, err := s.client.CoreV1().Secrets(s.namespace).List(ctx, metav1.ListOptions{
@@ -213,37 +256,22 @@ func hasSecrets(c git.Credentials) bool {
 
 // addHostTrust adds the known hosts (SSH) or the custom CA (HTTPS) that
 // the ConfigMaps hold for the repository's host.
-func (s *Store) addHostTrust(ctx context.Context, repoURL string, creds *git.Credentials) error {
-	cms := s.client.CoreV1().ConfigMaps(s.namespace)
+func addHostTrust(cms map[string]map[string]string, repoURL string, creds *git.Credentials) {
 	if isSSH(repoURL) {
-		if len(creds.SSHKnownHosts) > 0 {
-			return nil
+		if len(creds.SSHKnownHosts) == 0 {
+			if hosts := cms[KnownHostsConfigMap]["ssh_known_hosts"]; hosts != "" {
+				creds.SSHKnownHosts = []byte(hosts)
+			}
 		}
-		cm, err := cms.Get(ctx, KnownHostsConfigMap, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", KnownHostsConfigMap, err)
-		}
-		creds.SSHKnownHosts = []byte(cm.Data["ssh_known_hosts"])
-		return nil
+		return
 	}
 	u, err := url.Parse(repoURL)
 	if err != nil || u.Hostname() == "" || len(creds.CACert) > 0 {
-		return nil //nolint:nilerr // not an HTTPS URL: nothing to add; the git client reports bad URLs
+		return // not an HTTPS URL: nothing to add; the git client reports bad URLs
 	}
-	cm, err := cms.Get(ctx, TLSCertsConfigMap, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", TLSCertsConfigMap, err)
-	}
-	if pem := cm.Data[strings.ToLower(u.Hostname())]; pem != "" {
+	if pem := cms[TLSCertsConfigMap][strings.ToLower(u.Hostname())]; pem != "" {
 		creds.CACert = []byte(pem)
 	}
-	return nil
 }
 
 func isSSH(repoURL string) bool {
