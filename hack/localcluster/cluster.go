@@ -62,7 +62,6 @@ type Cluster struct {
 	// Binaries are the executables the cluster runs, kubectl included.
 	Binaries Binaries
 
-	mode    Mode
 	log     *slog.Logger
 	pki     pki
 	procs   []*Process
@@ -89,7 +88,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("create cluster directory: %w", err)
 	}
-	c = &Cluster{Dir: dir, Binaries: bins, mode: opts.Mode, log: logger}
+	c = &Cluster{Dir: dir, Binaries: bins, log: logger}
 	defer func() {
 		if err != nil {
 			_ = c.Stop()
@@ -319,9 +318,6 @@ func (c *Cluster) PIDs() []int {
 	}
 	return pids
 }
-
-// Mode reports which components the cluster runs.
-func (c *Cluster) Mode() Mode { return c.mode }
 
 // Stop ends every component in reverse start order, waits for them to exit,
 // and removes the cluster directory. It returns an error if any process
