@@ -1,0 +1,2 @@
+// Package project enforces AppProjects.
+package project
