@@ -42,17 +42,28 @@ type Comparison struct {
 	Health    health.Status
 	Resources []ResourceResult
 	Images    []string
-	// Warnings become the app's warning conditions (repeated and shared
-	// resources), keyed by condition type.
+	// Warnings become the app's warning conditions (repeated, shared,
+	// excluded and orphaned resources), keyed by condition type.
 	Warnings map[v1alpha1.ApplicationConditionType]string
+	// Orphans are the orphaned resources of the destination namespace,
+	// when the app's project monitors them.
+	Orphans []ResourceKey
+	// Revision is the commit (or chart version) compared.
+	Revision   string
+	SourceType v1alpha1.ApplicationSourceType
+
+	predictions map[ResourceKey]prediction
 }
 
 // compareInput is what compare needs; the reconciler gathers it.
 type compareInput struct {
 	desired []*unstructured.Unstructured
 	live    map[ResourceKey]*unstructured.Unstructured
-	differ  *diff.Differ
-	health  *health.Engine
+	// predicted holds server-side diff dry runs: a key found there is
+	// diffed server-side against its prediction instead of desired.
+	predicted map[ResourceKey]prediction
+	differ    *diff.Differ
+	health    *health.Engine
 }
 
 // compare diffs each desired object with its live counterpart, judges the
@@ -63,7 +74,11 @@ func compare(ctx context.Context, in compareInput) (*Comparison, error) {
 	var healths []health.Result
 	images := map[string]bool{}
 	add := func(key ResourceKey, version string, desired, live *unstructured.Unstructured) error {
-		res, err := in.differ.Diff(ctx, desired, live)
+		target, opts := desired, []diff.CallOption(nil)
+		if p, ok := in.predicted[key]; ok && desired != nil {
+			target, opts = p.obj, []diff.CallOption{diff.WithServerSide(true)}
+		}
+		res, err := in.differ.Diff(ctx, target, live, opts...)
 		if err != nil {
 			return fmt.Errorf("diff %s: %w", key, err)
 		}

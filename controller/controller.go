@@ -37,6 +37,10 @@ type Config struct {
 	Processors int
 	RepoFor    func(ctx context.Context, url string) (reposerver.Repository, error)
 	Logger     *slog.Logger
+	// Shard selects the destination clusters this controller reconciles
+	// (see ShardOf); the zero Shard owns them all. A shard that owns no
+	// cluster starts no cluster cache.
+	Shard Shard
 }
 
 // Controller runs the cluster cache and the Application reconciler.
@@ -45,6 +49,9 @@ type Controller struct {
 	live       *cache.Cluster
 	mgr        ctrl.Manager
 	reconciler *Reconciler
+	// owned says whether the shard owns the in-cluster destination, so
+	// whether the cluster cache runs.
+	owned bool
 }
 
 // New builds a Controller; Run starts it.
@@ -58,6 +65,9 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if err := cfg.Shard.Validate(); err != nil {
+		return nil, err
 	}
 	live, err := cache.New(cache.Options{
 		Config: cfg.RESTConfig, ClusterURL: InClusterServer,
@@ -91,7 +101,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	r, err := NewReconciler(mgr.GetClient(), Options{
 		Repo: cfg.Repo, Live: live, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
-		Recorder: mgr.GetEventRecorder("graphcd-controller"),
+		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard,
 	})
 	if err != nil {
 		return nil, err
@@ -112,7 +122,7 @@ func New(cfg Config) (*Controller, error) {
 		r.broker.publish(Event{App: name, Type: EventResourceChanged})
 		r.Refresh(name)
 	})
-	return &Controller{cfg: cfg, live: live, mgr: mgr, reconciler: r}, nil
+	return &Controller{cfg: cfg, live: live, mgr: mgr, reconciler: r, owned: cfg.Shard.Owns(InClusterServer)}, nil
 }
 
 // Reconciler exposes the reconciler (its in-memory state) to the API.
@@ -127,9 +137,13 @@ func (c *Controller) Subscribe(ctx context.Context, buffer int) <-chan Event {
 // Live exposes the cluster cache (resource trees) to the API.
 func (c *Controller) Live() *cache.Cluster { return c.live }
 
-// Run starts the cluster cache, then the reconciler, and blocks until ctx
-// ends.
+// Run starts the cluster cache, when the shard owns the cluster, then the
+// reconciler, and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
+	if !c.owned {
+		c.cfg.Logger.Info("shard owns no destination cluster: no cluster cache, no reconciles", "shard", c.cfg.Shard.String())
+		return c.mgr.Start(ctx)
+	}
 	if err := c.live.Start(ctx); err != nil {
 		return fmt.Errorf("start cluster cache: %w", err)
 	}

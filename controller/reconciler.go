@@ -67,6 +67,12 @@ type Options struct {
 	// status or health changes; nil records none.
 	Recorder events.EventRecorder
 	Logger   *slog.Logger
+	// Shard selects the destination clusters whose apps are reconciled;
+	// others are left alone. The zero Shard owns every cluster.
+	Shard Shard
+	// LiveReady, when not nil, is closed once Live holds the in-cluster
+	// state; reconciles of in-cluster apps wait for it.
+	LiveReady <-chan struct{}
 }
 
 // RevisionInvalidator is implemented by repository services that cache
@@ -194,6 +200,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if !r.claim(ctx, &app) {
+		return ctrl.Result{}, nil
 	}
 	status := app.Status.DeepCopy()
 	mode := refreshMode(&app)

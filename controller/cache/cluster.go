@@ -12,7 +12,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -144,6 +143,7 @@ type Cluster struct {
 
 	handlersMu sync.RWMutex
 	handlers   []func(app string, key ResourceKey)
+	rootFns    []func(key ResourceKey)
 
 	kick chan struct{}
 }
@@ -470,7 +470,9 @@ func (c *Cluster) followCRDs(ctx context.Context) {
 	}
 }
 
-// stripFull removes managed fields from a full object.
-func stripFull(u *unstructured.Unstructured) {
-	u.SetManagedFields(nil)
+// Watched reports whether the cache watches gk: kinds excluded by the
+// built-in list or by resource.exclusions / resource.inclusions are not,
+// and applications cannot manage them.
+func (c *Cluster) Watched(gk schema.GroupKind) bool {
+	return c.filter.watched(gk)
 }

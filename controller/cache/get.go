@@ -18,7 +18,8 @@ type fullObject struct {
 	obj *unstructured.Unstructured
 }
 
-// Get returns the full live object of key, without managed fields. Objects
+// Get returns the full live object of key, managed fields included (diff
+// rules on managedFieldsManagers read them). Objects
 // that belong to or descend from an application are kept until the metadata
 // informer sees a new version, so repeated reconciles of unchanged objects
 // do not refetch them. The result is the caller's to modify.
@@ -43,8 +44,6 @@ func (c *Cluster) Get(ctx context.Context, key ResourceKey) (*unstructured.Unstr
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
-	stripFull(obj)
-
 	c.mu.Lock()
 	if e := c.byKey[key]; e != nil && len(c.full) < maxFullObjects && c.related(e) {
 		c.full[key] = fullObject{rv: obj.GetResourceVersion(), obj: obj.DeepCopy()}

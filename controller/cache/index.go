@@ -49,7 +49,10 @@ type index struct {
 	children map[types.UID]uidSet
 	slices   map[ResourceKey]uidSet // Service key -> EndpointSlice/Endpoints UIDs
 	apps     map[string]map[ResourceKey]struct{}
-	full     map[ResourceKey]fullObject
+	// roots holds, per namespace, the top-level objects no application
+	// tracks: the candidates for orphaned resources.
+	roots map[string]map[ResourceKey]struct{}
+	full  map[ResourceKey]fullObject
 }
 
 func newIndex() index {
@@ -59,6 +62,7 @@ func newIndex() index {
 		children: map[types.UID]uidSet{},
 		slices:   map[ResourceKey]uidSet{},
 		apps:     map[string]map[ResourceKey]struct{}{},
+		roots:    map[string]map[ResourceKey]struct{}{},
 		full:     map[ResourceKey]fullObject{},
 	}
 }
@@ -124,12 +128,14 @@ func (c *Cluster) observe(w *watch, gk schema.GroupKind, old, obj any, deleted b
 		return
 	}
 	apps := map[string]struct{}{}
+	root := false
 	if prev := c.byUID[m.UID]; prev != nil {
 		if !deleted && prev.rv == m.ResourceVersion {
 			c.mu.Unlock()
 			return // a resync
 		}
 		c.appsOf(prev, apps)
+		root = prev.isRoot()
 		c.remove(prev)
 	}
 	delete(c.full, key)
@@ -157,8 +163,12 @@ func (c *Cluster) observe(w *watch, gk schema.GroupKind, old, obj any, deleted b
 		}
 		c.add(e)
 		c.appsOf(e, apps)
+		root = root || e.isRoot()
 	}
 	c.mu.Unlock()
+	if root {
+		c.notifyRoot(key)
+	}
 
 	changes := make([]change, 0, len(apps))
 	for app := range apps {
@@ -190,6 +200,18 @@ func (ix *index) add(e *entry) {
 		}
 		ix.apps[e.app][e.key] = struct{}{}
 	}
+	if e.isRoot() {
+		if ix.roots[e.key.Namespace] == nil {
+			ix.roots[e.key.Namespace] = map[ResourceKey]struct{}{}
+		}
+		ix.roots[e.key.Namespace][e.key] = struct{}{}
+	}
+}
+
+// isRoot reports whether e is a namespaced top-level object that no
+// application tracks.
+func (e *entry) isRoot() bool {
+	return e.app == "" && len(e.owners) == 0 && e.service == "" && e.key.Namespace != ""
 }
 
 func (ix *index) remove(e *entry) {
@@ -220,6 +242,14 @@ func (ix *index) remove(e *entry) {
 			delete(keys, e.key)
 			if len(keys) == 0 {
 				delete(ix.apps, e.app)
+			}
+		}
+	}
+	if e.isRoot() && current {
+		if keys := ix.roots[e.key.Namespace]; keys != nil {
+			delete(keys, e.key)
+			if len(keys) == 0 {
+				delete(ix.roots, e.key.Namespace)
 			}
 		}
 	}

@@ -183,3 +183,36 @@ func TestStripMetadata(t *testing.T) {
 		t.Errorf("annotations (-got +want):\n%s", diff)
 	}
 }
+
+func TestIndexOrphans(t *testing.T) {
+	c, _ := newOffline(t)
+	var roots []ResourceKey
+	c.OnOrphanChange(func(k ResourceKey) { roots = append(roots, k) })
+	for _, o := range webObjects {
+		c.observe(nil, o.gk, nil, o.meta(), false)
+	}
+	// Of the web objects only the untracked ConfigMap "other" is a
+	// candidate: tracked objects and their descendants never are.
+	if diff := cmp.Diff(c.Orphans("ns"), []ResourceKey{key(cmGK, "other")}); diff != "" {
+		t.Errorf("Orphans (-got +want):\n%s", diff)
+	}
+	roots = nil
+	stray := object{gk: cmGK, name: "stray", uid: "st", rv: "1"}
+	c.observe(nil, cmGK, nil, stray.meta(), false)
+	if diff := cmp.Diff(c.Orphans("ns"), []ResourceKey{key(cmGK, "other"), key(cmGK, "stray")}); diff != "" {
+		t.Errorf("Orphans (-got +want):\n%s", diff)
+	}
+	// Adopted by an app: no longer an orphan, and the change is reported.
+	adopted := stray
+	adopted.rv, adopted.labels = "2", appLabel
+	c.observe(nil, cmGK, stray.meta(), adopted.meta(), false)
+	if diff := cmp.Diff(c.Orphans("ns"), []ResourceKey{key(cmGK, "other")}); diff != "" {
+		t.Errorf("Orphans after adoption (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(roots, []ResourceKey{key(cmGK, "stray"), key(cmGK, "stray")}); diff != "" {
+		t.Errorf("orphan changes (-got +want):\n%s", diff)
+	}
+	if got := c.Orphans("other"); len(got) != 0 {
+		t.Errorf("Orphans of another namespace = %v", got)
+	}
+}

@@ -27,13 +27,20 @@ type ObjectCompareOptions struct {
 // Compare parses obj's compare-options annotation. Unknown options are
 // ignored, as Argo CD does; a nil obj has none.
 func Compare(obj *unstructured.Unstructured) ObjectCompareOptions {
-	var out ObjectCompareOptions
 	if obj == nil {
-		return out
+		return ObjectCompareOptions{}
 	}
 	meta, _ := obj.Object["metadata"].(map[string]any)
 	ann, _ := meta["annotations"].(map[string]any)
 	s, _ := ann[CompareOptionsAnnotation].(string)
+	return ParseCompareOptions(s)
+}
+
+// ParseCompareOptions parses the value of a compare-options annotation,
+// such as "IgnoreExtraneous,ServerSideDiff=true", of an object or an
+// Application.
+func ParseCompareOptions(s string) ObjectCompareOptions {
+	var out ObjectCompareOptions
 	for opt := range strings.SplitSeq(s, ",") {
 		name, val, hasVal := strings.Cut(strings.TrimSpace(opt), "=")
 		name, val = strings.TrimSpace(name), strings.TrimSpace(val)

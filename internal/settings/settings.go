@@ -49,6 +49,10 @@ type Settings struct {
 	// TrackingMethod is application.resourceTrackingMethod: label,
 	// annotation or annotation+label (default label).
 	TrackingMethod string
+	// ServerSideDiff is controller.diff.server.side: every application
+	// uses server-side diff unless its compare-options say
+	// ServerSideDiff=false.
+	ServerSideDiff bool
 }
 
 // Customization is what the settings say about one group/kind pattern.
@@ -100,6 +104,7 @@ const (
 	keyCompareOptions    = "resource.compareoptions"
 	keyInstanceLabelKey  = "application.instanceLabelKey"
 	keyTrackingMethod    = "application.resourceTrackingMethod"
+	keyServerSideDiff    = "controller.diff.server.side"
 	ignoreDifferencesAll = "all"
 )
 
@@ -224,6 +229,8 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 			}
 		case key == keyTrackingMethod:
 			err = s.setTrackingMethod(strings.TrimSpace(v))
+		case key == keyServerSideDiff:
+			err = s.setServerSideDiff(strings.TrimSpace(v))
 		}
 		if err != nil {
 			return nil, fail(key, err)
@@ -251,6 +258,18 @@ func (s *Settings) setTrackingMethod(v string) error {
 	default:
 		return fmt.Errorf("want label, annotation or annotation+label, got %q", v)
 	}
+	return nil
+}
+
+func (s *Settings) setServerSideDiff(v string) error {
+	if v == "" {
+		return nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("want true or false, got %q", v)
+	}
+	s.ServerSideDiff = b
 	return nil
 }
 

@@ -33,6 +33,7 @@ func TestParseConfigMapBothForms(t *testing.T) {
 		CompareOptions:       CompareOptions{IgnoreAggregatedRoles: true, IgnoreResourceStatusField: "all"},
 		InstanceLabelKey:     "argocd.argoproj.io/instance",
 		TrackingMethod:       "annotation+label",
+		ServerSideDiff:       true,
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("settings (-got +want):\n%s", diff)
@@ -76,6 +77,11 @@ func TestParseConfigMapErrors(t *testing.T) {
 			name: "bad tracking method",
 			file: "kind: ConfigMap\ndata:\n  application.resourceTrackingMethod: labels\n",
 			want: `(line 3): want label, annotation or annotation+label, got "labels"`,
+		},
+		{
+			name: "bad server-side diff switch",
+			file: "kind: ConfigMap\ndata:\n  controller.diff.server.side: sometimes\n",
+			want: `settings key "controller.diff.server.side" (line 3): want true or false, got "sometimes"`,
 		},
 		{name: "not a configmap", file: "kind: Secret\n", want: `kind is "Secret", want ConfigMap`},
 		{name: "not an object", file: "- a\n- b\n", want: "line 1: want a ConfigMap object"},

@@ -1,0 +1,141 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// InClusterName is the destination name of the cluster graphcd runs in, as
+// in Argo CD.
+const InClusterName = "in-cluster"
+
+// Shard is the part of the destination clusters one controller replica
+// (or one group of replicas under leader election) reconciles: the clusters
+// ShardOf maps to Index out of Count. The zero Shard owns every cluster.
+type Shard struct {
+	// Index is this shard's number, from 0 to Count-1.
+	Index int
+	// Count is how many shards there are; 0 counts as 1.
+	Count int
+}
+
+// count is Count with the zero value meaning one shard.
+func (s Shard) count() int { return max(s.Count, 1) }
+
+// Validate reports a Shard that cannot own anything: a negative Count, or
+// an Index outside 0..Count-1.
+func (s Shard) Validate() error {
+	if s.Count < 0 {
+		return fmt.Errorf("shard count must be at least 1, got %d", s.Count)
+	}
+	if s.Index < 0 || s.Index >= s.count() {
+		return fmt.Errorf("shard %d is out of range: with %d shards they are numbered 0 to %d", s.Index, s.count(), s.count()-1)
+	}
+	return nil
+}
+
+// String formats the shard as "1/3" (index/count).
+func (s Shard) String() string { return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.count()) }
+
+// Owns reports whether the cluster with API server URL server belongs to
+// this shard.
+func (s Shard) Owns(server string) bool {
+	if s.count() == 1 {
+		return true
+	}
+	n, err := ShardOf(server, s.count())
+	if err != nil {
+		return s.Index == 0
+	}
+	return n == s.Index
+}
+
+// OwnsDestination reports whether an app with destination dest belongs to
+// this shard. A destination that names no known cluster belongs to shard
+// 0, so that exactly one shard reports it as invalid.
+func (s Shard) OwnsDestination(dest v1alpha1.ApplicationDestination) bool {
+	server, ok := DestinationServer(dest)
+	if !ok {
+		return s.Index == 0
+	}
+	return s.Owns(server)
+}
+
+// DestinationServer resolves an app's destination to the API server URL
+// of its cluster: spec.destination.server when set, else the server of the
+// cluster spec.destination.name names. It reports false for a name that
+// names no known cluster; so far the only one is in-cluster.
+func DestinationServer(dest v1alpha1.ApplicationDestination) (string, bool) {
+	switch {
+	case dest.Server != "":
+		return dest.Server, true
+	case dest.Name == InClusterName:
+		return InClusterServer, true
+	default:
+		return "", false
+	}
+}
+
+// errNoServer is ShardOf's answer for an empty server URL.
+var errNoServer = errors.New("empty cluster server URL")
+
+// ShardOf returns the shard, 0 to shards-1, that owns the cluster whose API
+// server URL is server.
+//
+// It is rendezvous (highest random weight) hashing: every shard i scores
+// the cluster with the first 8 bytes, read big-endian, of
+// SHA-256(server + "#" + decimal(i)), and the highest score wins (the lower
+// index on a tie). Every replica computes the same answer without talking
+// to the others, clusters spread evenly, and going from M to M+1 shards
+// moves only the clusters the new shard wins, about 1/(M+1) of them; every
+// other cluster keeps its shard. The URL is hashed exactly as written in
+// the Application (no normalisation), as Argo CD compares it.
+func ShardOf(server string, shards int) (int, error) {
+	if shards < 1 {
+		return 0, fmt.Errorf("shard count must be at least 1, got %d", shards)
+	}
+	if server == "" {
+		return 0, errNoServer
+	}
+	best, bestScore := 0, uint64(0)
+	buf := make([]byte, 0, len(server)+1+20)
+	for i := range shards {
+		buf = strconv.AppendInt(append(append(buf[:0], server...), '#'), int64(i), 10)
+		sum := sha256.Sum256(buf)
+		if score := binary.BigEndian.Uint64(sum[:8]); i == 0 || score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return best, nil
+}
+
+// claim reports whether this reconciler may reconcile app: whether its
+// shard owns the app's destination cluster. An app it does not own is
+// left alone (no status write, no event) and its in-memory state dropped;
+// for an app it owns, claim waits until the cluster cache holds the
+// cluster's initial state, then counts the reconcile.
+func (r *Reconciler) claim(ctx context.Context, app *v1alpha1.Application) bool {
+	if !r.opts.Shard.OwnsDestination(app.Spec.Destination) {
+		r.mu.Lock()
+		delete(r.state, types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+		r.mu.Unlock()
+		return false
+	}
+	if server, _ := DestinationServer(app.Spec.Destination); server == InClusterServer && r.opts.LiveReady != nil {
+		select {
+		case <-r.opts.LiveReady:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	appReconciles.WithLabelValues(strconv.Itoa(r.opts.Shard.Index)).Inc()
+	return true
+}
