@@ -122,6 +122,13 @@ func New(cfg Config) (*Controller, error) {
 		r.broker.publish(Event{App: name, Type: EventResourceChanged})
 		r.Refresh(name)
 	})
+	// An untracked object in a namespace refreshes the apps whose project
+	// monitors orphans there.
+	live.OnOrphanChange(func(key ResourceKey) {
+		for _, name := range r.orphans.watchers(key.Namespace) {
+			r.Refresh(name)
+		}
+	})
 	return &Controller{cfg: cfg, live: live, mgr: mgr, reconciler: r, owned: cfg.Shard.Owns(InClusterServer)}, nil
 }
 

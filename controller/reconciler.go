@@ -41,6 +41,13 @@ type LiveState interface {
 	Get(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error)
 	// IsNamespaced reports the scope of a kind, from discovery.
 	IsNamespaced(gk schema.GroupKind) (bool, error)
+	// Watched reports whether a kind may be managed at all (not excluded
+	// by resource.exclusions / resource.inclusions).
+	Watched(gk schema.GroupKind) bool
+	// Orphans lists the untracked top-level objects of a namespace.
+	Orphans(namespace string) []ResourceKey
+	// DryRunApply predicts the object a server-side apply would store.
+	DryRunApply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
 }
 
 // Refresh annotations, graphcd's and Argo CD's.
@@ -92,8 +99,9 @@ type Reconciler struct {
 	events  chan event.GenericEvent
 	broker  *broker
 
-	mu    sync.RWMutex
-	state map[types.NamespacedName]*AppState
+	mu      sync.RWMutex
+	state   map[types.NamespacedName]*AppState
+	orphans *orphanWatch
 }
 
 // AppState is what the reconciler knows of an app beyond its status: the
@@ -101,6 +109,9 @@ type Reconciler struct {
 type AppState struct {
 	Comparison *Comparison
 	Revision   string
+	// predictions are the server-side diff dry runs, reused while their
+	// inputs are unchanged.
+	predictions map[ResourceKey]prediction
 }
 
 // NewReconciler returns a Reconciler; SetupWithManager registers it.
@@ -129,7 +140,7 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 	}
 	r := &Reconciler{
 		client: c, opts: opts, log: opts.Logger, events: make(chan event.GenericEvent, 1024),
-		broker: newBroker(), state: map[types.NamespacedName]*AppState{},
+		broker: newBroker(), state: map[types.NamespacedName]*AppState{}, orphans: newOrphanWatch(),
 	}
 	r.engines.Store(e)
 	return r, nil
@@ -197,6 +208,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.mu.Lock()
 			delete(r.state, req.NamespacedName)
 			r.mu.Unlock()
+			r.orphans.set(req.NamespacedName, "")
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -206,7 +218,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	status := app.Status.DeepCopy()
 	mode := refreshMode(&app)
-	cmp, revision, srcType, err := r.compareApp(ctx, &app, mode)
+	cmp, err := r.compareApp(ctx, &app, mode)
 	now := metav1.Now()
 	if err != nil {
 		setCondition(status, conditionFor(err), err.Error(), now)
@@ -221,9 +233,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				clearCondition(status, t)
 			}
 		}
-		r.apply(status, &app, cmp, revision, srcType, now)
+		r.apply(status, &app, cmp, now)
 		r.mu.Lock()
-		r.state[req.NamespacedName] = &AppState{Comparison: cmp, Revision: revision}
+		r.state[req.NamespacedName] = &AppState{Comparison: cmp, Revision: cmp.Revision, predictions: cmp.predictions}
 		r.mu.Unlock()
 	}
 	before := app.Status.DeepCopy()
@@ -254,22 +266,26 @@ func conditionFor(err error) v1alpha1.ApplicationConditionType {
 }
 
 // compareApp renders the app's source and compares it with the live state.
-func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, mode string) (*Comparison, string, v1alpha1.ApplicationSourceType, error) {
+func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, mode string) (*Comparison, error) {
 	eng := r.engines.Load()
 	src := app.Spec.Source
 	if src == nil {
 		if len(app.Spec.Sources) > 0 {
-			return nil, "", "", fmt.Errorf("%w: multiple sources are not supported yet", errInvalidSpec)
+			return nil, fmt.Errorf("%w: multiple sources are not supported yet", errInvalidSpec)
 		}
-		return nil, "", "", fmt.Errorf("%w: spec.source is required", errInvalidSpec)
+		return nil, fmt.Errorf("%w: spec.source is required", errInvalidSpec)
 	}
 	dest := app.Spec.Destination
 	if (dest.Server != "" && dest.Server != InClusterServer) || (dest.Server == "" && dest.Name != "in-cluster") {
-		return nil, "", "", fmt.Errorf("%w: destination %s%s is not a registered cluster (only %s / in-cluster so far)", errInvalidSpec, dest.Server, dest.Name, InClusterServer)
+		return nil, fmt.Errorf("%w: destination %s%s is not a registered cluster (only %s / in-cluster so far)", errInvalidSpec, dest.Server, dest.Name, InClusterServer)
+	}
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return nil, err
 	}
 	repo, err := r.opts.RepoFor(ctx, src.RepoURL)
 	if err != nil {
-		return nil, "", "", err
+		return nil, err
 	}
 	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
 		inv.InvalidateRevision(src.RepoURL)
@@ -278,13 +294,19 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 		Repo: repo, Source: *src, AppName: app.Name, Namespace: dest.Namespace, NoCache: mode == "hard",
 	})
 	if err != nil {
-		return nil, "", "", fmt.Errorf("rendering manifests: %w", err)
+		return nil, fmt.Errorf("rendering manifests: %w", err)
 	}
 	desired := make([]*unstructured.Unstructured, 0, len(res.Manifests))
+	var excluded []string
 	for _, m := range res.Manifests {
-		namespaced, err := r.opts.Live.IsNamespaced(m.GroupVersionKind().GroupKind())
+		gk := m.GroupVersionKind().GroupKind()
+		namespaced, err := r.opts.Live.IsNamespaced(gk)
 		if err == nil && namespaced && m.GetNamespace() == "" {
 			m.SetNamespace(dest.Namespace)
+		}
+		if !r.opts.Live.Watched(gk) {
+			excluded = append(excluded, describe(KeyOf(m)))
+			continue
 		}
 		labels := m.GetLabels()
 		if labels == nil {
@@ -301,20 +323,61 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 			continue
 		}
 		if err != nil {
-			return nil, "", "", fmt.Errorf("reading live %s: %w", key, err)
+			return nil, fmt.Errorf("reading live %s: %w", key, err)
 		}
 		live[key] = obj
 	}
+	var prev map[ResourceKey]prediction
+	if st := r.State(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}); st != nil {
+		prev = st.predictions
+	}
+	predictions, err := r.predict(ctx, serverSideDiff(app, eng.settings.ServerSideDiff), desired, live, prev)
+	if err != nil {
+		return nil, err
+	}
 	differ, err := diff.New(diff.Options{Ignore: eng.settings.IgnoreRules(app.Spec.IgnoreDifferences)})
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
+		return nil, fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
 	}
-	cmp, err := compare(ctx, compareInput{desired: desired, live: live, differ: differ, health: eng.health})
+	cmp, err := compare(ctx, compareInput{desired: desired, live: live, predicted: predictions, differ: differ, health: eng.health})
 	if err != nil {
-		return nil, "", "", err
+		return nil, err
 	}
+	cmp.Revision, cmp.SourceType, cmp.predictions = res.Revision, res.SourceType, predictions
 	cmp.Warnings = r.warnings(ctx, app.Name, desired, live)
-	return cmp, res.Revision, res.SourceType, nil
+	if len(excluded) > 0 {
+		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")
+	}
+	orphans, monitored := r.orphansOf(app, proj)
+	cmp.Orphans = orphans
+	if monitored {
+		r.orphans.set(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, dest.Namespace)
+	} else {
+		r.orphans.set(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, "")
+	}
+	// As in Argo CD, warn defaults to true once orphanedResources is set.
+	if warn := proj != nil && proj.Spec.OrphanedResources != nil && (proj.Spec.OrphanedResources.Warn == nil || *proj.Spec.OrphanedResources.Warn); warn && len(orphans) > 0 {
+		cmp.Warnings[v1alpha1.ApplicationConditionOrphanedResourceWarning] = orphanWarning(orphans)
+	}
+	return cmp, nil
+}
+
+// project returns the app's AppProject, or nil when it does not exist yet
+// (projects are enforced by the sync engine).
+func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
+	name := app.Spec.Project
+	if name == "" {
+		name = "default"
+	}
+	var proj v1alpha1.AppProject
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, &proj)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read project %s: %w", name, err)
+	}
+	return &proj, nil
 }
 
 // describe names a resource for people: "Deployment shop/web",
@@ -335,6 +398,8 @@ func describe(k ResourceKey) string {
 var warningConditions = []v1alpha1.ApplicationConditionType{
 	v1alpha1.ApplicationConditionRepeatedResourceWarning,
 	v1alpha1.ApplicationConditionSharedResourceWarning,
+	v1alpha1.ApplicationConditionExcludedResourceWarning,
+	v1alpha1.ApplicationConditionOrphanedResourceWarning,
 }
 
 // warnings reports resources Git declares twice, and desired resources
@@ -371,17 +436,17 @@ func (r *Reconciler) warnings(ctx context.Context, app string, desired []*unstru
 }
 
 // apply writes a comparison into status.
-func (r *Reconciler) apply(status *v1alpha1.ApplicationStatus, app *v1alpha1.Application, cmp *Comparison, revision string, srcType v1alpha1.ApplicationSourceType, now metav1.Time) {
+func (r *Reconciler) apply(status *v1alpha1.ApplicationStatus, app *v1alpha1.Application, cmp *Comparison, now metav1.Time) {
 	status.Sync = v1alpha1.SyncStatus{
 		Status:     cmp.Sync,
-		Revision:   revision,
+		Revision:   cmp.Revision,
 		ComparedTo: v1alpha1.ComparedTo{Source: *app.Spec.Source, Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences},
 	}
 	if status.Health.Status != cmp.Health {
 		status.Health.LastTransitionTime = &now
 	}
 	status.Health.Status, status.Health.Message = cmp.Health, ""
-	status.SourceType = srcType
+	status.SourceType = cmp.SourceType
 	status.Summary.Images = cmp.Images
 	status.Resources = make([]v1alpha1.ResourceStatus, 0, len(cmp.Resources))
 	for _, res := range cmp.Resources {
