@@ -1,0 +1,149 @@
+package project
+
+import (
+	"errors"
+	"time"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// Rules is an AppProject compiled for checking: every glob, schedule and
+// time zone parsed once. Build it with Compile when a project changes
+// (once per metadata.generation; see Cache) and use it for every check;
+// the package-level functions compile on each call. A Rules is immutable
+// and safe for concurrent use.
+type Rules struct {
+	name          string
+	repos         []repoRule
+	dests         []destRule
+	clusterAllow  kindList
+	clusterDeny   kindList
+	nsAllow       kindList
+	nsAllowAll    bool // namespaceResourceWhitelist unset
+	nsDeny        kindList
+	appNamespaces []nsRule
+	windows       []*window
+	orphansOn     bool
+	orphansWarn   bool
+	orphans       []orphanRule
+	keys          []string
+}
+
+// Compile checks and compiles proj. A spec that does not validate gives a
+// *InvalidError listing every problem and no Rules: such a project permits
+// nothing until it is fixed.
+func Compile(proj *v1alpha1.AppProject) (*Rules, error) {
+	if proj == nil {
+		return nil, errors.New("no project")
+	}
+	r, probs := compile(proj.Name, &proj.Spec)
+	if err := probs.err(proj.Name); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Validate checks every glob, sync window, kind and signature key of spec
+// and returns a *InvalidError listing the problems, or nil. Project role
+// policies are checked by the RBAC package, not here.
+func Validate(spec *v1alpha1.AppProjectSpec) error {
+	if spec == nil {
+		return nil
+	}
+	_, probs := compile("", spec)
+	return probs.err("")
+}
+
+func compile(name string, spec *v1alpha1.AppProjectSpec) (*Rules, *problems) {
+	probs := &problems{}
+	r := &Rules{
+		name:          name,
+		repos:         compileRepos(spec.SourceRepos, probs),
+		dests:         compileDestinations(spec.Destinations, probs),
+		clusterAllow:  compileKinds("spec.clusterResourceWhitelist", spec.ClusterResourceWhitelist, probs),
+		clusterDeny:   compileKinds("spec.clusterResourceBlacklist", spec.ClusterResourceBlacklist, probs),
+		nsAllow:       compileKinds("spec.namespaceResourceWhitelist", spec.NamespaceResourceWhitelist, probs),
+		nsAllowAll:    spec.NamespaceResourceWhitelist == nil,
+		nsDeny:        compileKinds("spec.namespaceResourceBlacklist", spec.NamespaceResourceBlacklist, probs),
+		appNamespaces: compileSourceNamespaces(spec.SourceNamespaces, probs),
+		windows:       compileWindows(spec.SyncWindows, probs),
+		orphansOn:     spec.OrphanedResources != nil,
+		orphansWarn:   OrphanedWarn(spec.OrphanedResources),
+		orphans:       compileOrphans(spec.OrphanedResources, probs),
+		keys:          compileSignatureKeys(spec.SignatureKeys, probs),
+	}
+	return r, probs
+}
+
+// Name returns the project's name.
+func (r *Rules) Name() string { return r.name }
+
+// HasSyncWindows reports whether the project has sync windows at all, so
+// callers can skip evaluating them.
+func (r *Rules) HasSyncWindows() bool { return len(r.windows) > 0 }
+
+// The functions below check one thing against a project without keeping
+// the compiled form. Each returns the *InvalidError of a project that does
+// not validate, so a broken project refuses everything.
+
+// SourceAllowed reports whether applications of proj may deploy from
+// repoURL; see Rules.SourceAllowed.
+func SourceAllowed(proj *v1alpha1.AppProject, repoURL string) error {
+	r, err := Compile(proj)
+	if err != nil {
+		return err
+	}
+	return r.SourceAllowed(repoURL)
+}
+
+// DestinationAllowed reports whether applications of proj may deploy to a
+// cluster (server and/or name) and namespace; see Rules.DestinationAllowed.
+func DestinationAllowed(proj *v1alpha1.AppProject, server, name, namespace string) error {
+	r, err := Compile(proj)
+	if err != nil {
+		return err
+	}
+	return r.DestinationAllowed(server, name, namespace)
+}
+
+// ClusterResourceAllowed reports whether applications of proj may create
+// cluster-scoped resources of group and kind; see
+// Rules.ClusterResourceAllowed.
+func ClusterResourceAllowed(proj *v1alpha1.AppProject, group, kind string) error {
+	r, err := Compile(proj)
+	if err != nil {
+		return err
+	}
+	return r.ClusterResourceAllowed(group, kind)
+}
+
+// NamespaceResourceAllowed reports whether applications of proj may create
+// namespaced resources of group and kind; see
+// Rules.NamespaceResourceAllowed.
+func NamespaceResourceAllowed(proj *v1alpha1.AppProject, group, kind string) error {
+	r, err := Compile(proj)
+	if err != nil {
+		return err
+	}
+	return r.NamespaceResourceAllowed(group, kind)
+}
+
+// AppNamespaceAllowed reports whether an Application in namespace may use
+// proj; see Rules.AppNamespaceAllowed.
+func AppNamespaceAllowed(proj *v1alpha1.AppProject, namespace, controllerNamespace string) error {
+	r, err := Compile(proj)
+	if err != nil {
+		return err
+	}
+	return r.AppNamespaceAllowed(namespace, controllerNamespace)
+}
+
+// SyncWindows evaluates proj's sync windows for target at the given moment;
+// see Rules.SyncWindows and WindowState.Allowed.
+func SyncWindows(proj *v1alpha1.AppProject, target WindowTarget, at time.Time) (WindowState, error) {
+	r, err := Compile(proj)
+	if err != nil {
+		return WindowState{}, err
+	}
+	return r.SyncWindows(target, at), nil
+}
