@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,13 @@ type Config struct {
 	// (see ShardOf); the zero Shard owns them all. A shard that owns no
 	// cluster starts no cluster cache.
 	Shard Shard
+	// LeaderElection, when enabled, lets only one replica of the shard
+	// reconcile at a time.
+	LeaderElection LeaderElection
+	// MetricsListen is the address that serves /metrics (controller-runtime's
+	// registry, graphcd_* metrics included) and /healthz; "" or "0" serves
+	// nothing.
+	MetricsListen string
 }
 
 // Controller runs the cluster cache and the Application reconciler.
@@ -84,9 +92,9 @@ func New(cfg Config) (*Controller, error) {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg.RESTConfig, ctrl.Options{
+	mopts := ctrl.Options{
 		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
+		Metrics: metricsOptions(cfg.MetricsListen),
 		Cache: crcache.Options{
 			DefaultNamespaces: map[string]crcache.Config{cfg.Namespace: {}},
 			// Of the ConfigMaps only graphcd-cm is watched and cached.
@@ -95,17 +103,39 @@ func New(cfg Config) (*Controller, error) {
 			},
 		},
 		HealthProbeBindAddress: "0",
-	})
+	}
+	if cfg.LeaderElection.Enabled {
+		if cfg.LeaderElection, err = cfg.LeaderElection.configure(&mopts, cfg.RESTConfig, cfg.Namespace, cfg.Shard.Index); err != nil {
+			return nil, err
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg.RESTConfig, mopts)
 	if err != nil {
 		return nil, fmt.Errorf("controller manager: %w", err)
 	}
+	c := &Controller{cfg: cfg, live: live, mgr: mgr, owned: cfg.Shard.Owns(InClusterServer)}
+	// Controllers need leader election, and so do these: a standby runs
+	// no informers and writes nothing.
+	var liveReady chan struct{}
+	if c.owned {
+		liveReady = make(chan struct{})
+		if err := mgr.Add(&liveCache{cluster: live, server: InClusterServer, ready: liveReady, log: cfg.Logger}); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.LeaderElection.Enabled {
+		if err := mgr.Add(&leading{lease: cfg.Namespace + "/" + LeaseName(cfg.Shard.Index), identity: cfg.LeaderElection.Identity, log: cfg.Logger}); err != nil {
+			return nil, err
+		}
+	}
 	r, err := NewReconciler(mgr.GetClient(), Options{
 		Repo: cfg.Repo, Live: live, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
-		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard,
+		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard, LiveReady: liveReady,
 	})
 	if err != nil {
 		return nil, err
 	}
+	c.reconciler = r
 	if cfg.Processors <= 0 {
 		cfg.Processors = 10
 	}
@@ -129,7 +159,7 @@ func New(cfg Config) (*Controller, error) {
 			r.Refresh(name)
 		}
 	})
-	return &Controller{cfg: cfg, live: live, mgr: mgr, reconciler: r, owned: cfg.Shard.Owns(InClusterServer)}, nil
+	return c, nil
 }
 
 // Reconciler exposes the reconciler (its in-memory state) to the API.
@@ -144,15 +174,34 @@ func (c *Controller) Subscribe(ctx context.Context, buffer int) <-chan Event {
 // Live exposes the cluster cache (resource trees) to the API.
 func (c *Controller) Live() *cache.Cluster { return c.live }
 
-// Run starts the cluster cache, when the shard owns the cluster, then the
-// reconciler, and blocks until ctx ends.
+// Run starts the controller and blocks until ctx ends. With leader
+// election it first waits for the shard's Lease; the leader then starts the
+// cluster cache (when the shard owns the cluster) and the reconciler, whose
+// reconciles wait for the cache's initial state. A leader that loses its
+// Lease stops with an error: the process should exit, and a standby takes
+// over.
 func (c *Controller) Run(ctx context.Context) error {
+	attrs := []any{"shard", c.cfg.Shard.String(), "leader-election", c.cfg.LeaderElection.Enabled}
+	if c.cfg.LeaderElection.Enabled {
+		attrs = append(attrs, "lease", c.cfg.Namespace+"/"+LeaseName(c.cfg.Shard.Index), "identity", c.cfg.LeaderElection.Identity)
+	}
 	if !c.owned {
-		c.cfg.Logger.Info("shard owns no destination cluster: no cluster cache, no reconciles", "shard", c.cfg.Shard.String())
-		return c.mgr.Start(ctx)
+		attrs = append(attrs, "note", "the shard owns no destination cluster: no cluster cache, no reconciles")
 	}
-	if err := c.live.Start(ctx); err != nil {
-		return fmt.Errorf("start cluster cache: %w", err)
-	}
+	c.cfg.Logger.Info("application controller running", attrs...)
 	return c.mgr.Start(ctx)
+}
+
+// metricsOptions serves controller-runtime's metrics registry, with
+// /healthz beside it, on addr ("" or "0": not at all).
+func metricsOptions(addr string) metricsserver.Options {
+	if addr == "" || addr == "0" {
+		return metricsserver.Options{BindAddress: "0"}
+	}
+	return metricsserver.Options{BindAddress: addr, ExtraHandlers: map[string]http.Handler{
+		"/healthz": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = w.Write([]byte("ok\n"))
+		}),
+	}}
 }

@@ -64,6 +64,27 @@
 // Secret values never leave the diff engine: per-resource diffs of Secrets
 // carry masks, and the status holds no data at all.
 //
+// # Sharding and leader election
+//
+// Config.Shard splits the destination clusters between controllers, as
+// Argo CD's --shard/--shards do: ShardOf maps a cluster's server URL to one
+// of M shards by rendezvous hashing, so every replica agrees without
+// talking to the others and going from M to M+1 shards moves only about
+// 1/(M+1) of the clusters. A controller reconciles only the apps whose
+// destination its shard owns (destination name in-cluster counts as the
+// in-cluster server; a destination naming no known cluster goes to shard
+// 0, which reports it invalid); it writes nothing to the others. A shard
+// that owns no cluster starts no cluster cache.
+//
+// With Config.LeaderElection the replicas of a shard compete for the Lease
+// graphcd-controller-shard-<N> in the controller's namespace. Only the
+// holder starts the cluster cache and the reconciler; a standby runs no
+// informers and writes nothing, and takes over when the holder stops
+// renewing, at once when the holder shut down cleanly (it releases the
+// Lease). graphcd_app_reconciles_total counts the reconciles a replica
+// performed and graphcd_cluster_cache_running shows its cluster caches, in
+// controller-runtime's metrics registry.
+//
 // Sub-packages: cache (the cluster cache), diff, health. Sync operations,
 // projects and multi-cluster destinations come with the sync issue; the
 // only destination so far is the cluster graphcd runs in.
