@@ -25,9 +25,11 @@ import (
 const settingsConfigMap = "graphcd-cm"
 
 // runController waits until the CRDs are served, then runs the Application
-// controller until ctx ends. svc renders manifests (in process, or a
-// repo-server when nil is replaced by the caller).
-func runController(ctx context.Context, k *kube, namespace string, resync time.Duration, svc reposerver.Service, log *slog.Logger) error {
+// controller until ctx ends. cfg comes from the flags with Repo (in
+// process, or a repo-server) and Logger set; runController adds the
+// Kubernetes connection, graphcd-cm and repository credentials.
+func runController(ctx context.Context, k *kube, cfg controller.Config) error {
+	log, namespace := cfg.Logger, cfg.Namespace
 	for {
 		err := crd.Established(ctx, k.apiext)
 		if err == nil {
@@ -50,15 +52,12 @@ func runController(ctx context.Context, k *kube, namespace string, resync time.D
 	if err != nil {
 		return err
 	}
-	store := repocreds.New(clients, namespace)
-	ctl, err := controller.New(controller.Config{
-		RESTConfig: k.config, Namespace: namespace, Repo: svc, Settings: s, Resync: resync,
-		RepoFor: store.Lookup, Logger: log,
-	})
+	cfg.RESTConfig, cfg.Settings, cfg.RepoFor = k.config, s, repocreds.New(clients, namespace).Lookup
+	ctl, err := controller.New(cfg)
 	if err != nil {
 		return err
 	}
-	log.Info("application controller starting", "namespace", namespace, "resync", resync)
+	log.Info("application controller starting", "namespace", namespace, "resync", cfg.Resync)
 	return ctl.Run(ctx)
 }
 

@@ -24,8 +24,7 @@ type serverOptions struct {
 	kubeQPS         float32
 	kubeBurst       int
 	repoServer      repoServerClientOptions
-	namespace       string
-	appResync       time.Duration
+	app             appControllerOptions
 	controller      bool
 }
 
@@ -47,8 +46,8 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 	f.Float32Var(&o.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second")
 	f.IntVar(&o.kubeBurst, "kube-burst", 100, "Kubernetes API request burst")
 	o.repoServer.addFlags(f)
-	f.StringVar(&o.namespace, "namespace", "graphcd", "namespace of the Applications, settings and repository Secrets")
-	f.DurationVar(&o.appResync, "app-resync", 120*time.Second, "periodic refresh of every application (plus up to half as jitter)")
+	// One process is the default install: no Lease unless asked for.
+	o.app.addFlags(f, false)
 	f.BoolVar(&o.controller, "controller", true, "run the application controller in this process")
 	return c
 }
@@ -63,6 +62,9 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	}
 	if o.shutdownTimeout <= 0 {
 		return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, "shutdown-timeout"), o.shutdownTimeout)
+	}
+	if err := o.app.validate(c); err != nil {
+		return err
 	}
 	log := root.log
 	k, err := connectKube(ctx, kubeOptions{
@@ -124,7 +126,9 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	defer cancel()
 	ctlDone := make(chan error, 1)
 	go func() {
-		err := runController(ctx, k, o.namespace, o.appResync, svc, log)
+		cfg := o.app.config()
+		cfg.Repo, cfg.Logger = svc, log
+		err := runController(ctx, k, cfg)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose
 		}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphcd/graphcd/internal/version"
+	"github.com/graphcd/graphcd/reposerver"
+)
+
+// defaultControllerMetricsListen is where `graphcd controller` serves
+// /metrics and /healthz (Argo CD's application controller uses 8082 too).
+const defaultControllerMetricsListen = "127.0.0.1:8082"
+
+// controllerOptions are the flags of `graphcd controller`.
+type controllerOptions struct {
+	app           appControllerOptions
+	kubeQPS       float32
+	kubeBurst     int
+	repoServer    repoServerClientOptions
+	metricsListen string
+}
+
+func newControllerCmd(root *rootOptions) *cobra.Command {
+	o := &controllerOptions{}
+	c := &cobra.Command{
+		Use:   "controller",
+		Short: "Run only the Application controller: one shard, with leader election among its replicas",
+		Long: `Run the Application controller on its own, for installs that split the
+roles. Destination clusters are split into --shards shards by consistent
+hashing of their server URL; this process reconciles the apps of shard
+--shard only. Replicas of the same shard compete for the Lease
+graphcd-controller-shard-<N> in --namespace, and only its holder
+reconciles; the others stand by without informers and take over when it
+stops. /metrics and /healthz are served on --metrics-listen.`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runControllerCmd(c.Context(), c, root, o)
+		},
+	}
+	f := c.Flags()
+	o.app.addFlags(f, true)
+	f.Float32Var(&o.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second")
+	f.IntVar(&o.kubeBurst, "kube-burst", 100, "Kubernetes API request burst")
+	o.repoServer.addFlags(f)
+	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
+	return c
+}
+
+func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, o *controllerOptions) error {
+	if err := o.app.validate(c); err != nil {
+		return err
+	}
+	if o.metricsListen != "0" {
+		if err := checkListen(ctx, o.metricsListen); err != nil {
+			return exitCodeError{code: exitUsage, err: fmt.Errorf("%s: %w", flagOrigin(c, "metrics-listen"), err)}
+		}
+	}
+	log := root.log
+	k, err := connectKube(ctx, kubeOptions{
+		kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig"),
+		qps: o.kubeQPS, burst: o.kubeBurst,
+	})
+	if err != nil {
+		return err
+	}
+	build := version.Get()
+	log.Info("graphcd controller starting", "version", build.Version, "commit", build.Commit)
+	log.Info("connected to Kubernetes API", "host", k.host, "version", k.serverVersion)
+
+	client, err := o.repoServer.dial(c)
+	if err != nil {
+		return err
+	}
+	var svc reposerver.Service = client
+	if client != nil {
+		defer func() { _ = client.Close() }()
+		log.Info("rendering with a separate repo-server", "addr", o.repoServer.addr)
+	} else {
+		local, cleanup, err := localRepoServer(log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		svc = local
+	}
+	cfg := o.app.config()
+	cfg.Repo, cfg.Logger, cfg.MetricsListen = svc, log, o.metricsListen
+	if err := runController(ctx, k, cfg); err != nil {
+		return fmt.Errorf("application controller: %w", err)
+	}
+	log.Info("graphcd controller stopped")
+	return nil
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/graphcd/graphcd/controller"
+)
+
+// appControllerOptions are the Application controller flags that
+// `graphcd server` and `graphcd controller` share.
+type appControllerOptions struct {
+	namespace     string
+	appResync     time.Duration
+	shard, shards int
+	leaderElect   bool
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+}
+
+// addFlags adds the flags; leaderElect is the default of --leader-elect.
+func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
+	f.StringVar(&o.namespace, "namespace", "graphcd", "namespace of the Applications, settings and repository Secrets")
+	f.DurationVar(&o.appResync, "app-resync", 120*time.Second, "periodic refresh of every application (plus up to half as jitter)")
+	f.IntVar(&o.shard, "shard", 0, "the shard this controller reconciles, from 0 to --shards - 1")
+	f.IntVar(&o.shards, "shards", 1, "how many shards split the destination clusters (by consistent hashing of the server URL)")
+	f.BoolVar(&o.leaderElect, "leader-elect", leaderElect, "compete for the shard's Lease so that one replica at a time reconciles")
+	f.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", controller.DefaultLeaseDuration, "how long standbys wait before taking over from a leader that stopped renewing")
+	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", controller.DefaultRenewDeadline, "how long the leader retries renewing its Lease before it stops")
+	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", controller.DefaultRetryPeriod, "how often replicas try to acquire or renew the Lease")
+}
+
+// validate checks the flags before anything starts (the Lease timings only
+// with --leader-elect). Its errors are usage errors: one line, exit code 2.
+func (o *appControllerOptions) validate(c *cobra.Command) error {
+	usage := func(format string, args ...any) error {
+		return exitCodeError{code: exitUsage, err: fmt.Errorf(format, args...)}
+	}
+	if o.appResync < 0 {
+		return usage("%s: must not be negative, got %s", flagOrigin(c, "app-resync"), o.appResync)
+	}
+	if o.shards < 1 {
+		return usage("%s: must be at least 1, got %d", flagOrigin(c, "shards"), o.shards)
+	}
+	if o.shard < 0 || o.shard >= o.shards {
+		return usage("%s: must be between 0 and %d with %s %d (shards are numbered from 0), got %d",
+			flagOrigin(c, "shard"), o.shards-1, flagOrigin(c, "shards"), o.shards, o.shard)
+	}
+	if !o.leaderElect {
+		return nil
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"leader-elect-lease-duration", o.leaseDuration}, {"leader-elect-renew-deadline", o.renewDeadline}, {"leader-elect-retry-period", o.retryPeriod}} {
+		if d.v <= 0 {
+			return usage("%s: must be positive, got %s", flagOrigin(c, d.name), d.v)
+		}
+	}
+	if err := o.leaderElection().Validate(); err != nil {
+		return usage("%s, %s, %s: %w", flagOrigin(c, "leader-elect-lease-duration"), flagOrigin(c, "leader-elect-renew-deadline"), flagOrigin(c, "leader-elect-retry-period"), err)
+	}
+	return nil
+}
+
+func (o *appControllerOptions) leaderElection() controller.LeaderElection {
+	return controller.LeaderElection{
+		Enabled: o.leaderElect, LeaseDuration: o.leaseDuration, RenewDeadline: o.renewDeadline, RetryPeriod: o.retryPeriod,
+	}
+}
+
+// config returns the controller.Config the flags set; runController adds
+// the rest.
+func (o *appControllerOptions) config() controller.Config {
+	return controller.Config{
+		Namespace: o.namespace, Resync: o.appResync,
+		Shard:          controller.Shard{Index: o.shard, Count: o.shards},
+		LeaderElection: o.leaderElection(),
+	}
+}
