@@ -48,7 +48,7 @@ func (c *Client) Checkout(ctx context.Context, repoURL string, creds *Credential
 	}
 	sha = strings.ToLower(sha)
 	wc := c.workingCopy(ep.normalized)
-	shared, err := wc.acquire(ctx, sha)
+	shared, err := wc.acquire(ctx, sha, opts.Submodules)
 	if err != nil {
 		return "", nil, err
 	}
@@ -56,7 +56,7 @@ func (c *Client) Checkout(ctx context.Context, repoURL string, creds *Credential
 		return wc.dir, wc.releaser(), nil
 	}
 	ok := false
-	defer func() { wc.finishExclusive(sha, ok) }()
+	defer func() { wc.finishExclusive(sha, opts.Submodules, ok) }()
 	if err := c.prepare(ctx, wc.dir, ep, creds, plumbing.NewHash(sha), opts); err != nil {
 		return "", nil, err
 	}
@@ -298,7 +298,7 @@ func removeUntracked(repo *gogit.Repository, root string) error {
 // it exclusively) and resolves an abbreviated commit id there.
 func (c *Client) resolveShortSHA(ctx context.Context, ep *endpoint, creds *Credentials, short string) (string, error) {
 	wc := c.workingCopy(ep.normalized)
-	if _, err := wc.acquire(ctx, ""); err != nil {
+	if _, err := wc.acquire(ctx, "", false); err != nil {
 		return "", err
 	}
 	defer wc.finishExclusiveKeep()

@@ -9,16 +9,18 @@ import (
 )
 
 // workingCopy is one repository's directory plus the lock that guards it.
-// Callers that want the commit already checked out share it; anyone else
-// waits until every holder has released it and then gets it exclusively to
-// fetch and check out. Waiting for exclusive use blocks new sharers, so a
+// Callers that want the commit already checked out share it, also when
+// nobody holds it at the moment (readers never write to a working copy, so
+// it stays clean); anyone else waits until every holder has released it
+// and then gets it exclusively to fetch and check out. Waiting for exclusive use blocks new sharers, so a
 // steady stream of readers cannot starve a different commit.
 type workingCopy struct {
 	dir string
 
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every state change
-	sha       string        // commit checked out and clean while holders > 0
+	sha       string        // commit checked out and clean ("" = unknown)
+	subs      bool          // submodules of sha are checked out too
 	holders   int
 	exclusive bool
 	waiting   map[string]int // waiting callers by the commit they want
@@ -47,11 +49,12 @@ func (w *workingCopy) broadcast() {
 	w.changed = make(chan struct{})
 }
 
-// acquire joins the current holders of sha (shared is true), or grants the
-// copy exclusively (shared is false) for the caller to prepare. An empty sha
-// always asks for exclusive use. Sharing is refused while someone waits for
-// a different commit.
-func (w *workingCopy) acquire(ctx context.Context, sha string) (shared bool, err error) {
+// acquire shares the copy when sha is checked out (with its submodules
+// when subs asks for them; shared is true), or grants it exclusively
+// (shared is false) for the caller to prepare. An empty sha always asks
+// for exclusive use. Sharing is refused while someone waits for a
+// different commit.
+func (w *workingCopy) acquire(ctx context.Context, sha string, subs bool) (shared bool, err error) {
 	counted := false
 	defer func() {
 		if counted {
@@ -66,7 +69,7 @@ func (w *workingCopy) acquire(ctx context.Context, sha string) (shared bool, err
 	}()
 	for {
 		w.mu.Lock()
-		if sha != "" && !w.exclusive && w.holders > 0 && w.sha == sha && w.nWaiting == w.waiting[sha] {
+		if sha != "" && !w.exclusive && w.sha == sha && (w.subs || !subs) && w.nWaiting == w.waiting[sha] {
 			w.holders++
 			w.mu.Unlock()
 			return true, nil
@@ -92,16 +95,17 @@ func (w *workingCopy) acquire(ctx context.Context, sha string) (shared bool, err
 }
 
 // finishExclusive ends exclusive use. With ok the caller becomes the first
-// holder of sha; otherwise the copy is left unowned and unknown.
-func (w *workingCopy) finishExclusive(sha string, ok bool) {
+// holder of sha (checked out with submodules when subs); otherwise the copy
+// is left unowned and unknown.
+func (w *workingCopy) finishExclusive(sha string, subs, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.exclusive = false
 	if ok {
-		w.sha = sha
+		w.sha, w.subs = sha, subs
 		w.holders = 1
 	} else {
-		w.sha = ""
+		w.sha, w.subs = "", false
 	}
 	w.broadcast()
 }

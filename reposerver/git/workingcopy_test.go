@@ -11,7 +11,7 @@ func TestWorkingCopySharing(t *testing.T) {
 	wc := c.workingCopy("https://h/r")
 	ctx := t.Context()
 
-	shared, err := wc.acquire(ctx, "a")
+	shared, err := wc.acquire(ctx, "a", false)
 	if err != nil || shared {
 		t.Fatalf("first acquire shared=%v err=%v, want exclusive", shared, err)
 	}
@@ -20,14 +20,14 @@ func TestWorkingCopySharing(t *testing.T) {
 	results := make(chan bool, 5)
 	for range 5 {
 		wg.Go(func() {
-			s, err := wc.acquire(ctx, "a")
+			s, err := wc.acquire(ctx, "a", false)
 			if err != nil {
 				t.Error(err)
 			}
 			results <- s
 		})
 	}
-	wc.finishExclusive("a", true)
+	wc.finishExclusive("a", false, true)
 	wg.Wait()
 	close(results)
 	for s := range results {
@@ -42,7 +42,7 @@ func TestWorkingCopySharing(t *testing.T) {
 	// A different commit waits until everyone released.
 	got := make(chan bool, 1)
 	go func() {
-		s, err := wc.acquire(ctx, "b")
+		s, err := wc.acquire(ctx, "b", false)
 		if err != nil {
 			t.Error(err)
 		}
@@ -62,20 +62,57 @@ func TestWorkingCopySharing(t *testing.T) {
 	if s := <-got; s {
 		t.Error("other commit shared instead of taking exclusive use")
 	}
-	wc.finishExclusive("b", true)
+	wc.finishExclusive("b", false, true)
 	wc.releaser()()
 }
 
 func TestWorkingCopyAcquireHonoursContext(t *testing.T) {
 	c := New(Options{WorkDir: t.TempDir()})
 	wc := c.workingCopy("https://h/r")
-	if _, err := wc.acquire(t.Context(), "a"); err != nil {
+	if _, err := wc.acquire(t.Context(), "a", false); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := wc.acquire(ctx, "b"); err == nil {
+	if _, err := wc.acquire(ctx, "b", false); err == nil {
 		t.Fatal("acquire succeeded on a cancelled context while the copy was busy")
+	}
+	wc.finishExclusiveKeep()
+}
+
+// A commit checked out before is shared again once every holder has gone,
+// without a new checkout, unless the caller needs submodules the earlier
+// checkout skipped.
+func TestWorkingCopyReusedWhenIdle(t *testing.T) {
+	c := New(Options{WorkDir: t.TempDir()})
+	wc := c.workingCopy("https://h/r")
+	ctx := t.Context()
+	if shared, err := wc.acquire(ctx, "a", false); err != nil || shared {
+		t.Fatalf("first acquire shared=%v err=%v, want exclusive", shared, err)
+	}
+	wc.finishExclusive("a", false, true)
+	wc.releaser()()
+
+	if shared, err := wc.acquire(ctx, "a", false); err != nil || !shared {
+		t.Fatalf("idle acquire of the same commit shared=%v err=%v, want shared", shared, err)
+	}
+	wc.releaser()()
+	if shared, err := wc.acquire(ctx, "a", true); err != nil || shared {
+		t.Fatalf("acquire with submodules shared=%v err=%v, want exclusive (they were not checked out)", shared, err)
+	}
+	wc.finishExclusive("a", true, true)
+	wc.releaser()()
+	if shared, err := wc.acquire(ctx, "a", false); err != nil || !shared {
+		t.Fatalf("acquire without submodules after one with them shared=%v err=%v, want shared", shared, err)
+	}
+	wc.releaser()()
+	// A failed preparation leaves the copy unknown: the next caller prepares.
+	if shared, _ := wc.acquire(ctx, "b", false); shared {
+		t.Fatal("different commit shared")
+	}
+	wc.finishExclusive("b", false, false)
+	if shared, err := wc.acquire(ctx, "b", false); err != nil || shared {
+		t.Fatalf("acquire after a failed checkout shared=%v err=%v, want exclusive", shared, err)
 	}
 	wc.finishExclusiveKeep()
 }
