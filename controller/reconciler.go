@@ -147,15 +147,36 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 }
 
 // SetupWithManager watches Applications (spec, labels and annotations, not
-// status) and the refresh requests that live-state events send.
+// status), AppProjects (a changed project refreshes its apps; the informer
+// also syncs before the first reconcile reads a project) and the refresh
+// requests that live-state events send.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, processors int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("application").
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: processors}).
 		For(&v1alpha1.Application{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.appsOfProject),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
 		Complete(r)
+}
+
+// appsOfProject lists the apps of a project, from the manager's cache.
+func (r *Reconciler) appsOfProject(ctx context.Context, obj client.Object) []ctrl.Request {
+	var list v1alpha1.ApplicationList
+	if err := r.client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		r.log.Warn("list the apps of a changed project", "project", obj.GetName(), "err", err)
+		return nil
+	}
+	var out []ctrl.Request
+	for i := range list.Items {
+		a := &list.Items[i]
+		if p := a.Spec.Project; p == obj.GetName() || (p == "" && obj.GetName() == "default") {
+			out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Name}})
+		}
+	}
+	return out
 }
 
 // Refresh asks for app to be reconciled soon, e.g. because one of its live
