@@ -249,6 +249,20 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 		return err
 	}
 	dyn := dynamic.NewForConfigOrDie(c.Config)
+	// Every installation has its default project (Argo CD's too).
+	projGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "appprojects"}
+	proj := map[string]any{
+		"apiVersion": "graphcd.io/v1alpha1", "kind": "AppProject",
+		"metadata": map[string]any{"name": "default", "namespace": "graphcd"},
+		"spec": map[string]any{
+			"sourceRepos":              []any{"*"},
+			"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
+			"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
+		},
+	}
+	if _, err := dyn.Resource(projGVR).Namespace("graphcd").Create(ctx, toUnstructured(proj), metav1.CreateOptions{}); err != nil {
+		return err
+	}
 	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	work := make(chan int)
 	errs := make(chan error, 16)
