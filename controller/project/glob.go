@@ -101,7 +101,25 @@ func compileGlob(pattern string, sep rune) (*glob, error) {
 		g.shape = shapeAll
 		return g, nil
 	}
-	p := globParser{src: pattern, sep: sep}
+	// Most patterns are a literal, maybe followed by stars: no automaton.
+	meta := strings.IndexAny(pattern, "*?[{\\")
+	if meta < 0 {
+		g.shape, g.prefix = shapeLiteral, pattern
+		return g, nil
+	}
+	if stars := pattern[meta:]; strings.Trim(stars, "*") == "" {
+		g.prefix = pattern[:meta]
+		switch {
+		case len(stars) == 1 && sep != noSeparator:
+			g.shape = shapePrefixStar
+		case meta == 0:
+			g.shape = shapeAll
+		default:
+			g.shape = shapePrefixAll
+		}
+		return g, nil
+	}
+	p := globParser{src: pattern, sep: sep, states: make([]globState, 0, utf8.RuneCountInString(pattern)+1)}
 	if err := p.parseSeq(0); err != nil {
 		return nil, err
 	}
@@ -139,8 +157,10 @@ func (g *glob) match(s string) bool {
 	switch {
 	case g.shape == shapeAll:
 		return true
-	case !utf8.ValidString(s):
+	case !utf8.ValidString(s) && g.shape == shapeGeneral:
 		return g.run(s, 0)
+	case !utf8.ValidString(s):
+		s = string([]rune(s)) // each bad byte becomes U+FFFD
 	}
 	switch g.shape {
 	case shapeLiteral:

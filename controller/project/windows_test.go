@@ -227,3 +227,27 @@ func TestWindowSelection(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowRemembersStartsCorrectly walks time back and forth across
+// window boundaries: the remembered start must always be the one a fresh
+// schedule search finds.
+func TestWindowRemembersStartsCorrectly(t *testing.T) {
+	r := mustCompile(t, benchSpec())
+	base := mustTime(t, "2026-03-27T00:00:00Z") // across the March DST change in Berlin and New York
+	var steps []time.Duration
+	for d := time.Duration(0); d < 4*24*time.Hour; d += 7*time.Minute + 13*time.Second {
+		steps = append(steps, d)
+	}
+	for i := len(steps) - 1; i >= 0; i -= 3 {
+		steps = append(steps, steps[i])
+	}
+	for _, d := range steps {
+		at := base.Add(d)
+		for _, w := range r.windows {
+			clock := wallClock(at.In(w.loc))
+			if got, want := w.startAfter(clock), w.schedule.Next(clock.Add(-w.duration)); !got.Equal(want) {
+				t.Fatalf("window %d at %s: remembered start %s, schedule says %s", w.index, at, got, want)
+			}
+		}
+	}
+}
