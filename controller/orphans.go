@@ -2,66 +2,41 @@ package controller
 
 import (
 	"fmt"
-	"path"
 	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/project"
 )
 
 // maxListed bounds how many resources a condition message names.
 const maxListed = 10
 
-// neverOrphaned are objects Kubernetes creates in every namespace; as in
-// Argo CD they are never reported as orphaned.
-func neverOrphaned(k ResourceKey) bool {
-	switch {
-	case k.Group == "" && k.Kind == "ServiceAccount" && k.Name == "default":
-		return true
-	case k.Group == "" && k.Kind == "ConfigMap" && k.Name == "kube-root-ca.crt":
-		return true
-	case k.Group == "" && k.Kind == "Service" && k.Name == "kubernetes" && k.Namespace == "default":
-		return true
-	}
-	return false
-}
-
 // orphansOf returns the orphaned resources of an app whose project
 // monitors them: top-level objects in the app's destination namespace that
-// no application tracks, less the built-in exceptions and the project's
-// ignore list. monitored is false when the project does not ask.
-func (r *Reconciler) orphansOf(app *v1alpha1.Application, proj *v1alpha1.AppProject) (orphans []ResourceKey, monitored bool) {
-	if proj == nil || proj.Spec.OrphanedResources == nil || app.Spec.Destination.Namespace == "" {
-		return nil, false
+// no application tracks, less those Kubernetes creates in every namespace,
+// those the project ignores, and kinds the project denies (as in Argo CD).
+// monitored is false when the project does not ask; warn says whether the
+// project wants the warning condition.
+func (r *Reconciler) orphansOf(app *v1alpha1.Application, proj *v1alpha1.AppProject) (orphans []ResourceKey, monitored, warn bool, err error) {
+	ns := app.Spec.Destination.Namespace
+	if proj == nil || proj.Spec.OrphanedResources == nil || ns == "" {
+		return nil, false, false, nil
 	}
-	for _, k := range r.opts.Live.Orphans(app.Spec.Destination.Namespace) {
-		if neverOrphaned(k) || orphanIgnored(proj.Spec.OrphanedResources.Ignore, k) {
+	rules, err := r.projects.Rules(proj)
+	if err != nil {
+		return nil, false, false, fmt.Errorf("%w: %w", errInvalidSpec, err)
+	}
+	for _, k := range r.opts.Live.Orphans(ns) {
+		if project.KnownOrphanExclusion(k.Namespace, k.Group, k.Kind, k.Name) || rules.OrphanedIgnored(k.Group, k.Kind, k.Name) ||
+			rules.NamespaceResourceAllowed(k.Group, k.Kind) != nil {
 			continue
 		}
 		orphans = append(orphans, k)
 	}
-	return orphans, true
-}
-
-// orphanIgnored matches k against the project's orphanedResources.ignore
-// entries; group, kind and name are globs, and an empty one matches all.
-func orphanIgnored(ignore []v1alpha1.OrphanedResourceKey, k ResourceKey) bool {
-	for _, ig := range ignore {
-		if globOrAll(ig.Group, k.Group) && globOrAll(ig.Kind, k.Kind) && globOrAll(ig.Name, k.Name) {
-			return true
-		}
-	}
-	return false
-}
-
-func globOrAll(pattern, s string) bool {
-	if pattern == "" {
-		return true
-	}
-	ok, err := path.Match(pattern, s)
-	return err == nil && ok
+	return orphans, true, rules.OrphanedResourcesWarn(), nil
 }
 
 // orphanWarning is the OrphanedResourceWarning message.

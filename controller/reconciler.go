@@ -29,6 +29,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -46,6 +47,8 @@ type LiveState interface {
 	Watched(gk schema.GroupKind) bool
 	// Orphans lists the untracked top-level objects of a namespace.
 	Orphans(namespace string) []ResourceKey
+	// Owner reports whether an object exists and the app it is tracked to.
+	Owner(key ResourceKey) (app string, exists bool)
 	// DryRunApply predicts the object a server-side apply would store.
 	DryRunApply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
 }
@@ -99,9 +102,10 @@ type Reconciler struct {
 	events  chan event.GenericEvent
 	broker  *broker
 
-	mu      sync.RWMutex
-	state   map[types.NamespacedName]*AppState
-	orphans *orphanWatch
+	mu       sync.RWMutex
+	state    map[types.NamespacedName]*AppState
+	orphans  *orphanWatch
+	projects project.Cache
 }
 
 // AppState is what the reconciler knows of an app beyond its status: the
@@ -365,19 +369,21 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 		return nil, err
 	}
 	cmp.Revision, cmp.SourceType, cmp.predictions = res.Revision, res.SourceType, predictions
-	cmp.Warnings = r.warnings(ctx, app.Name, desired, live)
+	cmp.Warnings = r.warnings(app.Name, desired, live)
 	if len(excluded) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")
 	}
-	orphans, monitored := r.orphansOf(app, proj)
+	orphans, monitored, warn, err := r.orphansOf(app, proj)
+	if err != nil {
+		return nil, err
+	}
 	cmp.Orphans = orphans
 	if monitored {
 		r.orphans.set(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, dest.Namespace)
 	} else {
 		r.orphans.set(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, "")
 	}
-	// As in Argo CD, warn defaults to true once orphanedResources is set.
-	if warn := proj != nil && proj.Spec.OrphanedResources != nil && (proj.Spec.OrphanedResources.Warn == nil || *proj.Spec.OrphanedResources.Warn); warn && len(orphans) > 0 {
+	if warn && len(orphans) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionOrphanedResourceWarning] = orphanWarning(orphans)
 	}
 	return cmp, nil
@@ -424,9 +430,9 @@ var warningConditions = []v1alpha1.ApplicationConditionType{
 }
 
 // warnings reports resources Git declares twice, and desired resources
-// that exist live but belong to another app (Argo CD's
-// SharedResourceWarning).
-func (r *Reconciler) warnings(ctx context.Context, app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured) map[v1alpha1.ApplicationConditionType]string {
+// that exist live but are tracked to another app (Argo CD's
+// SharedResourceWarning), from the cache's index.
+func (r *Reconciler) warnings(app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured) map[v1alpha1.ApplicationConditionType]string {
 	out := map[v1alpha1.ApplicationConditionType]string{}
 	count := map[ResourceKey]int{}
 	var repeated, shared []string
@@ -439,11 +445,7 @@ func (r *Reconciler) warnings(ctx context.Context, app string, desired []*unstru
 		if _, ok := live[key]; ok || count[key] > 1 {
 			continue
 		}
-		obj, err := r.opts.Live.Get(ctx, key)
-		if err != nil {
-			continue // missing (or unreadable): the comparison reports it
-		}
-		if owner := obj.GetLabels()[r.opts.Settings.InstanceLabelKey]; owner != "" && owner != app {
+		if owner, exists := r.opts.Live.Owner(key); exists && owner != "" && owner != app {
 			shared = append(shared, fmt.Sprintf("%s is part of applications %s and %s", describe(key), owner, app))
 		}
 	}

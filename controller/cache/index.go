@@ -307,6 +307,19 @@ func (ix *index) dropKind(gk schema.GroupKind) []change {
 	return changes
 }
 
+// Owner reports whether the cache holds an object with key, and the
+// application it is tracked to ("" for none). It answers from the index, so
+// asking about an object that does not exist costs no API call.
+func (c *Cluster) Owner(key ResourceKey) (app string, exists bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e := c.byKey[key]
+	if e == nil {
+		return "", false
+	}
+	return e.app, true
+}
+
 // Managed returns the keys of the objects that belong to app, sorted.
 func (c *Cluster) Managed(app string) []ResourceKey {
 	c.mu.RLock()

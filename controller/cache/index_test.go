@@ -101,6 +101,20 @@ func TestIndexManagedAndTree(t *testing.T) {
 	if got := c.Tree("nobody"); len(got) != 0 {
 		t.Errorf("Tree of an unknown app = %v", got)
 	}
+	for _, tc := range []struct {
+		key    ResourceKey
+		app    string
+		exists bool
+	}{
+		{key(deployGK, "web"), "a", true},
+		{key(podGK, "web-1"), "", true}, // a descendant, even with the label
+		{key(cmGK, "other"), "", true},
+		{key(cmGK, "absent"), "", false},
+	} {
+		if app, exists := c.Owner(tc.key); app != tc.app || exists != tc.exists {
+			t.Errorf("Owner(%s) = %q, %v; want %q, %v", tc.key, app, exists, tc.app, tc.exists)
+		}
+	}
 }
 
 func TestIndexChanges(t *testing.T) {
