@@ -262,4 +262,9 @@ type ResourceResult struct {
 	// SyncPhase is the sync phase the result was recorded in.
 	// +optional
 	SyncPhase SyncPhase `json:"syncPhase,omitempty"`
+	// SyncWave is the wave, within SyncPhase, the resource or hook ran in.
+	// A sync resumed after a controller restart reads it to know which
+	// waves are done.
+	// +optional
+	SyncWave int64 `json:"syncWave,omitempty"`
 }

@@ -1,7 +1,7 @@
 // Package sync plans a sync the way Argo CD orders one: which objects are
 // applied, which hooks run and which live objects are pruned, in which
-// phase and wave, in which order. It is pure logic over unstructured
-// objects; the executor that applies the plan to a cluster builds on it,
+// phase and wave, in which order. The planner is pure logic over unstructured
+// objects; the Executor below applies the plan to a cluster,
 // and `graphcd admin sync-plan` prints it.
 //
 //	plan, err := sync.Build(desired, live, sync.Options{
@@ -156,4 +156,64 @@
 // errors must not run at all, as Argo CD fails a sync with an invalid
 // task; the valid tasks are still listed. Warnings are for settings that
 // have no effect.
+//
+// # Running a sync
+//
+// An Executor applies a plan to a cluster one step at a time. Step never
+// blocks on the cluster: it does the next piece of work and says when to
+// come back, and everything it did is in the OperationState it returns.
+//
+//	exec, _ := sync.New(sync.Config{Client: dyn, Mapper: mapper, FieldManager: "graphcd"})
+//	state := app.Status.OperationState // nil starts the operation
+//	for {
+//		plan, _ := sync.Build(desired, live, opts) // the operation's revision
+//		next, res, err := exec.Step(ctx, sync.Run{ID: id, Plan: plan}, state)
+//		state = next // save it, even with err
+//		if res.Done { break }
+//		// requeue after res.RequeueAfter (or a backoff after err)
+//	}
+//
+// The first step checks every resource with the API server (dryRun=All)
+// and fails the sync with nothing applied when one is refused; then it
+// records every task as a pending result. From then on a step runs the
+// next group of tasks (one phase and wave) when the group before it is
+// done: its hooks succeeded, its resources are healthy, its pruned
+// objects are gone, and the wave delay (Config.WaveDelay, 2 s by default,
+// like Argo CD's ARGOCD_SYNC_WAVE_DELAY) has passed. Resources are
+// applied client-side by default (kubectl's last-applied annotation and a
+// three-way strategic merge patch, a JSON merge patch for custom
+// resources), server-side with ServerSideApply=true (the field manager,
+// conflicts forced), or replaced with Replace=true; Force=true deletes and
+// re-creates an object the API server will not update; Validate=false
+// turns field validation off. A result's message is kubectl's
+// ("deployment.apps/backend created", "configured", "unchanged",
+// "serverside-applied") or the API server's error. A resource stays in
+// hook phase Running after its apply, as in Argo CD; a hook runs until its
+// health is Healthy (Succeeded) or Degraded (Failed), and its
+// HookSucceeded or HookFailed policy deletes it then. BeforeHookCreation
+// deletes an object of the same name left by an earlier sync before the
+// hook is created. Prunes delete with PrunePropagationPolicy and a UID
+// precondition.
+//
+// When a task fails, no further group starts: the SyncFail hooks run, and
+// the operation ends Failed with the failures in its message. Otherwise it
+// ends Succeeded, "successfully synced (all tasks run)". Run.Terminate (or
+// phase Terminating) deletes running hooks and ends the operation Failed,
+// "operation terminated". Run.DryRun sends every apply and prune with
+// dryRun=All in one step and runs no hooks.
+//
+// # Restarts
+//
+// Step keeps nothing that matters in memory, so a new Executor continues
+// any recorded operation. The recorded results are the order of the sync:
+// each has its phase and wave (SyncWave), so a plan built again later,
+// with fewer prunes and mirrored waves that shifted, still runs as it
+// started. A task matches its result by group, kind, namespace, name,
+// phase and hook type; a hook with generateName matches the name the API
+// server generated, which is recorded in the step that creates it. A hook
+// that succeeded is never created again. The wave delay is held in memory
+// and is waited again after a restart. A crash between creating a hook
+// and saving the state loses that hook's name: a named hook is then
+// deleted and created again (BeforeHookCreation), a generateName hook is
+// created a second time.
 package sync

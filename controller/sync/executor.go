@@ -1,0 +1,327 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	gosync "sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/health"
+)
+
+// Defaults of Config.
+const (
+	// DefaultWaveDelay is the pause before a wave starts once the wave
+	// before it is healthy, as Argo CD's ARGOCD_SYNC_WAVE_DELAY: it gives
+	// controllers a moment to report status on what the wave created.
+	DefaultWaveDelay = 2 * time.Second
+	// DefaultPollInterval is how long Step asks to wait while hooks run
+	// and resources progress.
+	DefaultPollInterval = 2 * time.Second
+	// DefaultFieldManager is the server-side apply field manager.
+	DefaultFieldManager = "graphcd"
+)
+
+// Messages of finished operations.
+const (
+	MessageSucceeded  = "successfully synced (all tasks run)"
+	MessageTerminated = "operation terminated"
+)
+
+// Config is what an Executor needs: a way to the destination cluster and
+// how to pace a sync.
+type Config struct {
+	// Client reaches the destination cluster.
+	Client dynamic.Interface
+	// Mapper maps kinds to API resources. When it has a Reset method (a
+	// deferred discovery mapper), a kind it does not know makes it reset
+	// once and look again, so custom resources of a CRD created in an
+	// earlier wave are found.
+	Mapper meta.RESTMapper
+	// Health judges hooks and the resources of a finished wave; nil uses
+	// the built-in checks only.
+	Health *health.Engine
+	// FieldManager is the server-side apply field manager;
+	// DefaultFieldManager when empty.
+	FieldManager string
+	// WaveDelay is the pause between waves: DefaultWaveDelay when zero,
+	// none when negative.
+	WaveDelay time.Duration
+	// PollInterval is the wait Step asks for while work is in progress:
+	// DefaultPollInterval when zero or negative.
+	PollInterval time.Duration
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Executor runs sync plans against a cluster one step at a time. It
+// keeps no state that matters across calls: what a sync has done is in
+// the OperationState that Step returns, so a new Executor (after a
+// controller restart) continues a sync from its recorded state. The only
+// thing held in memory is when each sync's wave delay started; after a
+// restart the delay is simply waited again.
+type Executor struct {
+	cfg   Config
+	mu    gosync.Mutex
+	gates map[string]gate
+}
+
+// gate is a wave delay in progress: the group it holds back and when the
+// delay began.
+type gate struct {
+	group string
+	since time.Time
+}
+
+// New returns an Executor, or an error when cfg lacks a client or mapper.
+func New(cfg Config) (*Executor, error) {
+	if cfg.Client == nil || cfg.Mapper == nil {
+		return nil, errors.New("sync executor: a dynamic client and a REST mapper are required")
+	}
+	if cfg.Health == nil {
+		h, err := health.New(health.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("sync executor: health engine: %w", err)
+		}
+		cfg.Health = h
+	}
+	if cfg.FieldManager == "" {
+		cfg.FieldManager = DefaultFieldManager
+	}
+	if cfg.WaveDelay == 0 {
+		cfg.WaveDelay = DefaultWaveDelay
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Executor{cfg: cfg, gates: map[string]gate{}}, nil
+}
+
+// Run is one sync operation as Step sees it.
+type Run struct {
+	// ID names the operation for as long as it runs, such as the
+	// application's UID and the operation's start time. It keys the wave
+	// delay.
+	ID string
+	// Plan is the sync's plan. The caller may build it again before each
+	// step (from the operation's revision and the live objects): tasks
+	// are matched to their recorded results by object, phase and hook
+	// type, not by position.
+	Plan *Plan
+	// DryRun asks the API server to validate every apply and prune
+	// (dryRun=All) and changes nothing; hooks do not run. The operation
+	// finishes in one step.
+	DryRun bool
+	// Force deletes and re-creates resources that cannot be updated, for
+	// every resource (the strategy's force flag); the Force=true sync
+	// option does it for one.
+	Force bool
+	// Terminate stops the operation at this step: running hooks are
+	// deleted and the operation fails with MessageTerminated.
+	Terminate bool
+}
+
+// Result says what the caller does next.
+type Result struct {
+	// Done is true once the operation finished: the state's phase is
+	// Succeeded or Failed and FinishedAt is set.
+	Done bool
+	// RequeueAfter is when to call Step again while not Done.
+	RequeueAfter time.Duration
+}
+
+// Step does the next piece of work of a sync and returns the new state;
+// prev is not modified. A nil prev starts the operation.
+//
+// Step looks at the recorded results and at the live cluster: it starts
+// the next group of tasks (one phase and wave) once the group before it
+// finished, its resources are healthy and the wave delay passed; it
+// follows running hooks by their health (Healthy succeeds, Degraded
+// fails) and applies their delete policies; after a failure it runs the
+// SyncFail hooks. Per-resource outcomes go to SyncResult.Resources in the
+// order they happen.
+//
+// The error is for a problem worth retrying, such as an API server that
+// did not answer a read; the returned state is valid even then and holds
+// what this step did (a hook it created, say), so the caller must save
+// it. Failures of the sync itself (an apply the API server refused, a
+// failed hook) are not errors: they are in the state.
+func (e *Executor) Step(ctx context.Context, run Run, prev *v1alpha1.OperationState) (*v1alpha1.OperationState, Result, error) {
+	now := metav1.NewTime(e.cfg.Now())
+	st := prev.DeepCopy()
+	if st == nil {
+		st = &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning, StartedAt: now}
+	}
+	if st.SyncResult == nil {
+		st.SyncResult = &v1alpha1.SyncOperationResult{}
+	}
+	if finished(st.Phase) {
+		return st, Result{Done: true}, nil
+	}
+	s := &step{e: e, run: run, st: st}
+	res, err := s.do(ctx)
+	if res.Done {
+		st.FinishedAt = &now
+		e.mu.Lock()
+		delete(e.gates, run.ID)
+		e.mu.Unlock()
+	}
+	return st, res, err
+}
+
+// finished reports whether an operation in phase p is over.
+func finished(p v1alpha1.OperationPhase) bool {
+	return p == v1alpha1.OperationSucceeded || p == v1alpha1.OperationFailed || p == v1alpha1.OperationError
+}
+
+// step is the work of one Step call.
+type step struct {
+	e   *Executor
+	run Run
+	st  *v1alpha1.OperationState
+}
+
+func (s *step) do(ctx context.Context) (Result, error) {
+	plan := s.run.Plan
+	if plan == nil {
+		return s.finish(v1alpha1.OperationError, "sync executor: no plan"), nil
+	}
+	if invalid := plan.Err(); invalid != nil {
+		// The sync fails; there is nothing to retry.
+		return s.finish(v1alpha1.OperationFailed, "one or more synchronization tasks are not valid: "+invalid.Error()), nil //nolint:nilerr // a failed sync, recorded in the state
+	}
+	if s.run.Terminate || s.st.Phase == v1alpha1.OperationTerminating {
+		return s.terminate(ctx)
+	}
+	if s.run.DryRun {
+		return s.dryRunAll(ctx)
+	}
+	if len(s.st.SyncResult.Resources) == 0 {
+		s.preflight(ctx)
+	}
+	if !s.failed() {
+		done, res, err := s.advance(ctx, s.entries(plan.Tasks))
+		if err != nil || !done {
+			return res, err
+		}
+		if !s.failed() {
+			return s.finish(v1alpha1.OperationSucceeded, MessageSucceeded), nil
+		}
+	}
+	failure := s.failureMessage()
+	done, res, err := s.advance(ctx, s.match(plan.SyncFail))
+	if err != nil || !done {
+		return res, err
+	}
+	return s.finish(v1alpha1.OperationFailed, failure+s.syncFailOutcome(plan.SyncFail)), nil
+}
+
+// finish ends the operation in phase with message. Results of tasks
+// that never ran are dropped: the list shows what the sync did.
+func (s *step) finish(phase v1alpha1.OperationPhase, message string) Result {
+	s.st.Phase, s.st.Message = phase, message
+	s.st.SyncResult.Resources = slices.DeleteFunc(s.st.SyncResult.Resources, func(r v1alpha1.ResourceResult) bool { return pending(&r) })
+	return Result{Done: true}
+}
+
+// wait asks to be called again after the poll interval.
+func (s *step) wait() Result { return Result{RequeueAfter: s.e.cfg.PollInterval} }
+
+// advance works through entries group by group (a group is the tasks of
+// one phase and wave). It returns done when every group finished or a
+// task failed; otherwise the Result says when to look again.
+func (s *step) advance(ctx context.Context, entries []*entry) (bool, Result, error) {
+	groups := s.groupEntries(entries)
+	for gi, g := range groups {
+		for _, en := range g {
+			if err := s.refresh(ctx, en); err != nil {
+				return false, s.wait(), err
+			}
+		}
+		if s.groupFailed(g) {
+			return true, Result{}, nil
+		}
+		if waiting := s.notStarted(g); len(waiting) > 0 {
+			if gi > 0 && len(waiting) == len(g) {
+				if wait, open := s.gateOpen(s.groupKey(g)); !open {
+					return false, Result{RequeueAfter: wait}, nil
+				}
+			}
+			for _, en := range waiting {
+				if err := s.start(ctx, en); err != nil {
+					return false, s.wait(), err
+				}
+				if s.isFailed(en) {
+					return true, Result{}, nil
+				}
+			}
+			return false, s.wait(), nil
+		}
+		if en := firstRunning(s, g); en != nil {
+			s.st.Message = "waiting for completion of hook " + en.ref(s)
+			return false, s.wait(), nil
+		}
+		if gi == len(groups)-1 {
+			break
+		}
+		waiting, err := s.groupSettled(ctx, g)
+		if err != nil {
+			return false, s.wait(), err
+		}
+		if waiting != "" {
+			s.st.Message = waiting
+			return false, s.wait(), nil
+		}
+	}
+	return true, Result{}, nil
+}
+
+// gateOpen reports whether the wave delay before group has passed,
+// starting the delay when it has not begun; when closed it returns how
+// long is left.
+func (s *step) gateOpen(group string) (time.Duration, bool) {
+	delay := s.e.cfg.WaveDelay
+	if delay <= 0 {
+		return 0, true
+	}
+	now := s.e.cfg.Now()
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	g, ok := s.e.gates[s.run.ID]
+	if !ok || g.group != group {
+		s.e.gates[s.run.ID] = gate{group: group, since: now}
+		s.st.Message = "waiting before the next wave (" + group + ")"
+		return delay, false
+	}
+	if left := delay - now.Sub(g.since); left > 0 {
+		return left, false
+	}
+	delete(s.e.gates, s.run.ID)
+	return 0, true
+}
+
+// terminate stops the operation: running hooks are deleted and marked
+// failed.
+func (s *step) terminate(ctx context.Context) (Result, error) {
+	for i := range s.st.SyncResult.Resources {
+		r := &s.st.SyncResult.Resources[i]
+		if r.HookType == "" || r.HookPhase != v1alpha1.OperationRunning {
+			continue
+		}
+		if err := s.deleteResult(ctx, r); err != nil {
+			return s.wait(), err
+		}
+		r.HookPhase, r.Message = v1alpha1.OperationFailed, "terminated"
+	}
+	return s.finish(v1alpha1.OperationFailed, MessageTerminated), nil
+}
