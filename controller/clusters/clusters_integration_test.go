@@ -405,3 +405,35 @@ func TestBadSecrets(t *testing.T) {
 		t.Errorf("the fixed Secret does not resolve: %v", err)
 	}
 }
+
+func TestClientCertificate(t *testing.T) {
+	t.Parallel()
+	ns := management.Namespace(t)
+	read := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	tls := second.Config.TLSClientConfig
+	cfg, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
+		"caData": secondCA(t), "certData": read(tls.CertFile), "keyData": read(tls.KeyFile),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createSecret(t, clusterSecret(ns, "second-admin", clusters.SecretTypeLabel, map[string]string{
+		"name": "second-admin", "server": second.Config.Host, "config": string(cfg),
+	}))
+	r, _ := startRegistry(t, ns, nil)
+	c, err := r.Resolve(v1alpha1.ApplicationDestination{Name: "second-admin", Server: second.Config.Host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := onlyOnSecond(t)
+	if names, err := namespacesVia(t, c); err != nil || !contains(names, marker) {
+		t.Errorf("namespaces with the client certificate = %v, %v; want them to include %s", names, err, marker)
+	}
+}
