@@ -8,18 +8,26 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
+	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -49,6 +57,11 @@ type Config struct {
 	// registry, graphcd_* metrics included) and /healthz; "" or "0" serves
 	// nothing.
 	MetricsListen string
+	// SyncWaveDelay is the pause between the waves of a sync (2 s when
+	// zero, none when negative); SyncPollInterval is how often a running
+	// sync is looked at (2 s when zero). See controller/sync.
+	SyncWaveDelay    time.Duration
+	SyncPollInterval time.Duration
 }
 
 // Controller runs the cluster cache and the Application reconciler.
@@ -103,6 +116,9 @@ func New(cfg Config) (*Controller, error) {
 			},
 		},
 		HealthProbeBindAddress: "0",
+		// Several Controllers may run in one process (tests, a restart in
+		// place); their controllers share names.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	if cfg.LeaderElection.Enabled {
 		if cfg.LeaderElection, err = cfg.LeaderElection.configure(&mopts, cfg.RESTConfig, cfg.Namespace, cfg.Shard.Index); err != nil {
@@ -128,9 +144,14 @@ func New(cfg Config) (*Controller, error) {
 			return nil, err
 		}
 	}
+	syncCfg, err := syncConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	r, err := NewReconciler(mgr.GetClient(), Options{
 		Repo: cfg.Repo, Live: live, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
 		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard, LiveReady: liveReady,
+		Sync: syncCfg, APIReader: mgr.GetAPIReader(),
 	})
 	if err != nil {
 		return nil, err
@@ -189,7 +210,40 @@ func (c *Controller) Run(ctx context.Context) error {
 		attrs = append(attrs, "note", "the shard owns no destination cluster: no cluster cache, no reconciles")
 	}
 	c.cfg.Logger.Info("application controller running", attrs...)
+	if err := c.ensureDefaultProject(ctx); err != nil {
+		c.cfg.Logger.Warn("create the default AppProject", "namespace", c.cfg.Namespace, "err", err)
+	}
 	return c.mgr.Start(ctx)
+}
+
+// ensureDefaultProject creates the default AppProject in the controller's
+// namespace when it does not exist, as Argo CD does: applications that
+// name no project belong to it.
+func (c *Controller) ensureDefaultProject(ctx context.Context) error {
+	proj := project.DefaultProject()
+	proj.Namespace = c.cfg.Namespace
+	if err := c.mgr.GetClient().Create(ctx, proj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// syncConfig builds the sync executor's way to the (in-cluster)
+// destination: a dynamic client and a discovery REST mapper that looks
+// again when it meets a kind it does not know.
+func syncConfig(cfg Config) (SyncConfig, error) {
+	dyn, err := dynamic.NewForConfig(cfg.RESTConfig)
+	if err != nil {
+		return SyncConfig{}, fmt.Errorf("sync client: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg.RESTConfig)
+	if err != nil {
+		return SyncConfig{}, fmt.Errorf("sync discovery client: %w", err)
+	}
+	return SyncConfig{
+		Client: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval,
+	}, nil
 }
 
 // metricsOptions serves controller-runtime's metrics registry, with

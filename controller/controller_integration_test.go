@@ -74,8 +74,10 @@ func TestMain(m *testing.M) {
 			cancel()
 			return nil, err
 		}
+		repoSvc = repo
 		ctl, err = controller.New(controller.Config{
 			RESTConfig: c.Config, Namespace: appNamespace, Repo: repo, Resync: time.Hour,
+			SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})
 		if err != nil {
@@ -208,9 +210,13 @@ func TestMissingThenSyncedAndHealthy(t *testing.T) {
 		t.Errorf("summary.images = %v, want [nginx:1.27]", got)
 	}
 	kinds := map[string]int{}
+	var tree strings.Builder
 	for _, n := range ctl.Live().Tree(name) {
 		kinds[n.Kind]++
+		fmt.Fprintf(&tree, "%s %s/%s parents=%v\n", n.Kind, n.Namespace, n.Name, n.ParentUIDs)
 	}
+	b, _ := yaml.Marshal(app)
+	t.Logf("application:\n%s\ntree:\n%s", b, tree.String())
 	if kinds["Deployment"] != 1 || kinds["ReplicaSet"] != 1 || kinds["Pod"] != 2 || kinds["ConfigMap"] != 1 {
 		t.Errorf("tree kinds = %v, want Deployment, ReplicaSet, 2 Pods, ConfigMap", kinds)
 	}

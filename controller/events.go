@@ -26,11 +26,17 @@ const (
 	EventSyncStatusChanged EventType = "SyncStatusChanged"
 	// EventHealthChanged: status.health.status changed.
 	EventHealthChanged EventType = "HealthChanged"
+	// EventOperationStarted: the controller started an operation (a sync).
+	EventOperationStarted EventType = "OperationStarted"
+	// EventOperationCompleted: an operation ended; Phase and Message say
+	// how.
+	EventOperationCompleted EventType = "OperationCompleted"
 )
 
 // Event is one reconciliation event of an app, as Subscribe delivers it.
 // Sync, Health and Revision are the app's state after the event (empty for
-// ResourceChanged, which comes before the comparison).
+// ResourceChanged, which comes before the comparison); for operation
+// events they are the state the operation started or ended from.
 type Event struct {
 	App      types.NamespacedName
 	Type     EventType
@@ -38,6 +44,9 @@ type Event struct {
 	Health   v1alpha1.HealthStatusCode
 	Revision string
 	Time     time.Time
+	// Phase and Message are the operation's, for operation events.
+	Phase   v1alpha1.OperationPhase
+	Message string
 }
 
 // broker fans events out to subscribers without ever blocking the

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -83,6 +85,23 @@ type Options struct {
 	// LiveReady, when not nil, is closed once Live holds the in-cluster
 	// state; reconciles of in-cluster apps wait for it.
 	LiveReady <-chan struct{}
+	// Sync is the way to the destination cluster for sync operations;
+	// without a client, operations fail with an error.
+	Sync SyncConfig
+	// APIReader reads Applications past the manager's cache, so an
+	// operation always continues from the state last written; nil reads
+	// through the client.
+	APIReader client.Reader
+}
+
+// SyncConfig configures the sync executor.
+type SyncConfig struct {
+	// Client and Mapper reach the destination cluster.
+	Client dynamic.Interface
+	Mapper meta.RESTMapper
+	// WaveDelay and PollInterval pace syncs; see sync.Config.
+	WaveDelay    time.Duration
+	PollInterval time.Duration
 }
 
 // RevisionInvalidator is implemented by repository services that cache
@@ -138,7 +157,7 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 			return reposerver.Repository{URL: url}, nil
 		}
 	}
-	e, err := newEngines(opts.Settings)
+	e, err := newEngines(opts.Settings, opts.Sync)
 	if err != nil {
 		return nil, err
 	}
@@ -241,10 +260,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !r.claim(ctx, &app) {
 		return ctrl.Result{}, nil
 	}
+	if operationActive(&app) {
+		// An operation continues from the state last written, never from
+		// a cached copy that may be a step behind.
+		if err := r.apiReader().Get(ctx, req.NamespacedName, &app); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
 	status := app.Status.DeepCopy()
+	now := metav1.Now()
+	op := r.operate(ctx, &app, status, now)
 	mode := refreshMode(&app)
 	cmp, err := r.compareApp(ctx, &app, mode)
-	now := metav1.Now()
+	var auto autoSyncDecision
 	if err != nil {
 		setCondition(status, conditionFor(err), err.Error(), now)
 		status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
@@ -262,6 +290,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.mu.Lock()
 		r.state[req.NamespacedName] = &AppState{Comparison: cmp, Revision: cmp.Revision, predictions: cmp.predictions}
 		r.mu.Unlock()
+		if !op.ran {
+			auto = decideAutoSync(&app, status, cmp, now.Time)
+			noteAutoSync(status, auto, now)
+		}
+	}
+	if op.finished {
+		if err := r.clearOperation(ctx, &app); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	before := app.Status.DeepCopy()
 	if err := r.writeStatus(ctx, &app, status, now); err != nil {
@@ -276,8 +313,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
+	if auto.op != nil {
+		if err := r.requestAutoSync(ctx, &app, auto.op); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	jitter := time.Duration(rand.Int64N(int64(r.opts.Resync / 2))) //nolint:gosec // spreading refreshes, not security
-	return ctrl.Result{RequeueAfter: r.opts.Resync + jitter}, nil
+	next := r.opts.Resync + jitter
+	for _, d := range []time.Duration{op.requeue, auto.requeue} {
+		if d > 0 && d < next {
+			next = d
+		}
+	}
+	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// apiReader reads past the manager's cache.
+func (r *Reconciler) apiReader() client.Reader {
+	if r.opts.APIReader != nil {
+		return r.opts.APIReader
+	}
+	return r.client
 }
 
 // errInvalidSpec marks a comparison that failed because of the spec.
@@ -308,49 +364,20 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 	if err != nil {
 		return nil, err
 	}
-	repo, err := r.opts.RepoFor(ctx, src.RepoURL)
+	rendered, err := r.render(ctx, app, *src, "", mode)
 	if err != nil {
 		return nil, err
 	}
-	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
-		inv.InvalidateRevision(src.RepoURL)
-	}
-	res, err := r.opts.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
-		Repo: repo, Source: *src, AppName: app.Name, Namespace: dest.Namespace, NoCache: mode == "hard",
-	})
+	desired, excluded := withoutHooks(rendered.desired), rendered.excluded
+	all, err := r.liveObjects(ctx, app)
 	if err != nil {
-		return nil, fmt.Errorf("rendering manifests: %w", err)
-	}
-	desired := make([]*unstructured.Unstructured, 0, len(res.Manifests))
-	var excluded []string
-	for _, m := range res.Manifests {
-		gk := m.GroupVersionKind().GroupKind()
-		namespaced, err := r.opts.Live.IsNamespaced(gk)
-		if err == nil && namespaced && m.GetNamespace() == "" {
-			m.SetNamespace(dest.Namespace)
-		}
-		if !r.opts.Live.Watched(gk) {
-			excluded = append(excluded, describe(KeyOf(m)))
-			continue
-		}
-		labels := m.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[r.opts.Settings.InstanceLabelKey] = app.Name
-		m.SetLabels(labels)
-		desired = append(desired, m)
+		return nil, err
 	}
 	live := map[ResourceKey]*unstructured.Unstructured{}
-	for _, key := range r.opts.Live.Managed(app.Name) {
-		obj, err := r.opts.Live.Get(ctx, key)
-		if apierrors.IsNotFound(err) {
-			continue
+	for key, obj := range all {
+		if !isHook(obj) {
+			live[key] = obj
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading live %s: %w", key, err)
-		}
-		live[key] = obj
 	}
 	var prev map[ResourceKey]prediction
 	if st := r.State(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}); st != nil {
@@ -368,7 +395,7 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 	if err != nil {
 		return nil, err
 	}
-	cmp.Revision, cmp.SourceType, cmp.predictions = res.Revision, res.SourceType, predictions
+	cmp.Revision, cmp.SourceType, cmp.predictions = rendered.revision, rendered.sourceType, predictions
 	cmp.Warnings = r.warnings(app.Name, desired, live)
 	if len(excluded) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/health"
+	appsync "github.com/graphcd/graphcd/controller/sync"
 	"github.com/graphcd/graphcd/internal/settings"
 )
 
@@ -28,14 +29,26 @@ const SettingsConfigMap = "graphcd-cm"
 type engines struct {
 	settings *settings.Settings
 	health   *health.Engine
+	// exec runs sync operations with the same health checks; nil when the
+	// reconciler has no way to the cluster (Options.Sync.Client).
+	exec *appsync.Executor
 }
 
-func newEngines(s *settings.Settings) (*engines, error) {
+func newEngines(s *settings.Settings, sc SyncConfig) (*engines, error) {
 	h, err := health.New(health.Options{LuaChecks: s.HealthChecks()})
 	if err != nil {
 		return nil, fmt.Errorf("health checks from settings: %w", err)
 	}
-	return &engines{settings: s, health: h}, nil
+	e := &engines{settings: s, health: h}
+	if sc.Client != nil {
+		e.exec, err = appsync.New(appsync.Config{
+			Client: sc.Client, Mapper: sc.Mapper, Health: h, WaveDelay: sc.WaveDelay, PollInterval: sc.PollInterval,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 // Settings returns the settings the reconciler compares with now.
@@ -49,7 +62,7 @@ func (r *Reconciler) Settings() *settings.Settings { return r.engines.Load().set
 // The instance label key, tracking method and resource filters stay as
 // they were at start: the cluster cache is built with them.
 func (r *Reconciler) UpdateSettings(s *settings.Settings) error {
-	e, err := newEngines(s)
+	e, err := newEngines(s, r.opts.Sync)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,132 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// Self-heal backoff: the n-th self-heal sync in a row of the same
+// revision waits selfHealDelay * 2^(n-1) after the last sync finished, at
+// most selfHealMaxDelay.
+const (
+	selfHealDelay    = 5 * time.Second
+	selfHealMaxDelay = 3 * time.Minute
+)
+
+// autoSyncDecision is what the automated sync policy says after a
+// comparison: an operation to request, a time to look again, or a reason
+// it will not sync (reported as a SyncError condition).
+type autoSyncDecision struct {
+	op      *v1alpha1.Operation
+	requeue time.Duration
+	refusal string
+}
+
+// automated returns the app's automated sync policy, or nil when syncs
+// are manual.
+func automated(app *v1alpha1.Application) *v1alpha1.SyncPolicyAutomated {
+	p := app.Spec.SyncPolicy
+	if p == nil || p.Automated == nil || (p.Automated.Enabled != nil && !*p.Automated.Enabled) {
+		return nil
+	}
+	return p.Automated
+}
+
+// decideAutoSync applies Argo CD's rules: sync an OutOfSync app to the
+// compared revision unless an operation is pending, never sync the same
+// revision and source twice after a failure, sync a revision already
+// synced successfully only to self-heal (and then after a backoff), and
+// never prune everything unless allowEmpty.
+func decideAutoSync(app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, cmp *Comparison, now time.Time) autoSyncDecision {
+	auto := automated(app)
+	if auto == nil || app.Operation != nil || inProgress(status.OperationState) || app.DeletionTimestamp != nil ||
+		cmp.Sync != v1alpha1.SyncStatusCodeOutOfSync || app.Spec.Source == nil {
+		return autoSyncDecision{}
+	}
+	src := *app.Spec.Source
+	heals := int64(0)
+	if last, ok := lastAttempt(status.OperationState, cmp.Revision, src); ok {
+		if last.Phase != v1alpha1.OperationSucceeded {
+			return autoSyncDecision{refusal: fmt.Sprintf("Failed sync attempt to %s: %s", cmp.Revision, last.Message)}
+		}
+		if !auto.SelfHeal {
+			return autoSyncDecision{}
+		}
+		heals = last.Operation.Sync.SelfHealAttemptsCount + 1
+		if last.FinishedAt != nil {
+			if wait := selfHealBackoff(heals) - now.Sub(last.FinishedAt.Time); wait > 0 {
+				return autoSyncDecision{requeue: wait}
+			}
+		}
+	}
+	prunesOnly, all := true, len(cmp.Resources) > 0
+	for _, res := range cmp.Resources {
+		if !res.RequiresPruning {
+			all = false
+			if res.Status != v1alpha1.SyncStatusCodeSynced {
+				prunesOnly = false
+			}
+		}
+	}
+	if auto.Prune && !auto.AllowEmpty && all {
+		return autoSyncDecision{refusal: fmt.Sprintf("Skipping sync attempt to %s: auto-sync will wipe out all resources", cmp.Revision)}
+	}
+	if !auto.Prune && prunesOnly {
+		return autoSyncDecision{} // only pruning is left, and automated prune is off
+	}
+	op := &v1alpha1.Operation{
+		Sync:        &v1alpha1.SyncOperation{Revision: cmp.Revision, Prune: auto.Prune, SelfHealAttemptsCount: heals},
+		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
+	}
+	if r := app.Spec.SyncPolicy.Retry; r != nil {
+		op.Retry = *r.DeepCopy()
+	}
+	return autoSyncDecision{op: op}
+}
+
+// lastAttempt returns the last operation when it synced revision from
+// src, Argo CD's test for "already attempted".
+func lastAttempt(st *v1alpha1.OperationState, revision string, src v1alpha1.ApplicationSource) (*v1alpha1.OperationState, bool) {
+	if st == nil || st.Operation.Sync == nil || st.SyncResult == nil || st.SyncResult.Revision != revision {
+		return nil, false
+	}
+	return st, reflect.DeepEqual(st.SyncResult.Source, src)
+}
+
+// selfHealBackoff is the wait before the n-th self-heal sync in a row.
+func selfHealBackoff(n int64) time.Duration {
+	d := selfHealDelay
+	for i := int64(1); i < n && d < selfHealMaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, selfHealMaxDelay)
+}
+
+// noteAutoSync reports a refusal of the automated sync policy as a
+// SyncError condition in status, and clears the condition otherwise.
+func noteAutoSync(status *v1alpha1.ApplicationStatus, d autoSyncDecision, now metav1.Time) {
+	if d.refusal != "" {
+		setCondition(status, v1alpha1.ApplicationConditionSyncError, d.refusal, now)
+	} else {
+		clearCondition(status, v1alpha1.ApplicationConditionSyncError)
+	}
+}
+
+// requestAutoSync writes the automated sync's operation onto the app; the
+// write (a new generation) brings the app back to run it.
+func (r *Reconciler) requestAutoSync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation) error {
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	app.Operation = op
+	if err := r.client.Patch(ctx, app, patch); err != nil {
+		return fmt.Errorf("request an automated sync of %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	r.log.Info("automated sync requested", "app", app.Namespace+"/"+app.Name, "revision", op.Sync.Revision, "selfHealAttempts", op.Sync.SelfHealAttemptsCount)
+	return nil
+}

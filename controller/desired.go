@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/reposerver"
+)
+
+// rendered is an app's desired state at one revision: what the comparison
+// and a sync both start from.
+type rendered struct {
+	// desired are the manageable objects, with the destination namespace
+	// filled in for namespaced kinds and the instance label set. Hooks
+	// are included.
+	desired []*unstructured.Unstructured
+	// excluded names the objects left out by resource.exclusions /
+	// resource.inclusions.
+	excluded   []string
+	revision   string
+	sourceType v1alpha1.ApplicationSourceType
+}
+
+// render renders src for app at revision ("" means src.TargetRevision).
+// mode is the refresh mode ("", "normal" or "hard").
+func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, src v1alpha1.ApplicationSource, revision, mode string) (*rendered, error) {
+	dest := app.Spec.Destination
+	repo, err := r.opts.RepoFor(ctx, src.RepoURL)
+	if err != nil {
+		return nil, err
+	}
+	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
+		inv.InvalidateRevision(src.RepoURL)
+	}
+	res, err := r.opts.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
+		Repo: repo, Source: src, Revision: revision, AppName: app.Name, Namespace: dest.Namespace, NoCache: mode == "hard",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rendering manifests: %w", err)
+	}
+	out := &rendered{desired: make([]*unstructured.Unstructured, 0, len(res.Manifests)), revision: res.Revision, sourceType: res.SourceType}
+	for _, m := range res.Manifests {
+		gk := m.GroupVersionKind().GroupKind()
+		namespaced, err := r.opts.Live.IsNamespaced(gk)
+		if err == nil && namespaced && m.GetNamespace() == "" {
+			m.SetNamespace(dest.Namespace)
+		}
+		if !r.opts.Live.Watched(gk) {
+			out.excluded = append(out.excluded, describe(KeyOf(m)))
+			continue
+		}
+		labels := m.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[r.opts.Settings.InstanceLabelKey] = app.Name
+		m.SetLabels(labels)
+		out.desired = append(out.desired, m)
+	}
+	return out, nil
+}
+
+// liveObjects reads the objects tracked to app from the cluster cache,
+// hooks included.
+func (r *Reconciler) liveObjects(ctx context.Context, app *v1alpha1.Application) (map[ResourceKey]*unstructured.Unstructured, error) {
+	live := map[ResourceKey]*unstructured.Unstructured{}
+	for _, key := range r.opts.Live.Managed(app.Name) {
+		obj, err := r.opts.Live.Get(ctx, key)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading live %s: %w", key, err)
+		}
+		live[key] = obj
+	}
+	return live, nil
+}
+
+// Hook annotations, Argo CD's and Helm's.
+const (
+	hookAnnotation     = "argocd.argoproj.io/hook"
+	helmHookAnnotation = "helm.sh/hook"
+)
+
+// isHook reports whether obj is a sync hook, which the comparison leaves
+// out as Argo CD does: hooks are run by syncs, not kept in sync. An object
+// whose only hook type is Skip is not a hook (it is compared, never
+// synced), and neither is one whose only Helm hook is crd-install.
+func isHook(obj *unstructured.Unstructured) bool {
+	ann := obj.GetAnnotations()
+	if v, ok := ann[hookAnnotation]; ok {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" && t != "Skip" {
+				return true
+			}
+		}
+		return false
+	}
+	if v, ok := ann[helmHookAnnotation]; ok {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" && t != "crd-install" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutHooks returns objs without the hooks.
+func withoutHooks(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if !isHook(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}

@@ -1,0 +1,429 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/project"
+	appsync "github.com/graphcd/graphcd/controller/sync"
+)
+
+// Kubernetes Event reasons of operations.
+const (
+	ReasonOperationStarted   = "OperationStarted"
+	ReasonOperationCompleted = "OperationCompleted"
+)
+
+// windowRecheck is how often a sync blocked by a sync window looks again.
+const windowRecheck = 5 * time.Second
+
+// MessageBlockedByWindow starts the message of a sync that waits for a
+// sync window, as Argo CD words it.
+const MessageBlockedByWindow = "Sync operation blocked by sync window"
+
+// opOutcome is what working on an operation did in one reconcile.
+type opOutcome struct {
+	// ran is true when an operation was worked on.
+	ran bool
+	// finished is true when the operation ended: spec.operation is
+	// cleared.
+	finished bool
+	requeue  time.Duration
+}
+
+// operationActive reports whether the app has an operation to work on:
+// one requested in spec.operation, or one in progress in the status.
+func operationActive(app *v1alpha1.Application) bool {
+	return app.Operation != nil || inProgress(app.Status.OperationState)
+}
+
+// inProgress reports whether st is an operation that has not ended
+// (Running, which includes waiting for a retry, or Terminating).
+func inProgress(st *v1alpha1.OperationState) bool {
+	return st != nil && (st.Phase == v1alpha1.OperationRunning || st.Phase == v1alpha1.OperationTerminating)
+}
+
+// operate starts the requested operation or continues the one in
+// progress by one step, writing its progress into status. Everything the
+// operation did is in status.operationState, so a controller that
+// restarts continues from there.
+func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, now metav1.Time) opOutcome {
+	st := status.OperationState
+	if !inProgress(st) {
+		if app.Operation == nil {
+			return opOutcome{}
+		}
+		st = &v1alpha1.OperationState{Operation: *app.Operation.DeepCopy(), Phase: v1alpha1.OperationRunning, StartedAt: now}
+		r.operationEvent(app, st, ReasonOperationStarted, EventOperationStarted)
+	}
+	next, res, terminal := r.runSync(ctx, app, st, now)
+	status.OperationState = next
+	if !res.Done {
+		return opOutcome{ran: true, requeue: res.RequeueAfter}
+	}
+	if next.Phase != v1alpha1.OperationSucceeded && !terminal {
+		if retry := retryOf(app, next); retry.Limit < 0 || next.RetryCount < retry.Limit {
+			wait := retryBackoff(retry.Backoff, next.RetryCount)
+			next.RetryCount++
+			next.Phase = v1alpha1.OperationRunning
+			next.Message = fmt.Sprintf("retrying attempt #%d at %s: %s", next.RetryCount, now.Add(wait).UTC().Format(time.RFC3339), next.Message)
+			return opOutcome{ran: true, requeue: wait}
+		}
+	}
+	if next.Phase == v1alpha1.OperationSucceeded && next.Operation.Sync != nil && !next.Operation.Sync.DryRun {
+		addHistory(status, app, next)
+	}
+	r.operationEvent(app, next, ReasonOperationCompleted, EventOperationCompleted)
+	return opOutcome{ran: true, finished: true, requeue: time.Second}
+}
+
+// runSync does one step of the sync in st. terminal is true when the
+// operation ended in a way a retry cannot fix (a project violation, a
+// bad request, a terminate).
+func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, st *v1alpha1.OperationState, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
+	exec := r.engines.Load().exec
+	if exec == nil {
+		next, res := endOperation(st, v1alpha1.OperationError, "syncs are not available: the controller has no client for the destination cluster", now)
+		return next, res, true
+	}
+	op := st.Operation.Sync
+	if op == nil {
+		next, res := endOperation(st, v1alpha1.OperationError, "the operation requests nothing: only sync operations are supported", now)
+		return next, res, true
+	}
+	if st.Phase == v1alpha1.OperationRunning && st.FinishedAt != nil {
+		// A failed attempt waiting for its retry.
+		at := st.FinishedAt.Add(retryBackoff(retryOf(app, st).Backoff, st.RetryCount-1))
+		if now.Time.Before(at) {
+			return st, appsync.Result{RequeueAfter: at.Sub(now.Time)}, false
+		}
+		st = st.DeepCopy()
+		st.FinishedAt, st.Message, st.SyncResult = nil, "", nil
+	}
+	runID := fmt.Sprintf("%s/%d/%d", app.UID, st.StartedAt.Unix(), st.RetryCount)
+	if st.Phase == v1alpha1.OperationTerminating {
+		next, res, err := exec.Step(ctx, appsync.Run{ID: runID, Plan: &appsync.Plan{}, Terminate: true}, st)
+		return next, r.stepResult(app, res, err), true
+	}
+	src := app.Spec.Source
+	if op.Source != nil {
+		src = op.Source
+	}
+	if src == nil {
+		next, res := endOperation(st, v1alpha1.OperationError, "spec.source is required (multiple sources are not supported yet)", now)
+		return next, res, true
+	}
+	rules, err := r.operationRules(ctx, app, src)
+	if err != nil {
+		phase := v1alpha1.OperationFailed
+		var denied *project.DeniedError
+		if !errors.As(err, &denied) {
+			phase = v1alpha1.OperationError
+		}
+		next, res := endOperation(st, phase, err.Error(), now)
+		return next, res, true
+	}
+	started := st.SyncResult != nil && len(st.SyncResult.Resources) > 0
+	if !started {
+		if err := rules.SyncAllowed(windowTarget(app), now.Time, !st.Operation.InitiatedBy.Automated); err != nil {
+			next := st.DeepCopy()
+			next.Message = MessageBlockedByWindow + ": " + err.Error()
+			return next, appsync.Result{RequeueAfter: windowRecheck}, false
+		}
+	}
+	revision := op.Revision
+	if st.SyncResult != nil && st.SyncResult.Revision != "" {
+		revision = st.SyncResult.Revision // the revision the sync resolved first
+	}
+	plan, resolved, err := r.planSync(ctx, app, st, *src, revision)
+	if err != nil {
+		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
+		return next, res, false
+	}
+	if violations := projectViolations(rules, app, plan); len(violations) > 0 {
+		next, res := endOperation(st, v1alpha1.OperationFailed, "the sync would leave its project: "+strings.Join(violations, "; "), now)
+		return next, res, true
+	}
+	run := appsync.Run{ID: runID, Plan: plan, DryRun: op.DryRun, Force: strategyForce(op.SyncStrategy)}
+	next, res, err := exec.Step(ctx, run, st)
+	if next.SyncResult != nil {
+		next.SyncResult.Revision, next.SyncResult.Source = resolved, *src
+	}
+	return next, r.stepResult(app, res, err), false
+}
+
+// stepResult logs a step's error (worth a retry; the state is saved all
+// the same) and makes sure a step that is not done comes back.
+func (r *Reconciler) stepResult(app *v1alpha1.Application, res appsync.Result, err error) appsync.Result {
+	if err != nil {
+		r.log.Warn("sync step", "app", app.Namespace+"/"+app.Name, "err", err)
+	}
+	if !res.Done && res.RequeueAfter <= 0 {
+		res.RequeueAfter = appsync.DefaultPollInterval
+	}
+	return res
+}
+
+// endOperation ends st in phase with message.
+func endOperation(st *v1alpha1.OperationState, phase v1alpha1.OperationPhase, message string, now metav1.Time) (*v1alpha1.OperationState, appsync.Result) {
+	next := st.DeepCopy()
+	next.Phase, next.Message, next.FinishedAt = phase, message, &now
+	return next, appsync.Result{Done: true}
+}
+
+// operationRules returns the compiled rules of the app's project after
+// checking the source repository and the destination against them.
+func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Application, src *v1alpha1.ApplicationSource) (*project.Rules, error) {
+	name := app.Spec.Project
+	if name == "" {
+		name = project.DefaultProjectName
+	}
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	if proj == nil {
+		return nil, fmt.Errorf("application references project %s which does not exist", name)
+	}
+	rules, err := r.projects.Rules(proj)
+	if err != nil {
+		return nil, err
+	}
+	if err := rules.SourceAllowed(src.RepoURL); err != nil {
+		return nil, err
+	}
+	dest := app.Spec.Destination
+	server, _ := DestinationServer(dest)
+	if server != InClusterServer {
+		return nil, fmt.Errorf("destination %s%s is not a registered cluster (only %s / %s so far)", dest.Server, dest.Name, InClusterServer, InClusterName)
+	}
+	if err := rules.DestinationAllowed(server, clusterName(dest), dest.Namespace); err != nil {
+		return nil, err
+	}
+	return rules, nil
+}
+
+// clusterName is the destination's cluster name, in-cluster for the
+// cluster graphcd runs in.
+func clusterName(dest v1alpha1.ApplicationDestination) string {
+	if dest.Name != "" {
+		return dest.Name
+	}
+	if dest.Server == InClusterServer {
+		return InClusterName
+	}
+	return ""
+}
+
+// windowTarget is what the project's sync windows select the app by.
+func windowTarget(app *v1alpha1.Application) project.WindowTarget {
+	server, _ := DestinationServer(app.Spec.Destination)
+	return project.WindowTarget{
+		AppName: app.Name, AppNamespace: app.Namespace, Server: server,
+		ClusterName: clusterName(app.Spec.Destination), Namespace: app.Spec.Destination.Namespace,
+	}
+}
+
+// projectViolations checks every object the plan would create, change or
+// delete against the project.
+func projectViolations(rules *project.Rules, app *v1alpha1.Application, plan *appsync.Plan) []string {
+	server, _ := DestinationServer(app.Spec.Destination)
+	name := clusterName(app.Spec.Destination)
+	var out []string
+	seen := map[string]bool{}
+	for _, tasks := range [][]appsync.Task{plan.Tasks, plan.SyncFail} {
+		for i := range tasks {
+			t := &tasks[i]
+			if err := rules.ResourceAllowed(t.Group, t.Kind, t.Namespace, server, name); err != nil && !seen[err.Error()] {
+				seen[err.Error()] = true
+				out = append(out, err.Error())
+			}
+		}
+	}
+	return out
+}
+
+// planSync renders the sync's source at revision and plans it against
+// the live objects; it also returns the resolved revision.
+func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, st *v1alpha1.OperationState, src v1alpha1.ApplicationSource, revision string) (*appsync.Plan, string, error) {
+	op := st.Operation.Sync
+	rendered, err := r.render(ctx, app, src, revision, "")
+	if err != nil {
+		return nil, "", err
+	}
+	live, err := r.liveObjects(ctx, app)
+	if err != nil {
+		return nil, "", err
+	}
+	liveList := make([]*unstructured.Unstructured, 0, len(live))
+	for _, obj := range live {
+		liveList = append(liveList, obj)
+	}
+	opts := appsync.Options{
+		Namespace: app.Spec.Destination.Namespace,
+		Prune:     op.Prune,
+		Resources: op.Resources,
+		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
+		ClusterScoped: func(group, kind string) bool {
+			namespaced, err := r.opts.Live.IsNamespaced(schema.GroupKind{Group: group, Kind: kind})
+			return err == nil && !namespaced
+		},
+		OutOfSync: r.outOfSync(app),
+	}
+	if p := app.Spec.SyncPolicy; p != nil {
+		opts.SyncOptions = append(opts.SyncOptions, p.SyncOptions...)
+		opts.ManagedNamespaceMetadata = p.ManagedNamespaceMetadata
+	}
+	opts.SyncOptions = append(opts.SyncOptions, op.SyncOptions...)
+	plan, err := appsync.Build(rendered.desired, liveList, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return plan, rendered.revision, nil
+}
+
+// outOfSync answers ApplyOutOfSyncOnly from the app's last comparison;
+// nil (everything out of sync) when there is none.
+func (r *Reconciler) outOfSync(app *v1alpha1.Application) func(appsync.Key) bool {
+	st := r.State(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+	if st == nil || st.Comparison == nil {
+		return nil
+	}
+	synced := map[appsync.Key]bool{}
+	for _, res := range st.Comparison.Resources {
+		if res.Status == v1alpha1.SyncStatusCodeSynced {
+			synced[appsync.Key{Group: res.Key.Group, Kind: res.Key.Kind, Namespace: res.Key.Namespace, Name: res.Key.Name}] = true
+		}
+	}
+	return func(k appsync.Key) bool { return !synced[k] }
+}
+
+// strategyForce is the force flag of either strategy.
+func strategyForce(s *v1alpha1.SyncStrategy) bool {
+	switch {
+	case s == nil:
+		return false
+	case s.Apply != nil:
+		return s.Apply.Force
+	case s.Hook != nil:
+		return s.Hook.Force
+	}
+	return false
+}
+
+// Defaults of a retry backoff, as Argo CD's.
+const (
+	defaultRetryDuration = 5 * time.Second
+	defaultRetryFactor   = 2
+	defaultRetryMax      = 3 * time.Minute
+)
+
+// retryOf is the retry strategy of st's operation, or the app's
+// spec.syncPolicy.retry when the operation names none.
+func retryOf(app *v1alpha1.Application, st *v1alpha1.OperationState) v1alpha1.RetryStrategy {
+	r := st.Operation.Retry
+	if r.Limit == 0 && r.Backoff == nil && app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Retry != nil {
+		r = *app.Spec.SyncPolicy.Retry
+	}
+	return r
+}
+
+// retryBackoff is the wait before retry number attempt+1 (attempt counts
+// from 0): duration * factor^attempt, at most maxDuration. Durations that
+// do not parse take their defaults.
+func retryBackoff(b *v1alpha1.Backoff, attempt int64) time.Duration {
+	d, factor, limit := defaultRetryDuration, int64(defaultRetryFactor), defaultRetryMax
+	if b != nil {
+		if v, ok := parseBackoffDuration(b.Duration); ok {
+			d = v
+		}
+		if b.Factor != nil && *b.Factor > 0 {
+			factor = *b.Factor
+		}
+		if v, ok := parseBackoffDuration(b.MaxDuration); ok {
+			limit = v
+		}
+	}
+	for range max(attempt, 0) {
+		if d >= limit {
+			break
+		}
+		d *= time.Duration(factor)
+	}
+	return min(d, limit)
+}
+
+// parseBackoffDuration reads "5" (seconds) or a Go duration ("5s", "2m").
+func parseBackoffDuration(s string) (time.Duration, bool) {
+	if s == "" {
+		return 0, false
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return d, true
+	}
+	if d, err := time.ParseDuration(s + "s"); err == nil && d >= 0 {
+		return d, true
+	}
+	return 0, false
+}
+
+// clearOperation removes the finished operation from the Application, as
+// Argo CD does, so a new one can be requested. The optimistic lock keeps
+// an operation written meanwhile from being lost.
+func (r *Reconciler) clearOperation(ctx context.Context, app *v1alpha1.Application) error {
+	if app.Operation == nil {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	app.Operation = nil
+	if err := r.client.Patch(ctx, app, patch); err != nil {
+		return fmt.Errorf("clear the operation of %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	return nil
+}
+
+// operationEvent records a Kubernetes Event and publishes an event for an
+// operation that started or completed.
+func (r *Reconciler) operationEvent(app *v1alpha1.Application, st *v1alpha1.OperationState, reason string, typ EventType) {
+	r.broker.publish(Event{
+		App: types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, Type: typ,
+		Sync: app.Status.Sync.Status, Health: app.Status.Health.Status, Revision: app.Status.Sync.Revision,
+		Phase: st.Phase, Message: st.Message,
+	})
+	if r.opts.Recorder == nil {
+		return
+	}
+	kind, note := corev1.EventTypeNormal, "sync started"
+	if by := initiator(st.Operation.InitiatedBy); by != "" {
+		note += " by " + by
+	}
+	if reason == ReasonOperationCompleted {
+		note = fmt.Sprintf("sync %s: %s", strings.ToLower(string(st.Phase)), st.Message)
+		if st.Phase != v1alpha1.OperationSucceeded {
+			kind = corev1.EventTypeWarning
+		}
+	}
+	r.opts.Recorder.Eventf(app, nil, kind, reason, "Sync", "%s", note)
+}
+
+// initiator names who started an operation.
+func initiator(by v1alpha1.OperationInitiator) string {
+	switch {
+	case by.Automated:
+		return "automated sync policy"
+	case by.Username != "":
+		return by.Username
+	}
+	return ""
+}
