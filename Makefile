@@ -85,7 +85,7 @@ verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modu
 	@echo "verify: ok"
 
 .PHONY: demo
-demo: build cluster-bins ## Run a local cluster + graphcd server on http://127.0.0.1:8080 (Ctrl-C stops all).
+demo: build cluster-bins ## Run a local cluster, graphcd server on http://127.0.0.1:8080 and four sample apps (Ctrl-C stops all).
 	$(GO) build -o $(BIN)/demo ./hack/demo
 	$(BIN)/demo --graphcd $(BIN)/graphcd
 

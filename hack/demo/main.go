@@ -1,7 +1,9 @@
 // Command demo runs graphcd the way `make demo` shows it: a full local
 // cluster (etcd, kube-apiserver, controller-manager, scheduler, KWOK nodes),
-// the CRDs, and `graphcd server` against it. Ctrl-C stops everything it
-// started.
+// the CRDs, and `graphcd server` against it; a git repository with the
+// sample apps of hack/demo/apps served over smart HTTP on loopback; and one
+// Application per sample (the guestbook synced automatically, the others on
+// demand). Ctrl-C stops everything it started.
 package main
 
 import (
@@ -59,10 +61,16 @@ func run() error {
 	}()
 
 	// Applications, settings and repository Secrets live here.
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "graphcd"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if _, err := cluster.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create namespace graphcd: %w", err)
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
+
+	repo, err := serveRepo(cluster.Dir)
+	if err != nil {
+		return err
+	}
+	defer repo.Close()
 
 	server := exec.Command(*graphcd, "server", "--listen", *listen, "--install-crds", "--kubeconfig", cluster.Kubeconfig) //nolint:noctx // stopped with SIGTERM below, for a graceful shutdown
 	server.Stdout, server.Stderr = os.Stdout, os.Stderr
@@ -78,19 +86,19 @@ func run() error {
 		_ = server.Process.Signal(syscall.SIGTERM)
 		return err
 	}
-	fmt.Printf(`
-graphcd is running.
-
-  Console:   %[1]s/
-  GraphQL:   %[1]s/api/graphql
-  Try:       curl -s %[1]s/api/graphql -H 'Content-Type: application/json' -d '{"query":"{ version { version commit } }"}'
-  Cluster:   export KUBECONFIG=%[2]s
-             %[3]s get nodes
-  Apps:      create Applications (graphcd.io/v1alpha1) in namespace graphcd;
-             %[3]s get apps -n graphcd
-
-Press Ctrl-C to stop everything.
-`, url, cluster.Kubeconfig, cluster.Binaries.Kubectl)
+	apps, err := newClient(cluster.Config)
+	if err == nil {
+		err = createApps(ctx, apps, repo.URL)
+	}
+	if err != nil {
+		_ = server.Process.Signal(syscall.SIGTERM)
+		if exit := <-exited; exit != nil { // the cluster stops only after its clients
+			logger.Info("graphcd server stopped", "exit", exit)
+		}
+		return err
+	}
+	printTry(url, cluster.Kubeconfig, cluster.Binaries.Kubectl, repo)
+	go reportApps(ctx, apps)
 
 	select {
 	case err := <-exited:
@@ -129,4 +137,29 @@ func waitReady(ctx context.Context, url string, exited <-chan error) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// printTry tells a newcomer what to look at and what to do next.
+func printTry(url, kubeconfig, kubectl string, repo *demoRepo) {
+	fmt.Printf(`
+graphcd is running, with four sample apps from %[4]s
+
+  Console:   %[1]s/
+  GraphQL:   %[1]s/api/graphql
+  Try:       curl -s %[1]s/api/graphql -H 'Content-Type: application/json' -d '{"query":"{ version { version commit } }"}'
+  Cluster:   export KUBECONFIG=%[2]s
+             %[3]s get applications -n graphcd
+             %[3]s get deploy,svc,pods -n demo-guestbook
+  Sync:      guestbook syncs by itself; the others on request, the Argo CD way:
+             %[3]s patch application sync-waves -n graphcd --type merge -p '{"operation":{"sync":{}}}'
+             %[3]s get application sync-waves -n graphcd -o jsonpath='{range .status.operationState.syncResult.resources[*]}{.syncPhase} {.syncWave} {.kind}/{.name} {.hookPhase}{"\n"}{end}'
+  Self-heal: %[3]s scale deployment guestbook-web -n demo-guestbook --replicas 1
+  Change:    cd %[5]s
+             edit guestbook/deployment.yaml (replicas), then: git commit -am "scale guestbook" && git push
+             Git is polled every few minutes; to see the push at once:
+             %[3]s annotate application guestbook -n graphcd argocd.argoproj.io/refresh=normal --overwrite
+
+Press Ctrl-C to stop everything.
+
+`, url, kubeconfig, kubectl, repo.URL, repo.WorkDir)
 }
