@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,12 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
+	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
@@ -34,8 +33,9 @@ import (
 
 // Config assembles a Controller.
 type Config struct {
-	// RESTConfig reaches the management cluster, which is also the only
-	// destination cluster so far (in-cluster).
+	// RESTConfig reaches the management cluster: its Applications, its
+	// cluster Secrets, and the destination in-cluster. Its QPS and Burst
+	// apply to every destination cluster's clients too.
 	RESTConfig *rest.Config
 	// Namespace holds the Applications the controller reconciles.
 	Namespace string
@@ -47,8 +47,8 @@ type Config struct {
 	RepoFor    func(ctx context.Context, url string) (reposerver.Repository, error)
 	Logger     *slog.Logger
 	// Shard selects the destination clusters this controller reconciles
-	// (see ShardOf); the zero Shard owns them all. A shard that owns no
-	// cluster starts no cluster cache.
+	// (see ShardOf and Shard.OwnsCluster); the zero Shard owns them all. A
+	// shard runs caches only for the clusters it owns.
 	Shard Shard
 	// LeaderElection, when enabled, lets only one replica of the shard
 	// reconcile at a time.
@@ -64,15 +64,13 @@ type Config struct {
 	SyncPollInterval time.Duration
 }
 
-// Controller runs the cluster cache and the Application reconciler.
+// Controller runs the destination clusters' caches and the Application
+// reconciler.
 type Controller struct {
 	cfg        Config
-	live       *cache.Cluster
+	clusters   *clusterSet
 	mgr        ctrl.Manager
 	reconciler *Reconciler
-	// owned says whether the shard owns the in-cluster destination, so
-	// whether the cluster cache runs.
-	owned bool
 }
 
 // New builds a Controller; Run starts it.
@@ -89,14 +87,6 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if err := cfg.Shard.Validate(); err != nil {
 		return nil, err
-	}
-	live, err := cache.New(cache.Options{
-		Config: cfg.RESTConfig, ClusterURL: InClusterServer,
-		TrackingMethod: cfg.Settings.TrackingMethod, InstanceLabelKey: cfg.Settings.InstanceLabelKey,
-		Exclusions: cfg.Settings.Exclusions, Inclusions: cfg.Settings.Inclusions, Logger: cfg.Logger,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster cache: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -121,6 +111,7 @@ func New(cfg Config) (*Controller, error) {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	if cfg.LeaderElection.Enabled {
+		var err error
 		if cfg.LeaderElection, err = cfg.LeaderElection.configure(&mopts, cfg.RESTConfig, cfg.Namespace, cfg.Shard.Index); err != nil {
 			return nil, err
 		}
@@ -129,33 +120,30 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller manager: %w", err)
 	}
-	c := &Controller{cfg: cfg, live: live, mgr: mgr, owned: cfg.Shard.Owns(InClusterServer)}
-	// Controllers need leader election, and so do these: a standby runs
-	// no informers and writes nothing.
-	var liveReady chan struct{}
-	if c.owned {
-		liveReady = make(chan struct{})
-		if err := mgr.Add(&liveCache{cluster: live, server: InClusterServer, ready: liveReady, log: cfg.Logger}); err != nil {
-			return nil, err
-		}
+	c := &Controller{cfg: cfg, mgr: mgr}
+	if c.clusters, err = c.newClusterSet(); err != nil {
+		return nil, err
+	}
+	// Controllers need leader election, and so does the cluster set: a
+	// standby runs no informers and writes nothing.
+	if err := mgr.Add(c.clusters); err != nil {
+		return nil, err
 	}
 	if cfg.LeaderElection.Enabled {
 		if err := mgr.Add(&leading{lease: cfg.Namespace + "/" + LeaseName(cfg.Shard.Index), identity: cfg.LeaderElection.Identity, log: cfg.Logger}); err != nil {
 			return nil, err
 		}
 	}
-	syncCfg, err := syncConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
 	r, err := NewReconciler(mgr.GetClient(), Options{
-		Repo: cfg.Repo, Live: live, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
-		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard, LiveReady: liveReady,
-		Sync: syncCfg, APIReader: mgr.GetAPIReader(),
+		Repo: cfg.Repo, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
+		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard,
+		Sync:      SyncConfig{WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval},
+		APIReader: mgr.GetAPIReader(),
 	})
 	if err != nil {
 		return nil, err
 	}
+	r.dests = c.clusters
 	c.reconciler = r
 	if cfg.Processors <= 0 {
 		cfg.Processors = 10
@@ -167,20 +155,91 @@ func New(cfg Config) (*Controller, error) {
 	if err := watch.setup(mgr); err != nil {
 		return nil, err
 	}
+	return c, nil
+}
+
+// newClusterSet builds the cluster registry over the cluster Secrets of
+// the controller's namespace and the (not yet started) in-cluster cache.
+func (c *Controller) newClusterSet() (*clusterSet, error) {
+	cfg := c.cfg
+	kc, err := kubernetes.NewForConfig(cfg.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("cluster registry client: %w", err)
+	}
+	reg, err := clusters.New(clusters.Options{Client: kc, Namespace: cfg.Namespace, InCluster: cfg.RESTConfig, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	set := &clusterSet{
+		reg: reg, shard: cfg.Shard, log: cfg.Logger, qps: cfg.RESTConfig.QPS, burst: cfg.RESTConfig.Burst,
+		newCache: c.newCache, changed: c.refreshCluster,
+		ready: make(chan struct{}), conns: map[string]*conn{},
+	}
+	// The in-cluster cache exists from the start, so that Live never
+	// returns nil; it runs only when the shard owns the cluster.
+	cn, err := set.newConn(&clusters.Cluster{Name: InClusterName, Server: InClusterServer, RESTConfig: cfg.RESTConfig})
+	if err != nil {
+		return nil, err
+	}
+	set.conns[InClusterServer] = cn
+	return set, nil
+}
+
+// newCache builds the cache of the cluster at server. Its events refresh
+// the apps of that cluster only: live objects name their app by the
+// instance label, and apps on other clusters may track objects of the same
+// name.
+func (c *Controller) newCache(server string, rc *rest.Config) (*cache.Cluster, error) {
+	s := c.cfg.Settings
+	live, err := cache.New(cache.Options{
+		Config: rc, ClusterURL: server,
+		TrackingMethod: s.TrackingMethod, InstanceLabelKey: s.InstanceLabelKey,
+		Exclusions: s.Exclusions, Inclusions: s.Inclusions, Logger: c.cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
 	// A change to a live object refreshes only the app that owns it.
 	live.OnChange(func(app string, _ ResourceKey) {
-		name := types.NamespacedName{Namespace: cfg.Namespace, Name: app}
-		r.broker.publish(Event{App: name, Type: EventResourceChanged})
-		r.Refresh(name)
+		name := types.NamespacedName{Namespace: c.cfg.Namespace, Name: app}
+		if c.reconciler.onCluster(name, server) {
+			c.reconciler.broker.publish(Event{App: name, Type: EventResourceChanged})
+			c.reconciler.Refresh(name)
+		}
 	})
 	// An untracked object in a namespace refreshes the apps whose project
 	// monitors orphans there.
 	live.OnOrphanChange(func(key ResourceKey) {
-		for _, name := range r.orphans.watchers(key.Namespace) {
-			r.Refresh(name)
+		for _, name := range c.reconciler.orphans.watchers(key.Namespace) {
+			if c.reconciler.onCluster(name, server) {
+				c.reconciler.Refresh(name)
+			}
 		}
 	})
-	return c, nil
+	return live, nil
+}
+
+// refreshCluster refreshes the apps whose destination is the cluster at
+// server, by server or by one of names (the cluster's names before and
+// after its Secret changed).
+func (c *Controller) refreshCluster(ctx context.Context, server string, names []string) {
+	var list v1alpha1.ApplicationList
+	if err := c.mgr.GetClient().List(ctx, &list, client.InNamespace(c.cfg.Namespace)); err != nil {
+		if ctx.Err() == nil {
+			c.cfg.Logger.Warn("list the apps of a changed cluster", "server", server, "err", err)
+		}
+		return
+	}
+	for i := range list.Items {
+		d := list.Items[i].Spec.Destination
+		hit := d.Server != "" && clusters.NormaliseServer(d.Server) == server
+		hit = hit || (d.Name != "" && slices.Contains(names, d.Name))
+		if hit {
+			if err := c.reconciler.refreshWait(ctx, types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}); err != nil {
+				return
+			}
+		}
+	}
 }
 
 // Reconciler exposes the reconciler (its in-memory state) to the API.
@@ -192,22 +251,30 @@ func (c *Controller) Subscribe(ctx context.Context, buffer int) <-chan Event {
 	return c.reconciler.Subscribe(ctx, buffer)
 }
 
-// Live exposes the cluster cache (resource trees) to the API.
-func (c *Controller) Live() *cache.Cluster { return c.live }
+// Live exposes the in-cluster cache (resource trees) to the API. It is
+// never nil; on a shard that does not own in-cluster it stays empty.
+func (c *Controller) Live() *cache.Cluster {
+	c.clusters.mu.Lock()
+	defer c.clusters.mu.Unlock()
+	return c.clusters.inCluster
+}
+
+// LiveFor returns the cache of the destination cluster whose API server
+// is server, nil when this controller runs none for it (a cluster no
+// owned app has targeted yet, or one of another shard).
+func (c *Controller) LiveFor(server string) *cache.Cluster { return c.clusters.live(server) }
 
 // Run starts the controller and blocks until ctx ends. With leader
-// election it first waits for the shard's Lease; the leader then starts the
-// cluster cache (when the shard owns the cluster) and the reconciler, whose
-// reconciles wait for the cache's initial state. A leader that loses its
+// election it first waits for the shard's Lease; the leader then loads the
+// cluster Secrets, starts the in-cluster cache (when the shard owns that
+// cluster) and the reconciler, whose reconciles start the cache of an
+// app's cluster on first use and wait for its initial state. A leader that loses its
 // Lease stops with an error: the process should exit, and a standby takes
 // over.
 func (c *Controller) Run(ctx context.Context) error {
 	attrs := []any{"shard", c.cfg.Shard.String(), "leader-election", c.cfg.LeaderElection.Enabled}
 	if c.cfg.LeaderElection.Enabled {
 		attrs = append(attrs, "lease", c.cfg.Namespace+"/"+LeaseName(c.cfg.Shard.Index), "identity", c.cfg.LeaderElection.Identity)
-	}
-	if !c.owned {
-		attrs = append(attrs, "note", "the shard owns no destination cluster: no cluster cache, no reconciles")
 	}
 	c.cfg.Logger.Info("application controller running", attrs...)
 	if err := c.ensureDefaultProject(ctx); err != nil {
@@ -226,24 +293,6 @@ func (c *Controller) ensureDefaultProject(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// syncConfig builds the sync executor's way to the (in-cluster)
-// destination: a dynamic client and a discovery REST mapper that looks
-// again when it meets a kind it does not know.
-func syncConfig(cfg Config) (SyncConfig, error) {
-	dyn, err := dynamic.NewForConfig(cfg.RESTConfig)
-	if err != nil {
-		return SyncConfig{}, fmt.Errorf("sync client: %w", err)
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg.RESTConfig)
-	if err != nil {
-		return SyncConfig{}, fmt.Errorf("sync discovery client: %w", err)
-	}
-	return SyncConfig{
-		Client: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
-		WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval,
-	}, nil
 }
 
 // metricsOptions serves controller-runtime's metrics registry, with

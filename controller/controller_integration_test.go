@@ -38,62 +38,72 @@ var (
 	ctl     *controller.Controller
 )
 
-// TestMain starts a full cluster, installs the CRDs and runs one
+// TestMain starts a full cluster and a second, minimal one (a destination
+// registered by a cluster Secret), installs the CRDs and runs one
 // controller, with a resync long enough that every refresh a test sees
 // comes from an event.
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Full}, &cluster, func(c *localcluster.Cluster) (func(), error) {
-		ctx, cancel := context.WithCancel(context.Background())
-		if err := crd.Install(ctx, apiextensionsclientset.NewForConfigOrDie(c.Config)); err != nil {
-			cancel()
-			return nil, err
+	code := localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Full}, &cluster, startSecond, startController)
+	if secondStopErr != nil {
+		fmt.Fprintf(os.Stderr, "second cluster: %v\n", secondStopErr)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// startController installs the CRDs on the management cluster and runs
+// the controller under test.
+func startController(c *localcluster.Cluster) (func(), error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := crd.Install(ctx, apiextensionsclientset.NewForConfigOrDie(c.Config)); err != nil {
+		cancel()
+		return nil, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNamespace}}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		cancel()
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	_ = v1alpha1.AddToScheme(scheme)
+	var err error
+	if apps, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
+		cancel()
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "graphcd-ctl-")
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	// No revision cache: reposerver.Local does not offer
+	// InvalidateRevision yet, and TestRefreshPicksUpNewCommit needs a
+	// refresh to see a new commit (the refresh is what the test waits
+	// for; a commit alone triggers nothing).
+	repo, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, AllowFileURLs: true})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	repoSvc = repo
+	ctl, err = controller.New(controller.Config{
+		RESTConfig: c.Config, Namespace: appNamespace, Repo: repo, Resync: time.Hour,
+		SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- ctl.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintf(os.Stderr, "controller: %v\n", err)
 		}
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appNamespace}}
-		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-			cancel()
-			return nil, err
-		}
-		scheme := runtime.NewScheme()
-		_ = v1alpha1.AddToScheme(scheme)
-		var err error
-		if apps, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
-			cancel()
-			return nil, err
-		}
-		work, err := os.MkdirTemp("", "graphcd-ctl-")
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		// No revision cache: reposerver.Local does not offer
-		// InvalidateRevision yet, and TestRefreshPicksUpNewCommit needs a
-		// refresh to see a new commit (the refresh is what the test waits
-		// for; a commit alone triggers nothing).
-		repo, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, AllowFileURLs: true})
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		repoSvc = repo
-		ctl, err = controller.New(controller.Config{
-			RESTConfig: c.Config, Namespace: appNamespace, Repo: repo, Resync: time.Hour,
-			SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		})
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		done := make(chan error, 1)
-		go func() { done <- ctl.Run(ctx) }()
-		return func() {
-			cancel()
-			if err := <-done; err != nil {
-				fmt.Fprintf(os.Stderr, "controller: %v\n", err)
-			}
-			_ = os.RemoveAll(work)
-		}, nil
-	}))
+		_ = os.RemoveAll(work)
+	}, nil
 }
 
 func deployment(ns, app string) string {

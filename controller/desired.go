@@ -28,7 +28,7 @@ type rendered struct {
 
 // render renders src for app at revision ("" means src.TargetRevision).
 // mode is the refresh mode ("", "normal" or "hard").
-func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, src v1alpha1.ApplicationSource, revision, mode string) (*rendered, error) {
+func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string) (*rendered, error) {
 	dest := app.Spec.Destination
 	repo, err := r.opts.RepoFor(ctx, src.RepoURL)
 	if err != nil {
@@ -46,11 +46,11 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, src 
 	out := &rendered{desired: make([]*unstructured.Unstructured, 0, len(res.Manifests)), revision: res.Revision, sourceType: res.SourceType}
 	for _, m := range res.Manifests {
 		gk := m.GroupVersionKind().GroupKind()
-		namespaced, err := r.opts.Live.IsNamespaced(gk)
+		namespaced, err := lv.IsNamespaced(gk)
 		if err == nil && namespaced && m.GetNamespace() == "" {
 			m.SetNamespace(dest.Namespace)
 		}
-		if !r.opts.Live.Watched(gk) {
+		if !lv.Watched(gk) {
 			out.excluded = append(out.excluded, describe(KeyOf(m)))
 			continue
 		}
@@ -65,12 +65,12 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, src 
 	return out, nil
 }
 
-// liveObjects reads the objects tracked to app from the cluster cache,
+// liveObjects reads the objects tracked to app from its cluster's cache,
 // hooks included.
-func (r *Reconciler) liveObjects(ctx context.Context, app *v1alpha1.Application) (map[ResourceKey]*unstructured.Unstructured, error) {
+func (r *Reconciler) liveObjects(ctx context.Context, app *v1alpha1.Application, lv LiveState) (map[ResourceKey]*unstructured.Unstructured, error) {
 	live := map[ResourceKey]*unstructured.Unstructured{}
-	for _, key := range r.opts.Live.Managed(app.Name) {
-		obj, err := r.opts.Live.Get(ctx, key)
+	for _, key := range lv.Managed(app.Name) {
+		obj, err := lv.Get(ctx, key)
 		if apierrors.IsNotFound(err) {
 			continue
 		}

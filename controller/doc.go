@@ -64,28 +64,54 @@
 // Secret values never leave the diff engine: per-resource diffs of Secrets
 // carry masks, and the status holds no data at all.
 //
+// # Destination clusters
+//
+// Destinations are the clusters of the cluster Secrets in the controller's
+// namespace (see package clusters), plus the cluster graphcd runs in as
+// https://kubernetes.default.svc / in-cluster. Every reconcile resolves
+// spec.destination (server or name) through the cluster registry; a
+// destination that names no registered cluster gives an InvalidSpecError
+// quoting the registry, and a sync of such an app ends in Error:
+//
+//	conditions:
+//	- {type: InvalidSpecError, message: 'invalid spec: there are no clusters with this name: prod-eu: cluster not registered'}
+//
+// The controller keeps one cluster cache per destination, keyed by server
+// URL. The in-cluster cache starts with the controller; any other starts
+// when an app first targets its cluster (registered clusters no app uses
+// cost nothing), with the controller's QPS and Burst. Changing a cluster's
+// Secret restarts its cache with the new credentials, deleting it stops
+// the cache, and both refresh the cluster's apps. A cache that cannot
+// start (an unreachable cluster) gives its apps a ComparisonError and is
+// tried again after connectRetry. Each cache's events refresh only the
+// apps of its cluster: live objects name their app by the instance label,
+// so the same app name on two clusters must not mix. Syncs apply through
+// a dynamic client and REST mapper of the destination cluster, kept with
+// its cache. Controller.LiveFor(server) gives the API a cluster's resource
+// trees; Controller.Live is the in-cluster one.
+//
 // # Sharding and leader election
 //
 // Config.Shard splits the destination clusters between controllers, as
 // Argo CD's --shard/--shards do: ShardOf maps a cluster's server URL to one
 // of M shards by rendezvous hashing, so every replica agrees without
 // talking to the others and going from M to M+1 shards moves only about
-// 1/(M+1) of the clusters. A controller reconciles only the apps whose
-// destination its shard owns (destination name in-cluster counts as the
-// in-cluster server; a destination naming no known cluster goes to shard
-// 0, which reports it invalid); it writes nothing to the others. A shard
-// that owns no cluster starts no cluster cache.
+// 1/(M+1) of the clusters. A cluster Secret's shard key pins its cluster
+// to that shard instead (Shard.OwnsCluster). A controller reconciles only
+// the apps whose destination its shard owns (a destination naming no
+// registered cluster goes to shard 0, which reports it invalid); it writes
+// nothing to the others and runs no cache for their clusters.
 //
 // With Config.LeaderElection the replicas of a shard compete for the Lease
 // graphcd-controller-shard-<N> in the controller's namespace. Only the
-// holder starts the cluster cache and the reconciler; a standby runs no
-// informers and writes nothing, and takes over when the holder stops
-// renewing, at once when the holder shut down cleanly (it releases the
-// Lease). graphcd_app_reconciles_total counts the reconciles a replica
-// performed and graphcd_cluster_cache_running shows its cluster caches, in
+// holder watches the cluster Secrets and starts the cluster caches and
+// the reconciler; a standby runs no informers and writes nothing, and
+// takes over when the holder stops renewing, at once when the holder shut
+// down cleanly (it releases the Lease). graphcd_app_reconciles_total
+// counts the reconciles a replica performed and
+// graphcd_cluster_cache_running shows its cluster caches, in
 // controller-runtime's metrics registry.
 //
-// Sub-packages: cache (the cluster cache), diff, health. Sync operations,
-// projects and multi-cluster destinations come with the sync issue; the
-// only destination so far is the cluster graphcd runs in.
+// Sub-packages: cache (the cluster cache), clusters (the cluster
+// registry), diff, health, project, sync.
 package controller

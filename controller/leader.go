@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -127,4 +129,22 @@ func (l LeaderElection) configure(opts *ctrl.Options, cfg *rest.Config, namespac
 	opts.LeaderElectionReleaseOnCancel = true
 	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &l.LeaseDuration, &l.RenewDeadline, &l.RetryPeriod
 	return l, nil
+}
+
+// leading logs when this replica wins its shard's Lease; it runs only on
+// the leader.
+type leading struct {
+	lease    string
+	identity string
+	log      *slog.Logger
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (l *leading) NeedLeaderElection() bool { return true }
+
+// Start implements manager.Runnable.
+func (l *leading) Start(ctx context.Context) error {
+	l.log.Info("leading the shard", "lease", l.lease, "identity", l.identity)
+	<-ctx.Done()
+	return nil
 }

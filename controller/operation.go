@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/project"
 	appsync "github.com/graphcd/graphcd/controller/sync"
 )
@@ -58,7 +59,7 @@ func inProgress(st *v1alpha1.OperationState) bool {
 // progress by one step, writing its progress into status. Everything the
 // operation did is in status.operationState, so a controller that
 // restarts continues from there.
-func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, now metav1.Time) opOutcome {
+func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *target, status *v1alpha1.ApplicationStatus, now metav1.Time) opOutcome {
 	st := status.OperationState
 	if !inProgress(st) {
 		if app.Operation == nil {
@@ -67,7 +68,7 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, sta
 		st = &v1alpha1.OperationState{Operation: *app.Operation.DeepCopy(), Phase: v1alpha1.OperationRunning, StartedAt: now}
 		r.operationEvent(app, st, ReasonOperationStarted, EventOperationStarted)
 	}
-	next, res, terminal := r.runSync(ctx, app, st, now)
+	next, res, terminal := r.runSync(ctx, app, t, st, now)
 	status.OperationState = next
 	if !res.Done {
 		return opOutcome{ran: true, requeue: res.RequeueAfter}
@@ -90,11 +91,15 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, sta
 
 // runSync does one step of the sync in st. terminal is true when the
 // operation ended in a way a retry cannot fix (a project violation, a
-// bad request, a terminate).
-func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, st *v1alpha1.OperationState, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
-	exec := r.engines.Load().exec
-	if exec == nil {
-		next, res := endOperation(st, v1alpha1.OperationError, "syncs are not available: the controller has no client for the destination cluster", now)
+// bad request, a terminate, a destination that names no cluster).
+func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *target, st *v1alpha1.OperationState, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
+	if err := t.liveErr(); err != nil {
+		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
+		return next, res, t.resolveErr != nil
+	}
+	exec, err := r.engines.Load().executor(t.dest)
+	if err != nil {
+		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 		return next, res, true
 	}
 	op := st.Operation.Sync
@@ -124,7 +129,7 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, st 
 		next, res := endOperation(st, v1alpha1.OperationError, "spec.source is required (multiple sources are not supported yet)", now)
 		return next, res, true
 	}
-	rules, err := r.operationRules(ctx, app, src)
+	rules, err := r.operationRules(ctx, app, t.cluster, src)
 	if err != nil {
 		phase := v1alpha1.OperationFailed
 		var denied *project.DeniedError
@@ -136,7 +141,7 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, st 
 	}
 	started := st.SyncResult != nil && len(st.SyncResult.Resources) > 0
 	if !started {
-		if err := rules.SyncAllowed(windowTarget(app), now.Time, !st.Operation.InitiatedBy.Automated); err != nil {
+		if err := rules.SyncAllowed(windowTarget(app, t.cluster), now.Time, !st.Operation.InitiatedBy.Automated); err != nil {
 			next := st.DeepCopy()
 			next.Message = MessageBlockedByWindow + ": " + err.Error()
 			return next, appsync.Result{RequeueAfter: windowRecheck}, false
@@ -146,12 +151,12 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, st 
 	if st.SyncResult != nil && st.SyncResult.Revision != "" {
 		revision = st.SyncResult.Revision // the revision the sync resolved first
 	}
-	plan, resolved, err := r.planSync(ctx, app, st, *src, revision)
+	plan, resolved, err := r.planSync(ctx, app, t.dest.Live, st, *src, revision)
 	if err != nil {
 		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 		return next, res, false
 	}
-	if violations := projectViolations(rules, app, plan); len(violations) > 0 {
+	if violations := projectViolations(rules, t.cluster, plan); len(violations) > 0 {
 		next, res := endOperation(st, v1alpha1.OperationFailed, "the sync would leave its project: "+strings.Join(violations, "; "), now)
 		return next, res, true
 	}
@@ -183,8 +188,9 @@ func endOperation(st *v1alpha1.OperationState, phase v1alpha1.OperationPhase, me
 }
 
 // operationRules returns the compiled rules of the app's project after
-// checking the source repository and the destination against them.
-func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Application, src *v1alpha1.ApplicationSource) (*project.Rules, error) {
+// checking the source repository and the destination (cluster c) against
+// them.
+func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Application, c *clusters.Cluster, src *v1alpha1.ApplicationSource) (*project.Rules, error) {
 	name := app.Spec.Project
 	if name == "" {
 		name = project.DefaultProjectName
@@ -203,43 +209,25 @@ func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Applicati
 	if err := rules.SourceAllowed(src.RepoURL); err != nil {
 		return nil, err
 	}
-	dest := app.Spec.Destination
-	server, _ := DestinationServer(dest)
-	if server != InClusterServer {
-		return nil, fmt.Errorf("destination %s%s is not a registered cluster (only %s / %s so far)", dest.Server, dest.Name, InClusterServer, InClusterName)
-	}
-	if err := rules.DestinationAllowed(server, clusterName(dest), dest.Namespace); err != nil {
+	if err := rules.DestinationAllowed(c.Server, c.Name, app.Spec.Destination.Namespace); err != nil {
 		return nil, err
 	}
 	return rules, nil
 }
 
-// clusterName is the destination's cluster name, in-cluster for the
-// cluster graphcd runs in.
-func clusterName(dest v1alpha1.ApplicationDestination) string {
-	if dest.Name != "" {
-		return dest.Name
-	}
-	if dest.Server == InClusterServer {
-		return InClusterName
-	}
-	return ""
-}
-
-// windowTarget is what the project's sync windows select the app by.
-func windowTarget(app *v1alpha1.Application) project.WindowTarget {
-	server, _ := DestinationServer(app.Spec.Destination)
+// windowTarget is what the project's sync windows select the app by; c
+// is its destination cluster.
+func windowTarget(app *v1alpha1.Application, c *clusters.Cluster) project.WindowTarget {
 	return project.WindowTarget{
-		AppName: app.Name, AppNamespace: app.Namespace, Server: server,
-		ClusterName: clusterName(app.Spec.Destination), Namespace: app.Spec.Destination.Namespace,
+		AppName: app.Name, AppNamespace: app.Namespace, Server: c.Server,
+		ClusterName: c.Name, Namespace: app.Spec.Destination.Namespace,
 	}
 }
 
 // projectViolations checks every object the plan would create, change or
-// delete against the project.
-func projectViolations(rules *project.Rules, app *v1alpha1.Application, plan *appsync.Plan) []string {
-	server, _ := DestinationServer(app.Spec.Destination)
-	name := clusterName(app.Spec.Destination)
+// delete in cluster c against the project.
+func projectViolations(rules *project.Rules, c *clusters.Cluster, plan *appsync.Plan) []string {
+	server, name := c.Server, c.Name
 	var out []string
 	seen := map[string]bool{}
 	for _, tasks := range [][]appsync.Task{plan.Tasks, plan.SyncFail} {
@@ -256,13 +244,13 @@ func projectViolations(rules *project.Rules, app *v1alpha1.Application, plan *ap
 
 // planSync renders the sync's source at revision and plans it against
 // the live objects; it also returns the resolved revision.
-func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, st *v1alpha1.OperationState, src v1alpha1.ApplicationSource, revision string) (*appsync.Plan, string, error) {
+func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv LiveState, st *v1alpha1.OperationState, src v1alpha1.ApplicationSource, revision string) (*appsync.Plan, string, error) {
 	op := st.Operation.Sync
-	rendered, err := r.render(ctx, app, src, revision, "")
+	rendered, err := r.render(ctx, app, lv, src, revision, "")
 	if err != nil {
 		return nil, "", err
 	}
-	live, err := r.liveObjects(ctx, app)
+	live, err := r.liveObjects(ctx, app, lv)
 	if err != nil {
 		return nil, "", err
 	}
@@ -276,7 +264,7 @@ func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, st
 		Resources: op.Resources,
 		SkipHooks: op.SyncStrategy != nil && op.SyncStrategy.Apply != nil,
 		ClusterScoped: func(group, kind string) bool {
-			namespaced, err := r.opts.Live.IsNamespaced(schema.GroupKind{Group: group, Kind: kind})
+			namespaced, err := lv.IsNamespaced(schema.GroupKind{Group: group, Kind: kind})
 			return err == nil && !namespaced
 		},
 		OutOfSync: r.outOfSync(app),

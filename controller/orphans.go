@@ -20,7 +20,7 @@ const maxListed = 10
 // those the project ignores, and kinds the project denies (as in Argo CD).
 // monitored is false when the project does not ask; warn says whether the
 // project wants the warning condition.
-func (r *Reconciler) orphansOf(app *v1alpha1.Application, proj *v1alpha1.AppProject) (orphans []ResourceKey, monitored, warn bool, err error) {
+func (r *Reconciler) orphansOf(app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState) (orphans []ResourceKey, monitored, warn bool, err error) {
 	ns := app.Spec.Destination.Namespace
 	if proj == nil || proj.Spec.OrphanedResources == nil || ns == "" {
 		return nil, false, false, nil
@@ -29,7 +29,7 @@ func (r *Reconciler) orphansOf(app *v1alpha1.Application, proj *v1alpha1.AppProj
 	if err != nil {
 		return nil, false, false, fmt.Errorf("%w: %w", errInvalidSpec, err)
 	}
-	for _, k := range r.opts.Live.Orphans(ns) {
+	for _, k := range lv.Orphans(ns) {
 		if project.KnownOrphanExclusion(k.Namespace, k.Group, k.Kind, k.Name) || rules.OrphanedIgnored(k.Group, k.Kind, k.Name) ||
 			rules.NamespaceResourceAllowed(k.Group, k.Kind) != nil {
 			continue

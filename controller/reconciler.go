@@ -67,6 +67,9 @@ const InClusterServer = "https://kubernetes.default.svc"
 // Options configure the Reconciler.
 type Options struct {
 	Repo reposerver.Service
+	// Live is the cache of the cluster graphcd runs in, the only
+	// destination of a Reconciler built on its own; a Controller gives its
+	// Reconciler every registered cluster instead.
 	Live LiveState
 	// Settings are graphcd-cm's; nil means defaults.
 	Settings *settings.Settings
@@ -121,8 +124,15 @@ type Reconciler struct {
 	events  chan event.GenericEvent
 	broker  *broker
 
-	mu       sync.RWMutex
-	state    map[types.NamespacedName]*AppState
+	// dests resolves destinations and hands out cluster caches.
+	dests destinations
+
+	mu    sync.RWMutex
+	state map[types.NamespacedName]*AppState
+	// servers is the destination server of every claimed app ("" when it
+	// did not resolve), so that a cluster's cache events refresh only the
+	// apps of that cluster.
+	servers  map[types.NamespacedName]string
 	orphans  *orphanWatch
 	projects project.Cache
 }
@@ -164,6 +174,10 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 	r := &Reconciler{
 		client: c, opts: opts, log: opts.Logger, events: make(chan event.GenericEvent, 1024),
 		broker: newBroker(), state: map[types.NamespacedName]*AppState{}, orphans: newOrphanWatch(),
+		servers: map[types.NamespacedName]string{},
+		dests: singleDestination{dest: &Destination{
+			Server: InClusterServer, Live: opts.Live, Client: opts.Sync.Client, Mapper: opts.Sync.Mapper, ready: opts.LiveReady,
+		}},
 	}
 	r.engines.Store(e)
 	return r, nil
@@ -251,13 +265,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.mu.Lock()
 			delete(r.state, req.NamespacedName)
+			delete(r.servers, req.NamespacedName)
 			r.mu.Unlock()
 			r.orphans.set(req.NamespacedName, "")
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
-	if !r.claim(ctx, &app) {
+	t, ok := r.claim(ctx, &app)
+	if !ok {
 		return ctrl.Result{}, nil
 	}
 	if operationActive(&app) {
@@ -269,9 +285,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	status := app.Status.DeepCopy()
 	now := metav1.Now()
-	op := r.operate(ctx, &app, status, now)
+	op := r.operate(ctx, &app, t, status, now)
 	mode := refreshMode(&app)
-	cmp, err := r.compareApp(ctx, &app, mode)
+	cmp, err := r.compareApp(ctx, &app, t, mode)
 	var auto autoSyncDecision
 	if err != nil {
 		setCondition(status, conditionFor(err), err.Error(), now)
@@ -320,7 +336,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	jitter := time.Duration(rand.Int64N(int64(r.opts.Resync / 2))) //nolint:gosec // spreading refreshes, not security
 	next := r.opts.Resync + jitter
-	for _, d := range []time.Duration{op.requeue, auto.requeue} {
+	var retryConn time.Duration
+	if t.connErr != nil {
+		retryConn = connectRetry
+	}
+	for _, d := range []time.Duration{op.requeue, auto.requeue, retryConn} {
 		if d > 0 && d < next {
 			next = d
 		}
@@ -346,8 +366,9 @@ func conditionFor(err error) v1alpha1.ApplicationConditionType {
 	return v1alpha1.ApplicationConditionComparisonError
 }
 
-// compareApp renders the app's source and compares it with the live state.
-func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, mode string) (*Comparison, error) {
+// compareApp renders the app's source and compares it with the live state
+// of its destination cluster.
+func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, t *target, mode string) (*Comparison, error) {
 	eng := r.engines.Load()
 	src := app.Spec.Source
 	if src == nil {
@@ -356,20 +377,20 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 		}
 		return nil, fmt.Errorf("%w: spec.source is required", errInvalidSpec)
 	}
-	dest := app.Spec.Destination
-	if (dest.Server != "" && dest.Server != InClusterServer) || (dest.Server == "" && dest.Name != "in-cluster") {
-		return nil, fmt.Errorf("%w: destination %s%s is not a registered cluster (only %s / in-cluster so far)", errInvalidSpec, dest.Server, dest.Name, InClusterServer)
+	if err := t.liveErr(); err != nil {
+		return nil, err
 	}
+	dest, lv := app.Spec.Destination, t.dest.Live
 	proj, err := r.project(ctx, app)
 	if err != nil {
 		return nil, err
 	}
-	rendered, err := r.render(ctx, app, *src, "", mode)
+	rendered, err := r.render(ctx, app, lv, *src, "", mode)
 	if err != nil {
 		return nil, err
 	}
 	desired, excluded := withoutHooks(rendered.desired), rendered.excluded
-	all, err := r.liveObjects(ctx, app)
+	all, err := r.liveObjects(ctx, app, lv)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +404,7 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 	if st := r.State(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}); st != nil {
 		prev = st.predictions
 	}
-	predictions, err := r.predict(ctx, serverSideDiff(app, eng.settings.ServerSideDiff), desired, live, prev)
+	predictions, err := r.predict(ctx, lv, serverSideDiff(app, eng.settings.ServerSideDiff), desired, live, prev)
 	if err != nil {
 		return nil, err
 	}
@@ -396,11 +417,11 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 		return nil, err
 	}
 	cmp.Revision, cmp.SourceType, cmp.predictions = rendered.revision, rendered.sourceType, predictions
-	cmp.Warnings = r.warnings(app.Name, desired, live)
+	cmp.Warnings = warnings(lv, app.Name, desired, live)
 	if len(excluded) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")
 	}
-	orphans, monitored, warn, err := r.orphansOf(app, proj)
+	orphans, monitored, warn, err := r.orphansOf(app, proj, lv)
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +480,7 @@ var warningConditions = []v1alpha1.ApplicationConditionType{
 // warnings reports resources Git declares twice, and desired resources
 // that exist live but are tracked to another app (Argo CD's
 // SharedResourceWarning), from the cache's index.
-func (r *Reconciler) warnings(app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured) map[v1alpha1.ApplicationConditionType]string {
+func warnings(lv LiveState, app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured) map[v1alpha1.ApplicationConditionType]string {
 	out := map[v1alpha1.ApplicationConditionType]string{}
 	count := map[ResourceKey]int{}
 	var repeated, shared []string
@@ -472,7 +493,7 @@ func (r *Reconciler) warnings(app string, desired []*unstructured.Unstructured, 
 		if _, ok := live[key]; ok || count[key] > 1 {
 			continue
 		}
-		if owner, exists := r.opts.Live.Owner(key); exists && owner != "" && owner != app {
+		if owner, exists := lv.Owner(key); exists && owner != "" && owner != app {
 			shared = append(shared, fmt.Sprintf("%s is part of applications %s and %s", describe(key), owner, app))
 		}
 	}

@@ -41,7 +41,7 @@ func serverSideDiff(app *v1alpha1.Application, global bool) bool {
 // answer. Answers are reused from prev while the desired object and the
 // live version are the same, so a periodic refresh of an unchanged app
 // costs no API call.
-func (r *Reconciler) predict(ctx context.Context, appSSD bool, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured, prev map[ResourceKey]prediction) (map[ResourceKey]prediction, error) {
+func (r *Reconciler) predict(ctx context.Context, lv LiveState, appSSD bool, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured, prev map[ResourceKey]prediction) (map[ResourceKey]prediction, error) {
 	out := map[ResourceKey]prediction{}
 	for _, d := range desired {
 		key := KeyOf(d)
@@ -65,7 +65,7 @@ func (r *Reconciler) predict(ctx context.Context, appSSD bool, desired []*unstru
 			out[key] = p
 			continue
 		}
-		obj, err := r.opts.Live.DryRunApply(ctx, d, FieldManager)
+		obj, err := lv.DryRunApply(ctx, d, FieldManager)
 		if err != nil {
 			return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
 		}

@@ -2,9 +2,11 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
+	gosync "sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,8 +31,18 @@ const SettingsConfigMap = "graphcd-cm"
 type engines struct {
 	settings *settings.Settings
 	health   *health.Engine
-	// exec runs sync operations with the same health checks; nil when the
-	// reconciler has no way to the cluster (Options.Sync.Client).
+	// pace is the wave delay and poll interval of syncs.
+	pace SyncConfig
+
+	// execs run sync operations with the same health checks, one per
+	// destination cluster, built on first use.
+	mu    gosync.Mutex
+	execs map[string]destExec
+}
+
+// destExec is the executor of one Destination.
+type destExec struct {
+	dest *Destination
 	exec *appsync.Executor
 }
 
@@ -39,16 +51,28 @@ func newEngines(s *settings.Settings, sc SyncConfig) (*engines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("health checks from settings: %w", err)
 	}
-	e := &engines{settings: s, health: h}
-	if sc.Client != nil {
-		e.exec, err = appsync.New(appsync.Config{
-			Client: sc.Client, Mapper: sc.Mapper, Health: h, WaveDelay: sc.WaveDelay, PollInterval: sc.PollInterval,
-		})
-		if err != nil {
-			return nil, err
-		}
+	return &engines{settings: s, health: h, pace: sc, execs: map[string]destExec{}}, nil
+}
+
+// executor returns the sync executor of d, the same one for every step of
+// its syncs while d and the settings stay.
+func (e *engines) executor(d *Destination) (*appsync.Executor, error) {
+	if d.Client == nil || d.Mapper == nil {
+		return nil, errors.New("syncs are not available: the controller has no client for the destination cluster")
 	}
-	return e, nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if x, ok := e.execs[d.Server]; ok && x.dest == d {
+		return x.exec, nil
+	}
+	exec, err := appsync.New(appsync.Config{
+		Client: d.Client, Mapper: d.Mapper, Health: e.health, WaveDelay: e.pace.WaveDelay, PollInterval: e.pace.PollInterval,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.execs[d.Server] = destExec{dest: d, exec: exec}
+	return exec, nil
 }
 
 // Settings returns the settings the reconciler compares with now.

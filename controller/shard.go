@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/clusters"
 )
 
 // InClusterName is the destination name of the cluster graphcd runs in, as
@@ -59,8 +60,9 @@ func (s Shard) Owns(server string) bool {
 }
 
 // OwnsDestination reports whether an app with destination dest belongs to
-// this shard. A destination that names no known cluster belongs to shard
-// 0, so that exactly one shard reports it as invalid.
+// this shard, without a cluster registry (see DestinationServer). A
+// destination that names no known cluster belongs to shard 0, so that
+// exactly one shard reports it as invalid.
 func (s Shard) OwnsDestination(dest v1alpha1.ApplicationDestination) bool {
 	server, ok := DestinationServer(dest)
 	if !ok {
@@ -72,7 +74,8 @@ func (s Shard) OwnsDestination(dest v1alpha1.ApplicationDestination) bool {
 // DestinationServer resolves an app's destination to the API server URL
 // of its cluster: spec.destination.server when set, else the server of the
 // cluster spec.destination.name names. It reports false for a name that
-// names no known cluster; so far the only one is in-cluster.
+// names no known cluster. It knows only in-cluster: the controller
+// resolves destinations through its cluster registry instead.
 func DestinationServer(dest v1alpha1.ApplicationDestination) (string, bool) {
 	switch {
 	case dest.Server != "":
@@ -117,25 +120,69 @@ func ShardOf(server string, shards int) (int, error) {
 	return best, nil
 }
 
+// OwnsCluster reports whether cluster c belongs to this shard: the shard
+// its Secret pins it to (a pin outside 0..Count-1 counts as no pin), else
+// ShardOf its server URL.
+func (s Shard) OwnsCluster(c *clusters.Cluster) bool {
+	if c.Shard != nil && *c.Shard < s.count() {
+		return *c.Shard == s.Index
+	}
+	return s.Owns(c.Server)
+}
+
 // claim reports whether this reconciler may reconcile app: whether its
 // shard owns the app's destination cluster. An app it does not own is
-// left alone (no status write, no event) and its in-memory state dropped;
-// for an app it owns, claim waits until the cluster cache holds the
-// cluster's initial state, then counts the reconcile.
-func (r *Reconciler) claim(ctx context.Context, app *v1alpha1.Application) bool {
-	if !r.opts.Shard.OwnsDestination(app.Spec.Destination) {
-		r.mu.Lock()
-		delete(r.state, types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
-		r.mu.Unlock()
-		return false
+// left alone (no status write, no event) and its in-memory state dropped.
+// A destination that names no usable cluster belongs to shard 0, which
+// reports it. For an app it owns, claim starts the cluster's cache when it
+// is not running and waits until it holds the cluster's initial state,
+// then counts the reconcile.
+func (r *Reconciler) claim(ctx context.Context, app *v1alpha1.Application) (*target, bool) {
+	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+	select {
+	case <-r.dests.loaded():
+	case <-ctx.Done():
+		return nil, false
 	}
-	if server, _ := DestinationServer(app.Spec.Destination); server == InClusterServer && r.opts.LiveReady != nil {
-		select {
-		case <-r.opts.LiveReady:
-		case <-ctx.Done():
-			return false
+	t := &target{}
+	t.cluster, t.resolveErr = r.dests.Resolve(app.Spec.Destination)
+	owned := r.opts.Shard.Index == 0
+	if t.resolveErr == nil {
+		owned = r.opts.Shard.OwnsCluster(t.cluster)
+		t.resolveErr = resolveTarget(app, t.cluster)
+	}
+	if !owned {
+		r.mu.Lock()
+		delete(r.state, key)
+		delete(r.servers, key)
+		r.mu.Unlock()
+		return nil, false
+	}
+	server := ""
+	if t.resolveErr == nil {
+		server = t.cluster.Server
+		t.dest, t.connErr = r.dests.Connect(t.cluster)
+		if t.connErr == nil {
+			if err := t.dest.wait(ctx); ctx.Err() != nil {
+				return nil, false
+			} else if err != nil {
+				t.dest, t.connErr = nil, err
+			}
 		}
 	}
+	r.mu.Lock()
+	r.servers[key] = server
+	r.mu.Unlock()
 	appReconciles.WithLabelValues(strconv.Itoa(r.opts.Shard.Index)).Inc()
-	return true
+	return t, true
+}
+
+// onCluster reports whether app's destination is the cluster at server,
+// as its last reconcile resolved it; an app not reconciled yet counts as
+// on every cluster.
+func (r *Reconciler) onCluster(app types.NamespacedName, server string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, ok := r.servers[app]
+	return !ok || s == server
 }

@@ -8,8 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/clusters"
 )
 
 // Pinned answers: every replica, of every version, must agree on them. They
@@ -207,7 +209,7 @@ func TestClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.state[key] = &AppState{Revision: "abc"}
-	if other.claim(t.Context(), app) {
+	if _, ok := other.claim(t.Context(), app); ok {
 		t.Error("the other shard claimed an in-cluster app")
 	}
 	if other.State(key) != nil {
@@ -221,11 +223,72 @@ func TestClaim(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if r.claim(ctx, app) {
+	if _, ok := r.claim(ctx, app); ok {
 		t.Error("claimed an app before the cluster cache was ready")
 	}
 	close(ready)
-	if !r.claim(t.Context(), app) {
+	if _, ok := r.claim(t.Context(), app); !ok {
 		t.Error("the owning shard did not claim its app once the cache was ready")
+	}
+}
+
+// A cluster Secret's shard pins the cluster; without one, or with one
+// outside the shard range, the hashed shard owns it.
+func TestShardOwnsCluster(t *testing.T) {
+	const server = "https://prod.example.com"
+	hashed, _ := ShardOf(server, 3)
+	pinned := (hashed + 1) % 3
+	cases := map[string]struct {
+		shard *int
+		want  int
+	}{
+		"no pin":       {nil, hashed},
+		"pinned":       {ptr.To(pinned), pinned},
+		"out of range": {ptr.To(7), hashed},
+	}
+	for name, tc := range cases {
+		c := &clusters.Cluster{Name: "prod", Server: server, Shard: tc.shard}
+		var owners []int
+		for i := range 3 {
+			if (Shard{Index: i, Count: 3}).OwnsCluster(c) {
+				owners = append(owners, i)
+			}
+		}
+		if diff := cmp.Diff(owners, []int{tc.want}); diff != "" {
+			t.Errorf("%s: owners (-got +want):\n%s", name, diff)
+		}
+		if !(Shard{}).OwnsCluster(c) {
+			t.Errorf("%s: the zero Shard does not own the cluster", name)
+		}
+	}
+}
+
+// Without a registry only in-cluster resolves, by server or name, and
+// the errors say what is missing the way the registry words them.
+func TestSingleDestinationResolve(t *testing.T) {
+	s := singleDestination{}
+	cases := []struct {
+		dest v1alpha1.ApplicationDestination
+		want string // error; "" resolves to in-cluster
+	}{
+		{v1alpha1.ApplicationDestination{Server: InClusterServer}, ""},
+		{v1alpha1.ApplicationDestination{Server: InClusterServer + "/"}, ""},
+		{v1alpha1.ApplicationDestination{Name: InClusterName}, ""},
+		{v1alpha1.ApplicationDestination{Name: InClusterName, Server: InClusterServer}, ""},
+		{v1alpha1.ApplicationDestination{Namespace: "shop"}, "application destination has neither a server nor a name: set one of them"},
+		{v1alpha1.ApplicationDestination{Server: "https://prod.example.com"}, "cluster https://prod.example.com not found: cluster not registered"},
+		{v1alpha1.ApplicationDestination{Name: "prod"}, "there are no clusters with this name: prod: cluster not registered"},
+	}
+	for _, tc := range cases {
+		c, err := s.Resolve(tc.dest)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else if c.Server != InClusterServer || c.Name != InClusterName {
+			got = "resolved to " + c.Name + " " + c.Server
+		}
+		if got != tc.want {
+			t.Errorf("Resolve(%+v) = %q, want %q", tc.dest, got, tc.want)
+		}
 	}
 }

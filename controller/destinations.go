@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/clusters"
+)
+
+// Destination is an owned destination cluster as a reconcile uses it: its
+// cluster cache and the clients a sync applies with.
+type Destination struct {
+	// Server is the cluster's API server URL.
+	Server string
+	// Live is the cluster's cache.
+	Live LiveState
+	// Client and Mapper reach the cluster for sync operations; without
+	// them syncs fail with an error.
+	Client dynamic.Interface
+	Mapper meta.RESTMapper
+
+	// ready is closed once Live holds the cluster's initial state (nil:
+	// ready now); err then says why the cache did not start.
+	ready <-chan struct{}
+	err   func() error
+}
+
+// wait blocks until the cache holds the cluster's initial state and
+// returns the error that kept it from starting, if any.
+func (d *Destination) wait(ctx context.Context) error {
+	if d.ready != nil {
+		select {
+		case <-d.ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if d.err != nil {
+		return d.err()
+	}
+	return nil
+}
+
+// destinations resolves app destinations to clusters and hands out the
+// caches of the clusters this shard owns.
+type destinations interface {
+	// loaded is closed once Resolve knows every registered cluster.
+	loaded() <-chan struct{}
+	// Resolve returns the cluster dest points at; its error, safe to show,
+	// explains an unknown cluster.
+	Resolve(dest v1alpha1.ApplicationDestination) (*clusters.Cluster, error)
+	// Connect returns the cache and clients of c, starting the cache when
+	// it is not running. It does not wait for the cache to fill.
+	Connect(c *clusters.Cluster) (*Destination, error)
+}
+
+// target is what claim found out about an app's destination.
+type target struct {
+	// cluster is the resolved cluster; nil when resolveErr is set.
+	cluster *clusters.Cluster
+	// dest is the cluster's cache and clients; nil when connErr or
+	// resolveErr is set.
+	dest *Destination
+	// resolveErr: the destination names no usable cluster (an invalid
+	// spec). connErr: the cluster's cache could not start (worth a retry).
+	resolveErr, connErr error
+}
+
+// liveErr is the error that keeps the target from being compared or
+// synced, nil when it can be.
+func (t *target) liveErr() error {
+	switch {
+	case t.resolveErr != nil:
+		return fmt.Errorf("%w: %w", errInvalidSpec, t.resolveErr)
+	case t.connErr != nil:
+		return fmt.Errorf("cluster %s: %w", t.cluster.Name, t.connErr)
+	}
+	return nil
+}
+
+// resolveTarget checks that an app may use cluster c: a cluster Secret
+// with a project is usable only by the apps of that project.
+func resolveTarget(app *v1alpha1.Application, c *clusters.Cluster) error {
+	if c.Project == "" {
+		return nil
+	}
+	name := app.Spec.Project
+	if name == "" {
+		name = "default"
+	}
+	if name != c.Project {
+		return fmt.Errorf("cluster %s is reserved for project %s; this application belongs to project %s", c.Name, c.Project, name)
+	}
+	return nil
+}
+
+// singleDestination is the reconciler's only cluster when it is built
+// without a cluster registry (Options.Live): the cluster graphcd runs in.
+type singleDestination struct {
+	dest *Destination
+}
+
+var (
+	singleCluster = &clusters.Cluster{Name: InClusterName, Server: InClusterServer}
+	alwaysLoaded  = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+)
+
+func (s singleDestination) loaded() <-chan struct{} { return alwaysLoaded }
+
+// Resolve knows only in-cluster, by server or name.
+func (s singleDestination) Resolve(dest v1alpha1.ApplicationDestination) (*clusters.Cluster, error) {
+	server := clusters.NormaliseServer(dest.Server)
+	switch {
+	case server == "" && dest.Name == "":
+		return nil, fmt.Errorf("application destination has neither a server nor a name: set one of them")
+	case dest.Name == "" && server == InClusterServer, server == "" && dest.Name == InClusterName,
+		server == InClusterServer && dest.Name == InClusterName:
+		return singleCluster, nil
+	case dest.Name == "" || dest.Name == InClusterName:
+		return nil, fmt.Errorf("cluster %s not found: %w", dest.Server, clusters.ErrNotFound)
+	}
+	return nil, fmt.Errorf("there are no clusters with this name: %s: %w", dest.Name, clusters.ErrNotFound)
+}
+
+// Connect returns the one cache.
+func (s singleDestination) Connect(*clusters.Cluster) (*Destination, error) { return s.dest, nil }
