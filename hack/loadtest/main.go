@@ -54,6 +54,14 @@ type options struct {
 	graphcd   string
 	apps      int
 	unrelated int
+	// sync creates the Applications with automated sync and
+	// CreateNamespace once graphcd runs, and nothing live: graphcd
+	// creates every namespace and object.
+	sync bool
+	// resources per app: 1 (the ConfigMap) or 5 (Deployment, Service,
+	// ConfigMap, ServiceAccount and Secret in sync waves; needs a full
+	// cluster, whose KWOK nodes run the pods).
+	resources int
 	steady    time.Duration
 	timeout   time.Duration
 }
@@ -63,6 +71,8 @@ func run() error {
 	flag.StringVar(&o.graphcd, "graphcd", "bin/graphcd", "graphcd binary")
 	flag.IntVar(&o.apps, "apps", 1000, "number of Applications")
 	flag.IntVar(&o.unrelated, "unrelated", 0, "ConfigMaps no app owns, added to the cluster")
+	flag.BoolVar(&o.sync, "sync", false, "let graphcd create everything by automated sync, timed from creating the Applications")
+	flag.IntVar(&o.resources, "resources", 1, "resources per app: 1 (ConfigMap) or 5 (Deployment, Service, ConfigMap, ServiceAccount, Secret in waves)")
 	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "how long to measure steady-state CPU after all apps reconciled")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after")
 	flag.Parse()
@@ -70,7 +80,14 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Minimal, Logger: log})
+	if o.resources != 1 && o.resources != 5 {
+		return fmt.Errorf("--resources must be 1 or 5, not %d", o.resources)
+	}
+	mode := localcluster.Minimal
+	if o.resources > 1 {
+		mode = localcluster.Full
+	}
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Mode: mode, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -78,7 +95,7 @@ func run() error {
 	if err := crd.Install(ctx, apiextensionsclientset.NewForConfigOrDie(cluster.Config)); err != nil {
 		return err
 	}
-	repoURL, stopGit, err := serveRepo(cluster.Dir, o.apps)
+	repoURL, stopGit, err := serveRepo(cluster.Dir, o)
 	if err != nil {
 		return err
 	}
@@ -88,7 +105,11 @@ func run() error {
 		return err
 	}
 
-	srv := exec.Command(o.graphcd, "server", "--listen", "127.0.0.1:0", "--kubeconfig", cluster.Kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx // stopped with SIGTERM
+	listen, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	srv := exec.Command(o.graphcd, "server", "--listen", listen, "--kubeconfig", cluster.Kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx // stopped with SIGTERM
 	srv.Stderr = os.Stderr
 	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
@@ -98,6 +119,22 @@ func run() error {
 	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
 	pid := srv.Process.Pid
 
+	var cpuStart float64
+	if o.sync {
+		// Timed from creating the Applications, on a running graphcd.
+		if err := waitReady(ctx, "http://"+listen+"/readyz"); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Second) // the controller's caches fill after readiness
+		if cpuStart, err = cpuSeconds(pid); err != nil {
+			return err
+		}
+		start = time.Now()
+		log.Info("creating applications", "apps", o.apps, "resources", o.resources)
+		if err := createApps(ctx, cluster, repoURL, o); err != nil {
+			return err
+		}
+	}
 	first, all, err := waitReconciled(ctx, cluster, start, o.apps)
 	if err != nil {
 		return err
@@ -106,6 +143,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	cpuAll -= cpuStart
 	time.Sleep(o.steady)
 	cpuEnd, err := cpuSeconds(pid)
 	if err != nil {
@@ -116,9 +154,46 @@ func run() error {
 		return err
 	}
 	steady := (cpuEnd - cpuAll) / o.steady.Seconds() * 1000
+	if o.sync {
+		fmt.Printf("| %d | %d | %.1f s | %.1f s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
+			o.apps, o.resources, first.Seconds(), all.Seconds(), cpuAll, peak>>20, steady)
+		return nil
+	}
 	fmt.Printf("| %d | %d | %.1f s | %.1f s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
 		o.apps, o.unrelated, first.Seconds(), all.Seconds(), cpuAll, peak>>20, steady)
 	return nil
+}
+
+// freeAddr returns a loopback address with a port free at the moment.
+func freeAddr() (string, error) {
+	var lc net.ListenConfig
+	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}
+
+// waitReady polls url until it answers 200.
+func waitReady(ctx context.Context, url string) error {
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("graphcd never ready: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // waitReconciled watches the Applications (one list, then a stream of
@@ -193,27 +268,62 @@ func unstructuredString(obj map[string]any, path ...string) (string, bool, error
 	return s, ok, nil
 }
 
-// configMapYAML is the reference object: 20 keys, ~2.3 KB.
-func configMapYAML(i int) string {
+// configMapYAML is the reference object: 20 keys, ~2.3 KB; extraMeta is
+// more metadata YAML (indented), if any.
+func configMapYAML(i int, extraMeta string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\n  namespace: app-%04d\ndata:\n", i)
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\n  namespace: app-%04d\n%sdata:\n", i, extraMeta)
 	for k := range 20 {
 		fmt.Fprintf(&b, "  key-%02d: %q\n", k, strings.Repeat(strconv.Itoa(k%10), 100))
 	}
 	return b.String()
 }
 
+// fiveResources is the larger workload's app: a ServiceAccount, Secret and
+// ConfigMap in wave -1, a Deployment (one replica) in wave 0 and its
+// Service in wave 1.
+func fiveResources(i int) map[string]string {
+	ns := fmt.Sprintf("app-%04d", i)
+	wave := func(w int) string {
+		return fmt.Sprintf("  annotations: {argocd.argoproj.io/sync-wave: %q}\n", strconv.Itoa(w))
+	}
+	meta := func(kind, apiVersion, name string, w int) string {
+		return fmt.Sprintf("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n  namespace: %s\n", apiVersion, kind, name, ns) + wave(w)
+	}
+	return map[string]string{
+		"cm.yaml":     configMapYAML(i, wave(-1)),
+		"sa.yaml":     meta("ServiceAccount", "v1", "web", -1),
+		"secret.yaml": meta("Secret", "v1", "web", -1) + "stringData: {token: not-a-real-token}\n",
+		"deploy.yaml": meta("Deployment", "apps/v1", "web", 0) + `spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      serviceAccountName: web
+      containers: [{name: web, image: "registry.example/web:1.0", ports: [{containerPort: 8080}]}]
+`,
+		"svc.yaml": meta("Service", "v1", "web", 1) + "spec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: 8080}]\n",
+	}
+}
+
 // serveRepo commits one directory per app and serves the repository over
 // smart HTTP (git http-backend) on loopback.
-func serveRepo(base string, apps int) (string, func(), error) {
+func serveRepo(base string, o options) (string, func(), error) {
 	work := filepath.Join(base, "repo-work")
-	for i := range apps {
+	for i := range o.apps {
 		dir := filepath.Join(work, "apps", fmt.Sprintf("app-%04d", i))
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return "", nil, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte(configMapYAML(i)), 0o600); err != nil {
-			return "", nil, err
+		files := map[string]string{"cm.yaml": configMapYAML(i, "")}
+		if o.resources == 5 {
+			files = fiveResources(i)
+		}
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+				return "", nil, err
+			}
 		}
 	}
 	env := append(os.Environ(), "HOME="+base, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
@@ -244,6 +354,9 @@ func serveRepo(base string, apps int) (string, func(), error) {
 // createWorkload creates the namespaces, the live ConfigMaps (as a sync
 // would have left them), unrelated ConfigMaps, and the Applications.
 func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string, o options) error {
+	if o.sync {
+		o.apps = 0 // created later, by createApps
+	}
 	cs := c.Client
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "graphcd"}}, metav1.CreateOptions{}); err != nil {
 		return err
@@ -286,6 +399,54 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 	return <-errs
 }
 
+// createApps creates the Applications of --sync: automated sync with
+// prune and self-heal, CreateNamespace, nothing live beforehand.
+func createApps(ctx context.Context, c *localcluster.Cluster, repoURL string, o options) error {
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
+	work := make(chan int)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				if _, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(application(repoURL, i, true)), metav1.CreateOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range o.apps {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// application is app i of the workload, automated when auto.
+func application(repoURL string, i int, auto bool) map[string]any {
+	ns := fmt.Sprintf("app-%04d", i)
+	spec := map[string]any{
+		"project":     "default",
+		"source":      map[string]any{"repoURL": repoURL, "path": "apps/" + ns, "targetRevision": "main"},
+		"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": ns},
+	}
+	if auto {
+		spec["syncPolicy"] = map[string]any{
+			"automated":   map[string]any{"prune": true, "selfHeal": true},
+			"syncOptions": []any{"CreateNamespace=true"},
+		}
+	}
+	return map[string]any{
+		"apiVersion": "graphcd.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": ns, "namespace": "graphcd"},
+		"spec":     spec,
+	}
+}
+
 func createOne(ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interface, appsGVR schema.GroupVersionResource, repoURL string, i int, o options) error {
 	cs := c.Client
 	if i < o.apps {
@@ -300,16 +461,7 @@ func createOne(ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interfa
 		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		app := map[string]any{
-			"apiVersion": "graphcd.io/v1alpha1", "kind": "Application",
-			"metadata": map[string]any{"name": ns, "namespace": "graphcd"},
-			"spec": map[string]any{
-				"project":     "default",
-				"source":      map[string]any{"repoURL": repoURL, "path": "apps/" + ns, "targetRevision": "main"},
-				"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": ns},
-			},
-		}
-		if _, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(app), metav1.CreateOptions{}); err != nil {
+		if _, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(application(repoURL, i, false)), metav1.CreateOptions{}); err != nil {
 			return err
 		}
 	}
