@@ -93,20 +93,34 @@ func (s *step) apply(ctx context.Context, t *Task, dryRun bool) (string, string,
 	}
 	a := &applier{e: s.e, ri: ri, t: t, obj: t.Desired.DeepCopy(), dryRun: dryRun, force: s.run.Force || t.SyncOptions.Force}
 	if t.Name != "" {
-		if a.live, err = getLive(ctx, ri, t.Name); err != nil {
+		if a.live, err = s.e.read(ctx, taskGVK(t), t.Namespace, t.Name, ri); err != nil {
 			return t.Name, "", fmt.Errorf("read the live object: %w", err)
 		}
 	}
-	var verb string
-	switch {
-	case t.SyncOptions.ServerSideApply:
-		verb, err = a.serverSide(ctx)
-	case t.SyncOptions.Replace:
-		verb, err = a.replace(ctx)
-	default:
-		verb, err = a.clientSide(ctx)
+	verb, err := a.run(ctx)
+	if s.e.cfg.Reader != nil && t.Name != "" && t.HookType == "" && (apierrors.IsAlreadyExists(err) || (apierrors.IsNotFound(err) && a.live != nil)) {
+		// The reader was behind the API server: read the object there and
+		// apply again. (A hook that already exists is one still going
+		// away; startHook waits for it.)
+		if a.live, err = getLive(ctx, ri, t.Name); err != nil {
+			return t.Name, "", fmt.Errorf("read the live object: %w", err)
+		}
+		a.obj = t.Desired.DeepCopy()
+		verb, err = a.run(ctx)
 	}
 	return a.obj.GetName(), verb, err
+}
+
+// run applies with the strategy the task's sync options choose.
+func (a *applier) run(ctx context.Context) (string, error) {
+	switch {
+	case a.t.SyncOptions.ServerSideApply:
+		return a.serverSide(ctx)
+	case a.t.SyncOptions.Replace:
+		return a.replace(ctx)
+	default:
+		return a.clientSide(ctx)
+	}
 }
 
 func (a *applier) validation() string {

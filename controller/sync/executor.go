@@ -59,6 +59,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Reader reads live objects (a cluster cache); nil reads them from
+	// the API server.
+	Reader Reader
 }
 
 // Executor runs sync plans against a cluster one step at a time. It

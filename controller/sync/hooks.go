@@ -45,7 +45,7 @@ func (s *step) startHook(ctx context.Context, en *entry) error {
 			s.record(en, t.Name, v1alpha1.ResultCodeSyncFailed, v1alpha1.OperationFailed, err.Error())
 			return nil
 		}
-		live, err := getLive(ctx, ri, t.Name)
+		live, err := s.e.read(ctx, taskGVK(t), t.Namespace, t.Name, ri)
 		if err != nil {
 			return fmt.Errorf("read hook %s: %w", t.Ref(), err)
 		}
@@ -89,7 +89,11 @@ func (s *step) refresh(ctx context.Context, en *entry) error {
 	if err != nil {
 		return err
 	}
-	live, err := getLive(ctx, ri, r.Name)
+	gvk := schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+	live, err := s.e.read(ctx, gvk, r.Namespace, r.Name, ri)
+	if err == nil && live == nil && s.e.cfg.Reader != nil {
+		live, err = getLive(ctx, ri, r.Name) // a cache may not have seen it yet
+	}
 	if err != nil {
 		return fmt.Errorf("read hook %s: %w", en.ref(s), err)
 	}
@@ -163,7 +167,7 @@ func (s *step) groupSettled(ctx context.Context, g []*entry) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		live, err := getLive(ctx, ri, r.Name)
+		live, err := s.e.read(ctx, schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}, r.Namespace, r.Name, ri)
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", en.ref(s), err)
 		}
