@@ -136,8 +136,11 @@ type Cluster struct {
 	runCtx  context.Context
 	watches map[schema.GroupKind]*watch
 
-	mu         sync.RWMutex
-	resources  map[schema.GroupKind]apiResource
+	mu        sync.RWMutex
+	resources map[schema.GroupKind]apiResource
+	// running mirrors watches for readers that must not wait for a
+	// discovery round (syncMu); mu guards it.
+	running    map[schema.GroupKind]*watch
 	lastLookup time.Time // last discovery for an unknown kind
 	index
 
@@ -197,6 +200,7 @@ func New(opts Options) (*Cluster, error) {
 		meta:     meta,
 		dyn:      dyn,
 		watches:  map[schema.GroupKind]*watch{},
+		running:  map[schema.GroupKind]*watch{},
 		index:    newIndex(),
 		kick:     make(chan struct{}, 1),
 	}, nil
@@ -410,6 +414,9 @@ func (c *Cluster) startWatch(ctx context.Context, gk schema.GroupKind, gvr schem
 	wctx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
 	c.watches[gk] = w
+	c.mu.Lock()
+	c.running[gk] = w
+	c.mu.Unlock()
 	go inf.RunWithContext(wctx)
 	return w, nil
 }
@@ -420,6 +427,9 @@ func (c *Cluster) stopWatch(gk schema.GroupKind, w *watch) {
 	delete(c.watches, gk)
 	c.mu.Lock()
 	w.stopped = true
+	if c.running[gk] == w {
+		delete(c.running, gk)
+	}
 	changes := c.dropKind(gk)
 	c.mu.Unlock()
 	c.notify(changes)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -50,4 +51,27 @@ func (c *Cluster) Get(ctx context.Context, key ResourceKey) (*unstructured.Unstr
 	}
 	c.mu.Unlock()
 	return obj, nil
+}
+
+// Lookup returns the live object of key, or nil when it does not exist,
+// answering from the cache where it can: an object of a watched, listed
+// kind that the index does not hold does not exist (as far as the cache
+// has seen), with no API call; one it holds comes from Get. Kinds the
+// cache does not watch are read from the API server. The cache may be a
+// moment behind the API server; callers that act on the answer must
+// tolerate that.
+func (c *Cluster) Lookup(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error) {
+	c.mu.RLock()
+	w := c.running[key.GroupKind()]
+	c.mu.RUnlock()
+	if w != nil && w.informer.HasSynced() && !w.hasFailed() {
+		if _, exists := c.Owner(key); !exists {
+			return nil, nil
+		}
+	}
+	obj, err := c.Get(ctx, key)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
 }

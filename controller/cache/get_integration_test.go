@@ -9,8 +9,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 // countingTransport counts GET requests whose path ends with suffix.
@@ -83,5 +86,44 @@ func TestGetCachesUnchangedObjects(t *testing.T) {
 	}
 	if diff := cmp.Diff(third.Object["data"], map[string]any{"key": "new"}); diff != "" {
 		t.Errorf("data after update (-got +want):\n%s", diff)
+	}
+}
+
+// Lookup answers "does not exist" for a watched kind from the index, with
+// no API call, and reads kinds the cache does not watch from the API
+// server.
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := cluster.Namespace(t)
+	var gets atomic.Int64
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return countingTransport{next: rt, suffix: "/namespaces/" + ns + "/configmaps/absent", n: &gets}
+	})
+	c := startCache(t, Options{Config: cfg, Exclusions: []settings.ResourceFilter{{Kinds: []string{"Secret"}}}})
+
+	absent, err := c.Lookup(ctx, ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "absent"})
+	if err != nil || absent != nil {
+		t.Fatalf("Lookup of a missing ConfigMap = %v, %v; want nil, nil", absent, err)
+	}
+	if got := gets.Load(); got != 0 {
+		t.Errorf("API GETs for a missing object of a watched kind = %d, want 0", got)
+	}
+	cm := createConfigMap(t, ns, "present", nil, nil)
+	key := ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "present"}
+	eventually(t, "configmap indexed", func() bool { return c.seen(key, cm.ResourceVersion) })
+	if obj, err := c.Lookup(ctx, key); err != nil || obj == nil || obj.GetUID() != cm.UID {
+		t.Fatalf("Lookup of an existing ConfigMap = %v, %v", obj, err)
+	}
+	// Secrets are excluded: the cache knows nothing of them and asks.
+	if _, err := cluster.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if obj, err := c.Lookup(ctx, ResourceKey{Kind: "Secret", Namespace: ns, Name: "s"}); err != nil || obj == nil {
+		t.Fatalf("Lookup of a Secret the cache does not watch = %v, %v; want the object", obj, err)
+	}
+	if obj, err := c.Lookup(ctx, ResourceKey{Kind: "Secret", Namespace: ns, Name: "none"}); err != nil || obj != nil {
+		t.Fatalf("Lookup of a missing Secret = %v, %v; want nil, nil", obj, err)
 	}
 }
