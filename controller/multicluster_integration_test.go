@@ -82,12 +82,17 @@ func registerSecond(t *testing.T, name string) *corev1.Secret {
 
 var secondSeq atomic.Int64
 
+// uniqueName is base with a number no other call in this process gets.
+func uniqueName(base string) string {
+	return fmt.Sprintf("%s-%d", base, secondSeq.Add(1))
+}
+
 // secondApp commits files (DEST replaced by a fresh namespace name) and
 // creates an Application for them with destination dest; the namespace
 // exists on neither cluster: the sync creates it (CreateNamespace=true).
 func secondApp(t *testing.T, name string, dest v1alpha1.ApplicationDestination, files map[string]string) string {
 	t.Helper()
-	ns := fmt.Sprintf("%s-%d", name, secondSeq.Add(1))
+	ns := uniqueName(name)
 	for k, v := range files {
 		files[k] = strings.ReplaceAll(v, "DEST", ns)
 	}
@@ -121,24 +126,28 @@ func TestSecondClusterDestination(t *testing.T) {
 	t.Parallel()
 	const secretName = "second"
 	registerSecond(t, secretName)
+	// App names differ from run to run (-count): the minimal cluster has
+	// no namespace controller, so a deleted namespace keeps the objects an
+	// earlier run's app of the same name tracked.
+	cfgApp, webApp := uniqueName("mc-config"), uniqueName("mc-web")
 
-	cmNS := secondApp(t, "mc-config", v1alpha1.ApplicationDestination{Name: secretName}, map[string]string{
-		"app/cm.yaml": configMap("DEST", "mc-config", "prod"),
+	cmNS := secondApp(t, cfgApp, v1alpha1.ApplicationDestination{Name: secretName}, map[string]string{
+		"app/cm.yaml": configMap("DEST", cfgApp, "prod"),
 	})
-	webNS := secondApp(t, "mc-web", v1alpha1.ApplicationDestination{Server: second.Config.Host}, map[string]string{
-		"app/cm.yaml":     configMap("DEST", "mc-web", "prod"),
-		"app/deploy.yaml": deployment("DEST", "mc-web"),
+	webNS := secondApp(t, webApp, v1alpha1.ApplicationDestination{Server: second.Config.Host}, map[string]string{
+		"app/cm.yaml":     configMap("DEST", webApp, "prod"),
+		"app/deploy.yaml": deployment("DEST", webApp),
 	})
-	for _, name := range []string{"mc-config", "mc-web"} {
+	for _, name := range []string{cfgApp, webApp} {
 		waitStatus(t, name, "compared against the second cluster", func(s *v1alpha1.ApplicationStatus) bool {
 			return s.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync && len(s.Conditions) == 0
 		})
 		requestSync(t, name, manual(v1alpha1.SyncOperation{}))
 	}
-	waitStatus(t, "mc-config", "synced and healthy", func(s *v1alpha1.ApplicationStatus) bool {
+	waitStatus(t, cfgApp, "synced and healthy", func(s *v1alpha1.ApplicationStatus) bool {
 		return opDone(v1alpha1.OperationSucceeded)(s) && s.Sync.Status == v1alpha1.SyncStatusCodeSynced && s.Health.Status == v1alpha1.HealthStatusHealthy
 	})
-	waitStatus(t, "mc-web", "synced", func(s *v1alpha1.ApplicationStatus) bool {
+	waitStatus(t, webApp, "synced", func(s *v1alpha1.ApplicationStatus) bool {
 		return opDone(v1alpha1.OperationSucceeded)(s) && s.Sync.Status == v1alpha1.SyncStatusCodeSynced
 	})
 
@@ -159,15 +168,41 @@ func TestSecondClusterDestination(t *testing.T) {
 	if live == nil {
 		t.Fatal("no cache runs for the second cluster")
 	}
-	if got := len(live.Tree("mc-config")); got != 1 {
+	if got := len(live.Tree(cfgApp)); got != 1 {
 		t.Errorf("tree of mc-config on the second cluster has %d nodes, want 1", got)
 	}
-	if got := len(ctl.Live().Tree("mc-config")); got != 0 {
+	if got := len(ctl.Live().Tree(cfgApp)); got != 0 {
 		t.Errorf("tree of mc-config on the management cluster has %d nodes, want 0", got)
 	}
 
+	// A changed Secret restarts the cluster's cache with the new config.
+	secret, err := cluster.Client.CoreV1().Secrets(appNamespace).Get(t.Context(), secretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(secret.Data["config"], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["disableCompression"] = true
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret.StringData = map[string]string{"config": string(b)}
+	if _, err := cluster.Client.CoreV1().Secrets(appNamespace).Update(t.Context(), secret, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		now := ctl.LiveFor(second.Config.Host)
+		return now != nil && now != live && len(now.Tree(cfgApp)) == 1, nil
+	})
+	if err != nil {
+		t.Fatalf("the second cluster's cache was not restarted after its Secret changed: %v", err)
+	}
+
 	// An edit on the second cluster reaches the app through that
-	// cluster's cache (the resync is an hour).
+	// cluster's (new) cache (the resync is an hour).
 	cm, err := second.Client.CoreV1().ConfigMaps(cmNS).Get(t.Context(), "settings", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +211,7 @@ func TestSecondClusterDestination(t *testing.T) {
 	if _, err := second.Client.CoreV1().ConfigMaps(cmNS).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitStatus(t, "mc-config", "OutOfSync after an edit on the second cluster", func(s *v1alpha1.ApplicationStatus) bool {
+	waitStatus(t, cfgApp, "OutOfSync after an edit on the second cluster", func(s *v1alpha1.ApplicationStatus) bool {
 		return s.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
 	})
 
@@ -185,10 +220,10 @@ func TestSecondClusterDestination(t *testing.T) {
 	if err := cluster.Client.CoreV1().Secrets(appNamespace).Delete(t.Context(), secretName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitStatus(t, "mc-config", "InvalidSpecError naming the cluster", func(s *v1alpha1.ApplicationStatus) bool {
+	waitStatus(t, cfgApp, "InvalidSpecError naming the cluster", func(s *v1alpha1.ApplicationStatus) bool {
 		return hasCondition(s, v1alpha1.ApplicationConditionInvalidSpecError, "there are no clusters with this name: "+secretName)
 	})
-	waitStatus(t, "mc-web", "InvalidSpecError naming the server", func(s *v1alpha1.ApplicationStatus) bool {
+	waitStatus(t, webApp, "InvalidSpecError naming the server", func(s *v1alpha1.ApplicationStatus) bool {
 		return hasCondition(s, v1alpha1.ApplicationConditionInvalidSpecError, "cluster "+second.Config.Host+" not found")
 	})
 	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -204,7 +239,7 @@ func TestSecondClusterDestination(t *testing.T) {
 // touching any cluster.
 func TestUnregisteredClusterDestination(t *testing.T) {
 	t.Parallel()
-	const name = "mc-nowhere"
+	name := uniqueName("mc-nowhere")
 	ns := secondApp(t, name, v1alpha1.ApplicationDestination{Name: "nowhere"}, map[string]string{
 		"app/cm.yaml": configMap("DEST", name, "prod"),
 	})
