@@ -42,6 +42,8 @@ type LiveState interface {
 	Managed(app string) []ResourceKey
 	// Get returns the full live object.
 	Get(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error)
+	// Fetch reads the live object from the API server, past the cache.
+	Fetch(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error)
 	// IsNamespaced reports the scope of a kind, from discovery.
 	IsNamespaced(gk schema.GroupKind) (bool, error)
 	// Watched reports whether a kind may be managed at all (not excluded

@@ -69,6 +69,17 @@ func (r *Reconciler) predict(ctx context.Context, lv LiveState, appSSD bool, des
 		if err != nil {
 			return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
 		}
+		if obj.GetResourceVersion() != l.GetResourceVersion() {
+			// The dry run met a newer object than the cache's copy (a
+			// controller wrote to it meanwhile): compare with that one.
+			if l, err = lv.Fetch(ctx, key); err != nil {
+				return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
+			}
+			live[key] = l
+			if obj, err = lv.DryRunApply(ctx, d, FieldManager); err != nil {
+				return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
+			}
+		}
 		out[key] = prediction{desired: sum, liveRV: l.GetResourceVersion(), obj: obj}
 	}
 	return out, nil

@@ -25,10 +25,6 @@ type fullObject struct {
 // informer sees a new version, so repeated reconciles of unchanged objects
 // do not refetch them. The result is the caller's to modify.
 func (c *Cluster) Get(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error) {
-	res, err := c.resourceFor(key.GroupKind())
-	if err != nil {
-		return nil, err
-	}
 	c.mu.RLock()
 	e := c.byKey[key]
 	f, ok := c.full[key]
@@ -36,7 +32,17 @@ func (c *Cluster) Get(ctx context.Context, key ResourceKey) (*unstructured.Unstr
 	if e != nil && ok && f.rv == e.rv {
 		return f.obj.DeepCopy(), nil
 	}
+	return c.Fetch(ctx, key)
+}
 
+// Fetch reads key from the API server, past the cache, for a caller that
+// knows its copy is older than the API server's (and keeps the answer for
+// Get, as Get does).
+func (c *Cluster) Fetch(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error) {
+	res, err := c.resourceFor(key.GroupKind())
+	if err != nil {
+		return nil, err
+	}
 	ns := key.Namespace
 	if !res.namespaced {
 		ns = ""
