@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -128,3 +130,12 @@ func (s singleDestination) Resolve(dest v1alpha1.ApplicationDestination) (*clust
 
 // Connect returns the one cache.
 func (s singleDestination) Connect(*clusters.Cluster) (*Destination, error) { return s.dest, nil }
+
+// liveReader lets the sync executor read a destination's live objects
+// through its cluster cache instead of the API server.
+type liveReader struct{ live LiveState }
+
+// Get implements sync.Reader.
+func (l liveReader) Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	return l.live.Lookup(ctx, ResourceKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name})
+}

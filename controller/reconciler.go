@@ -44,6 +44,9 @@ type LiveState interface {
 	Get(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error)
 	// Fetch reads the live object from the API server, past the cache.
 	Fetch(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error)
+	// Lookup returns the live object or nil, answering "missing" from the
+	// cache's index.
+	Lookup(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, error)
 	// IsNamespaced reports the scope of a kind, from discovery.
 	IsNamespaced(gk schema.GroupKind) (bool, error)
 	// Watched reports whether a kind may be managed at all (not excluded

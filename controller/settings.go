@@ -65,9 +65,13 @@ func (e *engines) executor(d *Destination) (*appsync.Executor, error) {
 	if x, ok := e.execs[d.Server]; ok && x.dest == d {
 		return x.exec, nil
 	}
-	exec, err := appsync.New(appsync.Config{
+	cfg := appsync.Config{
 		Client: d.Client, Mapper: d.Mapper, Health: e.health, WaveDelay: e.pace.WaveDelay, PollInterval: e.pace.PollInterval,
-	})
+	}
+	if d.Live != nil {
+		cfg.Reader = liveReader{d.Live}
+	}
+	exec, err := appsync.New(cfg)
 	if err != nil {
 		return nil, err
 	}
