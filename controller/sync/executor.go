@@ -245,6 +245,7 @@ func (s *step) wait() Result { return Result{RequeueAfter: s.e.cfg.PollInterval}
 // task failed; otherwise the Result says when to look again.
 func (s *step) advance(ctx context.Context, entries []*entry) (bool, Result, error) {
 	groups := s.groupEntries(entries)
+	justApplied := false
 	for gi, g := range groups {
 		for _, en := range g {
 			if err := s.refresh(ctx, en); err != nil {
@@ -268,7 +269,14 @@ func (s *step) advance(ctx context.Context, entries []*entry) (bool, Result, err
 					return true, Result{}, nil
 				}
 			}
-			return false, s.wait(), nil
+			// Hooks just created need a later look. Resources just applied
+			// may be settled already (a Namespace, a ConfigMap): look at
+			// once, at the API server, whose answer has them, rather than
+			// a poll interval later at a cache that may not.
+			if slices.ContainsFunc(waiting, func(en *entry) bool { return en.task != nil && en.task.HookType != "" }) {
+				return false, s.wait(), nil
+			}
+			justApplied = true
 		}
 		if en := firstRunning(s, g); en != nil {
 			s.st.Message = "waiting for completion of hook " + en.ref(s)
@@ -277,7 +285,8 @@ func (s *step) advance(ctx context.Context, entries []*entry) (bool, Result, err
 		if gi == len(groups)-1 {
 			break
 		}
-		waiting, err := s.groupSettled(ctx, g)
+		waiting, err := s.groupSettled(ctx, g, justApplied)
+		justApplied = false
 		if err != nil {
 			return false, s.wait(), err
 		}

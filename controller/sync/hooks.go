@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -153,8 +154,9 @@ func (s *step) deleteResult(ctx context.Context, r *v1alpha1.ResourceResult) err
 
 // groupSettled checks, before the next group starts, that the applied
 // resources of g are healthy (or have no health) and its pruned objects
-// are gone. It returns what it waits for, or "".
-func (s *step) groupSettled(ctx context.Context, g []*entry) (string, error) {
+// are gone. It returns what it waits for, or "". fresh reads the API
+// server rather than the Reader, for objects applied moments ago.
+func (s *step) groupSettled(ctx context.Context, g []*entry, fresh bool) (string, error) {
 	for _, en := range g {
 		r := en.result(s)
 		if r == nil || r.HookType != "" || r.Status == v1alpha1.ResultCodePruneSkipped {
@@ -167,7 +169,12 @@ func (s *step) groupSettled(ctx context.Context, g []*entry) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		live, err := s.e.read(ctx, schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}, r.Namespace, r.Name, ri)
+		var live *unstructured.Unstructured
+		if fresh {
+			live, err = getLive(ctx, ri, r.Name)
+		} else {
+			live, err = s.e.read(ctx, schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}, r.Namespace, r.Name, ri)
+		}
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", en.ref(s), err)
 		}
