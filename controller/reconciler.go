@@ -134,6 +134,8 @@ type Reconciler struct {
 
 	mu    sync.RWMutex
 	state map[types.NamespacedName]*AppState
+	// written is each app's resourceVersion as its last reconcile left it.
+	written map[types.NamespacedName]string
 	// servers is the destination server of every claimed app ("" when it
 	// did not resolve), so that a cluster's cache events refresh only the
 	// apps of that cluster.
@@ -178,7 +180,7 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 	}
 	r := &Reconciler{
 		client: c, opts: opts, log: opts.Logger, events: make(chan event.GenericEvent, 1024),
-		broker: newBroker(), state: map[types.NamespacedName]*AppState{}, orphans: newOrphanWatch(),
+		broker: newBroker(), state: map[types.NamespacedName]*AppState{}, written: map[types.NamespacedName]string{}, orphans: newOrphanWatch(),
 		servers: map[types.NamespacedName]string{},
 		dests: singleDestination{dest: &Destination{
 			Server: InClusterServer, Live: opts.Live, Client: opts.Sync.Client, Mapper: opts.Sync.Mapper, ready: opts.LiveReady,
@@ -270,6 +272,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.mu.Lock()
 			delete(r.state, req.NamespacedName)
+			delete(r.written, req.NamespacedName)
 			delete(r.servers, req.NamespacedName)
 			r.mu.Unlock()
 			r.orphans.set(req.NamespacedName, "")
@@ -281,7 +284,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	if operationActive(&app) {
+	if operationActive(&app) && !r.upToDate(req.NamespacedName, app.ResourceVersion) {
 		// An operation continues from the state last written, never from
 		// a cached copy that may be a step behind.
 		if err := r.apiReader().Get(ctx, req.NamespacedName, &app); err != nil {
@@ -350,7 +353,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			next = d
 		}
 	}
+	r.mu.Lock()
+	r.written[req.NamespacedName] = app.ResourceVersion
+	r.mu.Unlock()
 	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// upToDate reports whether rv (the cached app's) is the version the last
+// reconcile of app left, its own writes included: then the cache holds
+// everything this controller wrote and no read past it is needed.
+func (r *Reconciler) upToDate(app types.NamespacedName, rv string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	last, ok := r.written[app]
+	return ok && last == rv
 }
 
 // apiReader reads past the manager's cache.
