@@ -42,8 +42,8 @@ stops. /metrics and /healthz are served on --metrics-listen.`,
 	}
 	f := c.Flags()
 	o.app.addFlags(f, true)
-	f.Float32Var(&o.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second")
-	f.IntVar(&o.kubeBurst, "kube-burst", 100, "Kubernetes API request burst")
+	f.Float32Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "Kubernetes API requests per second (client side)")
+	f.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "Kubernetes API request burst (client side)")
 	o.repoServer.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
 	return c

@@ -32,6 +32,17 @@ type kubeOptions struct {
 }
 
 // kube is a checked connection to the Kubernetes API.
+// Default client-side limits of requests to the Kubernetes API. They are
+// high on purpose: graphcd reads through informers, so nearly every
+// request is a write a sync or a status needs, and the API server's own
+// API Priority and Fairness is what protects it; a low client limit (Argo
+// CD's 50/s) only makes a thousand syncs wait in line (see
+// docs/benchmarks.md).
+const (
+	defaultKubeQPS   = 500
+	defaultKubeBurst = 1000
+)
+
 type kube struct {
 	config *rest.Config
 	apiext apiextensionsclientset.Interface

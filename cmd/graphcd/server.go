@@ -43,8 +43,8 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 	f.BoolVar(&o.installCRDs, "install-crds", false, "create or upgrade the graphcd CRDs at start")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
 		"how long to wait for running requests on SIGINT/SIGTERM")
-	f.Float32Var(&o.kubeQPS, "kube-qps", 50, "Kubernetes API requests per second")
-	f.IntVar(&o.kubeBurst, "kube-burst", 100, "Kubernetes API request burst")
+	f.Float32Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "Kubernetes API requests per second (client side)")
+	f.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "Kubernetes API request burst (client side)")
 	o.repoServer.addFlags(f)
 	// One process is the default install: no Lease unless asked for.
 	o.app.addFlags(f, false)
