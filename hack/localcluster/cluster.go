@@ -193,7 +193,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+c.pki.SAPublic,
 		"--service-account-signing-key-file="+c.pki.SAPrivate,
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range=10.0.0.0/16", // room for thousands of Services
 		"--authorization-mode=RBAC",
 		// Pods need no mounted token: KWOK runs no containers, and tests
 		// in Minimal mode have no controller creating default accounts.
