@@ -284,9 +284,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	if operationActive(&app) && !r.upToDate(req.NamespacedName, app.ResourceVersion) {
-		// An operation continues from the state last written, never from
-		// a cached copy that may be a step behind.
+	if r.behind(req.NamespacedName, app.ResourceVersion) {
+		// The cache has not caught up with this controller's last write:
+		// an operation continues from the state last written, and status
+		// changes are judged from it, never from a copy a step behind.
 		if err := r.apiReader().Get(ctx, req.NamespacedName, &app); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -359,14 +360,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: next}, nil
 }
 
-// upToDate reports whether rv (the cached app's) is the version the last
-// reconcile of app left, its own writes included: then the cache holds
-// everything this controller wrote and no read past it is needed.
-func (r *Reconciler) upToDate(app types.NamespacedName, rv string) bool {
+// behind reports whether rv (the cached app's) may be older than what the
+// last reconcile of app in this process left, its own writes included.
+// Versions are opaque, so any other version counts (a newer one only
+// costs a read). Before the first reconcile the cache, filled by a fresh
+// list, is current.
+func (r *Reconciler) behind(app types.NamespacedName, rv string) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	last, ok := r.written[app]
-	return ok && last == rv
+	return ok && last != rv
 }
 
 // apiReader reads past the manager's cache.
