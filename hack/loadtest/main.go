@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -377,26 +378,40 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 		return err
 	}
 	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
+	return forEach(max(o.apps, o.unrelated), func(i int) error {
+		return createOne(ctx, c, dyn, appsGVR, repoURL, i, o)
+	})
+}
+
+// forEach calls fn for 0..n-1 from 16 goroutines and returns the first
+// error; after an error the remaining calls are skipped.
+func forEach(n int, fn func(i int) error) error {
 	work := make(chan int)
-	errs := make(chan error, 16)
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		bad   atomic.Bool
+	)
 	for range 16 {
 		wg.Go(func() {
 			for i := range work {
-				if err := createOne(ctx, c, dyn, appsGVR, repoURL, i, o); err != nil {
-					errs <- err
-					return
+				if bad.Load() {
+					continue
+				}
+				if err := fn(i); err != nil {
+					once.Do(func() { first = err })
+					bad.Store(true)
 				}
 			}
 		})
 	}
-	for i := range max(o.apps, o.unrelated) {
+	for i := range n {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	close(errs)
-	return <-errs
+	return first
 }
 
 // createApps creates the Applications of --sync: automated sync with
@@ -404,26 +419,10 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 func createApps(ctx context.Context, c *localcluster.Cluster, repoURL string, o options) error {
 	dyn := dynamic.NewForConfigOrDie(c.Config)
 	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
-	work := make(chan int)
-	errs := make(chan error, 16)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				if _, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(application(repoURL, i, true)), metav1.CreateOptions{}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	for i := range o.apps {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return forEach(o.apps, func(i int) error {
+		_, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(application(repoURL, i, true)), metav1.CreateOptions{})
+		return err
+	})
 }
 
 // application is app i of the workload, automated when auto.
