@@ -292,6 +292,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
+	if app.DeletionTimestamp != nil {
+		// Being deleted: a cascade finalizer deletes the resources first;
+		// nothing is compared or synced any more.
+		return r.finalize(ctx, &app, t)
+	}
 	status := app.Status.DeepCopy()
 	now := metav1.Now()
 	op := r.operate(ctx, &app, t, status, now)

@@ -1,0 +1,130 @@
+//go:build integration
+
+package controller_test
+
+import (
+	"context"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller"
+)
+
+// keptConfigMap is a ConfigMap that stays when its application is
+// deleted.
+func keptConfigMap(ns, app string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  namespace: " + ns +
+		"\n  labels: {app.kubernetes.io/instance: " + app + "}\n  annotations: {argocd.argoproj.io/sync-options: Delete=false}\ndata:\n  mode: keep\n"
+}
+
+// syncedDeletionApp creates an app with a Deployment, a ConfigMap and a
+// Delete=false ConfigMap, and the given finalizers, and syncs it.
+func syncedDeletionApp(t *testing.T, name string, finalizers ...string) string {
+	t.Helper()
+	_, dest, _ := newAppWith(t, name, map[string]string{
+		"app/deploy.yaml": deployment("DEST", name),
+		"app/cm.yaml":     configMap("DEST", name, "prod"),
+		"app/kept.yaml":   keptConfigMap("DEST", name),
+	}, func(a *v1alpha1.Application) { a.Finalizers = finalizers })
+	requestSync(t, name, manual(v1alpha1.SyncOperation{}))
+	waitStatus(t, name, "synced", func(s *v1alpha1.ApplicationStatus) bool {
+		return opDone(v1alpha1.OperationSucceeded)(s) && s.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	})
+	return dest
+}
+
+// deleteAppAndWait deletes the Application and waits until it is gone.
+func deleteAppAndWait(t *testing.T, name string) {
+	t.Helper()
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name}}
+	if err := apps.Delete(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the Application is gone", func(ctx context.Context) (bool, error) {
+		err := apps.Get(ctx, types.NamespacedName{Namespace: appNamespace, Name: name}, app)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+// exists reports whether the ConfigMap or the Deployment of dest exists.
+func exists(t *testing.T, dest, kind, name string) bool {
+	t.Helper()
+	var err error
+	switch kind {
+	case "ConfigMap":
+		_, err = cluster.Client.CoreV1().ConfigMaps(dest).Get(t.Context(), name, metav1.GetOptions{})
+	case "Deployment":
+		_, err = cluster.Client.AppsV1().Deployments(dest).Get(t.Context(), name, metav1.GetOptions{})
+	default:
+		t.Fatalf("unknown kind %s", kind)
+	}
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+// Deleting an app with a resources finalizer deletes its resources first
+// (foreground, Argo CD's finalizer, or background): once the Application
+// is gone, so are its Deployment and ConfigMap; the Delete=false ConfigMap
+// stays.
+func TestCascadingDelete(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{controller.ArgoResourcesFinalizer, controller.ArgoResourcesFinalizerBackground, controller.ResourcesFinalizer} {
+		name := "cascade-" + map[string]string{
+			controller.ArgoResourcesFinalizer: "argo", controller.ArgoResourcesFinalizerBackground: "background", controller.ResourcesFinalizer: "graphcd",
+		}[f]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dest := syncedDeletionApp(t, name, f)
+			deleteAppAndWait(t, name)
+			if exists(t, dest, "Deployment", "web") {
+				t.Error("the Deployment outlived its Application")
+			}
+			if exists(t, dest, "ConfigMap", "settings") {
+				t.Error("the ConfigMap outlived its Application")
+			}
+			if !exists(t, dest, "ConfigMap", "kept") {
+				t.Error("the Delete=false ConfigMap was deleted")
+			}
+		})
+	}
+}
+
+// Deleting an app without a resources finalizer leaves its resources.
+func TestNonCascadingDelete(t *testing.T) {
+	t.Parallel()
+	const name = "no-cascade"
+	dest := syncedDeletionApp(t, name)
+	deleteAppAndWait(t, name)
+	for _, res := range [][2]string{{"Deployment", "web"}, {"ConfigMap", "settings"}, {"ConfigMap", "kept"}} {
+		if !exists(t, dest, res[0], res[1]) {
+			t.Errorf("%s %s was deleted with an Application without a resources finalizer", res[0], res[1])
+		}
+	}
+}
+
+// An app whose destination names no known cluster has nothing to delete:
+// its resources finalizer does not keep it forever.
+func TestCascadingDeleteUnknownCluster(t *testing.T) {
+	t.Parallel()
+	const name = "cascade-nowhere"
+	newAppWith(t, name, map[string]string{"app/cm.yaml": configMap("DEST", name, "prod")}, func(a *v1alpha1.Application) {
+		a.Finalizers = []string{controller.ArgoResourcesFinalizer}
+		a.Spec.Destination = v1alpha1.ApplicationDestination{Name: "nowhere", Namespace: a.Spec.Destination.Namespace}
+	})
+	waitStatus(t, name, "InvalidSpecError", func(s *v1alpha1.ApplicationStatus) bool {
+		return hasCondition(s, v1alpha1.ApplicationConditionInvalidSpecError, "there are no clusters with this name: nowhere")
+	})
+	deleteAppAndWait(t, name)
+}
