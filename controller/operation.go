@@ -16,6 +16,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/project"
 	appsync "github.com/graphcd/graphcd/controller/sync"
 )
@@ -153,12 +154,22 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 	}
 	plan, resolved, err := r.planSync(ctx, app, t.dest.Live, st, *src, revision)
 	if err != nil {
+		if signatureRefused(err) {
+			next, res := endOperation(st, v1alpha1.OperationFailed, err.Error(), now)
+			return next, res, true
+		}
 		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 		return next, res, false
 	}
 	if violations := projectViolations(rules, t.cluster, plan); len(violations) > 0 {
 		next, res := endOperation(st, v1alpha1.OperationFailed, "the sync would leave its project: "+strings.Join(violations, "; "), now)
 		return next, res, true
+	}
+	if !started {
+		if msg := sharedResources(app, t.dest.Live, plan); msg != "" {
+			next, res := endOperation(st, v1alpha1.OperationFailed, msg, now)
+			return next, res, true
+		}
 	}
 	run := appsync.Run{ID: runID, Plan: plan, DryRun: op.DryRun, Force: strategyForce(op.SyncStrategy)}
 	next, res, err := exec.Step(ctx, run, st)
@@ -276,6 +287,9 @@ func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv
 	opts.SyncOptions = append(opts.SyncOptions, op.SyncOptions...)
 	plan, err := appsync.Build(rendered.desired, liveList, opts)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := r.respectIgnored(app, plan); err != nil {
 		return nil, "", err
 	}
 	return plan, rendered.revision, nil
@@ -414,4 +428,48 @@ func initiator(by v1alpha1.OperationInitiator) string {
 		return by.Username
 	}
 	return ""
+}
+
+// sharedResources returns, when FailOnSharedResource is set, the message
+// naming the first desired object that exists live and is tracked to
+// another application; "" when there is none.
+func sharedResources(app *v1alpha1.Application, lv LiveState, plan *appsync.Plan) string {
+	for i := range plan.Tasks {
+		t := &plan.Tasks[i]
+		if !t.SyncOptions.FailOnSharedResource || t.Prune || t.IsHook() || t.CreatesNamespace || t.Name == "" {
+			continue
+		}
+		key := ResourceKey{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
+		if owner, exists := lv.Owner(key); exists && owner != "" && owner != app.Name {
+			return fmt.Sprintf("Shared resource found: %s is already managed by application %s", describe(key), owner)
+		}
+	}
+	return ""
+}
+
+// respectIgnored gives every planned object that exists live and has
+// RespectIgnoreDifferences set the live values of the fields the app's
+// ignoreDifferences and the system-level ignore rules cover, so the sync
+// leaves them as they are.
+func (r *Reconciler) respectIgnored(app *v1alpha1.Application, plan *appsync.Plan) error {
+	var differ *diff.Differ
+	for i := range plan.Tasks {
+		t := &plan.Tasks[i]
+		if !t.SyncOptions.RespectIgnoreDifferences || t.Prune || t.Desired == nil || t.Live == nil {
+			continue
+		}
+		if differ == nil {
+			d, err := diff.New(diff.Options{Ignore: r.engines.Load().settings.IgnoreRules(app.Spec.IgnoreDifferences)})
+			if err != nil {
+				return fmt.Errorf("ignoreDifferences: %w", err)
+			}
+			differ = d
+		}
+		obj, err := differ.ApplyIgnored(t.Desired, t.Live)
+		if err != nil {
+			return err
+		}
+		t.Desired = obj
+	}
+	return nil
 }
