@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -127,4 +129,86 @@ func TestCascadingDeleteUnknownCluster(t *testing.T) {
 		return hasCondition(s, v1alpha1.ApplicationConditionInvalidSpecError, "there are no clusters with this name: nowhere")
 	})
 	deleteAppAndWait(t, name)
+}
+
+// A delete the API server refuses (here by a ValidatingAdmissionPolicy)
+// keeps the Application, with a DeletionError condition that names the
+// resource and the reason; once deletes are allowed again it goes away.
+func TestCascadingDeleteError(t *testing.T) {
+	t.Parallel()
+	const name = "cascade-refused"
+	_, dest, _ := newAppWith(t, name, map[string]string{"app/cm.yaml": configMap("DEST", name, "prod")},
+		func(a *v1alpha1.Application) { a.Finalizers = []string{controller.ArgoResourcesFinalizer} })
+	requestSync(t, name, manual(v1alpha1.SyncOperation{}))
+	waitStatus(t, name, "synced", opDone(v1alpha1.OperationSucceeded))
+
+	adm := cluster.Client.AdmissionregistrationV1()
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "refuse-delete-" + dest},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Delete},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{Expression: "false", Message: "deletes are frozen"}},
+		},
+	}
+	if _, err := adm.ValidatingAdmissionPolicies().Create(t.Context(), policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = adm.ValidatingAdmissionPolicies().Delete(context.Background(), policy.Name, metav1.DeleteOptions{})
+	})
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: policy.Name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": dest},
+			}},
+		},
+	}
+	if _, err := adm.ValidatingAdmissionPolicyBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = adm.ValidatingAdmissionPolicyBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+	// The policy takes effect asynchronously: wait until it refuses.
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: dest}}
+	if _, err := cluster.Client.CoreV1().ConfigMaps(dest).Create(t.Context(), probe, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the policy refuses deletes", func(ctx context.Context) (bool, error) {
+		err := cluster.Client.CoreV1().ConfigMaps(dest).Delete(ctx, "probe", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		return apierrors.IsInvalid(err) || apierrors.IsForbidden(err), nil
+	})
+
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name}}
+	if err := apps.Delete(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, name, "DeletionError", func(s *v1alpha1.ApplicationStatus) bool {
+		return hasCondition(s, v1alpha1.ApplicationConditionDeletionError, "delete ConfigMap "+dest+"/settings") &&
+			hasCondition(s, v1alpha1.ApplicationConditionDeletionError, "deletes are frozen")
+	})
+	if !exists(t, dest, "ConfigMap", "settings") {
+		t.Fatal("the refused ConfigMap is gone")
+	}
+	if err := adm.ValidatingAdmissionPolicyBindings().Delete(t.Context(), binding.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the Application is gone", func(ctx context.Context) (bool, error) {
+		err := apps.Get(ctx, types.NamespacedName{Namespace: appNamespace, Name: name}, app)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if exists(t, dest, "ConfigMap", "settings") {
+		t.Error("the ConfigMap outlived its Application")
+	}
 }
