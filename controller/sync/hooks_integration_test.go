@@ -13,19 +13,22 @@ import (
 // The sync-waves app runs PreSync job -> wave 0 backend -> wave 1 Sync
 // hook -> wave 2 frontend -> wave 3 PostSync hook, and the recorded
 // results show that order with each hook's outcome.
+// wavesOrder is the recorded order of a sync of testdata/exec/waves.yaml.
+var wavesOrder = []string{
+	"PreSync 0 Job schema-upgrade-* Synced Succeeded hook",
+	"Sync 0 Service backend Synced Running",
+	"Sync 0 Deployment backend Synced Running",
+	"Sync 1 Job maintenance-on-* Synced Succeeded hook",
+	"Sync 2 Service frontend Synced Running",
+	"Sync 2 Deployment frontend Synced Running",
+	"PostSync 3 Job smoke-test Synced Succeeded hook",
+}
+
 func TestSyncWavesRunInOrder(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "waves.yaml")
 	h.sync(v1alpha1.OperationSucceeded)
-	checkOrder(t, order(h.state, "schema-upgrade-", "maintenance-on-"), []string{
-		"PreSync 0 Job schema-upgrade-* Synced Succeeded hook",
-		"Sync 0 Service backend Synced Running",
-		"Sync 0 Deployment backend Synced Running",
-		"Sync 1 Job maintenance-on-* Synced Succeeded hook",
-		"Sync 2 Service frontend Synced Running",
-		"Sync 2 Deployment frontend Synced Running",
-		"PostSync 3 Job smoke-test Synced Succeeded hook",
-	})
+	checkOrder(t, order(h.state, "schema-upgrade-", "maintenance-on-"), wavesOrder)
 	if h.state.Message != "successfully synced (all tasks run)" {
 		t.Errorf("message %q", h.state.Message)
 	}
