@@ -17,8 +17,7 @@ const defaultControllerMetricsListen = "127.0.0.1:8082"
 // controllerOptions are the flags of `graphcd controller`.
 type controllerOptions struct {
 	app           appControllerOptions
-	kubeQPS       float32
-	kubeBurst     int
+	kube          kubeLimits
 	repoServer    repoServerClientOptions
 	metricsListen string
 }
@@ -42,8 +41,7 @@ stops. /metrics and /healthz are served on --metrics-listen.`,
 	}
 	f := c.Flags()
 	o.app.addFlags(f, true)
-	f.Float32Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "Kubernetes API requests per second (client side)")
-	f.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "Kubernetes API request burst (client side)")
+	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
 	return c
@@ -61,7 +59,7 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 	log := root.log
 	k, err := connectKube(ctx, kubeOptions{
 		kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig"),
-		qps: o.kubeQPS, burst: o.kubeBurst,
+		qps: o.kube.qps, burst: o.kube.burst,
 	})
 	if err != nil {
 		return err

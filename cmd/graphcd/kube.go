@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/pflag"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8sversion "k8s.io/apimachinery/pkg/version"
@@ -42,6 +43,18 @@ const (
 	defaultKubeQPS   = 500
 	defaultKubeBurst = 1000
 )
+
+// kubeLimits are the --kube-qps and --kube-burst flags the server and the
+// controller commands share.
+type kubeLimits struct {
+	qps   float32
+	burst int
+}
+
+func (l *kubeLimits) addFlags(f *pflag.FlagSet) {
+	f.Float32Var(&l.qps, "kube-qps", defaultKubeQPS, "Kubernetes API requests per second (client side)")
+	f.IntVar(&l.burst, "kube-burst", defaultKubeBurst, "Kubernetes API request burst (client side)")
+}
 
 type kube struct {
 	config *rest.Config

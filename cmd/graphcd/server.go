@@ -21,8 +21,7 @@ type serverOptions struct {
 	listen          string
 	installCRDs     bool
 	shutdownTimeout time.Duration
-	kubeQPS         float32
-	kubeBurst       int
+	kube            kubeLimits
 	repoServer      repoServerClientOptions
 	app             appControllerOptions
 	controller      bool
@@ -43,8 +42,7 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 	f.BoolVar(&o.installCRDs, "install-crds", false, "create or upgrade the graphcd CRDs at start")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
 		"how long to wait for running requests on SIGINT/SIGTERM")
-	f.Float32Var(&o.kubeQPS, "kube-qps", defaultKubeQPS, "Kubernetes API requests per second (client side)")
-	f.IntVar(&o.kubeBurst, "kube-burst", defaultKubeBurst, "Kubernetes API request burst (client side)")
+	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
 	// One process is the default install: no Lease unless asked for.
 	o.app.addFlags(f, false)
@@ -69,7 +67,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	log := root.log
 	k, err := connectKube(ctx, kubeOptions{
 		kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig"),
-		qps: o.kubeQPS, burst: o.kubeBurst,
+		qps: o.kube.qps, burst: o.kube.burst,
 	})
 	if err != nil {
 		return err
