@@ -1,0 +1,438 @@
+package eventbus
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DefaultBuffer is how many deliveries wait for a subscriber that is not
+// receiving, unless Options.Buffer says otherwise.
+const DefaultBuffer = 64
+
+// Filter selects the events a subscription receives. Every non-empty field
+// must match; an empty Filter selects every event.
+type Filter struct {
+	// Apps lists apps by namespace and name; an entry with an empty
+	// Namespace matches the name in any namespace.
+	Apps []types.NamespacedName
+	// Namespaces lists the namespaces of the apps.
+	Namespaces []string
+	// Types lists event types.
+	Types []EventType
+}
+
+// Options tune one subscription.
+type Options struct {
+	// Buffer is how many deliveries may wait while the subscriber is not
+	// receiving (DefaultBuffer when 0). Past it the hub coalesces and then
+	// drops, as the package documentation describes.
+	Buffer int
+}
+
+// Delivery is what a subscription's channel carries: an event, or a Lagged
+// marker saying events were dropped and the subscriber must refetch.
+type Delivery struct {
+	// Event is the event; nil for a Lagged marker. Shared with other
+	// subscribers: do not modify it.
+	Event *Event
+	// Lagged is true for a marker.
+	Lagged bool
+}
+
+// Stats are counters since the hub (or bus) was made.
+type Stats struct {
+	// Subscribers is the number of open subscriptions.
+	Subscribers int
+	// Published counts events given to the hub.
+	Published uint64
+	// Delivered counts events handed to subscribers' channels.
+	Delivered uint64
+	// Coalesced counts waiting events replaced by a newer one of the same
+	// app and type.
+	Coalesced uint64
+	// Dropped counts events a subscriber missed because its buffer was
+	// full.
+	Dropped uint64
+	// Lagged counts Lagged markers handed to subscribers.
+	Lagged uint64
+	// Received counts messages read from Redis (Redis bus only).
+	Received uint64
+	// Invalid counts messages from Redis dropped as malformed, too large or
+	// of an unknown type (Redis bus only).
+	Invalid uint64
+	// Gaps counts the times events from Redis were found missing (a
+	// reconnect, or a hole in a publisher's sequence), each answered by a
+	// Lagged marker to every subscriber (Redis bus only).
+	Gaps uint64
+	// PublishErrors counts events that could not be sent to Redis (Redis
+	// bus only).
+	PublishErrors uint64
+}
+
+// Hub fans events out to subscriptions in this process. Publish never
+// blocks on a subscriber. The zero Hub is not usable; use NewHub.
+type Hub struct {
+	mu sync.Mutex
+	// wild holds subscriptions without app names; each knows its index.
+	wild []*Subscription
+	// byName holds subscriptions with app names, under each distinct name.
+	byName map[string][]*Subscription
+	count  int
+	lagGen uint64
+
+	published, delivered, coalesced, dropped, lagged atomic.Uint64
+}
+
+// NewHub returns an empty hub.
+func NewHub() *Hub {
+	return &Hub{byName: map[string][]*Subscription{}}
+}
+
+// Subscription receives the events its filter selects until its context
+// ends or Close is called; then its channel is closed.
+type Subscription struct {
+	hub        *Hub
+	ch         chan Delivery
+	done       chan struct{}
+	stop       func() bool
+	apps       []types.NamespacedName
+	names      []string // distinct names of apps, the keys in hub.byName
+	namespaces []string
+	types      uint8 // mask of typeBit; 0 = all
+	wildIndex  int   // index in hub.wild, or -1
+	lagGen     uint64
+	size       int // the ring's length once allocated
+
+	mu   sync.Mutex
+	ring []Delivery // pending deliveries, allocated on first need
+	head int
+	n    int
+	// pumping is true while a goroutine moves the ring into ch.
+	pumping bool
+	// lagged is true when events were dropped and no marker is queued yet.
+	lagged bool
+	// markerQueued is true while a marker waits in the ring or is being
+	// handed over; a drop then needs no second marker.
+	markerQueued bool
+	closed       bool
+}
+
+// Subscribe starts a subscription selecting events by f. It ends when ctx
+// ends or Close is called.
+func (h *Hub) Subscribe(ctx context.Context, f Filter, opts Options) *Subscription {
+	size := opts.Buffer
+	if size <= 0 {
+		size = DefaultBuffer
+	}
+	s := &Subscription{
+		hub:        h,
+		ch:         make(chan Delivery),
+		done:       make(chan struct{}),
+		apps:       slices.Clone(f.Apps),
+		namespaces: slices.Clone(f.Namespaces),
+		wildIndex:  -1,
+		size:       size,
+	}
+	for _, t := range f.Types {
+		s.types |= typeBit(t)
+		if typeBit(t) == 0 {
+			// An unknown type selects nothing; keep the mask non-zero so
+			// the filter does not turn into "all types".
+			s.types |= 1 << 7
+		}
+	}
+	for _, a := range f.Apps {
+		if !slices.Contains(s.names, a.Name) {
+			s.names = append(s.names, a.Name)
+		}
+	}
+	h.mu.Lock()
+	if len(s.names) == 0 {
+		s.wildIndex = len(h.wild)
+		h.wild = append(h.wild, s)
+	}
+	for _, n := range s.names {
+		h.byName[n] = append(h.byName[n], s)
+	}
+	h.count++
+	h.mu.Unlock()
+	s.stop = context.AfterFunc(ctx, s.end)
+	return s
+}
+
+// Deliveries is the channel of deliveries; it is closed when the
+// subscription ends.
+func (s *Subscription) Deliveries() <-chan Delivery { return s.ch }
+
+// Close ends the subscription. It is safe to call more than once.
+func (s *Subscription) Close() {
+	s.stop()
+	s.end()
+}
+
+// end removes s from the hub and closes its channel once no goroutine can
+// send on it.
+func (s *Subscription) end() {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	close(s.done)
+	if !s.pumping {
+		close(s.ch) // else the pump closes it as it leaves
+	}
+	s.ring, s.n = nil, 0
+	s.mu.Unlock()
+
+	if i := s.wildIndex; i >= 0 {
+		last := len(h.wild) - 1
+		h.wild[i] = h.wild[last]
+		h.wild[i].wildIndex = i
+		h.wild[last] = nil
+		h.wild = h.wild[:last]
+		s.wildIndex = -1
+	}
+	for _, n := range s.names {
+		list := h.byName[n]
+		if i := slices.Index(list, s); i >= 0 {
+			list[i] = list[len(list)-1]
+			list[len(list)-1] = nil
+			list = list[:len(list)-1]
+		}
+		if len(list) == 0 {
+			delete(h.byName, n)
+		} else {
+			h.byName[n] = list
+		}
+	}
+	h.count--
+}
+
+// matches reports whether s's filter selects ev; bit is ev.Type's bit.
+func (s *Subscription) matches(ev *Event, bit uint8) bool {
+	if s.types != 0 && s.types&bit == 0 {
+		return false
+	}
+	if len(s.namespaces) > 0 && !slices.Contains(s.namespaces, ev.App.Namespace) {
+		return false
+	}
+	if len(s.apps) == 0 {
+		return true
+	}
+	for _, a := range s.apps {
+		if a.Name == ev.App.Name && (a.Namespace == "" || a.Namespace == ev.App.Namespace) {
+			return true
+		}
+	}
+	return false
+}
+
+// Publish hands ev to every subscription whose filter selects it, without
+// waiting for any of them. A zero Time is set to now. Publish calls are
+// serialised, so all subscribers see events in one order.
+func (h *Hub) Publish(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	p := &ev
+	bit := typeBit(ev.Type)
+	var sent uint64
+	h.mu.Lock()
+	for _, s := range h.wild {
+		if s.matches(p, bit) && s.offer(Delivery{Event: p}) {
+			sent++
+		}
+	}
+	for _, s := range h.byName[ev.App.Name] {
+		if s.matches(p, bit) && s.offer(Delivery{Event: p}) {
+			sent++
+		}
+	}
+	h.mu.Unlock()
+	h.published.Add(1)
+	h.delivered.Add(sent)
+}
+
+// Lag gives every subscription a Lagged marker, whatever its filter: the
+// caller knows events were lost but not which (a Redis reconnect).
+func (h *Hub) Lag() {
+	marker := Delivery{Lagged: true}
+	h.mu.Lock()
+	h.lagGen++
+	var sent uint64
+	offer := func(s *Subscription) {
+		if s.lagGen == h.lagGen {
+			return
+		}
+		s.lagGen = h.lagGen
+		if s.offer(marker) {
+			sent++
+		}
+	}
+	for _, s := range h.wild {
+		offer(s)
+	}
+	for _, list := range h.byName {
+		for _, s := range list {
+			offer(s)
+		}
+	}
+	h.mu.Unlock()
+	h.lagged.Add(sent)
+}
+
+// Stats returns the hub's counters.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	n := h.count
+	h.mu.Unlock()
+	return Stats{
+		Subscribers: n,
+		Published:   h.published.Load(),
+		Delivered:   h.delivered.Load(),
+		Coalesced:   h.coalesced.Load(),
+		Dropped:     h.dropped.Load(),
+		Lagged:      h.lagged.Load(),
+	}
+}
+
+// offer hands d to the subscriber directly when it is waiting and nothing
+// is queued before d, and otherwise queues it. It reports whether d was
+// handed over directly.
+func (s *Subscription) offer(d Delivery) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.n == 0 && !s.pumping {
+		select {
+		case s.ch <- d:
+			return true
+		default:
+		}
+	}
+	s.enqueue(d)
+	if s.n > 0 && !s.pumping {
+		s.pumping = true
+		go s.pump()
+	}
+	return false
+}
+
+// enqueue queues d; when the ring is full it coalesces or drops. Called
+// with s.mu held.
+func (s *Subscription) enqueue(d Delivery) {
+	if s.ring == nil {
+		s.ring = make([]Delivery, s.size)
+	}
+	if d.Lagged {
+		switch {
+		case s.markerQueued:
+		case s.n < len(s.ring):
+			s.push(d)
+			s.markerQueued = true
+		default:
+			s.lagged = true
+		}
+		return
+	}
+	if s.n < len(s.ring) {
+		s.push(d)
+		return
+	}
+	// Full: a waiting event of the same app and type gives way to the
+	// newer one, which goes to the back so later state stays later. The
+	// front is the pump's, being handed over.
+	for i := 1; i < s.n; i++ {
+		if old := s.at(i).Event; old != nil && old.Type == d.Event.Type && old.App == d.Event.App {
+			s.remove(i)
+			s.push(d)
+			s.hub.coalesced.Add(1)
+			return
+		}
+	}
+	s.hub.dropped.Add(1)
+	if !s.markerQueued {
+		s.lagged = true
+	}
+}
+
+func (s *Subscription) at(i int) *Delivery { return &s.ring[(s.head+i)%len(s.ring)] }
+
+func (s *Subscription) push(d Delivery) {
+	*s.at(s.n) = d
+	s.n++
+}
+
+func (s *Subscription) pop() {
+	*s.at(0) = Delivery{}
+	s.head = (s.head + 1) % len(s.ring)
+	s.n--
+}
+
+// remove deletes the i-th waiting delivery, moving later ones forward.
+func (s *Subscription) remove(i int) {
+	for ; i < s.n-1; i++ {
+		*s.at(i) = *s.at(i + 1)
+	}
+	*s.at(s.n - 1) = Delivery{}
+	s.n--
+}
+
+// pump moves queued deliveries into the channel, in order, until the ring
+// is empty or the subscription ends. One runs per subscription at most,
+// and only while deliveries wait, so an idle subscription costs no
+// goroutine. The delivery at the front stays in the ring, and counts
+// against the buffer, until the subscriber has taken it; coalescing
+// leaves it alone.
+func (s *Subscription) pump() {
+	for {
+		s.mu.Lock()
+		if s.closed || s.n == 0 {
+			s.pumping = false
+			if s.closed {
+				close(s.ch)
+			}
+			s.mu.Unlock()
+			return
+		}
+		d := *s.at(0)
+		s.mu.Unlock()
+
+		select {
+		case s.ch <- d:
+		case <-s.done:
+			continue
+		}
+		s.mu.Lock()
+		if !s.closed {
+			s.pop()
+			if d.Lagged {
+				s.markerQueued = false
+			}
+			if s.lagged {
+				// The slot just freed is the first room since the drop.
+				s.lagged = false
+				s.markerQueued = true
+				s.push(Delivery{Lagged: true})
+			}
+		}
+		s.mu.Unlock()
+		if d.Lagged {
+			s.hub.lagged.Add(1)
+		} else {
+			s.hub.delivered.Add(1)
+		}
+	}
+}
