@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,14 @@ type Options struct {
 	// SyncTimeout bounds how long Start waits for the initial lists
 	// (default 2 minutes).
 	SyncTimeout time.Duration
+	// Namespaces limits the cache to these namespaces, as a cluster
+	// Secret's namespaces key does: namespaced kinds are listed and
+	// watched in each of them, never cluster-wide, and InScope refuses
+	// objects elsewhere. Empty means every namespace.
+	Namespaces []string
+	// ClusterResources lets a cache limited to Namespaces watch and
+	// manage cluster-scoped kinds too. Without Namespaces they always are.
+	ClusterResources bool
 }
 
 // ResourceKey identifies an object in the cluster.
@@ -97,25 +106,56 @@ type apiResource struct {
 	listWatch  bool
 }
 
+// watch follows one kind: with one informer over every namespace, or,
+// for a cache limited to some namespaces, one informer per namespace.
 type watch struct {
-	gvr      schema.GroupVersionResource
-	informer toolscache.SharedIndexInformer
-	cancel   context.CancelFunc
-	// failed is closed when listing is refused (forbidden, gone).
-	failed   chan struct{}
-	failOnce sync.Once
+	gvr    schema.GroupVersionResource
+	cancel context.CancelFunc
+	// lists holds the informers by namespace; "" lists every namespace
+	// (and is the only one of a cluster-scoped kind).
+	lists map[string]*list
 	// stopped is set, under Cluster.mu, when the watch is stopped, so that
 	// events still in flight are not indexed.
 	stopped bool
 }
 
-func (w *watch) hasFailed() bool {
+// list is one informer of a watch.
+type list struct {
+	informer toolscache.SharedIndexInformer
+	// failed is closed when listing is refused (forbidden, gone).
+	failed   chan struct{}
+	failOnce sync.Once
+}
+
+func (l *list) hasFailed() bool {
 	select {
-	case <-w.failed:
+	case <-l.failed:
 		return true
 	default:
 		return false
 	}
+}
+
+// ready reports whether every informer of w has its initial list in, or
+// was refused one.
+func (w *watch) ready() bool {
+	for _, l := range w.lists {
+		if !l.informer.HasSynced() && !l.hasFailed() {
+			return false
+		}
+	}
+	return true
+}
+
+// complete reports whether w holds every object of its kind in namespace
+// ("" for a cluster-scoped kind): the informer covering it has listed
+// and was not refused.
+func (w *watch) complete(namespace string) bool {
+	l := w.lists[namespace]
+	if l == nil {
+		l = w.lists[""]
+	}
+	return l != nil && l.informer.HasSynced() && !l.hasFailed()
 }
 
 // Cluster caches the metadata of every watched object of one destination
@@ -126,6 +166,10 @@ type Cluster struct {
 	filter   filter
 	resync   time.Duration
 	timeout  time.Duration
+	// namespaces is the sorted Options.Namespaces, nil for the whole
+	// cluster; clusterResources is Options.ClusterResources.
+	namespaces       []string
+	clusterResources bool
 
 	disco discovery.DiscoveryInterface
 	meta  metadata.Interface
@@ -190,19 +234,28 @@ func New(opts Options) (*Cluster, error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
+	var namespaces []string
+	for _, ns := range opts.Namespaces {
+		if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(namespaces, ns) {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	slices.Sort(namespaces)
 	return &Cluster{
-		log:      logger,
-		tracking: Tracking{Method: opts.TrackingMethod, LabelKey: opts.InstanceLabelKey},
-		filter:   filter{clusterURL: opts.ClusterURL, exclusions: opts.Exclusions, inclusions: opts.Inclusions},
-		resync:   opts.ResyncPeriod,
-		timeout:  timeout,
-		disco:    disco,
-		meta:     meta,
-		dyn:      dyn,
-		watches:  map[schema.GroupKind]*watch{},
-		running:  map[schema.GroupKind]*watch{},
-		index:    newIndex(),
-		kick:     make(chan struct{}, 1),
+		namespaces:       namespaces,
+		clusterResources: opts.ClusterResources,
+		log:              logger,
+		tracking:         Tracking{Method: opts.TrackingMethod, LabelKey: opts.InstanceLabelKey},
+		filter:           filter{clusterURL: opts.ClusterURL, exclusions: opts.Exclusions, inclusions: opts.Inclusions},
+		resync:           opts.ResyncPeriod,
+		timeout:          timeout,
+		disco:            disco,
+		meta:             meta,
+		dyn:              dyn,
+		watches:          map[schema.GroupKind]*watch{},
+		running:          map[schema.GroupKind]*watch{},
+		index:            newIndex(),
+		kick:             make(chan struct{}, 1),
 	}, nil
 }
 
@@ -225,7 +278,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	// Kinds the cache may not list (RBAC) are skipped, not waited for.
 	wctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	ready := func(w *watch) bool { return w.informer.HasSynced() || w.hasFailed() }
+	ready := (*watch).ready
 	_ = wait.PollUntilContextCancel(wctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
 		for _, w := range started {
 			if !ready(w) {
@@ -361,7 +414,7 @@ func (c *Cluster) sync(ctx context.Context) (map[schema.GroupKind]*watch, error)
 
 	started := map[schema.GroupKind]*watch{}
 	for gk, r := range res {
-		if !r.listWatch || (gk != crdGK && !c.filter.watched(gk)) {
+		if !c.watchable(gk, r) {
 			continue
 		}
 		if w, ok := c.watches[gk]; ok {
@@ -370,31 +423,77 @@ func (c *Cluster) sync(ctx context.Context) (map[schema.GroupKind]*watch, error)
 			}
 			c.stopWatch(gk, w)
 		}
-		w, err := c.startWatch(ctx, gk, r.gvr)
+		w, err := c.startWatch(ctx, gk, r)
 		if err != nil {
 			return nil, err
 		}
 		started[gk] = w
 	}
 	for gk, w := range c.watches {
-		if r, ok := res[gk]; !ok || !r.listWatch {
+		if r, ok := res[gk]; !ok || !c.watchable(gk, r) {
 			c.stopWatch(gk, w)
 		}
 	}
 	return started, nil
 }
 
-func (c *Cluster) startWatch(ctx context.Context, gk schema.GroupKind, gvr schema.GroupVersionResource) (*watch, error) {
-	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, gvr, metav1.NamespaceAll, c.resync, toolscache.Indexers{}, nil).Informer()
-	w := &watch{gvr: gvr, informer: inf, failed: make(chan struct{})}
+// watchable reports whether the cache runs informers for gk: a listable
+// kind that is not filtered out (CRDs are always followed, to learn about
+// new kinds) and, in a cache limited to namespaces, cluster-scoped only
+// when cluster resources are allowed.
+func (c *Cluster) watchable(gk schema.GroupKind, r apiResource) bool {
+	switch {
+	case !r.listWatch:
+		return false
+	case c.namespaces != nil && !r.namespaced && !c.clusterResources:
+		return false
+	case gk == crdGK:
+		return true
+	}
+	return c.filter.watched(gk)
+}
+
+// startWatch starts the informers of gk: one over the whole cluster, or
+// one per namespace of a cache limited to namespaces, so that no
+// cluster-wide list is ever made with credentials that may not do one.
+func (c *Cluster) startWatch(ctx context.Context, gk schema.GroupKind, r apiResource) (*watch, error) {
+	namespaces := []string{metav1.NamespaceAll}
+	if c.namespaces != nil && r.namespaced {
+		namespaces = c.namespaces
+	}
+	w := &watch{gvr: r.gvr, lists: make(map[string]*list, len(namespaces))}
+	for _, ns := range namespaces {
+		l, err := c.newList(w, gk, ns)
+		if err != nil {
+			return nil, err
+		}
+		w.lists[ns] = l
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	w.cancel = cancel
+	c.watches[gk] = w
+	c.mu.Lock()
+	c.running[gk] = w
+	c.mu.Unlock()
+	for _, l := range w.lists {
+		go l.informer.RunWithContext(wctx)
+	}
+	return w, nil
+}
+
+// newList builds the (unstarted) informer of w's kind in namespace.
+func (c *Cluster) newList(w *watch, gk schema.GroupKind, namespace string) (*list, error) {
+	gvr := w.gvr
+	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, gvr, namespace, c.resync, toolscache.Indexers{}, nil).Informer()
+	l := &list{informer: inf, failed: make(chan struct{})}
 	if err := inf.SetTransform(stripMetadata); err != nil {
 		return nil, fmt.Errorf("cluster cache: informer for %s: %w", gvr, err)
 	}
 	err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *toolscache.Reflector, err error) {
 		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
-			w.failOnce.Do(func() {
-				c.log.Warn("cluster cache: cannot list kind, skipping it", "resource", gvr.String(), "err", err)
-				close(w.failed)
+			l.failOnce.Do(func() {
+				c.log.Warn("cluster cache: cannot list kind, skipping it", "resource", gvr.String(), "namespace", namespace, "err", err)
+				close(l.failed)
 			})
 			return
 		}
@@ -411,14 +510,7 @@ func (c *Cluster) startWatch(ctx context.Context, gk schema.GroupKind, gvr schem
 	if err != nil {
 		return nil, fmt.Errorf("cluster cache: informer for %s: %w", gvr, err)
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	w.cancel = cancel
-	c.watches[gk] = w
-	c.mu.Lock()
-	c.running[gk] = w
-	c.mu.Unlock()
-	go inf.RunWithContext(wctx)
-	return w, nil
+	return l, nil
 }
 
 // stopWatch stops an informer and forgets its objects; syncMu is held.

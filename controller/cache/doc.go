@@ -36,6 +36,16 @@
 // in Tree as descendants, not in Managed. Kinds the credentials may not list
 // are skipped with a warning.
 //
+// Options.Namespaces limits the cache to some namespaces, as a cluster
+// Secret's namespaces key does: each namespaced kind gets one informer per
+// namespace and no cluster-wide list is ever made, so credentials that
+// may read only those namespaces do; cluster-scoped kinds are watched only
+// with Options.ClusterResources. InScope tells whether an object may be
+// managed under those limits:
+//
+//	c, _ := cache.New(cache.Options{Config: cfg, ClusterURL: url, Namespaces: []string{"web", "db"}})
+//	err := c.InScope(schema.GroupKind{Kind: "ConfigMap"}, "kube-system", "x") // *OutOfScopeError
+//
 // Memory stays bounded: the informers hold only object metadata, with
 // managed fields and the last-applied annotation removed; full objects are
 // fetched on demand and kept only for objects related to an application,

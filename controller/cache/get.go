@@ -70,7 +70,7 @@ func (c *Cluster) Lookup(ctx context.Context, key ResourceKey) (*unstructured.Un
 	c.mu.RLock()
 	w := c.running[key.GroupKind()]
 	c.mu.RUnlock()
-	if w != nil && w.informer.HasSynced() && !w.hasFailed() {
+	if w != nil && w.complete(key.Namespace) {
 		if _, exists := c.Owner(key); !exists {
 			return nil, nil
 		}
