@@ -48,10 +48,12 @@
 // type is removed and the newer one queued at the back, so the newest
 // state wins and later state still arrives later. When nothing can be
 // coalesced the event is dropped (Stats.Dropped) and a single Lagged
-// marker is queued in the first slot that frees up; further drops before
-// the subscriber has taken that marker need no second one, since the
-// refetch it triggers comes after them. Events queued after the marker
-// are newer than the drop and apply on top of the refetched state.
+// marker is queued in the first slot that frees up. Until the subscriber
+// has taken that marker, an event that finds the buffer full is dropped
+// without a search and needs no second marker: the refetch the marker
+// triggers comes after it. Events delivered after the marker were
+// published after the drop; apply them on top of the refetched state (some
+// may repeat what the refetch already shows).
 //
 // Redis. Each process holds one Redis subscription (Redis.Run) that feeds
 // its local Hub; a process's own events go to its subscribers directly and

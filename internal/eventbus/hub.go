@@ -2,6 +2,7 @@ package eventbus
 
 import (
 	"context"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -110,8 +111,11 @@ type Subscription struct {
 
 	mu   sync.Mutex
 	ring []Delivery // pending deliveries, allocated on first need
-	head int
-	n    int
+	keys []uint32   // coalesceKey of each delivery in ring
+	// pumpFn is s.pump, made once with the ring.
+	pumpFn func()
+	head   int
+	n      int
 	// pumping is true while a goroutine moves the ring into ch.
 	pumping bool
 	// lagged is true when events were dropped and no marker is queued yet.
@@ -246,15 +250,16 @@ func (h *Hub) Publish(ev Event) {
 	}
 	p := &ev
 	bit := typeBit(ev.Type)
+	key := coalesceKey(p)
 	var sent uint64
 	h.mu.Lock()
 	for _, s := range h.wild {
-		if s.matches(p, bit) && s.offer(Delivery{Event: p}) {
+		if s.matches(p, bit) && s.offer(Delivery{Event: p}, key) {
 			sent++
 		}
 	}
 	for _, s := range h.byName[ev.App.Name] {
-		if s.matches(p, bit) && s.offer(Delivery{Event: p}) {
+		if s.matches(p, bit) && s.offer(Delivery{Event: p}, key) {
 			sent++
 		}
 	}
@@ -275,7 +280,7 @@ func (h *Hub) Lag() {
 			return
 		}
 		s.lagGen = h.lagGen
-		if s.offer(marker) {
+		if s.offer(marker, 0) {
 			sent++
 		}
 	}
@@ -309,7 +314,7 @@ func (h *Hub) Stats() Stats {
 // offer hands d to the subscriber directly when it is waiting and nothing
 // is queued before d, and otherwise queues it. It reports whether d was
 // handed over directly.
-func (s *Subscription) offer(d Delivery) bool {
+func (s *Subscription) offer(d Delivery, key uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -322,25 +327,27 @@ func (s *Subscription) offer(d Delivery) bool {
 		default:
 		}
 	}
-	s.enqueue(d)
+	s.enqueue(d, key)
 	if s.n > 0 && !s.pumping {
 		s.pumping = true
-		go s.pump()
+		go s.pumpFn() // a func value without arguments: no allocation per start
 	}
 	return false
 }
 
-// enqueue queues d; when the ring is full it coalesces or drops. Called
-// with s.mu held.
-func (s *Subscription) enqueue(d Delivery) {
+// enqueue queues d, whose coalescing key is key; when the ring is full it
+// coalesces or drops. Called with s.mu held.
+func (s *Subscription) enqueue(d Delivery, key uint32) {
 	if s.ring == nil {
 		s.ring = make([]Delivery, s.size)
+		s.keys = make([]uint32, s.size)
+		s.pumpFn = s.pump
 	}
 	if d.Lagged {
 		switch {
 		case s.markerQueued:
 		case s.n < len(s.ring):
-			s.push(d)
+			s.push(d, 0)
 			s.markerQueued = true
 		default:
 			s.lagged = true
@@ -348,46 +355,90 @@ func (s *Subscription) enqueue(d Delivery) {
 		return
 	}
 	if s.n < len(s.ring) {
-		s.push(d)
+		s.push(d, key)
+		return
+	}
+	if s.lagged || s.markerQueued {
+		// Already lagging: the refetch the marker asks for comes after
+		// this event, so it needs no slot (and no search for one).
+		s.hub.dropped.Add(1)
 		return
 	}
 	// Full: a waiting event of the same app and type gives way to the
 	// newer one, which goes to the back so later state stays later. The
 	// front is the pump's, being handed over.
 	for i := 1; i < s.n; i++ {
-		if old := s.at(i).Event; old != nil && old.Type == d.Event.Type && old.App == d.Event.App {
+		j := s.index(i)
+		if s.keys[j] != key {
+			continue
+		}
+		if old := s.ring[j].Event; old != nil && old.Type == d.Event.Type && old.App == d.Event.App {
 			s.remove(i)
-			s.push(d)
+			s.push(d, key)
 			s.hub.coalesced.Add(1)
 			return
 		}
 	}
 	s.hub.dropped.Add(1)
-	if !s.markerQueued {
-		s.lagged = true
-	}
+	s.lagged = true
 }
 
-func (s *Subscription) at(i int) *Delivery { return &s.ring[(s.head+i)%len(s.ring)] }
+// index returns the ring index of the i-th waiting delivery.
+func (s *Subscription) index(i int) int {
+	j := s.head + i
+	if j >= len(s.ring) {
+		j -= len(s.ring)
+	}
+	return j
+}
 
-func (s *Subscription) push(d Delivery) {
-	*s.at(s.n) = d
+func (s *Subscription) push(d Delivery, key uint32) {
+	j := s.index(s.n)
+	s.ring[j], s.keys[j] = d, key
 	s.n++
 }
 
 func (s *Subscription) pop() {
-	*s.at(0) = Delivery{}
-	s.head = (s.head + 1) % len(s.ring)
+	s.ring[s.head], s.keys[s.head] = Delivery{}, 0
+	s.head = s.index(1)
 	s.n--
 }
 
-// remove deletes the i-th waiting delivery, moving later ones forward.
+// remove deletes the i-th waiting delivery, moving the shorter side of the
+// ring by one slot to close the gap.
 func (s *Subscription) remove(i int) {
-	for ; i < s.n-1; i++ {
-		*s.at(i) = *s.at(i + 1)
+	if i < s.n/2 {
+		for ; i > 0; i-- {
+			j, k := s.index(i), s.index(i-1)
+			s.ring[j], s.keys[j] = s.ring[k], s.keys[k]
+		}
+		s.pop()
+		return
 	}
-	*s.at(s.n - 1) = Delivery{}
+	for ; i < s.n-1; i++ {
+		j, k := s.index(i), s.index(i+1)
+		s.ring[j], s.keys[j] = s.ring[k], s.keys[k]
+	}
+	j := s.index(s.n - 1)
+	s.ring[j], s.keys[j] = Delivery{}, 0
 	s.n--
+}
+
+// keySeed seeds coalesceKey; any fixed seed serves.
+var keySeed = maphash.MakeSeed()
+
+// coalesceKey hashes an event's app and type, so a search for an event to
+// coalesce compares small numbers from one small array and reads an event
+// only when the numbers match. Markers have key 0, events never do.
+func coalesceKey(ev *Event) uint32 {
+	var h maphash.Hash
+	h.SetSeed(keySeed)
+	_, _ = h.WriteString(ev.App.Namespace)
+	_ = h.WriteByte('/')
+	_, _ = h.WriteString(ev.App.Name)
+	_ = h.WriteByte(' ')
+	_, _ = h.WriteString(string(ev.Type))
+	return uint32(h.Sum64()) | 1 //nolint:gosec // truncation wanted: the low bits of a hash
 }
 
 // pump moves queued deliveries into the channel, in order, until the ring
@@ -407,7 +458,7 @@ func (s *Subscription) pump() {
 			s.mu.Unlock()
 			return
 		}
-		d := *s.at(0)
+		d := s.ring[s.head]
 		s.mu.Unlock()
 
 		select {
@@ -425,7 +476,7 @@ func (s *Subscription) pump() {
 				// The slot just freed is the first room since the drop.
 				s.lagged = false
 				s.markerQueued = true
-				s.push(Delivery{Lagged: true})
+				s.push(Delivery{Lagged: true}, 0)
 			}
 		}
 		s.mu.Unlock()
