@@ -561,8 +561,16 @@ func (r *Reconciler) apply(status *v1alpha1.ApplicationStatus, app *v1alpha1.App
 	}
 }
 
+// statusWriteAttempts bounds how often writeStatus reads the app again
+// after a conflicting write.
+const statusWriteAttempts = 5
+
 // writeStatus patches the status when anything but reconciledAt changed,
-// or when reconciledAt is older than the resync period.
+// or when reconciledAt is older than the resync period. The patch carries
+// the resourceVersion read, so it never lands on a status someone else
+// changed meanwhile: on a conflict the app is read again, the requests
+// written into it (a terminate) are kept in status, and the write is
+// tried again. app holds what was written.
 func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, now metav1.Time) error {
 	old := app.Status.DeepCopy()
 	stale := old.ReconciledAt == nil || now.Sub(old.ReconciledAt.Time) >= r.opts.Resync
@@ -571,12 +579,38 @@ func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.Application,
 		return nil
 	}
 	status.ReconciledAt = &now
-	patch := client.MergeFrom(app.DeepCopy())
-	app.Status = *status
-	if err := r.client.Status().Patch(ctx, app, patch); err != nil {
-		return fmt.Errorf("patch status of %s/%s: %w", app.Namespace, app.Name, err)
+	for attempt := 1; ; attempt++ {
+		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		app.Status = *status.DeepCopy()
+		err := r.client.Status().Patch(ctx, app, patch)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt == statusWriteAttempts {
+			return fmt.Errorf("patch status of %s/%s: %w", app.Namespace, app.Name, err)
+		}
+		var fresh v1alpha1.Application
+		if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, &fresh); err != nil {
+			return fmt.Errorf("read %s/%s again after a conflicting status write: %w", app.Namespace, app.Name, err)
+		}
+		keepRequests(status, &fresh.Status)
+		*app = fresh
 	}
-	return nil
+}
+
+// keepRequests carries into ours (the status the controller is about to
+// write) what people may write into the status themselves: a terminate
+// of the operation in progress, written as phase Terminating. An
+// operation that ended in the meantime stays ended.
+func keepRequests(ours, theirs *v1alpha1.ApplicationStatus) {
+	o, t := ours.OperationState, theirs.OperationState
+	if o == nil || t == nil || t.Phase != v1alpha1.OperationTerminating || o.Phase != v1alpha1.OperationRunning {
+		return
+	}
+	if o.StartedAt.Unix() != t.StartedAt.Unix() {
+		return // a terminate of another operation
+	}
+	o.Phase = v1alpha1.OperationTerminating
 }
 
 func refreshMode(app *v1alpha1.Application) string {
