@@ -5,6 +5,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -12,9 +13,13 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/internal/scalars"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // region    ***************************** api!.gotpl *****************************
@@ -27,15 +32,366 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Application() ApplicationResolver
+	ApplicationCondition() ApplicationConditionResolver
+	ApplicationSourceHelm() ApplicationSourceHelmResolver
+	ApplicationSourceKustomize() ApplicationSourceKustomizeResolver
+	ApplicationStatus() ApplicationStatusResolver
+	KustomizeReplica() KustomizeReplicaResolver
+	ManagedNamespaceMetadata() ManagedNamespaceMetadataResolver
+	PluginParameter() PluginParameterResolver
 	Query() QueryResolver
+	ResourceResult() ResourceResultResolver
+	SyncPolicyAutomated() SyncPolicyAutomatedResolver
 }
 
 type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Application struct {
+		Annotations func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Deleting    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Labels      func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Namespace   func(childComplexity int) int
+		Operation   func(childComplexity int) int
+		Project     func(childComplexity int) int
+		Spec        func(childComplexity int) int
+		Status      func(childComplexity int) int
+		UID         func(childComplexity int) int
+		Yaml        func(childComplexity int) int
+	}
+
+	ApplicationCondition struct {
+		LastTransitionTime func(childComplexity int) int
+		Message            func(childComplexity int) int
+		Type               func(childComplexity int) int
+	}
+
+	ApplicationConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ApplicationDestination struct {
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Server    func(childComplexity int) int
+	}
+
+	ApplicationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ApplicationSource struct {
+		Chart          func(childComplexity int) int
+		Directory      func(childComplexity int) int
+		Helm           func(childComplexity int) int
+		Kustomize      func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Path           func(childComplexity int) int
+		Plugin         func(childComplexity int) int
+		Ref            func(childComplexity int) int
+		RepoURL        func(childComplexity int) int
+		TargetRevision func(childComplexity int) int
+	}
+
+	ApplicationSourceDirectory struct {
+		Exclude func(childComplexity int) int
+		Include func(childComplexity int) int
+		Jsonnet func(childComplexity int) int
+		Recurse func(childComplexity int) int
+	}
+
+	ApplicationSourceHelm struct {
+		APIVersions             func(childComplexity int) int
+		FileParameters          func(childComplexity int) int
+		IgnoreMissingValueFiles func(childComplexity int) int
+		KubeVersion             func(childComplexity int) int
+		Namespace               func(childComplexity int) int
+		Parameters              func(childComplexity int) int
+		PassCredentials         func(childComplexity int) int
+		ReleaseName             func(childComplexity int) int
+		SkipCrds                func(childComplexity int) int
+		SkipSchemaValidation    func(childComplexity int) int
+		SkipTests               func(childComplexity int) int
+		ValueFiles              func(childComplexity int) int
+		Values                  func(childComplexity int) int
+		ValuesObject            func(childComplexity int) int
+		Version                 func(childComplexity int) int
+	}
+
+	ApplicationSourceJsonnet struct {
+		ExtVars func(childComplexity int) int
+		Libs    func(childComplexity int) int
+		TLAs    func(childComplexity int) int
+	}
+
+	ApplicationSourceKustomize struct {
+		CommonAnnotations      func(childComplexity int) int
+		CommonLabels           func(childComplexity int) int
+		Components             func(childComplexity int) int
+		ForceCommonAnnotations func(childComplexity int) int
+		ForceCommonLabels      func(childComplexity int) int
+		Images                 func(childComplexity int) int
+		NamePrefix             func(childComplexity int) int
+		NameSuffix             func(childComplexity int) int
+		Namespace              func(childComplexity int) int
+		Replicas               func(childComplexity int) int
+		Version                func(childComplexity int) int
+	}
+
+	ApplicationSourcePlugin struct {
+		Env        func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Parameters func(childComplexity int) int
+	}
+
+	ApplicationSpec struct {
+		Destination          func(childComplexity int) int
+		IgnoreDifferences    func(childComplexity int) int
+		Info                 func(childComplexity int) int
+		Project              func(childComplexity int) int
+		RevisionHistoryLimit func(childComplexity int) int
+		Source               func(childComplexity int) int
+		Sources              func(childComplexity int) int
+		SyncPolicy           func(childComplexity int) int
+	}
+
+	ApplicationStatus struct {
+		Conditions     func(childComplexity int) int
+		Health         func(childComplexity int) int
+		History        func(childComplexity int) int
+		OperationState func(childComplexity int) int
+		ReconciledAt   func(childComplexity int) int
+		Resources      func(childComplexity int) int
+		SourceType     func(childComplexity int) int
+		Summary        func(childComplexity int) int
+		Sync           func(childComplexity int) int
+	}
+
+	ApplicationSummary struct {
+		ExternalURLs func(childComplexity int) int
+		Images       func(childComplexity int) int
+	}
+
+	Backoff struct {
+		Duration    func(childComplexity int) int
+		Factor      func(childComplexity int) int
+		MaxDuration func(childComplexity int) int
+	}
+
+	ComparedTo struct {
+		Destination func(childComplexity int) int
+		Source      func(childComplexity int) int
+		Sources     func(childComplexity int) int
+	}
+
+	EnvEntry struct {
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
+	HealthStatus struct {
+		LastTransitionTime func(childComplexity int) int
+		Message            func(childComplexity int) int
+		Status             func(childComplexity int) int
+	}
+
+	HelmFileParameter struct {
+		Name func(childComplexity int) int
+		Path func(childComplexity int) int
+	}
+
+	HelmParameter struct {
+		ForceString func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Value       func(childComplexity int) int
+	}
+
+	Info struct {
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
+	JsonnetVar struct {
+		Code  func(childComplexity int) int
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
+	KeyValue struct {
+		Key   func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
+	KustomizeReplica struct {
+		Count func(childComplexity int) int
+		Name  func(childComplexity int) int
+	}
+
+	ManagedNamespaceMetadata struct {
+		Annotations func(childComplexity int) int
+		Labels      func(childComplexity int) int
+	}
+
+	Operation struct {
+		Info        func(childComplexity int) int
+		InitiatedBy func(childComplexity int) int
+		Retry       func(childComplexity int) int
+		Sync        func(childComplexity int) int
+	}
+
+	OperationInitiator struct {
+		Automated func(childComplexity int) int
+		Username  func(childComplexity int) int
+	}
+
+	OperationState struct {
+		FinishedAt func(childComplexity int) int
+		Message    func(childComplexity int) int
+		Operation  func(childComplexity int) int
+		Phase      func(childComplexity int) int
+		RetryCount func(childComplexity int) int
+		StartedAt  func(childComplexity int) int
+		SyncResult func(childComplexity int) int
+	}
+
+	PageInfo struct {
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
+	}
+
+	PluginParameter struct {
+		Array  func(childComplexity int) int
+		Map    func(childComplexity int) int
+		Name   func(childComplexity int) int
+		String func(childComplexity int) int
+	}
+
 	Query struct {
-		Version func(childComplexity int) int
+		Application  func(childComplexity int, name string, namespace *string) int
+		Applications func(childComplexity int, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) int
+		Node         func(childComplexity int, id string) int
+		Version      func(childComplexity int) int
+	}
+
+	ResourceIgnoreDifferences struct {
+		Group                 func(childComplexity int) int
+		JQPathExpressions     func(childComplexity int) int
+		JSONPointers          func(childComplexity int) int
+		Kind                  func(childComplexity int) int
+		ManagedFieldsManagers func(childComplexity int) int
+		Name                  func(childComplexity int) int
+		Namespace             func(childComplexity int) int
+	}
+
+	ResourceResult struct {
+		Group     func(childComplexity int) int
+		HookPhase func(childComplexity int) int
+		HookType  func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Message   func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Status    func(childComplexity int) int
+		SyncPhase func(childComplexity int) int
+		SyncWave  func(childComplexity int) int
+		Version   func(childComplexity int) int
+	}
+
+	ResourceStatus struct {
+		Group           func(childComplexity int) int
+		Health          func(childComplexity int) int
+		Hook            func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Namespace       func(childComplexity int) int
+		RequiresPruning func(childComplexity int) int
+		Status          func(childComplexity int) int
+		SyncWave        func(childComplexity int) int
+		Version         func(childComplexity int) int
+	}
+
+	RetryStrategy struct {
+		Backoff func(childComplexity int) int
+		Limit   func(childComplexity int) int
+	}
+
+	RevisionHistory struct {
+		DeployStartedAt func(childComplexity int) int
+		DeployedAt      func(childComplexity int) int
+		ID              func(childComplexity int) int
+		InitiatedBy     func(childComplexity int) int
+		Revision        func(childComplexity int) int
+		Revisions       func(childComplexity int) int
+		Source          func(childComplexity int) int
+		Sources         func(childComplexity int) int
+	}
+
+	SyncOperation struct {
+		DryRun       func(childComplexity int) int
+		Prune        func(childComplexity int) int
+		Resources    func(childComplexity int) int
+		Revision     func(childComplexity int) int
+		Revisions    func(childComplexity int) int
+		SyncOptions  func(childComplexity int) int
+		SyncStrategy func(childComplexity int) int
+	}
+
+	SyncOperationResource struct {
+		Group     func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+	}
+
+	SyncOperationResult struct {
+		Resources func(childComplexity int) int
+		Revision  func(childComplexity int) int
+		Revisions func(childComplexity int) int
+	}
+
+	SyncPolicy struct {
+		Automated                func(childComplexity int) int
+		ManagedNamespaceMetadata func(childComplexity int) int
+		Retry                    func(childComplexity int) int
+		SyncOptions              func(childComplexity int) int
+	}
+
+	SyncPolicyAutomated struct {
+		AllowEmpty func(childComplexity int) int
+		Enabled    func(childComplexity int) int
+		Prune      func(childComplexity int) int
+		SelfHeal   func(childComplexity int) int
+	}
+
+	SyncStatus struct {
+		ComparedTo func(childComplexity int) int
+		Revision   func(childComplexity int) int
+		Revisions  func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	SyncStrategy struct {
+		Apply func(childComplexity int) int
+		Hook  func(childComplexity int) int
+	}
+
+	SyncStrategyApply struct {
+		Force func(childComplexity int) int
+	}
+
+	SyncStrategyHook struct {
+		Force func(childComplexity int) int
 	}
 
 	Version struct {
@@ -49,8 +405,47 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ApplicationResolver interface {
+	Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error)
+}
+type ApplicationConditionResolver interface {
+	Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error)
+}
+type ApplicationSourceHelmResolver interface {
+	ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error)
+}
+type ApplicationSourceKustomizeResolver interface {
+	CommonLabels(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*gqlmodel.KeyValue, error)
+	CommonAnnotations(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*gqlmodel.KeyValue, error)
+}
+type ApplicationStatusResolver interface {
+	SourceType(ctx context.Context, obj *v1alpha1.ApplicationStatus) (string, error)
+}
+type KustomizeReplicaResolver interface {
+	Count(ctx context.Context, obj *v1alpha1.KustomizeReplica) (string, error)
+}
+type ManagedNamespaceMetadataResolver interface {
+	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
+	Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
+}
+type PluginParameterResolver interface {
+	Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*gqlmodel.KeyValue, error)
+}
 type QueryResolver interface {
 	Version(ctx context.Context) (*model.Version, error)
+	Node(ctx context.Context, id string) (gqlmodel.Node, error)
+	Application(ctx context.Context, name string, namespace *string) (*gqlmodel.Application, error)
+	Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*gqlmodel.ApplicationConnection, error)
+}
+type ResourceResultResolver interface {
+	Status(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
+
+	HookType(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
+	HookPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
+	SyncPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
+}
+type SyncPolicyAutomatedResolver interface {
+	Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -71,12 +466,1326 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "Application.annotations":
+		if e.ComplexityRoot.Application.Annotations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Annotations(childComplexity), true
+	case "Application.createdAt":
+		if e.ComplexityRoot.Application.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.CreatedAt(childComplexity), true
+	case "Application.deleting":
+		if e.ComplexityRoot.Application.Deleting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Deleting(childComplexity), true
+	case "Application.id":
+		if e.ComplexityRoot.Application.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.ID(childComplexity), true
+	case "Application.labels":
+		if e.ComplexityRoot.Application.Labels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Labels(childComplexity), true
+	case "Application.name":
+		if e.ComplexityRoot.Application.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Name(childComplexity), true
+	case "Application.namespace":
+		if e.ComplexityRoot.Application.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Namespace(childComplexity), true
+	case "Application.operation":
+		if e.ComplexityRoot.Application.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Operation(childComplexity), true
+	case "Application.project":
+		if e.ComplexityRoot.Application.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Project(childComplexity), true
+	case "Application.spec":
+		if e.ComplexityRoot.Application.Spec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Spec(childComplexity), true
+	case "Application.status":
+		if e.ComplexityRoot.Application.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Status(childComplexity), true
+	case "Application.uid":
+		if e.ComplexityRoot.Application.UID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.UID(childComplexity), true
+	case "Application.yaml":
+		if e.ComplexityRoot.Application.Yaml == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Yaml(childComplexity), true
+
+	case "ApplicationCondition.lastTransitionTime":
+		if e.ComplexityRoot.ApplicationCondition.LastTransitionTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationCondition.LastTransitionTime(childComplexity), true
+	case "ApplicationCondition.message":
+		if e.ComplexityRoot.ApplicationCondition.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationCondition.Message(childComplexity), true
+	case "ApplicationCondition.type":
+		if e.ComplexityRoot.ApplicationCondition.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationCondition.Type(childComplexity), true
+
+	case "ApplicationConnection.edges":
+		if e.ComplexityRoot.ApplicationConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationConnection.Edges(childComplexity), true
+	case "ApplicationConnection.nodes":
+		if e.ComplexityRoot.ApplicationConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationConnection.Nodes(childComplexity), true
+	case "ApplicationConnection.pageInfo":
+		if e.ComplexityRoot.ApplicationConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationConnection.PageInfo(childComplexity), true
+	case "ApplicationConnection.totalCount":
+		if e.ComplexityRoot.ApplicationConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationConnection.TotalCount(childComplexity), true
+
+	case "ApplicationDestination.name":
+		if e.ComplexityRoot.ApplicationDestination.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationDestination.Name(childComplexity), true
+	case "ApplicationDestination.namespace":
+		if e.ComplexityRoot.ApplicationDestination.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationDestination.Namespace(childComplexity), true
+	case "ApplicationDestination.server":
+		if e.ComplexityRoot.ApplicationDestination.Server == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationDestination.Server(childComplexity), true
+
+	case "ApplicationEdge.cursor":
+		if e.ComplexityRoot.ApplicationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEdge.Cursor(childComplexity), true
+	case "ApplicationEdge.node":
+		if e.ComplexityRoot.ApplicationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEdge.Node(childComplexity), true
+
+	case "ApplicationSource.chart":
+		if e.ComplexityRoot.ApplicationSource.Chart == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.Chart(childComplexity), true
+	case "ApplicationSource.directory":
+		if e.ComplexityRoot.ApplicationSource.Directory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.Directory(childComplexity), true
+	case "ApplicationSource.helm":
+		if e.ComplexityRoot.ApplicationSource.Helm == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.Helm(childComplexity), true
+	case "ApplicationSource.kustomize":
+		if e.ComplexityRoot.ApplicationSource.Kustomize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.Kustomize(childComplexity), true
+	case "ApplicationSource.name":
+		if e.ComplexityRoot.ApplicationSource.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.Name(childComplexity), true
+	case "ApplicationSource.path":
+		if e.ComplexityRoot.ApplicationSource.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.Path(childComplexity), true
+	case "ApplicationSource.plugin":
+		if e.ComplexityRoot.ApplicationSource.Plugin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.Plugin(childComplexity), true
+	case "ApplicationSource.ref":
+		if e.ComplexityRoot.ApplicationSource.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.Ref(childComplexity), true
+	case "ApplicationSource.repoURL":
+		if e.ComplexityRoot.ApplicationSource.RepoURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.RepoURL(childComplexity), true
+	case "ApplicationSource.targetRevision":
+		if e.ComplexityRoot.ApplicationSource.TargetRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSource.TargetRevision(childComplexity), true
+
+	case "ApplicationSourceDirectory.exclude":
+		if e.ComplexityRoot.ApplicationSourceDirectory.Exclude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceDirectory.Exclude(childComplexity), true
+	case "ApplicationSourceDirectory.include":
+		if e.ComplexityRoot.ApplicationSourceDirectory.Include == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceDirectory.Include(childComplexity), true
+	case "ApplicationSourceDirectory.jsonnet":
+		if e.ComplexityRoot.ApplicationSourceDirectory.Jsonnet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceDirectory.Jsonnet(childComplexity), true
+	case "ApplicationSourceDirectory.recurse":
+		if e.ComplexityRoot.ApplicationSourceDirectory.Recurse == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceDirectory.Recurse(childComplexity), true
+
+	case "ApplicationSourceHelm.apiVersions":
+		if e.ComplexityRoot.ApplicationSourceHelm.APIVersions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.APIVersions(childComplexity), true
+	case "ApplicationSourceHelm.fileParameters":
+		if e.ComplexityRoot.ApplicationSourceHelm.FileParameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.FileParameters(childComplexity), true
+	case "ApplicationSourceHelm.ignoreMissingValueFiles":
+		if e.ComplexityRoot.ApplicationSourceHelm.IgnoreMissingValueFiles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.IgnoreMissingValueFiles(childComplexity), true
+	case "ApplicationSourceHelm.kubeVersion":
+		if e.ComplexityRoot.ApplicationSourceHelm.KubeVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.KubeVersion(childComplexity), true
+	case "ApplicationSourceHelm.namespace":
+		if e.ComplexityRoot.ApplicationSourceHelm.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.Namespace(childComplexity), true
+	case "ApplicationSourceHelm.parameters":
+		if e.ComplexityRoot.ApplicationSourceHelm.Parameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.Parameters(childComplexity), true
+	case "ApplicationSourceHelm.passCredentials":
+		if e.ComplexityRoot.ApplicationSourceHelm.PassCredentials == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.PassCredentials(childComplexity), true
+	case "ApplicationSourceHelm.releaseName":
+		if e.ComplexityRoot.ApplicationSourceHelm.ReleaseName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.ReleaseName(childComplexity), true
+	case "ApplicationSourceHelm.skipCrds":
+		if e.ComplexityRoot.ApplicationSourceHelm.SkipCrds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.SkipCrds(childComplexity), true
+	case "ApplicationSourceHelm.skipSchemaValidation":
+		if e.ComplexityRoot.ApplicationSourceHelm.SkipSchemaValidation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.SkipSchemaValidation(childComplexity), true
+	case "ApplicationSourceHelm.skipTests":
+		if e.ComplexityRoot.ApplicationSourceHelm.SkipTests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.SkipTests(childComplexity), true
+	case "ApplicationSourceHelm.valueFiles":
+		if e.ComplexityRoot.ApplicationSourceHelm.ValueFiles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.ValueFiles(childComplexity), true
+	case "ApplicationSourceHelm.values":
+		if e.ComplexityRoot.ApplicationSourceHelm.Values == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.Values(childComplexity), true
+	case "ApplicationSourceHelm.valuesObject":
+		if e.ComplexityRoot.ApplicationSourceHelm.ValuesObject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.ValuesObject(childComplexity), true
+	case "ApplicationSourceHelm.version":
+		if e.ComplexityRoot.ApplicationSourceHelm.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceHelm.Version(childComplexity), true
+
+	case "ApplicationSourceJsonnet.extVars":
+		if e.ComplexityRoot.ApplicationSourceJsonnet.ExtVars == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceJsonnet.ExtVars(childComplexity), true
+	case "ApplicationSourceJsonnet.libs":
+		if e.ComplexityRoot.ApplicationSourceJsonnet.Libs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceJsonnet.Libs(childComplexity), true
+	case "ApplicationSourceJsonnet.tlas":
+		if e.ComplexityRoot.ApplicationSourceJsonnet.TLAs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceJsonnet.TLAs(childComplexity), true
+
+	case "ApplicationSourceKustomize.commonAnnotations":
+		if e.ComplexityRoot.ApplicationSourceKustomize.CommonAnnotations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.CommonAnnotations(childComplexity), true
+	case "ApplicationSourceKustomize.commonLabels":
+		if e.ComplexityRoot.ApplicationSourceKustomize.CommonLabels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.CommonLabels(childComplexity), true
+	case "ApplicationSourceKustomize.components":
+		if e.ComplexityRoot.ApplicationSourceKustomize.Components == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.Components(childComplexity), true
+	case "ApplicationSourceKustomize.forceCommonAnnotations":
+		if e.ComplexityRoot.ApplicationSourceKustomize.ForceCommonAnnotations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.ForceCommonAnnotations(childComplexity), true
+	case "ApplicationSourceKustomize.forceCommonLabels":
+		if e.ComplexityRoot.ApplicationSourceKustomize.ForceCommonLabels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.ForceCommonLabels(childComplexity), true
+	case "ApplicationSourceKustomize.images":
+		if e.ComplexityRoot.ApplicationSourceKustomize.Images == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.Images(childComplexity), true
+	case "ApplicationSourceKustomize.namePrefix":
+		if e.ComplexityRoot.ApplicationSourceKustomize.NamePrefix == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.NamePrefix(childComplexity), true
+	case "ApplicationSourceKustomize.nameSuffix":
+		if e.ComplexityRoot.ApplicationSourceKustomize.NameSuffix == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.NameSuffix(childComplexity), true
+	case "ApplicationSourceKustomize.namespace":
+		if e.ComplexityRoot.ApplicationSourceKustomize.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.Namespace(childComplexity), true
+	case "ApplicationSourceKustomize.replicas":
+		if e.ComplexityRoot.ApplicationSourceKustomize.Replicas == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.Replicas(childComplexity), true
+	case "ApplicationSourceKustomize.version":
+		if e.ComplexityRoot.ApplicationSourceKustomize.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourceKustomize.Version(childComplexity), true
+
+	case "ApplicationSourcePlugin.env":
+		if e.ComplexityRoot.ApplicationSourcePlugin.Env == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourcePlugin.Env(childComplexity), true
+	case "ApplicationSourcePlugin.name":
+		if e.ComplexityRoot.ApplicationSourcePlugin.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourcePlugin.Name(childComplexity), true
+	case "ApplicationSourcePlugin.parameters":
+		if e.ComplexityRoot.ApplicationSourcePlugin.Parameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSourcePlugin.Parameters(childComplexity), true
+
+	case "ApplicationSpec.destination":
+		if e.ComplexityRoot.ApplicationSpec.Destination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.Destination(childComplexity), true
+	case "ApplicationSpec.ignoreDifferences":
+		if e.ComplexityRoot.ApplicationSpec.IgnoreDifferences == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.IgnoreDifferences(childComplexity), true
+	case "ApplicationSpec.info":
+		if e.ComplexityRoot.ApplicationSpec.Info == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.Info(childComplexity), true
+	case "ApplicationSpec.project":
+		if e.ComplexityRoot.ApplicationSpec.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.Project(childComplexity), true
+	case "ApplicationSpec.revisionHistoryLimit":
+		if e.ComplexityRoot.ApplicationSpec.RevisionHistoryLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.RevisionHistoryLimit(childComplexity), true
+	case "ApplicationSpec.source":
+		if e.ComplexityRoot.ApplicationSpec.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.Source(childComplexity), true
+	case "ApplicationSpec.sources":
+		if e.ComplexityRoot.ApplicationSpec.Sources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.Sources(childComplexity), true
+	case "ApplicationSpec.syncPolicy":
+		if e.ComplexityRoot.ApplicationSpec.SyncPolicy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.SyncPolicy(childComplexity), true
+
+	case "ApplicationStatus.conditions":
+		if e.ComplexityRoot.ApplicationStatus.Conditions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.Conditions(childComplexity), true
+	case "ApplicationStatus.health":
+		if e.ComplexityRoot.ApplicationStatus.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.Health(childComplexity), true
+	case "ApplicationStatus.history":
+		if e.ComplexityRoot.ApplicationStatus.History == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.History(childComplexity), true
+	case "ApplicationStatus.operationState":
+		if e.ComplexityRoot.ApplicationStatus.OperationState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.OperationState(childComplexity), true
+	case "ApplicationStatus.reconciledAt":
+		if e.ComplexityRoot.ApplicationStatus.ReconciledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.ReconciledAt(childComplexity), true
+	case "ApplicationStatus.resources":
+		if e.ComplexityRoot.ApplicationStatus.Resources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.Resources(childComplexity), true
+	case "ApplicationStatus.sourceType":
+		if e.ComplexityRoot.ApplicationStatus.SourceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.SourceType(childComplexity), true
+	case "ApplicationStatus.summary":
+		if e.ComplexityRoot.ApplicationStatus.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.Summary(childComplexity), true
+	case "ApplicationStatus.sync":
+		if e.ComplexityRoot.ApplicationStatus.Sync == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.Sync(childComplexity), true
+
+	case "ApplicationSummary.externalURLs":
+		if e.ComplexityRoot.ApplicationSummary.ExternalURLs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSummary.ExternalURLs(childComplexity), true
+	case "ApplicationSummary.images":
+		if e.ComplexityRoot.ApplicationSummary.Images == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSummary.Images(childComplexity), true
+
+	case "Backoff.duration":
+		if e.ComplexityRoot.Backoff.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Backoff.Duration(childComplexity), true
+	case "Backoff.factor":
+		if e.ComplexityRoot.Backoff.Factor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Backoff.Factor(childComplexity), true
+	case "Backoff.maxDuration":
+		if e.ComplexityRoot.Backoff.MaxDuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Backoff.MaxDuration(childComplexity), true
+
+	case "ComparedTo.destination":
+		if e.ComplexityRoot.ComparedTo.Destination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedTo.Destination(childComplexity), true
+	case "ComparedTo.source":
+		if e.ComplexityRoot.ComparedTo.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedTo.Source(childComplexity), true
+	case "ComparedTo.sources":
+		if e.ComplexityRoot.ComparedTo.Sources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComparedTo.Sources(childComplexity), true
+
+	case "EnvEntry.name":
+		if e.ComplexityRoot.EnvEntry.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnvEntry.Name(childComplexity), true
+	case "EnvEntry.value":
+		if e.ComplexityRoot.EnvEntry.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnvEntry.Value(childComplexity), true
+
+	case "HealthStatus.lastTransitionTime":
+		if e.ComplexityRoot.HealthStatus.LastTransitionTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthStatus.LastTransitionTime(childComplexity), true
+	case "HealthStatus.message":
+		if e.ComplexityRoot.HealthStatus.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthStatus.Message(childComplexity), true
+	case "HealthStatus.status":
+		if e.ComplexityRoot.HealthStatus.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthStatus.Status(childComplexity), true
+
+	case "HelmFileParameter.name":
+		if e.ComplexityRoot.HelmFileParameter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HelmFileParameter.Name(childComplexity), true
+	case "HelmFileParameter.path":
+		if e.ComplexityRoot.HelmFileParameter.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HelmFileParameter.Path(childComplexity), true
+
+	case "HelmParameter.forceString":
+		if e.ComplexityRoot.HelmParameter.ForceString == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HelmParameter.ForceString(childComplexity), true
+	case "HelmParameter.name":
+		if e.ComplexityRoot.HelmParameter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HelmParameter.Name(childComplexity), true
+	case "HelmParameter.value":
+		if e.ComplexityRoot.HelmParameter.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HelmParameter.Value(childComplexity), true
+
+	case "Info.name":
+		if e.ComplexityRoot.Info.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Info.Name(childComplexity), true
+	case "Info.value":
+		if e.ComplexityRoot.Info.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Info.Value(childComplexity), true
+
+	case "JsonnetVar.code":
+		if e.ComplexityRoot.JsonnetVar.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JsonnetVar.Code(childComplexity), true
+	case "JsonnetVar.name":
+		if e.ComplexityRoot.JsonnetVar.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JsonnetVar.Name(childComplexity), true
+	case "JsonnetVar.value":
+		if e.ComplexityRoot.JsonnetVar.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JsonnetVar.Value(childComplexity), true
+
+	case "KeyValue.key":
+		if e.ComplexityRoot.KeyValue.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyValue.Key(childComplexity), true
+	case "KeyValue.value":
+		if e.ComplexityRoot.KeyValue.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeyValue.Value(childComplexity), true
+
+	case "KustomizeReplica.count":
+		if e.ComplexityRoot.KustomizeReplica.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KustomizeReplica.Count(childComplexity), true
+	case "KustomizeReplica.name":
+		if e.ComplexityRoot.KustomizeReplica.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KustomizeReplica.Name(childComplexity), true
+
+	case "ManagedNamespaceMetadata.annotations":
+		if e.ComplexityRoot.ManagedNamespaceMetadata.Annotations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedNamespaceMetadata.Annotations(childComplexity), true
+	case "ManagedNamespaceMetadata.labels":
+		if e.ComplexityRoot.ManagedNamespaceMetadata.Labels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedNamespaceMetadata.Labels(childComplexity), true
+
+	case "Operation.info":
+		if e.ComplexityRoot.Operation.Info == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Info(childComplexity), true
+	case "Operation.initiatedBy":
+		if e.ComplexityRoot.Operation.InitiatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.InitiatedBy(childComplexity), true
+	case "Operation.retry":
+		if e.ComplexityRoot.Operation.Retry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Retry(childComplexity), true
+	case "Operation.sync":
+		if e.ComplexityRoot.Operation.Sync == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Sync(childComplexity), true
+
+	case "OperationInitiator.automated":
+		if e.ComplexityRoot.OperationInitiator.Automated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationInitiator.Automated(childComplexity), true
+	case "OperationInitiator.username":
+		if e.ComplexityRoot.OperationInitiator.Username == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationInitiator.Username(childComplexity), true
+
+	case "OperationState.finishedAt":
+		if e.ComplexityRoot.OperationState.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationState.FinishedAt(childComplexity), true
+	case "OperationState.message":
+		if e.ComplexityRoot.OperationState.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationState.Message(childComplexity), true
+	case "OperationState.operation":
+		if e.ComplexityRoot.OperationState.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationState.Operation(childComplexity), true
+	case "OperationState.phase":
+		if e.ComplexityRoot.OperationState.Phase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationState.Phase(childComplexity), true
+	case "OperationState.retryCount":
+		if e.ComplexityRoot.OperationState.RetryCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationState.RetryCount(childComplexity), true
+	case "OperationState.startedAt":
+		if e.ComplexityRoot.OperationState.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationState.StartedAt(childComplexity), true
+	case "OperationState.syncResult":
+		if e.ComplexityRoot.OperationState.SyncResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationState.SyncResult(childComplexity), true
+
+	case "PageInfo.endCursor":
+		if e.ComplexityRoot.PageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.EndCursor(childComplexity), true
+	case "PageInfo.hasNextPage":
+		if e.ComplexityRoot.PageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PluginParameter.array":
+		if e.ComplexityRoot.PluginParameter.Array == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginParameter.Array(childComplexity), true
+	case "PluginParameter.map":
+		if e.ComplexityRoot.PluginParameter.Map == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginParameter.Map(childComplexity), true
+	case "PluginParameter.name":
+		if e.ComplexityRoot.PluginParameter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginParameter.Name(childComplexity), true
+	case "PluginParameter.string":
+		if e.ComplexityRoot.PluginParameter.String == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginParameter.String(childComplexity), true
+
+	case "Query.application":
+		if e.ComplexityRoot.Query.Application == nil {
+			break
+		}
+
+		args, err := ec.field_Query_application_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Application(childComplexity, args["name"].(string), args["namespace"].(*string)), true
+	case "Query.applications":
+		if e.ComplexityRoot.Query.Applications == nil {
+			break
+		}
+
+		args, err := ec.field_Query_applications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Applications(childComplexity, args["first"].(int32), args["after"].(*string), args["filter"].(*model.ApplicationFilter), args["orderBy"].(*model.ApplicationOrder)), true
+
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
 	case "Query.version":
 		if e.ComplexityRoot.Query.Version == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Version(childComplexity), true
+
+	case "ResourceIgnoreDifferences.group":
+		if e.ComplexityRoot.ResourceIgnoreDifferences.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceIgnoreDifferences.Group(childComplexity), true
+	case "ResourceIgnoreDifferences.jqPathExpressions":
+		if e.ComplexityRoot.ResourceIgnoreDifferences.JQPathExpressions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceIgnoreDifferences.JQPathExpressions(childComplexity), true
+	case "ResourceIgnoreDifferences.jsonPointers":
+		if e.ComplexityRoot.ResourceIgnoreDifferences.JSONPointers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceIgnoreDifferences.JSONPointers(childComplexity), true
+	case "ResourceIgnoreDifferences.kind":
+		if e.ComplexityRoot.ResourceIgnoreDifferences.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceIgnoreDifferences.Kind(childComplexity), true
+	case "ResourceIgnoreDifferences.managedFieldsManagers":
+		if e.ComplexityRoot.ResourceIgnoreDifferences.ManagedFieldsManagers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceIgnoreDifferences.ManagedFieldsManagers(childComplexity), true
+	case "ResourceIgnoreDifferences.name":
+		if e.ComplexityRoot.ResourceIgnoreDifferences.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceIgnoreDifferences.Name(childComplexity), true
+	case "ResourceIgnoreDifferences.namespace":
+		if e.ComplexityRoot.ResourceIgnoreDifferences.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceIgnoreDifferences.Namespace(childComplexity), true
+
+	case "ResourceResult.group":
+		if e.ComplexityRoot.ResourceResult.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.Group(childComplexity), true
+	case "ResourceResult.hookPhase":
+		if e.ComplexityRoot.ResourceResult.HookPhase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.HookPhase(childComplexity), true
+	case "ResourceResult.hookType":
+		if e.ComplexityRoot.ResourceResult.HookType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.HookType(childComplexity), true
+	case "ResourceResult.kind":
+		if e.ComplexityRoot.ResourceResult.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.Kind(childComplexity), true
+	case "ResourceResult.message":
+		if e.ComplexityRoot.ResourceResult.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.Message(childComplexity), true
+	case "ResourceResult.name":
+		if e.ComplexityRoot.ResourceResult.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.Name(childComplexity), true
+	case "ResourceResult.namespace":
+		if e.ComplexityRoot.ResourceResult.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.Namespace(childComplexity), true
+	case "ResourceResult.status":
+		if e.ComplexityRoot.ResourceResult.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.Status(childComplexity), true
+	case "ResourceResult.syncPhase":
+		if e.ComplexityRoot.ResourceResult.SyncPhase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.SyncPhase(childComplexity), true
+	case "ResourceResult.syncWave":
+		if e.ComplexityRoot.ResourceResult.SyncWave == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.SyncWave(childComplexity), true
+	case "ResourceResult.version":
+		if e.ComplexityRoot.ResourceResult.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceResult.Version(childComplexity), true
+
+	case "ResourceStatus.group":
+		if e.ComplexityRoot.ResourceStatus.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.Group(childComplexity), true
+	case "ResourceStatus.health":
+		if e.ComplexityRoot.ResourceStatus.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.Health(childComplexity), true
+	case "ResourceStatus.hook":
+		if e.ComplexityRoot.ResourceStatus.Hook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.Hook(childComplexity), true
+	case "ResourceStatus.kind":
+		if e.ComplexityRoot.ResourceStatus.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.Kind(childComplexity), true
+	case "ResourceStatus.name":
+		if e.ComplexityRoot.ResourceStatus.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.Name(childComplexity), true
+	case "ResourceStatus.namespace":
+		if e.ComplexityRoot.ResourceStatus.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.Namespace(childComplexity), true
+	case "ResourceStatus.requiresPruning":
+		if e.ComplexityRoot.ResourceStatus.RequiresPruning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.RequiresPruning(childComplexity), true
+	case "ResourceStatus.status":
+		if e.ComplexityRoot.ResourceStatus.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.Status(childComplexity), true
+	case "ResourceStatus.syncWave":
+		if e.ComplexityRoot.ResourceStatus.SyncWave == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.SyncWave(childComplexity), true
+	case "ResourceStatus.version":
+		if e.ComplexityRoot.ResourceStatus.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceStatus.Version(childComplexity), true
+
+	case "RetryStrategy.backoff":
+		if e.ComplexityRoot.RetryStrategy.Backoff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetryStrategy.Backoff(childComplexity), true
+	case "RetryStrategy.limit":
+		if e.ComplexityRoot.RetryStrategy.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RetryStrategy.Limit(childComplexity), true
+
+	case "RevisionHistory.deployStartedAt":
+		if e.ComplexityRoot.RevisionHistory.DeployStartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionHistory.DeployStartedAt(childComplexity), true
+	case "RevisionHistory.deployedAt":
+		if e.ComplexityRoot.RevisionHistory.DeployedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionHistory.DeployedAt(childComplexity), true
+	case "RevisionHistory.id":
+		if e.ComplexityRoot.RevisionHistory.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionHistory.ID(childComplexity), true
+	case "RevisionHistory.initiatedBy":
+		if e.ComplexityRoot.RevisionHistory.InitiatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionHistory.InitiatedBy(childComplexity), true
+	case "RevisionHistory.revision":
+		if e.ComplexityRoot.RevisionHistory.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionHistory.Revision(childComplexity), true
+	case "RevisionHistory.revisions":
+		if e.ComplexityRoot.RevisionHistory.Revisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionHistory.Revisions(childComplexity), true
+	case "RevisionHistory.source":
+		if e.ComplexityRoot.RevisionHistory.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionHistory.Source(childComplexity), true
+	case "RevisionHistory.sources":
+		if e.ComplexityRoot.RevisionHistory.Sources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionHistory.Sources(childComplexity), true
+
+	case "SyncOperation.dryRun":
+		if e.ComplexityRoot.SyncOperation.DryRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperation.DryRun(childComplexity), true
+	case "SyncOperation.prune":
+		if e.ComplexityRoot.SyncOperation.Prune == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperation.Prune(childComplexity), true
+	case "SyncOperation.resources":
+		if e.ComplexityRoot.SyncOperation.Resources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperation.Resources(childComplexity), true
+	case "SyncOperation.revision":
+		if e.ComplexityRoot.SyncOperation.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperation.Revision(childComplexity), true
+	case "SyncOperation.revisions":
+		if e.ComplexityRoot.SyncOperation.Revisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperation.Revisions(childComplexity), true
+	case "SyncOperation.syncOptions":
+		if e.ComplexityRoot.SyncOperation.SyncOptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperation.SyncOptions(childComplexity), true
+	case "SyncOperation.syncStrategy":
+		if e.ComplexityRoot.SyncOperation.SyncStrategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperation.SyncStrategy(childComplexity), true
+
+	case "SyncOperationResource.group":
+		if e.ComplexityRoot.SyncOperationResource.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperationResource.Group(childComplexity), true
+	case "SyncOperationResource.kind":
+		if e.ComplexityRoot.SyncOperationResource.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperationResource.Kind(childComplexity), true
+	case "SyncOperationResource.name":
+		if e.ComplexityRoot.SyncOperationResource.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperationResource.Name(childComplexity), true
+	case "SyncOperationResource.namespace":
+		if e.ComplexityRoot.SyncOperationResource.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperationResource.Namespace(childComplexity), true
+
+	case "SyncOperationResult.resources":
+		if e.ComplexityRoot.SyncOperationResult.Resources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperationResult.Resources(childComplexity), true
+	case "SyncOperationResult.revision":
+		if e.ComplexityRoot.SyncOperationResult.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperationResult.Revision(childComplexity), true
+	case "SyncOperationResult.revisions":
+		if e.ComplexityRoot.SyncOperationResult.Revisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperationResult.Revisions(childComplexity), true
+
+	case "SyncPolicy.automated":
+		if e.ComplexityRoot.SyncPolicy.Automated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPolicy.Automated(childComplexity), true
+	case "SyncPolicy.managedNamespaceMetadata":
+		if e.ComplexityRoot.SyncPolicy.ManagedNamespaceMetadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPolicy.ManagedNamespaceMetadata(childComplexity), true
+	case "SyncPolicy.retry":
+		if e.ComplexityRoot.SyncPolicy.Retry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPolicy.Retry(childComplexity), true
+	case "SyncPolicy.syncOptions":
+		if e.ComplexityRoot.SyncPolicy.SyncOptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPolicy.SyncOptions(childComplexity), true
+
+	case "SyncPolicyAutomated.allowEmpty":
+		if e.ComplexityRoot.SyncPolicyAutomated.AllowEmpty == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPolicyAutomated.AllowEmpty(childComplexity), true
+	case "SyncPolicyAutomated.enabled":
+		if e.ComplexityRoot.SyncPolicyAutomated.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPolicyAutomated.Enabled(childComplexity), true
+	case "SyncPolicyAutomated.prune":
+		if e.ComplexityRoot.SyncPolicyAutomated.Prune == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPolicyAutomated.Prune(childComplexity), true
+	case "SyncPolicyAutomated.selfHeal":
+		if e.ComplexityRoot.SyncPolicyAutomated.SelfHeal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncPolicyAutomated.SelfHeal(childComplexity), true
+
+	case "SyncStatus.comparedTo":
+		if e.ComplexityRoot.SyncStatus.ComparedTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncStatus.ComparedTo(childComplexity), true
+	case "SyncStatus.revision":
+		if e.ComplexityRoot.SyncStatus.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncStatus.Revision(childComplexity), true
+	case "SyncStatus.revisions":
+		if e.ComplexityRoot.SyncStatus.Revisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncStatus.Revisions(childComplexity), true
+	case "SyncStatus.status":
+		if e.ComplexityRoot.SyncStatus.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncStatus.Status(childComplexity), true
+
+	case "SyncStrategy.apply":
+		if e.ComplexityRoot.SyncStrategy.Apply == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncStrategy.Apply(childComplexity), true
+	case "SyncStrategy.hook":
+		if e.ComplexityRoot.SyncStrategy.Hook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncStrategy.Hook(childComplexity), true
+
+	case "SyncStrategyApply.force":
+		if e.ComplexityRoot.SyncStrategyApply.Force == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncStrategyApply.Force(childComplexity), true
+
+	case "SyncStrategyHook.force":
+		if e.ComplexityRoot.SyncStrategyHook.Force == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncStrategyHook.Force(childComplexity), true
 
 	case "Version.commit":
 		if e.ComplexityRoot.Version.Commit == nil {
@@ -105,7 +1814,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
-		return graphql.NewInputUnmarshalerIndex()
+		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("ApplicationFilter", ec.unmarshalInputApplicationFilter),
+			graphql.NewInputUnmarshaler("ApplicationOrder", ec.unmarshalInputApplicationOrder),
+		)
 	}
 	first := true
 
@@ -174,6 +1886,36 @@ type Query {
   The build of the graphcd server answering this request.
   """
   version: Version!
+  """
+  Fetches any object by its global ID (see Node). Null when nothing has
+  that ID (any more); an ID that graphcd never issued is a BAD_USER_INPUT
+  error.
+  """
+  node(id: ID!): Node
+  """
+  One application by name. Null when it does not exist.
+  """
+  application(
+    "The Application's name."
+    name: String!
+    "The namespace of the Application object; the server's own namespace when omitted."
+    namespace: String
+  ): Application
+  """
+  Applications, a page at a time (a Relay connection), filtered and ordered
+  on the server. Pages are keyset-paginated: apps created or deleted while
+  a client pages through do not shift the pages still to come.
+  """
+  applications(
+    "How many applications to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor (or an edge's cursor) of the previous page; the page starts after it."
+    after: String
+    "Which applications to return; all of them when omitted."
+    filter: ApplicationFilter
+    "The order; by namespace and name when omitted."
+    orderBy: ApplicationOrder
+  ): ApplicationConnection!
 }
 
 """
@@ -194,6 +1936,809 @@ type Version {
   """
   goVersion: String!
 }
+
+"""
+An object with a global ID, fetchable with Query.node. IDs are opaque:
+store and pass them back, never build or parse them.
+"""
+interface Node {
+  "The object's global ID."
+  id: ID!
+}
+
+"""
+An instant as an RFC 3339 string in UTC, e.g. "2026-11-30T02:03:04Z".
+"""
+scalar Time
+
+"""
+A label, annotation or other string map entry.
+"""
+type KeyValue {
+  "The key."
+  key: String!
+  "The value."
+  value: String!
+}
+
+"""
+Where a page of a connection sits in the whole list.
+"""
+type PageInfo {
+  "Whether items follow this page."
+  hasNextPage: Boolean!
+  "Whether items precede this page."
+  hasPreviousPage: Boolean!
+  "The cursor of the first item of the page; null for an empty page."
+  startCursor: String
+  "The cursor of the last item of the page, to pass as ` + "`" + `after` + "`" + ` for the next page; null for an empty page."
+  endCursor: String
+}
+
+"""
+Selects applications. Every field given must match; a list matches when any
+of its values does.
+"""
+input ApplicationFilter {
+  "Namespaces of the Application objects."
+  namespaces: [String!]
+  "Projects (an Application without a project is in \"default\")."
+  projects: [String!]
+  "Sync statuses."
+  syncStatus: [SyncStatusCode!]
+  "Health statuses."
+  health: [HealthStatusCode!]
+  "A Kubernetes label selector over the Application's labels, e.g. \"team=web,env in (prod,staging)\"."
+  labelSelector: String
+  "Destination clusters, by server URL or by cluster name."
+  clusters: [String!]
+  "Destination namespaces."
+  destinationNamespaces: [String!]
+  "Source repository URLs; case, a trailing slash and a trailing .git are ignored."
+  repos: [String!]
+  "Target revisions of any source, as written in the spec (e.g. \"HEAD\", \"main\", \"v1.2.0\")."
+  targetRevisions: [String!]
+  "True for applications with automated sync on, false for those without."
+  autoSync: Boolean
+  "A case-insensitive substring of the application's name."
+  search: String
+}
+
+"""
+The order of an application list.
+"""
+input ApplicationOrder {
+  "What to order by."
+  field: ApplicationOrderField! = NAME
+  "Ascending or descending."
+  direction: OrderDirection! = ASC
+}
+
+"""
+What an application list can be ordered by. Ties are broken by namespace,
+then name.
+"""
+enum ApplicationOrderField {
+  "Namespace, then name."
+  NAME
+  "Sync status, attention first: OutOfSync, Unknown, Synced."
+  SYNC
+  "Health status, worst first: Degraded, Missing, Unknown, Progressing, Suspended, Healthy."
+  HEALTH
+  "Time of the last deployment in the history; never-deployed applications first."
+  LAST_DEPLOYED
+}
+
+"""
+A sort direction.
+"""
+enum OrderDirection {
+  "Smallest first."
+  ASC
+  "Largest first; tie-breaks are reversed too."
+  DESC
+}
+
+"""
+A page of applications.
+"""
+type ApplicationConnection {
+  "The applications of the page with their cursors."
+  edges: [ApplicationEdge!]!
+  "The applications of the page, when cursors are not needed."
+  nodes: [Application!]!
+  "Where the page sits in the whole list."
+  pageInfo: PageInfo!
+  "How many applications the filter selects, on all pages."
+  totalCount: Int!
+}
+
+"""
+An application with its cursor.
+"""
+type ApplicationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start a page after this application."
+  cursor: String!
+  "The application."
+  node: Application!
+}
+
+"""
+An Argo CD-compatible Application: a source of manifests in Git, a
+destination cluster and namespace, and the controller's view of how the two
+compare.
+"""
+type Application implements Node {
+  "The global ID."
+  id: ID!
+  "The name of the Application object."
+  name: String!
+  "The namespace of the Application object."
+  namespace: String!
+  "The Kubernetes UID."
+  uid: String!
+  "The labels of the Application object."
+  labels: [KeyValue!]!
+  "The annotations of the Application object."
+  annotations: [KeyValue!]!
+  "When the Application object was created."
+  createdAt: Time!
+  "True while the application is being deleted (its finalizers still run)."
+  deleting: Boolean!
+  "The project; \"default\" when the spec names none."
+  project: String!
+  "The desired state."
+  spec: ApplicationSpec!
+  "The observed state, as the controller last wrote it."
+  status: ApplicationStatus!
+  "The operation requested and not yet picked up or still running, if any."
+  operation: Operation
+  "The whole Application object as YAML, as kubectl would print it (without managedFields)."
+  yaml: String!
+}
+
+"""
+The desired state of an application.
+"""
+type ApplicationSpec {
+  "The single source; null when the application uses ` + "`" + `sources` + "`" + `."
+  source: ApplicationSource
+  "The sources of a multi-source application; empty for a single source."
+  sources: [ApplicationSource!]!
+  "Where the manifests are deployed."
+  destination: ApplicationDestination!
+  "The project as written in the spec (may be empty, meaning \"default\")."
+  project: String!
+  "When and how the application is synced."
+  syncPolicy: SyncPolicy
+  "Differences to ignore in comparisons."
+  ignoreDifferences: [ResourceIgnoreDifferences!]!
+  "Free-form information shown with the application."
+  info: [Info!]!
+  "How many deployments the history keeps; null means 10."
+  revisionHistoryLimit: Int
+}
+
+"""
+Where manifests come from: a Git repository path or a Helm chart, and how to
+render them.
+"""
+type ApplicationSource {
+  "The Git repository or Helm repository URL."
+  repoURL: String!
+  "The directory in the repository; empty for a Helm chart from a Helm repository."
+  path: String!
+  "The branch, tag, commit or chart version; empty means HEAD."
+  targetRevision: String!
+  "The chart name, for a chart from a Helm repository."
+  chart: String!
+  "The name other sources use to refer to this one's files ($ref)."
+  ref: String!
+  "The source's name in a multi-source application."
+  name: String!
+  "Helm options."
+  helm: ApplicationSourceHelm
+  "Kustomize options."
+  kustomize: ApplicationSourceKustomize
+  "Options for a directory of plain YAML or Jsonnet."
+  directory: ApplicationSourceDirectory
+  "A config-management plugin and its options."
+  plugin: ApplicationSourcePlugin
+}
+
+"""
+Helm rendering options.
+"""
+type ApplicationSourceHelm {
+  "Values files, relative to the chart."
+  valueFiles: [String!]!
+  "Values set on the command line (--set)."
+  parameters: [HelmParameter!]!
+  "Values read from files (--set-file)."
+  fileParameters: [HelmFileParameter!]!
+  "The release name; the application name when empty."
+  releaseName: String!
+  "Values as a YAML string."
+  values: String!
+  "The values object as JSON; null when unset."
+  valuesObject: String
+  "The Helm version."
+  version: String!
+  "Whether to pass repository credentials to all domains."
+  passCredentials: Boolean!
+  "Whether a missing values file is ignored."
+  ignoreMissingValueFiles: Boolean!
+  "Whether CRDs of the chart are skipped."
+  skipCrds: Boolean!
+  "Whether the chart's tests are skipped."
+  skipTests: Boolean!
+  "Whether schema validation is skipped."
+  skipSchemaValidation: Boolean!
+  "The namespace templates render for; the destination's when empty."
+  namespace: String!
+  "The Kubernetes version templates see."
+  kubeVersion: String!
+  "The API versions templates see."
+  apiVersions: [String!]!
+}
+
+"""
+A Helm value set on the command line.
+"""
+type HelmParameter {
+  "The value's path, e.g. \"image.tag\"."
+  name: String!
+  "The value."
+  value: String!
+  "Whether the value is always a string (--set-string)."
+  forceString: Boolean!
+}
+
+"""
+A Helm value read from a file.
+"""
+type HelmFileParameter {
+  "The value's path."
+  name: String!
+  "The file's path."
+  path: String!
+}
+
+"""
+Kustomize rendering options.
+"""
+type ApplicationSourceKustomize {
+  "Prefix added to resource names."
+  namePrefix: String!
+  "Suffix added to resource names."
+  nameSuffix: String!
+  "Image overrides, e.g. \"nginx=nginx:1.27\"."
+  images: [String!]!
+  "Labels added to every resource."
+  commonLabels: [KeyValue!]!
+  "Annotations added to every resource."
+  commonAnnotations: [KeyValue!]!
+  "Whether commonLabels replace existing labels."
+  forceCommonLabels: Boolean!
+  "Whether commonAnnotations replace existing annotations."
+  forceCommonAnnotations: Boolean!
+  "The namespace set on every resource."
+  namespace: String!
+  "The Kustomize version."
+  version: String!
+  "Components included."
+  components: [String!]!
+  "Replica count overrides."
+  replicas: [KustomizeReplica!]!
+}
+
+"""
+A replica count override.
+"""
+type KustomizeReplica {
+  "The workload's name."
+  name: String!
+  "The count, as written (a number or a string)."
+  count: String!
+}
+
+"""
+Options for a directory of plain YAML or Jsonnet.
+"""
+type ApplicationSourceDirectory {
+  "Whether subdirectories are read."
+  recurse: Boolean!
+  "A glob of files to read."
+  include: String!
+  "A glob of files to skip."
+  exclude: String!
+  "Jsonnet options."
+  jsonnet: ApplicationSourceJsonnet!
+}
+
+"""
+Jsonnet options.
+"""
+type ApplicationSourceJsonnet {
+  "External variables."
+  extVars: [JsonnetVar!]!
+  "Top-level arguments."
+  tlas: [JsonnetVar!]!
+  "Library search paths."
+  libs: [String!]!
+}
+
+"""
+A Jsonnet variable.
+"""
+type JsonnetVar {
+  "The name."
+  name: String!
+  "The value."
+  value: String!
+  "Whether the value is Jsonnet code rather than a string."
+  code: Boolean!
+}
+
+"""
+A config-management plugin and its options.
+"""
+type ApplicationSourcePlugin {
+  "The plugin's name; discovered from the repository when empty."
+  name: String!
+  "Environment variables for the plugin."
+  env: [EnvEntry!]!
+  "Parameters for the plugin."
+  parameters: [PluginParameter!]!
+}
+
+"""
+An environment variable.
+"""
+type EnvEntry {
+  "The name."
+  name: String!
+  "The value."
+  value: String!
+}
+
+"""
+A plugin parameter: a string, an array or a map.
+"""
+type PluginParameter {
+  "The name."
+  name: String!
+  "The string value, if it is one."
+  string: String
+  "The array value."
+  array: [String!]!
+  "The map value."
+  map: [KeyValue!]!
+}
+
+"""
+Where an application's manifests are deployed.
+"""
+type ApplicationDestination {
+  "The cluster's API server URL; empty when the cluster is named."
+  server: String!
+  "The cluster's name; empty when the server is given."
+  name: String!
+  "The namespace for namespaced resources that name none."
+  namespace: String!
+}
+
+"""
+When and how an application is synced.
+"""
+type SyncPolicy {
+  "Automated sync; null for manual syncs only."
+  automated: SyncPolicyAutomated
+  "Sync options such as \"CreateNamespace=true\"."
+  syncOptions: [String!]!
+  "How failed syncs are retried."
+  retry: RetryStrategy
+  "Labels and annotations set on a namespace CreateNamespace creates."
+  managedNamespaceMetadata: ManagedNamespaceMetadata
+}
+
+"""
+Automated sync settings.
+"""
+type SyncPolicyAutomated {
+  "Whether automated syncs prune resources no longer in Git."
+  prune: Boolean!
+  "Whether changes made in the cluster are reverted."
+  selfHeal: Boolean!
+  "Whether an automated sync may leave the application empty."
+  allowEmpty: Boolean!
+  "Whether automated sync is on (the settings may be kept while it is off)."
+  enabled: Boolean!
+}
+
+"""
+How failed syncs are retried.
+"""
+type RetryStrategy {
+  "How many times; 0 means never, negative means forever."
+  limit: Int!
+  "The wait between attempts."
+  backoff: Backoff
+}
+
+"""
+The wait between retries.
+"""
+type Backoff {
+  "The first wait, e.g. \"5s\"."
+  duration: String!
+  "The factor each wait is multiplied by."
+  factor: Int
+  "The longest wait."
+  maxDuration: String!
+}
+
+"""
+Labels and annotations for a namespace created by a sync.
+"""
+type ManagedNamespaceMetadata {
+  "The labels."
+  labels: [KeyValue!]!
+  "The annotations."
+  annotations: [KeyValue!]!
+}
+
+"""
+Differences to ignore in comparisons for some resources.
+"""
+type ResourceIgnoreDifferences {
+  "The API group; empty for the core group."
+  group: String!
+  "The kind."
+  kind: String!
+  "The name; every name when empty."
+  name: String!
+  "The namespace; every namespace when empty."
+  namespace: String!
+  "JSON pointers to ignore."
+  jsonPointers: [String!]!
+  "jq path expressions to ignore."
+  jqPathExpressions: [String!]!
+  "Field managers whose fields are ignored."
+  managedFieldsManagers: [String!]!
+}
+
+"""
+A name and value shown with an application.
+"""
+type Info {
+  "The name."
+  name: String!
+  "The value."
+  value: String!
+}
+
+"""
+How an application's live state compares with Git.
+"""
+enum SyncStatusCode {
+  "The live state matches the desired state."
+  Synced
+  "The live state differs from the desired state."
+  OutOfSync
+  "Not compared yet, or the comparison failed."
+  Unknown
+}
+
+"""
+The health of an application or resource.
+"""
+enum HealthStatusCode {
+  "Working as intended."
+  Healthy
+  "Not healthy yet, but may become so."
+  Progressing
+  "Failed or unable to become healthy."
+  Degraded
+  "Paused or suspended on purpose."
+  Suspended
+  "Expected but not in the cluster."
+  Missing
+  "Health could not be assessed."
+  Unknown
+}
+
+"""
+The phase of an operation.
+"""
+enum OperationPhase {
+  "Running."
+  Running
+  "Being terminated."
+  Terminating
+  "Ended without reaching the desired state."
+  Failed
+  "Ended because of an error, such as a manifest that could not be rendered."
+  Error
+  "Ended with the desired state reached."
+  Succeeded
+}
+
+"""
+The observed state of an application.
+"""
+type ApplicationStatus {
+  "The resources of the application and how each compares."
+  resources: [ResourceStatus!]!
+  "How the whole application compares."
+  sync: SyncStatus!
+  "The application's health: the worst of its resources'."
+  health: HealthStatus!
+  "The latest deployments, oldest first."
+  history: [RevisionHistory!]!
+  "Errors and warnings."
+  conditions: [ApplicationCondition!]!
+  "When the application was last compared."
+  reconciledAt: Time
+  "The current or last operation."
+  operationState: OperationState
+  "The kind of source: Helm, Kustomize, Directory or Plugin."
+  sourceType: String!
+  "Images and external URLs found in the resources."
+  summary: ApplicationSummary!
+}
+
+"""
+How one resource compares.
+"""
+type ResourceStatus {
+  "The API group; empty for the core group."
+  group: String!
+  "The API version."
+  version: String!
+  "The kind."
+  kind: String!
+  "The namespace; empty for cluster-scoped resources."
+  namespace: String!
+  "The name."
+  name: String!
+  "Whether the live resource matches Git."
+  status: SyncStatusCode!
+  "The resource's health; null for kinds without a health check."
+  health: HealthStatus
+  "Whether the resource is a hook."
+  hook: Boolean!
+  "Whether the resource is gone from Git and would be pruned."
+  requiresPruning: Boolean!
+  "The sync wave."
+  syncWave: Int!
+}
+
+"""
+How the whole application compares.
+"""
+type SyncStatus {
+  "Synced, OutOfSync or Unknown."
+  status: SyncStatusCode!
+  "The commit (or chart version) compared with."
+  revision: String!
+  "The revisions of a multi-source application, one per source."
+  revisions: [String!]!
+  "The source and destination the comparison used."
+  comparedTo: ComparedTo!
+}
+
+"""
+The spec a comparison used.
+"""
+type ComparedTo {
+  "The source (single-source applications)."
+  source: ApplicationSource!
+  "The sources (multi-source applications)."
+  sources: [ApplicationSource!]!
+  "The destination."
+  destination: ApplicationDestination!
+}
+
+"""
+A health status with its reason.
+"""
+type HealthStatus {
+  "The status."
+  status: HealthStatusCode!
+  "Why, when not healthy."
+  message: String!
+  "When the status last changed."
+  lastTransitionTime: Time
+}
+
+"""
+One deployment in an application's history.
+"""
+type RevisionHistory {
+  "The deployment's ID, to roll back to."
+  id: Int!
+  "The commit deployed."
+  revision: String!
+  "The commits deployed, one per source."
+  revisions: [String!]!
+  "When the deployment finished."
+  deployedAt: Time!
+  "When the deployment started."
+  deployStartedAt: Time
+  "The source deployed."
+  source: ApplicationSource!
+  "The sources deployed."
+  sources: [ApplicationSource!]!
+  "Who started the deployment."
+  initiatedBy: OperationInitiator!
+}
+
+"""
+An error or warning about an application.
+"""
+type ApplicationCondition {
+  "The kind of condition, e.g. ComparisonError, SyncError, OrphanedResourceWarning."
+  type: String!
+  "What happened."
+  message: String!
+  "When the condition appeared."
+  lastTransitionTime: Time
+}
+
+"""
+What an application's resources contain.
+"""
+type ApplicationSummary {
+  "URLs of Ingresses and LoadBalancer Services."
+  externalURLs: [String!]!
+  "Container images."
+  images: [String!]!
+}
+
+"""
+An operation requested on an application (a sync).
+"""
+type Operation {
+  "The sync to run."
+  sync: SyncOperation
+  "Who asked for it."
+  initiatedBy: OperationInitiator!
+  "Free-form information."
+  info: [Info!]!
+  "How the operation is retried."
+  retry: RetryStrategy!
+}
+
+"""
+Who started an operation.
+"""
+type OperationInitiator {
+  "The user; empty for automated operations."
+  username: String!
+  "Whether the controller started it (auto-sync)."
+  automated: Boolean!
+}
+
+"""
+A sync's options.
+"""
+type SyncOperation {
+  "The revision to sync to; the target revision when empty."
+  revision: String!
+  "The revisions of a multi-source application."
+  revisions: [String!]!
+  "Whether resources no longer in Git are deleted."
+  prune: Boolean!
+  "Whether nothing is changed (a preview)."
+  dryRun: Boolean!
+  "Only these resources; all when empty."
+  resources: [SyncOperationResource!]!
+  "Sync options such as \"ServerSideApply=true\"."
+  syncOptions: [String!]!
+  "The apply strategy."
+  syncStrategy: SyncStrategy
+}
+
+"""
+A resource a selective sync is limited to.
+"""
+type SyncOperationResource {
+  "The API group."
+  group: String!
+  "The kind."
+  kind: String!
+  "The name."
+  name: String!
+  "The namespace."
+  namespace: String!
+}
+
+"""
+How resources are applied.
+"""
+type SyncStrategy {
+  "Plain kubectl apply, without hooks."
+  apply: SyncStrategyApply
+  "Apply with hooks (the default)."
+  hook: SyncStrategyHook
+}
+
+"""
+Options of the apply strategy.
+"""
+type SyncStrategyApply {
+  "Whether resources that cannot be patched are deleted and re-created."
+  force: Boolean!
+}
+
+"""
+Options of the hook strategy.
+"""
+type SyncStrategyHook {
+  "Whether resources that cannot be patched are deleted and re-created."
+  force: Boolean!
+}
+
+"""
+The state of the current or last operation.
+"""
+type OperationState {
+  "The operation."
+  operation: Operation!
+  "Its phase."
+  phase: OperationPhase!
+  "What happened, in words."
+  message: String!
+  "The result of a sync."
+  syncResult: SyncOperationResult
+  "When it started."
+  startedAt: Time!
+  "When it ended; null while running."
+  finishedAt: Time
+  "How many times it was retried."
+  retryCount: Int!
+}
+
+"""
+The result of a sync.
+"""
+type SyncOperationResult {
+  "One result per resource and hook, in the order they ran."
+  resources: [ResourceResult!]!
+  "The commit synced."
+  revision: String!
+  "The commits synced, one per source."
+  revisions: [String!]!
+}
+
+"""
+What a sync did to one resource or hook.
+"""
+type ResourceResult {
+  "The API group."
+  group: String!
+  "The API version."
+  version: String!
+  "The kind."
+  kind: String!
+  "The namespace."
+  namespace: String!
+  "The name."
+  name: String!
+  "Synced, SyncFailed, Pruned or PruneSkipped; empty for a hook."
+  status: String!
+  "What happened, in words."
+  message: String!
+  "PreSync, Sync, PostSync or SyncFail for a hook; empty otherwise."
+  hookType: String!
+  "The hook's phase (Running, Succeeded, Failed ...); empty for a non-hook."
+  hookPhase: String!
+  "The sync phase the resource ran in."
+  syncPhase: String!
+  "The wave the resource ran in."
+  syncWave: Int!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -201,6 +2746,682 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Application(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Application_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Application_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_Application_namespace(ctx, field)
+	case "uid":
+		return ec.fieldContext_Application_uid(ctx, field)
+	case "labels":
+		return ec.fieldContext_Application_labels(ctx, field)
+	case "annotations":
+		return ec.fieldContext_Application_annotations(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Application_createdAt(ctx, field)
+	case "deleting":
+		return ec.fieldContext_Application_deleting(ctx, field)
+	case "project":
+		return ec.fieldContext_Application_project(ctx, field)
+	case "spec":
+		return ec.fieldContext_Application_spec(ctx, field)
+	case "status":
+		return ec.fieldContext_Application_status(ctx, field)
+	case "operation":
+		return ec.fieldContext_Application_operation(ctx, field)
+	case "yaml":
+		return ec.fieldContext_Application_yaml(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Application", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationCondition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_ApplicationCondition_type(ctx, field)
+	case "message":
+		return ec.fieldContext_ApplicationCondition_message(ctx, field)
+	case "lastTransitionTime":
+		return ec.fieldContext_ApplicationCondition_lastTransitionTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationCondition", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ApplicationConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ApplicationConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ApplicationConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ApplicationConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationDestination(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "server":
+		return ec.fieldContext_ApplicationDestination_server(ctx, field)
+	case "name":
+		return ec.fieldContext_ApplicationDestination_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ApplicationDestination_namespace(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationDestination", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ApplicationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ApplicationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "repoURL":
+		return ec.fieldContext_ApplicationSource_repoURL(ctx, field)
+	case "path":
+		return ec.fieldContext_ApplicationSource_path(ctx, field)
+	case "targetRevision":
+		return ec.fieldContext_ApplicationSource_targetRevision(ctx, field)
+	case "chart":
+		return ec.fieldContext_ApplicationSource_chart(ctx, field)
+	case "ref":
+		return ec.fieldContext_ApplicationSource_ref(ctx, field)
+	case "name":
+		return ec.fieldContext_ApplicationSource_name(ctx, field)
+	case "helm":
+		return ec.fieldContext_ApplicationSource_helm(ctx, field)
+	case "kustomize":
+		return ec.fieldContext_ApplicationSource_kustomize(ctx, field)
+	case "directory":
+		return ec.fieldContext_ApplicationSource_directory(ctx, field)
+	case "plugin":
+		return ec.fieldContext_ApplicationSource_plugin(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSource", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSourceDirectory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "recurse":
+		return ec.fieldContext_ApplicationSourceDirectory_recurse(ctx, field)
+	case "include":
+		return ec.fieldContext_ApplicationSourceDirectory_include(ctx, field)
+	case "exclude":
+		return ec.fieldContext_ApplicationSourceDirectory_exclude(ctx, field)
+	case "jsonnet":
+		return ec.fieldContext_ApplicationSourceDirectory_jsonnet(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSourceDirectory", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSourceHelm(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "valueFiles":
+		return ec.fieldContext_ApplicationSourceHelm_valueFiles(ctx, field)
+	case "parameters":
+		return ec.fieldContext_ApplicationSourceHelm_parameters(ctx, field)
+	case "fileParameters":
+		return ec.fieldContext_ApplicationSourceHelm_fileParameters(ctx, field)
+	case "releaseName":
+		return ec.fieldContext_ApplicationSourceHelm_releaseName(ctx, field)
+	case "values":
+		return ec.fieldContext_ApplicationSourceHelm_values(ctx, field)
+	case "valuesObject":
+		return ec.fieldContext_ApplicationSourceHelm_valuesObject(ctx, field)
+	case "version":
+		return ec.fieldContext_ApplicationSourceHelm_version(ctx, field)
+	case "passCredentials":
+		return ec.fieldContext_ApplicationSourceHelm_passCredentials(ctx, field)
+	case "ignoreMissingValueFiles":
+		return ec.fieldContext_ApplicationSourceHelm_ignoreMissingValueFiles(ctx, field)
+	case "skipCrds":
+		return ec.fieldContext_ApplicationSourceHelm_skipCrds(ctx, field)
+	case "skipTests":
+		return ec.fieldContext_ApplicationSourceHelm_skipTests(ctx, field)
+	case "skipSchemaValidation":
+		return ec.fieldContext_ApplicationSourceHelm_skipSchemaValidation(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ApplicationSourceHelm_namespace(ctx, field)
+	case "kubeVersion":
+		return ec.fieldContext_ApplicationSourceHelm_kubeVersion(ctx, field)
+	case "apiVersions":
+		return ec.fieldContext_ApplicationSourceHelm_apiVersions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSourceHelm", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSourceJsonnet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "extVars":
+		return ec.fieldContext_ApplicationSourceJsonnet_extVars(ctx, field)
+	case "tlas":
+		return ec.fieldContext_ApplicationSourceJsonnet_tlas(ctx, field)
+	case "libs":
+		return ec.fieldContext_ApplicationSourceJsonnet_libs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSourceJsonnet", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSourceKustomize(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namePrefix":
+		return ec.fieldContext_ApplicationSourceKustomize_namePrefix(ctx, field)
+	case "nameSuffix":
+		return ec.fieldContext_ApplicationSourceKustomize_nameSuffix(ctx, field)
+	case "images":
+		return ec.fieldContext_ApplicationSourceKustomize_images(ctx, field)
+	case "commonLabels":
+		return ec.fieldContext_ApplicationSourceKustomize_commonLabels(ctx, field)
+	case "commonAnnotations":
+		return ec.fieldContext_ApplicationSourceKustomize_commonAnnotations(ctx, field)
+	case "forceCommonLabels":
+		return ec.fieldContext_ApplicationSourceKustomize_forceCommonLabels(ctx, field)
+	case "forceCommonAnnotations":
+		return ec.fieldContext_ApplicationSourceKustomize_forceCommonAnnotations(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ApplicationSourceKustomize_namespace(ctx, field)
+	case "version":
+		return ec.fieldContext_ApplicationSourceKustomize_version(ctx, field)
+	case "components":
+		return ec.fieldContext_ApplicationSourceKustomize_components(ctx, field)
+	case "replicas":
+		return ec.fieldContext_ApplicationSourceKustomize_replicas(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSourceKustomize", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSourcePlugin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ApplicationSourcePlugin_name(ctx, field)
+	case "env":
+		return ec.fieldContext_ApplicationSourcePlugin_env(ctx, field)
+	case "parameters":
+		return ec.fieldContext_ApplicationSourcePlugin_parameters(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSourcePlugin", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "source":
+		return ec.fieldContext_ApplicationSpec_source(ctx, field)
+	case "sources":
+		return ec.fieldContext_ApplicationSpec_sources(ctx, field)
+	case "destination":
+		return ec.fieldContext_ApplicationSpec_destination(ctx, field)
+	case "project":
+		return ec.fieldContext_ApplicationSpec_project(ctx, field)
+	case "syncPolicy":
+		return ec.fieldContext_ApplicationSpec_syncPolicy(ctx, field)
+	case "ignoreDifferences":
+		return ec.fieldContext_ApplicationSpec_ignoreDifferences(ctx, field)
+	case "info":
+		return ec.fieldContext_ApplicationSpec_info(ctx, field)
+	case "revisionHistoryLimit":
+		return ec.fieldContext_ApplicationSpec_revisionHistoryLimit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSpec", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "resources":
+		return ec.fieldContext_ApplicationStatus_resources(ctx, field)
+	case "sync":
+		return ec.fieldContext_ApplicationStatus_sync(ctx, field)
+	case "health":
+		return ec.fieldContext_ApplicationStatus_health(ctx, field)
+	case "history":
+		return ec.fieldContext_ApplicationStatus_history(ctx, field)
+	case "conditions":
+		return ec.fieldContext_ApplicationStatus_conditions(ctx, field)
+	case "reconciledAt":
+		return ec.fieldContext_ApplicationStatus_reconciledAt(ctx, field)
+	case "operationState":
+		return ec.fieldContext_ApplicationStatus_operationState(ctx, field)
+	case "sourceType":
+		return ec.fieldContext_ApplicationStatus_sourceType(ctx, field)
+	case "summary":
+		return ec.fieldContext_ApplicationStatus_summary(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "externalURLs":
+		return ec.fieldContext_ApplicationSummary_externalURLs(ctx, field)
+	case "images":
+		return ec.fieldContext_ApplicationSummary_images(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_Backoff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "duration":
+		return ec.fieldContext_Backoff_duration(ctx, field)
+	case "factor":
+		return ec.fieldContext_Backoff_factor(ctx, field)
+	case "maxDuration":
+		return ec.fieldContext_Backoff_maxDuration(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Backoff", field.Name)
+}
+
+func (ec *executionContext) childFields_ComparedTo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "source":
+		return ec.fieldContext_ComparedTo_source(ctx, field)
+	case "sources":
+		return ec.fieldContext_ComparedTo_sources(ctx, field)
+	case "destination":
+		return ec.fieldContext_ComparedTo_destination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComparedTo", field.Name)
+}
+
+func (ec *executionContext) childFields_EnvEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_EnvEntry_name(ctx, field)
+	case "value":
+		return ec.fieldContext_EnvEntry_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EnvEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_HealthStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_HealthStatus_status(ctx, field)
+	case "message":
+		return ec.fieldContext_HealthStatus_message(ctx, field)
+	case "lastTransitionTime":
+		return ec.fieldContext_HealthStatus_lastTransitionTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HealthStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_HelmFileParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_HelmFileParameter_name(ctx, field)
+	case "path":
+		return ec.fieldContext_HelmFileParameter_path(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HelmFileParameter", field.Name)
+}
+
+func (ec *executionContext) childFields_HelmParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_HelmParameter_name(ctx, field)
+	case "value":
+		return ec.fieldContext_HelmParameter_value(ctx, field)
+	case "forceString":
+		return ec.fieldContext_HelmParameter_forceString(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HelmParameter", field.Name)
+}
+
+func (ec *executionContext) childFields_Info(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Info_name(ctx, field)
+	case "value":
+		return ec.fieldContext_Info_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Info", field.Name)
+}
+
+func (ec *executionContext) childFields_JsonnetVar(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_JsonnetVar_name(ctx, field)
+	case "value":
+		return ec.fieldContext_JsonnetVar_value(ctx, field)
+	case "code":
+		return ec.fieldContext_JsonnetVar_code(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JsonnetVar", field.Name)
+}
+
+func (ec *executionContext) childFields_KeyValue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_KeyValue_key(ctx, field)
+	case "value":
+		return ec.fieldContext_KeyValue_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KeyValue", field.Name)
+}
+
+func (ec *executionContext) childFields_KustomizeReplica(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_KustomizeReplica_name(ctx, field)
+	case "count":
+		return ec.fieldContext_KustomizeReplica_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KustomizeReplica", field.Name)
+}
+
+func (ec *executionContext) childFields_ManagedNamespaceMetadata(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "labels":
+		return ec.fieldContext_ManagedNamespaceMetadata_labels(ctx, field)
+	case "annotations":
+		return ec.fieldContext_ManagedNamespaceMetadata_annotations(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ManagedNamespaceMetadata", field.Name)
+}
+
+func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sync":
+		return ec.fieldContext_Operation_sync(ctx, field)
+	case "initiatedBy":
+		return ec.fieldContext_Operation_initiatedBy(ctx, field)
+	case "info":
+		return ec.fieldContext_Operation_info(ctx, field)
+	case "retry":
+		return ec.fieldContext_Operation_retry(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Operation", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationInitiator(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "username":
+		return ec.fieldContext_OperationInitiator_username(ctx, field)
+	case "automated":
+		return ec.fieldContext_OperationInitiator_automated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationInitiator", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "operation":
+		return ec.fieldContext_OperationState_operation(ctx, field)
+	case "phase":
+		return ec.fieldContext_OperationState_phase(ctx, field)
+	case "message":
+		return ec.fieldContext_OperationState_message(ctx, field)
+	case "syncResult":
+		return ec.fieldContext_OperationState_syncResult(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_OperationState_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_OperationState_finishedAt(ctx, field)
+	case "retryCount":
+		return ec.fieldContext_OperationState_retryCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationState", field.Name)
+}
+
+func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hasNextPage":
+		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_PageInfo_endCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PluginParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_PluginParameter_name(ctx, field)
+	case "string":
+		return ec.fieldContext_PluginParameter_string(ctx, field)
+	case "array":
+		return ec.fieldContext_PluginParameter_array(ctx, field)
+	case "map":
+		return ec.fieldContext_PluginParameter_map(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PluginParameter", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceIgnoreDifferences(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ResourceIgnoreDifferences_group(ctx, field)
+	case "kind":
+		return ec.fieldContext_ResourceIgnoreDifferences_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_ResourceIgnoreDifferences_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ResourceIgnoreDifferences_namespace(ctx, field)
+	case "jsonPointers":
+		return ec.fieldContext_ResourceIgnoreDifferences_jsonPointers(ctx, field)
+	case "jqPathExpressions":
+		return ec.fieldContext_ResourceIgnoreDifferences_jqPathExpressions(ctx, field)
+	case "managedFieldsManagers":
+		return ec.fieldContext_ResourceIgnoreDifferences_managedFieldsManagers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceIgnoreDifferences", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ResourceResult_group(ctx, field)
+	case "version":
+		return ec.fieldContext_ResourceResult_version(ctx, field)
+	case "kind":
+		return ec.fieldContext_ResourceResult_kind(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ResourceResult_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_ResourceResult_name(ctx, field)
+	case "status":
+		return ec.fieldContext_ResourceResult_status(ctx, field)
+	case "message":
+		return ec.fieldContext_ResourceResult_message(ctx, field)
+	case "hookType":
+		return ec.fieldContext_ResourceResult_hookType(ctx, field)
+	case "hookPhase":
+		return ec.fieldContext_ResourceResult_hookPhase(ctx, field)
+	case "syncPhase":
+		return ec.fieldContext_ResourceResult_syncPhase(ctx, field)
+	case "syncWave":
+		return ec.fieldContext_ResourceResult_syncWave(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceResult", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ResourceStatus_group(ctx, field)
+	case "version":
+		return ec.fieldContext_ResourceStatus_version(ctx, field)
+	case "kind":
+		return ec.fieldContext_ResourceStatus_kind(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ResourceStatus_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_ResourceStatus_name(ctx, field)
+	case "status":
+		return ec.fieldContext_ResourceStatus_status(ctx, field)
+	case "health":
+		return ec.fieldContext_ResourceStatus_health(ctx, field)
+	case "hook":
+		return ec.fieldContext_ResourceStatus_hook(ctx, field)
+	case "requiresPruning":
+		return ec.fieldContext_ResourceStatus_requiresPruning(ctx, field)
+	case "syncWave":
+		return ec.fieldContext_ResourceStatus_syncWave(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_RetryStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "limit":
+		return ec.fieldContext_RetryStrategy_limit(ctx, field)
+	case "backoff":
+		return ec.fieldContext_RetryStrategy_backoff(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RetryStrategy", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RevisionHistory_id(ctx, field)
+	case "revision":
+		return ec.fieldContext_RevisionHistory_revision(ctx, field)
+	case "revisions":
+		return ec.fieldContext_RevisionHistory_revisions(ctx, field)
+	case "deployedAt":
+		return ec.fieldContext_RevisionHistory_deployedAt(ctx, field)
+	case "deployStartedAt":
+		return ec.fieldContext_RevisionHistory_deployStartedAt(ctx, field)
+	case "source":
+		return ec.fieldContext_RevisionHistory_source(ctx, field)
+	case "sources":
+		return ec.fieldContext_RevisionHistory_sources(ctx, field)
+	case "initiatedBy":
+		return ec.fieldContext_RevisionHistory_initiatedBy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionHistory", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "revision":
+		return ec.fieldContext_SyncOperation_revision(ctx, field)
+	case "revisions":
+		return ec.fieldContext_SyncOperation_revisions(ctx, field)
+	case "prune":
+		return ec.fieldContext_SyncOperation_prune(ctx, field)
+	case "dryRun":
+		return ec.fieldContext_SyncOperation_dryRun(ctx, field)
+	case "resources":
+		return ec.fieldContext_SyncOperation_resources(ctx, field)
+	case "syncOptions":
+		return ec.fieldContext_SyncOperation_syncOptions(ctx, field)
+	case "syncStrategy":
+		return ec.fieldContext_SyncOperation_syncStrategy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncOperation", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncOperationResource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_SyncOperationResource_group(ctx, field)
+	case "kind":
+		return ec.fieldContext_SyncOperationResource_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_SyncOperationResource_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_SyncOperationResource_namespace(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncOperationResource", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncOperationResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "resources":
+		return ec.fieldContext_SyncOperationResult_resources(ctx, field)
+	case "revision":
+		return ec.fieldContext_SyncOperationResult_revision(ctx, field)
+	case "revisions":
+		return ec.fieldContext_SyncOperationResult_revisions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncOperationResult", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "automated":
+		return ec.fieldContext_SyncPolicy_automated(ctx, field)
+	case "syncOptions":
+		return ec.fieldContext_SyncPolicy_syncOptions(ctx, field)
+	case "retry":
+		return ec.fieldContext_SyncPolicy_retry(ctx, field)
+	case "managedNamespaceMetadata":
+		return ec.fieldContext_SyncPolicy_managedNamespaceMetadata(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncPolicy", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncPolicyAutomated(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "prune":
+		return ec.fieldContext_SyncPolicyAutomated_prune(ctx, field)
+	case "selfHeal":
+		return ec.fieldContext_SyncPolicyAutomated_selfHeal(ctx, field)
+	case "allowEmpty":
+		return ec.fieldContext_SyncPolicyAutomated_allowEmpty(ctx, field)
+	case "enabled":
+		return ec.fieldContext_SyncPolicyAutomated_enabled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncPolicyAutomated", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_SyncStatus_status(ctx, field)
+	case "revision":
+		return ec.fieldContext_SyncStatus_revision(ctx, field)
+	case "revisions":
+		return ec.fieldContext_SyncStatus_revisions(ctx, field)
+	case "comparedTo":
+		return ec.fieldContext_SyncStatus_comparedTo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "apply":
+		return ec.fieldContext_SyncStrategy_apply(ctx, field)
+	case "hook":
+		return ec.fieldContext_SyncStrategy_hook(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncStrategy", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncStrategyApply(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "force":
+		return ec.fieldContext_SyncStrategyApply_force(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncStrategyApply", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncStrategyHook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "force":
+		return ec.fieldContext_SyncStrategyHook_force(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncStrategyHook", field.Name)
+}
 
 func (ec *executionContext) childFields_Version(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -344,6 +3565,80 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_application_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_applications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ApplicationFilter, error) {
+			return ec.unmarshalOApplicationFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*model.ApplicationOrder, error) {
+			return ec.unmarshalOApplicationOrder2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -418,6 +3713,3612 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
+func (ec *executionContext) _Application_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Application_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, false, false, "String")
+}
+
+func (ec *executionContext) _Application_namespace(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, false, false, "String")
+}
+
+func (ec *executionContext) _Application_uid(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_uid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_uid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, true, false, "String")
+}
+
+func (ec *executionContext) _Application_labels(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_labels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Labels(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_labels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_annotations(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_annotations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Annotations(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_annotations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_createdAt(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, true, false, "Time")
+}
+
+func (ec *executionContext) _Application_deleting(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_deleting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleting(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_deleting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, true, false, "Boolean")
+}
+
+func (ec *executionContext) _Application_project(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, true, false, "String")
+}
+
+func (ec *executionContext) _Application_spec(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_spec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spec, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSpec) graphql.Marshaler {
+			return ec.marshalNApplicationSpec2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_spec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSpec(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_status(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.ApplicationStatus) graphql.Marshaler {
+			return ec.marshalNApplicationStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_operation(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Application_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_yaml(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_yaml(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Application().Yaml(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_yaml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationCondition_type(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationCondition_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationCondition().Type(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationCondition_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationCondition", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationCondition_message(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationCondition_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationCondition_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationCondition", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationCondition_lastTransitionTime(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationCondition_lastTransitionTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastTransitionTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationCondition_lastTransitionTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationCondition", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApplicationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.ApplicationEdge) graphql.Marshaler {
+			return ec.marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationConnection", field, true, false, "Int")
+}
+
+func (ec *executionContext) _ApplicationDestination_server(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationDestination) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationDestination_server(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Server, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationDestination_server(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationDestination", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationDestination_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationDestination) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationDestination_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationDestination_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationDestination", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationDestination_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationDestination) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationDestination_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationDestination_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationDestination", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSource_repoURL(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_repoURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RepoURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_repoURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSource_path(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSource_targetRevision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_targetRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_targetRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSource_chart(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_chart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Chart, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_chart(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSource_ref(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSource_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSource_helm(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_helm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Helm, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.ApplicationSourceHelm) graphql.Marshaler {
+			return ec.marshalOApplicationSourceHelm2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceHelm(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_helm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSourceHelm(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSource_kustomize(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_kustomize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kustomize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.ApplicationSourceKustomize) graphql.Marshaler {
+			return ec.marshalOApplicationSourceKustomize2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceKustomize(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_kustomize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSourceKustomize(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSource_directory(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_directory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Directory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.ApplicationSourceDirectory) graphql.Marshaler {
+			return ec.marshalOApplicationSourceDirectory2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceDirectory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_directory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSourceDirectory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSource_plugin(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSource_plugin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Plugin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.ApplicationSourcePlugin) graphql.Marshaler {
+			return ec.marshalOApplicationSourcePlugin2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourcePlugin(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSource_plugin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSourcePlugin(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourceDirectory_recurse(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceDirectory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceDirectory_recurse(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recurse, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceDirectory_recurse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceDirectory", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSourceDirectory_include(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceDirectory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceDirectory_include(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Include, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceDirectory_include(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceDirectory", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceDirectory_exclude(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceDirectory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceDirectory_exclude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Exclude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceDirectory_exclude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceDirectory", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceDirectory_jsonnet(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceDirectory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceDirectory_jsonnet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Jsonnet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSourceJsonnet) graphql.Marshaler {
+			return ec.marshalNApplicationSourceJsonnet2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceJsonnet(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceDirectory_jsonnet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourceDirectory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSourceJsonnet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_valueFiles(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_valueFiles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValueFiles, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_valueFiles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_parameters(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.HelmParameter) graphql.Marshaler {
+			return ec.marshalNHelmParameter2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHelmParameterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourceHelm",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HelmParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_fileParameters(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_fileParameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FileParameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.HelmFileParameter) graphql.Marshaler {
+			return ec.marshalNHelmFileParameter2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHelmFileParameterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_fileParameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourceHelm",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HelmFileParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_releaseName(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_releaseName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReleaseName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_releaseName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_values(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_values(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Values, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_values(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_valuesObject(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_valuesObject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSourceHelm().ValuesObject(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_valuesObject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_version(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_passCredentials(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_passCredentials(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassCredentials, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_passCredentials(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_ignoreMissingValueFiles(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_ignoreMissingValueFiles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IgnoreMissingValueFiles, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_ignoreMissingValueFiles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_skipCrds(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_skipCrds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SkipCrds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_skipCrds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_skipTests(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_skipTests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SkipTests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_skipTests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_skipSchemaValidation(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_skipSchemaValidation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SkipSchemaValidation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_skipSchemaValidation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_kubeVersion(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_kubeVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.KubeVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_kubeVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceHelm_apiVersions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceHelm) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceHelm_apiVersions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APIVersions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceHelm_apiVersions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceHelm", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceJsonnet_extVars(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceJsonnet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceJsonnet_extVars(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExtVars, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.JsonnetVar) graphql.Marshaler {
+			return ec.marshalNJsonnetVar2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJsonnetVarᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceJsonnet_extVars(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourceJsonnet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JsonnetVar(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourceJsonnet_tlas(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceJsonnet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceJsonnet_tlas(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TLAs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.JsonnetVar) graphql.Marshaler {
+			return ec.marshalNJsonnetVar2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJsonnetVarᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceJsonnet_tlas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourceJsonnet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JsonnetVar(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourceJsonnet_libs(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceJsonnet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceJsonnet_libs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Libs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceJsonnet_libs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceJsonnet", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_namePrefix(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_namePrefix(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NamePrefix, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_namePrefix(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceKustomize", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_nameSuffix(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_nameSuffix(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NameSuffix, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_nameSuffix(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceKustomize", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_images(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_images(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Images, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_images(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceKustomize", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_commonLabels(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_commonLabels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSourceKustomize().CommonLabels(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_commonLabels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourceKustomize",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_commonAnnotations(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_commonAnnotations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSourceKustomize().CommonAnnotations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_commonAnnotations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourceKustomize",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_forceCommonLabels(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_forceCommonLabels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ForceCommonLabels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_forceCommonLabels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceKustomize", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_forceCommonAnnotations(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_forceCommonAnnotations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ForceCommonAnnotations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_forceCommonAnnotations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceKustomize", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceKustomize", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_version(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceKustomize", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_components(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_components(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Components, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_components(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourceKustomize", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourceKustomize_replicas(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourceKustomize) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourceKustomize_replicas(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replicas, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.KustomizeReplica) graphql.Marshaler {
+			return ec.marshalNKustomizeReplica2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐKustomizeReplicaᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourceKustomize_replicas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourceKustomize",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KustomizeReplica(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourcePlugin_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourcePlugin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourcePlugin_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourcePlugin_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSourcePlugin", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSourcePlugin_env(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourcePlugin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourcePlugin_env(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Env, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.EnvEntry) graphql.Marshaler {
+			return ec.marshalNEnvEntry2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐEnvEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourcePlugin_env(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourcePlugin",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EnvEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSourcePlugin_parameters(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourcePlugin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSourcePlugin_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationSourcePluginParameter) graphql.Marshaler {
+			return ec.marshalNPluginParameter2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourcePluginParameterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSourcePlugin_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSourcePlugin",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PluginParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSpec_source(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.ApplicationSource) graphql.Marshaler {
+			return ec.marshalOApplicationSource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSpec_sources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_sources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationSource) graphql.Marshaler {
+			return ec.marshalNApplicationSource2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_sources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSpec_destination(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_destination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Destination, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationDestination) graphql.Marshaler {
+			return ec.marshalNApplicationDestination2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationDestination(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_destination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationDestination(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSpec_project(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSpec_syncPolicy(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_syncPolicy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncPolicy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncPolicy) graphql.Marshaler {
+			return ec.marshalOSyncPolicy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncPolicy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_syncPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncPolicy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSpec_ignoreDifferences(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_ignoreDifferences(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IgnoreDifferences, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ResourceIgnoreDifferences) graphql.Marshaler {
+			return ec.marshalNResourceIgnoreDifferences2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceIgnoreDifferencesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_ignoreDifferences(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceIgnoreDifferences(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSpec_info(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_info(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Info, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.Info) graphql.Marshaler {
+			return ec.marshalNInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐInfoᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_info(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Info(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSpec_revisionHistoryLimit(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_revisionHistoryLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevisionHistoryLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_revisionHistoryLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSpec", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ApplicationStatus_resources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_resources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ResourceStatus) graphql.Marshaler {
+			return ec.marshalNResourceStatus2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceStatusᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_resources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationStatus_sync(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_sync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sync, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SyncStatus) graphql.Marshaler {
+			return ec.marshalNSyncStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_sync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationStatus_health(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.HealthStatus) graphql.Marshaler {
+			return ec.marshalNHealthStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationStatus_history(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_history(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.History, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.RevisionHistory) graphql.Marshaler {
+			return ec.marshalNRevisionHistory2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRevisionHistoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_history(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionHistory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationStatus_conditions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_conditions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conditions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationCondition) graphql.Marshaler {
+			return ec.marshalNApplicationCondition2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationConditionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_conditions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationCondition(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationStatus_reconciledAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_reconciledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReconciledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_reconciledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationStatus", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApplicationStatus_operationState(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_operationState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperationState, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.OperationState) graphql.Marshaler {
+			return ec.marshalOOperationState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationState(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_operationState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationStatus_sourceType(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_sourceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationStatus().SourceType(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_sourceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationStatus", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationStatus_summary(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSummary) graphql.Marshaler {
+			return ec.marshalNApplicationSummary2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSummary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSummary_externalURLs(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSummary_externalURLs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalURLs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSummary_externalURLs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSummary", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSummary_images(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSummary_images(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Images, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSummary_images(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSummary", field, false, false, "String")
+}
+
+func (ec *executionContext) _Backoff_duration(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Backoff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Backoff_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Backoff_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Backoff", field, false, false, "String")
+}
+
+func (ec *executionContext) _Backoff_factor(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Backoff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Backoff_factor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Factor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Backoff_factor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Backoff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Backoff_maxDuration(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Backoff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Backoff_maxDuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxDuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Backoff_maxDuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Backoff", field, false, false, "String")
+}
+
+func (ec *executionContext) _ComparedTo_source(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ComparedTo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedTo_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSource) graphql.Marshaler {
+			return ec.marshalNApplicationSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedTo_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComparedTo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComparedTo_sources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ComparedTo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedTo_sources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationSource) graphql.Marshaler {
+			return ec.marshalNApplicationSource2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedTo_sources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComparedTo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComparedTo_destination(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ComparedTo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComparedTo_destination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Destination, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationDestination) graphql.Marshaler {
+			return ec.marshalNApplicationDestination2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationDestination(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComparedTo_destination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComparedTo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationDestination(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EnvEntry_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.EnvEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvEntry_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnvEntry_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _EnvEntry_value(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.EnvEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnvEntry_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnvEntry_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnvEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _HealthStatus_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HealthStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthStatus_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.HealthStatusCode) graphql.Marshaler {
+			return ec.marshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthStatus_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthStatus", field, false, false, "HealthStatusCode")
+}
+
+func (ec *executionContext) _HealthStatus_message(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HealthStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthStatus_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthStatus_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _HealthStatus_lastTransitionTime(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HealthStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthStatus_lastTransitionTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastTransitionTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HealthStatus_lastTransitionTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthStatus", field, false, false, "Time")
+}
+
+func (ec *executionContext) _HelmFileParameter_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HelmFileParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HelmFileParameter_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HelmFileParameter_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HelmFileParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _HelmFileParameter_path(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HelmFileParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HelmFileParameter_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HelmFileParameter_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HelmFileParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _HelmParameter_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HelmParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HelmParameter_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HelmParameter_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HelmParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _HelmParameter_value(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HelmParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HelmParameter_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HelmParameter_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HelmParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _HelmParameter_forceString(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HelmParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HelmParameter_forceString(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ForceString, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HelmParameter_forceString(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HelmParameter", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Info_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Info) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Info_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Info_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Info", field, false, false, "String")
+}
+
+func (ec *executionContext) _Info_value(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Info) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Info_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Info_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Info", field, false, false, "String")
+}
+
+func (ec *executionContext) _JsonnetVar_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.JsonnetVar) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JsonnetVar_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JsonnetVar_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JsonnetVar", field, false, false, "String")
+}
+
+func (ec *executionContext) _JsonnetVar_value(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.JsonnetVar) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JsonnetVar_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JsonnetVar_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JsonnetVar", field, false, false, "String")
+}
+
+func (ec *executionContext) _JsonnetVar_code(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.JsonnetVar) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JsonnetVar_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JsonnetVar_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JsonnetVar", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _KeyValue_key(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KeyValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyValue_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyValue_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyValue", field, false, false, "String")
+}
+
+func (ec *executionContext) _KeyValue_value(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KeyValue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeyValue_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeyValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KeyValue", field, false, false, "String")
+}
+
+func (ec *executionContext) _KustomizeReplica_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.KustomizeReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KustomizeReplica_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KustomizeReplica_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KustomizeReplica", field, false, false, "String")
+}
+
+func (ec *executionContext) _KustomizeReplica_count(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.KustomizeReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KustomizeReplica_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.KustomizeReplica().Count(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KustomizeReplica_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KustomizeReplica", field, true, true, "String")
+}
+
+func (ec *executionContext) _ManagedNamespaceMetadata_labels(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ManagedNamespaceMetadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedNamespaceMetadata_labels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ManagedNamespaceMetadata().Labels(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedNamespaceMetadata_labels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagedNamespaceMetadata",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagedNamespaceMetadata_annotations(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ManagedNamespaceMetadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedNamespaceMetadata_annotations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ManagedNamespaceMetadata().Annotations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedNamespaceMetadata_annotations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagedNamespaceMetadata",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_sync(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_sync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sync, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncOperation) graphql.Marshaler {
+			return ec.marshalOSyncOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_sync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncOperation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_initiatedBy(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_initiatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InitiatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.OperationInitiator) graphql.Marshaler {
+			return ec.marshalNOperationInitiator2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationInitiator(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_initiatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationInitiator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_info(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_info(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Info, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.Info) graphql.Marshaler {
+			return ec.marshalNInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐInfoᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_info(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Info(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_retry(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_retry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Retry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.RetryStrategy) graphql.Marshaler {
+			return ec.marshalNRetryStrategy2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRetryStrategy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_retry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RetryStrategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationInitiator_username(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationInitiator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationInitiator_username(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Username, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationInitiator_username(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationInitiator", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationInitiator_automated(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationInitiator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationInitiator_automated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Automated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationInitiator_automated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationInitiator", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _OperationState_operation(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationState_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationState_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationState",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationState_phase(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationState_phase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.OperationPhase) graphql.Marshaler {
+			return ec.marshalNOperationPhase2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationPhase(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationState_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationState", field, false, false, "OperationPhase")
+}
+
+func (ec *executionContext) _OperationState_message(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationState_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationState_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationState", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationState_syncResult(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationState_syncResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncOperationResult) graphql.Marshaler {
+			return ec.marshalOSyncOperationResult2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperationResult(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationState_syncResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationState",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncOperationResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationState_startedAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationState_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationState_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationState", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OperationState_finishedAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationState_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationState_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationState", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OperationState_retryCount(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OperationState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationState_retryCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetryCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationState_retryCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationState", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginParameter_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourcePluginParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginParameter_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginParameter_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginParameter_string(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourcePluginParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginParameter_string(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.String, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PluginParameter_string(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginParameter_array(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourcePluginParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginParameter_array(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Array, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginParameter_array(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginParameter", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginParameter_map(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourcePluginParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginParameter_map(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PluginParameter().Map(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginParameter_map(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PluginParameter",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_version(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -446,6 +7347,138 @@ func (ec *executionContext) fieldContext_Query_version(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Version(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_application(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_application(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Application(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_application(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_application_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_applications(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_applications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Applications(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string), fc.Args["filter"].(*model.ApplicationFilter), fc.Args["orderBy"].(*model.ApplicationOrder))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ApplicationConnection) graphql.Marshaler {
+			return ec.marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_applications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_applications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -524,6 +7557,1696 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ResourceIgnoreDifferences_group(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceIgnoreDifferences) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceIgnoreDifferences_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceIgnoreDifferences_kind(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceIgnoreDifferences) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceIgnoreDifferences_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceIgnoreDifferences_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceIgnoreDifferences) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceIgnoreDifferences_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceIgnoreDifferences_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceIgnoreDifferences) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceIgnoreDifferences_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceIgnoreDifferences_jsonPointers(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceIgnoreDifferences) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceIgnoreDifferences_jsonPointers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JSONPointers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_jsonPointers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceIgnoreDifferences_jqPathExpressions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceIgnoreDifferences) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceIgnoreDifferences_jqPathExpressions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JQPathExpressions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_jqPathExpressions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceIgnoreDifferences_managedFieldsManagers(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceIgnoreDifferences) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceIgnoreDifferences_managedFieldsManagers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ManagedFieldsManagers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_managedFieldsManagers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceResult_group(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceResult_version(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceResult_kind(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceResult_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceResult_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceResult_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceResult().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, true, true, "String")
+}
+
+func (ec *executionContext) _ResourceResult_message(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceResult_hookType(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_hookType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceResult().HookType(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_hookType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, true, true, "String")
+}
+
+func (ec *executionContext) _ResourceResult_hookPhase(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_hookPhase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceResult().HookPhase(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_hookPhase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, true, true, "String")
+}
+
+func (ec *executionContext) _ResourceResult_syncPhase(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_syncPhase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceResult().SyncPhase(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_syncPhase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, true, true, "String")
+}
+
+func (ec *executionContext) _ResourceResult_syncWave(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceResult_syncWave(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncWave, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceResult_syncWave(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceResult", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ResourceStatus_group(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceStatus_version(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceStatus_kind(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceStatus_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceStatus_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceStatus_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SyncStatusCode) graphql.Marshaler {
+			return ec.marshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "SyncStatusCode")
+}
+
+func (ec *executionContext) _ResourceStatus_health(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.HealthStatus) graphql.Marshaler {
+			return ec.marshalOHealthStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceStatus_hook(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_hook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_hook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ResourceStatus_requiresPruning(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_requiresPruning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequiresPruning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_requiresPruning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ResourceStatus_syncWave(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceStatus_syncWave(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncWave, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceStatus_syncWave(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RetryStrategy_limit(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RetryStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetryStrategy_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RetryStrategy_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RetryStrategy", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RetryStrategy_backoff(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RetryStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RetryStrategy_backoff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Backoff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.Backoff) graphql.Marshaler {
+			return ec.marshalOBackoff2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐBackoff(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RetryStrategy_backoff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RetryStrategy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Backoff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionHistory_id(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionHistory_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionHistory_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionHistory", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RevisionHistory_revision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionHistory_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionHistory_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionHistory", field, false, false, "String")
+}
+
+func (ec *executionContext) _RevisionHistory_revisions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionHistory_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionHistory_revisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionHistory", field, false, false, "String")
+}
+
+func (ec *executionContext) _RevisionHistory_deployedAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionHistory_deployedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeployedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionHistory_deployedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionHistory", field, false, false, "Time")
+}
+
+func (ec *executionContext) _RevisionHistory_deployStartedAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionHistory_deployStartedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeployStartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionHistory_deployStartedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionHistory", field, false, false, "Time")
+}
+
+func (ec *executionContext) _RevisionHistory_source(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionHistory_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSource) graphql.Marshaler {
+			return ec.marshalNApplicationSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionHistory_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionHistory_sources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionHistory_sources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationSource) graphql.Marshaler {
+			return ec.marshalNApplicationSource2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionHistory_sources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionHistory_initiatedBy(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionHistory_initiatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InitiatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.OperationInitiator) graphql.Marshaler {
+			return ec.marshalNOperationInitiator2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationInitiator(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionHistory_initiatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationInitiator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncOperation_revision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperation_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperation_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncOperation_revisions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperation_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperation_revisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncOperation_prune(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperation_prune(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prune, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperation_prune(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncOperation_dryRun(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperation_dryRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DryRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperation_dryRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperation", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncOperation_resources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperation_resources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.SyncOperationResource) graphql.Marshaler {
+			return ec.marshalNSyncOperationResource2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperationResourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperation_resources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncOperation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncOperationResource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncOperation_syncOptions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperation_syncOptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncOptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperation_syncOptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncOperation_syncStrategy(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperation_syncStrategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncStrategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncStrategy) graphql.Marshaler {
+			return ec.marshalOSyncStrategy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStrategy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperation_syncStrategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncOperation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncStrategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncOperationResource_group(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperationResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperationResource_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperationResource_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperationResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncOperationResource_kind(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperationResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperationResource_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperationResource_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperationResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncOperationResource_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperationResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperationResource_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperationResource_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperationResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncOperationResource_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperationResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperationResource_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperationResource_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperationResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncOperationResult_resources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperationResult_resources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ResourceResult) graphql.Marshaler {
+			return ec.marshalNResourceResult2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperationResult_resources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncOperationResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncOperationResult_revision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperationResult_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperationResult_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperationResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncOperationResult_revisions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperationResult_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperationResult_revisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperationResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncPolicy_automated(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPolicy_automated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Automated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncPolicyAutomated) graphql.Marshaler {
+			return ec.marshalOSyncPolicyAutomated2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncPolicyAutomated(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPolicy_automated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncPolicy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncPolicyAutomated(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncPolicy_syncOptions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPolicy_syncOptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncOptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPolicy_syncOptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncPolicy", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncPolicy_retry(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPolicy_retry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Retry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.RetryStrategy) graphql.Marshaler {
+			return ec.marshalORetryStrategy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRetryStrategy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPolicy_retry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncPolicy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RetryStrategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncPolicy_managedNamespaceMetadata(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPolicy_managedNamespaceMetadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ManagedNamespaceMetadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.ManagedNamespaceMetadata) graphql.Marshaler {
+			return ec.marshalOManagedNamespaceMetadata2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐManagedNamespaceMetadata(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPolicy_managedNamespaceMetadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncPolicy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ManagedNamespaceMetadata(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncPolicyAutomated_prune(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncPolicyAutomated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPolicyAutomated_prune(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prune, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPolicyAutomated_prune(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncPolicyAutomated", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncPolicyAutomated_selfHeal(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncPolicyAutomated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPolicyAutomated_selfHeal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SelfHeal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPolicyAutomated_selfHeal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncPolicyAutomated", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncPolicyAutomated_allowEmpty(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncPolicyAutomated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPolicyAutomated_allowEmpty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AllowEmpty, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPolicyAutomated_allowEmpty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncPolicyAutomated", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncPolicyAutomated_enabled(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncPolicyAutomated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncPolicyAutomated_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SyncPolicyAutomated().Enabled(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncPolicyAutomated_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncPolicyAutomated", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _SyncStatus_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncStatus_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SyncStatusCode) graphql.Marshaler {
+			return ec.marshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncStatus_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncStatus", field, false, false, "SyncStatusCode")
+}
+
+func (ec *executionContext) _SyncStatus_revision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncStatus_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncStatus_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncStatus_revisions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncStatus_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncStatus_revisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncStatus_comparedTo(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncStatus_comparedTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ComparedTo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ComparedTo) graphql.Marshaler {
+			return ec.marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐComparedTo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncStatus_comparedTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComparedTo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncStrategy_apply(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncStrategy_apply(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Apply, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncStrategyApply) graphql.Marshaler {
+			return ec.marshalOSyncStrategyApply2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStrategyApply(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncStrategy_apply(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncStrategy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncStrategyApply(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncStrategy_hook(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncStrategy_hook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncStrategyHook) graphql.Marshaler {
+			return ec.marshalOSyncStrategyHook2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStrategyHook(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncStrategy_hook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncStrategy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncStrategyHook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncStrategyApply_force(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStrategyApply) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncStrategyApply_force(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Force, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncStrategyApply_force(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncStrategyApply", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncStrategyHook_force(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStrategyHook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncStrategyHook_force(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Force, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncStrategyHook_force(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncStrategyHook", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Version_version(ctx context.Context, field graphql.CollectedField, obj *model.Version) (ret graphql.Marshaler) {
@@ -1668,13 +10391,1741 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputApplicationFilter(ctx context.Context, obj any) (model.ApplicationFilter, error) {
+	var it model.ApplicationFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"namespaces", "projects", "syncStatus", "health", "labelSelector", "clusters", "destinationNamespaces", "repos", "targetRevisions", "autoSync", "search"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "namespaces":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespaces"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespaces = data
+		case "projects":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projects"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Projects = data
+		case "syncStatus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("syncStatus"))
+			data, err := ec.unmarshalOSyncStatusCode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCodeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SyncStatus = data
+		case "health":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("health"))
+			data, err := ec.unmarshalOHealthStatusCode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCodeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Health = data
+		case "labelSelector":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("labelSelector"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LabelSelector = data
+		case "clusters":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clusters"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Clusters = data
+		case "destinationNamespaces":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("destinationNamespaces"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DestinationNamespaces = data
+		case "repos":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repos"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Repos = data
+		case "targetRevisions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetRevisions"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetRevisions = data
+		case "autoSync":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("autoSync"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AutoSync = data
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApplicationFilter unmarshals raw into the ApplicationFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApplicationFilter(ctx context.Context, raw any) (model.ApplicationFilter, error) {
+	var out model.ApplicationFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplicationFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputApplicationOrder(ctx context.Context, obj any) (model.ApplicationOrder, error) {
+	var it model.ApplicationOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["field"]; !present {
+		asMap["field"] = "NAME"
+	}
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"field", "direction"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNApplicationOrderField2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApplicationOrder unmarshals raw into the ApplicationOrder input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApplicationOrder(ctx context.Context, raw any) (model.ApplicationOrder, error) {
+	var out model.ApplicationOrder
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplicationOrder", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj gqlmodel.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case gqlmodel.Application:
+		return ec._Application(ctx, sel, &obj)
+	case *gqlmodel.Application:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Application(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var applicationImplementors = []string{"Application", "Node"}
+
+func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Application) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Application")
+		case "id":
+			out.Values[i] = ec._Application_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Application_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._Application_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "uid":
+			out.Values[i] = ec._Application_uid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "labels":
+			out.Values[i] = ec._Application_labels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "annotations":
+			out.Values[i] = ec._Application_annotations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Application_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deleting":
+			out.Values[i] = ec._Application_deleting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			out.Values[i] = ec._Application_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "spec":
+			out.Values[i] = ec._Application_spec(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Application_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operation":
+			out.Values[i] = ec._Application_operation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "yaml":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_yaml(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationConditionImplementors = []string{"ApplicationCondition"}
+
+func (ec *executionContext) _ApplicationCondition(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationCondition) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationConditionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationCondition")
+		case "type":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationCondition_type(ctx, field, obj)
+				})
+		case "message":
+			out.Values[i] = ec._ApplicationCondition_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastTransitionTime":
+			out.Values[i] = ec._ApplicationCondition_lastTransitionTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationConnectionImplementors = []string{"ApplicationConnection"}
+
+func (ec *executionContext) _ApplicationConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ApplicationConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationConnection")
+		case "edges":
+			out.Values[i] = ec._ApplicationConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ApplicationConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ApplicationConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ApplicationConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationDestinationImplementors = []string{"ApplicationDestination"}
+
+func (ec *executionContext) _ApplicationDestination(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationDestination) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationDestinationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationDestination")
+		case "server":
+			out.Values[i] = ec._ApplicationDestination_server(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ApplicationDestination_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._ApplicationDestination_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationEdgeImplementors = []string{"ApplicationEdge"}
+
+func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ApplicationEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationEdge")
+		case "cursor":
+			out.Values[i] = ec._ApplicationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ApplicationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSourceImplementors = []string{"ApplicationSource"}
+
+func (ec *executionContext) _ApplicationSource(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSource")
+		case "repoURL":
+			out.Values[i] = ec._ApplicationSource_repoURL(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._ApplicationSource_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetRevision":
+			out.Values[i] = ec._ApplicationSource_targetRevision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "chart":
+			out.Values[i] = ec._ApplicationSource_chart(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ref":
+			out.Values[i] = ec._ApplicationSource_ref(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ApplicationSource_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "helm":
+			out.Values[i] = ec._ApplicationSource_helm(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "kustomize":
+			out.Values[i] = ec._ApplicationSource_kustomize(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "directory":
+			out.Values[i] = ec._ApplicationSource_directory(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "plugin":
+			out.Values[i] = ec._ApplicationSource_plugin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSourceDirectoryImplementors = []string{"ApplicationSourceDirectory"}
+
+func (ec *executionContext) _ApplicationSourceDirectory(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSourceDirectory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSourceDirectoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSourceDirectory")
+		case "recurse":
+			out.Values[i] = ec._ApplicationSourceDirectory_recurse(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "include":
+			out.Values[i] = ec._ApplicationSourceDirectory_include(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exclude":
+			out.Values[i] = ec._ApplicationSourceDirectory_exclude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jsonnet":
+			out.Values[i] = ec._ApplicationSourceDirectory_jsonnet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSourceHelmImplementors = []string{"ApplicationSourceHelm"}
+
+func (ec *executionContext) _ApplicationSourceHelm(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSourceHelm) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSourceHelmImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSourceHelm")
+		case "valueFiles":
+			out.Values[i] = ec._ApplicationSourceHelm_valueFiles(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parameters":
+			out.Values[i] = ec._ApplicationSourceHelm_parameters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fileParameters":
+			out.Values[i] = ec._ApplicationSourceHelm_fileParameters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "releaseName":
+			out.Values[i] = ec._ApplicationSourceHelm_releaseName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "values":
+			out.Values[i] = ec._ApplicationSourceHelm_values(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "valuesObject":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSourceHelm_valuesObject(ctx, field, obj)
+				})
+		case "version":
+			out.Values[i] = ec._ApplicationSourceHelm_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "passCredentials":
+			out.Values[i] = ec._ApplicationSourceHelm_passCredentials(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ignoreMissingValueFiles":
+			out.Values[i] = ec._ApplicationSourceHelm_ignoreMissingValueFiles(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "skipCrds":
+			out.Values[i] = ec._ApplicationSourceHelm_skipCrds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "skipTests":
+			out.Values[i] = ec._ApplicationSourceHelm_skipTests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "skipSchemaValidation":
+			out.Values[i] = ec._ApplicationSourceHelm_skipSchemaValidation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ApplicationSourceHelm_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kubeVersion":
+			out.Values[i] = ec._ApplicationSourceHelm_kubeVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "apiVersions":
+			out.Values[i] = ec._ApplicationSourceHelm_apiVersions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSourceJsonnetImplementors = []string{"ApplicationSourceJsonnet"}
+
+func (ec *executionContext) _ApplicationSourceJsonnet(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSourceJsonnet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSourceJsonnetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSourceJsonnet")
+		case "extVars":
+			out.Values[i] = ec._ApplicationSourceJsonnet_extVars(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tlas":
+			out.Values[i] = ec._ApplicationSourceJsonnet_tlas(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "libs":
+			out.Values[i] = ec._ApplicationSourceJsonnet_libs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSourceKustomizeImplementors = []string{"ApplicationSourceKustomize"}
+
+func (ec *executionContext) _ApplicationSourceKustomize(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSourceKustomize) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSourceKustomizeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSourceKustomize")
+		case "namePrefix":
+			out.Values[i] = ec._ApplicationSourceKustomize_namePrefix(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nameSuffix":
+			out.Values[i] = ec._ApplicationSourceKustomize_nameSuffix(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "images":
+			out.Values[i] = ec._ApplicationSourceKustomize_images(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "commonLabels":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSourceKustomize_commonLabels(ctx, field, obj)
+				})
+		case "commonAnnotations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSourceKustomize_commonAnnotations(ctx, field, obj)
+				})
+		case "forceCommonLabels":
+			out.Values[i] = ec._ApplicationSourceKustomize_forceCommonLabels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "forceCommonAnnotations":
+			out.Values[i] = ec._ApplicationSourceKustomize_forceCommonAnnotations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ApplicationSourceKustomize_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._ApplicationSourceKustomize_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "components":
+			out.Values[i] = ec._ApplicationSourceKustomize_components(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "replicas":
+			out.Values[i] = ec._ApplicationSourceKustomize_replicas(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSourcePluginImplementors = []string{"ApplicationSourcePlugin"}
+
+func (ec *executionContext) _ApplicationSourcePlugin(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSourcePlugin) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSourcePluginImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSourcePlugin")
+		case "name":
+			out.Values[i] = ec._ApplicationSourcePlugin_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "env":
+			out.Values[i] = ec._ApplicationSourcePlugin_env(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "parameters":
+			out.Values[i] = ec._ApplicationSourcePlugin_parameters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSpecImplementors = []string{"ApplicationSpec"}
+
+func (ec *executionContext) _ApplicationSpec(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSpec) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSpecImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSpec")
+		case "source":
+			out.Values[i] = ec._ApplicationSpec_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sources":
+			out.Values[i] = ec._ApplicationSpec_sources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destination":
+			out.Values[i] = ec._ApplicationSpec_destination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "project":
+			out.Values[i] = ec._ApplicationSpec_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncPolicy":
+			out.Values[i] = ec._ApplicationSpec_syncPolicy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ignoreDifferences":
+			out.Values[i] = ec._ApplicationSpec_ignoreDifferences(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "info":
+			out.Values[i] = ec._ApplicationSpec_info(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revisionHistoryLimit":
+			out.Values[i] = ec._ApplicationSpec_revisionHistoryLimit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationStatusImplementors = []string{"ApplicationStatus"}
+
+func (ec *executionContext) _ApplicationStatus(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationStatus")
+		case "resources":
+			out.Values[i] = ec._ApplicationStatus_resources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sync":
+			out.Values[i] = ec._ApplicationStatus_sync(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "health":
+			out.Values[i] = ec._ApplicationStatus_health(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "history":
+			out.Values[i] = ec._ApplicationStatus_history(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "conditions":
+			out.Values[i] = ec._ApplicationStatus_conditions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reconciledAt":
+			out.Values[i] = ec._ApplicationStatus_reconciledAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operationState":
+			out.Values[i] = ec._ApplicationStatus_operationState(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceType":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationStatus_sourceType(ctx, field, obj)
+				})
+		case "summary":
+			out.Values[i] = ec._ApplicationStatus_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSummaryImplementors = []string{"ApplicationSummary"}
+
+func (ec *executionContext) _ApplicationSummary(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSummary")
+		case "externalURLs":
+			out.Values[i] = ec._ApplicationSummary_externalURLs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "images":
+			out.Values[i] = ec._ApplicationSummary_images(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var backoffImplementors = []string{"Backoff"}
+
+func (ec *executionContext) _Backoff(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.Backoff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, backoffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Backoff")
+		case "duration":
+			out.Values[i] = ec._Backoff_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "factor":
+			out.Values[i] = ec._Backoff_factor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxDuration":
+			out.Values[i] = ec._Backoff_maxDuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var comparedToImplementors = []string{"ComparedTo"}
+
+func (ec *executionContext) _ComparedTo(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ComparedTo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, comparedToImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComparedTo")
+		case "source":
+			out.Values[i] = ec._ComparedTo_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sources":
+			out.Values[i] = ec._ComparedTo_sources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destination":
+			out.Values[i] = ec._ComparedTo_destination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var envEntryImplementors = []string{"EnvEntry"}
+
+func (ec *executionContext) _EnvEntry(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.EnvEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, envEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EnvEntry")
+		case "name":
+			out.Values[i] = ec._EnvEntry_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._EnvEntry_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var healthStatusImplementors = []string{"HealthStatus"}
+
+func (ec *executionContext) _HealthStatus(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.HealthStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, healthStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HealthStatus")
+		case "status":
+			out.Values[i] = ec._HealthStatus_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._HealthStatus_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastTransitionTime":
+			out.Values[i] = ec._HealthStatus_lastTransitionTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var helmFileParameterImplementors = []string{"HelmFileParameter"}
+
+func (ec *executionContext) _HelmFileParameter(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.HelmFileParameter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, helmFileParameterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HelmFileParameter")
+		case "name":
+			out.Values[i] = ec._HelmFileParameter_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._HelmFileParameter_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var helmParameterImplementors = []string{"HelmParameter"}
+
+func (ec *executionContext) _HelmParameter(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.HelmParameter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, helmParameterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HelmParameter")
+		case "name":
+			out.Values[i] = ec._HelmParameter_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._HelmParameter_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "forceString":
+			out.Values[i] = ec._HelmParameter_forceString(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var infoImplementors = []string{"Info"}
+
+func (ec *executionContext) _Info(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.Info) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, infoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Info")
+		case "name":
+			out.Values[i] = ec._Info_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._Info_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var jsonnetVarImplementors = []string{"JsonnetVar"}
+
+func (ec *executionContext) _JsonnetVar(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.JsonnetVar) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jsonnetVarImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JsonnetVar")
+		case "name":
+			out.Values[i] = ec._JsonnetVar_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._JsonnetVar_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._JsonnetVar_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var keyValueImplementors = []string{"KeyValue"}
+
+func (ec *executionContext) _KeyValue(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.KeyValue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, keyValueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KeyValue")
+		case "key":
+			out.Values[i] = ec._KeyValue_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._KeyValue_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var kustomizeReplicaImplementors = []string{"KustomizeReplica"}
+
+func (ec *executionContext) _KustomizeReplica(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.KustomizeReplica) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kustomizeReplicaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KustomizeReplica")
+		case "name":
+			out.Values[i] = ec._KustomizeReplica_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "count":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._KustomizeReplica_count(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var managedNamespaceMetadataImplementors = []string{"ManagedNamespaceMetadata"}
+
+func (ec *executionContext) _ManagedNamespaceMetadata(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ManagedNamespaceMetadata) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, managedNamespaceMetadataImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ManagedNamespaceMetadata")
+		case "labels":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ManagedNamespaceMetadata_labels(ctx, field, obj)
+				})
+		case "annotations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ManagedNamespaceMetadata_annotations(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationImplementors = []string{"Operation"}
+
+func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.Operation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Operation")
+		case "sync":
+			out.Values[i] = ec._Operation_sync(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "initiatedBy":
+			out.Values[i] = ec._Operation_initiatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "info":
+			out.Values[i] = ec._Operation_info(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retry":
+			out.Values[i] = ec._Operation_retry(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationInitiatorImplementors = []string{"OperationInitiator"}
+
+func (ec *executionContext) _OperationInitiator(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.OperationInitiator) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationInitiatorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationInitiator")
+		case "username":
+			out.Values[i] = ec._OperationInitiator_username(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "automated":
+			out.Values[i] = ec._OperationInitiator_automated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationStateImplementors = []string{"OperationState"}
+
+func (ec *executionContext) _OperationState(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.OperationState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationState")
+		case "operation":
+			out.Values[i] = ec._OperationState_operation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phase":
+			out.Values[i] = ec._OperationState_phase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._OperationState_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncResult":
+			out.Values[i] = ec._OperationState_syncResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._OperationState_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._OperationState_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "retryCount":
+			out.Values[i] = ec._OperationState_retryCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var pageInfoImplementors = []string{"PageInfo"}
+
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.PageInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PageInfo")
+		case "hasNextPage":
+			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var pluginParameterImplementors = []string{"PluginParameter"}
+
+func (ec *executionContext) _PluginParameter(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSourcePluginParameter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pluginParameterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PluginParameter")
+		case "name":
+			out.Values[i] = ec._PluginParameter_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "string":
+			out.Values[i] = ec._PluginParameter_string(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "array":
+			out.Values[i] = ec._PluginParameter_array(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "map":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PluginParameter_map(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var queryImplementors = []string{"Query"}
 
@@ -1701,6 +12152,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_version(ctx, field)
 				})
+		case "node":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_node(ctx, field)
+				})
+		case "application":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_application(ctx, field)
+				})
+		case "applications":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_applications(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -1714,6 +12183,743 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceIgnoreDifferencesImplementors = []string{"ResourceIgnoreDifferences"}
+
+func (ec *executionContext) _ResourceIgnoreDifferences(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ResourceIgnoreDifferences) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceIgnoreDifferencesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceIgnoreDifferences")
+		case "group":
+			out.Values[i] = ec._ResourceIgnoreDifferences_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ResourceIgnoreDifferences_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ResourceIgnoreDifferences_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._ResourceIgnoreDifferences_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jsonPointers":
+			out.Values[i] = ec._ResourceIgnoreDifferences_jsonPointers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jqPathExpressions":
+			out.Values[i] = ec._ResourceIgnoreDifferences_jqPathExpressions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "managedFieldsManagers":
+			out.Values[i] = ec._ResourceIgnoreDifferences_managedFieldsManagers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceResultImplementors = []string{"ResourceResult"}
+
+func (ec *executionContext) _ResourceResult(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ResourceResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceResult")
+		case "group":
+			out.Values[i] = ec._ResourceResult_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._ResourceResult_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._ResourceResult_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ResourceResult_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._ResourceResult_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceResult_status(ctx, field, obj)
+				})
+		case "message":
+			out.Values[i] = ec._ResourceResult_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hookType":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceResult_hookType(ctx, field, obj)
+				})
+		case "hookPhase":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceResult_hookPhase(ctx, field, obj)
+				})
+		case "syncPhase":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceResult_syncPhase(ctx, field, obj)
+				})
+		case "syncWave":
+			out.Values[i] = ec._ResourceResult_syncWave(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceStatusImplementors = []string{"ResourceStatus"}
+
+func (ec *executionContext) _ResourceStatus(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ResourceStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceStatus")
+		case "group":
+			out.Values[i] = ec._ResourceStatus_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._ResourceStatus_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ResourceStatus_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._ResourceStatus_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ResourceStatus_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._ResourceStatus_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "health":
+			out.Values[i] = ec._ResourceStatus_health(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hook":
+			out.Values[i] = ec._ResourceStatus_hook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requiresPruning":
+			out.Values[i] = ec._ResourceStatus_requiresPruning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncWave":
+			out.Values[i] = ec._ResourceStatus_syncWave(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var retryStrategyImplementors = []string{"RetryStrategy"}
+
+func (ec *executionContext) _RetryStrategy(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.RetryStrategy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, retryStrategyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RetryStrategy")
+		case "limit":
+			out.Values[i] = ec._RetryStrategy_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "backoff":
+			out.Values[i] = ec._RetryStrategy_backoff(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var revisionHistoryImplementors = []string{"RevisionHistory"}
+
+func (ec *executionContext) _RevisionHistory(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.RevisionHistory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionHistoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionHistory")
+		case "id":
+			out.Values[i] = ec._RevisionHistory_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._RevisionHistory_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revisions":
+			out.Values[i] = ec._RevisionHistory_revisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deployedAt":
+			out.Values[i] = ec._RevisionHistory_deployedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deployStartedAt":
+			out.Values[i] = ec._RevisionHistory_deployStartedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._RevisionHistory_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sources":
+			out.Values[i] = ec._RevisionHistory_sources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "initiatedBy":
+			out.Values[i] = ec._RevisionHistory_initiatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncOperationImplementors = []string{"SyncOperation"}
+
+func (ec *executionContext) _SyncOperation(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncOperation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncOperationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncOperation")
+		case "revision":
+			out.Values[i] = ec._SyncOperation_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revisions":
+			out.Values[i] = ec._SyncOperation_revisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "prune":
+			out.Values[i] = ec._SyncOperation_prune(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dryRun":
+			out.Values[i] = ec._SyncOperation_dryRun(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resources":
+			out.Values[i] = ec._SyncOperation_resources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncOptions":
+			out.Values[i] = ec._SyncOperation_syncOptions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncStrategy":
+			out.Values[i] = ec._SyncOperation_syncStrategy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncOperationResourceImplementors = []string{"SyncOperationResource"}
+
+func (ec *executionContext) _SyncOperationResource(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncOperationResource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncOperationResourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncOperationResource")
+		case "group":
+			out.Values[i] = ec._SyncOperationResource_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._SyncOperationResource_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._SyncOperationResource_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._SyncOperationResource_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncOperationResultImplementors = []string{"SyncOperationResult"}
+
+func (ec *executionContext) _SyncOperationResult(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncOperationResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncOperationResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncOperationResult")
+		case "resources":
+			out.Values[i] = ec._SyncOperationResult_resources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._SyncOperationResult_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revisions":
+			out.Values[i] = ec._SyncOperationResult_revisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncPolicyImplementors = []string{"SyncPolicy"}
+
+func (ec *executionContext) _SyncPolicy(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncPolicy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncPolicyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncPolicy")
+		case "automated":
+			out.Values[i] = ec._SyncPolicy_automated(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "syncOptions":
+			out.Values[i] = ec._SyncPolicy_syncOptions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retry":
+			out.Values[i] = ec._SyncPolicy_retry(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "managedNamespaceMetadata":
+			out.Values[i] = ec._SyncPolicy_managedNamespaceMetadata(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncPolicyAutomatedImplementors = []string{"SyncPolicyAutomated"}
+
+func (ec *executionContext) _SyncPolicyAutomated(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncPolicyAutomated) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncPolicyAutomatedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncPolicyAutomated")
+		case "prune":
+			out.Values[i] = ec._SyncPolicyAutomated_prune(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "selfHeal":
+			out.Values[i] = ec._SyncPolicyAutomated_selfHeal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "allowEmpty":
+			out.Values[i] = ec._SyncPolicyAutomated_allowEmpty(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "enabled":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SyncPolicyAutomated_enabled(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncStatusImplementors = []string{"SyncStatus"}
+
+func (ec *executionContext) _SyncStatus(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncStatus")
+		case "status":
+			out.Values[i] = ec._SyncStatus_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._SyncStatus_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revisions":
+			out.Values[i] = ec._SyncStatus_revisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "comparedTo":
+			out.Values[i] = ec._SyncStatus_comparedTo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncStrategyImplementors = []string{"SyncStrategy"}
+
+func (ec *executionContext) _SyncStrategy(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncStrategy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncStrategyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncStrategy")
+		case "apply":
+			out.Values[i] = ec._SyncStrategy_apply(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hook":
+			out.Values[i] = ec._SyncStrategy_hook(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncStrategyApplyImplementors = []string{"SyncStrategyApply"}
+
+func (ec *executionContext) _SyncStrategyApply(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncStrategyApply) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncStrategyApplyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncStrategyApply")
+		case "force":
+			out.Values[i] = ec._SyncStrategyApply_force(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncStrategyHookImplementors = []string{"SyncStrategyHook"}
+
+func (ec *executionContext) _SyncStrategyHook(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncStrategyHook) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncStrategyHookImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncStrategyHook")
+		case "force":
+			out.Values[i] = ec._SyncStrategyHook_force(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -2137,6 +13343,128 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Application) graphql.Marshaler {
+	return ec._Application(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplication2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Application) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationCondition2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationCondition(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationCondition) graphql.Marshaler {
+	return ec._ApplicationCondition(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationCondition2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationConditionᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ApplicationCondition) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationCondition2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationCondition(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ApplicationConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplicationConnection!")
+		return graphql.Null
+	}
+	return ec._ApplicationConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNApplicationDestination2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationDestination(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationDestination) graphql.Marshaler {
+	return ec._ApplicationDestination(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ApplicationEdge) graphql.Marshaler {
+	return ec._ApplicationEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.ApplicationEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNApplicationOrderField2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationOrderField(ctx context.Context, v any) (model.ApplicationOrderField, error) {
+	var res model.ApplicationOrderField
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApplicationOrderField2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationOrderField(ctx context.Context, sel ast.SelectionSet, v model.ApplicationOrderField) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNApplicationSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSource) graphql.Marshaler {
+	return ec._ApplicationSource(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSource2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ApplicationSource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationSourceJsonnet2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceJsonnet(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSourceJsonnet) graphql.Marshaler {
+	return ec._ApplicationSourceJsonnet(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSpec2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSpec(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSpec) graphql.Marshaler {
+	return ec._ApplicationSpec(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationStatus(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ApplicationStatus) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplicationStatus!")
+		return graphql.Null
+	}
+	return ec._ApplicationStatus(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNApplicationSummary2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSummary(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSummary) graphql.Marshaler {
+	return ec._ApplicationSummary(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2151,6 +13479,426 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐComparedTo(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ComparedTo) graphql.Marshaler {
+	return ec._ComparedTo(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEnvEntry2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐEnvEntry(ctx context.Context, sel ast.SelectionSet, v v1alpha1.EnvEntry) graphql.Marshaler {
+	return ec._EnvEntry(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEnvEntry2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐEnvEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.EnvEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEnvEntry2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐEnvEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHealthStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.HealthStatus) graphql.Marshaler {
+	return ec._HealthStatus(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode(ctx context.Context, v any) (v1alpha1.HealthStatusCode, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode(ctx context.Context, sel ast.SelectionSet, v v1alpha1.HealthStatusCode) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "HealthStatusCode!")
+	}
+	return res
+}
+
+var (
+	unmarshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode = map[string]v1alpha1.HealthStatusCode{
+		"Healthy":     v1alpha1.HealthStatusHealthy,
+		"Progressing": v1alpha1.HealthStatusProgressing,
+		"Degraded":    v1alpha1.HealthStatusDegraded,
+		"Suspended":   v1alpha1.HealthStatusSuspended,
+		"Missing":     v1alpha1.HealthStatusMissing,
+		"Unknown":     v1alpha1.HealthStatusUnknown,
+	}
+	marshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode = map[v1alpha1.HealthStatusCode]string{
+		v1alpha1.HealthStatusHealthy:     "Healthy",
+		v1alpha1.HealthStatusProgressing: "Progressing",
+		v1alpha1.HealthStatusDegraded:    "Degraded",
+		v1alpha1.HealthStatusSuspended:   "Suspended",
+		v1alpha1.HealthStatusMissing:     "Missing",
+		v1alpha1.HealthStatusUnknown:     "Unknown",
+	}
+)
+
+func (ec *executionContext) marshalNHelmFileParameter2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHelmFileParameter(ctx context.Context, sel ast.SelectionSet, v v1alpha1.HelmFileParameter) graphql.Marshaler {
+	return ec._HelmFileParameter(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNHelmFileParameter2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHelmFileParameterᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.HelmFileParameter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHelmFileParameter2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHelmFileParameter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHelmParameter2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHelmParameter(ctx context.Context, sel ast.SelectionSet, v v1alpha1.HelmParameter) graphql.Marshaler {
+	return ec._HelmParameter(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNHelmParameter2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHelmParameterᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.HelmParameter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHelmParameter2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHelmParameter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐInfo(ctx context.Context, sel ast.SelectionSet, v v1alpha1.Info) graphql.Marshaler {
+	return ec._Info(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.Info) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐInfo(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
+	res, err := graphql.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int32(ctx context.Context, v any) (int32, error) {
+	res, err := graphql.UnmarshalInt32(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int32(ctx context.Context, sel ast.SelectionSet, v int32) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt32(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := graphql.UnmarshalInt64(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt64(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNJsonnetVar2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJsonnetVar(ctx context.Context, sel ast.SelectionSet, v v1alpha1.JsonnetVar) graphql.Marshaler {
+	return ec._JsonnetVar(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNJsonnetVar2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJsonnetVarᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.JsonnetVar) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJsonnetVar2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJsonnetVar(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKeyValue2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValue(ctx context.Context, sel ast.SelectionSet, v gqlmodel.KeyValue) graphql.Marshaler {
+	return ec._KeyValue(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.KeyValue) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKeyValue2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKeyValue2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKeyValue2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValue(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KeyValue) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "KeyValue!")
+		return graphql.Null
+	}
+	return ec._KeyValue(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNKustomizeReplica2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐKustomizeReplica(ctx context.Context, sel ast.SelectionSet, v v1alpha1.KustomizeReplica) graphql.Marshaler {
+	return ec._KustomizeReplica(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNKustomizeReplica2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐKustomizeReplicaᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.KustomizeReplica) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKustomizeReplica2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐKustomizeReplica(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperation(ctx context.Context, sel ast.SelectionSet, v v1alpha1.Operation) graphql.Marshaler {
+	return ec._Operation(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOperationInitiator2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationInitiator(ctx context.Context, sel ast.SelectionSet, v v1alpha1.OperationInitiator) graphql.Marshaler {
+	return ec._OperationInitiator(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNOperationPhase2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationPhase(ctx context.Context, v any) (v1alpha1.OperationPhase, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNOperationPhase2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationPhase[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOperationPhase2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationPhase(ctx context.Context, sel ast.SelectionSet, v v1alpha1.OperationPhase) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNOperationPhase2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationPhase[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "OperationPhase!")
+	}
+	return res
+}
+
+var (
+	unmarshalNOperationPhase2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationPhase = map[string]v1alpha1.OperationPhase{
+		"Running":     v1alpha1.OperationRunning,
+		"Terminating": v1alpha1.OperationTerminating,
+		"Failed":      v1alpha1.OperationFailed,
+		"Error":       v1alpha1.OperationError,
+		"Succeeded":   v1alpha1.OperationSucceeded,
+	}
+	marshalNOperationPhase2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationPhase = map[v1alpha1.OperationPhase]string{
+		v1alpha1.OperationRunning:     "Running",
+		v1alpha1.OperationTerminating: "Terminating",
+		v1alpha1.OperationFailed:      "Failed",
+		v1alpha1.OperationError:       "Error",
+		v1alpha1.OperationSucceeded:   "Succeeded",
+	}
+)
+
+func (ec *executionContext) unmarshalNOrderDirection2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐOrderDirection(ctx context.Context, v any) (model.OrderDirection, error) {
+	var res model.OrderDirection
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v model.OrderDirection) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
+	return ec._PageInfo(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPluginParameter2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourcePluginParameter(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSourcePluginParameter) graphql.Marshaler {
+	return ec._PluginParameter(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPluginParameter2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourcePluginParameterᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ApplicationSourcePluginParameter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPluginParameter2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourcePluginParameter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceIgnoreDifferences2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceIgnoreDifferences(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ResourceIgnoreDifferences) graphql.Marshaler {
+	return ec._ResourceIgnoreDifferences(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourceIgnoreDifferences2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceIgnoreDifferencesᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ResourceIgnoreDifferences) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceIgnoreDifferences2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceIgnoreDifferences(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceResult2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceResult(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ResourceResult) graphql.Marshaler {
+	return ec._ResourceResult(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourceResult2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceResultᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ResourceResult) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceResult2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceResult(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ResourceStatus) graphql.Marshaler {
+	return ec._ResourceStatus(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourceStatus2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ResourceStatus) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRetryStrategy2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRetryStrategy(ctx context.Context, sel ast.SelectionSet, v v1alpha1.RetryStrategy) graphql.Marshaler {
+	return ec._RetryStrategy(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRevisionHistory2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRevisionHistory(ctx context.Context, sel ast.SelectionSet, v v1alpha1.RevisionHistory) graphql.Marshaler {
+	return ec._RevisionHistory(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRevisionHistory2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRevisionHistoryᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.RevisionHistory) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevisionHistory2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRevisionHistory(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2161,6 +13909,101 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSyncOperationResource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperationResource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncOperationResource) graphql.Marshaler {
+	return ec._SyncOperationResource(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSyncOperationResource2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperationResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.SyncOperationResource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyncOperationResource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperationResource(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSyncStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncStatus) graphql.Marshaler {
+	return ec._SyncStatus(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx context.Context, v any) (v1alpha1.SyncStatusCode, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncStatusCode) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "SyncStatusCode!")
+	}
+	return res
+}
+
+var (
+	unmarshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode = map[string]v1alpha1.SyncStatusCode{
+		"Synced":    v1alpha1.SyncStatusCodeSynced,
+		"OutOfSync": v1alpha1.SyncStatusCodeOutOfSync,
+		"Unknown":   v1alpha1.SyncStatusCodeUnknown,
+	}
+	marshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode = map[v1alpha1.SyncStatusCode]string{
+		v1alpha1.SyncStatusCodeSynced:    "Synced",
+		v1alpha1.SyncStatusCodeOutOfSync: "OutOfSync",
+		v1alpha1.SyncStatusCodeUnknown:   "Unknown",
+	}
+)
+
+func (ec *executionContext) unmarshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, v any) (v1.Time, error) {
+	res, err := scalars.UnmarshalTime(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, sel ast.SelectionSet, v v1.Time) graphql.Marshaler {
+	_ = sel
+	res := scalars.MarshalTime(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
 }
@@ -2315,6 +14158,71 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Application(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOApplicationFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationFilter(ctx context.Context, v any) (*model.ApplicationFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputApplicationFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOApplicationOrder2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationOrder(ctx context.Context, v any) (*model.ApplicationOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputApplicationOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOApplicationSource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ApplicationSource) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApplicationSource(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOApplicationSourceDirectory2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceDirectory(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ApplicationSourceDirectory) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApplicationSourceDirectory(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOApplicationSourceHelm2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceHelm(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ApplicationSourceHelm) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApplicationSourceHelm(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOApplicationSourceKustomize2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourceKustomize(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ApplicationSourceKustomize) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApplicationSourceKustomize(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOApplicationSourcePlugin2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourcePlugin(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ApplicationSourcePlugin) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApplicationSourcePlugin(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBackoff2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐBackoff(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.Backoff) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Backoff(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2345,6 +14253,137 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOHealthStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.HealthStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._HealthStatus(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOHealthStatusCode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCodeᚄ(ctx context.Context, v any) ([]v1alpha1.HealthStatusCode, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]v1alpha1.HealthStatusCode, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOHealthStatusCode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCodeᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.HealthStatusCode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHealthStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatusCode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalInt64(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt64(*v)
+	return res
+}
+
+func (ec *executionContext) marshalOManagedNamespaceMetadata2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐManagedNamespaceMetadata(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ManagedNamespaceMetadata) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ManagedNamespaceMetadata(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalONode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperation(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.Operation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Operation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOperationState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperationState(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.OperationState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OperationState(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORetryStrategy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRetryStrategy(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.RetryStrategy) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RetryStrategy(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {
 	if v == nil {
 		return nil, nil
@@ -2360,6 +14399,109 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalString(*v)
+	return res
+}
+
+func (ec *executionContext) marshalOSyncOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperation(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncOperation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SyncOperation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSyncOperationResult2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperationResult(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncOperationResult) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SyncOperationResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSyncPolicy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncPolicy(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncPolicy) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SyncPolicy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSyncPolicyAutomated2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncPolicyAutomated(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncPolicyAutomated) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SyncPolicyAutomated(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSyncStatusCode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCodeᚄ(ctx context.Context, v any) ([]v1alpha1.SyncStatusCode, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]v1alpha1.SyncStatusCode, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOSyncStatusCode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCodeᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.SyncStatusCode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOSyncStrategy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStrategy(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncStrategy) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SyncStrategy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSyncStrategyApply2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStrategyApply(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncStrategyApply) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SyncStrategyApply(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSyncStrategyHook2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStrategyHook(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncStrategyHook) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SyncStrategyHook(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, v any) (*v1.Time, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalars.UnmarshalTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, sel ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalars.MarshalTime(*v)
 	return res
 }
 

@@ -9,11 +9,34 @@
 // every other error reaches clients as "internal error" (see internal/server).
 package resolvers
 
-import "github.com/graphcd/graphcd/internal/version"
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/internal/version"
+)
 
 // Resolver is the root resolver. It holds the dependencies every resolver
 // needs and nothing else.
 type Resolver struct {
 	// Build is the build information reported by Query.version.
 	Build version.Info
+	// Apps answers reads of Applications. Nil means an API without
+	// applications (every list is empty).
+	Apps ApplicationStore
+	// Namespace is where Applications live when a query names no
+	// namespace.
+	Namespace string
+}
+
+// ApplicationStore is the read side of Applications the API serves from
+// memory (appindex.Index implements it).
+type ApplicationStore interface {
+	// Get returns the app with key, or nil. The app is shared: never
+	// modify it.
+	Get(key types.NamespacedName) *v1alpha1.Application
+	// Page returns one page of apps; errors wrapping appindex.ErrBadQuery
+	// are the client's.
+	Page(q appindex.Query) (appindex.Page, error)
 }

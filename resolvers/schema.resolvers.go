@@ -8,9 +8,65 @@ package resolvers
 import (
 	"context"
 
+	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/graph"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
+
+// Yaml is the resolver for the yaml field.
+func (r *applicationResolver) Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error) {
+	return applicationYAML(obj.Application)
+}
+
+// Type is the resolver for the type field.
+func (r *applicationConditionResolver) Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error) {
+	return string(obj.Type), nil
+}
+
+// ValuesObject is the resolver for the valuesObject field.
+func (r *applicationSourceHelmResolver) ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error) {
+	if obj.ValuesObject == nil || len(obj.ValuesObject.Raw) == 0 {
+		return nil, nil
+	}
+	s := string(obj.ValuesObject.Raw)
+	return &s, nil
+}
+
+// CommonLabels is the resolver for the commonLabels field.
+func (r *applicationSourceKustomizeResolver) CommonLabels(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*gqlmodel.KeyValue, error) {
+	return keyValues(obj.CommonLabels), nil
+}
+
+// CommonAnnotations is the resolver for the commonAnnotations field.
+func (r *applicationSourceKustomizeResolver) CommonAnnotations(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*gqlmodel.KeyValue, error) {
+	return keyValues(obj.CommonAnnotations), nil
+}
+
+// SourceType is the resolver for the sourceType field.
+func (r *applicationStatusResolver) SourceType(ctx context.Context, obj *v1alpha1.ApplicationStatus) (string, error) {
+	return string(obj.SourceType), nil
+}
+
+// Count is the resolver for the count field.
+func (r *kustomizeReplicaResolver) Count(ctx context.Context, obj *v1alpha1.KustomizeReplica) (string, error) {
+	return obj.Count.String(), nil
+}
+
+// Labels is the resolver for the labels field.
+func (r *managedNamespaceMetadataResolver) Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error) {
+	return keyValues(obj.Labels), nil
+}
+
+// Annotations is the resolver for the annotations field.
+func (r *managedNamespaceMetadataResolver) Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error) {
+	return keyValues(obj.Annotations), nil
+}
+
+// Map is the resolver for the map field.
+func (r *pluginParameterResolver) Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*gqlmodel.KeyValue, error) {
+	return keyValues(obj.Map), nil
+}
 
 // Version is the resolver for the version field.
 func (r *queryResolver) Version(ctx context.Context) (*model.Version, error) {
@@ -21,7 +77,124 @@ func (r *queryResolver) Version(ctx context.Context) (*model.Version, error) {
 	}, nil
 }
 
+// Node is the resolver for the node field.
+func (r *queryResolver) Node(ctx context.Context, id string) (gqlmodel.Node, error) {
+	kind, key, err := gqlmodel.ParseID(id)
+	if err != nil {
+		return nil, Errorf(CodeBadUserInput, "invalid ID %q", truncate(id, 64))
+	}
+	switch kind {
+	case gqlmodel.KindApplication:
+		if app := r.application(key); app != nil {
+			return app, nil
+		}
+		return nil, nil
+	}
+	return nil, Errorf(CodeBadUserInput, "invalid ID %q", truncate(id, 64))
+}
+
+// Application is the resolver for the application field.
+func (r *queryResolver) Application(ctx context.Context, name string, namespace *string) (*gqlmodel.Application, error) {
+	return r.application(r.appKey(name, namespace)), nil
+}
+
+// Applications is the resolver for the applications field.
+func (r *queryResolver) Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*gqlmodel.ApplicationConnection, error) {
+	q, err := applicationQuery(first, after, filter, orderBy)
+	if err != nil {
+		return nil, err
+	}
+	page, err := r.apps().Page(q)
+	if err != nil {
+		return nil, pageError(err)
+	}
+	return &gqlmodel.ApplicationConnection{Page: page}, nil
+}
+
+// Status is the resolver for the status field.
+func (r *resourceResultResolver) Status(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error) {
+	return string(obj.Status), nil
+}
+
+// HookType is the resolver for the hookType field.
+func (r *resourceResultResolver) HookType(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error) {
+	return string(obj.HookType), nil
+}
+
+// HookPhase is the resolver for the hookPhase field.
+func (r *resourceResultResolver) HookPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error) {
+	return string(obj.HookPhase), nil
+}
+
+// SyncPhase is the resolver for the syncPhase field.
+func (r *resourceResultResolver) SyncPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error) {
+	return string(obj.SyncPhase), nil
+}
+
+// Enabled is the resolver for the enabled field.
+func (r *syncPolicyAutomatedResolver) Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error) {
+	return obj.Enabled == nil || *obj.Enabled, nil
+}
+
+// Application returns graph.ApplicationResolver implementation.
+func (r *Resolver) Application() graph.ApplicationResolver { return &applicationResolver{r} }
+
+// ApplicationCondition returns graph.ApplicationConditionResolver implementation.
+func (r *Resolver) ApplicationCondition() graph.ApplicationConditionResolver {
+	return &applicationConditionResolver{r}
+}
+
+// ApplicationSourceHelm returns graph.ApplicationSourceHelmResolver implementation.
+func (r *Resolver) ApplicationSourceHelm() graph.ApplicationSourceHelmResolver {
+	return &applicationSourceHelmResolver{r}
+}
+
+// ApplicationSourceKustomize returns graph.ApplicationSourceKustomizeResolver implementation.
+func (r *Resolver) ApplicationSourceKustomize() graph.ApplicationSourceKustomizeResolver {
+	return &applicationSourceKustomizeResolver{r}
+}
+
+// ApplicationStatus returns graph.ApplicationStatusResolver implementation.
+func (r *Resolver) ApplicationStatus() graph.ApplicationStatusResolver {
+	return &applicationStatusResolver{r}
+}
+
+// KustomizeReplica returns graph.KustomizeReplicaResolver implementation.
+func (r *Resolver) KustomizeReplica() graph.KustomizeReplicaResolver {
+	return &kustomizeReplicaResolver{r}
+}
+
+// ManagedNamespaceMetadata returns graph.ManagedNamespaceMetadataResolver implementation.
+func (r *Resolver) ManagedNamespaceMetadata() graph.ManagedNamespaceMetadataResolver {
+	return &managedNamespaceMetadataResolver{r}
+}
+
+// PluginParameter returns graph.PluginParameterResolver implementation.
+func (r *Resolver) PluginParameter() graph.PluginParameterResolver {
+	return &pluginParameterResolver{r}
+}
+
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
-type queryResolver struct{ *Resolver }
+// ResourceResult returns graph.ResourceResultResolver implementation.
+func (r *Resolver) ResourceResult() graph.ResourceResultResolver { return &resourceResultResolver{r} }
+
+// SyncPolicyAutomated returns graph.SyncPolicyAutomatedResolver implementation.
+func (r *Resolver) SyncPolicyAutomated() graph.SyncPolicyAutomatedResolver {
+	return &syncPolicyAutomatedResolver{r}
+}
+
+type (
+	applicationResolver                struct{ *Resolver }
+	applicationConditionResolver       struct{ *Resolver }
+	applicationSourceHelmResolver      struct{ *Resolver }
+	applicationSourceKustomizeResolver struct{ *Resolver }
+	applicationStatusResolver          struct{ *Resolver }
+	kustomizeReplicaResolver           struct{ *Resolver }
+	managedNamespaceMetadataResolver   struct{ *Resolver }
+	pluginParameterResolver            struct{ *Resolver }
+	queryResolver                      struct{ *Resolver }
+	resourceResultResolver             struct{ *Resolver }
+	syncPolicyAutomatedResolver        struct{ *Resolver }
+)

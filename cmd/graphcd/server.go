@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/internal/appindex"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
@@ -95,11 +96,17 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		log.Info("rendering with a separate repo-server", "addr", o.repoServer.addr)
 	}
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	apps, appsReady, err := appindex.Start(ctx, k.config, o.app.namespace)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Options{
 		Listen:          o.listen,
-		Ready:           readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer),
+		Ready:           readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications", appsReady),
 		Logger:          log,
-		Resolver:        &resolvers.Resolver{Build: build},
+		Resolver:        &resolvers.Resolver{Build: build, Apps: apps, Namespace: o.app.namespace},
 		ShutdownTimeout: o.shutdownTimeout,
 	})
 	if err != nil {
@@ -120,8 +127,6 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		defer cleanup()
 		svc = local
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	ctlDone := make(chan error, 1)
 	go func() {
 		cfg := o.app.config()
@@ -154,4 +159,17 @@ func checkListen(ctx context.Context, addr string) error {
 		return fmt.Errorf("invalid listen address %q: bad port %q", addr, port)
 	}
 	return nil
+}
+
+// readyWhenSynced adds to ready the condition that synced is closed: the
+// API answers from an in-memory index that must hold every object first.
+func readyWhenSynced(ready server.ReadyFunc, what string, synced <-chan struct{}) server.ReadyFunc {
+	return func(ctx context.Context) error {
+		select {
+		case <-synced:
+		default:
+			return fmt.Errorf("still loading %s", what)
+		}
+		return ready(ctx)
+	}
 }

@@ -2,6 +2,50 @@
 
 package model
 
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// Selects applications. Every field given must match; a list matches when any
+// of its values does.
+type ApplicationFilter struct {
+	// Namespaces of the Application objects.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Projects (an Application without a project is in "default").
+	Projects []string `json:"projects,omitempty"`
+	// Sync statuses.
+	SyncStatus []v1alpha1.SyncStatusCode `json:"syncStatus,omitempty"`
+	// Health statuses.
+	Health []v1alpha1.HealthStatusCode `json:"health,omitempty"`
+	// A Kubernetes label selector over the Application's labels, e.g. "team=web,env in (prod,staging)".
+	LabelSelector *string `json:"labelSelector,omitempty"`
+	// Destination clusters, by server URL or by cluster name.
+	Clusters []string `json:"clusters,omitempty"`
+	// Destination namespaces.
+	DestinationNamespaces []string `json:"destinationNamespaces,omitempty"`
+	// Source repository URLs; case, a trailing slash and a trailing .git are ignored.
+	Repos []string `json:"repos,omitempty"`
+	// Target revisions of any source, as written in the spec (e.g. "HEAD", "main", "v1.2.0").
+	TargetRevisions []string `json:"targetRevisions,omitempty"`
+	// True for applications with automated sync on, false for those without.
+	AutoSync *bool `json:"autoSync,omitempty"`
+	// A case-insensitive substring of the application's name.
+	Search *string `json:"search,omitempty"`
+}
+
+// The order of an application list.
+type ApplicationOrder struct {
+	// What to order by.
+	Field ApplicationOrderField `json:"field"`
+	// Ascending or descending.
+	Direction OrderDirection `json:"direction"`
+}
+
 // Identifies one build of graphcd, so clients and bug reports can name exactly
 // what they talk to.
 type Version struct {
@@ -11,4 +55,127 @@ type Version struct {
 	Commit string `json:"commit"`
 	// The Go toolchain that built the server, e.g. "go1.26.8".
 	GoVersion string `json:"goVersion"`
+}
+
+// What an application list can be ordered by. Ties are broken by namespace,
+// then name.
+type ApplicationOrderField string
+
+const (
+	// Namespace, then name.
+	ApplicationOrderFieldName ApplicationOrderField = "NAME"
+	// Sync status, attention first: OutOfSync, Unknown, Synced.
+	ApplicationOrderFieldSync ApplicationOrderField = "SYNC"
+	// Health status, worst first: Degraded, Missing, Unknown, Progressing, Suspended, Healthy.
+	ApplicationOrderFieldHealth ApplicationOrderField = "HEALTH"
+	// Time of the last deployment in the history; never-deployed applications first.
+	ApplicationOrderFieldLastDeployed ApplicationOrderField = "LAST_DEPLOYED"
+)
+
+var AllApplicationOrderField = []ApplicationOrderField{
+	ApplicationOrderFieldName,
+	ApplicationOrderFieldSync,
+	ApplicationOrderFieldHealth,
+	ApplicationOrderFieldLastDeployed,
+}
+
+func (e ApplicationOrderField) IsValid() bool {
+	switch e {
+	case ApplicationOrderFieldName, ApplicationOrderFieldSync, ApplicationOrderFieldHealth, ApplicationOrderFieldLastDeployed:
+		return true
+	}
+	return false
+}
+
+func (e ApplicationOrderField) String() string {
+	return string(e)
+}
+
+func (e *ApplicationOrderField) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ApplicationOrderField(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ApplicationOrderField", str)
+	}
+	return nil
+}
+
+func (e ApplicationOrderField) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ApplicationOrderField) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ApplicationOrderField) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A sort direction.
+type OrderDirection string
+
+const (
+	// Smallest first.
+	OrderDirectionAsc OrderDirection = "ASC"
+	// Largest first; tie-breaks are reversed too.
+	OrderDirectionDesc OrderDirection = "DESC"
+)
+
+var AllOrderDirection = []OrderDirection{
+	OrderDirectionAsc,
+	OrderDirectionDesc,
+}
+
+func (e OrderDirection) IsValid() bool {
+	switch e {
+	case OrderDirectionAsc, OrderDirectionDesc:
+		return true
+	}
+	return false
+}
+
+func (e OrderDirection) String() string {
+	return string(e)
+}
+
+func (e *OrderDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OrderDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OrderDirection", str)
+	}
+	return nil
+}
+
+func (e OrderDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OrderDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OrderDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -1,6 +1,7 @@
 package appindex
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -27,8 +28,11 @@ type Index struct {
 // entry is one app with the values filters and orders read, computed once
 // when the app changes rather than on every query.
 type entry struct {
-	app          *v1alpha1.Application
-	key          types.NamespacedName
+	app *v1alpha1.Application
+	key types.NamespacedName
+	// sync and health are the app's, Unknown when not compared yet.
+	sync         v1alpha1.SyncStatusCode
+	health       v1alpha1.HealthStatusCode
 	lowerName    string
 	syncRank     int
 	healthRank   int
@@ -150,12 +154,13 @@ func compareKeys(a, b types.NamespacedName) int {
 
 func newEntry(app *v1alpha1.Application) *entry {
 	e := &entry{
-		app:        app,
-		key:        types.NamespacedName{Namespace: app.Namespace, Name: app.Name},
-		lowerName:  strings.ToLower(app.Name),
-		syncRank:   SyncRank(app.Status.Sync.Status),
-		healthRank: HealthRank(app.Status.Health.Status),
+		app:       app,
+		key:       types.NamespacedName{Namespace: app.Namespace, Name: app.Name},
+		lowerName: strings.ToLower(app.Name),
+		sync:      cmp.Or(app.Status.Sync.Status, v1alpha1.SyncStatusCodeUnknown),
+		health:    cmp.Or(app.Status.Health.Status, v1alpha1.HealthStatusUnknown),
 	}
+	e.syncRank, e.healthRank = SyncRank(e.sync), HealthRank(e.health)
 	if h := app.Status.History; len(h) > 0 {
 		e.lastDeployed = h[len(h)-1].DeployedAt.UnixNano()
 	}

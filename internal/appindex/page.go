@@ -295,8 +295,8 @@ func (m *matcher) match(e *entry) bool {
 	switch {
 	case !m.namespaces.has(a.Namespace),
 		!m.projects.has(projectOf(a)),
-		!m.sync.has(a.Status.Sync.Status),
-		!m.health.has(a.Status.Health.Status),
+		!m.sync.has(e.sync),
+		!m.health.has(e.health),
 		!m.destNS.has(a.Spec.Destination.Namespace),
 		m.clusters != nil && !m.clusters.contains(a.Spec.Destination.Server) && !m.clusters.contains(a.Spec.Destination.Name),
 		m.f.AutoSync != nil && *m.f.AutoSync != e.autoSync,

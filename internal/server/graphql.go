@@ -21,27 +21,81 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/graphcd/graphcd/graph"
+	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
 // internalMessage is all a client learns about an error not marked safe.
 const internalMessage = "internal error"
 
-func newGraphQL(root *resolvers.Resolver, log *slog.Logger) http.Handler {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: root}))
+// Defaults of the GraphQL limits.
+const (
+	// DefaultMaxComplexity admits a 500-app page with about 100 fields an
+	// app (each app of a connection costs its fields, times first).
+	DefaultMaxComplexity = 50_000
+	// DefaultMaxDepth admits the deepest real query (a page of apps down
+	// to a sync result's resources) with room to spare.
+	DefaultMaxDepth = 15
+	// DefaultMaxTokens bounds the parser's work on one query document.
+	DefaultMaxTokens = 10_000
+	// websocketInitTimeout closes a socket that does not send
+	// connection_init in time.
+	websocketInitTimeout = 10 * time.Second
+	// websocketReadLimit bounds one client message on a socket.
+	websocketReadLimit = 64 << 10
+	// apqCacheSize is how many persisted queries are remembered.
+	apqCacheSize = 1000
+)
+
+// graphQLOptions are the API's limits and switches; see Options.
+type graphQLOptions struct {
+	maxComplexity        int
+	maxDepth             int
+	maxTokens            int
+	disableIntrospection bool
+	allowedOrigins       []string
+}
+
+func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger) http.Handler {
+	cfg := graph.Config{Resolvers: root}
+	setComplexity(&cfg.Complexity)
+	srv := handler.New(graph.NewExecutableSchema(cfg))
+	readLimit := int64(websocketReadLimit)
 	srv.AddTransport(transport.Websocket{
+		Implementation:        newGorillaWebsocket(opts.allowedOrigins),
 		KeepAlivePingInterval: 10 * time.Second,
+		InitTimeout:           websocketInitTimeout,
+		PayloadReadLimit:      &readLimit,
 		ErrorFunc: func(ctx context.Context, err error) {
 			log.DebugContext(ctx, "graphql websocket", "err", err, "request_id", requestID(ctx))
 		},
 	})
-	srv.AddTransport(transport.GET{})
+	// Only JSON POSTs (and the websocket): no GET, so no query or mutation
+	// can be triggered by a link, and no form or text/plain bodies, which
+	// browsers send cross-site without a CORS preflight.
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
+	srv.SetParserTokenLimit(opts.maxTokens)
+	srv.SetDisableSuggestion(true)
+	if opts.disableIntrospection {
+		srv.Use(noIntrospection{})
+	} else {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](apqCacheSize)})
+	srv.Use(depthLimit{max: opts.maxDepth})
+	srv.Use(extension.FixedComplexityLimit(opts.maxComplexity))
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(recoverPanic(log))
 	return srv
+}
+
+// setComplexity makes lists cost what they can return: a connection's
+// page costs its selection times first.
+func setComplexity(c *graph.ComplexityRoot) {
+	c.Query.Applications = func(child int, first int32, _ *string, _ *model.ApplicationFilter, _ *model.ApplicationOrder) int {
+		return 1 + child*max(int(first), 1)
+	}
 }
 
 // presentError decides what a client sees of an error. Errors marked safe

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -71,14 +73,95 @@ func TestGraphQL(t *testing.T) {
 	}
 }
 
-func TestGraphQLGetAndIntrospection(t *testing.T) {
+func TestGraphQLIntrospection(t *testing.T) {
+	q := jsonQuery(`{ __type(name: "Version") { fields { name } } }`)
 	ts, _ := newTestServer(t, Options{})
-	q := url.QueryEscape(`{ __type(name: "Version") { fields { name } } }`)
-	code, body, _ := get(t, ts.URL+"/api/graphql?query="+q)
+	code, body := postGraphQL(t, ts.URL, q)
 	want := `{"data":{"__type":{"fields":[{"name":"version"},{"name":"commit"},{"name":"goVersion"}]}}}`
 	if diff := cmp.Diff([]any{code, decodeJSON(t, body)}, []any{http.StatusOK, decodeJSON(t, want)}); diff != "" {
-		t.Errorf("GET /api/graphql (-got +want):\n%s", diff)
+		t.Errorf("introspection (-got +want):\n%s", diff)
 	}
+	off, _ := newTestServer(t, Options{DisableIntrospection: true})
+	if _, body := postGraphQL(t, off.URL, q); !strings.Contains(body, `introspection is disabled on this server","extensions":{"code":"FORBIDDEN"}`) {
+		t.Errorf("with introspection off: %s", body)
+	}
+}
+
+// TestGraphQLLimits checks that hostile requests are refused by a limit,
+// with a clear code, before any resolver runs.
+func TestGraphQLLimits(t *testing.T) {
+	ts, _ := newTestServer(t, Options{MaxDepth: 4, MaxComplexity: 100, MaxTokens: 500})
+	deep := "{ applications { edges { node { spec { source { helm { parameters { name } } } } } } } }"
+	wide := "{ " + strings.Repeat("version { version } ", 150) + "}"
+	aliases := "{ "
+	for i := range 60 {
+		aliases += fmt.Sprintf("v%d: version { version } ", i)
+	}
+	aliases += "}"
+	tests := []struct {
+		name     string
+		body     string
+		wantCode int    // 0: any
+		want     string // substring of the body
+	}{
+		{"too deep", jsonQuery(deep), 0, `"code":"BAD_USER_INPUT"`},
+		{"too many tokens", jsonQuery(wide), http.StatusUnprocessableEntity, "token limit"},
+		{"too complex", jsonQuery(aliases), 0, "COMPLEXITY_LIMIT_EXCEEDED"},
+		{"page size counts", jsonQuery("{ applications(first: 150) { nodes { name namespace } } }"), 0, "COMPLEXITY_LIMIT_EXCEEDED"},
+		{"small page passes", jsonQuery("{ applications(first: 10) { nodes { name namespace } } }"), http.StatusOK, `"nodes":[]`},
+		{"no suggestions", jsonQuery("{ versio { version } }"), http.StatusUnprocessableEntity, `Cannot query field \"versio\" on type \"Query\".","`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := postGraphQL(t, ts.URL, tt.body)
+			if (tt.wantCode != 0 && code != tt.wantCode) || !strings.Contains(body, tt.want) || (tt.wantCode != http.StatusOK && strings.Contains(body, `"data":{`)) {
+				t.Errorf("got HTTP %d %s\nwant HTTP %d with %s", code, body, tt.wantCode, tt.want)
+			}
+		})
+	}
+}
+
+// TestGraphQLOnlyJSONPosts checks that queries cannot arrive by GET, form
+// or text/plain bodies (which browsers send cross-site without asking).
+func TestGraphQLOnlyJSONPosts(t *testing.T) {
+	ts, _ := newTestServer(t, Options{})
+	q := url.QueryEscape("{ version { version } }")
+	if code, body, _ := get(t, ts.URL+"/api/graphql?query="+q); code == http.StatusOK || strings.Contains(body, "v1.2.3") {
+		t.Errorf("GET answered: HTTP %d %s", code, body)
+	}
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/api/graphql", strings.NewReader(jsonQuery("{ version { version } }")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", ct)
+		if code, body, _ := do(t, req); code == http.StatusOK || strings.Contains(body, "v1.2.3") {
+			t.Errorf("POST %s answered: HTTP %d %s", ct, code, body)
+		}
+	}
+}
+
+func TestGraphQLPersistedQueries(t *testing.T) {
+	ts, _ := newTestServer(t, Options{})
+	const q = "{ version { version } }"
+	sum := sha256.Sum256([]byte(q))
+	ext := fmt.Sprintf(`"extensions":{"persistedQuery":{"version":1,"sha256Hash":"%x"}}`, sum)
+	// Unknown hash: the client is told to send the query.
+	if _, body := postGraphQL(t, ts.URL, "{"+ext+"}"); !strings.Contains(body, "PERSISTED_QUERY_NOT_FOUND") {
+		t.Fatalf("unknown hash: %s", body)
+	}
+	if _, body := postGraphQL(t, ts.URL, `{"query":"`+q+`",`+ext+"}"); !strings.Contains(body, "v1.2.3") {
+		t.Fatalf("register: %s", body)
+	}
+	if _, body := postGraphQL(t, ts.URL, "{"+ext+"}"); !strings.Contains(body, "v1.2.3") {
+		t.Errorf("by hash: %s", body)
+	}
+}
+
+// jsonQuery returns a JSON request body for q.
+func jsonQuery(q string) string {
+	b, _ := json.Marshal(map[string]string{"query": q})
+	return string(b)
 }
 
 func TestGraphQLWebsocket(t *testing.T) {

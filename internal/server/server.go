@@ -4,7 +4,7 @@
 //	/healthz      200 "ok" while the process serves (liveness)
 //	/readyz       200 "ok" when Options.Ready returns nil, else 503 and the reason
 //	/metrics      Prometheus metrics from Options.Registry
-//	/api/graphql  the GraphQL API: POST, GET and websocket (graphql-transport-ws)
+//	/api/graphql  the GraphQL API: JSON POST and websocket (graphql-transport-ws)
 //	/             the web console
 //
 // Use:
@@ -77,6 +77,21 @@ type Options struct {
 	ReadyCacheTTL time.Duration
 	// ReadyTimeout bounds one call of Ready. Zero means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// MaxComplexity rejects GraphQL operations that cost more (each field
+	// costs one; a connection's selection costs times its page size).
+	// Zero means DefaultMaxComplexity.
+	MaxComplexity int
+	// MaxDepth rejects GraphQL operations nested deeper. Zero means
+	// DefaultMaxDepth.
+	MaxDepth int
+	// MaxTokens rejects GraphQL documents with more tokens before they are
+	// parsed further. Zero means DefaultMaxTokens.
+	MaxTokens int
+	// DisableIntrospection turns schema introspection off.
+	DisableIntrospection bool
+	// AllowedOrigins are origins (scheme://host[:port]) besides the
+	// server's own from which browsers may open the GraphQL websocket.
+	AllowedOrigins []string
 }
 
 // Server is graphcd's HTTP server. Create it with New.
@@ -112,7 +127,10 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /healthz", "healthz", http.HandlerFunc(healthz))
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
-	s.handle(mux, m, "/api/graphql", "graphql", limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, s.log)))
+	s.handle(mux, m, "/api/graphql", "graphql", limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
+		maxComplexity: opts.MaxComplexity, maxDepth: opts.MaxDepth, maxTokens: opts.MaxTokens,
+		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
+	}, s.log)))
 	s.handle(mux, m, "/api/", "api_not_found", http.NotFoundHandler())
 	s.handle(mux, m, "/", "console", console.Handler())
 	s.handler = mux
@@ -157,6 +175,15 @@ func withDefaults(o Options) Options {
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = DefaultReadyTimeout
+	}
+	if o.MaxComplexity == 0 {
+		o.MaxComplexity = DefaultMaxComplexity
+	}
+	if o.MaxDepth == 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = DefaultMaxTokens
 	}
 	return o
 }

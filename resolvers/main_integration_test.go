@@ -1,0 +1,159 @@
+//go:build integration
+
+package resolvers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/internal/server"
+	"github.com/graphcd/graphcd/internal/version"
+	"github.com/graphcd/graphcd/resolvers"
+)
+
+// The shared fixtures: one local cluster, a client for Applications, and
+// one API server watching every namespace (tests isolate by namespace).
+var (
+	cluster *localcluster.Cluster
+	kube    client.Client
+	apiURL  string
+	index   *appindex.Index
+)
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster, startAPI))
+}
+
+// startAPI installs the CRDs and serves the API from an index of every
+// namespace's Applications.
+func startAPI(c *localcluster.Cluster) (func(), error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	fail := func(err error) (func(), error) { cancel(); return nil, err }
+	if err := crd.Install(ctx, apiextensionsclientset.NewForConfigOrDie(c.Config)); err != nil {
+		return fail(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return fail(err)
+	}
+	var err error
+	if kube, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
+		return fail(err)
+	}
+	idx, ready, err := appindex.Start(ctx, c.Config, "")
+	if err != nil {
+		return fail(err)
+	}
+	select {
+	case <-ready:
+	case <-time.After(time.Minute):
+		return fail(fmt.Errorf("application index did not sync"))
+	}
+	index = idx
+	srv, err := server.New(server.Options{
+		Listen:   "127.0.0.1:0",
+		Resolver: &resolvers.Resolver{Build: version.Get(), Apps: idx, Namespace: "graphcd"},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	apiURL = ts.URL
+	return func() { ts.Close(); cancel() }, nil
+}
+
+// response is a GraphQL response with the data left raw.
+type response struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+}
+
+// query posts a GraphQL request and returns the HTTP status and response.
+func query(t *testing.T, q string, vars map[string]any) (int, response) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": q, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, apiURL+"/api/graphql", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out response
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("response is not JSON: %v\n%s", err, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// data runs a query that must succeed and decodes its data into out.
+func data(t *testing.T, q string, vars map[string]any, out any) {
+	t.Helper()
+	code, resp := query(t, q, vars)
+	if code != http.StatusOK || len(resp.Errors) > 0 {
+		t.Fatalf("query failed: HTTP %d, errors %+v", code, resp.Errors)
+	}
+	if err := json.Unmarshal(resp.Data, out); err != nil {
+		t.Fatalf("decode data: %v\n%s", err, resp.Data)
+	}
+}
+
+// errorCode runs a query that must fail and returns the code of its first
+// error.
+func errorCode(t *testing.T, q string, vars map[string]any) string {
+	t.Helper()
+	_, resp := query(t, q, vars)
+	if len(resp.Errors) == 0 {
+		t.Fatalf("query succeeded, want an error: %s", resp.Data)
+	}
+	code, _ := resp.Errors[0].Extensions["code"].(string)
+	return code
+}
+
+// eventually retries check until it returns nil or a minute passes.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
