@@ -40,9 +40,10 @@ type clusterSet struct {
 	// qps and burst are the controller's, for every cluster's clients.
 	qps   float32
 	burst int
-	// newCache builds the (unstarted) cache of the cluster at server and
-	// subscribes to its events.
-	newCache func(server string, cfg *rest.Config) (*cache.Cluster, error)
+	// newCache builds the (unstarted) cache of cluster c, logging in with
+	// cfg, and subscribes to its events. The cache watches only the
+	// namespaces (and cluster-scoped kinds) c allows.
+	newCache func(c *clusters.Cluster, cfg *rest.Config) (*cache.Cluster, error)
 	// changed is told about a cluster whose Secret changed, with the
 	// cluster's names before and after, to refresh its apps.
 	changed func(ctx context.Context, server string, names []string)
@@ -108,7 +109,7 @@ func (s *clusterSet) Connect(c *clusters.Cluster) (*Destination, error) {
 func (s *clusterSet) newConn(c *clusters.Cluster) (*conn, error) {
 	cfg := rest.CopyConfig(c.RESTConfig)
 	cfg.QPS, cfg.Burst = s.qps, s.burst
-	lc, err := s.newCache(c.Server, cfg)
+	lc, err := s.newCache(c, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster cache of %s: %w", c.Name, err)
 	}

@@ -185,14 +185,14 @@ func (c *Controller) newClusterSet() (*clusterSet, error) {
 	return set, nil
 }
 
-// newCache builds the cache of the cluster at server. Its events refresh
-// the apps of that cluster only: live objects name their app by the
-// instance label, and apps on other clusters may track objects of the same
-// name.
-func (c *Controller) newCache(server string, rc *rest.Config) (*cache.Cluster, error) {
-	s := c.cfg.Settings
+// newCache builds the cache of cluster cl, limited to the namespaces its
+// Secret allows. Its events refresh the apps of that cluster only: live
+// objects name their app by the instance label, and apps on other
+// clusters may track objects of the same name.
+func (c *Controller) newCache(cl *clusters.Cluster, rc *rest.Config) (*cache.Cluster, error) {
+	s, server := c.cfg.Settings, cl.Server
 	live, err := cache.New(cache.Options{
-		Config: rc, ClusterURL: server,
+		Config: rc, ClusterURL: server, Namespaces: cl.Namespaces, ClusterResources: cl.ClusterResources,
 		TrackingMethod: s.TrackingMethod, InstanceLabelKey: s.InstanceLabelKey,
 		Exclusions: s.Exclusions, Inclusions: s.Inclusions, Logger: c.cfg.Logger,
 	})

@@ -73,6 +73,9 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv L
 		m.SetLabels(labels)
 		out.desired = append(out.desired, m)
 	}
+	if err := outOfScope(lv, out.desired); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -130,6 +131,35 @@ func (s singleDestination) Resolve(dest v1alpha1.ApplicationDestination) (*clust
 
 // Connect returns the one cache.
 func (s singleDestination) Connect(*clusters.Cluster) (*Destination, error) { return s.dest, nil }
+
+// scoped is a LiveState that may be limited to the namespaces of its
+// cluster Secret; a cluster cache is.
+type scoped interface {
+	// InScope returns an error, safe to show, when the object may not be
+	// managed on the cluster.
+	InScope(gk schema.GroupKind, namespace, name string) error
+}
+
+// outOfScope checks objs against the namespaces and clusterResources of
+// the destination's cluster Secret. graphcd manages nothing outside them,
+// so one object outside fails the comparison and the sync before anything
+// is applied, as Argo CD does; the error names every such object.
+func outOfScope(lv LiveState, objs []*unstructured.Unstructured) error {
+	s, ok := lv.(scoped)
+	if !ok {
+		return nil
+	}
+	var msgs []string
+	for _, o := range objs {
+		if err := s.InScope(o.GroupVersionKind().GroupKind(), o.GetNamespace(), o.GetName()); err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("resources outside the destination cluster's namespaces: %s", strings.Join(msgs, "; "))
+}
 
 // liveReader lets the sync executor read a destination's live objects
 // through its cluster cache instead of the API server.

@@ -81,14 +81,24 @@
 // when an app first targets its cluster (registered clusters no app uses
 // cost nothing), with the controller's QPS and Burst. Changing a cluster's
 // Secret restarts its cache with the new credentials, deleting it stops
-// the cache, and both refresh the cluster's apps. A cache that cannot
-// start (an unreachable cluster) gives its apps a ComparisonError and is
-// tried again after connectRetry. Each cache's events refresh only the
-// apps of its cluster: live objects name their app by the instance label,
-// so the same app name on two clusters must not mix. Syncs apply through
-// a dynamic client and REST mapper of the destination cluster, kept with
-// its cache. Controller.LiveFor(server) gives the API a cluster's resource
-// trees; Controller.Live is the in-cluster one.
+// the cache, and both refresh the cluster's apps. A cluster Secret's
+// namespaces limit its cache to those namespaces (and clusterResources
+// lets cluster-scoped kinds in); a manifest outside them fails the
+// comparison with a ComparisonError naming it, and the sync before
+// anything is applied:
+//
+//	conditions:
+//	- type: ComparisonError
+//	  message: 'resources outside the destination cluster''s namespaces: ConfigMap kube-system/settings is in namespace kube-system, which the cluster secret of https://prod-eu.example.com does not allow (its namespaces: db, web)'
+//
+// A cache that cannot start (an unreachable cluster) gives its apps a
+// ComparisonError and is tried again after connectRetry. Each cache's
+// events refresh only the apps of its cluster: live objects name their
+// app by the instance label, so the same app name on two clusters must
+// not mix. Syncs apply through a dynamic client and REST mapper of the
+// destination cluster, kept with its cache. Controller.LiveFor(server)
+// gives the API a cluster's resource trees; Controller.Live is the
+// in-cluster one.
 //
 // # Sharding and leader election
 //

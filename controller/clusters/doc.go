@@ -58,6 +58,15 @@
 // An application picks its cluster by spec.destination.server or
 // spec.destination.name. Naming both is allowed only when they agree.
 //
+// namespaces and clusterResources mean what they mean in Argo CD, and the
+// controller enforces them: the cluster's cache lists and watches every
+// namespaced kind in each listed namespace (never cluster-wide, so a
+// ServiceAccount with RoleBindings in those namespaces only is enough) and
+// cluster-scoped kinds only when clusterResources is "true". A manifest
+// outside the namespaces, or a cluster-scoped one without
+// clusterResources, fails the app's comparison and sync before anything
+// is applied.
+//
 // A Registry watches the cluster Secrets (and only them: the watch selects
 // by label) and answers lookups:
 //
