@@ -68,6 +68,12 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *
 		}
 		st = &v1alpha1.OperationState{Operation: *app.Operation.DeepCopy(), Phase: v1alpha1.OperationRunning, StartedAt: now}
 		r.operationEvent(app, st, ReasonOperationStarted, EventOperationStarted)
+		// The operation is saved before its first step: the hooks a step
+		// creates are labelled with the operation's identity, which
+		// derives from startedAt, so a controller that stops right after
+		// creating one finds it again (see runIdentity).
+		status.OperationState = st
+		return opOutcome{ran: true, requeue: time.Millisecond}
 	}
 	next, res, terminal := r.runSync(ctx, app, t, st, now)
 	status.OperationState = next
@@ -117,7 +123,7 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 		st = st.DeepCopy()
 		st.FinishedAt, st.Message, st.SyncResult = nil, "", nil
 	}
-	runID := fmt.Sprintf("%s/%d/%d", app.UID, st.StartedAt.Unix(), st.RetryCount)
+	runID := runIdentity(app, st)
 	if st.Phase == v1alpha1.OperationTerminating {
 		next, res, err := exec.Step(ctx, appsync.Run{ID: runID, Plan: &appsync.Plan{}, Terminate: true}, st)
 		return next, r.stepResult(app, res, err), true
@@ -177,6 +183,14 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 		next.SyncResult.Revision, next.SyncResult.Source = resolved, *src
 	}
 	return next, r.stepResult(app, res, err), false
+}
+
+// runIdentity names one attempt of the operation in st: the app's UID,
+// when the operation started (to the second, as status stores it) and
+// the retry. Every hook the attempt creates carries it in the
+// graphcd.io/operation label.
+func runIdentity(app *v1alpha1.Application, st *v1alpha1.OperationState) string {
+	return fmt.Sprintf("%s.%d.%d", app.UID, st.StartedAt.Unix(), st.RetryCount)
 }
 
 // stepResult logs a step's error (worth a retry; the state is saved all

@@ -113,8 +113,11 @@ func New(cfg Config) (*Executor, error) {
 // Run is one sync operation as Step sees it.
 type Run struct {
 	// ID names the operation for as long as it runs, such as the
-	// application's UID and the operation's start time. It keys the wave
-	// delay.
+	// application's UID and the operation's start time; a new operation
+	// (or a retry that runs its hooks again) needs a new ID. It keys the
+	// wave delay, and every hook the run creates carries it in the
+	// LabelOperation label, so that a step run again from an older state
+	// adopts the hooks it created rather than creating them twice.
 	ID string
 	// Plan is the sync's plan. The caller may build it again before each
 	// step (from the operation's revision and the live objects): tasks

@@ -72,6 +72,8 @@ type harness struct {
 	opts    sync.Options
 	run     sync.Run
 	state   *v1alpha1.OperationState
+	// ops counts the operations started, for a Run.ID of each.
+	ops int
 }
 
 func newHarness(t *testing.T, fixture string) *harness {
@@ -143,6 +145,11 @@ func (h *harness) step() sync.Result {
 	plan, err := sync.Build(h.desired, h.live(), h.opts)
 	if err != nil {
 		h.t.Fatalf("Build: %v", err)
+	}
+	if h.state == nil {
+		// A new operation: a new identity, as the controller gives each.
+		h.ops++
+		h.run.ID = fmt.Sprintf("%s.%d", h.ns, h.ops)
 	}
 	run := h.run
 	run.Plan = plan

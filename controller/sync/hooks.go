@@ -2,13 +2,21 @@ package sync
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"slices"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/health"
@@ -35,23 +43,104 @@ func (s *step) start(ctx context.Context, en *entry) error {
 	return nil
 }
 
-// startHook creates a hook's object. With BeforeHookCreation an object of
-// the same name left by an earlier sync is deleted first; without it the
-// existing object is applied like a resource and followed as the hook.
+// Labels on every hook object a sync creates. Together they find the
+// hook again: a controller that created a hook and stopped before it
+// saved the operation's state adopts that object rather than creating
+// the hook a second time.
+const (
+	// LabelOperation holds the operation's Run.ID (a hash of it when the
+	// ID is not a valid label value).
+	LabelOperation = "graphcd.io/operation"
+	// LabelHook identifies the hook within the operation: a hash of its
+	// phase, type, namespace and name or generateName.
+	LabelHook = "graphcd.io/hook"
+)
+
+// hookLabels are the labels that mark t's object as created by the run
+// with this ID.
+func hookLabels(runID string, t *Task) map[string]string {
+	return map[string]string{LabelOperation: labelValue(runID), LabelHook: hookKey(t)}
+}
+
+// labelValue is id when it is a valid label value, else a hash of it.
+func labelValue(id string) string {
+	if len(validation.IsValidLabelValue(id)) == 0 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:16])
+}
+
+// hookKey is a short, stable identity of t's hook within an operation.
+func hookKey(t *Task) string {
+	h := fnv.New64a()
+	for _, part := range []string{string(t.Phase), string(t.HookType), t.Group, t.Kind, t.Namespace, t.Name, t.GenerateName} {
+		_, _ = h.Write([]byte(part))
+		_, _ = h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// ownedBy reports whether obj carries all of the labels want.
+func ownedBy(obj *unstructured.Unstructured, want map[string]string) bool {
+	have := obj.GetLabels()
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// findHook returns the object this run created earlier for a hook with
+// generateName, or nil.
+func findHook(ctx context.Context, ri dynamic.ResourceInterface, own map[string]string) (*unstructured.Unstructured, error) {
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(own).String()})
+	if err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if list.Items[i].GetDeletionTimestamp() == nil {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// startHook creates a hook's object, labelled with the run's identity.
+// An object this run created already (before a restart lost the state
+// that recorded it) is adopted, not created again. With
+// BeforeHookCreation an object of the same name left by an earlier sync
+// is deleted first; without it the existing object is applied like a
+// resource and followed as the hook.
 func (s *step) startHook(ctx context.Context, en *entry) error {
 	t := en.task
-	if t.Name != "" {
-		ri, err := s.e.resource(taskGVK(t), t.Namespace)
+	ri, err := s.e.resource(taskGVK(t), t.Namespace)
+	if err != nil {
+		s.record(en, t.Name, v1alpha1.ResultCodeSyncFailed, v1alpha1.OperationFailed, err.Error())
+		return nil
+	}
+	own := hookLabels(s.run.ID, t)
+	if t.Name == "" {
+		earlier, err := findHook(ctx, ri, own)
 		if err != nil {
-			s.record(en, t.Name, v1alpha1.ResultCodeSyncFailed, v1alpha1.OperationFailed, err.Error())
+			return fmt.Errorf("look for hook %s created earlier: %w", t.Ref(), err)
+		}
+		if earlier != nil {
+			s.record(en, earlier.GetName(), v1alpha1.ResultCodeSynced, v1alpha1.OperationRunning, describe(t.Group, t.Kind, earlier.GetName())+" created")
 			return nil
 		}
+	} else {
 		live, err := s.e.read(ctx, taskGVK(t), t.Namespace, t.Name, ri)
 		if err != nil {
 			return fmt.Errorf("read hook %s: %w", t.Ref(), err)
 		}
 		if live != nil && live.GetDeletionTimestamp() != nil {
 			s.st.Message = "waiting for the deletion of hook " + t.Ref() + " from an earlier sync"
+			return nil
+		}
+		if live != nil && ownedBy(live, own) {
+			s.record(en, t.Name, v1alpha1.ResultCodeSynced, v1alpha1.OperationRunning, describe(t.Group, t.Kind, t.Name)+" created")
 			return nil
 		}
 		if live != nil && slices.Contains(t.DeletePolicies, DeleteBeforeHookCreation) {
@@ -65,9 +154,17 @@ func (s *step) startHook(ctx context.Context, en *entry) error {
 			return nil
 		}
 	}
-	name, verb, err := s.apply(ctx, t, false)
+	labelled := *t
+	labelled.Desired = t.Desired.DeepCopy()
+	lbls := labelled.Desired.GetLabels()
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	maps.Copy(lbls, own)
+	labelled.Desired.SetLabels(lbls)
+	name, verb, err := s.apply(ctx, &labelled, false)
 	if apierrors.IsAlreadyExists(err) {
-		return nil // the earlier object is still going away
+		return nil // the earlier object is still going away, or a cache is behind
 	}
 	if err != nil {
 		s.record(en, name, v1alpha1.ResultCodeSyncFailed, v1alpha1.OperationFailed, err.Error())
