@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestDecodeRoundTrip(t *testing.T) {
@@ -114,5 +115,45 @@ func TestImports(t *testing.T) {
 		if strings.HasPrefix(imp, "github.com/graphcd/graphcd/") {
 			t.Errorf("eventbus imports %s; it may import no graphcd package", imp)
 		}
+	}
+}
+
+// The collector reports the bus's counters under stable names.
+func TestCollector(t *testing.T) {
+	m := NewMemory()
+	s := m.Subscribe(t.Context(), Filter{}, Options{Buffer: 1})
+	for _, r := range []string{"1", "2", "3"} {
+		if err := m.Publish(t.Context(), ev("ns", "app"+r, HealthChanged, r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(t, s)
+	// A pedantic registry also checks that Collect matches Describe.
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewCollector(m))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, metric := range f.GetMetric() {
+			got[f.GetName()] = metric.GetCounter().GetValue() + metric.GetGauge().GetValue()
+		}
+	}
+	want := map[string]float64{
+		"graphcd_eventbus_subscribers":                1,
+		"graphcd_eventbus_events_total":               3,
+		"graphcd_eventbus_deliveries_total":           1,
+		"graphcd_eventbus_coalesced_total":            0,
+		"graphcd_eventbus_dropped_total":              2,
+		"graphcd_eventbus_lagged_markers_total":       1,
+		"graphcd_eventbus_redis_received_total":       0,
+		"graphcd_eventbus_redis_invalid_total":        0,
+		"graphcd_eventbus_redis_gaps_total":           0,
+		"graphcd_eventbus_redis_publish_errors_total": 0,
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("metrics (-got +want):\n%s", diff)
 	}
 }

@@ -66,6 +66,7 @@ type Redis struct {
 	last map[string]uint64
 
 	received, invalid, gaps, publishErrors atomic.Uint64
+	running                                atomic.Bool
 }
 
 var _ Bus = (*Redis)(nil)
@@ -154,8 +155,12 @@ func (r *Redis) Stats() Stats {
 
 // Run sends queued events to Redis and feeds the hub from one Redis
 // subscription, reconnecting after errors, until ctx ends. It returns nil
-// then. Subscriptions stay open: they end with their own contexts.
+// then. Subscriptions stay open: they end with their own contexts. A bus
+// runs once.
 func (r *Redis) Run(ctx context.Context) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return errors.New("eventbus: Run called twice")
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.send(ctx) })
 	r.receive(ctx)
