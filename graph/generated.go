@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	ApplicationStatus() ApplicationStatusResolver
 	KustomizeReplica() KustomizeReplicaResolver
 	ManagedNamespaceMetadata() ManagedNamespaceMetadataResolver
+	Mutation() MutationResolver
 	PluginParameter() PluginParameterResolver
 	Query() QueryResolver
 	ResourceResult() ResourceResultResolver
@@ -241,6 +242,16 @@ type ComplexityRoot struct {
 		Labels      func(childComplexity int) int
 	}
 
+	Mutation struct {
+		CreateApplication     func(childComplexity int, input model.CreateApplicationInput) int
+		DeleteApplication     func(childComplexity int, input model.DeleteApplicationInput) int
+		RefreshApplication    func(childComplexity int, input model.RefreshApplicationInput) int
+		RollbackApplication   func(childComplexity int, input model.RollbackApplicationInput) int
+		SyncApplication       func(childComplexity int, input model.SyncApplicationInput) int
+		TerminateOperation    func(childComplexity int, input model.ApplicationRef) int
+		UpdateApplicationSpec func(childComplexity int, input model.UpdateApplicationSpecInput) int
+	}
+
 	Operation struct {
 		Info        func(childComplexity int) int
 		InitiatedBy func(childComplexity int) int
@@ -427,6 +438,15 @@ type KustomizeReplicaResolver interface {
 type ManagedNamespaceMetadataResolver interface {
 	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
 	Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
+}
+type MutationResolver interface {
+	CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*gqlmodel.Application, error)
+	UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*gqlmodel.Application, error)
+	DeleteApplication(ctx context.Context, input model.DeleteApplicationInput) (string, error)
+	SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*gqlmodel.Application, error)
+	RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*gqlmodel.Application, error)
+	RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*gqlmodel.Application, error)
+	TerminateOperation(ctx context.Context, input model.ApplicationRef) (*gqlmodel.Application, error)
 }
 type PluginParameterResolver interface {
 	Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*gqlmodel.KeyValue, error)
@@ -1193,6 +1213,84 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ManagedNamespaceMetadata.Labels(childComplexity), true
 
+	case "Mutation.createApplication":
+		if e.ComplexityRoot.Mutation.CreateApplication == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createApplication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateApplication(childComplexity, args["input"].(model.CreateApplicationInput)), true
+	case "Mutation.deleteApplication":
+		if e.ComplexityRoot.Mutation.DeleteApplication == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteApplication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteApplication(childComplexity, args["input"].(model.DeleteApplicationInput)), true
+	case "Mutation.refreshApplication":
+		if e.ComplexityRoot.Mutation.RefreshApplication == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refreshApplication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefreshApplication(childComplexity, args["input"].(model.RefreshApplicationInput)), true
+	case "Mutation.rollbackApplication":
+		if e.ComplexityRoot.Mutation.RollbackApplication == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rollbackApplication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RollbackApplication(childComplexity, args["input"].(model.RollbackApplicationInput)), true
+	case "Mutation.syncApplication":
+		if e.ComplexityRoot.Mutation.SyncApplication == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_syncApplication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SyncApplication(childComplexity, args["input"].(model.SyncApplicationInput)), true
+	case "Mutation.terminateOperation":
+		if e.ComplexityRoot.Mutation.TerminateOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_terminateOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TerminateOperation(childComplexity, args["input"].(model.ApplicationRef)), true
+	case "Mutation.updateApplicationSpec":
+		if e.ComplexityRoot.Mutation.UpdateApplicationSpec == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateApplicationSpec_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateApplicationSpec(childComplexity, args["input"].(model.UpdateApplicationSpecInput)), true
+
 	case "Operation.info":
 		if e.ComplexityRoot.Operation.Info == nil {
 			break
@@ -1817,6 +1915,15 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("ApplicationFilter", ec.unmarshalInputApplicationFilter),
 			graphql.NewInputUnmarshaler("ApplicationOrder", ec.unmarshalInputApplicationOrder),
+			graphql.NewInputUnmarshaler("ApplicationRef", ec.unmarshalInputApplicationRef),
+			graphql.NewInputUnmarshaler("CreateApplicationInput", ec.unmarshalInputCreateApplicationInput),
+			graphql.NewInputUnmarshaler("DeleteApplicationInput", ec.unmarshalInputDeleteApplicationInput),
+			graphql.NewInputUnmarshaler("RefreshApplicationInput", ec.unmarshalInputRefreshApplicationInput),
+			graphql.NewInputUnmarshaler("RetryInput", ec.unmarshalInputRetryInput),
+			graphql.NewInputUnmarshaler("RollbackApplicationInput", ec.unmarshalInputRollbackApplicationInput),
+			graphql.NewInputUnmarshaler("SyncApplicationInput", ec.unmarshalInputSyncApplicationInput),
+			graphql.NewInputUnmarshaler("SyncResourceInput", ec.unmarshalInputSyncResourceInput),
+			graphql.NewInputUnmarshaler("UpdateApplicationSpecInput", ec.unmarshalInputUpdateApplicationSpecInput),
 		)
 	}
 	first := true
@@ -1851,6 +1958,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -1916,6 +2038,191 @@ type Query {
     "The order; by namespace and name when omitted."
     orderBy: ApplicationOrder
   ): ApplicationConnection!
+}
+
+"""
+The root of every change: each mutation checks its input, writes the
+Kubernetes objects the controller acts on, and returns the new state.
+Errors carry extensions.code: BAD_USER_INPUT, NOT_FOUND, CONFLICT (say, an
+operation already running) or FORBIDDEN.
+"""
+type Mutation {
+  """
+  Creates an application from its manifest. With upsert, an existing
+  application of that name gets the manifest's spec, labels and annotations.
+  """
+  createApplication(input: CreateApplicationInput!): Application!
+  """
+  Replaces an application's spec.
+  """
+  updateApplicationSpec(input: UpdateApplicationSpecInput!): Application!
+  """
+  Deletes an application. With cascade (the default) the controller first
+  deletes the application's resources; without, they stay in the cluster.
+  Returns the deleted application's ID.
+  """
+  deleteApplication(input: DeleteApplicationInput!): ID!
+  """
+  Requests a sync; the controller runs it and records its progress in
+  status.operationState. Refused (CONFLICT) while another operation is
+  requested or running.
+  """
+  syncApplication(input: SyncApplicationInput!): Application!
+  """
+  Requests a sync back to the revision of a history entry. Refused while
+  automated sync is on or another operation runs.
+  """
+  rollbackApplication(input: RollbackApplicationInput!): Application!
+  """
+  Asks the controller to compare the application with Git again now.
+  """
+  refreshApplication(input: RefreshApplicationInput!): Application!
+  """
+  Stops the running operation (or withdraws one not started yet). An
+  application without an operation is a CONFLICT.
+  """
+  terminateOperation(input: ApplicationRef!): Application!
+}
+
+"""
+Names one application.
+"""
+input ApplicationRef {
+  "The application's name."
+  name: String!
+  "The namespace of the Application object; the server's own when omitted."
+  namespace: String
+}
+
+"""
+A new application.
+"""
+input CreateApplicationInput {
+  """
+  The Application as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
+  argoproj.io/v1alpha1 as exported from Argo CD). Unknown fields are errors.
+  """
+  manifest: String!
+  "Update the application if one of that name exists, rather than fail."
+  upsert: Boolean! = false
+}
+
+"""
+A new spec for an application.
+"""
+input UpdateApplicationSpecInput {
+  "The application."
+  application: ApplicationRef!
+  "The spec as YAML or JSON (the content of ` + "`" + `spec:` + "`" + `). Unknown fields are errors."
+  spec: String!
+}
+
+"""
+Which application to delete, and how.
+"""
+input DeleteApplicationInput {
+  "The application."
+  application: ApplicationRef!
+  "Delete the application's resources first (true), or leave them (false)."
+  cascade: Boolean! = true
+  "How resources are deleted when cascading."
+  propagationPolicy: PropagationPolicy! = FOREGROUND
+}
+
+"""
+How a cascading delete removes resources.
+"""
+enum PropagationPolicy {
+  "The application goes once its resources and their dependents are gone."
+  FOREGROUND
+  "The application goes once its resources are deleted; dependents go later."
+  BACKGROUND
+}
+
+"""
+A sync request.
+"""
+input SyncApplicationInput {
+  "The application."
+  application: ApplicationRef!
+  "The revision to sync to; the target revision when omitted."
+  revision: String
+  "Delete resources that are no longer in Git."
+  prune: Boolean! = false
+  "Preview only: change nothing."
+  dryRun: Boolean! = false
+  "Sync only these resources (selective sync); all when omitted."
+  resources: [SyncResourceInput!]
+  "Sync options for this sync, such as \"ServerSideApply=true\" or \"Replace=true\"."
+  syncOptions: [String!]
+  "How to apply; the hook strategy (with hooks) when omitted."
+  strategy: SyncStrategyKind
+  "Delete and re-create resources that cannot be patched."
+  force: Boolean! = false
+  "Retry a failed sync; the application's retry policy when omitted."
+  retry: RetryInput
+}
+
+"""
+A resource of a selective sync.
+"""
+input SyncResourceInput {
+  "The API group; empty for the core group."
+  group: String! = ""
+  "The kind."
+  kind: String!
+  "The name."
+  name: String!
+  "The namespace; empty for cluster-scoped resources."
+  namespace: String! = ""
+}
+
+"""
+How a sync applies resources.
+"""
+enum SyncStrategyKind {
+  "Apply and run hooks (the default)."
+  HOOK
+  "Apply only; hooks are skipped."
+  APPLY
+}
+
+"""
+How a failed sync is retried.
+"""
+input RetryInput {
+  "How many times; negative means forever."
+  limit: Int!
+  "The first wait, e.g. \"5s\"."
+  backoffDuration: String
+  "The factor each wait is multiplied by."
+  backoffFactor: Int
+  "The longest wait, e.g. \"3m\"."
+  backoffMaxDuration: String
+}
+
+"""
+A rollback request.
+"""
+input RollbackApplicationInput {
+  "The application."
+  application: ApplicationRef!
+  "The history entry to go back to (status.history[].id)."
+  id: Int!
+  "Delete resources the old revision does not have."
+  prune: Boolean! = false
+  "Preview only: change nothing."
+  dryRun: Boolean! = false
+}
+
+"""
+A refresh request.
+"""
+input RefreshApplicationInput {
+  "The application."
+  application: ApplicationRef!
+  "Render the manifests again rather than reuse cached ones."
+  hard: Boolean! = false
 }
 
 """
@@ -3550,6 +3857,104 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Mutation_createApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateApplicationInput, error) {
+			return ec.unmarshalNCreateApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateApplicationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteApplicationInput, error) {
+			return ec.unmarshalNDeleteApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeleteApplicationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_refreshApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RefreshApplicationInput, error) {
+			return ec.unmarshalNRefreshApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRefreshApplicationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rollbackApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RollbackApplicationInput, error) {
+			return ec.unmarshalNRollbackApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRollbackApplicationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_syncApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SyncApplicationInput, error) {
+			return ec.unmarshalNSyncApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncApplicationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_terminateOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApplicationRef, error) {
+			return ec.unmarshalNApplicationRef2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateApplicationSpec_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateApplicationSpecInput, error) {
+			return ec.unmarshalNUpdateApplicationSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSpecInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -6769,6 +7174,314 @@ func (ec *executionContext) fieldContext_ManagedNamespaceMetadata_annotations(_ 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_KeyValue(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createApplication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateApplication(ctx, fc.Args["input"].(model.CreateApplicationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createApplication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createApplication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateApplicationSpec(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateApplicationSpec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateApplicationSpec(ctx, fc.Args["input"].(model.UpdateApplicationSpecInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateApplicationSpec(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateApplicationSpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteApplication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteApplication(ctx, fc.Args["input"].(model.DeleteApplicationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteApplication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteApplication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_syncApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_syncApplication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SyncApplication(ctx, fc.Args["input"].(model.SyncApplicationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_syncApplication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_syncApplication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rollbackApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rollbackApplication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RollbackApplication(ctx, fc.Args["input"].(model.RollbackApplicationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rollbackApplication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rollbackApplication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_refreshApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refreshApplication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefreshApplication(ctx, fc.Args["input"].(model.RefreshApplicationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refreshApplication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refreshApplication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_terminateOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_terminateOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TerminateOperation(ctx, fc.Args["input"].(model.ApplicationRef))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_terminateOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_terminateOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10559,6 +11272,584 @@ func UnmarshalApplicationOrder(ctx context.Context, raw any) (model.ApplicationO
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputApplicationRef(ctx context.Context, obj any) (model.ApplicationRef, error) {
+	var it model.ApplicationRef
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "namespace"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "namespace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespace"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespace = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApplicationRef unmarshals raw into the ApplicationRef input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApplicationRef(ctx context.Context, raw any) (model.ApplicationRef, error) {
+	var out model.ApplicationRef
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplicationRef", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCreateApplicationInput(ctx context.Context, obj any) (model.CreateApplicationInput, error) {
+	var it model.CreateApplicationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["upsert"]; !present {
+		asMap["upsert"] = false
+	}
+
+	fieldsInOrder := [...]string{"manifest", "upsert"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "manifest":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("manifest"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Manifest = data
+		case "upsert":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("upsert"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Upsert = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateApplicationInput unmarshals raw into the CreateApplicationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateApplicationInput(ctx context.Context, raw any) (model.CreateApplicationInput, error) {
+	var out model.CreateApplicationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateApplicationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputDeleteApplicationInput(ctx context.Context, obj any) (model.DeleteApplicationInput, error) {
+	var it model.DeleteApplicationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["cascade"]; !present {
+		asMap["cascade"] = true
+	}
+	if _, present := asMap["propagationPolicy"]; !present {
+		asMap["propagationPolicy"] = "FOREGROUND"
+	}
+
+	fieldsInOrder := [...]string{"application", "cascade", "propagationPolicy"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "cascade":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cascade"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cascade = data
+		case "propagationPolicy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("propagationPolicy"))
+			data, err := ec.unmarshalNPropagationPolicy2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPropagationPolicy(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PropagationPolicy = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDeleteApplicationInput unmarshals raw into the DeleteApplicationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteApplicationInput(ctx context.Context, raw any) (model.DeleteApplicationInput, error) {
+	var out model.DeleteApplicationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteApplicationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRefreshApplicationInput(ctx context.Context, obj any) (model.RefreshApplicationInput, error) {
+	var it model.RefreshApplicationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["hard"]; !present {
+		asMap["hard"] = false
+	}
+
+	fieldsInOrder := [...]string{"application", "hard"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "hard":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hard"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Hard = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRefreshApplicationInput unmarshals raw into the RefreshApplicationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRefreshApplicationInput(ctx context.Context, raw any) (model.RefreshApplicationInput, error) {
+	var out model.RefreshApplicationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RefreshApplicationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRetryInput(ctx context.Context, obj any) (model.RetryInput, error) {
+	var it model.RetryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"limit", "backoffDuration", "backoffFactor", "backoffMaxDuration"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "limit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limit"))
+			data, err := ec.unmarshalNInt2int32(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Limit = data
+		case "backoffDuration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("backoffDuration"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BackoffDuration = data
+		case "backoffFactor":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("backoffFactor"))
+			data, err := ec.unmarshalOInt2ᚖint32(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BackoffFactor = data
+		case "backoffMaxDuration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("backoffMaxDuration"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BackoffMaxDuration = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRetryInput unmarshals raw into the RetryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRetryInput(ctx context.Context, raw any) (model.RetryInput, error) {
+	var out model.RetryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RetryInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRollbackApplicationInput(ctx context.Context, obj any) (model.RollbackApplicationInput, error) {
+	var it model.RollbackApplicationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["prune"]; !present {
+		asMap["prune"] = false
+	}
+	if _, present := asMap["dryRun"]; !present {
+		asMap["dryRun"] = false
+	}
+
+	fieldsInOrder := [...]string{"application", "id", "prune", "dryRun"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNInt2int32(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "prune":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prune"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prune = data
+		case "dryRun":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dryRun"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DryRun = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRollbackApplicationInput unmarshals raw into the RollbackApplicationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRollbackApplicationInput(ctx context.Context, raw any) (model.RollbackApplicationInput, error) {
+	var out model.RollbackApplicationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RollbackApplicationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSyncApplicationInput(ctx context.Context, obj any) (model.SyncApplicationInput, error) {
+	var it model.SyncApplicationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["prune"]; !present {
+		asMap["prune"] = false
+	}
+	if _, present := asMap["dryRun"]; !present {
+		asMap["dryRun"] = false
+	}
+	if _, present := asMap["force"]; !present {
+		asMap["force"] = false
+	}
+
+	fieldsInOrder := [...]string{"application", "revision", "prune", "dryRun", "resources", "syncOptions", "strategy", "force", "retry"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "revision":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("revision"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Revision = data
+		case "prune":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prune"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prune = data
+		case "dryRun":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dryRun"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DryRun = data
+		case "resources":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resources"))
+			data, err := ec.unmarshalOSyncResourceInput2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncResourceInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resources = data
+		case "syncOptions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("syncOptions"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SyncOptions = data
+		case "strategy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("strategy"))
+			data, err := ec.unmarshalOSyncStrategyKind2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncStrategyKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Strategy = data
+		case "force":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("force"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Force = data
+		case "retry":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retry"))
+			data, err := ec.unmarshalORetryInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRetryInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Retry = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSyncApplicationInput unmarshals raw into the SyncApplicationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSyncApplicationInput(ctx context.Context, raw any) (model.SyncApplicationInput, error) {
+	var out model.SyncApplicationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SyncApplicationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSyncResourceInput(ctx context.Context, obj any) (model.SyncResourceInput, error) {
+	var it model.SyncResourceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["group"]; !present {
+		asMap["group"] = ""
+	}
+	if _, present := asMap["namespace"]; !present {
+		asMap["namespace"] = ""
+	}
+
+	fieldsInOrder := [...]string{"group", "kind", "name", "namespace"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "group":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("group"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Group = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "namespace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespace"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespace = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSyncResourceInput unmarshals raw into the SyncResourceInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSyncResourceInput(ctx context.Context, raw any) (model.SyncResourceInput, error) {
+	var out model.SyncResourceInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SyncResourceInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUpdateApplicationSpecInput(ctx context.Context, obj any) (model.UpdateApplicationSpecInput, error) {
+	var it model.UpdateApplicationSpecInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"application", "spec"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "spec":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spec"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Spec = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateApplicationSpecInput unmarshals raw into the UpdateApplicationSpecInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateApplicationSpecInput(ctx context.Context, raw any) (model.UpdateApplicationSpecInput, error) {
+	var out model.UpdateApplicationSpecInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateApplicationSpecInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -11864,6 +13155,91 @@ func (ec *executionContext) _ManagedNamespaceMetadata(ctx context.Context, sel a
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ManagedNamespaceMetadata_annotations(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mutationImplementors = []string{"Mutation"}
+
+func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Mutation",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createApplication":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createApplication(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateApplicationSpec":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateApplicationSpec(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteApplication":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteApplication(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncApplication":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_syncApplication(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rollbackApplication":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rollbackApplication(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshApplication":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refreshApplication(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terminateOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_terminateOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13363,6 +14739,14 @@ func (ec *executionContext) marshalNApplication2ᚕgithubᚗcomᚋgraphcdᚋgrap
 	return ret
 }
 
+func (ec *executionContext) marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Application!")
+		return graphql.Null
+	}
+	return ec._Application(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNApplicationCondition2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationCondition(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationCondition) graphql.Marshaler {
 	return ec._ApplicationCondition(ctx, sel, &v)
 }
@@ -13425,6 +14809,16 @@ func (ec *executionContext) marshalNApplicationOrderField2githubᚗcomᚋgraphcd
 	return v
 }
 
+func (ec *executionContext) unmarshalNApplicationRef2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx context.Context, v any) (model.ApplicationRef, error) {
+	res, err := ec.unmarshalInputApplicationRef(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx context.Context, v any) (*model.ApplicationRef, error) {
+	res, err := ec.unmarshalInputApplicationRef(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNApplicationSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSource) graphql.Marshaler {
 	return ec._ApplicationSource(ctx, sel, &v)
 }
@@ -13481,6 +14875,16 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 
 func (ec *executionContext) marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐComparedTo(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ComparedTo) graphql.Marshaler {
 	return ec._ComparedTo(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNCreateApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateApplicationInput(ctx context.Context, v any) (model.CreateApplicationInput, error) {
+	res, err := ec.unmarshalInputCreateApplicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeleteApplicationInput(ctx context.Context, v any) (model.DeleteApplicationInput, error) {
+	res, err := ec.unmarshalInputDeleteApplicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNEnvEntry2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐEnvEntry(ctx context.Context, sel ast.SelectionSet, v v1alpha1.EnvEntry) graphql.Marshaler {
@@ -13815,6 +15219,21 @@ func (ec *executionContext) marshalNPluginParameter2ᚕgithubᚗcomᚋgraphcdᚋ
 	return ret
 }
 
+func (ec *executionContext) unmarshalNPropagationPolicy2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPropagationPolicy(ctx context.Context, v any) (model.PropagationPolicy, error) {
+	var res model.PropagationPolicy
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPropagationPolicy2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPropagationPolicy(ctx context.Context, sel ast.SelectionSet, v model.PropagationPolicy) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNRefreshApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRefreshApplicationInput(ctx context.Context, v any) (model.RefreshApplicationInput, error) {
+	res, err := ec.unmarshalInputRefreshApplicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNResourceIgnoreDifferences2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceIgnoreDifferences(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ResourceIgnoreDifferences) graphql.Marshaler {
 	return ec._ResourceIgnoreDifferences(ctx, sel, &v)
 }
@@ -13899,6 +15318,11 @@ func (ec *executionContext) marshalNRevisionHistory2ᚕgithubᚗcomᚋgraphcdᚋ
 	return ret
 }
 
+func (ec *executionContext) unmarshalNRollbackApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRollbackApplicationInput(ctx context.Context, v any) (model.RollbackApplicationInput, error) {
+	res, err := ec.unmarshalInputRollbackApplicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13942,6 +15366,11 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) unmarshalNSyncApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncApplicationInput(ctx context.Context, v any) (model.SyncApplicationInput, error) {
+	res, err := ec.unmarshalInputSyncApplicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNSyncOperationResource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperationResource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncOperationResource) graphql.Marshaler {
 	return ec._SyncOperationResource(ctx, sel, &v)
 }
@@ -13960,6 +15389,11 @@ func (ec *executionContext) marshalNSyncOperationResource2ᚕgithubᚗcomᚋgrap
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNSyncResourceInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncResourceInput(ctx context.Context, v any) (*model.SyncResourceInput, error) {
+	res, err := ec.unmarshalInputSyncResourceInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNSyncStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncStatus) graphql.Marshaler {
@@ -14006,6 +15440,11 @@ func (ec *executionContext) marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋ
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNUpdateApplicationSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSpecInput(ctx context.Context, v any) (model.UpdateApplicationSpecInput, error) {
+	res, err := ec.unmarshalInputUpdateApplicationSpecInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNVersion2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐVersion(ctx context.Context, sel ast.SelectionSet, v *model.Version) graphql.Marshaler {
@@ -14296,6 +15735,24 @@ func (ec *executionContext) marshalOHealthStatusCode2ᚕgithubᚗcomᚋgraphcd�
 	return ret
 }
 
+func (ec *executionContext) unmarshalOInt2ᚖint32(ctx context.Context, v any) (*int32, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalInt32(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2ᚖint32(ctx context.Context, sel ast.SelectionSet, v *int32) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt32(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
 	if v == nil {
 		return nil, nil
@@ -14340,6 +15797,14 @@ func (ec *executionContext) marshalOOperationState2ᚖgithubᚗcomᚋgraphcdᚋg
 		return graphql.Null
 	}
 	return ec._OperationState(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORetryInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRetryInput(ctx context.Context, v any) (*model.RetryInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRetryInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalORetryStrategy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRetryStrategy(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.RetryStrategy) graphql.Marshaler {
@@ -14430,6 +15895,23 @@ func (ec *executionContext) marshalOSyncPolicyAutomated2ᚖgithubᚗcomᚋgraphc
 	return ec._SyncPolicyAutomated(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOSyncResourceInput2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncResourceInputᚄ(ctx context.Context, v any) ([]*model.SyncResourceInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.SyncResourceInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSyncResourceInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncResourceInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalOSyncStatusCode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCodeᚄ(ctx context.Context, v any) ([]v1alpha1.SyncStatusCode, error) {
 	if v == nil {
 		return nil, nil
@@ -14485,6 +15967,22 @@ func (ec *executionContext) marshalOSyncStrategyHook2ᚖgithubᚗcomᚋgraphcd�
 		return graphql.Null
 	}
 	return ec._SyncStrategyHook(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSyncStrategyKind2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncStrategyKind(ctx context.Context, v any) (*model.SyncStrategyKind, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.SyncStrategyKind)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSyncStrategyKind2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncStrategyKind(ctx context.Context, sel ast.SelectionSet, v *model.SyncStrategyKind) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, v any) (*v1.Time, error) {

@@ -24,6 +24,7 @@ import (
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/resolvers"
@@ -71,7 +72,7 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 	index = idx
 	srv, err := server.New(server.Options{
 		Listen:   "127.0.0.1:0",
-		Resolver: &resolvers.Resolver{Build: version.Get(), Apps: idx, Namespace: "graphcd"},
+		Resolver: &resolvers.Resolver{Build: version.Get(), Apps: idx, Namespace: "graphcd", Writer: appops.Service{Client: kube}},
 	})
 	if err != nil {
 		return fail(err)
@@ -157,3 +158,5 @@ func eventually(t *testing.T, what string, check func() error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -28,6 +28,11 @@ type Resolver struct {
 	// Namespace is where Applications live when a query names no
 	// namespace.
 	Namespace string
+	// Writer changes Applications. Nil makes the API read-only.
+	Writer ApplicationWriter
+	// Authz authorizes reads and writes. Nil allows everything (the API
+	// before Auth is configured).
+	Authz Authorizer
 }
 
 // ApplicationStore is the read side of Applications the API serves from

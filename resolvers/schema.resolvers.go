@@ -63,6 +63,113 @@ func (r *managedNamespaceMetadataResolver) Annotations(ctx context.Context, obj 
 	return keyValues(obj.Annotations), nil
 }
 
+// CreateApplication is the resolver for the createApplication field.
+func (r *mutationResolver) CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*gqlmodel.Application, error) {
+	app, err := r.decodeApplication(input.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.authorizeManifest(ctx, app, input.Upsert); err != nil {
+		return nil, err
+	}
+	w, err := r.writer()
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.Create(ctx, app, input.Upsert)
+	return written(out, err, keyOf(app))
+}
+
+// UpdateApplicationSpec is the resolver for the updateApplicationSpec field.
+func (r *mutationResolver) UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*gqlmodel.Application, error) {
+	key := r.refKey(*input.Application)
+	spec, err := decodeSpec(input.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.authorizeApp(ctx, "update", key); err != nil {
+		return nil, err
+	}
+	w, err := r.writer()
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.UpdateSpec(ctx, key, spec)
+	return written(out, err, key)
+}
+
+// DeleteApplication is the resolver for the deleteApplication field.
+func (r *mutationResolver) DeleteApplication(ctx context.Context, input model.DeleteApplicationInput) (string, error) {
+	key := r.refKey(*input.Application)
+	if err := r.authorizeApp(ctx, "delete", key); err != nil {
+		return "", err
+	}
+	w, err := r.writer()
+	if err != nil {
+		return "", err
+	}
+	if err := w.Delete(ctx, key, input.Cascade, propagation(input.PropagationPolicy)); err != nil {
+		return "", writeError(err, key)
+	}
+	return gqlmodel.NodeID(gqlmodel.KindApplication, key), nil
+}
+
+// SyncApplication is the resolver for the syncApplication field.
+func (r *mutationResolver) SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*gqlmodel.Application, error) {
+	key := r.refKey(*input.Application)
+	if err := r.authorizeApp(ctx, "sync", key); err != nil {
+		return nil, err
+	}
+	w, err := r.writer()
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.Sync(ctx, key, syncOperation(ctx, input))
+	return written(out, err, key)
+}
+
+// RollbackApplication is the resolver for the rollbackApplication field.
+func (r *mutationResolver) RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*gqlmodel.Application, error) {
+	key := r.refKey(*input.Application)
+	if err := r.authorizeApp(ctx, "sync", key); err != nil {
+		return nil, err
+	}
+	w, err := r.writer()
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.Rollback(ctx, key, int64(input.ID), v1alpha1.SyncOperation{Prune: input.Prune, DryRun: input.DryRun}, initiator(ctx))
+	return written(out, err, key)
+}
+
+// RefreshApplication is the resolver for the refreshApplication field.
+func (r *mutationResolver) RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*gqlmodel.Application, error) {
+	key := r.refKey(*input.Application)
+	if err := r.authorizeApp(ctx, "get", key); err != nil {
+		return nil, err
+	}
+	w, err := r.writer()
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.Refresh(ctx, key, input.Hard)
+	return written(out, err, key)
+}
+
+// TerminateOperation is the resolver for the terminateOperation field.
+func (r *mutationResolver) TerminateOperation(ctx context.Context, input model.ApplicationRef) (*gqlmodel.Application, error) {
+	key := r.refKey(input)
+	if err := r.authorizeApp(ctx, "sync", key); err != nil {
+		return nil, err
+	}
+	w, err := r.writer()
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.Terminate(ctx, key)
+	return written(out, err, key)
+}
+
 // Map is the resolver for the map field.
 func (r *pluginParameterResolver) Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*gqlmodel.KeyValue, error) {
 	return keyValues(obj.Map), nil
@@ -169,6 +276,9 @@ func (r *Resolver) ManagedNamespaceMetadata() graph.ManagedNamespaceMetadataReso
 	return &managedNamespaceMetadataResolver{r}
 }
 
+// Mutation returns graph.MutationResolver implementation.
+func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
+
 // PluginParameter returns graph.PluginParameterResolver implementation.
 func (r *Resolver) PluginParameter() graph.PluginParameterResolver {
 	return &pluginParameterResolver{r}
@@ -193,6 +303,7 @@ type (
 	applicationStatusResolver          struct{ *Resolver }
 	kustomizeReplicaResolver           struct{ *Resolver }
 	managedNamespaceMetadataResolver   struct{ *Resolver }
+	mutationResolver                   struct{ *Resolver }
 	pluginParameterResolver            struct{ *Resolver }
 	queryResolver                      struct{ *Resolver }
 	resourceResultResolver             struct{ *Resolver }

@@ -8,9 +8,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
@@ -102,11 +106,15 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
+	writer, err := newAppWriter(k)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Options{
 		Listen:          o.listen,
 		Ready:           readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications", appsReady),
 		Logger:          log,
-		Resolver:        &resolvers.Resolver{Build: build, Apps: apps, Namespace: o.app.namespace},
+		Resolver:        &resolvers.Resolver{Build: build, Apps: apps, Writer: writer, Namespace: o.app.namespace},
 		ShutdownTimeout: o.shutdownTimeout,
 	})
 	if err != nil {
@@ -172,4 +180,17 @@ func readyWhenSynced(ready server.ReadyFunc, what string, synced <-chan struct{}
 		}
 		return ready(ctx)
 	}
+}
+
+// newAppWriter returns the service the API changes Applications through.
+func newAppWriter(k *kube) (appops.Service, error) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return appops.Service{}, err
+	}
+	c, err := client.New(k.config, client.Options{Scheme: scheme})
+	if err != nil {
+		return appops.Service{}, fmt.Errorf("application client: %w", err)
+	}
+	return appops.Service{Client: c}, nil
 }

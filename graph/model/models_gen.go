@@ -46,6 +46,107 @@ type ApplicationOrder struct {
 	Direction OrderDirection `json:"direction"`
 }
 
+// Names one application.
+type ApplicationRef struct {
+	// The application's name.
+	Name string `json:"name"`
+	// The namespace of the Application object; the server's own when omitted.
+	Namespace *string `json:"namespace,omitempty"`
+}
+
+// A new application.
+type CreateApplicationInput struct {
+	// The Application as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
+	// argoproj.io/v1alpha1 as exported from Argo CD). Unknown fields are errors.
+	Manifest string `json:"manifest"`
+	// Update the application if one of that name exists, rather than fail.
+	Upsert bool `json:"upsert"`
+}
+
+// Which application to delete, and how.
+type DeleteApplicationInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// Delete the application's resources first (true), or leave them (false).
+	Cascade bool `json:"cascade"`
+	// How resources are deleted when cascading.
+	PropagationPolicy PropagationPolicy `json:"propagationPolicy"`
+}
+
+// A refresh request.
+type RefreshApplicationInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// Render the manifests again rather than reuse cached ones.
+	Hard bool `json:"hard"`
+}
+
+// How a failed sync is retried.
+type RetryInput struct {
+	// How many times; negative means forever.
+	Limit int32 `json:"limit"`
+	// The first wait, e.g. "5s".
+	BackoffDuration *string `json:"backoffDuration,omitempty"`
+	// The factor each wait is multiplied by.
+	BackoffFactor *int32 `json:"backoffFactor,omitempty"`
+	// The longest wait, e.g. "3m".
+	BackoffMaxDuration *string `json:"backoffMaxDuration,omitempty"`
+}
+
+// A rollback request.
+type RollbackApplicationInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The history entry to go back to (status.history[].id).
+	ID int32 `json:"id"`
+	// Delete resources the old revision does not have.
+	Prune bool `json:"prune"`
+	// Preview only: change nothing.
+	DryRun bool `json:"dryRun"`
+}
+
+// A sync request.
+type SyncApplicationInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The revision to sync to; the target revision when omitted.
+	Revision *string `json:"revision,omitempty"`
+	// Delete resources that are no longer in Git.
+	Prune bool `json:"prune"`
+	// Preview only: change nothing.
+	DryRun bool `json:"dryRun"`
+	// Sync only these resources (selective sync); all when omitted.
+	Resources []*SyncResourceInput `json:"resources,omitempty"`
+	// Sync options for this sync, such as "ServerSideApply=true" or "Replace=true".
+	SyncOptions []string `json:"syncOptions,omitempty"`
+	// How to apply; the hook strategy (with hooks) when omitted.
+	Strategy *SyncStrategyKind `json:"strategy,omitempty"`
+	// Delete and re-create resources that cannot be patched.
+	Force bool `json:"force"`
+	// Retry a failed sync; the application's retry policy when omitted.
+	Retry *RetryInput `json:"retry,omitempty"`
+}
+
+// A resource of a selective sync.
+type SyncResourceInput struct {
+	// The API group; empty for the core group.
+	Group string `json:"group"`
+	// The kind.
+	Kind string `json:"kind"`
+	// The name.
+	Name string `json:"name"`
+	// The namespace; empty for cluster-scoped resources.
+	Namespace string `json:"namespace"`
+}
+
+// A new spec for an application.
+type UpdateApplicationSpecInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The spec as YAML or JSON (the content of `spec:`). Unknown fields are errors.
+	Spec string `json:"spec"`
+}
+
 // Identifies one build of graphcd, so clients and bug reports can name exactly
 // what they talk to.
 type Version struct {
@@ -175,6 +276,122 @@ func (e *OrderDirection) UnmarshalJSON(b []byte) error {
 }
 
 func (e OrderDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a cascading delete removes resources.
+type PropagationPolicy string
+
+const (
+	// The application goes once its resources and their dependents are gone.
+	PropagationPolicyForeground PropagationPolicy = "FOREGROUND"
+	// The application goes once its resources are deleted; dependents go later.
+	PropagationPolicyBackground PropagationPolicy = "BACKGROUND"
+)
+
+var AllPropagationPolicy = []PropagationPolicy{
+	PropagationPolicyForeground,
+	PropagationPolicyBackground,
+}
+
+func (e PropagationPolicy) IsValid() bool {
+	switch e {
+	case PropagationPolicyForeground, PropagationPolicyBackground:
+		return true
+	}
+	return false
+}
+
+func (e PropagationPolicy) String() string {
+	return string(e)
+}
+
+func (e *PropagationPolicy) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PropagationPolicy(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PropagationPolicy", str)
+	}
+	return nil
+}
+
+func (e PropagationPolicy) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PropagationPolicy) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PropagationPolicy) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a sync applies resources.
+type SyncStrategyKind string
+
+const (
+	// Apply and run hooks (the default).
+	SyncStrategyKindHook SyncStrategyKind = "HOOK"
+	// Apply only; hooks are skipped.
+	SyncStrategyKindApply SyncStrategyKind = "APPLY"
+)
+
+var AllSyncStrategyKind = []SyncStrategyKind{
+	SyncStrategyKindHook,
+	SyncStrategyKindApply,
+}
+
+func (e SyncStrategyKind) IsValid() bool {
+	switch e {
+	case SyncStrategyKindHook, SyncStrategyKindApply:
+		return true
+	}
+	return false
+}
+
+func (e SyncStrategyKind) String() string {
+	return string(e)
+}
+
+func (e *SyncStrategyKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SyncStrategyKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SyncStrategyKind", str)
+	}
+	return nil
+}
+
+func (e SyncStrategyKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SyncStrategyKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SyncStrategyKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

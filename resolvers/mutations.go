@@ -1,0 +1,230 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth"
+	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/appops"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+)
+
+// ApplicationWriter changes Applications (appops.Service implements it).
+// Errors are appops's sentinel errors or Kubernetes API errors.
+type ApplicationWriter interface {
+	Create(ctx context.Context, app *v1alpha1.Application, upsert bool) (*v1alpha1.Application, error)
+	UpdateSpec(ctx context.Context, key types.NamespacedName, spec v1alpha1.ApplicationSpec) (*v1alpha1.Application, error)
+	Delete(ctx context.Context, key types.NamespacedName, cascade bool, policy metav1.DeletionPropagation) error
+	Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation) (*v1alpha1.Application, error)
+	Rollback(ctx context.Context, key types.NamespacedName, id int64, sync v1alpha1.SyncOperation, by v1alpha1.OperationInitiator) (*v1alpha1.Application, error)
+	Terminate(ctx context.Context, key types.NamespacedName) (*v1alpha1.Application, error)
+	Refresh(ctx context.Context, key types.NamespacedName, hard bool) (*v1alpha1.Application, error)
+}
+
+// Authorizer decides whether the principal of ctx may do action on an
+// object of resource, in Argo CD's RBAC terms (resource "applications",
+// action "sync", object "<project>/<name>"). It returns a *Error with
+// CodeForbidden or CodeUnauthenticated when not.
+type Authorizer interface {
+	Authorize(ctx context.Context, resource, action, object string) error
+}
+
+// authorize asks r.Authz; without one (before Auth is configured) every
+// request is allowed.
+func (r *Resolver) authorize(ctx context.Context, resource, action, object string) error {
+	if r.Authz == nil {
+		return nil
+	}
+	return r.Authz.Authorize(ctx, resource, action, object)
+}
+
+// authorizeApp authorizes action on the existing app at key, whose
+// project comes from the API's view of it.
+func (r *Resolver) authorizeApp(ctx context.Context, action string, key types.NamespacedName) error {
+	project := "default"
+	if app := r.apps().Get(key); app != nil && app.Spec.Project != "" {
+		project = app.Spec.Project
+	}
+	return r.authorize(ctx, "applications", action, project+"/"+key.Name)
+}
+
+func (r *Resolver) writer() (ApplicationWriter, error) {
+	if r.Writer == nil {
+		return nil, Errorf(CodeForbidden, "this server is read-only")
+	}
+	return r.Writer, nil
+}
+
+// initiator is who the request comes from, for operations and history.
+func initiator(ctx context.Context) v1alpha1.OperationInitiator {
+	if p, ok := auth.FromContext(ctx); ok {
+		return v1alpha1.OperationInitiator{Username: p.Subject}
+	}
+	return v1alpha1.OperationInitiator{Username: "anonymous"}
+}
+
+// refKey returns the key of ref.
+func (r *Resolver) refKey(ref model.ApplicationRef) types.NamespacedName {
+	return r.appKey(ref.Name, ref.Namespace)
+}
+
+// argoGroup is Argo CD's API group; manifests exported from Argo CD are
+// accepted as they are.
+const argoGroup = "argoproj.io"
+
+// decodeApplication reads an Application manifest (YAML or JSON), keeping
+// only what a client may set: name, namespace, labels, annotations,
+// finalizers and spec.
+func (r *Resolver) decodeApplication(manifest string) (*v1alpha1.Application, error) {
+	var in v1alpha1.Application
+	if err := yaml.UnmarshalStrict([]byte(manifest), &in); err != nil {
+		return nil, Errorf(CodeBadUserInput, "manifest: %v", err)
+	}
+	if in.Kind != "Application" {
+		return nil, Errorf(CodeBadUserInput, "manifest: kind must be Application, got %q", in.Kind)
+	}
+	if gv := in.APIVersion; gv != v1alpha1.GroupVersion.String() && gv != argoGroup+"/v1alpha1" {
+		return nil, Errorf(CodeBadUserInput, "manifest: apiVersion must be %s (or %s/v1alpha1), got %q", v1alpha1.GroupVersion, argoGroup, gv)
+	}
+	if in.Name == "" {
+		return nil, Errorf(CodeBadUserInput, "manifest: metadata.name is required")
+	}
+	out := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: in.Name, Namespace: in.Namespace,
+			Labels: in.Labels, Annotations: in.Annotations, Finalizers: in.Finalizers,
+		},
+		Spec: in.Spec,
+	}
+	if out.Namespace == "" {
+		out.Namespace = r.Namespace
+	}
+	return out, nil
+}
+
+// decodeSpec reads an ApplicationSpec (YAML or JSON).
+func decodeSpec(doc string) (v1alpha1.ApplicationSpec, error) {
+	var spec v1alpha1.ApplicationSpec
+	if err := yaml.UnmarshalStrict([]byte(doc), &spec); err != nil {
+		return spec, Errorf(CodeBadUserInput, "spec: %v", err)
+	}
+	return spec, nil
+}
+
+// syncOperation turns a sync request into the operation the controller
+// runs.
+func syncOperation(ctx context.Context, in model.SyncApplicationInput) v1alpha1.Operation {
+	sync := &v1alpha1.SyncOperation{Prune: in.Prune, DryRun: in.DryRun, SyncOptions: in.SyncOptions}
+	if in.Revision != nil {
+		sync.Revision = *in.Revision
+	}
+	for _, res := range in.Resources {
+		sync.Resources = append(sync.Resources, v1alpha1.SyncOperationResource{
+			Group: res.Group, Kind: res.Kind, Name: res.Name, Namespace: res.Namespace,
+		})
+	}
+	switch {
+	case in.Strategy != nil && *in.Strategy == model.SyncStrategyKindApply:
+		sync.SyncStrategy = &v1alpha1.SyncStrategy{Apply: &v1alpha1.SyncStrategyApply{Force: in.Force}}
+	case in.Force:
+		sync.SyncStrategy = &v1alpha1.SyncStrategy{Hook: &v1alpha1.SyncStrategyHook{Force: true}}
+	}
+	op := v1alpha1.Operation{Sync: sync, InitiatedBy: initiator(ctx)}
+	if rt := in.Retry; rt != nil {
+		op.Retry = v1alpha1.RetryStrategy{Limit: int64(rt.Limit)}
+		if rt.BackoffDuration != nil || rt.BackoffFactor != nil || rt.BackoffMaxDuration != nil {
+			b := &v1alpha1.Backoff{}
+			if rt.BackoffDuration != nil {
+				b.Duration = *rt.BackoffDuration
+			}
+			if rt.BackoffFactor != nil {
+				f := int64(*rt.BackoffFactor)
+				b.Factor = &f
+			}
+			if rt.BackoffMaxDuration != nil {
+				b.MaxDuration = *rt.BackoffMaxDuration
+			}
+			op.Retry.Backoff = b
+		}
+	}
+	return op
+}
+
+// written maps the result of a write to the API's answer.
+func written(app *v1alpha1.Application, err error, key types.NamespacedName) (*gqlmodel.Application, error) {
+	if err != nil {
+		return nil, writeError(err, key)
+	}
+	return &gqlmodel.Application{Application: app}, nil
+}
+
+// writeError maps a write's error to a coded error for the client. The
+// Kubernetes API's validation messages name fields, never secrets, and
+// are passed on.
+func writeError(err error, key types.NamespacedName) error {
+	var safe *Error
+	switch {
+	case errors.As(err, &safe):
+		return err
+	case errors.Is(err, appops.ErrOperationInProgress), errors.Is(err, appops.ErrNoOperation),
+		errors.Is(err, appops.ErrRollbackAutoSync):
+		return Errorf(CodeConflict, "application %s: %v", key, err)
+	case errors.Is(err, appops.ErrNoHistory):
+		return Errorf(CodeBadUserInput, "application %s: %v", key, err)
+	case apierrors.IsNotFound(err):
+		return Errorf(CodeNotFound, "application %s not found", key)
+	case apierrors.IsAlreadyExists(err):
+		return Errorf(CodeConflict, "application %s already exists (set upsert to update it)", key)
+	case apierrors.IsConflict(err):
+		return Errorf(CodeConflict, "application %s changed while being written; try again", key)
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		return &Error{Code: CodeBadUserInput, Message: fmt.Sprintf("application %s: %s", key, statusMessage(err)), Err: err}
+	}
+	return err
+}
+
+// statusMessage returns the Kubernetes API's message of err.
+func statusMessage(err error) string {
+	if s, ok := errors.AsType[*apierrors.StatusError](err); ok {
+		return s.Status().Message
+	}
+	return "rejected by the Kubernetes API"
+}
+
+// authorizeManifest authorizes creating app, and with upsert updating it
+// too (Argo CD asks for both rights).
+func (r *Resolver) authorizeManifest(ctx context.Context, app *v1alpha1.Application, upsert bool) error {
+	project := app.Spec.Project
+	if project == "" {
+		project = "default"
+	}
+	object := project + "/" + app.Name
+	if err := r.authorize(ctx, "applications", "create", object); err != nil {
+		return err
+	}
+	if upsert {
+		return r.authorize(ctx, "applications", "update", object)
+	}
+	return nil
+}
+
+// propagation maps the API's propagation policy to Kubernetes'.
+func propagation(p model.PropagationPolicy) metav1.DeletionPropagation {
+	if p == model.PropagationPolicyBackground {
+		return metav1.DeletePropagationBackground
+	}
+	return metav1.DeletePropagationForeground
+}
+
+// keyOf returns app's namespace and name.
+func keyOf(app *v1alpha1.Application) types.NamespacedName {
+	return types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+}
