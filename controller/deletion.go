@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,49 +90,233 @@ func createdNamespace(app *v1alpha1.Application, key ResourceKey) bool {
 	})
 }
 
-// finalize serves an Application being deleted. With a cascade finalizer
-// it deletes every live resource tracked to the app on its destination
-// (except the kept ones), waits until they are gone and then removes its
-// finalizers so the Application goes away. Without one it leaves the
-// resources alone, and so it does when the destination names no known
-// cluster. A failed delete is reported as a DeletionError condition and
-// retried.
+// The finalizers that make deleting an Application run its PreDelete and
+// PostDelete hooks, as Argo CD names them. The controller adds them while
+// the app's manifests hold such hooks (a finalizer cannot be added once
+// the deletion started), and removes each once its hooks succeeded.
+const (
+	PreDeleteFinalizer  = "pre-delete-finalizer.argocd.argoproj.io"
+	PostDeleteFinalizer = "post-delete-finalizer.argocd.argoproj.io"
+)
+
+// finalize serves an Application being deleted, in Argo CD's order:
+//
+//  1. With the PreDelete finalizer, it runs the PreDelete hooks of the
+//     app's manifests and waits for them to succeed. A failed hook stops
+//     the deletion with a DeletionError condition: the resources stay.
+//  2. With a cascade finalizer, it deletes every live resource tracked to
+//     the app on its destination (except the kept ones and the deletion
+//     hooks) and waits until they are gone.
+//  3. With the PostDelete finalizer, it runs the PostDelete hooks and
+//     waits for them to succeed; a failed one keeps the Application.
+//
+// Then it removes its finalizers so the Application goes away. When the
+// destination names no known cluster it does none of this. A failed step
+// is reported as a DeletionError condition and retried.
 func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, t *target) (ctrl.Result, error) {
-	finalizers, policy, ok := cascadeOf(app)
-	if !ok {
+	finalizers, policy, cascade := cascadeOf(app)
+	pre, post := slices.Contains(app.Finalizers, PreDeleteFinalizer), slices.Contains(app.Finalizers, PostDeleteFinalizer)
+	if !cascade && !pre && !post {
 		return ctrl.Result{}, nil
 	}
-	now := metav1.Now()
-	remaining, err := 0, error(nil)
-	if t.resolveErr == nil {
-		remaining, err = r.deleteResources(ctx, app, t, policy)
-	} else {
+	if t.resolveErr != nil {
 		// Like Argo CD: with no such cluster there is nothing to delete,
 		// and the finalizer must not keep the Application forever.
 		r.log.Warn("deleting an application whose destination cluster is unknown; its resources are left", "app", app.Namespace+"/"+app.Name, "err", t.resolveErr)
+		return r.removeFinalizers(ctx, app, append(finalizers, PreDeleteFinalizer, PostDeleteFinalizer)...)
 	}
-	if err != nil {
-		status := app.Status.DeepCopy()
-		setCondition(status, v1alpha1.ApplicationConditionDeletionError, err.Error(), now)
-		if werr := r.writeStatus(ctx, app, status, now); werr != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(werr)
+	var hooks *deletionHooks
+	if pre || post {
+		h, err := r.deletionHooks(ctx, app, t)
+		if err != nil {
+			return r.deletionFailed(ctx, app, err)
 		}
-		r.log.Warn("cascading delete of an application", "app", app.Namespace+"/"+app.Name, "err", err)
-		return ctrl.Result{RequeueAfter: deletionRetry}, nil
+		hooks = h
 	}
-	if remaining > 0 {
-		return ctrl.Result{RequeueAfter: deletionRecheck}, nil
+	if pre {
+		if res, done, err := r.runDeletionHooks(ctx, app, hooks, appsync.PhasePreDelete); !done || err != nil {
+			return res, err
+		}
+	}
+	if cascade {
+		remaining, err := r.deleteResources(ctx, app, t, policy)
+		if err != nil {
+			return r.deletionFailed(ctx, app, err)
+		}
+		if remaining > 0 {
+			return ctrl.Result{RequeueAfter: deletionRecheck}, nil
+		}
+	}
+	if post {
+		if res, done, err := r.runDeletionHooks(ctx, app, hooks, appsync.PhasePostDelete); !done || err != nil {
+			return res, err
+		}
+	}
+	return r.removeFinalizers(ctx, app, finalizers...)
+}
+
+// deletionFailed reports err as the app's DeletionError condition and
+// asks for a retry.
+func (r *Reconciler) deletionFailed(ctx context.Context, app *v1alpha1.Application, err error) (ctrl.Result, error) {
+	status := app.Status.DeepCopy()
+	setCondition(status, v1alpha1.ApplicationConditionDeletionError, err.Error(), metav1.Now())
+	if werr := r.writeStatus(ctx, app, status, metav1.Now()); werr != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(werr)
+	}
+	r.remember(app)
+	r.log.Warn("deleting an application", "app", app.Namespace+"/"+app.Name, "err", err)
+	return ctrl.Result{RequeueAfter: deletionRetry}, nil
+}
+
+// removeFinalizers removes the named finalizers from app; once it holds
+// none any more the Application is gone and forgotten.
+func (r *Reconciler) removeFinalizers(ctx context.Context, app *v1alpha1.Application, names ...string) (ctrl.Result, error) {
+	if !slices.ContainsFunc(app.Finalizers, func(f string) bool { return slices.Contains(names, f) }) {
+		return ctrl.Result{}, nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return slices.Contains(finalizers, f) })
+	app.Finalizers = slices.DeleteFunc(app.Finalizers, func(f string) bool { return slices.Contains(names, f) })
 	if err := r.client.Patch(ctx, app, patch); err != nil {
 		if apierrors.IsNotFound(err) {
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("remove the resources finalizer of %s/%s: %w", app.Namespace, app.Name, err)
+		return ctrl.Result{}, fmt.Errorf("remove finalizers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
-	r.forget(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+	if len(app.Finalizers) == 0 {
+		r.forget(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+		return ctrl.Result{}, nil
+	}
+	r.remember(app)
 	return ctrl.Result{}, nil
+}
+
+// remember notes app's resourceVersion as the last this controller
+// wrote, so the next reconcile reads past a cache that has not seen it.
+func (r *Reconciler) remember(app *v1alpha1.Application) {
+	r.mu.Lock()
+	r.written[types.NamespacedName{Namespace: app.Namespace, Name: app.Name}] = app.ResourceVersion
+	r.mu.Unlock()
+}
+
+// deletionHooks are the PreDelete and PostDelete hooks of an app's
+// manifests.
+type deletionHooks struct {
+	exec    *appsync.Executor
+	byPhase map[appsync.Phase][]appsync.Task
+}
+
+// deletionHooks renders the app's manifests at the revision last compared
+// (the target revision when there is none) and returns their deletion
+// hooks.
+func (r *Reconciler) deletionHooks(ctx context.Context, app *v1alpha1.Application, t *target) (*deletionHooks, error) {
+	if err := t.liveErr(); err != nil {
+		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
+	}
+	exec, err := r.engines.Load().executor(t.dest)
+	if err != nil {
+		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
+	}
+	src := app.Spec.Source
+	if src == nil {
+		return nil, fmt.Errorf("cannot find the deletion hooks: spec.source is required (remove the %s and %s finalizers to delete without hooks)", PreDeleteFinalizer, PostDeleteFinalizer)
+	}
+	lv := t.dest.Live
+	rendered, err := r.render(ctx, app, lv, *src, app.Status.Sync.Revision, "")
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the deletion hooks: %w (remove the %s and %s finalizers to delete without hooks)", err, PreDeleteFinalizer, PostDeleteFinalizer)
+	}
+	plan, err := appsync.Build(rendered.desired, nil, appsync.Options{
+		Namespace: app.Spec.Destination.Namespace,
+		ClusterScoped: func(group, kind string) bool {
+			namespaced, err := lv.IsNamespaced(schema.GroupKind{Group: group, Kind: kind})
+			return err == nil && !namespaced
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the deletion hooks: %w", err)
+	}
+	h := &deletionHooks{exec: exec, byPhase: map[appsync.Phase][]appsync.Task{}}
+	for _, task := range plan.DeletionHooks {
+		h.byPhase[task.Phase] = append(h.byPhase[task.Phase], task)
+	}
+	return h, nil
+}
+
+// deletionRunID names the run of an app's hooks of one deletion phase;
+// the hooks carry it in their graphcd.io/operation label.
+func deletionRunID(app *v1alpha1.Application, phase appsync.Phase) string {
+	return string(app.UID) + "." + string(phase)
+}
+
+// deletionHookOf reports whether obj is one of app's PreDelete or
+// PostDelete hooks: the cascade leaves them to their delete policies.
+func deletionHookOf(app *v1alpha1.Application, obj *unstructured.Unstructured) bool {
+	v := obj.GetLabels()[appsync.LabelOperation]
+	return v != "" && (v == appsync.OperationLabel(deletionRunID(app, appsync.PhasePreDelete)) || v == appsync.OperationLabel(deletionRunID(app, appsync.PhasePostDelete)))
+}
+
+// deletionFinalizer is the finalizer of a deletion phase.
+func deletionFinalizer(phase appsync.Phase) string {
+	if phase == appsync.PhasePreDelete {
+		return PreDeleteFinalizer
+	}
+	return PostDeleteFinalizer
+}
+
+// runDeletionHooks runs the hooks of phase. done is true once they
+// succeeded: their finalizer is removed (which records it), and then the
+// hooks the delete policies name are deleted. Otherwise res says when to
+// look again; a failure is the app's DeletionError condition.
+func (r *Reconciler) runDeletionHooks(ctx context.Context, app *v1alpha1.Application, hooks *deletionHooks, phase appsync.Phase) (res ctrl.Result, done bool, err error) {
+	run := appsync.HookRun{ID: deletionRunID(app, phase), Hooks: hooks.byPhase[phase]}
+	st, err := hooks.exec.RunHooks(ctx, run)
+	if err != nil {
+		res, err := r.deletionFailed(ctx, app, fmt.Errorf("running the %s hooks: %w", phase, err))
+		return res, false, err
+	}
+	switch st.Phase {
+	case v1alpha1.OperationRunning:
+		r.clearDeletionError(ctx, app)
+		return ctrl.Result{RequeueAfter: deletionRecheck}, false, nil
+	case v1alpha1.OperationFailed:
+		if err := hooks.exec.CleanupHooks(ctx, run, st.Phase); err != nil {
+			r.log.Warn("delete failed deletion hooks", "app", app.Namespace+"/"+app.Name, "err", err)
+		}
+		msg := st.Message
+		if phase == appsync.PhasePreDelete {
+			msg += "; the application's resources are kept"
+		}
+		res, err := r.deletionFailed(ctx, app, errors.New(msg))
+		return res, false, err
+	}
+	r.clearDeletionError(ctx, app)
+	// The finalizer goes first: once it is gone the hooks never run
+	// again, even if deleting them below fails.
+	if res, err := r.removeFinalizers(ctx, app, deletionFinalizer(phase)); err != nil {
+		return res, false, err
+	}
+	if err := hooks.exec.CleanupHooks(ctx, run, st.Phase); err != nil {
+		r.log.Warn("delete succeeded deletion hooks", "app", app.Namespace+"/"+app.Name, "err", err)
+	}
+	if len(app.Finalizers) == 0 {
+		return ctrl.Result{}, false, nil // the Application is gone
+	}
+	return ctrl.Result{}, true, nil
+}
+
+// clearDeletionError removes a DeletionError condition left by an
+// earlier attempt.
+func (r *Reconciler) clearDeletionError(ctx context.Context, app *v1alpha1.Application) {
+	status := app.Status.DeepCopy()
+	clearCondition(status, v1alpha1.ApplicationConditionDeletionError)
+	if len(status.Conditions) == len(app.Status.Conditions) {
+		return
+	}
+	if err := r.writeStatus(ctx, app, status, metav1.Now()); err != nil {
+		r.log.Warn("clear the DeletionError condition", "app", app.Namespace+"/"+app.Name, "err", err)
+		return
+	}
+	r.remember(app)
 }
 
 // forget drops what the reconciler keeps about an app that is gone.
@@ -168,7 +354,7 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 			failed = append(failed, fmt.Sprintf("read %s: %v", describe(key), err))
 			continue
 		}
-		if keptOnDelete(obj) != "" {
+		if keptOnDelete(obj) != "" || deletionHookOf(app, obj) {
 			continue
 		}
 		remaining++
@@ -210,4 +396,54 @@ func deleteObject(ctx context.Context, dest *Destination, obj *unstructured.Unst
 		return nil
 	}
 	return err
+}
+
+// deletionFinalizers returns the finalizers the deletion hooks among objs
+// need: PreDeleteFinalizer for a PreDelete hook (or Helm pre-delete),
+// PostDeleteFinalizer for a PostDelete one (or Helm post-delete).
+func deletionFinalizers(objs []*unstructured.Unstructured) []string {
+	var pre, post bool
+	for _, obj := range objs {
+		ann := obj.GetAnnotations()
+		value, helm := ann[appsync.AnnotationHook], false
+		if _, ok := ann[appsync.AnnotationHook]; !ok {
+			value, helm = ann[appsync.AnnotationHelmHook], true
+		}
+		for v := range strings.SplitSeq(value, ",") {
+			switch v = strings.TrimSpace(v); {
+			case (!helm && v == string(appsync.HookPreDelete)) || (helm && v == "pre-delete"):
+				pre = true
+			case (!helm && v == string(appsync.HookPostDelete)) || (helm && v == "post-delete"):
+				post = true
+			}
+		}
+	}
+	var out []string
+	if pre {
+		out = append(out, PreDeleteFinalizer)
+	}
+	if post {
+		out = append(out, PostDeleteFinalizer)
+	}
+	return out
+}
+
+// addFinalizers adds the finalizers app lacks among names, so that its
+// deletion runs its deletion hooks.
+func (r *Reconciler) addFinalizers(ctx context.Context, app *v1alpha1.Application, names []string) error {
+	var missing []string
+	for _, f := range names {
+		if !slices.Contains(app.Finalizers, f) {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	app.Finalizers = append(app.Finalizers, missing...)
+	if err := r.client.Patch(ctx, app, patch); err != nil {
+		return fmt.Errorf("add the deletion hook finalizers to %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	return nil
 }

@@ -301,7 +301,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := metav1.Now()
 	op := r.operate(ctx, &app, t, status, now)
 	mode := refreshMode(&app)
-	cmp, err := r.compareApp(ctx, &app, t, mode)
+	cmp, hookFinalizers, err := r.compareApp(ctx, &app, t, mode)
+	if err == nil {
+		if err := r.addFinalizers(ctx, &app, hookFinalizers); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	var auto autoSyncDecision
 	if err != nil {
 		setCondition(status, conditionFor(err), err.Error(), now)
@@ -396,32 +401,42 @@ func conditionFor(err error) v1alpha1.ApplicationConditionType {
 }
 
 // compareApp renders the app's source and compares it with the live state
-// of its destination cluster.
-func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, t *target, mode string) (*Comparison, error) {
+// of its destination cluster. It also returns the finalizers the app's
+// deletion hooks need (see PreDeleteFinalizer).
+func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, t *target, mode string) (*Comparison, []string, error) {
+	cmp, rendered, err := r.compareRendered(ctx, app, t, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cmp, deletionFinalizers(rendered.desired), nil
+}
+
+// compareRendered is compareApp that returns what it rendered.
+func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Application, t *target, mode string) (*Comparison, *rendered, error) {
 	eng := r.engines.Load()
 	src := app.Spec.Source
 	if src == nil {
 		if len(app.Spec.Sources) > 0 {
-			return nil, fmt.Errorf("%w: multiple sources are not supported yet", errInvalidSpec)
+			return nil, nil, fmt.Errorf("%w: multiple sources are not supported yet", errInvalidSpec)
 		}
-		return nil, fmt.Errorf("%w: spec.source is required", errInvalidSpec)
+		return nil, nil, fmt.Errorf("%w: spec.source is required", errInvalidSpec)
 	}
 	if err := t.liveErr(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dest, lv := app.Spec.Destination, t.dest.Live
 	proj, err := r.project(ctx, app)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rendered, err := r.render(ctx, app, lv, *src, "", mode)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	desired, excluded := withoutHooks(rendered.desired), rendered.excluded
 	all, err := r.liveObjects(ctx, app, lv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	live := map[ResourceKey]*unstructured.Unstructured{}
 	for key, obj := range all {
@@ -435,15 +450,15 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 	}
 	predictions, err := r.predict(ctx, lv, serverSideDiff(app, eng.settings.ServerSideDiff), desired, live, prev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	differ, err := diff.New(diff.Options{Ignore: eng.settings.IgnoreRules(app.Spec.IgnoreDifferences)})
 	if err != nil {
-		return nil, fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
+		return nil, nil, fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
 	}
 	cmp, err := compare(ctx, compareInput{desired: desired, live: live, predicted: predictions, differ: differ, health: eng.health})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cmp.Revision, cmp.SourceType, cmp.predictions = rendered.revision, rendered.sourceType, predictions
 	cmp.Warnings = warnings(lv, app.Name, desired, live)
@@ -452,7 +467,7 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 	}
 	orphans, monitored, warn, err := r.orphansOf(app, proj, lv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cmp.Orphans = orphans
 	if monitored {
@@ -463,7 +478,7 @@ func (r *Reconciler) compareApp(ctx context.Context, app *v1alpha1.Application, 
 	if warn && len(orphans) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionOrphanedResourceWarning] = orphanWarning(orphans)
 	}
-	return cmp, nil
+	return cmp, rendered, nil
 }
 
 // project returns the app's AppProject, or nil when it does not exist yet

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,11 +60,12 @@ const (
 // hookLabels are the labels that mark t's object as created by the run
 // with this ID.
 func hookLabels(runID string, t *Task) map[string]string {
-	return map[string]string{LabelOperation: labelValue(runID), LabelHook: hookKey(t)}
+	return map[string]string{LabelOperation: OperationLabel(runID), LabelHook: hookKey(t)}
 }
 
-// labelValue is id when it is a valid label value, else a hash of it.
-func labelValue(id string) string {
+// OperationLabel is the LabelOperation value of the hooks of the run with
+// this ID: the ID when it is a valid label value, else a hash of it.
+func OperationLabel(id string) string {
 	if len(validation.IsValidLabelValue(id)) == 0 {
 		return id
 	}
@@ -297,4 +299,166 @@ func (s *step) groupSettled(ctx context.Context, g []*entry, fresh bool) (string
 		}
 	}
 	return "", nil
+}
+
+// HookRun is a group of hooks run on their own, outside a sync: the
+// PreDelete or the PostDelete hooks of an application being deleted. All
+// of its hooks run at once.
+type HookRun struct {
+	// ID names the run, as Run.ID does: the hooks it creates carry it in
+	// LabelOperation, and every call finds them again by it.
+	ID string
+	// Hooks are the hooks to run (Plan.DeletionHooks of one phase).
+	Hooks []Task
+}
+
+// HookStatus is how a HookRun stands.
+type HookStatus struct {
+	// Phase is Running while a hook has not finished, then Succeeded when
+	// every hook succeeded and Failed when one failed.
+	Phase v1alpha1.OperationPhase
+	// Message names the hooks waited for, or the ones that failed and why.
+	Message string
+}
+
+// RunHooks creates the hooks of run that do not exist yet and reports how
+// they stand: a hook succeeds when it is Healthy (or its kind has no
+// health) and fails when it is Degraded. It keeps no state: called again,
+// it finds the hooks it created by their labels, so it is called until
+// the phase is no longer Running. It deletes nothing but an object of a
+// named hook's name left by something else, when the hook asks for
+// BeforeHookCreation; see CleanupHooks for the delete policies.
+func (e *Executor) RunHooks(ctx context.Context, run HookRun) (HookStatus, error) {
+	s := &step{e: e, run: Run{ID: run.ID}, st: &v1alpha1.OperationState{SyncResult: &v1alpha1.SyncOperationResult{}}}
+	var waiting, failed []string
+	for i := range run.Hooks {
+		t := &run.Hooks[i]
+		obj, err := e.ownHook(ctx, run.ID, t)
+		if err != nil {
+			return HookStatus{}, err
+		}
+		if obj == nil {
+			en := &entry{task: t, res: -1}
+			s.st.Message = ""
+			if err := s.startHook(ctx, en); err != nil {
+				return HookStatus{}, err
+			}
+			switch r := en.result(s); {
+			case r == nil:
+				waiting = append(waiting, t.Ref()+" ("+s.st.Message+")")
+			case resultFailed(r):
+				failed = append(failed, t.Ref()+": "+r.Message)
+			default:
+				waiting = append(waiting, Key{Kind: t.Kind, Namespace: t.Namespace, Name: r.Name}.String())
+			}
+			continue
+		}
+		ref := Key{Kind: t.Kind, Namespace: t.Namespace, Name: obj.GetName()}.String()
+		h, err := e.cfg.Health.Check(ctx, obj)
+		if err != nil {
+			return HookStatus{}, fmt.Errorf("health of hook %s: %w", ref, err)
+		}
+		switch {
+		case h == nil || h.Status == health.StatusHealthy:
+		case h.Status == health.StatusDegraded:
+			msg := h.Message
+			if msg == "" {
+				msg = "hook failed"
+			}
+			failed = append(failed, ref+": "+msg)
+		default:
+			waiting = append(waiting, ref)
+		}
+	}
+	phase := "hooks"
+	if len(run.Hooks) > 0 {
+		phase = string(run.Hooks[0].Phase) + " hooks"
+	}
+	switch {
+	case len(waiting) > 0:
+		msg := "waiting for completion of " + phase + ": " + strings.Join(waiting, ", ")
+		if len(failed) > 0 {
+			msg += "; failed: " + strings.Join(failed, "; ")
+		}
+		return HookStatus{Phase: v1alpha1.OperationRunning, Message: msg}, nil
+	case len(failed) > 0:
+		return HookStatus{Phase: v1alpha1.OperationFailed, Message: phase + " failed: " + strings.Join(failed, "; ")}, nil
+	}
+	return HookStatus{Phase: v1alpha1.OperationSucceeded, Message: phase + " succeeded"}, nil
+}
+
+// CleanupHooks applies the delete policies of run's hooks once the run
+// ended in phase: HookSucceeded deletes a hook after success, HookFailed
+// after failure. A hook without a delete-policy annotation is deleted
+// after success, as Argo CD does with deletion hooks. Hooks already gone
+// are fine, so it may be called again.
+func (e *Executor) CleanupHooks(ctx context.Context, run HookRun, phase v1alpha1.OperationPhase) error {
+	want := DeleteHookSucceeded
+	if phase == v1alpha1.OperationFailed {
+		want = DeleteHookFailed
+	}
+	for i := range run.Hooks {
+		t := &run.Hooks[i]
+		policies := t.DeletePolicies
+		if !explicitDeletePolicy(t.Desired) {
+			policies = []DeletePolicy{DeleteHookSucceeded}
+		}
+		if !slices.Contains(policies, want) {
+			continue
+		}
+		obj, err := e.ownHook(ctx, run.ID, t)
+		if err != nil {
+			return err
+		}
+		if obj == nil {
+			continue
+		}
+		ri, err := e.resource(taskGVK(t), t.Namespace)
+		if err != nil {
+			return err
+		}
+		policy := metav1.DeletePropagationBackground
+		uid := obj.GetUID()
+		err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("delete hook %s: %w", Key{Kind: t.Kind, Namespace: t.Namespace, Name: obj.GetName()}, err)
+		}
+	}
+	return nil
+}
+
+// explicitDeletePolicy reports whether obj names its delete policy.
+func explicitDeletePolicy(obj *unstructured.Unstructured) bool {
+	if obj == nil {
+		return false
+	}
+	ann := obj.GetAnnotations()
+	_, argo := ann[AnnotationHookDeletePolicy]
+	_, helm := ann[AnnotationHelmHookDeletePolicy]
+	return argo || helm
+}
+
+// ownHook reads the object that the run with this ID created for t, not
+// being deleted; nil when there is none.
+func (e *Executor) ownHook(ctx context.Context, runID string, t *Task) (*unstructured.Unstructured, error) {
+	ri, err := e.resource(taskGVK(t), t.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	own := hookLabels(runID, t)
+	if t.Name == "" {
+		obj, err := findHook(ctx, ri, own)
+		if err != nil {
+			return nil, fmt.Errorf("look for hook %s: %w", t.Ref(), err)
+		}
+		return obj, nil
+	}
+	obj, err := getLive(ctx, ri, t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read hook %s: %w", t.Ref(), err)
+	}
+	if obj == nil || obj.GetDeletionTimestamp() != nil || !ownedBy(obj, own) {
+		return nil, nil
+	}
+	return obj, nil
 }
