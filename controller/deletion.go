@@ -235,6 +235,10 @@ func (r *Reconciler) deletionHooks(ctx context.Context, app *v1alpha1.Applicatio
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the deletion hooks: %w", err)
 	}
+	if perr := plan.Err(); perr != nil {
+		// Invalid objects get no task; the valid hooks still run.
+		r.log.Warn("deletion hooks: some manifests are not valid", "app", app.Namespace+"/"+app.Name, "err", perr)
+	}
 	h := &deletionHooks{exec: exec, byPhase: map[appsync.Phase][]appsync.Task{}}
 	for _, task := range plan.DeletionHooks {
 		h.byPhase[task.Phase] = append(h.byPhase[task.Phase], task)
