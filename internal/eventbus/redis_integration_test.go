@@ -319,3 +319,65 @@ func TestRedisRestart(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRedisFanOut measures events through Redis: a publisher process
+// sends, another replica with 5,000 receiving subscribers decodes and fans
+// them out. An op is one event.
+func BenchmarkRedisFanOut(b *testing.B) {
+	events := make([]Event, 100)
+	for i := range events {
+		events[i] = Event{App: app("apps", fmt.Sprint("app-", i)), Type: HealthChanged, Health: "Healthy", Sync: "Synced", Revision: "0123456789abcdef0123456789abcdef01234567"}
+	}
+	run := func(b *testing.B, pace time.Duration) {
+		channel := testChannel()
+		replicaClient := redis.NewClient(&redis.Options{Addr: redisServer.Addr, Password: redisServer.Password})
+		publisherClient := redis.NewClient(&redis.Options{Addr: redisServer.Addr, Password: redisServer.Password})
+		defer func() { _ = replicaClient.Close(); _ = publisherClient.Close() }()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		replica := NewRedis(replicaClient, channel, RedisOptions{})
+		publisher := NewRedis(publisherClient, channel, RedisOptions{Queue: b.N})
+		go func() { _ = replica.Run(ctx) }()
+		go func() { _ = publisher.Run(ctx) }()
+		<-replica.Ready()
+		<-publisher.Ready()
+		subs, stop := receivers(b, replica.hub, benchSubscribers, func(int) Filter { return Filter{} })
+		var tick <-chan time.Time
+		if pace > 0 {
+			ticker := time.NewTicker(pace)
+			defer ticker.Stop()
+			tick = ticker.C
+		}
+
+		b.ReportAllocs()
+		b.ResetTimer()
+		start, cpu := time.Now(), cpuTime()
+		for i := range b.N {
+			if tick != nil {
+				<-tick
+			}
+			ev := events[i%len(events)]
+			ev.Time = time.Now()
+			if err := publisher.Publish(ctx, ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for replica.Stats().Published < uint64(b.N) {
+			runtime.Gosched()
+		}
+		waitIdle(subs)
+		elapsed, cpu := time.Since(start), cpuTime()-cpu
+		b.StopTimer()
+		got, lagged, lat := stop()
+		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+		b.ReportMetric(float64(got)/elapsed.Seconds(), "deliveries/s")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(got), "cpu-ns/delivery")
+		b.ReportMetric(float64(lagged)/benchSubscribers, "lagged/sub")
+		b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
+		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+	}
+	// Back to back: the replica's fan-out is the limit; latency is queueing.
+	b.Run("saturated", func(b *testing.B) { run(b, 0) })
+	// 100 events/s, 500,000 deliveries/s.
+	b.Run("steady-100/s", func(b *testing.B) { run(b, 10*time.Millisecond) })
+}
