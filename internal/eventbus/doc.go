@@ -46,7 +46,8 @@
 // buffer (Options.Buffer, DefaultBuffer by default) of deliveries waiting
 // for its receiver. When it is full, a waiting event of the same app and
 // type is removed and the newer one queued at the back, so the newest
-// state wins and later state still arrives later. When nothing can be
+// state wins and later state still arrives later (the delivery at the
+// front, already being handed over, is never replaced). When nothing can be
 // coalesced the event is dropped (Stats.Dropped) and a single Lagged
 // marker is queued in the first slot that frees up. Until the subscriber
 // has taken that marker, an event that finds the buffer full is dropped
@@ -63,4 +64,7 @@
 // dropped and counted (Stats.Invalid), never trusted. Each event carries
 // its origin and a sequence number: a hole in a publisher's sequence, or a
 // reconnect to Redis, gives every local subscriber a Lagged marker.
+//
+// Every bus counts what it published, delivered, coalesced and dropped
+// (Stats); NewCollector exposes the counters as Prometheus metrics.
 package eventbus

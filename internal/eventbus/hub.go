@@ -195,7 +195,7 @@ func (s *Subscription) end() {
 	if !s.pumping {
 		close(s.ch) // else the pump closes it as it leaves
 	}
-	s.ring, s.n = nil, 0
+	s.ring, s.keys, s.n = nil, nil, 0
 	s.mu.Unlock()
 
 	if i := s.wildIndex; i >= 0 {
