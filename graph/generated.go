@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"github.com/graphcd/graphcd/internal/scalars"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -34,6 +35,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Application() ApplicationResolver
 	ApplicationCondition() ApplicationConditionResolver
+	ApplicationEvent() ApplicationEventResolver
 	ApplicationSourceHelm() ApplicationSourceHelmResolver
 	ApplicationSourceKustomize() ApplicationSourceKustomizeResolver
 	ApplicationStatus() ApplicationStatusResolver
@@ -43,6 +45,7 @@ type ResolverRoot interface {
 	PluginParameter() PluginParameterResolver
 	Query() QueryResolver
 	ResourceResult() ResourceResultResolver
+	Subscription() SubscriptionResolver
 	SyncPolicyAutomated() SyncPolicyAutomatedResolver
 }
 
@@ -88,6 +91,20 @@ type ComplexityRoot struct {
 	ApplicationEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ApplicationEvent struct {
+		Application    func(childComplexity int) int
+		Health         func(childComplexity int) int
+		Lagged         func(childComplexity int) int
+		Message        func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Namespace      func(childComplexity int) int
+		OperationPhase func(childComplexity int) int
+		Revision       func(childComplexity int) int
+		SyncStatus     func(childComplexity int) int
+		Time           func(childComplexity int) int
+		Type           func(childComplexity int) int
 	}
 
 	ApplicationSource struct {
@@ -348,6 +365,11 @@ type ComplexityRoot struct {
 		Sources         func(childComplexity int) int
 	}
 
+	Subscription struct {
+		Application       func(childComplexity int, name string, namespace *string) int
+		ApplicationEvents func(childComplexity int, filter *model.ApplicationEventFilter) int
+	}
+
 	SyncOperation struct {
 		DryRun       func(childComplexity int) int
 		Prune        func(childComplexity int) int
@@ -422,6 +444,9 @@ type ApplicationResolver interface {
 type ApplicationConditionResolver interface {
 	Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error)
 }
+type ApplicationEventResolver interface {
+	Application(ctx context.Context, obj *gqlmodel.ApplicationEvent) (*gqlmodel.Application, error)
+}
 type ApplicationSourceHelmResolver interface {
 	ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error)
 }
@@ -463,6 +488,10 @@ type ResourceResultResolver interface {
 	HookType(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
 	HookPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
 	SyncPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
+}
+type SubscriptionResolver interface {
+	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *gqlmodel.ApplicationEvent, error)
+	Application(ctx context.Context, name string, namespace *string) (<-chan *gqlmodel.Application, error)
 }
 type SyncPolicyAutomatedResolver interface {
 	Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error)
@@ -640,6 +669,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplicationEdge.Node(childComplexity), true
+
+	case "ApplicationEvent.application":
+		if e.ComplexityRoot.ApplicationEvent.Application == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Application(childComplexity), true
+	case "ApplicationEvent.health":
+		if e.ComplexityRoot.ApplicationEvent.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Health(childComplexity), true
+	case "ApplicationEvent.lagged":
+		if e.ComplexityRoot.ApplicationEvent.Lagged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Lagged(childComplexity), true
+	case "ApplicationEvent.message":
+		if e.ComplexityRoot.ApplicationEvent.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Message(childComplexity), true
+	case "ApplicationEvent.name":
+		if e.ComplexityRoot.ApplicationEvent.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Name(childComplexity), true
+	case "ApplicationEvent.namespace":
+		if e.ComplexityRoot.ApplicationEvent.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Namespace(childComplexity), true
+	case "ApplicationEvent.operationPhase":
+		if e.ComplexityRoot.ApplicationEvent.OperationPhase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.OperationPhase(childComplexity), true
+	case "ApplicationEvent.revision":
+		if e.ComplexityRoot.ApplicationEvent.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Revision(childComplexity), true
+	case "ApplicationEvent.syncStatus":
+		if e.ComplexityRoot.ApplicationEvent.SyncStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.SyncStatus(childComplexity), true
+	case "ApplicationEvent.time":
+		if e.ComplexityRoot.ApplicationEvent.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Time(childComplexity), true
+	case "ApplicationEvent.type":
+		if e.ComplexityRoot.ApplicationEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationEvent.Type(childComplexity), true
 
 	case "ApplicationSource.chart":
 		if e.ComplexityRoot.ApplicationSource.Chart == nil {
@@ -1696,6 +1792,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevisionHistory.Sources(childComplexity), true
 
+	case "Subscription.application":
+		if e.ComplexityRoot.Subscription.Application == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_application_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Application(childComplexity, args["name"].(string), args["namespace"].(*string)), true
+	case "Subscription.applicationEvents":
+		if e.ComplexityRoot.Subscription.ApplicationEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_applicationEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ApplicationEvents(childComplexity, args["filter"].(*model.ApplicationEventFilter)), true
+
 	case "SyncOperation.dryRun":
 		if e.ComplexityRoot.SyncOperation.DryRun == nil {
 			break
@@ -1913,6 +2032,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("ApplicationEventFilter", ec.unmarshalInputApplicationEventFilter),
 			graphql.NewInputUnmarshaler("ApplicationFilter", ec.unmarshalInputApplicationFilter),
 			graphql.NewInputUnmarshaler("ApplicationOrder", ec.unmarshalInputApplicationOrder),
 			graphql.NewInputUnmarshaler("ApplicationRef", ec.unmarshalInputApplicationRef),
@@ -1968,6 +2088,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -2223,6 +2360,86 @@ input RefreshApplicationInput {
   application: ApplicationRef!
   "Render the manifests again rather than reuse cached ones."
   hard: Boolean! = false
+}
+
+"""
+Live streams over the websocket (graphql-transport-ws). A slow client never
+holds anyone up: when it falls behind, events are coalesced (the newest
+state of an app wins) or dropped, and it receives an event with
+` + "`" + `lagged: true` + "`" + `, telling it to refetch what it shows.
+"""
+type Subscription {
+  """
+  Reconciliation events of the applications the filter selects, as the
+  controller produces them, from any API replica.
+  """
+  applicationEvents(filter: ApplicationEventFilter): ApplicationEvent!
+  """
+  An application's state now, then again each time it changes; null while
+  it does not exist.
+  """
+  application(
+    "The Application's name."
+    name: String!
+    "The namespace of the Application object; the server's own when omitted."
+    namespace: String
+  ): Application
+}
+
+"""
+Selects application events; every field given must match.
+"""
+input ApplicationEventFilter {
+  "Application names (in the namespaces below, or the server's own)."
+  names: [String!]
+  "Namespaces of the Application objects."
+  namespaces: [String!]
+  "Event types."
+  types: [ApplicationEventType!]
+}
+
+"""
+What happened to an application.
+"""
+enum ApplicationEventType {
+  "The sync status changed."
+  SyncStatusChanged
+  "The health status changed."
+  HealthChanged
+  "An operation started or ended."
+  OperationPhaseChanged
+  "A live resource of the application changed (a comparison follows)."
+  ResourceChanged
+  "The application was compared with Git again."
+  ReconcileCompleted
+}
+
+"""
+One reconciliation event, or a marker that events were lost.
+"""
+type ApplicationEvent {
+  "True when events were dropped because the client fell behind: refetch. The other fields are then null."
+  lagged: Boolean!
+  "What happened."
+  type: ApplicationEventType
+  "When it happened."
+  time: Time
+  "The application's name."
+  name: String
+  "The namespace of the Application object."
+  namespace: String
+  "The sync status after the event (empty for ResourceChanged)."
+  syncStatus: String
+  "The health status after the event (empty for ResourceChanged)."
+  health: String
+  "The revision compared with or synced."
+  revision: String
+  "The operation's phase, for OperationPhaseChanged."
+  operationPhase: String
+  "The operation's message, for OperationPhaseChanged."
+  message: String
+  "The application as the API sees it now; null when lagged or deleted."
+  application: Application
 }
 
 """
@@ -3132,6 +3349,34 @@ func (ec *executionContext) childFields_ApplicationEdge(ctx context.Context, fie
 		return ec.fieldContext_ApplicationEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApplicationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "lagged":
+		return ec.fieldContext_ApplicationEvent_lagged(ctx, field)
+	case "type":
+		return ec.fieldContext_ApplicationEvent_type(ctx, field)
+	case "time":
+		return ec.fieldContext_ApplicationEvent_time(ctx, field)
+	case "name":
+		return ec.fieldContext_ApplicationEvent_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ApplicationEvent_namespace(ctx, field)
+	case "syncStatus":
+		return ec.fieldContext_ApplicationEvent_syncStatus(ctx, field)
+	case "health":
+		return ec.fieldContext_ApplicationEvent_health(ctx, field)
+	case "revision":
+		return ec.fieldContext_ApplicationEvent_revision(ctx, field)
+	case "operationPhase":
+		return ec.fieldContext_ApplicationEvent_operationPhase(ctx, field)
+	case "message":
+		return ec.fieldContext_ApplicationEvent_message(ctx, field)
+	case "application":
+		return ec.fieldContext_ApplicationEvent_application(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_ApplicationSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4044,6 +4289,42 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_applicationEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ApplicationEventFilter, error) {
+			return ec.unmarshalOApplicationEventFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_application_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4767,6 +5048,268 @@ func (ec *executionContext) fieldContext_ApplicationEdge_node(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_lagged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lagged(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_lagged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *eventbus.EventType) graphql.Marshaler {
+			return ec.marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "ApplicationEventType")
+}
+
+func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "Time")
+}
+
+func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_syncStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncStatus(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_syncStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_operationPhase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperationPhase(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_operationPhase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationEvent_application(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationEvent_application(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationEvent().Application(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationEvent_application(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Application(ctx, field)
 		},
@@ -9191,6 +9734,94 @@ func (ec *executionContext) fieldContext_RevisionHistory_initiatedBy(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_applicationEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_applicationEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ApplicationEvents(ctx, fc.Args["filter"].(*model.ApplicationEventFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ApplicationEvent) graphql.Marshaler {
+			return ec.marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_applicationEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_applicationEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_application(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_application(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Application(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_application(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_application_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SyncOperation_revision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11104,6 +11735,62 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputApplicationEventFilter(ctx context.Context, obj any) (model.ApplicationEventFilter, error) {
+	var it model.ApplicationEventFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"names", "namespaces", "types"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "names":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("names"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Names = data
+		case "namespaces":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespaces"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespaces = data
+		case "types":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("types"))
+			data, err := ec.unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Types = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApplicationEventFilter unmarshals raw into the ApplicationEventFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApplicationEventFilter(ctx context.Context, raw any) (model.ApplicationEventFilter, error) {
+	var out model.ApplicationEventFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplicationEventFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputApplicationFilter(ctx context.Context, obj any) (model.ApplicationFilter, error) {
 	var it model.ApplicationFilter
 	if obj == nil {
@@ -12128,6 +12815,90 @@ func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationEventImplementors = []string{"ApplicationEvent"}
+
+func (ec *executionContext) _ApplicationEvent(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ApplicationEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationEvent")
+		case "lagged":
+			out.Values[i] = ec._ApplicationEvent_lagged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._ApplicationEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "time":
+			out.Values[i] = ec._ApplicationEvent_time(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._ApplicationEvent_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ApplicationEvent_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "syncStatus":
+			out.Values[i] = ec._ApplicationEvent_syncStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "health":
+			out.Values[i] = ec._ApplicationEvent_health(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revision":
+			out.Values[i] = ec._ApplicationEvent_revision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operationPhase":
+			out.Values[i] = ec._ApplicationEvent_operationPhase(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._ApplicationEvent_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "application":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationEvent_application(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13911,6 +14682,28 @@ func (ec *executionContext) _RevisionHistory(ctx context.Context, sel ast.Select
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "applicationEvents":
+		return ec._Subscription_applicationEvents(ctx, fields[0])
+	case "application":
+		return ec._Subscription_application(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var syncOperationImplementors = []string{"SyncOperation"}
 
 func (ec *executionContext) _SyncOperation(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncOperation) graphql.Marshaler {
@@ -14799,6 +15592,46 @@ func (ec *executionContext) marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEvent(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ApplicationEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplicationEvent!")
+		return graphql.Null
+	}
+	return ec._ApplicationEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, v any) (eventbus.EventType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, sel ast.SelectionSet, v eventbus.EventType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ApplicationEventType!")
+	}
+	return res
+}
+
+var (
+	unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[string]eventbus.EventType{
+		"SyncStatusChanged":     eventbus.SyncStatusChanged,
+		"HealthChanged":         eventbus.HealthChanged,
+		"OperationPhaseChanged": eventbus.OperationPhaseChanged,
+		"ResourceChanged":       eventbus.ResourceChanged,
+		"ReconcileCompleted":    eventbus.ReconcileCompleted,
+	}
+	marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[eventbus.EventType]string{
+		eventbus.SyncStatusChanged:     "SyncStatusChanged",
+		eventbus.HealthChanged:         "HealthChanged",
+		eventbus.OperationPhaseChanged: "OperationPhaseChanged",
+		eventbus.ResourceChanged:       "ResourceChanged",
+		eventbus.ReconcileCompleted:    "ReconcileCompleted",
+	}
+)
+
 func (ec *executionContext) unmarshalNApplicationOrderField2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationOrderField(ctx context.Context, v any) (model.ApplicationOrderField, error) {
 	var res model.ApplicationOrderField
 	err := res.UnmarshalGQL(v)
@@ -15603,6 +16436,86 @@ func (ec *executionContext) marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgrap
 	}
 	return ec._Application(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalOApplicationEventFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventFilter(ctx context.Context, v any) (*model.ApplicationEventFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputApplicationEventFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx context.Context, v any) ([]eventbus.EventType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]eventbus.EventType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []eventbus.EventType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, v any) (*eventbus.EventType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, sel ast.SelectionSet, v *eventbus.EventType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[*v])
+	return res
+}
+
+var (
+	unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[string]eventbus.EventType{
+		"SyncStatusChanged":     eventbus.SyncStatusChanged,
+		"HealthChanged":         eventbus.HealthChanged,
+		"OperationPhaseChanged": eventbus.OperationPhaseChanged,
+		"ResourceChanged":       eventbus.ResourceChanged,
+		"ReconcileCompleted":    eventbus.ReconcileCompleted,
+	}
+	marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[eventbus.EventType]string{
+		eventbus.SyncStatusChanged:     "SyncStatusChanged",
+		eventbus.HealthChanged:         "HealthChanged",
+		eventbus.OperationPhaseChanged: "OperationPhaseChanged",
+		eventbus.ResourceChanged:       "ResourceChanged",
+		eventbus.ReconcileCompleted:    "ReconcileCompleted",
+	}
+)
 
 func (ec *executionContext) unmarshalOApplicationFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationFilter(ctx context.Context, v any) (*model.ApplicationFilter, error) {
 	if v == nil {

@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"context"
 	"errors"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,6 +20,8 @@ type emptyStore struct{}
 func (emptyStore) Get(types.NamespacedName) *v1alpha1.Application { return nil }
 
 func (emptyStore) Page(q appindex.Query) (appindex.Page, error) { return appindex.New().Page(q) }
+
+func (emptyStore) Changes(context.Context, types.NamespacedName) <-chan struct{} { return nil }
 
 func (r *Resolver) apps() ApplicationStore {
 	if r.Apps == nil {

@@ -23,8 +23,10 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/hack/localredis"
 	"github.com/graphcd/graphcd/internal/appindex"
 	"github.com/graphcd/graphcd/internal/appops"
+	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/resolvers"
@@ -37,11 +39,15 @@ var (
 	kube    client.Client
 	apiURL  string
 	index   *appindex.Index
+	// events is the API's event bus; tests publish on it as the
+	// controller would.
+	events   *eventbus.Memory
+	redisSrv *localredis.Server
 )
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster, startAPI))
+	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster, startRedis, startAPI))
 }
 
 // startAPI installs the CRDs and serves the API from an index of every
@@ -69,17 +75,38 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 	case <-time.After(time.Minute):
 		return fail(fmt.Errorf("application index did not sync"))
 	}
-	index = idx
-	srv, err := server.New(server.Options{
-		Listen:   "127.0.0.1:0",
-		Resolver: &resolvers.Resolver{Build: version.Get(), Apps: idx, Namespace: "graphcd", Writer: appops.Service{Client: kube}},
-	})
+	index, events = idx, eventbus.NewMemory()
+	ts, err := newAPI(events)
 	if err != nil {
 		return fail(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
 	apiURL = ts.URL
 	return func() { ts.Close(); cancel() }, nil
+}
+
+// newAPI serves the API over the shared index with events from bus.
+func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
+	srv, err := server.New(server.Options{
+		Listen: "127.0.0.1:0",
+		Resolver: &resolvers.Resolver{
+			Build: version.Get(), Apps: index, Namespace: "graphcd",
+			Writer: appops.Service{Client: kube}, Events: bus,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return httptest.NewServer(srv.Handler()), nil
+}
+
+// startRedis runs the Redis the tests of several API replicas share.
+func startRedis(*localcluster.Cluster) (func(), error) {
+	srv, err := localredis.Start(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	redisSrv = srv
+	return func() { _ = srv.Stop() }, nil
 }
 
 // response is a GraphQL response with the data left raw.

@@ -10,6 +10,8 @@
 package resolvers
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -33,6 +35,9 @@ type Resolver struct {
 	// Authz authorizes reads and writes. Nil allows everything (the API
 	// before Auth is configured).
 	Authz Authorizer
+	// Events streams reconciliation events to subscriptions. Nil means no
+	// live events.
+	Events EventSource
 }
 
 // ApplicationStore is the read side of Applications the API serves from
@@ -44,4 +49,6 @@ type ApplicationStore interface {
 	// Page returns one page of apps; errors wrapping appindex.ErrBadQuery
 	// are the client's.
 	Page(q appindex.Query) (appindex.Page, error)
+	// Changes signals each change of the app with key until ctx ends.
+	Changes(ctx context.Context, key types.NamespacedName) <-chan struct{}
 }

@@ -24,6 +24,14 @@ func (r *applicationConditionResolver) Type(ctx context.Context, obj *v1alpha1.A
 	return string(obj.Type), nil
 }
 
+// Application is the resolver for the application field.
+func (r *applicationEventResolver) Application(ctx context.Context, obj *gqlmodel.ApplicationEvent) (*gqlmodel.Application, error) {
+	if obj.Lagged() {
+		return nil, nil
+	}
+	return r.application(obj.Key()), nil
+}
+
 // ValuesObject is the resolver for the valuesObject field.
 func (r *applicationSourceHelmResolver) ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error) {
 	if obj.ValuesObject == nil || len(obj.ValuesObject.Raw) == 0 {
@@ -238,6 +246,31 @@ func (r *resourceResultResolver) SyncPhase(ctx context.Context, obj *v1alpha1.Re
 	return string(obj.SyncPhase), nil
 }
 
+// ApplicationEvents is the resolver for the applicationEvents field.
+func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *gqlmodel.ApplicationEvent, error) {
+	if r.Events == nil {
+		return nil, Errorf(CodeInternal, "live events are not available on this server")
+	}
+	release, err := acquireSubscription(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.streamEvents(ctx, filter, release), nil
+}
+
+// Application is the resolver for the application field.
+func (r *subscriptionResolver) Application(ctx context.Context, name string, namespace *string) (<-chan *gqlmodel.Application, error) {
+	key := r.appKey(name, namespace)
+	if err := r.authorizeApp(ctx, "get", key); err != nil {
+		return nil, err
+	}
+	release, err := acquireSubscription(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.streamApplication(ctx, key, release), nil
+}
+
 // Enabled is the resolver for the enabled field.
 func (r *syncPolicyAutomatedResolver) Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error) {
 	return obj.Enabled == nil || *obj.Enabled, nil
@@ -249,6 +282,11 @@ func (r *Resolver) Application() graph.ApplicationResolver { return &application
 // ApplicationCondition returns graph.ApplicationConditionResolver implementation.
 func (r *Resolver) ApplicationCondition() graph.ApplicationConditionResolver {
 	return &applicationConditionResolver{r}
+}
+
+// ApplicationEvent returns graph.ApplicationEventResolver implementation.
+func (r *Resolver) ApplicationEvent() graph.ApplicationEventResolver {
+	return &applicationEventResolver{r}
 }
 
 // ApplicationSourceHelm returns graph.ApplicationSourceHelmResolver implementation.
@@ -290,6 +328,9 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 // ResourceResult returns graph.ResourceResultResolver implementation.
 func (r *Resolver) ResourceResult() graph.ResourceResultResolver { return &resourceResultResolver{r} }
 
+// Subscription returns graph.SubscriptionResolver implementation.
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+
 // SyncPolicyAutomated returns graph.SyncPolicyAutomatedResolver implementation.
 func (r *Resolver) SyncPolicyAutomated() graph.SyncPolicyAutomatedResolver {
 	return &syncPolicyAutomatedResolver{r}
@@ -298,6 +339,7 @@ func (r *Resolver) SyncPolicyAutomated() graph.SyncPolicyAutomatedResolver {
 type (
 	applicationResolver                struct{ *Resolver }
 	applicationConditionResolver       struct{ *Resolver }
+	applicationEventResolver           struct{ *Resolver }
 	applicationSourceHelmResolver      struct{ *Resolver }
 	applicationSourceKustomizeResolver struct{ *Resolver }
 	applicationStatusResolver          struct{ *Resolver }
@@ -307,5 +349,6 @@ type (
 	pluginParameterResolver            struct{ *Resolver }
 	queryResolver                      struct{ *Resolver }
 	resourceResultResolver             struct{ *Resolver }
+	subscriptionResolver               struct{ *Resolver }
 	syncPolicyAutomatedResolver        struct{ *Resolver }
 )

@@ -15,6 +15,7 @@ import (
 
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
@@ -28,7 +29,7 @@ const settingsConfigMap = "graphcd-cm"
 // controller until ctx ends. cfg comes from the flags with Repo (in
 // process, or a repo-server) and Logger set; runController adds the
 // Kubernetes connection, graphcd-cm and repository credentials.
-func runController(ctx context.Context, k *kube, cfg controller.Config) error {
+func runController(ctx context.Context, k *kube, cfg controller.Config, events eventbus.Bus) error {
 	log, namespace := cfg.Logger, cfg.Namespace
 	for {
 		err := crd.Established(ctx, k.apiext)
@@ -56,6 +57,9 @@ func runController(ctx context.Context, k *kube, cfg controller.Config) error {
 	ctl, err := controller.New(cfg)
 	if err != nil {
 		return err
+	}
+	if events != nil {
+		go forwardEvents(ctx, ctl, events, log)
 	}
 	log.Info("application controller starting", "namespace", namespace, "resync", cfg.Resync)
 	return ctl.Run(ctx)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -19,6 +20,7 @@ type controllerOptions struct {
 	app           appControllerOptions
 	kube          kubeLimits
 	repoServer    repoServerClientOptions
+	events        eventsOptions
 	metricsListen string
 }
 
@@ -33,7 +35,9 @@ hashing of their server URL; this process reconciles the apps of shard
 --shard only. Replicas of the same shard compete for the Lease
 graphcd-controller-shard-<N> in --namespace, and only its holder
 reconciles; the others stand by without informers and take over when it
-stops. /metrics and /healthz are served on --metrics-listen.`,
+stops. /metrics and /healthz are served on --metrics-listen. With
+--events-redis its reconciliation events reach the GraphQL subscriptions of
+every API replica started with the same flag.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runControllerCmd(c.Context(), c, root, o)
@@ -43,6 +47,7 @@ stops. /metrics and /healthz are served on --metrics-listen.`,
 	o.app.addFlags(f, true)
 	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
+	o.events.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
 	return c
 }
@@ -86,7 +91,15 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 	}
 	cfg := o.app.config()
 	cfg.Repo, cfg.Logger, cfg.MetricsListen = svc, log, o.metricsListen
-	if err := runController(ctx, k, cfg); err != nil {
+	// Live events leave this process only through Redis: without it, no
+	// API replica could receive them.
+	var events eventbus.Bus
+	if o.events.redisAddr != "" {
+		if events, err = o.events.newBus(ctx, c, log); err != nil {
+			return err
+		}
+	}
+	if err := runController(ctx, k, cfg, events); err != nil {
 		return fmt.Errorf("application controller: %w", err)
 	}
 	log.Info("graphcd controller stopped")

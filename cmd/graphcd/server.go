@@ -28,6 +28,7 @@ type serverOptions struct {
 	shutdownTimeout time.Duration
 	kube            kubeLimits
 	repoServer      repoServerClientOptions
+	events          eventsOptions
 	app             appControllerOptions
 	controller      bool
 }
@@ -49,6 +50,7 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 		"how long to wait for running requests on SIGINT/SIGTERM")
 	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
+	o.events.addFlags(f)
 	// One process is the default install: no Lease unless asked for.
 	o.app.addFlags(f, false)
 	f.BoolVar(&o.controller, "controller", true, "run the application controller in this process")
@@ -110,11 +112,15 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
+	events, err := o.events.newBus(ctx, c, log)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Options{
 		Listen:          o.listen,
 		Ready:           readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications", appsReady),
 		Logger:          log,
-		Resolver:        &resolvers.Resolver{Build: build, Apps: apps, Writer: writer, Namespace: o.app.namespace},
+		Resolver:        &resolvers.Resolver{Build: build, Apps: apps, Writer: writer, Events: events, Namespace: o.app.namespace},
 		ShutdownTimeout: o.shutdownTimeout,
 	})
 	if err != nil {
@@ -139,7 +145,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	go func() {
 		cfg := o.app.config()
 		cfg.Repo, cfg.Logger = svc, log
-		err := runController(ctx, k, cfg)
+		err := runController(ctx, k, cfg, events)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose
 		}

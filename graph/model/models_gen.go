@@ -9,7 +9,18 @@ import (
 	"strconv"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/eventbus"
 )
+
+// Selects application events; every field given must match.
+type ApplicationEventFilter struct {
+	// Application names (in the namespaces below, or the server's own).
+	Names []string `json:"names,omitempty"`
+	// Namespaces of the Application objects.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Event types.
+	Types []eventbus.EventType `json:"types,omitempty"`
+}
 
 // Selects applications. Every field given must match; a list matches when any
 // of its values does.

@@ -23,6 +23,8 @@ type Index struct {
 	// of every other order.
 	byKey  map[types.NamespacedName]*entry
 	sorted []*entry
+	// watchers are signalled when the app of their key changes.
+	watchers map[types.NamespacedName][]chan struct{}
 }
 
 // entry is one app with the values filters and orders read, computed once
@@ -43,7 +45,7 @@ type entry struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{byKey: map[types.NamespacedName]*entry{}}
+	return &Index{byKey: map[types.NamespacedName]*entry{}, watchers: map[types.NamespacedName][]chan struct{}{}}
 }
 
 // Informer is the part of an informer Watch needs (client-go's
@@ -88,6 +90,7 @@ func (x *Index) Upsert(app *v1alpha1.Application) {
 	e := newEntry(app)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	defer x.signal(e.key)
 	if old, ok := x.byKey[e.key]; ok {
 		*old = *e // same position in sorted: the name did not change
 		return
@@ -104,9 +107,41 @@ func (x *Index) Delete(key types.NamespacedName) {
 	if _, ok := x.byKey[key]; !ok {
 		return
 	}
+	defer x.signal(key)
 	delete(x.byKey, key)
 	if i, found := slices.BinarySearchFunc(x.sorted, key, compareEntryKey); found {
 		x.sorted = slices.Delete(x.sorted, i, i+1)
+	}
+}
+
+// Changes returns a channel that receives a value after the app with key
+// is created, changed or deleted, until ctx ends. Changes coalesce: one
+// value may stand for several; read the app with Get after each.
+func (x *Index) Changes(ctx context.Context, key types.NamespacedName) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	x.mu.Lock()
+	x.watchers[key] = append(x.watchers[key], ch)
+	x.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		ws := slices.DeleteFunc(x.watchers[key], func(c chan struct{}) bool { return c == ch })
+		if len(ws) == 0 {
+			delete(x.watchers, key)
+		} else {
+			x.watchers[key] = ws
+		}
+	})
+	return ch
+}
+
+// signal tells the watchers of key that it changed. x.mu is held.
+func (x *Index) signal(key types.NamespacedName) {
+	for _, ch := range x.watchers[key] {
+		select {
+		case ch <- struct{}{}:
+		default: // a change is already pending
+		}
 	}
 }
 

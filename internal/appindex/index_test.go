@@ -1,8 +1,10 @@
 package appindex
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -245,4 +247,37 @@ func TestGetAndDelete(t *testing.T) {
 	if p := mustPage(t, x, Query{First: 5}); len(p.Items) != 0 || p.HasNextPage || p.EndCursor != "" {
 		t.Errorf("empty index page = %+v", p)
 	}
+}
+
+func TestChanges(t *testing.T) {
+	x := New()
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := x.Changes(ctx, key)
+	x.Upsert(app("ns", "other"))
+	select {
+	case <-ch:
+		t.Fatal("signalled for another app")
+	default:
+	}
+	x.Upsert(app("ns", "a"))
+	x.Upsert(app("ns", "a", withSync(v1alpha1.SyncStatusCodeOutOfSync))) // coalesces
+	<-ch
+	select {
+	case <-ch:
+		t.Fatal("two signals for changes made before the first was read")
+	default:
+	}
+	x.Delete(key)
+	<-ch
+	cancel()
+	for x.watcherCount(key) != 0 { // AfterFunc runs asynchronously
+		runtime.Gosched()
+	}
+}
+
+func (x *Index) watcherCount(key types.NamespacedName) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.watchers[key])
 }

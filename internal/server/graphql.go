@@ -54,6 +54,7 @@ type graphQLOptions struct {
 	maxTokens            int
 	disableIntrospection bool
 	allowedOrigins       []string
+	maxSubscriptions     int
 }
 
 func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger) http.Handler {
@@ -65,7 +66,12 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 		Implementation:        newGorillaWebsocket(opts.allowedOrigins),
 		KeepAlivePingInterval: 10 * time.Second,
 		InitTimeout:           websocketInitTimeout,
-		PayloadReadLimit:      &readLimit,
+		// Each socket counts its own subscriptions (authentication of
+		// connection_init lands here with Auth).
+		InitFunc: func(ctx context.Context, _ transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			return resolvers.WithSocket(ctx, opts.maxSubscriptions), nil, nil
+		},
+		PayloadReadLimit: &readLimit,
 		ErrorFunc: func(ctx context.Context, err error) {
 			log.DebugContext(ctx, "graphql websocket", "err", err, "request_id", requestID(ctx))
 		},

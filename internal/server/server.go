@@ -92,6 +92,9 @@ type Options struct {
 	// AllowedOrigins are origins (scheme://host[:port]) besides the
 	// server's own from which browsers may open the GraphQL websocket.
 	AllowedOrigins []string
+	// MaxSubscriptions is how many subscriptions one websocket may carry
+	// at once. Zero means resolvers.DefaultMaxSubscriptions.
+	MaxSubscriptions int
 }
 
 // Server is graphcd's HTTP server. Create it with New.
@@ -130,6 +133,7 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "/api/graphql", "graphql", limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
 		maxComplexity: opts.MaxComplexity, maxDepth: opts.MaxDepth, maxTokens: opts.MaxTokens,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
+		maxSubscriptions: opts.MaxSubscriptions,
 	}, s.log)))
 	s.handle(mux, m, "/api/", "api_not_found", http.NotFoundHandler())
 	s.handle(mux, m, "/", "console", console.Handler())

@@ -1,0 +1,119 @@
+package resolvers
+
+import (
+	"context"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+)
+
+// EventSource streams reconciliation events (an eventbus.Bus).
+type EventSource interface {
+	Subscribe(ctx context.Context, f eventbus.Filter, opts eventbus.Options) *eventbus.Subscription
+}
+
+// DefaultMaxSubscriptions is how many subscriptions one websocket may
+// carry at once.
+const DefaultMaxSubscriptions = 100
+
+type socketKey struct{}
+
+// socket counts the subscriptions of one websocket.
+type socket struct {
+	max    int32
+	active atomic.Int32
+}
+
+// WithSocket returns the context of a new websocket connection, on which at
+// most max subscriptions may run at once (DefaultMaxSubscriptions when max
+// is 0). The server calls it when a client sends connection_init.
+func WithSocket(ctx context.Context, max int) context.Context {
+	if max <= 0 {
+		max = DefaultMaxSubscriptions
+	}
+	return context.WithValue(ctx, socketKey{}, &socket{max: int32(max)})
+}
+
+// acquireSubscription counts a new subscription against its socket's
+// limit; call release when it ends.
+func acquireSubscription(ctx context.Context) (release func(), err error) {
+	s, ok := ctx.Value(socketKey{}).(*socket)
+	if !ok {
+		return func() {}, nil
+	}
+	if s.active.Add(1) > s.max {
+		s.active.Add(-1)
+		return nil, Errorf(CodeBadUserInput, "too many subscriptions on one connection (at most %d); open another connection", s.max)
+	}
+	return func() { s.active.Add(-1) }, nil
+}
+
+// eventFilter turns the API's filter into the bus's.
+func (r *Resolver) eventFilter(f *model.ApplicationEventFilter) eventbus.Filter {
+	var out eventbus.Filter
+	if f == nil {
+		return out
+	}
+	out.Types = f.Types
+	if len(f.Names) == 0 {
+		out.Namespaces = f.Namespaces
+		return out
+	}
+	namespaces := f.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{r.Namespace}
+	}
+	for _, ns := range namespaces {
+		for _, name := range f.Names {
+			out.Apps = append(out.Apps, types.NamespacedName{Namespace: ns, Name: name})
+		}
+	}
+	return out
+}
+
+// streamEvents forwards the events f selects to a channel of API events
+// until ctx ends.
+func (r *Resolver) streamEvents(ctx context.Context, f *model.ApplicationEventFilter, release func()) <-chan *gqlmodel.ApplicationEvent {
+	sub := r.Events.Subscribe(ctx, r.eventFilter(f), eventbus.Options{})
+	out := make(chan *gqlmodel.ApplicationEvent)
+	go func() {
+		defer close(out)
+		defer release()
+		for d := range sub.Deliveries() {
+			select {
+			case out <- &gqlmodel.ApplicationEvent{Delivery: d}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// streamApplication sends the app at key now and after each change until
+// ctx ends.
+func (r *Resolver) streamApplication(ctx context.Context, key types.NamespacedName, release func()) <-chan *gqlmodel.Application {
+	changes := r.apps().Changes(ctx, key)
+	out := make(chan *gqlmodel.Application)
+	go func() {
+		defer close(out)
+		defer release()
+		for {
+			select {
+			case out <- r.application(key):
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case <-changes:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
