@@ -1,0 +1,91 @@
+package appstate
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// State is what the last comparison of one Application found.
+type State struct {
+	App types.NamespacedName `json:"app"`
+	// Revision is the commit (or chart version) compared.
+	Revision string `json:"revision,omitempty"`
+	// ReconciledAt is when the comparison that produced this content ran.
+	// A Writer does not rewrite a state whose content is unchanged, so on
+	// a steady app it is when the content last changed (or was last
+	// refreshed), not the latest reconcile; status.reconciledAt is that.
+	ReconciledAt time.Time `json:"reconciledAt"`
+	// Tree holds the application's live objects and their descendants,
+	// parents before children.
+	Tree []Node `json:"tree,omitempty"`
+	// Managed holds one entry per desired or tracked live object, sorted
+	// by group/kind/namespace/name.
+	Managed []ManagedResource `json:"managed,omitempty"`
+	// Truncated reports that the state was too large to store whole: the
+	// Live, Desired and Diff texts of Managed were dropped.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Ref points at another node of the tree, e.g. an owner.
+type Ref struct {
+	Group     string `json:"group,omitempty"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
+}
+
+// Info is one labelled fact shown beside a node, such as a Pod's phase.
+type Info struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Node is one live object of an application's resource tree.
+type Node struct {
+	Group     string `json:"group,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
+	// ParentRefs are the node's owners present in the tree (for an
+	// EndpointSlice, also its Service); empty for the app's own objects.
+	ParentRefs []Ref `json:"parentRefs,omitempty"`
+	// Health is nil for kinds that have no health assessment.
+	Health *v1alpha1.HealthStatus `json:"health,omitempty"`
+	// Sync is set on the application's own (tracked) objects only.
+	Sync v1alpha1.SyncStatusCode `json:"sync,omitempty"`
+	// Info holds facts about the object, e.g. for a Pod "Status Reason",
+	// "Restart Count" and "Containers" ("1/2" ready).
+	Info []Info `json:"info,omitempty"`
+	// Images are the container images the object runs or templates.
+	Images          []string  `json:"images,omitempty"`
+	CreatedAt       time.Time `json:"createdAt"`
+	ResourceVersion string    `json:"resourceVersion,omitempty"`
+}
+
+// ManagedResource is the comparison of one desired or tracked object.
+type ManagedResource struct {
+	Group     string                  `json:"group,omitempty"`
+	Version   string                  `json:"version,omitempty"`
+	Kind      string                  `json:"kind"`
+	Namespace string                  `json:"namespace,omitempty"`
+	Name      string                  `json:"name"`
+	Status    v1alpha1.SyncStatusCode `json:"status,omitempty"`
+	Health    *v1alpha1.HealthStatus  `json:"health,omitempty"`
+	// Hook marks a live hook object (compared by no one, shown for
+	// inspection); RequiresPruning a live object Git no longer declares.
+	Hook            bool `json:"hook,omitempty"`
+	RequiresPruning bool `json:"requiresPruning,omitempty"`
+	// Live and Desired are the objects as YAML ("" when absent), with
+	// Secret values masked the way the diff engine masks them.
+	Live    string `json:"live,omitempty"`
+	Desired string `json:"desired,omitempty"`
+	// Diff is the masked unified diff (live -> desired) of the normalized
+	// objects; empty when in sync.
+	Diff string `json:"diff,omitempty"`
+}
