@@ -39,10 +39,13 @@ type ResolverRoot interface {
 	ApplicationSourceHelm() ApplicationSourceHelmResolver
 	ApplicationSourceKustomize() ApplicationSourceKustomizeResolver
 	ApplicationStatus() ApplicationStatusResolver
+	JWTToken() JWTTokenResolver
 	KustomizeReplica() KustomizeReplicaResolver
 	ManagedNamespaceMetadata() ManagedNamespaceMetadataResolver
 	Mutation() MutationResolver
+	OrphanedResources() OrphanedResourcesResolver
 	PluginParameter() PluginParameterResolver
+	Project() ProjectResolver
 	Query() QueryResolver
 	ResourceResult() ResourceResultResolver
 	Subscription() SubscriptionResolver
@@ -205,6 +208,29 @@ type ComplexityRoot struct {
 		MaxDuration func(childComplexity int) int
 	}
 
+	Cluster struct {
+		ClusterResources func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Labels           func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Namespaces       func(childComplexity int) int
+		Project          func(childComplexity int) int
+		Server           func(childComplexity int) int
+		Shard            func(childComplexity int) int
+	}
+
+	ClusterConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClusterEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ComparedTo struct {
 		Destination func(childComplexity int) int
 		Source      func(childComplexity int) int
@@ -214,6 +240,11 @@ type ComplexityRoot struct {
 	EnvEntry struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
+	}
+
+	GroupKind struct {
+		Group func(childComplexity int) int
+		Kind  func(childComplexity int) int
 	}
 
 	HealthStatus struct {
@@ -236,6 +267,12 @@ type ComplexityRoot struct {
 	Info struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
+	}
+
+	JWTToken struct {
+		ExpiresAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		IssuedAt  func(childComplexity int) int
 	}
 
 	JsonnetVar struct {
@@ -291,6 +328,17 @@ type ComplexityRoot struct {
 		SyncResult func(childComplexity int) int
 	}
 
+	OrphanedResourceKey struct {
+		Group func(childComplexity int) int
+		Kind  func(childComplexity int) int
+		Name  func(childComplexity int) int
+	}
+
+	OrphanedResources struct {
+		Ignore func(childComplexity int) int
+		Warn   func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -305,11 +353,81 @@ type ComplexityRoot struct {
 		String func(childComplexity int) int
 	}
 
+	Project struct {
+		Applications func(childComplexity int, first int32, after *string) int
+		ID           func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Namespace    func(childComplexity int) int
+		Spec         func(childComplexity int) int
+		Yaml         func(childComplexity int) int
+	}
+
+	ProjectConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ProjectEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ProjectRole struct {
+		Description func(childComplexity int) int
+		Groups      func(childComplexity int) int
+		JWTTokens   func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Policies    func(childComplexity int) int
+	}
+
+	ProjectSpec struct {
+		ClusterResourceBlacklist   func(childComplexity int) int
+		ClusterResourceWhitelist   func(childComplexity int) int
+		Description                func(childComplexity int) int
+		Destinations               func(childComplexity int) int
+		NamespaceResourceBlacklist func(childComplexity int) int
+		NamespaceResourceWhitelist func(childComplexity int) int
+		OrphanedResources          func(childComplexity int) int
+		Roles                      func(childComplexity int) int
+		SignatureKeys              func(childComplexity int) int
+		SourceNamespaces           func(childComplexity int) int
+		SourceRepos                func(childComplexity int) int
+		SyncWindows                func(childComplexity int) int
+	}
+
 	Query struct {
 		Application  func(childComplexity int, name string, namespace *string) int
 		Applications func(childComplexity int, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) int
+		Clusters     func(childComplexity int, first int32, after *string) int
 		Node         func(childComplexity int, id string) int
+		Project      func(childComplexity int, name string) int
+		Projects     func(childComplexity int, first int32, after *string) int
+		Repositories func(childComplexity int, first int32, after *string) int
 		Version      func(childComplexity int) int
+	}
+
+	Repository struct {
+		HasCredentials func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Project        func(childComplexity int) int
+		Template       func(childComplexity int) int
+		Type           func(childComplexity int) int
+		URL            func(childComplexity int) int
+	}
+
+	RepositoryConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	RepositoryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ResourceIgnoreDifferences struct {
@@ -363,6 +481,10 @@ type ComplexityRoot struct {
 		Revisions       func(childComplexity int) int
 		Source          func(childComplexity int) int
 		Sources         func(childComplexity int) int
+	}
+
+	SignatureKey struct {
+		KeyID func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -427,6 +549,19 @@ type ComplexityRoot struct {
 		Force func(childComplexity int) int
 	}
 
+	SyncWindow struct {
+		Applications   func(childComplexity int) int
+		Clusters       func(childComplexity int) int
+		Description    func(childComplexity int) int
+		Duration       func(childComplexity int) int
+		Kind           func(childComplexity int) int
+		ManualSync     func(childComplexity int) int
+		Namespaces     func(childComplexity int) int
+		Schedule       func(childComplexity int) int
+		TimeZone       func(childComplexity int) int
+		UseAndOperator func(childComplexity int) int
+	}
+
 	Version struct {
 		Commit    func(childComplexity int) int
 		GoVersion func(childComplexity int) int
@@ -457,6 +592,10 @@ type ApplicationSourceKustomizeResolver interface {
 type ApplicationStatusResolver interface {
 	SourceType(ctx context.Context, obj *v1alpha1.ApplicationStatus) (string, error)
 }
+type JWTTokenResolver interface {
+	IssuedAt(ctx context.Context, obj *v1alpha1.JWTToken) (*v1.Time, error)
+	ExpiresAt(ctx context.Context, obj *v1alpha1.JWTToken) (*v1.Time, error)
+}
 type KustomizeReplicaResolver interface {
 	Count(ctx context.Context, obj *v1alpha1.KustomizeReplica) (string, error)
 }
@@ -473,14 +612,25 @@ type MutationResolver interface {
 	RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*gqlmodel.Application, error)
 	TerminateOperation(ctx context.Context, input model.ApplicationRef) (*gqlmodel.Application, error)
 }
+type OrphanedResourcesResolver interface {
+	Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error)
+}
 type PluginParameterResolver interface {
 	Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*gqlmodel.KeyValue, error)
+}
+type ProjectResolver interface {
+	Applications(ctx context.Context, obj *gqlmodel.Project, first int32, after *string) (*gqlmodel.ApplicationConnection, error)
+	Yaml(ctx context.Context, obj *gqlmodel.Project) (string, error)
 }
 type QueryResolver interface {
 	Version(ctx context.Context) (*model.Version, error)
 	Node(ctx context.Context, id string) (gqlmodel.Node, error)
 	Application(ctx context.Context, name string, namespace *string) (*gqlmodel.Application, error)
 	Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*gqlmodel.ApplicationConnection, error)
+	Projects(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Project], error)
+	Project(ctx context.Context, name string) (*gqlmodel.Project, error)
+	Clusters(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Cluster], error)
+	Repositories(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Repository], error)
 }
 type ResourceResultResolver interface {
 	Status(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
@@ -1155,6 +1305,93 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Backoff.MaxDuration(childComplexity), true
 
+	case "Cluster.clusterResources":
+		if e.ComplexityRoot.Cluster.ClusterResources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.ClusterResources(childComplexity), true
+	case "Cluster.id":
+		if e.ComplexityRoot.Cluster.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.ID(childComplexity), true
+	case "Cluster.labels":
+		if e.ComplexityRoot.Cluster.Labels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Labels(childComplexity), true
+	case "Cluster.name":
+		if e.ComplexityRoot.Cluster.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Name(childComplexity), true
+	case "Cluster.namespaces":
+		if e.ComplexityRoot.Cluster.Namespaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Namespaces(childComplexity), true
+	case "Cluster.project":
+		if e.ComplexityRoot.Cluster.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Project(childComplexity), true
+	case "Cluster.server":
+		if e.ComplexityRoot.Cluster.Server == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Server(childComplexity), true
+	case "Cluster.shard":
+		if e.ComplexityRoot.Cluster.Shard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Shard(childComplexity), true
+
+	case "ClusterConnection.edges":
+		if e.ComplexityRoot.ClusterConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnection.Edges(childComplexity), true
+	case "ClusterConnection.nodes":
+		if e.ComplexityRoot.ClusterConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnection.Nodes(childComplexity), true
+	case "ClusterConnection.pageInfo":
+		if e.ComplexityRoot.ClusterConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnection.PageInfo(childComplexity), true
+	case "ClusterConnection.totalCount":
+		if e.ComplexityRoot.ClusterConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnection.TotalCount(childComplexity), true
+
+	case "ClusterEdge.cursor":
+		if e.ComplexityRoot.ClusterEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEdge.Cursor(childComplexity), true
+	case "ClusterEdge.node":
+		if e.ComplexityRoot.ClusterEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEdge.Node(childComplexity), true
+
 	case "ComparedTo.destination":
 		if e.ComplexityRoot.ComparedTo.Destination == nil {
 			break
@@ -1186,6 +1423,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EnvEntry.Value(childComplexity), true
+
+	case "GroupKind.group":
+		if e.ComplexityRoot.GroupKind.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupKind.Group(childComplexity), true
+	case "GroupKind.kind":
+		if e.ComplexityRoot.GroupKind.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupKind.Kind(childComplexity), true
 
 	case "HealthStatus.lastTransitionTime":
 		if e.ComplexityRoot.HealthStatus.LastTransitionTime == nil {
@@ -1250,6 +1500,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Info.Value(childComplexity), true
+
+	case "JWTToken.expiresAt":
+		if e.ComplexityRoot.JWTToken.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JWTToken.ExpiresAt(childComplexity), true
+	case "JWTToken.id":
+		if e.ComplexityRoot.JWTToken.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JWTToken.ID(childComplexity), true
+	case "JWTToken.issuedAt":
+		if e.ComplexityRoot.JWTToken.IssuedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JWTToken.IssuedAt(childComplexity), true
 
 	case "JsonnetVar.code":
 		if e.ComplexityRoot.JsonnetVar.Code == nil {
@@ -1468,6 +1737,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OperationState.SyncResult(childComplexity), true
 
+	case "OrphanedResourceKey.group":
+		if e.ComplexityRoot.OrphanedResourceKey.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrphanedResourceKey.Group(childComplexity), true
+	case "OrphanedResourceKey.kind":
+		if e.ComplexityRoot.OrphanedResourceKey.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrphanedResourceKey.Kind(childComplexity), true
+	case "OrphanedResourceKey.name":
+		if e.ComplexityRoot.OrphanedResourceKey.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrphanedResourceKey.Name(childComplexity), true
+
+	case "OrphanedResources.ignore":
+		if e.ComplexityRoot.OrphanedResources.Ignore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrphanedResources.Ignore(childComplexity), true
+	case "OrphanedResources.warn":
+		if e.ComplexityRoot.OrphanedResources.Warn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrphanedResources.Warn(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -1518,6 +1819,190 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PluginParameter.String(childComplexity), true
 
+	case "Project.applications":
+		if e.ComplexityRoot.Project.Applications == nil {
+			break
+		}
+
+		args, err := ec.field_Project_applications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Project.Applications(childComplexity, args["first"].(int32), args["after"].(*string)), true
+	case "Project.id":
+		if e.ComplexityRoot.Project.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.ID(childComplexity), true
+	case "Project.name":
+		if e.ComplexityRoot.Project.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.Name(childComplexity), true
+	case "Project.namespace":
+		if e.ComplexityRoot.Project.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.Namespace(childComplexity), true
+	case "Project.spec":
+		if e.ComplexityRoot.Project.Spec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.Spec(childComplexity), true
+	case "Project.yaml":
+		if e.ComplexityRoot.Project.Yaml == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.Yaml(childComplexity), true
+
+	case "ProjectConnection.edges":
+		if e.ComplexityRoot.ProjectConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectConnection.Edges(childComplexity), true
+	case "ProjectConnection.nodes":
+		if e.ComplexityRoot.ProjectConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectConnection.Nodes(childComplexity), true
+	case "ProjectConnection.pageInfo":
+		if e.ComplexityRoot.ProjectConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectConnection.PageInfo(childComplexity), true
+	case "ProjectConnection.totalCount":
+		if e.ComplexityRoot.ProjectConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectConnection.TotalCount(childComplexity), true
+
+	case "ProjectEdge.cursor":
+		if e.ComplexityRoot.ProjectEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEdge.Cursor(childComplexity), true
+	case "ProjectEdge.node":
+		if e.ComplexityRoot.ProjectEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectEdge.Node(childComplexity), true
+
+	case "ProjectRole.description":
+		if e.ComplexityRoot.ProjectRole.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectRole.Description(childComplexity), true
+	case "ProjectRole.groups":
+		if e.ComplexityRoot.ProjectRole.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectRole.Groups(childComplexity), true
+	case "ProjectRole.jwtTokens":
+		if e.ComplexityRoot.ProjectRole.JWTTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectRole.JWTTokens(childComplexity), true
+	case "ProjectRole.name":
+		if e.ComplexityRoot.ProjectRole.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectRole.Name(childComplexity), true
+	case "ProjectRole.policies":
+		if e.ComplexityRoot.ProjectRole.Policies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectRole.Policies(childComplexity), true
+
+	case "ProjectSpec.clusterResourceBlacklist":
+		if e.ComplexityRoot.ProjectSpec.ClusterResourceBlacklist == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.ClusterResourceBlacklist(childComplexity), true
+	case "ProjectSpec.clusterResourceWhitelist":
+		if e.ComplexityRoot.ProjectSpec.ClusterResourceWhitelist == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.ClusterResourceWhitelist(childComplexity), true
+	case "ProjectSpec.description":
+		if e.ComplexityRoot.ProjectSpec.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.Description(childComplexity), true
+	case "ProjectSpec.destinations":
+		if e.ComplexityRoot.ProjectSpec.Destinations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.Destinations(childComplexity), true
+	case "ProjectSpec.namespaceResourceBlacklist":
+		if e.ComplexityRoot.ProjectSpec.NamespaceResourceBlacklist == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.NamespaceResourceBlacklist(childComplexity), true
+	case "ProjectSpec.namespaceResourceWhitelist":
+		if e.ComplexityRoot.ProjectSpec.NamespaceResourceWhitelist == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.NamespaceResourceWhitelist(childComplexity), true
+	case "ProjectSpec.orphanedResources":
+		if e.ComplexityRoot.ProjectSpec.OrphanedResources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.OrphanedResources(childComplexity), true
+	case "ProjectSpec.roles":
+		if e.ComplexityRoot.ProjectSpec.Roles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.Roles(childComplexity), true
+	case "ProjectSpec.signatureKeys":
+		if e.ComplexityRoot.ProjectSpec.SignatureKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.SignatureKeys(childComplexity), true
+	case "ProjectSpec.sourceNamespaces":
+		if e.ComplexityRoot.ProjectSpec.SourceNamespaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.SourceNamespaces(childComplexity), true
+	case "ProjectSpec.sourceRepos":
+		if e.ComplexityRoot.ProjectSpec.SourceRepos == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.SourceRepos(childComplexity), true
+	case "ProjectSpec.syncWindows":
+		if e.ComplexityRoot.ProjectSpec.SyncWindows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.SyncWindows(childComplexity), true
+
 	case "Query.application":
 		if e.ComplexityRoot.Query.Application == nil {
 			break
@@ -1540,6 +2025,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Applications(childComplexity, args["first"].(int32), args["after"].(*string), args["filter"].(*model.ApplicationFilter), args["orderBy"].(*model.ApplicationOrder)), true
+	case "Query.clusters":
+		if e.ComplexityRoot.Query.Clusters == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clusters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(int32), args["after"].(*string)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -1552,12 +2048,126 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.project":
+		if e.ComplexityRoot.Query.Project == nil {
+			break
+		}
+
+		args, err := ec.field_Query_project_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Project(childComplexity, args["name"].(string)), true
+	case "Query.projects":
+		if e.ComplexityRoot.Query.Projects == nil {
+			break
+		}
+
+		args, err := ec.field_Query_projects_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Projects(childComplexity, args["first"].(int32), args["after"].(*string)), true
+	case "Query.repositories":
+		if e.ComplexityRoot.Query.Repositories == nil {
+			break
+		}
+
+		args, err := ec.field_Query_repositories_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Repositories(childComplexity, args["first"].(int32), args["after"].(*string)), true
 	case "Query.version":
 		if e.ComplexityRoot.Query.Version == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Version(childComplexity), true
+
+	case "Repository.hasCredentials":
+		if e.ComplexityRoot.Repository.HasCredentials == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Repository.HasCredentials(childComplexity), true
+	case "Repository.id":
+		if e.ComplexityRoot.Repository.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Repository.ID(childComplexity), true
+	case "Repository.name":
+		if e.ComplexityRoot.Repository.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Repository.Name(childComplexity), true
+	case "Repository.project":
+		if e.ComplexityRoot.Repository.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Repository.Project(childComplexity), true
+	case "Repository.template":
+		if e.ComplexityRoot.Repository.Template == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Repository.Template(childComplexity), true
+	case "Repository.type":
+		if e.ComplexityRoot.Repository.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Repository.Type(childComplexity), true
+	case "Repository.url":
+		if e.ComplexityRoot.Repository.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Repository.URL(childComplexity), true
+
+	case "RepositoryConnection.edges":
+		if e.ComplexityRoot.RepositoryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RepositoryConnection.Edges(childComplexity), true
+	case "RepositoryConnection.nodes":
+		if e.ComplexityRoot.RepositoryConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RepositoryConnection.Nodes(childComplexity), true
+	case "RepositoryConnection.pageInfo":
+		if e.ComplexityRoot.RepositoryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RepositoryConnection.PageInfo(childComplexity), true
+	case "RepositoryConnection.totalCount":
+		if e.ComplexityRoot.RepositoryConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RepositoryConnection.TotalCount(childComplexity), true
+
+	case "RepositoryEdge.cursor":
+		if e.ComplexityRoot.RepositoryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RepositoryEdge.Cursor(childComplexity), true
+	case "RepositoryEdge.node":
+		if e.ComplexityRoot.RepositoryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RepositoryEdge.Node(childComplexity), true
 
 	case "ResourceIgnoreDifferences.group":
 		if e.ComplexityRoot.ResourceIgnoreDifferences.Group == nil {
@@ -1792,6 +2402,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevisionHistory.Sources(childComplexity), true
 
+	case "SignatureKey.keyID":
+		if e.ComplexityRoot.SignatureKey.KeyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignatureKey.KeyID(childComplexity), true
+
 	case "Subscription.application":
 		if e.ComplexityRoot.Subscription.Application == nil {
 			break
@@ -2004,6 +2621,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SyncStrategyHook.Force(childComplexity), true
 
+	case "SyncWindow.applications":
+		if e.ComplexityRoot.SyncWindow.Applications == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.Applications(childComplexity), true
+	case "SyncWindow.clusters":
+		if e.ComplexityRoot.SyncWindow.Clusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.Clusters(childComplexity), true
+	case "SyncWindow.description":
+		if e.ComplexityRoot.SyncWindow.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.Description(childComplexity), true
+	case "SyncWindow.duration":
+		if e.ComplexityRoot.SyncWindow.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.Duration(childComplexity), true
+	case "SyncWindow.kind":
+		if e.ComplexityRoot.SyncWindow.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.Kind(childComplexity), true
+	case "SyncWindow.manualSync":
+		if e.ComplexityRoot.SyncWindow.ManualSync == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.ManualSync(childComplexity), true
+	case "SyncWindow.namespaces":
+		if e.ComplexityRoot.SyncWindow.Namespaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.Namespaces(childComplexity), true
+	case "SyncWindow.schedule":
+		if e.ComplexityRoot.SyncWindow.Schedule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.Schedule(childComplexity), true
+	case "SyncWindow.timeZone":
+		if e.ComplexityRoot.SyncWindow.TimeZone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.TimeZone(childComplexity), true
+	case "SyncWindow.andOperator":
+		if e.ComplexityRoot.SyncWindow.UseAndOperator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncWindow.UseAndOperator(childComplexity), true
+
 	case "Version.commit":
 		if e.ComplexityRoot.Version.Commit == nil {
 			break
@@ -2175,6 +2853,39 @@ type Query {
     "The order; by namespace and name when omitted."
     orderBy: ApplicationOrder
   ): ApplicationConnection!
+  """
+  AppProjects, ordered by name.
+  """
+  projects(
+    "How many projects to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+  ): ProjectConnection!
+  """
+  One AppProject by name. Null when it does not exist.
+  """
+  project("The project's name." name: String!): Project
+  """
+  Registered destination clusters (including the one graphcd runs in),
+  ordered by server URL. Credentials are never readable.
+  """
+  clusters(
+    "How many clusters to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+  ): ClusterConnection!
+  """
+  Configured repositories and credential templates, ordered by URL.
+  Credentials are never readable.
+  """
+  repositories(
+    "How many repositories to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+  ): RepositoryConnection!
 }
 
 """
@@ -2440,6 +3151,268 @@ type ApplicationEvent {
   message: String
   "The application as the API sees it now; null when lagged or deleted."
   application: Application
+}
+
+"""
+An Argo CD-compatible AppProject: the guard rails of the applications in it.
+"""
+type Project implements Node {
+  "The global ID."
+  id: ID!
+  "The project's name."
+  name: String!
+  "The namespace of the AppProject object."
+  namespace: String!
+  "What the project allows."
+  spec: ProjectSpec!
+  "The applications in the project, a page at a time, by name."
+  applications(
+    "How many applications to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+  ): ApplicationConnection!
+  "The whole AppProject object as YAML (without managedFields)."
+  yaml: String!
+}
+
+"""
+What a project allows, with Argo CD's field names.
+"""
+type ProjectSpec {
+  "What the project is for."
+  description: String!
+  "Repositories applications may deploy from (globs; ! negates)."
+  sourceRepos: [String!]!
+  "Clusters and namespaces applications may deploy to (globs; ! negates)."
+  destinations: [ApplicationDestination!]!
+  "Namespaces whose Applications may use the project."
+  sourceNamespaces: [String!]!
+  "Cluster-scoped kinds allowed."
+  clusterResourceWhitelist: [GroupKind!]!
+  "Cluster-scoped kinds denied."
+  clusterResourceBlacklist: [GroupKind!]!
+  "Namespaced kinds allowed (all when empty)."
+  namespaceResourceWhitelist: [GroupKind!]!
+  "Namespaced kinds denied."
+  namespaceResourceBlacklist: [GroupKind!]!
+  "Roles with their policies, groups and issued tokens."
+  roles: [ProjectRole!]!
+  "When syncs are allowed or denied."
+  syncWindows: [SyncWindow!]!
+  "GnuPG key IDs a commit must be signed with; none means no signature is required."
+  signatureKeys: [SignatureKey!]!
+  "Whether resources in the destination namespaces that no application tracks are reported; null when not monitored."
+  orphanedResources: OrphanedResources
+}
+
+"""
+A Kubernetes group and kind; "*" matches any.
+"""
+type GroupKind {
+  "The API group; empty for the core group."
+  group: String!
+  "The kind."
+  kind: String!
+}
+
+"""
+A role of a project: policies granted to its groups and tokens.
+"""
+type ProjectRole {
+  "The role's name."
+  name: String!
+  "What the role is for."
+  description: String!
+  "Casbin policy lines, e.g. \"p, proj:web:ci, applications, sync, web/*, allow\"."
+  policies: [String!]!
+  "SSO groups that have the role."
+  groups: [String!]!
+  "Tokens issued for the role (their values are never stored)."
+  jwtTokens: [JWTToken!]!
+}
+
+"""
+A token issued for a project role.
+"""
+type JWTToken {
+  "The token's ID."
+  id: String!
+  "When it was issued."
+  issuedAt: Time!
+  "When it expires; null for never."
+  expiresAt: Time
+}
+
+"""
+A window in which syncs are allowed or denied.
+"""
+type SyncWindow {
+  "allow or deny."
+  kind: String!
+  "When the window opens, as a cron schedule."
+  schedule: String!
+  "How long it stays open, e.g. \"1h\"."
+  duration: String!
+  "Applications it applies to (globs)."
+  applications: [String!]!
+  "Destination namespaces it applies to (globs)."
+  namespaces: [String!]!
+  "Destination clusters it applies to (globs)."
+  clusters: [String!]!
+  "Whether manual syncs are allowed while a deny window is active."
+  manualSync: Boolean!
+  "The time zone of the schedule; UTC when empty."
+  timeZone: String!
+  "Whether an application must match every selector rather than one."
+  andOperator: Boolean!
+  "What the window is for."
+  description: String!
+}
+
+"""
+A GnuPG key commits may be signed with.
+"""
+type SignatureKey {
+  "The key ID."
+  keyID: String!
+}
+
+"""
+How untracked resources in a project's namespaces are reported.
+"""
+type OrphanedResources {
+  "Whether an application warns about them."
+  warn: Boolean!
+  "Resources never reported."
+  ignore: [OrphanedResourceKey!]!
+}
+
+"""
+Resources an orphan report leaves out.
+"""
+type OrphanedResourceKey {
+  "The API group."
+  group: String!
+  "The kind."
+  kind: String!
+  "The name (a glob)."
+  name: String!
+}
+
+"""
+A page of projects.
+"""
+type ProjectConnection {
+  "The projects with their cursors."
+  edges: [ProjectEdge!]!
+  "The projects."
+  nodes: [Project!]!
+  "Where the page sits."
+  pageInfo: PageInfo!
+  "How many projects there are."
+  totalCount: Int!
+}
+
+"""
+A project with its cursor.
+"""
+type ProjectEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start after this project."
+  cursor: String!
+  "The project."
+  node: Project!
+}
+
+"""
+A destination cluster. Its credentials are write-only and never shown.
+"""
+type Cluster implements Node {
+  "The global ID."
+  id: ID!
+  "The name applications use in spec.destination.name."
+  name: String!
+  "The API server URL."
+  server: String!
+  "The only namespaces graphcd manages there; empty means all."
+  namespaces: [String!]!
+  "Whether cluster-scoped resources are managed when namespaces is set."
+  clusterResources: Boolean!
+  "The only project that may use the cluster; empty means any."
+  project: String!
+  "The controller shard the cluster is pinned to; null when hashed."
+  shard: Int
+  "The labels of the cluster's Secret."
+  labels: [KeyValue!]!
+}
+
+"""
+A page of clusters.
+"""
+type ClusterConnection {
+  "The clusters with their cursors."
+  edges: [ClusterEdge!]!
+  "The clusters."
+  nodes: [Cluster!]!
+  "Where the page sits."
+  pageInfo: PageInfo!
+  "How many clusters there are."
+  totalCount: Int!
+}
+
+"""
+A cluster with its cursor.
+"""
+type ClusterEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start after this cluster."
+  cursor: String!
+  "The cluster."
+  node: Cluster!
+}
+
+"""
+A repository, or a credential template for repositories under a URL
+prefix. Its credentials are write-only and never shown.
+"""
+type Repository implements Node {
+  "The global ID."
+  id: ID!
+  "The display name."
+  name: String!
+  "The URL (a prefix for a template)."
+  url: String!
+  "The only project that may use it; empty means any."
+  project: String!
+  "git or helm."
+  type: String!
+  "Whether credentials are configured."
+  hasCredentials: Boolean!
+  "Whether this is a credential template (repo-creds) rather than a repository."
+  template: Boolean!
+}
+
+"""
+A page of repositories.
+"""
+type RepositoryConnection {
+  "The repositories with their cursors."
+  edges: [RepositoryEdge!]!
+  "The repositories."
+  nodes: [Repository!]!
+  "Where the page sits."
+  pageInfo: PageInfo!
+  "How many repositories there are."
+  totalCount: Int!
+}
+
+"""
+A repository with its cursor.
+"""
+type RepositoryEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start after this repository."
+  cursor: String!
+  "The repository."
+  node: Repository!
 }
 
 """
@@ -3575,6 +4548,52 @@ func (ec *executionContext) childFields_Backoff(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Backoff", field.Name)
 }
 
+func (ec *executionContext) childFields_Cluster(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Cluster_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Cluster_name(ctx, field)
+	case "server":
+		return ec.fieldContext_Cluster_server(ctx, field)
+	case "namespaces":
+		return ec.fieldContext_Cluster_namespaces(ctx, field)
+	case "clusterResources":
+		return ec.fieldContext_Cluster_clusterResources(ctx, field)
+	case "project":
+		return ec.fieldContext_Cluster_project(ctx, field)
+	case "shard":
+		return ec.fieldContext_Cluster_shard(ctx, field)
+	case "labels":
+		return ec.fieldContext_Cluster_labels(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClusterConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ClusterConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClusterConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClusterConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClusterEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClusterEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ComparedTo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "source":
@@ -3595,6 +4614,16 @@ func (ec *executionContext) childFields_EnvEntry(ctx context.Context, field grap
 		return ec.fieldContext_EnvEntry_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EnvEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupKind(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_GroupKind_group(ctx, field)
+	case "kind":
+		return ec.fieldContext_GroupKind_kind(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupKind", field.Name)
 }
 
 func (ec *executionContext) childFields_HealthStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3639,6 +4668,18 @@ func (ec *executionContext) childFields_Info(ctx context.Context, field graphql.
 		return ec.fieldContext_Info_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Info", field.Name)
+}
+
+func (ec *executionContext) childFields_JWTToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_JWTToken_id(ctx, field)
+	case "issuedAt":
+		return ec.fieldContext_JWTToken_issuedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_JWTToken_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JWTToken", field.Name)
 }
 
 func (ec *executionContext) childFields_JsonnetVar(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3727,6 +4768,28 @@ func (ec *executionContext) childFields_OperationState(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type OperationState", field.Name)
 }
 
+func (ec *executionContext) childFields_OrphanedResourceKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_OrphanedResourceKey_group(ctx, field)
+	case "kind":
+		return ec.fieldContext_OrphanedResourceKey_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_OrphanedResourceKey_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrphanedResourceKey", field.Name)
+}
+
+func (ec *executionContext) childFields_OrphanedResources(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "warn":
+		return ec.fieldContext_OrphanedResources_warn(ctx, field)
+	case "ignore":
+		return ec.fieldContext_OrphanedResources_ignore(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrphanedResources", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -3753,6 +4816,138 @@ func (ec *executionContext) childFields_PluginParameter(ctx context.Context, fie
 		return ec.fieldContext_PluginParameter_map(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PluginParameter", field.Name)
+}
+
+func (ec *executionContext) childFields_Project(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Project_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Project_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_Project_namespace(ctx, field)
+	case "spec":
+		return ec.fieldContext_Project_spec(ctx, field)
+	case "applications":
+		return ec.fieldContext_Project_applications(ctx, field)
+	case "yaml":
+		return ec.fieldContext_Project_yaml(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
+}
+
+func (ec *executionContext) childFields_ProjectConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ProjectConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ProjectConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ProjectConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ProjectConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProjectConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ProjectEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ProjectEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ProjectEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProjectEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ProjectRole(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ProjectRole_name(ctx, field)
+	case "description":
+		return ec.fieldContext_ProjectRole_description(ctx, field)
+	case "policies":
+		return ec.fieldContext_ProjectRole_policies(ctx, field)
+	case "groups":
+		return ec.fieldContext_ProjectRole_groups(ctx, field)
+	case "jwtTokens":
+		return ec.fieldContext_ProjectRole_jwtTokens(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProjectRole", field.Name)
+}
+
+func (ec *executionContext) childFields_ProjectSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "description":
+		return ec.fieldContext_ProjectSpec_description(ctx, field)
+	case "sourceRepos":
+		return ec.fieldContext_ProjectSpec_sourceRepos(ctx, field)
+	case "destinations":
+		return ec.fieldContext_ProjectSpec_destinations(ctx, field)
+	case "sourceNamespaces":
+		return ec.fieldContext_ProjectSpec_sourceNamespaces(ctx, field)
+	case "clusterResourceWhitelist":
+		return ec.fieldContext_ProjectSpec_clusterResourceWhitelist(ctx, field)
+	case "clusterResourceBlacklist":
+		return ec.fieldContext_ProjectSpec_clusterResourceBlacklist(ctx, field)
+	case "namespaceResourceWhitelist":
+		return ec.fieldContext_ProjectSpec_namespaceResourceWhitelist(ctx, field)
+	case "namespaceResourceBlacklist":
+		return ec.fieldContext_ProjectSpec_namespaceResourceBlacklist(ctx, field)
+	case "roles":
+		return ec.fieldContext_ProjectSpec_roles(ctx, field)
+	case "syncWindows":
+		return ec.fieldContext_ProjectSpec_syncWindows(ctx, field)
+	case "signatureKeys":
+		return ec.fieldContext_ProjectSpec_signatureKeys(ctx, field)
+	case "orphanedResources":
+		return ec.fieldContext_ProjectSpec_orphanedResources(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProjectSpec", field.Name)
+}
+
+func (ec *executionContext) childFields_Repository(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Repository_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Repository_name(ctx, field)
+	case "url":
+		return ec.fieldContext_Repository_url(ctx, field)
+	case "project":
+		return ec.fieldContext_Repository_project(ctx, field)
+	case "type":
+		return ec.fieldContext_Repository_type(ctx, field)
+	case "hasCredentials":
+		return ec.fieldContext_Repository_hasCredentials(ctx, field)
+	case "template":
+		return ec.fieldContext_Repository_template(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Repository", field.Name)
+}
+
+func (ec *executionContext) childFields_RepositoryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_RepositoryConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_RepositoryConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RepositoryConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_RepositoryConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RepositoryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RepositoryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RepositoryEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_RepositoryEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RepositoryEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ResourceIgnoreDifferences(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3859,6 +5054,14 @@ func (ec *executionContext) childFields_RevisionHistory(ctx context.Context, fie
 		return ec.fieldContext_RevisionHistory_initiatedBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionHistory", field.Name)
+}
+
+func (ec *executionContext) childFields_SignatureKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "keyID":
+		return ec.fieldContext_SignatureKey_keyID(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignatureKey", field.Name)
 }
 
 func (ec *executionContext) childFields_SyncOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3973,6 +5176,32 @@ func (ec *executionContext) childFields_SyncStrategyHook(ctx context.Context, fi
 		return ec.fieldContext_SyncStrategyHook_force(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyncStrategyHook", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncWindow(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_SyncWindow_kind(ctx, field)
+	case "schedule":
+		return ec.fieldContext_SyncWindow_schedule(ctx, field)
+	case "duration":
+		return ec.fieldContext_SyncWindow_duration(ctx, field)
+	case "applications":
+		return ec.fieldContext_SyncWindow_applications(ctx, field)
+	case "namespaces":
+		return ec.fieldContext_SyncWindow_namespaces(ctx, field)
+	case "clusters":
+		return ec.fieldContext_SyncWindow_clusters(ctx, field)
+	case "manualSync":
+		return ec.fieldContext_SyncWindow_manualSync(ctx, field)
+	case "timeZone":
+		return ec.fieldContext_SyncWindow_timeZone(ctx, field)
+	case "andOperator":
+		return ec.fieldContext_SyncWindow_andOperator(ctx, field)
+	case "description":
+		return ec.fieldContext_SyncWindow_description(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncWindow", field.Name)
 }
 
 func (ec *executionContext) childFields_Version(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4201,6 +5430,28 @@ func (ec *executionContext) field_Mutation_updateApplicationSpec_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Project_applications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4275,6 +5526,28 @@ func (ec *executionContext) field_Query_applications_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_clusters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4286,6 +5559,64 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_project_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_projects_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_repositories_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -7124,6 +8455,373 @@ func (ec *executionContext) fieldContext_Backoff_maxDuration(_ context.Context, 
 	return graphql.NewScalarFieldContext("Backoff", field, false, false, "String")
 }
 
+func (ec *executionContext) _Cluster_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Cluster_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_server(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_server(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Server, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_server(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_namespaces(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_namespaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespaces, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_namespaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_clusterResources(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_clusterResources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClusterResources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_clusterResources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Cluster_project(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_shard(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_shard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Shard, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_shard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Cluster_labels(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_labels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Labels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_labels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Cluster]) graphql.Marshaler {
+			return ec.marshalNClusterEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐClusterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterConnection", field, true, false, "Int")
+}
+
+func (ec *executionContext) _ClusterEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ComparedTo_source(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ComparedTo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7264,6 +8962,52 @@ func (ec *executionContext) _EnvEntry_value(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_EnvEntry_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EnvEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _GroupKind_group(ctx context.Context, field graphql.CollectedField, obj *v1.GroupKind) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupKind_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupKind_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupKind", field, false, false, "String")
+}
+
+func (ec *executionContext) _GroupKind_kind(ctx context.Context, field graphql.CollectedField, obj *v1.GroupKind) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupKind_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupKind_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupKind", field, false, false, "String")
 }
 
 func (ec *executionContext) _HealthStatus_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HealthStatus) (ret graphql.Marshaler) {
@@ -7494,6 +9238,75 @@ func (ec *executionContext) _Info_value(ctx context.Context, field graphql.Colle
 }
 func (ec *executionContext) fieldContext_Info_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Info", field, false, false, "String")
+}
+
+func (ec *executionContext) _JWTToken_id(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.JWTToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JWTToken_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JWTToken_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JWTToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _JWTToken_issuedAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.JWTToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JWTToken_issuedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.JWTToken().IssuedAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JWTToken_issuedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JWTToken", field, true, true, "Time")
+}
+
+func (ec *executionContext) _JWTToken_expiresAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.JWTToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JWTToken_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.JWTToken().ExpiresAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JWTToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JWTToken", field, true, true, "Time")
 }
 
 func (ec *executionContext) _JsonnetVar_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.JsonnetVar) (ret graphql.Marshaler) {
@@ -8382,6 +10195,130 @@ func (ec *executionContext) fieldContext_OperationState_retryCount(_ context.Con
 	return graphql.NewScalarFieldContext("OperationState", field, false, false, "Int")
 }
 
+func (ec *executionContext) _OrphanedResourceKey_group(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OrphanedResourceKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrphanedResourceKey_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrphanedResourceKey_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrphanedResourceKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrphanedResourceKey_kind(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OrphanedResourceKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrphanedResourceKey_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrphanedResourceKey_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrphanedResourceKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrphanedResourceKey_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OrphanedResourceKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrphanedResourceKey_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrphanedResourceKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrphanedResourceKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _OrphanedResources_warn(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OrphanedResourcesMonitorSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrphanedResources_warn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OrphanedResources().Warn(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrphanedResources_warn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrphanedResources", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _OrphanedResources_ignore(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.OrphanedResourcesMonitorSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrphanedResources_ignore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ignore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.OrphanedResourceKey) graphql.Marshaler {
+			return ec.marshalNOrphanedResourceKey2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOrphanedResourceKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrphanedResources_ignore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrphanedResources",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrphanedResourceKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8575,6 +10512,829 @@ func (ec *executionContext) fieldContext_PluginParameter_map(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Project", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Project_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Project", field, false, false, "String")
+}
+
+func (ec *executionContext) _Project_namespace(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Project", field, false, false, "String")
+}
+
+func (ec *executionContext) _Project_spec(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_spec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spec, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.AppProjectSpec) graphql.Marshaler {
+			return ec.marshalNProjectSpec2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐAppProjectSpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_spec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProjectSpec(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Project_applications(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_applications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Project().Applications(ctx, obj, fc.Args["first"].(int32), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ApplicationConnection) graphql.Marshaler {
+			return ec.marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_applications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Project_applications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Project_yaml(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_yaml(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().Yaml(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_yaml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Project", field, true, true, "String")
+}
+
+func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Project]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Project]) graphql.Marshaler {
+			return ec.marshalNProjectEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProjectEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Project]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProjectᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Project]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Project]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectConnection", field, true, false, "Int")
+}
+
+func (ec *executionContext) _ProjectEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Project]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Project]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Project) graphql.Marshaler {
+			return ec.marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectRole_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ProjectRole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectRole_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectRole_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectRole", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectRole_description(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ProjectRole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectRole_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectRole_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectRole", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectRole_policies(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ProjectRole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectRole_policies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Policies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectRole_policies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectRole", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectRole_groups(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ProjectRole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectRole_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectRole_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectRole", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectRole_jwtTokens(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ProjectRole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectRole_jwtTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JWTTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.JWTToken) graphql.Marshaler {
+			return ec.marshalNJWTToken2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJWTTokenᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectRole_jwtTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectRole",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JWTToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_description(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectSpec_sourceRepos(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_sourceRepos(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceRepos, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_sourceRepos(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectSpec_destinations(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_destinations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Destinations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationDestination) graphql.Marshaler {
+			return ec.marshalNApplicationDestination2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationDestinationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_destinations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationDestination(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_sourceNamespaces(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_sourceNamespaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceNamespaces, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_sourceNamespaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProjectSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProjectSpec_clusterResourceWhitelist(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_clusterResourceWhitelist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClusterResourceWhitelist, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1.GroupKind) graphql.Marshaler {
+			return ec.marshalNGroupKind2ᚕk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐGroupKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_clusterResourceWhitelist(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupKind(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_clusterResourceBlacklist(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_clusterResourceBlacklist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClusterResourceBlacklist, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1.GroupKind) graphql.Marshaler {
+			return ec.marshalNGroupKind2ᚕk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐGroupKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_clusterResourceBlacklist(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupKind(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_namespaceResourceWhitelist(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_namespaceResourceWhitelist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NamespaceResourceWhitelist, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1.GroupKind) graphql.Marshaler {
+			return ec.marshalNGroupKind2ᚕk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐGroupKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_namespaceResourceWhitelist(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupKind(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_namespaceResourceBlacklist(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_namespaceResourceBlacklist(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NamespaceResourceBlacklist, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1.GroupKind) graphql.Marshaler {
+			return ec.marshalNGroupKind2ᚕk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐGroupKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_namespaceResourceBlacklist(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupKind(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_roles(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_roles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Roles, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ProjectRole) graphql.Marshaler {
+			return ec.marshalNProjectRole2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐProjectRoleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_roles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProjectRole(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_syncWindows(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_syncWindows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncWindows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.SyncWindow) graphql.Marshaler {
+			return ec.marshalNSyncWindow2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncWindowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_syncWindows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncWindow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_signatureKeys(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_signatureKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignatureKeys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.SignatureKey) graphql.Marshaler {
+			return ec.marshalNSignatureKey2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSignatureKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_signatureKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignatureKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_orphanedResources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_orphanedResources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrphanedResources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.OrphanedResourcesMonitorSettings) graphql.Marshaler {
+			return ec.marshalOOrphanedResources2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOrphanedResourcesMonitorSettings(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_orphanedResources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrphanedResources(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_version(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8739,6 +11499,182 @@ func (ec *executionContext) fieldContext_Query_applications(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_projects(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_projects(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Projects(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Project]) graphql.Marshaler {
+			return ec.marshalNProjectConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_projects(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProjectConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_projects_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_project(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Project(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_project(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_project_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clusters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Clusters(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Cluster]) graphql.Marshaler {
+			return ec.marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clusters(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clusters_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_repositories(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_repositories(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Repositories(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Repository]) graphql.Marshaler {
+			return ec.marshalNRepositoryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_repositories(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RepositoryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_repositories_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8810,6 +11746,341 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Repository_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Repository_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Repository_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Repository", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Repository_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Repository_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Repository_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Repository", field, false, false, "String")
+}
+
+func (ec *executionContext) _Repository_url(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Repository_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Repository_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Repository", field, false, false, "String")
+}
+
+func (ec *executionContext) _Repository_project(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Repository_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Repository_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Repository", field, false, false, "String")
+}
+
+func (ec *executionContext) _Repository_type(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Repository_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Repository_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Repository", field, false, false, "String")
+}
+
+func (ec *executionContext) _Repository_hasCredentials(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Repository_hasCredentials(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasCredentials, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Repository_hasCredentials(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Repository", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Repository_template(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Repository_template(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Template, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Repository_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Repository", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _RepositoryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepositoryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Repository]) graphql.Marshaler {
+			return ec.marshalNRepositoryEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepositoryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RepositoryConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RepositoryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RepositoryConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepositoryConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Repository) graphql.Marshaler {
+			return ec.marshalNRepository2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepositoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepositoryConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RepositoryConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Repository(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RepositoryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepositoryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepositoryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RepositoryConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RepositoryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepositoryConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepositoryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepositoryConnection", field, true, false, "Int")
+}
+
+func (ec *executionContext) _RepositoryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Repository]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepositoryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepositoryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RepositoryEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _RepositoryEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Repository]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RepositoryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Repository) graphql.Marshaler {
+			return ec.marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RepositoryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RepositoryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Repository(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9734,6 +13005,29 @@ func (ec *executionContext) fieldContext_RevisionHistory_initiatedBy(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _SignatureKey_keyID(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SignatureKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignatureKey_keyID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.KeyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignatureKey_keyID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignatureKey", field, false, false, "String")
+}
+
 func (ec *executionContext) _Subscription_applicationEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -10591,6 +13885,236 @@ func (ec *executionContext) _SyncStrategyHook_force(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_SyncStrategyHook_force(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyncStrategyHook", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncWindow_kind(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncWindow_schedule(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_schedule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schedule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_schedule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncWindow_duration(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncWindow_applications(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_applications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Applications, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_applications(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncWindow_namespaces(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_namespaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespaces, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_namespaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncWindow_clusters(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_clusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Clusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_clusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncWindow_manualSync(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_manualSync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ManualSync, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_manualSync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncWindow_timeZone(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_timeZone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeZone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_timeZone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncWindow_andOperator(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_andOperator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UseAndOperator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_andOperator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncWindow_description(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncWindow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncWindow_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncWindow_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
 }
 
 func (ec *executionContext) _Version_version(ctx context.Context, field graphql.CollectedField, obj *model.Version) (ret graphql.Marshaler) {
@@ -12545,6 +16069,27 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case gqlmodel.Repository:
+		return ec._Repository(ctx, sel, &obj)
+	case *gqlmodel.Repository:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Repository(ctx, sel, obj)
+	case gqlmodel.Project:
+		return ec._Project(ctx, sel, &obj)
+	case *gqlmodel.Project:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Project(ctx, sel, obj)
+	case gqlmodel.Cluster:
+		return ec._Cluster(ctx, sel, &obj)
+	case *gqlmodel.Cluster:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Cluster(ctx, sel, obj)
 	case gqlmodel.Application:
 		return ec._Application(ctx, sel, &obj)
 	case *gqlmodel.Application:
@@ -13540,6 +17085,160 @@ func (ec *executionContext) _Backoff(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var clusterImplementors = []string{"Cluster", "Node"}
+
+func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Cluster) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Cluster")
+		case "id":
+			out.Values[i] = ec._Cluster_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Cluster_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "server":
+			out.Values[i] = ec._Cluster_server(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespaces":
+			out.Values[i] = ec._Cluster_namespaces(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clusterResources":
+			out.Values[i] = ec._Cluster_clusterResources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "project":
+			out.Values[i] = ec._Cluster_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shard":
+			out.Values[i] = ec._Cluster_shard(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "labels":
+			out.Values[i] = ec._Cluster_labels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterConnectionImplementors = []string{"ClusterConnection"}
+
+func (ec *executionContext) _ClusterConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Connection[gqlmodel.Cluster]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterConnection")
+		case "edges":
+			out.Values[i] = ec._ClusterConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ClusterConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClusterConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClusterConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterEdgeImplementors = []string{"ClusterEdge"}
+
+func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Edge[gqlmodel.Cluster]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterEdge")
+		case "cursor":
+			out.Values[i] = ec._ClusterEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClusterEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var comparedToImplementors = []string{"ComparedTo"}
 
 func (ec *executionContext) _ComparedTo(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ComparedTo) graphql.Marshaler {
@@ -13601,6 +17300,44 @@ func (ec *executionContext) _EnvEntry(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "value":
 			out.Values[i] = ec._EnvEntry_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var groupKindImplementors = []string{"GroupKind"}
+
+func (ec *executionContext) _GroupKind(ctx context.Context, sel ast.SelectionSet, obj *v1.GroupKind) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupKindImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupKind")
+		case "group":
+			out.Values[i] = ec._GroupKind_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._GroupKind_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -13766,6 +17503,51 @@ func (ec *executionContext) _Info(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var jWTTokenImplementors = []string{"JWTToken"}
+
+func (ec *executionContext) _JWTToken(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.JWTToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jWTTokenImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JWTToken")
+		case "id":
+			out.Values[i] = ec._JWTToken_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "issuedAt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._JWTToken_issuedAt(ctx, field, obj)
+				})
+		case "expiresAt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._JWTToken_expiresAt(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14177,6 +17959,88 @@ func (ec *executionContext) _OperationState(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var orphanedResourceKeyImplementors = []string{"OrphanedResourceKey"}
+
+func (ec *executionContext) _OrphanedResourceKey(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.OrphanedResourceKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orphanedResourceKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrphanedResourceKey")
+		case "group":
+			out.Values[i] = ec._OrphanedResourceKey_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._OrphanedResourceKey_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._OrphanedResourceKey_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var orphanedResourcesImplementors = []string{"OrphanedResources"}
+
+func (ec *executionContext) _OrphanedResources(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.OrphanedResourcesMonitorSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orphanedResourcesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrphanedResources")
+		case "warn":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OrphanedResources_warn(ctx, field, obj)
+				})
+		case "ignore":
+			out.Values[i] = ec._OrphanedResources_ignore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.PageInfo) graphql.Marshaler {
@@ -14274,6 +18138,293 @@ func (ec *executionContext) _PluginParameter(ctx context.Context, sel ast.Select
 	return out
 }
 
+var projectImplementors = []string{"Project", "Node"}
+
+func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Project) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, projectImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Project")
+		case "id":
+			out.Values[i] = ec._Project_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Project_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._Project_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "spec":
+			out.Values[i] = ec._Project_spec(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "applications":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Project_applications(ctx, field, obj)
+				})
+		case "yaml":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Project_yaml(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var projectConnectionImplementors = []string{"ProjectConnection"}
+
+func (ec *executionContext) _ProjectConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Connection[gqlmodel.Project]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, projectConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProjectConnection")
+		case "edges":
+			out.Values[i] = ec._ProjectConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ProjectConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ProjectConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ProjectConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var projectEdgeImplementors = []string{"ProjectEdge"}
+
+func (ec *executionContext) _ProjectEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Edge[gqlmodel.Project]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, projectEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProjectEdge")
+		case "cursor":
+			out.Values[i] = ec._ProjectEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ProjectEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var projectRoleImplementors = []string{"ProjectRole"}
+
+func (ec *executionContext) _ProjectRole(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ProjectRole) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, projectRoleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProjectRole")
+		case "name":
+			out.Values[i] = ec._ProjectRole_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._ProjectRole_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "policies":
+			out.Values[i] = ec._ProjectRole_policies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._ProjectRole_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jwtTokens":
+			out.Values[i] = ec._ProjectRole_jwtTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var projectSpecImplementors = []string{"ProjectSpec"}
+
+func (ec *executionContext) _ProjectSpec(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.AppProjectSpec) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, projectSpecImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProjectSpec")
+		case "description":
+			out.Values[i] = ec._ProjectSpec_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceRepos":
+			out.Values[i] = ec._ProjectSpec_sourceRepos(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destinations":
+			out.Values[i] = ec._ProjectSpec_destinations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceNamespaces":
+			out.Values[i] = ec._ProjectSpec_sourceNamespaces(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clusterResourceWhitelist":
+			out.Values[i] = ec._ProjectSpec_clusterResourceWhitelist(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clusterResourceBlacklist":
+			out.Values[i] = ec._ProjectSpec_clusterResourceBlacklist(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespaceResourceWhitelist":
+			out.Values[i] = ec._ProjectSpec_namespaceResourceWhitelist(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespaceResourceBlacklist":
+			out.Values[i] = ec._ProjectSpec_namespaceResourceBlacklist(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "roles":
+			out.Values[i] = ec._ProjectSpec_roles(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncWindows":
+			out.Values[i] = ec._ProjectSpec_syncWindows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signatureKeys":
+			out.Values[i] = ec._ProjectSpec_signatureKeys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orphanedResources":
+			out.Values[i] = ec._ProjectSpec_orphanedResources(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -14317,6 +18468,30 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_applications(ctx, field)
 				})
+		case "projects":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_projects(ctx, field)
+				})
+		case "project":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_project(ctx, field)
+				})
+		case "clusters":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clusters(ctx, field)
+				})
+		case "repositories":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_repositories(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -14330,6 +18505,155 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var repositoryImplementors = []string{"Repository", "Node"}
+
+func (ec *executionContext) _Repository(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Repository) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, repositoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Repository")
+		case "id":
+			out.Values[i] = ec._Repository_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Repository_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._Repository_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "project":
+			out.Values[i] = ec._Repository_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Repository_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasCredentials":
+			out.Values[i] = ec._Repository_hasCredentials(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "template":
+			out.Values[i] = ec._Repository_template(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var repositoryConnectionImplementors = []string{"RepositoryConnection"}
+
+func (ec *executionContext) _RepositoryConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Connection[gqlmodel.Repository]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, repositoryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RepositoryConnection")
+		case "edges":
+			out.Values[i] = ec._RepositoryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._RepositoryConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RepositoryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._RepositoryConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var repositoryEdgeImplementors = []string{"RepositoryEdge"}
+
+func (ec *executionContext) _RepositoryEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Edge[gqlmodel.Repository]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, repositoryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RepositoryEdge")
+		case "cursor":
+			out.Values[i] = ec._RepositoryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._RepositoryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -14662,6 +18986,39 @@ func (ec *executionContext) _RevisionHistory(ctx context.Context, sel ast.Select
 			}
 		case "initiatedBy":
 			out.Values[i] = ec._RevisionHistory_initiatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var signatureKeyImplementors = []string{"SignatureKey"}
+
+func (ec *executionContext) _SignatureKey(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SignatureKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signatureKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignatureKey")
+		case "keyID":
+			out.Values[i] = ec._SignatureKey_keyID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15087,6 +19444,84 @@ func (ec *executionContext) _SyncStrategyHook(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("SyncStrategyHook")
 		case "force":
 			out.Values[i] = ec._SyncStrategyHook_force(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncWindowImplementors = []string{"SyncWindow"}
+
+func (ec *executionContext) _SyncWindow(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncWindow) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncWindowImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncWindow")
+		case "kind":
+			out.Values[i] = ec._SyncWindow_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "schedule":
+			out.Values[i] = ec._SyncWindow_schedule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "duration":
+			out.Values[i] = ec._SyncWindow_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applications":
+			out.Values[i] = ec._SyncWindow_applications(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespaces":
+			out.Values[i] = ec._SyncWindow_namespaces(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clusters":
+			out.Values[i] = ec._SyncWindow_clusters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "manualSync":
+			out.Values[i] = ec._SyncWindow_manualSync(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timeZone":
+			out.Values[i] = ec._SyncWindow_timeZone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "andOperator":
+			out.Values[i] = ec._SyncWindow_andOperator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._SyncWindow_description(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15572,6 +20007,22 @@ func (ec *executionContext) marshalNApplicationDestination2githubᚗcomᚋgraphc
 	return ec._ApplicationDestination(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNApplicationDestination2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationDestinationᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ApplicationDestination) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationDestination2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationDestination(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNApplicationEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ApplicationEdge) graphql.Marshaler {
 	return ec._ApplicationEdge(ctx, sel, &v)
 }
@@ -15706,6 +20157,54 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Cluster) graphql.Marshaler {
+	return ec._Cluster(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCluster2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Cluster) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Cluster]) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterConnection!")
+		return graphql.Null
+	}
+	return ec._ClusterConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Edge[gqlmodel.Cluster]) graphql.Marshaler {
+	return ec._ClusterEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClusterEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Cluster]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClusterEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐComparedTo(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ComparedTo) graphql.Marshaler {
 	return ec._ComparedTo(ctx, sel, &v)
 }
@@ -15729,6 +20228,26 @@ func (ec *executionContext) marshalNEnvEntry2ᚕgithubᚗcomᚋgraphcdᚋgraphcd
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEnvEntry2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐEnvEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGroupKind2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐGroupKind(ctx context.Context, sel ast.SelectionSet, v v1.GroupKind) graphql.Marshaler {
+	return ec._GroupKind(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNGroupKind2ᚕk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐGroupKindᚄ(ctx context.Context, sel ast.SelectionSet, v []v1.GroupKind) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGroupKind2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐGroupKind(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -15894,6 +20413,26 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNJWTToken2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJWTToken(ctx context.Context, sel ast.SelectionSet, v v1alpha1.JWTToken) graphql.Marshaler {
+	return ec._JWTToken(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNJWTToken2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJWTTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.JWTToken) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJWTToken2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJWTToken(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNJsonnetVar2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJsonnetVar(ctx context.Context, sel ast.SelectionSet, v v1alpha1.JsonnetVar) graphql.Marshaler {
 	return ec._JsonnetVar(ctx, sel, &v)
 }
@@ -16028,6 +20567,26 @@ func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋgraphcdᚋgrap
 	return v
 }
 
+func (ec *executionContext) marshalNOrphanedResourceKey2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOrphanedResourceKey(ctx context.Context, sel ast.SelectionSet, v v1alpha1.OrphanedResourceKey) graphql.Marshaler {
+	return ec._OrphanedResourceKey(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOrphanedResourceKey2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOrphanedResourceKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.OrphanedResourceKey) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrphanedResourceKey2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOrphanedResourceKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
 }
@@ -16052,6 +20611,78 @@ func (ec *executionContext) marshalNPluginParameter2ᚕgithubᚗcomᚋgraphcdᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Project) graphql.Marshaler {
+	return ec._Project(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProject2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Project) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProjectConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Project]) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ProjectConnection!")
+		return graphql.Null
+	}
+	return ec._ProjectConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNProjectEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Edge[gqlmodel.Project]) graphql.Marshaler {
+	return ec._ProjectEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProjectEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Project]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProjectEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProjectRole2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐProjectRole(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ProjectRole) graphql.Marshaler {
+	return ec._ProjectRole(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProjectRole2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐProjectRoleᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ProjectRole) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProjectRole2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐProjectRole(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProjectSpec2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐAppProjectSpec(ctx context.Context, sel ast.SelectionSet, v v1alpha1.AppProjectSpec) graphql.Marshaler {
+	return ec._ProjectSpec(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNPropagationPolicy2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPropagationPolicy(ctx context.Context, v any) (model.PropagationPolicy, error) {
 	var res model.PropagationPolicy
 	err := res.UnmarshalGQL(v)
@@ -16065,6 +20696,54 @@ func (ec *executionContext) marshalNPropagationPolicy2githubᚗcomᚋgraphcdᚋg
 func (ec *executionContext) unmarshalNRefreshApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRefreshApplicationInput(ctx context.Context, v any) (model.RefreshApplicationInput, error) {
 	res, err := ec.unmarshalInputRefreshApplicationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Repository) graphql.Marshaler {
+	return ec._Repository(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRepository2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepositoryᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Repository) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRepositoryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Repository]) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RepositoryConnection!")
+		return graphql.Null
+	}
+	return ec._RepositoryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRepositoryEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Edge[gqlmodel.Repository]) graphql.Marshaler {
+	return ec._RepositoryEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRepositoryEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Repository]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRepositoryEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNResourceIgnoreDifferences2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceIgnoreDifferences(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ResourceIgnoreDifferences) graphql.Marshaler {
@@ -16154,6 +20833,26 @@ func (ec *executionContext) marshalNRevisionHistory2ᚕgithubᚗcomᚋgraphcdᚋ
 func (ec *executionContext) unmarshalNRollbackApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRollbackApplicationInput(ctx context.Context, v any) (model.RollbackApplicationInput, error) {
 	res, err := ec.unmarshalInputRollbackApplicationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSignatureKey2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSignatureKey(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SignatureKey) graphql.Marshaler {
+	return ec._SignatureKey(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSignatureKey2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSignatureKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.SignatureKey) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSignatureKey2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSignatureKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -16261,6 +20960,26 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNSyncWindow2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncWindow(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncWindow) graphql.Marshaler {
+	return ec._SyncWindow(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSyncWindow2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncWindowᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.SyncWindow) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyncWindow2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncWindow(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, v any) (v1.Time, error) {
 	res, err := scalars.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -16269,6 +20988,24 @@ func (ec *executionContext) unmarshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapis�
 func (ec *executionContext) marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, sel ast.SelectionSet, v v1.Time) graphql.Marshaler {
 	_ = sel
 	res := scalars.MarshalTime(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, v any) (*v1.Time, error) {
+	res, err := scalars.UnmarshalTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, sel ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Time!")
+		return graphql.Null
+	}
+	_ = sel
+	res := scalars.MarshalTime(*v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
@@ -16648,6 +21385,24 @@ func (ec *executionContext) marshalOHealthStatusCode2ᚕgithubᚗcomᚋgraphcd�
 	return ret
 }
 
+func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalInt(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.SelectionSet, v *int) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint32(ctx context.Context, v any) (*int32, error) {
 	if v == nil {
 		return nil, nil
@@ -16710,6 +21465,20 @@ func (ec *executionContext) marshalOOperationState2ᚖgithubᚗcomᚋgraphcdᚋg
 		return graphql.Null
 	}
 	return ec._OperationState(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOrphanedResources2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOrphanedResourcesMonitorSettings(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.OrphanedResourcesMonitorSettings) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OrphanedResources(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Project(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORetryInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRetryInput(ctx context.Context, v any) (*model.RetryInput, error) {

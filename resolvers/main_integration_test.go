@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,7 +17,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -26,6 +30,7 @@ import (
 	"github.com/graphcd/graphcd/hack/localredis"
 	"github.com/graphcd/graphcd/internal/appindex"
 	"github.com/graphcd/graphcd/internal/appops"
+	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
@@ -39,6 +44,11 @@ var (
 	kube    client.Client
 	apiURL  string
 	index   *appindex.Index
+	objects *catalog.Catalog
+	// secretsNS holds the cluster and repository Secrets the API lists.
+	secretsNS   string
+	clusterList *catalog.Clusters
+	repoList    *catalog.Repositories
 	// events is the API's event bus; tests publish on it as the
 	// controller would.
 	events   *eventbus.Memory
@@ -66,7 +76,7 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 	if kube, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
-	idx, ready, err := appindex.Start(ctx, c.Config, "")
+	cat, ready, err := catalog.Start(ctx, c.Config, "")
 	if err != nil {
 		return fail(err)
 	}
@@ -75,7 +85,17 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 	case <-time.After(time.Minute):
 		return fail(fmt.Errorf("application index did not sync"))
 	}
-	index, events = idx, eventbus.NewMemory()
+	objects, index, events = cat, cat.Apps, eventbus.NewMemory()
+	secretsNS = "graphcd-api"
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretsNS}}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fail(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	if clusterList, err = catalog.StartClusters(ctx, c.Client, secretsNS, c.Config, quiet); err != nil {
+		return fail(err)
+	}
+	repoList = catalog.NewRepositories(c.Client, secretsNS)
 	ts, err := newAPI(events)
 	if err != nil {
 		return fail(err)
@@ -89,7 +109,8 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 	srv, err := server.New(server.Options{
 		Listen: "127.0.0.1:0",
 		Resolver: &resolvers.Resolver{
-			Build: version.Get(), Apps: index, Namespace: "graphcd",
+			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd",
+			Clusters: clusterList, Repositories: repoList,
 			Writer: appops.Service{Client: kube}, Events: bus,
 		},
 	})
@@ -187,3 +208,6 @@ func eventually(t *testing.T, what string, check func() error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// errNotYet tells eventually to try again.
+var errNotYet = errors.New("not yet")

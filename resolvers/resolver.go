@@ -38,6 +38,12 @@ type Resolver struct {
 	// Events streams reconciliation events to subscriptions. Nil means no
 	// live events.
 	Events EventSource
+	// Projects reads AppProjects; nil means none.
+	Projects ProjectStore
+	// Clusters lists destination clusters; nil means none.
+	Clusters ClusterLister
+	// Repositories lists repositories; nil means none.
+	Repositories RepositoryLister
 }
 
 // ApplicationStore is the read side of Applications the API serves from

@@ -12,6 +12,7 @@ import (
 	"github.com/graphcd/graphcd/graph"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Yaml is the resolver for the yaml field.
@@ -54,6 +55,21 @@ func (r *applicationSourceKustomizeResolver) CommonAnnotations(ctx context.Conte
 // SourceType is the resolver for the sourceType field.
 func (r *applicationStatusResolver) SourceType(ctx context.Context, obj *v1alpha1.ApplicationStatus) (string, error) {
 	return string(obj.SourceType), nil
+}
+
+// IssuedAt is the resolver for the issuedAt field.
+func (r *jWTTokenResolver) IssuedAt(ctx context.Context, obj *v1alpha1.JWTToken) (*v1.Time, error) {
+	t := unixTime(obj.IssuedAt)
+	return &t, nil
+}
+
+// ExpiresAt is the resolver for the expiresAt field.
+func (r *jWTTokenResolver) ExpiresAt(ctx context.Context, obj *v1alpha1.JWTToken) (*v1.Time, error) {
+	if obj.ExpiresAt <= 0 {
+		return nil, nil
+	}
+	t := unixTime(obj.ExpiresAt)
+	return &t, nil
 }
 
 // Count is the resolver for the count field.
@@ -178,9 +194,24 @@ func (r *mutationResolver) TerminateOperation(ctx context.Context, input model.A
 	return written(out, err, key)
 }
 
+// Warn is the resolver for the warn field.
+func (r *orphanedResourcesResolver) Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error) {
+	return obj.Warn == nil || *obj.Warn, nil
+}
+
 // Map is the resolver for the map field.
 func (r *pluginParameterResolver) Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*gqlmodel.KeyValue, error) {
 	return keyValues(obj.Map), nil
+}
+
+// Applications is the resolver for the applications field.
+func (r *projectResolver) Applications(ctx context.Context, obj *gqlmodel.Project, first int32, after *string) (*gqlmodel.ApplicationConnection, error) {
+	return r.projectApplications(obj.Name, first, after)
+}
+
+// Yaml is the resolver for the yaml field.
+func (r *projectResolver) Yaml(ctx context.Context, obj *gqlmodel.Project) (string, error) {
+	return projectYAML(obj.AppProject)
 }
 
 // Version is the resolver for the version field.
@@ -198,14 +229,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (gqlmodel.Node, err
 	if err != nil {
 		return nil, Errorf(CodeBadUserInput, "invalid ID %q", truncate(id, 64))
 	}
-	switch kind {
-	case gqlmodel.KindApplication:
-		if app := r.application(key); app != nil {
-			return app, nil
-		}
-		return nil, nil
-	}
-	return nil, Errorf(CodeBadUserInput, "invalid ID %q", truncate(id, 64))
+	return r.node(ctx, kind, key, id)
 }
 
 // Application is the resolver for the application field.
@@ -224,6 +248,38 @@ func (r *queryResolver) Applications(ctx context.Context, first int32, after *st
 		return nil, pageError(err)
 	}
 	return &gqlmodel.ApplicationConnection{Page: page}, nil
+}
+
+// Projects is the resolver for the projects field.
+func (r *queryResolver) Projects(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Project], error) {
+	all, err := r.projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return page(all, projectKey, first, after)
+}
+
+// Project is the resolver for the project field.
+func (r *queryResolver) Project(ctx context.Context, name string) (*gqlmodel.Project, error) {
+	return r.project(ctx, name)
+}
+
+// Clusters is the resolver for the clusters field.
+func (r *queryResolver) Clusters(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Cluster], error) {
+	all, err := r.clusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return page(all, clusterKey, first, after)
+}
+
+// Repositories is the resolver for the repositories field.
+func (r *queryResolver) Repositories(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Repository], error) {
+	all, err := r.repositories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return page(all, repositoryKey, first, after)
 }
 
 // Status is the resolver for the status field.
@@ -304,6 +360,9 @@ func (r *Resolver) ApplicationStatus() graph.ApplicationStatusResolver {
 	return &applicationStatusResolver{r}
 }
 
+// JWTToken returns graph.JWTTokenResolver implementation.
+func (r *Resolver) JWTToken() graph.JWTTokenResolver { return &jWTTokenResolver{r} }
+
 // KustomizeReplica returns graph.KustomizeReplicaResolver implementation.
 func (r *Resolver) KustomizeReplica() graph.KustomizeReplicaResolver {
 	return &kustomizeReplicaResolver{r}
@@ -317,10 +376,18 @@ func (r *Resolver) ManagedNamespaceMetadata() graph.ManagedNamespaceMetadataReso
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
+// OrphanedResources returns graph.OrphanedResourcesResolver implementation.
+func (r *Resolver) OrphanedResources() graph.OrphanedResourcesResolver {
+	return &orphanedResourcesResolver{r}
+}
+
 // PluginParameter returns graph.PluginParameterResolver implementation.
 func (r *Resolver) PluginParameter() graph.PluginParameterResolver {
 	return &pluginParameterResolver{r}
 }
+
+// Project returns graph.ProjectResolver implementation.
+func (r *Resolver) Project() graph.ProjectResolver { return &projectResolver{r} }
 
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
@@ -343,10 +410,13 @@ type (
 	applicationSourceHelmResolver      struct{ *Resolver }
 	applicationSourceKustomizeResolver struct{ *Resolver }
 	applicationStatusResolver          struct{ *Resolver }
+	jWTTokenResolver                   struct{ *Resolver }
 	kustomizeReplicaResolver           struct{ *Resolver }
 	managedNamespaceMetadataResolver   struct{ *Resolver }
 	mutationResolver                   struct{ *Resolver }
+	orphanedResourcesResolver          struct{ *Resolver }
 	pluginParameterResolver            struct{ *Resolver }
+	projectResolver                    struct{ *Resolver }
 	queryResolver                      struct{ *Resolver }
 	resourceResultResolver             struct{ *Resolver }
 	subscriptionResolver               struct{ *Resolver }

@@ -9,12 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
-	"github.com/graphcd/graphcd/internal/appindex"
 	"github.com/graphcd/graphcd/internal/appops"
+	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
@@ -104,7 +105,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	apps, appsReady, err := appindex.Start(ctx, k.config, o.app.namespace)
+	objects, objectsReady, err := catalog.Start(ctx, k.config, o.app.namespace)
 	if err != nil {
 		return err
 	}
@@ -116,11 +117,23 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
+	kc, err := kubernetes.NewForConfig(k.config)
+	if err != nil {
+		return err
+	}
+	clusterList, err := catalog.StartClusters(ctx, kc, o.app.namespace, k.config, log)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Options{
-		Listen:          o.listen,
-		Ready:           readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications", appsReady),
-		Logger:          log,
-		Resolver:        &resolvers.Resolver{Build: build, Apps: apps, Writer: writer, Events: events, Namespace: o.app.namespace},
+		Listen: o.listen,
+		Ready:  readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications and projects", objectsReady),
+		Logger: log,
+		Resolver: &resolvers.Resolver{
+			Build: build, Namespace: o.app.namespace,
+			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
+			Writer: writer, Events: events,
+		},
 		ShutdownTimeout: o.shutdownTimeout,
 	})
 	if err != nil {

@@ -1,0 +1,158 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+)
+
+// ProjectStore reads AppProjects (catalog.Catalog implements it). The
+// objects are shared: never modify them.
+type ProjectStore interface {
+	// Projects returns every project, ordered by name.
+	Projects(ctx context.Context) ([]*v1alpha1.AppProject, error)
+	// Project returns the project name, or nil.
+	Project(ctx context.Context, name string) (*v1alpha1.AppProject, error)
+}
+
+// ClusterLister lists the registered clusters without credentials.
+type ClusterLister interface {
+	Clusters(ctx context.Context) ([]gqlmodel.Cluster, error)
+}
+
+// RepositoryLister lists the configured repositories without credentials.
+type RepositoryLister interface {
+	Repositories(ctx context.Context) ([]gqlmodel.Repository, error)
+}
+
+// maxListPage is the largest page of projects, clusters or repositories.
+const maxListPage = 500
+
+// page cuts a page out of all, sorted by key, for a connection field.
+func page[T any](all []T, key func(T) string, first int32, after *string) (*gqlmodel.Connection[T], error) {
+	if first < 0 || first > maxListPage {
+		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", maxListPage, first)
+	}
+	slices.SortFunc(all, func(a, b T) int { return strings.Compare(key(a), key(b)) })
+	var cursor string
+	if after != nil {
+		cursor = *after
+	}
+	c, err := gqlmodel.Page(all, key, int(first), cursor)
+	if errors.Is(err, gqlmodel.ErrBadCursor) {
+		return nil, Errorf(CodeBadUserInput, "invalid cursor")
+	}
+	return c, err
+}
+
+// projects returns every project the caller may see, wrapped.
+func (r *Resolver) projects(ctx context.Context) ([]gqlmodel.Project, error) {
+	if r.Projects == nil {
+		return nil, nil
+	}
+	all, err := r.Projects.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gqlmodel.Project, 0, len(all))
+	for _, p := range all {
+		if r.authorize(ctx, "projects", "get", p.Name) == nil {
+			out = append(out, gqlmodel.Project{AppProject: p})
+		}
+	}
+	return out, nil
+}
+
+// project returns the project name, or nil.
+func (r *Resolver) project(ctx context.Context, name string) (*gqlmodel.Project, error) {
+	if r.Projects == nil {
+		return nil, nil
+	}
+	if err := r.authorize(ctx, "projects", "get", name); err != nil {
+		return nil, err
+	}
+	p, err := r.Projects.Project(ctx, name)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return &gqlmodel.Project{AppProject: p}, nil
+}
+
+func (r *Resolver) clusters(ctx context.Context) ([]gqlmodel.Cluster, error) {
+	if r.Clusters == nil {
+		return nil, nil
+	}
+	all, err := r.Clusters.Clusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(c gqlmodel.Cluster) bool {
+		return r.authorize(ctx, "clusters", "get", c.Server) != nil
+	}), nil
+}
+
+func (r *Resolver) repositories(ctx context.Context) ([]gqlmodel.Repository, error) {
+	if r.Repositories == nil {
+		return nil, nil
+	}
+	all, err := r.Repositories.Repositories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(repo gqlmodel.Repository) bool {
+		return r.authorize(ctx, "repositories", "get", repo.URL) != nil
+	}), nil
+}
+
+func projectKey(p gqlmodel.Project) string { return p.Name }
+func clusterKey(c gqlmodel.Cluster) string { return c.Server }
+func repositoryKey(r gqlmodel.Repository) string {
+	return r.URL + "\x00" + r.Type + boolKey(r.Template)
+}
+
+func boolKey(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// projectYAML prints p as kubectl would, without managedFields.
+func projectYAML(p *v1alpha1.AppProject) (string, error) {
+	out := p.DeepCopy()
+	out.APIVersion = v1alpha1.GroupVersion.String()
+	out.Kind = "AppProject"
+	out.ManagedFields = nil
+	b, err := yaml.Marshal(out)
+	return string(b), err
+}
+
+// unixTime converts Unix seconds (JWT claims) to a Time.
+func unixTime(sec int64) metav1.Time { return metav1.NewTime(time.Unix(sec, 0)) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// projectApplications is a page of the applications of project.
+func (r *Resolver) projectApplications(project string, first int32, after *string) (*gqlmodel.ApplicationConnection, error) {
+	p, err := r.apps().Page(appindex.Query{
+		First: int(first), After: deref(after), Filter: appindex.Filter{Projects: []string{project}},
+	})
+	if err != nil {
+		return nil, pageError(err)
+	}
+	return &gqlmodel.ApplicationConnection{Page: p}, nil
+}
