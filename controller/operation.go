@@ -167,11 +167,11 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 		return next, res, false
 	}
-	if violations := projectViolations(rules, t.cluster, plan); len(violations) > 0 {
-		next, res := endOperation(st, v1alpha1.OperationFailed, "the sync would leave its project: "+strings.Join(violations, "; "), now)
-		return next, res, true
-	}
-	if !started {
+	// Resources the project refuses fail the sync like tasks that are
+	// not valid, each with its SyncFailed result; a retry cannot help.
+	violations := projectViolations(rules, t.cluster, plan)
+	plan.Errors = append(plan.Errors, violations...)
+	if !started && len(violations) == 0 {
 		if msg := sharedResources(app, t.dest.Live, plan); msg != "" {
 			next, res := endOperation(st, v1alpha1.OperationFailed, msg, now)
 			return next, res, true
@@ -182,7 +182,7 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 	if next.SyncResult != nil {
 		next.SyncResult.Revision, next.SyncResult.Source = resolved, *src
 	}
-	return next, r.stepResult(app, res, err), false
+	return next, r.stepResult(app, res, err), len(violations) > 0
 }
 
 // runIdentity names one attempt of the operation in st: the app's UID,
@@ -250,17 +250,16 @@ func windowTarget(app *v1alpha1.Application, c *clusters.Cluster) project.Window
 }
 
 // projectViolations checks every object the plan would create, change or
-// delete in cluster c against the project.
-func projectViolations(rules *project.Rules, c *clusters.Cluster, plan *appsync.Plan) []string {
+// delete in cluster c against the project, and returns an error for each
+// one it refuses.
+func projectViolations(rules *project.Rules, c *clusters.Cluster, plan *appsync.Plan) []*appsync.ResourceError {
 	server, name := c.Server, c.Name
-	var out []string
-	seen := map[string]bool{}
+	var out []*appsync.ResourceError
 	for _, tasks := range [][]appsync.Task{plan.Tasks, plan.SyncFail} {
 		for i := range tasks {
 			t := &tasks[i]
-			if err := rules.ResourceAllowed(t.Group, t.Kind, t.Namespace, server, name); err != nil && !seen[err.Error()] {
-				seen[err.Error()] = true
-				out = append(out, err.Error())
+			if err := rules.ResourceAllowed(t.Group, t.Kind, t.Namespace, server, name); err != nil {
+				out = append(out, &appsync.ResourceError{Ref: t.Ref(), Key: t.Key(), Version: t.Version, Live: t.Prune, Err: err})
 			}
 		}
 	}

@@ -499,6 +499,22 @@ func TestProjectRefusesSync(t *testing.T) {
 			if _, err := cluster.Client.AppsV1().Deployments(dest).Get(t.Context(), "web", metav1.GetOptions{}); err == nil {
 				t.Errorf("the Deployment was applied")
 			}
+			if c.name != "proj-kind" {
+				return
+			}
+			// A refused kind is a refused task: the ConfigMap, and only
+			// it, has a SyncFailed result that says why.
+			st := app.Status.OperationState
+			var got []string
+			for _, r := range st.SyncResult.Resources {
+				got = append(got, fmt.Sprintf("%s %s/%s %s", r.Kind, r.Namespace, r.Name, r.Status))
+				if !strings.Contains(r.Message, c.message) {
+					t.Errorf("result message %q, want it to contain %q", r.Message, c.message)
+				}
+			}
+			if d := cmp.Diff(got, []string{"ConfigMap " + dest + "/settings SyncFailed"}); d != "" {
+				t.Errorf("results (-got +want):\n%s\n%s", d, dumpState(st))
+			}
 		})
 	}
 }

@@ -379,7 +379,6 @@ func TestBadAnnotationsApplyNothing(t *testing.T) {
 // As in Argo CD, each resource refused for its annotations also gets a
 // SyncFailed result with the message in syncResult.resources.
 func TestBadAnnotationsResultPerResource(t *testing.T) {
-	t.Skip("the sync executor (controller/sync/executor.go) ends an invalid plan with the operation message only: syncResult.resources stays empty")
 	t.Parallel()
 	for _, c := range badAnnotations {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -141,6 +142,69 @@ func TestInvalidResourceAppliesNothing(t *testing.T) {
 			t.Error("Validate=false did not apply the resources")
 		}
 	})
+}
+
+// A plan with errors applies and prunes nothing and, as in Argo CD, gives
+// each refused resource one SyncFailed result naming its problems: a
+// desired object with two bad annotations, another with one, and a live
+// object that would be pruned. Valid resources get no result.
+func TestInvalidPlanResultPerResource(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "invalid.yaml")
+	h.setYAML(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: good}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: bad
+  annotations: {argocd.argoproj.io/hook: PreSnyc, argocd.argoproj.io/sync-wave: first}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations: {argocd.argoproj.io/sync-wave: "1.5"}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+`)
+	old := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+	old.SetName("old")
+	old.SetLabels(map[string]string{appLabel: h.ns})
+	old.SetAnnotations(map[string]string{"argocd.argoproj.io/sync-options": "Prune=flase"})
+	if _, err := dyn.Resource(gvrs["ConfigMap"]).Namespace(h.ns).Create(t.Context(), old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.opts.Prune = true
+	h.sync(v1alpha1.OperationFailed)
+
+	var got []string
+	for _, r := range h.state.SyncResult.Resources {
+		got = append(got, strings.Join([]string{r.Group, r.Version, r.Kind, r.Namespace, r.Name, string(r.Status), string(r.HookPhase), r.Message}, " | "))
+	}
+	ns := h.ns
+	want := []string{
+		` | v1 | ConfigMap | ` + ns + ` | bad | SyncFailed | Failed | annotation argocd.argoproj.io/hook: unknown hook type "PreSnyc" (known: PreSync, Sync, PostSync, SyncFail, Skip, PreDelete, PostDelete); annotation argocd.argoproj.io/sync-wave: "first" is not an integer`,
+		`apps | v1 | Deployment | ` + ns + ` | web | SyncFailed | Failed | annotation argocd.argoproj.io/sync-wave: "1.5" is not an integer`,
+		` | v1 | ConfigMap | ` + ns + ` | old | SyncFailed | Failed | live object: annotation argocd.argoproj.io/sync-options: sync option Prune=flase: want true or false or confirm`,
+	}
+	if d := cmp.Diff(got, want); d != "" {
+		t.Errorf("results (-got +want):\n%s", d)
+	}
+	if !strings.HasPrefix(h.state.Message, sync.MessageInvalid+": ") || !strings.Contains(h.state.Message, "ConfigMap "+ns+"/bad: ") {
+		t.Errorf("message %q, want %q naming the resources", h.state.Message, sync.MessageInvalid)
+	}
+	if h.get("ConfigMap", "good") != nil || h.get("Deployment", "web") != nil {
+		t.Error("a resource of the invalid sync was applied")
+	}
+	if h.get("ConfigMap", "old") == nil {
+		t.Error("the live ConfigMap was pruned although the sync was invalid")
+	}
 }
 
 // CreateNamespace creates the destination namespace with its managed

@@ -154,8 +154,17 @@
 // twice. Each problem is one ResourceError naming the object as
 // "Kind namespace/name", and all of them are reported at once. A plan with
 // errors must not run at all, as Argo CD fails a sync with an invalid
-// task; the valid tasks are still listed. Warnings are for settings that
-// have no effect.
+// task; the valid tasks are still listed. Given such a plan, Step applies
+// and prunes nothing: it ends the operation Failed ("one or more
+// synchronization tasks are not valid: ...") with one SyncFailed result
+// per refused resource, its problems in the message:
+//
+//	syncResult:
+//	  resources:
+//	  - {kind: ConfigMap, namespace: shop, name: bad, status: SyncFailed, hookPhase: Failed, syncPhase: Sync,
+//	     message: 'annotation argocd.argoproj.io/sync-wave: "first" is not an integer'}
+//
+// Warnings are for settings that have no effect.
 //
 // # Running a sync
 //

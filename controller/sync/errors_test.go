@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -191,6 +192,15 @@ metadata:
 		`ConfigMap shop/old (live object): annotation argocd.argoproj.io/sync-options: sync option Prune=flase: want true or false or confirm`,
 	}
 	diffLines(t, "errors", messages(plan.Errors), want)
+	var keys []string
+	for _, e := range plan.Errors {
+		keys = append(keys, fmt.Sprintf("%s/%s %s %s/%s live=%v", e.Key.Group, e.Version, e.Key.Kind, e.Key.Namespace, e.Key.Name, e.Live))
+	}
+	diffLines(t, "error keys", keys, []string{
+		"apps/v1 Deployment shop/web live=false",
+		"batch/v1 Job shop/ live=false",
+		"/v1 ConfigMap shop/old live=true",
+	})
 	diffLines(t, "tasks", lines(plan.Tasks), []string{"Sync 0 Service shop/web"})
 	err := plan.Err()
 	if err == nil || strings.Count(err.Error(), "\n") != 2 {

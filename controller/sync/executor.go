@@ -33,6 +33,9 @@ const (
 const (
 	MessageSucceeded  = "successfully synced (all tasks run)"
 	MessageTerminated = "operation terminated"
+	// MessageInvalid starts the message of a sync whose plan has
+	// Errors, as Argo CD words it; the errors follow.
+	MessageInvalid = "one or more synchronization tasks are not valid"
 )
 
 // Config is what an Executor needs: a way to the destination cluster and
@@ -203,8 +206,11 @@ func (s *step) do(ctx context.Context) (Result, error) {
 		return s.finish(v1alpha1.OperationError, "sync executor: no plan"), nil
 	}
 	if invalid := plan.Err(); invalid != nil {
-		// The sync fails; there is nothing to retry.
-		return s.finish(v1alpha1.OperationFailed, "one or more synchronization tasks are not valid: "+invalid.Error()), nil //nolint:nilerr // a failed sync, recorded in the state
+		// The sync fails before anything is applied; the state names
+		// each refused resource and why.
+		res := s.finish(v1alpha1.OperationFailed, MessageInvalid+": "+invalid.Error())
+		s.refuse(plan.Errors)
+		return res, nil //nolint:nilerr // a failed sync, recorded in the state
 	}
 	if s.run.Terminate || s.st.Phase == v1alpha1.OperationTerminating {
 		return s.terminate(ctx)
@@ -238,6 +244,44 @@ func (s *step) finish(phase v1alpha1.OperationPhase, message string) Result {
 	s.st.Phase, s.st.Message = phase, message
 	s.st.SyncResult.Resources = slices.DeleteFunc(s.st.SyncResult.Resources, func(r v1alpha1.ResourceResult) bool { return pending(&r) })
 	return Result{Done: true}
+}
+
+// refuse records a SyncFailed result for each resource that errs name,
+// as Argo CD does for the tasks it finds not valid: one result per
+// resource (and per live object of one), its problems joined. An object
+// too broken to name (nil) gets none; the operation message holds it.
+func (s *step) refuse(errs []*ResourceError) {
+	type refused struct {
+		key  Key
+		live bool
+	}
+	index := map[refused]int{}
+	said := map[refused]map[string]bool{}
+	for _, e := range errs {
+		if e.Key == (Key{}) {
+			continue
+		}
+		msg := e.Err.Error()
+		if e.Live {
+			msg = "live object: " + msg
+		}
+		id := refused{e.Key, e.Live}
+		if said[id][msg] {
+			continue // a hook of two phases refused twice for one reason
+		}
+		if i, ok := index[id]; ok {
+			said[id][msg] = true
+			s.st.SyncResult.Resources[i].Message += "; " + msg
+			continue
+		}
+		said[id] = map[string]bool{msg: true}
+		index[id] = len(s.st.SyncResult.Resources)
+		s.st.SyncResult.Resources = append(s.st.SyncResult.Resources, v1alpha1.ResourceResult{
+			Group: e.Key.Group, Version: e.Version, Kind: e.Key.Kind, Namespace: e.Key.Namespace, Name: e.Key.Name,
+			Status: v1alpha1.ResultCodeSyncFailed, Message: msg,
+			HookPhase: v1alpha1.OperationFailed, SyncPhase: v1alpha1.SyncPhaseSync,
+		})
+	}
 }
 
 // wait asks to be called again after the poll interval.

@@ -99,21 +99,33 @@ type builder struct {
 	namespaceDesired bool
 }
 
-func (b *builder) fail(ref string, live bool, errs ...error) {
+// fail records errs against the resource id (named by ref); live is true
+// for the live object of a resource that is no longer desired.
+func (b *builder) fail(id *Task, ref string, live bool, errs ...error) {
 	for _, err := range errs {
-		b.plan.Errors = append(b.plan.Errors, &ResourceError{Ref: ref, Live: live, Err: err})
+		b.plan.Errors = append(b.plan.Errors, resourceError(id, ref, live, err))
 	}
 }
 
-func (b *builder) warn(ref string, errs ...error) {
+func (b *builder) warn(id *Task, ref string, errs ...error) {
 	for _, err := range errs {
-		b.plan.Warnings = append(b.plan.Warnings, &ResourceError{Ref: ref, Err: err})
+		b.plan.Warnings = append(b.plan.Warnings, resourceError(id, ref, false, err))
 	}
+}
+
+// resourceError is err about the resource id, which is nil when the
+// object has no identity at all.
+func resourceError(id *Task, ref string, live bool, err error) *ResourceError {
+	e := &ResourceError{Ref: ref, Live: live, Err: err}
+	if id != nil {
+		e.Key, e.Version = id.Key(), id.Version
+	}
+	return e
 }
 
 func (b *builder) addDesired(i int, obj *unstructured.Unstructured, live []*unstructured.Unstructured) {
 	if obj == nil {
-		b.fail(fmt.Sprintf("desired object %d", i+1), false, fmt.Errorf("object is nil"))
+		b.fail(nil, fmt.Sprintf("desired object %d", i+1), false, fmt.Errorf("object is nil"))
 		return
 	}
 	id, errs := identify(obj)
@@ -142,8 +154,8 @@ func (b *builder) addDesired(i int, obj *unstructured.Unstructured, live []*unst
 	if j, ok := b.liveIndex(key); ok {
 		b.used[j], liveObj = true, live[j]
 	}
-	b.fail(ref, false, errs...)
-	b.warn(ref, in.warnings...)
+	b.fail(&id, ref, false, errs...)
+	b.warn(&id, ref, in.warnings...)
 	if len(errs) > 0 || in.leftOut != "" {
 		return
 	}
@@ -235,7 +247,7 @@ func (b *builder) addPrune(obj *unstructured.Unstructured) {
 	}
 	ref := id.Ref()
 	if errs = append(errs, in.errs...); len(errs) > 0 {
-		b.fail(ref, true, errs...)
+		b.fail(&id, ref, true, errs...)
 		return
 	}
 	t := id

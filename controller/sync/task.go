@@ -199,6 +199,10 @@ func (p *Plan) Err() error {
 type ResourceError struct {
 	// Ref names the resource: "Kind namespace/name".
 	Ref string
+	// Key and Version identify the resource as far as its manifest
+	// says; they are zero for an object too broken to name (nil, say).
+	Key     Key
+	Version string
 	// Live is true when the problem is on the live object of a resource
 	// that is no longer desired.
 	Live bool
