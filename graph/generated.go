@@ -60,6 +60,7 @@ type ComplexityRoot struct {
 		Annotations func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		Deleting    func(childComplexity int) int
+		Events      func(childComplexity int, first int32) int
 		ID          func(childComplexity int) int
 		Labels      func(childComplexity int) int
 		Name        func(childComplexity int) int
@@ -284,6 +285,15 @@ type ComplexityRoot struct {
 	KeyValue struct {
 		Key   func(childComplexity int) int
 		Value func(childComplexity int) int
+	}
+
+	KubernetesEvent struct {
+		Count               func(childComplexity int) int
+		Note                func(childComplexity int) int
+		Reason              func(childComplexity int) int
+		ReportingController func(childComplexity int) int
+		Time                func(childComplexity int) int
+		Type                func(childComplexity int) int
 	}
 
 	KustomizeReplica struct {
@@ -575,6 +585,7 @@ type ComplexityRoot struct {
 
 type ApplicationResolver interface {
 	Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error)
+	Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error)
 }
 type ApplicationConditionResolver interface {
 	Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error)
@@ -683,6 +694,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Deleting(childComplexity), true
+	case "Application.events":
+		if e.ComplexityRoot.Application.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Application_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Application.Events(childComplexity, args["first"].(int32)), true
 	case "Application.id":
 		if e.ComplexityRoot.Application.ID == nil {
 			break
@@ -1551,6 +1573,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KeyValue.Value(childComplexity), true
+
+	case "KubernetesEvent.count":
+		if e.ComplexityRoot.KubernetesEvent.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubernetesEvent.Count(childComplexity), true
+	case "KubernetesEvent.note":
+		if e.ComplexityRoot.KubernetesEvent.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubernetesEvent.Note(childComplexity), true
+	case "KubernetesEvent.reason":
+		if e.ComplexityRoot.KubernetesEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubernetesEvent.Reason(childComplexity), true
+	case "KubernetesEvent.reportingController":
+		if e.ComplexityRoot.KubernetesEvent.ReportingController == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubernetesEvent.ReportingController(childComplexity), true
+	case "KubernetesEvent.time":
+		if e.ComplexityRoot.KubernetesEvent.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubernetesEvent.Time(childComplexity), true
+	case "KubernetesEvent.type":
+		if e.ComplexityRoot.KubernetesEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubernetesEvent.Type(childComplexity), true
 
 	case "KustomizeReplica.count":
 		if e.ComplexityRoot.KustomizeReplica.Count == nil {
@@ -3592,6 +3651,29 @@ type Application implements Node {
   operation: Operation
   "The whole Application object as YAML, as kubectl would print it (without managedFields)."
   yaml: String!
+  "The Kubernetes Events about the application, newest first."
+  events(
+    "How many events to return, 0 to 500."
+    first: Int! = 50
+  ): [KubernetesEvent!]!
+}
+
+"""
+A Kubernetes Event (events.k8s.io/v1) about an object.
+"""
+type KubernetesEvent {
+  "Normal or Warning."
+  type: String!
+  "Why, in one word, e.g. SyncStatusChanged or OperationCompleted."
+  reason: String!
+  "What happened, in words."
+  note: String!
+  "When it last happened."
+  time: Time
+  "How many times it happened."
+  count: Int!
+  "The controller that reported it."
+  reportingController: String!
 }
 
 """
@@ -4272,6 +4354,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_operation(ctx, field)
 	case "yaml":
 		return ec.fieldContext_Application_yaml(ctx, field)
+	case "events":
+		return ec.fieldContext_Application_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Application", field.Name)
 }
@@ -4702,6 +4786,24 @@ func (ec *executionContext) childFields_KeyValue(ctx context.Context, field grap
 		return ec.fieldContext_KeyValue_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KeyValue", field.Name)
+}
+
+func (ec *executionContext) childFields_KubernetesEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_KubernetesEvent_type(ctx, field)
+	case "reason":
+		return ec.fieldContext_KubernetesEvent_reason(ctx, field)
+	case "note":
+		return ec.fieldContext_KubernetesEvent_note(ctx, field)
+	case "time":
+		return ec.fieldContext_KubernetesEvent_time(ctx, field)
+	case "count":
+		return ec.fieldContext_KubernetesEvent_count(ctx, field)
+	case "reportingController":
+		return ec.fieldContext_KubernetesEvent_reportingController(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KubernetesEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_KustomizeReplica(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5331,6 +5433,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Application_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_createApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -6072,6 +6188,50 @@ func (ec *executionContext) _Application_yaml(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Application_yaml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Application", field, true, true, "String")
+}
+
+func (ec *executionContext) _Application_events(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Application().Events(ctx, obj, fc.Args["first"].(int32))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KubeEvent) graphql.Marshaler {
+			return ec.marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubernetesEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Application_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ApplicationCondition_type(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationCondition) (ret graphql.Marshaler) {
@@ -9422,6 +9582,144 @@ func (ec *executionContext) _KeyValue_value(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_KeyValue_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KeyValue", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubernetesEvent_type(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubernetesEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubernetesEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubernetesEvent_reason(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubernetesEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubernetesEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubernetesEvent_note(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubernetesEvent_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubernetesEvent_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubernetesEvent_time(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubernetesEvent_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KubernetesEvent_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _KubernetesEvent_count(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubernetesEvent_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubernetesEvent_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _KubernetesEvent_reportingController(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubernetesEvent_reportingController(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReportingController, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubernetesEvent_reportingController(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _KustomizeReplica_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.KustomizeReplica) (ret graphql.Marshaler) {
@@ -16187,6 +16485,12 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Application_yaml(ctx, field, obj)
 				})
+		case "events":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_events(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17626,6 +17930,64 @@ func (ec *executionContext) _KeyValue(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "value":
 			out.Values[i] = ec._KeyValue_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var kubernetesEventImplementors = []string{"KubernetesEvent"}
+
+func (ec *executionContext) _KubernetesEvent(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.KubeEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kubernetesEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KubernetesEvent")
+		case "type":
+			out.Values[i] = ec._KubernetesEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._KubernetesEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._KubernetesEvent_note(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "time":
+			out.Values[i] = ec._KubernetesEvent_time(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._KubernetesEvent_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reportingController":
+			out.Values[i] = ec._KubernetesEvent_reportingController(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20495,6 +20857,30 @@ func (ec *executionContext) marshalNKeyValue2ᚖgithubᚗcomᚋgraphcdᚋgraphcd
 		return graphql.Null
 	}
 	return ec._KeyValue(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.KubeEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKubernetesEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKubernetesEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEvent(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "KubernetesEvent!")
+		return graphql.Null
+	}
+	return ec._KubernetesEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNKustomizeReplica2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐKustomizeReplica(ctx context.Context, sel ast.SelectionSet, v v1alpha1.KustomizeReplica) graphql.Marshaler {

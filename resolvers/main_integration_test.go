@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +23,8 @@ import (
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -49,6 +53,9 @@ var (
 	secretsNS   string
 	clusterList *catalog.Clusters
 	repoList    *catalog.Repositories
+	kubeEvents  *catalog.Events
+	// eventLists counts the API's requests for Events.
+	eventLists atomic.Int64
 	// events is the API's event bus; tests publish on it as the
 	// controller would.
 	events   *eventbus.Memory
@@ -96,6 +103,16 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 		return fail(err)
 	}
 	repoList = catalog.NewRepositories(c.Client, secretsNS)
+	counted := rest.CopyConfig(c.Config)
+	counted.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if strings.HasSuffix(req.URL.Path, "/events") {
+				eventLists.Add(1)
+			}
+			return rt.RoundTrip(req)
+		})
+	}
+	kubeEvents = catalog.NewEvents(kubernetes.NewForConfigOrDie(counted))
 	ts, err := newAPI(events)
 	if err != nil {
 		return fail(err)
@@ -110,7 +127,7 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 		Listen: "127.0.0.1:0",
 		Resolver: &resolvers.Resolver{
 			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd",
-			Clusters: clusterList, Repositories: repoList,
+			Clusters: clusterList, Repositories: repoList, KubeEvents: kubeEvents,
 			Writer: appops.Service{Client: kube}, Events: bus,
 		},
 	})
@@ -211,3 +228,7 @@ func ptr[T any](v T) *T { return &v }
 
 // errNotYet tells eventually to try again.
 var errNotYet = errors.New("not yet")
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

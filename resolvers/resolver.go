@@ -44,6 +44,9 @@ type Resolver struct {
 	Clusters ClusterLister
 	// Repositories lists repositories; nil means none.
 	Repositories RepositoryLister
+	// KubeEvents reads the Kubernetes Events of Applications; nil means
+	// none.
+	KubeEvents EventReader
 }
 
 // ApplicationStore is the read side of Applications the API serves from

@@ -20,6 +20,11 @@ func (r *applicationResolver) Yaml(ctx context.Context, obj *gqlmodel.Applicatio
 	return applicationYAML(obj.Application)
 }
 
+// Events is the resolver for the events field.
+func (r *applicationResolver) Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error) {
+	return r.applicationEvents(ctx, obj, first)
+}
+
 // Type is the resolver for the type field.
 func (r *applicationConditionResolver) Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error) {
 	return string(obj.Type), nil

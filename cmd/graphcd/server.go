@@ -132,7 +132,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		Resolver: &resolvers.Resolver{
 			Build: build, Namespace: o.app.namespace,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
-			Writer: writer, Events: events,
+			Writer: writer, Events: events, KubeEvents: catalog.NewEvents(kc),
 		},
 		ShutdownTimeout: o.shutdownTimeout,
 	})

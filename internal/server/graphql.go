@@ -91,6 +91,11 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](apqCacheSize)})
 	srv.Use(depthLimit{max: opts.maxDepth})
 	srv.Use(extension.FixedComplexityLimit(opts.maxComplexity))
+	// Dataloaders live for one response: a query's, or one event of a
+	// subscription, so that nothing read is reused later.
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		return next(root.WithLoaders(ctx))
+	})
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(recoverPanic(log))
 	return srv

@@ -1,0 +1,85 @@
+package resolvers
+
+import (
+	"context"
+	"time"
+
+	"github.com/vikstrous/dataloadgen"
+	eventsv1 "k8s.io/api/events/v1"
+
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+)
+
+// EventReader reads the Kubernetes Events about Applications, a namespace
+// at a time (catalog.Events implements it).
+type EventReader interface {
+	ApplicationEvents(ctx context.Context, namespace string) ([]eventsv1.Event, error)
+}
+
+// loaderWait is how long a loader gathers keys before fetching: the
+// fields of one page resolve within it.
+const loaderWait = time.Millisecond
+
+// loaders batch the reads behind list → detail edges of one response, so
+// that a page of N apps costs one read per kind of detail, not N.
+type loaders struct {
+	// appEvents fetches, per namespace, the events of every app there.
+	appEvents *dataloadgen.Loader[string, []eventsv1.Event]
+}
+
+type loadersKey struct{}
+
+// WithLoaders returns ctx with fresh loaders. The server calls it for
+// every response (a query's, or each event of a subscription), so that
+// nothing is cached from one response to the next.
+func (r *Resolver) WithLoaders(ctx context.Context) context.Context {
+	return context.WithValue(ctx, loadersKey{}, r.newLoaders())
+}
+
+func (r *Resolver) newLoaders() *loaders {
+	return &loaders{
+		appEvents: dataloadgen.NewLoader(func(ctx context.Context, namespaces []string) ([][]eventsv1.Event, []error) {
+			out, errs := make([][]eventsv1.Event, len(namespaces)), make([]error, len(namespaces))
+			for i, ns := range namespaces {
+				out[i], errs[i] = r.KubeEvents.ApplicationEvents(ctx, ns)
+			}
+			return out, errs
+		}, dataloadgen.WithWait(loaderWait)),
+	}
+}
+
+// loadersOf returns the loaders of ctx, or new ones for a context without
+// (a resolver called outside the server).
+func (r *Resolver) loadersOf(ctx context.Context) *loaders {
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		return l
+	}
+	return r.newLoaders()
+}
+
+// applicationEvents returns the newest first events about app.
+func (r *Resolver) applicationEvents(ctx context.Context, app *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error) {
+	if first < 0 || first > maxListPage {
+		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", maxListPage, first)
+	}
+	if r.KubeEvents == nil || first == 0 {
+		return nil, nil
+	}
+	all, err := r.loadersOf(ctx).appEvents.Load(ctx, app.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	var mine []eventsv1.Event
+	for _, e := range all {
+		if e.Regarding.Name == app.Name && (e.Regarding.UID == "" || e.Regarding.UID == app.Application.UID) {
+			mine = append(mine, e)
+		}
+	}
+	events := gqlmodel.KubeEvents(mine)
+	events = events[:min(len(events), int(first))]
+	out := make([]*gqlmodel.KubeEvent, len(events))
+	for i := range events {
+		out[i] = &events[i]
+	}
+	return out, nil
+}
