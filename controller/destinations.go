@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -143,7 +144,8 @@ type scoped interface {
 // outOfScope checks objs against the namespaces and clusterResources of
 // the destination's cluster Secret. graphcd manages nothing outside them,
 // so one object outside fails the comparison and the sync before anything
-// is applied, as Argo CD does; the error names every such object.
+// is applied, as Argo CD does; the error, a *scopeError, names every such
+// object.
 func outOfScope(lv LiveState, objs []*unstructured.Unstructured) error {
 	s, ok := lv.(scoped)
 	if !ok {
@@ -158,7 +160,26 @@ func outOfScope(lv LiveState, objs []*unstructured.Unstructured) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("resources outside the destination cluster's namespaces: %s", strings.Join(msgs, "; "))
+	return &scopeError{refused: msgs}
+}
+
+// scopeError is a desired state with objects the destination's cluster
+// Secret does not let graphcd manage. Only a change to the manifests or
+// to the Secret fixes it, so a sync that meets it fails without retries.
+type scopeError struct {
+	// refused says, for each object outside, why.
+	refused []string
+}
+
+func (e *scopeError) Error() string {
+	return "resources outside the destination cluster's namespaces: " + strings.Join(e.refused, "; ")
+}
+
+// scopeRefused reports whether err is a desired state that leaves the
+// destination's cluster scope.
+func scopeRefused(err error) bool {
+	_, ok := errors.AsType[*scopeError](err)
+	return ok
 }
 
 // liveReader lets the sync executor read a destination's live objects

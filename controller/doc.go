@@ -84,8 +84,8 @@
 // the cache, and both refresh the cluster's apps. A cluster Secret's
 // namespaces limit its cache to those namespaces (and clusterResources
 // lets cluster-scoped kinds in); a manifest outside them fails the
-// comparison with a ComparisonError naming it, and the sync before
-// anything is applied:
+// comparison with a ComparisonError naming it, and ends the sync Failed,
+// without retries, before anything is applied:
 //
 //	conditions:
 //	- type: ComparisonError

@@ -160,7 +160,8 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 	}
 	plan, resolved, err := r.planSync(ctx, app, t.dest.Live, st, *src, revision)
 	if err != nil {
-		if signatureRefused(err) {
+		if signatureRefused(err) || scopeRefused(err) {
+			// Retrying renders the same refusal.
 			next, res := endOperation(st, v1alpha1.OperationFailed, err.Error(), now)
 			return next, res, true
 		}

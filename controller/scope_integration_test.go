@@ -189,17 +189,20 @@ func TestClusterSecretNamespaces(t *testing.T) {
 	})
 
 	// Another namespace: a comparison error, and a sync that applies
-	// nothing.
+	// nothing and fails at once: no retry can change the cluster
+	// Secret, so the operation's retries are not used.
 	wantOutside := "ConfigMap " + outside + "/settings is in namespace " + outside + ", which the cluster secret of " + cluster.Config.Host + " does not allow"
 	waitStatus(t, elsewhere, "ComparisonError naming the namespace", func(s *v1alpha1.ApplicationStatus) bool {
 		return hasCondition(s, v1alpha1.ApplicationConditionComparisonError, wantOutside)
 	})
-	requestSync(t, elsewhere, manual(v1alpha1.SyncOperation{}))
+	op := manual(v1alpha1.SyncOperation{})
+	op.Retry = v1alpha1.RetryStrategy{Limit: 2, Backoff: &v1alpha1.Backoff{Duration: "1s"}}
+	requestSync(t, elsewhere, op)
 	app := waitStatus(t, elsewhere, "sync refused", func(s *v1alpha1.ApplicationStatus) bool {
-		return s.OperationState != nil && s.OperationState.FinishedAt != nil
+		return s.OperationState != nil && s.OperationState.FinishedAt != nil && s.OperationState.Phase != v1alpha1.OperationRunning
 	})
-	if st := app.Status.OperationState; st.Phase == v1alpha1.OperationSucceeded || !strings.Contains(st.Message, wantOutside) {
-		t.Errorf("sync outside the namespaces: %s %q, want a failure naming the namespace", st.Phase, st.Message)
+	if st := app.Status.OperationState; st.Phase != v1alpha1.OperationFailed || st.RetryCount != 0 || !strings.Contains(st.Message, wantOutside) {
+		t.Errorf("sync outside the namespaces: %s after %d retries, %q; want Failed without a retry, naming the namespace", st.Phase, st.RetryCount, st.Message)
 	}
 	if configMapExists(t, outside, "settings") {
 		t.Errorf("the ConfigMap outside the namespaces was applied")
@@ -215,8 +218,8 @@ func TestClusterSecretNamespaces(t *testing.T) {
 	app = waitStatus(t, clusterWide, "sync refused", func(s *v1alpha1.ApplicationStatus) bool {
 		return s.OperationState != nil && s.OperationState.FinishedAt != nil
 	})
-	if st := app.Status.OperationState; st.Phase == v1alpha1.OperationSucceeded || !strings.Contains(st.Message, wantScoped) {
-		t.Errorf("sync of a cluster-scoped object: %s %q, want a failure naming it", st.Phase, st.Message)
+	if st := app.Status.OperationState; st.Phase != v1alpha1.OperationFailed || !strings.Contains(st.Message, wantScoped) {
+		t.Errorf("sync of a cluster-scoped object: %s %q, want Failed naming it", st.Phase, st.Message)
 	}
 	if _, err := cluster.Client.SchedulingV1().PriorityClasses().Get(t.Context(), pc, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the PriorityClass was applied (err %v)", err)
