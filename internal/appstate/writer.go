@@ -92,9 +92,11 @@ func (w *Writer) forget(app types.NamespacedName) {
 // fingerprint hashes the content of s, ReconciledAt excluded.
 func fingerprint(s State) ([sha256.Size]byte, error) {
 	s.ReconciledAt = time.Time{}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return [sha256.Size]byte{}, fmt.Errorf("encode state of %s: %w", s.App, err)
+	h := sha256.New()
+	var sum [sha256.Size]byte
+	if err := json.NewEncoder(h).Encode(s); err != nil {
+		return sum, fmt.Errorf("encode state of %s: %w", s.App, err)
 	}
-	return sha256.Sum256(b), nil
+	h.Sum(sum[:0])
+	return sum, nil
 }
