@@ -87,7 +87,8 @@ var benchFixture struct {
 // time to return a 500-app page with status fields out of 10,000
 // Applications in the cluster, through real HTTP POSTs of a console query.
 // Each sub-benchmark reports the p50 and p99 of the per-request latency
-// (request written to response body read) and the response size.
+// (request written to response body read), the process's CPU time and
+// allocations per request, and the response size.
 //
 // Only `go test -bench` runs it; the 10,000 apps are created by the first
 // run and shared by the next (-count).
