@@ -3,13 +3,16 @@ package appstate
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
 )
 
-// formatV1 is the first byte of an encoded state: gzip-compressed JSON.
+// formatV1 is the first byte of an encoded state: gzip-compressed gob.
+// Gob rather than JSON because the YAML texts it carries are long strings
+// full of newlines, which gob copies and JSON must escape and unescape
+// (decoding a 40-resource state is several times faster).
 // A reader meeting another version treats the value as absent, so a
 // rolling upgrade that changes the format costs one reconcile per app.
 const formatV1 byte = 1
@@ -71,7 +74,7 @@ func encode(s State) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := json.NewEncoder(zw).Encode(s); err != nil {
+	if err := gob.NewEncoder(zw).Encode(s); err != nil {
 		return nil, fmt.Errorf("encode state of %s/%s: %w", s.App.Namespace, s.App.Name, err)
 	}
 	if err := zw.Close(); err != nil {
@@ -91,7 +94,7 @@ func Decode(b []byte) (*State, error) {
 	}
 	defer func() { _ = zr.Close() }()
 	var s State
-	dec := json.NewDecoder(io.LimitReader(zr, maxDecoded))
+	dec := gob.NewDecoder(io.LimitReader(zr, maxDecoded))
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("decode state: %w", err)
 	}
