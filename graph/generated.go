@@ -307,13 +307,20 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddCluster            func(childComplexity int, input model.ClusterInput) int
 		CreateApplication     func(childComplexity int, input model.CreateApplicationInput) int
+		CreateProject         func(childComplexity int, input model.CreateProjectInput) int
+		CreateRepository      func(childComplexity int, input model.RepositoryInput) int
 		DeleteApplication     func(childComplexity int, input model.DeleteApplicationInput) int
+		DeleteProject         func(childComplexity int, name string) int
+		DeleteRepository      func(childComplexity int, url string, template bool) int
 		RefreshApplication    func(childComplexity int, input model.RefreshApplicationInput) int
+		RemoveCluster         func(childComplexity int, server string) int
 		RollbackApplication   func(childComplexity int, input model.RollbackApplicationInput) int
 		SyncApplication       func(childComplexity int, input model.SyncApplicationInput) int
 		TerminateOperation    func(childComplexity int, input model.ApplicationRef) int
 		UpdateApplicationSpec func(childComplexity int, input model.UpdateApplicationSpecInput) int
+		UpdateProjectSpec     func(childComplexity int, input model.UpdateProjectSpecInput) int
 	}
 
 	Operation struct {
@@ -622,6 +629,13 @@ type MutationResolver interface {
 	RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*gqlmodel.Application, error)
 	RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*gqlmodel.Application, error)
 	TerminateOperation(ctx context.Context, input model.ApplicationRef) (*gqlmodel.Application, error)
+	CreateProject(ctx context.Context, input model.CreateProjectInput) (*gqlmodel.Project, error)
+	UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*gqlmodel.Project, error)
+	DeleteProject(ctx context.Context, name string) (string, error)
+	CreateRepository(ctx context.Context, input model.RepositoryInput) (*gqlmodel.Repository, error)
+	DeleteRepository(ctx context.Context, url string, template bool) (string, error)
+	AddCluster(ctx context.Context, input model.ClusterInput) (*gqlmodel.Cluster, error)
+	RemoveCluster(ctx context.Context, server string) (string, error)
 }
 type OrphanedResourcesResolver interface {
 	Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error)
@@ -1637,6 +1651,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ManagedNamespaceMetadata.Labels(childComplexity), true
 
+	case "Mutation.addCluster":
+		if e.ComplexityRoot.Mutation.AddCluster == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addCluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddCluster(childComplexity, args["input"].(model.ClusterInput)), true
 	case "Mutation.createApplication":
 		if e.ComplexityRoot.Mutation.CreateApplication == nil {
 			break
@@ -1648,6 +1673,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateApplication(childComplexity, args["input"].(model.CreateApplicationInput)), true
+	case "Mutation.createProject":
+		if e.ComplexityRoot.Mutation.CreateProject == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createProject_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateProject(childComplexity, args["input"].(model.CreateProjectInput)), true
+	case "Mutation.createRepository":
+		if e.ComplexityRoot.Mutation.CreateRepository == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createRepository_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateRepository(childComplexity, args["input"].(model.RepositoryInput)), true
 	case "Mutation.deleteApplication":
 		if e.ComplexityRoot.Mutation.DeleteApplication == nil {
 			break
@@ -1659,6 +1706,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteApplication(childComplexity, args["input"].(model.DeleteApplicationInput)), true
+	case "Mutation.deleteProject":
+		if e.ComplexityRoot.Mutation.DeleteProject == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteProject_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteProject(childComplexity, args["name"].(string)), true
+	case "Mutation.deleteRepository":
+		if e.ComplexityRoot.Mutation.DeleteRepository == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteRepository_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteRepository(childComplexity, args["url"].(string), args["template"].(bool)), true
 	case "Mutation.refreshApplication":
 		if e.ComplexityRoot.Mutation.RefreshApplication == nil {
 			break
@@ -1670,6 +1739,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefreshApplication(childComplexity, args["input"].(model.RefreshApplicationInput)), true
+	case "Mutation.removeCluster":
+		if e.ComplexityRoot.Mutation.RemoveCluster == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeCluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveCluster(childComplexity, args["server"].(string)), true
 	case "Mutation.rollbackApplication":
 		if e.ComplexityRoot.Mutation.RollbackApplication == nil {
 			break
@@ -1714,6 +1794,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateApplicationSpec(childComplexity, args["input"].(model.UpdateApplicationSpecInput)), true
+	case "Mutation.updateProjectSpec":
+		if e.ComplexityRoot.Mutation.UpdateProjectSpec == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateProjectSpec_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateProjectSpec(childComplexity, args["input"].(model.UpdateProjectSpecInput)), true
 
 	case "Operation.info":
 		if e.ComplexityRoot.Operation.Info == nil {
@@ -2773,14 +2864,19 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ApplicationFilter", ec.unmarshalInputApplicationFilter),
 			graphql.NewInputUnmarshaler("ApplicationOrder", ec.unmarshalInputApplicationOrder),
 			graphql.NewInputUnmarshaler("ApplicationRef", ec.unmarshalInputApplicationRef),
+			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("CreateApplicationInput", ec.unmarshalInputCreateApplicationInput),
+			graphql.NewInputUnmarshaler("CreateProjectInput", ec.unmarshalInputCreateProjectInput),
 			graphql.NewInputUnmarshaler("DeleteApplicationInput", ec.unmarshalInputDeleteApplicationInput),
+			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
 			graphql.NewInputUnmarshaler("RefreshApplicationInput", ec.unmarshalInputRefreshApplicationInput),
+			graphql.NewInputUnmarshaler("RepositoryInput", ec.unmarshalInputRepositoryInput),
 			graphql.NewInputUnmarshaler("RetryInput", ec.unmarshalInputRetryInput),
 			graphql.NewInputUnmarshaler("RollbackApplicationInput", ec.unmarshalInputRollbackApplicationInput),
 			graphql.NewInputUnmarshaler("SyncApplicationInput", ec.unmarshalInputSyncApplicationInput),
 			graphql.NewInputUnmarshaler("SyncResourceInput", ec.unmarshalInputSyncResourceInput),
 			graphql.NewInputUnmarshaler("UpdateApplicationSpecInput", ec.unmarshalInputUpdateApplicationSpecInput),
+			graphql.NewInputUnmarshaler("UpdateProjectSpecInput", ec.unmarshalInputUpdateProjectSpecInput),
 		)
 	}
 	first := true
@@ -2989,6 +3085,134 @@ type Mutation {
   application without an operation is a CONFLICT.
   """
   terminateOperation(input: ApplicationRef!): Application!
+  """
+  Creates an AppProject from its manifest. With upsert, an existing project
+  of that name gets the manifest's spec, labels and annotations.
+  """
+  createProject(input: CreateProjectInput!): Project!
+  """
+  Replaces a project's spec (sync windows, roles, destinations ...).
+  """
+  updateProjectSpec(input: UpdateProjectSpecInput!): Project!
+  """
+  Deletes a project; refused (CONFLICT) while applications use it.
+  Returns the deleted project's ID.
+  """
+  deleteProject(name: String!): ID!
+  """
+  Declares a repository (or, with template, credentials for every
+  repository under a URL prefix). The repository is reached with the
+  credentials first unless skipTest is set; a failed test changes nothing.
+  """
+  createRepository(input: RepositoryInput!): Repository!
+  """
+  Removes a repository or credential template. Returns its ID.
+  """
+  deleteRepository(url: String!, template: Boolean! = false): ID!
+  """
+  Registers a destination cluster.
+  """
+  addCluster(input: ClusterInput!): Cluster!
+  """
+  Unregisters the cluster at server. Returns its ID.
+  """
+  removeCluster(server: String!): ID!
+}
+
+"""
+A new AppProject.
+"""
+input CreateProjectInput {
+  "The AppProject as YAML or JSON (graphcd.io/v1alpha1 or argoproj.io/v1alpha1). Unknown fields are errors."
+  manifest: String!
+  "Update the project if one of that name exists, rather than fail."
+  upsert: Boolean! = false
+}
+
+"""
+A new spec for a project.
+"""
+input UpdateProjectSpecInput {
+  "The project's name."
+  name: String!
+  "The spec as YAML or JSON (the content of ` + "`" + `spec:` + "`" + `). Unknown fields are errors."
+  spec: String!
+}
+
+"""
+A repository or credential template, with its (write-only) credentials.
+"""
+input RepositoryInput {
+  "The URL (https, http, ssh or scp-style; an OCI registry for Helm with enableOCI); a URL prefix for a template."
+  url: String!
+  "git (default) or helm."
+  type: String
+  "A display name (needed for Helm repositories)."
+  name: String
+  "The only project that may use it."
+  project: String
+  "HTTPS user name."
+  username: String
+  "HTTPS password or token."
+  password: String
+  "SSH private key (PEM)."
+  sshPrivateKey: String
+  "TLS client certificate (PEM)."
+  tlsClientCertData: String
+  "TLS client key (PEM)."
+  tlsClientCertKey: String
+  "Skip TLS verification."
+  insecure: Boolean! = false
+  "Treat a Helm URL without a scheme as an OCI registry."
+  enableOCI: Boolean! = false
+  "A credential template (repo-creds) rather than a repository."
+  template: Boolean! = false
+  "Replace an existing declaration of the same URL."
+  upsert: Boolean! = false
+  "Do not reach the repository before saving (templates are never tested)."
+  skipTest: Boolean! = false
+}
+
+"""
+A destination cluster with its (write-only) credentials.
+"""
+input ClusterInput {
+  "The name applications use in spec.destination.name."
+  name: String!
+  "The API server URL."
+  server: String!
+  "A bearer token (e.g. a ServiceAccount's)."
+  bearerToken: String
+  "The CA certificate (PEM) the server's certificate must chain to."
+  caData: String
+  "A TLS client certificate (PEM)."
+  certData: String
+  "The TLS client key (PEM)."
+  keyData: String
+  "Skip TLS verification."
+  insecure: Boolean! = false
+  "The name to verify in the server's certificate."
+  serverName: String
+  "Manage only these namespaces."
+  namespaces: [String!]
+  "Manage cluster-scoped resources too when namespaces is set."
+  clusterResources: Boolean! = false
+  "The only project that may use the cluster."
+  project: String
+  "Labels for cluster selection."
+  labels: [KeyValueInput!]
+  "Replace an existing registration of the same server."
+  upsert: Boolean! = false
+}
+
+"""
+A label.
+"""
+input KeyValueInput {
+  "The key."
+  key: String!
+  "The value."
+  value: String!
 }
 
 """
@@ -5448,12 +5672,54 @@ func (ec *executionContext) field_Application_events_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ClusterInput, error) {
+			return ec.unmarshalNClusterInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreateApplicationInput, error) {
 			return ec.unmarshalNCreateApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateApplicationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateProjectInput, error) {
+			return ec.unmarshalNCreateProjectInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateProjectInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createRepository_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RepositoryInput, error) {
+			return ec.unmarshalNRepositoryInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepositoryInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5476,6 +5742,42 @@ func (ec *executionContext) field_Mutation_deleteApplication_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteRepository_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "url",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["url"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "template",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["template"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_refreshApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5487,6 +5789,20 @@ func (ec *executionContext) field_Mutation_refreshApplication_args(ctx context.C
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "server",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["server"] = arg0
 	return args, nil
 }
 
@@ -5538,6 +5854,20 @@ func (ec *executionContext) field_Mutation_updateApplicationSpec_args(ctx contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateApplicationSpecInput, error) {
 			return ec.unmarshalNUpdateApplicationSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSpecInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateProjectSpec_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateProjectSpecInput, error) {
+			return ec.unmarshalNUpdateProjectSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateProjectSpecInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10134,6 +10464,314 @@ func (ec *executionContext) fieldContext_Mutation_terminateOperation(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_terminateOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createProject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateProject(ctx, fc.Args["input"].(model.CreateProjectInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createProject(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createProject_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateProjectSpec(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateProjectSpec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateProjectSpec(ctx, fc.Args["input"].(model.UpdateProjectSpecInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateProjectSpec(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateProjectSpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteProject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteProject(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteProject(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteProject_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createRepository(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createRepository(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateRepository(ctx, fc.Args["input"].(model.RepositoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Repository) graphql.Marshaler {
+			return ec.marshalNRepository2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createRepository(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Repository(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createRepository_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteRepository(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteRepository(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteRepository(ctx, fc.Args["url"].(string), fc.Args["template"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteRepository(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteRepository_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addCluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddCluster(ctx, fc.Args["input"].(model.ClusterInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addCluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeCluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveCluster(ctx, fc.Args["server"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeCluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15830,6 +16468,142 @@ func UnmarshalApplicationRef(ctx context.Context, raw any) (model.ApplicationRef
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj any) (model.ClusterInput, error) {
+	var it model.ClusterInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["insecure"]; !present {
+		asMap["insecure"] = false
+	}
+	if _, present := asMap["clusterResources"]; !present {
+		asMap["clusterResources"] = false
+	}
+	if _, present := asMap["upsert"]; !present {
+		asMap["upsert"] = false
+	}
+
+	fieldsInOrder := [...]string{"name", "server", "bearerToken", "caData", "certData", "keyData", "insecure", "serverName", "namespaces", "clusterResources", "project", "labels", "upsert"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "server":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("server"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Server = data
+		case "bearerToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bearerToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BearerToken = data
+		case "caData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("caData"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CaData = data
+		case "certData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("certData"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CertData = data
+		case "keyData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("keyData"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.KeyData = data
+		case "insecure":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("insecure"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Insecure = data
+		case "serverName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serverName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServerName = data
+		case "namespaces":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespaces"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespaces = data
+		case "clusterResources":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clusterResources"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClusterResources = data
+		case "project":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("project"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Project = data
+		case "labels":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("labels"))
+			data, err := ec.unmarshalOKeyValueInput2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Labels = data
+		case "upsert":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("upsert"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Upsert = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalClusterInput unmarshals raw into the ClusterInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClusterInput(ctx context.Context, raw any) (model.ClusterInput, error) {
+	var out model.ClusterInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClusterInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateApplicationInput(ctx context.Context, obj any) (model.CreateApplicationInput, error) {
 	var it model.CreateApplicationInput
 	if obj == nil {
@@ -15880,6 +16654,59 @@ func (ec *executionContext) unmarshalInputCreateApplicationInput(ctx context.Con
 func UnmarshalCreateApplicationInput(ctx context.Context, raw any) (model.CreateApplicationInput, error) {
 	var out model.CreateApplicationInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateApplicationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCreateProjectInput(ctx context.Context, obj any) (model.CreateProjectInput, error) {
+	var it model.CreateProjectInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["upsert"]; !present {
+		asMap["upsert"] = false
+	}
+
+	fieldsInOrder := [...]string{"manifest", "upsert"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "manifest":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("manifest"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Manifest = data
+		case "upsert":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("upsert"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Upsert = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateProjectInput unmarshals raw into the CreateProjectInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateProjectInput(ctx context.Context, raw any) (model.CreateProjectInput, error) {
+	var out model.CreateProjectInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateProjectInput", raw, &out)
 	return out, err
 }
 
@@ -15946,6 +16773,55 @@ func UnmarshalDeleteApplicationInput(ctx context.Context, raw any) (model.Delete
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputKeyValueInput(ctx context.Context, obj any) (model.KeyValueInput, error) {
+	var it model.KeyValueInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"key", "value"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalKeyValueInput unmarshals raw into the KeyValueInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalKeyValueInput(ctx context.Context, raw any) (model.KeyValueInput, error) {
+	var out model.KeyValueInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "KeyValueInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRefreshApplicationInput(ctx context.Context, obj any) (model.RefreshApplicationInput, error) {
 	var it model.RefreshApplicationInput
 	if obj == nil {
@@ -15996,6 +16872,155 @@ func (ec *executionContext) unmarshalInputRefreshApplicationInput(ctx context.Co
 func UnmarshalRefreshApplicationInput(ctx context.Context, raw any) (model.RefreshApplicationInput, error) {
 	var out model.RefreshApplicationInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RefreshApplicationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRepositoryInput(ctx context.Context, obj any) (model.RepositoryInput, error) {
+	var it model.RepositoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["insecure"]; !present {
+		asMap["insecure"] = false
+	}
+	if _, present := asMap["enableOCI"]; !present {
+		asMap["enableOCI"] = false
+	}
+	if _, present := asMap["template"]; !present {
+		asMap["template"] = false
+	}
+	if _, present := asMap["upsert"]; !present {
+		asMap["upsert"] = false
+	}
+	if _, present := asMap["skipTest"]; !present {
+		asMap["skipTest"] = false
+	}
+
+	fieldsInOrder := [...]string{"url", "type", "name", "project", "username", "password", "sshPrivateKey", "tlsClientCertData", "tlsClientCertKey", "insecure", "enableOCI", "template", "upsert", "skipTest"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "project":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("project"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Project = data
+		case "username":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("username"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Username = data
+		case "password":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("password"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Password = data
+		case "sshPrivateKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sshPrivateKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SSHPrivateKey = data
+		case "tlsClientCertData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tlsClientCertData"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TLSClientCertData = data
+		case "tlsClientCertKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tlsClientCertKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TLSClientCertKey = data
+		case "insecure":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("insecure"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Insecure = data
+		case "enableOCI":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enableOCI"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnableOci = data
+		case "template":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("template"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Template = data
+		case "upsert":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("upsert"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Upsert = data
+		case "skipTest":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("skipTest"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SkipTest = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRepositoryInput unmarshals raw into the RepositoryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRepositoryInput(ctx context.Context, raw any) (model.RepositoryInput, error) {
+	var out model.RepositoryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RepositoryInput", raw, &out)
 	return out, err
 }
 
@@ -16356,6 +17381,55 @@ func (ec *executionContext) unmarshalInputUpdateApplicationSpecInput(ctx context
 func UnmarshalUpdateApplicationSpecInput(ctx context.Context, raw any) (model.UpdateApplicationSpecInput, error) {
 	var out model.UpdateApplicationSpecInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateApplicationSpecInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUpdateProjectSpecInput(ctx context.Context, obj any) (model.UpdateProjectSpecInput, error) {
+	var it model.UpdateProjectSpecInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "spec"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "spec":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spec"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Spec = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateProjectSpecInput unmarshals raw into the UpdateProjectSpecInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateProjectSpecInput(ctx context.Context, raw any) (model.UpdateProjectSpecInput, error) {
+	var out model.UpdateProjectSpecInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateProjectSpecInput", raw, &out)
 	return out, err
 }
 
@@ -18151,6 +19225,55 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "terminateOperation":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_terminateOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createProject":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createProject(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateProjectSpec":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateProjectSpec(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteProject":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteProject(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createRepository":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createRepository(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteRepository":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteRepository(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addCluster":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addCluster(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeCluster":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeCluster(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -20539,6 +21662,14 @@ func (ec *executionContext) marshalNCluster2ᚕgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ret
 }
 
+func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Cluster) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Cluster!")
+		return graphql.Null
+	}
+	return ec._Cluster(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Cluster]) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ClusterConnection!")
@@ -20567,12 +21698,22 @@ func (ec *executionContext) marshalNClusterEdge2ᚕgithubᚗcomᚋgraphcdᚋgrap
 	return ret
 }
 
+func (ec *executionContext) unmarshalNClusterInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterInput(ctx context.Context, v any) (model.ClusterInput, error) {
+	res, err := ec.unmarshalInputClusterInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐComparedTo(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ComparedTo) graphql.Marshaler {
 	return ec._ComparedTo(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNCreateApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateApplicationInput(ctx context.Context, v any) (model.CreateApplicationInput, error) {
 	res, err := ec.unmarshalInputCreateApplicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateProjectInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateProjectInput(ctx context.Context, v any) (model.CreateProjectInput, error) {
+	res, err := ec.unmarshalInputCreateProjectInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -20859,6 +22000,11 @@ func (ec *executionContext) marshalNKeyValue2ᚖgithubᚗcomᚋgraphcdᚋgraphcd
 	return ec._KeyValue(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNKeyValueInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueInput(ctx context.Context, v any) (*model.KeyValueInput, error) {
+	res, err := ec.unmarshalInputKeyValueInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.KubeEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -21017,6 +22163,14 @@ func (ec *executionContext) marshalNProject2ᚕgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ret
 }
 
+func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Project!")
+		return graphql.Null
+	}
+	return ec._Project(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNProjectConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Project]) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ProjectConnection!")
@@ -21104,6 +22258,14 @@ func (ec *executionContext) marshalNRepository2ᚕgithubᚗcomᚋgraphcdᚋgraph
 	return ret
 }
 
+func (ec *executionContext) marshalNRepository2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Repository) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Repository!")
+		return graphql.Null
+	}
+	return ec._Repository(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRepositoryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Repository]) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RepositoryConnection!")
@@ -21130,6 +22292,11 @@ func (ec *executionContext) marshalNRepositoryEdge2ᚕgithubᚗcomᚋgraphcdᚋg
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNRepositoryInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepositoryInput(ctx context.Context, v any) (model.RepositoryInput, error) {
+	res, err := ec.unmarshalInputRepositoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNResourceIgnoreDifferences2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceIgnoreDifferences(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ResourceIgnoreDifferences) graphql.Marshaler {
@@ -21400,6 +22567,11 @@ func (ec *executionContext) marshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapis
 
 func (ec *executionContext) unmarshalNUpdateApplicationSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSpecInput(ctx context.Context, v any) (model.UpdateApplicationSpecInput, error) {
 	res, err := ec.unmarshalInputUpdateApplicationSpecInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateProjectSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateProjectSpecInput(ctx context.Context, v any) (model.UpdateProjectSpecInput, error) {
+	res, err := ec.unmarshalInputUpdateProjectSpecInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -21823,6 +22995,23 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	_ = ctx
 	res := graphql.MarshalInt64(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOKeyValueInput2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueInputᚄ(ctx context.Context, v any) ([]*model.KeyValueInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.KeyValueInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNKeyValueInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOManagedNamespaceMetadata2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐManagedNamespaceMetadata(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ManagedNamespaceMetadata) graphql.Marshaler {

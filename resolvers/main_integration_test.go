@@ -36,8 +36,10 @@ import (
 	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/internal/secretops"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
+	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -54,6 +56,7 @@ var (
 	clusterList *catalog.Clusters
 	repoList    *catalog.Repositories
 	kubeEvents  *catalog.Events
+	repoTester  *reposerver.Local
 	// eventLists counts the API's requests for Events.
 	eventLists atomic.Int64
 	// events is the API's event bus; tests publish on it as the
@@ -94,8 +97,17 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 	}
 	objects, index, events = cat, cat.Apps, eventbus.NewMemory()
 	secretsNS = "graphcd-api"
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretsNS}}
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	for _, name := range []string{secretsNS, "graphcd"} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return fail(err)
+		}
+	}
+	work, err := os.MkdirTemp("", "graphcd-api-repo-")
+	if err != nil {
+		return fail(err)
+	}
+	if repoTester, err = reposerver.NewLocal(reposerver.Options{WorkDir: work}); err != nil {
 		return fail(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)
@@ -128,7 +140,9 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 		Resolver: &resolvers.Resolver{
 			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd",
 			Clusters: clusterList, Repositories: repoList, KubeEvents: kubeEvents,
-			Writer: appops.Service{Client: kube}, Events: bus,
+			ProjectWriter: appops.Service{Client: kube}, RepoTester: repoTester,
+			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
+			Writer:  appops.Service{Client: kube}, Events: bus,
 		},
 	})
 	if err != nil {

@@ -47,6 +47,13 @@ type Resolver struct {
 	// KubeEvents reads the Kubernetes Events of Applications; nil means
 	// none.
 	KubeEvents EventReader
+	// ProjectWriter changes AppProjects; nil makes them read-only.
+	ProjectWriter ProjectWriter
+	// Secrets writes repository and cluster Secrets; nil makes them
+	// read-only.
+	Secrets SecretWriter
+	// RepoTester tests a repository before it is saved; nil skips the test.
+	RepoTester RepoTester
 }
 
 // ApplicationStore is the read side of Applications the API serves from

@@ -199,6 +199,41 @@ func (r *mutationResolver) TerminateOperation(ctx context.Context, input model.A
 	return written(out, err, key)
 }
 
+// CreateProject is the resolver for the createProject field.
+func (r *mutationResolver) CreateProject(ctx context.Context, input model.CreateProjectInput) (*gqlmodel.Project, error) {
+	return r.createProject(ctx, input)
+}
+
+// UpdateProjectSpec is the resolver for the updateProjectSpec field.
+func (r *mutationResolver) UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*gqlmodel.Project, error) {
+	return r.updateProjectSpec(ctx, input)
+}
+
+// DeleteProject is the resolver for the deleteProject field.
+func (r *mutationResolver) DeleteProject(ctx context.Context, name string) (string, error) {
+	return r.deleteProject(ctx, name)
+}
+
+// CreateRepository is the resolver for the createRepository field.
+func (r *mutationResolver) CreateRepository(ctx context.Context, input model.RepositoryInput) (*gqlmodel.Repository, error) {
+	return r.createRepository(ctx, input)
+}
+
+// DeleteRepository is the resolver for the deleteRepository field.
+func (r *mutationResolver) DeleteRepository(ctx context.Context, url string, template bool) (string, error) {
+	return r.deleteRepository(ctx, url, template)
+}
+
+// AddCluster is the resolver for the addCluster field.
+func (r *mutationResolver) AddCluster(ctx context.Context, input model.ClusterInput) (*gqlmodel.Cluster, error) {
+	return r.addCluster(ctx, input)
+}
+
+// RemoveCluster is the resolver for the removeCluster field.
+func (r *mutationResolver) RemoveCluster(ctx context.Context, server string) (string, error) {
+	return r.removeCluster(ctx, server)
+}
+
 // Warn is the resolver for the warn field.
 func (r *orphanedResourcesResolver) Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error) {
 	return obj.Warn == nil || *obj.Warn, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/catalog"
+	"github.com/graphcd/graphcd/internal/secretops"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
@@ -103,6 +104,17 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		log.Info("rendering with a separate repo-server", "addr", o.repoServer.addr)
 	}
 
+	// The API tests repositories with it; the controller renders with it.
+	var svc reposerver.Service = repoServer
+	if repoServer == nil {
+		local, cleanup, err := localRepoServer(log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		svc = local
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	objects, objectsReady, err := catalog.Start(ctx, k.config, o.app.namespace)
@@ -133,6 +145,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Build: build, Namespace: o.app.namespace,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: events, KubeEvents: catalog.NewEvents(kc),
+			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 		},
 		ShutdownTimeout: o.shutdownTimeout,
 	})
@@ -144,15 +157,6 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	}
 	if !o.controller {
 		return srv.Run(ctx) // logs the address it serves on
-	}
-	var svc reposerver.Service = repoServer
-	if repoServer == nil {
-		local, cleanup, err := localRepoServer(log)
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-		svc = local
 	}
 	ctlDone := make(chan error, 1)
 	go func() {

@@ -65,12 +65,50 @@ type ApplicationRef struct {
 	Namespace *string `json:"namespace,omitempty"`
 }
 
+// A destination cluster with its (write-only) credentials.
+type ClusterInput struct {
+	// The name applications use in spec.destination.name.
+	Name string `json:"name"`
+	// The API server URL.
+	Server string `json:"server"`
+	// A bearer token (e.g. a ServiceAccount's).
+	BearerToken *string `json:"bearerToken,omitempty"`
+	// The CA certificate (PEM) the server's certificate must chain to.
+	CaData *string `json:"caData,omitempty"`
+	// A TLS client certificate (PEM).
+	CertData *string `json:"certData,omitempty"`
+	// The TLS client key (PEM).
+	KeyData *string `json:"keyData,omitempty"`
+	// Skip TLS verification.
+	Insecure bool `json:"insecure"`
+	// The name to verify in the server's certificate.
+	ServerName *string `json:"serverName,omitempty"`
+	// Manage only these namespaces.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Manage cluster-scoped resources too when namespaces is set.
+	ClusterResources bool `json:"clusterResources"`
+	// The only project that may use the cluster.
+	Project *string `json:"project,omitempty"`
+	// Labels for cluster selection.
+	Labels []*KeyValueInput `json:"labels,omitempty"`
+	// Replace an existing registration of the same server.
+	Upsert bool `json:"upsert"`
+}
+
 // A new application.
 type CreateApplicationInput struct {
 	// The Application as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
 	// argoproj.io/v1alpha1 as exported from Argo CD). Unknown fields are errors.
 	Manifest string `json:"manifest"`
 	// Update the application if one of that name exists, rather than fail.
+	Upsert bool `json:"upsert"`
+}
+
+// A new AppProject.
+type CreateProjectInput struct {
+	// The AppProject as YAML or JSON (graphcd.io/v1alpha1 or argoproj.io/v1alpha1). Unknown fields are errors.
+	Manifest string `json:"manifest"`
+	// Update the project if one of that name exists, rather than fail.
 	Upsert bool `json:"upsert"`
 }
 
@@ -84,12 +122,52 @@ type DeleteApplicationInput struct {
 	PropagationPolicy PropagationPolicy `json:"propagationPolicy"`
 }
 
+// A label.
+type KeyValueInput struct {
+	// The key.
+	Key string `json:"key"`
+	// The value.
+	Value string `json:"value"`
+}
+
 // A refresh request.
 type RefreshApplicationInput struct {
 	// The application.
 	Application *ApplicationRef `json:"application"`
 	// Render the manifests again rather than reuse cached ones.
 	Hard bool `json:"hard"`
+}
+
+// A repository or credential template, with its (write-only) credentials.
+type RepositoryInput struct {
+	// The URL (https, http, ssh or scp-style; an OCI registry for Helm with enableOCI); a URL prefix for a template.
+	URL string `json:"url"`
+	// git (default) or helm.
+	Type *string `json:"type,omitempty"`
+	// A display name (needed for Helm repositories).
+	Name *string `json:"name,omitempty"`
+	// The only project that may use it.
+	Project *string `json:"project,omitempty"`
+	// HTTPS user name.
+	Username *string `json:"username,omitempty"`
+	// HTTPS password or token.
+	Password *string `json:"password,omitempty"`
+	// SSH private key (PEM).
+	SSHPrivateKey *string `json:"sshPrivateKey,omitempty"`
+	// TLS client certificate (PEM).
+	TLSClientCertData *string `json:"tlsClientCertData,omitempty"`
+	// TLS client key (PEM).
+	TLSClientCertKey *string `json:"tlsClientCertKey,omitempty"`
+	// Skip TLS verification.
+	Insecure bool `json:"insecure"`
+	// Treat a Helm URL without a scheme as an OCI registry.
+	EnableOci bool `json:"enableOCI"`
+	// A credential template (repo-creds) rather than a repository.
+	Template bool `json:"template"`
+	// Replace an existing declaration of the same URL.
+	Upsert bool `json:"upsert"`
+	// Do not reach the repository before saving (templates are never tested).
+	SkipTest bool `json:"skipTest"`
 }
 
 // How a failed sync is retried.
@@ -154,6 +232,14 @@ type SyncResourceInput struct {
 type UpdateApplicationSpecInput struct {
 	// The application.
 	Application *ApplicationRef `json:"application"`
+	// The spec as YAML or JSON (the content of `spec:`). Unknown fields are errors.
+	Spec string `json:"spec"`
+}
+
+// A new spec for a project.
+type UpdateProjectSpecInput struct {
+	// The project's name.
+	Name string `json:"name"`
 	// The spec as YAML or JSON (the content of `spec:`). Unknown fields are errors.
 	Spec string `json:"spec"`
 }

@@ -1,0 +1,247 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/appops"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/internal/secretops"
+	"github.com/graphcd/graphcd/reposerver"
+)
+
+// ProjectWriter changes AppProjects (appops.Service implements it).
+type ProjectWriter interface {
+	CreateProject(ctx context.Context, p *v1alpha1.AppProject, upsert bool) (*v1alpha1.AppProject, error)
+	UpdateProject(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.AppProject)) (*v1alpha1.AppProject, error)
+	DeleteProject(ctx context.Context, key types.NamespacedName) error
+}
+
+// SecretWriter writes repository and cluster Secrets (secretops.Service
+// implements it).
+type SecretWriter interface {
+	PutRepository(ctx context.Context, r secretops.Repository, upsert bool) error
+	DeleteRepository(ctx context.Context, url string, template bool) error
+	PutCluster(ctx context.Context, c secretops.Cluster, upsert bool) error
+	DeleteCluster(ctx context.Context, server string) error
+}
+
+// RepoTester reaches a repository with its credentials
+// (reposerver.Service implements it).
+type RepoTester interface {
+	TestRepository(ctx context.Context, repo reposerver.Repository) error
+}
+
+func (r *Resolver) projectWriter() (ProjectWriter, error) {
+	if r.ProjectWriter == nil {
+		return nil, Errorf(CodeForbidden, "this server is read-only")
+	}
+	return r.ProjectWriter, nil
+}
+
+func (r *Resolver) secretWriter() (SecretWriter, error) {
+	if r.Secrets == nil {
+		return nil, Errorf(CodeForbidden, "this server is read-only")
+	}
+	return r.Secrets, nil
+}
+
+// createProject decodes, authorizes and writes a project manifest.
+func (r *Resolver) createProject(ctx context.Context, in model.CreateProjectInput) (*gqlmodel.Project, error) {
+	var p v1alpha1.AppProject
+	if err := yaml.UnmarshalStrict([]byte(in.Manifest), &p); err != nil {
+		return nil, Errorf(CodeBadUserInput, "manifest: %v", err)
+	}
+	switch {
+	case p.Kind != "AppProject":
+		return nil, Errorf(CodeBadUserInput, "manifest: kind must be AppProject, got %q", p.Kind)
+	case p.APIVersion != v1alpha1.GroupVersion.String() && p.APIVersion != argoGroup+"/v1alpha1":
+		return nil, Errorf(CodeBadUserInput, "manifest: apiVersion must be %s (or %s/v1alpha1), got %q", v1alpha1.GroupVersion, argoGroup, p.APIVersion)
+	case p.Name == "":
+		return nil, Errorf(CodeBadUserInput, "manifest: metadata.name is required")
+	}
+	out := &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: r.Namespace, Labels: p.Labels, Annotations: p.Annotations},
+		Spec:       p.Spec,
+	}
+	if p.Namespace != "" && p.Namespace != r.Namespace {
+		return nil, Errorf(CodeBadUserInput, "manifest: projects live in namespace %q, not %q", r.Namespace, p.Namespace)
+	}
+	if err := r.authorize(ctx, "projects", "create", p.Name); err != nil {
+		return nil, err
+	}
+	if in.Upsert {
+		if err := r.authorize(ctx, "projects", "update", p.Name); err != nil {
+			return nil, err
+		}
+	}
+	w, err := r.projectWriter()
+	if err != nil {
+		return nil, err
+	}
+	created, err := w.CreateProject(ctx, out, in.Upsert)
+	if err != nil {
+		return nil, objectError("project", p.Name, err)
+	}
+	return &gqlmodel.Project{AppProject: created}, nil
+}
+
+func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProjectSpecInput) (*gqlmodel.Project, error) {
+	var spec v1alpha1.AppProjectSpec
+	if err := yaml.UnmarshalStrict([]byte(in.Spec), &spec); err != nil {
+		return nil, Errorf(CodeBadUserInput, "spec: %v", err)
+	}
+	if err := r.authorize(ctx, "projects", "update", in.Name); err != nil {
+		return nil, err
+	}
+	w, err := r.projectWriter()
+	if err != nil {
+		return nil, err
+	}
+	p, err := w.UpdateProject(ctx, types.NamespacedName{Namespace: r.Namespace, Name: in.Name}, func(cur *v1alpha1.AppProject) {
+		cur.Spec = spec
+	})
+	if err != nil {
+		return nil, objectError("project", in.Name, err)
+	}
+	return &gqlmodel.Project{AppProject: p}, nil
+}
+
+func (r *Resolver) deleteProject(ctx context.Context, name string) (string, error) {
+	if err := r.authorize(ctx, "projects", "delete", name); err != nil {
+		return "", err
+	}
+	w, err := r.projectWriter()
+	if err != nil {
+		return "", err
+	}
+	key := types.NamespacedName{Namespace: r.Namespace, Name: name}
+	if err := w.DeleteProject(ctx, key); err != nil {
+		return "", objectError("project", name, err)
+	}
+	return gqlmodel.NodeID(gqlmodel.KindProject, key), nil
+}
+
+func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInput) (*gqlmodel.Repository, error) {
+	repo := secretops.Repository{
+		URL: in.URL, Name: deref(in.Name), Project: deref(in.Project), Type: deref(in.Type),
+		Username: deref(in.Username), Password: deref(in.Password), SSHPrivateKey: deref(in.SSHPrivateKey),
+		TLSClientCertData: deref(in.TLSClientCertData), TLSClientCertKey: deref(in.TLSClientCertKey),
+		Insecure: in.Insecure, EnableOCI: in.EnableOci, Template: in.Template,
+	}
+	if err := repo.Validate(); err != nil {
+		return nil, Errorf(CodeBadUserInput, "repository: %v", err)
+	}
+	if err := r.authorize(ctx, "repositories", "create", in.URL); err != nil {
+		return nil, err
+	}
+	w, err := r.secretWriter()
+	if err != nil {
+		return nil, err
+	}
+	if !in.Template && !in.SkipTest && r.RepoTester != nil {
+		creds := reposerver.Credentials{
+			Username: repo.Username, Password: repo.Password, SSHPrivateKey: []byte(repo.SSHPrivateKey),
+			TLSClientCert: []byte(repo.TLSClientCertData), TLSClientKey: []byte(repo.TLSClientCertKey), Insecure: repo.Insecure,
+		}
+		test := reposerver.Repository{URL: repo.URL, Type: reposerver.RepoType(repo.Type), EnableOCI: repo.EnableOCI, Credentials: &creds}
+		if err := r.RepoTester.TestRepository(ctx, test); err != nil {
+			return nil, &Error{Code: CodeBadUserInput, Message: "repository test failed: " + err.Error(), Err: err}
+		}
+	}
+	if err := w.PutRepository(ctx, repo, in.Upsert); err != nil {
+		return nil, objectError("repository", in.URL, err)
+	}
+	typ := repo.Type
+	if typ == "" {
+		typ = string(reposerver.RepoTypeGit)
+	}
+	return &gqlmodel.Repository{
+		Name: repo.Name, URL: repo.URL, Project: repo.Project, Type: typ, Template: repo.Template,
+		HasCredentials: repo.Username != "" || repo.SSHPrivateKey != "" || repo.TLSClientCertData != "",
+	}, nil
+}
+
+func (r *Resolver) deleteRepository(ctx context.Context, url string, template bool) (string, error) {
+	if err := r.authorize(ctx, "repositories", "delete", url); err != nil {
+		return "", err
+	}
+	w, err := r.secretWriter()
+	if err != nil {
+		return "", err
+	}
+	if err := w.DeleteRepository(ctx, url, template); err != nil {
+		return "", objectError("repository", url, err)
+	}
+	return gqlmodel.Repository{URL: url, Template: template}.ID(), nil
+}
+
+func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*gqlmodel.Cluster, error) {
+	c := secretops.Cluster{
+		Name: in.Name, Server: in.Server, BearerToken: deref(in.BearerToken),
+		CAData: deref(in.CaData), CertData: deref(in.CertData), KeyData: deref(in.KeyData),
+		Insecure: in.Insecure, ServerName: deref(in.ServerName), Namespaces: in.Namespaces,
+		ClusterResources: in.ClusterResources, Project: deref(in.Project), Labels: map[string]string{},
+	}
+	for _, l := range in.Labels {
+		c.Labels[l.Key] = l.Value
+	}
+	if err := c.Validate(); err != nil {
+		return nil, Errorf(CodeBadUserInput, "cluster: %v", err)
+	}
+	if err := r.authorize(ctx, "clusters", "create", in.Server); err != nil {
+		return nil, err
+	}
+	w, err := r.secretWriter()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.PutCluster(ctx, c, in.Upsert); err != nil {
+		return nil, objectError("cluster", in.Server, err)
+	}
+	return &gqlmodel.Cluster{
+		Name: c.Name, Server: c.Server, Namespaces: c.Namespaces, ClusterResources: c.ClusterResources,
+		Project: c.Project, Labels: gqlmodel.KeyValues(c.Labels),
+	}, nil
+}
+
+func (r *Resolver) removeCluster(ctx context.Context, server string) (string, error) {
+	if err := r.authorize(ctx, "clusters", "delete", server); err != nil {
+		return "", err
+	}
+	w, err := r.secretWriter()
+	if err != nil {
+		return "", err
+	}
+	if err := w.DeleteCluster(ctx, server); err != nil {
+		return "", objectError("cluster", server, err)
+	}
+	return gqlmodel.Cluster{Server: server}.ID(), nil
+}
+
+// objectError maps the error of a write to a project, repository or
+// cluster to a coded error.
+func objectError(what, name string, err error) error {
+	switch {
+	case errors.Is(err, appops.ErrProjectInUse):
+		return Errorf(CodeConflict, "%s %s: %v", what, name, err)
+	case errors.Is(err, secretops.ErrExists), apierrors.IsAlreadyExists(err):
+		return Errorf(CodeConflict, "%s %s already exists (set upsert to replace it)", what, name)
+	case errors.Is(err, secretops.ErrNotFound), apierrors.IsNotFound(err):
+		return Errorf(CodeNotFound, "%s %s not found", what, name)
+	case errors.Is(err, secretops.ErrInvalid):
+		return Errorf(CodeBadUserInput, "%s %s: %v", what, name, err)
+	case apierrors.IsConflict(err):
+		return Errorf(CodeConflict, "%s %s changed while being written; try again", what, name)
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		return &Error{Code: CodeBadUserInput, Message: what + " " + name + ": " + statusMessage(err), Err: err}
+	}
+	return err
+}
