@@ -21,16 +21,6 @@ import (
 	appsync "github.com/graphcd/graphcd/controller/sync"
 )
 
-// The finalizers that make deleting an Application delete its resources
-// (a cascading delete). Argo CD's name means foreground propagation, its
-// "/background" variant background propagation; graphcd's own name is an
-// alias of Argo CD's.
-const (
-	ResourcesFinalizer               = "resources-finalizer.graphcd.io"
-	ArgoResourcesFinalizer           = "resources-finalizer.argocd.argoproj.io"
-	ArgoResourcesFinalizerBackground = "resources-finalizer.argocd.argoproj.io/background"
-)
-
 // deletionRecheck is how soon a cascading delete looks again for
 // resources that are still going away; their watch events usually come
 // first.
@@ -39,17 +29,18 @@ const deletionRecheck = 2 * time.Second
 // deletionRetry is how soon a cascading delete that failed is retried.
 const deletionRetry = 10 * time.Second
 
-// cascadeOf returns the cascade finalizers app carries and the propagation
-// policy they ask for: background only when the background finalizer is
-// the only one, foreground otherwise. ok is false without any.
+// cascadeOf returns the cascade finalizers app carries (see
+// v1alpha1.ResourcesFinalizer) and the propagation policy they ask for:
+// background only when the background finalizer is the only one,
+// foreground otherwise. ok is false without any.
 func cascadeOf(app *v1alpha1.Application) (finalizers []string, policy metav1.DeletionPropagation, ok bool) {
 	policy = metav1.DeletePropagationForeground
 	background := false
 	for _, f := range app.Finalizers {
 		switch f {
-		case ResourcesFinalizer, ArgoResourcesFinalizer:
+		case v1alpha1.ResourcesFinalizer, v1alpha1.ArgoResourcesFinalizer:
 			finalizers = append(finalizers, f)
-		case ArgoResourcesFinalizerBackground:
+		case v1alpha1.ArgoResourcesFinalizerBackground:
 			finalizers = append(finalizers, f)
 			background = true
 		}

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller"
 )
 
 // keptConfigMap is a ConfigMap that stays when its application is
@@ -82,9 +81,9 @@ func exists(t *testing.T, dest, kind, name string) bool {
 // stays.
 func TestCascadingDelete(t *testing.T) {
 	t.Parallel()
-	for _, f := range []string{controller.ArgoResourcesFinalizer, controller.ArgoResourcesFinalizerBackground, controller.ResourcesFinalizer} {
+	for _, f := range []string{v1alpha1.ArgoResourcesFinalizer, v1alpha1.ArgoResourcesFinalizerBackground, v1alpha1.ResourcesFinalizer} {
 		name := "cascade-" + map[string]string{
-			controller.ArgoResourcesFinalizer: "argo", controller.ArgoResourcesFinalizerBackground: "background", controller.ResourcesFinalizer: "graphcd",
+			v1alpha1.ArgoResourcesFinalizer: "argo", v1alpha1.ArgoResourcesFinalizerBackground: "background", v1alpha1.ResourcesFinalizer: "graphcd",
 		}[f]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -122,7 +121,7 @@ func TestCascadingDeleteUnknownCluster(t *testing.T) {
 	t.Parallel()
 	const name = "cascade-nowhere"
 	newAppWith(t, name, map[string]string{"app/cm.yaml": configMap("DEST", name, "prod")}, func(a *v1alpha1.Application) {
-		a.Finalizers = []string{controller.ArgoResourcesFinalizer}
+		a.Finalizers = []string{v1alpha1.ArgoResourcesFinalizer}
 		a.Spec.Destination = v1alpha1.ApplicationDestination{Name: "nowhere", Namespace: a.Spec.Destination.Namespace}
 	})
 	waitStatus(t, name, "InvalidSpecError", func(s *v1alpha1.ApplicationStatus) bool {
@@ -138,7 +137,7 @@ func TestCascadingDeleteError(t *testing.T) {
 	t.Parallel()
 	const name = "cascade-refused"
 	_, dest, _ := newAppWith(t, name, map[string]string{"app/cm.yaml": configMap("DEST", name, "prod")},
-		func(a *v1alpha1.Application) { a.Finalizers = []string{controller.ArgoResourcesFinalizer} })
+		func(a *v1alpha1.Application) { a.Finalizers = []string{v1alpha1.ArgoResourcesFinalizer} })
 	requestSync(t, name, manual(v1alpha1.SyncOperation{}))
 	waitStatus(t, name, "synced", opDone(v1alpha1.OperationSucceeded))
 

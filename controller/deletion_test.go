@@ -20,11 +20,11 @@ func TestCascadeOf(t *testing.T) {
 	}{
 		{"none", nil, nil, metav1.DeletePropagationForeground, false},
 		{"foreign only", []string{"example.com/x"}, nil, metav1.DeletePropagationForeground, false},
-		{"argo", []string{"example.com/x", ArgoResourcesFinalizer}, []string{ArgoResourcesFinalizer}, metav1.DeletePropagationForeground, true},
-		{"graphcd", []string{ResourcesFinalizer}, []string{ResourcesFinalizer}, metav1.DeletePropagationForeground, true},
-		{"background", []string{ArgoResourcesFinalizerBackground}, []string{ArgoResourcesFinalizerBackground}, metav1.DeletePropagationBackground, true},
-		{"background and foreground", []string{ArgoResourcesFinalizerBackground, ArgoResourcesFinalizer},
-			[]string{ArgoResourcesFinalizerBackground, ArgoResourcesFinalizer}, metav1.DeletePropagationForeground, true},
+		{"argo", []string{"example.com/x", v1alpha1.ArgoResourcesFinalizer}, []string{v1alpha1.ArgoResourcesFinalizer}, metav1.DeletePropagationForeground, true},
+		{"graphcd", []string{v1alpha1.ResourcesFinalizer}, []string{v1alpha1.ResourcesFinalizer}, metav1.DeletePropagationForeground, true},
+		{"background", []string{v1alpha1.ArgoResourcesFinalizerBackground}, []string{v1alpha1.ArgoResourcesFinalizerBackground}, metav1.DeletePropagationBackground, true},
+		{"background and foreground", []string{v1alpha1.ArgoResourcesFinalizerBackground, v1alpha1.ArgoResourcesFinalizer},
+			[]string{v1alpha1.ArgoResourcesFinalizerBackground, v1alpha1.ArgoResourcesFinalizer}, metav1.DeletePropagationForeground, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

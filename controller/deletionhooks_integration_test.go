@@ -79,7 +79,7 @@ func syncedWithDeletionHooks(t *testing.T, name string, hooks map[string]string,
 		files[k] = v
 	}
 	_, dest, _ = newAppWith(t, name, files, func(a *v1alpha1.Application) {
-		a.Finalizers = []string{controller.ArgoResourcesFinalizer}
+		a.Finalizers = []string{v1alpha1.ArgoResourcesFinalizer}
 	})
 	requestSync(t, name, manual(v1alpha1.SyncOperation{}))
 	app := waitStatus(t, name, "synced", func(s *v1alpha1.ApplicationStatus) bool {

@@ -48,7 +48,7 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv L
 		return nil, err
 	}
 	res, err := r.opts.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
-		Repo: repo, Source: src, Revision: revision, AppName: app.Name, Namespace: dest.Namespace, NoCache: mode == "hard",
+		Repo: repo, Source: src, Revision: revision, AppName: app.Name, Namespace: dest.Namespace, NoCache: mode == v1alpha1.RefreshHard,
 		SignatureKeys: keys,
 	})
 	if err != nil {

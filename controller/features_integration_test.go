@@ -216,7 +216,7 @@ func TestRefreshPicksUpNewCommit(t *testing.T) {
 	if sha == first {
 		t.Fatalf("new commit %s equals the first", sha)
 	}
-	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"normal"}}}`, controller.RefreshAnnotation))
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"normal"}}}`, v1alpha1.RefreshAnnotation))
 	if err := apps.Patch(t.Context(), app, patch); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestRefreshPicksUpNewCommit(t *testing.T) {
 		if err := apps.Get(ctx, types.NamespacedName{Namespace: appNamespace, Name: name}, &a); err != nil {
 			return false, err
 		}
-		_, ok := a.Annotations[controller.RefreshAnnotation]
+		_, ok := a.Annotations[v1alpha1.RefreshAnnotation]
 		return !ok, nil
 	})
 }

@@ -1,12 +1,6 @@
 package controller
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/graphcd/graphcd/api/v1alpha1"
 )
 
@@ -38,53 +32,4 @@ func addHistory(status *v1alpha1.ApplicationStatus, app *v1alpha1.Application, s
 	if n := int64(len(status.History)); n > limit {
 		status.History = append([]v1alpha1.RevisionHistory(nil), status.History[n-limit:]...)
 	}
-}
-
-// ErrRollbackAutoSync is Rollback's answer while automated sync is on: it
-// would sync the app straight back to Git.
-var ErrRollbackAutoSync = errors.New("rollback cannot be initiated when auto-sync is enabled")
-
-// ErrOperationInProgress is returned when an app already has an operation.
-var ErrOperationInProgress = errors.New("another operation is already in progress")
-
-// RollbackOptions are the choices of a rollback beyond the history entry.
-type RollbackOptions struct {
-	// Prune deletes resources the entry's revision does not have.
-	Prune bool
-	// DryRun validates the rollback without changing anything.
-	DryRun bool
-	// InitiatedBy is who asks; it is recorded in the history entry.
-	InitiatedBy v1alpha1.OperationInitiator
-}
-
-// Rollback requests a sync of app back to the revision and source of its
-// history entry historyID, by writing the operation the controller then
-// runs. It refuses while automated sync is on, while another operation is
-// requested or running, and for an id the history does not hold.
-func Rollback(ctx context.Context, c client.Client, app *v1alpha1.Application, historyID int64, opts RollbackOptions) error {
-	if p := app.Spec.SyncPolicy; p != nil && p.Automated != nil && (p.Automated.Enabled == nil || *p.Automated.Enabled) {
-		return ErrRollbackAutoSync
-	}
-	if operationActive(app) {
-		return ErrOperationInProgress
-	}
-	var entry *v1alpha1.RevisionHistory
-	for i := range app.Status.History {
-		if app.Status.History[i].ID == historyID {
-			entry = &app.Status.History[i]
-		}
-	}
-	if entry == nil {
-		return fmt.Errorf("application %s has no history entry with id %d", app.Name, historyID)
-	}
-	src := entry.Source
-	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	app.Operation = &v1alpha1.Operation{
-		Sync:        &v1alpha1.SyncOperation{Revision: entry.Revision, Source: &src, Prune: opts.Prune, DryRun: opts.DryRun},
-		InitiatedBy: opts.InitiatedBy,
-	}
-	if err := c.Patch(ctx, app, patch); err != nil {
-		return fmt.Errorf("request the rollback of %s/%s to history id %d: %w", app.Namespace, app.Name, historyID, err)
-	}
-	return nil
 }

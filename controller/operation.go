@@ -44,12 +44,6 @@ type opOutcome struct {
 	requeue  time.Duration
 }
 
-// operationActive reports whether the app has an operation to work on:
-// one requested in spec.operation, or one in progress in the status.
-func operationActive(app *v1alpha1.Application) bool {
-	return app.Operation != nil || inProgress(app.Status.OperationState)
-}
-
 // inProgress reports whether st is an operation that has not ended
 // (Running, which includes waiting for a retry, or Terminating).
 func inProgress(st *v1alpha1.OperationState) bool {

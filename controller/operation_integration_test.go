@@ -5,6 +5,7 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
@@ -237,7 +239,7 @@ func autoApp(t *testing.T, name string, auto v1alpha1.SyncPolicyAutomated, files
 func refresh(t *testing.T, name string) {
 	t.Helper()
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name}}
-	patch := []byte(`{"metadata":{"annotations":{"` + controller.RefreshAnnotation + `":"normal"}}}`)
+	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.RefreshAnnotation + `":"normal"}}}`)
 	if err := apps.Patch(t.Context(), app, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
@@ -427,11 +429,14 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("mode after the second sync %q", got)
 	}
 
-	app := getApp(t, name)
-	if err := controller.Rollback(t.Context(), apps, app, 1, controller.RollbackOptions{InitiatedBy: v1alpha1.OperationInitiator{Username: "bob"}}); err != nil {
+	// The API's rollback (internal/appops) writes the operation; the
+	// controller runs it like any sync.
+	ops := appops.Service{Client: apps}
+	key := types.NamespacedName{Namespace: appNamespace, Name: name}
+	if _, err := ops.Rollback(t.Context(), key, 1, v1alpha1.SyncOperation{}, v1alpha1.OperationInitiator{Username: "bob"}); err != nil {
 		t.Fatal(err)
 	}
-	app = waitStatus(t, name, "rolled back", func(s *v1alpha1.ApplicationStatus) bool {
+	app := waitStatus(t, name, "rolled back", func(s *v1alpha1.ApplicationStatus) bool {
 		return len(s.History) == 3 && s.OperationState.FinishedAt != nil
 	})
 	h := app.Status.History[2]
@@ -441,12 +446,16 @@ func TestRollback(t *testing.T) {
 	if got := mode(); got != "v1" {
 		t.Errorf("mode after the rollback %q, want v1", got)
 	}
-	if err := controller.Rollback(t.Context(), apps, app, 99, controller.RollbackOptions{}); err == nil || !strings.Contains(err.Error(), "no history entry with id 99") {
-		t.Errorf("rollback to a missing id: %v", err)
+	if _, err := ops.Rollback(t.Context(), key, 99, v1alpha1.SyncOperation{}, v1alpha1.OperationInitiator{}); !errors.Is(err, appops.ErrNoHistory) {
+		t.Errorf("rollback to a missing id: %v, want %v", err, appops.ErrNoHistory)
 	}
-	app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
-	if err := controller.Rollback(t.Context(), apps, app, 1, controller.RollbackOptions{}); err == nil || err.Error() != "rollback cannot be initiated when auto-sync is enabled" {
-		t.Errorf("rollback with auto-sync on: %v", err)
+	spec := app.Spec
+	spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
+	if _, err := ops.UpdateSpec(t.Context(), key, spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.Rollback(t.Context(), key, 1, v1alpha1.SyncOperation{}, v1alpha1.OperationInitiator{}); !errors.Is(err, appops.ErrRollbackAutoSync) {
+		t.Errorf("rollback with auto-sync on: %v, want %v", err, appops.ErrRollbackAutoSync)
 	}
 }
 

@@ -60,12 +60,6 @@ type LiveState interface {
 	DryRunApply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
 }
 
-// Refresh annotations, graphcd's and Argo CD's.
-const (
-	RefreshAnnotation     = "graphcd.io/refresh"
-	ArgoRefreshAnnotation = "argocd.argoproj.io/refresh"
-)
-
 // InClusterServer is the destination server of the cluster graphcd runs in.
 const InClusterServer = "https://kubernetes.default.svc"
 
@@ -629,7 +623,7 @@ func keepRequests(ours, theirs *v1alpha1.ApplicationStatus) {
 }
 
 func refreshMode(app *v1alpha1.Application) string {
-	for _, k := range []string{RefreshAnnotation, ArgoRefreshAnnotation} {
+	for _, k := range []string{v1alpha1.RefreshAnnotation, v1alpha1.ArgoRefreshAnnotation} {
 		if v := app.Annotations[k]; v != "" {
 			return v
 		}
@@ -640,8 +634,8 @@ func refreshMode(app *v1alpha1.Application) string {
 // clearRefresh removes a served refresh request, as Argo CD does.
 func (r *Reconciler) clearRefresh(ctx context.Context, app *v1alpha1.Application) error {
 	patch := client.MergeFrom(app.DeepCopy())
-	delete(app.Annotations, RefreshAnnotation)
-	delete(app.Annotations, ArgoRefreshAnnotation)
+	delete(app.Annotations, v1alpha1.RefreshAnnotation)
+	delete(app.Annotations, v1alpha1.ArgoRefreshAnnotation)
 	return client.IgnoreNotFound(r.client.Patch(ctx, app, patch))
 }
 

@@ -37,21 +37,12 @@ var (
 	ErrNoHistory = errors.New("no history entry with that id")
 )
 
-// The finalizers that make a delete cascade to the app's resources (the
-// controller's names; see controller/deletion.go).
+// Values of the refresh annotation the controller honours.
 const (
-	cascadeForeground = "resources-finalizer.argocd.argoproj.io"
-	cascadeBackground = "resources-finalizer.argocd.argoproj.io/background"
-	cascadeGraphcd    = "resources-finalizer.graphcd.io"
-)
-
-// Refresh annotations the controller honours.
-const (
-	refreshAnnotation = "argocd.argoproj.io/refresh"
 	// RefreshNormal compares again with the cached manifests of the
 	// revision; RefreshHard renders the manifests again.
-	RefreshNormal = "normal"
-	RefreshHard   = "hard"
+	RefreshNormal = v1alpha1.RefreshNormal
+	RefreshHard   = v1alpha1.RefreshHard
 )
 
 // Service writes Applications through a Kubernetes client.
@@ -89,12 +80,12 @@ func (s Service) UpdateSpec(ctx context.Context, key types.NamespacedName, spec 
 func (s Service) Delete(ctx context.Context, key types.NamespacedName, cascade bool, policy metav1.DeletionPropagation) error {
 	_, err := s.update(ctx, key, func(cur *v1alpha1.Application) error {
 		fins := slices.DeleteFunc(slices.Clone(cur.Finalizers), func(f string) bool {
-			return f == cascadeForeground || f == cascadeBackground || f == cascadeGraphcd
+			return f == v1alpha1.ArgoResourcesFinalizer || f == v1alpha1.ArgoResourcesFinalizerBackground || f == v1alpha1.ResourcesFinalizer
 		})
 		if cascade {
-			fin := cascadeForeground
+			fin := v1alpha1.ArgoResourcesFinalizer
 			if policy == metav1.DeletePropagationBackground {
-				fin = cascadeBackground
+				fin = v1alpha1.ArgoResourcesFinalizerBackground
 			}
 			fins = append(fins, fin)
 		}
@@ -187,7 +178,7 @@ func (s Service) Refresh(ctx context.Context, key types.NamespacedName, hard boo
 		if cur.Annotations == nil {
 			cur.Annotations = map[string]string{}
 		}
-		cur.Annotations[refreshAnnotation] = kind
+		cur.Annotations[v1alpha1.ArgoRefreshAnnotation] = kind
 		return nil
 	})
 }

@@ -1,0 +1,29 @@
+package v1alpha1
+
+// Finalizers that make deleting an Application delete its resources first
+// (a cascading delete); the controller removes them once the resources
+// are gone. Argo CD's name means foreground propagation, its "/background"
+// variant background propagation; graphcd's own name is an alias of Argo
+// CD's. The API writes them, the controller acts on them.
+const (
+	ResourcesFinalizer               = "resources-finalizer.graphcd.io"
+	ArgoResourcesFinalizer           = "resources-finalizer.argocd.argoproj.io"
+	ArgoResourcesFinalizerBackground = "resources-finalizer.argocd.argoproj.io/background"
+)
+
+// Annotations that ask the controller to compare an Application again now,
+// graphcd's and Argo CD's; the controller removes them once served. Their
+// value is RefreshNormal or RefreshHard.
+const (
+	RefreshAnnotation     = "graphcd.io/refresh"
+	ArgoRefreshAnnotation = "argocd.argoproj.io/refresh"
+)
+
+// Values of the refresh annotations.
+const (
+	// RefreshNormal compares again with the cached manifests of the
+	// revision.
+	RefreshNormal = "normal"
+	// RefreshHard renders the manifests again first.
+	RefreshHard = "hard"
+)
