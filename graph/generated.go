@@ -10,11 +10,13 @@ import (
 	"math"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"github.com/graphcd/graphcd/internal/scalars"
@@ -42,11 +44,13 @@ type ResolverRoot interface {
 	JWTToken() JWTTokenResolver
 	KustomizeReplica() KustomizeReplicaResolver
 	ManagedNamespaceMetadata() ManagedNamespaceMetadataResolver
+	ManagedResource() ManagedResourceResolver
 	Mutation() MutationResolver
 	OrphanedResources() OrphanedResourcesResolver
 	PluginParameter() PluginParameterResolver
 	Project() ProjectResolver
 	Query() QueryResolver
+	ResourceNode() ResourceNodeResolver
 	ResourceResult() ResourceResultResolver
 	Subscription() SubscriptionResolver
 	SyncPolicyAutomated() SyncPolicyAutomatedResolver
@@ -57,20 +61,22 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	Application struct {
-		Annotations func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Deleting    func(childComplexity int) int
-		Events      func(childComplexity int, first int32) int
-		ID          func(childComplexity int) int
-		Labels      func(childComplexity int) int
-		Name        func(childComplexity int) int
-		Namespace   func(childComplexity int) int
-		Operation   func(childComplexity int) int
-		Project     func(childComplexity int) int
-		Spec        func(childComplexity int) int
-		Status      func(childComplexity int) int
-		UID         func(childComplexity int) int
-		Yaml        func(childComplexity int) int
+		Annotations      func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Deleting         func(childComplexity int) int
+		Events           func(childComplexity int, first int32) int
+		ID               func(childComplexity int) int
+		Labels           func(childComplexity int) int
+		ManagedResources func(childComplexity int, filter *model.ManagedResourceFilter) int
+		Name             func(childComplexity int) int
+		Namespace        func(childComplexity int) int
+		Operation        func(childComplexity int) int
+		Project          func(childComplexity int) int
+		ResourceTree     func(childComplexity int) int
+		Spec             func(childComplexity int) int
+		Status           func(childComplexity int) int
+		UID              func(childComplexity int) int
+		Yaml             func(childComplexity int) int
 	}
 
 	ApplicationCondition struct {
@@ -306,6 +312,21 @@ type ComplexityRoot struct {
 		Labels      func(childComplexity int) int
 	}
 
+	ManagedResource struct {
+		Desired         func(childComplexity int) int
+		Diff            func(childComplexity int) int
+		Group           func(childComplexity int) int
+		Health          func(childComplexity int) int
+		Hook            func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		Live            func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Namespace       func(childComplexity int) int
+		RequiresPruning func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Version         func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddCluster            func(childComplexity int, input model.ClusterInput) int
 		CreateApplication     func(childComplexity int, input model.CreateApplicationInput) int
@@ -457,6 +478,35 @@ type ComplexityRoot struct {
 		Namespace             func(childComplexity int) int
 	}
 
+	ResourceInfo struct {
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
+	ResourceNode struct {
+		CreatedAt       func(childComplexity int) int
+		Group           func(childComplexity int) int
+		Health          func(childComplexity int) int
+		Images          func(childComplexity int) int
+		Info            func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Namespace       func(childComplexity int) int
+		ParentRefs      func(childComplexity int) int
+		ResourceVersion func(childComplexity int) int
+		Sync            func(childComplexity int) int
+		UID             func(childComplexity int) int
+		Version         func(childComplexity int) int
+	}
+
+	ResourceRef struct {
+		Group     func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		UID       func(childComplexity int) int
+	}
+
 	ResourceResult struct {
 		Group     func(childComplexity int) int
 		HookPhase func(childComplexity int) int
@@ -484,6 +534,13 @@ type ComplexityRoot struct {
 		Version         func(childComplexity int) int
 	}
 
+	ResourceTree struct {
+		ReconciledAt func(childComplexity int) int
+		Revision     func(childComplexity int) int
+		Tree         func(childComplexity int) int
+		Truncated    func(childComplexity int) int
+	}
+
 	RetryStrategy struct {
 		Backoff func(childComplexity int) int
 		Limit   func(childComplexity int) int
@@ -507,6 +564,7 @@ type ComplexityRoot struct {
 	Subscription struct {
 		Application       func(childComplexity int, name string, namespace *string) int
 		ApplicationEvents func(childComplexity int, filter *model.ApplicationEventFilter) int
+		ResourceTree      func(childComplexity int, name string, namespace *string) int
 	}
 
 	SyncOperation struct {
@@ -592,6 +650,8 @@ type ComplexityRoot struct {
 
 type ApplicationResolver interface {
 	Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error)
+	ResourceTree(ctx context.Context, obj *gqlmodel.Application) (*appstate.State, error)
+	ManagedResources(ctx context.Context, obj *gqlmodel.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error)
 	Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error)
 }
 type ApplicationConditionResolver interface {
@@ -620,6 +680,9 @@ type KustomizeReplicaResolver interface {
 type ManagedNamespaceMetadataResolver interface {
 	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
 	Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
+}
+type ManagedResourceResolver interface {
+	Status(ctx context.Context, obj *appstate.ManagedResource) (v1alpha1.SyncStatusCode, error)
 }
 type MutationResolver interface {
 	CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*gqlmodel.Application, error)
@@ -657,6 +720,9 @@ type QueryResolver interface {
 	Clusters(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Cluster], error)
 	Repositories(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Repository], error)
 }
+type ResourceNodeResolver interface {
+	Sync(ctx context.Context, obj *appstate.Node) (*v1alpha1.SyncStatusCode, error)
+}
 type ResourceResultResolver interface {
 	Status(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
 
@@ -667,6 +733,7 @@ type ResourceResultResolver interface {
 type SubscriptionResolver interface {
 	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *gqlmodel.ApplicationEvent, error)
 	Application(ctx context.Context, name string, namespace *string) (<-chan *gqlmodel.Application, error)
+	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *appstate.State, error)
 }
 type SyncPolicyAutomatedResolver interface {
 	Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error)
@@ -731,6 +798,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Labels(childComplexity), true
+	case "Application.managedResources":
+		if e.ComplexityRoot.Application.ManagedResources == nil {
+			break
+		}
+
+		args, err := ec.field_Application_managedResources_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Application.ManagedResources(childComplexity, args["filter"].(*model.ManagedResourceFilter)), true
 	case "Application.name":
 		if e.ComplexityRoot.Application.Name == nil {
 			break
@@ -755,6 +833,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Project(childComplexity), true
+	case "Application.resourceTree":
+		if e.ComplexityRoot.Application.ResourceTree == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.ResourceTree(childComplexity), true
 	case "Application.spec":
 		if e.ComplexityRoot.Application.Spec == nil {
 			break
@@ -1651,6 +1735,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ManagedNamespaceMetadata.Labels(childComplexity), true
 
+	case "ManagedResource.desired":
+		if e.ComplexityRoot.ManagedResource.Desired == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Desired(childComplexity), true
+	case "ManagedResource.diff":
+		if e.ComplexityRoot.ManagedResource.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Diff(childComplexity), true
+	case "ManagedResource.group":
+		if e.ComplexityRoot.ManagedResource.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Group(childComplexity), true
+	case "ManagedResource.health":
+		if e.ComplexityRoot.ManagedResource.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Health(childComplexity), true
+	case "ManagedResource.hook":
+		if e.ComplexityRoot.ManagedResource.Hook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Hook(childComplexity), true
+	case "ManagedResource.kind":
+		if e.ComplexityRoot.ManagedResource.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Kind(childComplexity), true
+	case "ManagedResource.live":
+		if e.ComplexityRoot.ManagedResource.Live == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Live(childComplexity), true
+	case "ManagedResource.name":
+		if e.ComplexityRoot.ManagedResource.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Name(childComplexity), true
+	case "ManagedResource.namespace":
+		if e.ComplexityRoot.ManagedResource.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Namespace(childComplexity), true
+	case "ManagedResource.requiresPruning":
+		if e.ComplexityRoot.ManagedResource.RequiresPruning == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.RequiresPruning(childComplexity), true
+	case "ManagedResource.status":
+		if e.ComplexityRoot.ManagedResource.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Status(childComplexity), true
+	case "ManagedResource.version":
+		if e.ComplexityRoot.ManagedResource.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ManagedResource.Version(childComplexity), true
+
 	case "Mutation.addCluster":
 		if e.ComplexityRoot.Mutation.AddCluster == nil {
 			break
@@ -2362,6 +2519,129 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResourceIgnoreDifferences.Namespace(childComplexity), true
 
+	case "ResourceInfo.name":
+		if e.ComplexityRoot.ResourceInfo.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceInfo.Name(childComplexity), true
+	case "ResourceInfo.value":
+		if e.ComplexityRoot.ResourceInfo.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceInfo.Value(childComplexity), true
+
+	case "ResourceNode.createdAt":
+		if e.ComplexityRoot.ResourceNode.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.CreatedAt(childComplexity), true
+	case "ResourceNode.group":
+		if e.ComplexityRoot.ResourceNode.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Group(childComplexity), true
+	case "ResourceNode.health":
+		if e.ComplexityRoot.ResourceNode.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Health(childComplexity), true
+	case "ResourceNode.images":
+		if e.ComplexityRoot.ResourceNode.Images == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Images(childComplexity), true
+	case "ResourceNode.info":
+		if e.ComplexityRoot.ResourceNode.Info == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Info(childComplexity), true
+	case "ResourceNode.kind":
+		if e.ComplexityRoot.ResourceNode.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Kind(childComplexity), true
+	case "ResourceNode.name":
+		if e.ComplexityRoot.ResourceNode.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Name(childComplexity), true
+	case "ResourceNode.namespace":
+		if e.ComplexityRoot.ResourceNode.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Namespace(childComplexity), true
+	case "ResourceNode.parentRefs":
+		if e.ComplexityRoot.ResourceNode.ParentRefs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.ParentRefs(childComplexity), true
+	case "ResourceNode.resourceVersion":
+		if e.ComplexityRoot.ResourceNode.ResourceVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.ResourceVersion(childComplexity), true
+	case "ResourceNode.sync":
+		if e.ComplexityRoot.ResourceNode.Sync == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Sync(childComplexity), true
+	case "ResourceNode.uid":
+		if e.ComplexityRoot.ResourceNode.UID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.UID(childComplexity), true
+	case "ResourceNode.version":
+		if e.ComplexityRoot.ResourceNode.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Version(childComplexity), true
+
+	case "ResourceRef.group":
+		if e.ComplexityRoot.ResourceRef.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceRef.Group(childComplexity), true
+	case "ResourceRef.kind":
+		if e.ComplexityRoot.ResourceRef.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceRef.Kind(childComplexity), true
+	case "ResourceRef.name":
+		if e.ComplexityRoot.ResourceRef.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceRef.Name(childComplexity), true
+	case "ResourceRef.namespace":
+		if e.ComplexityRoot.ResourceRef.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceRef.Namespace(childComplexity), true
+	case "ResourceRef.uid":
+		if e.ComplexityRoot.ResourceRef.UID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceRef.UID(childComplexity), true
+
 	case "ResourceResult.group":
 		if e.ComplexityRoot.ResourceResult.Group == nil {
 			break
@@ -2490,6 +2770,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResourceStatus.Version(childComplexity), true
 
+	case "ResourceTree.reconciledAt":
+		if e.ComplexityRoot.ResourceTree.ReconciledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceTree.ReconciledAt(childComplexity), true
+	case "ResourceTree.revision":
+		if e.ComplexityRoot.ResourceTree.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceTree.Revision(childComplexity), true
+	case "ResourceTree.nodes":
+		if e.ComplexityRoot.ResourceTree.Tree == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceTree.Tree(childComplexity), true
+	case "ResourceTree.truncated":
+		if e.ComplexityRoot.ResourceTree.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceTree.Truncated(childComplexity), true
+
 	case "RetryStrategy.backoff":
 		if e.ComplexityRoot.RetryStrategy.Backoff == nil {
 			break
@@ -2581,6 +2886,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ApplicationEvents(childComplexity, args["filter"].(*model.ApplicationEventFilter)), true
+	case "Subscription.resourceTree":
+		if e.ComplexityRoot.Subscription.ResourceTree == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_resourceTree_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ResourceTree(childComplexity, args["name"].(string), args["namespace"].(*string)), true
 
 	case "SyncOperation.dryRun":
 		if e.ComplexityRoot.SyncOperation.DryRun == nil {
@@ -2869,6 +3185,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreateProjectInput", ec.unmarshalInputCreateProjectInput),
 			graphql.NewInputUnmarshaler("DeleteApplicationInput", ec.unmarshalInputDeleteApplicationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
+			graphql.NewInputUnmarshaler("ManagedResourceFilter", ec.unmarshalInputManagedResourceFilter),
 			graphql.NewInputUnmarshaler("RefreshApplicationInput", ec.unmarshalInputRefreshApplicationInput),
 			graphql.NewInputUnmarshaler("RepositoryInput", ec.unmarshalInputRepositoryInput),
 			graphql.NewInputUnmarshaler("RetryInput", ec.unmarshalInputRetryInput),
@@ -3378,6 +3695,16 @@ type Subscription {
     "The namespace of the Application object; the server's own when omitted."
     namespace: String
   ): Application
+  """
+  An application's resource tree now, then again each time the controller
+  rebuilds it; null until it has one.
+  """
+  resourceTree(
+    "The Application's name."
+    name: String!
+    "The namespace of the Application object; the server's own when omitted."
+    namespace: String
+  ): ResourceTree
 }
 
 """
@@ -3875,11 +4202,143 @@ type Application implements Node {
   operation: Operation
   "The whole Application object as YAML, as kubectl would print it (without managedFields)."
   yaml: String!
+  """
+  The application's resources and their children (ReplicaSets, Pods ...)
+  as the controller last saw them; null until it has compared the
+  application once.
+  """
+  resourceTree: ResourceTree
+  """
+  The resources Git declares or the application tracks, each with its live
+  and desired YAML and the diff between them (Secret values masked).
+  """
+  managedResources(
+    "Which resources; all when omitted."
+    filter: ManagedResourceFilter
+  ): [ManagedResource!]!
   "The Kubernetes Events about the application, newest first."
   events(
     "How many events to return, 0 to 500."
     first: Int! = 50
   ): [KubernetesEvent!]!
+}
+
+"""
+The live objects of an application: its resources and everything they own.
+"""
+type ResourceTree {
+  "The objects; children name their owners in parentRefs."
+  nodes: [ResourceNode!]!
+  "The revision the application was compared with."
+  revision: String!
+  "When the controller built the tree."
+  reconciledAt: Time!
+  "True when the tree was cut to stay under the size limit."
+  truncated: Boolean!
+}
+
+"""
+One live object.
+"""
+type ResourceNode {
+  "The API group; empty for the core group."
+  group: String!
+  "The API version."
+  version: String!
+  "The kind."
+  kind: String!
+  "The namespace; empty for cluster-scoped objects."
+  namespace: String!
+  "The name."
+  name: String!
+  "The Kubernetes UID."
+  uid: String!
+  "The objects that own this one."
+  parentRefs: [ResourceRef!]!
+  "The health, for kinds with a health check."
+  health: HealthStatus
+  "How it compares with Git, for the application's own resources; null for children."
+  sync: SyncStatusCode
+  "Facts about the object, such as a Pod's phase, readiness and restarts."
+  info: [ResourceInfo!]!
+  "Container images."
+  images: [String!]!
+  "When the object was created."
+  createdAt: Time!
+  "The object's resourceVersion."
+  resourceVersion: String!
+}
+
+"""
+A reference to an owning object.
+"""
+type ResourceRef {
+  "The API group."
+  group: String!
+  "The kind."
+  kind: String!
+  "The namespace."
+  namespace: String!
+  "The name."
+  name: String!
+  "The Kubernetes UID."
+  uid: String!
+}
+
+"""
+A fact about a live object.
+"""
+type ResourceInfo {
+  "What, e.g. \"Status Reason\" or \"Containers\"."
+  name: String!
+  "Its value, e.g. \"Running\" or \"1/1\"."
+  value: String!
+}
+
+"""
+Selects managed resources; every field given must match.
+"""
+input ManagedResourceFilter {
+  "The API group."
+  group: String
+  "The kind."
+  kind: String
+  "The namespace."
+  namespace: String
+  "The name."
+  name: String
+  "Only resources that differ from Git."
+  outOfSyncOnly: Boolean
+}
+
+"""
+A resource Git declares or the application tracks, compared.
+"""
+type ManagedResource {
+  "The API group."
+  group: String!
+  "The API version."
+  version: String!
+  "The kind."
+  kind: String!
+  "The namespace."
+  namespace: String!
+  "The name."
+  name: String!
+  "How it compares with Git."
+  status: SyncStatusCode!
+  "Its health."
+  health: HealthStatus
+  "Whether it is a hook."
+  hook: Boolean!
+  "Whether Git no longer declares it."
+  requiresPruning: Boolean!
+  "The live object as YAML; empty when it does not exist. Secret values are masked."
+  live: String!
+  "The desired object as YAML; empty when Git no longer declares it. Secret values are masked."
+  desired: String!
+  "The unified diff from live to desired; empty when in sync. Secret values are masked."
+  diff: String!
 }
 
 """
@@ -4578,6 +5037,10 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_operation(ctx, field)
 	case "yaml":
 		return ec.fieldContext_Application_yaml(ctx, field)
+	case "resourceTree":
+		return ec.fieldContext_Application_resourceTree(ctx, field)
+	case "managedResources":
+		return ec.fieldContext_Application_managedResources(ctx, field)
 	case "events":
 		return ec.fieldContext_Application_events(ctx, field)
 	}
@@ -5050,6 +5513,36 @@ func (ec *executionContext) childFields_ManagedNamespaceMetadata(ctx context.Con
 	return nil, fmt.Errorf("no field named %q was found under type ManagedNamespaceMetadata", field.Name)
 }
 
+func (ec *executionContext) childFields_ManagedResource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ManagedResource_group(ctx, field)
+	case "version":
+		return ec.fieldContext_ManagedResource_version(ctx, field)
+	case "kind":
+		return ec.fieldContext_ManagedResource_kind(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ManagedResource_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_ManagedResource_name(ctx, field)
+	case "status":
+		return ec.fieldContext_ManagedResource_status(ctx, field)
+	case "health":
+		return ec.fieldContext_ManagedResource_health(ctx, field)
+	case "hook":
+		return ec.fieldContext_ManagedResource_hook(ctx, field)
+	case "requiresPruning":
+		return ec.fieldContext_ManagedResource_requiresPruning(ctx, field)
+	case "live":
+		return ec.fieldContext_ManagedResource_live(ctx, field)
+	case "desired":
+		return ec.fieldContext_ManagedResource_desired(ctx, field)
+	case "diff":
+		return ec.fieldContext_ManagedResource_diff(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ManagedResource", field.Name)
+}
+
 func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "sync":
@@ -5296,6 +5789,64 @@ func (ec *executionContext) childFields_ResourceIgnoreDifferences(ctx context.Co
 	return nil, fmt.Errorf("no field named %q was found under type ResourceIgnoreDifferences", field.Name)
 }
 
+func (ec *executionContext) childFields_ResourceInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ResourceInfo_name(ctx, field)
+	case "value":
+		return ec.fieldContext_ResourceInfo_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ResourceNode_group(ctx, field)
+	case "version":
+		return ec.fieldContext_ResourceNode_version(ctx, field)
+	case "kind":
+		return ec.fieldContext_ResourceNode_kind(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ResourceNode_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_ResourceNode_name(ctx, field)
+	case "uid":
+		return ec.fieldContext_ResourceNode_uid(ctx, field)
+	case "parentRefs":
+		return ec.fieldContext_ResourceNode_parentRefs(ctx, field)
+	case "health":
+		return ec.fieldContext_ResourceNode_health(ctx, field)
+	case "sync":
+		return ec.fieldContext_ResourceNode_sync(ctx, field)
+	case "info":
+		return ec.fieldContext_ResourceNode_info(ctx, field)
+	case "images":
+		return ec.fieldContext_ResourceNode_images(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ResourceNode_createdAt(ctx, field)
+	case "resourceVersion":
+		return ec.fieldContext_ResourceNode_resourceVersion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceNode", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_ResourceRef_group(ctx, field)
+	case "kind":
+		return ec.fieldContext_ResourceRef_kind(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ResourceRef_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_ResourceRef_name(ctx, field)
+	case "uid":
+		return ec.fieldContext_ResourceRef_uid(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceRef", field.Name)
+}
+
 func (ec *executionContext) childFields_ResourceResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "group":
@@ -5348,6 +5899,20 @@ func (ec *executionContext) childFields_ResourceStatus(ctx context.Context, fiel
 		return ec.fieldContext_ResourceStatus_syncWave(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceTree(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_ResourceTree_nodes(ctx, field)
+	case "revision":
+		return ec.fieldContext_ResourceTree_revision(ctx, field)
+	case "reconciledAt":
+		return ec.fieldContext_ResourceTree_reconciledAt(ctx, field)
+	case "truncated":
+		return ec.fieldContext_ResourceTree_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceTree", field.Name)
 }
 
 func (ec *executionContext) childFields_RetryStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5669,6 +6234,20 @@ func (ec *executionContext) field_Application_events_args(ctx context.Context, r
 		return nil, err
 	}
 	args["first"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Application_managedResources_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ManagedResourceFilter, error) {
+			return ec.unmarshalOManagedResourceFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResourceFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
 	return args, nil
 }
 
@@ -6081,6 +6660,28 @@ func (ec *executionContext) field_Subscription_applicationEvents_args(ctx contex
 }
 
 func (ec *executionContext) field_Subscription_application_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_resourceTree_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
@@ -6518,6 +7119,82 @@ func (ec *executionContext) _Application_yaml(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Application_yaml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Application", field, true, true, "String")
+}
+
+func (ec *executionContext) _Application_resourceTree(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_resourceTree(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Application().ResourceTree(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *appstate.State) graphql.Marshaler {
+			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Application_resourceTree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceTree(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_managedResources(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_managedResources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Application().ManagedResources(ctx, obj, fc.Args["filter"].(*model.ManagedResourceFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*appstate.ManagedResource) graphql.Marshaler {
+			return ec.marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_managedResources(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ManagedResource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Application_managedResources_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Application_events(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
@@ -10162,6 +10839,291 @@ func (ec *executionContext) fieldContext_ManagedNamespaceMetadata_annotations(_ 
 	return fc, nil
 }
 
+func (ec *executionContext) _ManagedResource_group(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ManagedResource_version(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ManagedResource_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ManagedResource_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ManagedResource_name(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ManagedResource_status(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ManagedResource().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SyncStatusCode) graphql.Marshaler {
+			return ec.marshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, true, true, "SyncStatusCode")
+}
+
+func (ec *executionContext) _ManagedResource_health(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.HealthStatus) graphql.Marshaler {
+			return ec.marshalOHealthStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ManagedResource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ManagedResource_hook(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_hook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_hook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ManagedResource_requiresPruning(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_requiresPruning(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequiresPruning, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_requiresPruning(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ManagedResource_live(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_live(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Live, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_live(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ManagedResource_desired(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_desired(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Desired, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_desired(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ManagedResource_diff(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ManagedResource_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ManagedResource_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
+}
+
 func (ec *executionContext) _Mutation_createApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13183,6 +14145,493 @@ func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_managedFields
 	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
 }
 
+func (ec *executionContext) _ResourceInfo_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Info) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceInfo_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceInfo_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceInfo_value(ctx context.Context, field graphql.CollectedField, obj *appstate.Info) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceInfo_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceInfo_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceNode_group(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceNode_version(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceNode_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceNode_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceNode_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceNode_uid(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_uid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_uid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceNode_parentRefs(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_parentRefs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParentRefs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Ref) graphql.Marshaler {
+			return ec.marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_parentRefs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceNode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceNode_health(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.HealthStatus) graphql.Marshaler {
+			return ec.marshalOHealthStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceNode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_sync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceNode().Sync(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncStatusCode) graphql.Marshaler {
+			return ec.marshalOSyncStatusCode2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_sync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, true, true, "SyncStatusCode")
+}
+
+func (ec *executionContext) _ResourceNode_info(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_info(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Info, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Info) graphql.Marshaler {
+			return ec.marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfoᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_info(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceNode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceNode_images(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_images(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Images, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_images(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceNode_createdAt(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ResourceNode_resourceVersion(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_resourceVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_resourceVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceRef_group(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceRef_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceRef_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceRef_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceRef_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceRef_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceRef_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceRef_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceRef_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceRef_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceRef_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceRef_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceRef_uid(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceRef_uid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceRef_uid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
+}
+
 func (ec *executionContext) _ResourceResult_group(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13675,6 +15124,107 @@ func (ec *executionContext) fieldContext_ResourceStatus_syncWave(_ context.Conte
 	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "Int")
 }
 
+func (ec *executionContext) _ResourceTree_nodes(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceTree_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tree, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Node) graphql.Marshaler {
+			return ec.marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceTree_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceTree",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceTree_revision(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceTree_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceTree_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceTree_reconciledAt(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceTree_reconciledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReconciledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceTree_reconciledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ResourceTree_truncated(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceTree_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceTree_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _RetryStrategy_limit(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RetryStrategy) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14046,6 +15596,50 @@ func (ec *executionContext) fieldContext_Subscription_application(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_application_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_resourceTree(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_resourceTree(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ResourceTree(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *appstate.State) graphql.Marshaler {
+			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_resourceTree(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceTree(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_resourceTree_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16822,6 +18416,76 @@ func UnmarshalKeyValueInput(ctx context.Context, raw any) (model.KeyValueInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputManagedResourceFilter(ctx context.Context, obj any) (model.ManagedResourceFilter, error) {
+	var it model.ManagedResourceFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"group", "kind", "namespace", "name", "outOfSyncOnly"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "group":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("group"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Group = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "namespace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespace"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespace = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "outOfSyncOnly":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outOfSyncOnly"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OutOfSyncOnly = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalManagedResourceFilter unmarshals raw into the ManagedResourceFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalManagedResourceFilter(ctx context.Context, raw any) (model.ManagedResourceFilter, error) {
+	var out model.ManagedResourceFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ManagedResourceFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRefreshApplicationInput(ctx context.Context, obj any) (model.RefreshApplicationInput, error) {
 	var it model.RefreshApplicationInput
 	if obj == nil {
@@ -17558,6 +19222,18 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Application_yaml(ctx, field, obj)
+				})
+		case "resourceTree":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_resourceTree(ctx, field, obj)
+				})
+		case "managedResources":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_managedResources(ctx, field, obj)
 				})
 		case "events":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -19161,6 +20837,95 @@ func (ec *executionContext) _ManagedNamespaceMetadata(ctx context.Context, sel a
 	return out
 }
 
+var managedResourceImplementors = []string{"ManagedResource"}
+
+func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.SelectionSet, obj *appstate.ManagedResource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, managedResourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ManagedResource")
+		case "group":
+			out.Values[i] = ec._ManagedResource_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._ManagedResource_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._ManagedResource_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ManagedResource_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._ManagedResource_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ManagedResource_status(ctx, field, obj)
+				})
+		case "health":
+			out.Values[i] = ec._ManagedResource_health(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hook":
+			out.Values[i] = ec._ManagedResource_hook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "requiresPruning":
+			out.Values[i] = ec._ManagedResource_requiresPruning(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "live":
+			out.Values[i] = ec._ManagedResource_live(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "desired":
+			out.Values[i] = ec._ManagedResource_desired(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "diff":
+			out.Values[i] = ec._ManagedResource_diff(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -20220,6 +21985,191 @@ func (ec *executionContext) _ResourceIgnoreDifferences(ctx context.Context, sel 
 	return out
 }
 
+var resourceInfoImplementors = []string{"ResourceInfo"}
+
+func (ec *executionContext) _ResourceInfo(ctx context.Context, sel ast.SelectionSet, obj *appstate.Info) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceInfo")
+		case "name":
+			out.Values[i] = ec._ResourceInfo_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._ResourceInfo_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceNodeImplementors = []string{"ResourceNode"}
+
+func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.SelectionSet, obj *appstate.Node) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceNode")
+		case "group":
+			out.Values[i] = ec._ResourceNode_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._ResourceNode_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._ResourceNode_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ResourceNode_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._ResourceNode_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "uid":
+			out.Values[i] = ec._ResourceNode_uid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parentRefs":
+			out.Values[i] = ec._ResourceNode_parentRefs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "health":
+			out.Values[i] = ec._ResourceNode_health(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sync":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceNode_sync(ctx, field, obj)
+				})
+		case "info":
+			out.Values[i] = ec._ResourceNode_info(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "images":
+			out.Values[i] = ec._ResourceNode_images(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ResourceNode_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resourceVersion":
+			out.Values[i] = ec._ResourceNode_resourceVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceRefImplementors = []string{"ResourceRef"}
+
+func (ec *executionContext) _ResourceRef(ctx context.Context, sel ast.SelectionSet, obj *appstate.Ref) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceRefImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceRef")
+		case "group":
+			out.Values[i] = ec._ResourceRef_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ResourceRef_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._ResourceRef_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ResourceRef_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uid":
+			out.Values[i] = ec._ResourceRef_uid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var resourceResultImplementors = []string{"ResourceResult"}
 
 func (ec *executionContext) _ResourceResult(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ResourceResult) graphql.Marshaler {
@@ -20365,6 +22315,54 @@ func (ec *executionContext) _ResourceStatus(ctx context.Context, sel ast.Selecti
 			}
 		case "syncWave":
 			out.Values[i] = ec._ResourceStatus_syncWave(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceTreeImplementors = []string{"ResourceTree"}
+
+func (ec *executionContext) _ResourceTree(ctx context.Context, sel ast.SelectionSet, obj *appstate.State) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceTreeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceTree")
+		case "nodes":
+			out.Values[i] = ec._ResourceTree_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._ResourceTree_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reconciledAt":
+			out.Values[i] = ec._ResourceTree_reconciledAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._ResourceTree_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20541,6 +22539,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_applicationEvents(ctx, fields[0])
 	case "application":
 		return ec._Subscription_application(ctx, fields[0])
+	case "resourceTree":
+		return ec._Subscription_resourceTree(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -22049,6 +24049,30 @@ func (ec *executionContext) marshalNKustomizeReplica2ᚕgithubᚗcomᚋgraphcd�
 	return ret
 }
 
+func (ec *executionContext) marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*appstate.ManagedResource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResource(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResource(ctx context.Context, sel ast.SelectionSet, v *appstate.ManagedResource) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ManagedResource!")
+		return graphql.Null
+	}
+	return ec._ManagedResource(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperation(ctx context.Context, sel ast.SelectionSet, v v1alpha1.Operation) graphql.Marshaler {
 	return ec._Operation(ctx, sel, &v)
 }
@@ -22319,6 +24343,66 @@ func (ec *executionContext) marshalNResourceIgnoreDifferences2ᚕgithubᚗcomᚋ
 	return ret
 }
 
+func (ec *executionContext) marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfo(ctx context.Context, sel ast.SelectionSet, v appstate.Info) graphql.Marshaler {
+	return ec._ResourceInfo(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Info) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfo(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNode(ctx context.Context, sel ast.SelectionSet, v appstate.Node) graphql.Marshaler {
+	return ec._ResourceNode(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRef(ctx context.Context, sel ast.SelectionSet, v appstate.Ref) graphql.Marshaler {
+	return ec._ResourceRef(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRefᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Ref) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRef(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNResourceResult2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceResult(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ResourceResult) graphql.Marshaler {
 	return ec._ResourceResult(ctx, sel, &v)
 }
@@ -22541,6 +24625,20 @@ func (ec *executionContext) unmarshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapis�
 func (ec *executionContext) marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, sel ast.SelectionSet, v v1.Time) graphql.Marshaler {
 	_ = sel
 	res := scalars.MarshalTime(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
+	res, err := scalars.UnmarshalStdTime(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
+	_ = sel
+	res := scalars.MarshalStdTime(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
@@ -23021,6 +25119,14 @@ func (ec *executionContext) marshalOManagedNamespaceMetadata2ᚖgithubᚗcomᚋg
 	return ec._ManagedNamespaceMetadata(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOManagedResourceFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResourceFilter(ctx context.Context, v any) (*model.ManagedResourceFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputManagedResourceFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalONode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -23054,6 +25160,13 @@ func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcd�
 		return graphql.Null
 	}
 	return ec._Project(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx context.Context, sel ast.SelectionSet, v *appstate.State) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ResourceTree(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORetryInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRetryInput(ctx context.Context, v any) (*model.RetryInput, error) {
@@ -23204,6 +25317,38 @@ func (ec *executionContext) marshalOSyncStatusCode2ᚕgithubᚗcomᚋgraphcdᚋg
 
 	return ret
 }
+
+func (ec *executionContext) unmarshalOSyncStatusCode2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx context.Context, v any) (*v1alpha1.SyncStatusCode, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOSyncStatusCode2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSyncStatusCode2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncStatusCode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOSyncStatusCode2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode[*v])
+	return res
+}
+
+var (
+	unmarshalOSyncStatusCode2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode = map[string]v1alpha1.SyncStatusCode{
+		"Synced":    v1alpha1.SyncStatusCodeSynced,
+		"OutOfSync": v1alpha1.SyncStatusCodeOutOfSync,
+		"Unknown":   v1alpha1.SyncStatusCodeUnknown,
+	}
+	marshalOSyncStatusCode2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode = map[v1alpha1.SyncStatusCode]string{
+		v1alpha1.SyncStatusCodeSynced:    "Synced",
+		v1alpha1.SyncStatusCodeOutOfSync: "OutOfSync",
+		v1alpha1.SyncStatusCodeUnknown:   "Unknown",
+	}
+)
 
 func (ec *executionContext) marshalOSyncStrategy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStrategy(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncStrategy) graphql.Marshaler {
 	if v == nil {

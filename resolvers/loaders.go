@@ -6,7 +6,9 @@ import (
 
 	"github.com/vikstrous/dataloadgen"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
@@ -25,6 +27,9 @@ const loaderWait = time.Millisecond
 type loaders struct {
 	// appEvents fetches, per namespace, the events of every app there.
 	appEvents *dataloadgen.Loader[string, []eventsv1.Event]
+	// states fetches the controller's last state of apps, a page at a
+	// time.
+	states *dataloadgen.Loader[types.NamespacedName, *appstate.State]
 }
 
 type loadersKey struct{}
@@ -44,6 +49,17 @@ func (r *Resolver) newLoaders() *loaders {
 				out[i], errs[i] = r.KubeEvents.ApplicationEvents(ctx, ns)
 			}
 			return out, errs
+		}, dataloadgen.WithWait(loaderWait)),
+		states: dataloadgen.NewLoader(func(ctx context.Context, apps []types.NamespacedName) ([]*appstate.State, []error) {
+			states, err := r.States.GetMany(ctx, apps)
+			if err != nil {
+				errs := make([]error, len(apps))
+				for i := range errs {
+					errs[i] = err
+				}
+				return nil, errs
+			}
+			return states, nil
 		}, dataloadgen.WithWait(loaderWait)),
 	}
 }

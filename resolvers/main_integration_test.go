@@ -23,6 +23,7 @@ import (
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,7 @@ import (
 	"github.com/graphcd/graphcd/hack/localredis"
 	"github.com/graphcd/graphcd/internal/appindex"
 	"github.com/graphcd/graphcd/internal/appops"
+	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/secretops"
@@ -56,7 +58,9 @@ var (
 	clusterList *catalog.Clusters
 	repoList    *catalog.Repositories
 	kubeEvents  *catalog.Events
-	repoTester  *reposerver.Local
+	// states is where tests put what the controller would write.
+	states     = &countingStates{Memory: appstate.NewMemory()}
+	repoTester *reposerver.Local
 	// eventLists counts the API's requests for Events.
 	eventLists atomic.Int64
 	// events is the API's event bus; tests publish on it as the
@@ -140,7 +144,7 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 		Resolver: &resolvers.Resolver{
 			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd",
 			Clusters: clusterList, Repositories: repoList, KubeEvents: kubeEvents,
-			ProjectWriter: appops.Service{Client: kube}, RepoTester: repoTester,
+			ProjectWriter: appops.Service{Client: kube}, RepoTester: repoTester, States: states,
 			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
 			Writer:  appops.Service{Client: kube}, Events: bus,
 		},
@@ -246,3 +250,14 @@ var errNotYet = errors.New("not yet")
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// countingStates counts batch reads of application states.
+type countingStates struct {
+	*appstate.Memory
+	batches atomic.Int64
+}
+
+func (c *countingStates) GetMany(ctx context.Context, apps []types.NamespacedName) ([]*appstate.State, error) {
+	c.batches.Add(1)
+	return c.Memory.GetMany(ctx, apps)
+}

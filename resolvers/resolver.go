@@ -54,6 +54,9 @@ type Resolver struct {
 	Secrets SecretWriter
 	// RepoTester tests a repository before it is saved; nil skips the test.
 	RepoTester RepoTester
+	// States reads the controller's resource trees and managed resources;
+	// nil means none.
+	States StateReader
 }
 
 // ApplicationStore is the read side of Applications the API serves from

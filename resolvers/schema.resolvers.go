@@ -11,6 +11,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/graph"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -18,6 +19,16 @@ import (
 // Yaml is the resolver for the yaml field.
 func (r *applicationResolver) Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error) {
 	return applicationYAML(obj.Application)
+}
+
+// ResourceTree is the resolver for the resourceTree field.
+func (r *applicationResolver) ResourceTree(ctx context.Context, obj *gqlmodel.Application) (*appstate.State, error) {
+	return r.appState(ctx, obj)
+}
+
+// ManagedResources is the resolver for the managedResources field.
+func (r *applicationResolver) ManagedResources(ctx context.Context, obj *gqlmodel.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error) {
+	return r.managedResources(ctx, obj, filter)
 }
 
 // Events is the resolver for the events field.
@@ -90,6 +101,11 @@ func (r *managedNamespaceMetadataResolver) Labels(ctx context.Context, obj *v1al
 // Annotations is the resolver for the annotations field.
 func (r *managedNamespaceMetadataResolver) Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error) {
 	return keyValues(obj.Annotations), nil
+}
+
+// Status is the resolver for the status field.
+func (r *managedResourceResolver) Status(ctx context.Context, obj *appstate.ManagedResource) (v1alpha1.SyncStatusCode, error) {
+	return resourceStatus(obj.Status), nil
 }
 
 // CreateApplication is the resolver for the createApplication field.
@@ -322,6 +338,11 @@ func (r *queryResolver) Repositories(ctx context.Context, first int32, after *st
 	return page(all, repositoryKey, first, after)
 }
 
+// Sync is the resolver for the sync field.
+func (r *resourceNodeResolver) Sync(ctx context.Context, obj *appstate.Node) (*v1alpha1.SyncStatusCode, error) {
+	return syncOrNil(obj.Sync), nil
+}
+
 // Status is the resolver for the status field.
 func (r *resourceResultResolver) Status(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error) {
 	return string(obj.Status), nil
@@ -365,6 +386,19 @@ func (r *subscriptionResolver) Application(ctx context.Context, name string, nam
 		return nil, err
 	}
 	return r.streamApplication(ctx, key, release), nil
+}
+
+// ResourceTree is the resolver for the resourceTree field.
+func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *appstate.State, error) {
+	key := r.appKey(name, namespace)
+	if err := r.authorizeApp(ctx, "get", key); err != nil {
+		return nil, err
+	}
+	release, err := acquireSubscription(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.streamTree(ctx, key, release), nil
 }
 
 // Enabled is the resolver for the enabled field.
@@ -413,6 +447,11 @@ func (r *Resolver) ManagedNamespaceMetadata() graph.ManagedNamespaceMetadataReso
 	return &managedNamespaceMetadataResolver{r}
 }
 
+// ManagedResource returns graph.ManagedResourceResolver implementation.
+func (r *Resolver) ManagedResource() graph.ManagedResourceResolver {
+	return &managedResourceResolver{r}
+}
+
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
@@ -431,6 +470,9 @@ func (r *Resolver) Project() graph.ProjectResolver { return &projectResolver{r} 
 
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
+
+// ResourceNode returns graph.ResourceNodeResolver implementation.
+func (r *Resolver) ResourceNode() graph.ResourceNodeResolver { return &resourceNodeResolver{r} }
 
 // ResourceResult returns graph.ResourceResultResolver implementation.
 func (r *Resolver) ResourceResult() graph.ResourceResultResolver { return &resourceResultResolver{r} }
@@ -453,11 +495,13 @@ type (
 	jWTTokenResolver                   struct{ *Resolver }
 	kustomizeReplicaResolver           struct{ *Resolver }
 	managedNamespaceMetadataResolver   struct{ *Resolver }
+	managedResourceResolver            struct{ *Resolver }
 	mutationResolver                   struct{ *Resolver }
 	orphanedResourcesResolver          struct{ *Resolver }
 	pluginParameterResolver            struct{ *Resolver }
 	projectResolver                    struct{ *Resolver }
 	queryResolver                      struct{ *Resolver }
+	resourceNodeResolver               struct{ *Resolver }
 	resourceResultResolver             struct{ *Resolver }
 	subscriptionResolver               struct{ *Resolver }
 	syncPolicyAutomatedResolver        struct{ *Resolver }

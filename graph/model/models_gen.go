@@ -130,6 +130,20 @@ type KeyValueInput struct {
 	Value string `json:"value"`
 }
 
+// Selects managed resources; every field given must match.
+type ManagedResourceFilter struct {
+	// The API group.
+	Group *string `json:"group,omitempty"`
+	// The kind.
+	Kind *string `json:"kind,omitempty"`
+	// The namespace.
+	Namespace *string `json:"namespace,omitempty"`
+	// The name.
+	Name *string `json:"name,omitempty"`
+	// Only resources that differ from Git.
+	OutOfSyncOnly *bool `json:"outOfSyncOnly,omitempty"`
+}
+
 // A refresh request.
 type RefreshApplicationInput struct {
 	// The application.

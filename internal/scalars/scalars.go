@@ -33,3 +33,12 @@ func UnmarshalTime(v any) (metav1.Time, error) {
 	}
 	return metav1.NewTime(t), nil
 }
+
+// MarshalStdTime writes t like MarshalTime, for fields of type time.Time.
+func MarshalStdTime(t time.Time) graphql.Marshaler { return MarshalTime(metav1.NewTime(t)) }
+
+// UnmarshalStdTime reads an RFC 3339 string.
+func UnmarshalStdTime(v any) (time.Time, error) {
+	t, err := UnmarshalTime(v)
+	return t.Time, err
+}

@@ -1,0 +1,118 @@
+package resolvers
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/appstate"
+	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+)
+
+// StateReader reads what the controller last saw of applications: resource
+// trees and managed resources (an appstate.Store).
+type StateReader interface {
+	GetMany(ctx context.Context, apps []types.NamespacedName) ([]*appstate.State, error)
+}
+
+// appState returns the controller's last state of app, through the
+// response's loader (one read for a whole page); nil when there is none.
+func (r *Resolver) appState(ctx context.Context, app *gqlmodel.Application) (*appstate.State, error) {
+	if r.States == nil {
+		return nil, nil
+	}
+	return r.loadersOf(ctx).states.Load(ctx, keyOf(app.Application))
+}
+
+// managedResources returns the managed resources of app that f selects.
+func (r *Resolver) managedResources(ctx context.Context, app *gqlmodel.Application, f *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error) {
+	st, err := r.appState(ctx, app)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	out := make([]*appstate.ManagedResource, 0, len(st.Managed))
+	for i := range st.Managed {
+		m := &st.Managed[i]
+		if f != nil && (!matches(f.Group, m.Group) || !matches(f.Kind, m.Kind) || !matches(f.Namespace, m.Namespace) ||
+			!matches(f.Name, m.Name) || (f.OutOfSyncOnly != nil && *f.OutOfSyncOnly && m.Status == v1alpha1.SyncStatusCodeSynced)) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// matches reports whether an optional filter value accepts v.
+func matches(want *string, v string) bool { return want == nil || *want == v }
+
+// syncOrNil returns s, or nil for an empty status (a child object).
+func syncOrNil(s v1alpha1.SyncStatusCode) *v1alpha1.SyncStatusCode {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// streamTree sends the resource tree of the app at key now and whenever
+// the app changes or the controller compares it again, until ctx ends; an
+// unchanged tree is not sent again.
+func (r *Resolver) streamTree(ctx context.Context, key types.NamespacedName, release func()) <-chan *appstate.State {
+	changes := r.apps().Changes(ctx, key)
+	var compared <-chan eventbus.Delivery
+	if r.Events != nil {
+		compared = r.Events.Subscribe(ctx, eventbus.Filter{
+			Apps: []types.NamespacedName{key}, Types: []eventbus.EventType{eventbus.ReconcileCompleted, eventbus.ResourceChanged},
+		}, eventbus.Options{Buffer: 1}).Deliveries()
+	}
+	out := make(chan *appstate.State)
+	go func() {
+		defer close(out)
+		defer release()
+		var last *appstate.State
+		first := true
+		for {
+			var st *appstate.State
+			if r.States != nil {
+				states, err := r.States.GetMany(ctx, []types.NamespacedName{key})
+				if err == nil {
+					st = states[0]
+				}
+			}
+			if first || !sameTree(last, st) {
+				select {
+				case out <- st:
+				case <-ctx.Done():
+					return
+				}
+				last, first = st, false
+			}
+			select {
+			case <-changes:
+			case <-compared:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// sameTree reports whether two states hold the same tree (the controller
+// writes a new ReconciledAt only with a changed state).
+func sameTree(a, b *appstate.State) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.ReconciledAt.Equal(b.ReconciledAt) && a.Revision == b.Revision && len(a.Tree) == len(b.Tree)
+}
+
+// resourceStatus shows a resource not compared yet as Unknown.
+func resourceStatus(s v1alpha1.SyncStatusCode) v1alpha1.SyncStatusCode {
+	if s == "" {
+		return v1alpha1.SyncStatusCodeUnknown
+	}
+	return s
+}
