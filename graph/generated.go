@@ -71,6 +71,7 @@ type ComplexityRoot struct {
 		Name             func(childComplexity int) int
 		Namespace        func(childComplexity int) int
 		Operation        func(childComplexity int) int
+		PodLogs          func(childComplexity int, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
 		Project          func(childComplexity int) int
 		ResourceTree     func(childComplexity int) int
 		Spec             func(childComplexity int) int
@@ -564,6 +565,7 @@ type ComplexityRoot struct {
 	Subscription struct {
 		Application       func(childComplexity int, name string, namespace *string) int
 		ApplicationEvents func(childComplexity int, filter *model.ApplicationEventFilter) int
+		PodLogs           func(childComplexity int, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
 		ResourceTree      func(childComplexity int, name string, namespace *string) int
 	}
 
@@ -652,6 +654,7 @@ type ApplicationResolver interface {
 	Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error)
 	ResourceTree(ctx context.Context, obj *gqlmodel.Application) (*appstate.State, error)
 	ManagedResources(ctx context.Context, obj *gqlmodel.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error)
+	PodLogs(ctx context.Context, obj *gqlmodel.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error)
 	Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error)
 }
 type ApplicationConditionResolver interface {
@@ -734,6 +737,7 @@ type SubscriptionResolver interface {
 	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *gqlmodel.ApplicationEvent, error)
 	Application(ctx context.Context, name string, namespace *string) (<-chan *gqlmodel.Application, error)
 	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *appstate.State, error)
+	PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error)
 }
 type SyncPolicyAutomatedResolver interface {
 	Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error)
@@ -827,6 +831,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Operation(childComplexity), true
+	case "Application.podLogs":
+		if e.ComplexityRoot.Application.PodLogs == nil {
+			break
+		}
+
+		args, err := ec.field_Application_podLogs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Application.PodLogs(childComplexity, args["namespace"].(string), args["pod"].(string), args["container"].(*string), args["tailLines"].(int32), args["sinceSeconds"].(*int32)), true
 	case "Application.project":
 		if e.ComplexityRoot.Application.Project == nil {
 			break
@@ -2886,6 +2901,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ApplicationEvents(childComplexity, args["filter"].(*model.ApplicationEventFilter)), true
+	case "Subscription.podLogs":
+		if e.ComplexityRoot.Subscription.PodLogs == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_podLogs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.PodLogs(childComplexity, args["application"].(model.ApplicationRef), args["namespace"].(string), args["pod"].(string), args["container"].(*string), args["tailLines"].(int32), args["sinceSeconds"].(*int32)), true
 	case "Subscription.resourceTree":
 		if e.ComplexityRoot.Subscription.ResourceTree == nil {
 			break
@@ -3705,6 +3731,24 @@ type Subscription {
     "The namespace of the Application object; the server's own when omitted."
     namespace: String
   ): ResourceTree
+  """
+  Follows the log of a Pod of an application: the last tailLines lines,
+  then each new line as it is written.
+  """
+  podLogs(
+    "The application."
+    application: ApplicationRef!
+    "The Pod's namespace."
+    namespace: String!
+    "The Pod's name."
+    pod: String!
+    "The container; the only one when omitted."
+    container: String
+    "How many lines from the end to start with, 0 to 10,000."
+    tailLines: Int! = 100
+    "Only lines newer than this many seconds."
+    sinceSeconds: Int
+  ): String!
 }
 
 """
@@ -4216,6 +4260,22 @@ type Application implements Node {
     "Which resources; all when omitted."
     filter: ManagedResourceFilter
   ): [ManagedResource!]!
+  """
+  The last lines of the log of a Pod of the application (one in its
+  resource tree); NOT_FOUND for any other Pod.
+  """
+  podLogs(
+    "The Pod's namespace."
+    namespace: String!
+    "The Pod's name."
+    pod: String!
+    "The container; the only one when omitted."
+    container: String
+    "How many lines from the end, 1 to 10,000."
+    tailLines: Int! = 100
+    "Only lines newer than this many seconds."
+    sinceSeconds: Int
+  ): [String!]!
   "The Kubernetes Events about the application, newest first."
   events(
     "How many events to return, 0 to 500."
@@ -5041,6 +5101,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_resourceTree(ctx, field)
 	case "managedResources":
 		return ec.fieldContext_Application_managedResources(ctx, field)
+	case "podLogs":
+		return ec.fieldContext_Application_podLogs(ctx, field)
 	case "events":
 		return ec.fieldContext_Application_events(ctx, field)
 	}
@@ -6251,6 +6313,52 @@ func (ec *executionContext) field_Application_managedResources_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Application_podLogs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "pod",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pod"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "container",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["container"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "tailLines",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tailLines"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sinceSeconds",
+		func(ctx context.Context, v any) (*int32, error) {
+			return ec.unmarshalOInt2ᚖint32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sinceSeconds"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6678,6 +6786,60 @@ func (ec *executionContext) field_Subscription_application_args(ctx context.Cont
 		return nil, err
 	}
 	args["namespace"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_podLogs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "application",
+		func(ctx context.Context, v any) (model.ApplicationRef, error) {
+			return ec.unmarshalNApplicationRef2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["application"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "pod",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pod"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "container",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["container"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "tailLines",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tailLines"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "sinceSeconds",
+		func(ctx context.Context, v any) (*int32, error) {
+			return ec.unmarshalOInt2ᚖint32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sinceSeconds"] = arg5
 	return args, nil
 }
 
@@ -7191,6 +7353,50 @@ func (ec *executionContext) fieldContext_Application_managedResources(ctx contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Application_managedResources_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_podLogs(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_podLogs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Application().PodLogs(ctx, obj, fc.Args["namespace"].(string), fc.Args["pod"].(string), fc.Args["container"].(*string), fc.Args["tailLines"].(int32), fc.Args["sinceSeconds"].(*int32))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_podLogs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Application_podLogs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15646,6 +15852,50 @@ func (ec *executionContext) fieldContext_Subscription_resourceTree(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_podLogs(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_podLogs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().PodLogs(ctx, fc.Args["application"].(model.ApplicationRef), fc.Args["namespace"].(string), fc.Args["pod"].(string), fc.Args["container"].(*string), fc.Args["tailLines"].(int32), fc.Args["sinceSeconds"].(*int32))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_podLogs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_podLogs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SyncOperation_revision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19235,6 +19485,12 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Application_managedResources(ctx, field, obj)
 				})
+		case "podLogs":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_podLogs(ctx, field, obj)
+				})
 		case "events":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -22541,6 +22797,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_application(ctx, fields[0])
 	case "resourceTree":
 		return ec._Subscription_resourceTree(ctx, fields[0])
+	case "podLogs":
+		return ec._Subscription_podLogs(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}

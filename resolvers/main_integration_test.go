@@ -144,7 +144,7 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 		Resolver: &resolvers.Resolver{
 			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd",
 			Clusters: clusterList, Repositories: repoList, KubeEvents: kubeEvents,
-			ProjectWriter: appops.Service{Client: kube}, RepoTester: repoTester, States: states,
+			ProjectWriter: appops.Service{Client: kube}, RepoTester: repoTester, States: states, Logs: fakeLogs{},
 			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
 			Writer:  appops.Service{Client: kube}, Events: bus,
 		},

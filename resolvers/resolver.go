@@ -57,6 +57,8 @@ type Resolver struct {
 	// States reads the controller's resource trees and managed resources;
 	// nil means none.
 	States StateReader
+	// Logs reads Pod logs; nil means none.
+	Logs LogReader
 }
 
 // ApplicationStore is the read side of Applications the API serves from

@@ -31,6 +31,11 @@ func (r *applicationResolver) ManagedResources(ctx context.Context, obj *gqlmode
 	return r.managedResources(ctx, obj, filter)
 }
 
+// PodLogs is the resolver for the podLogs field.
+func (r *applicationResolver) PodLogs(ctx context.Context, obj *gqlmodel.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error) {
+	return r.podLogs(ctx, obj, namespace, pod, container, tailLines, sinceSeconds)
+}
+
 // Events is the resolver for the events field.
 func (r *applicationResolver) Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error) {
 	return r.applicationEvents(ctx, obj, first)
@@ -399,6 +404,15 @@ func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, na
 		return nil, err
 	}
 	return r.streamTree(ctx, key, release), nil
+}
+
+// PodLogs is the resolver for the podLogs field.
+func (r *subscriptionResolver) PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error) {
+	app := r.application(r.refKey(application))
+	if app == nil {
+		return nil, Errorf(CodeNotFound, "application %s not found", r.refKey(application))
+	}
+	return r.followLogs(ctx, app, namespace, pod, container, tailLines, sinceSeconds)
 }
 
 // Enabled is the resolver for the enabled field.

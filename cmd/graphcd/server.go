@@ -146,6 +146,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: events, KubeEvents: catalog.NewEvents(kc),
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
+			Logs: catalog.NewPodLogs(clusterList),
 		},
 		ShutdownTimeout: o.shutdownTimeout,
 	})

@@ -1,0 +1,82 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// LogOptions select what PodLogs reads.
+type LogOptions struct {
+	Container    string
+	TailLines    *int64
+	SinceSeconds *int64
+	// Follow keeps the stream open for new lines.
+	Follow bool
+	// LimitBytes stops the stream after that many bytes (0: no limit).
+	LimitBytes int64
+}
+
+// maxLogClients bounds the clientsets PodLogs keeps.
+const maxLogClients = 64
+
+// PodLogs streams the logs of Pods on the destination clusters of
+// applications.
+type PodLogs struct {
+	clusters *Clusters
+	mu       sync.Mutex
+	clients  map[*rest.Config]kubernetes.Interface
+}
+
+// NewPodLogs reads logs on the clusters of c.
+func NewPodLogs(c *Clusters) *PodLogs {
+	return &PodLogs{clusters: c, clients: map[*rest.Config]kubernetes.Interface{}}
+}
+
+// Stream opens the log stream of pod in namespace on the cluster dest
+// names. The caller closes it.
+func (p *PodLogs) Stream(ctx context.Context, dest v1alpha1.ApplicationDestination, namespace, pod string, o LogOptions) (io.ReadCloser, error) {
+	c, err := p.clusters.reg.Resolve(dest)
+	if err != nil {
+		return nil, err
+	}
+	client, err := p.client(c.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	opts := &corev1.PodLogOptions{Container: o.Container, TailLines: o.TailLines, SinceSeconds: o.SinceSeconds, Follow: o.Follow}
+	if o.LimitBytes > 0 {
+		opts.LimitBytes = &o.LimitBytes
+	}
+	rc, err := client.CoreV1().Pods(namespace).GetLogs(pod, opts).Stream(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("logs of pod %s/%s: %w", namespace, pod, err)
+	}
+	return rc, nil
+}
+
+// client returns a clientset for cfg, made once per configuration (the
+// registry keeps a cluster's configuration until its Secret changes).
+func (p *PodLogs) client(cfg *rest.Config) (kubernetes.Interface, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[cfg]; ok {
+		return c, nil
+	}
+	if len(p.clients) >= maxLogClients {
+		clear(p.clients) // configurations of clusters since changed
+	}
+	c, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
+	p.clients[cfg] = c
+	return c, nil
+}
