@@ -27,6 +27,7 @@ import (
 	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/project"
+	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -62,6 +63,9 @@ type Config struct {
 	// sync is looked at (2 s when zero). See controller/sync.
 	SyncWaveDelay    time.Duration
 	SyncPollInterval time.Duration
+	// State receives each app's resource tree and managed resources (live
+	// and desired YAML, masked diffs) for the API servers; nil writes none.
+	State appstate.Store
 }
 
 // Controller runs the destination clusters' caches and the Application
@@ -138,7 +142,7 @@ func New(cfg Config) (*Controller, error) {
 		Repo: cfg.Repo, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
 		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard,
 		Sync:      SyncConfig{WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval},
-		APIReader: mgr.GetAPIReader(),
+		APIReader: mgr.GetAPIReader(), State: cfg.State,
 	})
 	if err != nil {
 		return nil, err

@@ -89,6 +89,7 @@ func startController(c *localcluster.Cluster) (func(), error) {
 	ctl, err = controller.New(controller.Config{
 		RESTConfig: c.Config, Namespace: appNamespace, Repo: repo, Resync: time.Hour,
 		SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
+		State:  appStates,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

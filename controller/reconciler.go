@@ -32,6 +32,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/project"
+	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -94,6 +95,9 @@ type Options struct {
 	// operation always continues from the state last written; nil reads
 	// through the client.
 	APIReader client.Reader
+	// State receives each app's resource tree and managed resources after
+	// every comparison that changed them, for the API; nil writes none.
+	State appstate.Store
 }
 
 // SyncConfig configures the sync executor.
@@ -136,6 +140,8 @@ type Reconciler struct {
 	servers  map[types.NamespacedName]string
 	orphans  *orphanWatch
 	projects project.Cache
+	// states writes app states for the API; nil when Options.State is.
+	states *appstate.Writer
 }
 
 // AppState is what the reconciler knows of an app beyond its status: the
@@ -179,6 +185,9 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 		dests: singleDestination{dest: &Destination{
 			Server: InClusterServer, Live: opts.Live, Client: opts.Sync.Client, Mapper: opts.Sync.Mapper, ready: opts.LiveReady,
 		}},
+	}
+	if opts.State != nil {
+		r.states = appstate.NewWriter(opts.State, appstate.WriterOptions{})
 	}
 	r.engines.Store(e)
 	return r, nil
@@ -270,6 +279,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			delete(r.servers, req.NamespacedName)
 			r.mu.Unlock()
 			r.orphans.set(req.NamespacedName, "")
+			r.forgetAppState(ctx, req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -472,6 +482,7 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if warn && len(orphans) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionOrphanedResourceWarning] = orphanWarning(orphans)
 	}
+	r.writeAppState(ctx, app, lv, cmp, desired, all)
 	return cmp, rendered, nil
 }
 
