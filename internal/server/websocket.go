@@ -17,6 +17,13 @@ import (
 // reading cannot hold a server goroutine forever.
 const websocketWriteTimeout = 10 * time.Second
 
+// websocketWriteBuffers lends sockets a write buffer only while they write
+// a frame, so an idle subscriber holds none: about 5 KB less per socket
+// than gorilla's default (see docs/benchmarks.md, "GraphQL subscriptions:
+// 5,000 websocket subscribers"). A smaller read buffer would save nothing:
+// net/http keeps the hijacked connection's reader while the handler runs.
+var websocketWriteBuffers = &sync.Pool{}
+
 // gorillaWebsocket plugs gorilla/websocket into gqlgen's websocket
 // transport. It accepts a handshake only from the server's own origin, an
 // allowed origin, or a client that sends no Origin (scripts and bots;
@@ -45,6 +52,7 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		HandshakeTimeout: 10 * time.Second,
 		Subprotocols:     opts.Subprotocols,
 		CheckOrigin:      g.checkOrigin,
+		WriteBufferPool:  websocketWriteBuffers,
 		// Many small JSON frames: compression would cost more CPU than
 		// it saves on loopback and LANs.
 		EnableCompression: false,
