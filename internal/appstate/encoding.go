@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // formatV1 is the first byte of an encoded state: gzip-compressed gob.
@@ -67,13 +68,18 @@ func stripTexts(in []ManagedResource) []ManagedResource {
 	return out
 }
 
+// gzipWriters reuses compressors, which allocate about a megabyte each.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // a valid level: never fails
+	return zw
+}}
+
 func encode(s State) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte(formatV1)
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
 	if err := gob.NewEncoder(zw).Encode(s); err != nil {
 		return nil, fmt.Errorf("encode state of %s/%s: %w", s.App.Namespace, s.App.Name, err)
 	}
