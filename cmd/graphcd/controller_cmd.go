@@ -20,7 +20,7 @@ type controllerOptions struct {
 	app           appControllerOptions
 	kube          kubeLimits
 	repoServer    repoServerClientOptions
-	events        eventsOptions
+	shared        sharedOptions
 	metricsListen string
 }
 
@@ -36,8 +36,9 @@ hashing of their server URL; this process reconciles the apps of shard
 graphcd-controller-shard-<N> in --namespace, and only its holder
 reconciles; the others stand by without informers and take over when it
 stops. /metrics and /healthz are served on --metrics-listen. With
---events-redis its reconciliation events reach the GraphQL subscriptions of
-every API replica started with the same flag.`,
+--redis (and --redis-secret-file) its reconciliation events and the
+applications' resource trees reach every API replica started with the same
+flags.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runControllerCmd(c.Context(), c, root, o)
@@ -47,7 +48,7 @@ every API replica started with the same flag.`,
 	o.app.addFlags(f, true)
 	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
-	o.events.addFlags(f)
+	o.shared.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
 	return c
 }
@@ -91,13 +92,15 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 	}
 	cfg := o.app.config()
 	cfg.Repo, cfg.Logger, cfg.MetricsListen = svc, log, o.metricsListen
-	// Live events leave this process only through Redis: without it, no
-	// API replica could receive them.
+	// Live events and resource trees leave this process only through
+	// Redis: without it, no API replica could read them.
 	var events eventbus.Bus
-	if o.events.redisAddr != "" {
-		if events, err = o.events.newBus(ctx, c, log); err != nil {
+	if o.shared.redisAddr != "" {
+		sh, err := o.shared.connect(ctx, c, log)
+		if err != nil {
 			return err
 		}
+		events, cfg.State = sh.events, sh.states
 	}
 	if err := runController(ctx, k, cfg, events); err != nil {
 		return fmt.Errorf("application controller: %w", err)

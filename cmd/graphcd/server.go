@@ -30,7 +30,7 @@ type serverOptions struct {
 	shutdownTimeout time.Duration
 	kube            kubeLimits
 	repoServer      repoServerClientOptions
-	events          eventsOptions
+	shared          sharedOptions
 	app             appControllerOptions
 	controller      bool
 }
@@ -52,7 +52,7 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 		"how long to wait for running requests on SIGINT/SIGTERM")
 	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
-	o.events.addFlags(f)
+	o.shared.addFlags(f)
 	// One process is the default install: no Lease unless asked for.
 	o.app.addFlags(f, false)
 	f.BoolVar(&o.controller, "controller", true, "run the application controller in this process")
@@ -125,7 +125,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	events, err := o.events.newBus(ctx, c, log)
+	sh, err := o.shared.connect(ctx, c, log)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		Resolver: &resolvers.Resolver{
 			Build: build, Namespace: o.app.namespace,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
-			Writer: writer, Events: events, KubeEvents: catalog.NewEvents(kc),
+			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList),
 		},
@@ -162,8 +162,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	ctlDone := make(chan error, 1)
 	go func() {
 		cfg := o.app.config()
-		cfg.Repo, cfg.Logger = svc, log
-		err := runController(ctx, k, cfg, events)
+		cfg.Repo, cfg.Logger, cfg.State = svc, log, sh.states
+		err := runController(ctx, k, cfg, sh.events)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose
 		}
