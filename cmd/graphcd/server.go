@@ -195,14 +195,18 @@ func checkListen(ctx context.Context, addr string) error {
 
 // readyWhenSynced adds to ready the condition that synced is closed: the
 // API answers from an in-memory index that must hold every object first.
+// ready's own reason (say, CRDs not installed) comes first.
 func readyWhenSynced(ready server.ReadyFunc, what string, synced <-chan struct{}) server.ReadyFunc {
 	return func(ctx context.Context) error {
+		if err := ready(ctx); err != nil {
+			return err
+		}
 		select {
 		case <-synced:
+			return nil
 		default:
 			return fmt.Errorf("still loading %s", what)
 		}
-		return ready(ctx)
 	}
 }
 

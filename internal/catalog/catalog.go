@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,8 +32,8 @@ type Catalog struct {
 
 // Start watches the Applications and AppProjects of namespace (all
 // namespaces when empty) through cfg until ctx ends. The catalog fills in
-// the background; ready is closed once it holds everything the first
-// lists returned.
+// the background, once graphcd's CRDs are served; ready is closed when it
+// holds everything the first lists returned.
 func Start(ctx context.Context, cfg *rest.Config, namespace string) (c *Catalog, ready <-chan struct{}, err error) {
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
@@ -51,22 +52,44 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string) (c *Catalog,
 	if err != nil {
 		return nil, nil, fmt.Errorf("object cache: %w", err)
 	}
-	apps, err := cache.GetInformer(ctx, &v1alpha1.Application{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("application informer: %w", err)
-	}
-	if _, err := cache.GetInformer(ctx, &v1alpha1.AppProject{}); err != nil {
-		return nil, nil, fmt.Errorf("project informer: %w", err)
-	}
 	c = &Catalog{Apps: appindex.New(), cache: cache, namespace: namespace}
 	synced := make(chan struct{})
 	go func() { _ = cache.Start(ctx) }()
 	go func() {
-		if c.Apps.Watch(ctx, apps) == nil && cache.WaitForCacheSync(ctx) {
+		if c.watch(ctx) == nil {
 			close(synced)
 		}
 	}()
 	return c, synced, nil
+}
+
+// crdRetry is how often the catalog looks again for graphcd's CRDs when the
+// server started before they were installed.
+const crdRetry = 2 * time.Second
+
+// watch registers the informers, waiting for the CRDs if they are not
+// served yet, and returns once everything is loaded or ctx ends.
+func (c *Catalog) watch(ctx context.Context) error {
+	for {
+		apps, err := c.cache.GetInformer(ctx, &v1alpha1.Application{})
+		if err == nil {
+			_, err = c.cache.GetInformer(ctx, &v1alpha1.AppProject{})
+		}
+		if err == nil {
+			if err := c.Apps.Watch(ctx, apps); err != nil {
+				return err
+			}
+			if !c.cache.WaitForCacheSync(ctx) {
+				return context.Cause(ctx)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(crdRetry):
+		}
+	}
 }
 
 // Projects returns every AppProject, ordered by name. The objects are
