@@ -242,7 +242,7 @@ func TestApplicationPagesStableUnderChanges(t *testing.T) {
 func TestApplicationAndNode(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Namespace(t)
-	createApps(t, ns, appSpec{name: "guestbook", project: "web", labels: map[string]string{"tier": "frontend"},
+	createApps(t, ns, appSpec{name: "guestbook", project: "frontend", labels: map[string]string{"tier": "frontend"},
 		sync: v1alpha1.SyncStatusCodeOutOfSync, health: v1alpha1.HealthStatusProgressing, auto: true})
 	waitCount(t, ns, 1)
 
@@ -278,7 +278,7 @@ func TestApplicationAndNode(t *testing.T) {
 	}
 	data(t, q, map[string]any{"ns": ns}, &got)
 	a := got.Application
-	if a.Name != "guestbook" || a.Project != "web" || a.UID == "" || a.CreatedAt == "" || a.Deleting {
+	if a.Name != "guestbook" || a.Project != "frontend" || a.UID == "" || a.CreatedAt == "" || a.Deleting {
 		t.Errorf("metadata: %+v", a)
 	}
 	if diff := cmp.Diff(a.Labels, []struct{ Key, Value string }{{"tier", "frontend"}}); diff != "" {

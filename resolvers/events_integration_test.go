@@ -53,8 +53,10 @@ func TestApplicationEventsBatched(t *testing.T) {
 	before := eventLists.Load()
 	data(t, `query($ns: [String!]) { applications(first: 20, filter: {namespaces: $ns}) { nodes { name events(first: 5) { type reason note time reportingController } } } }`,
 		map[string]any{"ns": []string{ns}}, &got)
-	if n := eventLists.Load() - before; n != 1 {
-		t.Errorf("%d event list requests for a page of 20 apps, want 1", n)
+	// One list for the page; a second when a loaded machine makes some
+	// fields miss the loader's window. Never one per app.
+	if n := eventLists.Load() - before; n < 1 || n > 2 {
+		t.Errorf("%d event list requests for a page of 20 apps, want 1 (2 at most)", n)
 	}
 	byApp := map[string][]string{}
 	for _, a := range got.Applications.Nodes {

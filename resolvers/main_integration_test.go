@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -251,13 +252,33 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// countingStates counts batch reads of application states.
+// countingStates counts batch reads of application states, per
+// namespace of the apps read.
 type countingStates struct {
 	*appstate.Memory
-	batches atomic.Int64
+	mu      sync.Mutex
+	batches map[string]int
 }
 
 func (c *countingStates) GetMany(ctx context.Context, apps []types.NamespacedName) ([]*appstate.State, error) {
-	c.batches.Add(1)
+	c.mu.Lock()
+	if c.batches == nil {
+		c.batches = map[string]int{}
+	}
+	seen := map[string]bool{}
+	for _, a := range apps {
+		if !seen[a.Namespace] {
+			seen[a.Namespace] = true
+			c.batches[a.Namespace]++
+		}
+	}
+	c.mu.Unlock()
 	return c.Memory.GetMany(ctx, apps)
+}
+
+// reads returns how many batch reads included apps of ns.
+func (c *countingStates) reads(ns string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.batches[ns]
 }
