@@ -1,0 +1,26 @@
+package rbac
+
+import "testing"
+
+// Hostile policies never panic; what Parse accepts always compiles.
+func FuzzParse(f *testing.F) {
+	f.Add("p, a, applications, get, */*, allow\ng, a, role:admin", "glob", "[groups]")
+	f.Add(`p, a, applications, "(get|sync)", "^x/.{1,3}$", deny`, "regex", "")
+	f.Add("p, a, *, {get,[!x]}, \\", "glob", "[")
+	f.Fuzz(func(t *testing.T, csv, mode, scopes string) {
+		p, err := Parse(map[string]string{"policy.csv": csv, "policy.matchMode": mode, "scopes": scopes, "policy.default": "role:readonly"})
+		if p == nil {
+			if err == nil {
+				t.Fatal("no policy and no error")
+			}
+			return
+		}
+		e, err := NewEnforcer(p)
+		if err != nil {
+			t.Fatalf("a parsed policy does not compile: %v", err)
+		}
+		for _, r := range p.Rules {
+			e.Enforce(r.Subject, []string{r.Subject}, r.Resource, r.Action, r.Object)
+		}
+	})
+}
