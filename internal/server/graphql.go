@@ -79,7 +79,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	// Only JSON POSTs (and the websocket): no GET, so no query or mutation
 	// can be triggered by a link, and no form or text/plain bodies, which
 	// browsers send cross-site without a CORS preflight.
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(jsonPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(opts.maxTokens)
 	srv.SetDisableSuggestion(true)

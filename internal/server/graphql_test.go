@@ -284,3 +284,30 @@ func TestRecoverPanicLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONPOST checks the transport's answers for bodies that are not
+// GraphQL requests, and for answers with both data and errors.
+func TestJSONPOST(t *testing.T) {
+	ts, _ := newTestServer(t, Options{})
+	tests := []struct {
+		name     string
+		body     string
+		wantCode int
+		want     string // JSON
+	}{
+		{"not JSON", `{"query": "{ version`, http.StatusBadRequest,
+			`{"errors":[{"message":"request body is not a GraphQL JSON request: unexpected EOF"}],"data":null}`},
+		{"variables of the wrong type", `{"query":"{ version { version } }","variables":[1]}`, http.StatusBadRequest,
+			`{"errors":[{"message":"request body is not a GraphQL JSON request: json: cannot unmarshal array into Go struct field RawParams.variables of type map[string]interface {}"}],"data":null}`},
+		{"data and errors", `{"query":"{ version { version } node(id: \"x\") { id } }"}`, http.StatusOK,
+			`{"errors":[{"message":"invalid ID \"x\"","path":["node"],"locations":[{"line":1,"column":23}],"extensions":{"code":"BAD_USER_INPUT"}}],"data":{"version":{"version":"v1.2.3"},"node":null}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := postGraphQL(t, ts.URL, tt.body)
+			if diff := cmp.Diff([]any{code, decodeJSON(t, body)}, []any{tt.wantCode, decodeJSON(t, tt.want)}); diff != "" {
+				t.Errorf("response (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
