@@ -661,7 +661,7 @@ type ApplicationConditionResolver interface {
 	Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error)
 }
 type ApplicationEventResolver interface {
-	Application(ctx context.Context, obj *gqlmodel.ApplicationEvent) (*gqlmodel.Application, error)
+	Application(ctx context.Context, obj *eventbus.Delivery) (*gqlmodel.Application, error)
 }
 type ApplicationSourceHelmResolver interface {
 	ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error)
@@ -734,7 +734,7 @@ type ResourceResultResolver interface {
 	SyncPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
 }
 type SubscriptionResolver interface {
-	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *gqlmodel.ApplicationEvent, error)
+	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *eventbus.Delivery, error)
 	Application(ctx context.Context, name string, namespace *string) (<-chan *gqlmodel.Application, error)
 	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *appstate.State, error)
 	PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error)
@@ -7759,7 +7759,7 @@ func (ec *executionContext) fieldContext_ApplicationEdge_node(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7768,7 +7768,7 @@ func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field 
 			return ec.fieldContext_ApplicationEvent_lagged(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Lagged(), nil
+			return obj.Lagged, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -7779,10 +7779,10 @@ func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_lagged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "Boolean")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7805,7 +7805,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_type(_ context.Context
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "ApplicationEventType")
 }
 
-func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7817,8 +7817,8 @@ func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field gr
 			return obj.Time(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
-			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7828,7 +7828,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_time(_ context.Context
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "Time")
 }
 
-func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7851,7 +7851,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_name(_ context.Context
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7874,7 +7874,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_namespace(_ context.Co
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7897,7 +7897,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_syncStatus(_ context.C
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7920,7 +7920,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_health(_ context.Conte
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7943,7 +7943,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_revision(_ context.Con
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7966,7 +7966,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_operationPhase(_ conte
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7989,7 +7989,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_message(_ context.Cont
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_application(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_application(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15733,8 +15733,8 @@ func (ec *executionContext) _Subscription_applicationEvents(ctx context.Context,
 			return ec.Resolvers.Subscription().ApplicationEvents(ctx, fc.Args["filter"].(*model.ApplicationEventFilter))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ApplicationEvent) graphql.Marshaler {
-			return ec.marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *eventbus.Delivery) graphql.Marshaler {
+			return ec.marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐDelivery(ctx, selections, v)
 		},
 		true,
 		true,
@@ -19689,7 +19689,7 @@ func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.Select
 
 var applicationEventImplementors = []string{"ApplicationEvent"}
 
-func (ec *executionContext) _ApplicationEvent(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ApplicationEvent) graphql.Marshaler {
+func (ec *executionContext) _ApplicationEvent(ctx context.Context, sel ast.SelectionSet, obj *eventbus.Delivery) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, applicationEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -23786,7 +23786,7 @@ func (ec *executionContext) marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEvent(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ApplicationEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐDelivery(ctx context.Context, sel ast.SelectionSet, v *eventbus.Delivery) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ApplicationEvent!")
 		return graphql.Null
@@ -25660,6 +25660,24 @@ func (ec *executionContext) marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapis
 	_ = sel
 	_ = ctx
 	res := scalars.MarshalTime(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalars.UnmarshalStdTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalars.MarshalStdTime(*v)
 	return res
 }
 

@@ -61,7 +61,7 @@ func syncOrNil(s v1alpha1.SyncStatusCode) *v1alpha1.SyncStatusCode {
 // unchanged tree is not sent again.
 func (r *Resolver) streamTree(ctx context.Context, key types.NamespacedName, release func()) <-chan *appstate.State {
 	changes := r.apps().Changes(ctx, key)
-	var compared <-chan eventbus.Delivery
+	var compared <-chan *eventbus.Delivery
 	if r.Events != nil {
 		compared = r.Events.Subscribe(ctx, eventbus.Filter{
 			Apps: []types.NamespacedName{key}, Types: []eventbus.EventType{eventbus.ReconcileCompleted, eventbus.ResourceChanged},

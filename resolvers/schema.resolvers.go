@@ -12,6 +12,7 @@ import (
 	"github.com/graphcd/graphcd/graph"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
+	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -47,8 +48,8 @@ func (r *applicationConditionResolver) Type(ctx context.Context, obj *v1alpha1.A
 }
 
 // Application is the resolver for the application field.
-func (r *applicationEventResolver) Application(ctx context.Context, obj *gqlmodel.ApplicationEvent) (*gqlmodel.Application, error) {
-	if obj.Lagged() {
+func (r *applicationEventResolver) Application(ctx context.Context, obj *eventbus.Delivery) (*gqlmodel.Application, error) {
+	if obj.Lagged {
 		return nil, nil
 	}
 	return r.application(obj.Key()), nil
@@ -369,7 +370,7 @@ func (r *resourceResultResolver) SyncPhase(ctx context.Context, obj *v1alpha1.Re
 }
 
 // ApplicationEvents is the resolver for the applicationEvents field.
-func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *gqlmodel.ApplicationEvent, error) {
+func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *eventbus.Delivery, error) {
 	if r.Events == nil {
 		return nil, Errorf(CodeInternal, "live events are not available on this server")
 	}

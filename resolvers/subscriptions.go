@@ -75,23 +75,15 @@ func (r *Resolver) eventFilter(f *model.ApplicationEventFilter) eventbus.Filter 
 	return out
 }
 
-// streamEvents forwards the events f selects to a channel of API events
-// until ctx ends.
-func (r *Resolver) streamEvents(ctx context.Context, f *model.ApplicationEventFilter, release func()) <-chan *gqlmodel.ApplicationEvent {
+// streamEvents returns the bus's channel of the deliveries f selects; it
+// closes when ctx ends, and release runs then. gqlgen reads the channel
+// directly: the deliveries are shared with other subscribers and bound to
+// the GraphQL ApplicationEvent as they are, so no goroutine or copy stands
+// between the bus and the socket.
+func (r *Resolver) streamEvents(ctx context.Context, f *model.ApplicationEventFilter, release func()) <-chan *eventbus.Delivery {
 	sub := r.Events.Subscribe(ctx, r.eventFilter(f), eventbus.Options{})
-	out := make(chan *gqlmodel.ApplicationEvent)
-	go func() {
-		defer close(out)
-		defer release()
-		for d := range sub.Deliveries() {
-			select {
-			case out <- &gqlmodel.ApplicationEvent{Delivery: d}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out
+	context.AfterFunc(ctx, release)
+	return sub.Deliveries()
 }
 
 // streamApplication sends the app at key now and after each change until

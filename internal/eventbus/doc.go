@@ -23,6 +23,11 @@
 //		send(d.Event)
 //	}
 //
+// A published event travels as one *Delivery shared by all its
+// subscribers (and every Lagged marker is one shared value), so fan-out
+// allocates nothing per subscriber; receivers treat deliveries as
+// read-only.
+//
 // NewMemory is the same bus for a single process (no Redis).
 //
 // # Delivery guarantees

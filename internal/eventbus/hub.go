@@ -35,16 +35,6 @@ type Options struct {
 	Buffer int
 }
 
-// Delivery is what a subscription's channel carries: an event, or a Lagged
-// marker saying events were dropped and the subscriber must refetch.
-type Delivery struct {
-	// Event is the event; nil for a Lagged marker. Shared with other
-	// subscribers: do not modify it.
-	Event *Event
-	// Lagged is true for a marker.
-	Lagged bool
-}
-
 // Stats are counters since the hub (or bus) was made.
 type Stats struct {
 	// Subscribers is the number of open subscriptions.
@@ -98,7 +88,7 @@ func NewHub() *Hub {
 // ends or Close is called; then its channel is closed.
 type Subscription struct {
 	hub        *Hub
-	ch         chan Delivery
+	ch         chan *Delivery
 	done       chan struct{}
 	stop       func() bool
 	apps       []types.NamespacedName
@@ -110,8 +100,8 @@ type Subscription struct {
 	size       int // the ring's length once allocated
 
 	mu   sync.Mutex
-	ring []Delivery // pending deliveries, allocated on first need
-	keys []uint32   // coalesceKey of each delivery in ring
+	ring []*Delivery // pending deliveries, allocated on first need
+	keys []uint32    // coalesceKey of each delivery in ring
 	// pumpFn is s.pump, made once with the ring.
 	pumpFn func()
 	head   int
@@ -135,7 +125,7 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, opts Options) *Subscripti
 	}
 	s := &Subscription{
 		hub:        h,
-		ch:         make(chan Delivery),
+		ch:         make(chan *Delivery),
 		done:       make(chan struct{}),
 		apps:       slices.Clone(f.Apps),
 		namespaces: slices.Clone(f.Namespaces),
@@ -170,8 +160,9 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, opts Options) *Subscripti
 }
 
 // Deliveries is the channel of deliveries; it is closed when the
-// subscription ends.
-func (s *Subscription) Deliveries() <-chan Delivery { return s.ch }
+// subscription ends. The deliveries are shared with other subscribers: do
+// not modify them.
+func (s *Subscription) Deliveries() <-chan *Delivery { return s.ch }
 
 // Close ends the subscription. It is safe to call more than once.
 func (s *Subscription) Close() {
@@ -248,18 +239,20 @@ func (h *Hub) Publish(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	p := &ev
+	pub := &published{ev: ev}
+	p, d := &pub.ev, &pub.d
+	d.Event = p
 	bit := typeBit(ev.Type)
 	key := coalesceKey(p)
 	var sent uint64
 	h.mu.Lock()
 	for _, s := range h.wild {
-		if s.matches(p, bit) && s.offer(Delivery{Event: p}, key) {
+		if s.matches(p, bit) && s.offer(d, key) {
 			sent++
 		}
 	}
 	for _, s := range h.byName[ev.App.Name] {
-		if s.matches(p, bit) && s.offer(Delivery{Event: p}, key) {
+		if s.matches(p, bit) && s.offer(d, key) {
 			sent++
 		}
 	}
@@ -271,7 +264,6 @@ func (h *Hub) Publish(ev Event) {
 // Lag gives every subscription a Lagged marker, whatever its filter: the
 // caller knows events were lost but not which (a Redis reconnect).
 func (h *Hub) Lag() {
-	marker := Delivery{Lagged: true}
 	h.mu.Lock()
 	h.lagGen++
 	var sent uint64
@@ -280,7 +272,7 @@ func (h *Hub) Lag() {
 			return
 		}
 		s.lagGen = h.lagGen
-		if s.offer(marker, 0) {
+		if s.offer(lagMarker, 0) {
 			sent++
 		}
 	}
@@ -314,7 +306,7 @@ func (h *Hub) Stats() Stats {
 // offer hands d to the subscriber directly when it is waiting and nothing
 // is queued before d, and otherwise queues it. It reports whether d was
 // handed over directly.
-func (s *Subscription) offer(d Delivery, key uint32) bool {
+func (s *Subscription) offer(d *Delivery, key uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -337,9 +329,9 @@ func (s *Subscription) offer(d Delivery, key uint32) bool {
 
 // enqueue queues d, whose coalescing key is key; when the ring is full it
 // coalesces or drops. Called with s.mu held.
-func (s *Subscription) enqueue(d Delivery, key uint32) {
+func (s *Subscription) enqueue(d *Delivery, key uint32) {
 	if s.ring == nil {
-		s.ring = make([]Delivery, s.size)
+		s.ring = make([]*Delivery, s.size)
 		s.keys = make([]uint32, s.size)
 		s.pumpFn = s.pump
 	}
@@ -392,14 +384,14 @@ func (s *Subscription) index(i int) int {
 	return j
 }
 
-func (s *Subscription) push(d Delivery, key uint32) {
+func (s *Subscription) push(d *Delivery, key uint32) {
 	j := s.index(s.n)
 	s.ring[j], s.keys[j] = d, key
 	s.n++
 }
 
 func (s *Subscription) pop() {
-	s.ring[s.head], s.keys[s.head] = Delivery{}, 0
+	s.ring[s.head], s.keys[s.head] = nil, 0
 	s.head = s.index(1)
 	s.n--
 }
@@ -420,7 +412,7 @@ func (s *Subscription) remove(i int) {
 		s.ring[j], s.keys[j] = s.ring[k], s.keys[k]
 	}
 	j := s.index(s.n - 1)
-	s.ring[j], s.keys[j] = Delivery{}, 0
+	s.ring[j], s.keys[j] = nil, 0
 	s.n--
 }
 
@@ -476,7 +468,7 @@ func (s *Subscription) pump() {
 				// The slot just freed is the first room since the drop.
 				s.lagged = false
 				s.markerQueued = true
-				s.push(Delivery{Lagged: true}, 0)
+				s.push(lagMarker, 0)
 			}
 		}
 		s.mu.Unlock()

@@ -52,7 +52,7 @@ func drain(t *testing.T, s *Subscription) []string {
 	}
 }
 
-func describe(d Delivery) string {
+func describe(d *Delivery) string {
 	if d.Lagged {
 		if d.Event != nil {
 			return "LAGGED with an event"

@@ -77,7 +77,7 @@ func startBusWith(t *testing.T, client *redis.Client, channel string, opts Redis
 }
 
 // next receives one delivery, failing if the subscription closed.
-func next(t *testing.T, s *Subscription) Delivery {
+func next(t *testing.T, s *Subscription) *Delivery {
 	t.Helper()
 	d, ok := <-s.Deliveries()
 	if !ok {
