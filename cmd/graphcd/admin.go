@@ -25,7 +25,7 @@ func newAdminCmd(root *rootOptions) *cobra.Command {
 		Args:  noArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newAdminHealthCmd(root), newAdminDiffCmd(root), newAdminRenderCmd(root), newAdminSyncPlanCmd(root))
+	c.AddCommand(newAdminHealthCmd(root), newAdminDiffCmd(root), newAdminRenderCmd(root), newAdminSyncPlanCmd(root), newAdminRBACCmd(root))
 	return c
 }
 

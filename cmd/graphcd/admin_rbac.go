@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/graphcd/graphcd/auth/rbac"
+)
+
+type adminRBACOptions struct {
+	rbacConfig, policyFile, defaultRole string
+	groups                              []string
+}
+
+// newAdminRBACCmd answers and checks RBAC questions offline, with the
+// policy code the server uses.
+func newAdminRBACCmd(_ *rootOptions) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "rbac",
+		Short: "Check RBAC policies offline: may a subject do something, is a policy valid",
+		Args:  noArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	c.AddCommand(newAdminRBACCanCmd(), newAdminRBACValidateCmd())
+	return c
+}
+
+func (o *adminRBACOptions) addPolicyFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.rbacConfig, "rbac-config", "", "graphcd-rbac-cm / argocd-rbac-cm ConfigMap (YAML, - for stdin)")
+	f.StringVar(&o.policyFile, "policy-file", "", "policy CSV file, added to the ConfigMap's policy")
+}
+
+func newAdminRBACCanCmd() *cobra.Command {
+	o := &adminRBACOptions{}
+	c := &cobra.Command{
+		Use:   "can SUBJECT ACTION RESOURCE OBJECT",
+		Short: "Say whether SUBJECT may do ACTION on OBJECT of RESOURCE",
+		Long: `Say whether SUBJECT (a user, an account, or proj:<project>:<role>), a member
+of --groups, may do ACTION on OBJECT of RESOURCE under the policy of
+--rbac-config (a graphcd-rbac-cm, or an Argo CD argocd-rbac-cm as it is) and
+--policy-file, plus the built-in roles. Prints "yes" and exits 0, or prints
+"no" and exits 1; exits 2 on error. Invalid policy lines are reported on
+stderr and left out, as the server does.
+
+Application objects are <project>/<app> or <project>/<namespace>/<app>.
+
+  graphcd admin rbac can alice sync applications my-project/guestbook \
+    --rbac-config argocd-rbac-cm.yaml --groups my-org:team-alpha`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 4 {
+				return &usageError{cmd: c, err: fmt.Errorf("%q takes SUBJECT ACTION RESOURCE OBJECT, got %d argument(s)", c.CommandPath(), len(args))}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error { return runAdminRBACCan(c, o, args) },
+	}
+	o.addPolicyFlags(c)
+	c.Flags().StringVar(&o.defaultRole, "default-role", "", "role every subject has, instead of the ConfigMap's policy.default")
+	c.Flags().StringSliceVar(&o.groups, "groups", nil, "groups of the subject, comma-separated (as from an SSO token)")
+	return c
+}
+
+func newAdminRBACValidateCmd() *cobra.Command {
+	o := &adminRBACOptions{}
+	c := &cobra.Command{
+		Use:   "validate --rbac-config CM.yaml",
+		Short: "Report every invalid line of an RBAC policy",
+		Long: `Check the policy of --rbac-config (a graphcd-rbac-cm, or an Argo CD
+argocd-rbac-cm) and --policy-file. Prints one line per invalid policy line,
+naming the file, the key, the line and the reason, and exits 1 if there is
+any; exits 0 when the policy is valid and 2 when it cannot be read or its
+policy.matchMode or scopes are invalid.`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runAdminRBACValidate(c, o) },
+	}
+	o.addPolicyFlags(c)
+	return c
+}
+
+func runAdminRBACCan(c *cobra.Command, o *adminRBACOptions, args []string) error {
+	subject, action, resource, object := args[0], args[1], args[2], args[3]
+	if !slices.Contains(rbac.Resources, resource) {
+		return exitCodeError{code: exitUsage, err: fmt.Errorf("unknown resource %q (want one of %s)", resource, strings.Join(rbac.Resources, ", "))}
+	}
+	p, problems, err := loadRBACPolicy(c, o)
+	if err != nil {
+		return exitCodeError{code: exitUsage, err: err}
+	}
+	for _, msg := range problems {
+		_, _ = fmt.Fprintf(c.ErrOrStderr(), "graphcd: warning: %s (line left out)\n", msg)
+	}
+	if c.Flags().Changed("default-role") {
+		p.DefaultRole = o.defaultRole
+	}
+	e, err := rbac.NewEnforcer(p)
+	if err != nil {
+		return exitCodeError{code: exitUsage, err: err}
+	}
+	if e.Enforce(subject, o.groups, resource, action, object) {
+		_, err := fmt.Fprintln(c.OutOrStdout(), "yes")
+		return err
+	}
+	if _, err := fmt.Fprintln(c.OutOrStdout(), "no"); err != nil {
+		return err
+	}
+	return exitCodeError{code: exitError}
+}
+
+func runAdminRBACValidate(c *cobra.Command, o *adminRBACOptions) error {
+	if o.rbacConfig == "" && o.policyFile == "" {
+		return &usageError{cmd: c, err: errors.New("give --rbac-config or --policy-file")}
+	}
+	_, problems, err := loadRBACPolicy(c, o)
+	if err != nil {
+		return exitCodeError{code: exitUsage, err: err}
+	}
+	out := c.OutOrStdout()
+	for _, msg := range problems {
+		if _, err := fmt.Fprintln(out, msg); err != nil {
+			return err
+		}
+	}
+	if len(problems) > 0 {
+		return exitCodeError{code: exitError, err: fmt.Errorf("%d invalid policy line(s)", len(problems))}
+	}
+	_, err = fmt.Fprintln(out, "policy is valid")
+	return err
+}
+
+// loadRBACPolicy reads --rbac-config and --policy-file. Invalid lines are
+// returned as messages naming the file, and, for a ConfigMap whose
+// policies are literal blocks, the line in the file.
+func loadRBACPolicy(c *cobra.Command, o *adminRBACOptions) (*rbac.Policy, []string, error) {
+	data, fileLines := map[string]string{}, map[string]int{}
+	if o.rbacConfig != "" {
+		b, err := readInput(c, o.rbacConfig)
+		if err != nil {
+			return nil, nil, err
+		}
+		if data, fileLines, err = parseRBACConfigMap(b); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", o.rbacConfig, err)
+		}
+	}
+	p, err := rbac.Parse(data)
+	var problems []string
+	var ve *rbac.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		for _, l := range ve.Lines {
+			problems = append(problems, describeLine(o.rbacConfig, fileLines, l))
+		}
+	case err != nil:
+		return nil, nil, fmt.Errorf("%s: %w", o.rbacConfig, err)
+	}
+	if o.policyFile != "" {
+		b, err := readInput(c, o.policyFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.AddCSV(o.policyFile, string(b)); errors.As(err, &ve) {
+			for _, l := range ve.Lines {
+				problems = append(problems, l.Error())
+			}
+		}
+	}
+	return p, problems, nil
+}
+
+func describeLine(file string, fileLines map[string]int, l *rbac.LineError) string {
+	if start, ok := fileLines[l.Key]; ok {
+		return fmt.Sprintf("%s:%d: %s", file, start+l.Line, l.Error())
+	}
+	return fmt.Sprintf("%s: %s", file, l.Error())
+}
+
+// parseRBACConfigMap returns the data of a ConfigMap manifest and, for
+// each key whose value is a literal block (policy.csv: |), the file line
+// just before the block's first line.
+func parseRBACConfigMap(manifest []byte) (map[string]string, map[string]int, error) {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(manifest)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, errors.New("file is empty")
+		}
+		return nil, nil, err
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("line %d: want a ConfigMap object", root.Line)
+	}
+	var kind string
+	var dataNode *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		switch root.Content[i].Value {
+		case "kind":
+			kind = root.Content[i+1].Value
+		case "data":
+			dataNode = root.Content[i+1]
+		}
+	}
+	if kind != "ConfigMap" {
+		return nil, nil, fmt.Errorf("kind is %q, want ConfigMap", kind)
+	}
+	data, lines := map[string]string{}, map[string]int{}
+	if dataNode == nil {
+		return data, lines, nil
+	}
+	if dataNode.Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("line %d: data is not a map", dataNode.Line)
+	}
+	for i := 0; i+1 < len(dataNode.Content); i += 2 {
+		k, v := dataNode.Content[i], dataNode.Content[i+1]
+		if v.Kind != yaml.ScalarNode {
+			return nil, nil, fmt.Errorf("line %d: data.%s is not a string", v.Line, k.Value)
+		}
+		data[k.Value] = v.Value
+		if v.Style == yaml.LiteralStyle {
+			lines[k.Value] = v.Line
+		}
+	}
+	return data, lines, nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// admin rbac can answers from an Argo CD argocd-rbac-cm as it is: yes
+// exits 0, no exits 1, an error exits 2.
+func TestAdminRBACCan(t *testing.T) {
+	const cm = "testdata/rbac/argocd-rbac-cm.yaml"
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"group syncs its project", []string{"alice", "sync", "applications", "payments/api", "--groups", "my-org:everyone,my-org:team-alpha"}, exitOK},
+		{"group syncs an app in a namespace", []string{"alice", "sync", "applications", "payments/team-ns/api", "--groups", "my-org:team-alpha"}, exitOK},
+		{"without the group", []string{"alice", "sync", "applications", "payments/api"}, exitError},
+		{"group cannot sync another project", []string{"alice", "sync", "applications", "shop/api", "--groups", "my-org:team-alpha"}, exitError},
+		{"deny wins", []string{"alice", "sync", "applications", "payments/ledger", "--groups", "my-org:team-alpha"}, exitError},
+		{"group bound to role:admin", []string{"bob", "delete", "clusters", "https://prod.example.com", "--groups", "my-org:team-beta"}, exitOK},
+		{"fine-grained delete from policy.sre.csv", []string{"sre-oncall", "delete//Pod/shop/web-1", "applications", "shop/web"}, exitOK},
+		{"fine-grained delete is not update", []string{"sre-oncall", "update//Pod/shop/web-1", "applications", "shop/web"}, exitError},
+		{"built-in admin", []string{"admin", "override", "applications", "shop/web"}, exitOK},
+		{"no default role", []string{"nobody", "get", "applications", "shop/web"}, exitError},
+		{"--default-role", []string{"nobody", "get", "applications", "shop/web", "--default-role", "role:readonly"}, exitOK},
+		{"--default-role does not grant writes", []string{"nobody", "sync", "applications", "shop/web", "--default-role", "role:readonly"}, exitError},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"admin", "rbac", "can"}, tt.args...)
+			code, stdout, stderr := runCLI(t, nil, append(args, "--rbac-config", cm)...)
+			want := map[int]string{exitOK: "yes\n", exitError: "no\n"}[tt.code]
+			if code != tt.code || stdout != want || stderr != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and %q", code, stdout, stderr, tt.code, want)
+			}
+		})
+	}
+}
+
+func TestAdminRBACCanPolicyFile(t *testing.T) {
+	for _, tt := range []struct {
+		obj  string
+		code int
+	}{{"https://dev.example.com", exitOK}, {"https://prod.example.com", exitError}} {
+		code, stdout, _ := runCLI(t, nil, "admin", "rbac", "can", "carol", "delete", "clusters", tt.obj, "--policy-file", "testdata/rbac/extra-policy.csv")
+		if code != tt.code {
+			t.Errorf("%s: exit %d (%q), want %d", tt.obj, code, stdout, tt.code)
+		}
+	}
+}
+
+func TestAdminRBACCanErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"unknown resource", []string{"alice", "get", "apps", "p/a"}, `unknown resource "apps"`},
+		{"missing file", []string{"alice", "get", "applications", "p/a", "--rbac-config", "testdata/rbac/missing.yaml"}, "missing.yaml"},
+		{"not a ConfigMap", []string{"alice", "get", "applications", "p/a", "--rbac-config", "testdata/health-objects.yaml"}, `kind is "Deployment", want ConfigMap`},
+		{"too few arguments", []string{"alice", "get", "applications"}, "takes SUBJECT ACTION RESOURCE OBJECT, got 3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, nil, append([]string{"admin", "rbac", "can"}, tt.args...)...)
+			if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// Invalid lines are warned about and left out; the rest still decides.
+func TestAdminRBACCanWithInvalidLines(t *testing.T) {
+	code, stdout, stderr := runCLI(t, nil, "admin", "rbac", "can", "alice", "get", "applications", "p/a", "--rbac-config", "testdata/rbac/bad-rbac-cm.yaml")
+	if code != exitOK || stdout != "yes\n" || strings.Count(stderr, "warning:") != 3 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want yes and 3 warnings", code, stdout, stderr)
+	}
+}
+
+func TestAdminRBACValidate(t *testing.T) {
+	code, stdout, stderr := runCLI(t, nil, "admin", "rbac", "validate", "--rbac-config", "testdata/rbac/bad-rbac-cm.yaml")
+	want := `testdata/rbac/bad-rbac-cm.yaml:8: policy.csv line 2: unknown resource "aplications" (want one of applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs, exec)
+testdata/rbac/bad-rbac-cm.yaml:10: policy.csv line 4: effect "perhaps" is not allow or deny
+testdata/rbac/bad-rbac-cm.yaml:11: policy.csv line 5: a g line has 3 fields (g, subject, role), this one has 2
+`
+	if code != exitError || stdout != want || !strings.Contains(stderr, "3 invalid policy line(s)") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1 and:\n%s", code, stderr, stdout, want)
+	}
+	if code, stdout, _ := runCLI(t, nil, "admin", "rbac", "validate", "--rbac-config", "testdata/rbac/argocd-rbac-cm.yaml", "--policy-file", "testdata/rbac/extra-policy.csv"); code != exitOK || stdout != "policy is valid\n" {
+		t.Errorf("valid policy: exit %d, stdout %q", code, stdout)
+	}
+	if code, _, stderr := runCLI(t, nil, "admin", "rbac", "validate"); code != exitUsage || !strings.Contains(stderr, "--rbac-config") {
+		t.Errorf("no policy: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}
