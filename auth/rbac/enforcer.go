@@ -45,6 +45,10 @@ type Enforcer struct {
 	projects map[string][]string // project -> role subjects added for it
 
 	patterns sync.Map // policy field -> matcher
+	// views holds, per subject, a casbin enforcer loaded with only the
+	// rules of the subject and the roles it inherits: the same decisions
+	// as the whole policy, without evaluating every other team's rules.
+	views atomic.Pointer[sync.Map]
 	// subjects holds every subject named by a rule or a binding: any other
 	// subject is refused without asking casbin.
 	subjects atomic.Pointer[map[string]bool]
@@ -66,19 +70,74 @@ func NewEnforcer(p *Policy) (*Enforcer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rbac model: %w", err)
 	}
-	ce, err := casbin.NewEnforcer(m, false)
-	if err != nil {
-		return nil, fmt.Errorf("rbac enforcer: %w", err)
+	e := &Enforcer{mode: p.mode(), defaultRole: p.DefaultRole, scopes: p.Scopes, projects: map[string][]string{}}
+	if e.casbin, err = e.newCasbin(m); err != nil {
+		return nil, err
 	}
-	e := &Enforcer{mode: p.mode(), defaultRole: p.DefaultRole, scopes: p.Scopes, casbin: ce, projects: map[string][]string{}}
-	ce.AddFunction("fieldMatch", e.fieldMatch)
 	for _, src := range []*Policy{builtinPolicy(p.mode()), p} {
 		if err := e.add(src.Rules, src.Bindings); err != nil {
 			return nil, err
 		}
 	}
-	e.cache.Store(&decisionCache{})
+	e.resetCache()
 	return e, nil
+}
+
+func (e *Enforcer) newCasbin(m model.Model) (*casbin.Enforcer, error) {
+	if m == nil {
+		var err error
+		if m, err = model.NewModelFromString(casbinModel); err != nil {
+			return nil, fmt.Errorf("rbac model: %w", err)
+		}
+	}
+	ce, err := casbin.NewEnforcer(m, false)
+	if err != nil {
+		return nil, fmt.Errorf("rbac enforcer: %w", err)
+	}
+	ce.AddFunction("fieldMatch", e.fieldMatch)
+	return ce, nil
+}
+
+// view returns the casbin enforcer holding the rules of sub and of every
+// role it inherits, with the bindings between them. Callers hold e.mu for
+// reading.
+func (e *Enforcer) view(sub string) (*casbin.Enforcer, error) {
+	views := e.views.Load()
+	if v, ok := views.Load(sub); ok {
+		return v.(*casbin.Enforcer), nil
+	}
+	roles, err := e.casbin.GetImplicitRolesForUser(sub)
+	if err != nil {
+		return nil, err
+	}
+	var rules, links [][]string
+	for _, s := range append([]string{sub}, roles...) {
+		r, err := e.casbin.GetFilteredPolicy(0, s)
+		if err != nil {
+			return nil, err
+		}
+		l, err := e.casbin.GetFilteredGroupingPolicy(0, s)
+		if err != nil {
+			return nil, err
+		}
+		rules, links = append(rules, r...), append(links, l...)
+	}
+	ce, err := e.newCasbin(nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(rules) > 0 {
+		if _, err := ce.AddPoliciesEx(rules); err != nil {
+			return nil, err
+		}
+	}
+	if len(links) > 0 {
+		if _, err := ce.AddGroupingPoliciesEx(links); err != nil {
+			return nil, err
+		}
+	}
+	v, _ := views.LoadOrStore(sub, ce)
+	return v.(*casbin.Enforcer), nil
 }
 
 // add loads rules and bindings, compiling their patterns once.
@@ -189,7 +248,7 @@ func (e *Enforcer) enforceOne(sub, res, act, obj string) bool {
 		return v.(bool)
 	}
 	e.mu.RLock()
-	ok, err := e.casbin.Enforce(sub, res, act, obj)
+	ok, err := e.decide(sub, res, act, obj)
 	e.mu.RUnlock()
 	if err != nil {
 		return false
@@ -203,9 +262,21 @@ func (e *Enforcer) enforceOne(sub, res, act, obj string) bool {
 	return ok
 }
 
-// resetCache forgets every decision; callers hold e.mu for writing, so no
-// decision computed under the old policy is stored after this.
-func (e *Enforcer) resetCache() { e.cache.Store(&decisionCache{}) }
+func (e *Enforcer) decide(sub, res, act, obj string) (bool, error) {
+	v, err := e.view(sub)
+	if err != nil {
+		return false, err
+	}
+	return v.Enforce(sub, res, act, obj)
+}
+
+// resetCache forgets every decision and view; callers hold e.mu for
+// writing (or own e alone), so nothing computed under the old policy is
+// stored after this.
+func (e *Enforcer) resetCache() {
+	e.cache.Store(&decisionCache{})
+	e.views.Store(&sync.Map{})
+}
 
 // GroupsFromClaims returns the groups of a token: the values of the claims
 // named by scopes (strings, or lists of strings; other values are

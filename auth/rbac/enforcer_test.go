@@ -477,4 +477,76 @@ func BenchmarkEnforce(b *testing.B) {
 			e.Enforce("alice", groups, "applications", "sync", fmt.Sprintf("project-120/web-%d", i))
 		}
 	})
+	// The admin account inherits the 40-odd built-in rules.
+	b.Run("uncached-admin", func(b *testing.B) {
+		e, err := NewEnforcer(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			e.Enforce("admin", nil, "applications", "sync", fmt.Sprintf("project-120/web-%d", i))
+		}
+	})
+}
+
+// Decisions and project role changes may interleave; run with -race.
+func TestEnforceConcurrentWithProjectRoles(t *testing.T) {
+	e := newTestEnforcer(t, nil)
+	sub := ProjectRoleSubject("p", "r")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			act := []string{"get", "sync"}[i%2]
+			if err := e.SetProjectRoles("p", []v1alpha1.ProjectRole{{Name: "r", Policies: []string{
+				"p, " + sub + ", applications, " + act + ", p/*, allow",
+			}}}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			// The last version allows sync only; no stale decision survives.
+			checkRequests(t, e, []request{
+				{sub: sub, res: "applications", act: "sync", obj: "p/a", want: true},
+				{sub: sub, res: "applications", act: "get", obj: "p/a", want: false},
+			})
+			return
+		default:
+			e.Enforce(sub, nil, "applications", "sync", fmt.Sprintf("p/a%d", i%7))
+			e.Enforce(sub, nil, "applications", "sync", "p/a")
+		}
+	}
+}
+
+// A subject's view decides as casbin does over the whole policy.
+func TestViewsDecideLikeWholePolicy(t *testing.T) {
+	e := newTestEnforcer(t, map[string]string{"policy.csv": policyOfSize(200) + `
+g, org:team-3, role:team-4
+g, role:team-4, role:readonly
+p, org:team-3, applications, get, project-4/secret, deny
+`})
+	subjects := []string{"admin", "role:admin", "org:team-3", "org:team-4", "role:team-5", "nobody"}
+	objects := []string{"project-3/web", "project-4/prod-db", "project-4/secret", "project-5/x/y", "c"}
+	for _, sub := range subjects {
+		for _, res := range []string{"applications", "clusters"} {
+			for _, act := range []string{"get", "sync", "delete", "update/apps/Deployment/ns/web"} {
+				for _, obj := range objects {
+					want, err := e.casbin.Enforce(sub, res, act, obj)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, err := e.decide(sub, res, act, obj); err != nil || got != want {
+						t.Errorf("decide(%s, %s, %s, %s) = %v, %v; whole policy says %v", sub, res, act, obj, got, err, want)
+					}
+				}
+			}
+		}
+	}
 }
