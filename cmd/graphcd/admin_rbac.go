@@ -10,13 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/rbac"
 )
 
 type adminRBACOptions struct {
 	rbacConfig, policyFile, defaultRole string
-	groups                              []string
+	groups, projects                    []string
 }
 
 // newAdminRBACCmd answers and checks RBAC questions offline, with the
@@ -36,6 +38,7 @@ func (o *adminRBACOptions) addPolicyFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.rbacConfig, "rbac-config", "", "graphcd-rbac-cm / argocd-rbac-cm ConfigMap (YAML, - for stdin)")
 	f.StringVar(&o.policyFile, "policy-file", "", "policy CSV file, added to the ConfigMap's policy")
+	f.StringArrayVar(&o.projects, "projects", nil, "file of AppProject manifests whose roles join the policy (repeatable)")
 }
 
 func newAdminRBACCanCmd() *cobra.Command {
@@ -51,6 +54,8 @@ of --groups, may do ACTION on OBJECT of RESOURCE under the policy of
 stderr and left out, as the server does.
 
 Application objects are <project>/<app> or <project>/<namespace>/<app>.
+--projects FILE adds the roles of the AppProjects in FILE: their policies
+(subject proj:<project>:<role>) and their SSO group bindings.
 
   graphcd admin rbac can alice sync applications my-project/guestbook \
     --rbac-config argocd-rbac-cm.yaml --groups my-org:team-alpha`,
@@ -74,7 +79,8 @@ func newAdminRBACValidateCmd() *cobra.Command {
 		Use:   "validate --rbac-config CM.yaml",
 		Short: "Report every invalid line of an RBAC policy",
 		Long: `Check the policy of --rbac-config (a graphcd-rbac-cm, or an Argo CD
-argocd-rbac-cm) and --policy-file. Prints one line per invalid policy line,
+argocd-rbac-cm), --policy-file and the roles of the AppProjects in
+--projects. Prints one line per invalid policy line,
 naming the file, the key, the line and the reason, and exits 1 if there is
 any; exits 0 when the policy is valid and 2 when it cannot be read or its
 policy.matchMode or scopes are invalid.`,
@@ -104,6 +110,13 @@ func runAdminRBACCan(c *cobra.Command, o *adminRBACOptions, args []string) error
 	if err != nil {
 		return exitCodeError{code: exitUsage, err: err}
 	}
+	problems, err = addProjectRoles(c, e, o.projects)
+	if err != nil {
+		return exitCodeError{code: exitUsage, err: err}
+	}
+	for _, msg := range problems {
+		_, _ = fmt.Fprintf(c.ErrOrStderr(), "graphcd: warning: %s (line left out)\n", msg)
+	}
 	if e.Enforce(subject, o.groups, resource, action, object) {
 		_, err := fmt.Fprintln(c.OutOrStdout(), "yes")
 		return err
@@ -115,13 +128,22 @@ func runAdminRBACCan(c *cobra.Command, o *adminRBACOptions, args []string) error
 }
 
 func runAdminRBACValidate(c *cobra.Command, o *adminRBACOptions) error {
-	if o.rbacConfig == "" && o.policyFile == "" {
-		return &usageError{cmd: c, err: errors.New("give --rbac-config or --policy-file")}
+	if o.rbacConfig == "" && o.policyFile == "" && len(o.projects) == 0 {
+		return &usageError{cmd: c, err: errors.New("give --rbac-config, --policy-file or --projects")}
 	}
-	_, problems, err := loadRBACPolicy(c, o)
+	p, problems, err := loadRBACPolicy(c, o)
 	if err != nil {
 		return exitCodeError{code: exitUsage, err: err}
 	}
+	e, err := rbac.NewEnforcer(p)
+	if err != nil {
+		return exitCodeError{code: exitUsage, err: err}
+	}
+	projectProblems, err := addProjectRoles(c, e, o.projects)
+	if err != nil {
+		return exitCodeError{code: exitUsage, err: err}
+	}
+	problems = append(problems, projectProblems...)
 	out := c.OutOrStdout()
 	for _, msg := range problems {
 		if _, err := fmt.Fprintln(out, msg); err != nil {
@@ -172,6 +194,41 @@ func loadRBACPolicy(c *cobra.Command, o *adminRBACOptions) (*rbac.Policy, []stri
 		}
 	}
 	return p, problems, nil
+}
+
+// addProjectRoles loads the roles of the AppProjects in files into e and
+// returns their invalid policy lines.
+func addProjectRoles(c *cobra.Command, e *rbac.Enforcer, files []string) ([]string, error) {
+	var problems []string
+	for _, file := range files {
+		b, err := readInput(c, file)
+		if err != nil {
+			return nil, err
+		}
+		for _, doc := range splitDocuments(file, b) {
+			if doc.err != nil {
+				return nil, doc.err
+			}
+			for _, obj := range doc.objs {
+				if obj.GetKind() != "AppProject" {
+					continue
+				}
+				var proj v1alpha1.AppProject
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &proj); err != nil {
+					return nil, fmt.Errorf("%s: AppProject %s: %w", file, obj.GetName(), err)
+				}
+				var ve *rbac.ValidationError
+				if err := e.SetProjectRoles(proj.Name, proj.Spec.Roles); errors.As(err, &ve) {
+					for _, l := range ve.Lines {
+						problems = append(problems, fmt.Sprintf("%s: %s", file, l.Error()))
+					}
+				} else if err != nil {
+					return nil, fmt.Errorf("%s: %w", file, err)
+				}
+			}
+		}
+	}
+	return problems, nil
 }
 
 func describeLine(file string, fileLines map[string]int, l *rbac.LineError) string {

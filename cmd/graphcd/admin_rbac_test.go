@@ -94,3 +94,27 @@ testdata/rbac/bad-rbac-cm.yaml:11: policy.csv line 5: a g line has 3 fields (g, 
 		t.Errorf("no policy: exit %d, stderr %q; want a usage error", code, stderr)
 	}
 }
+
+// Project roles from AppProject manifests: their tokens' subject and their
+// groups get the role's rights in the project, never outside it.
+func TestAdminRBACCanProjectRoles(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"proj:payments:deployer", "sync", "applications", "payments/api"}, exitOK},
+		{[]string{"proj:payments:deployer", "sync", "applications", "shop/api"}, exitError},
+		{[]string{"ci-bot", "sync", "applications", "payments/ns/api", "--groups", "my-org:payments-ci"}, exitOK},
+		{[]string{"ci-bot", "delete", "applications", "payments/api", "--groups", "my-org:payments-ci"}, exitError},
+	} {
+		args := append([]string{"admin", "rbac", "can"}, tt.args...)
+		code, stdout, stderr := runCLI(t, nil, append(args, "--projects", "testdata/rbac/appprojects.yaml")...)
+		if code != tt.code || !strings.Contains(stderr, "warning: testdata/rbac/appprojects.yaml: project payments role deployer line 3") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d and a warning for line 3", tt.args, code, stdout, stderr, tt.code)
+		}
+	}
+	code, stdout, _ := runCLI(t, nil, "admin", "rbac", "validate", "--projects", "testdata/rbac/appprojects.yaml")
+	if want := "testdata/rbac/appprojects.yaml: project payments role deployer line 3: object must be payments/<app>, payments/<namespace>/<app> or payments/*\n"; code != exitError || stdout != want {
+		t.Errorf("validate: exit %d, stdout %q; want 1 and %q", code, stdout, want)
+	}
+}
