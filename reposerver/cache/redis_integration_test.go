@@ -3,7 +3,6 @@
 package cache_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -22,20 +21,7 @@ import (
 
 var redisServer *localredis.Server
 
-func TestMain(m *testing.M) {
-	srv, err := localredis.Start(context.Background())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start redis: %v\n", err)
-		os.Exit(1)
-	}
-	redisServer = srv
-	code := m.Run()
-	if err := srv.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stop redis: %v\n", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(localredis.RunMain(m, &redisServer)) }
 
 var prefixSeq atomic.Int64
 
