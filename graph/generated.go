@@ -328,6 +328,12 @@ type ComplexityRoot struct {
 		Version         func(childComplexity int) int
 	}
 
+	Me struct {
+		Groups   func(childComplexity int) int
+		LoggedIn func(childComplexity int) int
+		Username func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddCluster            func(childComplexity int, input model.ClusterInput) int
 		CreateApplication     func(childComplexity int, input model.CreateApplicationInput) int
@@ -440,10 +446,12 @@ type ComplexityRoot struct {
 		Application  func(childComplexity int, name string, namespace *string) int
 		Applications func(childComplexity int, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) int
 		Clusters     func(childComplexity int, first int32, after *string) int
+		Me           func(childComplexity int) int
 		Node         func(childComplexity int, id string) int
 		Project      func(childComplexity int, name string) int
 		Projects     func(childComplexity int, first int32, after *string) int
 		Repositories func(childComplexity int, first int32, after *string) int
+		Settings     func(childComplexity int) int
 		Version      func(childComplexity int) int
 	}
 
@@ -556,6 +564,14 @@ type ComplexityRoot struct {
 		Revisions       func(childComplexity int) int
 		Source          func(childComplexity int) int
 		Sources         func(childComplexity int) int
+	}
+
+	Settings struct {
+		SSOProviders      func(childComplexity int) int
+		UIBannerContent   func(childComplexity int) int
+		UIBannerPermanent func(childComplexity int) int
+		UIBannerURL       func(childComplexity int) int
+		URL               func(childComplexity int) int
 	}
 
 	SignatureKey struct {
@@ -718,6 +734,8 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (gqlmodel.Node, error)
 	Application(ctx context.Context, name string, namespace *string) (*gqlmodel.Application, error)
 	Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*gqlmodel.ApplicationConnection, error)
+	Me(ctx context.Context) (*gqlmodel.Me, error)
+	Settings(ctx context.Context) (*gqlmodel.Settings, error)
 	Projects(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Project], error)
 	Project(ctx context.Context, name string) (*gqlmodel.Project, error)
 	Clusters(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Cluster], error)
@@ -1823,6 +1841,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ManagedResource.Version(childComplexity), true
 
+	case "Me.groups":
+		if e.ComplexityRoot.Me.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Me.Groups(childComplexity), true
+	case "Me.loggedIn":
+		if e.ComplexityRoot.Me.LoggedIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Me.LoggedIn(childComplexity), true
+	case "Me.username":
+		if e.ComplexityRoot.Me.Username == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Me.Username(childComplexity), true
+
 	case "Mutation.addCluster":
 		if e.ComplexityRoot.Mutation.AddCluster == nil {
 			break
@@ -2359,6 +2396,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(int32), args["after"].(*string)), true
 
+	case "Query.me":
+		if e.ComplexityRoot.Query.Me == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Me(childComplexity), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -2403,6 +2446,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Repositories(childComplexity, args["first"].(int32), args["after"].(*string)), true
+	case "Query.settings":
+		if e.ComplexityRoot.Query.Settings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Settings(childComplexity), true
 	case "Query.version":
 		if e.ComplexityRoot.Query.Version == nil {
 			break
@@ -2871,6 +2920,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionHistory.Sources(childComplexity), true
+
+	case "Settings.ssoProviders":
+		if e.ComplexityRoot.Settings.SSOProviders == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Settings.SSOProviders(childComplexity), true
+	case "Settings.uiBannerContent":
+		if e.ComplexityRoot.Settings.UIBannerContent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Settings.UIBannerContent(childComplexity), true
+	case "Settings.uiBannerPermanent":
+		if e.ComplexityRoot.Settings.UIBannerPermanent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Settings.UIBannerPermanent(childComplexity), true
+	case "Settings.uiBannerURL":
+		if e.ComplexityRoot.Settings.UIBannerURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Settings.UIBannerURL(childComplexity), true
+	case "Settings.url":
+		if e.ComplexityRoot.Settings.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Settings.URL(childComplexity), true
 
 	case "SignatureKey.keyID":
 		if e.ComplexityRoot.SignatureKey.KeyID == nil {
@@ -3351,6 +3431,14 @@ type Query {
     "The order; by namespace and name when omitted."
     orderBy: ApplicationOrder
   ): ApplicationConnection!
+  """
+  Who the request comes from.
+  """
+  me: Me!
+  """
+  The server's public settings, readable without logging in.
+  """
+  settings: Settings!
   """
   AppProjects, ordered by name.
   """
@@ -4067,6 +4155,35 @@ type RepositoryEdge {
   cursor: String!
   "The repository."
   node: Repository!
+}
+
+"""
+The caller of a request.
+"""
+type Me {
+  "Whether the request carries a valid session or token."
+  loggedIn: Boolean!
+  "The user, account or project role token; \"anonymous\" when not logged in."
+  username: String!
+  "The SSO groups of the user."
+  groups: [String!]!
+}
+
+"""
+The public part of graphcd's settings (graphcd-cm), for login pages and
+banners.
+"""
+type Settings {
+  "The external URL of graphcd (key url); empty when unset."
+  url: String!
+  "The text of the banner every page shows (ui.bannercontent); empty for none."
+  uiBannerContent: String!
+  "Where the banner links to (ui.bannerurl)."
+  uiBannerURL: String!
+  "Whether the banner cannot be closed (ui.bannerpermanent)."
+  uiBannerPermanent: Boolean!
+  "Names of the SSO connectors users may log in with (dex.config connectors, oidc.config)."
+  ssoProviders: [String!]!
 }
 
 """
@@ -5605,6 +5722,18 @@ func (ec *executionContext) childFields_ManagedResource(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type ManagedResource", field.Name)
 }
 
+func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "loggedIn":
+		return ec.fieldContext_Me_loggedIn(ctx, field)
+	case "username":
+		return ec.fieldContext_Me_username(ctx, field)
+	case "groups":
+		return ec.fieldContext_Me_groups(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Me", field.Name)
+}
+
 func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "sync":
@@ -6007,6 +6136,22 @@ func (ec *executionContext) childFields_RevisionHistory(ctx context.Context, fie
 		return ec.fieldContext_RevisionHistory_initiatedBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionHistory", field.Name)
+}
+
+func (ec *executionContext) childFields_Settings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_Settings_url(ctx, field)
+	case "uiBannerContent":
+		return ec.fieldContext_Settings_uiBannerContent(ctx, field)
+	case "uiBannerURL":
+		return ec.fieldContext_Settings_uiBannerURL(ctx, field)
+	case "uiBannerPermanent":
+		return ec.fieldContext_Settings_uiBannerPermanent(ctx, field)
+	case "ssoProviders":
+		return ec.fieldContext_Settings_ssoProviders(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Settings", field.Name)
 }
 
 func (ec *executionContext) childFields_SignatureKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11330,6 +11475,75 @@ func (ec *executionContext) fieldContext_ManagedResource_diff(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
+func (ec *executionContext) _Me_loggedIn(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Me_loggedIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LoggedIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Me_loggedIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Me", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Me_username(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Me_username(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Username, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Me_username(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Me", field, false, false, "String")
+}
+
+func (ec *executionContext) _Me_groups(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Me_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Me_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Me", field, false, false, "String")
+}
+
 func (ec *executionContext) _Mutation_createApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13603,6 +13817,70 @@ func (ec *executionContext) fieldContext_Query_applications(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_me(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_me(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Me(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Me) graphql.Marshaler {
+			return ec.marshalNMe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐMe(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_me(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Me(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_settings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_settings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Settings(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Settings) graphql.Marshaler {
+			return ec.marshalNSettings2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_settings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Settings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_projects(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15695,6 +15973,121 @@ func (ec *executionContext) fieldContext_RevisionHistory_initiatedBy(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Settings_url(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Settings_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Settings_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Settings", field, false, false, "String")
+}
+
+func (ec *executionContext) _Settings_uiBannerContent(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Settings_uiBannerContent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UIBannerContent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Settings_uiBannerContent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Settings", field, false, false, "String")
+}
+
+func (ec *executionContext) _Settings_uiBannerURL(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Settings_uiBannerURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UIBannerURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Settings_uiBannerURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Settings", field, false, false, "String")
+}
+
+func (ec *executionContext) _Settings_uiBannerPermanent(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Settings_uiBannerPermanent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UIBannerPermanent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Settings_uiBannerPermanent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Settings", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Settings_ssoProviders(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Settings_ssoProviders(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SSOProviders, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Settings_ssoProviders(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Settings", field, false, false, "String")
 }
 
 func (ec *executionContext) _SignatureKey_keyID(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SignatureKey) (ret graphql.Marshaler) {
@@ -21182,6 +21575,49 @@ func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.Select
 	return out
 }
 
+var meImplementors = []string{"Me"}
+
+func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Me) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, meImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Me")
+		case "loggedIn":
+			out.Values[i] = ec._Me_loggedIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "username":
+			out.Values[i] = ec._Me_username(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._Me_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -21974,6 +22410,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_applications(ctx, field)
 				})
+		case "me":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_me(ctx, field)
+				})
+		case "settings":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_settings(ctx, field)
+				})
 		case "projects":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -22725,6 +23173,59 @@ func (ec *executionContext) _RevisionHistory(ctx context.Context, sel ast.Select
 			}
 		case "initiatedBy":
 			out.Values[i] = ec._RevisionHistory_initiatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var settingsImplementors = []string{"Settings"}
+
+func (ec *executionContext) _Settings(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Settings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, settingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Settings")
+		case "url":
+			out.Values[i] = ec._Settings_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uiBannerContent":
+			out.Values[i] = ec._Settings_uiBannerContent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uiBannerURL":
+			out.Values[i] = ec._Settings_uiBannerURL(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uiBannerPermanent":
+			out.Values[i] = ec._Settings_uiBannerPermanent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ssoProviders":
+			out.Values[i] = ec._Settings_ssoProviders(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24331,6 +24832,14 @@ func (ec *executionContext) marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋ
 	return ec._ManagedResource(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐMe(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Me) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Me!")
+		return graphql.Null
+	}
+	return ec._Me(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperation(ctx context.Context, sel ast.SelectionSet, v v1alpha1.Operation) graphql.Marshaler {
 	return ec._Operation(ctx, sel, &v)
 }
@@ -24728,6 +25237,14 @@ func (ec *executionContext) marshalNRevisionHistory2ᚕgithubᚗcomᚋgraphcdᚋ
 func (ec *executionContext) unmarshalNRollbackApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRollbackApplicationInput(ctx context.Context, v any) (model.RollbackApplicationInput, error) {
 	res, err := ec.unmarshalInputRollbackApplicationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSettings2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐSettings(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Settings) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Settings!")
+		return graphql.Null
+	}
+	return ec._Settings(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSignatureKey2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSignatureKey(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SignatureKey) graphql.Marshaler {

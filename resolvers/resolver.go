@@ -59,6 +59,8 @@ type Resolver struct {
 	States StateReader
 	// Logs reads Pod logs; nil means none.
 	Logs LogReader
+	// Settings reads the public settings; nil means defaults.
+	Settings SettingsReader
 }
 
 // ApplicationStore is the read side of Applications the API serves from

@@ -312,6 +312,16 @@ func (r *queryResolver) Applications(ctx context.Context, first int32, after *st
 	return &gqlmodel.ApplicationConnection{Page: page}, nil
 }
 
+// Me is the resolver for the me field.
+func (r *queryResolver) Me(ctx context.Context) (*gqlmodel.Me, error) {
+	return me(ctx), nil
+}
+
+// Settings is the resolver for the settings field.
+func (r *queryResolver) Settings(ctx context.Context) (*gqlmodel.Settings, error) {
+	return r.settings(ctx)
+}
+
 // Projects is the resolver for the projects field.
 func (r *queryResolver) Projects(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Project], error) {
 	all, err := r.projects(ctx)

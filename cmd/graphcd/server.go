@@ -146,7 +146,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
-			Logs: catalog.NewPodLogs(clusterList),
+			Logs: catalog.NewPodLogs(clusterList), Settings: catalog.NewSettings(kc, o.app.namespace),
 		},
 		ShutdownTimeout: o.shutdownTimeout,
 	})

@@ -1,0 +1,17 @@
+package gqlmodel
+
+// Me is the caller of a request.
+type Me struct {
+	LoggedIn bool
+	Username string
+	Groups   []string
+}
+
+// Settings is the public part of graphcd's settings.
+type Settings struct {
+	URL               string
+	UIBannerContent   string
+	UIBannerURL       string
+	UIBannerPermanent bool
+	SSOProviders      []string
+}
