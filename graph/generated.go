@@ -335,20 +335,22 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddCluster            func(childComplexity int, input model.ClusterInput) int
-		CreateApplication     func(childComplexity int, input model.CreateApplicationInput) int
-		CreateProject         func(childComplexity int, input model.CreateProjectInput) int
-		CreateRepository      func(childComplexity int, input model.RepositoryInput) int
-		DeleteApplication     func(childComplexity int, input model.DeleteApplicationInput) int
-		DeleteProject         func(childComplexity int, name string) int
-		DeleteRepository      func(childComplexity int, url string, template bool) int
-		RefreshApplication    func(childComplexity int, input model.RefreshApplicationInput) int
-		RemoveCluster         func(childComplexity int, server string) int
-		RollbackApplication   func(childComplexity int, input model.RollbackApplicationInput) int
-		SyncApplication       func(childComplexity int, input model.SyncApplicationInput) int
-		TerminateOperation    func(childComplexity int, input model.ApplicationRef) int
-		UpdateApplicationSpec func(childComplexity int, input model.UpdateApplicationSpecInput) int
-		UpdateProjectSpec     func(childComplexity int, input model.UpdateProjectSpecInput) int
+		AddCluster                func(childComplexity int, input model.ClusterInput) int
+		CreateApplication         func(childComplexity int, input model.CreateApplicationInput) int
+		CreateProject             func(childComplexity int, input model.CreateProjectInput) int
+		CreateRepository          func(childComplexity int, input model.RepositoryInput) int
+		DeleteApplication         func(childComplexity int, input model.DeleteApplicationInput) int
+		DeleteApplicationResource func(childComplexity int, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) int
+		DeleteProject             func(childComplexity int, name string) int
+		DeleteRepository          func(childComplexity int, url string, template bool) int
+		PatchApplicationResource  func(childComplexity int, input model.ApplicationResourceInput, patch string, patchType model.PatchType) int
+		RefreshApplication        func(childComplexity int, input model.RefreshApplicationInput) int
+		RemoveCluster             func(childComplexity int, server string) int
+		RollbackApplication       func(childComplexity int, input model.RollbackApplicationInput) int
+		SyncApplication           func(childComplexity int, input model.SyncApplicationInput) int
+		TerminateOperation        func(childComplexity int, input model.ApplicationRef) int
+		UpdateApplicationSpec     func(childComplexity int, input model.UpdateApplicationSpecInput) int
+		UpdateProjectSpec         func(childComplexity int, input model.UpdateProjectSpecInput) int
 	}
 
 	Operation struct {
@@ -711,6 +713,8 @@ type MutationResolver interface {
 	RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*gqlmodel.Application, error)
 	RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*gqlmodel.Application, error)
 	TerminateOperation(ctx context.Context, input model.ApplicationRef) (*gqlmodel.Application, error)
+	DeleteApplicationResource(ctx context.Context, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) (bool, error)
+	PatchApplicationResource(ctx context.Context, input model.ApplicationResourceInput, patch string, patchType model.PatchType) (bool, error)
 	CreateProject(ctx context.Context, input model.CreateProjectInput) (*gqlmodel.Project, error)
 	UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*gqlmodel.Project, error)
 	DeleteProject(ctx context.Context, name string) (string, error)
@@ -1915,6 +1919,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteApplication(childComplexity, args["input"].(model.DeleteApplicationInput)), true
+	case "Mutation.deleteApplicationResource":
+		if e.ComplexityRoot.Mutation.DeleteApplicationResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteApplicationResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteApplicationResource(childComplexity, args["input"].(model.ApplicationResourceInput), args["propagationPolicy"].(model.PropagationPolicy)), true
 	case "Mutation.deleteProject":
 		if e.ComplexityRoot.Mutation.DeleteProject == nil {
 			break
@@ -1937,6 +1952,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteRepository(childComplexity, args["url"].(string), args["template"].(bool)), true
+	case "Mutation.patchApplicationResource":
+		if e.ComplexityRoot.Mutation.PatchApplicationResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_patchApplicationResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PatchApplicationResource(childComplexity, args["input"].(model.ApplicationResourceInput), args["patch"].(string), args["patchType"].(model.PatchType)), true
 	case "Mutation.refreshApplication":
 		if e.ComplexityRoot.Mutation.RefreshApplication == nil {
 			break
@@ -3286,6 +3312,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ApplicationFilter", ec.unmarshalInputApplicationFilter),
 			graphql.NewInputUnmarshaler("ApplicationOrder", ec.unmarshalInputApplicationOrder),
 			graphql.NewInputUnmarshaler("ApplicationRef", ec.unmarshalInputApplicationRef),
+			graphql.NewInputUnmarshaler("ApplicationResourceInput", ec.unmarshalInputApplicationResourceInput),
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("CreateApplicationInput", ec.unmarshalInputCreateApplicationInput),
 			graphql.NewInputUnmarshaler("CreateProjectInput", ec.unmarshalInputCreateProjectInput),
@@ -3517,6 +3544,18 @@ type Mutation {
   """
   terminateOperation(input: ApplicationRef!): Application!
   """
+  Deletes one live object of an application (one of its managed
+  resources or anything in its resource tree) on its destination cluster.
+  NOT_FOUND for objects that are not the application's.
+  """
+  deleteApplicationResource(input: ApplicationResourceInput!, propagationPolicy: PropagationPolicy! = BACKGROUND): Boolean!
+  """
+  Patches one live object of an application (as deleteApplicationResource
+  chooses it) with a JSON merge patch, a JSON patch or a strategic merge
+  patch.
+  """
+  patchApplicationResource(input: ApplicationResourceInput!, patch: String!, patchType: PatchType! = MERGE): Boolean!
+  """
   Creates an AppProject from its manifest. With upsert, an existing project
   of that name gets the manifest's spec, labels and annotations.
   """
@@ -3689,6 +3728,34 @@ input DeleteApplicationInput {
   cascade: Boolean! = true
   "How resources are deleted when cascading."
   propagationPolicy: PropagationPolicy! = FOREGROUND
+}
+
+"""
+One live object of an application.
+"""
+input ApplicationResourceInput {
+  "The application."
+  application: ApplicationRef!
+  "The API group; empty for the core group."
+  group: String! = ""
+  "The kind."
+  kind: String!
+  "The namespace; empty for cluster-scoped objects."
+  namespace: String! = ""
+  "The name."
+  name: String!
+}
+
+"""
+How a patch is applied.
+"""
+enum PatchType {
+  "RFC 7386 JSON merge patch."
+  MERGE
+  "RFC 6902 JSON patch."
+  JSON
+  "Kubernetes strategic merge patch (built-in kinds only)."
+  STRATEGIC
 }
 
 """
@@ -6560,6 +6627,28 @@ func (ec *executionContext) field_Mutation_createRepository_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteApplicationResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApplicationResourceInput, error) {
+			return ec.unmarshalNApplicationResourceInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationResourceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "propagationPolicy",
+		func(ctx context.Context, v any) (model.PropagationPolicy, error) {
+			return ec.unmarshalNPropagationPolicy2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPropagationPolicy(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["propagationPolicy"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6607,6 +6696,36 @@ func (ec *executionContext) field_Mutation_deleteRepository_args(ctx context.Con
 		return nil, err
 	}
 	args["template"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_patchApplicationResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApplicationResourceInput, error) {
+			return ec.unmarshalNApplicationResourceInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationResourceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "patch",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["patch"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "patchType",
+		func(ctx context.Context, v any) (model.PatchType, error) {
+			return ec.unmarshalNPatchType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["patchType"] = arg2
 	return args, nil
 }
 
@@ -11846,6 +11965,94 @@ func (ec *executionContext) fieldContext_Mutation_terminateOperation(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_terminateOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteApplicationResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteApplicationResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteApplicationResource(ctx, fc.Args["input"].(model.ApplicationResourceInput), fc.Args["propagationPolicy"].(model.PropagationPolicy))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteApplicationResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteApplicationResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_patchApplicationResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_patchApplicationResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PatchApplicationResource(ctx, fc.Args["input"].(model.ApplicationResourceInput), fc.Args["patch"].(string), fc.Args["patchType"].(model.PatchType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_patchApplicationResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_patchApplicationResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18705,6 +18912,83 @@ func UnmarshalApplicationRef(ctx context.Context, raw any) (model.ApplicationRef
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputApplicationResourceInput(ctx context.Context, obj any) (model.ApplicationResourceInput, error) {
+	var it model.ApplicationResourceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["group"]; !present {
+		asMap["group"] = ""
+	}
+	if _, present := asMap["namespace"]; !present {
+		asMap["namespace"] = ""
+	}
+
+	fieldsInOrder := [...]string{"application", "group", "kind", "namespace", "name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "group":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("group"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Group = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "namespace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespace"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespace = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApplicationResourceInput unmarshals raw into the ApplicationResourceInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApplicationResourceInput(ctx context.Context, raw any) (model.ApplicationResourceInput, error) {
+	var out model.ApplicationResourceInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplicationResourceInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj any) (model.ClusterInput, error) {
 	var it model.ClusterInput
 	if obj == nil {
@@ -21686,6 +21970,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "deleteApplicationResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteApplicationResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "patchApplicationResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_patchApplicationResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createProject":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createProject(ctx, field)
@@ -24347,6 +24645,11 @@ func (ec *executionContext) unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcd�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNApplicationResourceInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationResourceInput(ctx context.Context, v any) (model.ApplicationResourceInput, error) {
+	res, err := ec.unmarshalInputApplicationResourceInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNApplicationSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSource) graphql.Marshaler {
 	return ec._ApplicationSource(ctx, sel, &v)
 }
@@ -24912,6 +25215,16 @@ func (ec *executionContext) marshalNOrphanedResourceKey2ᚕgithubᚗcomᚋgraphc
 
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNPatchType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchType(ctx context.Context, v any) (model.PatchType, error) {
+	var res model.PatchType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPatchType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchType(ctx context.Context, sel ast.SelectionSet, v model.PatchType) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNPluginParameter2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourcePluginParameter(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSourcePluginParameter) graphql.Marshaler {

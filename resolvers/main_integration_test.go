@@ -146,9 +146,9 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd",
 			Clusters: clusterList, Repositories: repoList, KubeEvents: kubeEvents,
 			ProjectWriter: appops.Service{Client: kube}, RepoTester: repoTester, States: states, Logs: fakeLogs{},
-			Settings: catalog.NewSettings(cluster.Client, secretsNS),
-			Secrets:  secretops.Service{Client: cluster.Client, Namespace: secretsNS},
-			Writer:   appops.Service{Client: kube}, Events: bus,
+			Settings: catalog.NewSettings(cluster.Client, secretsNS), Resources: catalog.NewResources(clusterList),
+			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
+			Writer:  appops.Service{Client: kube}, Events: bus,
 		},
 	})
 	if err != nil {

@@ -61,6 +61,9 @@ type Resolver struct {
 	Logs LogReader
 	// Settings reads the public settings; nil means defaults.
 	Settings SettingsReader
+	// Resources deletes and patches live objects of applications; nil
+	// makes them read-only.
+	Resources ResourceWriter
 }
 
 // ApplicationStore is the read side of Applications the API serves from

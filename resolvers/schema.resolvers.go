@@ -221,6 +221,16 @@ func (r *mutationResolver) TerminateOperation(ctx context.Context, input model.A
 	return written(out, err, key)
 }
 
+// DeleteApplicationResource is the resolver for the deleteApplicationResource field.
+func (r *mutationResolver) DeleteApplicationResource(ctx context.Context, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) (bool, error) {
+	return r.deleteAppResource(ctx, input, propagationPolicy)
+}
+
+// PatchApplicationResource is the resolver for the patchApplicationResource field.
+func (r *mutationResolver) PatchApplicationResource(ctx context.Context, input model.ApplicationResourceInput, patch string, patchType model.PatchType) (bool, error) {
+	return r.patchAppResource(ctx, input, patch, patchType)
+}
+
 // CreateProject is the resolver for the createProject field.
 func (r *mutationResolver) CreateProject(ctx context.Context, input model.CreateProjectInput) (*gqlmodel.Project, error) {
 	return r.createProject(ctx, input)

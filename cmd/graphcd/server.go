@@ -147,6 +147,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList), Settings: catalog.NewSettings(kc, o.app.namespace),
+			Resources: catalog.NewResources(clusterList),
 		},
 		ShutdownTimeout: o.shutdownTimeout,
 	})

@@ -65,6 +65,20 @@ type ApplicationRef struct {
 	Namespace *string `json:"namespace,omitempty"`
 }
 
+// One live object of an application.
+type ApplicationResourceInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The API group; empty for the core group.
+	Group string `json:"group"`
+	// The kind.
+	Kind string `json:"kind"`
+	// The namespace; empty for cluster-scoped objects.
+	Namespace string `json:"namespace"`
+	// The name.
+	Name string `json:"name"`
+}
+
 // A destination cluster with its (write-only) credentials.
 type ClusterInput struct {
 	// The name applications use in spec.destination.name.
@@ -387,6 +401,67 @@ func (e *OrderDirection) UnmarshalJSON(b []byte) error {
 }
 
 func (e OrderDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a patch is applied.
+type PatchType string
+
+const (
+	// RFC 7386 JSON merge patch.
+	PatchTypeMerge PatchType = "MERGE"
+	// RFC 6902 JSON patch.
+	PatchTypeJSON PatchType = "JSON"
+	// Kubernetes strategic merge patch (built-in kinds only).
+	PatchTypeStrategic PatchType = "STRATEGIC"
+)
+
+var AllPatchType = []PatchType{
+	PatchTypeMerge,
+	PatchTypeJSON,
+	PatchTypeStrategic,
+}
+
+func (e PatchType) IsValid() bool {
+	switch e {
+	case PatchTypeMerge, PatchTypeJSON, PatchTypeStrategic:
+		return true
+	}
+	return false
+}
+
+func (e PatchType) String() string {
+	return string(e)
+}
+
+func (e *PatchType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PatchType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PatchType", str)
+	}
+	return nil
+}
+
+func (e PatchType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PatchType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PatchType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

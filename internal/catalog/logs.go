@@ -24,8 +24,9 @@ type LogOptions struct {
 	LimitBytes int64
 }
 
-// maxLogClients bounds the clientsets PodLogs keeps.
-const maxLogClients = 64
+// maxClusterClients bounds the clients kept per cluster configuration (a
+// cluster's configuration is replaced when its Secret changes).
+const maxClusterClients = 64
 
 // PodLogs streams the logs of Pods on the destination clusters of
 // applications.
@@ -70,7 +71,7 @@ func (p *PodLogs) client(cfg *rest.Config) (kubernetes.Interface, error) {
 	if c, ok := p.clients[cfg]; ok {
 		return c, nil
 	}
-	if len(p.clients) >= maxLogClients {
+	if len(p.clients) >= maxClusterClients {
 		clear(p.clients) // configurations of clusters since changed
 	}
 	c, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))

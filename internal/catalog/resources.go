@@ -1,0 +1,112 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// ResourceRef names one live object of an application.
+type ResourceRef struct {
+	Group, Kind, Namespace, Name string
+}
+
+// Resources deletes and patches live objects on the destination clusters
+// of applications (the API's resource actions).
+type Resources struct {
+	clusters *Clusters
+	mu       sync.Mutex
+	conns    map[*rest.Config]*clusterConn
+}
+
+// clusterConn is a dynamic client and a REST mapper for one cluster.
+type clusterConn struct {
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+// NewResources acts on the clusters of c.
+func NewResources(c *Clusters) *Resources {
+	return &Resources{clusters: c, conns: map[*rest.Config]*clusterConn{}}
+}
+
+// Delete deletes ref on the cluster dest names, with propagation policy
+// (background when empty).
+func (r *Resources) Delete(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef, policy metav1.DeletionPropagation) error {
+	ri, err := r.resource(ctx, dest, ref)
+	if err != nil {
+		return err
+	}
+	if policy == "" {
+		policy = metav1.DeletePropagationBackground
+	}
+	return ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
+}
+
+// Patch patches ref on the cluster dest names.
+func (r *Resources) Patch(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef, pt types.PatchType, patch []byte) error {
+	ri, err := r.resource(ctx, dest, ref)
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, ref.Name, pt, patch, metav1.PatchOptions{FieldManager: "graphcd-api"})
+	return err
+}
+
+// resource returns the dynamic client of ref's kind on the cluster dest
+// names.
+func (r *Resources) resource(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef) (dynamic.ResourceInterface, error) {
+	c, err := r.clusters.reg.Resolve(dest)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := r.conn(c.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	m, err := conn.mapper.RESTMapping(schema.GroupKind{Group: ref.Group, Kind: ref.Kind})
+	if err != nil {
+		conn.mapper.Reset() // a kind installed since the last discovery
+		if m, err = conn.mapper.RESTMapping(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); err != nil {
+			return nil, fmt.Errorf("kind %s.%s: %w", ref.Kind, ref.Group, err)
+		}
+	}
+	if m.Scope.Name() == "namespace" {
+		return conn.dyn.Resource(m.Resource).Namespace(ref.Namespace), nil
+	}
+	return conn.dyn.Resource(m.Resource), nil
+}
+
+func (r *Resources) conn(cfg *rest.Config) (*clusterConn, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.conns[cfg]; ok {
+		return c, nil
+	}
+	if len(r.conns) >= maxClusterClients {
+		clear(r.conns) // configurations of clusters since changed
+	}
+	own := rest.CopyConfig(cfg)
+	dyn, err := dynamic.NewForConfig(own)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(own)
+	if err != nil {
+		return nil, err
+	}
+	c := &clusterConn{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+	r.conns[cfg] = c
+	return c, nil
+}
