@@ -142,6 +142,18 @@ func TestApplicationsConnection(t *testing.T) {
 	specs = append(specs, appSpec{name: "fresh"}) // never compared: Unknown
 	createApps(t, ns, specs...)
 	waitCount(t, ns, len(specs))
+	// Statuses are written after the apps: wait until the API has them all.
+	eventually(t, "statuses listed", func() error {
+		var got struct {
+			Applications struct{ TotalCount int } `json:"applications"`
+		}
+		data(t, `query($ns: [String!]) { applications(first: 0, filter: {namespaces: $ns, syncStatus: [Synced, OutOfSync]}) { totalCount } }`,
+			map[string]any{"ns": []string{ns}}, &got)
+		if got.Applications.TotalCount != len(specs)-1 {
+			return fmt.Errorf("%d apps with a status", got.Applications.TotalCount)
+		}
+		return nil
+	})
 	inNS := map[string]any{"namespaces": []string{ns}}
 
 	t.Run("pages join into the whole list", func(t *testing.T) {
@@ -244,7 +256,7 @@ func TestApplicationAndNode(t *testing.T) {
 	ns := cluster.Namespace(t)
 	createApps(t, ns, appSpec{name: "guestbook", project: "frontend", labels: map[string]string{"tier": "frontend"},
 		sync: v1alpha1.SyncStatusCodeOutOfSync, health: v1alpha1.HealthStatusProgressing, auto: true})
-	waitCount(t, ns, 1)
+	waitHealth(t, ns, "guestbook", "Progressing") // the status is written after the app
 
 	const q = `query($ns: String) {
   application(name: "guestbook", namespace: $ns) {
