@@ -155,20 +155,6 @@ func (x *Index) Get(key types.NamespacedName) *v1alpha1.Application {
 	return nil
 }
 
-// GetMany returns the apps with keys, in the same order; missing apps are
-// nil. One lock for the lot, for dataloaders.
-func (x *Index) GetMany(keys []types.NamespacedName) []*v1alpha1.Application {
-	out := make([]*v1alpha1.Application, len(keys))
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	for i, k := range keys {
-		if e, ok := x.byKey[k]; ok {
-			out[i] = e.app
-		}
-	}
-	return out
-}
-
 // Len returns the number of apps.
 func (x *Index) Len() int {
 	x.mu.RLock()

@@ -235,10 +235,6 @@ func TestGetAndDelete(t *testing.T) {
 	if got := x.Get(key); got != a {
 		t.Fatalf("Get = %v, want the app stored", got)
 	}
-	many := x.GetMany([]types.NamespacedName{{Namespace: "ns", Name: "zz"}, key})
-	if many[0] != nil || many[1] != a {
-		t.Errorf("GetMany = %v", many)
-	}
 	x.Delete(key)
 	x.Delete(key) // twice is harmless
 	if x.Get(key) != nil || x.Len() != 0 {
