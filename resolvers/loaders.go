@@ -53,11 +53,7 @@ func (r *Resolver) newLoaders() *loaders {
 		states: dataloadgen.NewLoader(func(ctx context.Context, apps []types.NamespacedName) ([]*appstate.State, []error) {
 			states, err := r.States.GetMany(ctx, apps)
 			if err != nil {
-				errs := make([]error, len(apps))
-				for i := range errs {
-					errs[i] = err
-				}
-				return nil, errs
+				return nil, []error{err} // one error answers every key
 			}
 			return states, nil
 		}, dataloadgen.WithWait(loaderWait)),
