@@ -1,0 +1,231 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+)
+
+// Where the keys live: the data keys of the Secret SecretName in graphcd's
+// namespace. The Secret holds other data too (password hashes), which
+// nothing here touches.
+const (
+	SecretName = "graphcd-secret"
+	// SecretKeyCurrent signs new tokens and verifies.
+	SecretKeyCurrent = "server.secretkey"
+	// SecretKeyPrevious verifies tokens signed before the last rotation.
+	SecretKeyPrevious = "server.secretkey.previous"
+)
+
+// SecretKeys is a KeySource backed by the Secret SecretName. Start keeps an
+// in-memory copy current with an informer on that one Secret, so Keys
+// costs no API call; the first Keys call when the current key is missing
+// creates it.
+type SecretKeys struct {
+	client    kubernetes.Interface
+	namespace string
+	// keys is what the Secret last said; nil when it is missing or holds
+	// no current key.
+	keys atomic.Pointer[keySet]
+	// ensureMu lets one caller at a time create a missing key.
+	ensureMu sync.Mutex
+}
+
+type keySet struct {
+	current    Key
+	verifyOnly []Key
+	err        error
+}
+
+var _ KeySource = (*SecretKeys)(nil)
+
+// NewSecretKeys returns a key source reading SecretName in namespace.
+// Without Start it reads the Secret once, on the first Keys call, and
+// never sees a rotation.
+func NewSecretKeys(client kubernetes.Interface, namespace string) *SecretKeys {
+	return &SecretKeys{client: client, namespace: namespace}
+}
+
+// Start watches the Secret until ctx ends, creating the current key when
+// it is missing. It returns once the keys are loaded; an error means they
+// could not be (the watch is then stopped).
+func (s *SecretKeys) Start(ctx context.Context) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0,
+		informers.WithNamespace(s.namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", SecretName).String()
+		}))
+	inf := factory.Core().V1().Secrets().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.observe(obj) },
+		UpdateFunc: func(_, obj any) { s.observe(obj) },
+		DeleteFunc: func(any) { s.keys.Store(nil) },
+	}); err != nil {
+		return fmt.Errorf("watch %s/%s: %w", s.namespace, SecretName, err)
+	}
+	stopCh := make(chan struct{})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			close(stopCh)
+			factory.Shutdown()
+		})
+	}
+	factory.Start(stopCh)
+	context.AfterFunc(ctx, stop)
+	if !cache.WaitForCacheSync(stopCh, inf.HasSynced) {
+		stop()
+		return fmt.Errorf("watch %s/%s: %w", s.namespace, SecretName, context.Cause(ctx))
+	}
+	if _, _, err := s.Keys(ctx); err != nil {
+		stop()
+		return err
+	}
+	return nil
+}
+
+func (s *SecretKeys) observe(obj any) {
+	if sec, ok := obj.(*corev1.Secret); ok && sec.Name == SecretName {
+		s.keys.Store(parseKeys(sec))
+	}
+}
+
+// parseKeys reads the keys of sec; nil when it has no current key. A
+// previous key that is not a valid key is ignored: it only ever verified,
+// and refusing every token for it would log everyone out.
+func parseKeys(sec *corev1.Secret) *keySet {
+	raw, ok := sec.Data[SecretKeyCurrent]
+	if !ok || len(raw) == 0 {
+		return nil
+	}
+	current, err := NewKey(raw)
+	if err != nil {
+		return &keySet{err: fmt.Errorf("%s/%s %s: %w", sec.Namespace, sec.Name, SecretKeyCurrent, err)}
+	}
+	ks := &keySet{current: current}
+	if prev, err := NewKey(sec.Data[SecretKeyPrevious]); err == nil && prev.ID != current.ID {
+		ks.verifyOnly = []Key{prev}
+	}
+	return ks
+}
+
+// Keys returns the keys of the Secret; the slice is shared, not to be
+// modified. When the Secret or its current key is missing it creates
+// them, agreeing with any other replica doing the same.
+func (s *SecretKeys) Keys(ctx context.Context) (Key, []Key, error) {
+	ks := s.keys.Load()
+	if ks == nil {
+		var err error
+		if ks, err = s.ensure(ctx); err != nil {
+			return Key{}, nil, err
+		}
+	}
+	return ks.current, ks.verifyOnly, ks.err
+}
+
+// ensure makes sure the Secret has a current key and returns the keys.
+func (s *SecretKeys) ensure(ctx context.Context) (*keySet, error) {
+	s.ensureMu.Lock()
+	defer s.ensureMu.Unlock()
+	if ks := s.keys.Load(); ks != nil {
+		return ks, nil // another caller got here first
+	}
+	sec, err := updateSecret(ctx, s.client, s.namespace, func(data map[string][]byte) bool {
+		if len(data[SecretKeyCurrent]) > 0 {
+			return false
+		}
+		data[SecretKeyCurrent] = GenerateKey().Secret
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	ks := parseKeys(sec)
+	if ks == nil { // cannot happen: the mutation ensured a key
+		return nil, fmt.Errorf("%s/%s has no %s", s.namespace, SecretName, SecretKeyCurrent)
+	}
+	s.keys.Store(ks)
+	return ks, nil
+}
+
+// RotateKey makes a new current key in the Secret SecretName of namespace
+// and keeps the old one as previous, which verifies the tokens it signed
+// until the next rotation. Other data keys of the Secret are kept. It
+// creates the Secret when missing.
+func RotateKey(ctx context.Context, client kubernetes.Interface, namespace string) error {
+	_, err := updateSecret(ctx, client, namespace, func(data map[string][]byte) bool {
+		if cur := data[SecretKeyCurrent]; len(cur) > 0 {
+			data[SecretKeyPrevious] = cur
+		}
+		data[SecretKeyCurrent] = GenerateKey().Secret
+		return true
+	})
+	return err
+}
+
+// writeBackoff retries writes that lost a race with another writer of the
+// Secret (another replica, the accounts code).
+var writeBackoff = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.5, Cap: time.Second}
+
+// updateSecret reads the Secret, lets mutate change a copy of its data
+// (reporting whether it did) and writes it back: an Update guarded by the
+// resource version, or a Create when the Secret is missing. Losing a race
+// (Conflict, AlreadyExists) starts over from a fresh read, so concurrent
+// writers never drop each other's keys. It returns the Secret as written,
+// or as read when mutate changed nothing.
+func updateSecret(ctx context.Context, client kubernetes.Interface, namespace string, mutate func(map[string][]byte) bool) (*corev1.Secret, error) {
+	secrets := client.CoreV1().Secrets(namespace)
+	var out *corev1.Secret
+	err := retry.OnError(writeBackoff, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+	}, func() error {
+		sec, err := secrets.Get(ctx, SecretName, metav1.GetOptions{})
+		missing := apierrors.IsNotFound(err)
+		switch {
+		case missing:
+			sec = &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{
+					Name:      SecretName,
+					Namespace: namespace,
+					Labels:    map[string]string{"app.kubernetes.io/part-of": "graphcd"},
+				},
+				Type: corev1.SecretTypeOpaque,
+			}
+		case err != nil:
+			return err
+		}
+		data := maps.Clone(sec.Data)
+		if data == nil {
+			data = map[string][]byte{}
+		}
+		if !mutate(data) {
+			out = sec
+			return nil
+		}
+		sec.Data = data
+		if missing {
+			out, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+		} else {
+			out, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		}
+		return err
+	})
+	if err != nil {
+		// The error names the Secret, never its data.
+		return nil, fmt.Errorf("write %s/%s: %w", namespace, SecretName, err)
+	}
+	return out, nil
+}
