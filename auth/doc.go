@@ -1,5 +1,19 @@
-// Package auth will hold sessions (JWT), local accounts, Casbin RBAC in Argo
-// CD's policy format, and the embedded Dex SSO. The package is empty until
-// the Auth issue lands; resolvers already take the principal from the
-// request context so authorization drops in without reshaping the API.
+// Package auth decides who a request comes from and what it may do.
+//
+// A request's Principal (a local account, an SSO user or a project role
+// token) travels in its context: NewContext puts it there once the
+// request's token has been checked, FromContext reads it. Authorizer
+// answers the RBAC questions of the resolvers from the policy in
+// graphcd-rbac-cm (Argo CD's argocd-rbac-cm format, see package rbac) and
+// the roles of every AppProject, both kept current by WatchPolicy and
+// WatchProjects:
+//
+//	a := auth.NewAuthorizer()
+//	err := auth.WatchPolicy(ctx, client, "graphcd", a, log)
+//	err = auth.WatchProjects(ctx, catalog, a, log)
+//	ok := a.Can(ctx, "applications", "sync", "my-project/guestbook")
+//
+// The subpackages hold the parts: rbac (the policy engine), session
+// (signed tokens), accounts (local users), login (brute-force limits),
+// dex and oidc (single sign-on).
 package auth

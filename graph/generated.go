@@ -45,6 +45,7 @@ type ResolverRoot interface {
 	KustomizeReplica() KustomizeReplicaResolver
 	ManagedNamespaceMetadata() ManagedNamespaceMetadataResolver
 	ManagedResource() ManagedResourceResolver
+	Me() MeResolver
 	Mutation() MutationResolver
 	OrphanedResources() OrphanedResourcesResolver
 	PluginParameter() PluginParameterResolver
@@ -329,9 +330,11 @@ type ComplexityRoot struct {
 	}
 
 	Me struct {
-		Groups   func(childComplexity int) int
-		LoggedIn func(childComplexity int) int
-		Username func(childComplexity int) int
+		Can         func(childComplexity int, resource string, action string, object string) int
+		Groups      func(childComplexity int) int
+		LoggedIn    func(childComplexity int) int
+		Permissions func(childComplexity int) int
+		Username    func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -391,6 +394,14 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	Permission struct {
+		Action   func(childComplexity int) int
+		Effect   func(childComplexity int) int
+		Object   func(childComplexity int) int
+		Resource func(childComplexity int) int
+		Subject  func(childComplexity int) int
 	}
 
 	PluginParameter struct {
@@ -704,6 +715,10 @@ type ManagedNamespaceMetadataResolver interface {
 }
 type ManagedResourceResolver interface {
 	Status(ctx context.Context, obj *appstate.ManagedResource) (v1alpha1.SyncStatusCode, error)
+}
+type MeResolver interface {
+	Permissions(ctx context.Context, obj *gqlmodel.Me) ([]*model.Permission, error)
+	Can(ctx context.Context, obj *gqlmodel.Me, resource string, action string, object string) (bool, error)
 }
 type MutationResolver interface {
 	CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*gqlmodel.Application, error)
@@ -1845,6 +1860,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ManagedResource.Version(childComplexity), true
 
+	case "Me.can":
+		if e.ComplexityRoot.Me.Can == nil {
+			break
+		}
+
+		args, err := ec.field_Me_can_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.Can(childComplexity, args["resource"].(string), args["action"].(string), args["object"].(string)), true
 	case "Me.groups":
 		if e.ComplexityRoot.Me.Groups == nil {
 			break
@@ -1857,6 +1883,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.LoggedIn(childComplexity), true
+	case "Me.permissions":
+		if e.ComplexityRoot.Me.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Me.Permissions(childComplexity), true
 	case "Me.username":
 		if e.ComplexityRoot.Me.Username == nil {
 			break
@@ -2178,6 +2210,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "Permission.action":
+		if e.ComplexityRoot.Permission.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Permission.Action(childComplexity), true
+	case "Permission.effect":
+		if e.ComplexityRoot.Permission.Effect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Permission.Effect(childComplexity), true
+	case "Permission.object":
+		if e.ComplexityRoot.Permission.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Permission.Object(childComplexity), true
+	case "Permission.resource":
+		if e.ComplexityRoot.Permission.Resource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Permission.Resource(childComplexity), true
+	case "Permission.subject":
+		if e.ComplexityRoot.Permission.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Permission.Subject(childComplexity), true
 
 	case "PluginParameter.array":
 		if e.ComplexityRoot.PluginParameter.Array == nil {
@@ -4234,6 +4297,40 @@ type Me {
   username: String!
   "The SSO groups of the user."
   groups: [String!]!
+  """
+  The RBAC rules that give or take the caller's rights: those of the
+  default role, of the user and of each group, through every role they
+  inherit (built-in roles and project roles included). A deny rule wins
+  over any allow. Empty when not logged in.
+  """
+  permissions: [Permission!]!
+  """
+  Whether the caller may do action on object of resource, exactly as the
+  API will decide it, e.g. can(resource: "applications", action: "sync",
+  object: "default/guestbook"). The console asks before showing a control.
+  """
+  can(
+    "applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs or exec."
+    resource: String!
+    "get, create, update, delete, sync, override, action/<group>/<kind>/<name>, update/... or delete/..."
+    action: String!
+    "<project>/<app>, <project>/<namespace>/<app>, a project, repository URL, cluster URL or account name."
+    object: String!
+  ): Boolean!
+}
+
+"""
+One RBAC rule, as a line of policy.csv reads:
+p, subject, resource, action, object, effect.
+"""
+type Permission {
+  "The role, user or group the rule belongs to."
+  subject: String!
+  resource: String!
+  action: String!
+  object: String!
+  "allow or deny."
+  effect: String!
 }
 
 """
@@ -5797,6 +5894,10 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_username(ctx, field)
 	case "groups":
 		return ec.fieldContext_Me_groups(ctx, field)
+	case "permissions":
+		return ec.fieldContext_Me_permissions(ctx, field)
+	case "can":
+		return ec.fieldContext_Me_can(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Me", field.Name)
 }
@@ -5879,6 +5980,22 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_Permission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "subject":
+		return ec.fieldContext_Permission_subject(ctx, field)
+	case "resource":
+		return ec.fieldContext_Permission_resource(ctx, field)
+	case "action":
+		return ec.fieldContext_Permission_action(ctx, field)
+	case "object":
+		return ec.fieldContext_Permission_object(ctx, field)
+	case "effect":
+		return ec.fieldContext_Permission_effect(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Permission", field.Name)
 }
 
 func (ec *executionContext) childFields_PluginParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6568,6 +6685,36 @@ func (ec *executionContext) field_Application_podLogs_args(ctx context.Context, 
 		return nil, err
 	}
 	args["sinceSeconds"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Me_can_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "resource",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["resource"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "object",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["object"] = arg2
 	return args, nil
 }
 
@@ -11663,6 +11810,82 @@ func (ec *executionContext) fieldContext_Me_groups(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Me", field, false, false, "String")
 }
 
+func (ec *executionContext) _Me_permissions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Me_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Me().Permissions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPermissionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Me_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Me",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Me_can(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Me_can(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Me().Can(ctx, obj, fc.Args["resource"].(string), fc.Args["action"].(string), fc.Args["object"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Me_can(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Me",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Me_can_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12934,6 +13157,121 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _Permission_subject(ctx context.Context, field graphql.CollectedField, obj *model.Permission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Permission_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Permission_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Permission", field, false, false, "String")
+}
+
+func (ec *executionContext) _Permission_resource(ctx context.Context, field graphql.CollectedField, obj *model.Permission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Permission_resource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Permission_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Permission", field, false, false, "String")
+}
+
+func (ec *executionContext) _Permission_action(ctx context.Context, field graphql.CollectedField, obj *model.Permission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Permission_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Permission_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Permission", field, false, false, "String")
+}
+
+func (ec *executionContext) _Permission_object(ctx context.Context, field graphql.CollectedField, obj *model.Permission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Permission_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Permission_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Permission", field, false, false, "String")
+}
+
+func (ec *executionContext) _Permission_effect(ctx context.Context, field graphql.CollectedField, obj *model.Permission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Permission_effect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Effect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Permission_effect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Permission", field, false, false, "String")
 }
 
 func (ec *executionContext) _PluginParameter_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSourcePluginParameter) (ret graphql.Marshaler) {
@@ -21873,18 +22211,30 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 		case "loggedIn":
 			out.Values[i] = ec._Me_loggedIn(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "username":
 			out.Values[i] = ec._Me_username(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "groups":
 			out.Values[i] = ec._Me_groups(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "permissions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Me_permissions(ctx, field, obj)
+				})
+		case "can":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Me_can(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22310,6 +22660,59 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var permissionImplementors = []string{"Permission"}
+
+func (ec *executionContext) _Permission(ctx context.Context, sel ast.SelectionSet, obj *model.Permission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, permissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Permission")
+		case "subject":
+			out.Values[i] = ec._Permission_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resource":
+			out.Values[i] = ec._Permission_resource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._Permission_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "object":
+			out.Values[i] = ec._Permission_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "effect":
+			out.Values[i] = ec._Permission_effect(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -25225,6 +25628,30 @@ func (ec *executionContext) unmarshalNPatchType2githubᚗcomᚋgraphcdᚋgraphcd
 
 func (ec *executionContext) marshalNPatchType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchType(ctx context.Context, sel ast.SelectionSet, v model.PatchType) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNPermission2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPermissionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Permission) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPermission2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPermission(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPermission2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPermission(ctx context.Context, sel ast.SelectionSet, v *model.Permission) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Permission!")
+		return graphql.Null
+	}
+	return ec._Permission(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPluginParameter2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSourcePluginParameter(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSourcePluginParameter) graphql.Marshaler {

@@ -40,13 +40,23 @@ func (r *Resolver) appKey(name string, namespace *string) types.NamespacedName {
 	return key
 }
 
-// application returns the app with key, or nil when there is none.
-func (r *Resolver) application(key types.NamespacedName) *gqlmodel.Application {
-	app := r.apps().Get(key)
+// application returns the app with key, or nil when there is none or the
+// caller may not see it.
+func (r *Resolver) application(ctx context.Context, key types.NamespacedName) *gqlmodel.Application {
+	app := r.visibleApp(ctx, key)
 	if app == nil {
 		return nil
 	}
 	return &gqlmodel.Application{Application: app}
+}
+
+// appFilter is the index filter of the apps the caller may see, nil when
+// the caller may see everything (auth is off).
+func (r *Resolver) appFilter(ctx context.Context) func(*v1alpha1.Application) bool {
+	if r.Authz == nil {
+		return nil
+	}
+	return func(app *v1alpha1.Application) bool { return r.canSeeApp(ctx, app) }
 }
 
 // applicationQuery turns the arguments of Query.applications into an index

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
@@ -39,7 +40,7 @@ type logRequest struct {
 // the pod is in the app's resource tree.
 func (r *Resolver) checkLogs(ctx context.Context, app *gqlmodel.Application, namespace, pod string, container *string, tail int32, since *int32, minTail int32) (logRequest, error) {
 	var req logRequest
-	if err := r.authorizeApp(ctx, "logs", keyOf(app.Application)); err != nil {
+	if _, err := r.appFor(ctx, rbac.ResourceLogs, rbac.ActionGet, keyOf(app.Application)); err != nil {
 		return req, err
 	}
 	if tail < minTail || tail > maxTailLines {

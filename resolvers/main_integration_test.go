@@ -179,15 +179,25 @@ type response struct {
 // query posts a GraphQL request and returns the HTTP status and response.
 func query(t *testing.T, q string, vars map[string]any) (int, response) {
 	t.Helper()
+	return queryAt(t, apiURL, "", q, vars)
+}
+
+// queryAt posts a GraphQL request to the API at base, with token as the
+// bearer token unless empty.
+func queryAt(t *testing.T, base, token, q string, vars map[string]any) (int, response) {
+	t.Helper()
 	body, err := json.Marshal(map[string]any{"query": q, "variables": vars})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, apiURL+"/api/graphql", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/graphql", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

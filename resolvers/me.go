@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/graphcd/graphcd/auth"
+	"github.com/graphcd/graphcd/auth/rbac"
+	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
@@ -33,4 +35,21 @@ func (r *Resolver) settings(ctx context.Context) (*gqlmodel.Settings, error) {
 	}
 	s, err := r.Settings.PublicSettings(ctx)
 	return &s, err
+}
+
+// permissions lists the RBAC rules that apply to the caller; without an
+// Authorizer (auth disabled) everyone may do everything, which one rule
+// says.
+func (r *Resolver) permissions(ctx context.Context) []*model.Permission {
+	if r.Authz == nil {
+		return []*model.Permission{{Subject: "*", Resource: "*", Action: "*", Object: "*", Effect: string(rbac.Allow)}}
+	}
+	rules := r.Authz.Permissions(ctx)
+	out := make([]*model.Permission, len(rules))
+	for i, rule := range rules {
+		out[i] = &model.Permission{
+			Subject: rule.Subject, Resource: rule.Resource, Action: rule.Action, Object: rule.Object, Effect: string(rule.Effect),
+		}
+	}
+	return out
 }

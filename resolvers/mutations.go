@@ -20,6 +20,9 @@ import (
 // ApplicationWriter changes Applications (appops.Service implements it).
 // Errors are appops's sentinel errors or Kubernetes API errors.
 type ApplicationWriter interface {
+	// Get reads the app at key, nil when there is none: mutations use it
+	// for an app too new for the API's index.
+	Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.Application, error)
 	Create(ctx context.Context, app *v1alpha1.Application, upsert bool) (*v1alpha1.Application, error)
 	UpdateSpec(ctx context.Context, key types.NamespacedName, spec v1alpha1.ApplicationSpec) (*v1alpha1.Application, error)
 	Delete(ctx context.Context, key types.NamespacedName, cascade bool, policy metav1.DeletionPropagation) error
@@ -27,33 +30,6 @@ type ApplicationWriter interface {
 	Rollback(ctx context.Context, key types.NamespacedName, id int64, sync v1alpha1.SyncOperation, by v1alpha1.OperationInitiator) (*v1alpha1.Application, error)
 	Terminate(ctx context.Context, key types.NamespacedName) (*v1alpha1.Application, error)
 	Refresh(ctx context.Context, key types.NamespacedName, hard bool) (*v1alpha1.Application, error)
-}
-
-// Authorizer decides whether the principal of ctx may do action on an
-// object of resource, in Argo CD's RBAC terms (resource "applications",
-// action "sync", object "<project>/<name>"). It returns a *Error with
-// CodeForbidden or CodeUnauthenticated when not.
-type Authorizer interface {
-	Authorize(ctx context.Context, resource, action, object string) error
-}
-
-// authorize asks r.Authz; without one (before Auth is configured) every
-// request is allowed.
-func (r *Resolver) authorize(ctx context.Context, resource, action, object string) error {
-	if r.Authz == nil {
-		return nil
-	}
-	return r.Authz.Authorize(ctx, resource, action, object)
-}
-
-// authorizeApp authorizes action on the existing app at key, whose
-// project comes from the API's view of it.
-func (r *Resolver) authorizeApp(ctx context.Context, action string, key types.NamespacedName) error {
-	project := "default"
-	if app := r.apps().Get(key); app != nil && app.Spec.Project != "" {
-		project = app.Spec.Project
-	}
-	return r.authorize(ctx, "applications", action, project+"/"+key.Name)
 }
 
 func (r *Resolver) writer() (ApplicationWriter, error) {
@@ -202,11 +178,7 @@ func statusMessage(err error) string {
 // authorizeManifest authorizes creating app, and with upsert updating it
 // too (Argo CD asks for both rights).
 func (r *Resolver) authorizeManifest(ctx context.Context, app *v1alpha1.Application, upsert bool) error {
-	project := app.Spec.Project
-	if project == "" {
-		project = "default"
-	}
-	object := project + "/" + app.Name
+	object := r.appObject(app)
 	if err := r.authorize(ctx, "applications", "create", object); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 func (r *Resolver) node(ctx context.Context, kind string, key types.NamespacedName, id string) (gqlmodel.Node, error) {
 	switch kind {
 	case gqlmodel.KindApplication:
-		if app := r.application(key); app != nil {
+		if app := r.application(ctx, key); app != nil {
 			return app, nil
 		}
 		return nil, nil

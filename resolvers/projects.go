@@ -147,9 +147,10 @@ func deref(s *string) string {
 }
 
 // projectApplications is a page of the applications of project.
-func (r *Resolver) projectApplications(project string, first int32, after *string) (*gqlmodel.ApplicationConnection, error) {
+func (r *Resolver) projectApplications(ctx context.Context, project string, first int32, after *string) (*gqlmodel.ApplicationConnection, error) {
 	p, err := r.apps().Page(appindex.Query{
-		First: int(first), After: deref(after), Filter: appindex.Filter{Projects: []string{project}},
+		First: int(first), After: deref(after),
+		Filter: appindex.Filter{Projects: []string{project}, Allow: r.appFilter(ctx)},
 	})
 	if err != nil {
 		return nil, pageError(err)

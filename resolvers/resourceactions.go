@@ -4,16 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/catalog"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // ResourceWriter deletes and patches live objects of applications
@@ -32,25 +33,22 @@ const maxPatchBytes = 256 << 10
 func (r *Resolver) appResource(ctx context.Context, in model.ApplicationResourceInput, verb string) (*v1alpha1.Application, catalog.ResourceRef, error) {
 	ref := catalog.ResourceRef{Group: in.Group, Kind: in.Kind, Namespace: in.Namespace, Name: in.Name}
 	key := r.refKey(*in.Application)
-	action := strings.Join([]string{verb, in.Group, in.Kind, in.Namespace, in.Name}, "/")
-	if err := r.authorizeApp(ctx, action, key); err != nil {
+	action := rbac.SubresourceAction(verb, in.Group, in.Kind, in.Namespace, in.Name)
+	app, err := r.appFor(ctx, rbac.ResourceApplications, action, key)
+	if err != nil {
 		return nil, ref, err
 	}
 	if r.Resources == nil {
 		return nil, ref, Errorf(CodeForbidden, "this server is read-only")
 	}
-	app := r.application(key)
-	if app == nil {
-		return nil, ref, Errorf(CodeNotFound, "application %s not found", key)
-	}
-	st, err := r.appState(ctx, app)
+	st, err := r.appState(ctx, &gqlmodel.Application{Application: app})
 	if err != nil {
 		return nil, ref, err
 	}
 	if st == nil || !ownsResource(st, ref) {
 		return nil, ref, Errorf(CodeNotFound, "%s %s/%s is not a resource of application %s", in.Kind, in.Namespace, in.Name, key)
 	}
-	return app.Application, ref, nil
+	return app, ref, nil
 }
 
 // ownsResource reports whether ref is in st's managed resources or tree.

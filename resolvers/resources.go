@@ -74,6 +74,10 @@ func (r *Resolver) streamTree(ctx context.Context, key types.NamespacedName, rel
 		var last *appstate.State
 		first := true
 		for {
+			policy := r.policyChanged()
+			if r.lostApp(ctx, key) {
+				return
+			}
 			var st *appstate.State
 			if r.States != nil {
 				states, err := r.States.GetMany(ctx, []types.NamespacedName{key})
@@ -92,6 +96,7 @@ func (r *Resolver) streamTree(ctx context.Context, key types.NamespacedName, rel
 			select {
 			case <-changes:
 			case <-compared:
+			case <-policy:
 			case <-ctx.Done():
 				return
 			}

@@ -52,7 +52,7 @@ func (r *applicationEventResolver) Application(ctx context.Context, obj *eventbu
 	if obj.Lagged {
 		return nil, nil
 	}
-	return r.application(obj.Key()), nil
+	return r.application(ctx, obj.Key()), nil
 }
 
 // ValuesObject is the resolver for the valuesObject field.
@@ -112,6 +112,16 @@ func (r *managedNamespaceMetadataResolver) Annotations(ctx context.Context, obj 
 // Status is the resolver for the status field.
 func (r *managedResourceResolver) Status(ctx context.Context, obj *appstate.ManagedResource) (v1alpha1.SyncStatusCode, error) {
 	return resourceStatus(obj.Status), nil
+}
+
+// Permissions is the resolver for the permissions field.
+func (r *meResolver) Permissions(ctx context.Context, obj *gqlmodel.Me) ([]*model.Permission, error) {
+	return r.permissions(ctx), nil
+}
+
+// Can is the resolver for the can field.
+func (r *meResolver) Can(ctx context.Context, obj *gqlmodel.Me, resource string, action string, object string) (bool, error) {
+	return r.can(ctx, resource, action, object), nil
 }
 
 // CreateApplication is the resolver for the createApplication field.
@@ -278,7 +288,7 @@ func (r *pluginParameterResolver) Map(ctx context.Context, obj *v1alpha1.Applica
 
 // Applications is the resolver for the applications field.
 func (r *projectResolver) Applications(ctx context.Context, obj *gqlmodel.Project, first int32, after *string) (*gqlmodel.ApplicationConnection, error) {
-	return r.projectApplications(obj.Name, first, after)
+	return r.projectApplications(ctx, obj.Name, first, after)
 }
 
 // Yaml is the resolver for the yaml field.
@@ -306,7 +316,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (gqlmodel.Node, err
 
 // Application is the resolver for the application field.
 func (r *queryResolver) Application(ctx context.Context, name string, namespace *string) (*gqlmodel.Application, error) {
-	return r.application(r.appKey(name, namespace)), nil
+	return r.application(ctx, r.appKey(name, namespace)), nil
 }
 
 // Applications is the resolver for the applications field.
@@ -315,6 +325,7 @@ func (r *queryResolver) Applications(ctx context.Context, first int32, after *st
 	if err != nil {
 		return nil, err
 	}
+	q.Filter.Allow = r.appFilter(ctx)
 	page, err := r.apps().Page(q)
 	if err != nil {
 		return nil, pageError(err)
@@ -429,7 +440,7 @@ func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, na
 
 // PodLogs is the resolver for the podLogs field.
 func (r *subscriptionResolver) PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error) {
-	app := r.application(r.refKey(application))
+	app := r.application(ctx, r.refKey(application))
 	if app == nil {
 		return nil, Errorf(CodeNotFound, "application %s not found", r.refKey(application))
 	}
@@ -487,6 +498,9 @@ func (r *Resolver) ManagedResource() graph.ManagedResourceResolver {
 	return &managedResourceResolver{r}
 }
 
+// Me returns graph.MeResolver implementation.
+func (r *Resolver) Me() graph.MeResolver { return &meResolver{r} }
+
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
@@ -531,6 +545,7 @@ type (
 	kustomizeReplicaResolver           struct{ *Resolver }
 	managedNamespaceMetadataResolver   struct{ *Resolver }
 	managedResourceResolver            struct{ *Resolver }
+	meResolver                         struct{ *Resolver }
 	mutationResolver                   struct{ *Resolver }
 	orphanedResourcesResolver          struct{ *Resolver }
 	pluginParameterResolver            struct{ *Resolver }

@@ -81,27 +81,43 @@ func (r *Resolver) eventFilter(f *model.ApplicationEventFilter) eventbus.Filter 
 // the GraphQL ApplicationEvent as they are, so no goroutine or copy stands
 // between the bus and the socket.
 func (r *Resolver) streamEvents(ctx context.Context, f *model.ApplicationEventFilter, release func()) <-chan *eventbus.Delivery {
-	sub := r.Events.Subscribe(ctx, r.eventFilter(f), eventbus.Options{})
+	filter := r.eventFilter(f)
+	if r.Authz != nil {
+		// Events of apps the caller may not see (or no longer may, or
+		// that are gone) are not delivered.
+		filter.Allow = func(key types.NamespacedName) bool { return r.visibleApp(ctx, key) != nil }
+	}
+	sub := r.Events.Subscribe(ctx, filter, eventbus.Options{})
 	context.AfterFunc(ctx, release)
 	return sub.Deliveries()
 }
 
 // streamApplication sends the app at key now and after each change until
-// ctx ends.
+// ctx ends or the caller may no longer see it.
 func (r *Resolver) streamApplication(ctx context.Context, key types.NamespacedName, release func()) <-chan *gqlmodel.Application {
 	changes := r.apps().Changes(ctx, key)
 	out := make(chan *gqlmodel.Application)
 	go func() {
 		defer close(out)
 		defer release()
+		send := true
 		for {
-			select {
-			case out <- r.application(key):
-			case <-ctx.Done():
+			policy := r.policyChanged()
+			if r.lostApp(ctx, key) {
 				return
+			}
+			if send {
+				select {
+				case out <- r.application(ctx, key):
+				case <-ctx.Done():
+					return
+				}
 			}
 			select {
 			case <-changes:
+				send = true
+			case <-policy:
+				send = false // only a check: the app did not change
 			case <-ctx.Done():
 				return
 			}

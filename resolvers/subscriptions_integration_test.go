@@ -38,6 +38,17 @@ type wsMessage struct {
 // client whose backlog reaches the server soon).
 func dialWS(t *testing.T, baseURL string, readBuffer int) *wsClient {
 	t.Helper()
+	c := openWS(t, baseURL, readBuffer)
+	c.send(wsMessage{Type: "connection_init"})
+	if m := c.read(); m.Type != "connection_ack" {
+		t.Fatalf("after connection_init: %s %s", m.Type, m.Payload)
+	}
+	return c
+}
+
+// openWS opens a socket to the API at baseURL without connection_init.
+func openWS(t *testing.T, baseURL string, readBuffer int) *wsClient {
+	t.Helper()
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 10 * time.Second}
 	if readBuffer > 0 {
 		d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -56,12 +67,7 @@ func dialWS(t *testing.T, baseURL string, readBuffer int) *wsClient {
 		t.Fatalf("dial: %v", err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	c := &wsClient{t: t, conn: conn}
-	c.send(wsMessage{Type: "connection_init"})
-	if m := c.read(); m.Type != "connection_ack" {
-		t.Fatalf("after connection_init: %s %s", m.Type, m.Payload)
-	}
-	return c
+	return &wsClient{t: t, conn: conn}
 }
 
 func (c *wsClient) send(m wsMessage) {

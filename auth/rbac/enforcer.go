@@ -299,3 +299,43 @@ func GroupsFromClaims(claims map[string]any, scopes []string) []string {
 	}
 	return groups
 }
+
+// Permissions returns the rules that apply to subject, a member of groups:
+// those of the default role, the subject and each group, and of every role
+// they inherit, without repeats, in that order. Rules are returned as
+// written (Source is not kept).
+func (e *Enforcer) Permissions(subject string, groups []string) []Rule {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	seen := map[[5]string]bool{}
+	var out []Rule
+	subjects := make([]string, 0, 2+len(groups))
+	if e.defaultRole != "" {
+		subjects = append(subjects, e.defaultRole)
+	}
+	if subject != "" {
+		subjects = append(subjects, subject)
+	}
+	subjects = append(subjects, groups...)
+	for _, sub := range subjects {
+		if sub == "" {
+			continue
+		}
+		rules, err := e.casbin.GetImplicitPermissionsForUser(sub)
+		if err != nil {
+			continue
+		}
+		for _, r := range rules {
+			if len(r) != 5 {
+				continue
+			}
+			k := [5]string(r)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, Rule{Subject: r[0], Resource: r[1], Action: r[2], Object: r[3], Effect: Effect(r[4])})
+		}
+	}
+	return out
+}

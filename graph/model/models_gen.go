@@ -158,6 +158,18 @@ type ManagedResourceFilter struct {
 	OutOfSyncOnly *bool `json:"outOfSyncOnly,omitempty"`
 }
 
+// One RBAC rule, as a line of policy.csv reads:
+// p, subject, resource, action, object, effect.
+type Permission struct {
+	// The role, user or group the rule belongs to.
+	Subject  string `json:"subject"`
+	Resource string `json:"resource"`
+	Action   string `json:"action"`
+	Object   string `json:"object"`
+	// allow or deny.
+	Effect string `json:"effect"`
+}
+
 // A refresh request.
 type RefreshApplicationInput struct {
 	// The application.

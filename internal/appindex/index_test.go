@@ -102,6 +102,8 @@ func TestFilters(t *testing.T) {
 		{"search is a case-insensitive substring", Filter{Search: "ELT"}, []string{"delta"}},
 		{"and across fields", Filter{Projects: []string{"default"}, Search: "a"}, []string{"alpha", "gamma", "delta"}},
 		{"no match", Filter{Projects: []string{"nope"}}, []string{}},
+		{"allow hides apps", Filter{Allow: func(a *v1alpha1.Application) bool { return a.Spec.Project != "team-a" }}, []string{"alpha", "gamma", "delta"}},
+		{"allow and search", Filter{Search: "a", Allow: func(a *v1alpha1.Application) bool { return a.Name != "gamma" }}, []string{"alpha", "beta", "delta"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,6 +64,11 @@ type Filter struct {
 	AutoSync *bool
 	// Search is a case-insensitive substring of the app's name.
 	Search string
+	// Allow, when set, must also accept the app; it is asked last, only
+	// for apps every other field selects. The API hides with it the apps
+	// a caller may not see. It runs under the index's read lock: it must
+	// not change the index.
+	Allow func(*v1alpha1.Application) bool
 }
 
 // Query asks for one page.
@@ -303,7 +308,8 @@ func (m *matcher) match(e *entry) bool {
 		m.search != "" && !strings.Contains(e.lowerName, m.search),
 		m.repos != nil && !slices.ContainsFunc(e.repos, m.repos.contains),
 		m.revisions != nil && !m.anyRevision(a),
-		m.f.Labels != nil && !m.f.Labels.Matches(labels.Set(a.Labels)):
+		m.f.Labels != nil && !m.f.Labels.Matches(labels.Set(a.Labels)),
+		m.f.Allow != nil && !m.f.Allow(a):
 		return false
 	}
 	return true

@@ -50,6 +50,19 @@ type Service struct {
 	Client client.Client
 }
 
+// Get reads the app at key from the API server, nil when there is none.
+func (s Service) Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.Application, error) {
+	app := &v1alpha1.Application{}
+	err := s.Client.Get(ctx, key, app)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
 // Create creates app. With upsert, an existing app of that name gets
 // app's spec, labels and annotations instead (its status and operation
 // stay); without, an existing app is an AlreadyExists error.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -131,4 +132,51 @@ func (c *Catalog) Project(ctx context.Context, name string) (*v1alpha1.AppProjec
 		return nil, fmt.Errorf("get project %s: %w", name, err)
 	}
 	return p, nil
+}
+
+// WatchProjects calls set with every AppProject the catalog holds and then
+// with each one added or changed, and remove with the name of each one
+// deleted, until ctx ends. It returns once the projects present at the
+// start have been given to set. The objects are shared with the cache:
+// never modify them.
+func (c *Catalog) WatchProjects(ctx context.Context, set func(*v1alpha1.AppProject), remove func(name string)) error {
+	inf, err := c.cache.GetInformer(ctx, &v1alpha1.AppProject{})
+	if err != nil {
+		return fmt.Errorf("watch projects: %w", err)
+	}
+	project := func(obj any) *v1alpha1.AppProject {
+		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		p, _ := obj.(*v1alpha1.AppProject)
+		return p
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p := project(obj); p != nil {
+				set(p)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if p := project(obj); p != nil {
+				set(p)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if p := project(obj); p != nil {
+				remove(p.Name)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("watch projects: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		_ = inf.RemoveEventHandler(reg)
+	}()
+	if !toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+		return context.Cause(ctx)
+	}
+	return nil
 }

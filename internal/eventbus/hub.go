@@ -25,6 +25,11 @@ type Filter struct {
 	Namespaces []string
 	// Types lists event types.
 	Types []EventType
+	// Allow, when set, must also accept the event's app: the API hides
+	// the apps a subscriber may not see. It runs while the hub publishes,
+	// once per matching subscriber and event, so it must be cheap and must
+	// not block.
+	Allow func(app types.NamespacedName) bool
 }
 
 // Options tune one subscription.
@@ -95,7 +100,8 @@ type Subscription struct {
 	names      []string // distinct names of apps, the keys in hub.byName
 	namespaces []string
 	types      uint8 // mask of typeBit; 0 = all
-	wildIndex  int   // index in hub.wild, or -1
+	allow      func(types.NamespacedName) bool
+	wildIndex  int // index in hub.wild, or -1
 	lagGen     uint64
 	size       int // the ring's length once allocated
 
@@ -129,6 +135,7 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, opts Options) *Subscripti
 		done:       make(chan struct{}),
 		apps:       slices.Clone(f.Apps),
 		namespaces: slices.Clone(f.Namespaces),
+		allow:      f.Allow,
 		wildIndex:  -1,
 		size:       size,
 	}
@@ -221,11 +228,16 @@ func (s *Subscription) matches(ev *Event, bit uint8) bool {
 	if len(s.namespaces) > 0 && !slices.Contains(s.namespaces, ev.App.Namespace) {
 		return false
 	}
-	if len(s.apps) == 0 {
-		return true
+	if len(s.apps) > 0 && !s.selects(ev.App) {
+		return false
 	}
+	return s.allow == nil || s.allow(ev.App)
+}
+
+// selects reports whether app is one of s's apps.
+func (s *Subscription) selects(app types.NamespacedName) bool {
 	for _, a := range s.apps {
-		if a.Name == ev.App.Name && (a.Namespace == "" || a.Namespace == ev.App.Namespace) {
+		if a.Name == app.Name && (a.Namespace == "" || a.Namespace == app.Namespace) {
 			return true
 		}
 	}

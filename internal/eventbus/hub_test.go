@@ -87,6 +87,8 @@ func TestFilter(t *testing.T) {
 		{"app and namespace", Filter{Apps: []types.NamespacedName{app("", "a")}, Namespaces: []string{"ns2"}}, []string{"3"}},
 		{"unknown app", Filter{Apps: []types.NamespacedName{app("", "zz")}}, nil},
 		{"unknown type selects nothing", Filter{Types: []EventType{"Bogus"}}, nil},
+		{"allow hides apps", Filter{Allow: func(a types.NamespacedName) bool { return a.Namespace == "ns1" }}, []string{"1", "2", "4"}},
+		{"allow and app", Filter{Apps: []types.NamespacedName{app("", "a")}, Allow: func(a types.NamespacedName) bool { return a.Namespace == "ns2" }}, []string{"3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := NewHub()

@@ -55,6 +55,7 @@ type graphQLOptions struct {
 	disableIntrospection bool
 	allowedOrigins       []string
 	maxSubscriptions     int
+	authenticator        Authenticator
 }
 
 func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger) http.Handler {
@@ -68,7 +69,11 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 		InitTimeout:           websocketInitTimeout,
 		// Each socket counts its own subscriptions (authentication of
 		// connection_init lands here with Auth).
-		InitFunc: func(ctx context.Context, _ transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			ctx, err := socketSession(ctx, opts.authenticator, p)
+			if err != nil {
+				return ctx, nil, err
+			}
 			return resolvers.WithSocket(ctx, opts.maxSubscriptions), nil, nil
 		},
 		PayloadReadLimit: &readLimit,
@@ -96,6 +101,8 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		return next(root.WithLoaders(ctx))
 	})
+	// Only the public fields answer callers who are not logged in.
+	srv.AroundRootFields(root.GuardRootField)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(recoverPanic(log))
 	return srv

@@ -95,6 +95,19 @@ type Options struct {
 	// MaxSubscriptions is how many subscriptions one websocket may carry
 	// at once. Zero means resolvers.DefaultMaxSubscriptions.
 	MaxSubscriptions int
+	// Authenticator finds the principal of each request's token (bearer
+	// header, session cookie or websocket connection_init). Nil means no
+	// request has a principal.
+	Authenticator Authenticator
+	// Routes are more handlers to serve (login, SSO callback, Dex).
+	Routes []Route
+}
+
+// Route is a handler served at a ServeMux pattern; Name labels its
+// metrics.
+type Route struct {
+	Pattern, Name string
+	Handler       http.Handler
 }
 
 // Server is graphcd's HTTP server. Create it with New.
@@ -130,11 +143,14 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /healthz", "healthz", http.HandlerFunc(healthz))
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
-	s.handle(mux, m, "/api/graphql", "graphql", limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
+	s.handle(mux, m, "/api/graphql", "graphql", authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
 		maxComplexity: opts.MaxComplexity, maxDepth: opts.MaxDepth, maxTokens: opts.MaxTokens,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
-		maxSubscriptions: opts.MaxSubscriptions,
-	}, s.log)))
+		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
+	}, s.log))))
+	for _, r := range opts.Routes {
+		s.handle(mux, m, r.Pattern, r.Name, r.Handler)
+	}
 	s.handle(mux, m, "/api/", "api_not_found", http.NotFoundHandler())
 	s.handle(mux, m, "/", "console", console.Handler())
 	s.handler = mux

@@ -1,0 +1,148 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth/rbac"
+)
+
+// Authorizer decides what the caller of a request may do, in Argo CD's
+// RBAC terms: resource "applications", action "sync", object
+// "<project>/<app>". auth.Authorizer implements it.
+type Authorizer interface {
+	// Authenticated reports whether ctx may ask anything but the public
+	// fields: it carries a principal, or anonymous access is on.
+	Authenticated(ctx context.Context) bool
+	// Can reports whether the caller of ctx may do action on object.
+	Can(ctx context.Context, resource, action, object string) bool
+	// Permissions are the policy rules that apply to the caller.
+	Permissions(ctx context.Context) []rbac.Rule
+	// Changed returns a channel closed at the next change of the policy
+	// or of a project's roles, so that subscriptions can check again.
+	Changed() <-chan struct{}
+}
+
+// publicFields are the root fields anybody may ask for, logged in or not:
+// what a login page needs.
+var publicFields = map[string]bool{"version": true, "settings": true, "me": true, "__typename": true}
+
+// GuardRootField refuses every root field but the public ones to callers
+// who are not authenticated. Install it with AroundRootFields.
+func (r *Resolver) GuardRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	if r.Authz == nil || r.Authz.Authenticated(ctx) {
+		return next(ctx)
+	}
+	fc := graphql.GetRootFieldContext(ctx)
+	if fc != nil && publicFields[fc.Field.Name] {
+		return next(ctx)
+	}
+	graphql.AddError(ctx, Errorf(CodeUnauthenticated, "log in first: this field needs a session or an API token"))
+	return graphql.Null
+}
+
+// can reports whether the caller may do action on object of resource.
+// Without an Authorizer (auth disabled) everything is allowed.
+func (r *Resolver) can(ctx context.Context, resource, action, object string) bool {
+	return r.Authz == nil || r.Authz.Can(ctx, resource, action, object)
+}
+
+// authorize returns nil when the caller may do action on object, and
+// otherwise an error saying so (UNAUTHENTICATED without a session).
+func (r *Resolver) authorize(ctx context.Context, resource, action, object string) error {
+	if r.can(ctx, resource, action, object) {
+		return nil
+	}
+	if !r.Authz.Authenticated(ctx) {
+		return Errorf(CodeUnauthenticated, "log in first")
+	}
+	return Errorf(CodeForbidden, "permission denied: %s %s %s", resource, action, truncate(object, 253))
+}
+
+// appObject is the RBAC object of app: "<project>/<name>", or
+// "<project>/<namespace>/<name>" outside the server's namespace.
+func (r *Resolver) appObject(app *v1alpha1.Application) string {
+	ns := app.Namespace
+	if ns == r.Namespace {
+		ns = ""
+	}
+	return rbac.ApplicationObject(projectName(app), ns, app.Name)
+}
+
+// projectName returns the app's project; an empty one is "default".
+func projectName(app *v1alpha1.Application) string {
+	if app.Spec.Project == "" {
+		return "default"
+	}
+	return app.Spec.Project
+}
+
+// canSeeApp reports whether the caller may get app.
+func (r *Resolver) canSeeApp(ctx context.Context, app *v1alpha1.Application) bool {
+	return r.can(ctx, rbac.ResourceApplications, rbac.ActionGet, r.appObject(app))
+}
+
+// visibleApp returns the app at key when it exists and the caller may see
+// it, else nil: an app the caller may not see does not exist for them.
+func (r *Resolver) visibleApp(ctx context.Context, key types.NamespacedName) *v1alpha1.Application {
+	app := r.apps().Get(key)
+	if app == nil || !r.canSeeApp(ctx, app) {
+		return nil
+	}
+	return app
+}
+
+// policyChanged returns a channel closed when the policy changes; nil
+// (never ready) without an Authorizer.
+func (r *Resolver) policyChanged() <-chan struct{} {
+	if r.Authz == nil {
+		return nil
+	}
+	return r.Authz.Changed()
+}
+
+// lostApp reports whether the app at key exists but the caller may not
+// see it (any more): a subscription to it ends.
+func (r *Resolver) lostApp(ctx context.Context, key types.NamespacedName) bool {
+	app := r.apps().Get(key)
+	return app != nil && !r.canSeeApp(ctx, app)
+}
+
+// authorizeApp authorizes action on the existing app at key; see appFor.
+func (r *Resolver) authorizeApp(ctx context.Context, action string, key types.NamespacedName) error {
+	_, err := r.appFor(ctx, rbac.ResourceApplications, action, key)
+	return err
+}
+
+// appFor returns the app at key when the caller may do action of resource
+// ("applications", or "logs" for its pods' logs) on it. An app that
+// does not exist and an app the caller may not get give the same
+// NOT_FOUND, so names cannot be probed; FORBIDDEN means the caller sees the
+// app but may not do this to it.
+func (r *Resolver) appFor(ctx context.Context, resource, action string, key types.NamespacedName) (*v1alpha1.Application, error) {
+	if r.Authz != nil && !r.Authz.Authenticated(ctx) {
+		return nil, Errorf(CodeUnauthenticated, "log in first")
+	}
+	app := r.apps().Get(key)
+	if app == nil && r.Writer != nil {
+		// Just created, say, and not in the index yet: a script may
+		// create an app and sync it at once.
+		var err error
+		if app, err = r.Writer.Get(ctx, key); err != nil {
+			return nil, &Error{Code: CodeInternal, Message: "could not read the application", Err: err}
+		}
+	}
+	if app == nil || !r.canSeeApp(ctx, app) {
+		return nil, Errorf(CodeNotFound, "application %s not found", key)
+	}
+	if resource == rbac.ResourceApplications && action == rbac.ActionGet {
+		return app, nil
+	}
+	if err := r.authorize(ctx, resource, action, r.appObject(app)); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
