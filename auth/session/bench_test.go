@@ -1,6 +1,7 @@
 package session
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"testing"
 	"time"
@@ -65,6 +66,20 @@ func BenchmarkIssue(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := i.Issue(b.Context(), Template{Subject: "alice"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerifyUncached is the first Verify of a token, before the
+// verified cache knows it.
+func BenchmarkVerifyUncached(b *testing.B) {
+	i, tok := benchIssuer(b, 10000)
+	sum := sha256.Sum256([]byte(tok))
+	b.ReportAllocs()
+	for b.Loop() {
+		i.verified.drop(sum)
+		if _, err := i.Verify(b.Context(), tok); err != nil {
 			b.Fatal(err)
 		}
 	}

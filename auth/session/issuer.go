@@ -3,9 +3,11 @@ package session
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -49,9 +51,10 @@ type Options struct {
 // Issuer issues and verifies graphcd's tokens. It is safe for concurrent
 // use.
 type Issuer struct {
-	keys   KeySource
-	opts   Options
-	parser *jwt.Parser
+	keys     KeySource
+	opts     Options
+	parser   *jwt.Parser
+	verified *verified
 }
 
 // NewIssuer returns an Issuer signing with the keys of keys.
@@ -72,8 +75,9 @@ func NewIssuer(keys KeySource, o Options) *Issuer {
 		o.Revocations = NewMemoryRevocations()
 	}
 	return &Issuer{
-		keys: keys,
-		opts: o,
+		keys:     keys,
+		opts:     o,
+		verified: newVerified(),
 		parser: jwt.NewParser(
 			jwt.WithValidMethods([]string{signingMethod.Alg()}),
 			jwt.WithExpirationRequired(),
@@ -166,19 +170,47 @@ func (i *Issuer) Verify(ctx context.Context, token string) (*Claims, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify token: %w", err)
 	}
+	now := i.opts.Now()
+	sum := sha256.Sum256([]byte(token))
+	c, err := i.check(sum, token, current, verifyOnly, now)
+	if err != nil {
+		return nil, err
+	}
+	revoked, err := i.opts.Revocations.Revoked(ctx, c.ID)
+	if err != nil {
+		return nil, fmt.Errorf("verify token: check revocation: %w", err)
+	}
+	if revoked {
+		return nil, reject(ErrRevoked, "revoked")
+	}
+	// The cached claims are shared; the caller gets its own copy.
+	out := *c
+	out.Groups = slices.Clone(c.Groups)
+	return &out, nil
+}
+
+// check returns the claims of a token whose signature and claims are
+// good, from the verified cache when it has seen the token before.
+func (i *Issuer) check(sum [sha256.Size]byte, token string, current Key, verifyOnly []Key, now time.Time) (*Claims, error) {
+	if e, ok := i.verified.get(sum); ok {
+		if _, known := lookupKey(e.kid, current, verifyOnly); !known {
+			i.verified.drop(sum)
+			return nil, reject(ErrInvalid, "signed by an unknown key")
+		}
+		if err := timely(e.claims, now); err != nil {
+			return nil, err
+		}
+		return e.claims, nil
+	}
 	c := &Claims{}
+	var kid string
 	tok, err := i.parser.ParseWithClaims(token, c, func(t *jwt.Token) (any, error) {
 		if t.Method != signingMethod { // already checked by the parser; kept for safety
 			return nil, errors.New("signing method not accepted")
 		}
-		kid, _ := t.Header["kid"].(string)
-		if kid == current.ID {
-			return current.Secret, nil
-		}
-		for _, k := range verifyOnly {
-			if kid == k.ID {
-				return k.Secret, nil
-			}
+		kid, _ = t.Header["kid"].(string)
+		if k, ok := lookupKey(kid, current, verifyOnly); ok {
+			return k.Secret, nil
 		}
 		return nil, errors.New("unknown key")
 	})
@@ -191,14 +223,24 @@ func (i *Issuer) Verify(ctx context.Context, token string) (*Claims, error) {
 	case c.ID == "":
 		return nil, reject(ErrInvalid, "missing jti claim")
 	}
-	revoked, err := i.opts.Revocations.Revoked(ctx, c.ID)
-	if err != nil {
-		return nil, fmt.Errorf("verify token: check revocation: %w", err)
-	}
-	if revoked {
-		return nil, reject(ErrRevoked, "revoked")
-	}
+	i.verified.put(sum, verifiedEntry{claims: c, kid: kid}, now)
 	return c, nil
+}
+
+// lookupKey finds the key named kid.
+func lookupKey(kid string, current Key, verifyOnly []Key) (Key, bool) {
+	if kid == "" {
+		return Key{}, false
+	}
+	if kid == current.ID {
+		return current, true
+	}
+	for _, k := range verifyOnly {
+		if kid == k.ID {
+			return k, true
+		}
+	}
+	return Key{}, false
 }
 
 // classify turns a parse error into one wrapping a sentinel, with a reason

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -495,4 +496,43 @@ func FuzzVerify(f *testing.F) {
 			t.Errorf("Verify(%q) = %v, want ErrInvalid", s, err)
 		}
 	})
+}
+
+// Verify hands out copies: a caller changing its claims changes nothing
+// for the next request with the same token.
+func TestVerifyReturnsCopies(t *testing.T) {
+	f := newFixture(t)
+	tok, _ := f.issue(t, Template{Subject: "alice", Groups: []string{"team-a"}})
+	for range 2 {
+		c, err := f.issuer.Verify(t.Context(), tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Subject != "alice" || len(c.Groups) != 1 || c.Groups[0] != "team-a" {
+			t.Fatalf("claims %+v", c)
+		}
+		c.Subject, c.Groups[0] = "admin", "role:admin"
+	}
+}
+
+func TestVerifiedCacheBounded(t *testing.T) {
+	v := newVerified()
+	now := time.Now()
+	entry := func(exp time.Time) verifiedEntry {
+		return verifiedEntry{claims: &Claims{RegisteredClaims: jwt.RegisteredClaims{ExpiresAt: jwt.NewNumericDate(exp)}}}
+	}
+	var expired [sha256.Size]byte
+	expired[0] = 0xff
+	v.put(expired, entry(now.Add(-time.Hour)), now)
+	for n := range verifiedSize + 100 {
+		var sum [sha256.Size]byte
+		sum[1], sum[2] = byte(n), byte(n>>8)
+		v.put(sum, entry(now.Add(time.Hour)), now)
+		if len(v.entries) > verifiedSize {
+			t.Fatalf("%d entries after %d puts, bound %d", len(v.entries), n+2, verifiedSize)
+		}
+	}
+	if _, ok := v.get(expired); ok {
+		t.Error("an expired entry survived eviction")
+	}
 }
