@@ -54,6 +54,11 @@ func (p *Provider) LoginHandler() http.Handler {
 			plain(w, http.StatusMethodNotAllowed, "Method not allowed.\n")
 			return
 		}
+		if p.o.RedirectURL == "" {
+			p.logger.Error("oidc login: no redirect URL configured")
+			plain(w, http.StatusInternalServerError, msgUnavailable)
+			return
+		}
 		d, err := p.discover(r.Context())
 		if err != nil {
 			p.logger.Warn("oidc login: provider unavailable", "err", err)

@@ -39,6 +39,8 @@ type Options struct {
 	ClientSecret string
 	// RedirectURL is where the provider sends the browser back to,
 	// "<graphcd URL>/auth/callback". The login cookie is scoped to its path.
+	// LoginHandler and CallbackHandler need it; the CLI, whose redirect
+	// goes to a loopback port, leaves it empty.
 	RedirectURL string
 	// Scopes default to DefaultScopes; "openid" is added if missing.
 	Scopes []string
@@ -107,7 +109,7 @@ func NewProvider(ctx context.Context, o Options) (*Provider, error) {
 		base.Path = "/"
 	}
 	redirect, err := url.Parse(o.RedirectURL)
-	if o.RedirectURL == "" || err != nil || redirect.Host == "" {
+	if err != nil || (o.RedirectURL != "" && redirect.Host == "") {
 		return nil, errors.New("oidc: redirect URL must be an absolute URL")
 	}
 	key := o.CookieKey
