@@ -345,3 +345,58 @@ func TestLoginDiscoversLazily(t *testing.T) {
 		t.Fatalf("callback: HTTP %d %q", pg.Status, pg.Body)
 	}
 }
+
+// TestEmbeddedDexWithUpstreamOIDCConnector is the usual production shape:
+// the embedded Dex federates to an upstream OIDC provider through Dex's
+// oidc connector, configured in dex.config with its secret referenced
+// from a Secret, and the upstream's groups reach graphcd.
+func TestEmbeddedDexWithUpstreamOIDCConnector(t *testing.T) {
+	g := newGraphcd(t)
+	up := newGraphcd(t)
+	upstream, err := dex.New(t.Context(), dexConfig(t, ""), dex.Options{
+		Issuer: up.URL + "/idp",
+		Client: dex.ClientRegistration{ID: "graphcd-dex", Secret: "upstream-secret", RedirectURIs: []string{g.URL + "/api/dex/callback"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = upstream.Close() })
+	up.mux.Handle("/idp/", upstream.Handler())
+
+	doc := `
+connectors:
+- type: oidc
+  id: corp
+  name: Corp SSO
+  config:
+    issuer: ` + up.URL + `/idp
+    clientID: graphcd-dex
+    clientSecret: $corp-sso:clientSecret
+    redirectURI: ` + g.URL + `/api/dex/callback
+    scopes: [profile, email, groups]
+    insecureEnableGroups: true
+`
+	c, err := dex.ParseConfig(doc, func(secret, key string) (string, error) {
+		if secret == "corp-sso" && key == "clientSecret" {
+			return "upstream-secret", nil
+		}
+		t.Errorf("unexpected secret lookup %s/%s", secret, key)
+		return "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.embedDex(t, c, "")
+	g.serveLogin(t, Options{Issuer: g.URL + "/api/dex", ClientID: g.dex.Client().ID, ClientSecret: g.dex.Client().Secret})
+
+	b := newBrowser(t, "/auth/callback")
+	cb := b.signInAtDex(g.URL+"/auth/login", userEmail, userPassword)
+	if pg := b.get(cb.String()); pg.Status != http.StatusNoContent {
+		t.Fatalf("callback: HTTP %d %q", pg.Status, pg.Body)
+	}
+	logins := g.done()
+	if len(logins) != 1 {
+		t.Fatalf("done called %d times, want once", len(logins))
+	}
+	checkIdentity(t, logins[0].ID, g.URL+"/api/dex")
+}
