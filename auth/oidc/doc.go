@@ -33,6 +33,11 @@
 // graphcd. Failures answer a fixed plain-text page that never repeats the
 // request; causes go to the logger without codes, tokens or secrets.
 //
+// An external provider used without Dex is configured with oidc.config in
+// Argo CD's format (ParseConfig, Config.Options). LogoutHandler serves
+// /auth/logout: it lets the session package clear graphcd's session, then
+// sends the browser to the provider's logout page when there is one.
+//
 // The CLI logs in with LoopbackLogin (or StartLogin and FinishLogin), with
 // a redirect to http://127.0.0.1:<port>/auth/callback and the embedded
 // Dex's public client "graphcd-cli"; asking for the scope

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 )
 
@@ -80,7 +79,7 @@ func (p *Provider) LoginHandler() http.Handler {
 		}
 		http.SetCookie(w, p.newCookie(sealed, int(loginTTL/time.Second)))
 		w.Header().Set("Cache-Control", "no-store")
-		target := d.oauth2.AuthCodeURL(st.State, gooidc.Nonce(st.Nonce), oauth2.S256ChallengeOption(st.Verifier))
+		target := p.authCodeURL(&d.oauth2, st.State, st.Nonce, st.Verifier)
 		http.Redirect(w, r, target, http.StatusFound)
 	})
 }

@@ -57,6 +57,13 @@ type Options struct {
 	// GroupsClaim names the ID token claim holding the user's groups;
 	// empty means "groups".
 	GroupsClaim string
+	// AuthParams are extra parameters of the authorization request, such
+	// as "claims" or "prompt".
+	AuthParams url.Values
+	// LogoutURL is the provider's logout page for LogoutHandler, with
+	// {{logoutRedirectURL}} replaced by BaseURL. Empty means the discovery
+	// document's end_session_endpoint, and without one logout is local.
+	LogoutURL string
 	// Logger receives failed logins' causes; nil discards them.
 	Logger *slog.Logger
 }
@@ -272,8 +279,20 @@ func (p *Provider) StartLogin(ctx context.Context, redirectURL string) (*Login, 
 	l := &Login{redirectURL: redirectURL, state: randomString(), nonce: randomString(), verifier: oauth2.GenerateVerifier()}
 	cfg := d.oauth2
 	cfg.RedirectURL = redirectURL
-	l.URL = cfg.AuthCodeURL(l.state, gooidc.Nonce(l.nonce), oauth2.S256ChallengeOption(l.verifier))
+	l.URL = p.authCodeURL(&cfg, l.state, l.nonce, l.verifier)
 	return l, nil
+}
+
+// authCodeURL is the authorization request of one login: code flow, PKCE
+// with S256, nonce, and the configured extra parameters.
+func (p *Provider) authCodeURL(cfg *oauth2.Config, state, nonce, verifier string) string {
+	opts := []oauth2.AuthCodeOption{gooidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)}
+	for k, vs := range p.o.AuthParams {
+		for _, v := range vs {
+			opts = append(opts, oauth2.SetAuthURLParam(k, v))
+		}
+	}
+	return cfg.AuthCodeURL(state, opts...)
 }
 
 // FinishLogin completes l with the query of the redirect: state checked,
