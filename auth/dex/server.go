@@ -146,6 +146,11 @@ func New(ctx context.Context, c *Config, o Options) (*Server, error) {
 			_ = store.Close()
 		}
 	}()
+	if o.Storage.Kubernetes != nil {
+		if err := waitForStorage(ctx, store); err != nil {
+			return nil, err
+		}
+	}
 
 	connectors := make([]storage.Connector, 0, len(c.Connectors)+1)
 	for _, k := range c.Connectors {
@@ -232,6 +237,49 @@ func openStorage(o Storage, logger *slog.Logger) (storage.Storage, error) {
 		return nil, fmt.Errorf("dex: kubernetes storage: %w", err)
 	}
 	return s, nil
+}
+
+// storageReadyTimeout bounds how long New waits for Dex's CRDs to be
+// served after Dex created them.
+const storageReadyTimeout = time.Minute
+
+// waitForStorage waits until every kind Dex stores answers: Dex creates
+// its CRDs when it opens the Kubernetes storage, and the API server takes
+// a moment to serve them; Dex itself would log the failures and retry key
+// rotation only 30s later.
+func waitForStorage(ctx context.Context, s storage.Storage) error {
+	ctx, cancel := context.WithTimeout(ctx, storageReadyTimeout)
+	defer cancel()
+	const none = "graphcd-readiness-probe"
+	probes := []func() error{
+		func() error { _, err := s.ListConnectors(ctx); return err },
+		func() error { _, err := s.GetClient(ctx, none); return err },
+		func() error { _, err := s.ListPasswords(ctx); return err },
+		func() error { _, err := s.GetRefresh(ctx, none); return err },
+		func() error { _, err := s.GetKeys(ctx); return err },
+		func() error { _, err := s.GetAuthRequest(ctx, none); return err },
+		func() error { _, err := s.GetAuthCode(ctx, none); return err },
+		func() error { _, err := s.GetOfflineSessions(ctx, none, none); return err },
+		func() error { _, err := s.GetDeviceRequest(ctx, none); return err },
+		func() error { _, err := s.GetDeviceToken(ctx, none); return err },
+	}
+	for {
+		var last error
+		for _, probe := range probes {
+			if err := probe(); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				last = err
+				break
+			}
+		}
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("dex: kubernetes storage not ready: %w", last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func randomSecret() (string, error) {
