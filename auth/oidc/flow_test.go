@@ -26,11 +26,17 @@ const (
 	userID       = "3f1c0a52-8d0e-4a53-9a4f-7c0f1f7d2b11"
 )
 
+// userHash is the static user's bcrypt hash, computed once: at the cost
+// Dex requires it takes a while under the race detector.
+var userHash = sync.OnceValues(func() ([]byte, error) {
+	return bcrypt.GenerateFromPassword([]byte(userPassword), bcrypt.DefaultCost)
+})
+
 // dexConfig is a dex.config with one static user in two groups and
 // extraClients (YAML list items) registered beside graphcd.
 func dexConfig(t *testing.T, extraClients string) *dex.Config {
 	t.Helper()
-	hash, err := bcrypt.GenerateFromPassword([]byte(userPassword), bcrypt.DefaultCost)
+	hash, err := userHash()
 	if err != nil {
 		t.Fatal(err)
 	}
