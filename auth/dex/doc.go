@@ -24,6 +24,9 @@
 //	    userID: 08a8684b-db88-4b73-90a9-3cd1661f5466
 //	    groups: [ops]
 //
+// A connector's redirectURI defaults to <url>/api/dex/callback, the
+// address to register at the upstream provider.
+//
 // graphcd registers itself as Dex's client (ID "graphcd", redirect
 // <url>/auth/callback) and registers a public client "graphcd-cli" for
 // command-line logins through a loopback redirect; staticClients in

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	gosundheit "github.com/AppsFlyer/go-sundheit"
@@ -154,7 +156,11 @@ func New(ctx context.Context, c *Config, o Options) (*Server, error) {
 
 	connectors := make([]storage.Connector, 0, len(c.Connectors)+1)
 	for _, k := range c.Connectors {
-		connectors = append(connectors, storage.Connector{ID: k.ID, Type: k.Type, Name: k.Name, Config: k.Config})
+		cfg, err := withRedirectURI(k.Config, strings.TrimSuffix(iss.String(), "/")+"/callback")
+		if err != nil {
+			return nil, fmt.Errorf("dex: connector %s: %w", k.ID, err)
+		}
+		connectors = append(connectors, storage.Connector{ID: k.ID, Type: k.Type, Name: k.Name, Config: cfg})
 	}
 	if c.EnablePasswordDB {
 		connectors = append(connectors, storage.Connector{ID: server.LocalConnector, Type: server.LocalConnector, Name: "Email"})
@@ -280,6 +286,25 @@ func waitForStorage(ctx context.Context, s storage.Storage) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// withRedirectURI sets a connector's redirectURI to Dex's callback when
+// dex.config leaves it out, as Argo CD does: the upstream provider sends
+// users back to <issuer>/callback. Connectors without the field ignore it.
+func withRedirectURI(cfg json.RawMessage, uri string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(cfg, &m); err != nil {
+		return nil, errors.New("config is not an object")
+	}
+	if _, ok := m["redirectURI"]; ok {
+		return cfg, nil
+	}
+	v, err := json.Marshal(uri)
+	if err != nil {
+		return nil, err
+	}
+	m["redirectURI"] = v
+	return json.Marshal(m)
 }
 
 func randomSecret() (string, error) {

@@ -355,7 +355,8 @@ func TestLoginDiscoversLazily(t *testing.T) {
 // TestEmbeddedDexWithUpstreamOIDCConnector is the usual production shape:
 // the embedded Dex federates to an upstream OIDC provider through Dex's
 // oidc connector, configured in dex.config with its secret referenced
-// from a Secret, and the upstream's groups reach graphcd.
+// from a Secret and its redirectURI left to graphcd to fill in, and the
+// upstream's groups reach graphcd.
 func TestEmbeddedDexWithUpstreamOIDCConnector(t *testing.T) {
 	g := newGraphcd(t)
 	up := newGraphcd(t)
@@ -378,7 +379,6 @@ connectors:
     issuer: ` + up.URL + `/idp
     clientID: graphcd-dex
     clientSecret: $corp-sso:clientSecret
-    redirectURI: ` + g.URL + `/api/dex/callback
     scopes: [profile, email, groups]
     insecureEnableGroups: true
 `
