@@ -28,6 +28,10 @@
 // same issuer minted for another client is refused) and nonce. The user's
 // groups come from the "groups" claim (Options.GroupsClaim) and feed RBAC.
 //
+// One browser has one login in progress: starting another (a second tab)
+// replaces the first one's cookie, and the first callback then fails with
+// "start again".
+//
 // Return URLs are reduced to a path under the base URL (ReturnURL); any
 // other target becomes the base path, so the login cannot redirect off
 // graphcd. Failures answer a fixed plain-text page that never repeats the

@@ -48,8 +48,8 @@ type loginState struct {
 // under the base URL becomes the base path.
 func (p *Provider) LoginHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
 			plain(w, http.StatusMethodNotAllowed, "Method not allowed.\n")
 			return
 		}
