@@ -124,6 +124,9 @@ func (a *Authorizer) RemoveProject(name string) {
 	a.notify()
 }
 
+// Scopes are the token claims whose values are RBAC groups.
+func (a *Authorizer) Scopes() []string { return a.enforcer.Load().Scopes() }
+
 // SetAnonymous allows (or stops allowing) requests without a principal,
 // which then have the rights of the default role.
 func (a *Authorizer) SetAnonymous(on bool) {

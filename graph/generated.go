@@ -61,6 +61,14 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Account struct {
+		Capabilities      func(childComplexity int) int
+		Enabled           func(childComplexity int) int
+		Name              func(childComplexity int) int
+		PasswordChangedAt func(childComplexity int) int
+		Tokens            func(childComplexity int) int
+	}
+
 	Application struct {
 		Annotations      func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
@@ -339,12 +347,16 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AddCluster                func(childComplexity int, input model.ClusterInput) int
+		CreateAccountToken        func(childComplexity int, input model.CreateAccountTokenInput) int
 		CreateApplication         func(childComplexity int, input model.CreateApplicationInput) int
 		CreateProject             func(childComplexity int, input model.CreateProjectInput) int
+		CreateProjectToken        func(childComplexity int, input model.CreateProjectTokenInput) int
 		CreateRepository          func(childComplexity int, input model.RepositoryInput) int
+		DeleteAccountToken        func(childComplexity int, account *string, id string) int
 		DeleteApplication         func(childComplexity int, input model.DeleteApplicationInput) int
 		DeleteApplicationResource func(childComplexity int, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) int
 		DeleteProject             func(childComplexity int, name string) int
+		DeleteProjectToken        func(childComplexity int, project string, role string, id string) int
 		DeleteRepository          func(childComplexity int, url string, template bool) int
 		PatchApplicationResource  func(childComplexity int, input model.ApplicationResourceInput, patch string, patchType model.PatchType) int
 		RefreshApplication        func(childComplexity int, input model.RefreshApplicationInput) int
@@ -353,7 +365,15 @@ type ComplexityRoot struct {
 		SyncApplication           func(childComplexity int, input model.SyncApplicationInput) int
 		TerminateOperation        func(childComplexity int, input model.ApplicationRef) int
 		UpdateApplicationSpec     func(childComplexity int, input model.UpdateApplicationSpecInput) int
+		UpdatePassword            func(childComplexity int, input model.UpdatePasswordInput) int
 		UpdateProjectSpec         func(childComplexity int, input model.UpdateProjectSpecInput) int
+	}
+
+	NewToken struct {
+		ExpiresAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		IssuedAt  func(childComplexity int) int
+		Token     func(childComplexity int) int
 	}
 
 	Operation struct {
@@ -456,6 +476,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Accounts     func(childComplexity int) int
 		Application  func(childComplexity int, name string, namespace *string) int
 		Applications func(childComplexity int, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) int
 		Clusters     func(childComplexity int, first int32, after *string) int
@@ -737,6 +758,11 @@ type MutationResolver interface {
 	DeleteRepository(ctx context.Context, url string, template bool) (string, error)
 	AddCluster(ctx context.Context, input model.ClusterInput) (*gqlmodel.Cluster, error)
 	RemoveCluster(ctx context.Context, server string) (string, error)
+	UpdatePassword(ctx context.Context, input model.UpdatePasswordInput) (bool, error)
+	CreateAccountToken(ctx context.Context, input model.CreateAccountTokenInput) (*model.NewToken, error)
+	DeleteAccountToken(ctx context.Context, account *string, id string) (bool, error)
+	CreateProjectToken(ctx context.Context, input model.CreateProjectTokenInput) (*model.NewToken, error)
+	DeleteProjectToken(ctx context.Context, project string, role string, id string) (bool, error)
 }
 type OrphanedResourcesResolver interface {
 	Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error)
@@ -754,6 +780,7 @@ type QueryResolver interface {
 	Application(ctx context.Context, name string, namespace *string) (*gqlmodel.Application, error)
 	Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*gqlmodel.ApplicationConnection, error)
 	Me(ctx context.Context) (*gqlmodel.Me, error)
+	Accounts(ctx context.Context) ([]*model.Account, error)
 	Settings(ctx context.Context) (*gqlmodel.Settings, error)
 	Projects(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Project], error)
 	Project(ctx context.Context, name string) (*gqlmodel.Project, error)
@@ -797,6 +824,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Account.capabilities":
+		if e.ComplexityRoot.Account.Capabilities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Capabilities(childComplexity), true
+	case "Account.enabled":
+		if e.ComplexityRoot.Account.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Enabled(childComplexity), true
+	case "Account.name":
+		if e.ComplexityRoot.Account.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Name(childComplexity), true
+	case "Account.passwordChangedAt":
+		if e.ComplexityRoot.Account.PasswordChangedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.PasswordChangedAt(childComplexity), true
+	case "Account.tokens":
+		if e.ComplexityRoot.Account.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Tokens(childComplexity), true
 
 	case "Application.annotations":
 		if e.ComplexityRoot.Application.Annotations == nil {
@@ -1907,6 +1965,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddCluster(childComplexity, args["input"].(model.ClusterInput)), true
+	case "Mutation.createAccountToken":
+		if e.ComplexityRoot.Mutation.CreateAccountToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createAccountToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAccountToken(childComplexity, args["input"].(model.CreateAccountTokenInput)), true
 	case "Mutation.createApplication":
 		if e.ComplexityRoot.Mutation.CreateApplication == nil {
 			break
@@ -1929,6 +1998,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateProject(childComplexity, args["input"].(model.CreateProjectInput)), true
+	case "Mutation.createProjectToken":
+		if e.ComplexityRoot.Mutation.CreateProjectToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createProjectToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateProjectToken(childComplexity, args["input"].(model.CreateProjectTokenInput)), true
 	case "Mutation.createRepository":
 		if e.ComplexityRoot.Mutation.CreateRepository == nil {
 			break
@@ -1940,6 +2020,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateRepository(childComplexity, args["input"].(model.RepositoryInput)), true
+	case "Mutation.deleteAccountToken":
+		if e.ComplexityRoot.Mutation.DeleteAccountToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteAccountToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAccountToken(childComplexity, args["account"].(*string), args["id"].(string)), true
 	case "Mutation.deleteApplication":
 		if e.ComplexityRoot.Mutation.DeleteApplication == nil {
 			break
@@ -1973,6 +2064,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteProject(childComplexity, args["name"].(string)), true
+	case "Mutation.deleteProjectToken":
+		if e.ComplexityRoot.Mutation.DeleteProjectToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteProjectToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteProjectToken(childComplexity, args["project"].(string), args["role"].(string), args["id"].(string)), true
 	case "Mutation.deleteRepository":
 		if e.ComplexityRoot.Mutation.DeleteRepository == nil {
 			break
@@ -2061,6 +2163,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateApplicationSpec(childComplexity, args["input"].(model.UpdateApplicationSpecInput)), true
+	case "Mutation.updatePassword":
+		if e.ComplexityRoot.Mutation.UpdatePassword == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updatePassword_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdatePassword(childComplexity, args["input"].(model.UpdatePasswordInput)), true
 	case "Mutation.updateProjectSpec":
 		if e.ComplexityRoot.Mutation.UpdateProjectSpec == nil {
 			break
@@ -2072,6 +2185,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateProjectSpec(childComplexity, args["input"].(model.UpdateProjectSpecInput)), true
+
+	case "NewToken.expiresAt":
+		if e.ComplexityRoot.NewToken.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewToken.ExpiresAt(childComplexity), true
+	case "NewToken.id":
+		if e.ComplexityRoot.NewToken.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewToken.ID(childComplexity), true
+	case "NewToken.issuedAt":
+		if e.ComplexityRoot.NewToken.IssuedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewToken.IssuedAt(childComplexity), true
+	case "NewToken.token":
+		if e.ComplexityRoot.NewToken.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewToken.Token(childComplexity), true
 
 	case "Operation.info":
 		if e.ComplexityRoot.Operation.Info == nil {
@@ -2451,6 +2589,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProjectSpec.SyncWindows(childComplexity), true
 
+	case "Query.accounts":
+		if e.ComplexityRoot.Query.Accounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Accounts(childComplexity), true
 	case "Query.application":
 		if e.ComplexityRoot.Query.Application == nil {
 			break
@@ -3377,8 +3521,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ApplicationRef", ec.unmarshalInputApplicationRef),
 			graphql.NewInputUnmarshaler("ApplicationResourceInput", ec.unmarshalInputApplicationResourceInput),
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
+			graphql.NewInputUnmarshaler("CreateAccountTokenInput", ec.unmarshalInputCreateAccountTokenInput),
 			graphql.NewInputUnmarshaler("CreateApplicationInput", ec.unmarshalInputCreateApplicationInput),
 			graphql.NewInputUnmarshaler("CreateProjectInput", ec.unmarshalInputCreateProjectInput),
+			graphql.NewInputUnmarshaler("CreateProjectTokenInput", ec.unmarshalInputCreateProjectTokenInput),
 			graphql.NewInputUnmarshaler("DeleteApplicationInput", ec.unmarshalInputDeleteApplicationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
 			graphql.NewInputUnmarshaler("ManagedResourceFilter", ec.unmarshalInputManagedResourceFilter),
@@ -3389,6 +3535,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SyncApplicationInput", ec.unmarshalInputSyncApplicationInput),
 			graphql.NewInputUnmarshaler("SyncResourceInput", ec.unmarshalInputSyncResourceInput),
 			graphql.NewInputUnmarshaler("UpdateApplicationSpecInput", ec.unmarshalInputUpdateApplicationSpecInput),
+			graphql.NewInputUnmarshaler("UpdatePasswordInput", ec.unmarshalInputUpdatePasswordInput),
 			graphql.NewInputUnmarshaler("UpdateProjectSpecInput", ec.unmarshalInputUpdateProjectSpecInput),
 		)
 	}
@@ -3526,6 +3673,11 @@ type Query {
   """
   me: Me!
   """
+  The local accounts (admin and the accounts.<name> keys of graphcd-cm)
+  the caller may get, and the caller's own, ordered by name.
+  """
+  accounts: [Account!]!
+  """
   The server's public settings, readable without logging in.
   """
   settings: Settings!
@@ -3650,6 +3802,89 @@ type Mutation {
   Unregisters the cluster at server. Returns its ID.
   """
   removeCluster(server: String!): ID!
+  """
+  Changes a local account's password. Every session of that account ends
+  (the caller's own too, when it is theirs): log in again.
+  """
+  updatePassword(input: UpdatePasswordInput!): Boolean!
+  """
+  Issues an API token for a local account with the apiKey capability. The
+  token is in the answer and nowhere else: graphcd keeps only its ID.
+  """
+  createAccountToken(input: CreateAccountTokenInput!): NewToken!
+  """
+  Revokes an account's API token at once.
+  """
+  deleteAccountToken(account: String, id: String!): Boolean!
+  """
+  Issues a token for a project role (subject proj:<project>:<role>), for
+  CI or a bot. Needs the update right on the project.
+  """
+  createProjectToken(input: CreateProjectTokenInput!): NewToken!
+  """
+  Revokes a project role's token at once.
+  """
+  deleteProjectToken(project: String!, role: String!, id: String!): Boolean!
+}
+
+input UpdatePasswordInput {
+  """
+  The account whose password changes; the caller's own when null. Another
+  account's needs the update right on it (accounts, update, <name>).
+  """
+  account: String
+  "The caller's own current password, whoever's password changes."
+  currentPassword: String!
+  "The new password: 8 to 72 bytes."
+  newPassword: String!
+}
+
+input CreateAccountTokenInput {
+  """
+  The account; the caller's own when null. Another account's needs the
+  update right on it (accounts, update, <name>).
+  """
+  account: String
+  "The token's ID, unique within the account; random when null."
+  id: String
+  "How long the token is valid, as a Go duration (\"720h\"); never expires when null."
+  expiresIn: String
+}
+
+input CreateProjectTokenInput {
+  project: String!
+  role: String!
+  "The token's ID, unique within the role; random when null."
+  id: String
+  "How long the token is valid, as a Go duration (\"720h\"); never expires when null."
+  expiresIn: String
+}
+
+"""
+A token just issued. Its value is shown this once.
+"""
+type NewToken {
+  id: String!
+  "The bearer token."
+  token: String!
+  issuedAt: Time!
+  "Null for a token that never expires."
+  expiresAt: Time
+}
+
+"""
+A local account.
+"""
+type Account {
+  name: String!
+  "False when graphcd-cm disables it (accounts.<name>.enabled, admin.enabled)."
+  enabled: Boolean!
+  "login (may log in with a password) and apiKey (may have API tokens)."
+  capabilities: [String!]!
+  "When the password last changed; null when it never did."
+  passwordChangedAt: Time
+  "The account's API tokens (their values are never stored)."
+  tokens: [JWTToken!]!
 }
 
 """
@@ -5350,6 +5585,22 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_Account(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Account_name(ctx, field)
+	case "enabled":
+		return ec.fieldContext_Account_enabled(ctx, field)
+	case "capabilities":
+		return ec.fieldContext_Account_capabilities(ctx, field)
+	case "passwordChangedAt":
+		return ec.fieldContext_Account_passwordChangedAt(ctx, field)
+	case "tokens":
+		return ec.fieldContext_Account_tokens(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Account", field.Name)
+}
+
 func (ec *executionContext) childFields_Application(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5900,6 +6151,20 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_can(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Me", field.Name)
+}
+
+func (ec *executionContext) childFields_NewToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NewToken_id(ctx, field)
+	case "token":
+		return ec.fieldContext_NewToken_token(ctx, field)
+	case "issuedAt":
+		return ec.fieldContext_NewToken_issuedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_NewToken_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NewToken", field.Name)
 }
 
 func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6732,12 +6997,40 @@ func (ec *executionContext) field_Mutation_addCluster_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createAccountToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateAccountTokenInput, error) {
+			return ec.unmarshalNCreateAccountTokenInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateAccountTokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreateApplicationInput, error) {
 			return ec.unmarshalNCreateApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateApplicationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createProjectToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateProjectTokenInput, error) {
+			return ec.unmarshalNCreateProjectTokenInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateProjectTokenInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6774,6 +7067,28 @@ func (ec *executionContext) field_Mutation_createRepository_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteAccountToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "account",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["account"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteApplicationResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6807,6 +7122,36 @@ func (ec *executionContext) field_Mutation_deleteApplication_args(ctx context.Co
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteProjectToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "project",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["project"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
 	return args, nil
 }
 
@@ -6952,6 +7297,20 @@ func (ec *executionContext) field_Mutation_updateApplicationSpec_args(ctx contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateApplicationSpecInput, error) {
 			return ec.unmarshalNUpdateApplicationSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSpecInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updatePassword_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdatePasswordInput, error) {
+			return ec.unmarshalNUpdatePasswordInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdatePasswordInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7349,6 +7708,130 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Account_name(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, "String")
+}
+
+func (ec *executionContext) _Account_enabled(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Account_capabilities(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_capabilities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capabilities, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_capabilities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, "String")
+}
+
+func (ec *executionContext) _Account_passwordChangedAt(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_passwordChangedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PasswordChangedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_passwordChangedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Account_tokens(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*v1alpha1.JWTToken) graphql.Marshaler {
+			return ec.marshalNJWTToken2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJWTTokenᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Account",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JWTToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Application_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -12590,6 +13073,318 @@ func (ec *executionContext) fieldContext_Mutation_removeCluster(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updatePassword(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updatePassword(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdatePassword(ctx, fc.Args["input"].(model.UpdatePasswordInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updatePassword(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updatePassword_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createAccountToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createAccountToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateAccountToken(ctx, fc.Args["input"].(model.CreateAccountTokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NewToken) graphql.Marshaler {
+			return ec.marshalNNewToken2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNewToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createAccountToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NewToken(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createAccountToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteAccountToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteAccountToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAccountToken(ctx, fc.Args["account"].(*string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteAccountToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteAccountToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createProjectToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createProjectToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateProjectToken(ctx, fc.Args["input"].(model.CreateProjectTokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NewToken) graphql.Marshaler {
+			return ec.marshalNNewToken2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNewToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createProjectToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NewToken(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createProjectToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteProjectToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteProjectToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteProjectToken(ctx, fc.Args["project"].(string), fc.Args["role"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteProjectToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteProjectToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NewToken_id(ctx context.Context, field graphql.CollectedField, obj *model.NewToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NewToken_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NewToken_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NewToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _NewToken_token(ctx context.Context, field graphql.CollectedField, obj *model.NewToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NewToken_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NewToken_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NewToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _NewToken_issuedAt(ctx context.Context, field graphql.CollectedField, obj *model.NewToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NewToken_issuedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssuedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NewToken_issuedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NewToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NewToken_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.NewToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NewToken_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NewToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NewToken", field, false, false, "Time")
+}
+
 func (ec *executionContext) _Operation_sync(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Operation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14389,6 +15184,38 @@ func (ec *executionContext) fieldContext_Query_me(_ context.Context, field graph
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Me(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_accounts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_accounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Accounts(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAccountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_accounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19463,6 +20290,62 @@ func UnmarshalClusterInput(ctx context.Context, raw any) (model.ClusterInput, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreateAccountTokenInput(ctx context.Context, obj any) (model.CreateAccountTokenInput, error) {
+	var it model.CreateAccountTokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"account", "id", "expiresIn"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "account":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("account"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Account = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "expiresIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresIn"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresIn = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateAccountTokenInput unmarshals raw into the CreateAccountTokenInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateAccountTokenInput(ctx context.Context, raw any) (model.CreateAccountTokenInput, error) {
+	var out model.CreateAccountTokenInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateAccountTokenInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateApplicationInput(ctx context.Context, obj any) (model.CreateApplicationInput, error) {
 	var it model.CreateApplicationInput
 	if obj == nil {
@@ -19566,6 +20449,69 @@ func (ec *executionContext) unmarshalInputCreateProjectInput(ctx context.Context
 func UnmarshalCreateProjectInput(ctx context.Context, raw any) (model.CreateProjectInput, error) {
 	var out model.CreateProjectInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateProjectInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCreateProjectTokenInput(ctx context.Context, obj any) (model.CreateProjectTokenInput, error) {
+	var it model.CreateProjectTokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"project", "role", "id", "expiresIn"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "project":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("project"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Project = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "expiresIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresIn"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresIn = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateProjectTokenInput unmarshals raw into the CreateProjectTokenInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateProjectTokenInput(ctx context.Context, raw any) (model.CreateProjectTokenInput, error) {
+	var out model.CreateProjectTokenInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateProjectTokenInput", raw, &out)
 	return out, err
 }
 
@@ -20313,6 +21259,62 @@ func UnmarshalUpdateApplicationSpecInput(ctx context.Context, raw any) (model.Up
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdatePasswordInput(ctx context.Context, obj any) (model.UpdatePasswordInput, error) {
+	var it model.UpdatePasswordInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"account", "currentPassword", "newPassword"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "account":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("account"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Account = data
+		case "currentPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentPassword"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CurrentPassword = data
+		case "newPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("newPassword"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NewPassword = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdatePasswordInput unmarshals raw into the UpdatePasswordInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdatePasswordInput(ctx context.Context, raw any) (model.UpdatePasswordInput, error) {
+	var out model.UpdatePasswordInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdatePasswordInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateProjectSpecInput(ctx context.Context, obj any) (model.UpdateProjectSpecInput, error) {
 	var it model.UpdateProjectSpecInput
 	if obj == nil {
@@ -20410,6 +21412,59 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var accountImplementors = []string{"Account"}
+
+func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, obj *model.Account) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, accountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Account")
+		case "name":
+			out.Values[i] = ec._Account_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._Account_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capabilities":
+			out.Values[i] = ec._Account_capabilities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passwordChangedAt":
+			out.Values[i] = ec._Account_passwordChangedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._Account_tokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var applicationImplementors = []string{"Application", "Node"}
 
@@ -22383,6 +23438,89 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updatePassword":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updatePassword(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createAccountToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createAccountToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteAccountToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteAccountToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createProjectToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createProjectToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteProjectToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteProjectToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var newTokenImplementors = []string{"NewToken"}
+
+func (ec *executionContext) _NewToken(ctx context.Context, sel ast.SelectionSet, obj *model.NewToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, newTokenImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NewToken")
+		case "id":
+			out.Values[i] = ec._NewToken_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "token":
+			out.Values[i] = ec._NewToken_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issuedAt":
+			out.Values[i] = ec._NewToken_issuedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._NewToken_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23116,6 +24254,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_me(ctx, field)
+				})
+		case "accounts":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_accounts(ctx, field)
 				})
 		case "settings":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -24892,6 +26036,30 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAccount2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Account) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAccount2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAccount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAccount2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAccount(ctx context.Context, sel ast.SelectionSet, v *model.Account) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Account!")
+		return graphql.Null
+	}
+	return ec._Account(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Application) graphql.Marshaler {
 	return ec._Application(ctx, sel, &v)
 }
@@ -25172,6 +26340,11 @@ func (ec *executionContext) marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcd�
 	return ec._ComparedTo(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNCreateAccountTokenInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateAccountTokenInput(ctx context.Context, v any) (model.CreateAccountTokenInput, error) {
+	res, err := ec.unmarshalInputCreateAccountTokenInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateApplicationInput(ctx context.Context, v any) (model.CreateApplicationInput, error) {
 	res, err := ec.unmarshalInputCreateApplicationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -25179,6 +26352,11 @@ func (ec *executionContext) unmarshalNCreateApplicationInput2githubᚗcomᚋgrap
 
 func (ec *executionContext) unmarshalNCreateProjectInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateProjectInput(ctx context.Context, v any) (model.CreateProjectInput, error) {
 	res, err := ec.unmarshalInputCreateProjectInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateProjectTokenInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateProjectTokenInput(ctx context.Context, v any) (model.CreateProjectTokenInput, error) {
+	res, err := ec.unmarshalInputCreateProjectTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -25401,6 +26579,30 @@ func (ec *executionContext) marshalNJWTToken2ᚕgithubᚗcomᚋgraphcdᚋgraphcd
 	return ret
 }
 
+func (ec *executionContext) marshalNJWTToken2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJWTTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*v1alpha1.JWTToken) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJWTToken2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJWTToken(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNJWTToken2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJWTToken(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.JWTToken) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "JWTToken!")
+		return graphql.Null
+	}
+	return ec._JWTToken(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNJsonnetVar2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐJsonnetVar(ctx context.Context, sel ast.SelectionSet, v v1alpha1.JsonnetVar) graphql.Marshaler {
 	return ec._JsonnetVar(ctx, sel, &v)
 }
@@ -25544,6 +26746,14 @@ func (ec *executionContext) marshalNMe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋint
 		return graphql.Null
 	}
 	return ec._Me(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNewToken2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNewToken(ctx context.Context, sel ast.SelectionSet, v *model.NewToken) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NewToken!")
+		return graphql.Null
+	}
+	return ec._NewToken(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperation(ctx context.Context, sel ast.SelectionSet, v v1alpha1.Operation) graphql.Marshaler {
@@ -26180,6 +27390,11 @@ func (ec *executionContext) marshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapis
 
 func (ec *executionContext) unmarshalNUpdateApplicationSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSpecInput(ctx context.Context, v any) (model.UpdateApplicationSpecInput, error) {
 	res, err := ec.unmarshalInputUpdateApplicationSpecInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdatePasswordInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdatePasswordInput(ctx context.Context, v any) (model.UpdatePasswordInput, error) {
+	res, err := ec.unmarshalInputUpdatePasswordInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 

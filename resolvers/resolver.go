@@ -35,6 +35,8 @@ type Resolver struct {
 	// Authz authorizes reads and writes. Nil allows everything (the API
 	// before Auth is configured).
 	Authz Authorizer
+	// AccountService manages local accounts and tokens; nil means none.
+	AccountService AccountService
 	// Events streams reconciliation events to subscriptions. Nil means no
 	// live events.
 	Events EventSource

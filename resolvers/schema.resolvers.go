@@ -276,6 +276,31 @@ func (r *mutationResolver) RemoveCluster(ctx context.Context, server string) (st
 	return r.removeCluster(ctx, server)
 }
 
+// UpdatePassword is the resolver for the updatePassword field.
+func (r *mutationResolver) UpdatePassword(ctx context.Context, input model.UpdatePasswordInput) (bool, error) {
+	return r.updatePassword(ctx, input)
+}
+
+// CreateAccountToken is the resolver for the createAccountToken field.
+func (r *mutationResolver) CreateAccountToken(ctx context.Context, input model.CreateAccountTokenInput) (*model.NewToken, error) {
+	return r.createAccountToken(ctx, input)
+}
+
+// DeleteAccountToken is the resolver for the deleteAccountToken field.
+func (r *mutationResolver) DeleteAccountToken(ctx context.Context, account *string, id string) (bool, error) {
+	return r.deleteAccountToken(ctx, account, id)
+}
+
+// CreateProjectToken is the resolver for the createProjectToken field.
+func (r *mutationResolver) CreateProjectToken(ctx context.Context, input model.CreateProjectTokenInput) (*model.NewToken, error) {
+	return r.createProjectToken(ctx, input)
+}
+
+// DeleteProjectToken is the resolver for the deleteProjectToken field.
+func (r *mutationResolver) DeleteProjectToken(ctx context.Context, project string, role string, id string) (bool, error) {
+	return r.deleteProjectToken(ctx, project, role, id)
+}
+
 // Warn is the resolver for the warn field.
 func (r *orphanedResourcesResolver) Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error) {
 	return obj.Warn == nil || *obj.Warn, nil
@@ -336,6 +361,11 @@ func (r *queryResolver) Applications(ctx context.Context, first int32, after *st
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*gqlmodel.Me, error) {
 	return me(ctx), nil
+}
+
+// Accounts is the resolver for the accounts field.
+func (r *queryResolver) Accounts(ctx context.Context) ([]*model.Account, error) {
+	return r.accounts(ctx), nil
 }
 
 // Settings is the resolver for the settings field.

@@ -33,6 +33,7 @@ type serverOptions struct {
 	shared          sharedOptions
 	app             appControllerOptions
 	controller      bool
+	auth            authOptions
 }
 
 func newServerCmd(root *rootOptions) *cobra.Command {
@@ -56,6 +57,7 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 	// One process is the default install: no Lease unless asked for.
 	o.app.addFlags(f, false)
 	f.BoolVar(&o.controller, "controller", true, "run the application controller in this process")
+	o.auth.addFlags(f)
 	return c
 }
 
@@ -137,20 +139,28 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Options{
+	authParts, err := o.auth.setUp(ctx, kc, o.app.namespace, objects, sh, log)
+	if err != nil {
+		return err
+	}
+	resolver := &resolvers.Resolver{
+		Build: build, Namespace: o.app.namespace,
+		Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
+		Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
+		ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
+		Logs: catalog.NewPodLogs(clusterList), Settings: catalog.NewSettings(kc, o.app.namespace),
+		Resources: catalog.NewResources(clusterList),
+	}
+	opts := server.Options{
 		Listen: o.listen,
 		Ready:  readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications and projects", objectsReady),
-		Logger: log,
-		Resolver: &resolvers.Resolver{
-			Build: build, Namespace: o.app.namespace,
-			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
-			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
-			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
-			Logs: catalog.NewPodLogs(clusterList), Settings: catalog.NewSettings(kc, o.app.namespace),
-			Resources: catalog.NewResources(clusterList),
-		},
-		ShutdownTimeout: o.shutdownTimeout,
-	})
+		Logger: log, Resolver: resolver, ShutdownTimeout: o.shutdownTimeout,
+	}
+	if authParts != nil {
+		resolver.Authz, resolver.AccountService = authParts.authz, authParts.sessions
+		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		return err
 	}

@@ -233,6 +233,12 @@ func (b *syncBuffer) WriteString(s string) {
 	b.buf.WriteString(s)
 }
 
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
 func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -40,6 +40,8 @@ const eventBufferSize = 4096
 type shared struct {
 	events eventbus.Bus
 	states appstate.Store
+	// redis is the Redis client behind them; nil without --redis.
+	redis *redis.Client
 }
 
 // connect returns the event bus and state store the flags ask for; the
@@ -74,7 +76,7 @@ func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog
 		}
 	}()
 	log.Info("sharing live events and resource trees through Redis", "addr", ropts.Addr)
-	return &shared{events: bus, states: states}, nil
+	return &shared{events: bus, states: states, redis: client}, nil
 }
 
 // forwardEvents publishes the controller's events on bus until ctx ends.

@@ -10,7 +10,21 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/eventbus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// A local account.
+type Account struct {
+	Name string `json:"name"`
+	// False when graphcd-cm disables it (accounts.<name>.enabled, admin.enabled).
+	Enabled bool `json:"enabled"`
+	// login (may log in with a password) and apiKey (may have API tokens).
+	Capabilities []string `json:"capabilities"`
+	// When the password last changed; null when it never did.
+	PasswordChangedAt *v1.Time `json:"passwordChangedAt,omitempty"`
+	// The account's API tokens (their values are never stored).
+	Tokens []*v1alpha1.JWTToken `json:"tokens"`
+}
 
 // Selects application events; every field given must match.
 type ApplicationEventFilter struct {
@@ -109,6 +123,16 @@ type ClusterInput struct {
 	Upsert bool `json:"upsert"`
 }
 
+type CreateAccountTokenInput struct {
+	// The account; the caller's own when null. Another account's needs the
+	// update right on it (accounts, update, <name>).
+	Account *string `json:"account,omitempty"`
+	// The token's ID, unique within the account; random when null.
+	ID *string `json:"id,omitempty"`
+	// How long the token is valid, as a Go duration ("720h"); never expires when null.
+	ExpiresIn *string `json:"expiresIn,omitempty"`
+}
+
 // A new application.
 type CreateApplicationInput struct {
 	// The Application as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
@@ -124,6 +148,15 @@ type CreateProjectInput struct {
 	Manifest string `json:"manifest"`
 	// Update the project if one of that name exists, rather than fail.
 	Upsert bool `json:"upsert"`
+}
+
+type CreateProjectTokenInput struct {
+	Project string `json:"project"`
+	Role    string `json:"role"`
+	// The token's ID, unique within the role; random when null.
+	ID *string `json:"id,omitempty"`
+	// How long the token is valid, as a Go duration ("720h"); never expires when null.
+	ExpiresIn *string `json:"expiresIn,omitempty"`
 }
 
 // Which application to delete, and how.
@@ -156,6 +189,16 @@ type ManagedResourceFilter struct {
 	Name *string `json:"name,omitempty"`
 	// Only resources that differ from Git.
 	OutOfSyncOnly *bool `json:"outOfSyncOnly,omitempty"`
+}
+
+// A token just issued. Its value is shown this once.
+type NewToken struct {
+	ID string `json:"id"`
+	// The bearer token.
+	Token    string  `json:"token"`
+	IssuedAt v1.Time `json:"issuedAt"`
+	// Null for a token that never expires.
+	ExpiresAt *v1.Time `json:"expiresAt,omitempty"`
 }
 
 // One RBAC rule, as a line of policy.csv reads:
@@ -274,6 +317,16 @@ type UpdateApplicationSpecInput struct {
 	Application *ApplicationRef `json:"application"`
 	// The spec as YAML or JSON (the content of `spec:`). Unknown fields are errors.
 	Spec string `json:"spec"`
+}
+
+type UpdatePasswordInput struct {
+	// The account whose password changes; the caller's own when null. Another
+	// account's needs the update right on it (accounts, update, <name>).
+	Account *string `json:"account,omitempty"`
+	// The caller's own current password, whoever's password changes.
+	CurrentPassword string `json:"currentPassword"`
+	// The new password: 8 to 72 bytes.
+	NewPassword string `json:"newPassword"`
 }
 
 // A new spec for a project.

@@ -22,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/hack/localcluster"
 )
@@ -66,6 +67,11 @@ func run() error {
 		return fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
 
+	url := "http://" + *listen
+	if err := writeAuthSettings(ctx, cluster.Client, namespace, url); err != nil {
+		return err
+	}
+
 	repo, err := serveRepo(cluster.Dir)
 	if err != nil {
 		return err
@@ -81,12 +87,15 @@ func run() error {
 	exited := make(chan error, 1)
 	go func() { exited <- server.Wait() }()
 
-	url := "http://" + *listen
 	if err := waitReady(ctx, url+"/readyz", exited); err != nil {
 		_ = server.Process.Signal(syscall.SIGTERM)
 		return err
 	}
-	apps, err := newClient(cluster.Config)
+	password, err := adminPassword(ctx, cluster.Client, namespace)
+	var apps client.Client
+	if err == nil {
+		apps, err = newClient(cluster.Config)
+	}
 	if err == nil {
 		err = createApps(ctx, apps, repo.URL)
 	}
@@ -97,7 +106,7 @@ func run() error {
 		}
 		return err
 	}
-	printTry(url, cluster.Kubeconfig, cluster.Binaries.Kubectl, repo)
+	printTry(url, cluster.Kubeconfig, cluster.Binaries.Kubectl, repo, password)
 	go reportApps(ctx, apps)
 
 	select {
@@ -140,13 +149,16 @@ func waitReady(ctx context.Context, url string, exited <-chan error) error {
 }
 
 // printTry tells a newcomer what to look at and what to do next.
-func printTry(url, kubeconfig, kubectl string, repo *demoRepo) {
+func printTry(url, kubeconfig, kubectl string, repo *demoRepo, password string) {
 	fmt.Printf(`
 graphcd is running, with four sample apps from %[4]s
 
   Console:   %[1]s/
+  Log in:    admin / %[6]s   (the admin account; the password is in Secret graphcd/graphcd-initial-admin-secret)
+             or SSO: %[1]s/auth/login  as %[7]s / %[8]s (embedded Dex; group %[9]s is admin)
   GraphQL:   %[1]s/api/graphql
-  Try:       curl -s %[1]s/api/graphql -H 'Content-Type: application/json' -d '{"query":"{ version { version commit } }"}'
+  Try:       TOKEN=$(curl -s %[1]s/auth/login -H 'Content-Type: application/json' -d '{"username":"admin","password":"%[6]s"}' | sed 's/.*"token":"\([^"]*\)".*/\1/')
+             curl -s %[1]s/api/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ me { username } applications { totalCount edges { node { name status { sync { status } health { status } } } } } }"}'
   Cluster:   export KUBECONFIG=%[2]s
              %[3]s get applications -n graphcd
              %[3]s get deploy,svc,pods -n demo-guestbook
@@ -161,5 +173,5 @@ graphcd is running, with four sample apps from %[4]s
 
 Press Ctrl-C to stop everything.
 
-`, url, kubeconfig, kubectl, repo.URL, repo.WorkDir)
+`, url, kubeconfig, kubectl, repo.URL, repo.WorkDir, password, ssoEmail, ssoPassword, ssoGroup)
 }

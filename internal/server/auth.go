@@ -3,10 +3,10 @@ package server
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
+	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -24,25 +24,6 @@ type Authenticator interface {
 	Bind(ctx context.Context) context.Context
 }
 
-// CookieName is the session cookie the console logs in with.
-const CookieName = "graphcd.token"
-
-// requestToken returns the token of r: its bearer token, or the session
-// cookie.
-func requestToken(r *http.Request) string {
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, token, _ := strings.Cut(h, " ")
-		if strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(token)
-		}
-		return ""
-	}
-	if c, err := r.Cookie(CookieName); err == nil {
-		return c.Value
-	}
-	return ""
-}
-
 // authenticate puts the principal of each request's token in its
 // context; a request without a token goes on anonymous, one with an
 // invalid token is refused with 401.
@@ -51,7 +32,7 @@ func authenticate(a Authenticator, next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := requestToken(r)
+		token := auth.RequestToken(r)
 		if token == "" {
 			next.ServeHTTP(w, r)
 			return
@@ -70,11 +51,7 @@ func authenticate(a Authenticator, next http.Handler) http.Handler {
 // headers, or {"token": "<token>"}.
 func initPayloadToken(p transport.InitPayload) string {
 	if s := p.Authorization(); s != "" {
-		scheme, token, ok := strings.Cut(s, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(token)
-		}
-		return ""
+		return auth.BearerToken(s)
 	}
 	return p.GetString("token")
 }

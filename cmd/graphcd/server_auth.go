@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/graphcd/graphcd/auth"
+	"github.com/graphcd/graphcd/auth/accounts"
+	"github.com/graphcd/graphcd/auth/dex"
+	"github.com/graphcd/graphcd/auth/login"
+	"github.com/graphcd/graphcd/auth/oidc"
+	"github.com/graphcd/graphcd/auth/session"
+	"github.com/graphcd/graphcd/internal/catalog"
+	"github.com/graphcd/graphcd/internal/server"
+)
+
+// authOptions are the flags of `graphcd server` about logging in.
+type authOptions struct {
+	disable    bool
+	sessionTTL time.Duration
+}
+
+func (o *authOptions) addFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.disable, "disable-auth", false,
+		"serve without authentication or RBAC: every request may do everything (local experiments only)")
+	f.DurationVar(&o.sessionTTL, "session-duration", session.DefaultTTL, "how long a login lasts")
+}
+
+// authParts are what the server needs from the auth setup.
+type authParts struct {
+	authz    *auth.Authorizer
+	sessions *auth.Sessions
+	routes   []server.Route
+}
+
+// projectRetry is how often the RBAC setup tries again to watch
+// AppProjects while their CRD is not served yet.
+const projectRetry = 2 * time.Second
+
+// setUpAuth starts what authentication and RBAC need in namespace: the
+// policy and project-role watches, the session keys and revocation list,
+// the local accounts (with the initial admin password), and single sign-on
+// when graphcd-cm configures it. It returns nil with --disable-auth.
+func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namespace string, objects *catalog.Catalog, sh *shared, log *slog.Logger) (*authParts, error) {
+	if o.disable {
+		log.Warn("authentication is disabled (--disable-auth): every request may do everything")
+		return nil, nil
+	}
+	if o.sessionTTL <= 0 {
+		return nil, fmt.Errorf("--session-duration must be positive, got %s", o.sessionTTL)
+	}
+	authz := auth.NewAuthorizer()
+	if err := auth.WatchPolicy(ctx, kc, namespace, authz, log); err != nil {
+		return nil, fmt.Errorf("watch the RBAC policy: %w", err)
+	}
+	go func() {
+		for ctx.Err() == nil {
+			err := auth.WatchProjects(ctx, objects, authz, log)
+			if err == nil {
+				return
+			}
+			log.Debug("watch project roles; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(projectRetry):
+			}
+		}
+	}()
+
+	keys := session.NewSecretKeys(kc, namespace)
+	go retry(ctx, log, "cannot read or create the session signing key", func() error { return keys.Start(ctx) })
+	var revocations session.Revocations = session.NewMemoryRevocations()
+	if sh.redis != nil {
+		rr := session.NewRedisRevocations(sh.redis, "")
+		go func() {
+			if err := rr.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("shared revocation list stopped", "err", err)
+			}
+		}()
+		revocations = rr
+	}
+	issuer := session.NewIssuer(keys, session.Options{TTL: o.sessionTTL, Revocations: revocations})
+
+	accts := accounts.NewStore(kc, namespace)
+	if err := accts.Start(ctx); err != nil {
+		return nil, fmt.Errorf("accounts: %w", err)
+	}
+	go retry(ctx, log, "cannot set the admin account's initial password", func() error {
+		_, created, err := accounts.EnsureAdminPassword(ctx, kc, namespace)
+		if created {
+			log.Info("the admin account's initial password is in a Secret",
+				"secret", namespace+"/"+accounts.InitialAdminSecretName, "key", "password")
+		}
+		return err
+	})
+	sessions := &auth.Sessions{
+		Issuer: issuer, Accounts: accts, Projects: objects, TTL: o.sessionTTL,
+		Limiter: login.NewLimiter(login.Options{Known: func(name string) bool {
+			_, ok := accts.Get(name)
+			return ok
+		}}),
+	}
+	sso, dexServer, baseURL, err := setUpSSO(ctx, kc, namespace, log)
+	if err != nil {
+		return nil, err
+	}
+	h := &auth.Handlers{Sessions: sessions, SSO: sso, Authz: authz, Secure: strings.HasPrefix(baseURL, "https://"), Log: log}
+	routes := []server.Route{
+		{Pattern: "/auth/login", Name: "auth_login", Handler: h.Login()},
+		{Pattern: "/auth/callback", Name: "auth_callback", Handler: h.Callback()},
+		{Pattern: "/auth/logout", Name: "auth_logout", Handler: h.Logout()},
+	}
+	if dexServer != nil {
+		routes = append(routes, server.Route{Pattern: "/api/dex/", Name: "dex", Handler: dexServer.Handler()})
+		context.AfterFunc(ctx, func() { _ = dexServer.Close() })
+	}
+	return &authParts{authz: authz, sessions: sessions, routes: routes}, nil
+}
+
+// setUpRetry is how often the server tries again to set up a part of
+// authentication that failed (while its namespace does not exist, say).
+const setUpRetry = 5 * time.Second
+
+// retry calls f until it succeeds or ctx ends, logging each failure with
+// what: requests that need the part fail clearly meanwhile.
+func retry(ctx context.Context, log *slog.Logger, what string, f func() error) {
+	for {
+		err := f()
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		log.Error(what+"; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(setUpRetry):
+		}
+	}
+}
+
+// setUpSSO reads graphcd-cm and starts single sign-on: the embedded Dex
+// with dex.config, or a direct OIDC provider with oidc.config. Both need
+// url, graphcd's external URL. Without them it returns nil and SSO is
+// off. Changes to them take effect at the next start.
+func setUpSSO(ctx context.Context, kc kubernetes.Interface, namespace string, log *slog.Logger) (*oidc.Provider, *dex.Server, string, error) {
+	cm, err := kc.CoreV1().ConfigMaps(namespace).Get(ctx, auth.SettingsConfigMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, "", nil
+	}
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("read %s: %w", auth.SettingsConfigMap, err)
+	}
+	base := strings.TrimRight(strings.TrimSpace(cm.Data["url"]), "/")
+	dexConfig, oidcConfig := strings.TrimSpace(cm.Data["dex.config"]), strings.TrimSpace(cm.Data["oidc.config"])
+	if dexConfig == "" && oidcConfig == "" {
+		return nil, nil, base, nil
+	}
+	if base == "" {
+		log.Warn("single sign-on is off: graphcd-cm configures it but has no url")
+		return nil, nil, base, nil
+	}
+	if dexConfig != "" && oidcConfig != "" {
+		return nil, nil, "", fmt.Errorf("%s: set dex.config or oidc.config, not both", auth.SettingsConfigMap)
+	}
+	lookup := secretLookup(ctx, kc, namespace)
+	callback := base + "/auth/callback"
+	if oidcConfig != "" {
+		c, err := oidc.ParseConfig(oidcConfig, lookup)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("%s oidc.config: %w", auth.SettingsConfigMap, err)
+		}
+		o, err := c.Options()
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("%s oidc.config: %w", auth.SettingsConfigMap, err)
+		}
+		o.RedirectURL, o.BaseURL, o.Logger = callback, base, log
+		p, err := oidc.NewProvider(ctx, o)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		log.Info("single sign-on through an OIDC provider", "name", c.Name, "issuer", c.Issuer)
+		return p, nil, base, nil
+	}
+	cfg, err := dex.ParseConfig(dexConfig, lookup)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s dex.config: %w", auth.SettingsConfigMap, err)
+	}
+	issuer := base + "/api/dex"
+	d, err := dex.New(ctx, cfg, dex.Options{Issuer: issuer, Client: dex.ClientRegistration{RedirectURIs: []string{callback}}, Logger: log})
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("start Dex: %w", err)
+	}
+	client := d.Client()
+	p, err := oidc.NewProvider(ctx, oidc.Options{
+		Issuer: issuer, ClientID: client.ID, ClientSecret: client.Secret, RedirectURL: callback, BaseURL: base, Logger: log,
+	})
+	if err != nil {
+		_ = d.Close()
+		return nil, nil, "", err
+	}
+	log.Info("single sign-on through the embedded Dex", "issuer", issuer)
+	return p, d, base, nil
+}
+
+// secretLookup reads key of Secret name in namespace; errors name the
+// Secret and key, never the value.
+func secretLookup(ctx context.Context, kc kubernetes.Interface, namespace string) func(name, key string) (string, error) {
+	return func(name, key string) (string, error) {
+		s, err := kc.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+		}
+		v, ok := s.Data[key]
+		if !ok {
+			return "", fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
+		}
+		return string(v), nil
+	}
+}
