@@ -16,16 +16,16 @@ import (
 	"github.com/graphcd/graphcd/reposerver/render"
 )
 
-// newAdminCmd groups the offline tools: they run the same code paths as the
-// server, without a cluster.
+// newAdminCmd groups the operators' tools: most run offline, with the same
+// code paths as the server; rotate-session-key changes the cluster.
 func newAdminCmd(root *rootOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "admin",
-		Short: "Offline tools: render manifests, judge health, diff objects",
+		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, rotate the session key",
 		Args:  noArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newAdminHealthCmd(root), newAdminDiffCmd(root), newAdminRenderCmd(root), newAdminSyncPlanCmd(root), newAdminRBACCmd(root))
+	c.AddCommand(newAdminHealthCmd(root), newAdminDiffCmd(root), newAdminRenderCmd(root), newAdminSyncPlanCmd(root), newAdminRBACCmd(root), newAdminRotateSessionKeyCmd(root))
 	return c
 }
 

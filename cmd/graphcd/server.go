@@ -139,6 +139,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
+	o.auth.kubeconfig = root.kubeconfig
 	authParts, err := o.auth.setUp(ctx, kc, o.app.namespace, objects, sh, log)
 	if err != nil {
 		return err

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -26,13 +28,23 @@ import (
 type authOptions struct {
 	disable    bool
 	sessionTTL time.Duration
+	dexStorage *enumValue
+	// kubeconfig is the root's --kubeconfig, for Dex's Kubernetes storage.
+	kubeconfig string
 }
 
 func (o *authOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.disable, "disable-auth", false,
 		"serve without authentication or RBAC: every request may do everything (local experiments only)")
 	f.DurationVar(&o.sessionTTL, "session-duration", session.DefaultTTL, "how long a login lasts")
+	o.dexStorage = newEnum("memory", "memory", "kubernetes")
+	f.Var(o.dexStorage, "dex-storage",
+		"where the embedded Dex keeps logins in progress: memory (one replica) or kubernetes (Dex's CRDs, shared by replicas; needs dex.clientSecret in graphcd-secret)")
 }
+
+// dexClientSecretKey is the graphcd-secret key replicas sharing Dex's
+// Kubernetes storage take graphcd's client secret from.
+const dexClientSecretKey = "dex.clientSecret"
 
 // authParts are what the server needs from the auth setup.
 type authParts struct {
@@ -108,7 +120,7 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 			return ok
 		}}),
 	}
-	sso, dexServer, baseURL, err := setUpSSO(ctx, kc, namespace, log)
+	sso, dexServer, baseURL, err := o.setUpSSO(ctx, kc, namespace, log)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +162,7 @@ func retry(ctx context.Context, log *slog.Logger, what string, f func() error) {
 // with dex.config, or a direct OIDC provider with oidc.config. Both need
 // url, graphcd's external URL. Without them it returns nil and SSO is
 // off. Changes to them take effect at the next start.
-func setUpSSO(ctx context.Context, kc kubernetes.Interface, namespace string, log *slog.Logger) (*oidc.Provider, *dex.Server, string, error) {
+func (o *authOptions) setUpSSO(ctx context.Context, kc kubernetes.Interface, namespace string, log *slog.Logger) (*oidc.Provider, *dex.Server, string, error) {
 	cm, err := kc.CoreV1().ConfigMaps(namespace).Get(ctx, auth.SettingsConfigMap, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil, "", nil
@@ -194,13 +206,32 @@ func setUpSSO(ctx context.Context, kc kubernetes.Interface, namespace string, lo
 		return nil, nil, "", fmt.Errorf("%s dex.config: %w", auth.SettingsConfigMap, err)
 	}
 	issuer := base + "/api/dex"
-	d, err := dex.New(ctx, cfg, dex.Options{Issuer: issuer, Client: dex.ClientRegistration{RedirectURIs: []string{callback}}, Logger: log})
+	dopts := dex.Options{Issuer: issuer, Client: dex.ClientRegistration{RedirectURIs: []string{callback}}, Logger: log}
+	var cookieKey []byte
+	if o.dexStorage.String() == "kubernetes" {
+		// Replicas share the logins in progress, so they must share the
+		// client secret and the key sealing the login cookie too.
+		secret, err := lookup(session.SecretName, dexClientSecretKey)
+		if err != nil || len(secret) < 16 {
+			return nil, nil, "", fmt.Errorf("--dex-storage kubernetes needs %s in Secret %s (16 characters or more)", dexClientSecretKey, session.SecretName)
+		}
+		dopts.Client.Secret = secret
+		sum := sha256.Sum256([]byte("graphcd login cookie\x00" + secret))
+		cookieKey = sum[:]
+		kubeconfig := o.kubeconfig
+		if kubeconfig == "" {
+			kubeconfig, _, _ = strings.Cut(os.Getenv("KUBECONFIG"), string(os.PathListSeparator))
+		}
+		dopts.Storage.Kubernetes = &dex.KubernetesStorage{InCluster: kubeconfig == "", KubeconfigFile: kubeconfig}
+	}
+	d, err := dex.New(ctx, cfg, dopts)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("start Dex: %w", err)
 	}
 	client := d.Client()
 	p, err := oidc.NewProvider(ctx, oidc.Options{
 		Issuer: issuer, ClientID: client.ID, ClientSecret: client.Secret, RedirectURL: callback, BaseURL: base, Logger: log,
+		CookieKey: cookieKey,
 	})
 	if err != nil {
 		_ = d.Close()

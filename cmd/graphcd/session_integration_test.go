@@ -36,7 +36,7 @@ import (
 // graphcd-rbac-cm lets that group get and sync the apps of project
 // "team-proj".
 type authServer struct {
-	base, namespace string
+	base, namespace, bin string
 }
 
 const (
@@ -57,7 +57,7 @@ func startAuthServer(t *testing.T) *authServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &authServer{base: "http://127.0.0.1:" + strconv.Itoa(port), namespace: ns}
+	s := &authServer{base: "http://127.0.0.1:" + strconv.Itoa(port), namespace: ns, bin: bin}
 	hash, err := bcrypt.GenerateFromPassword([]byte(ssoPassword), bcrypt.DefaultCost) // Dex refuses cheaper hashes
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +198,23 @@ func TestServerLogin(t *testing.T) {
 		if code, body := s.login(t, "text/plain", string(creds)); code != http.StatusUnsupportedMediaType {
 			t.Errorf("a text/plain login (CSRF-style) = %d %s, want 415", code, body)
 		}
+		rotate := func() {
+			t.Helper()
+			cmd := exec.CommandContext(t.Context(), s.bin, "admin", "rotate-session-key", "--kubeconfig", cluster.Kubeconfig, "--namespace", s.namespace)
+			cmd.Env = binaryEnv()
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "rotated the session key") {
+				t.Fatalf("rotate-session-key: %v\n%s", err, out)
+			}
+		}
+		rotate()
+		if code, body := s.gql(t, http.DefaultClient, got.Token, `{ me { username } }`); code != http.StatusOK || !strings.Contains(body, "admin") {
+			t.Errorf("after one rotation the session = %d %s, want it still valid", code, body)
+		}
+		rotate()
+		poll(t, "the second rotation to end the session", func() (bool, string) {
+			code, body := s.gql(t, http.DefaultClient, got.Token, `{ me { username } }`)
+			return code == http.StatusUnauthorized, body
+		})
 		if code, _ := s.gql(t, http.DefaultClient, "", list); code != http.StatusOK {
 			t.Errorf("anonymous query: HTTP %d", code)
 		} else if _, body := s.gql(t, http.DefaultClient, "", list); !strings.Contains(body, "UNAUTHENTICATED") {
