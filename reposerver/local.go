@@ -363,6 +363,18 @@ func (l *Local) TestRepository(ctx context.Context, repo Repository) error {
 	return l.git.TestRepository(ctx, repo.URL, repo.Credentials)
 }
 
+// ListCommits implements Service.
+func (l *Local) ListCommits(ctx context.Context, repo Repository, revision string, limit int) ([]Commit, error) {
+	if repo.Type == RepoTypeHelm {
+		return nil, fmt.Errorf("list commits: %w", ErrNotGit)
+	}
+	sha, err := l.ResolveRevision(ctx, repo, revision)
+	if err != nil {
+		return nil, err
+	}
+	return l.git.Log(ctx, repo.URL, repo.Credentials, sha, limit)
+}
+
 // GetAppDetails implements Service for sources in Git.
 func (l *Local) GetAppDetails(ctx context.Context, req ManifestRequest) (*AppDetails, error) {
 	if isChart(req) {

@@ -2,6 +2,7 @@ package reposerver
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -25,7 +26,20 @@ type Service interface {
 	// TestRepository checks that the repository can be reached with its
 	// credentials.
 	TestRepository(ctx context.Context, repo Repository) error
+	// ListCommits lists up to limit commits (at most git.MaxLogCommits) of the
+	// history of revision in a Git repository, newest first, with author,
+	// date, message and tags: the revisions an application's history and
+	// its revision picker show. Helm repositories have no commits; they
+	// get an error wrapping ErrNotGit.
+	ListCommits(ctx context.Context, repo Repository, revision string, limit int) ([]Commit, error)
 }
+
+// ErrNotGit is wrapped by errors of Git-only methods called on a Helm
+// repository.
+var ErrNotGit = errors.New("not a Git repository")
+
+// Commit is one commit of a history (see Service.ListCommits).
+type Commit = git.Commit
 
 // RepoType says how a repository is reached.
 type RepoType string

@@ -176,6 +176,18 @@ func (c *Client) TestRepository(ctx context.Context, repo reposerver.Repository)
 	return c.invoke(ctx, MethodTestRepository, repo.Credentials, &repoRequest{Repo: repo}, &emptyMessage{})
 }
 
+// ListCommits implements reposerver.Service.
+func (c *Client) ListCommits(ctx context.Context, repo reposerver.Repository, revision string, limit int) ([]reposerver.Commit, error) {
+	var res []reposerver.Commit
+	if err := c.invoke(ctx, MethodListCommits, repo.Credentials, &listCommitsRequest{Repo: repo, Revision: revision, Limit: limit}, &res); err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = []reposerver.Commit{}
+	}
+	return res, nil
+}
+
 // InvalidateRevision asks the repo-server to forget the resolved revisions
 // of repoURL (a refresh or a webhook), so its next render sees new commits.
 // It is best effort: an unreachable server only delays that until its

@@ -21,6 +21,7 @@ const (
 	MethodGetAppDetails      = "/" + ServiceName + "/GetAppDetails"
 	MethodTestRepository     = "/" + ServiceName + "/TestRepository"
 	MethodInvalidateRevision = "/" + ServiceName + "/InvalidateRevision"
+	MethodListCommits        = "/" + ServiceName + "/ListCommits"
 )
 
 // DefaultMaxMessageSize bounds one request or response when options leave
@@ -31,6 +32,13 @@ const DefaultMaxMessageSize = 100 << 20
 type repoRequest struct {
 	Repo     reposerver.Repository `json:"repo"`
 	Revision string                `json:"revision,omitempty"`
+}
+
+// listCommitsRequest carries the arguments of ListCommits.
+type listCommitsRequest struct {
+	Repo     reposerver.Repository `json:"repo"`
+	Revision string                `json:"revision,omitempty"`
+	Limit    int                   `json:"limit"`
 }
 
 // revisionResponse is the answer of ResolveRevision.

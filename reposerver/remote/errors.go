@@ -41,6 +41,7 @@ var errorClasses = []errorClass{
 	{git.ErrNoKnownHosts, codes.FailedPrecondition, "NO_KNOWN_HOSTS"},
 	{git.ErrUnsigned, codes.FailedPrecondition, "COMMIT_UNSIGNED"},
 	{git.ErrSignatureInvalid, codes.FailedPrecondition, "SIGNATURE_INVALID"},
+	{reposerver.ErrNotGit, codes.FailedPrecondition, "NOT_GIT"},
 	{render.ErrOutsideRoot, codes.InvalidArgument, "PATH_OUTSIDE_ROOT"},
 	{render.ErrTooLarge, codes.ResourceExhausted, "MANIFESTS_TOO_LARGE"},
 	{os.ErrNotExist, codes.NotFound, "NOT_FOUND"},

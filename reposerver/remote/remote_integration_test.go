@@ -159,6 +159,51 @@ func TestServiceErrorsOverTheWire(t *testing.T) {
 	}
 }
 
+// ListCommits answers over the wire what it answers in process: the
+// history newest first with authors, messages and tags, and the same
+// errors for a bad revision and a Helm repository.
+func TestListCommitsOverTheWire(t *testing.T) {
+	dir, first := reposervertest.CommitFiles(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
+	second := reposervertest.CommitMore(t, dir, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"})
+	local := newLocal(t)
+	srv, addr := serve(t, local, ServerOptions{})
+	c := dial(t, addr, ClientOptions{CACert: srv.CertificatePEM()})
+	repo := reposerver.Repository{URL: "file://" + dir}
+
+	got, err := c.ListCommits(t.Context(), repo, "main", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := local.ListCommits(t.Context(), repo, "main", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("remote vs local (-got +want):\n%s", diff)
+	}
+	var summary []string
+	for _, co := range got {
+		summary = append(summary, co.SHA+" "+co.Subject()+" "+co.Author.Email+" "+strings.Join(co.Tags, ","))
+	}
+	if diff := cmp.Diff(summary, []string{second + " change t@example.com ", first + " apps t@example.com v1.0.0"}); diff != "" {
+		t.Errorf("history (-got +want):\n%s", diff)
+	}
+	if got, err := c.ListCommits(t.Context(), repo, first, 1); err != nil || len(got) != 1 || got[0].SHA != first {
+		t.Errorf("ListCommits at the first commit, limit 1 = %+v, %v", got, err)
+	}
+
+	if _, err := c.ListCommits(t.Context(), repo, "no-such-branch", 5); !errors.Is(err, git.ErrRevisionNotFound) || status.Code(err) != codes.NotFound {
+		t.Errorf("unknown revision: error = %v, want git.ErrRevisionNotFound (NotFound)", err)
+	}
+	if _, err := c.ListCommits(t.Context(), repo, "-x", 5); !errors.Is(err, git.ErrInvalidRevision) {
+		t.Errorf("hostile revision: error = %v, want git.ErrInvalidRevision", err)
+	}
+	helm := reposerver.Repository{URL: "https://charts.example.com", Type: reposerver.RepoTypeHelm}
+	if _, err := c.ListCommits(t.Context(), helm, "1.0.0", 5); !errors.Is(err, reposerver.ErrNotGit) || status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("Helm repository: error = %v, want reposerver.ErrNotGit (FailedPrecondition)", err)
+	}
+}
+
 // A render larger than the message limit fails cleanly; smaller ones still
 // go through.
 func TestRenderAboveMessageLimit(t *testing.T) {

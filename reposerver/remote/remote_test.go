@@ -70,6 +70,23 @@ func (s *scripted) GetAppDetails(context.Context, reposerver.ManifestRequest) (*
 	return &reposerver.AppDetails{SourceType: v1alpha1.ApplicationSourceTypeKustomize, Kustomize: &reposerver.KustomizeDetails{Images: []string{"nginx:1.27"}}}, s.err
 }
 
+// scriptedCommits is what scripted.ListCommits answers.
+var scriptedCommits = []reposerver.Commit{
+	{
+		SHA: "0123456789abcdef0123456789abcdef01234567", Author: git.Person{Name: "Ana Dev", Email: "ana@example.com"},
+		Date: time.Date(2026, 3, 1, 12, 30, 0, 0, time.FixedZone("CET", 3600)), Message: "deploy: raise replicas\n\nBecause load.\n", Tags: []string{"v1.2.0"},
+	},
+	{SHA: "89abcdef0123456789abcdef0123456789abcdef", Author: git.Person{Name: "Bo"}, Date: time.Unix(1700000000, 0).UTC(), Message: "init"},
+}
+
+func (s *scripted) ListCommits(_ context.Context, _ reposerver.Repository, _ string, limit int) ([]reposerver.Commit, error) {
+	s.calls.Add(1)
+	if s.err != nil {
+		return nil, s.err
+	}
+	return scriptedCommits[:min(limit, len(scriptedCommits))], nil
+}
+
 func (s *scripted) InvalidateRevision(url string) { s.invalidated.Store(&url) }
 
 func (s *scripted) TestRepository(context.Context, reposerver.Repository) error {
@@ -165,6 +182,12 @@ func TestRoundTrip(t *testing.T) {
 	if err := c.TestRepository(ctx, req.Repo); err != nil {
 		t.Errorf("TestRepository: %v", err)
 	}
+	for _, limit := range []int{2, 1, 0} {
+		commits, err := c.ListCommits(ctx, req.Repo, "main", limit)
+		if diff := cmp.Diff(commits, scriptedCommits[:limit]); err != nil || diff != "" {
+			t.Errorf("ListCommits(%d) err %v (-got +want):\n%s", limit, err, diff)
+		}
+	}
 }
 
 // Sentinel errors keep their code, their message and errors.Is across the
@@ -184,6 +207,7 @@ func TestErrorsKeepMeaning(t *testing.T) {
 		{"unsafe url", fmt.Errorf("x: %w", git.ErrUnsafeURL), codes.InvalidArgument, git.ErrUnsafeURL, "x: unsafe repository URL"},
 		{"outside root", fmt.Errorf("values: %w", render.ErrOutsideRoot), codes.InvalidArgument, render.ErrOutsideRoot, "values: path outside the repository root"},
 		{"too large", fmt.Errorf("render: %w", render.ErrTooLarge), codes.ResourceExhausted, render.ErrTooLarge, "render: manifest size limit exceeded"},
+		{"not git", fmt.Errorf("list commits: %w", reposerver.ErrNotGit), codes.FailedPrecondition, reposerver.ErrNotGit, "list commits: not a Git repository"},
 		{"not exist", fmt.Errorf("open x: %w", os.ErrNotExist), codes.NotFound, os.ErrNotExist, "open x: file does not exist"},
 		{"deadline", fmt.Errorf("render: %w", context.DeadlineExceeded), codes.DeadlineExceeded, context.DeadlineExceeded, "render: context deadline exceeded"},
 		{"unclassified", errors.New(`app path "apps/nope" does not exist in the repository`), codes.Unknown, nil, `app path "apps/nope" does not exist in the repository`},
@@ -361,6 +385,10 @@ func TestCredentialsRequireTLS(t *testing.T) {
 	err = conn.Invoke(t.Context(), MethodTestRepository, &repoRequest{Repo: withCreds}, &emptyMessage{}, grpc.ForceCodec(jsonCodec{}))
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("server: error = %v, want FailedPrecondition", err)
+	}
+	err = conn.Invoke(t.Context(), MethodListCommits, &listCommitsRequest{Repo: withCreds, Limit: 1}, &[]reposerver.Commit{}, grpc.ForceCodec(jsonCodec{}))
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("server, ListCommits: error = %v, want FailedPrecondition", err)
 	}
 	if svc.calls.Load() != calls {
 		t.Error("the Service was called with credentials over plaintext")

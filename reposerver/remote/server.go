@@ -193,6 +193,7 @@ func unaryMethod[Req any](name string, creds func(*Req) *reposerver.Credentials,
 
 func manifestCreds(r *reposerver.ManifestRequest) *reposerver.Credentials { return r.Repo.Credentials }
 func repoCreds(r *repoRequest) *reposerver.Credentials                    { return r.Repo.Credentials }
+func listCommitsCreds(r *listCommitsRequest) *reposerver.Credentials      { return r.Repo.Credentials }
 
 // revisionInvalidator is implemented by services with a revision cache
 // (reposerver.Local).
@@ -229,6 +230,13 @@ var serviceDesc = grpc.ServiceDesc{
 				return nil, err
 			}
 			return &emptyMessage{}, nil
+		}),
+		unaryMethod("ListCommits", listCommitsCreds, func(ctx context.Context, svc reposerver.Service, r *listCommitsRequest) (any, error) {
+			commits, err := svc.ListCommits(ctx, r.Repo, r.Revision, r.Limit)
+			if err != nil {
+				return nil, err
+			}
+			return &commits, nil
 		}),
 		unaryMethod("InvalidateRevision", repoCreds, func(_ context.Context, svc reposerver.Service, r *repoRequest) (any, error) {
 			if inv, ok := svc.(revisionInvalidator); ok {
