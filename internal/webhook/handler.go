@@ -1,0 +1,291 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/appindex"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxBodyBytes is the largest body read (Argo CD's
+	// webhook.maxPayloadSizeMB, which defaults higher; push payloads are
+	// far smaller than this).
+	DefaultMaxBodyBytes = 50 << 20
+	// DefaultParallelism is how many apps are refreshed at once.
+	DefaultParallelism = 4
+)
+
+// Apps finds Applications in memory; *appindex.Index is one.
+type Apps interface {
+	Page(q appindex.Query) (appindex.Page, error)
+}
+
+// Refresher asks the controller to compare an app again;
+// appops.Service is one.
+type Refresher interface {
+	Refresh(ctx context.Context, key types.NamespacedName, hard bool) (*v1alpha1.Application, error)
+}
+
+// Options configure a Handler.
+type Options struct {
+	// Apps are the Applications pushes are matched against.
+	Apps Apps
+	// Refresher refreshes the apps a push matches.
+	Refresher Refresher
+	// Secrets hold the providers' secrets (see the Key constants).
+	Secrets Secrets
+	// MaxBodyBytes bounds the request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Parallelism bounds concurrent refreshes; 0 means
+	// DefaultParallelism.
+	Parallelism int
+	// Logger gets a line for every request refused or acted on.
+	Logger *slog.Logger
+}
+
+// Handler serves POST /api/webhook. Create it with New.
+type Handler struct {
+	opts Options
+	log  *slog.Logger
+	// unsecured remembers the providers already warned about having no
+	// secret configured.
+	unsecured sync.Map
+}
+
+// New returns a handler with opts.
+func New(opts Options) *Handler {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = DefaultParallelism
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{opts: opts, log: log.With("component", "webhook")}
+}
+
+// ServeHTTP checks, parses and acts on one webhook delivery. It answers
+// 200 for a push (refreshed or matching nothing) and for events it
+// ignores, 400 for what no provider sent, 401 for a failed secret check,
+// 413 for a body over the limit and 503 before the secrets are loaded.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if r.ContentLength > h.opts.MaxBodyBytes {
+		h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large",
+			slog.Int64("content_length", r.ContentLength), slog.Int64("limit", h.opts.MaxBodyBytes))
+		return
+	}
+	// Read through a limit: a body without Content-Length (chunked)
+	// stops being read at the limit too.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large", slog.Int64("limit", h.opts.MaxBodyBytes))
+			return
+		}
+		h.refuse(ctx, w, http.StatusBadRequest, "cannot read body", slog.String("err", err.Error()))
+		return
+	}
+	p := detect(r.Header, body)
+	if p == nil {
+		h.refuse(ctx, w, http.StatusBadRequest, "unknown webhook: no supported provider's event header or payload")
+		return
+	}
+	if status, msg := h.authenticate(p, r.Header, body); status != 0 {
+		h.refuse(ctx, w, status, msg, slog.String("provider", p.name))
+		return
+	}
+	event, isPush := p.event(r.Header, body)
+	if !isPush {
+		h.log.LogAttrs(ctx, slog.LevelDebug, "webhook event ignored: not a push",
+			slog.String("provider", p.name), slog.String("event", clip(event)))
+		reply(w, http.StatusOK, "event ignored")
+		return
+	}
+	push, err := p.parse(body)
+	if err != nil {
+		h.refuse(ctx, w, http.StatusBadRequest, err.Error(), slog.String("provider", p.name))
+		return
+	}
+	push.Provider = p.name
+	if failed := h.refresh(ctx, push); failed > 0 {
+		reply(w, http.StatusInternalServerError, fmt.Sprintf("%d applications could not be refreshed", failed))
+		return
+	}
+	reply(w, http.StatusOK, "push received")
+}
+
+// authenticate checks the request against the provider's secrets. It
+// returns 0 when the request may go on.
+func (h *Handler) authenticate(p *provider, header http.Header, body []byte) (status int, msg string) {
+	secrets := make([]string, len(p.secretKeys))
+	configured := false
+	for i, k := range p.secretKeys {
+		v, err := h.opts.Secrets.Lookup(k)
+		if err != nil {
+			return http.StatusServiceUnavailable, "webhook secrets not loaded yet"
+		}
+		secrets[i] = v
+		configured = configured || v != ""
+	}
+	if !configured {
+		if _, warned := h.unsecured.LoadOrStore(p.name, true); !warned {
+			h.log.Warn("webhook accepted without a secret check: set one in "+SecretName+" to refuse forged deliveries",
+				"provider", p.name, "keys", p.secretKeys)
+		}
+		return 0, ""
+	}
+	if err := p.verify(header, body, secrets); err != nil {
+		return http.StatusUnauthorized, "webhook secret or signature check failed"
+	}
+	return 0, ""
+}
+
+// refresh refreshes every app push matches and returns how many failed.
+func (h *Handler) refresh(ctx context.Context, push Push) (failed int) {
+	m := newMatcher(push)
+	attrs := []slog.Attr{
+		slog.String("provider", push.Provider),
+		slog.Any("repo", logURLs(push.RepoURLs)),
+		slog.Any("refs", refNames(push.Refs)),
+	}
+	if m.empty() {
+		h.log.LogAttrs(ctx, slog.LevelInfo, "webhook push ignored: no repository URL or ref to match", attrs...)
+		return 0
+	}
+	keys, err := h.matching(m)
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelError, "webhook push: cannot list applications", append(attrs, slog.String("err", err.Error()))...)
+		return 1
+	}
+	// The provider may hang up; the refreshes it asked for still happen.
+	ctx = context.WithoutCancel(ctx)
+	var nFailed atomic.Int64
+	sem := make(chan struct{}, h.opts.Parallelism)
+	var wg sync.WaitGroup
+	for _, key := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, err := h.opts.Refresher.Refresh(ctx, key, false)
+			if err != nil && !apierrors.IsNotFound(err) {
+				nFailed.Add(1)
+				h.log.LogAttrs(ctx, slog.LevelError, "webhook push: cannot refresh application",
+					slog.String("app", key.String()), slog.String("err", err.Error()))
+			}
+		})
+	}
+	wg.Wait()
+	failed = int(nFailed.Load())
+	h.log.LogAttrs(ctx, slog.LevelInfo, "webhook push", append(attrs,
+		slog.Int("matched", len(keys)), slog.Int("failed", failed))...)
+	return failed
+}
+
+// matching returns the keys of the apps m selects, from memory.
+func (h *Handler) matching(m *matcher) ([]types.NamespacedName, error) {
+	var keys []types.NamespacedName
+	q := appindex.Query{First: appindex.MaxFirst, Filter: appindex.Filter{Allow: m.app}}
+	for {
+		page, err := h.opts.Apps.Page(q)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range page.Items {
+			keys = append(keys, types.NamespacedName{Namespace: a.Namespace, Name: a.Name})
+		}
+		if !page.HasNextPage {
+			return keys, nil
+		}
+		q.After = page.EndCursor
+	}
+}
+
+// refuse answers status with msg and logs why.
+func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int, msg string, attrs ...slog.Attr) {
+	h.log.LogAttrs(ctx, slog.LevelWarn, "webhook refused: "+msg, append(attrs, slog.Int("status", status))...)
+	reply(w, status, msg)
+}
+
+func reply(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// maxLogValue bounds what a payload can put in one log value.
+const maxLogValue = 200
+
+// clip shortens a value from a payload for a log line.
+func clip(s string) string {
+	if len(s) > maxLogValue {
+		return s[:maxLogValue] + "..."
+	}
+	return s
+}
+
+// logURLs are a payload's repository URLs as logged: without user
+// information (a payload could carry a credential in it), clipped, and
+// without duplicates or blanks.
+func logURLs(urls []string) []string {
+	var out []string
+	for _, s := range urls {
+		if s == "" {
+			continue
+		}
+		s = clip(redactURL(s))
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+		if len(out) == 3 {
+			break
+		}
+	}
+	return out
+}
+
+// redactURL drops the user information of a URL, scp-like ones
+// (user@host:path) included.
+func redactURL(s string) string {
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			return "(unparsable URL)"
+		}
+		u.User = nil
+		return u.String()
+	}
+	if before, after, ok := strings.Cut(s, ":"); ok {
+		if i := strings.LastIndexByte(before, '@'); i >= 0 {
+			return before[i+1:] + ":" + after
+		}
+	}
+	return s
+}
+
+func refNames(refs []Ref) []string {
+	out := make([]string, 0, min(len(refs), 10))
+	for _, r := range refs[:min(len(refs), 10)] {
+		out = append(out, clip(r.Name))
+	}
+	return out
+}

@@ -1,0 +1,169 @@
+package webhook
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// Push is what a push event says, whichever provider sent it. Every URL
+// and name in it comes from the request body: it is compared with the
+// Applications' specs as a string and never contacted.
+type Push struct {
+	// Provider names the sender ("github", "gitlab" ...), for logs.
+	Provider string
+	// RepoURLs are the URLs the payload gives for the repository (web,
+	// https clone, ssh clone); an app matches when its repoURL is any of
+	// them once normalised.
+	RepoURLs []string
+	// Refs are the pushed branches and tags.
+	Refs []Ref
+	// DefaultBranch is the repository's default branch when the payload
+	// says it, "" when it does not.
+	DefaultBranch string
+}
+
+// Ref is one pushed branch or tag, by its short name ("main", "v1.2.0").
+type Ref struct {
+	Name string
+	Tag  bool
+}
+
+// shortRef turns "refs/heads/main" into ("main", false) and
+// "refs/tags/v1" into ("v1", true); other names stay as they are.
+func shortRef(ref string) Ref {
+	if name, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+		return Ref{Name: name}
+	}
+	if name, ok := strings.CutPrefix(ref, "refs/tags/"); ok {
+		return Ref{Name: name, Tag: true}
+	}
+	return Ref{Name: ref}
+}
+
+// NormaliseURL returns the form of a Git repository URL that matching
+// compares: lower-case host and path, without scheme, user, port, trailing
+// slash or ".git", so that these are one repository:
+//
+//	https://GitHub.com/org/repo.git
+//	http://user@github.com:443/org/repo/
+//	ssh://git@github.com:22/org/repo.git
+//	git@github.com:org/repo.git
+//
+// Azure DevOps' ssh form (git@ssh.dev.azure.com:v3/org/project/repo) is
+// turned into its https form (dev.azure.com/org/project/_git/repo). ok is
+// false for what is not a remote Git URL (a file:// URL, a bare path, a
+// URL without host or path).
+func NormaliseURL(raw string) (norm string, ok bool) {
+	s := strings.ToLower(strings.TrimSpace(raw))
+	var host, path string
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			return "", false
+		}
+		switch u.Scheme {
+		case "http", "https", "ssh", "git", "git+ssh", "ssh+git":
+		default:
+			return "", false
+		}
+		host, path = u.Hostname(), u.Path
+	} else {
+		// scp-like: [user@]host:path
+		before, after, found := strings.Cut(s, ":")
+		if !found || strings.ContainsAny(before, "/\\") {
+			return "", false
+		}
+		if i := strings.LastIndexByte(before, '@'); i >= 0 {
+			before = before[i+1:]
+		}
+		host, path = before, after
+	}
+	path = strings.Trim(path, "/")
+	path = strings.TrimSuffix(path, ".git")
+	path = strings.Trim(path, "/")
+	if host == "" || path == "" || strings.ContainsAny(host, " \t\r\n/") {
+		return "", false
+	}
+	if host == "ssh.dev.azure.com" || host == "vs-ssh.visualstudio.com" {
+		// v3/org/project/repo
+		parts := strings.Split(path, "/")
+		if len(parts) == 4 && parts[0] == "v3" {
+			host, path = "dev.azure.com", parts[1]+"/"+parts[2]+"/_git/"+parts[3]
+		}
+	}
+	return host + "/" + path, true
+}
+
+// commitSHA matches a full commit id, which no push ever names as a ref.
+var commitSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// matcher decides which apps a push refreshes.
+type matcher struct {
+	push  Push
+	repos map[string]bool
+}
+
+func newMatcher(p Push) *matcher {
+	m := &matcher{push: p, repos: map[string]bool{}}
+	for _, u := range p.RepoURLs {
+		if n, ok := NormaliseURL(u); ok {
+			m.repos[n] = true
+		}
+	}
+	return m
+}
+
+// empty reports whether the push names no usable repository or ref, so
+// that no app can match.
+func (m *matcher) empty() bool { return len(m.repos) == 0 || len(m.push.Refs) == 0 }
+
+// app reports whether any Git source of app is the pushed repository at a
+// pushed revision.
+func (m *matcher) app(app *v1alpha1.Application) bool {
+	if s := app.Spec.Source; s != nil && m.source(s) {
+		return true
+	}
+	for i := range app.Spec.Sources {
+		if m.source(&app.Spec.Sources[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *matcher) source(s *v1alpha1.ApplicationSource) bool {
+	if s.Chart != "" {
+		return false // a Helm repository, not Git
+	}
+	n, ok := NormaliseURL(s.RepoURL)
+	if !ok || !m.repos[n] {
+		return false
+	}
+	return m.revision(strings.TrimSpace(s.TargetRevision))
+}
+
+// revision reports whether an app tracking target sees the push. A branch
+// or tag matches by name (Argo CD does not tell a branch from a tag of the
+// same name); "HEAD" or "" follow the default branch, and when the payload
+// does not say which that is, any branch push counts. A commit id never
+// moves, so it never matches.
+func (m *matcher) revision(target string) bool {
+	if commitSHA.MatchString(strings.ToLower(target)) {
+		return false
+	}
+	want := shortRef(target).Name
+	for _, r := range m.push.Refs {
+		switch {
+		case want == "" || want == "HEAD":
+			if m.push.DefaultBranch == "" && !r.Tag || !r.Tag && r.Name == shortRef(m.push.DefaultBranch).Name {
+				return true
+			}
+		case r.Name == want:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,70 @@
+package webhook
+
+import "testing"
+
+func TestNormaliseURL(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"https://github.com/org/repo", "github.com/org/repo", true},
+		{"https://GitHub.com/Org/Repo.git", "github.com/org/repo", true},
+		{"https://github.com/org/repo.git/", "github.com/org/repo", true},
+		{"http://user:token@github.com:443/org/repo", "github.com/org/repo", true},
+		{"ssh://git@github.com/org/repo.git", "github.com/org/repo", true},
+		{"ssh://git@github.com:22/org/repo.git", "github.com/org/repo", true},
+		{"git@github.com:org/repo.git", "github.com/org/repo", true},
+		{"github.com:org/repo", "github.com/org/repo", true},
+		{"  https://gitlab.com/group/sub/repo  ", "gitlab.com/group/sub/repo", true},
+		{"git@ssh.dev.azure.com:v3/org/project/repo", "dev.azure.com/org/project/_git/repo", true},
+		{"https://org@dev.azure.com/org/project/_git/repo", "dev.azure.com/org/project/_git/repo", true},
+		{"git://github.com/org/repo.git", "github.com/org/repo", true},
+		{"file:///srv/git/repo", "", false},
+		{"/srv/git/repo", "", false},
+		{"https://github.com", "", false},
+		{"https://github.com/.git", "", false},
+		{"", "", false},
+		{"https://%zz/x", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := NormaliseURL(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("NormaliseURL(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestRevisionMatch(t *testing.T) {
+	branch := func(name string) Ref { return Ref{Name: name} }
+	tag := func(name string) Ref { return Ref{Name: name, Tag: true} }
+	tests := []struct {
+		name   string
+		push   Push
+		target string
+		want   bool
+	}{
+		{"branch", Push{Refs: []Ref{branch("main")}}, "main", true},
+		{"branch ref", Push{Refs: []Ref{branch("main")}}, "refs/heads/main", true},
+		{"other branch", Push{Refs: []Ref{branch("main")}}, "develop", false},
+		{"tag", Push{Refs: []Ref{tag("v1")}}, "v1", true},
+		{"tag ref", Push{Refs: []Ref{tag("v1")}}, "refs/tags/v1", true},
+		{"branch named like a tag target", Push{Refs: []Ref{branch("v1")}}, "refs/tags/v1", true},
+		{"HEAD on default", Push{Refs: []Ref{branch("main")}, DefaultBranch: "main"}, "HEAD", true},
+		{"empty on default", Push{Refs: []Ref{branch("main")}, DefaultBranch: "refs/heads/main"}, "", true},
+		{"HEAD off default", Push{Refs: []Ref{branch("feature")}, DefaultBranch: "main"}, "HEAD", false},
+		{"HEAD, default unknown", Push{Refs: []Ref{branch("feature")}}, "HEAD", true},
+		{"HEAD on a tag", Push{Refs: []Ref{tag("main")}, DefaultBranch: "main"}, "HEAD", false},
+		{"HEAD, tag, default unknown", Push{Refs: []Ref{tag("v1")}}, "HEAD", false},
+		{"commit", Push{Refs: []Ref{branch("main")}}, "59b20b8d5c6ff8d09518454d4dd8b7b30f095ab5", false},
+		{"commit named as a branch", Push{Refs: []Ref{branch("59b20b8d5c6ff8d09518454d4dd8b7b30f095ab5")}}, "59b20b8d5c6ff8d09518454d4dd8b7b30f095ab5", false},
+		{"one of many", Push{Refs: []Ref{branch("a"), branch("b"), tag("c")}}, "b", true},
+		{"no refs", Push{}, "main", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := newMatcher(tt.push).revision(tt.target); got != tt.want {
+				t.Errorf("push %+v, target %q: match %v, want %v", tt.push, tt.target, got, tt.want)
+			}
+		})
+	}
+}
