@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -31,6 +32,7 @@ const maxLoginBody = 4 << 10
 //	GET  /auth/login?return_url=/applications   → single sign-on (Dex or OIDC)
 //	GET  /auth/callback                         → back from SSO: cookie, redirect to return_url
 //	POST /auth/logout                           → the session is revoked, the cookie cleared
+//	POST /auth/exchange {"idToken": ...}        → a session for an SSO ID token (the CLI's loopback login)
 type Handlers struct {
 	Sessions *Sessions
 	// SSO is the OIDC relying party; nil when single sign-on is off.
@@ -111,9 +113,7 @@ func (h *Handlers) Callback() http.Handler {
 		})
 	}
 	return h.SSO.CallbackHandler(func(w http.ResponseWriter, r *http.Request, id oidc.Identity, returnURL string) {
-		token, c, err := h.Sessions.Issuer.Issue(r.Context(), session.Template{
-			Subject: id.Subject, Email: id.Email, Groups: h.groupsOf(id), Kind: session.KindSSO, TTL: h.Sessions.TTL,
-		})
+		token, c, err := h.issueSSO(r.Context(), id)
 		if err != nil {
 			h.log().ErrorContext(r.Context(), "SSO session", "err", err)
 			writeJSONError(w, http.StatusInternalServerError, "login failed; see the server log")
@@ -121,6 +121,57 @@ func (h *Handlers) Callback() http.Handler {
 		}
 		h.setCookie(w, token, c)
 		http.Redirect(w, r, returnURL, http.StatusSeeOther)
+	})
+}
+
+// Exchange serves POST /auth/exchange: a client that logged in with the
+// SSO provider itself (the CLI, through a loopback redirect) trades the ID
+// token it got — which must be for graphcd's client — for a graphcd
+// session: {"idToken": "..."} → {"token": ..., "expiresAt": ...}.
+func (h *Handlers) Exchange() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.SSO == nil {
+			writeJSONError(w, http.StatusNotFound, "single sign-on is not configured")
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeJSONError(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			writeJSONError(w, http.StatusUnsupportedMediaType, "send the ID token as application/json")
+			return
+		}
+		var in struct {
+			IDToken string `json:"idToken"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, session.MaxTokenSize+maxLoginBody))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil || in.IDToken == "" {
+			writeJSONError(w, http.StatusBadRequest, `send {"idToken": "..."}`)
+			return
+		}
+		id, err := h.SSO.Verify(r.Context(), in.IDToken)
+		if err != nil {
+			h.log().InfoContext(r.Context(), "ID token refused", "err", err)
+			writeJSONError(w, http.StatusUnauthorized, "the ID token is not valid for graphcd")
+			return
+		}
+		token, c, err := h.issueSSO(r.Context(), id)
+		if err != nil {
+			h.log().ErrorContext(r.Context(), "SSO session", "err", err)
+			writeJSONError(w, http.StatusInternalServerError, "login failed; see the server log")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"token": token, "expiresAt": c.ExpiresAt.Time.UTC().Format(time.RFC3339)})
+	})
+}
+
+// issueSSO issues the session of an SSO user.
+func (h *Handlers) issueSSO(ctx context.Context, id oidc.Identity) (string, *session.Claims, error) {
+	return h.Sessions.Issuer.Issue(ctx, session.Template{
+		Subject: id.Subject, Email: id.Email, Groups: h.groupsOf(id), Kind: session.KindSSO, TTL: h.Sessions.TTL,
 	})
 }
 

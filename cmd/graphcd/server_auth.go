@@ -129,6 +129,7 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 		{Pattern: "/auth/login", Name: "auth_login", Handler: h.Login()},
 		{Pattern: "/auth/callback", Name: "auth_callback", Handler: h.Callback()},
 		{Pattern: "/auth/logout", Name: "auth_logout", Handler: h.Logout()},
+		{Pattern: "/auth/exchange", Name: "auth_exchange", Handler: h.Exchange()},
 	}
 	if dexServer != nil {
 		routes = append(routes, server.Route{Pattern: "/api/dex/", Name: "dex", Handler: dexServer.Handler()})

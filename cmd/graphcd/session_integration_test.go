@@ -28,6 +28,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth/dex"
+	"github.com/graphcd/graphcd/auth/oidc"
 	"github.com/graphcd/graphcd/hack/localcluster"
 )
 
@@ -294,4 +296,70 @@ func TestServerLogin(t *testing.T) {
 			t.Error("the session cookie outlived the logout")
 		}
 	})
+}
+
+// The command-line login: the CLI's own code flow with the embedded Dex's
+// public client through a loopback redirect, then its ID token traded for
+// a graphcd session at /auth/exchange.
+func TestServerLoopbackLogin(t *testing.T) {
+	s := startAuthServer(t)
+	cli, err := oidc.NewProvider(t.Context(), oidc.Options{
+		Issuer: s.base + "/api/dex", ClientID: dex.DefaultCLIClientID, BaseURL: s.base,
+		Scopes: slices.Concat(oidc.DefaultScopes, []string{"audience:server:client_id:" + dex.DefaultClientID}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tok, err := cli.LoopbackLogin(t.Context(), func(loginURL string) error {
+		jar, err := cookiejar.New(nil)
+		if err != nil {
+			return err
+		}
+		browser := &http.Client{Jar: jar}
+		resp, err := browser.Get(loginURL)
+		if err != nil {
+			return err
+		}
+		page, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		m := dexForm.FindSubmatch(page)
+		if m == nil {
+			return fmt.Errorf("no Dex login form at %s", resp.Request.URL)
+		}
+		action, err := resp.Request.URL.Parse(html.UnescapeString(string(m[1])))
+		if err != nil {
+			return err
+		}
+		resp, err = browser.PostForm(action.String(), url.Values{"login": {ssoEmail}, "password": {ssoPassword}})
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close() // the redirect to the loopback listener was followed
+	})
+	if err != nil {
+		t.Fatalf("loopback login: %v", err)
+	}
+	idToken, _ := tok.Extra("id_token").(string)
+	exchange := func(body string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.base+"/auth/exchange", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		return do(t, http.DefaultClient, req)
+	}
+	raw, _ := json.Marshal(map[string]string{"idToken": idToken})
+	code, body := exchange(string(raw))
+	var got struct{ Token string }
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &got) != nil || got.Token == "" {
+		t.Fatalf("exchange = %d %s", code, body)
+	}
+	if _, body := s.gql(t, http.DefaultClient, got.Token, `{ me { loggedIn groups } }`); !strings.Contains(body, `"groups":["team"]`) {
+		t.Errorf("me with the exchanged session = %s", body)
+	}
+	forged := idToken[:len(idToken)-4] + "AAAA"
+	raw, _ = json.Marshal(map[string]string{"idToken": forged})
+	if code, body := exchange(string(raw)); code != http.StatusUnauthorized {
+		t.Errorf("exchange of a forged ID token = %d %s, want 401", code, body)
+	}
 }
