@@ -77,12 +77,14 @@ type ComplexityRoot struct {
 		ID               func(childComplexity int) int
 		Labels           func(childComplexity int) int
 		ManagedResources func(childComplexity int, filter *model.ManagedResourceFilter) int
+		Manifests        func(childComplexity int, revision *string, sourcePosition *int32) int
 		Name             func(childComplexity int) int
 		Namespace        func(childComplexity int) int
 		Operation        func(childComplexity int) int
 		PodLogs          func(childComplexity int, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
 		Project          func(childComplexity int) int
 		ResourceTree     func(childComplexity int) int
+		Revisions        func(childComplexity int, first int32, sourcePosition *int32) int
 		Spec             func(childComplexity int) int
 		Status           func(childComplexity int) int
 		UID              func(childComplexity int) int
@@ -246,6 +248,11 @@ type ComplexityRoot struct {
 	ClusterEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CommitAuthor struct {
+		Email func(childComplexity int) int
+		Name  func(childComplexity int) int
 	}
 
 	ComparedTo struct {
@@ -589,6 +596,15 @@ type ComplexityRoot struct {
 		Limit   func(childComplexity int) int
 	}
 
+	Revision struct {
+		Author  func(childComplexity int) int
+		Date    func(childComplexity int) int
+		Message func(childComplexity int) int
+		Sha     func(childComplexity int) int
+		Subject func(childComplexity int) int
+		Tags    func(childComplexity int) int
+	}
+
 	RevisionHistory struct {
 		DeployStartedAt func(childComplexity int) int
 		DeployedAt      func(childComplexity int) int
@@ -706,6 +722,8 @@ type ApplicationResolver interface {
 	ManagedResources(ctx context.Context, obj *gqlmodel.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error)
 	PodLogs(ctx context.Context, obj *gqlmodel.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error)
 	Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error)
+	Manifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error)
+	Revisions(ctx context.Context, obj *gqlmodel.Application, first int32, sourcePosition *int32) ([]*model.Revision, error)
 }
 type ApplicationConditionResolver interface {
 	Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error)
@@ -908,6 +926,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.ManagedResources(childComplexity, args["filter"].(*model.ManagedResourceFilter)), true
+	case "Application.manifests":
+		if e.ComplexityRoot.Application.Manifests == nil {
+			break
+		}
+
+		args, err := ec.field_Application_manifests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Application.Manifests(childComplexity, args["revision"].(*string), args["sourcePosition"].(*int32)), true
 	case "Application.name":
 		if e.ComplexityRoot.Application.Name == nil {
 			break
@@ -949,6 +978,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.ResourceTree(childComplexity), true
+	case "Application.revisions":
+		if e.ComplexityRoot.Application.Revisions == nil {
+			break
+		}
+
+		args, err := ec.field_Application_revisions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Application.Revisions(childComplexity, args["first"].(int32), args["sourcePosition"].(*int32)), true
 	case "Application.spec":
 		if e.ComplexityRoot.Application.Spec == nil {
 			break
@@ -1621,6 +1661,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterEdge.Node(childComplexity), true
+
+	case "CommitAuthor.email":
+		if e.ComplexityRoot.CommitAuthor.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommitAuthor.Email(childComplexity), true
+	case "CommitAuthor.name":
+		if e.ComplexityRoot.CommitAuthor.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommitAuthor.Name(childComplexity), true
 
 	case "ComparedTo.destination":
 		if e.ComplexityRoot.ComparedTo.Destination == nil {
@@ -3104,6 +3157,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RetryStrategy.Limit(childComplexity), true
+
+	case "Revision.author":
+		if e.ComplexityRoot.Revision.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Author(childComplexity), true
+	case "Revision.date":
+		if e.ComplexityRoot.Revision.Date == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Date(childComplexity), true
+	case "Revision.message":
+		if e.ComplexityRoot.Revision.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Message(childComplexity), true
+	case "Revision.sha":
+		if e.ComplexityRoot.Revision.Sha == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Sha(childComplexity), true
+	case "Revision.subject":
+		if e.ComplexityRoot.Revision.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Subject(childComplexity), true
+	case "Revision.tags":
+		if e.ComplexityRoot.Revision.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Tags(childComplexity), true
 
 	case "RevisionHistory.deployStartedAt":
 		if e.ComplexityRoot.RevisionHistory.DeployStartedAt == nil {
@@ -4797,6 +4887,72 @@ type Application implements Node {
     "How many events to return, 0 to 500."
     first: Int! = 50
   ): [KubernetesEvent!]!
+  """
+  The desired manifests of the application's sources as the repository
+  server renders them, one YAML document per object, like Argo CD's
+  ` + "`" + `argocd app manifests --revision` + "`" + `. Every source of a multi-source
+  application is rendered, in order (a source that only provides files
+  through ` + "`" + `ref` + "`" + ` renders nothing). The objects are shown before the
+  controller fills in the destination namespace and its tracking label.
+  BAD_USER_INPUT when a revision is malformed or does not exist, or when
+  sourcePosition names no source; FORBIDDEN when the application's project
+  does not permit a source's repository.
+  """
+  manifests(
+    """
+    The revision to render at: a branch, tag, commit SHA or semantic
+    version constraint (Git), or a chart version (Helm). The source's
+    target revision when omitted.
+    """
+    revision: String
+    """
+    The source the revision applies to, counted from 1 as Argo CD's
+    --source-positions; the first when omitted. Other sources render at
+    their target revisions.
+    """
+    sourcePosition: Int
+  ): [String!]!
+  """
+  The latest commits of the application's Git source at its target
+  revision, newest first, as ` + "`" + `git log` + "`" + ` lists them (Argo CD's revision
+  metadata). Empty for a chart from a Helm repository, which has no
+  commits. FORBIDDEN when the project does not permit the repository;
+  BAD_USER_INPUT when the target revision does not exist.
+  """
+  revisions(
+    "How many commits to return, 0 to 50."
+    first: Int! = 10
+    "The source, counted from 1; the first when omitted."
+    sourcePosition: Int
+  ): [Revision!]!
+}
+
+"""
+A commit of an application's Git source.
+"""
+type Revision {
+  "The full commit SHA (40 hex digits)."
+  sha: String!
+  "Who wrote the change."
+  author: CommitAuthor!
+  "When the author made the commit."
+  date: Time!
+  "The first line of the message."
+  subject: String!
+  "The whole commit message, cut after 8 KiB."
+  message: String!
+  "The tags pointing at the commit, sorted (annotated tags by the commit they tag)."
+  tags: [String!]!
+}
+
+"""
+The author of a commit, as Git records it.
+"""
+type CommitAuthor {
+  "The author's name."
+  name: String!
+  "The author's email address."
+  email: String!
 }
 
 """
@@ -5637,6 +5793,10 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_podLogs(ctx, field)
 	case "events":
 		return ec.fieldContext_Application_events(ctx, field)
+	case "manifests":
+		return ec.fieldContext_Application_manifests(ctx, field)
+	case "revisions":
+		return ec.fieldContext_Application_revisions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Application", field.Name)
 }
@@ -5957,6 +6117,16 @@ func (ec *executionContext) childFields_ClusterEdge(ctx context.Context, field g
 		return ec.fieldContext_ClusterEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CommitAuthor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_CommitAuthor_name(ctx, field)
+	case "email":
+		return ec.fieldContext_CommitAuthor_email(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommitAuthor", field.Name)
 }
 
 func (ec *executionContext) childFields_ComparedTo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6565,6 +6735,24 @@ func (ec *executionContext) childFields_RetryStrategy(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type RetryStrategy", field.Name)
 }
 
+func (ec *executionContext) childFields_Revision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sha":
+		return ec.fieldContext_Revision_sha(ctx, field)
+	case "author":
+		return ec.fieldContext_Revision_author(ctx, field)
+	case "date":
+		return ec.fieldContext_Revision_date(ctx, field)
+	case "subject":
+		return ec.fieldContext_Revision_subject(ctx, field)
+	case "message":
+		return ec.fieldContext_Revision_message(ctx, field)
+	case "tags":
+		return ec.fieldContext_Revision_tags(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Revision", field.Name)
+}
+
 func (ec *executionContext) childFields_RevisionHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6907,6 +7095,28 @@ func (ec *executionContext) field_Application_managedResources_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Application_manifests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "revision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["revision"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sourcePosition",
+		func(ctx context.Context, v any) (*int32, error) {
+			return ec.unmarshalOInt2ᚖint32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourcePosition"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Application_podLogs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6950,6 +7160,28 @@ func (ec *executionContext) field_Application_podLogs_args(ctx context.Context, 
 		return nil, err
 	}
 	args["sinceSeconds"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Application_revisions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sourcePosition",
+		func(ctx context.Context, v any) (*int32, error) {
+			return ec.unmarshalOInt2ᚖint32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourcePosition"] = arg1
 	return args, nil
 }
 
@@ -8335,6 +8567,94 @@ func (ec *executionContext) fieldContext_Application_events(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Application_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_manifests(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_manifests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Application().Manifests(ctx, obj, fc.Args["revision"].(*string), fc.Args["sourcePosition"].(*int32))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_manifests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Application_manifests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_revisions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Application().Revisions(ctx, obj, fc.Args["first"].(int32), fc.Args["sourcePosition"].(*int32))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRevisionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_revisions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revision(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Application_revisions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11087,6 +11407,52 @@ func (ec *executionContext) fieldContext_ClusterEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CommitAuthor_name(ctx context.Context, field graphql.CollectedField, obj *model.CommitAuthor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommitAuthor_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommitAuthor_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommitAuthor", field, false, false, "String")
+}
+
+func (ec *executionContext) _CommitAuthor_email(ctx context.Context, field graphql.CollectedField, obj *model.CommitAuthor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommitAuthor_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommitAuthor_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommitAuthor", field, false, false, "String")
 }
 
 func (ec *executionContext) _ComparedTo_source(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ComparedTo) (ret graphql.Marshaler) {
@@ -17136,6 +17502,153 @@ func (ec *executionContext) fieldContext_RetryStrategy_backoff(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Revision_sha(ctx context.Context, field graphql.CollectedField, obj *model.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_sha(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sha, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_sha(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
+}
+
+func (ec *executionContext) _Revision_author(ctx context.Context, field graphql.CollectedField, obj *model.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Author, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommitAuthor) graphql.Marshaler {
+			return ec.marshalNCommitAuthor2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCommitAuthor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommitAuthor(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_date(ctx context.Context, field graphql.CollectedField, obj *model.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_date(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Date, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_date(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Revision_subject(ctx context.Context, field graphql.CollectedField, obj *model.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
+}
+
+func (ec *executionContext) _Revision_message(ctx context.Context, field graphql.CollectedField, obj *model.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
+}
+
+func (ec *executionContext) _Revision_tags(ctx context.Context, field graphql.CollectedField, obj *model.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
+}
+
 func (ec *executionContext) _RevisionHistory_id(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RevisionHistory) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21567,6 +22080,18 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Application_events(ctx, field, obj)
 				})
+		case "manifests":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_manifests(ctx, field, obj)
+				})
+		case "revisions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_revisions(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22599,6 +23124,44 @@ func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionS
 			}
 		case "node":
 			out.Values[i] = ec._ClusterEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var commitAuthorImplementors = []string{"CommitAuthor"}
+
+func (ec *executionContext) _CommitAuthor(ctx context.Context, sel ast.SelectionSet, obj *model.CommitAuthor) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commitAuthorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommitAuthor")
+		case "name":
+			out.Values[i] = ec._CommitAuthor_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "email":
+			out.Values[i] = ec._CommitAuthor_email(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24970,6 +25533,64 @@ func (ec *executionContext) _RetryStrategy(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var revisionImplementors = []string{"Revision"}
+
+func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *model.Revision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Revision")
+		case "sha":
+			out.Values[i] = ec._Revision_sha(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "author":
+			out.Values[i] = ec._Revision_author(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "date":
+			out.Values[i] = ec._Revision_date(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subject":
+			out.Values[i] = ec._Revision_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._Revision_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tags":
+			out.Values[i] = ec._Revision_tags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var revisionHistoryImplementors = []string{"RevisionHistory"}
 
 func (ec *executionContext) _RevisionHistory(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.RevisionHistory) graphql.Marshaler {
@@ -26336,6 +26957,14 @@ func (ec *executionContext) unmarshalNClusterInput2githubᚗcomᚋgraphcdᚋgrap
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNCommitAuthor2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCommitAuthor(ctx context.Context, sel ast.SelectionSet, v *model.CommitAuthor) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CommitAuthor!")
+		return graphql.Null
+	}
+	return ec._CommitAuthor(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐComparedTo(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ComparedTo) graphql.Marshaler {
 	return ec._ComparedTo(ctx, sel, &v)
 }
@@ -27162,6 +27791,30 @@ func (ec *executionContext) marshalNResourceStatus2ᚕgithubᚗcomᚋgraphcdᚋg
 
 func (ec *executionContext) marshalNRetryStrategy2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRetryStrategy(ctx context.Context, sel ast.SelectionSet, v v1alpha1.RetryStrategy) graphql.Marshaler {
 	return ec._RetryStrategy(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Revision) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevision2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRevision(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRevision(ctx context.Context, sel ast.SelectionSet, v *model.Revision) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Revision!")
+		return graphql.Null
+	}
+	return ec._Revision(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRevisionHistory2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐRevisionHistory(ctx context.Context, sel ast.SelectionSet, v v1alpha1.RevisionHistory) graphql.Marshaler {

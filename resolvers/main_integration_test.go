@@ -43,6 +43,7 @@ import (
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -149,6 +150,7 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 			Settings: catalog.NewSettings(cluster.Client, secretsNS), Resources: catalog.NewResources(clusterList),
 			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
 			Writer:  appops.Service{Client: kube}, Events: bus,
+			Repo: repoTester, RepoCreds: repocreds.New(cluster.Client, secretsNS),
 		},
 	})
 	if err != nil {

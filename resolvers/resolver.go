@@ -66,6 +66,11 @@ type Resolver struct {
 	// Resources deletes and patches live objects of applications; nil
 	// makes them read-only.
 	Resources ResourceWriter
+	// Repo renders application sources and lists their commits
+	// (Application.manifests and .revisions); nil makes both fail.
+	Repo RepoServer
+	// RepoCreds finds repository credentials for Repo; nil uses none.
+	RepoCreds RepoCredentials
 }
 
 // ApplicationStore is the read side of Applications the API serves from

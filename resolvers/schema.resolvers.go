@@ -42,6 +42,16 @@ func (r *applicationResolver) Events(ctx context.Context, obj *gqlmodel.Applicat
 	return r.applicationEvents(ctx, obj, first)
 }
 
+// Manifests is the resolver for the manifests field.
+func (r *applicationResolver) Manifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error) {
+	return r.applicationManifests(ctx, obj, revision, sourcePosition)
+}
+
+// Revisions is the resolver for the revisions field.
+func (r *applicationResolver) Revisions(ctx context.Context, obj *gqlmodel.Application, first int32, sourcePosition *int32) ([]*model.Revision, error) {
+	return r.applicationRevisions(ctx, obj, first, sourcePosition)
+}
+
 // Type is the resolver for the type field.
 func (r *applicationConditionResolver) Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error) {
 	return string(obj.Type), nil

@@ -123,6 +123,14 @@ type ClusterInput struct {
 	Upsert bool `json:"upsert"`
 }
 
+// The author of a commit, as Git records it.
+type CommitAuthor struct {
+	// The author's name.
+	Name string `json:"name"`
+	// The author's email address.
+	Email string `json:"email"`
+}
+
 type CreateAccountTokenInput struct {
 	// The account; the caller's own when null. Another account's needs the
 	// update right on it (accounts, update, <name>).
@@ -263,6 +271,22 @@ type RetryInput struct {
 	BackoffFactor *int32 `json:"backoffFactor,omitempty"`
 	// The longest wait, e.g. "3m".
 	BackoffMaxDuration *string `json:"backoffMaxDuration,omitempty"`
+}
+
+// A commit of an application's Git source.
+type Revision struct {
+	// The full commit SHA (40 hex digits).
+	Sha string `json:"sha"`
+	// Who wrote the change.
+	Author *CommitAuthor `json:"author"`
+	// When the author made the commit.
+	Date v1.Time `json:"date"`
+	// The first line of the message.
+	Subject string `json:"subject"`
+	// The whole commit message, cut after 8 KiB.
+	Message string `json:"message"`
+	// The tags pointing at the commit, sorted (annotated tags by the commit they tag).
+	Tags []string `json:"tags"`
 }
 
 // A rollback request.

@@ -1,0 +1,206 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/project"
+	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/git"
+)
+
+// RepoServer renders application sources and lists their commits
+// (reposerver.Service implements it, in process or over gRPC).
+type RepoServer interface {
+	GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error)
+	ListCommits(ctx context.Context, repo reposerver.Repository, revision string, limit int) ([]reposerver.Commit, error)
+}
+
+// RepoCredentials finds the credentials of a repository URL in the
+// repository Secrets, as the controller does (repocreds.Store implements
+// it).
+type RepoCredentials interface {
+	Lookup(ctx context.Context, repoURL string) (reposerver.Repository, error)
+}
+
+// maxRevisions caps Application.revisions(first).
+const maxRevisions = 50
+
+// applicationManifests renders every source of app, the one at
+// sourcePosition at revision, and returns one YAML document per object.
+// The caller may already see app, which is all reading its sources needs,
+// as in Argo CD (get on the application).
+func (r *Resolver) applicationManifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error) {
+	app := obj.Application
+	srcs, pos, err := appSources(app, sourcePosition)
+	if err != nil {
+		return nil, err
+	}
+	if r.Repo == nil {
+		return nil, Errorf(CodeInternal, "this server has no repository server to render with")
+	}
+	out := []string{}
+	for i, src := range srcs {
+		if src.Ref != "" && src.Path == "" && src.Chart == "" {
+			continue // provides files to the other sources, renders nothing
+		}
+		repo, err := r.sourceRepo(ctx, app, src)
+		if err != nil {
+			return nil, err
+		}
+		req := reposerver.ManifestRequest{Repo: repo, Source: src, AppName: app.Name, Namespace: app.Spec.Destination.Namespace}
+		if i == pos && revision != nil {
+			req.Revision = *revision
+		}
+		res, err := r.Repo.GenerateManifests(ctx, req)
+		if err != nil {
+			return nil, sourceError(i, err)
+		}
+		for _, m := range res.Manifests {
+			b, err := yaml.Marshal(m.Object)
+			if err != nil {
+				return nil, fmt.Errorf("print %s %s: %w", m.GetKind(), m.GetName(), err)
+			}
+			out = append(out, string(b))
+		}
+	}
+	return out, nil
+}
+
+// applicationRevisions lists the first commits of the history of the
+// source at sourcePosition at its target revision.
+func (r *Resolver) applicationRevisions(ctx context.Context, obj *gqlmodel.Application, first int32, sourcePosition *int32) ([]*model.Revision, error) {
+	if first < 0 || first > maxRevisions {
+		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", maxRevisions, first)
+	}
+	app := obj.Application
+	srcs, pos, err := appSources(app, sourcePosition)
+	if err != nil {
+		return nil, err
+	}
+	if r.Repo == nil {
+		return nil, Errorf(CodeInternal, "this server has no repository server to read commits with")
+	}
+	src := srcs[pos]
+	repo, err := r.sourceRepo(ctx, app, src)
+	if err != nil {
+		return nil, err
+	}
+	if first == 0 || src.Chart != "" || repo.Type == reposerver.RepoTypeHelm {
+		return []*model.Revision{}, nil
+	}
+	commits, err := r.Repo.ListCommits(ctx, repo, src.TargetRevision, int(first))
+	if errors.Is(err, reposerver.ErrNotGit) {
+		return []*model.Revision{}, nil
+	}
+	if err != nil {
+		return nil, sourceError(pos, err)
+	}
+	out := make([]*model.Revision, len(commits))
+	for i, c := range commits {
+		tags := c.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		out[i] = &model.Revision{
+			Sha: c.SHA, Author: &model.CommitAuthor{Name: c.Author.Name, Email: c.Author.Email},
+			Date: metav1.NewTime(c.Date), Subject: c.Subject(), Message: c.Message, Tags: tags,
+		}
+	}
+	return out, nil
+}
+
+// appSources returns the sources of app and the index sourcePosition
+// (counted from 1, default 1) names among them.
+func appSources(app *v1alpha1.Application, sourcePosition *int32) ([]v1alpha1.ApplicationSource, int, error) {
+	srcs := app.Spec.Sources
+	if len(srcs) == 0 && app.Spec.Source != nil {
+		srcs = []v1alpha1.ApplicationSource{*app.Spec.Source}
+	}
+	if len(srcs) == 0 {
+		return nil, 0, Errorf(CodeBadUserInput, "application %s has no source", app.Name)
+	}
+	pos := 0
+	if sourcePosition != nil {
+		if *sourcePosition < 1 || int(*sourcePosition) > len(srcs) {
+			return nil, 0, Errorf(CodeBadUserInput, "sourcePosition must be between 1 and %d, got %d", len(srcs), *sourcePosition)
+		}
+		pos = int(*sourcePosition) - 1
+	}
+	return srcs, pos, nil
+}
+
+// sourceRepo checks that app's project permits the repository of src, as
+// the controller does before it syncs, and returns the repository with
+// the credentials of its repository Secret.
+func (r *Resolver) sourceRepo(ctx context.Context, app *v1alpha1.Application, src v1alpha1.ApplicationSource) (reposerver.Repository, error) {
+	proj, err := r.appProject(ctx, app)
+	if err != nil {
+		return reposerver.Repository{}, err
+	}
+	if err := project.SourceAllowed(proj, src.RepoURL); err != nil {
+		var denied *project.DeniedError
+		var invalid *project.InvalidError
+		if errors.As(err, &denied) || errors.As(err, &invalid) {
+			return reposerver.Repository{}, &Error{Code: CodeForbidden, Message: err.Error()}
+		}
+		return reposerver.Repository{}, err
+	}
+	if r.RepoCreds == nil {
+		return reposerver.Repository{URL: src.RepoURL}, nil
+	}
+	repo, err := r.RepoCreds.Lookup(ctx, src.RepoURL)
+	if err != nil {
+		return reposerver.Repository{}, fmt.Errorf("credentials of %s: %w", git.RedactURL(src.RepoURL), err)
+	}
+	return repo, nil
+}
+
+// appProject returns app's project: the one in the app's namespace, else
+// the first of that name the store holds. FORBIDDEN when there is none,
+// since a missing project permits nothing.
+func (r *Resolver) appProject(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
+	name := app.Spec.Project
+	if name == "" {
+		name = project.DefaultProjectName
+	}
+	if r.Projects != nil {
+		all, err := r.Projects.Projects(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var found *v1alpha1.AppProject
+		for _, p := range all {
+			if p.Name == name && (found == nil || p.Namespace == app.Namespace) {
+				found = p
+			}
+		}
+		if found != nil {
+			return found, nil
+		}
+	}
+	return nil, Errorf(CodeForbidden, "application references project %s which does not exist", name)
+}
+
+// sourceError turns a repository server error about the source at index
+// i into what clients see. A malformed or unknown revision is theirs to
+// fix; other failures keep their message, which is what the application's
+// ComparisonError condition already shows (the repository server never
+// puts credentials in it), with the INTERNAL code.
+func sourceError(i int, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	msg := fmt.Sprintf("source %d: %s", i+1, git.RedactURL(err.Error()))
+	if errors.Is(err, git.ErrInvalidRevision) || errors.Is(err, git.ErrRevisionNotFound) {
+		return &Error{Code: CodeBadUserInput, Message: msg, Err: err}
+	}
+	return &Error{Code: CodeInternal, Message: msg, Err: err}
+}
