@@ -19,7 +19,9 @@ import (
 	"github.com/graphcd/graphcd/internal/secretops"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
+	"github.com/graphcd/graphcd/internal/webhook"
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -150,7 +152,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 		ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 		Logs: catalog.NewPodLogs(clusterList), Settings: catalog.NewSettings(kc, o.app.namespace),
-		Resources: catalog.NewResources(clusterList),
+		Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: repocreds.New(kc, o.app.namespace),
 	}
 	opts := server.Options{
 		Listen: o.listen,
@@ -161,6 +163,12 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		resolver.Authz, resolver.AccountService = authParts.authz, authParts.sessions
 		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
 	}
+	// Providers cannot log in: the webhook authenticates with their secrets.
+	hookSecrets := webhook.NewSecretWatch(kc, o.app.namespace)
+	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
+	opts.Routes = append(opts.Routes, server.Route{Pattern: "POST /api/webhook", Name: "webhook", Handler: webhook.New(webhook.Options{
+		Apps: objects.Apps, Refresher: writer, Secrets: hookSecrets, Logger: log,
+	})})
 	srv, err := server.New(opts)
 	if err != nil {
 		return err

@@ -143,12 +143,12 @@ var pushCases = []pushCase{
 		otherRepo: "https://bitbucket.example.com/scm/team/other.git",
 	},
 	{
-		provider: "gitea", event: "push", fixture: "gitea-push.json", secret: "gitea-secret",
+		provider: "gitea", event: "push", fixture: "gitea-push.json", secret: "gitea-and-gogs-secret",
 		repoForms: []string{"https://gitea.example.com/team/guestbook.git", "ssh://git@gitea.example.com:2222/team/guestbook.git", "git@gitea.example.com:team/guestbook.git"},
 		otherRepo: "https://gitea.example.com/other/guestbook.git",
 	},
 	{
-		provider: "gogs", event: "push", fixture: "gitea-push.json", secret: "gogs-secret",
+		provider: "gogs", event: "push", fixture: "gitea-push.json", secret: "gitea-and-gogs-secret",
 		repoForms: []string{"https://gitea.example.com/team/guestbook"},
 		otherRepo: "https://gitea.example.com/team/guestbook-old",
 	},

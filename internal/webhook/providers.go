@@ -56,7 +56,9 @@ type provider struct {
 // Azure DevOps sends no header of its own and is told by its body.
 func detect(h http.Header, body []byte) *provider {
 	switch {
-	case h.Get("X-Gitea-Event") != "" || h.Get("X-Gogs-Event") != "":
+	case h.Get("X-Gitea-Event") != "":
+		return &gitea
+	case h.Get("X-Gogs-Event") != "":
 		return &gogs
 	case h.Get("X-GitHub-Event") != "":
 		return &github
@@ -352,6 +354,14 @@ var gogs = provider{
 		}, nil
 	},
 }
+
+// gitea is Gogs' dialect under Gitea's name, for logs; Gitea signs as
+// Gogs does and reads the same secret.
+var gitea = func() provider {
+	p := gogs
+	p.name = "gitea"
+	return p
+}()
 
 var azureDevOps = provider{
 	name:       "azuredevops",

@@ -55,6 +55,11 @@ func NewSecretWatch(client kubernetes.Interface, namespace string) *SecretWatch 
 // Start watches the Secret until ctx ends and returns once its first
 // state is loaded (a missing Secret loads as no secrets).
 func (w *SecretWatch) Start(ctx context.Context) error {
+	if w.namespace == "" {
+		// Every namespace's graphcd-secret would do: refuse, so the
+		// handler stays closed (ErrSecretsNotLoaded).
+		return errors.New("webhook secrets: no namespace to read " + SecretName + " from")
+	}
 	factory := informers.NewSharedInformerFactoryWithOptions(w.client, 0,
 		informers.WithNamespace(w.namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
