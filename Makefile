@@ -16,6 +16,7 @@ TEST_FLAGS ?=
 TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 CONTROLLER_GEN := $(BIN)/controller-gen
 GQLGEN         := $(BIN)/gqlgen
+GENQLIENT      := $(BIN)/genqlient
 GOLANGCI_LINT  := $(BIN)/golangci-lint
 KUSTOMIZE      := $(BIN)/kustomize
 HELM           := $(BIN)/helm
@@ -32,6 +33,8 @@ $(CONTROLLER_GEN): $(TOOLS_MOD)
 	cd hack/tools && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
 $(GQLGEN): $(TOOLS_MOD)
 	cd hack/tools && $(GO) build -o $@ github.com/99designs/gqlgen
+$(GENQLIENT): $(TOOLS_MOD)
+	cd hack/tools && $(GO) build -o $@ github.com/Khan/genqlient
 $(GOLANGCI_LINT): $(TOOLS_MOD)
 	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
@@ -44,7 +47,7 @@ $(HELM): $(TOOLS_MOD)
 	cd hack/tools && $(GO) build -o $@ helm.sh/helm/v3/cmd/helm
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GQLGEN) $(GOLANGCI_LINT) $(KUSTOMIZE) $(HELM) ## Build the pinned development tools into bin/.
+tools: $(CONTROLLER_GEN) $(GQLGEN) $(GENQLIENT) $(GOLANGCI_LINT) $(KUSTOMIZE) $(HELM) ## Build the pinned development tools into bin/.
 
 .PHONY: cluster-bins
 cluster-bins: ## Build etcd, kube-*, kubectl and kwok once per machine (cached in ~/.cache/graphcd).
@@ -55,9 +58,10 @@ test-deps: cluster-bins $(KUSTOMIZE) $(HELM) ## Install what the integration tes
 	@bash hack/ensure-packages.sh redis-server git
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) $(GQLGEN) ## Regenerate deepcopy, CRD YAML and the GraphQL executor.
+generate: $(CONTROLLER_GEN) $(GQLGEN) $(GENQLIENT) ## Regenerate deepcopy, CRD YAML, the GraphQL executor and the CLI's client.
 	$(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1,headerFile=config/crd/boilerplate.yaml.txt output:crd:artifacts:config=config/crd/bases
 	$(GQLGEN) generate
+	cd client && $(GENQLIENT) genqlient.yaml
 
 .PHONY: test
 test: test-deps ## Run every test (unit + integration against a real local cluster and Redis) with -race.
