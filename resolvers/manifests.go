@@ -35,8 +35,10 @@ const maxRevisions = 50
 
 // applicationManifests renders every source of app, the one at
 // sourcePosition at revision, and returns one YAML document per object.
-// The caller may already see app, which is all reading its sources needs,
-// as in Argo CD (get on the application).
+// Like revisions, it needs no check of its own: an Application reaches a
+// field resolver only when the caller may get it (queries filter, and
+// mutations look the app up with appFor), which is what Argo CD asks of
+// reading an app's manifests.
 func (r *Resolver) applicationManifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error) {
 	app := obj.Application
 	srcs, pos, err := appSources(app, sourcePosition)

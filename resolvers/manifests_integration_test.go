@@ -4,6 +4,7 @@ package resolvers_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -258,5 +259,40 @@ func TestApplicationManifestsAndRevisions(t *testing.T) {
 				t.Errorf("the repository password reached the client: %s", resp.Errors[0].Message)
 			}
 		})
+	}
+}
+
+// Reading an app's sources needs the get right, which every path to an
+// Application already checks: a caller with only the sync right gets no
+// app to ask, from a mutation or a query.
+func TestApplicationManifestsNeedGet(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	project := "sources-" + ns
+	setPolicy(t, ns, fmt.Sprintf(`
+p, role:syncer, applications, sync, %[1]s/*, allow
+p, role:reader, applications, get, %[1]s/*, allow
+p, role:reader, applications, sync, %[1]s/*, allow
+g, syncer, role:syncer
+g, reader, role:reader
+`, project))
+	api := authAPI(t, ns, tokenTable{"syncer-token": {Subject: "syncer"}, "reader-token": {Subject: "reader"}}, nil)
+	createApps(t, ns, appSpec{name: "shop", project: project})
+	waitCount(t, ns, 1)
+
+	const q = `mutation($ns: String) { syncApplication(input: {application: {name: "shop", namespace: $ns}}) { name manifests } }`
+	_, errs := ask(t, api, "syncer-token", q, map[string]any{"ns": ns})
+	if codeOf(errs) != "NOT_FOUND" {
+		t.Errorf("sync right only: errors %+v, want NOT_FOUND", errs)
+	}
+	// With get, the check passes and the request reaches the repository
+	// server, which this API has none of.
+	_, errs = ask(t, api, "reader-token", q, map[string]any{"ns": ns})
+	if len(errs) == 0 || codeOf(errs) != "INTERNAL" || !strings.Contains(errs[0].Message, "no repository server") {
+		t.Errorf("get right: errors %+v, want the missing repository server", errs)
+	}
+	const revs = `query($ns: String) { application(name: "shop", namespace: $ns) { revisions { sha } } }`
+	if data, errs := ask(t, api, "syncer-token", revs, map[string]any{"ns": ns}); len(errs) > 0 || !strings.Contains(string(data), `"application":null`) {
+		t.Errorf("query by a caller who may not get the app: data %s, errors %+v; want a null application", data, errs)
 	}
 }
