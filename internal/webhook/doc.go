@@ -21,7 +21,9 @@
 // An app matches a push when any of its Git sources has a repoURL equal,
 // after NormaliseURL, to one of the URLs the payload gives for the
 // repository, and a targetRevision naming a pushed branch or tag ("HEAD"
-// and "" follow the default branch). The URLs in a payload are only ever
+// and "" follow the default branch) and, when the app has the
+// ManifestPathsAnnotation and the payload lists the changed files, one of
+// them is under the annotation's paths. The URLs in a payload are only ever
 // compared as strings: the handler sends no request anywhere but the
 // Kubernetes API, to set the refresh annotation.
 //

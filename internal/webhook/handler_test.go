@@ -432,3 +432,34 @@ func TestHostileRepositoryURLs(t *testing.T) {
 		t.Errorf("no log line tells the push matched nothing:\n%s", log.String())
 	}
 }
+
+func TestManifestPathsAnnotationFiltersRefreshes(t *testing.T) {
+	// The GitHub fixture changes guestbook/deployment.yaml; the apps'
+	// source path is guestbook.
+	annotated := func(name, paths string) *v1alpha1.Application {
+		a := newApp(name, "https://github.com/team/guestbook", "main")
+		a.Annotations = map[string]string{ManifestPathsAnnotation: paths}
+		return a
+	}
+	apps := []*v1alpha1.Application{
+		annotated("source-path", "."),
+		annotated("glob", "/guestbook/*.yaml"),
+		annotated("elsewhere", "/charts;../shared"),
+		newApp("plain", "https://github.com/team/guestbook", "main"),
+	}
+	h, rec := testHandler(apps, StaticSecrets{}, nil)
+	serve(h, delivery(t, "github", "push", readFixture(t, "github-push.json"), ""))
+	if diff := cmp.Diff(rec.refreshed(), []string{"glob", "plain", "source-path"}); diff != "" {
+		t.Errorf("refreshed apps (-got +want):\n%s", diff)
+	}
+
+	// Bitbucket payloads list no files: every matching app is refreshed.
+	for _, a := range apps {
+		a.Spec.Source.RepoURL = "https://bitbucket.org/team/guestbook"
+	}
+	h, rec = testHandler(apps, StaticSecrets{}, nil)
+	serve(h, delivery(t, "bitbucket", "repo:push", readFixture(t, "bitbucket-push.json"), ""))
+	if diff := cmp.Diff(rec.refreshed(), []string{"elsewhere", "glob", "plain", "source-path"}); diff != "" {
+		t.Errorf("refreshed apps without a file list (-got +want):\n%s", diff)
+	}
+}

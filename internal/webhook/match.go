@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"net/url"
+	"path"
 	"regexp"
 	"strings"
 
@@ -23,7 +24,24 @@ type Push struct {
 	// DefaultBranch is the repository's default branch when the payload
 	// says it, "" when it does not.
 	DefaultBranch string
+	// ChangedFiles are the paths, from the repository root, the pushed
+	// commits added, modified or removed; FilesKnown says the payload
+	// listed them all (not every provider does, and some truncate).
+	ChangedFiles []string
+	FilesKnown   bool
 }
+
+// ManifestPathsAnnotation on an Application lists, separated by ";", the
+// paths its manifests depend on, as in Argo CD: relative ones from the
+// source's path ("." is the source's path itself), absolute ones from the
+// repository root, globs allowed. A push whose changed files are all
+// elsewhere does not refresh the app.
+const ManifestPathsAnnotation = "argocd.argoproj.io/manifest-generate-paths"
+
+// maxChangedFiles bounds the files a push is checked against, since
+// matching runs under the index's lock; a push naming more refreshes
+// like one that names none.
+const maxChangedFiles = 10000
 
 // Ref is one pushed branch or tag, by its short name ("main", "v1.2.0").
 type Ref struct {
@@ -104,6 +122,8 @@ var commitSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 type matcher struct {
 	push  Push
 	repos map[string]bool
+	// files are the push's changed files, cleaned; nil unless FilesKnown.
+	files []string
 }
 
 func newMatcher(p Push) *matcher {
@@ -113,7 +133,22 @@ func newMatcher(p Push) *matcher {
 			m.repos[n] = true
 		}
 	}
+	if len(p.ChangedFiles) > maxChangedFiles {
+		m.push.FilesKnown = false
+	}
+	if m.push.FilesKnown {
+		m.files = make([]string, 0, len(p.ChangedFiles))
+		for _, f := range p.ChangedFiles {
+			m.files = append(m.files, cleanRepoPath(f))
+		}
+	}
 	return m
+}
+
+// cleanRepoPath turns a path in the repository into its clean form from
+// the root, without a leading "/": "" is the root itself.
+func cleanRepoPath(p string) string {
+	return strings.TrimPrefix(path.Clean("/"+p), "/")
 }
 
 // empty reports whether the push names no usable repository or ref, so
@@ -123,18 +158,21 @@ func (m *matcher) empty() bool { return len(m.repos) == 0 || len(m.push.Refs) ==
 // app reports whether any Git source of app is the pushed repository at a
 // pushed revision.
 func (m *matcher) app(app *v1alpha1.Application) bool {
-	if s := app.Spec.Source; s != nil && m.source(s) {
+	paths := app.Annotations[ManifestPathsAnnotation]
+	if s := app.Spec.Source; s != nil && m.source(s, paths) {
 		return true
 	}
 	for i := range app.Spec.Sources {
-		if m.source(&app.Spec.Sources[i]) {
+		if m.source(&app.Spec.Sources[i], paths) {
 			return true
 		}
 	}
 	return false
 }
 
-func (m *matcher) source(s *v1alpha1.ApplicationSource) bool {
+// source reports whether the push concerns s, given the app's
+// ManifestPathsAnnotation.
+func (m *matcher) source(s *v1alpha1.ApplicationSource, paths string) bool {
 	if s.Chart != "" {
 		return false // a Helm repository, not Git
 	}
@@ -142,7 +180,59 @@ func (m *matcher) source(s *v1alpha1.ApplicationSource) bool {
 	if !ok || !m.repos[n] {
 		return false
 	}
-	return m.revision(strings.TrimSpace(s.TargetRevision))
+	return m.revision(strings.TrimSpace(s.TargetRevision)) && m.touches(paths, s.Path)
+}
+
+// touches reports whether the push changed a file under one of paths (a
+// ManifestPathsAnnotation value) of a source at sourcePath. Without
+// paths, or without the list of changed files, every push touches.
+func (m *matcher) touches(paths, sourcePath string) bool {
+	if !m.push.FilesKnown {
+		return true
+	}
+	var patterns []string
+	for p := range strings.SplitSeq(paths, ";") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !strings.HasPrefix(p, "/") {
+			p = sourcePath + "/" + p
+		}
+		patterns = append(patterns, cleanRepoPath(p))
+	}
+	if len(patterns) == 0 {
+		return true
+	}
+	for _, f := range m.files {
+		for _, p := range patterns {
+			if underPattern(f, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// underPattern reports whether file is pattern, lies under it, or under
+// a directory the glob pattern matches.
+func underPattern(file, pattern string) bool {
+	if pattern == "" {
+		return true // the repository root
+	}
+	for f := file; ; {
+		if f == pattern {
+			return true
+		}
+		if ok, _ := path.Match(pattern, f); ok {
+			return true
+		}
+		i := strings.LastIndexByte(f, '/')
+		if i < 0 {
+			return false
+		}
+		f = f[:i]
+	}
 }
 
 // revision reports whether an app tracking target sees the push. A branch

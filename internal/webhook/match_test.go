@@ -68,3 +68,41 @@ func TestRevisionMatch(t *testing.T) {
 		})
 	}
 }
+
+func TestManifestPaths(t *testing.T) {
+	files := []string{"apps/guestbook/deployment.yaml", "README.md"}
+	tests := []struct {
+		name, paths, sourcePath string
+		files                   []string
+		known                   bool
+		want                    bool
+	}{
+		{"no annotation", "", "apps/guestbook", files, true, true},
+		{"blank annotation", " ; ", "apps/guestbook", files, true, true},
+		{"source path", ".", "apps/guestbook", files, true, true},
+		{"source path, elsewhere", ".", "apps/other", files, true, false},
+		{"relative sibling", "../guestbook", "apps/other", files, true, true},
+		{"relative subdirectory", "./base", "apps/guestbook", files, true, false},
+		{"absolute", "/apps/guestbook", "elsewhere", files, true, true},
+		{"absolute file", "/README.md", "apps/other", files, true, true},
+		{"absolute prefix is not a directory", "/apps/guest", "", files, true, false},
+		{"several, one touched", "/charts;/apps/guestbook", "x", files, true, true},
+		{"several, none touched", "/charts; ./base", "apps/guestbook", files, true, false},
+		{"glob directory", "/apps/*", "", files, true, true},
+		{"glob file", "/apps/guestbook/*.yaml", "", files, true, true},
+		{"glob elsewhere", "/apps/*/values-*.yaml", "", files, true, false},
+		{"repository root", "/", "apps/other", files, true, true},
+		{"files unknown", "/charts", "apps/guestbook", nil, false, true},
+		{"leading slash in payload", "/apps/guestbook", "", []string{"/apps/guestbook/x.yaml"}, true, true},
+		{"dot dot in payload", "/apps/guestbook", "", []string{"apps/other/../guestbook/x.yaml"}, true, true},
+		{"too many files", "/charts", "apps/guestbook", make([]string, maxChangedFiles+1), true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newMatcher(Push{ChangedFiles: tt.files, FilesKnown: tt.known})
+			if got := m.touches(tt.paths, tt.sourcePath); got != tt.want {
+				t.Errorf("paths %q from %q, files %v: touched %v, want %v", tt.paths, tt.sourcePath, tt.files, got, tt.want)
+			}
+		})
+	}
+}

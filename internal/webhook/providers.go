@@ -141,7 +141,8 @@ var github = provider{
 	},
 	parse: func(body []byte) (Push, error) {
 		var p struct {
-			Ref        string `json:"ref"`
+			Ref        string   `json:"ref"`
+			Commits    []commit `json:"commits"`
 			Repository struct {
 				HTMLURL       string `json:"html_url"`
 				CloneURL      string `json:"clone_url"`
@@ -159,6 +160,8 @@ var github = provider{
 			RepoURLs:      []string{r.HTMLURL, r.CloneURL, r.SSHURL, r.GitURL, r.URL},
 			Refs:          refs(p.Ref),
 			DefaultBranch: r.DefaultBranch,
+			ChangedFiles:  changedFiles(p.Commits),
+			FilesKnown:    len(p.Commits) > 0,
 		}, nil
 	},
 }
@@ -189,8 +192,10 @@ var gitlab = provider{
 	},
 	parse: func(body []byte) (Push, error) {
 		var p struct {
-			Ref     string `json:"ref"`
-			Project struct {
+			Ref          string   `json:"ref"`
+			Commits      []commit `json:"commits"`
+			TotalCommits int      `json:"total_commits_count"`
+			Project      struct {
 				WebURL        string `json:"web_url"`
 				HTTPURL       string `json:"git_http_url"`
 				SSHURL        string `json:"git_ssh_url"`
@@ -212,6 +217,9 @@ var gitlab = provider{
 			},
 			Refs:          refs(p.Ref),
 			DefaultBranch: p.Project.DefaultBranch,
+			ChangedFiles:  changedFiles(p.Commits),
+			// GitLab lists at most 20 commits of a bigger push.
+			FilesKnown: len(p.Commits) > 0 && p.TotalCommits <= len(p.Commits),
 		}, nil
 	},
 }
@@ -335,8 +343,10 @@ var gogs = provider{
 	},
 	parse: func(body []byte) (Push, error) {
 		var p struct {
-			Ref        string `json:"ref"`
-			Repository struct {
+			Ref          string   `json:"ref"`
+			Commits      []commit `json:"commits"`
+			TotalCommits int      `json:"total_commits"`
+			Repository   struct {
 				HTMLURL       string `json:"html_url"`
 				CloneURL      string `json:"clone_url"`
 				SSHURL        string `json:"ssh_url"`
@@ -351,6 +361,8 @@ var gogs = provider{
 			RepoURLs:      []string{r.HTMLURL, r.CloneURL, r.SSHURL},
 			Refs:          refs(p.Ref),
 			DefaultBranch: r.DefaultBranch,
+			ChangedFiles:  changedFiles(p.Commits),
+			FilesKnown:    len(p.Commits) > 0 && p.TotalCommits <= len(p.Commits),
 		}, nil
 	},
 }
@@ -423,4 +435,29 @@ func refs(ref string) []Ref {
 		return nil
 	}
 	return []Ref{shortRef(ref)}
+}
+
+// commit is the part of a pushed commit that lists its files (GitHub,
+// GitLab and Gitea/Gogs agree on it).
+type commit struct {
+	Added    []string `json:"added"`
+	Modified []string `json:"modified"`
+	Removed  []string `json:"removed"`
+}
+
+// changedFiles lists the files commits touched, up to one past
+// maxChangedFiles (enough for the matcher to see there were too many).
+func changedFiles(commits []commit) []string {
+	var out []string
+	for _, c := range commits {
+		for _, list := range [][]string{c.Added, c.Modified, c.Removed} {
+			for _, f := range list {
+				if len(out) > maxChangedFiles {
+					return out
+				}
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
