@@ -148,7 +148,7 @@ func TestApplicationManifestsAndRevisions(t *testing.T) {
 	url, shas := serveHistory(t, user, password)
 	addRepoSecret(t, url, user, password)
 	for _, p := range []*v1alpha1.AppProject{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deliver"}, Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{url}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deliver"}, Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{url, "https://charts.example.com"}}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "narrow"}, Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{"https://git.example.com/only/*"}}},
 	} {
 		if err := kube.Create(t.Context(), p); err != nil {
@@ -163,12 +163,14 @@ func TestApplicationManifestsAndRevisions(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: v1alpha1.ApplicationSpec{Project: "deliver", Source: &src, Destination: dest}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blocked"}, Spec: v1alpha1.ApplicationSpec{Project: "narrow", Source: &src, Destination: dest}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "multi"}, Spec: v1alpha1.ApplicationSpec{Project: "deliver", Sources: []v1alpha1.ApplicationSource{src, old}, Destination: dest}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "chart"}, Spec: v1alpha1.ApplicationSpec{Project: "deliver", Destination: dest,
+			Source: &v1alpha1.ApplicationSource{RepoURL: "https://charts.example.com", Chart: "web", TargetRevision: "1.0.0"}}},
 	} {
 		if err := kube.Create(t.Context(), app); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitCount(t, ns, 3)
+	waitCount(t, ns, 4)
 
 	const manifestsQ = `query($ns: String, $name: String!, $rev: String, $pos: Int) {
   application(name: $name, namespace: $ns) { manifests(revision: $rev, sourcePosition: $pos) }
@@ -231,6 +233,10 @@ func TestApplicationManifestsAndRevisions(t *testing.T) {
 	data(t, revisionsQ, map[string]any{"ns": ns, "name": "web", "first": 2}, &got)
 	if diff := cmp.Diff(got.Application.Revisions, want[:2]); diff != "" {
 		t.Errorf("first 2 revisions (-got +want):\n%s", diff)
+	}
+	data(t, revisionsQ, map[string]any{"ns": ns, "name": "chart", "first": 10}, &got)
+	if len(got.Application.Revisions) != 0 {
+		t.Errorf("a chart from a Helm repository has commits: %+v", got.Application.Revisions)
 	}
 
 	for _, tc := range []struct {
