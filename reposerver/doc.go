@@ -14,5 +14,11 @@
 //		AppName: app.Name, Namespace: app.Spec.Destination.Namespace,
 //	})
 //
+// It also answers questions about repositories without rendering:
+// ResolveRevision, ListRefs, TestRepository, GetAppDetails, and
+// ListCommits, which lists a revision's latest commits (author, date,
+// message, tags; bounded) for histories and revision pickers. Helm
+// repositories have no commits: ListCommits refuses them with ErrNotGit.
+//
 // The package knows nothing of GraphQL or controllers.
 package reposerver
