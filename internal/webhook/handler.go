@@ -88,6 +88,9 @@ func New(opts Options) *Handler {
 // 413 for a body over the limit and 503 before the secrets are loaded.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if id := deliveryID(r.Header); id != "" {
+		ctx = context.WithValue(ctx, deliveryKey{}, id)
+	}
 	if r.ContentLength > h.opts.MaxBodyBytes {
 		h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large",
 			slog.Int64("content_length", r.ContentLength), slog.Int64("limit", h.opts.MaxBodyBytes))
@@ -167,6 +170,9 @@ func (h *Handler) refresh(ctx context.Context, push Push) (failed int) {
 		slog.Any("repo", logURLs(push.RepoURLs)),
 		slog.Any("refs", refNames(push.Refs)),
 	}
+	if id, ok := ctx.Value(deliveryKey{}).(string); ok {
+		attrs = append(attrs, slog.String("delivery", id))
+	}
 	if m.empty() {
 		h.log.LogAttrs(ctx, slog.LevelInfo, "webhook push ignored: no repository URL or ref to match", attrs...)
 		return 0
@@ -219,9 +225,43 @@ func (h *Handler) matching(m *matcher) ([]types.NamespacedName, error) {
 	}
 }
 
+// deliveryKey carries a delivery's id in the request context, for logs.
+type deliveryKey struct{}
+
+// deliveryHeaders name a delivery, so that a log line can be found again
+// in the provider's list of recent deliveries.
+var deliveryHeaders = []string{
+	"X-GitHub-Delivery", "X-Gitlab-Event-UUID", "X-Gitea-Delivery", "X-Gogs-Delivery",
+	"X-Request-UUID", // Bitbucket Cloud
+	"X-Request-Id",   // Bitbucket Server (or a proxy)
+}
+
+// deliveryID returns the provider's id of the delivery when it is short
+// and plain (it goes into logs), "" otherwise.
+func deliveryID(h http.Header) string {
+	for _, name := range deliveryHeaders {
+		id := h.Get(name)
+		if id == "" || len(id) > 64 {
+			continue
+		}
+		plain := true
+		for _, c := range id {
+			plain = plain && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '{' || c == '}')
+		}
+		if plain {
+			return id
+		}
+	}
+	return ""
+}
+
 // refuse answers status with msg and logs why.
 func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int, msg string, attrs ...slog.Attr) {
-	h.log.LogAttrs(ctx, slog.LevelWarn, "webhook refused: "+msg, append(attrs, slog.Int("status", status))...)
+	attrs = append(attrs, slog.Int("status", status))
+	if id, ok := ctx.Value(deliveryKey{}).(string); ok {
+		attrs = append(attrs, slog.String("delivery", id))
+	}
+	h.log.LogAttrs(ctx, slog.LevelWarn, "webhook refused: "+msg, attrs...)
 	reply(w, status, msg)
 }
 

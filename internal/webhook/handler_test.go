@@ -463,3 +463,22 @@ func TestManifestPathsAnnotationFiltersRefreshes(t *testing.T) {
 		t.Errorf("refreshed apps without a file list (-got +want):\n%s", diff)
 	}
 }
+
+func TestLogLinesNameTheDelivery(t *testing.T) {
+	var log bytes.Buffer
+	h, _ := testHandler(nil, StaticSecrets{KeyGitHub: "s"}, &log)
+	serve(h, delivery(t, "github", "push", readFixture(t, "github-push.json"), "wrong"))
+	r := delivery(t, "github", "push", readFixture(t, "github-push.json"), "s")
+	r.Header.Set("X-GitHub-Delivery", "bad\nid=injected")
+	serve(h, r)
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want a refusal and a push logged, got:\n%s", log.String())
+	}
+	if !strings.Contains(lines[0], "delivery=72d3162e-cc78-11e3-81ab-4c9367dc0958") {
+		t.Errorf("refusal without the delivery id: %s", lines[0])
+	}
+	if strings.Contains(lines[1], "injected") {
+		t.Errorf("a delivery id with a newline reached the log: %s", lines[1])
+	}
+}
