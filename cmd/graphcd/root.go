@@ -65,6 +65,7 @@ command line wins over the environment.`,
 		"path to a kubeconfig; else $KUBECONFIG, else the in-cluster service account")
 
 	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), newAdminCmd(o), newCMPServerCmd(o), newRepoServerCmd(o))
+	root.AddCommand(cliCommands(o)...)
 	documentEnv(root)
 	return root
 }

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/client"
+)
+
+// The exit codes of the client commands (login, context, app ...):
+// 0 when all went as asked, 1 when the command worked but the outcome is
+// not the one asked for (app wait timed out, app diff found differences,
+// a sync failed), 2 for errors, usage errors included.
+const (
+	cliExitNotAsExpected = 1
+	cliExitError         = 2
+)
+
+// cliCommands are the commands that talk to a graphcd server over its API.
+func cliCommands(root *rootOptions) []*cobra.Command {
+	return []*cobra.Command{newLoginCmd(root), newLogoutCmd(root), newContextCmd(root), newAppCmd(root)}
+}
+
+// cliOptions are the flags that choose the server and credentials; each
+// overrides the configuration file.
+type cliOptions struct {
+	root        *rootOptions
+	configPath  string
+	contextName string
+	server      string
+	authToken   string
+}
+
+// addConfigFlags adds the flags every client command has.
+func (o *cliOptions) addConfigFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.configPath, "config", "", "the CLI configuration file; else $XDG_CONFIG_HOME/graphcd/config or ~/.config/graphcd/config")
+}
+
+// addServerFlags adds the flags that choose whom to talk to.
+func (o *cliOptions) addServerFlags(f *pflag.FlagSet) {
+	o.addConfigFlags(f)
+	f.StringVar(&o.contextName, "context", "", "the context (server) to use; else the current one")
+	f.StringVar(&o.server, "server", "", "the graphcd server's URL, overriding the context's")
+	f.StringVar(&o.authToken, "auth-token", "", "a bearer token (an API token for CI), overriding the context's session")
+}
+
+// config loads the configuration file and returns it with its path.
+func (o *cliOptions) config() (*client.Config, string, error) {
+	path := o.configPath
+	if path == "" {
+		var err error
+		if path, err = client.ConfigPath(); err != nil {
+			return nil, "", err
+		}
+	}
+	cfg, err := client.LoadConfig(path)
+	return cfg, path, err
+}
+
+// connect returns a client of the chosen server: --server, else the
+// context's, with --auth-token, else the context's session.
+func (o *cliOptions) connect() (*client.Client, error) {
+	cfg, _, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	server := ""
+	if o.server != "" {
+		if server, err = serverURL(o.server); err != nil {
+			return nil, err
+		}
+	}
+	var ctx *client.Context
+	switch {
+	case o.contextName != "":
+		if ctx = cfg.Context(o.contextName); ctx == nil {
+			return nil, fmt.Errorf("no context %q; see graphcd context", o.contextName)
+		}
+	case server == "":
+		ctx = cfg.Current()
+	default:
+		for i := range cfg.Contexts {
+			if cfg.Contexts[i].Server == server {
+				ctx = &cfg.Contexts[i]
+				break
+			}
+		}
+	}
+	if server == "" {
+		if ctx == nil {
+			return nil, errors.New("no server: run graphcd login SERVER, or give --server (GRAPHCD_SERVER)")
+		}
+		server = ctx.Server
+	}
+	token := o.authToken
+	if token == "" && ctx != nil && ctx.Server == server {
+		token = ctx.Token
+	}
+	return client.New(server, token), nil
+}
+
+// serverURL accepts a server as a URL or as host[:port], which means
+// https.
+func serverURL(s string) (string, error) {
+	if !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("server %q: want https://HOST[:PORT] or http://HOST[:PORT]", s)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// cliRun adapts a client command's function to cobra: errors exit 2 with
+// the API's message and code, unless they carry their own exit code.
+func cliRun(run func(c *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		err := run(c, args)
+		if err == nil {
+			return nil
+		}
+		if _, ok := errors.AsType[exitCodeError](err); ok {
+			return err
+		}
+		if _, ok := errors.AsType[*usageError](err); ok {
+			return err // exits 2 with a pointer to --help
+		}
+		return exitCodeError{code: cliExitError, err: client.Explain(err)}
+	}
+}
+
+// notAsExpected ends a command with exit code 1 and err's message.
+func notAsExpected(err error) error {
+	return exitCodeError{code: cliExitNotAsExpected, err: err}
+}
+
+// cliArgs checks the number of positional arguments as a usage error.
+func cliArgs(n int, names ...string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &usageError{cmd: c, err: fmt.Errorf("%q wants %d argument(s) (%s), got %d", c.CommandPath(), n, strings.Join(names, " "), len(args))}
+		}
+		return nil
+	}
+}
+
+// outputFormats are the values of -o.
+var outputFormats = []string{"table", "wide", "json", "yaml", "name"}
+
+// newOutput returns the -o flag's value.
+func newOutput() *enumValue { return newEnum("table", outputFormats...) }
+
+// printStructured prints v as JSON or YAML, as the API's field names
+// spell them.
+func printStructured(w io.Writer, format string, v any) error {
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if format == "yaml" {
+		if raw, err = yaml.JSONToYAML(raw); err != nil {
+			return err
+		}
+		_, err = w.Write(raw)
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", raw)
+	return err
+}
