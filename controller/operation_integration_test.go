@@ -449,9 +449,10 @@ func TestRollback(t *testing.T) {
 	if _, err := ops.Rollback(t.Context(), key, 99, v1alpha1.SyncOperation{}, v1alpha1.OperationInitiator{}); !errors.Is(err, appops.ErrNoHistory) {
 		t.Errorf("rollback to a missing id: %v, want %v", err, appops.ErrNoHistory)
 	}
-	spec := app.Spec
-	spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
-	if _, err := ops.UpdateSpec(t.Context(), key, spec); err != nil {
+	if _, err := ops.Update(t.Context(), key, func(cur *v1alpha1.Application) error {
+		cur.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ops.Rollback(t.Context(), key, 1, v1alpha1.SyncOperation{}, v1alpha1.OperationInitiator{}); !errors.Is(err, appops.ErrRollbackAutoSync) {

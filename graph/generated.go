@@ -365,6 +365,7 @@ type ComplexityRoot struct {
 		DeleteProject             func(childComplexity int, name string) int
 		DeleteProjectToken        func(childComplexity int, project string, role string, id string) int
 		DeleteRepository          func(childComplexity int, url string, template bool) int
+		PatchApplication          func(childComplexity int, input model.PatchApplicationInput) int
 		PatchApplicationResource  func(childComplexity int, input model.ApplicationResourceInput, patch string, patchType model.PatchType) int
 		RefreshApplication        func(childComplexity int, input model.RefreshApplicationInput) int
 		RemoveCluster             func(childComplexity int, server string) int
@@ -762,6 +763,7 @@ type MeResolver interface {
 type MutationResolver interface {
 	CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*gqlmodel.Application, error)
 	UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*gqlmodel.Application, error)
+	PatchApplication(ctx context.Context, input model.PatchApplicationInput) (*gqlmodel.Application, error)
 	DeleteApplication(ctx context.Context, input model.DeleteApplicationInput) (string, error)
 	SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*gqlmodel.Application, error)
 	RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*gqlmodel.Application, error)
@@ -2139,6 +2141,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteRepository(childComplexity, args["url"].(string), args["template"].(bool)), true
+	case "Mutation.patchApplication":
+		if e.ComplexityRoot.Mutation.PatchApplication == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_patchApplication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PatchApplication(childComplexity, args["input"].(model.PatchApplicationInput)), true
 	case "Mutation.patchApplicationResource":
 		if e.ComplexityRoot.Mutation.PatchApplicationResource == nil {
 			break
@@ -3618,6 +3631,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteApplicationInput", ec.unmarshalInputDeleteApplicationInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
 			graphql.NewInputUnmarshaler("ManagedResourceFilter", ec.unmarshalInputManagedResourceFilter),
+			graphql.NewInputUnmarshaler("PatchApplicationInput", ec.unmarshalInputPatchApplicationInput),
 			graphql.NewInputUnmarshaler("RefreshApplicationInput", ec.unmarshalInputRefreshApplicationInput),
 			graphql.NewInputUnmarshaler("RepositoryInput", ec.unmarshalInputRepositoryInput),
 			graphql.NewInputUnmarshaler("RetryInput", ec.unmarshalInputRetryInput),
@@ -3822,6 +3836,12 @@ type Mutation {
   Replaces an application's spec.
   """
   updateApplicationSpec(input: UpdateApplicationSpecInput!): Application!
+  """
+  Patches an application's labels, annotations and spec, as
+  ` + "`" + `kubectl patch` + "`" + ` would; anything else in the patch is an error. Needs the
+  update right, in the new project too when the patch moves the app.
+  """
+  patchApplication(input: PatchApplicationInput!): Application!
   """
   Deletes an application. With cascade (the default) the controller first
   deletes the application's resources; without, they stay in the cluster.
@@ -4094,6 +4114,23 @@ input CreateApplicationInput {
   manifest: String!
   "Update the application if one of that name exists, rather than fail."
   upsert: Boolean! = false
+}
+
+"""
+A patch of an application.
+"""
+input PatchApplicationInput {
+  "The application."
+  application: ApplicationRef!
+  """
+  The patch, applied to the application's metadata.labels,
+  metadata.annotations and spec (as JSON), e.g. MERGE
+  {"spec": {"source": {"targetRevision": "v2"}}} or JSON
+  [{"op": "replace", "path": "/spec/source/targetRevision", "value": "v2"}].
+  """
+  patch: String!
+  "MERGE or JSON (STRATEGIC does not apply to Applications)."
+  patchType: PatchType! = MERGE
 }
 
 """
@@ -7450,6 +7487,20 @@ func (ec *executionContext) field_Mutation_patchApplicationResource_args(ctx con
 		return nil, err
 	}
 	args["patchType"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_patchApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PatchApplicationInput, error) {
+			return ec.unmarshalNPatchApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchApplicationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -12817,6 +12868,50 @@ func (ec *executionContext) fieldContext_Mutation_updateApplicationSpec(ctx cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateApplicationSpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_patchApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_patchApplication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PatchApplication(ctx, fc.Args["input"].(model.PatchApplicationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_patchApplication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_patchApplication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21210,6 +21305,66 @@ func UnmarshalManagedResourceFilter(ctx context.Context, raw any) (model.Managed
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputPatchApplicationInput(ctx context.Context, obj any) (model.PatchApplicationInput, error) {
+	var it model.PatchApplicationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["patchType"]; !present {
+		asMap["patchType"] = "MERGE"
+	}
+
+	fieldsInOrder := [...]string{"application", "patch", "patchType"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "patch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("patch"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Patch = data
+		case "patchType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("patchType"))
+			data, err := ec.unmarshalNPatchType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PatchType = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalPatchApplicationInput unmarshals raw into the PatchApplicationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPatchApplicationInput(ctx context.Context, raw any) (model.PatchApplicationInput, error) {
+	var out model.PatchApplicationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PatchApplicationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRefreshApplicationInput(ctx context.Context, obj any) (model.RefreshApplicationInput, error) {
 	var it model.RefreshApplicationInput
 	if obj == nil {
@@ -23899,6 +24054,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateApplicationSpec":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateApplicationSpec(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "patchApplication":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_patchApplication(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -27457,6 +27619,11 @@ func (ec *executionContext) marshalNOrphanedResourceKey2ᚕgithubᚗcomᚋgraphc
 
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNPatchApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchApplicationInput(ctx context.Context, v any) (model.PatchApplicationInput, error) {
+	res, err := ec.unmarshalInputPatchApplicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNPatchType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchType(ctx context.Context, v any) (model.PatchType, error) {

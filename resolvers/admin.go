@@ -142,6 +142,11 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 	if err := r.authorize(ctx, "repositories", "create", in.URL); err != nil {
 		return nil, err
 	}
+	if in.Upsert { // replacing one needs the update right too, as in Argo CD
+		if err := r.authorize(ctx, "repositories", "update", in.URL); err != nil {
+			return nil, err
+		}
+	}
 	w, err := r.secretWriter()
 	if err != nil {
 		return nil, err

@@ -115,6 +115,7 @@ func TestAuthorization(t *testing.T) {
 	setPolicy(t, ns, fmt.Sprintf(`
 p, role:shop-dev, applications, get, %[1]s/*, allow
 p, role:shop-dev, applications, sync, %[1]s/*, allow
+p, role:shop-dev, applications, update, %[1]s/*, allow
 g, org:shop, role:shop-dev
 `, project))
 	proj := &v1alpha1.AppProject{
@@ -208,6 +209,13 @@ g, org:shop, role:shop-dev
 		if _, errs := ask(t, api, "ci-token", sync, map[string]any{"ns": ns}); codeOf(errs) != "FORBIDDEN" {
 			t.Errorf("the ci token's sync: %+v, want FORBIDDEN", errs)
 		}
+		const patch = `mutation($ns: String, $p: String!) { patchApplication(input: {application: {name: "shop-web", namespace: $ns}, patch: $p}) { project } }`
+		if _, errs := ask(t, api, "alice-token", patch, map[string]any{"ns": ns, "p": `{"spec": {"project": "blog"}}`}); codeOf(errs) != "FORBIDDEN" {
+			t.Errorf("alice moving shop-web to a project she may not update: %+v, want FORBIDDEN", errs)
+		}
+		if raw, errs := ask(t, api, "alice-token", patch, map[string]any{"ns": ns, "p": `{"metadata": {"labels": {"owner": "alice"}}}`}); len(errs) > 0 {
+			t.Errorf("alice's label patch: %s %+v", raw, errs)
+		}
 		const del = `mutation($ns: String) { deleteApplication(input: {application: {name: "shop-web", namespace: $ns}}) }`
 		if _, errs := ask(t, api, "alice-token", del, map[string]any{"ns": ns}); codeOf(errs) != "FORBIDDEN" {
 			t.Errorf("alice's delete: %+v, want FORBIDDEN", errs)
@@ -237,7 +245,7 @@ g, org:shop, role:shop-dev
 			t.Fatal(err)
 		}
 		want := map[string]string{"subject": "role:shop-dev", "resource": "applications", "action": "sync", "object": project + "/*", "effect": "allow"}
-		if got.Me.Username != "alice" || !got.Me.CanSync || got.Me.CanOther || len(got.Me.Permissions) != 2 ||
+		if got.Me.Username != "alice" || !got.Me.CanSync || got.Me.CanOther || len(got.Me.Permissions) != 3 ||
 			!slices.ContainsFunc(got.Me.Permissions, func(p map[string]string) bool { return fmt.Sprint(p) == fmt.Sprint(want) }) {
 			t.Errorf("me = %+v", got.Me)
 		}

@@ -24,7 +24,7 @@ type ApplicationWriter interface {
 	// for an app too new for the API's index.
 	Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.Application, error)
 	Create(ctx context.Context, app *v1alpha1.Application, upsert bool) (*v1alpha1.Application, error)
-	UpdateSpec(ctx context.Context, key types.NamespacedName, spec v1alpha1.ApplicationSpec) (*v1alpha1.Application, error)
+	Update(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*v1alpha1.Application, error)
 	Delete(ctx context.Context, key types.NamespacedName, cascade bool, policy metav1.DeletionPropagation) error
 	Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation) (*v1alpha1.Application, error)
 	Rollback(ctx context.Context, key types.NamespacedName, id int64, sync v1alpha1.SyncOperation, by v1alpha1.OperationInitiator) (*v1alpha1.Application, error)

@@ -227,3 +227,39 @@ func TestDeleteApplication(t *testing.T) {
 		t.Errorf("delete of a missing app: code %q, want NOT_FOUND", code)
 	}
 }
+
+func TestPatchApplication(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	createApps(t, ns, appSpec{name: "web", labels: map[string]string{"tier": "front"}})
+	ref := map[string]any{"name": "web", "namespace": ns}
+	const patch = `mutation($ref: ApplicationRef!, $p: String!, $t: PatchType!) { patchApplication(input: {application: $ref, patch: $p, patchType: $t}) { name spec { source { targetRevision } } } }`
+	var got map[string]any
+	data(t, patch, map[string]any{"ref": ref, "t": "MERGE",
+		"p": `{"metadata": {"labels": {"team": "shop", "tier": null}}, "spec": {"source": {"targetRevision": "v2"}}}`}, &got)
+	app := getApp(t, ns, "web")
+	if app.Spec.Source.TargetRevision != "v2" || app.Labels["team"] != "shop" || app.Labels["tier"] != "" || app.Spec.Source.Path != "web" {
+		t.Errorf("after the merge patch: labels %v, source %+v", app.Labels, app.Spec.Source)
+	}
+	data(t, patch, map[string]any{"ref": ref, "t": "JSON",
+		"p": `[{"op": "replace", "path": "/spec/source/targetRevision", "value": "v3"}, {"op": "add", "path": "/metadata/annotations", "value": {"note": "x"}}]`}, &got)
+	app = getApp(t, ns, "web")
+	if app.Spec.Source.TargetRevision != "v3" || app.Annotations["note"] != "x" {
+		t.Errorf("after the JSON patch: annotations %v, source %+v", app.Annotations, app.Spec.Source)
+	}
+	for name, tc := range map[string]struct{ p, typ string }{
+		"status is not patchable":  {`{"status": {"sync": {"status": "Synced"}}}`, "MERGE"},
+		"finalizers stay":          {`{"metadata": {"finalizers": ["x"]}}`, "MERGE"},
+		"unknown spec field":       {`{"spec": {"sourc": {}}}`, "MERGE"},
+		"not JSON":                 {`{"spec":`, "MERGE"},
+		"a failing JSON patch":     {`[{"op": "test", "path": "/spec/project", "value": "other"}]`, "JSON"},
+		"strategic does not apply": {`{"spec": {}}`, "STRATEGIC"},
+	} {
+		if code := errorCode(t, patch, map[string]any{"ref": ref, "p": tc.p, "t": tc.typ}); code != "BAD_USER_INPUT" {
+			t.Errorf("%s: code %q, want BAD_USER_INPUT", name, code)
+		}
+	}
+	if app := getApp(t, ns, "web"); app.Spec.Source.TargetRevision != "v3" || len(app.Finalizers) != 0 {
+		t.Errorf("a refused patch changed the app: %+v %v", app.Spec.Source, app.Finalizers)
+	}
+}

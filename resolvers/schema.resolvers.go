@@ -153,20 +153,12 @@ func (r *mutationResolver) CreateApplication(ctx context.Context, input model.Cr
 
 // UpdateApplicationSpec is the resolver for the updateApplicationSpec field.
 func (r *mutationResolver) UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*gqlmodel.Application, error) {
-	key := r.refKey(*input.Application)
-	spec, err := decodeSpec(input.Spec)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.authorizeApp(ctx, "update", key); err != nil {
-		return nil, err
-	}
-	w, err := r.writer()
-	if err != nil {
-		return nil, err
-	}
-	out, err := w.UpdateSpec(ctx, key, spec)
-	return written(out, err, key)
+	return r.updateApplicationSpec(ctx, input)
+}
+
+// PatchApplication is the resolver for the patchApplication field.
+func (r *mutationResolver) PatchApplication(ctx context.Context, input model.PatchApplicationInput) (*gqlmodel.Application, error) {
+	return r.patchApplication(ctx, input)
 }
 
 // DeleteApplication is the resolver for the deleteApplication field.

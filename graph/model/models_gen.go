@@ -209,6 +209,19 @@ type NewToken struct {
 	ExpiresAt *v1.Time `json:"expiresAt,omitempty"`
 }
 
+// A patch of an application.
+type PatchApplicationInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The patch, applied to the application's metadata.labels,
+	// metadata.annotations and spec (as JSON), e.g. MERGE
+	// {"spec": {"source": {"targetRevision": "v2"}}} or JSON
+	// [{"op": "replace", "path": "/spec/source/targetRevision", "value": "v2"}].
+	Patch string `json:"patch"`
+	// MERGE or JSON (STRATEGIC does not apply to Applications).
+	PatchType PatchType `json:"patchType"`
+}
+
 // One RBAC rule, as a line of policy.csv reads:
 // p, subject, resource, action, object, effect.
 type Permission struct {

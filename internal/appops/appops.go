@@ -79,12 +79,11 @@ func (s Service) Create(ctx context.Context, app *v1alpha1.Application, upsert b
 	})
 }
 
-// UpdateSpec replaces the spec of the app at key.
-func (s Service) UpdateSpec(ctx context.Context, key types.NamespacedName, spec v1alpha1.ApplicationSpec) (*v1alpha1.Application, error) {
-	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
-		cur.Spec = spec
-		return nil
-	})
+// Update lets change modify the app at key and writes it back, retrying
+// with a fresh read on conflicts (so change must be repeatable). An error
+// from change ends it without writing.
+func (s Service) Update(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*v1alpha1.Application, error) {
+	return s.update(ctx, key, change)
 }
 
 // Delete deletes the app at key. With cascade its resources are deleted

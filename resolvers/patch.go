@@ -1,0 +1,119 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"sigs.k8s.io/yaml"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth/rbac"
+	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/gqlmodel"
+)
+
+// maxPatch bounds an application patch.
+const maxPatch = 256 << 10
+
+// patchable is the part of an Application a patch may change.
+type patchable struct {
+	Metadata struct {
+		Labels      map[string]string `json:"labels,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+	} `json:"metadata"`
+	Spec v1alpha1.ApplicationSpec `json:"spec"`
+}
+
+// patchApplication applies a merge or JSON patch to an application's
+// labels, annotations and spec.
+func (r *Resolver) patchApplication(ctx context.Context, in model.PatchApplicationInput) (*gqlmodel.Application, error) {
+	key := r.refKey(*in.Application)
+	if len(in.Patch) > maxPatch {
+		return nil, Errorf(CodeBadUserInput, "patch: larger than %d KiB", maxPatch>>10)
+	}
+	var apply func(doc []byte) ([]byte, error)
+	switch in.PatchType {
+	case model.PatchTypeMerge:
+		apply = func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, []byte(in.Patch)) }
+	case model.PatchTypeJSON:
+		p, err := jsonpatch.DecodePatch([]byte(in.Patch))
+		if err != nil {
+			return nil, Errorf(CodeBadUserInput, "patch: %v", err)
+		}
+		apply = p.Apply
+	default:
+		return nil, Errorf(CodeBadUserInput, "patchType: %s does not apply to Applications; use MERGE or JSON", in.PatchType)
+	}
+	return r.changeApplication(ctx, key, func(cur *v1alpha1.Application) error {
+		var view patchable
+		view.Metadata.Labels, view.Metadata.Annotations, view.Spec = cur.Labels, cur.Annotations, cur.Spec
+		doc, err := json.Marshal(view)
+		if err != nil {
+			return err
+		}
+		patched, err := apply(doc)
+		if err != nil {
+			return Errorf(CodeBadUserInput, "patch: %v", err)
+		}
+		var next patchable
+		if err := yaml.UnmarshalStrict(patched, &next); err != nil {
+			return Errorf(CodeBadUserInput, "patch: the result is not a valid application (only metadata.labels, metadata.annotations and spec may change): %v", err)
+		}
+		if err := r.authorizeMove(ctx, cur, next.Spec.Project); err != nil {
+			return err
+		}
+		cur.Labels, cur.Annotations, cur.Spec = next.Metadata.Labels, next.Metadata.Annotations, next.Spec
+		return nil
+	})
+}
+
+// updateApplicationSpec replaces an application's spec.
+func (r *Resolver) updateApplicationSpec(ctx context.Context, in model.UpdateApplicationSpecInput) (*gqlmodel.Application, error) {
+	key := r.refKey(*in.Application)
+	spec, err := decodeSpec(in.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return r.changeApplication(ctx, key, func(cur *v1alpha1.Application) error {
+		if err := r.authorizeMove(ctx, cur, spec.Project); err != nil {
+			return err
+		}
+		cur.Spec = spec
+		return nil
+	})
+}
+
+// changeApplication authorizes updating the app at key and writes what
+// change makes of it; a *Error from change reaches the client as it is.
+func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*gqlmodel.Application, error) {
+	if err := r.authorizeApp(ctx, rbac.ActionUpdate, key); err != nil {
+		return nil, err
+	}
+	w, err := r.writer()
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.Update(ctx, key, change)
+	if safe, ok := errors.AsType[*Error](err); ok {
+		return nil, safe
+	}
+	return written(out, err, key)
+}
+
+// authorizeMove checks, when a change moves app to another project, that
+// the caller may update it there too (as Argo CD does).
+func (r *Resolver) authorizeMove(ctx context.Context, app *v1alpha1.Application, project string) error {
+	if project == "" {
+		project = "default"
+	}
+	if project == projectName(app) {
+		return nil
+	}
+	moved := app.DeepCopy()
+	moved.Spec.Project = project
+	return r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, r.appObject(moved))
+}
