@@ -1,0 +1,51 @@
+import { useEffect } from 'react'
+import { useQuery } from 'urql'
+import { logout } from './client'
+import { SessionQuery } from './documents'
+import { ApplicationsPage } from './pages/Applications'
+import { LoginPage } from './pages/Login'
+import { navigate, useLocation } from './router'
+
+export function App() {
+  const { path } = useLocation()
+  const [session] = useQuery({ query: SessionQuery })
+  const me = session.data?.me
+  const settings = session.data?.settings
+
+  useEffect(() => {
+    if (path === '/' || path === '') navigate('/applications', { replace: true })
+  }, [path])
+
+  if (path === '/login') {
+    return <LoginPage ssoProviders={settings?.ssoProviders ?? []} banner={settings?.uiBannerContent ?? ''} />
+  }
+
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <a className="brand" href="/applications" onClick={(e) => { e.preventDefault(); navigate('/applications') }}>
+          graphcd
+        </a>
+        {settings?.uiBannerContent ? <p className="banner">{settings.uiBannerContent}</p> : null}
+        <span className="spacer" />
+        {me?.loggedIn ? (
+          <>
+            <span className="user" title={me.groups.join(', ')}>{me.username}</span>
+            <button type="button" onClick={() => void logout()}>Log out</button>
+          </>
+        ) : me ? (
+          <a className="button" href="/login">Log in</a>
+        ) : null}
+      </header>
+      <main>
+        {path.startsWith('/applications') ? (
+          <ApplicationsPage />
+        ) : (
+          <p className="empty">
+            Nothing here. <a href="/applications">Go to the applications.</a>
+          </p>
+        )}
+      </main>
+    </div>
+  )
+}

@@ -1,0 +1,138 @@
+// The GraphQL operations of the console. `npm run codegen` turns each into a
+// typed document in ./gql.
+import { graphql } from './gql'
+
+export const SessionQuery = graphql(`
+  query Session {
+    me {
+      loggedIn
+      username
+      groups
+    }
+    settings {
+      url
+      ssoProviders
+      uiBannerContent
+      uiBannerURL
+    }
+  }
+`)
+
+export const AppRowFragment = graphql(`
+  fragment AppRow on Application {
+    id
+    name
+    namespace
+    project
+    deleting
+    spec {
+      destination {
+        server
+        name
+        namespace
+      }
+      source {
+        repoURL
+        path
+        chart
+        targetRevision
+      }
+      sources {
+        repoURL
+      }
+      syncPolicy {
+        automated {
+          enabled
+        }
+      }
+    }
+    status {
+      sync {
+        status
+        revision
+      }
+      health {
+        status
+        message
+      }
+      operationState {
+        phase
+        message
+      }
+      reconciledAt
+    }
+  }
+`)
+
+export const ApplicationsQuery = graphql(`
+  query Applications($first: Int!, $after: String, $filter: ApplicationFilter, $orderBy: ApplicationOrder) {
+    applications(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      nodes {
+        ...AppRow
+      }
+    }
+  }
+`)
+
+export const ProjectsQuery = graphql(`
+  query ProjectNames {
+    projects(first: 500) {
+      nodes {
+        name
+      }
+    }
+  }
+`)
+
+export const ApplicationEventsSubscription = graphql(`
+  subscription ApplicationEvents {
+    applicationEvents(filter: { types: [SyncStatusChanged, HealthChanged, OperationPhaseChanged] }) {
+      lagged
+      type
+      name
+      namespace
+      syncStatus
+      health
+      operationPhase
+      message
+      application {
+        ...AppRow
+      }
+    }
+  }
+`)
+
+export const StatusCountsQuery = graphql(`
+  query StatusCounts(
+    $synced: ApplicationFilter
+    $outOfSync: ApplicationFilter
+    $healthy: ApplicationFilter
+    $progressing: ApplicationFilter
+    $degraded: ApplicationFilter
+    $missing: ApplicationFilter
+  ) {
+    synced: applications(first: 0, filter: $synced) {
+      totalCount
+    }
+    outOfSync: applications(first: 0, filter: $outOfSync) {
+      totalCount
+    }
+    healthy: applications(first: 0, filter: $healthy) {
+      totalCount
+    }
+    progressing: applications(first: 0, filter: $progressing) {
+      totalCount
+    }
+    degraded: applications(first: 0, filter: $degraded) {
+      totalCount
+    }
+    missing: applications(first: 0, filter: $missing) {
+      totalCount
+    }
+  }
+`)

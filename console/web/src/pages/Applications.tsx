@@ -1,0 +1,347 @@
+import { useVirtualizer } from '@tanstack/react-virtual'
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
+import { useQuery } from 'urql'
+import { Badge } from '../Badge'
+import { healthBadge, operationBadge, syncBadge } from '../badges'
+import { ProjectsQuery, StatusCountsQuery } from '../documents'
+import { HEALTH_CODES, SORTS, SYNC_CODES, formatView, parseView, toFilter, type ListView, type Sort } from '../filters'
+import type { AppRow } from '../rows'
+import { navigate, useLocation } from '../router'
+import { useAppList } from '../useAppList'
+
+const sortLabels: Record<Sort, string> = {
+  name: 'Name',
+  '-name': 'Name, Z to A',
+  sync: 'Out of sync first',
+  health: 'Worst health first',
+  '-lastDeployed': 'Last deployed, newest first',
+  lastDeployed: 'Last deployed, oldest first',
+}
+
+export function ApplicationsPage() {
+  const { path, search } = useLocation()
+  const view = useMemo(() => parseView(search), [search])
+  const list = useAppList(view)
+
+  function update(change: Partial<ListView>, replace = false) {
+    const q = formatView({ ...view, ...change })
+    navigate(q ? `${path}?${q}` : path, { replace })
+  }
+
+  return (
+    <section className="apps" aria-labelledby="apps-title">
+      <div className="apps-head">
+        <h1 id="apps-title">Applications</h1>
+        <p className="count" aria-live="polite">
+          {list.totalCount === null ? 'Loading…' : `${list.totalCount.toLocaleString()} ${list.totalCount === 1 ? 'application' : 'applications'}`}
+        </p>
+        <span className="spacer" />
+        <div className="toggle" role="group" aria-label="Layout">
+          <button type="button" aria-pressed={view.layout === 'table'} onClick={() => update({ layout: 'table' })}>
+            Table
+          </button>
+          <button type="button" aria-pressed={view.layout === 'tiles'} onClick={() => update({ layout: 'tiles' })}>
+            Tiles
+          </button>
+        </div>
+      </div>
+      <FilterBar view={view} update={update} />
+      <StatusCounts view={view} update={update} refresh={list.eventCount} />
+      {list.error ? (
+        <p className="error" role="alert">
+          {list.error}
+        </p>
+      ) : null}
+      {list.totalCount === 0 ? (
+        <p className="empty">No application matches these filters.</p>
+      ) : view.layout === 'table' ? (
+        <AppTable rows={list.rows.list} hasNext={list.hasNext} loadMore={list.loadMore} />
+      ) : (
+        <AppTiles rows={list.rows.list} hasNext={list.hasNext} loadMore={list.loadMore} />
+      )}
+      {list.hasNext ? (
+        <p className="more">
+          <button type="button" onClick={list.loadMore} disabled={list.loading}>
+            {list.loading ? 'Loading…' : `Load more (${list.rows.list.length.toLocaleString()} of ${list.totalCount?.toLocaleString()} shown)`}
+          </button>
+        </p>
+      ) : null}
+    </section>
+  )
+}
+
+function FilterBar({ view, update }: { view: ListView; update: (c: Partial<ListView>, replace?: boolean) => void }) {
+  const [projects] = useQuery({ query: ProjectsQuery })
+  const projectNames = projects.data?.projects.nodes.map((p) => p.name) ?? []
+  const [text, setText] = useState(view.search)
+  const [ns, setNs] = useState(view.namespaces.join(', '))
+
+  // Typing filters after a pause, replacing the history entry.
+  useEffect(() => {
+    if (text.trim() === view.search) return
+    const t = setTimeout(() => update({ search: text }, true), 250)
+    return () => clearTimeout(t)
+  })
+  useEffect(() => setText(view.search), [view.search])
+  useEffect(() => setNs(view.namespaces.join(', ')), [view.namespaces])
+
+  return (
+    <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+      <label>
+        Search
+        <input type="search" name="q" placeholder="Application name" value={text} onChange={(e) => setText(e.target.value)} />
+      </label>
+      <Select label="Project" name="project" value={view.projects[0] ?? ''} options={union(projectNames, view.projects)} onChange={(v) => update({ projects: v ? [v] : [] })} />
+      <Select label="Sync" name="sync" value={view.sync[0] ?? ''} options={SYNC_CODES} onChange={(v) => update({ sync: v ? [v as ListView['sync'][number]] : [] })} />
+      <Select label="Health" name="health" value={view.health[0] ?? ''} options={HEALTH_CODES} onChange={(v) => update({ health: v ? [v as ListView['health'][number]] : [] })} />
+      <label>
+        Namespace
+        <input
+          name="namespace"
+          placeholder="Destination namespace"
+          value={ns}
+          onChange={(e) => setNs(e.target.value)}
+          onBlur={() => update({ namespaces: splitList(ns) })}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') update({ namespaces: splitList(ns) })
+          }}
+        />
+      </label>
+      <Select
+        label="Auto-sync"
+        name="auto"
+        value={view.autoSync === null ? '' : String(view.autoSync)}
+        options={['true', 'false']}
+        labels={{ true: 'On', false: 'Off' }}
+        onChange={(v) => update({ autoSync: v === '' ? null : v === 'true' })}
+      />
+      <Select label="Order" name="sort" value={view.sort} options={SORTS} labels={sortLabels} all={null} onChange={(v) => update({ sort: v as Sort })} />
+    </form>
+  )
+}
+
+function Select(props: {
+  label: string
+  name: string
+  value: string
+  options: readonly string[]
+  labels?: Record<string, string>
+  all?: string | null
+  onChange: (v: string) => void
+}) {
+  const all = props.all === undefined ? 'All' : props.all
+  return (
+    <label>
+      {props.label}
+      <select name={props.name} value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+        {all !== null ? <option value="">{all}</option> : null}
+        {props.options.map((o) => (
+          <option key={o} value={o}>
+            {props.labels?.[o] ?? o}
+          </option>
+        ))}
+      </select>
+    </label>
+  )
+}
+
+function splitList(s: string): string[] {
+  return s
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '')
+}
+
+function union(a: string[], b: string[]): string[] {
+  return [...new Set([...a, ...b])].sort()
+}
+
+function StatusCounts({ view, update, refresh }: { view: ListView; update: (c: Partial<ListView>) => void; refresh: number }) {
+  // Counts ignore the status filters themselves, so they show where to go.
+  const base = toFilter({ ...view, sync: [], health: [] })
+  const [counts, reexecute] = useQuery({
+    query: StatusCountsQuery,
+    variables: {
+      synced: { ...base, syncStatus: ['Synced'] },
+      outOfSync: { ...base, syncStatus: ['OutOfSync'] },
+      healthy: { ...base, health: ['Healthy'] },
+      progressing: { ...base, health: ['Progressing'] },
+      degraded: { ...base, health: ['Degraded'] },
+      missing: { ...base, health: ['Missing'] },
+    },
+  })
+  // Live events move apps between statuses: recount, at most every 5 s.
+  const last = useRef(0)
+  useEffect(() => {
+    if (refresh === 0) return
+    const wait = Math.max(0, last.current + 5000 - Date.now())
+    const t = setTimeout(() => {
+      last.current = Date.now()
+      reexecute({ requestPolicy: 'network-only' })
+    }, wait)
+    return () => clearTimeout(t)
+  }, [refresh, reexecute])
+  const d = counts.data
+  if (!d) return null
+  const chip = (label: ReactNode, n: number, active: boolean, onClick: () => void) => (
+    <button type="button" className="chip" aria-pressed={active} onClick={onClick}>
+      {label} <strong>{n.toLocaleString()}</strong>
+    </button>
+  )
+  return (
+    <div className="counts" aria-label="Applications by status">
+      {chip(<Badge badge={syncBadge('Synced')} />, d.synced.totalCount, view.sync.includes('Synced'), () => update({ sync: view.sync.includes('Synced') ? [] : ['Synced'] }))}
+      {chip(<Badge badge={syncBadge('OutOfSync')} />, d.outOfSync.totalCount, view.sync.includes('OutOfSync'), () =>
+        update({ sync: view.sync.includes('OutOfSync') ? [] : ['OutOfSync'] }),
+      )}
+      {(
+        [
+          ['Healthy', d.healthy.totalCount],
+          ['Progressing', d.progressing.totalCount],
+          ['Degraded', d.degraded.totalCount],
+          ['Missing', d.missing.totalCount],
+        ] as const
+      ).map(([h, n]) => (
+        <span key={h}>{chip(<Badge badge={healthBadge(h)} />, n, view.health.includes(h), () => update({ health: view.health.includes(h) ? [] : [h] }))}</span>
+      ))}
+    </div>
+  )
+}
+
+function destination(r: AppRow): string {
+  const d = r.spec.destination
+  return `${d.name || d.server}${d.namespace ? ` / ${d.namespace}` : ''}`
+}
+
+function source(r: AppRow): string {
+  const s = r.spec.source
+  if (!s) return r.spec.sources.map((x) => x.repoURL).join(', ')
+  return `${s.repoURL}${s.chart ? ` (${s.chart})` : s.path ? ` / ${s.path}` : ''}${s.targetRevision ? ` @ ${s.targetRevision}` : ''}`
+}
+
+function StatusBadges({ r }: { r: AppRow }) {
+  const op = operationBadge(r.status.operationState?.phase)
+  return (
+    <>
+      <Badge badge={syncBadge(r.status.sync.status)} title={r.status.sync.revision} />
+      <Badge badge={healthBadge(r.status.health.status)} title={r.status.health.message} />
+      {op ? <Badge badge={op} title={r.status.operationState?.message} /> : null}
+    </>
+  )
+}
+
+interface ListProps {
+  rows: AppRow[]
+  hasNext: boolean
+  loadMore: () => void
+}
+
+// useNearEnd loads the next page when the last rendered item comes within
+// a screen of the end.
+function useNearEnd(lastIndex: number, count: number, props: ListProps) {
+  const { hasNext, loadMore } = props
+  useEffect(() => {
+    if (hasNext && count > 0 && lastIndex >= count - 30) loadMore()
+  }, [lastIndex, count, hasNext, loadMore])
+}
+
+const ROW_HEIGHT = 44
+
+function AppTable(props: ListProps) {
+  const { rows } = props
+  const scroller = useRef<HTMLDivElement>(null)
+  const v = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 12 })
+  const items = v.getVirtualItems()
+  useNearEnd(items.at(-1)?.index ?? 0, rows.length, props)
+  return (
+    <div className="table" role="table" aria-label="Applications" aria-rowcount={rows.length + 1}>
+      <div className="tr th" role="row">
+        <span role="columnheader">Name</span>
+        <span role="columnheader">Project</span>
+        <span role="columnheader">Status</span>
+        <span role="columnheader">Destination</span>
+        <span role="columnheader">Source</span>
+      </div>
+      <div className="scroller" ref={scroller} tabIndex={0} aria-label="Application rows">
+        <div style={{ height: v.getTotalSize(), position: 'relative' }} role="rowgroup">
+          {items.map((it) => {
+            const r = rows[it.index]!
+            return (
+              <div
+                key={r.id}
+                className="tr"
+                role="row"
+                aria-rowindex={it.index + 2}
+                data-app={r.name}
+                style={{ position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${it.start}px)` }}
+              >
+                <span role="cell" className="name" title={`${r.namespace}/${r.name}`}>
+                  {r.name}
+                  {r.deleting ? <em> (deleting)</em> : null}
+                </span>
+                <span role="cell">{r.project}</span>
+                <span role="cell" className="status">
+                  <StatusBadges r={r} />
+                </span>
+                <span role="cell" className="ellipsis" title={destination(r)}>
+                  {destination(r)}
+                </span>
+                <span role="cell" className="ellipsis" title={source(r)}>
+                  {source(r)}
+                </span>
+              </div>
+            )
+          })}
+        </div>
+      </div>
+    </div>
+  )
+}
+
+const TILE_WIDTH = 300
+const TILE_HEIGHT = 132
+
+function AppTiles(props: ListProps) {
+  const { rows } = props
+  const scroller = useRef<HTMLDivElement>(null)
+  const [cols, setCols] = useState(3)
+  useEffect(() => {
+    const el = scroller.current
+    if (!el) return
+    const ro = new ResizeObserver(() => setCols(Math.max(1, Math.floor(el.clientWidth / TILE_WIDTH))))
+    ro.observe(el)
+    return () => ro.disconnect()
+  }, [])
+  const lines = Math.ceil(rows.length / cols)
+  const v = useVirtualizer({ count: lines, getScrollElement: () => scroller.current, estimateSize: () => TILE_HEIGHT, overscan: 4 })
+  const items = v.getVirtualItems()
+  useNearEnd(((items.at(-1)?.index ?? 0) + 1) * cols, rows.length, props)
+  return (
+    <div className="scroller tiles" ref={scroller} tabIndex={0} aria-label="Applications">
+      <div style={{ height: v.getTotalSize(), position: 'relative' }}>
+        {items.map((it) => (
+          <ul
+            key={it.index}
+            className="tile-line"
+            style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${it.start}px)`, gridTemplateColumns: `repeat(${cols}, 1fr)` }}
+          >
+            {rows.slice(it.index * cols, it.index * cols + cols).map((r) => (
+              <li key={r.id} className="tile" data-app={r.name}>
+                <h2 title={`${r.namespace}/${r.name}`}>{r.name}</h2>
+                <p className="status">
+                  <StatusBadges r={r} />
+                </p>
+                <p className="ellipsis" title={destination(r)}>
+                  <span className="k">Project</span> {r.project} · {destination(r)}
+                </p>
+                <p className="ellipsis" title={source(r)}>
+                  {source(r)}
+                </p>
+              </li>
+            ))}
+          </ul>
+        ))}
+      </div>
+    </div>
+  )
+}

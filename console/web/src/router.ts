@@ -1,0 +1,39 @@
+// A tiny history-API router: the console has few pages, and the URL (path
+// and query string) is the state a link shares.
+import { useSyncExternalStore } from 'react'
+
+const NAVIGATE = 'graphcd:navigate'
+
+function subscribe(onChange: () => void): () => void {
+  window.addEventListener('popstate', onChange)
+  window.addEventListener(NAVIGATE, onChange)
+  return () => {
+    window.removeEventListener('popstate', onChange)
+    window.removeEventListener(NAVIGATE, onChange)
+  }
+}
+
+function snapshot(): string {
+  return window.location.pathname + window.location.search
+}
+
+/** useLocation re-renders on navigation and returns the current path and query string. */
+export function useLocation(): { path: string; search: string } {
+  const href = useSyncExternalStore(subscribe, snapshot)
+  const q = href.indexOf('?')
+  return q < 0 ? { path: href, search: '' } : { path: href.slice(0, q), search: href.slice(q) }
+}
+
+/** navigate changes the URL; replace keeps the history entry (e.g. while typing). */
+export function navigate(to: string, opts: { replace?: boolean } = {}): void {
+  if (to === snapshot()) return
+  if (opts.replace) window.history.replaceState(null, '', to)
+  else window.history.pushState(null, '', to)
+  window.dispatchEvent(new Event(NAVIGATE))
+}
+
+/** safeReturnPath keeps a return path only when it stays on this origin. */
+export function safeReturnPath(p: string | null | undefined, fallback = '/applications'): string {
+  if (!p || !p.startsWith('/') || p.startsWith('//') || p.startsWith('/\\') || p.startsWith('/login')) return fallback
+  return p
+}

@@ -1,0 +1,102 @@
+// Loads the applications a view selects, a page at a time, and keeps the
+// loaded rows live through the applicationEvents subscription.
+import { useCallback, useEffect, useRef, useState } from 'react'
+import { useClient } from 'urql'
+import { ApplicationEventsSubscription, ApplicationsQuery } from './documents'
+import { toFilter, toOrder, type ListView } from './filters'
+import { appendRows, applyEvent, makeRows, type Rows } from './rows'
+
+/** How many applications a page asks for; the first page paints fast at any total. */
+export const PAGE = 200
+const MAX_PAGE = 500
+
+export interface AppList {
+  rows: Rows
+  totalCount: number | null
+  hasNext: boolean
+  loading: boolean
+  error: string | null
+  loadMore: () => void
+  /** changes counts each event, so views depending on totals can refresh */
+  eventCount: number
+}
+
+export function useAppList(view: ListView): AppList {
+  const client = useClient()
+  const [rows, setRows] = useState<Rows>(() => makeRows([]))
+  const [totalCount, setTotal] = useState<number | null>(null)
+  const [cursor, setCursor] = useState<string | null>(null)
+  const [hasNext, setHasNext] = useState(false)
+  const [loading, setLoading] = useState(true)
+  const [error, setError] = useState<string | null>(null)
+  const [eventCount, setEventCount] = useState(0)
+  // Each reload gets a generation; answers of an older one are dropped.
+  const gen = useRef(0)
+  const loaded = useRef(0)
+  const filter = JSON.stringify(toFilter(view))
+  const order = view.sort
+
+  const fetchPage = useCallback(
+    async (first: number, after: string | null, replace: boolean) => {
+      const g = gen.current
+      setLoading(true)
+      const res = await client
+        .query(
+          ApplicationsQuery,
+          { first, after, filter: JSON.parse(filter) as ReturnType<typeof toFilter>, orderBy: toOrder(order) },
+          { requestPolicy: 'network-only' },
+        )
+        .toPromise()
+      if (g !== gen.current) return
+      setLoading(false)
+      if (res.error || !res.data) {
+        setError(res.error?.graphQLErrors[0]?.message ?? res.error?.message ?? 'The list could not be loaded.')
+        return
+      }
+      const c = res.data.applications
+      setError(null)
+      setTotal(c.totalCount)
+      setCursor(c.pageInfo.endCursor ?? null)
+      setHasNext(c.pageInfo.hasNextPage)
+      setRows((prev) => {
+        const next = replace ? makeRows(c.nodes) : appendRows(prev, c.nodes)
+        loaded.current = next.list.length
+        return next
+      })
+    },
+    [client, filter, order],
+  )
+
+  const reload = useCallback(
+    (first: number) => {
+      gen.current++
+      void fetchPage(Math.min(Math.max(first, PAGE), MAX_PAGE), null, true)
+    },
+    [fetchPage],
+  )
+
+  useEffect(() => {
+    setRows(makeRows([]))
+    setTotal(null)
+    reload(PAGE)
+  }, [reload])
+
+  const loadMore = useCallback(() => {
+    if (loading || !hasNext) return
+    void fetchPage(PAGE, cursor, false)
+  }, [loading, hasNext, cursor, fetchPage])
+
+  useEffect(() => {
+    const sub = client.subscription(ApplicationEventsSubscription, {}).subscribe((res) => {
+      const ev = res.data?.applicationEvents
+      if (!ev) return
+      setEventCount((n) => n + 1)
+      // Events were lost: what is shown may be stale, so load it again.
+      if (ev.lagged) reload(loaded.current)
+      else setRows((prev) => applyEvent(prev, ev))
+    })
+    return () => sub.unsubscribe()
+  }, [client, reload])
+
+  return { rows, totalCount, hasNext, loading, error, loadMore, eventCount }
+}
