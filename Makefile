@@ -55,7 +55,7 @@ cluster-bins: ## Build etcd, kube-*, kubectl and kwok once per machine (cached i
 
 .PHONY: test-deps
 test-deps: cluster-bins $(KUSTOMIZE) $(HELM) ## Install what the integration tests run: cluster binaries, CLIs, redis-server, git.
-	@bash hack/ensure-packages.sh redis-server git
+	@bash hack/ensure-packages.sh redis-server git chromium
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) $(GQLGEN) $(GENQLIENT) ## Regenerate deepcopy, CRD YAML, the GraphQL executor and the CLI's client.
@@ -96,3 +96,31 @@ demo: build cluster-bins ## Run a local cluster, graphcd server on http://127.0.
 .PHONY: clean
 clean: ## Remove build output (not the machine-wide binary cache).
 	rm -rf $(BIN)
+
+# The web console (console/web) needs Node.js and npm. `make build` embeds
+# it when npm is on PATH; CONSOLE=0 builds without it (the server then shows
+# a page saying how to build it), CONSOLE=1 insists.
+NPM     ?= npm
+CONSOLE ?= $(if $(shell command -v $(NPM) 2>/dev/null),1,0)
+CONSOLE_DEPS := $(if $(filter 1,$(CONSOLE)),console)
+
+build: $(CONSOLE_DEPS)
+test-deps: $(if $(filter 1,$(CONSOLE)),console test-console)
+generate: $(if $(filter 1,$(CONSOLE)),generate-console)
+
+console/web/node_modules/.package-lock.json: console/web/package-lock.json
+	cd console/web && $(NPM) ci --no-audit --no-fund
+
+.PHONY: console
+console: console/web/node_modules/.package-lock.json ## Build the web console and copy it into console/dist for go:embed.
+	cd console/web && $(NPM) run build
+	find console/dist -mindepth 1 ! -name .gitkeep -delete
+	cp -R console/web/dist/. console/dist/
+
+.PHONY: test-console
+test-console: console/web/node_modules/.package-lock.json ## Type-check the console and run its unit tests (Vitest).
+	cd console/web && $(NPM) run typecheck && $(NPM) test
+
+.PHONY: generate-console
+generate-console: console/web/node_modules/.package-lock.json ## Regenerate the console's typed GraphQL documents from schema.graphqls.
+	cd console/web && $(NPM) run codegen
