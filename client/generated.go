@@ -2104,7 +2104,7 @@ func (v *SettingsResponse) GetSettings() SettingsSettings { return v.Settings }
 type SettingsSettings struct {
 	// The external URL of graphcd (key url); empty when unset.
 	Url string `json:"url"`
-	// Names of the SSO connectors users may log in with (dex.config connectors, oidc.config).
+	// Names of the SSO connectors users may log in with (dex.config connectors, "Email" for Dex's own users with enablePasswordDB, oidc.config).
 	SsoProviders []string `json:"ssoProviders"`
 }
 

@@ -4708,7 +4708,7 @@ type Settings {
   uiBannerURL: String!
   "Whether the banner cannot be closed (ui.bannerpermanent)."
   uiBannerPermanent: Boolean!
-  "Names of the SSO connectors users may log in with (dex.config connectors, oidc.config)."
+  "Names of the SSO connectors users may log in with (dex.config connectors, \"Email\" for Dex's own users with enablePasswordDB, oidc.config)."
   ssoProviders: [String!]!
 }
 

@@ -71,8 +71,14 @@ func publicSettings(data map[string]string) gqlmodel.Settings {
 		Connectors []struct {
 			Name string `json:"name"`
 		} `json:"connectors"`
+		EnablePasswordDB bool `json:"enablePasswordDB"`
 	}
 	if yaml.Unmarshal([]byte(data["dex.config"]), &dex) == nil {
+		if dex.EnablePasswordDB {
+			// Dex's own users (staticPasswords), which its login page
+			// calls "Email".
+			out.SSOProviders = append(out.SSOProviders, "Email")
+		}
 		for _, c := range dex.Connectors {
 			if c.Name != "" {
 				out.SSOProviders = append(out.SSOProviders, c.Name)

@@ -16,7 +16,8 @@ func TestPublicSettings(t *testing.T) {
 		"ui.bannercontent":   "Maintenance tonight",
 		"ui.bannerurl":       "https://status.example.com",
 		"ui.bannerpermanent": "true",
-		"dex.config": `connectors:
+		"dex.config": `enablePasswordDB: true
+connectors:
 - type: github
   id: github
   name: GitHub
@@ -31,7 +32,7 @@ func TestPublicSettings(t *testing.T) {
 	got := publicSettings(data)
 	want := gqlmodel.Settings{
 		URL: "https://cd.example.com", UIBannerContent: "Maintenance tonight", UIBannerURL: "https://status.example.com",
-		UIBannerPermanent: true, SSOProviders: []string{"GitHub", "Corp LDAP", "Okta"},
+		UIBannerPermanent: true, SSOProviders: []string{"Email", "GitHub", "Corp LDAP", "Okta"},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("settings (-got +want):\n%s", diff)
