@@ -1,0 +1,283 @@
+package main
+
+import (
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// signedRequest is a slash-command POST of form, signed with secret at ts
+// as Slack signs it.
+func signedRequest(t *testing.T, secret string, ts time.Time, form url.Values) *http.Request {
+	t.Helper()
+	body := form.Encode()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/slack/command", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	stamp := strconv.FormatInt(ts.Unix(), 10)
+	req.Header.Set("X-Slack-Request-Timestamp", stamp)
+	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(sign([]byte(secret), stamp, []byte(body))))
+	return req
+}
+
+func TestVerifySignature(t *testing.T) {
+	// The example from Slack's "Verifying requests from Slack" guide.
+	const (
+		secret = "8f742231b10e8888abcd99yyyzzz85a5"
+		body   = "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+		stamp  = "1531420618"
+		sig    = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+	)
+	at := time.Unix(1531420618, 0)
+	tests := []struct {
+		name      string
+		stamp     string
+		signature string
+		body      string
+		now       time.Time
+		wantErr   bool
+	}{
+		{"valid", stamp, sig, body, at, false},
+		{"valid within the window", stamp, sig, body, at.Add(4*time.Minute + 59*time.Second), false},
+		{"too old", stamp, sig, body, at.Add(5*time.Minute + time.Second), true},
+		{"from the future", stamp, sig, body, at.Add(-5*time.Minute - time.Second), true},
+		{"body changed", stamp, sig, body + "&text=prod", at, true},
+		{"timestamp changed", "1531420619", sig, body, at, true},
+		{"wrong signature", stamp, "v0=" + strings.Repeat("0", 64), body, at, true},
+		{"no version prefix", stamp, strings.TrimPrefix(sig, "v0="), body, at, true},
+		{"not hex", stamp, "v0=zz", body, at, true},
+		{"truncated", stamp, sig[:20], body, at, true},
+		{"no signature", stamp, "", body, at, true},
+		{"no timestamp", "", sig, body, at, true},
+		{"timestamp not a number", "soon", sig, body, at, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			h.Set("X-Slack-Request-Timestamp", tt.stamp)
+			h.Set("X-Slack-Signature", tt.signature)
+			err := verifySignature([]byte(secret), h, []byte(tt.body), tt.now)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("verifySignature = %v, want error %t", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseCommand(t *testing.T) {
+	tests := []struct {
+		name, command, text string
+		want                command
+		wantErr             bool
+	}{
+		{"app", "/sync", "guestbook", command{app: "guestbook"}, false},
+		{"app and namespace", "/sync", "  guestbook   team-a ", command{app: "guestbook", namespace: "team-a"}, false},
+		{"dotted app", "/sync", "web.v2", command{app: "web.v2"}, false},
+		{"no app", "/sync", "  ", command{}, true},
+		{"too many words", "/sync", "a b c", command{}, true},
+		{"other command", "/deploy", "guestbook", command{}, true},
+		{"upper case", "/sync", "Guestbook", command{}, true},
+		{"markup", "/sync", "<!channel>", command{}, true},
+		{"bad namespace", "/sync", "guestbook team.a", command{}, true},
+		{"too long", "/sync", strings.Repeat("a", 254), command{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseCommand(tt.command, tt.text)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseCommand(%q, %q) error = %v, want error %t", tt.command, tt.text, err, tt.wantErr)
+			}
+			if d := cmp.Diff(got, tt.want, cmp.AllowUnexported(command{})); d != "" {
+				t.Errorf("parseCommand(%q, %q) (-got +want):\n%s", tt.command, tt.text, d)
+			}
+		})
+	}
+}
+
+func TestAlertText(t *testing.T) {
+	tests := []struct {
+		name string
+		e    event
+		want string // "" for no message
+	}{
+		{"sync failed", event{Type: "OperationPhaseChanged", Name: "shop", Namespace: "graphcd", OperationPhase: "Failed", Message: "one or more objects failed to apply"},
+			":x: Sync of *shop* (graphcd) ended Failed: one or more objects failed to apply"},
+		{"sync error without message", event{Type: "OperationPhaseChanged", Name: "shop", OperationPhase: "Error"},
+			":x: Sync of *shop* ended Error"},
+		{"sync running", event{Type: "OperationPhaseChanged", Name: "shop", OperationPhase: "Running"}, ""},
+		{"sync succeeded", event{Type: "OperationPhaseChanged", Name: "shop", OperationPhase: "Succeeded"}, ""},
+		{"degraded", event{Type: "HealthChanged", Name: "shop", Namespace: "graphcd", Health: "Degraded"}, ":warning: *shop* (graphcd) is Degraded"},
+		{"missing", event{Type: "HealthChanged", Name: "shop", Health: "Missing"}, ":warning: *shop* is Missing"},
+		{"healthy", event{Type: "HealthChanged", Name: "shop", Health: "Healthy"}, ""},
+		{"progressing", event{Type: "HealthChanged", Name: "shop", Health: "Progressing"}, ""},
+		{"health field on another type", event{Type: "SyncStatusChanged", Name: "shop", Health: "Degraded"}, ""},
+		{"lagged", event{Lagged: true}, ":warning: Some graphcd application events were missed because the bot fell behind; check the applications in graphcd."},
+		{"markup escaped", event{Type: "OperationPhaseChanged", Name: "shop", OperationPhase: "Failed", Message: `<!channel> & <https://evil|click>`},
+			":x: Sync of *shop* ended Failed: &lt;!channel&gt; &amp; &lt;https://evil|click&gt;"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := alertText(tt.e)
+			if ok != (tt.want != "") || got != tt.want {
+				t.Errorf("alertText = %q, %t; want %q", got, ok, tt.want)
+			}
+		})
+	}
+}
+
+// The command endpoint refuses what is not a correctly signed form post
+// before it reaches graphcd (the server here answers nothing).
+func TestCommandRefusals(t *testing.T) {
+	const secret = "signing-secret"
+	now := time.Unix(1_800_000_000, 0)
+	b := newBot(config{server: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, signingSecret: secret}, slog.New(slog.DiscardHandler))
+	b.now = func() time.Time { return now }
+	h := b.routes()
+	good := url.Values{"command": {"/sync"}, "text": {"shop"}}
+
+	tests := []struct {
+		name     string
+		req      func() *http.Request
+		wantCode int
+		wantBody string
+	}{
+		{"GET", func() *http.Request {
+			return httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/slack/command", nil)
+		}, http.StatusMethodNotAllowed, "method not allowed"},
+		{"JSON", func() *http.Request {
+			r := signedRequest(t, secret, now, good)
+			r.Header.Set("Content-Type", "application/json")
+			return r
+		}, http.StatusUnsupportedMediaType, "want a form post"},
+		{"wrong secret", func() *http.Request { return signedRequest(t, "another", now, good) }, http.StatusUnauthorized, "invalid signature"},
+		{"replayed", func() *http.Request { return signedRequest(t, secret, now.Add(-6*time.Minute), good) }, http.StatusUnauthorized, "invalid signature"},
+		{"unsigned", func() *http.Request {
+			r := signedRequest(t, secret, now, good)
+			r.Header.Del("X-Slack-Signature")
+			return r
+		}, http.StatusUnauthorized, "invalid signature"},
+		{"too large", func() *http.Request {
+			return signedRequest(t, secret, now, url.Values{"command": {"/sync"}, "text": {strings.Repeat("a", maxCommandBody)}})
+		}, http.StatusRequestEntityTooLarge, "request too large"},
+		{"bad form", func() *http.Request {
+			r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/slack/command", strings.NewReader("%zz"))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			stamp := strconv.FormatInt(now.Unix(), 10)
+			r.Header.Set("X-Slack-Request-Timestamp", stamp)
+			r.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(sign([]byte(secret), stamp, []byte("%zz"))))
+			return r
+		}, http.StatusBadRequest, "bad form"},
+		{"no app", func() *http.Request {
+			return signedRequest(t, secret, now, url.Values{"command": {"/sync"}})
+		}, http.StatusOK, `{"response_type":"ephemeral","text":"usage: /sync APP [NAMESPACE]"}`},
+		{"graphcd unreachable", func() *http.Request { return signedRequest(t, secret, now, good) },
+			http.StatusOK, `{"response_type":"ephemeral","text":"sync of shop failed: graphcd could not be reached"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, tt.req())
+			if body := strings.TrimSpace(w.Body.String()); w.Code != tt.wantCode || body != tt.wantBody {
+				t.Errorf("got %d %q, want %d %q", w.Code, body, tt.wantCode, tt.wantBody)
+			}
+		})
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	files := map[string]string{"/run/token": "tok-from-file\n", "/run/secret": " sec-from-file \n"}
+	readFile := func(name string) ([]byte, error) {
+		if s, ok := files[name]; ok {
+			return []byte(s), nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	base := map[string]string{
+		"GRAPHCD_SERVER":       "https://graphcd.example.com/",
+		"GRAPHCD_TOKEN":        "tok-from-env",
+		"CHAT_WEBHOOK_URL":     "https://hooks.example.com/services/T/B/secret-part",
+		"SLACK_SIGNING_SECRET": "sec-from-env",
+	}
+	with := func(changes map[string]string) func(string) string {
+		return func(k string) string {
+			if v, ok := changes[k]; ok {
+				return v
+			}
+			return base[k]
+		}
+	}
+	type result struct{ Server, Token, Webhook, Listen, Secret string }
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    result
+		wantErr string
+	}{
+		{"environment", nil, nil,
+			result{"https://graphcd.example.com", "tok-from-env", base["CHAT_WEBHOOK_URL"], ":8090", "sec-from-env"}, ""},
+		{"files win", nil, map[string]string{"GRAPHCD_TOKEN_FILE": "/run/token", "SLACK_SIGNING_SECRET_FILE": "/run/secret", "LISTEN": "127.0.0.1:9000"},
+			result{"https://graphcd.example.com", "tok-from-file", base["CHAT_WEBHOOK_URL"], "127.0.0.1:9000", "sec-from-file"}, ""},
+		{"flags win", []string{"-server", "http://localhost:8080", "-token-file", "/run/token", "-listen", ":1"}, nil,
+			result{"http://localhost:8080", "tok-from-file", base["CHAT_WEBHOOK_URL"], ":1", "sec-from-env"}, ""},
+		{"no server", nil, map[string]string{"GRAPHCD_SERVER": ""}, result{}, "must be an http or https URL"},
+		{"server not a URL", nil, map[string]string{"GRAPHCD_SERVER": "graphcd:8080"}, result{}, "must be an http or https URL"},
+		{"no token", nil, map[string]string{"GRAPHCD_TOKEN": ""}, result{}, "no token"},
+		{"missing token file", []string{"-token-file", "/run/nope"}, nil, result{}, "/run/nope"},
+		{"no secret", nil, map[string]string{"SLACK_SIGNING_SECRET": ""}, result{}, "no signing secret"},
+		{"bad webhook", nil, map[string]string{"CHAT_WEBHOOK_URL": "hooks.example.com/secret-part"}, result{}, "webhook URL"},
+		{"extra argument", []string{"now"}, nil, result{}, "unexpected argument"},
+		{"unknown flag", []string{"-bogus"}, nil, result{}, "bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadConfig(tt.args, with(tt.env), readFile)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("loadConfig error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "secret-part") {
+					t.Errorf("the error %q shows the webhook URL", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := result{cfg.server.String(), cfg.token, cfg.webhookURL, cfg.listen, cfg.signingSecret}
+			if d := cmp.Diff(got, tt.want); d != "" {
+				t.Errorf("config (-got +want):\n%s", d)
+			}
+		})
+	}
+}
+
+// A failed webhook post says why without the webhook's URL, which is a
+// secret.
+func TestPostHidesWebhookURL(t *testing.T) {
+	b := newBot(config{webhookURL: "http://127.0.0.1:1/services/T/B/secret-part"}, slog.New(slog.DiscardHandler))
+	err := b.post(t.Context(), "hello")
+	if err == nil || strings.Contains(err.Error(), "secret-part") {
+		t.Errorf("post to a closed port = %v, want an error without the URL", err)
+	}
+
+	chat := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.Error(w, "no_service", http.StatusNotFound)
+	}))
+	defer chat.Close()
+	b.webhookURL = chat.URL + "/services/T/B/secret-part"
+	err = b.post(t.Context(), "hello")
+	if err == nil || strings.Contains(err.Error(), "secret-part") || !strings.Contains(err.Error(), "404") {
+		t.Errorf("post to a 404 = %v, want an error naming the status without the URL", err)
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// bot holds what the handlers and the event loop share.
+type bot struct {
+	server        *url.URL
+	token         string
+	webhookURL    string
+	signingSecret []byte
+	http          *http.Client
+	log           *slog.Logger
+	// now is the clock the signature check uses.
+	now func() time.Time
+}
+
+func newBot(cfg config, log *slog.Logger) *bot {
+	return &bot{
+		server:        cfg.server,
+		token:         cfg.token,
+		webhookURL:    cfg.webhookURL,
+		signingSecret: []byte(cfg.signingSecret),
+		http:          &http.Client{Timeout: 10 * time.Second},
+		log:           log,
+		now:           time.Now,
+	}
+}
+
+// alertText is the chat message for e, and whether e deserves one: an
+// operation that ended Failed or Error, health that turned Degraded or
+// Missing, or events lost because the bot fell behind.
+func alertText(e event) (string, bool) {
+	app := "*" + slackEscape(e.Name) + "*"
+	if e.Namespace != "" {
+		app += " (" + slackEscape(e.Namespace) + ")"
+	}
+	switch {
+	case e.Lagged:
+		// graphcd dropped events for this subscriber; the Applications
+		// themselves are the truth, so point there rather than guess.
+		return ":warning: Some graphcd application events were missed because the bot fell behind; check the applications in graphcd.", true
+	case e.Type == "OperationPhaseChanged" && (e.OperationPhase == "Failed" || e.OperationPhase == "Error"):
+		text := ":x: Sync of " + app + " ended " + e.OperationPhase
+		if e.Message != "" {
+			text += ": " + slackEscape(e.Message)
+		}
+		return text, true
+	case e.Type == "HealthChanged" && (e.Health == "Degraded" || e.Health == "Missing"):
+		return ":warning: " + app + " is " + e.Health, true
+	}
+	return "", false
+}
+
+// slackEscape escapes the three characters Slack's mrkdwn treats as
+// markup, so an app or message cannot mention users or forge links.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// post sends text to the chat's incoming webhook as {"text": ...}.
+func (b *bot) post(ctx context.Context, text string) error {
+	body, err := json.Marshal(map[string]string{"text": text})
+	if err != nil {
+		return err
+	}
+	// The webhook URL is the operator's configuration, not a request's.
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.webhookURL, bytes.NewReader(body)) //nolint:gosec // G704: see above
+	if err != nil {
+		return fmt.Errorf("webhook request: %w", withoutURL(err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.http.Do(req) //nolint:gosec // G704: the operator's webhook URL
+	if err != nil {
+		return withoutURL(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("the webhook answered HTTP %d", resp.StatusCode)
+	}
+	return nil
+}

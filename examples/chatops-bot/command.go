@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	// maxCommandBody caps a slash command's form; Slack's are well under
+	// a kilobyte.
+	maxCommandBody = 16 << 10
+	// signatureWindow is how old (or how far in the future) a signed
+	// request may be, as Slack recommends, so a captured request cannot
+	// be replayed later.
+	signatureWindow = 5 * time.Minute
+	// commandTimeout keeps the answer within the 3 seconds Slack waits.
+	commandTimeout = 2500 * time.Millisecond
+)
+
+// usage is the reply to a command the bot does not understand.
+const usage = "usage: /sync APP [NAMESPACE]"
+
+func (b *bot) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slack/command", b.handleCommand)
+	return mux
+}
+
+// handleCommand answers a Slack slash command: it checks the request's
+// signature, parses "/sync APP [NAMESPACE]" and requests the sync.
+func (b *bot) handleCommand(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		http.Error(w, "want a form post", http.StatusUnsupportedMediaType)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCommandBody))
+	if err != nil {
+		http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := verifySignature(b.signingSecret, r.Header, body, b.now()); err != nil {
+		b.log.Warn("refused a slash command", "remote", r.RemoteAddr, "err", err)
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	cmd, err := parseCommand(form.Get("command"), form.Get("text"))
+	if err != nil {
+		reply(w, "ephemeral", err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), commandTimeout)
+	defer cancel()
+	ns, err := b.syncApp(ctx, cmd.app, cmd.namespace)
+	var apiErr apiError
+	switch {
+	case errors.As(err, &apiErr):
+		// graphcd's messages are for users: NOT_FOUND, FORBIDDEN, CONFLICT.
+		reply(w, "ephemeral", fmt.Sprintf("sync of %s failed: %s", cmd.app, apiErr))
+	case err != nil:
+		b.log.Error("sync request", "app", cmd.app, "err", err)
+		reply(w, "ephemeral", fmt.Sprintf("sync of %s failed: graphcd could not be reached", cmd.app))
+	default:
+		b.log.Info("sync requested", "app", cmd.app, "namespace", ns, "by", form.Get("user_name"))
+		reply(w, "in_channel", fmt.Sprintf("sync of %s requested", cmd.app))
+	}
+}
+
+// reply writes a slash command's immediate answer; responseType is
+// "ephemeral" (only the caller sees it) or "in_channel".
+func reply(w http.ResponseWriter, responseType, text string) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"response_type": responseType, "text": slackEscape(text)})
+}
+
+// verifySignature checks Slack's v0 request signature: X-Slack-Signature
+// must be "v0=" and the hex HMAC-SHA256, keyed with the signing secret,
+// of "v0:<X-Slack-Request-Timestamp>:<body>", and the timestamp must lie
+// within signatureWindow of now.
+func verifySignature(secret []byte, h http.Header, body []byte, now time.Time) error {
+	ts := h.Get("X-Slack-Request-Timestamp")
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return errors.New("missing or malformed X-Slack-Request-Timestamp")
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > signatureWindow || d < -signatureWindow {
+		return errors.New("X-Slack-Request-Timestamp is outside the 5-minute window")
+	}
+	got, ok := strings.CutPrefix(h.Get("X-Slack-Signature"), "v0=")
+	if !ok {
+		return errors.New("missing or malformed X-Slack-Signature")
+	}
+	sig, err := hex.DecodeString(got)
+	if err != nil {
+		return errors.New("missing or malformed X-Slack-Signature")
+	}
+	if !hmac.Equal(sig, sign(secret, ts, body)) {
+		return errors.New("X-Slack-Signature does not match")
+	}
+	return nil
+}
+
+// sign is the v0 HMAC of a request with timestamp ts and body.
+func sign(secret []byte, ts string, body []byte) []byte {
+	mac := hmac.New(sha256.New, secret)
+	_, _ = io.WriteString(mac, "v0:"+ts+":")
+	_, _ = mac.Write(body)
+	return mac.Sum(nil)
+}
+
+// command is a parsed "/sync APP [NAMESPACE]".
+type command struct {
+	app, namespace string
+}
+
+var (
+	// validApp is a Kubernetes object name (a DNS-1123 subdomain).
+	validApp = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+	// validNamespace is a DNS-1123 label.
+	validNamespace = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+)
+
+// parseCommand parses a slash command's command and text fields. Its
+// errors are replies for the user.
+func parseCommand(name, text string) (command, error) {
+	if name != "/sync" {
+		return command{}, errors.New("unknown command; " + usage)
+	}
+	args := strings.Fields(text)
+	if len(args) == 0 || len(args) > 2 {
+		return command{}, errors.New(usage)
+	}
+	c := command{app: args[0]}
+	if !validApp.MatchString(c.app) {
+		return command{}, errors.New("not an application name; " + usage)
+	}
+	if len(args) == 2 {
+		c.namespace = args[1]
+		if !validNamespace.MatchString(c.namespace) {
+			return command{}, errors.New("not a namespace name; " + usage)
+		}
+	}
+	return c, nil
+}

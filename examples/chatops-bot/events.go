@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// eventsSubscription selects the events that can mean trouble: an
+// operation's phase and the health changing.
+const eventsSubscription = `subscription {
+  applicationEvents(filter: {types: [OperationPhaseChanged, HealthChanged]}) {
+    lagged type name namespace health operationPhase message
+  }
+}`
+
+// event is an ApplicationEvent as eventsSubscription selects it.
+type event struct {
+	Lagged         bool   `json:"lagged"`
+	Type           string `json:"type"`
+	Name           string `json:"name"`
+	Namespace      string `json:"namespace"`
+	Health         string `json:"health"`
+	OperationPhase string `json:"operationPhase"`
+	Message        string `json:"message"`
+}
+
+// wsMessage is a message of the graphql-transport-ws protocol.
+type wsMessage struct {
+	Type    string          `json:"type"`
+	ID      string          `json:"id,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+const (
+	// idleTimeout ends a socket that stays silent this long; graphcd
+	// pings every 10 seconds, so only a dead connection is that quiet.
+	idleTimeout = 90 * time.Second
+	// minBackoff and maxBackoff bound the wait between reconnects.
+	minBackoff = time.Second
+	maxBackoff = time.Minute
+)
+
+// watchEvents relays events to the chat until ctx ends, reconnecting
+// with exponential backoff whenever the socket drops. Events that happen
+// while the bot is disconnected are not replayed: graphcd delivers them
+// at most once.
+func (b *bot) watchEvents(ctx context.Context) {
+	backoff := minBackoff
+	for {
+		err := b.subscribe(ctx, func() { backoff = minBackoff })
+		if ctx.Err() != nil {
+			return
+		}
+		b.log.Warn("application events interrupted; reconnecting", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// subscribe opens one websocket, subscribes to the events and relays
+// them until the socket ends; connected is called once graphcd accepted
+// the token.
+func (b *bot) subscribe(ctx context.Context, connected func()) error {
+	endpoint := *b.server.JoinPath("api", "graphql")
+	endpoint.Scheme = map[string]string{"http": "ws", "https": "wss"}[endpoint.Scheme]
+	dialer := websocket.Dialer{
+		Subprotocols:     []string{"graphql-transport-ws"},
+		HandshakeTimeout: 10 * time.Second,
+		Proxy:            http.ProxyFromEnvironment,
+	}
+	conn, resp, err := dialer.DialContext(ctx, endpoint.String(), nil)
+	if resp != nil {
+		_ = resp.Body.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("open the websocket: %w", err)
+	}
+	defer func() { _ = conn.Close() }()
+	// A blocked read returns when the socket closes.
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	conn.SetReadLimit(maxResponse)
+
+	send := func(m wsMessage) error {
+		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		return conn.WriteJSON(m)
+	}
+	init, _ := json.Marshal(map[string]string{"authorization": "Bearer " + b.token})
+	if err := send(wsMessage{Type: "connection_init", Payload: init}); err != nil {
+		return err
+	}
+	query, _ := json.Marshal(map[string]string{"query": eventsSubscription})
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(idleTimeout))
+		var m wsMessage
+		if err := conn.ReadJSON(&m); err != nil {
+			if ce, ok := errors.AsType[*websocket.CloseError](err); ok && ce.Code == 4401 {
+				return errors.New("graphcd refused the token (close code 4401)")
+			}
+			return err
+		}
+		switch m.Type {
+		case "connection_ack":
+			connected()
+			if err := send(wsMessage{Type: "subscribe", ID: "events", Payload: query}); err != nil {
+				return err
+			}
+			b.log.Info("subscribed to application events")
+		case "ping":
+			if err := send(wsMessage{Type: "pong"}); err != nil {
+				return err
+			}
+		case "next":
+			var p struct {
+				Data struct {
+					ApplicationEvents event `json:"applicationEvents"`
+				} `json:"data"`
+				Errors apiError `json:"errors"`
+			}
+			if err := json.Unmarshal(m.Payload, &p); err != nil {
+				return fmt.Errorf("decode an event: %w", err)
+			}
+			if len(p.Errors) > 0 {
+				return p.Errors
+			}
+			b.relay(ctx, p.Data.ApplicationEvents)
+		case "error":
+			var errs apiError
+			_ = json.Unmarshal(m.Payload, &errs)
+			return fmt.Errorf("graphcd refused the subscription: %w", errs)
+		case "complete":
+			return errors.New("graphcd ended the subscription")
+		}
+	}
+}
+
+// relay posts e to the chat when it is worth a message.
+func (b *bot) relay(ctx context.Context, e event) {
+	text, ok := alertText(e)
+	if !ok {
+		return
+	}
+	if err := b.post(ctx, text); err != nil {
+		b.log.Error("post to the chat", "app", e.Name, "err", err)
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// maxResponse caps what the bot reads from graphcd or the chat.
+const maxResponse = 1 << 20
+
+// graphqlError is one entry of a GraphQL response's errors. Code is
+// graphcd's extensions.code: NOT_FOUND, FORBIDDEN, CONFLICT ...
+type graphqlError struct {
+	Message    string `json:"message"`
+	Extensions struct {
+		Code string `json:"code"`
+	} `json:"extensions"`
+}
+
+// apiError is a request graphcd answered with errors; its messages are
+// meant for users, so the bot shows them in the chat.
+type apiError []graphqlError
+
+func (e apiError) Error() string {
+	msgs := make([]string, len(e))
+	for i, g := range e {
+		msgs[i] = g.Message
+		if g.Extensions.Code != "" {
+			msgs[i] += " (" + g.Extensions.Code + ")"
+		}
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// graphql posts query with vars to graphcd's /api/graphql with the bearer
+// token and decodes the data into out.
+func (b *bot) graphql(ctx context.Context, query string, vars map[string]any, out any) error {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.server.JoinPath("api", "graphql").String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("reach graphcd: %w", withoutURL(err))
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return fmt.Errorf("read graphcd's answer: %w", err)
+	}
+	var res struct {
+		Data   json.RawMessage `json:"data"`
+		Errors apiError        `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("graphcd answered HTTP %d, not GraphQL", resp.StatusCode)
+	}
+	if len(res.Errors) > 0 {
+		return res.Errors
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("graphcd answered HTTP %d", resp.StatusCode)
+	}
+	return json.Unmarshal(res.Data, out)
+}
+
+// syncMutation asks for a sync to the app's target revision.
+const syncMutation = `mutation($app: ApplicationRef!) {
+  syncApplication(input: {application: $app}) { name namespace }
+}`
+
+// syncApp requests a sync of the application name in namespace (the
+// server's own when empty) and returns the namespace graphcd reports.
+func (b *bot) syncApp(ctx context.Context, name, namespace string) (string, error) {
+	ref := map[string]any{"name": name}
+	if namespace != "" {
+		ref["namespace"] = namespace
+	}
+	var out struct {
+		SyncApplication struct{ Name, Namespace string }
+	}
+	if err := b.graphql(ctx, syncMutation, map[string]any{"app": ref}, &out); err != nil {
+		return "", err
+	}
+	return out.SyncApplication.Namespace, nil
+}
+
+// withoutURL drops the URL from a net/http client error: a webhook or
+// response URL carries a secret, and the log must not show it.
+func withoutURL(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
+}
