@@ -60,7 +60,8 @@ func TestBotAgainstGraphcd(t *testing.T) {
 			t.Skipf("%s not installed; the README's commands need it", tool)
 		}
 	}
-	server := startGraphcd(t)
+	graphcd := startGraphcd(t)
+	server := graphcd.url
 	blocks := readmeBlocks(t, "sh")
 	if len(blocks) != 4 {
 		t.Fatalf("README.md has %d sh blocks, want 4 (project, token, run, try): update this test with it", len(blocks))
@@ -85,19 +86,8 @@ func TestBotAgainstGraphcd(t *testing.T) {
 	if _, err := cluster.Client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, proj := range map[string]string{appName: project, "other-app": "default"} {
-		app := &v1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-			Spec: v1alpha1.ApplicationSpec{
-				Project:     proj,
-				Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "guestbook", TargetRevision: "main"},
-				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "shop"},
-			},
-		}
-		if err := apps.Create(t.Context(), app); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createApp(t, apps, appName, project, repo)
+	createApp(t, apps, "other-app", "default", repo)
 
 	// Section 4: the bot, configured through the variables the README
 	// exports, run in-process.
@@ -209,6 +199,32 @@ func TestBotAgainstGraphcd(t *testing.T) {
 			}
 		}
 	})
+	// The socket drops when graphcd goes away; the bot reconnects and
+	// reports the failures that happen after graphcd is back.
+	t.Run("reconnects when graphcd restarts", func(t *testing.T) {
+		graphcd.stop()
+		poll(t, "the bot to notice", func() (bool, string) {
+			return strings.Contains(logs.String(), "application events interrupted; reconnecting"), logs.String()
+		})
+		graphcd.start(t)
+		poll(t, "the bot to subscribe again", func() (bool, string) {
+			return strings.Count(logs.String(), "subscribed to application events") >= 2, logs.String()
+		})
+		// An app with no operation yet, so its failure can only come from
+		// the sync requested here.
+		const name = "guestbook-2"
+		createApp(t, apps, name, project, repo)
+		resp := postCommand(t, bot, signingSecret, url.Values{"command": {"/sync"}, "text": {name}})
+		if want := `{"response_type":"in_channel","text":"sync of guestbook-2 requested"}`; resp.code != http.StatusOK || strings.TrimSpace(resp.body) != want {
+			t.Fatalf("command = %d %s, want %s", resp.code, resp.body, want)
+		}
+		want := ":x: Sync of *guestbook-2* (graphcd) ended "
+		poll(t, "the chat to hear of the failure after the restart", func() (bool, string) {
+			msgs := chat.messages()
+			return slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, want) }), fmt.Sprintf("messages %q, want one starting %q", msgs, want)
+		})
+	})
+
 	for _, secret := range []string{env["CHAT_WEBHOOK_URL"], "/services/", cfg.token, signingSecret} {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("the bot's log shows the webhook URL, the token or the signing secret:\n%s", logs)
@@ -216,23 +232,31 @@ func TestBotAgainstGraphcd(t *testing.T) {
 	}
 }
 
-// startGraphcd builds graphcd, installs its CRDs and runs `graphcd server`
-// (API and controller) in the README's namespace; it returns its URL.
-func startGraphcd(t *testing.T) string {
+// graphcdServer is a `graphcd server` (API and controller) in the
+// README's namespace, at a fixed address so it can be restarted.
+type graphcdServer struct {
+	url, listen, bin string
+	env              []string
+	cmd              *exec.Cmd
+	logs             *syncBuffer
+}
+
+// startGraphcd builds graphcd, installs its CRDs and starts the server.
+func startGraphcd(t *testing.T) *graphcdServer {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go tool not in PATH")
 	}
-	bin := filepath.Join(t.TempDir(), "graphcd")
-	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
+	s := &graphcdServer{bin: filepath.Join(t.TempDir(), "graphcd"), logs: &syncBuffer{}}
+	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", s.bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+	s.env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "GRAPHCD_") || strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
 	})
-	install := exec.CommandContext(t.Context(), bin, "install", "crds", "--kubeconfig", cluster.Kubeconfig)
-	install.Env = env
+	install := exec.CommandContext(t.Context(), s.bin, "install", "crds", "--kubeconfig", cluster.Kubeconfig)
+	install.Env = s.env
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("graphcd install crds: %v\n%s", err, out)
 	}
@@ -243,31 +267,45 @@ func startGraphcd(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
-		"--namespace", namespace, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-format", "text")
-	cmd.Env = env
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	s.listen = "127.0.0.1:" + strconv.Itoa(port)
+	s.url = "http://" + s.listen
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		s.stop()
 		if t.Failed() {
-			t.Logf("graphcd server log:\n%s", logs)
+			t.Logf("graphcd server log:\n%s", s.logs)
 		}
 	})
+	s.start(t)
+	return s
+}
+
+// start runs the server and waits until it is ready.
+func (s *graphcdServer) start(t *testing.T) {
+	t.Helper()
+	s.cmd = exec.CommandContext(context.WithoutCancel(t.Context()), s.bin, "server", "--kubeconfig", cluster.Kubeconfig,
+		"--namespace", namespace, "--listen", s.listen, "--log-format", "text")
+	s.cmd.Env = s.env
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	poll(t, "graphcd server to be ready", func() (bool, string) {
-		resp, err := http.Get(base + "/readyz")
+		resp, err := http.Get(s.url + "/readyz")
 		if err != nil {
 			return false, err.Error()
 		}
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
-	return base
+}
+
+// stop kills the server, as a crash would.
+func (s *graphcdServer) stop() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+		s.cmd = nil
+	}
 }
 
 // appClient is a controller-runtime client for graphcd's CRDs.
@@ -283,6 +321,23 @@ func appClient(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// createApp creates an Application of project that deploys the repo's
+// guestbook directory to the namespace shop.
+func createApp(t *testing.T, apps client.Client, name, project, repo string) {
+	t.Helper()
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     project,
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "guestbook", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "shop"},
+		},
+	}
+	if err := apps.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // serveGit serves a bare clone of the working copy dir over smart HTTP
