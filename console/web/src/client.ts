@@ -30,6 +30,8 @@ export const ws = createWSClient({
 
 export const client = new Client({
   url: '/api/graphql',
+  // The server takes POST only (a GET could be sent cross-site).
+  preferGetMethod: false,
   fetchOptions: { credentials: 'same-origin' },
   requestPolicy: 'cache-and-network',
   exchanges: [

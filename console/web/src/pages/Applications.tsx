@@ -157,17 +157,19 @@ function union(a: string[], b: string[]): string[] {
 }
 
 function StatusCounts({ view, update, refresh }: { view: ListView; update: (c: Partial<ListView>) => void; refresh: number }) {
-  // Counts ignore the status filters themselves, so they show where to go.
-  const base = toFilter({ ...view, sync: [], health: [] })
+  // A sync count ignores the sync filter, a health count the health
+  // filter, so the chips show where each choice would lead.
+  const bySync = toFilter({ ...view, sync: [] })
+  const byHealth = toFilter({ ...view, health: [] })
   const [counts, reexecute] = useQuery({
     query: StatusCountsQuery,
     variables: {
-      synced: { ...base, syncStatus: ['Synced'] },
-      outOfSync: { ...base, syncStatus: ['OutOfSync'] },
-      healthy: { ...base, health: ['Healthy'] },
-      progressing: { ...base, health: ['Progressing'] },
-      degraded: { ...base, health: ['Degraded'] },
-      missing: { ...base, health: ['Missing'] },
+      synced: { ...bySync, syncStatus: ['Synced'] },
+      outOfSync: { ...bySync, syncStatus: ['OutOfSync'] },
+      healthy: { ...byHealth, health: ['Healthy'] },
+      progressing: { ...byHealth, health: ['Progressing'] },
+      degraded: { ...byHealth, health: ['Degraded'] },
+      missing: { ...byHealth, health: ['Missing'] },
     },
   })
   // Live events move apps between statuses: recount, at most every 5 s.
