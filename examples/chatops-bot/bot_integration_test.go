@@ -362,30 +362,6 @@ func serveGit(t *testing.T, dir string) string {
 	return srv.URL + "/apps.git"
 }
 
-// readmeBlocks returns README.md's fenced code blocks of language lang.
-func readmeBlocks(t *testing.T, lang string) []string {
-	t.Helper()
-	raw, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var blocks []string
-	var cur *strings.Builder
-	for line := range strings.Lines(string(raw)) {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case cur == nil && trimmed == "```"+lang:
-			cur = &strings.Builder{}
-		case cur != nil && trimmed == "```":
-			blocks = append(blocks, cur.String())
-			cur = nil
-		case cur != nil:
-			cur.WriteString(line)
-		}
-	}
-	return blocks
-}
-
 // runShell runs script with sh -e in dir and returns its standard output.
 func runShell(t *testing.T, dir string, env []string, script string) string {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -279,5 +280,42 @@ func TestPostHidesWebhookURL(t *testing.T) {
 	err = b.post(t.Context(), "hello")
 	if err == nil || strings.Contains(err.Error(), "secret-part") || !strings.Contains(err.Error(), "404") {
 		t.Errorf("post to a 404 = %v, want an error naming the status without the URL", err)
+	}
+}
+
+// readmeBlocks returns README.md's fenced code blocks of language lang.
+func readmeBlocks(t *testing.T, lang string) []string {
+	t.Helper()
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	var cur *strings.Builder
+	for line := range strings.Lines(string(raw)) {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case cur == nil && trimmed == "```"+lang:
+			cur = &strings.Builder{}
+		case cur != nil && trimmed == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line)
+		}
+	}
+	return blocks
+}
+
+// The README shows the bot's GraphQL operations; they are the ones it sends.
+func TestReadmeShowsTheOperations(t *testing.T) {
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	var got []string
+	for _, b := range readmeBlocks(t, "graphql") {
+		got = append(got, squash(b))
+	}
+	want := []string{squash(eventsSubscription), squash(syncMutation)}
+	if d := cmp.Diff(got, want); d != "" {
+		t.Errorf("README.md's graphql blocks (-got +want):\n%s", d)
 	}
 }
