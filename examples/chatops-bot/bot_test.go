@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -318,4 +319,47 @@ func TestReadmeShowsTheOperations(t *testing.T) {
 	if d := cmp.Diff(got, want); d != "" {
 		t.Errorf("README.md's graphql blocks (-got +want):\n%s", d)
 	}
+}
+
+// Whatever a correctly signed body holds, the endpoint answers with a
+// status it means and, for 200, a Slack reply; it never panics.
+func FuzzCommand(f *testing.F) {
+	for _, seed := range []string{
+		"command=%2Fsync&text=shop",
+		"command=/sync&text=shop%20team-a%20extra",
+		"command=/sync&text=%3C%21channel%3E",
+		"command=/sync&command=/deploy&text=",
+		"%zz",
+		"text=" + strings.Repeat("a", 300),
+		"",
+	} {
+		f.Add(seed)
+	}
+	const secret = "signing-secret"
+	now := time.Unix(1_800_000_000, 0)
+	b := newBot(config{server: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, signingSecret: secret}, slog.New(slog.DiscardHandler))
+	b.now = func() time.Time { return now }
+	h := b.routes()
+	f.Fuzz(func(t *testing.T, body string) {
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/slack/command", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		stamp := strconv.FormatInt(now.Unix(), 10)
+		req.Header.Set("X-Slack-Request-Timestamp", stamp)
+		req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(sign([]byte(secret), stamp, []byte(body))))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		switch w.Code {
+		case http.StatusOK:
+			var got struct {
+				ResponseType string `json:"response_type"`
+				Text         string `json:"text"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || got.Text == "" || strings.ContainsAny(got.Text, "<>") {
+				t.Errorf("reply %q: want a Slack reply with escaped text", w.Body)
+			}
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		default:
+			t.Errorf("status %d for a signed body %q", w.Code, body)
+		}
+	})
 }

@@ -139,7 +139,6 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		MaxHeaderBytes:    16 << 10,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
