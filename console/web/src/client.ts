@@ -1,10 +1,10 @@
 // The console's one GraphQL client: HTTP for queries and mutations, one
 // graphql-ws socket per tab for every subscription. Both carry the session
 // cookie (same origin), so nothing here handles tokens.
-import { Client, cacheExchange, fetchExchange, mapExchange, subscriptionExchange } from 'urql'
 import { createClient as createWSClient } from 'graphql-ws'
+import { makeClient } from './gqlclient'
 import { navigate } from './router'
-import { SessionGuard, WS_UNAUTHORIZED, isUnauthenticated, loginError } from './session'
+import { SessionGuard, WS_UNAUTHORIZED, loginError } from './session'
 
 export const session = new SessionGuard(() => {
   const here = window.location.pathname + window.location.search
@@ -16,45 +16,23 @@ function wsURL(): string {
   return `${proto}//${window.location.host}/api/graphql`
 }
 
+function closeCode(ev: unknown): number | undefined {
+  return (ev as { code?: number } | null)?.code
+}
+
 export const ws = createWSClient({
   url: wsURL,
   lazy: true,
   // A socket closed for a bad token must not reconnect with the same cookie.
-  shouldRetry: (ev) => !(ev instanceof CloseEvent && ev.code === WS_UNAUTHORIZED),
+  shouldRetry: (ev) => closeCode(ev) !== WS_UNAUTHORIZED,
   on: {
     closed: (ev) => {
-      if (ev instanceof CloseEvent && ev.code === WS_UNAUTHORIZED) session.expired()
+      if (closeCode(ev) === WS_UNAUTHORIZED) session.expired()
     },
   },
 })
 
-export const client = new Client({
-  url: '/api/graphql',
-  // The server takes POST only (a GET could be sent cross-site).
-  preferGetMethod: false,
-  fetchOptions: { credentials: 'same-origin' },
-  requestPolicy: 'cache-and-network',
-  exchanges: [
-    mapExchange({
-      onError(error) {
-        if (isUnauthenticated(error)) session.expired()
-      },
-    }),
-    cacheExchange,
-    fetchExchange,
-    subscriptionExchange({
-      forwardSubscription(request) {
-        const input = { ...request, query: request.query ?? '' }
-        return {
-          subscribe(sink) {
-            const unsubscribe = ws.subscribe(input, sink)
-            return { unsubscribe }
-          },
-        }
-      },
-    }),
-  ],
-})
+export const client = makeClient({ url: '/api/graphql', guard: session, ws })
 
 /** login posts a local account's credentials; it resolves to an error text or null on success. */
 export async function login(username: string, password: string): Promise<string | null> {
