@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,10 +82,10 @@ func (s *syncBuffer) String() string {
 }
 
 // startServer builds `graphcd server` with this console embedded and runs
-// it on the cluster, without the controller (the test writes the apps'
-// status itself), in a namespace of its own. It returns the base URL and
-// the namespace.
-func startServer(t *testing.T) (base, ns string) {
+// it on the cluster in a namespace of its own, with or without the
+// controller (without it the test writes the apps' status itself). It
+// returns the base URL and the namespace.
+func startServer(t *testing.T, controller bool) (base, ns string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "graphcd")
 	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
@@ -98,7 +101,7 @@ func startServer(t *testing.T) (base, ns string) {
 	}
 	base = "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
-		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--controller=false", "--log-format", "text")
+		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--controller="+strconv.FormatBool(controller), "--log-format", "text")
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -129,17 +132,8 @@ func startServer(t *testing.T) (base, ns string) {
 
 // createApps creates the three apps the browser script expects, with the
 // status a controller would have written.
-func createApps(t *testing.T, ns string) {
+func createApps(t *testing.T, kube client.Client, ns string) {
 	t.Helper()
-	ctrllog.SetLogger(logr.Discard())
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, a := range []struct {
 		name   string
 		sync   v1alpha1.SyncStatusCode
@@ -176,19 +170,119 @@ func TestLoginAndList(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)
 	}
-	base, ns := startServer(t)
-	createApps(t, ns)
+	base, ns := startServer(t, false)
+	createApps(t, newKube(t), ns)
+	runScript(t, "e2e/login-and-list.mjs", base, ns)
+}
+
+// TestLiveBadges drives the console against a server running its
+// controller and a real git server: an app whose ConfigMap is not in the
+// cluster shows OutOfSync + Missing, the script syncs it through the API
+// and the row turns Synced + Healthy without a reload (see
+// web/e2e/live-badges.mjs).
+func TestLiveBadges(t *testing.T) {
+	if skipReason != "" {
+		t.Skip("browser test skipped: " + skipReason)
+	}
+	base, ns := startServer(t, true)
+	repo := serveRepo(t, map[string]string{
+		"live/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: live\ndata:\n  greeting: hello\n",
+	})
+	kube := newKube(t)
+	project := &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: v1alpha1.AppProjectSpec{
+			SourceRepos:  []string{"*"},
+			Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		},
+	}
+	// The server may have created the default project already.
+	if err := kube.Create(t.Context(), project); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "live", Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "live", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
+		},
+	}
+	if err := kube.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, "e2e/live-badges.mjs", base, ns)
+}
+
+// runScript runs a browser script as admin against base; screenshots go to
+// the test's artifact directory.
+func runScript(t *testing.T, script, base, ns string) {
+	t.Helper()
 	secret, err := cluster.Client.CoreV1().Secrets(ns).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("initial admin secret: %v", err)
 	}
 	artifacts := t.ArtifactDir()
-	script := exec.CommandContext(t.Context(), "node", "e2e/login-and-list.mjs", base, "admin", string(secret.Data["password"]), artifacts)
-	script.Dir = "web"
-	script.Env = append(os.Environ(), "CHROMIUM="+chromium)
-	out, err := script.CombinedOutput()
-	t.Logf("browser script:\n%s", out)
+	cmd := exec.CommandContext(t.Context(), "node", script, base, "admin", string(secret.Data["password"]), artifacts)
+	cmd.Dir = "web"
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s:\n%s", script, out)
 	if err != nil {
-		t.Fatalf("browser script: %v (screenshots in %s)", err, artifacts)
+		t.Fatalf("%s: %v (screenshots in %s)", script, err, artifacts)
 	}
+}
+
+func newKube(t *testing.T) client.Client {
+	t.Helper()
+	ctrllog.SetLogger(logr.Discard())
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	kube, err := client.New(cluster.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kube
+}
+
+// serveRepo commits files on branch main of a new repository and serves it
+// read-only with `git http-backend` on loopback; it returns the clone URL.
+func serveRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not on PATH (make test-deps installs it)")
+	}
+	work, root := t.TempDir(), t.TempDir()
+	for name, content := range files {
+		path := filepath.Join(work, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=graphcd test", "GIT_AUTHOR_EMAIL=test@graphcd.invalid",
+		"GIT_COMMITTER_NAME=graphcd test", "GIT_COMMITTER_EMAIL=test@graphcd.invalid")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "."},
+		{"commit", "-q", "-m", "Add the live app"},
+		{"clone", "-q", "--bare", ".", filepath.Join(root, "apps.git")},
+	} {
+		cmd := exec.CommandContext(t.Context(), gitBin, args...)
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	srv := httptest.NewServer(&cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
+		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+	}})
+	t.Cleanup(srv.Close)
+	return srv.URL + "/apps.git"
 }
