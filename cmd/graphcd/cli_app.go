@@ -376,6 +376,7 @@ func printChanged(w io.Writer, format string, a *client.AppSummary, what string)
 func newAppDeleteCmd(o *appOptions) *cobra.Command {
 	var cascade, wait bool
 	var timeout time.Duration
+	policy := newEnum("foreground", "foreground", "background")
 	c := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete an application (and, with --cascade, the default, its resources)",
@@ -388,7 +389,8 @@ func newAppDeleteCmd(o *appOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in := client.DeleteApplicationInput{Application: o.ref(args[0]), Cascade: cascade, PropagationPolicy: client.PropagationPolicyForeground}
+			in := client.DeleteApplicationInput{Application: o.ref(args[0]), Cascade: cascade,
+				PropagationPolicy: client.PropagationPolicy(strings.ToUpper(policy.String()))}
 			if _, err := client.DeleteApplication(c.Context(), cl.GraphQL, in); err != nil {
 				return err
 			}
@@ -406,6 +408,7 @@ func newAppDeleteCmd(o *appOptions) *cobra.Command {
 		}),
 	}
 	c.Flags().BoolVar(&cascade, "cascade", true, "delete the application's resources first")
+	c.Flags().Var(policy, "propagation-policy", "how a cascading delete removes resources: foreground (the app goes once its resources and their dependents are gone) or background")
 	c.Flags().BoolVar(&wait, "wait", false, "wait until the application is gone (its resources deleted, when cascading)")
 	c.Flags().DurationVar(&timeout, "timeout", 0, "with --wait, give up after this long (exit code 1); 0 waits forever")
 	return c

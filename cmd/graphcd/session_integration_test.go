@@ -46,7 +46,9 @@ const (
 	ssoPassword = "alice-password"
 )
 
-func startAuthServer(t *testing.T) *authServer {
+// serverArgs come after the defaults, so "--controller" turns the
+// controller back on.
+func startAuthServer(t *testing.T, serverArgs ...string) *authServer {
 	t.Helper()
 	bin := buildBinary(t)
 	install := exec.CommandContext(t.Context(), bin, "install", "crds", "--kubeconfig", cluster.Kubeconfig)
@@ -80,8 +82,9 @@ func startAuthServer(t *testing.T) *authServer {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
-		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--controller=false", "--log-format", "text")
+	args := []string{"server", "--kubeconfig", cluster.Kubeconfig,
+		"--namespace", ns, "--listen", "127.0.0.1:" + strconv.Itoa(port), "--controller=false", "--log-format", "text"}
+	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, append(args, serverArgs...)...)
 	cmd.Env = binaryEnv()
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs

@@ -1,0 +1,239 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
+)
+
+// cliResult is one run of the graphcd CLI.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLIBinary runs the real binary as a client of s with the CLI
+// configuration under home and env on top.
+func (s *authServer) runCLIBinary(t *testing.T, home, stdin string, env []string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), s.bin, args...)
+	cmd.Env = append(append(binaryEnv(), "XDG_CONFIG_HOME="+home), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r := cliResult{stdout: out.String(), stderr: errOut.String()}
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("graphcd %s: %v", strings.Join(args, " "), err)
+	}
+	return r
+}
+
+// The CLI against the real server with its controller: log in with the
+// admin's password, create an app of a Git repository served here, sync
+// it, wait for it over the subscription, diff, history, rollback and
+// delete it, with -o json parsed and the exit codes checked.
+func TestCLIAppLifecycle(t *testing.T) {
+	s := startAuthServer(t, "--controller=true")
+	home := t.TempDir()
+	run := func(stdin string, args ...string) cliResult {
+		t.Helper()
+		return s.runCLIBinary(t, home, stdin, nil, args...)
+	}
+	expect := func(r cliResult, code int, args ...string) {
+		t.Helper()
+		if r.code != code {
+			t.Fatalf("graphcd %s = exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, code, r.stdout, r.stderr)
+		}
+	}
+	runOK := func(args ...string) string {
+		t.Helper()
+		r := run("", args...)
+		expect(r, 0, args...)
+		return r.stdout
+	}
+
+	secret, err := cluster.Client.CoreV1().Secrets(s.namespace).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("initial admin secret: %v", err)
+	}
+	password := string(secret.Data["password"])
+
+	// Log in: a wrong password is refused, the right one stores a context.
+	login := []string{"login", s.base, "--username", "admin", "--password-stdin"}
+	if r := run("not-the-password\n", login...); r.code != cliExitError || strings.Contains(r.stderr, "not-the-password") {
+		t.Fatalf("login with a wrong password = %d %q, want exit 2 without the password", r.code, r.stderr)
+	}
+	r := run(password+"\n", login...)
+	expect(r, 0, login...)
+	if strings.Contains(r.stdout+r.stderr, password) {
+		t.Error("login printed the password")
+	}
+	path := filepath.Join(home, "graphcd", "config")
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("config file: %v, mode %v; want 0600", err, fi)
+	}
+	cfg, err := client.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := cfg.Current()
+	if cur == nil || cur.Server != s.base || cur.User != "admin" || cur.Token == "" {
+		t.Fatalf("current context after login: %+v", cur)
+	}
+
+	// An app of a Git repository served by the test.
+	dir, sha := reposervertest.CommitFiles(t, map[string]string{
+		"app/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n",
+	})
+	repo := serveGit(t, dir)
+	dest := cluster.Namespace(t)
+	manifest := filepath.Join(t.TempDir(), "app.yaml")
+	if err := os.WriteFile(manifest, fmt.Appendf(nil, `apiVersion: graphcd.io/v1alpha1
+kind: Application
+metadata:
+  name: cli-app
+spec:
+  project: default
+  source: {repoURL: %q, path: app, targetRevision: main}
+  destination: {name: %s, namespace: %s}
+`, repo, controller.InClusterName, dest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runOK("app", "create", "-f", manifest)
+	if r := run("", "app", "create", "-f", manifest); r.code != cliExitError {
+		t.Errorf("creating cli-app twice = %d %q, want exit 2", r.code, r.stderr)
+	}
+	runOK("app", "create", "-f", manifest, "--upsert")
+
+	var list []struct {
+		Name   string
+		Status struct{ Sync struct{ Status string } }
+	}
+	if err := json.Unmarshal([]byte(runOK("app", "list", "-o", "json")), &list); err != nil || len(list) != 1 || list[0].Name != "cli-app" {
+		t.Fatalf("app list -o json = %+v, %v", list, err)
+	}
+	if got := runOK("app", "list", "-o", "name"); got != "cli-app\n" {
+		t.Errorf("app list -o name = %q", got)
+	}
+
+	// Never synced: waiting for Synced times out with exit code 1.
+	if r := run("", "app", "wait", "cli-app", "--sync", "--timeout", "2s"); r.code != cliExitNotAsExpected || !strings.Contains(r.stderr, "timed out") {
+		t.Errorf("app wait --sync before any sync = %d %q, want exit 1", r.code, r.stderr)
+	}
+
+	type appJSON struct {
+		Name   string
+		Status struct {
+			Sync           struct{ Status, Revision string }
+			Health         struct{ Status string }
+			OperationState *struct{ Phase string }
+			History        []struct {
+				ID       int `json:"id"`
+				Revision string
+			}
+		}
+	}
+	parseApp := func(out string) appJSON {
+		t.Helper()
+		var a appJSON
+		if err := json.Unmarshal([]byte(out), &a); err != nil {
+			t.Fatalf("parse %q: %v", out, err)
+		}
+		return a
+	}
+	synced := parseApp(runOK("app", "sync", "cli-app", "-o", "json"))
+	if synced.Status.OperationState == nil || synced.Status.OperationState.Phase != "Succeeded" {
+		t.Fatalf("app sync -o json = %+v", synced)
+	}
+	waited := parseApp(runOK("app", "wait", "cli-app", "--sync", "--health", "-o", "json"))
+	if waited.Status.Sync.Status != "Synced" || waited.Status.Health.Status != "Healthy" || waited.Status.Sync.Revision != sha {
+		t.Errorf("app wait -o json = %+v, want Synced and Healthy at %s", waited, sha)
+	}
+	cm, err := cluster.Client.CoreV1().ConfigMaps(dest).Get(t.Context(), "settings", metav1.GetOptions{})
+	if err != nil || cm.Data["mode"] != "fast" {
+		t.Fatalf("the synced ConfigMap: %v %v", cm, err)
+	}
+	if r := run("", "app", "diff", "cli-app"); r.code != 0 {
+		t.Errorf("app diff of a synced app = %d %q %q, want 0", r.code, r.stdout, r.stderr)
+	}
+
+	// Drift: diff exits 1 and shows the change; a second sync repairs it.
+	cm.Data["mode"] = "slow"
+	if _, err := cluster.Client.CoreV1().ConfigMaps(dest).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "app diff to see the drift", func() (bool, string) {
+		r := run("", "app", "diff", "cli-app")
+		return r.code == cliExitNotAsExpected && strings.Contains(r.stdout, "slow"), fmt.Sprintf("%+v", r)
+	})
+	runOK("app", "sync", "cli-app")
+	runOK("app", "wait", "cli-app", "--sync", "--operation")
+	if r := run("", "app", "diff", "cli-app"); r.code != 0 {
+		t.Errorf("app diff after the second sync = %d %q, want 0", r.code, r.stdout)
+	}
+
+	var history []struct {
+		ID       int `json:"id"`
+		Revision string
+	}
+	if err := json.Unmarshal([]byte(runOK("app", "history", "cli-app", "-o", "json")), &history); err != nil || len(history) != 2 {
+		t.Fatalf("app history -o json = %+v, %v; want two deployments", history, err)
+	}
+	rolled := parseApp(runOK("app", "rollback", "cli-app", strconv.Itoa(history[0].ID), "-o", "json"))
+	if rolled.Status.OperationState == nil || rolled.Status.OperationState.Phase != "Succeeded" || len(rolled.Status.History) != 3 {
+		t.Errorf("app rollback -o json = %+v, want a third deployment", rolled)
+	}
+
+	// CI: a server and a token from the environment, no configuration.
+	ci := s.runCLIBinary(t, t.TempDir(), "", []string{"GRAPHCD_SERVER=" + s.base, "GRAPHCD_AUTH_TOKEN=" + cur.Token}, "app", "list", "-o", "name")
+	if ci.code != 0 || ci.stdout != "cli-app\n" {
+		t.Errorf("app list with GRAPHCD_SERVER and GRAPHCD_AUTH_TOKEN = %+v", ci)
+	}
+
+	// Errors exit 2 with the API's code.
+	if r := run("", "app", "get", "no-such-app"); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+		t.Errorf("app get of an unknown app = %d %q, want exit 2 and NOT_FOUND", r.code, r.stderr)
+	}
+	if r := run("", "app", "sync", "no-such-app"); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+		t.Errorf("app sync of an unknown app = %d %q, want exit 2 and NOT_FOUND", r.code, r.stderr)
+	}
+
+	// Background: this cluster runs no garbage collector to finish a
+	// foreground deletion of the ConfigMap.
+	runOK("app", "delete", "cli-app", "--propagation-policy", "background", "--wait")
+	if r := run("", "app", "get", "cli-app"); r.code != cliExitError {
+		t.Errorf("app get after delete = %d %q, want exit 2", r.code, r.stdout)
+	}
+	poll(t, "the cascading delete to remove the ConfigMap", func() (bool, string) {
+		_, err := cluster.Client.CoreV1().ConfigMaps(dest).Get(t.Context(), "settings", metav1.GetOptions{})
+		return err != nil, fmt.Sprint(err)
+	})
+
+	// Logout revokes the session and forgets its token.
+	runOK("logout")
+	if cfg, err := client.LoadConfig(path); err != nil || cfg.Current() == nil || cfg.Current().Token != "" {
+		t.Errorf("config after logout: %+v %v", cfg, err)
+	}
+	revoked := s.runCLIBinary(t, t.TempDir(), "", []string{"GRAPHCD_SERVER=" + s.base, "GRAPHCD_AUTH_TOKEN=" + cur.Token}, "app", "list")
+	if revoked.code != cliExitError || !strings.Contains(revoked.stderr, client.CodeUnauthenticated) || strings.Contains(revoked.stderr, cur.Token) {
+		t.Errorf("app list with the logged-out token = %d %q, want exit 2 UNAUTHENTICATED without the token", revoked.code, revoked.stderr)
+	}
+}
