@@ -5,6 +5,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
@@ -85,7 +86,7 @@ func (s *syncBuffer) String() string {
 // it on the cluster in a namespace of its own, with or without the
 // controller (without it the test writes the apps' status itself). It
 // returns the base URL and the namespace.
-func startServer(t *testing.T, controller bool) (base, ns string) {
+func startServer(t testing.TB, controller bool) (base, ns string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "graphcd")
 	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
@@ -162,6 +163,51 @@ func createApps(t *testing.T, kube client.Client, ns string) {
 	}
 }
 
+// createManyApps creates n apps named app-00001 ... with a mix of
+// statuses, eight at a time.
+func createManyApps(t testing.TB, kube client.Client, ns string, n int) {
+	t.Helper()
+	syncs := []v1alpha1.SyncStatusCode{v1alpha1.SyncStatusCodeSynced, v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.SyncStatusCodeSynced}
+	healths := []v1alpha1.HealthStatusCode{v1alpha1.HealthStatusHealthy, v1alpha1.HealthStatusHealthy, v1alpha1.HealthStatusDegraded, v1alpha1.HealthStatusProgressing, v1alpha1.HealthStatusHealthy}
+	next := make(chan int)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				app := &v1alpha1.Application{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: ns},
+					Spec: v1alpha1.ApplicationSpec{
+						Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: fmt.Sprintf("apps/%d", i)},
+						Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: fmt.Sprintf("team-%d", i%50)},
+					},
+				}
+				err := kube.Create(context.Background(), app)
+				if err == nil {
+					app.Status.Sync.Status = syncs[i%len(syncs)]
+					app.Status.Health.Status = healths[i%len(healths)]
+					err = kube.Status().Update(context.Background(), app)
+				}
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatalf("create apps: %v", err)
+	}
+}
+
 // TestLoginAndList drives the console in Chromium against the real server:
 // login through the form, the apps with their badges, a health filter that
 // lands in the URL (see web/e2e/login-and-list.mjs for every step).
@@ -216,7 +262,7 @@ func TestLiveBadges(t *testing.T) {
 
 // runScript runs a browser script as admin against base; screenshots go to
 // the test's artifact directory.
-func runScript(t *testing.T, script, base, ns string) {
+func runScript(t testing.TB, script, base, ns string) []byte {
 	t.Helper()
 	secret, err := cluster.Client.CoreV1().Secrets(ns).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
 	if err != nil {
@@ -226,14 +272,16 @@ func runScript(t *testing.T, script, base, ns string) {
 	cmd := exec.CommandContext(t.Context(), "node", script, base, "admin", string(secret.Data["password"]), artifacts)
 	cmd.Dir = "web"
 	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium)
-	out, err := cmd.CombinedOutput()
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
 	t.Logf("%s:\n%s", script, out)
 	if err != nil {
 		t.Fatalf("%s: %v (screenshots in %s)", script, err, artifacts)
 	}
+	return out
 }
 
-func newKube(t *testing.T) client.Client {
+func newKube(t testing.TB) client.Client {
 	t.Helper()
 	ctrllog.SetLogger(logr.Discard())
 	scheme := runtime.NewScheme()
@@ -285,4 +333,41 @@ func serveRepo(t *testing.T, files map[string]string) string {
 	}})
 	t.Cleanup(srv.Close)
 	return srv.URL + "/apps.git"
+}
+
+// BenchmarkListScale measures the console's applications list with
+// GRAPHCD_CONSOLE_APPS applications (default 10,000; created once) through
+// web/e2e/list-scale.mjs: ms from navigation to the first row, to the
+// total count, and for the next page after a scroll to the end.
+func BenchmarkListScale(b *testing.B) {
+	if skipReason != "" {
+		b.Skip("browser benchmark skipped: " + skipReason)
+	}
+	n := 10_000
+	if v := os.Getenv("GRAPHCD_CONSOLE_APPS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("GRAPHCD_CONSOLE_APPS=%q: %v", v, err)
+		}
+	}
+	base, ns := startServer(b, false)
+	createManyApps(b, newKube(b), ns, n)
+	var firstRow, total, nextPage float64
+	for b.Loop() {
+		out := runScript(b, "e2e/list-scale.mjs", base, ns)
+		var m struct{ FirstRowMs, TotalMs, NextPageMs float64 }
+		var figures []byte
+		for line := range bytes.Lines(out) {
+			if bytes.HasPrefix(line, []byte("{")) {
+				figures = line
+			}
+		}
+		if err := json.Unmarshal(figures, &m); err != nil {
+			b.Fatalf("figures from the script: %v\n%s", err, out)
+		}
+		firstRow, total, nextPage = firstRow+m.FirstRowMs, total+m.TotalMs, nextPage+m.NextPageMs
+	}
+	b.ReportMetric(firstRow/float64(b.N), "ms-first-row")
+	b.ReportMetric(total/float64(b.N), "ms-total-count")
+	b.ReportMetric(nextPage/float64(b.N), "ms-next-page")
 }

@@ -16,6 +16,18 @@ function wsURL(): string {
   return `${proto}//${window.location.host}/api/graphql`
 }
 
+const reconnectListeners = new Set<() => void>()
+
+/**
+ * onReconnect calls f each time the websocket comes back after it dropped:
+ * events sent meanwhile are lost, so what they would have changed must be
+ * fetched again. It returns how to stop.
+ */
+export function onReconnect(f: () => void): () => void {
+  reconnectListeners.add(f)
+  return () => reconnectListeners.delete(f)
+}
+
 function closeCode(ev: unknown): number | undefined {
   return (ev as { code?: number } | null)?.code
 }
@@ -26,6 +38,9 @@ export const ws = createWSClient({
   // A socket closed for a bad token must not reconnect with the same cookie.
   shouldRetry: (ev) => closeCode(ev) !== WS_UNAUTHORIZED,
   on: {
+    connected: (_socket, _payload, wasRetry) => {
+      if (wasRetry) for (const f of reconnectListeners) f()
+    },
     closed: (ev) => {
       if (closeCode(ev) === WS_UNAUTHORIZED) session.expired()
     },

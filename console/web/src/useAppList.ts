@@ -2,6 +2,7 @@
 // loaded rows live through the applicationEvents subscription.
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { useClient } from 'urql'
+import { onReconnect } from './client'
 import { ApplicationEventsSubscription, ApplicationsQuery } from './documents'
 import { toFilter, toOrder, type ListView } from './filters'
 import { appendRows, applyEvent, makeRows, type Rows } from './rows'
@@ -95,7 +96,12 @@ export function useAppList(view: ListView): AppList {
       if (ev.lagged) reload(loaded.current)
       else setRows((prev) => applyEvent(prev, ev))
     })
-    return () => sub.unsubscribe()
+    // Events sent while the socket was down are lost: load again.
+    const stop = onReconnect(() => reload(loaded.current))
+    return () => {
+      sub.unsubscribe()
+      stop()
+    }
   }, [client, reload])
 
   return { rows, totalCount, hasNext, loading, error, loadMore, eventCount }
