@@ -3,10 +3,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,5 +241,79 @@ spec:
 	revoked := s.runCLIBinary(t, t.TempDir(), "", []string{"GRAPHCD_SERVER=" + s.base, "GRAPHCD_AUTH_TOKEN=" + cur.Token}, "app", "list")
 	if revoked.code != cliExitError || !strings.Contains(revoked.stderr, client.CodeUnauthenticated) || strings.Contains(revoked.stderr, cur.Token) {
 		t.Errorf("app list with the logged-out token = %d %q, want exit 2 UNAUTHENTICATED without the token", revoked.code, revoked.stderr)
+	}
+}
+
+// graphcd login --sso: the CLI prints the embedded Dex's login URL, a
+// browser (here an HTTP client) logs in there and is sent back to the
+// CLI's loopback port, and the CLI keeps the session it trades the ID
+// token for.
+func TestCLILoginSSO(t *testing.T) {
+	s := startAuthServer(t)
+	home := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), s.bin, "login", s.base, "--sso")
+	cmd.Env = append(binaryEnv(), "XDG_CONFIG_HOME="+home, "DISPLAY=", "WAYLAND_DISPLAY=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var loginURL string
+	var printed strings.Builder
+	for loginURL == "" && lines.Scan() {
+		printed.WriteString(lines.Text() + "\n")
+		if u := strings.TrimSpace(lines.Text()); strings.HasPrefix(u, s.base+"/api/dex/") {
+			loginURL = u
+		}
+	}
+	if loginURL == "" {
+		_ = cmd.Wait()
+		t.Fatalf("login --sso printed no login URL:\n%s", printed.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := &http.Client{Jar: jar}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, loginURL, nil)
+	code, page := do(t, browser, req)
+	m := dexForm.FindStringSubmatch(page)
+	if code != http.StatusOK || m == nil {
+		t.Fatalf("the login URL answered %d without Dex's form: %.400s", code, page)
+	}
+	action, err := url.Parse(loginURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if action, err = action.Parse(html.UnescapeString(m[1])); err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"login": {ssoEmail}, "password": {ssoPassword}}
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost, action.String(), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if code, body := do(t, browser, req); code != http.StatusOK || !strings.Contains(body, "Logged in") {
+		t.Errorf("the redirect to the CLI ended with %d %q", code, body)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("login --sso: %v\n%s", err, out.String())
+	}
+	cfg, err := client.LoadConfig(filepath.Join(home, "graphcd", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := cfg.Current()
+	if cur == nil || cur.Server != s.base || cur.Token == "" || cur.User == "" || cur.User == "anonymous" {
+		t.Fatalf("context after login --sso: %+v", cur)
+	}
+	// The session is alice's: she may list apps (none of team-proj exist).
+	if r := s.runCLIBinary(t, home, "", nil, "app", "list", "-o", "json"); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("app list as the SSO user = %+v", r)
 	}
 }
