@@ -1382,6 +1382,39 @@ func (v *ApplicationFilter) GetAutoSync() *bool { return v.AutoSync }
 // GetSearch returns ApplicationFilter.Search, and is useful for accessing the field via an interface.
 func (v *ApplicationFilter) GetSearch() *string { return v.Search }
 
+// ApplicationManifestsApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type ApplicationManifestsApplication struct {
+	// The desired manifests of the application's sources as the repository
+	// server renders them, one YAML document per object, like Argo CD's
+	// `argocd app manifests --revision`. Every source of a multi-source
+	// application is rendered, in order (a source that only provides files
+	// through `ref` renders nothing). The objects are shown before the
+	// controller fills in the destination namespace and its tracking label.
+	// BAD_USER_INPUT when a revision is malformed or does not exist, or when
+	// sourcePosition names no source; FORBIDDEN when the application's project
+	// does not permit a source's repository.
+	Manifests []string `json:"manifests"`
+}
+
+// GetManifests returns ApplicationManifestsApplication.Manifests, and is useful for accessing the field via an interface.
+func (v *ApplicationManifestsApplication) GetManifests() []string { return v.Manifests }
+
+// ApplicationManifestsResponse is returned by ApplicationManifests on success.
+type ApplicationManifestsResponse struct {
+	// One application by name. Null when it does not exist.
+	Application *ApplicationManifestsApplication `json:"application"`
+}
+
+// GetApplication returns ApplicationManifestsResponse.Application, and is useful for accessing the field via an interface.
+func (v *ApplicationManifestsResponse) GetApplication() *ApplicationManifestsApplication {
+	return v.Application
+}
+
 // Names one application.
 type ApplicationRef struct {
 	// The application's name.
@@ -1395,6 +1428,29 @@ func (v *ApplicationRef) GetName() string { return v.Name }
 
 // GetNamespace returns ApplicationRef.Namespace, and is useful for accessing the field via an interface.
 func (v *ApplicationRef) GetNamespace() *string { return v.Namespace }
+
+// ApplicationYAMLApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type ApplicationYAMLApplication struct {
+	// The whole Application object as YAML, as kubectl would print it (without managedFields).
+	Yaml string `json:"yaml"`
+}
+
+// GetYaml returns ApplicationYAMLApplication.Yaml, and is useful for accessing the field via an interface.
+func (v *ApplicationYAMLApplication) GetYaml() string { return v.Yaml }
+
+// ApplicationYAMLResponse is returned by ApplicationYAML on success.
+type ApplicationYAMLResponse struct {
+	// One application by name. Null when it does not exist.
+	Application *ApplicationYAMLApplication `json:"application"`
+}
+
+// GetApplication returns ApplicationYAMLResponse.Application, and is useful for accessing the field via an interface.
+func (v *ApplicationYAMLResponse) GetApplication() *ApplicationYAMLApplication { return v.Application }
 
 // CreateApplicationCreateApplication includes the requested fields of the GraphQL type Application.
 // The GraphQL type's documentation follows.
@@ -2433,6 +2489,130 @@ func (v *TerminateOperationTerminateOperationApplication) __premarshalJSON() (*_
 	return &retval, nil
 }
 
+// A new spec for an application.
+type UpdateApplicationSpecInput struct {
+	// The application.
+	Application ApplicationRef `json:"application"`
+	// The spec as YAML or JSON (the content of `spec:`). Unknown fields are errors.
+	Spec string `json:"spec"`
+}
+
+// GetApplication returns UpdateApplicationSpecInput.Application, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecInput) GetApplication() ApplicationRef { return v.Application }
+
+// GetSpec returns UpdateApplicationSpecInput.Spec, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecInput) GetSpec() string { return v.Spec }
+
+// UpdateApplicationSpecResponse is returned by UpdateApplicationSpec on success.
+type UpdateApplicationSpecResponse struct {
+	// Replaces an application's spec.
+	UpdateApplicationSpec UpdateApplicationSpecUpdateApplicationSpecApplication `json:"updateApplicationSpec"`
+}
+
+// GetUpdateApplicationSpec returns UpdateApplicationSpecResponse.UpdateApplicationSpec, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecResponse) GetUpdateApplicationSpec() UpdateApplicationSpecUpdateApplicationSpecApplication {
+	return v.UpdateApplicationSpec
+}
+
+// UpdateApplicationSpecUpdateApplicationSpecApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type UpdateApplicationSpecUpdateApplicationSpecApplication struct {
+	AppSummary `json:"-"`
+}
+
+// GetName returns UpdateApplicationSpecUpdateApplicationSpecApplication.Name, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) GetName() string {
+	return v.AppSummary.Name
+}
+
+// GetNamespace returns UpdateApplicationSpecUpdateApplicationSpecApplication.Namespace, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) GetNamespace() string {
+	return v.AppSummary.Namespace
+}
+
+// GetProject returns UpdateApplicationSpecUpdateApplicationSpecApplication.Project, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) GetProject() string {
+	return v.AppSummary.Project
+}
+
+// GetDeleting returns UpdateApplicationSpecUpdateApplicationSpecApplication.Deleting, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) GetDeleting() bool {
+	return v.AppSummary.Deleting
+}
+
+// GetSpec returns UpdateApplicationSpecUpdateApplicationSpecApplication.Spec, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) GetSpec() AppSummarySpecApplicationSpec {
+	return v.AppSummary.Spec
+}
+
+// GetStatus returns UpdateApplicationSpecUpdateApplicationSpecApplication.Status, and is useful for accessing the field via an interface.
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) GetStatus() AppSummaryStatusApplicationStatus {
+	return v.AppSummary.Status
+}
+
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateApplicationSpecUpdateApplicationSpecApplication
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateApplicationSpecUpdateApplicationSpecApplication = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.AppSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateApplicationSpecUpdateApplicationSpecApplication struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Project string `json:"project"`
+
+	Deleting bool `json:"deleting"`
+
+	Spec AppSummarySpecApplicationSpec `json:"spec"`
+
+	Status AppSummaryStatusApplicationStatus `json:"status"`
+}
+
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) __premarshalJSON() (*__premarshalUpdateApplicationSpecUpdateApplicationSpecApplication, error) {
+	var retval __premarshalUpdateApplicationSpecUpdateApplicationSpecApplication
+
+	retval.Name = v.AppSummary.Name
+	retval.Namespace = v.AppSummary.Namespace
+	retval.Project = v.AppSummary.Project
+	retval.Deleting = v.AppSummary.Deleting
+	retval.Spec = v.AppSummary.Spec
+	retval.Status = v.AppSummary.Status
+	return &retval, nil
+}
+
 // WatchApplicationApplication includes the requested fields of the GraphQL type Application.
 // The GraphQL type's documentation follows.
 //
@@ -2604,6 +2784,38 @@ func (v *__ApplicationEventsInput) GetNamespace() *string { return v.Namespace }
 // GetFirst returns __ApplicationEventsInput.First, and is useful for accessing the field via an interface.
 func (v *__ApplicationEventsInput) GetFirst() int { return v.First }
 
+// __ApplicationManifestsInput is used internally by genqlient
+type __ApplicationManifestsInput struct {
+	Name           string  `json:"name"`
+	Namespace      *string `json:"namespace"`
+	Revision       *string `json:"revision"`
+	SourcePosition *int    `json:"sourcePosition"`
+}
+
+// GetName returns __ApplicationManifestsInput.Name, and is useful for accessing the field via an interface.
+func (v *__ApplicationManifestsInput) GetName() string { return v.Name }
+
+// GetNamespace returns __ApplicationManifestsInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__ApplicationManifestsInput) GetNamespace() *string { return v.Namespace }
+
+// GetRevision returns __ApplicationManifestsInput.Revision, and is useful for accessing the field via an interface.
+func (v *__ApplicationManifestsInput) GetRevision() *string { return v.Revision }
+
+// GetSourcePosition returns __ApplicationManifestsInput.SourcePosition, and is useful for accessing the field via an interface.
+func (v *__ApplicationManifestsInput) GetSourcePosition() *int { return v.SourcePosition }
+
+// __ApplicationYAMLInput is used internally by genqlient
+type __ApplicationYAMLInput struct {
+	Name      string  `json:"name"`
+	Namespace *string `json:"namespace"`
+}
+
+// GetName returns __ApplicationYAMLInput.Name, and is useful for accessing the field via an interface.
+func (v *__ApplicationYAMLInput) GetName() string { return v.Name }
+
+// GetNamespace returns __ApplicationYAMLInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__ApplicationYAMLInput) GetNamespace() *string { return v.Namespace }
+
 // __CreateApplicationInput is used internally by genqlient
 type __CreateApplicationInput struct {
 	Input CreateApplicationInput `json:"input"`
@@ -2671,6 +2883,14 @@ type __TerminateOperationInput struct {
 
 // GetInput returns __TerminateOperationInput.Input, and is useful for accessing the field via an interface.
 func (v *__TerminateOperationInput) GetInput() ApplicationRef { return v.Input }
+
+// __UpdateApplicationSpecInput is used internally by genqlient
+type __UpdateApplicationSpecInput struct {
+	Input UpdateApplicationSpecInput `json:"input"`
+}
+
+// GetInput returns __UpdateApplicationSpecInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateApplicationSpecInput) GetInput() UpdateApplicationSpecInput { return v.Input }
 
 // __WatchApplicationInput is used internally by genqlient
 type __WatchApplicationInput struct {
@@ -2763,6 +2983,83 @@ func ApplicationEvents(
 	}
 
 	data_ = &ApplicationEventsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ApplicationManifests.
+const ApplicationManifests_Operation = `
+query ApplicationManifests ($name: String!, $namespace: String, $revision: String, $sourcePosition: Int) {
+	application(name: $name, namespace: $namespace) {
+		manifests(revision: $revision, sourcePosition: $sourcePosition)
+	}
+}
+`
+
+func ApplicationManifests(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+	namespace *string,
+	revision *string,
+	sourcePosition *int,
+) (data_ *ApplicationManifestsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ApplicationManifests",
+		Query:  ApplicationManifests_Operation,
+		Variables: &__ApplicationManifestsInput{
+			Name:           name,
+			Namespace:      namespace,
+			Revision:       revision,
+			SourcePosition: sourcePosition,
+		},
+	}
+
+	data_ = &ApplicationManifestsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ApplicationYAML.
+const ApplicationYAML_Operation = `
+query ApplicationYAML ($name: String!, $namespace: String) {
+	application(name: $name, namespace: $namespace) {
+		yaml
+	}
+}
+`
+
+// The whole Application object, for app set to change its spec.
+func ApplicationYAML(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+	namespace *string,
+) (data_ *ApplicationYAMLResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ApplicationYAML",
+		Query:  ApplicationYAML_Operation,
+		Variables: &__ApplicationYAMLInput{
+			Name:      name,
+			Namespace: namespace,
+		},
+	}
+
+	data_ = &ApplicationYAMLResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -3455,6 +3752,88 @@ func TerminateOperation(
 	}
 
 	data_ = &TerminateOperationResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateApplicationSpec.
+const UpdateApplicationSpec_Operation = `
+mutation UpdateApplicationSpec ($input: UpdateApplicationSpecInput!) {
+	updateApplicationSpec(input: $input) {
+		... AppSummary
+	}
+}
+fragment AppSummary on Application {
+	name
+	namespace
+	project
+	deleting
+	spec {
+		source {
+			repoURL
+			path
+			targetRevision
+			chart
+		}
+		sources {
+			repoURL
+			path
+			targetRevision
+			chart
+		}
+		destination {
+			server
+			name
+			namespace
+		}
+		syncPolicy {
+			automated {
+				enabled
+				prune
+				selfHeal
+			}
+		}
+	}
+	status {
+		sync {
+			status
+			revision
+		}
+		health {
+			status
+			message
+		}
+		operationState {
+			phase
+			message
+			startedAt
+			finishedAt
+		}
+	}
+}
+`
+
+func UpdateApplicationSpec(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateApplicationSpecInput,
+) (data_ *UpdateApplicationSpecResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateApplicationSpec",
+		Query:  UpdateApplicationSpec_Operation,
+		Variables: &__UpdateApplicationSpecInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateApplicationSpecResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

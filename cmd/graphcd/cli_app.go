@@ -38,7 +38,7 @@ func newAppCmd(root *rootOptions) *cobra.Command {
 	o := &appOptions{cliOptions: cliOptions{root: root}, output: newOutput()}
 	c := &cobra.Command{
 		Use:   "app",
-		Short: "Manage applications: list, get, create, sync, wait, diff, history, rollback, delete",
+		Short: "Manage applications: list, get, create, set, sync, wait, diff, history, rollback, delete",
 		Long: `Manage applications through the graphcd API.
 
 Exit codes: 0 when all went as asked; 1 when the command worked but the
@@ -54,7 +54,8 @@ application (NOT_FOUND) or a refused request (FORBIDDEN).`,
 	f.VarP(o.output, "output", "o", "output format: "+strings.Join(outputFormats, ", "))
 	c.AddCommand(newAppListCmd(o), newAppGetCmd(o), newAppCreateCmd(o), newAppDeleteCmd(o),
 		newAppSyncCmd(o), newAppWaitCmd(o), newAppHistoryCmd(o), newAppRollbackCmd(o),
-		newAppTerminateOpCmd(o), newAppDiffCmd(o), newAppResourcesCmd(o), newAppEventsCmd(o))
+		newAppTerminateOpCmd(o), newAppDiffCmd(o), newAppResourcesCmd(o), newAppEventsCmd(o),
+		newAppManifestsCmd(o), newAppSetCmd(o))
 	return c
 }
 

@@ -140,6 +140,16 @@ spec:
 		t.Errorf("app list -o name = %q", got)
 	}
 
+	runOK("app", "set", "cli-app", "--revision", "v1.0.0")
+	var spec struct {
+		Spec struct {
+			Source struct{ TargetRevision string }
+		}
+	}
+	if err := json.Unmarshal([]byte(runOK("app", "get", "cli-app", "-o", "json")), &spec); err != nil || spec.Spec.Source.TargetRevision != "v1.0.0" {
+		t.Errorf("after app set --revision v1.0.0 the spec is %+v, %v", spec, err)
+	}
+
 	// Never synced: waiting for Synced times out with exit code 1.
 	if r := run("", "app", "wait", "cli-app", "--sync", "--timeout", "2s"); r.code != cliExitNotAsExpected || !strings.Contains(r.stderr, "timed out") {
 		t.Errorf("app wait --sync before any sync = %d %q, want exit 1", r.code, r.stderr)
@@ -179,6 +189,9 @@ spec:
 	}
 	if r := run("", "app", "diff", "cli-app"); r.code != 0 {
 		t.Errorf("app diff of a synced app = %d %q %q, want 0", r.code, r.stdout, r.stderr)
+	}
+	if got := runOK("app", "manifests", "cli-app"); !strings.Contains(got, "name: settings") {
+		t.Errorf("app manifests = %q, want the ConfigMap", got)
 	}
 
 	// Drift: diff exits 1 and shows the change; a second sync repairs it.

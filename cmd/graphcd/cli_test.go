@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -88,5 +89,57 @@ func TestContextCommand(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, env, "app", "get"); code != exitUsage {
 		t.Errorf("app get without a name = %d, want %d", code, exitUsage)
+	}
+}
+
+func TestSpecEditApply(t *testing.T) {
+	s := func(v string) *string { return &v }
+	yes, no := true, false
+	for _, tc := range []struct {
+		name    string
+		edit    specEdit
+		spec    string
+		want    string
+		wantErr string
+	}{
+		{"source", specEdit{revision: s("v2"), path: s("web")},
+			`{"source":{"repoURL":"r","path":"app","targetRevision":"main"},"destination":{"server":"s","namespace":"n"}}`,
+			`{"source":{"repoURL":"r","path":"web","targetRevision":"v2"},"destination":{"server":"s","namespace":"n"}}`, ""},
+		{"destination by name drops the server", specEdit{destName: s("in-cluster"), destNS: s("web")},
+			`{"destination":{"server":"s","namespace":"n"}}`,
+			`{"destination":{"name":"in-cluster","namespace":"web"}}`, ""},
+		{"automated with prune", specEdit{syncPolicy: s("automated"), autoPrune: &yes, selfHeal: &no},
+			`{"destination":{}}`,
+			`{"destination":{},"syncPolicy":{"automated":{"prune":true,"selfHeal":false}}}`, ""},
+		{"manual keeps the options", specEdit{syncPolicy: s("none")},
+			`{"destination":{},"syncPolicy":{"automated":{"prune":true},"syncOptions":["CreateNamespace=true"]}}`,
+			`{"destination":{},"syncPolicy":{"syncOptions":["CreateNamespace=true"]}}`, ""},
+		{"prune without automated", specEdit{autoPrune: &yes}, `{"destination":{}}`, "", "need automated sync"},
+		{"multi-source", specEdit{revision: s("v2")}, `{"sources":[{"repoURL":"r"}],"destination":{}}`, "", "several"},
+		{"bad policy", specEdit{syncPolicy: s("sometimes")}, `{"destination":{}}`, "", "want automated or none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var spec map[string]any
+			if err := json.Unmarshal([]byte(tc.spec), &spec); err != nil {
+				t.Fatal(err)
+			}
+			err := tc.edit.apply(spec)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("apply = %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want map[string]any
+			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(spec, want); d != "" {
+				t.Errorf("spec (-got +want):\n%s", d)
+			}
+		})
 	}
 }
