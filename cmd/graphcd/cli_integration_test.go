@@ -16,12 +16,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
@@ -328,5 +332,58 @@ func TestCLILoginSSO(t *testing.T) {
 	// The session is alice's: she may list apps (none of team-proj exist).
 	if r := s.runCLIBinary(t, home, "", nil, "app", "list", "-o", "json"); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
 		t.Errorf("app list as the SSO user = %+v", r)
+	}
+}
+
+// app list fetches every page: more apps than one page (500) holds, with
+// a filter applied on the server.
+func TestCLIListPages(t *testing.T) {
+	s := startAuthServer(t)
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	apps, err := ctrlclient.New(cluster.Config, ctrlclient.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = listPageSize + 3
+	want := make([]string, 0, n)
+	for i := range n {
+		name := fmt.Sprintf("page-%03d", i)
+		project := "default"
+		if i%100 == 0 {
+			project = "other"
+		}
+		app := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     project,
+				Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: name},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: name},
+			},
+		}
+		if err := apps.Create(t.Context(), app); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, name)
+	}
+	secret, err := cluster.Client.CoreV1().Secrets(s.namespace).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	if r := s.runCLIBinary(t, home, string(secret.Data["password"]), nil, "login", s.base, "--username", "admin", "--password-stdin"); r.code != 0 {
+		t.Fatalf("login = %+v", r)
+	}
+	poll(t, "app list to return every app", func() (bool, string) {
+		r := s.runCLIBinary(t, home, "", nil, "app", "list", "-o", "name")
+		got := strings.Fields(r.stdout)
+		return r.code == 0 && slices.Equal(got, want), fmt.Sprintf("exit %d, %d names, stderr %q", r.code, len(got), r.stderr)
+	})
+	r := s.runCLIBinary(t, home, "", nil, "app", "list", "--project", "other", "-o", "json")
+	var other []struct{ Name, Project string }
+	if err := json.Unmarshal([]byte(r.stdout), &other); err != nil || len(other) != 6 || other[0].Name != "page-000" || other[5].Project != "other" {
+		t.Errorf("app list --project other -o json = %+v, %v (%q)", other, err, r.stderr)
 	}
 }

@@ -143,3 +143,28 @@ func TestSpecEditApply(t *testing.T) {
 		})
 	}
 }
+
+func TestCompletionScripts(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "__start_graphcd", "zsh": "#compdef graphcd", "fish": "complete -c graphcd"} {
+		code, out, errOut := runCLI(t, nil, "completion", shell)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("completion %s = %d, %q in the script: %v; stderr %q", shell, code, want, strings.Contains(out, want), errOut)
+		}
+	}
+	// Contexts complete from the configuration file.
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	path, err := client.ConfigPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &client.Config{}
+	cfg.Put(client.Context{Name: "prod.example.com", Server: "https://prod.example.com"})
+	if err := cfg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, map[string]string{"XDG_CONFIG_HOME": home}, "__complete", "context", "")
+	if code != 0 || !strings.Contains(out, "prod.example.com") {
+		t.Errorf("completing a context = %d %q", code, out)
+	}
+}
