@@ -64,6 +64,7 @@ func TestDiffFixtures(t *testing.T) {
 			modified: true, textHas: []string{"-  drop: old", "   added-by-operator: x"},
 		},
 		{name: "without last-applied, fields only in live are ignored", fixture: "two-way"},
+		{name: "an empty map in last-applied (kubectl apply's annotations: {}) removes nothing", fixture: "empty-last-applied"},
 		{
 			name: "list element removed from desired but in last-applied is a change", fixture: "keyed-removal",
 			modified: true, textHas: []string{"-        - name: A"},

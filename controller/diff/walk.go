@@ -204,8 +204,10 @@ func (w *walker) walkMap(dm, lm, lam map[string]any, sc *schemaNode, cd, cl curs
 				continue
 			}
 		}
-		// k exists only in live
-		_, inLast := lam[k]
+		// k exists only in live; an empty value in the last apply (kubectl
+		// writes "annotations": {}) asked for nothing, so removes nothing
+		lastV, inLast := lam[k]
+		inLast = inLast && !isEmpty(lastV)
 		if w.pending && !w.symmetric && w.mayBeApplied(k) {
 			w.abort = true
 			return res{}
