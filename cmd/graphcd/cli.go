@@ -134,7 +134,11 @@ func cliRun(run func(c *cobra.Command, args []string) error) func(*cobra.Command
 		if _, ok := errors.AsType[*usageError](err); ok {
 			return err // exits 2 with a pointer to --help
 		}
-		return exitCodeError{code: cliExitError, err: client.Explain(err)}
+		err = client.Explain(err)
+		if client.HasCode(err, client.CodeUnauthenticated) {
+			err = fmt.Errorf("%w; log in with graphcd login SERVER, or give a valid --auth-token", err)
+		}
+		return exitCodeError{code: cliExitError, err: err}
 	}
 }
 
