@@ -336,7 +336,7 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 		return 0, fmt.Errorf("cannot delete the application's resources: no client for cluster %s", t.cluster.Name)
 	}
 	remaining := 0
-	var failed []string
+	var failed, awaiting []string
 	for _, key := range dest.Live.Managed(app.Name) {
 		if createdNamespace(app, key) {
 			continue
@@ -353,6 +353,10 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 			continue
 		}
 		remaining++
+		if deleteNeedsConfirmation(obj) && !appsync.DeletionApproved(app.Annotations, deletionTime(app)) {
+			awaiting = append(awaiting, describe(key))
+			continue
+		}
 		if obj.GetDeletionTimestamp() != nil {
 			continue
 		}
@@ -363,7 +367,30 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 	if len(failed) > 0 {
 		return remaining, fmt.Errorf("deleting the application's resources failed: %s", strings.Join(failed, "; "))
 	}
+	if len(awaiting) > 0 {
+		return remaining, fmt.Errorf("waiting for deletion confirmation of %s (Delete=confirm): annotate the application with %s=<now, RFC 3339>",
+			strings.Join(awaiting, ", "), appsync.AnnotationDeletionApproved)
+	}
 	return remaining, nil
+}
+
+// deleteNeedsConfirmation reports whether obj has the sync option
+// Delete=confirm: deleting it with its application waits for approval.
+func deleteNeedsConfirmation(obj *unstructured.Unstructured) bool {
+	for e := range strings.SplitSeq(obj.GetAnnotations()[appsync.AnnotationSyncOptions], ",") {
+		if strings.EqualFold(strings.TrimSpace(e), "Delete=confirm") {
+			return true
+		}
+	}
+	return false
+}
+
+// deletionTime is when the application was deleted (now if it is not).
+func deletionTime(app *v1alpha1.Application) time.Time {
+	if t := app.GetDeletionTimestamp(); t != nil {
+		return t.Time
+	}
+	return time.Now()
 }
 
 // deleteObject deletes obj, if it still is the object read, with policy.

@@ -85,3 +85,19 @@ func TestCreatedNamespace(t *testing.T) {
 		}
 	}
 }
+
+func TestDeleteNeedsConfirmation(t *testing.T) {
+	for v, want := range map[string]bool{
+		"":                               false,
+		"Delete=confirm":                 true,
+		"Prune=confirm":                  false,
+		"PruneLast=true, Delete=confirm": true,
+		"Delete=false":                   false,
+	} {
+		obj := &unstructured.Unstructured{Object: map[string]any{}}
+		obj.SetAnnotations(map[string]string{"argocd.argoproj.io/sync-options": v})
+		if got := deleteNeedsConfirmation(obj); got != want {
+			t.Errorf("deleteNeedsConfirmation(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

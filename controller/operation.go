@@ -286,7 +286,8 @@ func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv
 			namespaced, err := lv.IsNamespaced(schema.GroupKind{Group: group, Kind: kind})
 			return err == nil && !namespaced
 		},
-		OutOfSync: r.outOfSync(app),
+		OutOfSync:     r.outOfSync(app),
+		PruneApproved: appsync.DeletionApproved(app.Annotations, st.StartedAt.Time),
 	}
 	if p := app.Spec.SyncPolicy; p != nil {
 		opts.SyncOptions = append(opts.SyncOptions, p.SyncOptions...)

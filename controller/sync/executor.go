@@ -308,6 +308,11 @@ func (s *step) advance(ctx context.Context, entries []*entry) (bool, Result, err
 					return false, Result{RequeueAfter: wait}, nil
 				}
 			}
+			if en := awaitingConfirmation(waiting); en != nil && !s.run.DryRun {
+				s.st.Message = "waiting for pruning confirmation of " + en.ref(s) +
+					": annotate the application with " + AnnotationDeletionApproved + "=<now, RFC 3339>"
+				return false, s.wait(), nil
+			}
 			for _, en := range waiting {
 				if err := s.start(ctx, en); err != nil {
 					return false, s.wait(), err

@@ -96,6 +96,9 @@ func lines(tasks []sync.Task) []string {
 		if t.PruneSkipped != "" {
 			l += " skip:" + t.PruneSkipped
 		}
+		if t.AwaitsConfirmation {
+			l += " awaits-confirmation"
+		}
 		if t.CreatesNamespace {
 			l += " creates-namespace"
 		}

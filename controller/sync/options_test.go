@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,5 +137,24 @@ func TestNonDefault(t *testing.T) {
 	}
 	if got := sync.DefaultSyncOptions().NonDefault(); got != nil {
 		t.Errorf("defaults: NonDefault() = %q, want none", got)
+	}
+}
+
+func TestDeletionApproved(t *testing.T) {
+	start := time.Date(2026, 11, 30, 6, 0, 0, 500_000_000, time.UTC)
+	for v, want := range map[string]bool{
+		"2026-11-30T06:00:00Z":      true, // the same second: approves (annotations have seconds)
+		"2026-11-30T07:00:00+01:00": true,
+		"2026-11-30T06:01:00Z":      true,
+		"2026-11-30T05:59:59Z":      false, // an approval from before the sync
+		"yes":                       false,
+		"":                          false,
+	} {
+		if got := sync.DeletionApproved(map[string]string{sync.AnnotationDeletionApproved: v}, start); got != want {
+			t.Errorf("DeletionApproved(%q) = %v, want %v", v, got, want)
+		}
+	}
+	if sync.DeletionApproved(nil, start) {
+		t.Error("no annotation approved")
 	}
 }

@@ -35,6 +35,10 @@ type Options struct {
 	OutOfSync func(Key) bool
 	// SkipHooks leaves out every sync hook.
 	SkipHooks bool
+	// PruneApproved approves pruning the objects with Prune=confirm: the
+	// application's deletion-approved annotation is newer than the sync
+	// (see DeletionApproved).
+	PruneApproved bool
 	// ClusterScoped reports whether a type is cluster-scoped, typically
 	// from API discovery. Nil uses a table of the built-in types, and
 	// counts every other type as namespaced.
@@ -257,6 +261,8 @@ func (b *builder) addPrune(obj *unstructured.Unstructured) {
 		t.PruneSkipped = PruneSkippedDisabled
 	case in.options.Prune == Deny:
 		t.PruneSkipped = PruneSkippedNoPrune
+	case in.options.Prune == Confirm && !b.opts.PruneApproved:
+		t.AwaitsConfirmation = true
 	}
 	b.tasks = append(b.tasks, &t)
 }

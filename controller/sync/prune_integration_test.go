@@ -5,6 +5,7 @@ package sync_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/sync"
 )
 
 // After objects disappear from Git, a sync with prune deletes them in
@@ -93,5 +95,36 @@ func waitGone(t *testing.T, h *harness, kind, name string) {
 	})
 	if err != nil {
 		t.Fatalf("%s %s never went away: %v", kind, name, err)
+	}
+}
+
+// Prune=confirm holds the sync before the prune, saying why, until the
+// plan is built with the approval; then the object is pruned.
+func TestPruneWaitsForConfirmation(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "prune-before.yaml")
+	h.sync(v1alpha1.OperationSucceeded)
+	h.setDesired("prune-after.yaml")
+	h.opts.Prune = true
+	h.opts.SyncOptions = []string{"Prune=confirm"}
+	steps := 0
+	h.runUntil(func(st *v1alpha1.OperationState) bool {
+		steps++
+		return strings.HasPrefix(st.Message, "waiting for pruning confirmation of ") || steps > 200
+	})
+	if h.state.Phase != v1alpha1.OperationRunning || !strings.Contains(h.state.Message, sync.AnnotationDeletionApproved) {
+		t.Fatalf("without approval: phase %s, message %q", h.state.Phase, h.state.Message)
+	}
+	for range 3 { // still waiting, however often it is asked
+		h.step()
+	}
+	if h.state.Phase != v1alpha1.OperationRunning || h.get("Deployment", "worker") == nil {
+		t.Fatalf("the unapproved prune went ahead: phase %s", h.state.Phase)
+	}
+	h.opts.PruneApproved = true
+	h.sync(v1alpha1.OperationSucceeded)
+	waitGone(t, h, "Deployment", "worker")
+	if h.get("ConfigMap", "kept") == nil {
+		t.Error("the approval pruned an object with Prune=false")
 	}
 }

@@ -81,6 +81,36 @@ func TestPrune(t *testing.T) {
 			},
 		},
 		{
+			name: "Prune=confirm waits for the approval; Prune=false on an object still wins",
+			opts: sync.Options{Prune: true, SyncOptions: []string{"Prune=confirm"}},
+			want: []string{
+				"PreSync 0 Job shop/migrate hook[BeforeHookCreation]",
+				"Sync 0 Deployment shop/old-worker prune awaits-confirmation",
+				"Sync 0 Deployment shop/web",
+				"Sync 1 ConfigMap shop/old-config prune awaits-confirmation",
+				"Sync 1 ConfigMap shop/web-config",
+				"Sync 2 ConfigMap shop/keep-me prune skip:ignored (no prune)",
+				"Sync 2 ConfigMap shop/was-skipped prune awaits-confirmation",
+				"Sync 2 Service shop/old-svc prune awaits-confirmation",
+				"Sync 3 Secret shop/old-secret prune last awaits-confirmation",
+			},
+		},
+		{
+			name: "Prune=confirm, approved",
+			opts: sync.Options{Prune: true, SyncOptions: []string{"Prune=confirm"}, PruneApproved: true},
+			want: []string{
+				"PreSync 0 Job shop/migrate hook[BeforeHookCreation]",
+				"Sync 0 Deployment shop/old-worker prune",
+				"Sync 0 Deployment shop/web",
+				"Sync 1 ConfigMap shop/old-config prune",
+				"Sync 1 ConfigMap shop/web-config",
+				"Sync 2 ConfigMap shop/keep-me prune skip:ignored (no prune)",
+				"Sync 2 ConfigMap shop/was-skipped prune",
+				"Sync 2 Service shop/old-svc prune",
+				"Sync 3 Secret shop/old-secret prune last",
+			},
+		},
+		{
 			name: "selective sync prunes only selected resources and runs no hooks",
 			opts: sync.Options{Prune: true, Resources: []v1alpha1.SyncOperationResource{
 				{Group: "apps", Kind: "Deployment", Name: "web"},

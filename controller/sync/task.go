@@ -96,6 +96,10 @@ type Task struct {
 	// is off for this sync, or the object has Prune=false. The executor
 	// records the task as PruneSkipped with this message.
 	PruneSkipped string
+	// AwaitsConfirmation, for a prune task of an object with
+	// Prune=confirm, holds the sync before the prune until the
+	// application's deletion-approved annotation approves it.
+	AwaitsConfirmation bool
 	// CreatesNamespace is true for the Namespace task that the
 	// CreateNamespace option adds for the destination namespace.
 	CreatesNamespace bool
