@@ -129,14 +129,14 @@
 // per resource by argocd.argoproj.io/sync-options (comma-separated):
 //
 //	Prune=true|false|confirm         Delete=true|false|confirm
-//
-// (confirm holds the prune, or the deletion with the application, until
-// the Application's AnnotationDeletionApproved approves it; see
-// DeletionApproved)
 //	Validate=true|false              SkipDryRunOnMissingResource=true|false
 //	ApplyOutOfSyncOnly=true|false    PruneLast=true|false
 //	Replace=true|false               Force=true|false
 //	ServerSideApply=true|false       RespectIgnoreDifferences=true|false
+//
+// (confirm holds the prune, or the deletion with the application, until
+// the Application's AnnotationDeletionApproved approves it; see
+// DeletionApproved)
 //
 // and these only for a whole application (on a resource they are
 // ignored, with a warning):
