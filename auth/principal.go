@@ -10,6 +10,8 @@ type Principal struct {
 	Subject string
 	// Groups are the SSO groups the subject belongs to.
 	Groups []string
+	// Email is an SSO user's email address, when the provider gave one.
+	Email string
 }
 
 type principalKey struct{}

@@ -62,7 +62,7 @@ func (s *Sessions) Authenticate(ctx context.Context, token string) (context.Cont
 		return ctx, ErrBadSession
 	}
 	ctx = context.WithValue(ctx, claimsKey{}, c)
-	return NewContext(ctx, Principal{Subject: c.Subject, Groups: c.Groups}), nil
+	return NewContext(ctx, Principal{Subject: c.Subject, Groups: c.Groups, Email: c.Email}), nil
 }
 
 // stands reports whether what c was issued for still stands.

@@ -346,6 +346,7 @@ type ComplexityRoot struct {
 
 	Me struct {
 		Can         func(childComplexity int, resource string, action string, object string) int
+		Email       func(childComplexity int) int
 		Groups      func(childComplexity int) int
 		LoggedIn    func(childComplexity int) int
 		Permissions func(childComplexity int) int
@@ -1984,6 +1985,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.Can(childComplexity, args["resource"].(string), args["action"].(string), args["object"].(string)), true
+	case "Me.email":
+		if e.ComplexityRoot.Me.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Me.Email(childComplexity), true
 	case "Me.groups":
 		if e.ComplexityRoot.Me.Groups == nil {
 			break
@@ -4659,6 +4666,8 @@ type Me {
   username: String!
   "The SSO groups of the user."
   groups: [String!]!
+  "An SSO user's email address; null for local accounts and tokens."
+  email: String
   """
   The RBAC rules that give or take the caller's rights: those of the
   default role, of the user and of each group, through every role they
@@ -6352,6 +6361,8 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_username(ctx, field)
 	case "groups":
 		return ec.fieldContext_Me_groups(ctx, field)
+	case "email":
+		return ec.fieldContext_Me_email(ctx, field)
 	case "permissions":
 		return ec.fieldContext_Me_permissions(ctx, field)
 	case "can":
@@ -12707,6 +12718,29 @@ func (ec *executionContext) _Me_groups(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Me_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Me", field, false, false, "String")
+}
+
+func (ec *executionContext) _Me_email(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Me_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Me_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Me", field, false, false, "String")
 }
 
@@ -23994,6 +24028,11 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 		case "groups":
 			out.Values[i] = ec._Me_groups(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "email":
+			out.Values[i] = ec._Me_email(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "permissions":

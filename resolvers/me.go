@@ -25,7 +25,11 @@ func me(ctx context.Context) *gqlmodel.Me {
 	if groups == nil {
 		groups = []string{}
 	}
-	return &gqlmodel.Me{LoggedIn: true, Username: p.Subject, Groups: groups}
+	m := &gqlmodel.Me{LoggedIn: true, Username: p.Subject, Groups: groups}
+	if p.Email != "" {
+		m.Email = &p.Email
+	}
+	return m
 }
 
 // settings returns the public settings; defaults without a reader.

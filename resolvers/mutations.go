@@ -42,6 +42,11 @@ func (r *Resolver) writer() (ApplicationWriter, error) {
 // initiator is who the request comes from, for operations and history.
 func initiator(ctx context.Context) v1alpha1.OperationInitiator {
 	if p, ok := auth.FromContext(ctx); ok {
+		// An SSO user's subject is often an opaque ID; their email says
+		// who it was.
+		if p.Email != "" {
+			return v1alpha1.OperationInitiator{Username: p.Email}
+		}
 		return v1alpha1.OperationInitiator{Username: p.Subject}
 	}
 	return v1alpha1.OperationInitiator{Username: "anonymous"}

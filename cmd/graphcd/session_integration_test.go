@@ -269,8 +269,8 @@ func TestServerLogin(t *testing.T) {
 		if token == "" {
 			t.Fatal("no session cookie after SSO")
 		}
-		_, body := s.gql(t, browser, "", `{ me { loggedIn groups } }`)
-		if !strings.Contains(body, `"groups":["team"]`) {
+		_, body := s.gql(t, browser, "", `{ me { loggedIn groups email } }`)
+		if !strings.Contains(body, `"groups":["team"]`) || !strings.Contains(body, `"email":"`+ssoEmail+`"`) {
 			t.Errorf("me after SSO = %s, want group team", body)
 		}
 		_, body = s.gql(t, browser, "", list)
@@ -283,6 +283,9 @@ func TestServerLogin(t *testing.T) {
 		}
 		if body := sync("team-app"); !strings.Contains(body, `"name":"team-app"`) {
 			t.Errorf("sync team-app = %s", body)
+		}
+		if _, body := s.gql(t, browser, "", `{ application(name: "team-app") { operation { initiatedBy { username } } } }`); !strings.Contains(body, ssoEmail) {
+			t.Errorf("the sync's initiator = %s, want the SSO user's email", body)
 		}
 		if body := sync("other-app"); !strings.Contains(body, "NOT_FOUND") {
 			t.Errorf("sync other-app = %s, want NOT_FOUND", body)

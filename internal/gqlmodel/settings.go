@@ -5,6 +5,7 @@ type Me struct {
 	LoggedIn bool
 	Username string
 	Groups   []string
+	Email    *string
 }
 
 // Settings is the public part of graphcd's settings.
