@@ -11,6 +11,163 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// AddClusterAddCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A destination cluster. Its credentials are write-only and never shown.
+type AddClusterAddCluster struct {
+	ClusterSummary `json:"-"`
+}
+
+// GetName returns AddClusterAddCluster.Name, and is useful for accessing the field via an interface.
+func (v *AddClusterAddCluster) GetName() string { return v.ClusterSummary.Name }
+
+// GetServer returns AddClusterAddCluster.Server, and is useful for accessing the field via an interface.
+func (v *AddClusterAddCluster) GetServer() string { return v.ClusterSummary.Server }
+
+// GetNamespaces returns AddClusterAddCluster.Namespaces, and is useful for accessing the field via an interface.
+func (v *AddClusterAddCluster) GetNamespaces() []string { return v.ClusterSummary.Namespaces }
+
+// GetClusterResources returns AddClusterAddCluster.ClusterResources, and is useful for accessing the field via an interface.
+func (v *AddClusterAddCluster) GetClusterResources() bool { return v.ClusterSummary.ClusterResources }
+
+// GetProject returns AddClusterAddCluster.Project, and is useful for accessing the field via an interface.
+func (v *AddClusterAddCluster) GetProject() string { return v.ClusterSummary.Project }
+
+// GetShard returns AddClusterAddCluster.Shard, and is useful for accessing the field via an interface.
+func (v *AddClusterAddCluster) GetShard() *int { return v.ClusterSummary.Shard }
+
+// GetLabels returns AddClusterAddCluster.Labels, and is useful for accessing the field via an interface.
+func (v *AddClusterAddCluster) GetLabels() []ClusterSummaryLabelsKeyValue {
+	return v.ClusterSummary.Labels
+}
+
+func (v *AddClusterAddCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*AddClusterAddCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.AddClusterAddCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ClusterSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalAddClusterAddCluster struct {
+	Name string `json:"name"`
+
+	Server string `json:"server"`
+
+	Namespaces []string `json:"namespaces"`
+
+	ClusterResources bool `json:"clusterResources"`
+
+	Project string `json:"project"`
+
+	Shard *int `json:"shard"`
+
+	Labels []ClusterSummaryLabelsKeyValue `json:"labels"`
+}
+
+func (v *AddClusterAddCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *AddClusterAddCluster) __premarshalJSON() (*__premarshalAddClusterAddCluster, error) {
+	var retval __premarshalAddClusterAddCluster
+
+	retval.Name = v.ClusterSummary.Name
+	retval.Server = v.ClusterSummary.Server
+	retval.Namespaces = v.ClusterSummary.Namespaces
+	retval.ClusterResources = v.ClusterSummary.ClusterResources
+	retval.Project = v.ClusterSummary.Project
+	retval.Shard = v.ClusterSummary.Shard
+	retval.Labels = v.ClusterSummary.Labels
+	return &retval, nil
+}
+
+// AddClusterResponse is returned by AddCluster on success.
+type AddClusterResponse struct {
+	// Registers a destination cluster.
+	AddCluster AddClusterAddCluster `json:"addCluster"`
+}
+
+// GetAddCluster returns AddClusterResponse.AddCluster, and is useful for accessing the field via an interface.
+func (v *AddClusterResponse) GetAddCluster() AddClusterAddCluster { return v.AddCluster }
+
+// AppDestinationNamespaceApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type AppDestinationNamespaceApplication struct {
+	// The desired state.
+	Spec AppDestinationNamespaceApplicationSpec `json:"spec"`
+}
+
+// GetSpec returns AppDestinationNamespaceApplication.Spec, and is useful for accessing the field via an interface.
+func (v *AppDestinationNamespaceApplication) GetSpec() AppDestinationNamespaceApplicationSpec {
+	return v.Spec
+}
+
+// AppDestinationNamespaceApplicationSpec includes the requested fields of the GraphQL type ApplicationSpec.
+// The GraphQL type's documentation follows.
+//
+// The desired state of an application.
+type AppDestinationNamespaceApplicationSpec struct {
+	// Where the manifests are deployed.
+	Destination AppDestinationNamespaceApplicationSpecDestinationApplicationDestination `json:"destination"`
+}
+
+// GetDestination returns AppDestinationNamespaceApplicationSpec.Destination, and is useful for accessing the field via an interface.
+func (v *AppDestinationNamespaceApplicationSpec) GetDestination() AppDestinationNamespaceApplicationSpecDestinationApplicationDestination {
+	return v.Destination
+}
+
+// AppDestinationNamespaceApplicationSpecDestinationApplicationDestination includes the requested fields of the GraphQL type ApplicationDestination.
+// The GraphQL type's documentation follows.
+//
+// Where an application's manifests are deployed.
+type AppDestinationNamespaceApplicationSpecDestinationApplicationDestination struct {
+	// The namespace for namespaced resources that name none.
+	Namespace string `json:"namespace"`
+}
+
+// GetNamespace returns AppDestinationNamespaceApplicationSpecDestinationApplicationDestination.Namespace, and is useful for accessing the field via an interface.
+func (v *AppDestinationNamespaceApplicationSpecDestinationApplicationDestination) GetNamespace() string {
+	return v.Namespace
+}
+
+// AppDestinationNamespaceResponse is returned by AppDestinationNamespace on success.
+type AppDestinationNamespaceResponse struct {
+	// One application by name. Null when it does not exist.
+	Application *AppDestinationNamespaceApplication `json:"application"`
+}
+
+// GetApplication returns AppDestinationNamespaceResponse.Application, and is useful for accessing the field via an interface.
+func (v *AppDestinationNamespaceResponse) GetApplication() *AppDestinationNamespaceApplication {
+	return v.Application
+}
+
 // What `graphcd app get` and `graphcd app wait` show.
 type AppDetail struct {
 	// The global ID.
@@ -1452,6 +1609,242 @@ type ApplicationYAMLResponse struct {
 // GetApplication returns ApplicationYAMLResponse.Application, and is useful for accessing the field via an interface.
 func (v *ApplicationYAMLResponse) GetApplication() *ApplicationYAMLApplication { return v.Application }
 
+// A destination cluster with its (write-only) credentials.
+type ClusterInput struct {
+	// The name applications use in spec.destination.name.
+	Name string `json:"name"`
+	// The API server URL.
+	Server string `json:"server"`
+	// A bearer token (e.g. a ServiceAccount's).
+	BearerToken *string `json:"bearerToken"`
+	// The CA certificate (PEM) the server's certificate must chain to.
+	CaData *string `json:"caData"`
+	// A TLS client certificate (PEM).
+	CertData *string `json:"certData"`
+	// The TLS client key (PEM).
+	KeyData *string `json:"keyData"`
+	// Skip TLS verification.
+	Insecure bool `json:"insecure"`
+	// The name to verify in the server's certificate.
+	ServerName *string `json:"serverName"`
+	// Manage only these namespaces.
+	Namespaces []string `json:"namespaces"`
+	// Manage cluster-scoped resources too when namespaces is set.
+	ClusterResources bool `json:"clusterResources"`
+	// The only project that may use the cluster.
+	Project *string `json:"project"`
+	// Labels for cluster selection.
+	Labels []KeyValueInput `json:"labels"`
+	// Replace an existing registration of the same server.
+	Upsert bool `json:"upsert"`
+}
+
+// GetName returns ClusterInput.Name, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetName() string { return v.Name }
+
+// GetServer returns ClusterInput.Server, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetServer() string { return v.Server }
+
+// GetBearerToken returns ClusterInput.BearerToken, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetBearerToken() *string { return v.BearerToken }
+
+// GetCaData returns ClusterInput.CaData, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetCaData() *string { return v.CaData }
+
+// GetCertData returns ClusterInput.CertData, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetCertData() *string { return v.CertData }
+
+// GetKeyData returns ClusterInput.KeyData, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetKeyData() *string { return v.KeyData }
+
+// GetInsecure returns ClusterInput.Insecure, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetInsecure() bool { return v.Insecure }
+
+// GetServerName returns ClusterInput.ServerName, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetServerName() *string { return v.ServerName }
+
+// GetNamespaces returns ClusterInput.Namespaces, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetNamespaces() []string { return v.Namespaces }
+
+// GetClusterResources returns ClusterInput.ClusterResources, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetClusterResources() bool { return v.ClusterResources }
+
+// GetProject returns ClusterInput.Project, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetProject() *string { return v.Project }
+
+// GetLabels returns ClusterInput.Labels, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetLabels() []KeyValueInput { return v.Labels }
+
+// GetUpsert returns ClusterInput.Upsert, and is useful for accessing the field via an interface.
+func (v *ClusterInput) GetUpsert() bool { return v.Upsert }
+
+// ClusterSummary includes the GraphQL fields of Cluster requested by the fragment ClusterSummary.
+// The GraphQL type's documentation follows.
+//
+// A destination cluster. Its credentials are write-only and never shown.
+type ClusterSummary struct {
+	// The name applications use in spec.destination.name.
+	Name string `json:"name"`
+	// The API server URL.
+	Server string `json:"server"`
+	// The only namespaces graphcd manages there; empty means all.
+	Namespaces []string `json:"namespaces"`
+	// Whether cluster-scoped resources are managed when namespaces is set.
+	ClusterResources bool `json:"clusterResources"`
+	// The only project that may use the cluster; empty means any.
+	Project string `json:"project"`
+	// The controller shard the cluster is pinned to; null when hashed.
+	Shard *int `json:"shard"`
+	// The labels of the cluster's Secret.
+	Labels []ClusterSummaryLabelsKeyValue `json:"labels"`
+}
+
+// GetName returns ClusterSummary.Name, and is useful for accessing the field via an interface.
+func (v *ClusterSummary) GetName() string { return v.Name }
+
+// GetServer returns ClusterSummary.Server, and is useful for accessing the field via an interface.
+func (v *ClusterSummary) GetServer() string { return v.Server }
+
+// GetNamespaces returns ClusterSummary.Namespaces, and is useful for accessing the field via an interface.
+func (v *ClusterSummary) GetNamespaces() []string { return v.Namespaces }
+
+// GetClusterResources returns ClusterSummary.ClusterResources, and is useful for accessing the field via an interface.
+func (v *ClusterSummary) GetClusterResources() bool { return v.ClusterResources }
+
+// GetProject returns ClusterSummary.Project, and is useful for accessing the field via an interface.
+func (v *ClusterSummary) GetProject() string { return v.Project }
+
+// GetShard returns ClusterSummary.Shard, and is useful for accessing the field via an interface.
+func (v *ClusterSummary) GetShard() *int { return v.Shard }
+
+// GetLabels returns ClusterSummary.Labels, and is useful for accessing the field via an interface.
+func (v *ClusterSummary) GetLabels() []ClusterSummaryLabelsKeyValue { return v.Labels }
+
+// ClusterSummaryLabelsKeyValue includes the requested fields of the GraphQL type KeyValue.
+// The GraphQL type's documentation follows.
+//
+// A label, annotation or other string map entry.
+type ClusterSummaryLabelsKeyValue struct {
+	// The key.
+	Key string `json:"key"`
+	// The value.
+	Value string `json:"value"`
+}
+
+// GetKey returns ClusterSummaryLabelsKeyValue.Key, and is useful for accessing the field via an interface.
+func (v *ClusterSummaryLabelsKeyValue) GetKey() string { return v.Key }
+
+// GetValue returns ClusterSummaryLabelsKeyValue.Value, and is useful for accessing the field via an interface.
+func (v *ClusterSummaryLabelsKeyValue) GetValue() string { return v.Value }
+
+// CreateAccountTokenCreateAccountTokenNewToken includes the requested fields of the GraphQL type NewToken.
+// The GraphQL type's documentation follows.
+//
+// A token just issued. Its value is shown this once.
+type CreateAccountTokenCreateAccountTokenNewToken struct {
+	IssuedToken `json:"-"`
+}
+
+// GetId returns CreateAccountTokenCreateAccountTokenNewToken.Id, and is useful for accessing the field via an interface.
+func (v *CreateAccountTokenCreateAccountTokenNewToken) GetId() string { return v.IssuedToken.Id }
+
+// GetToken returns CreateAccountTokenCreateAccountTokenNewToken.Token, and is useful for accessing the field via an interface.
+func (v *CreateAccountTokenCreateAccountTokenNewToken) GetToken() string { return v.IssuedToken.Token }
+
+// GetIssuedAt returns CreateAccountTokenCreateAccountTokenNewToken.IssuedAt, and is useful for accessing the field via an interface.
+func (v *CreateAccountTokenCreateAccountTokenNewToken) GetIssuedAt() time.Time {
+	return v.IssuedToken.IssuedAt
+}
+
+// GetExpiresAt returns CreateAccountTokenCreateAccountTokenNewToken.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *CreateAccountTokenCreateAccountTokenNewToken) GetExpiresAt() *time.Time {
+	return v.IssuedToken.ExpiresAt
+}
+
+func (v *CreateAccountTokenCreateAccountTokenNewToken) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateAccountTokenCreateAccountTokenNewToken
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateAccountTokenCreateAccountTokenNewToken = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.IssuedToken)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateAccountTokenCreateAccountTokenNewToken struct {
+	Id string `json:"id"`
+
+	Token string `json:"token"`
+
+	IssuedAt time.Time `json:"issuedAt"`
+
+	ExpiresAt *time.Time `json:"expiresAt"`
+}
+
+func (v *CreateAccountTokenCreateAccountTokenNewToken) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateAccountTokenCreateAccountTokenNewToken) __premarshalJSON() (*__premarshalCreateAccountTokenCreateAccountTokenNewToken, error) {
+	var retval __premarshalCreateAccountTokenCreateAccountTokenNewToken
+
+	retval.Id = v.IssuedToken.Id
+	retval.Token = v.IssuedToken.Token
+	retval.IssuedAt = v.IssuedToken.IssuedAt
+	retval.ExpiresAt = v.IssuedToken.ExpiresAt
+	return &retval, nil
+}
+
+type CreateAccountTokenInput struct {
+	// The account; the caller's own when null. Another account's needs the
+	// update right on it (accounts, update, <name>).
+	Account *string `json:"account"`
+	// The token's ID, unique within the account; random when null.
+	Id *string `json:"id"`
+	// How long the token is valid, as a Go duration ("720h"); never expires when null.
+	ExpiresIn *string `json:"expiresIn"`
+}
+
+// GetAccount returns CreateAccountTokenInput.Account, and is useful for accessing the field via an interface.
+func (v *CreateAccountTokenInput) GetAccount() *string { return v.Account }
+
+// GetId returns CreateAccountTokenInput.Id, and is useful for accessing the field via an interface.
+func (v *CreateAccountTokenInput) GetId() *string { return v.Id }
+
+// GetExpiresIn returns CreateAccountTokenInput.ExpiresIn, and is useful for accessing the field via an interface.
+func (v *CreateAccountTokenInput) GetExpiresIn() *string { return v.ExpiresIn }
+
+// CreateAccountTokenResponse is returned by CreateAccountToken on success.
+type CreateAccountTokenResponse struct {
+	// Issues an API token for a local account with the apiKey capability. The
+	// token is in the answer and nowhere else: graphcd keeps only its ID.
+	CreateAccountToken CreateAccountTokenCreateAccountTokenNewToken `json:"createAccountToken"`
+}
+
+// GetCreateAccountToken returns CreateAccountTokenResponse.CreateAccountToken, and is useful for accessing the field via an interface.
+func (v *CreateAccountTokenResponse) GetCreateAccountToken() CreateAccountTokenCreateAccountTokenNewToken {
+	return v.CreateAccountToken
+}
+
 // CreateApplicationCreateApplication includes the requested fields of the GraphQL type Application.
 // The GraphQL type's documentation follows.
 //
@@ -1570,6 +1963,319 @@ func (v *CreateApplicationResponse) GetCreateApplication() CreateApplicationCrea
 	return v.CreateApplication
 }
 
+// CreateProjectCreateProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible AppProject: the guard rails of the applications in it.
+type CreateProjectCreateProject struct {
+	ProjectSummary `json:"-"`
+}
+
+// GetName returns CreateProjectCreateProject.Name, and is useful for accessing the field via an interface.
+func (v *CreateProjectCreateProject) GetName() string { return v.ProjectSummary.Name }
+
+// GetNamespace returns CreateProjectCreateProject.Namespace, and is useful for accessing the field via an interface.
+func (v *CreateProjectCreateProject) GetNamespace() string { return v.ProjectSummary.Namespace }
+
+// GetSpec returns CreateProjectCreateProject.Spec, and is useful for accessing the field via an interface.
+func (v *CreateProjectCreateProject) GetSpec() ProjectSummarySpecProjectSpec {
+	return v.ProjectSummary.Spec
+}
+
+func (v *CreateProjectCreateProject) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateProjectCreateProject
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateProjectCreateProject = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ProjectSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateProjectCreateProject struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Spec ProjectSummarySpecProjectSpec `json:"spec"`
+}
+
+func (v *CreateProjectCreateProject) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateProjectCreateProject) __premarshalJSON() (*__premarshalCreateProjectCreateProject, error) {
+	var retval __premarshalCreateProjectCreateProject
+
+	retval.Name = v.ProjectSummary.Name
+	retval.Namespace = v.ProjectSummary.Namespace
+	retval.Spec = v.ProjectSummary.Spec
+	return &retval, nil
+}
+
+// A new AppProject.
+type CreateProjectInput struct {
+	// The AppProject as YAML or JSON (graphcd.io/v1alpha1 or argoproj.io/v1alpha1). Unknown fields are errors.
+	Manifest string `json:"manifest"`
+	// Update the project if one of that name exists, rather than fail.
+	Upsert bool `json:"upsert"`
+}
+
+// GetManifest returns CreateProjectInput.Manifest, and is useful for accessing the field via an interface.
+func (v *CreateProjectInput) GetManifest() string { return v.Manifest }
+
+// GetUpsert returns CreateProjectInput.Upsert, and is useful for accessing the field via an interface.
+func (v *CreateProjectInput) GetUpsert() bool { return v.Upsert }
+
+// CreateProjectResponse is returned by CreateProject on success.
+type CreateProjectResponse struct {
+	// Creates an AppProject from its manifest. With upsert, an existing project
+	// of that name gets the manifest's spec, labels and annotations.
+	CreateProject CreateProjectCreateProject `json:"createProject"`
+}
+
+// GetCreateProject returns CreateProjectResponse.CreateProject, and is useful for accessing the field via an interface.
+func (v *CreateProjectResponse) GetCreateProject() CreateProjectCreateProject { return v.CreateProject }
+
+// CreateProjectTokenCreateProjectTokenNewToken includes the requested fields of the GraphQL type NewToken.
+// The GraphQL type's documentation follows.
+//
+// A token just issued. Its value is shown this once.
+type CreateProjectTokenCreateProjectTokenNewToken struct {
+	IssuedToken `json:"-"`
+}
+
+// GetId returns CreateProjectTokenCreateProjectTokenNewToken.Id, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenCreateProjectTokenNewToken) GetId() string { return v.IssuedToken.Id }
+
+// GetToken returns CreateProjectTokenCreateProjectTokenNewToken.Token, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenCreateProjectTokenNewToken) GetToken() string { return v.IssuedToken.Token }
+
+// GetIssuedAt returns CreateProjectTokenCreateProjectTokenNewToken.IssuedAt, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenCreateProjectTokenNewToken) GetIssuedAt() time.Time {
+	return v.IssuedToken.IssuedAt
+}
+
+// GetExpiresAt returns CreateProjectTokenCreateProjectTokenNewToken.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenCreateProjectTokenNewToken) GetExpiresAt() *time.Time {
+	return v.IssuedToken.ExpiresAt
+}
+
+func (v *CreateProjectTokenCreateProjectTokenNewToken) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateProjectTokenCreateProjectTokenNewToken
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateProjectTokenCreateProjectTokenNewToken = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.IssuedToken)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateProjectTokenCreateProjectTokenNewToken struct {
+	Id string `json:"id"`
+
+	Token string `json:"token"`
+
+	IssuedAt time.Time `json:"issuedAt"`
+
+	ExpiresAt *time.Time `json:"expiresAt"`
+}
+
+func (v *CreateProjectTokenCreateProjectTokenNewToken) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateProjectTokenCreateProjectTokenNewToken) __premarshalJSON() (*__premarshalCreateProjectTokenCreateProjectTokenNewToken, error) {
+	var retval __premarshalCreateProjectTokenCreateProjectTokenNewToken
+
+	retval.Id = v.IssuedToken.Id
+	retval.Token = v.IssuedToken.Token
+	retval.IssuedAt = v.IssuedToken.IssuedAt
+	retval.ExpiresAt = v.IssuedToken.ExpiresAt
+	return &retval, nil
+}
+
+type CreateProjectTokenInput struct {
+	Project string `json:"project"`
+	Role    string `json:"role"`
+	// The token's ID, unique within the role; random when null.
+	Id *string `json:"id"`
+	// How long the token is valid, as a Go duration ("720h"); never expires when null.
+	ExpiresIn *string `json:"expiresIn"`
+}
+
+// GetProject returns CreateProjectTokenInput.Project, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenInput) GetProject() string { return v.Project }
+
+// GetRole returns CreateProjectTokenInput.Role, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenInput) GetRole() string { return v.Role }
+
+// GetId returns CreateProjectTokenInput.Id, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenInput) GetId() *string { return v.Id }
+
+// GetExpiresIn returns CreateProjectTokenInput.ExpiresIn, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenInput) GetExpiresIn() *string { return v.ExpiresIn }
+
+// CreateProjectTokenResponse is returned by CreateProjectToken on success.
+type CreateProjectTokenResponse struct {
+	// Issues a token for a project role (subject proj:<project>:<role>), for
+	// CI or a bot. Needs the update right on the project.
+	CreateProjectToken CreateProjectTokenCreateProjectTokenNewToken `json:"createProjectToken"`
+}
+
+// GetCreateProjectToken returns CreateProjectTokenResponse.CreateProjectToken, and is useful for accessing the field via an interface.
+func (v *CreateProjectTokenResponse) GetCreateProjectToken() CreateProjectTokenCreateProjectTokenNewToken {
+	return v.CreateProjectToken
+}
+
+// CreateRepositoryCreateRepository includes the requested fields of the GraphQL type Repository.
+// The GraphQL type's documentation follows.
+//
+// A repository, or a credential template for repositories under a URL
+// prefix. Its credentials are write-only and never shown.
+type CreateRepositoryCreateRepository struct {
+	RepositorySummary `json:"-"`
+}
+
+// GetName returns CreateRepositoryCreateRepository.Name, and is useful for accessing the field via an interface.
+func (v *CreateRepositoryCreateRepository) GetName() string { return v.RepositorySummary.Name }
+
+// GetUrl returns CreateRepositoryCreateRepository.Url, and is useful for accessing the field via an interface.
+func (v *CreateRepositoryCreateRepository) GetUrl() string { return v.RepositorySummary.Url }
+
+// GetProject returns CreateRepositoryCreateRepository.Project, and is useful for accessing the field via an interface.
+func (v *CreateRepositoryCreateRepository) GetProject() string { return v.RepositorySummary.Project }
+
+// GetType returns CreateRepositoryCreateRepository.Type, and is useful for accessing the field via an interface.
+func (v *CreateRepositoryCreateRepository) GetType() string { return v.RepositorySummary.Type }
+
+// GetHasCredentials returns CreateRepositoryCreateRepository.HasCredentials, and is useful for accessing the field via an interface.
+func (v *CreateRepositoryCreateRepository) GetHasCredentials() bool {
+	return v.RepositorySummary.HasCredentials
+}
+
+// GetTemplate returns CreateRepositoryCreateRepository.Template, and is useful for accessing the field via an interface.
+func (v *CreateRepositoryCreateRepository) GetTemplate() bool { return v.RepositorySummary.Template }
+
+func (v *CreateRepositoryCreateRepository) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateRepositoryCreateRepository
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateRepositoryCreateRepository = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.RepositorySummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateRepositoryCreateRepository struct {
+	Name string `json:"name"`
+
+	Url string `json:"url"`
+
+	Project string `json:"project"`
+
+	Type string `json:"type"`
+
+	HasCredentials bool `json:"hasCredentials"`
+
+	Template bool `json:"template"`
+}
+
+func (v *CreateRepositoryCreateRepository) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateRepositoryCreateRepository) __premarshalJSON() (*__premarshalCreateRepositoryCreateRepository, error) {
+	var retval __premarshalCreateRepositoryCreateRepository
+
+	retval.Name = v.RepositorySummary.Name
+	retval.Url = v.RepositorySummary.Url
+	retval.Project = v.RepositorySummary.Project
+	retval.Type = v.RepositorySummary.Type
+	retval.HasCredentials = v.RepositorySummary.HasCredentials
+	retval.Template = v.RepositorySummary.Template
+	return &retval, nil
+}
+
+// CreateRepositoryResponse is returned by CreateRepository on success.
+type CreateRepositoryResponse struct {
+	// Declares a repository (or, with template, credentials for every
+	// repository under a URL prefix). The repository is reached with the
+	// credentials first unless skipTest is set; a failed test changes nothing.
+	CreateRepository CreateRepositoryCreateRepository `json:"createRepository"`
+}
+
+// GetCreateRepository returns CreateRepositoryResponse.CreateRepository, and is useful for accessing the field via an interface.
+func (v *CreateRepositoryResponse) GetCreateRepository() CreateRepositoryCreateRepository {
+	return v.CreateRepository
+}
+
+// DeleteAccountTokenResponse is returned by DeleteAccountToken on success.
+type DeleteAccountTokenResponse struct {
+	// Revokes an account's API token at once.
+	DeleteAccountToken bool `json:"deleteAccountToken"`
+}
+
+// GetDeleteAccountToken returns DeleteAccountTokenResponse.DeleteAccountToken, and is useful for accessing the field via an interface.
+func (v *DeleteAccountTokenResponse) GetDeleteAccountToken() bool { return v.DeleteAccountToken }
+
 // Which application to delete, and how.
 type DeleteApplicationInput struct {
 	// The application.
@@ -1599,6 +2305,44 @@ type DeleteApplicationResponse struct {
 
 // GetDeleteApplication returns DeleteApplicationResponse.DeleteApplication, and is useful for accessing the field via an interface.
 func (v *DeleteApplicationResponse) GetDeleteApplication() string { return v.DeleteApplication }
+
+// DeleteProjectResponse is returned by DeleteProject on success.
+type DeleteProjectResponse struct {
+	// Deletes a project; refused (CONFLICT) while applications use it.
+	// Returns the deleted project's ID.
+	DeleteProject string `json:"deleteProject"`
+}
+
+// GetDeleteProject returns DeleteProjectResponse.DeleteProject, and is useful for accessing the field via an interface.
+func (v *DeleteProjectResponse) GetDeleteProject() string { return v.DeleteProject }
+
+// DeleteProjectTokenResponse is returned by DeleteProjectToken on success.
+type DeleteProjectTokenResponse struct {
+	// Revokes a project role's token at once.
+	DeleteProjectToken bool `json:"deleteProjectToken"`
+}
+
+// GetDeleteProjectToken returns DeleteProjectTokenResponse.DeleteProjectToken, and is useful for accessing the field via an interface.
+func (v *DeleteProjectTokenResponse) GetDeleteProjectToken() bool { return v.DeleteProjectToken }
+
+// DeleteRepositoryResponse is returned by DeleteRepository on success.
+type DeleteRepositoryResponse struct {
+	// Removes a repository or credential template. Returns its ID.
+	DeleteRepository string `json:"deleteRepository"`
+}
+
+// GetDeleteRepository returns DeleteRepositoryResponse.DeleteRepository, and is useful for accessing the field via an interface.
+func (v *DeleteRepositoryResponse) GetDeleteRepository() string { return v.DeleteRepository }
+
+// FollowPodLogsResponse is returned by FollowPodLogs on success.
+type FollowPodLogsResponse struct {
+	// Follows the log of a Pod of an application: the last tailLines lines,
+	// then each new line as it is written.
+	PodLogs string `json:"podLogs"`
+}
+
+// GetPodLogs returns FollowPodLogsResponse.PodLogs, and is useful for accessing the field via an interface.
+func (v *FollowPodLogsResponse) GetPodLogs() string { return v.PodLogs }
 
 // GetApplicationApplication includes the requested fields of the GraphQL type Application.
 // The GraphQL type's documentation follows.
@@ -1736,6 +2480,82 @@ type GetApplicationResponse struct {
 // GetApplication returns GetApplicationResponse.Application, and is useful for accessing the field via an interface.
 func (v *GetApplicationResponse) GetApplication() *GetApplicationApplication { return v.Application }
 
+// GetProjectProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible AppProject: the guard rails of the applications in it.
+type GetProjectProject struct {
+	ProjectSummary `json:"-"`
+}
+
+// GetName returns GetProjectProject.Name, and is useful for accessing the field via an interface.
+func (v *GetProjectProject) GetName() string { return v.ProjectSummary.Name }
+
+// GetNamespace returns GetProjectProject.Namespace, and is useful for accessing the field via an interface.
+func (v *GetProjectProject) GetNamespace() string { return v.ProjectSummary.Namespace }
+
+// GetSpec returns GetProjectProject.Spec, and is useful for accessing the field via an interface.
+func (v *GetProjectProject) GetSpec() ProjectSummarySpecProjectSpec { return v.ProjectSummary.Spec }
+
+func (v *GetProjectProject) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetProjectProject
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetProjectProject = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ProjectSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetProjectProject struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Spec ProjectSummarySpecProjectSpec `json:"spec"`
+}
+
+func (v *GetProjectProject) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetProjectProject) __premarshalJSON() (*__premarshalGetProjectProject, error) {
+	var retval __premarshalGetProjectProject
+
+	retval.Name = v.ProjectSummary.Name
+	retval.Namespace = v.ProjectSummary.Namespace
+	retval.Spec = v.ProjectSummary.Spec
+	return &retval, nil
+}
+
+// GetProjectResponse is returned by GetProject on success.
+type GetProjectResponse struct {
+	// One AppProject by name. Null when it does not exist.
+	Project *GetProjectProject `json:"project"`
+}
+
+// GetProject returns GetProjectResponse.Project, and is useful for accessing the field via an interface.
+func (v *GetProjectResponse) GetProject() *GetProjectProject { return v.Project }
+
 // The health of an application or resource.
 type HealthStatusCode string
 
@@ -1762,6 +2582,110 @@ var AllHealthStatusCode = []HealthStatusCode{
 	HealthStatusCodeMissing,
 	HealthStatusCodeUnknown,
 }
+
+// IssuedToken includes the GraphQL fields of NewToken requested by the fragment IssuedToken.
+// The GraphQL type's documentation follows.
+//
+// A token just issued. Its value is shown this once.
+type IssuedToken struct {
+	Id string `json:"id"`
+	// The bearer token.
+	Token    string    `json:"token"`
+	IssuedAt time.Time `json:"issuedAt"`
+	// Null for a token that never expires.
+	ExpiresAt *time.Time `json:"expiresAt"`
+}
+
+// GetId returns IssuedToken.Id, and is useful for accessing the field via an interface.
+func (v *IssuedToken) GetId() string { return v.Id }
+
+// GetToken returns IssuedToken.Token, and is useful for accessing the field via an interface.
+func (v *IssuedToken) GetToken() string { return v.Token }
+
+// GetIssuedAt returns IssuedToken.IssuedAt, and is useful for accessing the field via an interface.
+func (v *IssuedToken) GetIssuedAt() time.Time { return v.IssuedAt }
+
+// GetExpiresAt returns IssuedToken.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *IssuedToken) GetExpiresAt() *time.Time { return v.ExpiresAt }
+
+// A label.
+type KeyValueInput struct {
+	// The key.
+	Key string `json:"key"`
+	// The value.
+	Value string `json:"value"`
+}
+
+// GetKey returns KeyValueInput.Key, and is useful for accessing the field via an interface.
+func (v *KeyValueInput) GetKey() string { return v.Key }
+
+// GetValue returns KeyValueInput.Value, and is useful for accessing the field via an interface.
+func (v *KeyValueInput) GetValue() string { return v.Value }
+
+// ListAccountsAccountsAccount includes the requested fields of the GraphQL type Account.
+// The GraphQL type's documentation follows.
+//
+// A local account.
+type ListAccountsAccountsAccount struct {
+	Name string `json:"name"`
+	// False when graphcd-cm disables it (accounts.<name>.enabled, admin.enabled).
+	Enabled bool `json:"enabled"`
+	// login (may log in with a password) and apiKey (may have API tokens).
+	Capabilities []string `json:"capabilities"`
+	// When the password last changed; null when it never did.
+	PasswordChangedAt *time.Time `json:"passwordChangedAt"`
+	// The account's API tokens (their values are never stored).
+	Tokens []ListAccountsAccountsAccountTokensJWTToken `json:"tokens"`
+}
+
+// GetName returns ListAccountsAccountsAccount.Name, and is useful for accessing the field via an interface.
+func (v *ListAccountsAccountsAccount) GetName() string { return v.Name }
+
+// GetEnabled returns ListAccountsAccountsAccount.Enabled, and is useful for accessing the field via an interface.
+func (v *ListAccountsAccountsAccount) GetEnabled() bool { return v.Enabled }
+
+// GetCapabilities returns ListAccountsAccountsAccount.Capabilities, and is useful for accessing the field via an interface.
+func (v *ListAccountsAccountsAccount) GetCapabilities() []string { return v.Capabilities }
+
+// GetPasswordChangedAt returns ListAccountsAccountsAccount.PasswordChangedAt, and is useful for accessing the field via an interface.
+func (v *ListAccountsAccountsAccount) GetPasswordChangedAt() *time.Time { return v.PasswordChangedAt }
+
+// GetTokens returns ListAccountsAccountsAccount.Tokens, and is useful for accessing the field via an interface.
+func (v *ListAccountsAccountsAccount) GetTokens() []ListAccountsAccountsAccountTokensJWTToken {
+	return v.Tokens
+}
+
+// ListAccountsAccountsAccountTokensJWTToken includes the requested fields of the GraphQL type JWTToken.
+// The GraphQL type's documentation follows.
+//
+// A token issued for a project role.
+type ListAccountsAccountsAccountTokensJWTToken struct {
+	// The token's ID.
+	Id string `json:"id"`
+	// When it was issued.
+	IssuedAt time.Time `json:"issuedAt"`
+	// When it expires; null for never.
+	ExpiresAt *time.Time `json:"expiresAt"`
+}
+
+// GetId returns ListAccountsAccountsAccountTokensJWTToken.Id, and is useful for accessing the field via an interface.
+func (v *ListAccountsAccountsAccountTokensJWTToken) GetId() string { return v.Id }
+
+// GetIssuedAt returns ListAccountsAccountsAccountTokensJWTToken.IssuedAt, and is useful for accessing the field via an interface.
+func (v *ListAccountsAccountsAccountTokensJWTToken) GetIssuedAt() time.Time { return v.IssuedAt }
+
+// GetExpiresAt returns ListAccountsAccountsAccountTokensJWTToken.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *ListAccountsAccountsAccountTokensJWTToken) GetExpiresAt() *time.Time { return v.ExpiresAt }
+
+// ListAccountsResponse is returned by ListAccounts on success.
+type ListAccountsResponse struct {
+	// The local accounts (admin and the accounts.<name> keys of graphcd-cm)
+	// the caller may get, and the caller's own, ordered by name.
+	Accounts []ListAccountsAccountsAccount `json:"accounts"`
+}
+
+// GetAccounts returns ListAccountsResponse.Accounts, and is useful for accessing the field via an interface.
+func (v *ListAccountsResponse) GetAccounts() []ListAccountsAccountsAccount { return v.Accounts }
 
 // ListApplicationsApplicationsApplicationConnection includes the requested fields of the GraphQL type ApplicationConnection.
 // The GraphQL type's documentation follows.
@@ -1922,6 +2846,571 @@ func (v *ListApplicationsResponse) GetApplications() ListApplicationsApplication
 	return v.Applications
 }
 
+// ListClustersClustersClusterConnection includes the requested fields of the GraphQL type ClusterConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of clusters.
+type ListClustersClustersClusterConnection struct {
+	// Where the page sits.
+	PageInfo ListClustersClustersClusterConnectionPageInfo `json:"pageInfo"`
+	// The clusters.
+	Nodes []ListClustersClustersClusterConnectionNodesCluster `json:"nodes"`
+}
+
+// GetPageInfo returns ListClustersClustersClusterConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnection) GetPageInfo() ListClustersClustersClusterConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetNodes returns ListClustersClustersClusterConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnection) GetNodes() []ListClustersClustersClusterConnectionNodesCluster {
+	return v.Nodes
+}
+
+// ListClustersClustersClusterConnectionNodesCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A destination cluster. Its credentials are write-only and never shown.
+type ListClustersClustersClusterConnectionNodesCluster struct {
+	ClusterSummary `json:"-"`
+}
+
+// GetName returns ListClustersClustersClusterConnectionNodesCluster.Name, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionNodesCluster) GetName() string {
+	return v.ClusterSummary.Name
+}
+
+// GetServer returns ListClustersClustersClusterConnectionNodesCluster.Server, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionNodesCluster) GetServer() string {
+	return v.ClusterSummary.Server
+}
+
+// GetNamespaces returns ListClustersClustersClusterConnectionNodesCluster.Namespaces, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionNodesCluster) GetNamespaces() []string {
+	return v.ClusterSummary.Namespaces
+}
+
+// GetClusterResources returns ListClustersClustersClusterConnectionNodesCluster.ClusterResources, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionNodesCluster) GetClusterResources() bool {
+	return v.ClusterSummary.ClusterResources
+}
+
+// GetProject returns ListClustersClustersClusterConnectionNodesCluster.Project, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionNodesCluster) GetProject() string {
+	return v.ClusterSummary.Project
+}
+
+// GetShard returns ListClustersClustersClusterConnectionNodesCluster.Shard, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionNodesCluster) GetShard() *int {
+	return v.ClusterSummary.Shard
+}
+
+// GetLabels returns ListClustersClustersClusterConnectionNodesCluster.Labels, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionNodesCluster) GetLabels() []ClusterSummaryLabelsKeyValue {
+	return v.ClusterSummary.Labels
+}
+
+func (v *ListClustersClustersClusterConnectionNodesCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListClustersClustersClusterConnectionNodesCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListClustersClustersClusterConnectionNodesCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ClusterSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListClustersClustersClusterConnectionNodesCluster struct {
+	Name string `json:"name"`
+
+	Server string `json:"server"`
+
+	Namespaces []string `json:"namespaces"`
+
+	ClusterResources bool `json:"clusterResources"`
+
+	Project string `json:"project"`
+
+	Shard *int `json:"shard"`
+
+	Labels []ClusterSummaryLabelsKeyValue `json:"labels"`
+}
+
+func (v *ListClustersClustersClusterConnectionNodesCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListClustersClustersClusterConnectionNodesCluster) __premarshalJSON() (*__premarshalListClustersClustersClusterConnectionNodesCluster, error) {
+	var retval __premarshalListClustersClustersClusterConnectionNodesCluster
+
+	retval.Name = v.ClusterSummary.Name
+	retval.Server = v.ClusterSummary.Server
+	retval.Namespaces = v.ClusterSummary.Namespaces
+	retval.ClusterResources = v.ClusterSummary.ClusterResources
+	retval.Project = v.ClusterSummary.Project
+	retval.Shard = v.ClusterSummary.Shard
+	retval.Labels = v.ClusterSummary.Labels
+	return &retval, nil
+}
+
+// ListClustersClustersClusterConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection sits in the whole list.
+type ListClustersClustersClusterConnectionPageInfo struct {
+	PageFields `json:"-"`
+}
+
+// GetHasNextPage returns ListClustersClustersClusterConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionPageInfo) GetHasNextPage() bool {
+	return v.PageFields.HasNextPage
+}
+
+// GetEndCursor returns ListClustersClustersClusterConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *ListClustersClustersClusterConnectionPageInfo) GetEndCursor() *string {
+	return v.PageFields.EndCursor
+}
+
+func (v *ListClustersClustersClusterConnectionPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListClustersClustersClusterConnectionPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListClustersClustersClusterConnectionPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListClustersClustersClusterConnectionPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *ListClustersClustersClusterConnectionPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListClustersClustersClusterConnectionPageInfo) __premarshalJSON() (*__premarshalListClustersClustersClusterConnectionPageInfo, error) {
+	var retval __premarshalListClustersClustersClusterConnectionPageInfo
+
+	retval.HasNextPage = v.PageFields.HasNextPage
+	retval.EndCursor = v.PageFields.EndCursor
+	return &retval, nil
+}
+
+// ListClustersResponse is returned by ListClusters on success.
+type ListClustersResponse struct {
+	// Registered destination clusters (including the one graphcd runs in),
+	// ordered by server URL. Credentials are never readable.
+	Clusters ListClustersClustersClusterConnection `json:"clusters"`
+}
+
+// GetClusters returns ListClustersResponse.Clusters, and is useful for accessing the field via an interface.
+func (v *ListClustersResponse) GetClusters() ListClustersClustersClusterConnection { return v.Clusters }
+
+// ListProjectsProjectsProjectConnection includes the requested fields of the GraphQL type ProjectConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of projects.
+type ListProjectsProjectsProjectConnection struct {
+	// Where the page sits.
+	PageInfo ListProjectsProjectsProjectConnectionPageInfo `json:"pageInfo"`
+	// The projects.
+	Nodes []ListProjectsProjectsProjectConnectionNodesProject `json:"nodes"`
+}
+
+// GetPageInfo returns ListProjectsProjectsProjectConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ListProjectsProjectsProjectConnection) GetPageInfo() ListProjectsProjectsProjectConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetNodes returns ListProjectsProjectsProjectConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *ListProjectsProjectsProjectConnection) GetNodes() []ListProjectsProjectsProjectConnectionNodesProject {
+	return v.Nodes
+}
+
+// ListProjectsProjectsProjectConnectionNodesProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible AppProject: the guard rails of the applications in it.
+type ListProjectsProjectsProjectConnectionNodesProject struct {
+	ProjectSummary `json:"-"`
+}
+
+// GetName returns ListProjectsProjectsProjectConnectionNodesProject.Name, and is useful for accessing the field via an interface.
+func (v *ListProjectsProjectsProjectConnectionNodesProject) GetName() string {
+	return v.ProjectSummary.Name
+}
+
+// GetNamespace returns ListProjectsProjectsProjectConnectionNodesProject.Namespace, and is useful for accessing the field via an interface.
+func (v *ListProjectsProjectsProjectConnectionNodesProject) GetNamespace() string {
+	return v.ProjectSummary.Namespace
+}
+
+// GetSpec returns ListProjectsProjectsProjectConnectionNodesProject.Spec, and is useful for accessing the field via an interface.
+func (v *ListProjectsProjectsProjectConnectionNodesProject) GetSpec() ProjectSummarySpecProjectSpec {
+	return v.ProjectSummary.Spec
+}
+
+func (v *ListProjectsProjectsProjectConnectionNodesProject) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListProjectsProjectsProjectConnectionNodesProject
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListProjectsProjectsProjectConnectionNodesProject = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ProjectSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListProjectsProjectsProjectConnectionNodesProject struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Spec ProjectSummarySpecProjectSpec `json:"spec"`
+}
+
+func (v *ListProjectsProjectsProjectConnectionNodesProject) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListProjectsProjectsProjectConnectionNodesProject) __premarshalJSON() (*__premarshalListProjectsProjectsProjectConnectionNodesProject, error) {
+	var retval __premarshalListProjectsProjectsProjectConnectionNodesProject
+
+	retval.Name = v.ProjectSummary.Name
+	retval.Namespace = v.ProjectSummary.Namespace
+	retval.Spec = v.ProjectSummary.Spec
+	return &retval, nil
+}
+
+// ListProjectsProjectsProjectConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection sits in the whole list.
+type ListProjectsProjectsProjectConnectionPageInfo struct {
+	PageFields `json:"-"`
+}
+
+// GetHasNextPage returns ListProjectsProjectsProjectConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ListProjectsProjectsProjectConnectionPageInfo) GetHasNextPage() bool {
+	return v.PageFields.HasNextPage
+}
+
+// GetEndCursor returns ListProjectsProjectsProjectConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *ListProjectsProjectsProjectConnectionPageInfo) GetEndCursor() *string {
+	return v.PageFields.EndCursor
+}
+
+func (v *ListProjectsProjectsProjectConnectionPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListProjectsProjectsProjectConnectionPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListProjectsProjectsProjectConnectionPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListProjectsProjectsProjectConnectionPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *ListProjectsProjectsProjectConnectionPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListProjectsProjectsProjectConnectionPageInfo) __premarshalJSON() (*__premarshalListProjectsProjectsProjectConnectionPageInfo, error) {
+	var retval __premarshalListProjectsProjectsProjectConnectionPageInfo
+
+	retval.HasNextPage = v.PageFields.HasNextPage
+	retval.EndCursor = v.PageFields.EndCursor
+	return &retval, nil
+}
+
+// ListProjectsResponse is returned by ListProjects on success.
+type ListProjectsResponse struct {
+	// AppProjects, ordered by name.
+	Projects ListProjectsProjectsProjectConnection `json:"projects"`
+}
+
+// GetProjects returns ListProjectsResponse.Projects, and is useful for accessing the field via an interface.
+func (v *ListProjectsResponse) GetProjects() ListProjectsProjectsProjectConnection { return v.Projects }
+
+// ListRepositoriesRepositoriesRepositoryConnection includes the requested fields of the GraphQL type RepositoryConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of repositories.
+type ListRepositoriesRepositoriesRepositoryConnection struct {
+	// Where the page sits.
+	PageInfo ListRepositoriesRepositoriesRepositoryConnectionPageInfo `json:"pageInfo"`
+	// The repositories.
+	Nodes []ListRepositoriesRepositoriesRepositoryConnectionNodesRepository `json:"nodes"`
+}
+
+// GetPageInfo returns ListRepositoriesRepositoriesRepositoryConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnection) GetPageInfo() ListRepositoriesRepositoriesRepositoryConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetNodes returns ListRepositoriesRepositoriesRepositoryConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnection) GetNodes() []ListRepositoriesRepositoriesRepositoryConnectionNodesRepository {
+	return v.Nodes
+}
+
+// ListRepositoriesRepositoriesRepositoryConnectionNodesRepository includes the requested fields of the GraphQL type Repository.
+// The GraphQL type's documentation follows.
+//
+// A repository, or a credential template for repositories under a URL
+// prefix. Its credentials are write-only and never shown.
+type ListRepositoriesRepositoriesRepositoryConnectionNodesRepository struct {
+	RepositorySummary `json:"-"`
+}
+
+// GetName returns ListRepositoriesRepositoriesRepositoryConnectionNodesRepository.Name, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) GetName() string {
+	return v.RepositorySummary.Name
+}
+
+// GetUrl returns ListRepositoriesRepositoriesRepositoryConnectionNodesRepository.Url, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) GetUrl() string {
+	return v.RepositorySummary.Url
+}
+
+// GetProject returns ListRepositoriesRepositoriesRepositoryConnectionNodesRepository.Project, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) GetProject() string {
+	return v.RepositorySummary.Project
+}
+
+// GetType returns ListRepositoriesRepositoriesRepositoryConnectionNodesRepository.Type, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) GetType() string {
+	return v.RepositorySummary.Type
+}
+
+// GetHasCredentials returns ListRepositoriesRepositoriesRepositoryConnectionNodesRepository.HasCredentials, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) GetHasCredentials() bool {
+	return v.RepositorySummary.HasCredentials
+}
+
+// GetTemplate returns ListRepositoriesRepositoriesRepositoryConnectionNodesRepository.Template, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) GetTemplate() bool {
+	return v.RepositorySummary.Template
+}
+
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListRepositoriesRepositoriesRepositoryConnectionNodesRepository
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListRepositoriesRepositoriesRepositoryConnectionNodesRepository = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.RepositorySummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListRepositoriesRepositoriesRepositoryConnectionNodesRepository struct {
+	Name string `json:"name"`
+
+	Url string `json:"url"`
+
+	Project string `json:"project"`
+
+	Type string `json:"type"`
+
+	HasCredentials bool `json:"hasCredentials"`
+
+	Template bool `json:"template"`
+}
+
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListRepositoriesRepositoriesRepositoryConnectionNodesRepository) __premarshalJSON() (*__premarshalListRepositoriesRepositoriesRepositoryConnectionNodesRepository, error) {
+	var retval __premarshalListRepositoriesRepositoriesRepositoryConnectionNodesRepository
+
+	retval.Name = v.RepositorySummary.Name
+	retval.Url = v.RepositorySummary.Url
+	retval.Project = v.RepositorySummary.Project
+	retval.Type = v.RepositorySummary.Type
+	retval.HasCredentials = v.RepositorySummary.HasCredentials
+	retval.Template = v.RepositorySummary.Template
+	return &retval, nil
+}
+
+// ListRepositoriesRepositoriesRepositoryConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection sits in the whole list.
+type ListRepositoriesRepositoriesRepositoryConnectionPageInfo struct {
+	PageFields `json:"-"`
+}
+
+// GetHasNextPage returns ListRepositoriesRepositoriesRepositoryConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnectionPageInfo) GetHasNextPage() bool {
+	return v.PageFields.HasNextPage
+}
+
+// GetEndCursor returns ListRepositoriesRepositoriesRepositoryConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesRepositoriesRepositoryConnectionPageInfo) GetEndCursor() *string {
+	return v.PageFields.EndCursor
+}
+
+func (v *ListRepositoriesRepositoriesRepositoryConnectionPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListRepositoriesRepositoriesRepositoryConnectionPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListRepositoriesRepositoriesRepositoryConnectionPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListRepositoriesRepositoriesRepositoryConnectionPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *ListRepositoriesRepositoriesRepositoryConnectionPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListRepositoriesRepositoriesRepositoryConnectionPageInfo) __premarshalJSON() (*__premarshalListRepositoriesRepositoriesRepositoryConnectionPageInfo, error) {
+	var retval __premarshalListRepositoriesRepositoriesRepositoryConnectionPageInfo
+
+	retval.HasNextPage = v.PageFields.HasNextPage
+	retval.EndCursor = v.PageFields.EndCursor
+	return &retval, nil
+}
+
+// ListRepositoriesResponse is returned by ListRepositories on success.
+type ListRepositoriesResponse struct {
+	// Configured repositories and credential templates, ordered by URL.
+	// Credentials are never readable.
+	Repositories ListRepositoriesRepositoriesRepositoryConnection `json:"repositories"`
+}
+
+// GetRepositories returns ListRepositoriesResponse.Repositories, and is useful for accessing the field via an interface.
+func (v *ListRepositoriesResponse) GetRepositories() ListRepositoriesRepositoriesRepositoryConnection {
+	return v.Repositories
+}
+
 // MeMe includes the requested fields of the GraphQL type Me.
 // The GraphQL type's documentation follows.
 //
@@ -1977,6 +3466,185 @@ var AllOperationPhase = []OperationPhase{
 	OperationPhaseSucceeded,
 }
 
+// Where a page of a list sits.
+type PageFields struct {
+	// Whether items follow this page.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last item of the page, to pass as `after` for the next page; null for an empty page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns PageFields.HasNextPage, and is useful for accessing the field via an interface.
+func (v *PageFields) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns PageFields.EndCursor, and is useful for accessing the field via an interface.
+func (v *PageFields) GetEndCursor() *string { return v.EndCursor }
+
+// PodLogsApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type PodLogsApplication struct {
+	// The last lines of the log of a Pod of the application (one in its
+	// resource tree); NOT_FOUND for any other Pod.
+	PodLogs []string `json:"podLogs"`
+}
+
+// GetPodLogs returns PodLogsApplication.PodLogs, and is useful for accessing the field via an interface.
+func (v *PodLogsApplication) GetPodLogs() []string { return v.PodLogs }
+
+// PodLogsResponse is returned by PodLogs on success.
+type PodLogsResponse struct {
+	// One application by name. Null when it does not exist.
+	Application *PodLogsApplication `json:"application"`
+}
+
+// GetApplication returns PodLogsResponse.Application, and is useful for accessing the field via an interface.
+func (v *PodLogsResponse) GetApplication() *PodLogsApplication { return v.Application }
+
+// ProjectSummary includes the GraphQL fields of Project requested by the fragment ProjectSummary.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible AppProject: the guard rails of the applications in it.
+type ProjectSummary struct {
+	// The project's name.
+	Name string `json:"name"`
+	// The namespace of the AppProject object.
+	Namespace string `json:"namespace"`
+	// What the project allows.
+	Spec ProjectSummarySpecProjectSpec `json:"spec"`
+}
+
+// GetName returns ProjectSummary.Name, and is useful for accessing the field via an interface.
+func (v *ProjectSummary) GetName() string { return v.Name }
+
+// GetNamespace returns ProjectSummary.Namespace, and is useful for accessing the field via an interface.
+func (v *ProjectSummary) GetNamespace() string { return v.Namespace }
+
+// GetSpec returns ProjectSummary.Spec, and is useful for accessing the field via an interface.
+func (v *ProjectSummary) GetSpec() ProjectSummarySpecProjectSpec { return v.Spec }
+
+// ProjectSummarySpecProjectSpec includes the requested fields of the GraphQL type ProjectSpec.
+// The GraphQL type's documentation follows.
+//
+// What a project allows, with Argo CD's field names.
+type ProjectSummarySpecProjectSpec struct {
+	// What the project is for.
+	Description string `json:"description"`
+	// Repositories applications may deploy from (globs; ! negates).
+	SourceRepos []string `json:"sourceRepos"`
+	// Clusters and namespaces applications may deploy to (globs; ! negates).
+	Destinations []ProjectSummarySpecProjectSpecDestinationsApplicationDestination `json:"destinations"`
+	// Roles with their policies, groups and issued tokens.
+	Roles []ProjectSummarySpecProjectSpecRolesProjectRole `json:"roles"`
+}
+
+// GetDescription returns ProjectSummarySpecProjectSpec.Description, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpec) GetDescription() string { return v.Description }
+
+// GetSourceRepos returns ProjectSummarySpecProjectSpec.SourceRepos, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpec) GetSourceRepos() []string { return v.SourceRepos }
+
+// GetDestinations returns ProjectSummarySpecProjectSpec.Destinations, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpec) GetDestinations() []ProjectSummarySpecProjectSpecDestinationsApplicationDestination {
+	return v.Destinations
+}
+
+// GetRoles returns ProjectSummarySpecProjectSpec.Roles, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpec) GetRoles() []ProjectSummarySpecProjectSpecRolesProjectRole {
+	return v.Roles
+}
+
+// ProjectSummarySpecProjectSpecDestinationsApplicationDestination includes the requested fields of the GraphQL type ApplicationDestination.
+// The GraphQL type's documentation follows.
+//
+// Where an application's manifests are deployed.
+type ProjectSummarySpecProjectSpecDestinationsApplicationDestination struct {
+	// The cluster's API server URL; empty when the cluster is named.
+	Server string `json:"server"`
+	// The cluster's name; empty when the server is given.
+	Name string `json:"name"`
+	// The namespace for namespaced resources that name none.
+	Namespace string `json:"namespace"`
+}
+
+// GetServer returns ProjectSummarySpecProjectSpecDestinationsApplicationDestination.Server, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecDestinationsApplicationDestination) GetServer() string {
+	return v.Server
+}
+
+// GetName returns ProjectSummarySpecProjectSpecDestinationsApplicationDestination.Name, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecDestinationsApplicationDestination) GetName() string {
+	return v.Name
+}
+
+// GetNamespace returns ProjectSummarySpecProjectSpecDestinationsApplicationDestination.Namespace, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecDestinationsApplicationDestination) GetNamespace() string {
+	return v.Namespace
+}
+
+// ProjectSummarySpecProjectSpecRolesProjectRole includes the requested fields of the GraphQL type ProjectRole.
+// The GraphQL type's documentation follows.
+//
+// A role of a project: policies granted to its groups and tokens.
+type ProjectSummarySpecProjectSpecRolesProjectRole struct {
+	// The role's name.
+	Name string `json:"name"`
+	// What the role is for.
+	Description string `json:"description"`
+	// Casbin policy lines, e.g. "p, proj:web:ci, applications, sync, web/*, allow".
+	Policies []string `json:"policies"`
+	// SSO groups that have the role.
+	Groups []string `json:"groups"`
+	// Tokens issued for the role (their values are never stored).
+	JwtTokens []ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken `json:"jwtTokens"`
+}
+
+// GetName returns ProjectSummarySpecProjectSpecRolesProjectRole.Name, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecRolesProjectRole) GetName() string { return v.Name }
+
+// GetDescription returns ProjectSummarySpecProjectSpecRolesProjectRole.Description, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecRolesProjectRole) GetDescription() string { return v.Description }
+
+// GetPolicies returns ProjectSummarySpecProjectSpecRolesProjectRole.Policies, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecRolesProjectRole) GetPolicies() []string { return v.Policies }
+
+// GetGroups returns ProjectSummarySpecProjectSpecRolesProjectRole.Groups, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecRolesProjectRole) GetGroups() []string { return v.Groups }
+
+// GetJwtTokens returns ProjectSummarySpecProjectSpecRolesProjectRole.JwtTokens, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecRolesProjectRole) GetJwtTokens() []ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken {
+	return v.JwtTokens
+}
+
+// ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken includes the requested fields of the GraphQL type JWTToken.
+// The GraphQL type's documentation follows.
+//
+// A token issued for a project role.
+type ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken struct {
+	// The token's ID.
+	Id string `json:"id"`
+	// When it was issued.
+	IssuedAt time.Time `json:"issuedAt"`
+	// When it expires; null for never.
+	ExpiresAt *time.Time `json:"expiresAt"`
+}
+
+// GetId returns ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken.Id, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken) GetId() string { return v.Id }
+
+// GetIssuedAt returns ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken.IssuedAt, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken) GetIssuedAt() time.Time {
+	return v.IssuedAt
+}
+
+// GetExpiresAt returns ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken) GetExpiresAt() *time.Time {
+	return v.ExpiresAt
+}
+
 // How a cascading delete removes resources.
 type PropagationPolicy string
 
@@ -1991,6 +3659,127 @@ var AllPropagationPolicy = []PropagationPolicy{
 	PropagationPolicyForeground,
 	PropagationPolicyBackground,
 }
+
+// RemoveClusterResponse is returned by RemoveCluster on success.
+type RemoveClusterResponse struct {
+	// Unregisters the cluster at server. Returns its ID.
+	RemoveCluster string `json:"removeCluster"`
+}
+
+// GetRemoveCluster returns RemoveClusterResponse.RemoveCluster, and is useful for accessing the field via an interface.
+func (v *RemoveClusterResponse) GetRemoveCluster() string { return v.RemoveCluster }
+
+// A repository or credential template, with its (write-only) credentials.
+type RepositoryInput struct {
+	// The URL (https, http, ssh or scp-style; an OCI registry for Helm with enableOCI); a URL prefix for a template.
+	Url string `json:"url"`
+	// git (default) or helm.
+	Type *string `json:"type"`
+	// A display name (needed for Helm repositories).
+	Name *string `json:"name"`
+	// The only project that may use it.
+	Project *string `json:"project"`
+	// HTTPS user name.
+	Username *string `json:"username"`
+	// HTTPS password or token.
+	Password *string `json:"password"`
+	// SSH private key (PEM).
+	SshPrivateKey *string `json:"sshPrivateKey"`
+	// TLS client certificate (PEM).
+	TlsClientCertData *string `json:"tlsClientCertData"`
+	// TLS client key (PEM).
+	TlsClientCertKey *string `json:"tlsClientCertKey"`
+	// Skip TLS verification.
+	Insecure bool `json:"insecure"`
+	// Treat a Helm URL without a scheme as an OCI registry.
+	EnableOCI bool `json:"enableOCI"`
+	// A credential template (repo-creds) rather than a repository.
+	Template bool `json:"template"`
+	// Replace an existing declaration of the same URL.
+	Upsert bool `json:"upsert"`
+	// Do not reach the repository before saving (templates are never tested).
+	SkipTest bool `json:"skipTest"`
+}
+
+// GetUrl returns RepositoryInput.Url, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetUrl() string { return v.Url }
+
+// GetType returns RepositoryInput.Type, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetType() *string { return v.Type }
+
+// GetName returns RepositoryInput.Name, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetName() *string { return v.Name }
+
+// GetProject returns RepositoryInput.Project, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetProject() *string { return v.Project }
+
+// GetUsername returns RepositoryInput.Username, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetUsername() *string { return v.Username }
+
+// GetPassword returns RepositoryInput.Password, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetPassword() *string { return v.Password }
+
+// GetSshPrivateKey returns RepositoryInput.SshPrivateKey, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetSshPrivateKey() *string { return v.SshPrivateKey }
+
+// GetTlsClientCertData returns RepositoryInput.TlsClientCertData, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetTlsClientCertData() *string { return v.TlsClientCertData }
+
+// GetTlsClientCertKey returns RepositoryInput.TlsClientCertKey, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetTlsClientCertKey() *string { return v.TlsClientCertKey }
+
+// GetInsecure returns RepositoryInput.Insecure, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetInsecure() bool { return v.Insecure }
+
+// GetEnableOCI returns RepositoryInput.EnableOCI, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetEnableOCI() bool { return v.EnableOCI }
+
+// GetTemplate returns RepositoryInput.Template, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetTemplate() bool { return v.Template }
+
+// GetUpsert returns RepositoryInput.Upsert, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetUpsert() bool { return v.Upsert }
+
+// GetSkipTest returns RepositoryInput.SkipTest, and is useful for accessing the field via an interface.
+func (v *RepositoryInput) GetSkipTest() bool { return v.SkipTest }
+
+// RepositorySummary includes the GraphQL fields of Repository requested by the fragment RepositorySummary.
+// The GraphQL type's documentation follows.
+//
+// A repository, or a credential template for repositories under a URL
+// prefix. Its credentials are write-only and never shown.
+type RepositorySummary struct {
+	// The display name.
+	Name string `json:"name"`
+	// The URL (a prefix for a template).
+	Url string `json:"url"`
+	// The only project that may use it; empty means any.
+	Project string `json:"project"`
+	// git or helm.
+	Type string `json:"type"`
+	// Whether credentials are configured.
+	HasCredentials bool `json:"hasCredentials"`
+	// Whether this is a credential template (repo-creds) rather than a repository.
+	Template bool `json:"template"`
+}
+
+// GetName returns RepositorySummary.Name, and is useful for accessing the field via an interface.
+func (v *RepositorySummary) GetName() string { return v.Name }
+
+// GetUrl returns RepositorySummary.Url, and is useful for accessing the field via an interface.
+func (v *RepositorySummary) GetUrl() string { return v.Url }
+
+// GetProject returns RepositorySummary.Project, and is useful for accessing the field via an interface.
+func (v *RepositorySummary) GetProject() string { return v.Project }
+
+// GetType returns RepositorySummary.Type, and is useful for accessing the field via an interface.
+func (v *RepositorySummary) GetType() string { return v.Type }
+
+// GetHasCredentials returns RepositorySummary.HasCredentials, and is useful for accessing the field via an interface.
+func (v *RepositorySummary) GetHasCredentials() bool { return v.HasCredentials }
+
+// GetTemplate returns RepositorySummary.Template, and is useful for accessing the field via an interface.
+func (v *RepositorySummary) GetTemplate() bool { return v.Template }
 
 // How a failed sync is retried.
 type RetryInput struct {
@@ -2613,6 +4402,131 @@ func (v *UpdateApplicationSpecUpdateApplicationSpecApplication) __premarshalJSON
 	return &retval, nil
 }
 
+type UpdatePasswordInput struct {
+	// The account whose password changes; the caller's own when null. Another
+	// account's needs the update right on it (accounts, update, <name>).
+	Account *string `json:"account"`
+	// The caller's own current password, whoever's password changes.
+	CurrentPassword string `json:"currentPassword"`
+	// The new password: 8 to 72 bytes.
+	NewPassword string `json:"newPassword"`
+}
+
+// GetAccount returns UpdatePasswordInput.Account, and is useful for accessing the field via an interface.
+func (v *UpdatePasswordInput) GetAccount() *string { return v.Account }
+
+// GetCurrentPassword returns UpdatePasswordInput.CurrentPassword, and is useful for accessing the field via an interface.
+func (v *UpdatePasswordInput) GetCurrentPassword() string { return v.CurrentPassword }
+
+// GetNewPassword returns UpdatePasswordInput.NewPassword, and is useful for accessing the field via an interface.
+func (v *UpdatePasswordInput) GetNewPassword() string { return v.NewPassword }
+
+// UpdatePasswordResponse is returned by UpdatePassword on success.
+type UpdatePasswordResponse struct {
+	// Changes a local account's password. Every session of that account ends
+	// (the caller's own too, when it is theirs): log in again.
+	UpdatePassword bool `json:"updatePassword"`
+}
+
+// GetUpdatePassword returns UpdatePasswordResponse.UpdatePassword, and is useful for accessing the field via an interface.
+func (v *UpdatePasswordResponse) GetUpdatePassword() bool { return v.UpdatePassword }
+
+// A new spec for a project.
+type UpdateProjectSpecInput struct {
+	// The project's name.
+	Name string `json:"name"`
+	// The spec as YAML or JSON (the content of `spec:`). Unknown fields are errors.
+	Spec string `json:"spec"`
+}
+
+// GetName returns UpdateProjectSpecInput.Name, and is useful for accessing the field via an interface.
+func (v *UpdateProjectSpecInput) GetName() string { return v.Name }
+
+// GetSpec returns UpdateProjectSpecInput.Spec, and is useful for accessing the field via an interface.
+func (v *UpdateProjectSpecInput) GetSpec() string { return v.Spec }
+
+// UpdateProjectSpecResponse is returned by UpdateProjectSpec on success.
+type UpdateProjectSpecResponse struct {
+	// Replaces a project's spec (sync windows, roles, destinations ...).
+	UpdateProjectSpec UpdateProjectSpecUpdateProjectSpecProject `json:"updateProjectSpec"`
+}
+
+// GetUpdateProjectSpec returns UpdateProjectSpecResponse.UpdateProjectSpec, and is useful for accessing the field via an interface.
+func (v *UpdateProjectSpecResponse) GetUpdateProjectSpec() UpdateProjectSpecUpdateProjectSpecProject {
+	return v.UpdateProjectSpec
+}
+
+// UpdateProjectSpecUpdateProjectSpecProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible AppProject: the guard rails of the applications in it.
+type UpdateProjectSpecUpdateProjectSpecProject struct {
+	ProjectSummary `json:"-"`
+}
+
+// GetName returns UpdateProjectSpecUpdateProjectSpecProject.Name, and is useful for accessing the field via an interface.
+func (v *UpdateProjectSpecUpdateProjectSpecProject) GetName() string { return v.ProjectSummary.Name }
+
+// GetNamespace returns UpdateProjectSpecUpdateProjectSpecProject.Namespace, and is useful for accessing the field via an interface.
+func (v *UpdateProjectSpecUpdateProjectSpecProject) GetNamespace() string {
+	return v.ProjectSummary.Namespace
+}
+
+// GetSpec returns UpdateProjectSpecUpdateProjectSpecProject.Spec, and is useful for accessing the field via an interface.
+func (v *UpdateProjectSpecUpdateProjectSpecProject) GetSpec() ProjectSummarySpecProjectSpec {
+	return v.ProjectSummary.Spec
+}
+
+func (v *UpdateProjectSpecUpdateProjectSpecProject) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateProjectSpecUpdateProjectSpecProject
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateProjectSpecUpdateProjectSpecProject = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ProjectSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateProjectSpecUpdateProjectSpecProject struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Spec ProjectSummarySpecProjectSpec `json:"spec"`
+}
+
+func (v *UpdateProjectSpecUpdateProjectSpecProject) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateProjectSpecUpdateProjectSpecProject) __premarshalJSON() (*__premarshalUpdateProjectSpecUpdateProjectSpecProject, error) {
+	var retval __premarshalUpdateProjectSpecUpdateProjectSpecProject
+
+	retval.Name = v.ProjectSummary.Name
+	retval.Namespace = v.ProjectSummary.Namespace
+	retval.Spec = v.ProjectSummary.Spec
+	return &retval, nil
+}
+
 // WatchApplicationApplication includes the requested fields of the GraphQL type Application.
 // The GraphQL type's documentation follows.
 //
@@ -2756,6 +4670,26 @@ func (v *WatchApplicationResponse) GetApplication() *WatchApplicationApplication
 	return v.Application
 }
 
+// __AddClusterInput is used internally by genqlient
+type __AddClusterInput struct {
+	Input ClusterInput `json:"input"`
+}
+
+// GetInput returns __AddClusterInput.Input, and is useful for accessing the field via an interface.
+func (v *__AddClusterInput) GetInput() ClusterInput { return v.Input }
+
+// __AppDestinationNamespaceInput is used internally by genqlient
+type __AppDestinationNamespaceInput struct {
+	Name      string  `json:"name"`
+	Namespace *string `json:"namespace"`
+}
+
+// GetName returns __AppDestinationNamespaceInput.Name, and is useful for accessing the field via an interface.
+func (v *__AppDestinationNamespaceInput) GetName() string { return v.Name }
+
+// GetNamespace returns __AppDestinationNamespaceInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__AppDestinationNamespaceInput) GetNamespace() *string { return v.Namespace }
+
 // __ApplicationDiffInput is used internally by genqlient
 type __ApplicationDiffInput struct {
 	Name      string  `json:"name"`
@@ -2816,6 +4750,14 @@ func (v *__ApplicationYAMLInput) GetName() string { return v.Name }
 // GetNamespace returns __ApplicationYAMLInput.Namespace, and is useful for accessing the field via an interface.
 func (v *__ApplicationYAMLInput) GetNamespace() *string { return v.Namespace }
 
+// __CreateAccountTokenInput is used internally by genqlient
+type __CreateAccountTokenInput struct {
+	Input CreateAccountTokenInput `json:"input"`
+}
+
+// GetInput returns __CreateAccountTokenInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateAccountTokenInput) GetInput() CreateAccountTokenInput { return v.Input }
+
 // __CreateApplicationInput is used internally by genqlient
 type __CreateApplicationInput struct {
 	Input CreateApplicationInput `json:"input"`
@@ -2824,6 +4766,42 @@ type __CreateApplicationInput struct {
 // GetInput returns __CreateApplicationInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateApplicationInput) GetInput() CreateApplicationInput { return v.Input }
 
+// __CreateProjectInput is used internally by genqlient
+type __CreateProjectInput struct {
+	Input CreateProjectInput `json:"input"`
+}
+
+// GetInput returns __CreateProjectInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateProjectInput) GetInput() CreateProjectInput { return v.Input }
+
+// __CreateProjectTokenInput is used internally by genqlient
+type __CreateProjectTokenInput struct {
+	Input CreateProjectTokenInput `json:"input"`
+}
+
+// GetInput returns __CreateProjectTokenInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateProjectTokenInput) GetInput() CreateProjectTokenInput { return v.Input }
+
+// __CreateRepositoryInput is used internally by genqlient
+type __CreateRepositoryInput struct {
+	Input RepositoryInput `json:"input"`
+}
+
+// GetInput returns __CreateRepositoryInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateRepositoryInput) GetInput() RepositoryInput { return v.Input }
+
+// __DeleteAccountTokenInput is used internally by genqlient
+type __DeleteAccountTokenInput struct {
+	Account *string `json:"account"`
+	Id      string  `json:"id"`
+}
+
+// GetAccount returns __DeleteAccountTokenInput.Account, and is useful for accessing the field via an interface.
+func (v *__DeleteAccountTokenInput) GetAccount() *string { return v.Account }
+
+// GetId returns __DeleteAccountTokenInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteAccountTokenInput) GetId() string { return v.Id }
+
 // __DeleteApplicationInput is used internally by genqlient
 type __DeleteApplicationInput struct {
 	Input DeleteApplicationInput `json:"input"`
@@ -2831,6 +4809,66 @@ type __DeleteApplicationInput struct {
 
 // GetInput returns __DeleteApplicationInput.Input, and is useful for accessing the field via an interface.
 func (v *__DeleteApplicationInput) GetInput() DeleteApplicationInput { return v.Input }
+
+// __DeleteProjectInput is used internally by genqlient
+type __DeleteProjectInput struct {
+	Name string `json:"name"`
+}
+
+// GetName returns __DeleteProjectInput.Name, and is useful for accessing the field via an interface.
+func (v *__DeleteProjectInput) GetName() string { return v.Name }
+
+// __DeleteProjectTokenInput is used internally by genqlient
+type __DeleteProjectTokenInput struct {
+	Project string `json:"project"`
+	Role    string `json:"role"`
+	Id      string `json:"id"`
+}
+
+// GetProject returns __DeleteProjectTokenInput.Project, and is useful for accessing the field via an interface.
+func (v *__DeleteProjectTokenInput) GetProject() string { return v.Project }
+
+// GetRole returns __DeleteProjectTokenInput.Role, and is useful for accessing the field via an interface.
+func (v *__DeleteProjectTokenInput) GetRole() string { return v.Role }
+
+// GetId returns __DeleteProjectTokenInput.Id, and is useful for accessing the field via an interface.
+func (v *__DeleteProjectTokenInput) GetId() string { return v.Id }
+
+// __DeleteRepositoryInput is used internally by genqlient
+type __DeleteRepositoryInput struct {
+	Url      string `json:"url"`
+	Template bool   `json:"template"`
+}
+
+// GetUrl returns __DeleteRepositoryInput.Url, and is useful for accessing the field via an interface.
+func (v *__DeleteRepositoryInput) GetUrl() string { return v.Url }
+
+// GetTemplate returns __DeleteRepositoryInput.Template, and is useful for accessing the field via an interface.
+func (v *__DeleteRepositoryInput) GetTemplate() bool { return v.Template }
+
+// __FollowPodLogsInput is used internally by genqlient
+type __FollowPodLogsInput struct {
+	Application ApplicationRef `json:"application"`
+	Namespace   string         `json:"namespace"`
+	Pod         string         `json:"pod"`
+	Container   *string        `json:"container"`
+	TailLines   int            `json:"tailLines"`
+}
+
+// GetApplication returns __FollowPodLogsInput.Application, and is useful for accessing the field via an interface.
+func (v *__FollowPodLogsInput) GetApplication() ApplicationRef { return v.Application }
+
+// GetNamespace returns __FollowPodLogsInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__FollowPodLogsInput) GetNamespace() string { return v.Namespace }
+
+// GetPod returns __FollowPodLogsInput.Pod, and is useful for accessing the field via an interface.
+func (v *__FollowPodLogsInput) GetPod() string { return v.Pod }
+
+// GetContainer returns __FollowPodLogsInput.Container, and is useful for accessing the field via an interface.
+func (v *__FollowPodLogsInput) GetContainer() *string { return v.Container }
+
+// GetTailLines returns __FollowPodLogsInput.TailLines, and is useful for accessing the field via an interface.
+func (v *__FollowPodLogsInput) GetTailLines() int { return v.TailLines }
 
 // __GetApplicationInput is used internally by genqlient
 type __GetApplicationInput struct {
@@ -2843,6 +4881,14 @@ func (v *__GetApplicationInput) GetName() string { return v.Name }
 
 // GetNamespace returns __GetApplicationInput.Namespace, and is useful for accessing the field via an interface.
 func (v *__GetApplicationInput) GetNamespace() *string { return v.Namespace }
+
+// __GetProjectInput is used internally by genqlient
+type __GetProjectInput struct {
+	Name string `json:"name"`
+}
+
+// GetName returns __GetProjectInput.Name, and is useful for accessing the field via an interface.
+func (v *__GetProjectInput) GetName() string { return v.Name }
 
 // __ListApplicationsInput is used internally by genqlient
 type __ListApplicationsInput struct {
@@ -2859,6 +4905,78 @@ func (v *__ListApplicationsInput) GetAfter() *string { return v.After }
 
 // GetFilter returns __ListApplicationsInput.Filter, and is useful for accessing the field via an interface.
 func (v *__ListApplicationsInput) GetFilter() *ApplicationFilter { return v.Filter }
+
+// __ListClustersInput is used internally by genqlient
+type __ListClustersInput struct {
+	First int     `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __ListClustersInput.First, and is useful for accessing the field via an interface.
+func (v *__ListClustersInput) GetFirst() int { return v.First }
+
+// GetAfter returns __ListClustersInput.After, and is useful for accessing the field via an interface.
+func (v *__ListClustersInput) GetAfter() *string { return v.After }
+
+// __ListProjectsInput is used internally by genqlient
+type __ListProjectsInput struct {
+	First int     `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __ListProjectsInput.First, and is useful for accessing the field via an interface.
+func (v *__ListProjectsInput) GetFirst() int { return v.First }
+
+// GetAfter returns __ListProjectsInput.After, and is useful for accessing the field via an interface.
+func (v *__ListProjectsInput) GetAfter() *string { return v.After }
+
+// __ListRepositoriesInput is used internally by genqlient
+type __ListRepositoriesInput struct {
+	First int     `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __ListRepositoriesInput.First, and is useful for accessing the field via an interface.
+func (v *__ListRepositoriesInput) GetFirst() int { return v.First }
+
+// GetAfter returns __ListRepositoriesInput.After, and is useful for accessing the field via an interface.
+func (v *__ListRepositoriesInput) GetAfter() *string { return v.After }
+
+// __PodLogsInput is used internally by genqlient
+type __PodLogsInput struct {
+	Application  string  `json:"application"`
+	AppNamespace *string `json:"appNamespace"`
+	Namespace    string  `json:"namespace"`
+	Pod          string  `json:"pod"`
+	Container    *string `json:"container"`
+	TailLines    int     `json:"tailLines"`
+}
+
+// GetApplication returns __PodLogsInput.Application, and is useful for accessing the field via an interface.
+func (v *__PodLogsInput) GetApplication() string { return v.Application }
+
+// GetAppNamespace returns __PodLogsInput.AppNamespace, and is useful for accessing the field via an interface.
+func (v *__PodLogsInput) GetAppNamespace() *string { return v.AppNamespace }
+
+// GetNamespace returns __PodLogsInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__PodLogsInput) GetNamespace() string { return v.Namespace }
+
+// GetPod returns __PodLogsInput.Pod, and is useful for accessing the field via an interface.
+func (v *__PodLogsInput) GetPod() string { return v.Pod }
+
+// GetContainer returns __PodLogsInput.Container, and is useful for accessing the field via an interface.
+func (v *__PodLogsInput) GetContainer() *string { return v.Container }
+
+// GetTailLines returns __PodLogsInput.TailLines, and is useful for accessing the field via an interface.
+func (v *__PodLogsInput) GetTailLines() int { return v.TailLines }
+
+// __RemoveClusterInput is used internally by genqlient
+type __RemoveClusterInput struct {
+	Server string `json:"server"`
+}
+
+// GetServer returns __RemoveClusterInput.Server, and is useful for accessing the field via an interface.
+func (v *__RemoveClusterInput) GetServer() string { return v.Server }
 
 // __RollbackApplicationInput is used internally by genqlient
 type __RollbackApplicationInput struct {
@@ -2892,6 +5010,22 @@ type __UpdateApplicationSpecInput struct {
 // GetInput returns __UpdateApplicationSpecInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateApplicationSpecInput) GetInput() UpdateApplicationSpecInput { return v.Input }
 
+// __UpdatePasswordInput is used internally by genqlient
+type __UpdatePasswordInput struct {
+	Input UpdatePasswordInput `json:"input"`
+}
+
+// GetInput returns __UpdatePasswordInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdatePasswordInput) GetInput() UpdatePasswordInput { return v.Input }
+
+// __UpdateProjectSpecInput is used internally by genqlient
+type __UpdateProjectSpecInput struct {
+	Input UpdateProjectSpecInput `json:"input"`
+}
+
+// GetInput returns __UpdateProjectSpecInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateProjectSpecInput) GetInput() UpdateProjectSpecInput { return v.Input }
+
 // __WatchApplicationInput is used internally by genqlient
 type __WatchApplicationInput struct {
 	Name      string  `json:"name"`
@@ -2903,6 +5037,92 @@ func (v *__WatchApplicationInput) GetName() string { return v.Name }
 
 // GetNamespace returns __WatchApplicationInput.Namespace, and is useful for accessing the field via an interface.
 func (v *__WatchApplicationInput) GetNamespace() *string { return v.Namespace }
+
+// The mutation executed by AddCluster.
+const AddCluster_Operation = `
+mutation AddCluster ($input: ClusterInput!) {
+	addCluster(input: $input) {
+		... ClusterSummary
+	}
+}
+fragment ClusterSummary on Cluster {
+	name
+	server
+	namespaces
+	clusterResources
+	project
+	shard
+	labels {
+		key
+		value
+	}
+}
+`
+
+func AddCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ClusterInput,
+) (data_ *AddClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AddCluster",
+		Query:  AddCluster_Operation,
+		Variables: &__AddClusterInput{
+			Input: input,
+		},
+	}
+
+	data_ = &AddClusterResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by AppDestinationNamespace.
+const AppDestinationNamespace_Operation = `
+query AppDestinationNamespace ($name: String!, $namespace: String) {
+	application(name: $name, namespace: $namespace) {
+		spec {
+			destination {
+				namespace
+			}
+		}
+	}
+}
+`
+
+func AppDestinationNamespace(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+	namespace *string,
+) (data_ *AppDestinationNamespaceResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AppDestinationNamespace",
+		Query:  AppDestinationNamespace_Operation,
+		Variables: &__AppDestinationNamespaceInput{
+			Name:      name,
+			Namespace: namespace,
+		},
+	}
+
+	data_ = &AppDestinationNamespaceResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
 
 // The query executed by ApplicationDiff.
 const ApplicationDiff_Operation = `
@@ -3071,6 +5291,46 @@ func ApplicationYAML(
 	return data_, err_
 }
 
+// The mutation executed by CreateAccountToken.
+const CreateAccountToken_Operation = `
+mutation CreateAccountToken ($input: CreateAccountTokenInput!) {
+	createAccountToken(input: $input) {
+		... IssuedToken
+	}
+}
+fragment IssuedToken on NewToken {
+	id
+	token
+	issuedAt
+	expiresAt
+}
+`
+
+func CreateAccountToken(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateAccountTokenInput,
+) (data_ *CreateAccountTokenResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateAccountToken",
+		Query:  CreateAccountToken_Operation,
+		Variables: &__CreateAccountTokenInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateAccountTokenResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateApplication.
 const CreateApplication_Operation = `
 mutation CreateApplication ($input: CreateApplicationInput!) {
@@ -3153,6 +5413,180 @@ func CreateApplication(
 	return data_, err_
 }
 
+// The mutation executed by CreateProject.
+const CreateProject_Operation = `
+mutation CreateProject ($input: CreateProjectInput!) {
+	createProject(input: $input) {
+		... ProjectSummary
+	}
+}
+fragment ProjectSummary on Project {
+	name
+	namespace
+	spec {
+		description
+		sourceRepos
+		destinations {
+			server
+			name
+			namespace
+		}
+		roles {
+			name
+			description
+			policies
+			groups
+			jwtTokens {
+				id
+				issuedAt
+				expiresAt
+			}
+		}
+	}
+}
+`
+
+func CreateProject(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateProjectInput,
+) (data_ *CreateProjectResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateProject",
+		Query:  CreateProject_Operation,
+		Variables: &__CreateProjectInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateProjectResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by CreateProjectToken.
+const CreateProjectToken_Operation = `
+mutation CreateProjectToken ($input: CreateProjectTokenInput!) {
+	createProjectToken(input: $input) {
+		... IssuedToken
+	}
+}
+fragment IssuedToken on NewToken {
+	id
+	token
+	issuedAt
+	expiresAt
+}
+`
+
+func CreateProjectToken(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateProjectTokenInput,
+) (data_ *CreateProjectTokenResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateProjectToken",
+		Query:  CreateProjectToken_Operation,
+		Variables: &__CreateProjectTokenInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateProjectTokenResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by CreateRepository.
+const CreateRepository_Operation = `
+mutation CreateRepository ($input: RepositoryInput!) {
+	createRepository(input: $input) {
+		... RepositorySummary
+	}
+}
+fragment RepositorySummary on Repository {
+	name
+	url
+	project
+	type
+	hasCredentials
+	template
+}
+`
+
+func CreateRepository(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RepositoryInput,
+) (data_ *CreateRepositoryResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateRepository",
+		Query:  CreateRepository_Operation,
+		Variables: &__CreateRepositoryInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateRepositoryResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteAccountToken.
+const DeleteAccountToken_Operation = `
+mutation DeleteAccountToken ($account: String, $id: String!) {
+	deleteAccountToken(account: $account, id: $id)
+}
+`
+
+func DeleteAccountToken(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	account *string,
+	id string,
+) (data_ *DeleteAccountTokenResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteAccountToken",
+		Query:  DeleteAccountToken_Operation,
+		Variables: &__DeleteAccountTokenInput{
+			Account: account,
+			Id:      id,
+		},
+	}
+
+	data_ = &DeleteAccountTokenResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by DeleteApplication.
 const DeleteApplication_Operation = `
 mutation DeleteApplication ($input: DeleteApplicationInput!) {
@@ -3183,6 +5617,170 @@ func DeleteApplication(
 	)
 
 	return data_, err_
+}
+
+// The mutation executed by DeleteProject.
+const DeleteProject_Operation = `
+mutation DeleteProject ($name: String!) {
+	deleteProject(name: $name)
+}
+`
+
+func DeleteProject(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+) (data_ *DeleteProjectResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteProject",
+		Query:  DeleteProject_Operation,
+		Variables: &__DeleteProjectInput{
+			Name: name,
+		},
+	}
+
+	data_ = &DeleteProjectResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteProjectToken.
+const DeleteProjectToken_Operation = `
+mutation DeleteProjectToken ($project: String!, $role: String!, $id: String!) {
+	deleteProjectToken(project: $project, role: $role, id: $id)
+}
+`
+
+func DeleteProjectToken(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	project string,
+	role string,
+	id string,
+) (data_ *DeleteProjectTokenResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteProjectToken",
+		Query:  DeleteProjectToken_Operation,
+		Variables: &__DeleteProjectTokenInput{
+			Project: project,
+			Role:    role,
+			Id:      id,
+		},
+	}
+
+	data_ = &DeleteProjectTokenResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteRepository.
+const DeleteRepository_Operation = `
+mutation DeleteRepository ($url: String!, $template: Boolean!) {
+	deleteRepository(url: $url, template: $template)
+}
+`
+
+func DeleteRepository(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	url string,
+	template bool,
+) (data_ *DeleteRepositoryResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteRepository",
+		Query:  DeleteRepository_Operation,
+		Variables: &__DeleteRepositoryInput{
+			Url:      url,
+			Template: template,
+		},
+	}
+
+	data_ = &DeleteRepositoryResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The subscription executed by FollowPodLogs.
+const FollowPodLogs_Operation = `
+subscription FollowPodLogs ($application: ApplicationRef!, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {
+	podLogs(application: $application, namespace: $namespace, pod: $pod, container: $container, tailLines: $tailLines)
+}
+`
+
+// Each new line of a Pod's log, after the last tailLines. Sent over the
+// websocket by Subscribe, not by genqlient.
+// To unsubscribe, use [graphql.WebSocketClient.Unsubscribe]
+func FollowPodLogs(
+	ctx_ context.Context,
+	client_ graphql.WebSocketClient,
+	application ApplicationRef,
+	namespace string,
+	pod string,
+	container *string,
+	tailLines int,
+) (dataChan_ chan FollowPodLogsWsResponse, subscriptionID_ string, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "FollowPodLogs",
+		Query:  FollowPodLogs_Operation,
+		Variables: &__FollowPodLogsInput{
+			Application: application,
+			Namespace:   namespace,
+			Pod:         pod,
+			Container:   container,
+			TailLines:   tailLines,
+		},
+	}
+
+	dataChan_ = make(chan FollowPodLogsWsResponse)
+	subscriptionID_, err_ = client_.Subscribe(req_, dataChan_, FollowPodLogsForwardData)
+
+	return dataChan_, subscriptionID_, err_
+}
+
+type FollowPodLogsWsResponse graphql.BaseResponse[*FollowPodLogsResponse]
+
+func FollowPodLogsForwardData(interfaceChan interface{}, jsonRawMsg json.RawMessage) error {
+	var gqlResp graphql.Response
+	var wsResp FollowPodLogsWsResponse
+	err := json.Unmarshal(jsonRawMsg, &gqlResp)
+	if err != nil {
+		return err
+	}
+	if len(gqlResp.Errors) == 0 {
+		err = json.Unmarshal(jsonRawMsg, &wsResp)
+		if err != nil {
+			return err
+		}
+	} else {
+		wsResp.Errors = gqlResp.Errors
+	}
+	dataChan_, ok := interfaceChan.(chan FollowPodLogsWsResponse)
+	if !ok {
+		return errors.New("failed to cast interface into 'chan FollowPodLogsWsResponse'")
+	}
+	dataChan_ <- wsResp
+	return nil
 }
 
 // The query executed by GetApplication.
@@ -3361,6 +5959,102 @@ func GetApplication(
 	return data_, err_
 }
 
+// The query executed by GetProject.
+const GetProject_Operation = `
+query GetProject ($name: String!) {
+	project(name: $name) {
+		... ProjectSummary
+	}
+}
+fragment ProjectSummary on Project {
+	name
+	namespace
+	spec {
+		description
+		sourceRepos
+		destinations {
+			server
+			name
+			namespace
+		}
+		roles {
+			name
+			description
+			policies
+			groups
+			jwtTokens {
+				id
+				issuedAt
+				expiresAt
+			}
+		}
+	}
+}
+`
+
+func GetProject(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+) (data_ *GetProjectResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetProject",
+		Query:  GetProject_Operation,
+		Variables: &__GetProjectInput{
+			Name: name,
+		},
+	}
+
+	data_ = &GetProjectResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListAccounts.
+const ListAccounts_Operation = `
+query ListAccounts {
+	accounts {
+		name
+		enabled
+		capabilities
+		passwordChangedAt
+		tokens {
+			id
+			issuedAt
+			expiresAt
+		}
+	}
+}
+`
+
+func ListAccounts(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *ListAccountsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListAccounts",
+		Query:  ListAccounts_Operation,
+	}
+
+	data_ = &ListAccountsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by ListApplications.
 const ListApplications_Operation = `
 query ListApplications ($first: Int!, $after: String, $filter: ApplicationFilter) {
@@ -3454,6 +6148,185 @@ func ListApplications(
 	return data_, err_
 }
 
+// The query executed by ListClusters.
+const ListClusters_Operation = `
+query ListClusters ($first: Int!, $after: String) {
+	clusters(first: $first, after: $after) {
+		pageInfo {
+			... PageFields
+		}
+		nodes {
+			... ClusterSummary
+		}
+	}
+}
+fragment PageFields on PageInfo {
+	hasNextPage
+	endCursor
+}
+fragment ClusterSummary on Cluster {
+	name
+	server
+	namespaces
+	clusterResources
+	project
+	shard
+	labels {
+		key
+		value
+	}
+}
+`
+
+func ListClusters(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first int,
+	after *string,
+) (data_ *ListClustersResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListClusters",
+		Query:  ListClusters_Operation,
+		Variables: &__ListClustersInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &ListClustersResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListProjects.
+const ListProjects_Operation = `
+query ListProjects ($first: Int!, $after: String) {
+	projects(first: $first, after: $after) {
+		pageInfo {
+			... PageFields
+		}
+		nodes {
+			... ProjectSummary
+		}
+	}
+}
+fragment PageFields on PageInfo {
+	hasNextPage
+	endCursor
+}
+fragment ProjectSummary on Project {
+	name
+	namespace
+	spec {
+		description
+		sourceRepos
+		destinations {
+			server
+			name
+			namespace
+		}
+		roles {
+			name
+			description
+			policies
+			groups
+			jwtTokens {
+				id
+				issuedAt
+				expiresAt
+			}
+		}
+	}
+}
+`
+
+func ListProjects(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first int,
+	after *string,
+) (data_ *ListProjectsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListProjects",
+		Query:  ListProjects_Operation,
+		Variables: &__ListProjectsInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &ListProjectsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListRepositories.
+const ListRepositories_Operation = `
+query ListRepositories ($first: Int!, $after: String) {
+	repositories(first: $first, after: $after) {
+		pageInfo {
+			... PageFields
+		}
+		nodes {
+			... RepositorySummary
+		}
+	}
+}
+fragment PageFields on PageInfo {
+	hasNextPage
+	endCursor
+}
+fragment RepositorySummary on Repository {
+	name
+	url
+	project
+	type
+	hasCredentials
+	template
+}
+`
+
+func ListRepositories(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first int,
+	after *string,
+) (data_ *ListRepositoriesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListRepositories",
+		Query:  ListRepositories_Operation,
+		Variables: &__ListRepositoriesInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &ListRepositoriesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Me.
 const Me_Operation = `
 query Me {
@@ -3475,6 +6348,82 @@ func Me(
 	}
 
 	data_ = &MeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PodLogs.
+const PodLogs_Operation = `
+query PodLogs ($application: String!, $appNamespace: String, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {
+	application(name: $application, namespace: $appNamespace) {
+		podLogs(namespace: $namespace, pod: $pod, container: $container, tailLines: $tailLines)
+	}
+}
+`
+
+func PodLogs(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	application string,
+	appNamespace *string,
+	namespace string,
+	pod string,
+	container *string,
+	tailLines int,
+) (data_ *PodLogsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PodLogs",
+		Query:  PodLogs_Operation,
+		Variables: &__PodLogsInput{
+			Application:  application,
+			AppNamespace: appNamespace,
+			Namespace:    namespace,
+			Pod:          pod,
+			Container:    container,
+			TailLines:    tailLines,
+		},
+	}
+
+	data_ = &PodLogsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RemoveCluster.
+const RemoveCluster_Operation = `
+mutation RemoveCluster ($server: String!) {
+	removeCluster(server: $server)
+}
+`
+
+func RemoveCluster(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	server string,
+) (data_ *RemoveClusterResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RemoveCluster",
+		Query:  RemoveCluster_Operation,
+		Variables: &__RemoveClusterInput{
+			Server: server,
+		},
+	}
+
+	data_ = &RemoveClusterResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -3834,6 +6783,96 @@ func UpdateApplicationSpec(
 	}
 
 	data_ = &UpdateApplicationSpecResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdatePassword.
+const UpdatePassword_Operation = `
+mutation UpdatePassword ($input: UpdatePasswordInput!) {
+	updatePassword(input: $input)
+}
+`
+
+func UpdatePassword(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdatePasswordInput,
+) (data_ *UpdatePasswordResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdatePassword",
+		Query:  UpdatePassword_Operation,
+		Variables: &__UpdatePasswordInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdatePasswordResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateProjectSpec.
+const UpdateProjectSpec_Operation = `
+mutation UpdateProjectSpec ($input: UpdateProjectSpecInput!) {
+	updateProjectSpec(input: $input) {
+		... ProjectSummary
+	}
+}
+fragment ProjectSummary on Project {
+	name
+	namespace
+	spec {
+		description
+		sourceRepos
+		destinations {
+			server
+			name
+			namespace
+		}
+		roles {
+			name
+			description
+			policies
+			groups
+			jwtTokens {
+				id
+				issuedAt
+				expiresAt
+			}
+		}
+	}
+}
+`
+
+func UpdateProjectSpec(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateProjectSpecInput,
+) (data_ *UpdateProjectSpecResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateProjectSpec",
+		Query:  UpdateProjectSpec_Operation,
+		Variables: &__UpdateProjectSpecInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateProjectSpecResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

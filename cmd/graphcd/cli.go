@@ -26,7 +26,13 @@ const (
 
 // cliCommands are the commands that talk to a graphcd server over its API.
 func cliCommands(root *rootOptions) []*cobra.Command {
-	return []*cobra.Command{newLoginCmd(root), newLogoutCmd(root), newContextCmd(root), newAppCmd(root)}
+	return []*cobra.Command{newLoginCmd(root), newLogoutCmd(root), newContextCmd(root), newAppCmd(root),
+		newProjCmd(root),
+		newRepoCmd(root),
+		newRepoCredsCmd(root),
+		newClusterCmd(root),
+		newAccountCmd(root),
+	}
 }
 
 // cliOptions are the flags that choose the server and credentials; each
