@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -85,8 +86,9 @@ func (s *syncBuffer) String() string {
 // startServer builds `graphcd server` with this console embedded and runs
 // it on the cluster in a namespace of its own, with or without the
 // controller (without it the test writes the apps' status itself). It
-// returns the base URL and the namespace.
-func startServer(t testing.TB, controller bool) (base, ns string) {
+// returns the base URL and the namespace. Config maps (graphcd-cm,
+// graphcd-rbac-cm) are created before the server starts.
+func startServer(t testing.TB, controller bool, config ...*corev1.ConfigMap) (base, ns string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "graphcd")
 	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
@@ -96,6 +98,11 @@ func startServer(t testing.TB, controller bool) (base, ns string) {
 		t.Fatalf("graphcd install crds: %v\n%s", err, out)
 	}
 	ns = cluster.Namespace(t)
+	for _, cm := range config {
+		if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -132,21 +139,22 @@ func startServer(t testing.TB, controller bool) (base, ns string) {
 }
 
 // createApps creates the three apps the browser script expects, with the
-// status a controller would have written.
+// status a controller would have written; cache is in project "locked".
 func createApps(t *testing.T, kube client.Client, ns string) {
 	t.Helper()
 	for _, a := range []struct {
-		name   string
-		sync   v1alpha1.SyncStatusCode
-		health v1alpha1.HealthStatusCode
+		name, project string
+		sync          v1alpha1.SyncStatusCode
+		health        v1alpha1.HealthStatusCode
 	}{
-		{"web", v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy},
-		{"db", v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusDegraded},
-		{"cache", v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusProgressing},
+		{"web", "default", v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy},
+		{"db", "default", v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusDegraded},
+		{"cache", "locked", v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusProgressing},
 	} {
 		app := &v1alpha1.Application{
 			ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: ns},
 			Spec: v1alpha1.ApplicationSpec{
+				Project:     a.project,
 				Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: a.name, TargetRevision: "main"},
 				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: a.name},
 			},
@@ -209,22 +217,26 @@ func createManyApps(t testing.TB, kube client.Client, ns string, n int) {
 }
 
 // TestLoginAndList drives the console in Chromium against the real server:
-// login through the form, the apps with their badges, a health filter that
-// lands in the URL (see web/e2e/login-and-list.mjs for every step).
+// login through the form, the apps with their badges, Sync buttons only
+// where RBAC allows (admin may not sync project "locked"), a health filter
+// that lands in the URL (see web/e2e/login-and-list.mjs for every step).
 // Screenshots go to the test's artifact directory (go test -artifacts).
 func TestLoginAndList(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)
 	}
-	base, ns := startServer(t, false)
+	base, ns := startServer(t, false, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "graphcd-rbac-cm"},
+		Data:       map[string]string{"policy.csv": "p, admin, applications, sync, locked/*, deny\n"},
+	})
 	createApps(t, newKube(t), ns)
 	runScript(t, "e2e/login-and-list.mjs", base, ns)
 }
 
 // TestLiveBadges drives the console against a server running its
 // controller and a real git server: an app whose ConfigMap is not in the
-// cluster shows OutOfSync + Missing, the script syncs it through the API
-// and the row turns Synced + Healthy without a reload (see
+// cluster shows OutOfSync + Missing; after a click on its Sync button the
+// row turns Healthy with the sync done, without a reload (see
 // web/e2e/live-badges.mjs).
 func TestLiveBadges(t *testing.T) {
 	if skipReason != "" {

@@ -53,6 +53,11 @@ export async function run(artifacts, steps) {
   } catch (e) {
     failed = true
     console.error(`FAIL: ${e instanceof Error ? e.message : e}`)
+    const alerts = await page
+      .getByRole('alert')
+      .allTextContents()
+      .catch(() => [])
+    if (alerts.length > 0) console.error(`the page says: ${alerts.join(' | ')}`)
     await shot('failure').catch(() => undefined)
   } finally {
     await context.close()

@@ -5,7 +5,8 @@
 //   node e2e/login-and-list.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
 //
 // The server must hold the apps web (Synced, Healthy), db (OutOfSync,
-// Degraded) and cache (Synced, Progressing). Exits non-zero on failure;
+// Degraded) and cache (Synced, Progressing), and USER may sync web but not
+// cache. Exits non-zero on failure;
 // screenshots of each step go to ARTIFACTS_DIR (default e2e/artifacts).
 import { args, badges, login, row, run } from './browser.mjs'
 
@@ -39,6 +40,10 @@ await run(artifacts, async (page, { shot, check }) => {
     const got = await badges(page, name)
     check(JSON.stringify(got.slice(0, 2)) === JSON.stringify(statuses), `${name} shows ${statuses.join(' + ')} (got ${got.join(', ')})`)
   }
+  // Sync buttons show only where me.can allows.
+  await page.getByRole('button', { name: 'Sync web' }).waitFor()
+  check(true, 'web, which USER may sync, has a Sync button')
+  check((await page.getByRole('button', { name: 'Sync cache' }).count()) === 0, 'cache, which USER may not sync, has none')
   await shot('list')
 
   // Filter by health: the server filters, the URL says so.

@@ -84,6 +84,7 @@ export const ProjectsQuery = graphql(`
     projects(first: 500) {
       nodes {
         name
+        namespace
       }
     }
   }
@@ -133,6 +134,32 @@ export const StatusCountsQuery = graphql(`
     }
     missing: applications(first: 0, filter: $missing) {
       totalCount
+    }
+  }
+`)
+
+export const SyncApplicationMutation = graphql(`
+  mutation SyncApplication($name: String!, $namespace: String) {
+    syncApplication(input: { application: { name: $name, namespace: $namespace } }) {
+      ...AppRow
+    }
+  }
+`)
+
+// An application looked up without a namespace is found in the server's
+// own, so its namespace is the server's (which RBAC objects leave out).
+export const ServerNamespaceProbe = graphql(`
+  query ServerNamespaceProbe($name: String!) {
+    application(name: $name) {
+      namespace
+    }
+  }
+`)
+
+export const ApplicationRowQuery = graphql(`
+  query ApplicationRow($name: String!, $namespace: String) {
+    application(name: $name, namespace: $namespace) {
+      ...AppRow
     }
   }
 `)

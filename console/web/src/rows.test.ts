@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { appendRows, applyEvent, makeRows, type AppEvent, type AppRow } from './rows'
+import { appendRows, applyEvent, makeRows, replaceRow, type AppEvent, type AppRow } from './rows'
 
 function app(name: string, sync: AppRow['status']['sync']['status'] = 'Synced', health: AppRow['status']['health']['status'] = 'Healthy'): AppRow {
   return {
@@ -30,6 +30,12 @@ describe('applyEvent', () => {
     expect(rows.list[1]!.status.health.status).toBe('Healthy')
   })
 
+  it('trusts the statuses of the event over a stale application snapshot', () => {
+    const stale = app('b', 'OutOfSync', 'Missing')
+    const got = applyEvent(rows, event({ type: 'OperationPhaseChanged', name: 'b', syncStatus: 'Synced', health: 'Healthy', operationPhase: 'Succeeded', message: 'done', application: stale }))
+    expect(got.list[1]!.status).toMatchObject({ sync: { status: 'Synced' }, health: { status: 'Healthy' }, operationState: { phase: 'Succeeded', message: 'done' } })
+  })
+
   it('patches the statuses when the event has no application', () => {
     const got = applyEvent(rows, event({ name: 'c', health: 'Progressing', syncStatus: 'bogus' }))
     expect(got.list[2]!.status).toMatchObject({ health: { status: 'Progressing' }, sync: { status: 'Synced' } })
@@ -39,6 +45,14 @@ describe('applyEvent', () => {
     expect(applyEvent(rows, event({ name: 'zzz', health: 'Degraded' }))).toBe(rows)
     expect(applyEvent(rows, event({ name: 'a', namespace: 'other', health: 'Degraded' }))).toBe(rows)
     expect(applyEvent(rows, event({ lagged: true, name: null }))).toBe(rows)
+  })
+})
+
+describe('replaceRow', () => {
+  it('replaces a loaded row and ignores others', () => {
+    const rows = makeRows([app('a'), app('b')])
+    expect(replaceRow(rows, app('b', 'OutOfSync')).list[1]!.status.sync.status).toBe('OutOfSync')
+    expect(replaceRow(rows, app('zzz'))).toBe(rows)
   })
 })
 

@@ -3,13 +3,17 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { useClient } from 'urql'
 import { onReconnect } from './client'
-import { ApplicationEventsSubscription, ApplicationsQuery } from './documents'
+import { ApplicationEventsSubscription, ApplicationRowQuery, ApplicationsQuery } from './documents'
 import { toFilter, toOrder, type ListView } from './filters'
-import { appendRows, applyEvent, makeRows, type Rows } from './rows'
+import { appendRows, applyEvent, makeRows, replaceRow, type Rows } from './rows'
 
 /** How many applications a page asks for; the first page paints fast at any total. */
 export const PAGE = 200
 const MAX_PAGE = 500
+// How long after an app's last event its row is fetched again, and how
+// many apps may wait for that before a reload of the list is cheaper.
+const REFETCH_DELAY_MS = 1500
+const MAX_REFETCHES = 50
 
 export interface AppList {
   rows: Rows
@@ -88,19 +92,55 @@ export function useAppList(view: ListView): AppList {
   }, [loading, hasNext, cursor, fetchPage])
 
   useEffect(() => {
+    // An event patches its row at once; a little later the row is fetched
+    // again, since the event's application may predate the change and
+    // fields other than the statuses have no event.
+    const refetches = new Map<string, ReturnType<typeof setTimeout>>()
+    const cancelRefetches = () => {
+      for (const t of refetches.values()) clearTimeout(t)
+      refetches.clear()
+    }
+    const refetchSoon = (name: string, namespace: string) => {
+      const key = `${namespace}/${name}`
+      clearTimeout(refetches.get(key))
+      if (refetches.size >= MAX_REFETCHES) {
+        cancelRefetches()
+        reload(loaded.current)
+        return
+      }
+      refetches.set(
+        key,
+        setTimeout(() => {
+          refetches.delete(key)
+          void client
+            .query(ApplicationRowQuery, { name, namespace }, { requestPolicy: 'network-only' })
+            .toPromise()
+            .then((res) => {
+              const app = res.data?.application
+              if (app) setRows((prev) => replaceRow(prev, app))
+            })
+        }, REFETCH_DELAY_MS),
+      )
+    }
     const sub = client.subscription(ApplicationEventsSubscription, {}).subscribe((res) => {
       const ev = res.data?.applicationEvents
       if (!ev) return
       setEventCount((n) => n + 1)
       // Events were lost: what is shown may be stale, so load it again.
-      if (ev.lagged) reload(loaded.current)
-      else setRows((prev) => applyEvent(prev, ev))
+      if (ev.lagged) {
+        cancelRefetches()
+        reload(loaded.current)
+        return
+      }
+      setRows((prev) => applyEvent(prev, ev))
+      if (ev.name && ev.namespace) refetchSoon(ev.name, ev.namespace)
     })
     // Events sent while the socket was down are lost: load again.
     const stop = onReconnect(() => reload(loaded.current))
     return () => {
       sub.unsubscribe()
       stop()
+      cancelRefetches()
     }
   }, [client, reload])
 

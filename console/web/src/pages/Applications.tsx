@@ -1,9 +1,11 @@
 import { useVirtualizer } from '@tanstack/react-virtual'
 import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
-import { useQuery } from 'urql'
+import { useClient, useQuery } from 'urql'
 import { Badge } from '../Badge'
+import { SyncButton } from '../SyncButton'
+import { Permissions, canAnswers, canQuery } from '../permissions'
 import { healthBadge, operationBadge, syncBadge } from '../badges'
-import { ProjectsQuery, StatusCountsQuery } from '../documents'
+import { ProjectsQuery, ServerNamespaceProbe, StatusCountsQuery } from '../documents'
 import { HEALTH_CODES, SORTS, SYNC_CODES, formatView, parseView, toFilter, type ListView, type Sort } from '../filters'
 import type { AppRow } from '../rows'
 import { navigate, useLocation } from '../router'
@@ -22,6 +24,30 @@ export function ApplicationsPage() {
   const { path, search } = useLocation()
   const view = useMemo(() => parseView(search), [search])
   const list = useAppList(view)
+  const client = useClient()
+  const [projects] = useQuery({ query: ProjectsQuery })
+  const projectNames = projects.data?.projects.nodes.map((p) => p.name) ?? []
+  // RBAC objects leave the server's namespace out. Projects live in it; an
+  // app looked up by name alone is found in it.
+  const projectsNamespace = projects.data?.projects.nodes[0]?.namespace ?? null
+  const firstName = list.rows.list[0]?.name
+  const [probe] = useQuery({
+    query: ServerNamespaceProbe,
+    variables: { name: firstName ?? '' },
+    pause: projectsNamespace !== null || !firstName || projects.fetching,
+  })
+  const serverNamespace = projectsNamespace ?? probe.data?.application?.namespace ?? null
+  const permissions = useMemo(
+    () =>
+      new Permissions(async (objects) => {
+        const res = await client.query(canQuery('applications', 'sync', objects), {}, { requestPolicy: 'network-only' }).toPromise()
+        if (res.error) throw res.error
+        return canAnswers(objects, (res.data as { me?: Record<string, unknown> } | undefined)?.me)
+      }),
+    [client],
+  )
+  const [actionError, setActionError] = useState<string | null>(null)
+  const actions: Actions = { serverNamespace, permissions, onError: setActionError }
 
   function update(change: Partial<ListView>, replace = false) {
     const q = formatView({ ...view, ...change })
@@ -45,8 +71,16 @@ export function ApplicationsPage() {
           </button>
         </div>
       </div>
-      <FilterBar view={view} update={update} />
+      <FilterBar view={view} update={update} projectNames={projectNames} />
       <StatusCounts view={view} update={update} refresh={list.eventCount} />
+      {actionError ? (
+        <p className="error" role="alert">
+          {actionError}{' '}
+          <button type="button" className="small" onClick={() => setActionError(null)}>
+            Dismiss
+          </button>
+        </p>
+      ) : null}
       {list.error ? (
         <p className="error" role="alert">
           {list.error}
@@ -55,9 +89,9 @@ export function ApplicationsPage() {
       {list.totalCount === 0 ? (
         <p className="empty">No application matches these filters.</p>
       ) : view.layout === 'table' ? (
-        <AppTable rows={list.rows.list} hasNext={list.hasNext} loadMore={list.loadMore} />
+        <AppTable rows={list.rows.list} hasNext={list.hasNext} loadMore={list.loadMore} actions={actions} />
       ) : (
-        <AppTiles rows={list.rows.list} hasNext={list.hasNext} loadMore={list.loadMore} />
+        <AppTiles rows={list.rows.list} hasNext={list.hasNext} loadMore={list.loadMore} actions={actions} />
       )}
       {list.hasNext ? (
         <p className="more">
@@ -70,9 +104,15 @@ export function ApplicationsPage() {
   )
 }
 
-function FilterBar({ view, update }: { view: ListView; update: (c: Partial<ListView>, replace?: boolean) => void }) {
-  const [projects] = useQuery({ query: ProjectsQuery })
-  const projectNames = projects.data?.projects.nodes.map((p) => p.name) ?? []
+function FilterBar({
+  view,
+  update,
+  projectNames,
+}: {
+  view: ListView
+  update: (c: Partial<ListView>, replace?: boolean) => void
+  projectNames: string[]
+}) {
   const [text, setText] = useState(view.search)
   const [ns, setNs] = useState(view.namespaces.join(', '))
 
@@ -232,10 +272,17 @@ function StatusBadges({ r }: { r: AppRow }) {
   )
 }
 
+interface Actions {
+  serverNamespace: string | null
+  permissions: Permissions
+  onError: (message: string) => void
+}
+
 interface ListProps {
   rows: AppRow[]
   hasNext: boolean
   loadMore: () => void
+  actions: Actions
 }
 
 // useNearEnd loads the next page when the last rendered item comes within
@@ -263,6 +310,9 @@ function AppTable(props: ListProps) {
         <span role="columnheader">Status</span>
         <span role="columnheader">Destination</span>
         <span role="columnheader">Source</span>
+        <span role="columnheader">
+          <span className="visually-hidden">Actions</span>
+        </span>
       </div>
       <div className="scroller" ref={scroller} tabIndex={0} aria-label="Application rows">
         <div style={{ height: v.getTotalSize(), position: 'relative' }} role="rowgroup">
@@ -290,6 +340,9 @@ function AppTable(props: ListProps) {
                 </span>
                 <span role="cell" className="ellipsis" title={source(r)}>
                   {source(r)}
+                </span>
+                <span role="cell">
+                  <SyncButton app={r} {...props.actions} />
                 </span>
               </div>
             )
@@ -332,6 +385,8 @@ function AppTiles(props: ListProps) {
                 <h2 title={`${r.namespace}/${r.name}`}>{r.name}</h2>
                 <p className="status">
                   <StatusBadges r={r} />
+                  <span className="spacer" />
+                  <SyncButton app={r} {...props.actions} />
                 </p>
                 <p className="ellipsis" title={destination(r)}>
                   <span className="k">Project</span> {r.project} · {destination(r)}

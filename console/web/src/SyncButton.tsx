@@ -1,0 +1,39 @@
+import { useState, useSyncExternalStore } from 'react'
+import { useMutation } from 'urql'
+import { SyncApplicationMutation } from './documents'
+import { appObject, type Permissions } from './permissions'
+import type { AppRow } from './rows'
+
+interface Props {
+  app: AppRow
+  /** the server's namespace; null while unknown, and then no button shows */
+  serverNamespace: string | null
+  permissions: Permissions
+  onError: (message: string) => void
+}
+
+/** SyncButton requests a sync of app; it shows only when me.can says the caller may. */
+export function SyncButton({ app, serverNamespace, permissions, onError }: Props) {
+  const object = serverNamespace === null ? null : appObject(app, serverNamespace)
+  const allowed = useSyncExternalStore(permissions.subscribe, () => (object === null ? false : permissions.get(object)))
+  const [state, sync] = useMutation(SyncApplicationMutation)
+  const [requested, setRequested] = useState(false)
+  if (allowed !== true) return null
+  const running = app.status.operationState?.phase === 'Running' || app.status.operationState?.phase === 'Terminating'
+  return (
+    <button
+      type="button"
+      className="small"
+      disabled={state.fetching || running}
+      aria-label={`Sync ${app.name}`}
+      onClick={() => {
+        setRequested(true)
+        void sync({ name: app.name, namespace: app.namespace }).then((res) => {
+          if (res.error) onError(`Sync of ${app.name} was refused: ${res.error.graphQLErrors[0]?.message ?? res.error.message}`)
+        })
+      }}
+    >
+      {state.fetching ? 'Syncing…' : requested && running ? 'Syncing…' : 'Sync'}
+    </button>
+  )
+}
