@@ -67,4 +67,11 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.locator('.tile[data-app="db"]').waitFor()
   check(true, 'the tiles view shows db')
   await shot('tiles')
+
+  // The theme follows the system's colour scheme.
+  const light = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)
+  await page.emulateMedia({ colorScheme: 'dark' })
+  const dark = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)
+  check(light !== dark, `a dark system theme darkens the page (${light} -> ${dark})`)
+  await shot('tiles-dark')
 })
