@@ -74,4 +74,12 @@ await run(artifacts, async (page, { shot, check }) => {
   const dark = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)
   check(light !== dark, `a dark system theme darkens the page (${light} -> ${dark})`)
   await shot('tiles-dark')
+
+  // Search filters on the server as one types, and lands in the URL too.
+  await page.locator('select[name="health"]').selectOption('')
+  await page.getByRole('searchbox', { name: 'Search' }).fill('cach')
+  await page.waitForURL((u) => u.searchParams.get('q') === 'cach' && !u.searchParams.has('health'))
+  await page.locator('.tile[data-app="cache"]').waitFor()
+  await page.locator('.tile[data-app="db"]').waitFor({ state: 'detached' })
+  check(true, `searching "cach" lists only cache: ${page.url()}`)
 })

@@ -116,12 +116,16 @@ function FilterBar({
   const [text, setText] = useState(view.search)
   const [ns, setNs] = useState(view.namespaces.join(', '))
 
-  // Typing filters after a pause, replacing the history entry.
+  // Typing filters after a pause, replacing the history entry. Renders for
+  // other reasons (live events) must not restart the pause, and the update
+  // must start from the view as it is then.
+  const latestUpdate = useRef(update)
+  latestUpdate.current = update
   useEffect(() => {
     if (text.trim() === view.search) return
-    const t = setTimeout(() => update({ search: text }, true), 250)
+    const t = setTimeout(() => latestUpdate.current({ search: text }, true), 250)
     return () => clearTimeout(t)
-  })
+  }, [text, view.search])
   useEffect(() => setText(view.search), [view.search])
   useEffect(() => setNs(view.namespaces.join(', ')), [view.namespaces])
 
