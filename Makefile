@@ -54,7 +54,7 @@ cluster-bins: ## Build etcd, kube-*, kubectl and kwok once per machine (cached i
 	@bash hack/cluster-bins.sh >/dev/null
 
 .PHONY: test-deps
-test-deps: cluster-bins $(KUSTOMIZE) $(HELM) ## Install what the integration tests run: cluster binaries, CLIs, redis-server, git.
+test-deps: cluster-bins $(KUSTOMIZE) $(HELM) ## Install what the integration tests run: cluster binaries, CLIs, redis-server, git, chromium (and the console).
 	@bash hack/ensure-packages.sh redis-server git chromium
 
 .PHONY: generate
