@@ -387,3 +387,295 @@ func TestCLIListPages(t *testing.T) {
 		t.Errorf("app list --project other -o json = %+v, %v (%q)", other, err, r.stderr)
 	}
 }
+
+// The admin commands against the real server: a project and a role
+// token used by `app list` until it is deleted; a repository and a
+// credential template; a cluster with a bearer token from a file; the
+// admin's password changed and used; an API token of an apiKey account
+// used until it is deleted. Secrets never show in the output.
+func TestCLIAdmin(t *testing.T) {
+	s := startAuthServer(t)
+	home := t.TempDir()
+	run := func(stdin string, args ...string) cliResult {
+		t.Helper()
+		return s.runCLIBinary(t, home, stdin, nil, args...)
+	}
+	as := func(token string, args ...string) cliResult {
+		t.Helper()
+		return s.runCLIBinary(t, t.TempDir(), "", []string{"GRAPHCD_SERVER=" + s.base, "GRAPHCD_AUTH_TOKEN=" + token}, args...)
+	}
+	expect := func(r cliResult, code int, args ...string) {
+		t.Helper()
+		if r.code != code {
+			t.Fatalf("graphcd %s = exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, code, r.stdout, r.stderr)
+		}
+	}
+	runOK := func(stdin string, args ...string) string {
+		t.Helper()
+		r := run(stdin, args...)
+		expect(r, 0, args...)
+		return r.stdout
+	}
+	names := func(args ...string) []string {
+		t.Helper()
+		return strings.Fields(runOK("", append(args, "-o", "name")...))
+	}
+	unauthenticated := func(r cliResult, secret string) bool {
+		return r.code == cliExitError && strings.Contains(r.stderr, client.CodeUnauthenticated) && !strings.Contains(r.stderr+r.stdout, secret)
+	}
+
+	secret, err := cluster.Client.CoreV1().Secrets(s.namespace).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := string(secret.Data["password"])
+	runOK(password+"\n", "login", s.base, "--username", "admin", "--password-stdin")
+
+	// Two apps, one in the project its role token may read.
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	kube, err := ctrlclient.New(cluster.Config, ctrlclient.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, project := range map[string]string{"proj-app": "cli-proj", "other-app": "default"} {
+		if err := kube.Create(t.Context(), &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     project,
+				Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: name},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: name},
+			},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("proj and role token", func(t *testing.T) {
+		manifest := filepath.Join(t.TempDir(), "proj.yaml")
+		if err := os.WriteFile(manifest, []byte(`apiVersion: graphcd.io/v1alpha1
+kind: AppProject
+metadata:
+  name: cli-proj
+spec:
+  description: the CLI's project
+  sourceRepos: ["*"]
+  destinations: [{server: "*", namespace: "*"}]
+  roles:
+  - name: ci
+    policies: ["p, proj:cli-proj:ci, applications, get, cli-proj/*, allow"]
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		runOK("", "proj", "create", "-f", manifest)
+		if r := run("", "proj", "create", "-f", manifest); r.code != cliExitError {
+			t.Errorf("creating cli-proj twice = %d %q, want exit 2", r.code, r.stderr)
+		}
+		runOK("", "proj", "create", "-f", manifest, "--upsert")
+		poll(t, "proj list to show cli-proj", func() (bool, string) {
+			got := names("proj", "list")
+			return slices.Contains(got, "cli-proj"), fmt.Sprint(got)
+		})
+
+		var tok struct {
+			ID, Token string
+			ExpiresAt *string
+		}
+		out := runOK("", "proj", "role", "token", "create", "cli-proj", "ci", "--id", "pipeline", "--expires-in", "1h", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &tok); err != nil || tok.ID != "pipeline" || tok.Token == "" || tok.ExpiresAt == nil {
+			t.Fatalf("proj role token create -o json = %q, %v", out, err)
+		}
+		if r := run("", "proj", "role", "token", "create", "cli-proj", "ci", "--expires-in", "soon"); r.code != cliExitError {
+			t.Errorf("--expires-in soon = %d %q, want a usage error", r.code, r.stderr)
+		}
+		poll(t, "the project token to list the project's app only", func() (bool, string) {
+			r := as(tok.Token, "app", "list", "-o", "name")
+			return r.code == 0 && r.stdout == "proj-app\n", fmt.Sprintf("%+v", r)
+		})
+		var proj struct {
+			Spec struct {
+				Roles []struct {
+					Name      string
+					JwtTokens []struct{ ID string }
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(runOK("", "proj", "get", "cli-proj", "-o", "json")), &proj); err != nil ||
+			len(proj.Spec.Roles) != 1 || len(proj.Spec.Roles[0].JwtTokens) != 1 || proj.Spec.Roles[0].JwtTokens[0].ID != "pipeline" {
+			t.Errorf("proj get -o json = %+v, %v; want the ci role with token pipeline", proj, err)
+		}
+
+		runOK("", "proj", "role", "token", "delete", "cli-proj", "ci", "pipeline")
+		poll(t, "the deleted project token to be refused", func() (bool, string) {
+			r := as(tok.Token, "app", "list")
+			return unauthenticated(r, tok.Token), fmt.Sprintf("%+v", r)
+		})
+		if r := run("", "proj", "delete", "cli-proj"); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeConflict) {
+			t.Errorf("proj delete of a project in use = %d %q, want exit 2 CONFLICT", r.code, r.stderr)
+		}
+	})
+
+	t.Run("repo and repocreds", func(t *testing.T) {
+		const url, prefix, pw = "https://git.example.com/team/web.git", "https://git.example.com/team/", "repo-password-1"
+		out := runOK(pw+"\n", "repo", "add", url, "--username", "ci", "--password-stdin", "--skip-test", "--project", "default")
+		r := run("", "repo", "add", url, "--username", "ci", "--skip-test")
+		if r.code != cliExitError || !strings.Contains(r.stderr, "--password-stdin") {
+			t.Errorf("repo add --username without a password on a pipe = %+v, want a usage error", r)
+		}
+		runOK(pw+"\n", "repocreds", "add", prefix, "--username", "ci", "--password-stdin")
+		var repos []struct {
+			URL            string `json:"url"`
+			Project        string
+			HasCredentials bool
+			Template       bool
+		}
+		poll(t, "repo list to show the repository", func() (bool, string) {
+			out = runOK("", "repo", "list", "-o", "json")
+			repos = nil
+			err := json.Unmarshal([]byte(out), &repos)
+			return err == nil && len(repos) == 1, out
+		})
+		if got := repos[0]; got.URL != url || !got.HasCredentials || got.Template || got.Project != "default" {
+			t.Errorf("repo list -o json = %+v", repos)
+		}
+		poll(t, "repocreds list to show the template", func() (bool, string) {
+			got := names("repocreds", "list")
+			return slices.Equal(got, []string{prefix}), fmt.Sprint(got)
+		})
+		if strings.Contains(out+runOK("", "repocreds", "list", "-o", "yaml"), pw) {
+			t.Error("a list shows the password")
+		}
+		runOK("", "repo", "rm", url)
+		runOK("", "repocreds", "rm", prefix)
+		if r := run("", "repo", "rm", url); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+			t.Errorf("removing the repository twice = %d %q, want exit 2 NOT_FOUND", r.code, r.stderr)
+		}
+		poll(t, "repo list to forget the repository", func() (bool, string) {
+			got := names("repo", "list")
+			return len(got) == 0, fmt.Sprint(got)
+		})
+	})
+
+	t.Run("cluster", func(t *testing.T) {
+		const server, token = "https://edge.example.com:6443", "edge-bearer-token-1"
+		tokenFile := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := runOK("", "cluster", "add", "edge", server, "--bearer-token-file", tokenFile, "--namespaces", "web,api", "-o", "json")
+		if strings.Contains(out, token) {
+			t.Errorf("cluster add printed the token: %s", out)
+		}
+		var clusters []struct {
+			Name, Server string
+			Namespaces   []string
+		}
+		poll(t, "cluster list to show edge", func() (bool, string) {
+			out := runOK("", "cluster", "list", "-o", "json")
+			clusters = nil
+			if err := json.Unmarshal([]byte(out), &clusters); err != nil {
+				return false, out
+			}
+			return slices.ContainsFunc(clusters, func(c struct {
+				Name, Server string
+				Namespaces   []string
+			}) bool {
+				return c.Server == server && c.Name == "edge" && slices.Equal(c.Namespaces, []string{"web", "api"})
+			}), out
+		})
+		// The token file's content, without its newline, is the Secret's.
+		secrets, err := cluster.Client.CoreV1().Secrets(s.namespace).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, sec := range secrets.Items {
+			if string(sec.Data["server"]) != server {
+				continue
+			}
+			var cfg struct{ BearerToken string }
+			found = json.Unmarshal(sec.Data["config"], &cfg) == nil && cfg.BearerToken == token
+		}
+		if !found {
+			t.Errorf("no cluster Secret of %s with the token of the file", server)
+		}
+		if r := run("", "cluster", "add", "edge", server, "--bearer-token-file", tokenFile); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeConflict) {
+			t.Errorf("adding edge twice = %d %q, want exit 2 CONFLICT", r.code, r.stderr)
+		}
+		runOK("", "cluster", "add", "edge", server, "--bearer-token-file", tokenFile, "--upsert")
+		runOK("", "cluster", "rm", server)
+		poll(t, "cluster list to forget edge", func() (bool, string) {
+			got := names("cluster", "list")
+			return !slices.Contains(got, server), fmt.Sprint(got)
+		})
+	})
+
+	t.Run("account", func(t *testing.T) {
+		cm, err := cluster.Client.CoreV1().ConfigMaps(s.namespace).Get(t.Context(), "graphcd-cm", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["accounts.ci"] = "apiKey"
+		if _, err := cluster.Client.CoreV1().ConfigMaps(s.namespace).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, "account list to show ci", func() (bool, string) {
+			got := names("account", "list")
+			return slices.Contains(got, "admin") && slices.Contains(got, "ci"), fmt.Sprint(got)
+		})
+
+		// The admin's own password: the session ends, the new one logs in.
+		cfg, err := client.LoadConfig(filepath.Join(home, "graphcd", "config"))
+		if err != nil || cfg.Current() == nil {
+			t.Fatalf("config: %+v %v", cfg, err)
+		}
+		old := cfg.Current().Token
+		const newPassword = "admin-password-2"
+		if r := run("wrong-password\n"+newPassword+"\n", "account", "update-password"); r.code != cliExitError || strings.Contains(r.stderr, "wrong-password") {
+			t.Errorf("update-password with a wrong current password = %+v, want exit 2 without it", r)
+		}
+		out := runOK(password+"\n"+newPassword+"\n", "account", "update-password")
+		if strings.Contains(out, password) || strings.Contains(out, newPassword) {
+			t.Errorf("update-password printed a password: %q", out)
+		}
+		poll(t, "the old session to be refused", func() (bool, string) {
+			r := as(old, "account", "list")
+			return unauthenticated(r, old), fmt.Sprintf("%+v", r)
+		})
+		if r := run(password+"\n", "login", s.base, "--username", "admin", "--password-stdin"); r.code != cliExitError {
+			t.Errorf("login with the old password = %+v, want exit 2", r)
+		}
+		runOK(newPassword+"\n", "login", s.base, "--username", "admin", "--password-stdin")
+
+		// An API token for ci: it is ci's, until it is deleted. Its ID is
+		// not the project token's: the server revokes by ID alone, so
+		// revoking that one revoked any token with its ID.
+		var tok struct{ ID, Token string }
+		out = runOK("", "account", "generate-token", "--account", "ci", "--id", "ci-pipeline", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &tok); err != nil || tok.ID != "ci-pipeline" || tok.Token == "" {
+			t.Fatalf("account generate-token -o json = %q, %v", out, err)
+		}
+		var me struct {
+			Name   string
+			Tokens []struct{ ID string }
+		}
+		poll(t, "ci's token to be ci's", func() (bool, string) {
+			r := as(tok.Token, "account", "get", "-o", "json")
+			err := json.Unmarshal([]byte(r.stdout), &me)
+			return r.code == 0 && err == nil && me.Name == "ci", fmt.Sprintf("%+v", r)
+		})
+		if err := json.Unmarshal([]byte(runOK("", "account", "get", "ci", "-o", "json")), &me); err != nil || len(me.Tokens) != 1 || me.Tokens[0].ID != "ci-pipeline" {
+			t.Errorf("account get ci -o json = %+v, %v; want token ci-pipeline", me, err)
+		}
+		if r := run("", "account", "generate-token", "--account", "admin"); r.code != cliExitError {
+			t.Errorf("a token for admin, who lacks apiKey = %+v, want exit 2", r)
+		}
+		runOK("", "account", "delete-token", "--account", "ci", "ci-pipeline")
+		poll(t, "the deleted API token to be refused", func() (bool, string) {
+			r := as(tok.Token, "account", "get")
+			return unauthenticated(r, tok.Token), fmt.Sprintf("%+v", r)
+		})
+	})
+}
