@@ -38,7 +38,7 @@ func newAppCmd(root *rootOptions) *cobra.Command {
 	o := &appOptions{cliOptions: cliOptions{root: root}, output: newOutput()}
 	c := &cobra.Command{
 		Use:   "app",
-		Short: "Manage applications: list, get, create, set, sync, wait, diff, history, rollback, delete",
+		Short: "Manage applications: list, get, create, set, sync, wait, diff, history, rollback, logs, delete",
 		Long: `Manage applications through the graphcd API.
 
 Exit codes: 0 when all went as asked; 1 when the command worked but the

@@ -166,7 +166,7 @@ stdin is a terminal; the SSH key from --ssh-private-key-path.`,
 	fs.StringVar(&f.username, "username", "", "the HTTPS user name")
 	fs.BoolVar(&f.passwordStdin, "password-stdin", false, "read the HTTPS password or token from the first line of stdin")
 	fs.StringVar(&f.sshKeyPath, "ssh-private-key-path", "", "a file with the SSH private key (PEM)")
-	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS verification (and SSH host key checks)")
+	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS verification")
 	fs.StringVar(&f.repoType, "type", "", "git (the default) or helm")
 	fs.StringVar(&f.name, "name", "", "a display name (Helm repositories need one)")
 	fs.StringVar(&f.project, "project", "", "the only project that may use it")
