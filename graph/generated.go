@@ -71,6 +71,7 @@ type ComplexityRoot struct {
 
 	Application struct {
 		Annotations      func(childComplexity int) int
+		Can              func(childComplexity int, action string) int
 		CreatedAt        func(childComplexity int) int
 		Deleting         func(childComplexity int) int
 		Events           func(childComplexity int, first int32) int
@@ -719,6 +720,8 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type ApplicationResolver interface {
+	Can(ctx context.Context, obj *gqlmodel.Application, action string) (bool, error)
+
 	Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error)
 	ResourceTree(ctx context.Context, obj *gqlmodel.Application) (*appstate.State, error)
 	ManagedResources(ctx context.Context, obj *gqlmodel.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error)
@@ -883,6 +886,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Annotations(childComplexity), true
+	case "Application.can":
+		if e.ComplexityRoot.Application.Can == nil {
+			break
+		}
+
+		args, err := ec.field_Application_can_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Application.Can(childComplexity, args["action"].(string)), true
 	case "Application.createdAt":
 		if e.ComplexityRoot.Application.CreatedAt == nil {
 			break
@@ -4874,6 +4888,14 @@ compare.
 type Application implements Node {
   "The global ID."
   id: ID!
+  """
+  Whether the caller may do action on this application, exactly as the API
+  will decide it: get, update, delete, sync, override, or a fine-grained
+  update/<group>/<kind>/<namespace>/<name> or delete/.... Clients ask
+  before showing a control; the RBAC object (<project>/<app>, or
+  <project>/<namespace>/<app>) is worked out for them.
+  """
+  can(action: String!): Boolean!
   "The name of the Application object."
   name: String!
   "The namespace of the Application object."
@@ -5807,6 +5829,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Application_id(ctx, field)
+	case "can":
+		return ec.fieldContext_Application_can(ctx, field)
 	case "name":
 		return ec.fieldContext_Application_name(ctx, field)
 	case "namespace":
@@ -7115,6 +7139,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Application_can_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Application_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8148,6 +8186,50 @@ func (ec *executionContext) _Application_id(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Application_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Application", field, true, false, "ID")
+}
+
+func (ec *executionContext) _Application_can(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_can(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Application().Can(ctx, obj, fc.Args["action"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_can(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Application_can_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Application_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
@@ -22184,6 +22266,12 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "can":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_can(ctx, field, obj)
+				})
 		case "name":
 			out.Values[i] = ec._Application_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -251,6 +251,14 @@ g, org:shop, role:shop-dev
 		}
 	})
 
+	t.Run("Application.can", func(t *testing.T) {
+		raw, errs := ask(t, api, "alice-token", `query($ns: String) { application(name: "shop-web", namespace: $ns) {
+		  sync: can(action: "sync") del: can(action: "delete") } }`, map[string]any{"ns": ns})
+		if len(errs) > 0 || string(raw) != `{"application":{"sync":true,"del":false}}` {
+			t.Errorf("can on shop-web as alice = %s %+v", raw, errs)
+		}
+	})
+
 	t.Run("a bad token in connection_init closes the socket", func(t *testing.T) {
 		c := openWS(t, api, 0)
 		c.send(wsMessage{Type: "connection_init", Payload: json.RawMessage(`{"authorization":"Bearer forged-token"}`)})

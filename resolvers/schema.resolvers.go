@@ -8,14 +8,21 @@ package resolvers
 import (
 	"context"
 
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// Can is the resolver for the can field.
+func (r *applicationResolver) Can(ctx context.Context, obj *gqlmodel.Application, action string) (bool, error) {
+	return r.can(ctx, rbac.ResourceApplications, action, r.appObject(obj.Application)), nil
+}
 
 // Yaml is the resolver for the yaml field.
 func (r *applicationResolver) Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error) {
