@@ -27,6 +27,11 @@ const (
 	ReasonOperationCompleted = "OperationCompleted"
 )
 
+// afterOperation is how soon an app is compared again after its operation
+// ended: the comparison in the same reconcile may read a cluster cache
+// that has not yet seen the sync's last writes.
+const afterOperation = 2 * time.Second
+
 // windowRecheck is how often a sync blocked by a sync window looks again.
 const windowRecheck = 5 * time.Second
 

@@ -359,11 +359,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	jitter := time.Duration(rand.Int64N(int64(r.opts.Resync / 2))) //nolint:gosec // spreading refreshes, not security
 	next := r.opts.Resync + jitter
-	var retryConn time.Duration
+	var retryConn, recheck time.Duration
 	if t.connErr != nil {
 		retryConn = connectRetry
 	}
-	for _, d := range []time.Duration{op.requeue, auto.requeue, retryConn} {
+	if op.finished {
+		recheck = afterOperation
+	}
+	for _, d := range []time.Duration{op.requeue, auto.requeue, retryConn, recheck} {
 		if d > 0 && d < next {
 			next = d
 		}
