@@ -392,7 +392,8 @@ func TestCLIListPages(t *testing.T) {
 // token used by `app list` until it is deleted; a repository and a
 // credential template; a cluster with a bearer token from a file; the
 // admin's password changed and used; an API token of an apiKey account
-// used until it is deleted. Secrets never show in the output.
+// used until it is deleted; app logs refusing a Pod that is not the app's.
+// Secrets never show in the output.
 func TestCLIAdmin(t *testing.T) {
 	s := startAuthServer(t)
 	home := t.TempDir()
@@ -610,6 +611,23 @@ spec:
 			got := names("cluster", "list")
 			return !slices.Contains(got, server), fmt.Sprint(got)
 		})
+	})
+
+	// KWOK's nodes run no containers, so there is no log to read here:
+	// only a Pod outside the app's resource tree, which the server refuses.
+	t.Run("app logs refusals", func(t *testing.T) {
+		if r := run("", "app", "logs", "proj-app"); r.code != cliExitError || !strings.Contains(r.stderr, "--pod") {
+			t.Errorf("app logs without --pod = %+v, want a usage error", r)
+		}
+		for _, args := range [][]string{
+			{"app", "logs", "no-such-app", "--pod", "web-1"},
+			{"app", "logs", "proj-app", "--pod", "not-its-pod", "--tail", "5"},
+			{"app", "logs", "proj-app", "--pod", "not-its-pod", "--namespace", "elsewhere", "--follow"},
+		} {
+			if r := run("", args...); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+				t.Errorf("graphcd %s = %+v, want exit 2 NOT_FOUND", strings.Join(args, " "), r)
+			}
+		}
 	})
 
 	t.Run("account", func(t *testing.T) {
