@@ -59,7 +59,7 @@ func (c *Client) postSession(ctx context.Context, path string, body any) (Sessio
 	}
 	req.Header.Set("Content-Type", "application/json")
 	// No bearer token: a login starts a session, it does not use one.
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.anonymous().Do(req)
 	if err != nil {
 		return Session{}, fmt.Errorf("log in: %w", err)
 	}

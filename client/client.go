@@ -14,6 +14,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -36,24 +37,51 @@ type Client struct {
 	// Token is the bearer token sent with each request; empty for an
 	// anonymous caller.
 	Token string
-	// HTTP sends the requests.
+	// HTTP sends the requests, with Token.
 	HTTP *http.Client
+	// Insecure skips the verification of the server's TLS certificate.
+	Insecure bool
 	// GraphQL runs the generated operations against Server with Token.
 	GraphQL graphql.Client
 }
 
 // New returns a client of the server at base URL server that
 // authenticates with token (none when empty).
-func New(server, token string) *Client {
+func New(server, token string) *Client { return NewInsecure(server, token, false) }
+
+// NewInsecure is New that, with insecure, accepts any TLS certificate
+// from the server: only for a server whose certificate the user chose not
+// to verify (--insecure).
+func NewInsecure(server, token string, insecure bool) *Client {
 	server = strings.TrimSuffix(server, "/")
-	h := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
+	h := &http.Client{Transport: bearer{token: token, next: transport(insecure)}}
 	return &Client{
-		Server:  server,
-		Token:   token,
-		HTTP:    h,
-		GraphQL: graphql.NewClient(server+GraphQLPath, h),
+		Server:   server,
+		Token:    token,
+		HTTP:     h,
+		Insecure: insecure,
+		GraphQL:  graphql.NewClient(server+GraphQLPath, h),
 	}
 }
+
+// transport is the default transport, without certificate checks when
+// insecure.
+func transport(insecure bool) http.RoundTripper {
+	if !insecure {
+		return http.DefaultTransport
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tlsConfig(true)
+	return t
+}
+
+// tlsConfig is the TLS configuration of c's connections.
+func tlsConfig(insecure bool) *tls.Config {
+	return &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // only with --insecure, which the user asked for
+}
+
+// anonymous returns an HTTP client like c's without its token.
+func (c *Client) anonymous() *http.Client { return &http.Client{Transport: transport(c.Insecure)} }
 
 // bearer adds the Authorization header to each request.
 type bearer struct {

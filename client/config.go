@@ -35,6 +35,9 @@ type Context struct {
 	User      string     `json:"user,omitempty"`
 	Token     string     `json:"token,omitempty"`
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Insecure skips the verification of the server's certificate, as
+	// graphcd login --insecure asked.
+	Insecure bool `json:"insecure,omitempty"`
 }
 
 // ConfigPath is where the configuration lives:

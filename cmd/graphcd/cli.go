@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +44,7 @@ type cliOptions struct {
 	contextName string
 	server      string
 	authToken   string
+	insecure    bool
 }
 
 // addConfigFlags adds the flags every client command has.
@@ -56,6 +58,12 @@ func (o *cliOptions) addServerFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.contextName, "context", "", "the context (server) to use; else the current one")
 	f.StringVar(&o.server, "server", "", "the graphcd server's URL, overriding the context's")
 	f.StringVar(&o.authToken, "auth-token", "", "a bearer token (an API token for CI), overriding the context's session")
+	o.addInsecureFlag(f)
+}
+
+// addInsecureFlag adds --insecure.
+func (o *cliOptions) addInsecureFlag(f *pflag.FlagSet) {
+	f.BoolVar(&o.insecure, "insecure", false, "do not verify the server's TLS certificate (only for a server you trust, with a self-signed certificate)")
 }
 
 // config loads the configuration file and returns it with its path.
@@ -106,11 +114,14 @@ func (o *cliOptions) connect() (*client.Client, error) {
 		}
 		server = ctx.Server
 	}
-	token := o.authToken
-	if token == "" && ctx != nil && ctx.Server == server {
-		token = ctx.Token
+	token, insecure := o.authToken, o.insecure
+	if ctx != nil && ctx.Server == server {
+		if token == "" {
+			token = ctx.Token
+		}
+		insecure = insecure || ctx.Insecure
 	}
-	return client.New(server, token), nil
+	return client.NewInsecure(server, token, insecure), nil
 }
 
 // serverURL accepts a server as a URL or as host[:port], which means
@@ -143,6 +154,9 @@ func cliRun(run func(c *cobra.Command, args []string) error) func(*cobra.Command
 		err = client.Explain(err)
 		if client.HasCode(err, client.CodeUnauthenticated) {
 			err = fmt.Errorf("%w; log in with graphcd login SERVER, or give a valid --auth-token", err)
+		}
+		if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
+			err = fmt.Errorf("%w; if you trust this server, pass --insecure to skip the check", err)
 		}
 		return exitCodeError{code: cliExitError, err: err}
 	}

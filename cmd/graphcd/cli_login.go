@@ -55,6 +55,7 @@ GRAPHCD_AUTH_TOKEN (an API token) instead.`,
 	f.StringVar(&o.password, "password", "", "the password (visible to other users of the machine: prefer the prompt or --password-stdin)")
 	f.BoolVar(&o.passwordStdin, "password-stdin", false, "read the password from the first line of stdin")
 	f.BoolVar(&o.sso, "sso", false, "log in through single sign-on in a browser (a loopback redirect to this machine)")
+	o.addInsecureFlag(f)
 	return c
 }
 
@@ -67,7 +68,7 @@ func runLogin(c *cobra.Command, o *loginOptions, arg string) error {
 	if err != nil {
 		return err
 	}
-	anon := client.New(server, "")
+	anon := client.NewInsecure(server, "", o.insecure)
 	var (
 		s    client.Session
 		user string
@@ -86,7 +87,7 @@ func runLogin(c *cobra.Command, o *loginOptions, arg string) error {
 	}
 	// Ask who the session is: SSO names the user only here, and it proves
 	// the token works with the API.
-	me, err := client.Me(c.Context(), client.New(server, s.Token).GraphQL)
+	me, err := client.Me(c.Context(), client.NewInsecure(server, s.Token, o.insecure).GraphQL)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func runLogin(c *cobra.Command, o *loginOptions, arg string) error {
 		u, _ := url.Parse(server)
 		name = u.Host
 	}
-	ctx := client.Context{Name: name, Server: server, User: user, Token: s.Token}
+	ctx := client.Context{Name: name, Server: server, User: user, Token: s.Token, Insecure: o.insecure}
 	if !s.ExpiresAt.IsZero() {
 		ctx.ExpiresAt = &s.ExpiresAt
 	}
@@ -161,7 +162,7 @@ func isTerminal(r io.Reader) bool {
 // the ID token for a graphcd session.
 func ssoLogin(ctx context.Context, c *client.Client, stderr io.Writer) (client.Session, error) {
 	p, err := oidc.NewProvider(ctx, oidc.Options{
-		Issuer: c.Server + "/api/dex", ClientID: dex.DefaultCLIClientID, BaseURL: c.Server,
+		Issuer: c.Server + "/api/dex", ClientID: dex.DefaultCLIClientID, BaseURL: c.Server, HTTPClient: c.HTTP,
 		Scopes: slices.Concat(oidc.DefaultScopes, []string{"audience:server:client_id:" + dex.DefaultClientID}),
 	})
 	if err != nil {
@@ -215,7 +216,7 @@ func newLogoutCmd(root *rootOptions) *cobra.Command {
 				return errors.New("no such context; see graphcd context")
 			}
 			if ctx.Token != "" {
-				if err := client.New(ctx.Server, ctx.Token).Logout(c.Context()); err != nil {
+				if err := client.NewInsecure(ctx.Server, ctx.Token, ctx.Insecure).Logout(c.Context()); err != nil {
 					return err
 				}
 			}
