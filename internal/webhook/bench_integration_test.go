@@ -1,0 +1,447 @@
+//go:build integration
+
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Khan/genqlient/graphql"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	graphcdclient "github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
+)
+
+// BenchmarkWebhookToOutOfSync measures, with GRAPHCD_WEBHOOK_APPS
+// Applications (default 1,000) sharing one monorepo served over smart
+// HTTP, the time from a GitHub push delivery to POST /api/webhook of the
+// real `graphcd server` (API and controller) until a subscriber of
+// applicationEvents sees each app's SyncStatusChanged to OutOfSync.
+// Every app deploys apps/app-NNNN, one ConfigMap, with automated sync;
+// each iteration commits a change to every ConfigMap, pushes, posts the
+// delivery, collects the events, then waits (timer stopped) until the
+// apps are synced again. It reports p50, p99 and max in ms over all
+// iterations' apps, the first event, how many of the apps' events
+// arrived, and how long the webhook took to answer (it answers once it
+// has set the refresh annotation of every app it matched).
+func BenchmarkWebhookToOutOfSync(b *testing.B) {
+	n := 1000
+	if v := os.Getenv("GRAPHCD_WEBHOOK_APPS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("GRAPHCD_WEBHOOK_APPS=%q: want a positive count", v)
+		}
+	}
+	repo := newMonorepo(b, n)
+	srv := startGraphcdServer(b)
+	dest := cluster.Namespace(b)
+	createBenchApps(b, srv.ns, dest, repo.url, n)
+	api := srv.login(b)
+	setup := time.Now()
+	waitSynced(b, srv.ns, repo.head, n)
+	b.Logf("%d apps synced %s after creation", n, time.Since(setup).Round(time.Second))
+
+	var all []time.Duration
+	var posting time.Duration
+	arrived, expected := 0, 0
+	value := 0
+	for b.Loop() {
+		value++
+		events := subscribeSyncEvents(b, api)
+		repo.commitAll(b, n, value)
+		t0 := time.Now()
+		if code := postPush(b, srv.base+"/api/webhook", repo, n); code != http.StatusOK {
+			b.Fatalf("webhook: status %d, want 200", code)
+		}
+		posting += time.Since(t0)
+		got := events.collect(b, n, t0)
+		events.stop()
+		b.StopTimer()
+		arrived += len(got)
+		expected += n
+		all = append(all, got...)
+		waitSynced(b, srv.ns, repo.head, n)
+		b.StartTimer()
+	}
+	slices.Sort(all)
+	b.ReportMetric(ms(posting)/float64(b.N), "ms-webhook-response")
+	b.ReportMetric(ms(percentile(all, 0)), "ms-first")
+	b.ReportMetric(ms(percentile(all, 0.50)), "ms-p50")
+	b.ReportMetric(ms(percentile(all, 0.99)), "ms-p99")
+	b.ReportMetric(ms(percentile(all, 1)), "ms-max")
+	b.ReportMetric(float64(arrived)/float64(max(expected, 1)), "arrived-fraction")
+	b.ReportMetric(float64(n), "apps")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile returns the q-quantile (nearest rank) of sorted, zero when
+// it is empty.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted)) + 0.5)
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+// monorepo is a working copy with one directory per app, pushed to a
+// bare repository served by git http-backend.
+type monorepo struct {
+	dir, bare, url, head string
+}
+
+// appConfigMap is app i's only manifest, holding value.
+func appConfigMap(i, value int) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-%04d\ndata:\n  value: %q\n", i, strconv.Itoa(value))
+}
+
+func appPath(i int) string { return fmt.Sprintf("apps/app-%04d", i) }
+
+func newMonorepo(b *testing.B, n int) *monorepo {
+	b.Helper()
+	files := make(map[string]string, n)
+	for i := range n {
+		files[appPath(i)+"/configmap.yaml"] = appConfigMap(i, 0)
+	}
+	dir, sha := reposervertest.CommitFiles(b, files)
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := b.TempDir()
+	r := &monorepo{dir: dir, bare: filepath.Join(root, "apps.git"), head: sha}
+	r.git(b, "clone", "-q", "--bare", dir, r.bare)
+	s := httptest.NewServer(&cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
+		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+	}})
+	b.Cleanup(s.Close)
+	r.url = s.URL + "/apps.git"
+	return r
+}
+
+// commitAll sets every app's ConfigMap to value, commits and pushes to
+// the served repository.
+func (r *monorepo) commitAll(b *testing.B, n, value int) {
+	b.Helper()
+	files := make(map[string]string, n)
+	for i := range n {
+		files[appPath(i)+"/configmap.yaml"] = appConfigMap(i, value)
+	}
+	r.head = reposervertest.CommitMore(b, r.dir, files)
+	r.git(b, "push", "-q", r.bare, "HEAD:main")
+}
+
+func (r *monorepo) git(b *testing.B, args ...string) {
+	b.Helper()
+	cmd := exec.CommandContext(b.Context(), "git", args...)
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// postPush delivers a GitHub push of r's head to main, listing every
+// app's file as modified, without a signature (no secret configured).
+func postPush(b *testing.B, url string, r *monorepo, n int) int {
+	b.Helper()
+	modified := make([]string, n)
+	for i := range n {
+		modified[i] = appPath(i) + "/configmap.yaml"
+	}
+	payload := map[string]any{
+		"ref":   "refs/heads/main",
+		"after": r.head,
+		"commits": []map[string]any{{
+			"id": r.head, "distinct": true, "message": "change every app",
+			"added": []string{}, "removed": []string{}, "modified": modified,
+		}},
+		"repository": map[string]any{
+			"name": "apps", "full_name": "team/apps", "html_url": r.url, "url": r.url,
+			"clone_url": r.url, "default_branch": "main",
+		},
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-GitHub-Delivery", strconv.FormatInt(time.Now().UnixNano(), 10))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = res.Body.Close()
+	return res.StatusCode
+}
+
+// benchServer is a `graphcd server` with its controller, in a namespace
+// of its own.
+type benchServer struct {
+	base, ns string
+}
+
+func startGraphcdServer(b *testing.B) *benchServer {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "graphcd")
+	if out, err := exec.CommandContext(b.Context(), "go", "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	ns := cluster.Namespace(b)
+	port, err := localcluster.FreePort()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &benchServer{base: "http://127.0.0.1:" + strconv.Itoa(port), ns: ns}
+	cmd := exec.CommandContext(context.WithoutCancel(b.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
+		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-format", "text")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GRAPHCD_") || strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
+	})
+	logs := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if b.Failed() {
+			b.Logf("graphcd server log (tail):\n%s", logs.tail(8000))
+		}
+	})
+	for {
+		resp, err := http.Get(s.base + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		select {
+		case <-b.Context().Done():
+			b.Fatalf("graphcd server never ready: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// login logs in as admin with the initial password and returns a client.
+func (s *benchServer) login(b *testing.B) *graphcdclient.Client {
+	b.Helper()
+	var secret *corev1.Secret
+	for {
+		var err error
+		secret, err = cluster.Client.CoreV1().Secrets(s.ns).Get(b.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
+		if err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	session, err := graphcdclient.New(s.base, "").Login(b.Context(), "admin", string(secret.Data["password"]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return graphcdclient.New(s.base, session.Token)
+}
+
+// createBenchApps creates n auto-synced apps in ns, app-NNNN deploying
+// apps/app-NNNN of repo to dest, eight at a time.
+func createBenchApps(b *testing.B, ns, dest, repo string, n int) {
+	b.Helper()
+	next := make(chan int)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				app := &v1alpha1.Application{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d", i), Namespace: ns},
+					Spec: v1alpha1.ApplicationSpec{
+						Project:     "default",
+						Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: appPath(i), TargetRevision: "main"},
+						Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+						SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+					},
+				}
+				if err := kube.Create(context.Background(), app); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatalf("create apps: %v", err)
+	}
+}
+
+// waitSynced polls until all n apps of ns are Synced at revision.
+func waitSynced(b *testing.B, ns, revision string, n int) {
+	b.Helper()
+	for {
+		list := &v1alpha1.ApplicationList{}
+		if err := kube.List(b.Context(), list, client.InNamespace(ns)); err != nil {
+			b.Fatal(err)
+		}
+		synced := 0
+		for _, a := range list.Items {
+			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Sync.Revision == revision {
+				synced++
+			}
+		}
+		if synced == n {
+			return
+		}
+		select {
+		case <-b.Context().Done():
+			b.Fatalf("benchmark ended with %d of %d apps synced at %s", synced, n, revision)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// syncEvent is the part of applicationEvents the benchmark reads.
+type syncEvent struct {
+	ApplicationEvents struct {
+		Lagged     bool
+		Name       string
+		SyncStatus string
+	}
+}
+
+// syncEvents receives one subscription's events with their arrival time.
+type syncEvents struct {
+	sub  *graphcdclient.Subscription[syncEvent]
+	mu   sync.Mutex
+	at   map[string]time.Time
+	lags int
+	done chan struct{}
+}
+
+const syncEventsQuery = `subscription { applicationEvents(filter: {types: [SyncStatusChanged]}) { lagged name syncStatus } }`
+
+func subscribeSyncEvents(b *testing.B, api *graphcdclient.Client) *syncEvents {
+	b.Helper()
+	sub, err := graphcdclient.Subscribe[syncEvent](b.Context(), api, &graphql.Request{Query: syncEventsQuery})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &syncEvents{sub: sub, at: map[string]time.Time{}, done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		for {
+			ev, err := sub.Next()
+			if err != nil {
+				return
+			}
+			now := time.Now()
+			e.mu.Lock()
+			switch {
+			case ev.ApplicationEvents.Lagged:
+				e.lags++
+			case ev.ApplicationEvents.SyncStatus == string(v1alpha1.SyncStatusCodeOutOfSync):
+				if _, seen := e.at[ev.ApplicationEvents.Name]; !seen {
+					e.at[ev.ApplicationEvents.Name] = now
+				}
+			}
+			e.mu.Unlock()
+		}
+	}()
+	return e
+}
+
+// collect waits until n apps have gone OutOfSync, or until none has for
+// a minute, and returns each one's latency from t0.
+func (e *syncEvents) collect(b *testing.B, n int, t0 time.Time) []time.Duration {
+	b.Helper()
+	last, seen := time.Now(), 0
+	for {
+		e.mu.Lock()
+		got := len(e.at)
+		e.mu.Unlock()
+		if got > seen {
+			last, seen = time.Now(), got
+		}
+		if got >= n || time.Since(last) > time.Minute {
+			break
+		}
+		select {
+		case <-b.Context().Done():
+			b.Fatal("benchmark ended while collecting events")
+		case <-e.done:
+			b.Fatal("the subscription ended")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.lags > 0 {
+		b.Logf("the subscription lagged %d times", e.lags)
+	}
+	out := make([]time.Duration, 0, len(e.at))
+	for _, at := range e.at {
+		out = append(out, at.Sub(t0))
+	}
+	if len(out) < n {
+		b.Logf("%d of %d apps went OutOfSync", len(out), n)
+	}
+	return out
+}
+
+func (e *syncEvents) stop() {
+	e.sub.Close()
+	<-e.done
+}
+
+// lockedBuffer collects the server's output from its two streams.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.buf.String()
+	return s[max(0, len(s)-n):]
+}
