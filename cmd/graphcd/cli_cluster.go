@@ -155,7 +155,7 @@ ServiceAccount's), or a TLS client certificate and key.`,
 	f.StringVar(&caFile, "ca-file", "", "a file with the CA certificate (PEM) the server's certificate must chain to")
 	f.StringVar(&certFile, "cert-file", "", "a file with a TLS client certificate (PEM)")
 	f.StringVar(&keyFile, "key-file", "", "a file with the TLS client key (PEM)")
-	f.BoolVar(&in.Insecure, "insecure", false, "skip TLS verification")
+	f.BoolVar(&in.Insecure, "insecure-skip-tls-verify", false, "do not verify the cluster's TLS certificate (--insecure is about the graphcd server)")
 	f.StringVar(&serverName, "server-name", "", "the name to verify in the server's certificate")
 	f.StringSliceVar(&in.Namespaces, "namespaces", nil, "manage only these namespaces (comma-separated); all when empty")
 	f.BoolVar(&in.ClusterResources, "cluster-resources", false, "with --namespaces, manage cluster-scoped resources too")

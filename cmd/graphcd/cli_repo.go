@@ -166,7 +166,7 @@ stdin is a terminal; the SSH key from --ssh-private-key-path.`,
 	fs.StringVar(&f.username, "username", "", "the HTTPS user name")
 	fs.BoolVar(&f.passwordStdin, "password-stdin", false, "read the HTTPS password or token from the first line of stdin")
 	fs.StringVar(&f.sshKeyPath, "ssh-private-key-path", "", "a file with the SSH private key (PEM)")
-	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS verification")
+	fs.BoolVar(&f.insecure, "insecure-skip-server-verification", false, "do not verify the repository's TLS certificate (Argo CD's flag; --insecure is about the graphcd server)")
 	fs.StringVar(&f.repoType, "type", "", "git (the default) or helm")
 	fs.StringVar(&f.name, "name", "", "a display name (Helm repositories need one)")
 	fs.StringVar(&f.project, "project", "", "the only project that may use it")
