@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -77,7 +79,7 @@ func (s *Sessions) stands(ctx context.Context, c *session.Claims) bool {
 		a, ok := s.Accounts.Get(c.Subject)
 		return ok && a.Enabled && a.HasCapability(accounts.CapabilityLogin) && c.IssuedAt != nil && a.TokenValid(c.IssuedAt.Time)
 	case session.KindAPI:
-		return s.Accounts != nil && s.Accounts.HasToken(c.Subject, c.ID)
+		return s.Accounts != nil && s.Accounts.HasToken(c.Subject, TokenID(c))
 	case session.KindProject:
 		return s.projectTokenListed(ctx, c)
 	}
@@ -102,7 +104,7 @@ func (s *Sessions) projectTokenListed(ctx context.Context, c *session.Claims) bo
 		}
 		tokens := append(append([]v1alpha1.JWTToken(nil), r.JWTTokens...), p.Status.JWTTokensByRole[role].Items...)
 		for _, t := range tokens {
-			if (t.ID != "" && t.ID == c.ID) || (t.ID == "" && t.IssuedAt == c.IssuedAt.Unix()) {
+			if (t.ID != "" && t.ID == TokenID(c)) || (t.ID == "" && t.IssuedAt == c.IssuedAt.Unix()) {
 				return true
 			}
 		}
@@ -274,7 +276,7 @@ func (s *Sessions) CreateAccountToken(ctx context.Context, account, id string, t
 	if err != nil {
 		return "", nil, err
 	}
-	t := accounts.Token{ID: c.ID, IssuedAt: c.IssuedAt.Unix()}
+	t := accounts.Token{ID: TokenID(c), IssuedAt: c.IssuedAt.Unix()}
 	if ttl > 0 {
 		t.ExpiresAt = c.ExpiresAt.Unix()
 	}
@@ -301,7 +303,7 @@ func (s *Sessions) DeleteAccountToken(ctx context.Context, account, id string) e
 	if err := s.Accounts.RemoveToken(ctx, account, id); err != nil {
 		return err
 	}
-	return s.RevokeID(ctx, id, tokenEnd(t.IssuedAt, t.ExpiresAt))
+	return s.RevokeToken(ctx, account, id, tokenEnd(t.IssuedAt, t.ExpiresAt))
 }
 
 // IssueProjectToken issues a token for the role of project, valid for ttl
@@ -311,10 +313,11 @@ func (s *Sessions) IssueProjectToken(ctx context.Context, project, role, id stri
 	return s.issueLong(ctx, session.Template{Subject: "proj:" + project + ":" + role, Kind: session.KindProject, ID: id}, ttl)
 }
 
-// RevokeID revokes the token id until it would expire anyway.
-func (s *Sessions) RevokeID(ctx context.Context, id string, until time.Time) error {
+// RevokeToken revokes subject's token id (an account's API token, a
+// project role's token) until it would expire anyway.
+func (s *Sessions) RevokeToken(ctx context.Context, subject, id string, until time.Time) error {
 	c := &session.Claims{}
-	c.ID = id
+	c.ID = jti(subject, id)
 	c.ExpiresAt = jwt.NewNumericDate(until)
 	return s.Issuer.Revoke(ctx, c)
 }
@@ -328,8 +331,24 @@ func (s *Sessions) issueLong(ctx context.Context, t session.Template, ttl time.D
 	if ttl == 0 {
 		t.TTL = session.NoExpiryTTL
 	}
+	if t.ID == "" {
+		var b [12]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", nil, err
+		}
+		t.ID = hex.EncodeToString(b[:])
+	}
+	// IDs are unique only within an account or a role: the token's jti,
+	// which the revocation list is keyed by, carries the subject too.
+	t.ID = jti(t.Subject, t.ID)
 	return s.Issuer.Issue(ctx, t)
 }
+
+// jti is the jti claim of subject's API or project token id.
+func jti(subject, id string) string { return subject + "/" + id }
+
+// TokenID is the ID an account or project role lists its token c by.
+func TokenID(c *session.Claims) string { return strings.TrimPrefix(c.ID, c.Subject+"/") }
 
 // tokenEnd is when a listed token expires: at exp, or NoExpiryTTL after
 // it was issued for one "without expiry".

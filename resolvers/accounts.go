@@ -25,7 +25,7 @@ type AccountService interface {
 	CreateAccountToken(ctx context.Context, account, id string, ttl time.Duration) (string, *session.Claims, error)
 	DeleteAccountToken(ctx context.Context, account, id string) error
 	IssueProjectToken(ctx context.Context, project, role, id string, ttl time.Duration) (string, *session.Claims, error)
-	RevokeID(ctx context.Context, id string, until time.Time) error
+	RevokeToken(ctx context.Context, subject, id string, until time.Time) error
 }
 
 // maxTokenID bounds a token ID given by the client.
@@ -181,7 +181,7 @@ func (r *Resolver) createProjectToken(ctx context.Context, in model.CreateProjec
 	if err != nil {
 		return nil, err
 	}
-	rec := v1alpha1.JWTToken{ID: c.ID, IssuedAt: c.IssuedAt.Unix()}
+	rec := v1alpha1.JWTToken{ID: auth.TokenID(c), IssuedAt: c.IssuedAt.Unix()}
 	if ttl > 0 {
 		rec.ExpiresAt = c.ExpiresAt.Unix()
 	}
@@ -250,7 +250,7 @@ func (r *Resolver) deleteProjectToken(ctx context.Context, project, role, id str
 	if removed == nil {
 		return false, Errorf(CodeNotFound, "role %s of project %s has no token %q", role, project, id)
 	}
-	return true, svc.RevokeID(ctx, id, auth.ProjectTokenEnd(*removed))
+	return true, svc.RevokeToken(ctx, rbac.ProjectRoleSubject(project, role), id, auth.ProjectTokenEnd(*removed))
 }
 
 // tokenArgs checks a token request's ID and lifetime.
@@ -274,7 +274,7 @@ func tokenArgs(id, expiresIn *string) (string, time.Duration, error) {
 }
 
 func newToken(token string, c *session.Claims, ttl time.Duration) *model.NewToken {
-	out := &model.NewToken{ID: c.ID, Token: token, IssuedAt: metav1.NewTime(c.IssuedAt.Time)}
+	out := &model.NewToken{ID: auth.TokenID(c), Token: token, IssuedAt: metav1.NewTime(c.IssuedAt.Time)}
 	if ttl > 0 {
 		t := metav1.NewTime(c.ExpiresAt.Time)
 		out.ExpiresAt = &t

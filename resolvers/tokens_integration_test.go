@@ -163,6 +163,27 @@ func TestTokens(t *testing.T) {
 		}
 	})
 
+	t.Run("one token ID on an account and a role: revoking one keeps the other", func(t *testing.T) {
+		var acct struct{ CreateAccountToken struct{ ID, Token string } }
+		must(alice, `mutation { createAccountToken(input: {account: "ci", id: "shared"}) { id token } }`, nil, &acct)
+		var role struct{ CreateProjectToken struct{ ID, Token string } }
+		must(alice, `mutation($p: String!) { createProjectToken(input: {project: $p, role: "deployer", id: "shared"}) { id token } }`,
+			map[string]any{"p": project}, &role)
+		if acct.CreateAccountToken.ID != "shared" || role.CreateProjectToken.ID != "shared" {
+			t.Fatalf("token ids %q and %q, want the ones asked for", acct.CreateAccountToken.ID, role.CreateProjectToken.ID)
+		}
+		must(alice, `mutation($p: String!) { deleteProjectToken(project: $p, role: "deployer", id: "shared") }`, map[string]any{"p": project}, nil)
+		eventually(t, "the role's token to stop", func() error {
+			if !refused(role.CreateProjectToken.Token) {
+				return errNotYet
+			}
+			return nil
+		})
+		if refused(acct.CreateAccountToken.Token) {
+			t.Error("revoking the role's token revoked the account's token of the same id")
+		}
+	})
+
 	t.Run("password change ends the sessions", func(t *testing.T) {
 		const change = `mutation($cur: String!, $next: String!) { updatePassword(input: {currentPassword: $cur, newPassword: $next}) }`
 		if _, errs := ask(t, api, alice, change, map[string]any{"cur": "wrong", "next": "alice-password-2"}); codeOf(errs) != "FORBIDDEN" {
