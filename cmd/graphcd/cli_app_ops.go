@@ -237,7 +237,11 @@ func printOperation(w io.Writer, format string, a *client.AppDetail) error {
 	}
 	t := newTable(w, "GROUP", "KIND", "NAMESPACE", "NAME", "STATUS", "HOOK", "MESSAGE")
 	for _, r := range s.SyncResult.Resources {
-		t.row(r.Group, r.Kind, r.Namespace, r.Name, r.Status, strings.TrimSpace(r.HookType+" "+r.HookPhase), r.Message)
+		hook := "" // plain resources carry the phase Running too, as in Argo CD: only hooks show it
+		if r.HookType != "" {
+			hook = r.HookType + " " + r.HookPhase
+		}
+		t.row(r.Group, r.Kind, r.Namespace, r.Name, r.Status, hook, r.Message)
 	}
 	return t.flush()
 }
