@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -487,7 +488,8 @@ func (l *lockedBuffer) tail(n int) string {
 // the handler in process, with GRAPHCD_WEBHOOK_APPS apps (default 1,000)
 // of one repository and no controller, from the POST of a push until it
 // answers, having set every app's refresh annotation. It reports ms per
-// delivery and apps refreshed per second.
+// delivery and apps refreshed per second. GRAPHCD_WEBHOOK_PARALLELISM
+// sets Options.Parallelism (DefaultParallelism when unset).
 func BenchmarkWebhookRefreshWrites(b *testing.B) {
 	n := 1000
 	if v := os.Getenv("GRAPHCD_WEBHOOK_APPS"); v != "" {
@@ -513,7 +515,30 @@ func BenchmarkWebhookRefreshWrites(b *testing.B) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	h := New(Options{Apps: objects.Apps, Refresher: appops.Service{Client: kube}, Secrets: StaticSecrets{}})
+	parallelism := 0 // DefaultParallelism
+	if v := os.Getenv("GRAPHCD_WEBHOOK_PARALLELISM"); v != "" {
+		var err error
+		if parallelism, err = strconv.Atoi(v); err != nil || parallelism < 1 {
+			b.Fatalf("GRAPHCD_WEBHOOK_PARALLELISM=%q: want a positive count", v)
+		}
+	}
+	// The client limits of graphcd server (--kube-qps 500, --kube-burst
+	// 1000), not the fixtures' 200; GRAPHCD_WEBHOOK_KUBE_QPS changes the
+	// rate (burst twice it, a negative rate is unlimited).
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.QPS, cfg.Burst = 500, 1000
+	if v := os.Getenv("GRAPHCD_WEBHOOK_KUBE_QPS"); v != "" {
+		qps, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatalf("GRAPHCD_WEBHOOK_KUBE_QPS=%q: %v", v, err)
+		}
+		cfg.QPS, cfg.Burst = float32(qps), max(2*qps, 1)
+	}
+	writer, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := New(Options{Apps: objects.Apps, Refresher: appops.Service{Client: writer}, Secrets: StaticSecrets{}, Parallelism: parallelism})
 	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
 	var total time.Duration
