@@ -268,17 +268,28 @@ func TestRenderNamedPlugin(t *testing.T) {
 }
 
 func TestRenderTimeoutKillsProcessGroup(t *testing.T) {
-	socketDir := t.TempDir()
-	startServer(t, socketDir, "slow", ServerOptions{Timeout: 500 * time.Millisecond})
-	pidFile := filepath.Join(t.TempDir(), "pids")
-	req := render.Request{RepoRoot: testRepo(t), Path: "apps/web", Source: v1alpha1.ApplicationSource{
-		Plugin: &v1alpha1.ApplicationSourcePlugin{Name: "slow", Env: []v1alpha1.EnvEntry{{Name: "PIDFILE", Value: pidFile}}},
-	}}
-	_, err := Render(t.Context(), req, ClientOptions{SocketDir: socketDir})
-	if !errors.Is(err, ErrTimeout) {
-		t.Fatalf("Render() error = %v, want ErrTimeout", err)
+	// The plugin must have started its processes before the timeout for
+	// the test to say anything; on a loaded machine it may not within the
+	// first timeout, so each try doubles it.
+	for timeout := 500 * time.Millisecond; timeout <= 16*time.Second; timeout *= 2 {
+		socketDir := t.TempDir()
+		startServer(t, socketDir, "slow", ServerOptions{Timeout: timeout})
+		pidFile := filepath.Join(t.TempDir(), "pids")
+		req := render.Request{RepoRoot: testRepo(t), Path: "apps/web", Source: v1alpha1.ApplicationSource{
+			Plugin: &v1alpha1.ApplicationSourcePlugin{Name: "slow", Env: []v1alpha1.EnvEntry{{Name: "PIDFILE", Value: pidFile}}},
+		}}
+		_, err := Render(t.Context(), req, ClientOptions{SocketDir: socketDir})
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("Render() error = %v, want ErrTimeout", err)
+		}
+		if _, err := os.Stat(pidFile); err != nil {
+			t.Logf("the plugin had not started its processes within %s; trying a longer timeout", timeout)
+			continue
+		}
+		assertGone(t, pidFile)
+		return
 	}
-	assertGone(t, pidFile)
+	t.Fatal("the plugin never started its processes before the render timed out")
 }
 
 func TestRenderCallerGoneKillsProcessGroup(t *testing.T) {
