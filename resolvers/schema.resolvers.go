@@ -8,8 +8,6 @@ package resolvers
 import (
 	"context"
 
-	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph"
@@ -17,6 +15,7 @@ import (
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Can is the resolver for the can field.
