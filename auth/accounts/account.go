@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/graphcd/graphcd/auth/internal/graphcdsecret"
 )
 
 // The objects accounts live in, in graphcd's namespace (Argo CD's
 // argocd-cm, argocd-secret and argocd-initial-admin-secret).
 const (
 	ConfigMapName          = "graphcd-cm"
-	SecretName             = "graphcd-secret"
+	SecretName             = graphcdsecret.Name
 	InitialAdminSecretName = "graphcd-initial-admin-secret" //nolint:gosec // a Secret's name, not a credential
 )
 

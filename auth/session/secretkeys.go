@@ -3,27 +3,24 @@ package session
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/retry"
+
+	"github.com/graphcd/graphcd/auth/internal/graphcdsecret"
 )
 
 // Where the keys live: the data keys of the Secret SecretName in graphcd's
 // namespace. The Secret holds other data too (password hashes), which
 // nothing here touches.
 const (
-	SecretName = "graphcd-secret"
+	SecretName = graphcdsecret.Name
 	// SecretKeyCurrent signs new tokens and verifies.
 	SecretKeyCurrent = "server.secretkey"
 	// SecretKeyPrevious verifies tokens signed before the last rotation.
@@ -176,56 +173,5 @@ func RotateKey(ctx context.Context, client kubernetes.Interface, namespace strin
 	return err
 }
 
-// writeBackoff retries writes that lost a race with another writer of the
-// Secret (another replica, the accounts code).
-var writeBackoff = wait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.5, Cap: time.Second}
-
-// updateSecret reads the Secret, lets mutate change a copy of its data
-// (reporting whether it did) and writes it back: an Update guarded by the
-// resource version, or a Create when the Secret is missing. Losing a race
-// (Conflict, AlreadyExists) starts over from a fresh read, so concurrent
-// writers never drop each other's keys. It returns the Secret as written,
-// or as read when mutate changed nothing.
-func updateSecret(ctx context.Context, client kubernetes.Interface, namespace string, mutate func(map[string][]byte) bool) (*corev1.Secret, error) {
-	secrets := client.CoreV1().Secrets(namespace)
-	var out *corev1.Secret
-	err := retry.OnError(writeBackoff, func(err error) bool {
-		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
-	}, func() error {
-		sec, err := secrets.Get(ctx, SecretName, metav1.GetOptions{})
-		missing := apierrors.IsNotFound(err)
-		switch {
-		case missing:
-			sec = &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{
-					Name:      SecretName,
-					Namespace: namespace,
-					Labels:    map[string]string{"app.kubernetes.io/part-of": "graphcd"},
-				},
-				Type: corev1.SecretTypeOpaque,
-			}
-		case err != nil:
-			return err
-		}
-		data := maps.Clone(sec.Data)
-		if data == nil {
-			data = map[string][]byte{}
-		}
-		if !mutate(data) {
-			out = sec
-			return nil
-		}
-		sec.Data = data
-		if missing {
-			out, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
-		} else {
-			out, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
-		}
-		return err
-	})
-	if err != nil {
-		// The error names the Secret, never its data.
-		return nil, fmt.Errorf("write %s/%s: %w", namespace, SecretName, err)
-	}
-	return out, nil
-}
+// updateSecret writes graphcd-secret; see graphcdsecret.Update.
+var updateSecret = graphcdsecret.Update
