@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 	if skipReason = missingForBrowser(); skipReason != "" {
 		os.Exit(m.Run()) // no cluster: the browser tests skip
 	}
-	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster))
+	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Full}, &cluster))
 }
 
 // missingForBrowser names what the end-to-end tests lack, if anything.

@@ -2,8 +2,10 @@ import { useEffect } from 'react'
 import { useQuery } from 'urql'
 import { logout } from './client'
 import { SessionQuery } from './documents'
+import { ApplicationPage } from './pages/Application'
 import { ApplicationsPage } from './pages/Applications'
 import { LoginPage } from './pages/Login'
+import { SettingsPage } from './pages/Settings'
 import { navigate, useLocation } from './router'
 
 export function App() {
@@ -27,6 +29,9 @@ export function App() {
           graphcd
         </a>
         {settings?.uiBannerContent ? <p className="banner">{settings.uiBannerContent}</p> : null}
+        <a href="/settings" onClick={(e) => { e.preventDefault(); navigate('/settings') }}>
+          Settings
+        </a>
         <span className="spacer" />
         {me?.loggedIn ? (
           <>
@@ -38,8 +43,12 @@ export function App() {
         ) : null}
       </header>
       <main>
-        {path.startsWith('/applications') ? (
+        {appName(path) !== null ? (
+          <ApplicationPage name={appName(path) ?? ''} />
+        ) : path === '/applications' ? (
           <ApplicationsPage />
+        ) : path === '/settings' || path.startsWith('/settings/') ? (
+          <SettingsPage path={path} />
         ) : (
           <p className="empty">
             Nothing here. <a href="/applications">Go to the applications.</a>
@@ -48,4 +57,15 @@ export function App() {
       </main>
     </div>
   )
+}
+
+/** appName is the application named by /applications/NAME, or null. */
+function appName(path: string): string | null {
+  const m = /^\/applications\/([^/]+)\/?$/.exec(path)
+  if (!m) return null
+  try {
+    return decodeURIComponent(m[1] ?? '')
+  } catch {
+    return null
+  }
 }
