@@ -1,0 +1,153 @@
+// The GraphQL operations of the application page. `npm run codegen` turns
+// each into a typed document in ../gql.
+import { graphql } from '../gql'
+
+export const AppHeaderFragment = graphql(`
+  fragment AppHeader on Application {
+    id
+    name
+    namespace
+    project
+    deleting
+    spec {
+      destination {
+        server
+        name
+        namespace
+      }
+      source {
+        repoURL
+        path
+        chart
+        targetRevision
+      }
+      sources {
+        repoURL
+        path
+        chart
+        targetRevision
+      }
+      syncPolicy {
+        automated {
+          enabled
+        }
+      }
+    }
+    status {
+      sync {
+        status
+        revision
+        revisions
+      }
+      health {
+        status
+        message
+      }
+      operationState {
+        phase
+        message
+        startedAt
+        finishedAt
+      }
+      conditions {
+        type
+        message
+      }
+      reconciledAt
+    }
+  }
+`)
+
+export const TreeFragment = graphql(`
+  fragment Tree on ResourceTree {
+    revision
+    reconciledAt
+    truncated
+    nodes {
+      group
+      version
+      kind
+      namespace
+      name
+      uid
+      parentRefs {
+        uid
+      }
+      health {
+        status
+        message
+      }
+      sync
+      info {
+        name
+        value
+      }
+      images
+      createdAt
+    }
+  }
+`)
+
+export const ApplicationPageQuery = graphql(`
+  query ApplicationPage($name: String!) {
+    application(name: $name) {
+      ...AppHeader
+      resourceTree {
+        ...Tree
+      }
+    }
+  }
+`)
+
+export const ApplicationPageSubscription = graphql(`
+  subscription ApplicationPageLive($name: String!) {
+    application(name: $name) {
+      ...AppHeader
+    }
+  }
+`)
+
+export const ResourceTreeSubscription = graphql(`
+  subscription ResourceTreeLive($name: String!) {
+    resourceTree(name: $name) {
+      ...Tree
+    }
+  }
+`)
+
+export const ManagedResourceQuery = graphql(`
+  query ManagedResource($app: String!, $group: String!, $kind: String!, $namespace: String!, $name: String!) {
+    application(name: $app) {
+      id
+      managedResources(filter: { group: $group, kind: $kind, namespace: $namespace, name: $name }) {
+        status
+        requiresPruning
+        hook
+        live
+        desired
+        diff
+      }
+    }
+  }
+`)
+
+export const AppEventsQuery = graphql(`
+  query AppEvents($app: String!) {
+    application(name: $app) {
+      id
+      events(first: 200) {
+        type
+        reason
+        note
+        time
+        count
+      }
+    }
+  }
+`)
+
+export const PodLogsSubscription = graphql(`
+  subscription PodLogs($app: String!, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {
+    podLogs(application: { name: $app }, namespace: $namespace, pod: $pod, container: $container, tailLines: $tailLines)
+  }
+`)
