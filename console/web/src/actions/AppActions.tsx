@@ -1,4 +1,104 @@
-/** AppActions is the application page's action bar (sync, refresh, history, delete...). */
-export function AppActions(_props: { name: string }) {
-  return null
+import { useState } from 'react'
+import { useMutation, useQuery, useSubscription } from 'urql'
+import { DeleteDialog } from './DeleteDialog'
+import { HistoryPanel } from './HistoryPanel'
+import { OperationProgress } from './OperationProgress'
+import { SyncDialog } from './SyncDialog'
+import { ActionsAppSubscription, AppPermissionsQuery, RefreshMutation, TerminateMutation } from './documents'
+import { errorText } from './errors'
+import './actions.css'
+
+type Panel = 'sync' | 'history' | 'delete' | null
+
+/**
+ * AppActions is the application page's action bar: sync, refresh,
+ * terminate, history and rollback, delete. It follows the application
+ * live, so the operation's progress shows as the controller records it.
+ * Controls the caller may not use are left out.
+ */
+export function AppActions({ name, namespace }: { name: string; namespace?: string }) {
+  const variables = { name, namespace }
+  const [sub] = useSubscription({ query: ActionsAppSubscription, variables })
+  const [perms] = useQuery({ query: AppPermissionsQuery, variables })
+  const [refreshState, refresh] = useMutation(RefreshMutation)
+  const [terminateState, terminate] = useMutation(TerminateMutation)
+  const [panel, setPanel] = useState<Panel>(null)
+  const [showOp, setShowOp] = useState(false)
+  const [error, setError] = useState<string | null>(null)
+  const app = sub.data?.application
+  const can = perms.data?.application
+  if (!app) {
+    return sub.error ? (
+      <p className="error" role="alert">
+        {errorText(`Following ${name} failed`, sub.error)}
+      </p>
+    ) : null
+  }
+  const ref = { name: app.name, namespace: app.namespace }
+  const op = app.status.operationState
+  const running = op?.phase === 'Running' || op?.phase === 'Terminating' || app.operation != null
+  const started = () => {
+    setError(null)
+    setShowOp(true)
+  }
+
+  async function doRefresh(hard: boolean) {
+    setError(null)
+    const res = await refresh({ input: { application: ref, hard } })
+    if (res.error) setError(errorText(`${hard ? 'Hard refresh' : 'Refresh'} of ${app?.name} was refused`, res.error))
+  }
+
+  async function doTerminate() {
+    setError(null)
+    const res = await terminate({ input: ref })
+    if (res.error) setError(errorText(`Terminating the operation of ${app?.name} failed`, res.error))
+  }
+
+  return (
+    <div className="app-actions">
+      <div className="action-bar" role="toolbar" aria-label={`Actions on ${app.name}`}>
+        {can?.sync ? (
+          <button type="button" className="primary" disabled={running || app.deleting} onClick={() => setPanel('sync')}>
+            Sync…
+          </button>
+        ) : null}
+        <button type="button" disabled={refreshState.fetching} onClick={() => void doRefresh(false)}>
+          Refresh
+        </button>
+        <button type="button" disabled={refreshState.fetching} onClick={() => void doRefresh(true)} title="Render the manifests again rather than reuse cached ones">
+          Hard refresh
+        </button>
+        {can?.sync && running ? (
+          <button type="button" className="danger" disabled={terminateState.fetching || op?.phase === 'Terminating'} onClick={() => void doTerminate()}>
+            {op?.phase === 'Terminating' ? 'Terminating…' : 'Terminate'}
+          </button>
+        ) : null}
+        <button type="button" onClick={() => setPanel('history')}>
+          History ({app.status.history.length})
+        </button>
+        {can?.delete ? (
+          <button type="button" className="danger" disabled={app.deleting} onClick={() => setPanel('delete')}>
+            Delete…
+          </button>
+        ) : null}
+        {op ? (
+          <button type="button" aria-expanded={showOp || running} onClick={() => setShowOp(!showOp)}>
+            {running ? 'Operation running' : showOp ? 'Hide last operation' : 'Last operation'}
+          </button>
+        ) : null}
+      </div>
+      {error ? (
+        <p className="error" role="alert">
+          {error}{' '}
+          <button type="button" className="small" onClick={() => setError(null)}>
+            Dismiss
+          </button>
+        </p>
+      ) : null}
+      {op && (showOp || running) ? <OperationProgress op={op} /> : null}
+      {panel === 'sync' ? <SyncDialog app={app} onClose={() => setPanel(null)} onStarted={started} /> : null}
+      {panel === 'history' ? <HistoryPanel app={app} canSync={can?.sync === true} onClose={() => setPanel(null)} onStarted={started} /> : null}
+      {panel === 'delete' ? <DeleteDialog app={ref} onClose={() => setPanel(null)} /> : null}
+    </div>
+  )
 }

@@ -1,0 +1,64 @@
+import { Badge } from '../Badge'
+import { operationBadge } from '../badges'
+import type { ActionsAppFragment } from '../gql/graphql'
+import { groupProgress, type StepState } from './progress'
+
+type OperationState = NonNullable<ActionsAppFragment['status']['operationState']>
+
+const stateLabel: Record<StepState, { symbol: string; label: string }> = {
+  done: { symbol: '✓', label: 'done' },
+  failed: { symbol: '✕', label: 'failed' },
+  running: { symbol: '◌', label: 'running' },
+  waiting: { symbol: '…', label: 'waiting' },
+}
+
+/** OperationProgress shows the current or last operation, wave by wave, as the subscription delivers it. */
+export function OperationProgress({ op }: { op: OperationState }) {
+  const running = op.phase === 'Running' || op.phase === 'Terminating'
+  const groups = groupProgress(op.syncResult?.resources ?? [], running)
+  const badge = operationBadge(op.phase)
+  const sync = op.operation.sync
+  return (
+    <section className="op-progress" aria-label="Operation" aria-live="polite" data-phase={op.phase}>
+      <p className="op-head">
+        {badge ? <Badge badge={badge} /> : null}
+        <span className="op-phase">{op.phase}</span>
+        {sync?.dryRun ? <em>dry run</em> : null}
+        {op.syncResult?.revision ? <code title={op.syncResult.revision}>{op.syncResult.revision.slice(0, 7)}</code> : null}
+        <span className="k">
+          started {new Date(op.startedAt).toLocaleString()}
+          {op.finishedAt ? `, finished ${new Date(op.finishedAt).toLocaleString()}` : ''}
+          {op.retryCount > 0 ? `, retried ${op.retryCount}×` : ''}
+          {op.operation.initiatedBy.username ? ` by ${op.operation.initiatedBy.username}` : op.operation.initiatedBy.automated ? ' by auto-sync' : ''}
+        </span>
+      </p>
+      {op.message ? <p className="op-message">{op.message}</p> : null}
+      {groups.length > 0 ? (
+        <ol className="waves">
+          {groups.map((g) => (
+            <li key={`${g.phase}:${g.wave}`} className={`wave state-${g.state}`} data-wave={g.wave} data-state={g.state}>
+              <h3>
+                <span aria-hidden="true">{stateLabel[g.state].symbol}</span> {g.phase} · wave {g.wave} <span className="k">— {stateLabel[g.state].label}</span>
+              </h3>
+              <ul>
+                {g.results.map(({ result: r, state }) => (
+                  <li key={`${r.group}/${r.kind}/${r.namespace}/${r.name}/${r.hookType}`} className={`state-${state}`} data-state={state}>
+                    <span aria-hidden="true">{stateLabel[state].symbol}</span>{' '}
+                    <span className="res">
+                      {r.kind}/{r.name}
+                    </span>{' '}
+                    <span className="k">
+                      {r.hookType ? `${r.hookType} hook · ` : ''}
+                      {state === 'waiting' ? 'waiting' : r.status || r.hookPhase}
+                    </span>
+                    {r.message && state !== 'waiting' ? <span className="msg"> — {r.message}</span> : null}
+                  </li>
+                ))}
+              </ul>
+            </li>
+          ))}
+        </ol>
+      ) : null}
+    </section>
+  )
+}
