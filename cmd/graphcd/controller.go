@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/graphcd/graphcd/config/crd"
@@ -29,7 +31,7 @@ const settingsConfigMap = "graphcd-cm"
 // controller until ctx ends. cfg comes from the flags with Repo (in
 // process, or a repo-server) and Logger set; runController adds the
 // Kubernetes connection, graphcd-cm and repository credentials.
-func runController(ctx context.Context, k *kube, cfg controller.Config, events eventbus.Bus) error {
+func runController(ctx context.Context, k *kube, cfg controller.Config, events eventbus.Bus, started func(*controller.Controller)) error {
 	log, namespace := cfg.Logger, cfg.Namespace
 	for {
 		err := crd.Established(ctx, k.apiext)
@@ -61,8 +63,25 @@ func runController(ctx context.Context, k *kube, cfg controller.Config, events e
 	if events != nil {
 		go forwardEvents(ctx, ctl, events, log)
 	}
+	if started != nil {
+		started(ctl)
+	}
 	log.Info("application controller starting", "namespace", namespace, "resync", cfg.Resync)
 	return ctl.Run(ctx)
+}
+
+// pushQueue hands a webhook's matched apps to the controller running in
+// this process, once it exists (see webhook.Queue).
+type pushQueue struct {
+	ctl atomic.Pointer[controller.Controller]
+}
+
+func (q *pushQueue) RefreshPushed(ctx context.Context, apps []types.NamespacedName) ([]types.NamespacedName, error) {
+	ctl := q.ctl.Load()
+	if ctl == nil {
+		return apps, nil // not started yet: the annotation reaches it later
+	}
+	return ctl.RefreshPushed(ctx, apps)
 }
 
 // loadClusterSettings reads graphcd-cm, or returns the defaults when it

@@ -102,7 +102,7 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		}
 		events, cfg.State = sh.events, sh.states
 	}
-	if err := runController(ctx, k, cfg, events); err != nil {
+	if err := runController(ctx, k, cfg, events, nil); err != nil {
 		return fmt.Errorf("application controller: %w", err)
 	}
 	log.Info("graphcd controller stopped")

@@ -166,9 +166,12 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// Providers cannot log in: the webhook authenticates with their secrets.
 	hookSecrets := webhook.NewSecretWatch(kc, o.app.namespace)
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
-	opts.Routes = append(opts.Routes, server.Route{Pattern: "POST /api/webhook", Name: "webhook", Handler: webhook.New(webhook.Options{
-		Apps: objects.Apps, Refresher: writer, Secrets: hookSecrets, Logger: log,
-	})})
+	hooks := webhook.Options{Apps: objects.Apps, Refresher: writer, Secrets: hookSecrets, Logger: log}
+	pushed := &pushQueue{}
+	if o.controller {
+		hooks.Queue = pushed
+	}
+	opts.Routes = append(opts.Routes, server.Route{Pattern: "POST /api/webhook", Name: "webhook", Handler: webhook.New(hooks)})
 	srv, err := server.New(opts)
 	if err != nil {
 		return err
@@ -183,7 +186,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	go func() {
 		cfg := o.app.config()
 		cfg.Repo, cfg.Logger, cfg.State = svc, log, sh.states
-		err := runController(ctx, k, cfg, sh.events)
+		err := runController(ctx, k, cfg, sh.events, pushed.ctl.Store)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose
 		}

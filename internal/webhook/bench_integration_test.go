@@ -133,7 +133,7 @@ func appConfigMap(i, value int) string {
 
 func appPath(i int) string { return fmt.Sprintf("apps/app-%04d", i) }
 
-func newMonorepo(b *testing.B, n int) *monorepo {
+func newMonorepo(b testing.TB, n int) *monorepo {
 	b.Helper()
 	files := make(map[string]string, n)
 	for i := range n {
@@ -157,7 +157,7 @@ func newMonorepo(b *testing.B, n int) *monorepo {
 
 // commitAll sets every app's ConfigMap to value, commits and pushes to
 // the served repository.
-func (r *monorepo) commitAll(b *testing.B, n, value int) {
+func (r *monorepo) commitAll(b testing.TB, n, value int) {
 	b.Helper()
 	files := make(map[string]string, n)
 	for i := range n {
@@ -167,7 +167,7 @@ func (r *monorepo) commitAll(b *testing.B, n, value int) {
 	r.git(b, "push", "-q", r.bare, "HEAD:main")
 }
 
-func (r *monorepo) git(b *testing.B, args ...string) {
+func (r *monorepo) git(b testing.TB, args ...string) {
 	b.Helper()
 	cmd := exec.CommandContext(b.Context(), "git", args...)
 	cmd.Dir = r.dir
@@ -179,7 +179,7 @@ func (r *monorepo) git(b *testing.B, args ...string) {
 
 // postPush delivers a GitHub push of r's head to main, listing every
 // app's file as modified, without a signature (no secret configured).
-func postPush(b *testing.B, url string, r *monorepo, n int) int {
+func postPush(b testing.TB, url string, r *monorepo, n int) int {
 	b.Helper()
 	modified := make([]string, n)
 	for i := range n {
@@ -220,9 +220,10 @@ func postPush(b *testing.B, url string, r *monorepo, n int) int {
 // of its own.
 type benchServer struct {
 	base, ns string
+	logs     *lockedBuffer
 }
 
-func startGraphcdServer(b *testing.B) *benchServer {
+func startGraphcdServer(b testing.TB) *benchServer {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "graphcd")
 	if out, err := exec.CommandContext(b.Context(), "go", "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
@@ -233,13 +234,13 @@ func startGraphcdServer(b *testing.B) *benchServer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &benchServer{base: "http://127.0.0.1:" + strconv.Itoa(port), ns: ns}
+	logs := &lockedBuffer{}
+	s := &benchServer{base: "http://127.0.0.1:" + strconv.Itoa(port), ns: ns, logs: logs}
 	cmd := exec.CommandContext(context.WithoutCancel(b.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
 		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-format", "text")
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "GRAPHCD_") || strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
 	})
-	logs := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -268,7 +269,7 @@ func startGraphcdServer(b *testing.B) *benchServer {
 }
 
 // login logs in as admin with the initial password and returns a client.
-func (s *benchServer) login(b *testing.B) *graphcdclient.Client {
+func (s *benchServer) login(b testing.TB) *graphcdclient.Client {
 	b.Helper()
 	var secret *corev1.Secret
 	for {
@@ -288,7 +289,7 @@ func (s *benchServer) login(b *testing.B) *graphcdclient.Client {
 
 // setAutoSync turns automated sync of the n apps of ns on or off, eight
 // apps at a time.
-func setAutoSync(b *testing.B, ns string, n int, on bool) {
+func setAutoSync(b testing.TB, ns string, n int, on bool) {
 	b.Helper()
 	policy := `{"spec":{"syncPolicy":null}}`
 	if on {
@@ -302,7 +303,7 @@ func setAutoSync(b *testing.B, ns string, n int, on bool) {
 
 // forEachApp calls do for 0 ... n-1, eight at a time, and fails b on
 // the first error.
-func forEachApp(b *testing.B, n int, do func(i int) error) {
+func forEachApp(b testing.TB, n int, do func(i int) error) {
 	b.Helper()
 	next := make(chan int)
 	errs := make(chan error, 8)
@@ -332,7 +333,7 @@ func forEachApp(b *testing.B, n int, do func(i int) error) {
 
 // createBenchApps creates n auto-synced apps in ns, app-NNNN deploying
 // apps/app-NNNN of repo to dest, eight at a time.
-func createBenchApps(b *testing.B, ns, dest, repo string, n int) {
+func createBenchApps(b testing.TB, ns, dest, repo string, n int) {
 	b.Helper()
 	forEachApp(b, n, func(i int) error {
 		return kube.Create(context.Background(), &v1alpha1.Application{
@@ -348,7 +349,7 @@ func createBenchApps(b *testing.B, ns, dest, repo string, n int) {
 }
 
 // waitSynced polls until all n apps of ns are Synced at revision.
-func waitSynced(b *testing.B, ns, revision string, n int) {
+func waitSynced(b testing.TB, ns, revision string, n int) {
 	b.Helper()
 	for {
 		list := &v1alpha1.ApplicationList{}
@@ -392,7 +393,7 @@ type syncEvents struct {
 
 const syncEventsQuery = `subscription { applicationEvents(filter: {types: [SyncStatusChanged]}) { lagged name syncStatus } }`
 
-func subscribeSyncEvents(b *testing.B, api *graphcdclient.Client) *syncEvents {
+func subscribeSyncEvents(b testing.TB, api *graphcdclient.Client) *syncEvents {
 	b.Helper()
 	sub, err := graphcdclient.Subscribe[syncEvent](b.Context(), api, &graphql.Request{Query: syncEventsQuery})
 	if err != nil {
@@ -424,7 +425,7 @@ func subscribeSyncEvents(b *testing.B, api *graphcdclient.Client) *syncEvents {
 
 // collect waits until n apps have gone OutOfSync, or until none has for
 // a minute, and returns each one's latency from t0.
-func (e *syncEvents) collect(b *testing.B, n int, t0 time.Time) []time.Duration {
+func (e *syncEvents) collect(b testing.TB, n int, t0 time.Time) []time.Duration {
 	b.Helper()
 	last, seen := time.Now(), 0
 	for {
@@ -475,6 +476,12 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 func (l *lockedBuffer) tail(n int) string {

@@ -27,6 +27,11 @@
 // compared as strings: the handler sends no request anywhere but the
 // Kubernetes API, to set the refresh annotation.
 //
+// With Options.Queue, the apps go first to a controller in the same
+// process (graphcd server with its controller), which queues those it
+// compares without any API write; the refresh annotation is set only on
+// the rest (a standby replica, another shard's apps).
+//
 //	h := webhook.New(webhook.Options{Apps: catalog.Apps, Refresher: appops.Service{Client: c}, Secrets: watch, Logger: log})
 //	mux.Handle("POST /api/webhook", h)
 package webhook

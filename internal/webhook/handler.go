@@ -41,10 +41,21 @@ type Refresher interface {
 	Refresh(ctx context.Context, key types.NamespacedName, hard bool) (*v1alpha1.Application, error)
 }
 
+// Queue hands the apps a push matches straight to a controller in the
+// same process; *controller.Controller is one.
+type Queue interface {
+	// RefreshPushed queues apps for comparison after forgetting their
+	// repositories' cached revisions, and returns the apps it cannot serve.
+	RefreshPushed(ctx context.Context, apps []types.NamespacedName) (rest []types.NamespacedName, err error)
+}
+
 // Options configure a Handler.
 type Options struct {
 	// Apps are the Applications pushes are matched against.
 	Apps Apps
+	// Queue, when set, takes the matched apps first; Refresher refreshes
+	// those it returns, through the API.
+	Queue Queue
 	// Refresher refreshes the apps a push matches.
 	Refresher Refresher
 	// Secrets hold the providers' secrets (see the Key constants).
@@ -184,6 +195,14 @@ func (h *Handler) refresh(ctx context.Context, push Push) (failed int) {
 	}
 	// The provider may hang up; the refreshes it asked for still happen.
 	ctx = context.WithoutCancel(ctx)
+	matched := len(keys)
+	if h.opts.Queue != nil {
+		if keys, err = h.opts.Queue.RefreshPushed(ctx, keys); err != nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "webhook push: controller queue refused; refreshing through the API",
+				append(attrs, slog.String("err", err.Error()))...)
+		}
+	}
+	queued := matched - len(keys)
 	var nFailed atomic.Int64
 	sem := make(chan struct{}, h.opts.Parallelism)
 	var wg sync.WaitGroup
@@ -202,7 +221,7 @@ func (h *Handler) refresh(ctx context.Context, push Push) (failed int) {
 	wg.Wait()
 	failed = int(nFailed.Load())
 	h.log.LogAttrs(ctx, slog.LevelInfo, "webhook push", append(attrs,
-		slog.Int("matched", len(keys)), slog.Int("failed", failed))...)
+		slog.Int("matched", matched), slog.Int("queued", queued), slog.Int("annotated", len(keys)), slog.Int("failed", failed))...)
 	return failed
 }
 

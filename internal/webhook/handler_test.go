@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -480,5 +481,60 @@ func TestLogLinesNameTheDelivery(t *testing.T) {
 	}
 	if strings.Contains(lines[1], "injected") {
 		t.Errorf("a delivery id with a newline reached the log: %s", lines[1])
+	}
+}
+
+// splitQueue is a Queue that takes the apps whose names start with
+// "local" and returns the rest, or refuses them all with err.
+type splitQueue struct {
+	err  error
+	took []string
+}
+
+func (q *splitQueue) RefreshPushed(_ context.Context, apps []types.NamespacedName) ([]types.NamespacedName, error) {
+	if q.err != nil {
+		return apps, q.err
+	}
+	var rest []types.NamespacedName
+	for _, k := range apps {
+		if strings.HasPrefix(k.Name, "local") {
+			q.took = append(q.took, k.Name)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(q.took)
+	return rest, nil
+}
+
+func TestQueueTakesAppsBeforeTheAnnotation(t *testing.T) {
+	c := pushCases[0]
+	repo := c.repoForms[0]
+	apps := []*v1alpha1.Application{newApp("local-a", repo, ""), newApp("local-b", repo, ""), newApp("remote", repo, "")}
+	for _, tc := range []struct {
+		name              string
+		queue             *splitQueue
+		queued, annotated []string
+	}{
+		{"split", &splitQueue{}, []string{"local-a", "local-b"}, []string{"remote"}},
+		{"refused", &splitQueue{err: errors.New("controller stopping")}, nil, []string{"local-a", "local-b", "remote"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idx := appindex.New()
+			for _, a := range apps {
+				idx.Upsert(a)
+			}
+			rec := &recorder{}
+			h := New(Options{Apps: idx, Queue: tc.queue, Refresher: rec, Secrets: secretsFor(c.provider, c.secret), Logger: slog.New(slog.DiscardHandler)})
+			if w := serve(h, delivery(t, c.provider, c.event, readFixture(t, c.fixture), c.secret)); w.Code != http.StatusOK {
+				t.Fatalf("status %d (%s), want 200", w.Code, w.Body)
+			}
+			if diff := cmp.Diff(tc.queue.took, tc.queued); diff != "" {
+				t.Errorf("queued (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(rec.refreshed(), tc.annotated); diff != "" {
+				t.Errorf("annotated (-got +want):\n%s", diff)
+			}
+		})
 	}
 }

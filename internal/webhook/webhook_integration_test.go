@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,5 +226,32 @@ func TestSecretChangesApplyWithoutRestart(t *testing.T) {
 	})
 	if got := post(t, url, delivery(t, "github", "ping", body, "second")); got != http.StatusOK {
 		t.Fatalf("signed with the new secret: status %d, want 200", got)
+	}
+}
+
+// TestPushReachesInProcessController posts a push to a real graphcd
+// server running its controller: the matched apps are handed to the
+// controller's queue (the log says queued, none annotated), and a
+// subscriber sees each of them go OutOfSync with the pushed change.
+func TestPushReachesInProcessController(t *testing.T) {
+	const n = 3
+	repo := newMonorepo(t, n)
+	srv := startGraphcdServer(t)
+	createBenchApps(t, srv.ns, cluster.Namespace(t), repo.url, n)
+	api := srv.login(t)
+	waitSynced(t, srv.ns, repo.head, n)
+	setAutoSync(t, srv.ns, n, false)
+
+	events := subscribeSyncEvents(t, api)
+	defer events.stop()
+	repo.commitAll(t, n, 1)
+	if code := postPush(t, srv.base+"/api/webhook", repo, n); code != http.StatusOK {
+		t.Fatalf("webhook: status %d, want 200", code)
+	}
+	if got := events.collect(t, n, time.Now()); len(got) != n {
+		t.Fatalf("%d of %d apps went OutOfSync", len(got), n)
+	}
+	if logs := srv.logs.String(); !strings.Contains(logs, "matched=3 queued=3 annotated=0 failed=0") {
+		t.Errorf("the webhook's log line does not say all 3 apps were queued:\n%s", srv.logs.tail(4000))
 	}
 }
