@@ -254,6 +254,24 @@ function StatusCounts({ view, update, refresh }: { view: ListView; update: (c: P
   )
 }
 
+// A real href keeps middle-click and "open in new tab"; a plain click
+// navigates without reloading the page.
+function AppLink({ name }: { name: string }) {
+  const href = `/applications/${encodeURIComponent(name)}`
+  return (
+    <a
+      href={href}
+      onClick={(e) => {
+        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return
+        e.preventDefault()
+        navigate(href)
+      }}
+    >
+      {name}
+    </a>
+  )
+}
+
 function destination(r: AppRow): string {
   const d = r.spec.destination
   return `${d.name || d.server}${d.namespace ? ` / ${d.namespace}` : ''}`
@@ -332,7 +350,7 @@ function AppTable(props: ListProps) {
                 style={{ position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${it.start}px)` }}
               >
                 <span role="cell" className="name" title={`${r.namespace}/${r.name}`}>
-                  {r.name}
+                  <AppLink name={r.name} />
                   {r.deleting ? <em> (deleting)</em> : null}
                 </span>
                 <span role="cell">{r.project}</span>
@@ -386,7 +404,9 @@ function AppTiles(props: ListProps) {
           >
             {rows.slice(it.index * cols, it.index * cols + cols).map((r) => (
               <li key={r.id} className="tile" data-app={r.name}>
-                <h2 title={`${r.namespace}/${r.name}`}>{r.name}</h2>
+                <h2 title={`${r.namespace}/${r.name}`}>
+                  <AppLink name={r.name} />
+                </h2>
                 <p className="status">
                   <StatusBadges r={r} />
                   <span className="spacer" />

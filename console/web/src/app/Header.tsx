@@ -1,0 +1,117 @@
+// The top of the application page: who the application is, how it compares
+// with Git, its health and its last operation, where it comes from and
+// where it goes. The values change live; the layout does not.
+import { AppActions } from '../actions/AppActions'
+import { Badge } from '../Badge'
+import { healthBadge, operationBadge, syncBadge } from '../badges'
+import type { AppHeaderFragment } from '../gql/graphql'
+import { safeHref } from '../safeurl'
+
+/** shortRevision shows a commit SHA as Git's short form; other revisions (tags, chart versions) as they are. */
+export function shortRevision(rev: string): string {
+  return /^[0-9a-f]{40}$/.test(rev) ? rev.slice(0, 7) : rev
+}
+
+function Repo({ url }: { url: string }) {
+  const href = safeHref(url)
+  return href && !href.startsWith('/') ? (
+    <a href={href} target="_blank" rel="noreferrer noopener">
+      {url}
+    </a>
+  ) : (
+    <span>{url}</span>
+  )
+}
+
+function Sources({ app }: { app: AppHeaderFragment }) {
+  const sources = app.spec.source ? [app.spec.source] : app.spec.sources
+  return (
+    <>
+      {sources.map((s, i) => (
+        <span key={i} className="source">
+          <Repo url={s.repoURL} />
+          {s.chart ? <> · chart {s.chart}</> : s.path ? <> · {s.path}</> : null}
+          {' @ '}
+          {s.targetRevision || 'HEAD'}
+        </span>
+      ))}
+    </>
+  )
+}
+
+export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: string }) {
+  const st = app?.status
+  const op = st?.operationState
+  const opBadge = operationBadge(op?.phase)
+  const d = app?.spec.destination
+  const rev = st?.sync.revision || st?.sync.revisions[0] || ''
+  return (
+    <header className="app-head">
+      <div className="app-title">
+        <h1 id="app-title">{name}</h1>
+        {app ? (
+          <span className="k">
+            project <strong>{app.project}</strong>
+            {app.deleting ? <em> · being deleted</em> : null}
+          </span>
+        ) : null}
+        <span className="spacer" />
+        <AppActions name={name} />
+      </div>
+      {app && st ? (
+        <dl className="facts" aria-live="polite">
+          <div>
+            <dt>Sync</dt>
+            <dd>
+              <Badge badge={syncBadge(st.sync.status)} />
+              {rev ? (
+                <code title={rev} className="rev">
+                  {shortRevision(rev)}
+                </code>
+              ) : null}
+              {app.spec.syncPolicy?.automated?.enabled ? <span className="k">auto-sync</span> : null}
+            </dd>
+          </div>
+          <div>
+            <dt>Health</dt>
+            <dd>
+              <Badge badge={healthBadge(st.health.status)} />
+              {st.health.message ? <span className="msg">{st.health.message}</span> : null}
+            </dd>
+          </div>
+          {opBadge && op ? (
+            <div>
+              <dt>Last operation</dt>
+              <dd>
+                <Badge badge={opBadge} />
+                <span className="msg">{op.message}</span>
+              </dd>
+            </div>
+          ) : null}
+          <div>
+            <dt>Source</dt>
+            <dd className="wrap">
+              <Sources app={app} />
+            </dd>
+          </div>
+          <div>
+            <dt>Destination</dt>
+            <dd>
+              {d?.name || d?.server}
+              {d?.namespace ? ` / ${d.namespace}` : ''}
+            </dd>
+          </div>
+        </dl>
+      ) : null}
+      {st && st.conditions.length > 0 ? (
+        <ul className="conditions" aria-label="Conditions">
+          {st.conditions.map((c, i) => (
+            <li key={i} className={/Error/.test(c.type) ? 'error' : 'k'}>
+              <strong>{c.type}</strong>: {c.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </header>
+  )
+}

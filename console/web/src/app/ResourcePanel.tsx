@@ -1,0 +1,207 @@
+// The panel of one resource: its summary, live and desired manifests, the
+// diff between them, the application's events that mention it and, for a
+// Pod, its log. Manifests exist for the resources Git declares; objects
+// they own (ReplicaSets, Pods ...) have a summary, events and logs.
+import { useEffect, useRef, useState } from 'react'
+import { useQuery } from 'urql'
+import { Badge } from '../Badge'
+import { healthBadge, syncBadge } from '../badges'
+import { DiffView, YamlView } from '../editor'
+import { AppEventsQuery, ManagedResourceQuery } from './documents'
+import { maskSecret } from './mask'
+import { PodLogs } from './PodLogs'
+import type { ResourceId } from './resourceParam'
+import type { TreeResource } from './tree'
+
+type Tab = 'summary' | 'live' | 'desired' | 'diff' | 'events' | 'logs'
+
+const tabLabels: Record<Tab, string> = { summary: 'Summary', live: 'Live', desired: 'Desired', diff: 'Diff', events: 'Events', logs: 'Logs' }
+
+export interface ResourcePanelProps {
+  app: string
+  id: ResourceId
+  /** The object in the current tree; null when the tree does not hold it (any more). */
+  resource: TreeResource | null
+  /** Changes with every tree update, so the manifests are read again. */
+  version: number
+  onClose: () => void
+}
+
+function isSecret(id: ResourceId): boolean {
+  return id.group === '' && id.kind === 'Secret'
+}
+
+export function ResourcePanel({ app, id, resource, version, onClose }: ResourcePanelProps) {
+  const isPod = id.group === '' && id.kind === 'Pod'
+  const tabs: Tab[] = ['summary', 'live', 'desired', 'diff', 'events', ...(isPod ? (['logs'] as const) : [])]
+  const [tab, setTab] = useState<Tab>('summary')
+  const heading = useRef<HTMLHeadingElement>(null)
+  const key = `${id.group}/${id.kind}/${id.namespace}/${id.name}`
+  useEffect(() => {
+    setTab('summary')
+    heading.current?.focus()
+  }, [key])
+
+  const [managed, refetch] = useQuery({ query: ManagedResourceQuery, variables: { app, ...id }, requestPolicy: 'network-only' })
+  useEffect(() => {
+    if (version > 0) refetch({ requestPolicy: 'network-only' })
+  }, [version, refetch])
+  const m = managed.data?.application?.managedResources[0] ?? null
+  const mask = (s: string) => (isSecret(id) ? maskSecret(s) : s)
+
+  const select = (t: Tab) => setTab(t)
+  const onTabKey = (e: React.KeyboardEvent) => {
+    const i = tabs.indexOf(tab)
+    const next = e.key === 'ArrowRight' ? tabs[(i + 1) % tabs.length] : e.key === 'ArrowLeft' ? tabs[(i - 1 + tabs.length) % tabs.length] : undefined
+    if (next) {
+      e.preventDefault()
+      setTab(next)
+      document.getElementById(`rtab-${next}`)?.focus()
+    }
+  }
+
+  const noManifest = managed.fetching && !managed.data ? (
+    <p className="empty">Loading…</p>
+  ) : managed.error ? (
+    <p className="error" role="alert">
+      {managed.error.graphQLErrors[0]?.message ?? managed.error.message}
+    </p>
+  ) : (
+    <p className="empty">
+      Git does not declare this object{resource?.parentRefs.length ? ' (another object of the application owns it)' : ''}, so there is no manifest to compare. Its summary, events
+      {isPod ? ' and log' : ''} are in the other tabs.
+    </p>
+  )
+
+  return (
+    <aside
+      className="rpanel"
+      aria-labelledby="rpanel-title"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') onClose()
+      }}
+    >
+      <div className="rpanel-head">
+        <h2 id="rpanel-title" ref={heading} tabIndex={-1}>
+          <span className="k">{id.kind}</span> {id.name}
+        </h2>
+        <button type="button" className="small" onClick={onClose} aria-label="Close the resource panel">
+          Close
+        </button>
+      </div>
+      <div role="tablist" aria-label="Resource views" className="tabs" onKeyDown={onTabKey}>
+        {tabs.map((t) => (
+          <button
+            key={t}
+            id={`rtab-${t}`}
+            type="button"
+            role="tab"
+            aria-selected={tab === t}
+            aria-controls="rpanel-body"
+            tabIndex={tab === t ? 0 : -1}
+            onClick={() => select(t)}
+          >
+            {tabLabels[t]}
+            {t === 'diff' && m && m.status === 'OutOfSync' ? ' •' : ''}
+          </button>
+        ))}
+      </div>
+      <div id="rpanel-body" role="tabpanel" aria-labelledby={`rtab-${tab}`} className="rpanel-body">
+        {tab === 'summary' ? <Summary id={id} resource={resource} status={m?.status ?? null} requiresPruning={m?.requiresPruning ?? false} /> : null}
+        {tab === 'live' ? m?.live ? <YamlView value={mask(m.live)} label={`Live manifest of ${id.kind} ${id.name}`} /> : m ? <p className="empty">The object does not exist in the cluster.</p> : noManifest : null}
+        {tab === 'desired' ? m?.desired ? <YamlView value={mask(m.desired)} label={`Desired manifest of ${id.kind} ${id.name}`} /> : m ? <p className="empty">Git no longer declares this object; a sync with prune deletes it.</p> : noManifest : null}
+        {tab === 'diff' ? m ? <DiffView live={mask(m.live)} desired={mask(m.desired)} /> : noManifest : null}
+        {tab === 'events' ? <Events app={app} id={id} version={version} /> : null}
+        {tab === 'logs' && isPod ? <PodLogs app={app} namespace={id.namespace} pod={id.name} images={resource?.images ?? []} /> : null}
+      </div>
+    </aside>
+  )
+}
+
+function Summary({ id, resource, status, requiresPruning }: { id: ResourceId; resource: TreeResource | null; status: string | null; requiresPruning: boolean }) {
+  const sync = resource?.sync ?? status
+  return (
+    <dl className="summary">
+      <dt>Kind</dt>
+      <dd>{id.group ? `${id.kind}.${id.group}` : id.kind}</dd>
+      <dt>Name</dt>
+      <dd>{id.name}</dd>
+      <dt>Namespace</dt>
+      <dd>{id.namespace || '— (cluster-scoped)'}</dd>
+      {sync ? (
+        <>
+          <dt>Sync</dt>
+          <dd>
+            <Badge badge={syncBadge(sync)} />
+            {requiresPruning ? <span className="k"> gone from Git: prune deletes it</span> : null}
+          </dd>
+        </>
+      ) : null}
+      {resource?.health ? (
+        <>
+          <dt>Health</dt>
+          <dd>
+            <Badge badge={healthBadge(resource.health.status)} /> {resource.health.message}
+          </dd>
+        </>
+      ) : null}
+      {resource?.images.length ? (
+        <>
+          <dt>Images</dt>
+          <dd>
+            {resource.images.map((i) => (
+              <code key={i} className="image">
+                {i}
+              </code>
+            ))}
+          </dd>
+        </>
+      ) : null}
+      {resource?.info.map((f) => (
+        <div key={f.name} className="summary-row">
+          <dt>{f.name}</dt>
+          <dd>{f.value}</dd>
+        </div>
+      ))}
+      {!resource ? (
+        <>
+          <dt>In the tree</dt>
+          <dd>No: the object does not exist in the cluster now.</dd>
+        </>
+      ) : null}
+    </dl>
+  )
+}
+
+// The API has events of the application only; those that name this object
+// are the ones about it (sync results and health changes name kind/name).
+function mentions(note: string, id: ResourceId): boolean {
+  return note.includes(`${id.kind}/${id.name}`) || new RegExp(`(^|[^\\w.-])${id.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w.-])`).test(note)
+}
+
+function Events({ app, id, version }: { app: string; id: ResourceId; version: number }) {
+  const [res, refetch] = useQuery({ query: AppEventsQuery, variables: { app }, requestPolicy: 'network-only' })
+  useEffect(() => {
+    if (version > 0) refetch({ requestPolicy: 'network-only' })
+  }, [version, refetch])
+  if (res.error) return <p className="error">{res.error.graphQLErrors[0]?.message ?? res.error.message}</p>
+  if (!res.data) return <p className="empty">Loading…</p>
+  const events = res.data.application?.events.filter((e) => mentions(e.note, id)) ?? []
+  return (
+    <>
+      <p className="k">Events of the application that name this object, newest first.</p>
+      {events.length === 0 ? (
+        <p className="empty">None.</p>
+      ) : (
+        <ul className="events">
+          {events.map((e, i) => (
+            <li key={i} className={e.type === 'Warning' ? 'warning' : undefined}>
+              <span className="k">{e.time ? new Date(e.time).toLocaleString() : ''}</span> <strong>{e.reason}</strong>
+              {e.count > 1 ? <span className="k"> ×{e.count}</span> : null} {e.note}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  )
+}

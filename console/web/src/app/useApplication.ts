@@ -1,0 +1,101 @@
+// Loads one application with its resource tree, then keeps both live through
+// the application and resourceTree subscriptions (no polling). Each new tree
+// is compared with the one before, so the graph can flash what changed.
+import { useEffect, useState } from 'react'
+import type { CombinedError } from 'urql'
+import { useClient } from 'urql'
+import { onReconnect } from '../client'
+import type { AppHeaderFragment, TreeFragment } from '../gql/graphql'
+import { ApplicationPageQuery, ApplicationPageSubscription, ResourceTreeSubscription } from './documents'
+import { changedIds } from './tree'
+
+/** How long a changed node stays highlighted. */
+const HIGHLIGHT_MS = 3000
+
+export type LoadState =
+  | { kind: 'loading' }
+  | { kind: 'ready' }
+  | { kind: 'notFound' }
+  | { kind: 'forbidden'; message: string }
+  | { kind: 'error'; message: string }
+
+export interface ApplicationData {
+  state: LoadState
+  app: AppHeaderFragment | null
+  tree: TreeFragment | null
+  /** uids of resources whose health or sync changed in the last update. */
+  changed: ReadonlySet<string>
+  /** counts tree updates, so views can refetch what depends on the tree. */
+  version: number
+}
+
+function errorState(error: CombinedError): LoadState {
+  const g = error.graphQLErrors[0]
+  const code = g?.extensions?.code
+  if (code === 'FORBIDDEN') return { kind: 'forbidden', message: g?.message ?? '' }
+  if (code === 'NOT_FOUND') return { kind: 'notFound' }
+  if (error.networkError) return { kind: 'error', message: 'The server cannot be reached. The page will update when the connection is back.' }
+  return { kind: 'error', message: g?.message ?? error.message }
+}
+
+const empty: ReadonlySet<string> = new Set()
+
+export function useApplication(name: string): ApplicationData {
+  const client = useClient()
+  const [data, setData] = useState<ApplicationData>({ state: { kind: 'loading' }, app: null, tree: null, changed: empty, version: 0 })
+
+  useEffect(() => {
+    let alive = true
+    let clear: ReturnType<typeof setTimeout> | undefined
+    setData({ state: { kind: 'loading' }, app: null, tree: null, changed: empty, version: 0 })
+
+    const setTree = (tree: TreeFragment | null) => {
+      setData((d) => {
+        const changed = tree ? changedIds(d.tree?.nodes ?? null, tree.nodes) : empty
+        return { ...d, tree, changed, version: d.version + 1 }
+      })
+      clearTimeout(clear)
+      clear = setTimeout(() => alive && setData((d) => (d.changed.size ? { ...d, changed: empty } : d)), HIGHLIGHT_MS)
+    }
+    const setApp = (app: AppHeaderFragment | null) =>
+      setData((d) => ({ ...d, app, state: app ? { kind: 'ready' } : d.state.kind === 'forbidden' ? d.state : { kind: 'notFound' } }))
+
+    const load = async () => {
+      const res = await client.query(ApplicationPageQuery, { name }, { requestPolicy: 'network-only' }).toPromise()
+      if (!alive) return
+      if (res.error) {
+        const error = res.error
+        setData((d) => ({ ...d, state: errorState(error) }))
+        return
+      }
+      const app = res.data?.application ?? null
+      setApp(app)
+      if (app?.resourceTree) setTree(app.resourceTree)
+    }
+    void load()
+
+    const appSub = client.subscription(ApplicationPageSubscription, { name }).subscribe((res) => {
+      if (!alive) return
+      if (res.error) {
+        const error = res.error
+        setData((d) => ({ ...d, state: errorState(error) }))
+        return
+      }
+      if (res.data) setApp(res.data.application ?? null)
+    })
+    const treeSub = client.subscription(ResourceTreeSubscription, { name }).subscribe((res) => {
+      if (alive && res.data?.resourceTree) setTree(res.data.resourceTree)
+    })
+    // Updates sent while the socket was down are lost: read the state again.
+    const stop = onReconnect(() => void load())
+    return () => {
+      alive = false
+      clearTimeout(clear)
+      appSub.unsubscribe()
+      treeSub.unsubscribe()
+      stop()
+    }
+  }, [client, name])
+
+  return data
+}
