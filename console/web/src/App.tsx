@@ -1,5 +1,6 @@
 import { useEffect } from 'react'
 import { useQuery } from 'urql'
+import { NEW_APP_PATH, NewApplicationPage } from './actions/NewApplication'
 import { logout } from './client'
 import { SessionQuery } from './documents'
 import { ApplicationPage } from './pages/Application'
@@ -29,6 +30,9 @@ export function App() {
           graphcd
         </a>
         {settings?.uiBannerContent ? <p className="banner">{settings.uiBannerContent}</p> : null}
+        <a href={NEW_APP_PATH} onClick={(e) => { e.preventDefault(); navigate(NEW_APP_PATH) }}>
+          New application
+        </a>
         <a href="/settings" onClick={(e) => { e.preventDefault(); navigate('/settings') }}>
           Settings
         </a>
@@ -47,6 +51,8 @@ export function App() {
           <ApplicationPage name={appName(path) ?? ''} />
         ) : path === '/applications' ? (
           <ApplicationsPage />
+        ) : path === NEW_APP_PATH ? (
+          <NewApplicationPage />
         ) : path === '/settings' || path.startsWith('/settings/') ? (
           <SettingsPage path={path} />
         ) : (

@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import { useMutation, useQuery, useSubscription } from 'urql'
 import { DeleteDialog } from './DeleteDialog'
+import { EditDialog } from './EditDialog'
 import { HistoryPanel } from './HistoryPanel'
 import { OperationProgress } from './OperationProgress'
 import { SyncDialog } from './SyncDialog'
@@ -8,11 +9,11 @@ import { ActionsAppSubscription, AppPermissionsQuery, RefreshMutation, Terminate
 import { errorText } from './errors'
 import './actions.css'
 
-type Panel = 'sync' | 'history' | 'delete' | null
+type Panel = 'sync' | 'history' | 'edit' | 'delete' | null
 
 /**
  * AppActions is the application page's action bar: sync, refresh,
- * terminate, history and rollback, delete. It follows the application
+ * terminate, history and rollback, edit, delete. It follows the application
  * live, so the operation's progress shows as the controller records it.
  * Controls the caller may not use are left out.
  */
@@ -76,6 +77,11 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
         <button type="button" onClick={() => setPanel('history')}>
           History ({app.status.history.length})
         </button>
+        {can?.update ? (
+          <button type="button" disabled={app.deleting} onClick={() => setPanel('edit')}>
+            Edit…
+          </button>
+        ) : null}
         {can?.delete ? (
           <button type="button" className="danger" disabled={app.deleting} onClick={() => setPanel('delete')}>
             Delete…
@@ -95,9 +101,10 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
           </button>
         </p>
       ) : null}
-      {op && (showOp || running) ? <OperationProgress op={op} /> : null}
+      {op && (showOp || running) ? <OperationProgress op={op} syncStatus={app.status.sync.status} /> : null}
       {panel === 'sync' ? <SyncDialog app={app} onClose={() => setPanel(null)} onStarted={started} /> : null}
       {panel === 'history' ? <HistoryPanel app={app} canSync={can?.sync === true} onClose={() => setPanel(null)} onStarted={started} /> : null}
+      {panel === 'edit' ? <EditDialog app={ref} onClose={() => setPanel(null)} /> : null}
       {panel === 'delete' ? <DeleteDialog app={ref} onClose={() => setPanel(null)} /> : null}
     </div>
   )

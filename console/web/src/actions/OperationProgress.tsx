@@ -1,5 +1,5 @@
 import { Badge } from '../Badge'
-import { operationBadge } from '../badges'
+import { operationBadge, syncBadge } from '../badges'
 import type { ActionsAppFragment } from '../gql/graphql'
 import { groupProgress, type StepState } from './progress'
 
@@ -12,8 +12,12 @@ const stateLabel: Record<StepState, { symbol: string; label: string }> = {
   waiting: { symbol: '…', label: 'waiting' },
 }
 
-/** OperationProgress shows the current or last operation, wave by wave, as the subscription delivers it. */
-export function OperationProgress({ op }: { op: OperationState }) {
+/**
+ * OperationProgress shows the current or last operation, wave by wave, as
+ * the subscription delivers it, with the application's sync status now:
+ * a sync that succeeded may still leave it OutOfSync.
+ */
+export function OperationProgress({ op, syncStatus }: { op: OperationState; syncStatus: string }) {
   const running = op.phase === 'Running' || op.phase === 'Terminating'
   const groups = groupProgress(op.syncResult?.resources ?? [], running)
   const badge = operationBadge(op.phase)
@@ -24,6 +28,7 @@ export function OperationProgress({ op }: { op: OperationState }) {
         {badge ? <Badge badge={badge} /> : null}
         <span className="op-phase">{op.phase}</span>
         {sync?.dryRun ? <em>dry run</em> : null}
+        <span className="k">application now</span> <Badge badge={syncBadge(syncStatus)} />
         {op.syncResult?.revision ? <code title={op.syncResult.revision}>{op.syncResult.revision.slice(0, 7)}</code> : null}
         <span className="k">
           started {new Date(op.startedAt).toLocaleString()}

@@ -15,7 +15,7 @@ describe('groupProgress', () => {
       res('late', 'Sync', 5, ''),
       res('db', 'Sync', -1, 'Succeeded'),
       res('migrate', 'PreSync', 0, 'Succeeded', { hookType: 'PreSync' }),
-      res('web', 'Sync', 0, 'Succeeded'),
+      res('web', 'Sync', 0, 'Running'), // applied; not a hook, so done
       res('api', 'Sync', 0, ''),
       res('smoke', 'PostSync', 0, '', { hookType: 'PostSync' }),
     ]

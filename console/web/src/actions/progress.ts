@@ -33,11 +33,15 @@ function phaseRank(p: string): number {
   return i < 0 ? PHASES.length : i
 }
 
-/** resultState is where one resource stands. */
+/**
+ * resultState is where one resource stands. A resource that is not a hook
+ * is done once applied (its hookPhase stays Running, as in Argo CD); its
+ * wave then waits for health, which the group's state shows.
+ */
 export function resultState(r: ProgressResult): StepState {
   if (r.status === 'SyncFailed' || r.hookPhase === 'Failed' || r.hookPhase === 'Error') return 'failed'
   if (r.hookPhase === '') return 'waiting'
-  if (r.hookPhase === 'Running' || r.hookPhase === 'Terminating') return 'running'
+  if (r.hookType !== '' && (r.hookPhase === 'Running' || r.hookPhase === 'Terminating')) return 'running'
   return 'done'
 }
 

@@ -1,0 +1,171 @@
+//go:build integration
+
+package console
+
+import (
+	"fmt"
+	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// TestSyncDialogAndRollback drives the application page's actions in
+// Chromium against a server running its controller and a git repository
+// of two commits: the app, deployed once at the first commit, is synced
+// to the second through the sync dialog with prune (the operation's
+// progress shown wave by wave until it succeeds and the app is Synced,
+// without a reload), then rolled back to the first deployment from the
+// history panel (see web/e2e/actions-sync.mjs). The cluster then holds the
+// first commit's ConfigMap again.
+func TestSyncDialogAndRollback(t *testing.T) {
+	if skipReason != "" {
+		t.Skip("browser test skipped: " + skipReason)
+	}
+	base, ns := startServer(t, true)
+	repo, shas := serveRepoCommits(t, []map[string]string{
+		{"waves/live.yaml": configMap("live", "hello", ""), "waves/old.yaml": configMap("old", "only in the first commit", "")},
+		{"waves/live.yaml": configMap("live", "goodbye", ""), "waves/later.yaml": configMap("later", "second wave", "1")},
+	})
+	kube := newKube(t)
+	ensureDefaultProject(t, kube, ns)
+	// The first deployment, requested as the API would: the history then
+	// has an entry to roll back to.
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "waves", Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "waves", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
+		},
+		Operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: shas[0]}, InitiatedBy: v1alpha1.OperationInitiator{Username: "test"}},
+	}
+	if err := kube.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	waitApp(t, kube, app, "the first deployment", func(a *v1alpha1.Application) bool {
+		return len(a.Status.History) == 1 && a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationSucceeded
+	})
+
+	runScript(t, "e2e/actions-sync.mjs", base, ns)
+
+	waitApp(t, kube, app, "the rollback recorded", func(a *v1alpha1.Application) bool {
+		h := a.Status.History
+		return len(h) == 3 && h[2].Revision == shas[0]
+	})
+	cm, err := cluster.Client.CoreV1().ConfigMaps(ns).Get(t.Context(), "live", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Data["greeting"]; got != "hello" {
+		t.Errorf("ConfigMap live after the rollback: greeting = %q, want the first commit's %q", got, "hello")
+	}
+}
+
+// configMap is a ConfigMap manifest; wave, when set, is its sync wave.
+func configMap(name, greeting, wave string) string {
+	annotations := ""
+	if wave != "" {
+		annotations = fmt.Sprintf("  annotations:\n    argocd.argoproj.io/sync-wave: %q\n", wave)
+	}
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n%sdata:\n  greeting: %s\n", name, annotations, greeting)
+}
+
+// ensureDefaultProject lets project default deploy anything anywhere.
+func ensureDefaultProject(t *testing.T, kube client.Client, ns string) {
+	t.Helper()
+	project := &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
+		Spec: v1alpha1.AppProjectSpec{
+			SourceRepos:  []string{"*"},
+			Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		},
+	}
+	// The server may have created the default project already.
+	if err := kube.Create(t.Context(), project); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// waitApp polls app until done says so, for up to three minutes (the
+// controller clones and renders first).
+func waitApp(t *testing.T, kube client.Client, app *v1alpha1.Application, what string, done func(*v1alpha1.Application) bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	got := &v1alpha1.Application{}
+	for {
+		err := kube.Get(t.Context(), client.ObjectKeyFromObject(app), got)
+		if err == nil && done(got) {
+			return
+		}
+		if time.Now().After(deadline) {
+			state := "none"
+			if s := got.Status.OperationState; s != nil {
+				state = fmt.Sprintf("%s: %s", s.Phase, s.Message)
+			}
+			t.Fatalf("waiting for %s of %s: get err %v, %d history entries, operation %s", what, app.Name, err, len(got.Status.History), state)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// serveRepoCommits commits each tree in turn on branch main of a new
+// repository (each commit holds exactly its tree's files) and serves it
+// read-only with `git http-backend` on loopback; it returns the clone URL
+// and the commits' SHAs, oldest first.
+func serveRepoCommits(t *testing.T, trees []map[string]string) (string, []string) {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not on PATH (make test-deps installs it)")
+	}
+	work, root := t.TempDir(), t.TempDir()
+	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=graphcd test", "GIT_AUTHOR_EMAIL=test@graphcd.invalid",
+		"GIT_COMMITTER_NAME=graphcd test", "GIT_COMMITTER_EMAIL=test@graphcd.invalid")
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), gitBin, args...)
+		cmd.Dir, cmd.Env = work, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	var shas []string
+	for i, files := range trees {
+		if i > 0 {
+			git("rm", "-rq", ".")
+		}
+		for name, content := range files {
+			path := filepath.Join(work, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		git("add", ".")
+		git("commit", "-q", "-m", fmt.Sprintf("Commit %d", i+1))
+		shas = append(shas, git("rev-parse", "HEAD"))
+	}
+	git("clone", "-q", "--bare", ".", filepath.Join(root, "apps.git"))
+	srv := httptest.NewServer(&cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
+		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+	}})
+	t.Cleanup(srv.Close)
+	return srv.URL + "/apps.git", shas
+}

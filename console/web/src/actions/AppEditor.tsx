@@ -1,0 +1,220 @@
+import { useId, useState, type FormEvent, type ReactNode } from 'react'
+import { useMutation, useQuery } from 'urql'
+import { YamlEditor } from '../editor'
+import { formOf, formProblems, fromYaml, specYaml, toYaml, withForm, type AppForm } from './appform'
+import { CreateAppMutation, FormChoicesQuery, UpdateAppSpecMutation } from './documents'
+import { errorText } from './errors'
+import { SYNC_OPTIONS } from './syncform'
+import './actions.css'
+
+type Manifest = Record<string, unknown>
+
+interface Props {
+  /** create a new application, or edit the spec of the one the manifest names */
+  mode: 'create' | 'edit'
+  initial: Manifest
+  /** the namespace of the Application object being edited */
+  namespace?: string
+  onDone: (name: string) => void
+  onCancel: () => void
+}
+
+/**
+ * AppEditor edits an application as a form or as YAML. Both tabs edit one
+ * manifest: a form change rewrites the YAML, and YAML that parses updates
+ * the form (fields the form does not show stay as written).
+ */
+export function AppEditor({ mode, initial, namespace, onDone, onCancel }: Props) {
+  const [manifest, setManifest] = useState<Manifest>(initial)
+  const [text, setText] = useState(() => toYaml(initial))
+  const [yamlError, setYamlError] = useState<string | null>(null)
+  const [tab, setTab] = useState<'form' | 'yaml'>('form')
+  const [problems, setProblems] = useState<string[]>([])
+  const [createState, create] = useMutation(CreateAppMutation)
+  const [updateState, update] = useMutation(UpdateAppSpecMutation)
+  const form = formOf(manifest)
+  const ids = { form: useId(), yaml: useId() }
+
+  function change(c: Partial<AppForm>) {
+    const m = withForm(manifest, { ...form, ...c })
+    setManifest(m)
+    setText(toYaml(m))
+    setYamlError(null)
+  }
+
+  function editYaml(t: string) {
+    setText(t)
+    const r = fromYaml(t)
+    if ('error' in r) setYamlError(r.error)
+    else {
+      setManifest(r.manifest)
+      setYamlError(null)
+    }
+  }
+
+  async function submit(e?: FormEvent) {
+    e?.preventDefault()
+    const found = yamlError ? [yamlError] : formProblems(form)
+    setProblems(found)
+    if (found.length > 0) return
+    if (mode === 'create') {
+      const res = await create({ input: { manifest: toYaml(manifest) } })
+      if (res.error) setProblems([errorText(`Creating ${form.name} failed`, res.error)])
+      else onDone(res.data?.createApplication.name ?? form.name)
+    } else {
+      const res = await update({ input: { application: { name: form.name, namespace }, spec: specYaml(manifest) } })
+      if (res.error) setProblems([errorText(`Saving ${form.name} failed`, res.error)])
+      else onDone(form.name)
+    }
+  }
+
+  const busy = createState.fetching || updateState.fetching
+  return (
+    <form className="app-editor" onSubmit={(e) => void submit(e)}>
+      <div role="tablist" aria-label="Edit as" className="toggle">
+        <button type="button" role="tab" id={`${ids.form}-tab`} aria-controls={ids.form} aria-selected={tab === 'form'} aria-pressed={tab === 'form'} onClick={() => setTab('form')}>
+          Form
+        </button>
+        <button type="button" role="tab" id={`${ids.yaml}-tab`} aria-controls={ids.yaml} aria-selected={tab === 'yaml'} aria-pressed={tab === 'yaml'} onClick={() => setTab('yaml')}>
+          YAML
+        </button>
+      </div>
+      {tab === 'form' ? (
+        <div role="tabpanel" id={ids.form} aria-labelledby={`${ids.form}-tab`}>
+          {yamlError ? <p className="error">The YAML does not parse, so the form shows it as it last did: {yamlError}</p> : null}
+          <FormFields form={form} change={change} mode={mode} />
+        </div>
+      ) : (
+        <div role="tabpanel" id={ids.yaml} aria-labelledby={`${ids.yaml}-tab`}>
+          {mode === 'edit' ? <p className="k">Only the spec is saved; the name and metadata stay as they are.</p> : null}
+          <YamlEditor value={text} onChange={editYaml} label="Application manifest" height="24rem" onSave={() => void submit()} />
+          {yamlError ? (
+            <p className="error" role="alert">
+              {yamlError}
+            </p>
+          ) : null}
+        </div>
+      )}
+      {problems.length > 0 ? (
+        <ul className="error" role="alert">
+          {problems.map((p) => (
+            <li key={p}>{p}</li>
+          ))}
+        </ul>
+      ) : null}
+      <p className="dialog-buttons">
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Saving…' : mode === 'create' ? 'Create' : 'Save'}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </p>
+    </form>
+  )
+}
+
+function Field({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <label className="field">
+      {label}
+      {children}
+    </label>
+  )
+}
+
+function FormFields({ form, change, mode }: { form: AppForm; change: (c: Partial<AppForm>) => void; mode: 'create' | 'edit' }) {
+  const [choices] = useQuery({ query: FormChoicesQuery })
+  const projects = choices.data?.projects.nodes.map((p) => p.name) ?? []
+  const clusters = choices.data?.clusters.nodes ?? []
+  const listId = useId()
+  const input = (key: 'name' | 'repoURL' | 'path' | 'chart' | 'targetRevision' | 'server' | 'clusterName' | 'namespace', extra: { placeholder?: string; list?: string; disabled?: boolean } = {}) => (
+    <input name={key} value={form[key]} onChange={(e) => change({ [key]: e.target.value })} {...extra} />
+  )
+  return (
+    <div className="app-fields">
+      <fieldset>
+        <legend>Application</legend>
+        <div className="field-row">
+          <Field label="Name">{input('name', { disabled: mode === 'edit', placeholder: 'guestbook' })}</Field>
+          <Field label="Project">
+            <select name="project" value={form.project} onChange={(e) => change({ project: e.target.value })}>
+              {[...new Set([...projects, form.project])].filter(Boolean).map((p) => (
+                <option key={p} value={p}>
+                  {p}
+                </option>
+              ))}
+            </select>
+          </Field>
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Source</legend>
+        <Field label="Repository URL">{input('repoURL', { placeholder: 'https://github.com/org/repo.git' })}</Field>
+        <div className="check-row" role="radiogroup" aria-label="Source type">
+          <label className="check">
+            <input type="radio" name="sourceKind" checked={form.sourceKind === 'path'} onChange={() => change({ sourceKind: 'path' })} /> Directory in Git
+          </label>
+          <label className="check">
+            <input type="radio" name="sourceKind" checked={form.sourceKind === 'chart'} onChange={() => change({ sourceKind: 'chart' })} /> Helm chart
+          </label>
+        </div>
+        <div className="field-row">
+          {form.sourceKind === 'path' ? <Field label="Path">{input('path', { placeholder: 'deploy/prod' })}</Field> : <Field label="Chart">{input('chart')}</Field>}
+          <Field label={form.sourceKind === 'chart' ? 'Chart version' : 'Target revision'}>{input('targetRevision', { placeholder: 'HEAD' })}</Field>
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Destination</legend>
+        <div className="check-row" role="radiogroup" aria-label="Cluster by">
+          <label className="check">
+            <input type="radio" name="destinationBy" checked={form.destinationBy === 'server'} onChange={() => change({ destinationBy: 'server' })} /> Cluster URL
+          </label>
+          <label className="check">
+            <input type="radio" name="destinationBy" checked={form.destinationBy === 'name'} onChange={() => change({ destinationBy: 'name' })} /> Cluster name
+          </label>
+        </div>
+        <div className="field-row">
+          {form.destinationBy === 'server' ? (
+            <Field label="Cluster URL">{input('server', { list: `${listId}-servers` })}</Field>
+          ) : (
+            <Field label="Cluster name">{input('clusterName', { list: `${listId}-names` })}</Field>
+          )}
+          <Field label="Namespace">{input('namespace')}</Field>
+        </div>
+        <datalist id={`${listId}-servers`}>
+          {clusters.map((c) => (
+            <option key={c.id} value={c.server} />
+          ))}
+        </datalist>
+        <datalist id={`${listId}-names`}>
+          {clusters.map((c) => (
+            <option key={c.id} value={c.name} />
+          ))}
+        </datalist>
+      </fieldset>
+      <fieldset>
+        <legend>Sync policy</legend>
+        <label className="check">
+          <input type="checkbox" checked={form.autoSync} onChange={(e) => change({ autoSync: e.target.checked })} /> Automated sync
+        </label>
+        <label className="check">
+          <input type="checkbox" disabled={!form.autoSync} checked={form.prune} onChange={(e) => change({ prune: e.target.checked })} /> Prune resources no longer in Git
+        </label>
+        <label className="check">
+          <input type="checkbox" disabled={!form.autoSync} checked={form.selfHeal} onChange={(e) => change({ selfHeal: e.target.checked })} /> Self-heal (revert changes made in the cluster)
+        </label>
+        {SYNC_OPTIONS.map((o) => (
+          <label key={o.option} className="check">
+            <input
+              type="checkbox"
+              checked={form.syncOptions.includes(o.option)}
+              onChange={(e) => change({ syncOptions: e.target.checked ? [...form.syncOptions, o.option] : form.syncOptions.filter((x) => x !== o.option) })}
+            />{' '}
+            {o.label} <span className="k">({o.option})</span>
+          </label>
+        ))}
+      </fieldset>
+    </div>
+  )
+}
