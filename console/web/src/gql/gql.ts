@@ -44,6 +44,24 @@ type Documents = {
     "\n  mutation SyncApplication($name: String!, $namespace: String) {\n    syncApplication(input: { application: { name: $name, namespace: $namespace } }) {\n      ...AppRow\n    }\n  }\n": typeof types.SyncApplicationDocument,
     "\n  query ServerNamespaceProbe($name: String!) {\n    application(name: $name) {\n      namespace\n    }\n  }\n": typeof types.ServerNamespaceProbeDocument,
     "\n  query ApplicationRow($name: String!, $namespace: String) {\n    application(name: $name, namespace: $namespace) {\n      ...AppRow\n    }\n  }\n": typeof types.ApplicationRowDocument,
+    "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        url\n        project\n        type\n        hasCredentials\n        template\n      }\n    }\n  }\n": typeof types.SettingsRepositoriesDocument,
+    "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      id\n      name\n      url\n      project\n      type\n      hasCredentials\n      template\n    }\n  }\n": typeof types.SettingsCreateRepositoryDocument,
+    "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n": typeof types.SettingsDeleteRepositoryDocument,
+    "\n  query SettingsClusters {\n    clusters(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        server\n        namespaces\n        clusterResources\n        project\n        shard\n        labels {\n          key\n          value\n        }\n      }\n    }\n  }\n": typeof types.SettingsClustersDocument,
+    "\n  mutation SettingsAddCluster($input: ClusterInput!) {\n    addCluster(input: $input) {\n      id\n      name\n      server\n    }\n  }\n": typeof types.SettingsAddClusterDocument,
+    "\n  mutation SettingsRemoveCluster($server: String!) {\n    removeCluster(server: $server)\n  }\n": typeof types.SettingsRemoveClusterDocument,
+    "\n  query SettingsProjects {\n    projects(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        spec {\n          description\n          sourceRepos\n          destinations {\n            server\n            name\n            namespace\n          }\n          roles {\n            name\n          }\n        }\n      }\n    }\n  }\n": typeof types.SettingsProjectsDocument,
+    "\n  query SettingsProject($name: String!) {\n    project(name: $name) {\n      id\n      name\n      yaml\n      spec {\n        roles {\n          name\n          jwtTokens {\n            id\n            issuedAt\n            expiresAt\n          }\n        }\n      }\n    }\n  }\n": typeof types.SettingsProjectDocument,
+    "\n  mutation SettingsCreateProject($input: CreateProjectInput!) {\n    createProject(input: $input) {\n      id\n      name\n    }\n  }\n": typeof types.SettingsCreateProjectDocument,
+    "\n  mutation SettingsUpdateProjectSpec($input: UpdateProjectSpecInput!) {\n    updateProjectSpec(input: $input) {\n      id\n      name\n      yaml\n    }\n  }\n": typeof types.SettingsUpdateProjectSpecDocument,
+    "\n  mutation SettingsDeleteProject($name: String!) {\n    deleteProject(name: $name)\n  }\n": typeof types.SettingsDeleteProjectDocument,
+    "\n  mutation SettingsCreateProjectToken($input: CreateProjectTokenInput!) {\n    createProjectToken(input: $input) {\n      id\n      token\n      issuedAt\n      expiresAt\n    }\n  }\n": typeof types.SettingsCreateProjectTokenDocument,
+    "\n  mutation SettingsDeleteProjectToken($project: String!, $role: String!, $id: String!) {\n    deleteProjectToken(project: $project, role: $role, id: $id)\n  }\n": typeof types.SettingsDeleteProjectTokenDocument,
+    "\n  query SettingsAccounts {\n    accounts {\n      name\n      enabled\n      capabilities\n      passwordChangedAt\n      tokens {\n        id\n        issuedAt\n        expiresAt\n      }\n    }\n  }\n": typeof types.SettingsAccountsDocument,
+    "\n  mutation SettingsCreateAccountToken($input: CreateAccountTokenInput!) {\n    createAccountToken(input: $input) {\n      id\n      token\n      issuedAt\n      expiresAt\n    }\n  }\n": typeof types.SettingsCreateAccountTokenDocument,
+    "\n  mutation SettingsDeleteAccountToken($account: String, $id: String!) {\n    deleteAccountToken(account: $account, id: $id)\n  }\n": typeof types.SettingsDeleteAccountTokenDocument,
+    "\n  query SettingsUserInfo {\n    me {\n      loggedIn\n      username\n      groups\n      email\n      permissions {\n        subject\n        resource\n        action\n        object\n        effect\n      }\n    }\n  }\n": typeof types.SettingsUserInfoDocument,
+    "\n  mutation SettingsUpdatePassword($input: UpdatePasswordInput!) {\n    updatePassword(input: $input)\n  }\n": typeof types.SettingsUpdatePasswordDocument,
 };
 const documents: Documents = {
     "\n  fragment ActionsApp on Application {\n    id\n    name\n    namespace\n    project\n    deleting\n    spec {\n      source {\n        repoURL\n        path\n        chart\n        targetRevision\n      }\n      syncPolicy {\n        automated {\n          enabled\n        }\n        syncOptions\n        retry {\n          limit\n          backoff {\n            duration\n            factor\n            maxDuration\n          }\n        }\n      }\n    }\n    status {\n      sync {\n        status\n        revision\n      }\n      resources {\n        group\n        version\n        kind\n        namespace\n        name\n        status\n        hook\n        requiresPruning\n        syncWave\n      }\n      history {\n        id\n        revision\n        deployedAt\n        deployStartedAt\n        source {\n          repoURL\n          path\n          chart\n          targetRevision\n        }\n        initiatedBy {\n          username\n          automated\n        }\n      }\n      operationState {\n        phase\n        message\n        startedAt\n        finishedAt\n        retryCount\n        operation {\n          sync {\n            revision\n            prune\n            dryRun\n          }\n          initiatedBy {\n            username\n            automated\n          }\n        }\n        syncResult {\n          revision\n          resources {\n            group\n            version\n            kind\n            namespace\n            name\n            status\n            message\n            hookType\n            hookPhase\n            syncPhase\n            syncWave\n          }\n        }\n      }\n    }\n    operation {\n      initiatedBy {\n        username\n      }\n    }\n  }\n": types.ActionsAppFragmentDoc,
@@ -75,6 +93,24 @@ const documents: Documents = {
     "\n  mutation SyncApplication($name: String!, $namespace: String) {\n    syncApplication(input: { application: { name: $name, namespace: $namespace } }) {\n      ...AppRow\n    }\n  }\n": types.SyncApplicationDocument,
     "\n  query ServerNamespaceProbe($name: String!) {\n    application(name: $name) {\n      namespace\n    }\n  }\n": types.ServerNamespaceProbeDocument,
     "\n  query ApplicationRow($name: String!, $namespace: String) {\n    application(name: $name, namespace: $namespace) {\n      ...AppRow\n    }\n  }\n": types.ApplicationRowDocument,
+    "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        url\n        project\n        type\n        hasCredentials\n        template\n      }\n    }\n  }\n": types.SettingsRepositoriesDocument,
+    "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      id\n      name\n      url\n      project\n      type\n      hasCredentials\n      template\n    }\n  }\n": types.SettingsCreateRepositoryDocument,
+    "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n": types.SettingsDeleteRepositoryDocument,
+    "\n  query SettingsClusters {\n    clusters(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        server\n        namespaces\n        clusterResources\n        project\n        shard\n        labels {\n          key\n          value\n        }\n      }\n    }\n  }\n": types.SettingsClustersDocument,
+    "\n  mutation SettingsAddCluster($input: ClusterInput!) {\n    addCluster(input: $input) {\n      id\n      name\n      server\n    }\n  }\n": types.SettingsAddClusterDocument,
+    "\n  mutation SettingsRemoveCluster($server: String!) {\n    removeCluster(server: $server)\n  }\n": types.SettingsRemoveClusterDocument,
+    "\n  query SettingsProjects {\n    projects(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        spec {\n          description\n          sourceRepos\n          destinations {\n            server\n            name\n            namespace\n          }\n          roles {\n            name\n          }\n        }\n      }\n    }\n  }\n": types.SettingsProjectsDocument,
+    "\n  query SettingsProject($name: String!) {\n    project(name: $name) {\n      id\n      name\n      yaml\n      spec {\n        roles {\n          name\n          jwtTokens {\n            id\n            issuedAt\n            expiresAt\n          }\n        }\n      }\n    }\n  }\n": types.SettingsProjectDocument,
+    "\n  mutation SettingsCreateProject($input: CreateProjectInput!) {\n    createProject(input: $input) {\n      id\n      name\n    }\n  }\n": types.SettingsCreateProjectDocument,
+    "\n  mutation SettingsUpdateProjectSpec($input: UpdateProjectSpecInput!) {\n    updateProjectSpec(input: $input) {\n      id\n      name\n      yaml\n    }\n  }\n": types.SettingsUpdateProjectSpecDocument,
+    "\n  mutation SettingsDeleteProject($name: String!) {\n    deleteProject(name: $name)\n  }\n": types.SettingsDeleteProjectDocument,
+    "\n  mutation SettingsCreateProjectToken($input: CreateProjectTokenInput!) {\n    createProjectToken(input: $input) {\n      id\n      token\n      issuedAt\n      expiresAt\n    }\n  }\n": types.SettingsCreateProjectTokenDocument,
+    "\n  mutation SettingsDeleteProjectToken($project: String!, $role: String!, $id: String!) {\n    deleteProjectToken(project: $project, role: $role, id: $id)\n  }\n": types.SettingsDeleteProjectTokenDocument,
+    "\n  query SettingsAccounts {\n    accounts {\n      name\n      enabled\n      capabilities\n      passwordChangedAt\n      tokens {\n        id\n        issuedAt\n        expiresAt\n      }\n    }\n  }\n": types.SettingsAccountsDocument,
+    "\n  mutation SettingsCreateAccountToken($input: CreateAccountTokenInput!) {\n    createAccountToken(input: $input) {\n      id\n      token\n      issuedAt\n      expiresAt\n    }\n  }\n": types.SettingsCreateAccountTokenDocument,
+    "\n  mutation SettingsDeleteAccountToken($account: String, $id: String!) {\n    deleteAccountToken(account: $account, id: $id)\n  }\n": types.SettingsDeleteAccountTokenDocument,
+    "\n  query SettingsUserInfo {\n    me {\n      loggedIn\n      username\n      groups\n      email\n      permissions {\n        subject\n        resource\n        action\n        object\n        effect\n      }\n    }\n  }\n": types.SettingsUserInfoDocument,
+    "\n  mutation SettingsUpdatePassword($input: UpdatePasswordInput!) {\n    updatePassword(input: $input)\n  }\n": types.SettingsUpdatePasswordDocument,
 };
 
 /**
@@ -207,6 +243,78 @@ export function graphql(source: "\n  query ServerNamespaceProbe($name: String!) 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query ApplicationRow($name: String!, $namespace: String) {\n    application(name: $name, namespace: $namespace) {\n      ...AppRow\n    }\n  }\n"): (typeof documents)["\n  query ApplicationRow($name: String!, $namespace: String) {\n    application(name: $name, namespace: $namespace) {\n      ...AppRow\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        url\n        project\n        type\n        hasCredentials\n        template\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        url\n        project\n        type\n        hasCredentials\n        template\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      id\n      name\n      url\n      project\n      type\n      hasCredentials\n      template\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      id\n      name\n      url\n      project\n      type\n      hasCredentials\n      template\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n"): (typeof documents)["\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SettingsClusters {\n    clusters(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        server\n        namespaces\n        clusterResources\n        project\n        shard\n        labels {\n          key\n          value\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsClusters {\n    clusters(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        server\n        namespaces\n        clusterResources\n        project\n        shard\n        labels {\n          key\n          value\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsAddCluster($input: ClusterInput!) {\n    addCluster(input: $input) {\n      id\n      name\n      server\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsAddCluster($input: ClusterInput!) {\n    addCluster(input: $input) {\n      id\n      name\n      server\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsRemoveCluster($server: String!) {\n    removeCluster(server: $server)\n  }\n"): (typeof documents)["\n  mutation SettingsRemoveCluster($server: String!) {\n    removeCluster(server: $server)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SettingsProjects {\n    projects(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        spec {\n          description\n          sourceRepos\n          destinations {\n            server\n            name\n            namespace\n          }\n          roles {\n            name\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsProjects {\n    projects(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        spec {\n          description\n          sourceRepos\n          destinations {\n            server\n            name\n            namespace\n          }\n          roles {\n            name\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SettingsProject($name: String!) {\n    project(name: $name) {\n      id\n      name\n      yaml\n      spec {\n        roles {\n          name\n          jwtTokens {\n            id\n            issuedAt\n            expiresAt\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsProject($name: String!) {\n    project(name: $name) {\n      id\n      name\n      yaml\n      spec {\n        roles {\n          name\n          jwtTokens {\n            id\n            issuedAt\n            expiresAt\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsCreateProject($input: CreateProjectInput!) {\n    createProject(input: $input) {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsCreateProject($input: CreateProjectInput!) {\n    createProject(input: $input) {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsUpdateProjectSpec($input: UpdateProjectSpecInput!) {\n    updateProjectSpec(input: $input) {\n      id\n      name\n      yaml\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsUpdateProjectSpec($input: UpdateProjectSpecInput!) {\n    updateProjectSpec(input: $input) {\n      id\n      name\n      yaml\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsDeleteProject($name: String!) {\n    deleteProject(name: $name)\n  }\n"): (typeof documents)["\n  mutation SettingsDeleteProject($name: String!) {\n    deleteProject(name: $name)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsCreateProjectToken($input: CreateProjectTokenInput!) {\n    createProjectToken(input: $input) {\n      id\n      token\n      issuedAt\n      expiresAt\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsCreateProjectToken($input: CreateProjectTokenInput!) {\n    createProjectToken(input: $input) {\n      id\n      token\n      issuedAt\n      expiresAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsDeleteProjectToken($project: String!, $role: String!, $id: String!) {\n    deleteProjectToken(project: $project, role: $role, id: $id)\n  }\n"): (typeof documents)["\n  mutation SettingsDeleteProjectToken($project: String!, $role: String!, $id: String!) {\n    deleteProjectToken(project: $project, role: $role, id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SettingsAccounts {\n    accounts {\n      name\n      enabled\n      capabilities\n      passwordChangedAt\n      tokens {\n        id\n        issuedAt\n        expiresAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsAccounts {\n    accounts {\n      name\n      enabled\n      capabilities\n      passwordChangedAt\n      tokens {\n        id\n        issuedAt\n        expiresAt\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsCreateAccountToken($input: CreateAccountTokenInput!) {\n    createAccountToken(input: $input) {\n      id\n      token\n      issuedAt\n      expiresAt\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsCreateAccountToken($input: CreateAccountTokenInput!) {\n    createAccountToken(input: $input) {\n      id\n      token\n      issuedAt\n      expiresAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsDeleteAccountToken($account: String, $id: String!) {\n    deleteAccountToken(account: $account, id: $id)\n  }\n"): (typeof documents)["\n  mutation SettingsDeleteAccountToken($account: String, $id: String!) {\n    deleteAccountToken(account: $account, id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SettingsUserInfo {\n    me {\n      loggedIn\n      username\n      groups\n      email\n      permissions {\n        subject\n        resource\n        action\n        object\n        effect\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsUserInfo {\n    me {\n      loggedIn\n      username\n      groups\n      email\n      permissions {\n        subject\n        resource\n        action\n        object\n        effect\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsUpdatePassword($input: UpdatePasswordInput!) {\n    updatePassword(input: $input)\n  }\n"): (typeof documents)["\n  mutation SettingsUpdatePassword($input: UpdatePasswordInput!) {\n    updatePassword(input: $input)\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

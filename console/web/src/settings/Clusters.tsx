@@ -1,0 +1,180 @@
+import { useState, type FormEvent } from 'react'
+import { useMutation, useQuery } from 'urql'
+import { errorText } from '../actions/errors'
+import type { ClusterInput } from '../gql/graphql'
+import { AddClusterMutation, ClustersQuery, RemoveClusterMutation } from './documents'
+import { splitList } from './projectspec'
+import { ConfirmButton, ErrorLine, useCan } from './ui'
+
+interface FormState {
+  name: string
+  server: string
+  bearerToken: string
+  caData: string
+  certData: string
+  keyData: string
+  insecure: boolean
+  serverName: string
+  namespaces: string
+  clusterResources: boolean
+  project: string
+}
+
+/** clusterInput turns the form into addCluster's input. */
+export function clusterInput(f: FormState): ClusterInput {
+  const opt = (v: string) => (v.trim() === '' ? undefined : v.trim())
+  const namespaces = splitList(f.namespaces)
+  return {
+    name: f.name.trim(),
+    server: f.server.trim(),
+    bearerToken: opt(f.bearerToken),
+    caData: opt(f.caData),
+    certData: opt(f.certData),
+    keyData: opt(f.keyData),
+    insecure: f.insecure,
+    serverName: opt(f.serverName),
+    namespaces: namespaces.length > 0 ? namespaces : undefined,
+    clusterResources: f.clusterResources,
+    project: opt(f.project),
+  }
+}
+
+/** ClustersPage lists destination clusters, registers and removes them. */
+export function ClustersPage() {
+  const [list, refetch] = useQuery({ query: ClustersQuery })
+  const [, remove] = useMutation(RemoveClusterMutation)
+  const [adding, setAdding] = useState(false)
+  const [error, setError] = useState<string | null>(null)
+  const canCreate = useCan('clusters', 'create')
+  const canDelete = useCan('clusters', 'delete')
+
+  async function doRemove(server: string) {
+    setError(null)
+    const res = await remove({ server })
+    if (res.error) setError(errorText(`Removing ${server} failed`, res.error))
+    else refetch({ requestPolicy: 'network-only' })
+  }
+
+  return (
+    <section className="settings-page" aria-labelledby="clusters-title">
+      <h1 id="clusters-title">Clusters</h1>
+      {canCreate('*') ? (
+        <p>
+          <button type="button" className="primary" onClick={() => setAdding(true)}>
+            Add cluster
+          </button>
+        </p>
+      ) : null}
+      {adding ? (
+        <ClusterForm
+          onSaved={() => {
+            setAdding(false)
+            refetch({ requestPolicy: 'network-only' })
+          }}
+          onCancel={() => setAdding(false)}
+        />
+      ) : null}
+      <ErrorLine error={list.error ? errorText('Loading failed', list.error) : error} />
+      <ul className="cards" aria-label="Clusters">
+        {(list.data?.clusters.nodes ?? []).map((c) => (
+          <li key={c.id} className="card-row">
+            <div className="card-main">
+              <strong className="ellipsis">{c.name || c.server}</strong>
+              <span className="k ellipsis">
+                {c.server}
+                {c.project ? ` · project ${c.project}` : ''}
+                {c.namespaces.length ? ` · namespaces ${c.namespaces.join(', ')}${c.clusterResources ? ' + cluster resources' : ''}` : ' · all namespaces'}
+                {c.shard != null ? ` · shard ${c.shard}` : ''}
+              </span>
+              {c.labels.length ? <span className="k">{c.labels.map((l) => `${l.key}=${l.value}`).join(', ')}</span> : null}
+            </div>
+            <div className="card-buttons">{canDelete(c.server) ? <ConfirmButton label="Remove" confirm={`Unregister ${c.server}?`} onConfirm={() => void doRemove(c.server)} /> : null}</div>
+          </li>
+        ))}
+      </ul>
+    </section>
+  )
+}
+
+function ClusterForm({ onSaved, onCancel }: { onSaved: () => void; onCancel: () => void }) {
+  const [f, setF] = useState<FormState>({
+    name: '',
+    server: '',
+    bearerToken: '',
+    caData: '',
+    certData: '',
+    keyData: '',
+    insecure: false,
+    serverName: '',
+    namespaces: '',
+    clusterResources: false,
+    project: '',
+  })
+  const [error, setError] = useState<string | null>(null)
+  const [state, add] = useMutation(AddClusterMutation)
+  const set = (c: Partial<FormState>) => setF((x) => ({ ...x, ...c }))
+  const text = (key: 'name' | 'server' | 'serverName' | 'namespaces' | 'project', label: string, placeholder = '') => (
+    <label className="field">
+      {label}
+      <input name={key} value={f[key]} placeholder={placeholder} onChange={(e) => set({ [key]: e.target.value })} />
+    </label>
+  )
+  const pem = (key: 'caData' | 'certData' | 'keyData', label: string) => (
+    <label className="field">
+      {label}
+      <textarea name={key} rows={3} value={f[key]} spellCheck={false} autoComplete="off" onChange={(e) => set({ [key]: e.target.value })} />
+    </label>
+  )
+
+  async function submit(e: FormEvent) {
+    e.preventDefault()
+    if (!f.name.trim() || !f.server.trim()) {
+      setError('Name and server URL are required.')
+      return
+    }
+    const res = await add({ input: clusterInput(f) })
+    if (res.error) setError(errorText(`Adding ${f.server} failed`, res.error))
+    else onSaved()
+  }
+
+  return (
+    <form className="settings-form" onSubmit={(e) => void submit(e)} aria-label="New cluster">
+      <div className="field-row">
+        {text('name', 'Name', 'prod')}
+        {text('server', 'Server URL', 'https://10.0.0.1:6443')}
+        {text('project', 'Project', 'any project')}
+      </div>
+      <fieldset>
+        <legend>Connection (write-only: never shown again)</legend>
+        <label className="field">
+          Bearer token
+          <input name="bearerToken" type="password" autoComplete="new-password" value={f.bearerToken} onChange={(e) => set({ bearerToken: e.target.value })} />
+        </label>
+        {pem('caData', 'CA certificate (PEM)')}
+        <div className="field-row">
+          {pem('certData', 'Client certificate (PEM)')}
+          {pem('keyData', 'Client key (PEM)')}
+        </div>
+        <div className="field-row">
+          {text('serverName', 'TLS server name')}
+          {text('namespaces', 'Only these namespaces', 'comma-separated; all when empty')}
+        </div>
+        <label className="check">
+          <input type="checkbox" checked={f.clusterResources} onChange={(e) => set({ clusterResources: e.target.checked })} /> Manage cluster-scoped resources too
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={f.insecure} onChange={(e) => set({ insecure: e.target.checked })} /> Skip TLS verification
+        </label>
+      </fieldset>
+      <ErrorLine error={error} />
+      <p className="dialog-buttons">
+        <button type="submit" className="primary" disabled={state.fetching}>
+          {state.fetching ? 'Adding…' : 'Add cluster'}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </p>
+    </form>
+  )
+}

@@ -1,0 +1,362 @@
+import { useMemo, useState, type FormEvent, type ReactNode } from 'react'
+import { useMutation, useQuery } from 'urql'
+import { errorText } from '../actions/errors'
+import { navigate } from '../router'
+import { CreateProjectTokenMutation, DeleteProjectMutation, DeleteProjectTokenMutation, ProjectQuery, UpdateProjectSpecMutation } from './documents'
+import { addRole, addTo, listOf, removeAt, specOf, specText, syncWindow, withRole, type Spec, type WindowForm } from './projectspec'
+import { ConfirmButton, ErrorLine, Link, StringList, TokenOnce, useCan } from './ui'
+
+type Obj = Record<string, unknown>
+const s = (v: unknown) => (typeof v === 'string' ? v : '')
+
+/**
+ * ProjectPage shows one project and edits it: each change sends the whole
+ * spec as it reads in the project's YAML, with that one change.
+ */
+export function ProjectPage({ name }: { name: string }) {
+  const [res, refetch] = useQuery({ query: ProjectQuery, variables: { name } })
+  const [saveState, update] = useMutation(UpdateProjectSpecMutation)
+  const [, del] = useMutation(DeleteProjectMutation)
+  const [error, setError] = useState<string | null>(null)
+  const canUpdate = useCan('projects', 'update')(name) === true
+  const canDelete = useCan('projects', 'delete')(name) === true
+  const project = res.data?.project
+  const spec = useMemo(() => (project ? specOf(project.yaml) : null), [project])
+
+  async function save(next: Spec | { error: string }) {
+    if ('error' in next && typeof next.error === 'string') {
+      setError(next.error)
+      return false
+    }
+    setError(null)
+    const r = await update({ input: { name, spec: specText(next as Spec) } })
+    if (r.error) {
+      setError(errorText(`Saving project ${name} failed`, r.error))
+      return false
+    }
+    refetch({ requestPolicy: 'network-only' })
+    return true
+  }
+
+  async function remove() {
+    const r = await del({ name })
+    if (r.error) setError(errorText(`Deleting project ${name} failed`, r.error))
+    else navigate('/settings/projects')
+  }
+
+  if (res.error) return <ErrorLine error={errorText(`Loading project ${name} failed`, res.error)} />
+  if (res.data && !project) return <p className="empty">No project {name}.</p>
+  if (!spec || !project) return <p className="empty">Loading…</p>
+  const list = (key: string) => listOf(spec, key)
+  const strings = (key: string, label: string, placeholder: string) => (
+    <StringList
+      label={label}
+      items={list(key).map(String)}
+      placeholder={placeholder}
+      editable={canUpdate}
+      onAdd={(v) => void save(addTo(spec, key, v))}
+      onRemove={(i) => void save(removeAt(spec, key, i))}
+    />
+  )
+  return (
+    <section className="settings-page project" aria-labelledby="project-title">
+      <p className="crumbs">
+        <Link to="/settings/projects">Projects</Link> /
+      </p>
+      <div className="page-head">
+        <h1 id="project-title">{name}</h1>
+        {canDelete ? <ConfirmButton label="Delete project" confirm={`Delete project ${name}? Refused while applications use it.`} onConfirm={() => void remove()} /> : null}
+      </div>
+      {s(spec.description) ? <p>{s(spec.description)}</p> : null}
+      <p aria-live="polite" className="k">
+        {saveState.fetching ? 'Saving…' : ''}
+      </p>
+      <ErrorLine error={error} />
+      <Part title="Source repositories">{strings('sourceRepos', 'source repository', 'https://github.com/org/* (globs; ! negates)')}</Part>
+      <Part title="Destinations">
+        <Destinations items={list('destinations') as Obj[]} editable={canUpdate} onAdd={(d) => void save(addTo(spec, 'destinations', d))} onRemove={(i) => void save(removeAt(spec, 'destinations', i))} />
+      </Part>
+      <Part title="Source namespaces">{strings('sourceNamespaces', 'source namespace', 'namespace where Applications may use the project')}</Part>
+      <Part title="Cluster resources allowed">
+        <GroupKinds items={list('clusterResourceWhitelist') as Obj[]} editable={canUpdate} onAdd={(g) => void save(addTo(spec, 'clusterResourceWhitelist', g))} onRemove={(i) => void save(removeAt(spec, 'clusterResourceWhitelist', i))} />
+      </Part>
+      <Part title="Cluster resources denied">
+        <GroupKinds items={list('clusterResourceBlacklist') as Obj[]} editable={canUpdate} onAdd={(g) => void save(addTo(spec, 'clusterResourceBlacklist', g))} onRemove={(i) => void save(removeAt(spec, 'clusterResourceBlacklist', i))} />
+      </Part>
+      <Part title="Namespace resources allowed (all when empty)">
+        <GroupKinds items={list('namespaceResourceWhitelist') as Obj[]} editable={canUpdate} onAdd={(g) => void save(addTo(spec, 'namespaceResourceWhitelist', g))} onRemove={(i) => void save(removeAt(spec, 'namespaceResourceWhitelist', i))} />
+      </Part>
+      <Part title="Namespace resources denied">
+        <GroupKinds items={list('namespaceResourceBlacklist') as Obj[]} editable={canUpdate} onAdd={(g) => void save(addTo(spec, 'namespaceResourceBlacklist', g))} onRemove={(i) => void save(removeAt(spec, 'namespaceResourceBlacklist', i))} />
+      </Part>
+      <Part title="Roles">
+        <Roles project={name} spec={spec} editable={canUpdate} save={save} tokens={project.spec.roles} onTokensChanged={() => refetch({ requestPolicy: 'network-only' })} />
+      </Part>
+      <Part title="Sync windows">
+        <Windows items={list('syncWindows') as Obj[]} editable={canUpdate} onAdd={(w) => save(addTo(spec, 'syncWindows', w))} onRemove={(i) => void save(removeAt(spec, 'syncWindows', i))} />
+      </Part>
+    </section>
+  )
+}
+
+function Part({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <section className="part" aria-label={title}>
+      <h2>{title}</h2>
+      {children}
+    </section>
+  )
+}
+
+function Destinations({ items, editable, onAdd, onRemove }: { items: Obj[]; editable: boolean; onAdd: (d: Obj) => void; onRemove: (i: number) => void }) {
+  const [d, setD] = useState({ server: '', name: '', namespace: '' })
+  function add(e: FormEvent) {
+    e.preventDefault()
+    const out: Obj = {}
+    if (d.server.trim()) out.server = d.server.trim()
+    if (d.name.trim()) out.name = d.name.trim()
+    if (d.namespace.trim()) out.namespace = d.namespace.trim()
+    if (!out.server && !out.name) return
+    onAdd(out)
+    setD({ server: '', name: '', namespace: '' })
+  }
+  return (
+    <div className="string-list">
+      {items.length === 0 ? <p className="empty">None: applications may deploy nowhere.</p> : null}
+      <ul>
+        {items.map((x, i) => {
+          const label = `${s(x.name) || s(x.server)} / ${s(x.namespace) || '(any namespace)'}`
+          return (
+            <li key={`${i}:${label}`}>
+              <code>{label}</code>
+              {editable ? <ConfirmButton label="Remove" confirm={`Remove ${label}?`} onConfirm={() => onRemove(i)} /> : null}
+            </li>
+          )
+        })}
+      </ul>
+      {editable ? (
+        <form className="inline-form" onSubmit={add}>
+          <input aria-label="Destination server" placeholder="server URL or *" value={d.server} onChange={(e) => setD({ ...d, server: e.target.value })} />
+          <input aria-label="Destination cluster name" placeholder="or cluster name" value={d.name} onChange={(e) => setD({ ...d, name: e.target.value })} />
+          <input aria-label="Destination namespace" placeholder="namespace or *" value={d.namespace} onChange={(e) => setD({ ...d, namespace: e.target.value })} />
+          <button type="submit" className="small">
+            Add
+          </button>
+        </form>
+      ) : null}
+    </div>
+  )
+}
+
+function GroupKinds({ items, editable, onAdd, onRemove }: { items: Obj[]; editable: boolean; onAdd: (g: Obj) => void; onRemove: (i: number) => void }) {
+  const [g, setG] = useState({ group: '', kind: '' })
+  function add(e: FormEvent) {
+    e.preventDefault()
+    if (!g.kind.trim()) return
+    onAdd({ group: g.group.trim(), kind: g.kind.trim() })
+    setG({ group: '', kind: '' })
+  }
+  return (
+    <div className="string-list">
+      {items.length === 0 ? <p className="empty">None.</p> : null}
+      <ul>
+        {items.map((x, i) => {
+          const label = `${s(x.group) || '(core)'} / ${s(x.kind)}`
+          return (
+            <li key={`${i}:${label}`}>
+              <code>{label}</code>
+              {editable ? <ConfirmButton label="Remove" confirm={`Remove ${label}?`} onConfirm={() => onRemove(i)} /> : null}
+            </li>
+          )
+        })}
+      </ul>
+      {editable ? (
+        <form className="inline-form" onSubmit={add}>
+          <input aria-label="API group" placeholder="group (empty for core, * for any)" value={g.group} onChange={(e) => setG({ ...g, group: e.target.value })} />
+          <input aria-label="Kind" placeholder="kind or *" value={g.kind} onChange={(e) => setG({ ...g, kind: e.target.value })} />
+          <button type="submit" className="small">
+            Add
+          </button>
+        </form>
+      ) : null}
+    </div>
+  )
+}
+
+type RoleTokens = { name: string; jwtTokens: { id: string; issuedAt: string; expiresAt?: string | null }[] }[]
+
+function Roles(props: { project: string; spec: Spec; editable: boolean; save: (next: Spec | { error: string }) => Promise<boolean>; tokens: RoleTokens; onTokensChanged: () => void }) {
+  const { spec, editable, save } = props
+  const [role, setRole] = useState({ name: '', description: '' })
+  const roles = listOf<Obj>(spec, 'roles')
+  async function add(e: FormEvent) {
+    e.preventDefault()
+    if (await save(addRole(spec, role.name.trim(), role.description.trim()))) setRole({ name: '', description: '' })
+  }
+  return (
+    <div className="roles">
+      {roles.length === 0 ? <p className="empty">No role.</p> : null}
+      {roles.map((r, i) => {
+        const name = s(r.name)
+        return (
+          <article key={name} className="role" data-role={name} aria-label={`Role ${name}`}>
+            <div className="page-head">
+              <h3>{name}</h3>
+              {s(r.description) ? <span className="k">{s(r.description)}</span> : null}
+              {editable ? <ConfirmButton label="Delete role" confirm={`Delete role ${name} and revoke its tokens?`} onConfirm={() => void save(removeAt(spec, 'roles', i))} /> : null}
+            </div>
+            <h4>Policies</h4>
+            <StringList
+              label={`policy of ${name}`}
+              items={listOf(r, 'policies').map(String)}
+              placeholder={`p, proj:${props.project}:${name}, applications, get, ${props.project}/*, allow`}
+              editable={editable}
+              onAdd={(v) => void save(withRole(spec, name, (x) => addTo(x, 'policies', v)))}
+              onRemove={(j) => void save(withRole(spec, name, (x) => removeAt(x, 'policies', j)))}
+            />
+            <h4>Groups</h4>
+            <StringList
+              label={`group of ${name}`}
+              items={listOf(r, 'groups').map(String)}
+              placeholder="SSO group"
+              editable={editable}
+              onAdd={(v) => void save(withRole(spec, name, (x) => addTo(x, 'groups', v)))}
+              onRemove={(j) => void save(withRole(spec, name, (x) => removeAt(x, 'groups', j)))}
+            />
+            <h4>Tokens</h4>
+            <RoleTokensList project={props.project} role={name} tokens={props.tokens.find((t) => t.name === name)?.jwtTokens ?? []} editable={editable} onChanged={props.onTokensChanged} />
+          </article>
+        )
+      })}
+      {editable ? (
+        <form className="inline-form" onSubmit={(e) => void add(e)} aria-label="New role">
+          <input aria-label="Role name" placeholder="role name" value={role.name} onChange={(e) => setRole({ ...role, name: e.target.value })} />
+          <input aria-label="Role description" placeholder="description" value={role.description} onChange={(e) => setRole({ ...role, description: e.target.value })} />
+          <button type="submit" className="small">
+            Add role
+          </button>
+        </form>
+      ) : null}
+    </div>
+  )
+}
+
+function RoleTokensList(props: { project: string; role: string; tokens: RoleTokens[number]['jwtTokens']; editable: boolean; onChanged: () => void }) {
+  const [form, setForm] = useState({ id: '', expiresIn: '' })
+  const [issued, setIssued] = useState<{ id: string; token: string; expiresAt?: string | null } | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [createState, create] = useMutation(CreateProjectTokenMutation)
+  const [, revoke] = useMutation(DeleteProjectTokenMutation)
+  async function submit(e: FormEvent) {
+    e.preventDefault()
+    setError(null)
+    const r = await create({ input: { project: props.project, role: props.role, id: form.id.trim() || undefined, expiresIn: form.expiresIn.trim() || undefined } })
+    if (r.error || !r.data) {
+      setError(r.error ? errorText('Creating the token failed', r.error) : 'Creating the token failed.')
+      return
+    }
+    setIssued(r.data.createProjectToken)
+    setForm({ id: '', expiresIn: '' })
+    props.onChanged()
+  }
+  async function doRevoke(id: string) {
+    setError(null)
+    const r = await revoke({ project: props.project, role: props.role, id })
+    if (r.error) setError(errorText(`Revoking token ${id} failed`, r.error))
+    else props.onChanged()
+  }
+  return (
+    <div className="string-list">
+      {issued ? <TokenOnce token={issued} onDone={() => setIssued(null)} /> : null}
+      {props.tokens.length === 0 ? <p className="empty">No token.</p> : null}
+      <ul>
+        {props.tokens.map((t) => (
+          <li key={t.id}>
+            <code>{t.id}</code>
+            <span className="k">
+              issued {new Date(t.issuedAt).toLocaleString()}, {t.expiresAt ? `expires ${new Date(t.expiresAt).toLocaleString()}` : 'never expires'}
+            </span>
+            {props.editable ? <ConfirmButton label="Revoke" confirm={`Revoke token ${t.id}?`} onConfirm={() => void doRevoke(t.id)} /> : null}
+          </li>
+        ))}
+      </ul>
+      {props.editable ? (
+        <form className="inline-form" onSubmit={(e) => void submit(e)} aria-label={`New token for ${props.role}`}>
+          <input aria-label="Token ID" placeholder="ID (random when empty)" value={form.id} onChange={(e) => setForm({ ...form, id: e.target.value })} />
+          <input aria-label="Expires in" placeholder="expires in, e.g. 720h (never when empty)" value={form.expiresIn} onChange={(e) => setForm({ ...form, expiresIn: e.target.value })} />
+          <button type="submit" className="small" disabled={createState.fetching}>
+            Create token
+          </button>
+        </form>
+      ) : null}
+      <ErrorLine error={error} />
+    </div>
+  )
+}
+
+const emptyWindow: WindowForm = { kind: 'allow', schedule: '', duration: '', applications: '*', namespaces: '', clusters: '', manualSync: false, timeZone: '' }
+
+function Windows({ items, editable, onAdd, onRemove }: { items: Obj[]; editable: boolean; onAdd: (w: Obj | { error: string }) => Promise<boolean>; onRemove: (i: number) => void }) {
+  const [w, setW] = useState<WindowForm>(emptyWindow)
+  async function add(e: FormEvent) {
+    e.preventDefault()
+    if (await onAdd(syncWindow(w))) setW(emptyWindow)
+  }
+  const text = (key: 'schedule' | 'duration' | 'applications' | 'namespaces' | 'clusters' | 'timeZone', label: string, placeholder: string) => (
+    <label className="field">
+      {label}
+      <input value={w[key]} placeholder={placeholder} onChange={(e) => setW({ ...w, [key]: e.target.value })} />
+    </label>
+  )
+  return (
+    <div className="string-list">
+      {items.length === 0 ? <p className="empty">No sync window: syncs may run any time.</p> : null}
+      <ul>
+        {items.map((x, i) => {
+          const label = `${s(x.kind)} ${s(x.schedule)} for ${s(x.duration)}`
+          const scope = [listOf(x, 'applications').join(', '), listOf(x, 'namespaces').join(', '), listOf(x, 'clusters').join(', ')].filter(Boolean).join(' · ')
+          return (
+            <li key={`${i}:${label}`}>
+              <code>{label}</code>
+              <span className="k">
+                {scope}
+                {x.manualSync ? ' · manual syncs allowed' : ''}
+                {s(x.timeZone) ? ` · ${s(x.timeZone)}` : ''}
+              </span>
+              {editable ? <ConfirmButton label="Remove" confirm={`Remove window ${label}?`} onConfirm={() => onRemove(i)} /> : null}
+            </li>
+          )
+        })}
+      </ul>
+      {editable ? (
+        <form className="settings-form" onSubmit={(e) => void add(e)} aria-label="New sync window">
+          <div className="field-row">
+            <label className="field">
+              Kind
+              <select value={w.kind} onChange={(e) => setW({ ...w, kind: e.target.value as WindowForm['kind'] })}>
+                <option value="allow">allow</option>
+                <option value="deny">deny</option>
+              </select>
+            </label>
+            {text('schedule', 'Schedule (cron)', '0 22 * * *')}
+            {text('duration', 'Duration', '1h')}
+            {text('timeZone', 'Time zone', 'UTC')}
+          </div>
+          <div className="field-row">
+            {text('applications', 'Applications', 'globs, comma-separated')}
+            {text('namespaces', 'Namespaces', 'globs, comma-separated')}
+            {text('clusters', 'Clusters', 'globs, comma-separated')}
+          </div>
+          <label className="check">
+            <input type="checkbox" checked={w.manualSync} onChange={(e) => setW({ ...w, manualSync: e.target.checked })} /> Allow manual syncs while it denies
+          </label>
+          <p>
+            <button type="submit" className="small">
+              Add window
+            </button>
+          </p>
+        </form>
+      ) : null}
+    </div>
+  )
+}

@@ -1,0 +1,247 @@
+import { useState, type FormEvent } from 'react'
+import { useMutation, useQuery } from 'urql'
+import { errorText } from '../actions/errors'
+import type { RepositoryInput } from '../gql/graphql'
+import { safeHref } from '../safeurl'
+import { CreateRepositoryMutation, DeleteRepositoryMutation, RepositoriesQuery } from './documents'
+import { ConfirmButton, ErrorLine, useCan } from './ui'
+
+type Repo = { url: string; name: string; type: string; project: string; hasCredentials: boolean; template: boolean }
+type Status = { ok: boolean; text: string }
+
+/**
+ * RepositoriesPage lists repositories (or, with templates, credential
+ * templates) and declares, tests and removes them. Credentials are
+ * write-only: the form never shows stored ones.
+ */
+export function RepositoriesPage({ templates }: { templates: boolean }) {
+  const [list, refetch] = useQuery({ query: RepositoriesQuery })
+  const [, remove] = useMutation(DeleteRepositoryMutation)
+  const [editing, setEditing] = useState<Repo | 'new' | null>(null)
+  // The API keeps no connection state: what this page knows is the
+  // outcome of the tests run from it (every save tests first).
+  const [status, setStatus] = useState<Record<string, Status>>({})
+  const [error, setError] = useState<string | null>(null)
+  const canCreate = useCan('repositories', 'create')
+  const canDelete = useCan('repositories', 'delete')
+  const repos = (list.data?.repositories.nodes ?? []).filter((r) => r.template === templates)
+  const noun = templates ? 'credential template' : 'repository'
+
+  async function doRemove(r: Repo) {
+    setError(null)
+    const res = await remove({ url: r.url, template: r.template })
+    if (res.error) setError(errorText(`Removing ${r.url} failed`, res.error))
+    else refetch({ requestPolicy: 'network-only' })
+  }
+
+  return (
+    <section className="settings-page" aria-labelledby="repos-title">
+      <h1 id="repos-title">{templates ? 'Repository credential templates' : 'Repositories'}</h1>
+      {templates ? <p className="k">Credentials used for every repository whose URL starts with the template's URL.</p> : null}
+      {canCreate('*') ? (
+        <p>
+          <button type="button" className="primary" onClick={() => setEditing('new')}>
+            Add {noun}
+          </button>
+        </p>
+      ) : null}
+      {editing ? (
+        <RepoForm
+          template={templates}
+          existing={editing === 'new' ? null : editing}
+          onSaved={(url, tested) => {
+            setEditing(null)
+            if (tested) setStatus((s) => ({ ...s, [url]: { ok: true, text: `Connection successful (tested ${new Date().toLocaleTimeString()})` } }))
+            refetch({ requestPolicy: 'network-only' })
+          }}
+          onFailed={(url, text) => setStatus((s) => ({ ...s, [url]: { ok: false, text } }))}
+          onCancel={() => setEditing(null)}
+        />
+      ) : null}
+      <ErrorLine error={list.error ? errorText('Loading failed', list.error) : error} />
+      {list.data && repos.length === 0 ? <p className="empty">No {noun} yet.</p> : null}
+      <ul className="cards" aria-label={templates ? 'Credential templates' : 'Repositories'}>
+        {repos.map((r) => {
+          const href = safeHref(r.url)
+          const st = status[r.url]
+          return (
+            <li key={r.url} className="card-row" data-url={r.url}>
+              <div className="card-main">
+                <strong className="ellipsis">{href ? <a href={href} target="_blank" rel="noreferrer noopener">{r.url}</a> : r.url}</strong>
+                <span className="k">
+                  {r.type}
+                  {r.name ? ` · ${r.name}` : ''}
+                  {r.project ? ` · project ${r.project}` : ''} · {r.hasCredentials ? 'with credentials' : 'no credentials'}
+                </span>
+                {!templates ? (
+                  <span className={st ? (st.ok ? 'conn ok' : 'conn bad') : 'conn'} data-connection={st ? (st.ok ? 'ok' : 'failed') : 'unknown'}>
+                    {st ? st.text : 'Connection not tested from this page'}
+                  </span>
+                ) : null}
+              </div>
+              <div className="card-buttons">
+                {!templates && canCreate(r.url) ? (
+                  <button type="button" className="small" onClick={() => setEditing(r)} title="Test the connection (with the credentials you enter) and save">
+                    Test connection
+                  </button>
+                ) : null}
+                {canCreate(r.url) ? (
+                  <button type="button" className="small" onClick={() => setEditing(r)}>
+                    Edit
+                  </button>
+                ) : null}
+                {canDelete(r.url) ? <ConfirmButton label="Remove" confirm={`Remove ${r.url}?`} onConfirm={() => void doRemove(r)} /> : null}
+              </div>
+            </li>
+          )
+        })}
+      </ul>
+    </section>
+  )
+}
+
+interface FormState {
+  url: string
+  type: string
+  name: string
+  project: string
+  username: string
+  password: string
+  sshPrivateKey: string
+  tlsClientCertData: string
+  tlsClientCertKey: string
+  insecure: boolean
+  enableOCI: boolean
+  skipTest: boolean
+}
+
+/** repositoryInput turns the form into createRepository's input: empty fields are left out. */
+export function repositoryInput(f: FormState, template: boolean, upsert: boolean): RepositoryInput {
+  const opt = (v: string) => (v.trim() === '' ? undefined : v.trim())
+  return {
+    url: f.url.trim(),
+    type: opt(f.type),
+    name: opt(f.name),
+    project: opt(f.project),
+    username: opt(f.username),
+    // Secrets are sent as typed: leading spaces may be part of them.
+    password: f.password === '' ? undefined : f.password,
+    sshPrivateKey: f.sshPrivateKey === '' ? undefined : f.sshPrivateKey,
+    tlsClientCertData: f.tlsClientCertData === '' ? undefined : f.tlsClientCertData,
+    tlsClientCertKey: f.tlsClientCertKey === '' ? undefined : f.tlsClientCertKey,
+    insecure: f.insecure,
+    enableOCI: f.enableOCI,
+    template,
+    upsert,
+    skipTest: template || f.skipTest,
+  }
+}
+
+function RepoForm(props: {
+  template: boolean
+  existing: Repo | null
+  onSaved: (url: string, tested: boolean) => void
+  onFailed: (url: string, text: string) => void
+  onCancel: () => void
+}) {
+  const e = props.existing
+  const [f, setF] = useState<FormState>({
+    url: e?.url ?? '',
+    type: e?.type ?? 'git',
+    name: e?.name ?? '',
+    project: e?.project ?? '',
+    username: '',
+    password: '',
+    sshPrivateKey: '',
+    tlsClientCertData: '',
+    tlsClientCertKey: '',
+    insecure: false,
+    enableOCI: false,
+    skipTest: false,
+  })
+  const [error, setError] = useState<string | null>(null)
+  const [state, create] = useMutation(CreateRepositoryMutation)
+  const set = (c: Partial<FormState>) => setF((x) => ({ ...x, ...c }))
+  const text = (key: 'url' | 'name' | 'project' | 'username', label: string, placeholder = '') => (
+    <label className="field">
+      {label}
+      <input name={key} value={f[key]} placeholder={placeholder} disabled={key === 'url' && e !== null} onChange={(ev) => set({ [key]: ev.target.value })} />
+    </label>
+  )
+  const secret = (key: 'password' | 'sshPrivateKey' | 'tlsClientCertData' | 'tlsClientCertKey', label: string, multiline: boolean) => (
+    <label className="field">
+      {label}
+      {multiline ? (
+        <textarea name={key} rows={3} value={f[key]} autoComplete="off" spellCheck={false} onChange={(ev) => set({ [key]: ev.target.value })} />
+      ) : (
+        <input name={key} type="password" value={f[key]} autoComplete="new-password" onChange={(ev) => set({ [key]: ev.target.value })} />
+      )}
+    </label>
+  )
+
+  async function submit(ev: FormEvent) {
+    ev.preventDefault()
+    setError(null)
+    const input = repositoryInput(f, props.template, e !== null)
+    const res = await create({ input })
+    if (res.error) {
+      const msg = errorText(`Saving ${input.url} failed`, res.error)
+      setError(msg)
+      props.onFailed(input.url, msg)
+      return
+    }
+    props.onSaved(input.url, !input.skipTest)
+  }
+
+  return (
+    <form className="settings-form" onSubmit={(ev) => void submit(ev)} aria-label={e ? `Edit ${e.url}` : 'New repository'}>
+      <div className="field-row">
+        {text('url', props.template ? 'URL prefix' : 'Repository URL', 'https://github.com/org/repo.git')}
+        <label className="field">
+          Type
+          <select name="type" value={f.type} onChange={(ev) => set({ type: ev.target.value })}>
+            <option value="git">git</option>
+            <option value="helm">helm</option>
+          </select>
+        </label>
+        {text('name', 'Name', f.type === 'helm' ? 'needed for Helm' : 'optional')}
+        {text('project', 'Project', 'any project')}
+      </div>
+      <fieldset>
+        <legend>Credentials (write-only: stored ones are never shown; leave empty for none)</legend>
+        <div className="field-row">
+          {text('username', 'Username')}
+          {secret('password', 'Password or token', false)}
+        </div>
+        {secret('sshPrivateKey', 'SSH private key (PEM)', true)}
+        <div className="field-row">
+          {secret('tlsClientCertData', 'TLS client certificate (PEM)', true)}
+          {secret('tlsClientCertKey', 'TLS client key (PEM)', true)}
+        </div>
+        <label className="check">
+          <input type="checkbox" checked={f.insecure} onChange={(ev) => set({ insecure: ev.target.checked })} /> Skip TLS verification
+        </label>
+        {f.type === 'helm' ? (
+          <label className="check">
+            <input type="checkbox" checked={f.enableOCI} onChange={(ev) => set({ enableOCI: ev.target.checked })} /> OCI registry
+          </label>
+        ) : null}
+        {!props.template ? (
+          <label className="check">
+            <input type="checkbox" checked={f.skipTest} onChange={(ev) => set({ skipTest: ev.target.checked })} /> Save without testing the connection
+          </label>
+        ) : null}
+      </fieldset>
+      {e ? <p className="k">Saving replaces the declaration: stored credentials not entered again are dropped.</p> : null}
+      <ErrorLine error={error} />
+      <p className="dialog-buttons">
+        <button type="submit" className="primary" disabled={state.fetching}>
+          {state.fetching ? (props.template || f.skipTest ? 'Saving…' : 'Testing…') : props.template || f.skipTest ? 'Save' : 'Test connection and save'}
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </p>
+    </form>
+  )
+}

@@ -1,0 +1,221 @@
+// The GraphQL operations of the settings pages.
+import { graphql } from '../gql'
+
+export const RepositoriesQuery = graphql(`
+  query SettingsRepositories {
+    repositories(first: 500) {
+      totalCount
+      nodes {
+        id
+        name
+        url
+        project
+        type
+        hasCredentials
+        template
+      }
+    }
+  }
+`)
+
+export const CreateRepositoryMutation = graphql(`
+  mutation SettingsCreateRepository($input: RepositoryInput!) {
+    createRepository(input: $input) {
+      id
+      name
+      url
+      project
+      type
+      hasCredentials
+      template
+    }
+  }
+`)
+
+export const DeleteRepositoryMutation = graphql(`
+  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {
+    deleteRepository(url: $url, template: $template)
+  }
+`)
+
+export const ClustersQuery = graphql(`
+  query SettingsClusters {
+    clusters(first: 500) {
+      totalCount
+      nodes {
+        id
+        name
+        server
+        namespaces
+        clusterResources
+        project
+        shard
+        labels {
+          key
+          value
+        }
+      }
+    }
+  }
+`)
+
+export const AddClusterMutation = graphql(`
+  mutation SettingsAddCluster($input: ClusterInput!) {
+    addCluster(input: $input) {
+      id
+      name
+      server
+    }
+  }
+`)
+
+export const RemoveClusterMutation = graphql(`
+  mutation SettingsRemoveCluster($server: String!) {
+    removeCluster(server: $server)
+  }
+`)
+
+export const ProjectListQuery = graphql(`
+  query SettingsProjects {
+    projects(first: 500) {
+      totalCount
+      nodes {
+        id
+        name
+        spec {
+          description
+          sourceRepos
+          destinations {
+            server
+            name
+            namespace
+          }
+          roles {
+            name
+          }
+        }
+      }
+    }
+  }
+`)
+
+// A project's whole object: the detail page edits its spec as YAML
+// so fields it does not show survive a save.
+export const ProjectQuery = graphql(`
+  query SettingsProject($name: String!) {
+    project(name: $name) {
+      id
+      name
+      yaml
+      spec {
+        roles {
+          name
+          jwtTokens {
+            id
+            issuedAt
+            expiresAt
+          }
+        }
+      }
+    }
+  }
+`)
+
+export const CreateProjectMutation = graphql(`
+  mutation SettingsCreateProject($input: CreateProjectInput!) {
+    createProject(input: $input) {
+      id
+      name
+    }
+  }
+`)
+
+export const UpdateProjectSpecMutation = graphql(`
+  mutation SettingsUpdateProjectSpec($input: UpdateProjectSpecInput!) {
+    updateProjectSpec(input: $input) {
+      id
+      name
+      yaml
+    }
+  }
+`)
+
+export const DeleteProjectMutation = graphql(`
+  mutation SettingsDeleteProject($name: String!) {
+    deleteProject(name: $name)
+  }
+`)
+
+export const CreateProjectTokenMutation = graphql(`
+  mutation SettingsCreateProjectToken($input: CreateProjectTokenInput!) {
+    createProjectToken(input: $input) {
+      id
+      token
+      issuedAt
+      expiresAt
+    }
+  }
+`)
+
+export const DeleteProjectTokenMutation = graphql(`
+  mutation SettingsDeleteProjectToken($project: String!, $role: String!, $id: String!) {
+    deleteProjectToken(project: $project, role: $role, id: $id)
+  }
+`)
+
+export const AccountsQuery = graphql(`
+  query SettingsAccounts {
+    accounts {
+      name
+      enabled
+      capabilities
+      passwordChangedAt
+      tokens {
+        id
+        issuedAt
+        expiresAt
+      }
+    }
+  }
+`)
+
+export const CreateAccountTokenMutation = graphql(`
+  mutation SettingsCreateAccountToken($input: CreateAccountTokenInput!) {
+    createAccountToken(input: $input) {
+      id
+      token
+      issuedAt
+      expiresAt
+    }
+  }
+`)
+
+export const DeleteAccountTokenMutation = graphql(`
+  mutation SettingsDeleteAccountToken($account: String, $id: String!) {
+    deleteAccountToken(account: $account, id: $id)
+  }
+`)
+
+export const UserInfoQuery = graphql(`
+  query SettingsUserInfo {
+    me {
+      loggedIn
+      username
+      groups
+      email
+      permissions {
+        subject
+        resource
+        action
+        object
+        effect
+      }
+    }
+  }
+`)
+
+export const UpdatePasswordMutation = graphql(`
+  mutation SettingsUpdatePassword($input: UpdatePasswordInput!) {
+    updatePassword(input: $input)
+  }
+`)
