@@ -46,7 +46,10 @@ function Fold({ data }: { data: Data }) {
       className="fold nodrag"
       aria-expanded={!n.collapsed}
       aria-label={`${n.collapsed ? 'Expand' : 'Collapse'} the children of ${data.label}`}
-      onClick={() => data.toggle(n.id)}
+      onClick={(e) => {
+        e.stopPropagation()
+        data.toggle(n.id)
+      }}
     >
       {n.collapsed ? '+' : '−'}
     </button>
@@ -77,7 +80,7 @@ function ResourceNodeView({ data }: NodeProps<FlowNode>) {
         {kindAbbrev(r.kind)}
       </span>
       <span className="rmain">
-        <button type="button" className="rname nodrag" title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`} onClick={() => data.select(r)}>
+        <button type="button" className="rname nodrag" title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`} onClick={(e) => (e.stopPropagation(), data.select(r))}>
           {r.name}
         </button>
         <Badges data={data} />
@@ -96,7 +99,7 @@ function GroupNodeView({ data }: NodeProps<FlowNode>) {
       <Handle type="target" position={Position.Left} />
       <span className="kind">{kindAbbrev(n.kind)}</span>
       <span className="rmain">
-        <button type="button" className="rname nodrag" aria-label={`Show the ${n.members.length} ${n.kind}s one by one`} onClick={() => data.expand(n.id)}>
+        <button type="button" className="rname nodrag" aria-label={`Show the ${n.members.length} ${n.kind}s one by one`} onClick={(e) => (e.stopPropagation(), data.expand(n.id))}>
           {n.members.length} {n.kind.toLowerCase()}s
         </button>
         <Badges data={data} />
@@ -217,6 +220,13 @@ export default function ResourceGraph(props: ResourceGraphProps) {
           nodesDraggable={false}
           nodesConnectable={false}
           elementsSelectable={false}
+          // A click anywhere on a node does what its button does (React Flow
+          // also lets clicks through to nodes only with a handler).
+          onNodeClick={(_, n) => {
+            const v = n.data.node
+            if (v.type === 'resource') onSelect(v.resource)
+            else if (v.type === 'group') setExpanded((s) => toggled(s, v.id))
+          }}
           onlyRenderVisibleElements
           proOptions={{ hideAttribution: true }}
           aria-label={`Resource tree of ${props.appName}`}

@@ -2,11 +2,12 @@
 // diff between them, the application's events that mention it and, for a
 // Pod, its log. Manifests exist for the resources Git declares; objects
 // they own (ReplicaSets, Pods ...) have a summary, events and logs.
-import { useEffect, useRef, useState } from 'react'
+import { useEffect, useMemo, useRef, useState } from 'react'
 import { useQuery } from 'urql'
 import { Badge } from '../Badge'
 import { healthBadge, syncBadge } from '../badges'
 import { DiffView, YamlView } from '../editor'
+import { comparedTexts } from './compare'
 import { AppEventsQuery, ManagedResourceQuery } from './documents'
 import { maskSecret } from './mask'
 import { PodLogs } from './PodLogs'
@@ -110,11 +111,25 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
         {tab === 'summary' ? <Summary id={id} resource={resource} status={m?.status ?? null} requiresPruning={m?.requiresPruning ?? false} /> : null}
         {tab === 'live' ? m?.live ? <YamlView value={mask(m.live)} label={`Live manifest of ${id.kind} ${id.name}`} /> : m ? <p className="empty">The object does not exist in the cluster.</p> : noManifest : null}
         {tab === 'desired' ? m?.desired ? <YamlView value={mask(m.desired)} label={`Desired manifest of ${id.kind} ${id.name}`} /> : m ? <p className="empty">Git no longer declares this object; a sync with prune deletes it.</p> : noManifest : null}
-        {tab === 'diff' ? m ? <DiffView live={mask(m.live)} desired={mask(m.desired)} /> : noManifest : null}
+        {tab === 'diff' ? m ? <DiffTab live={mask(m.live)} desired={mask(m.desired)} /> : noManifest : null}
         {tab === 'events' ? <Events app={app} id={id} version={version} /> : null}
         {tab === 'logs' && isPod ? <PodLogs app={app} namespace={id.namespace} pod={id.name} images={resource?.images ?? []} /> : null}
       </div>
     </aside>
+  )
+}
+
+function DiffTab({ live, desired }: { live: string; desired: string }) {
+  const [gitFields, setGitFields] = useState(true)
+  const texts = useMemo(() => (gitFields ? comparedTexts(live, desired) : { live, desired }), [gitFields, live, desired])
+  return (
+    <>
+      <label className="check">
+        <input type="checkbox" checked={gitFields} onChange={(e) => setGitFields(e.target.checked)} /> Compare only the fields Git sets (leave out status and
+        defaults)
+      </label>
+      <DiffView live={texts.live} desired={texts.desired} />
+    </>
   )
 }
 

@@ -1,0 +1,121 @@
+// End-to-end check of the application page against a server running its
+// controller: open the app "guestbook" from the list, sync it, see the
+// Deployment → ReplicaSet → Pod tree; then the Go test edits the
+// Deployment in the cluster and the page turns OutOfSync live, with the
+// change in the resource panel's diff.
+//
+//   node e2e/app-page.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
+//
+// SIGNALS (environment) is a directory: the script writes "tree-shown"
+// there once the tree is on screen and waits for the test to write
+// "edited" after it changed the Deployment.
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { args, login, run } from './browser.mjs'
+
+const { base, user, password, artifacts } = args('app-page.mjs')
+const signals = process.env.SIGNALS
+if (!signals) {
+  console.error('SIGNALS must name the directory shared with the Go test')
+  process.exit(2)
+}
+const slow = { timeout: 120_000 } // the controller clones, renders and waits for Pods
+
+async function waitForFile(path) {
+  const deadline = Date.now() + 120_000
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`no ${path} after 2 minutes`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+await run(artifacts, async (page, { shot, check }) => {
+  await page.goto(`${base}/login`)
+  await login(page, user, password)
+  const link = page.getByRole('link', { name: 'guestbook', exact: true })
+  await link.waitFor()
+  await shot('list')
+  await link.click()
+  await page.waitForURL(/\/applications\/guestbook$/)
+  check(true, 'a click on the name in the list opens /applications/guestbook')
+
+  const facts = page.locator('.facts')
+  await facts.locator('[data-status="OutOfSync"]').waitFor(slow)
+  check(true, 'the header shows OutOfSync before the first sync')
+  // A reload would clear this mark; everything below must arrive live.
+  await page.evaluate(() => {
+    window.graphcdNoReload = true
+  })
+
+  // Sync through the API with the page's session (the action bar belongs to another change).
+  const synced = await page.evaluate(async () => {
+    const res = await fetch('/api/graphql', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ query: 'mutation { syncApplication(input: { application: { name: "guestbook" } }) { name } }' }),
+    })
+    return res.json()
+  })
+  check(!synced.errors, `syncApplication accepted (${JSON.stringify(synced.errors ?? synced.data)})`)
+
+  await facts.locator('[data-status="Synced"]').waitFor(slow)
+  await facts.locator('[data-status="Healthy"]').waitFor(slow)
+  check(true, `the header turns Synced + Healthy live: ${(await facts.textContent())?.replace(/\s+/g, ' ')}`)
+  await facts.locator('code.rev').waitFor()
+  check(/^[0-9a-f]{7}$/.test((await facts.locator('code.rev').textContent()) ?? ''), 'the revision shows as a short SHA')
+
+  const graph = page.locator('.graph')
+  for (const kind of ['Deployment', 'ReplicaSet', 'Pod']) await graph.locator(`.rnode[data-kind="${kind}"]`).first().waitFor(slow)
+  await page.waitForFunction(() => document.querySelectorAll('.graph .rnode[data-kind="Pod"]').length === 2, null, slow)
+  check(true, 'the graph shows Deployment → ReplicaSet → 2 Pods')
+  const edges = await page.locator('.graph .react-flow__edge').count()
+  check(edges >= 4, `the graph draws the edges app → Deployment → ReplicaSet → Pods (${edges} edges)`)
+  await shot('tree')
+
+  // The table lists the same objects.
+  await page.getByRole('button', { name: 'Table', exact: true }).click()
+  await page.waitForURL(/view=table/)
+  const rows = page.getByRole('table', { name: 'Resources' }).getByRole('row')
+  await page.waitForFunction(() => document.querySelectorAll('.rtable [role="rowgroup"] [role="row"]').length === 4, null, slow)
+  check(true, `the table view lists 4 resources (${(await rows.allTextContents()).slice(1).join(' | ')})`)
+  await page.getByRole('button', { name: 'Graph', exact: true }).click()
+  await graph.locator('.rnode[data-kind="Deployment"]').waitFor()
+
+  // Open the Deployment's panel; the URL names it.
+  await graph.locator('.rnode[data-kind="Deployment"] button.rname').click()
+  await page.waitForURL(/resource=apps%2FDeployment%2F/)
+  check(true, `the URL names the selected resource: ${page.url()}`)
+  await page.getByRole('tab', { name: 'Live' }).click()
+  await page.locator('.rpanel .cm-content').waitFor()
+  check(/kind: Deployment/.test((await page.locator('.rpanel .cm-content').textContent()) ?? ''), 'the live manifest shows in CodeMirror')
+
+  writeFileSync(join(signals, 'tree-shown'), '')
+  await waitForFile(join(signals, 'edited'))
+  check(true, 'the test changed the Deployment in the cluster (replicas 2 → 3)')
+
+  await facts.locator('[data-status="OutOfSync"]').waitFor(slow)
+  check(true, 'the header turns OutOfSync without a reload')
+  await graph.locator('.rnode[data-kind="Deployment"] [data-status="OutOfSync"]').waitFor(slow)
+  check(true, 'the Deployment node shows OutOfSync')
+  await page.getByRole('tab', { name: /Diff/ }).click()
+  const summary = page.getByTestId('diff-summary')
+  await page.waitForFunction(() => /^1 line only live, 1 line only desired/.test(document.querySelector('[data-testid="diff-summary"]')?.textContent ?? ''), null, slow)
+  check(true, `the diff shows the change: ${await summary.textContent()}`)
+  // The panel reads the manifests again after each tree update: wait for the edited one.
+  const merge = page.locator('.rpanel .cm-mergeView')
+  await merge.locator('.cm-changedLine', { hasText: 'replicas: 3' }).first().waitFor(slow)
+  await merge.locator('.cm-changedLine', { hasText: 'replicas: 2' }).first().waitFor(slow)
+  const changed = await merge.locator('.cm-changedLine').allTextContents()
+  check(changed.length === 2, `side by side, only replicas: 3 (live) faces replicas: 2 (desired): ${changed.join(' | ')}`)
+  await shot('diff')
+  await page.getByRole('button', { name: 'Inline' }).click()
+  await page.locator('.rpanel .cm-deletedChunk').first().waitFor()
+  check(true, 'the inline diff shows the live line as a deletion')
+  await shot('diff-inline')
+
+  await page.keyboard.press('Escape')
+  await page.waitForURL((u) => !u.search.includes('resource='))
+  check(true, 'Escape closes the panel and drops it from the URL')
+  check(await page.evaluate(() => window.graphcdNoReload === true), 'the page was not reloaded')
+})
