@@ -8,12 +8,16 @@ import { ApplicationsPage } from './pages/Applications'
 import { LoginPage } from './pages/Login'
 import { SettingsPage } from './pages/Settings'
 import { navigate, useLocation } from './router'
+import { safeHref } from './safeurl'
+import { THEME_CHOICES, useTheme, type ThemeChoice } from './theme'
 
 export function App() {
   const { path } = useLocation()
   const [session] = useQuery({ query: SessionQuery })
   const me = session.data?.me
   const settings = session.data?.settings
+  const [theme, setTheme] = useTheme()
+  const bannerHref = safeHref(settings?.uiBannerURL)
 
   useEffect(() => {
     if (path === '/' || path === '') navigate('/applications', { replace: true })
@@ -29,7 +33,17 @@ export function App() {
         <a className="brand" href="/applications" onClick={(e) => { e.preventDefault(); navigate('/applications') }}>
           graphcd
         </a>
-        {settings?.uiBannerContent ? <p className="banner">{settings.uiBannerContent}</p> : null}
+        {settings?.uiBannerContent ? (
+          <p className="banner">
+            {bannerHref ? (
+              <a href={bannerHref} target="_blank" rel="noreferrer noopener">
+                {settings.uiBannerContent}
+              </a>
+            ) : (
+              settings.uiBannerContent
+            )}
+          </p>
+        ) : null}
         <a href={NEW_APP_PATH} onClick={(e) => { e.preventDefault(); navigate(NEW_APP_PATH) }}>
           New application
         </a>
@@ -37,6 +51,16 @@ export function App() {
           Settings
         </a>
         <span className="spacer" />
+        <label className="theme-choice">
+          <span className="visually-hidden">Theme</span>
+          <select aria-label="Theme" value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
+            {THEME_CHOICES.map((c) => (
+              <option key={c} value={c}>
+                {c === 'system' ? 'System theme' : c === 'light' ? 'Light' : 'Dark'}
+              </option>
+            ))}
+          </select>
+        </label>
         {me?.loggedIn ? (
           <>
             <span className="user" title={me.groups.join(', ')}>{me.username}</span>
