@@ -22,16 +22,26 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
   // outcome of the tests run from it (every save tests first).
   const [status, setStatus] = useState<Record<string, Status>>({})
   const [error, setError] = useState<string | null>(null)
+  // The server lists repositories from its cache, which may not hold a
+  // write of a moment ago: what this page wrote shows at once.
+  const [written, setWritten] = useState<{ saved: Repo[]; removed: string[] }>({ saved: [], removed: [] })
   const canCreate = useCan('repositories', 'create')
   const canDelete = useCan('repositories', 'delete')
-  const repos = (list.data?.repositories.nodes ?? []).filter((r) => r.template === templates)
+  const repos = mergeWrites(list.data?.repositories.nodes ?? [], written).filter((r) => r.template === templates)
+  const refetchSoon = () => {
+    refetch({ requestPolicy: 'network-only' })
+    setTimeout(() => refetch({ requestPolicy: 'network-only' }), 2000)
+  }
   const noun = templates ? 'credential template' : 'repository'
 
   async function doRemove(r: Repo) {
     setError(null)
     const res = await remove({ url: r.url, template: r.template })
     if (res.error) setError(errorText(`Removing ${r.url} failed`, res.error))
-    else refetch({ requestPolicy: 'network-only' })
+    else {
+      setWritten((w) => ({ saved: w.saved.filter((x) => repoKey(x) !== repoKey(r)), removed: [...w.removed, repoKey(r)] }))
+      refetchSoon()
+    }
   }
 
   return (
@@ -49,10 +59,11 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
         <RepoForm
           template={templates}
           existing={editing === 'new' ? null : editing}
-          onSaved={(url, tested) => {
+          onSaved={(repo, tested) => {
             setEditing(null)
-            if (tested) setStatus((s) => ({ ...s, [url]: { ok: true, text: `Connection successful (tested ${new Date().toLocaleTimeString()})` } }))
-            refetch({ requestPolicy: 'network-only' })
+            if (tested) setStatus((s) => ({ ...s, [repo.url]: { ok: true, text: `Connection successful (tested ${new Date().toLocaleTimeString()})` } }))
+            setWritten((w) => ({ saved: [...w.saved.filter((x) => repoKey(x) !== repoKey(repo)), repo], removed: w.removed.filter((k) => k !== repoKey(repo)) }))
+            refetchSoon()
           }}
           onFailed={(url, text) => setStatus((s) => ({ ...s, [url]: { ok: false, text } }))}
           onCancel={() => setEditing(null)}
@@ -100,6 +111,18 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
   )
 }
 
+function repoKey(r: Repo): string {
+  return `${r.template ? 'template' : 'repo'} ${r.url}`
+}
+
+/** mergeWrites is the listed repositories with this page's own saves and removals applied, ordered by URL. */
+export function mergeWrites(listed: Repo[], written: { saved: Repo[]; removed: string[] }): Repo[] {
+  const byKey = new Map(listed.map((r) => [repoKey(r), r]))
+  for (const r of written.saved) byKey.set(repoKey(r), r)
+  for (const k of written.removed) byKey.delete(k)
+  return [...byKey.values()].sort((a, b) => a.url.localeCompare(b.url))
+}
+
 interface FormState {
   url: string
   type: string
@@ -140,7 +163,7 @@ export function repositoryInput(f: FormState, template: boolean, upsert: boolean
 function RepoForm(props: {
   template: boolean
   existing: Repo | null
-  onSaved: (url: string, tested: boolean) => void
+  onSaved: (repo: Repo, tested: boolean) => void
   onFailed: (url: string, text: string) => void
   onCancel: () => void
 }) {
@@ -190,7 +213,7 @@ function RepoForm(props: {
       props.onFailed(input.url, msg)
       return
     }
-    props.onSaved(input.url, !input.skipTest)
+    if (res.data) props.onSaved(res.data.createRepository, !input.skipTest)
   }
 
   return (
