@@ -169,3 +169,59 @@ func serveRepoCommits(t *testing.T, trees []map[string]string) (string, []string
 	t.Cleanup(srv.Close)
 	return srv.URL + "/apps.git", shas
 }
+
+// TestSettingsPages drives the settings pages in Chromium against the real
+// server: a repository added through the form (pointing at a served git
+// repository) is listed with a successful connection test; a project is
+// created, given a role and a token shown once; user info lists admin's
+// permissions; the dark theme applies and survives a reload (see
+// web/e2e/settings-pages.mjs). The objects the forms wrote are then
+// checked in the cluster.
+func TestSettingsPages(t *testing.T) {
+	if skipReason != "" {
+		t.Skip("browser test skipped: " + skipReason)
+	}
+	base, ns := startServer(t, true)
+	repo := serveRepo(t, map[string]string{"app/configmap.yaml": configMap("app", "hello", "")})
+	runScriptEnv(t, "e2e/settings-pages.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo)
+
+	project := &v1alpha1.AppProject{}
+	if err := newKube(t).Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "shop"}, project); err != nil {
+		t.Fatalf("project shop: %v", err)
+	}
+	roles := project.Spec.Roles
+	if len(roles) != 1 || roles[0].Name != "ci" || len(roles[0].JWTTokens) != 1 || len(roles[0].Policies) != 1 {
+		t.Errorf("project shop roles = %+v, want role ci with one policy and one token", roles)
+	}
+	secrets, err := cluster.Client.CoreV1().Secrets(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range secrets.Items {
+		found = found || string(s.Data["url"]) == repo
+	}
+	if !found {
+		t.Errorf("no repository Secret for %s among %d", repo, len(secrets.Items))
+	}
+}
+
+// runScriptEnv is runScript with more environment variables for the
+// script (values it cannot know, such as a served repository's URL).
+func runScriptEnv(t *testing.T, script, base, ns string, env ...string) {
+	t.Helper()
+	secret, err := cluster.Client.CoreV1().Secrets(ns).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("initial admin secret: %v", err)
+	}
+	artifacts := t.ArtifactDir()
+	cmd := exec.CommandContext(t.Context(), "node", script, base, "admin", string(secret.Data["password"]), artifacts)
+	cmd.Dir = "web"
+	cmd.Env = append(append(os.Environ(), "CHROMIUM="+chromium), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	t.Logf("%s:\n%s", script, out)
+	if err != nil {
+		t.Fatalf("%s: %v (screenshots in %s)", script, err, artifacts)
+	}
+}

@@ -1,0 +1,91 @@
+// End-to-end check of the settings pages: add a repository through the
+// form (the served git repository in GRAPHCD_E2E_REPO) and see it listed
+// with a successful connection test; create project "shop", add role
+// "ci" with a policy and create a token, shown once; user info lists the
+// caller's permissions; the dark theme applies and survives a reload.
+//
+//   GRAPHCD_E2E_REPO=URL node e2e/settings-pages.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
+import { args, login, run } from './browser.mjs'
+
+const { base, user, password, artifacts } = args('settings-pages.mjs')
+const repo = process.env.GRAPHCD_E2E_REPO
+if (!repo) {
+  console.error('GRAPHCD_E2E_REPO (a git repository URL) is required')
+  process.exit(2)
+}
+const slow = { timeout: 60_000 } // the connection test clones
+
+await run(artifacts, async (page, { shot, check }) => {
+  await page.goto(`${base}/login`)
+  await login(page, user, password)
+
+  await page.getByRole('link', { name: 'Settings', exact: true }).first().click()
+  await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor()
+  await page.getByRole('main').getByRole('link', { name: 'Repositories', exact: true }).first().click()
+  await page.getByRole('button', { name: 'Add repository' }).click()
+  const form = page.getByRole('form', { name: 'New repository' })
+  await form.getByLabel('Repository URL').fill(repo)
+  await form.getByRole('button', { name: 'Test connection and save' }).click()
+  const listed = page.locator(`li[data-url="${repo}"]`)
+  await listed.locator('[data-connection="ok"]').waitFor(slow)
+  check(true, `the repository is listed with a successful connection: ${(await listed.locator('.conn').textContent())?.trim()}`)
+  check((await listed.getByRole('link', { name: repo }).count()) === 1, 'its http URL is a link')
+  await shot('repository')
+
+  await page.goto(`${base}/settings/projects`)
+  await page.getByRole('button', { name: 'New project' }).click()
+  const np = page.getByRole('form', { name: 'New project' })
+  await np.getByLabel('Name').fill('shop')
+  await np.getByLabel('Description').fill('the shop front')
+  await np.getByRole('button', { name: 'Create project' }).click()
+  await page.waitForURL(/\/settings\/projects\/shop$/)
+  await page.getByRole('heading', { name: 'shop', exact: true }).waitFor()
+  check(true, 'project shop created; its page opened')
+
+  await page.getByLabel('Role name').fill('ci')
+  await page.getByLabel('Role description').fill('deploys from CI')
+  await page.getByRole('button', { name: 'Add role' }).click()
+  const role = page.locator('article[data-role="ci"]')
+  await role.waitFor()
+  await role.getByLabel('New policy of ci').fill('p, proj:shop:ci, applications, sync, shop/*, allow')
+  await role.getByRole('button', { name: 'Add', exact: true }).first().click()
+  await role.getByText('p, proj:shop:ci, applications, sync, shop/*, allow').waitFor()
+  check(true, 'role ci added with a sync policy')
+  await role.getByLabel('Token ID').fill('pipeline')
+  await role.getByRole('button', { name: 'Create token' }).click()
+  const once = role.locator('.token-once')
+  await once.waitFor()
+  const token = await once.getByLabel('New token pipeline').inputValue()
+  check(token.split('.').length === 3, `the new token is shown once (a JWT of ${token.length} characters)`)
+  await role.locator('code', { hasText: /^pipeline$/ }).waitFor()
+  await shot('project-token')
+  await once.getByRole('button', { name: 'Done, hide it' }).click()
+  check((await role.locator('.token-once').count()) === 0 && !(await page.content()).includes(token), 'once hidden, the token is nowhere on the page')
+
+  await page.goto(`${base}/settings/user`)
+  await page.locator('[data-field="username"]').waitFor()
+  check((await page.locator('[data-field="username"]').textContent()) === user, `user info names ${user}`)
+  const perms = await page.getByRole('table', { name: 'Permissions' }).getByRole('row').count()
+  check(perms > 1, `user info lists ${perms - 1} permission rules`)
+  await shot('user-info')
+
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor || getComputedStyle(document.documentElement).backgroundColor)
+  await page.getByLabel('Theme').selectOption('light')
+  check((await page.evaluate(() => document.documentElement.dataset.theme)) === 'light', 'the light theme applies')
+  const light = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim())
+  await page.getByLabel('Theme').selectOption('dark')
+  const dark = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim())
+  check((await page.evaluate(() => document.documentElement.dataset.theme)) === 'dark' && dark !== light, `the dark theme applies (background ${light} → ${dark}; body ${await bg()})`)
+  await shot('user-info-dark')
+  await page.reload()
+  await page.locator('[data-field="username"]').waitFor()
+  check((await page.evaluate(() => document.documentElement.dataset.theme)) === 'dark', 'the dark theme survives a reload')
+  await page.goto(`${base}/settings/projects/shop`)
+  await page.locator('article[data-role="ci"]').waitFor()
+  await shot('project-dark')
+  await page.setViewportSize({ width: 390, height: 844 })
+  await shot('project-dark-phone')
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+  check(overflow <= 0, `at 390 px wide the page does not scroll sideways (overflow ${overflow}px)`)
+  await page.getByLabel('Theme').selectOption('system')
+})
