@@ -225,3 +225,30 @@ func runScriptEnv(t *testing.T, script, base, ns string, env ...string) {
 		t.Fatalf("%s: %v (screenshots in %s)", script, err, artifacts)
 	}
 }
+
+// TestCreateEditDeleteApp creates an application through the console's
+// form and its YAML tab, edits it and deletes it without cascade (see
+// web/e2e/actions-create.mjs); the cluster then has no such application.
+func TestCreateEditDeleteApp(t *testing.T) {
+	if skipReason != "" {
+		t.Skip("browser test skipped: " + skipReason)
+	}
+	base, ns := startServer(t, false)
+	kube := newKube(t)
+	ensureDefaultProject(t, kube, ns)
+	repo := serveRepo(t, map[string]string{"app/configmap.yaml": configMap("app", "hello", "")})
+	runScriptEnv(t, "e2e/actions-create.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo, "GRAPHCD_E2E_NS="+ns)
+
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: ns}}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := kube.Get(t.Context(), client.ObjectKeyFromObject(app), app)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("application fresh still there a minute after its deletion (get: %v)", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
