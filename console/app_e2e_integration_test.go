@@ -3,13 +3,23 @@
 package console
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -121,4 +131,133 @@ func TestAppPage(t *testing.T) {
 	if err := <-edited; err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("edit the Deployment: %v", err)
 	}
+}
+
+// BenchmarkTreeScale measures the application page with a resource tree of
+// GRAPHCD_CONSOLE_TREE ConfigMaps (default 2,000) through
+// web/e2e/app-scale.mjs: ms from navigation until the graph shows its
+// first laid-out nodes, ms for "show more" to lay out the next batch, and
+// the median, p95 and worst frame time while panning for about 3 s. The
+// ConfigMaps are in Git and created in the cluster by the benchmark (a
+// sync of thousands of objects would measure the sync instead).
+func BenchmarkTreeScale(b *testing.B) {
+	if skipReason != "" {
+		b.Skip("browser benchmark skipped: " + skipReason)
+	}
+	n := 2000
+	if v := os.Getenv("GRAPHCD_CONSOLE_TREE"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("GRAPHCD_CONSOLE_TREE=%q: %v", v, err)
+		}
+	}
+	base, ns := startServer(b, true)
+	var docs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&docs, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%05d\ndata:\n  index: %q\n", i, strconv.Itoa(i))
+	}
+	repo := serveRepoTB(b, map[string]string{"scale/configmaps.yaml": docs.String()})
+	kube := newKube(b)
+	createDefaultProject(b, kube, ns)
+	createApp(b, kube, ns, "scale", repo, "scale")
+	createConfigMaps(b, ns, "scale", n)
+	b.Setenv("APP", "scale")
+	b.Setenv("TREE_SIZE", strconv.Itoa(n))
+
+	var tree, more, median, p95, worst float64
+	for b.Loop() {
+		out := runScript(b, "e2e/app-scale.mjs", base, ns)
+		var m struct{ TreeMs, MoreMs, PanMedianMs, PanP95Ms, PanMaxMs float64 }
+		var figures []byte
+		for line := range bytes.Lines(out) {
+			if bytes.HasPrefix(line, []byte("{")) {
+				figures = line
+			}
+		}
+		if err := json.Unmarshal(figures, &m); err != nil {
+			b.Fatalf("figures from the script: %v\n%s", err, out)
+		}
+		tree, more, median, p95, worst = tree+m.TreeMs, more+m.MoreMs, median+m.PanMedianMs, p95+m.PanP95Ms, worst+m.PanMaxMs
+	}
+	runs := float64(b.N)
+	b.ReportMetric(tree/runs, "ms-tree-rendered")
+	b.ReportMetric(more/runs, "ms-show-more")
+	b.ReportMetric(median/runs, "ms-frame-median")
+	b.ReportMetric(p95/runs, "ms-frame-p95")
+	b.ReportMetric(worst/runs, "ms-frame-max")
+}
+
+// createConfigMaps creates the n ConfigMaps cm-00000 ... of app in ns, as
+// a sync would have (with the tracking label), eight at a time.
+func createConfigMaps(tb testing.TB, ns, app string, n int) {
+	tb.Helper()
+	next := make(chan int)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				cm := &corev1.ConfigMap{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Namespace: ns, Labels: map[string]string{"app.kubernetes.io/instance": app}},
+					Data:       map[string]string{"index": strconv.Itoa(i)},
+				}
+				if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		tb.Fatalf("create config maps: %v", err)
+	}
+}
+
+// serveRepoTB is serveRepo for benchmarks too: it commits files on branch
+// main of a new repository, serves it read-only with `git http-backend` on
+// loopback and returns the clone URL.
+func serveRepoTB(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		tb.Skip("git is not on PATH (make test-deps installs it)")
+	}
+	work, root := tb.TempDir(), tb.TempDir()
+	for name, content := range files {
+		path := filepath.Join(work, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=graphcd test", "GIT_AUTHOR_EMAIL=test@graphcd.invalid",
+		"GIT_COMMITTER_NAME=graphcd test", "GIT_COMMITTER_EMAIL=test@graphcd.invalid")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "."},
+		{"commit", "-q", "-m", "Add the app"},
+		{"clone", "-q", "--bare", ".", filepath.Join(root, "apps.git")},
+	} {
+		cmd := exec.CommandContext(tb.Context(), gitBin, args...)
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tb.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	srv := httptest.NewServer(&cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
+		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+	}})
+	tb.Cleanup(srv.Close)
+	return srv.URL + "/apps.git"
 }

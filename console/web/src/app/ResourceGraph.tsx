@@ -5,7 +5,7 @@ import '@xyflow/react/dist/style.css'
 import { useEffect, useMemo, useState } from 'react'
 import { Badge } from '../Badge'
 import { healthBadge, syncBadge } from '../badges'
-import { layout, type Positions } from './layout'
+import { layout, type Layout } from './layout'
 import { buildView, kindAbbrev, nodeChanged, type TreeResource, type ViewNode } from './tree'
 
 /** How many more nodes each "show more" lays out. */
@@ -141,7 +141,7 @@ export default function ResourceGraph(props: ResourceGraphProps) {
 
   // Only a change of shape is laid out again; status updates reuse the positions.
   const shape = useMemo(() => view.nodes.map((n) => n.id).join('\n') + '\n\n' + view.edges.map((e) => e.id).join('\n'), [view])
-  const [laidOut, setLaidOut] = useState<{ shape: string; positions: Positions } | null>(null)
+  const [laidOut, setLaidOut] = useState<({ shape: string } & Layout) | null>(null)
   const [layoutError, setLayoutError] = useState<string | null>(null)
   useEffect(() => {
     let alive = true
@@ -149,7 +149,7 @@ export default function ResourceGraph(props: ResourceGraphProps) {
       view.nodes.map((n) => ({ id: n.id, width: WIDTH, height: HEIGHT })),
       view.edges,
     ).then(
-      (positions) => alive && setLaidOut({ shape, positions }),
+      (l) => alive && setLaidOut({ shape, ...l }),
       (e: unknown) => alive && setLayoutError(String(e)),
     )
     return () => {
@@ -179,7 +179,7 @@ export default function ResourceGraph(props: ResourceGraphProps) {
   }, [view, laidOut, changed, selected, onSelect, props.appName, props.appHealth, props.appSync])
   const edges: Edge[] = useMemo(() => {
     if (!laidOut) return []
-    return view.edges.filter((e) => laidOut.positions.has(e.source) && laidOut.positions.has(e.target))
+    return view.edges.filter((e) => laidOut.positions.has(e.source) && laidOut.positions.has(e.target) && !laidOut.packed.has(e.target))
   }, [view, laidOut])
 
   const hidden = view.total - view.nodes.length
@@ -227,7 +227,9 @@ export default function ResourceGraph(props: ResourceGraphProps) {
             if (v.type === 'resource') onSelect(v.resource)
             else if (v.type === 'group') setExpanded((s) => toggled(s, v.id))
           }}
-          onlyRenderVisibleElements
+          // Up to a few hundred nodes, panning only moves one transformed layer;
+          // mounting nodes as they scroll into view would cost more than it saves.
+          onlyRenderVisibleElements={nodes.length > 600}
           proOptions={{ hideAttribution: true }}
           aria-label={`Resource tree of ${props.appName}`}
         >

@@ -1,6 +1,5 @@
 import { Suspense, lazy, useCallback, useMemo } from 'react'
 import { AppHeader } from '../app/Header'
-import { ResourcePanel } from '../app/ResourcePanel'
 import { ResourceTable } from '../app/ResourceTable'
 import { parseResource, sameResource, withResource } from '../app/resourceParam'
 import type { TreeResource } from '../app/tree'
@@ -10,6 +9,8 @@ import { navigate, useLocation } from '../router'
 
 // React Flow and the layout worker load only when the graph is shown.
 const ResourceGraph = lazy(() => import('../app/ResourceGraph'))
+// The panel (manifests, YAML parsing, logs) loads when a resource is opened.
+const ResourcePanel = lazy(() => import('../app/ResourcePanel').then((m) => ({ default: m.ResourcePanel })))
 
 /** ApplicationPage shows one application: header, resource tree, resource panel. */
 export function ApplicationPage({ name }: { name: string }) {
@@ -75,7 +76,9 @@ export function ApplicationPage({ name }: { name: string }) {
         </div>
       ) : null}
       {selectedId && data.app ? (
-        <ResourcePanel app={name} id={selectedId} resource={selected} version={data.version} onClose={() => navigate(path + withResource(search, null))} />
+        <Suspense fallback={null}>
+          <ResourcePanel app={name} id={selectedId} resource={selected} version={data.version} onClose={() => navigate(path + withResource(search, null))} />
+        </Suspense>
       ) : null}
     </section>
   )
