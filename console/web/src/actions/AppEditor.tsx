@@ -204,16 +204,18 @@ function FormFields({ form, change, mode }: { form: AppForm; change: (c: Partial
         <label className="check">
           <input type="checkbox" disabled={!form.autoSync} checked={form.selfHeal} onChange={(e) => change({ selfHeal: e.target.checked })} /> Self-heal (revert changes made in the cluster)
         </label>
-        {SYNC_OPTIONS.map((o) => (
-          <label key={o.option} className="check">
-            <input
-              type="checkbox"
-              checked={form.syncOptions.includes(o.option)}
-              onChange={(e) => change({ syncOptions: e.target.checked ? [...form.syncOptions, o.option] : form.syncOptions.filter((x) => x !== o.option) })}
-            />{' '}
-            {o.label} <span className="k">({o.option})</span>
-          </label>
-        ))}
+        <div className="checks columns">
+          {SYNC_OPTIONS.map((o) => (
+            <label key={o.option} className="check">
+              <input
+                type="checkbox"
+                checked={form.syncOptions.includes(o.option)}
+                onChange={(e) => change({ syncOptions: e.target.checked ? [...form.syncOptions, o.option] : form.syncOptions.filter((x) => x !== o.option) })}
+              />{' '}
+              {o.label} <span className="k">({o.option})</span>
+            </label>
+          ))}
+        </div>
       </fieldset>
     </div>
   )

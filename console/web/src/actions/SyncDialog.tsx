@@ -53,7 +53,7 @@ export function SyncDialog({ app, onClose, onStarted }: { app: ActionsAppFragmen
           <Check label="Force" hint="delete and re-create what cannot be patched" checked={form.force} onChange={(force) => set({ force })} />
           <Check label="Apply only" hint="skip hooks" checked={form.applyOnly} onChange={(applyOnly) => set({ applyOnly })} />
         </fieldset>
-        <fieldset className="checks">
+        <fieldset className="checks columns">
           <legend>Sync options</legend>
           {SYNC_OPTIONS.map((o) => (
             <Check
