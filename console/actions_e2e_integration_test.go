@@ -252,3 +252,56 @@ func TestCreateEditDeleteApp(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// hookPod is a PreSync hook that never ends on KWOK's fake nodes: a bare
+// Pod stays Running there (only Jobs' Pods succeed).
+const hookPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: migrate
+  annotations:
+    argocd.argoproj.io/hook: PreSync
+spec:
+  restartPolicy: Never
+  containers:
+    - name: migrate
+      image: registry.example/migrate:1
+`
+
+// TestSyncProgressAndTerminate follows a sync that cannot finish: the
+// console shows its PreSync hook running and the Sync waves waiting, live,
+// and its Terminate button stops it (see web/e2e/actions-terminate.mjs).
+// Nothing of the Sync phase was applied.
+func TestSyncProgressAndTerminate(t *testing.T) {
+	if skipReason != "" {
+		t.Skip("browser test skipped: " + skipReason)
+	}
+	base, ns := startServer(t, true)
+	repo := serveRepo(t, map[string]string{
+		"slow/hook.yaml":   hookPod,
+		"slow/first.yaml":  configMap("first", "wave zero", ""),
+		"slow/second.yaml": configMap("second", "wave one", "1"),
+	})
+	kube := newKube(t)
+	ensureDefaultProject(t, kube, ns)
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "slow", Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "slow", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
+		},
+	}
+	if err := kube.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, "e2e/actions-terminate.mjs", base, ns)
+
+	waitApp(t, kube, app, "the terminated operation", func(a *v1alpha1.Application) bool {
+		s := a.Status.OperationState
+		return s != nil && (s.Phase == v1alpha1.OperationFailed || s.Phase == v1alpha1.OperationError)
+	})
+	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Get(t.Context(), "first", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap first of the Sync phase: got err %v, want NotFound (the sync stopped in PreSync)", err)
+	}
+}

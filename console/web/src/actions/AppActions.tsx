@@ -87,9 +87,9 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
             Delete…
           </button>
         ) : null}
-        {op ? (
-          <button type="button" aria-expanded={showOp || running} onClick={() => setShowOp(!showOp)}>
-            {running ? 'Operation running' : showOp ? 'Hide last operation' : 'Last operation'}
+        {op && !running ? (
+          <button type="button" aria-expanded={showOp} onClick={() => setShowOp(!showOp)}>
+            {showOp ? 'Hide last operation' : 'Last operation'}
           </button>
         ) : null}
       </div>
@@ -101,6 +101,7 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
           </button>
         </p>
       ) : null}
+      {/* A running operation always shows; a finished one on request. */}
       {op && (showOp || running) ? <OperationProgress op={op} syncStatus={app.status.sync.status} /> : null}
       {panel === 'sync' ? <SyncDialog app={app} onClose={() => setPanel(null)} onStarted={started} /> : null}
       {panel === 'history' ? <HistoryPanel app={app} canSync={can?.sync === true} onClose={() => setPanel(null)} onStarted={started} /> : null}

@@ -54,7 +54,7 @@ export function OperationProgress({ op, syncStatus }: { op: OperationState; sync
                     </span>{' '}
                     <span className="k">
                       {r.hookType ? `${r.hookType} hook · ` : ''}
-                      {state === 'waiting' ? 'waiting' : r.status || r.hookPhase}
+                      {state === 'waiting' ? 'waiting' : r.hookType ? r.hookPhase : r.status || r.hookPhase}
                     </span>
                     {r.message && state !== 'waiting' ? <span className="msg"> — {r.message}</span> : null}
                   </li>
