@@ -43,7 +43,8 @@ type Config struct {
 	Repo      reposerver.Service
 	Settings  *settings.Settings
 	Resync    time.Duration
-	// Processors is how many apps are reconciled at once (default 10).
+	// Processors is how many apps are reconciled at once (default
+	// DefaultProcessors).
 	Processors int
 	RepoFor    func(ctx context.Context, url string) (reposerver.Repository, error)
 	Logger     *slog.Logger
@@ -76,6 +77,10 @@ type Controller struct {
 	mgr        ctrl.Manager
 	reconciler *Reconciler
 }
+
+// DefaultProcessors is how many apps a controller reconciles at once
+// unless told otherwise.
+const DefaultProcessors = 10
 
 // New builds a Controller; Run starts it.
 func New(cfg Config) (*Controller, error) {
@@ -150,7 +155,7 @@ func New(cfg Config) (*Controller, error) {
 	r.dests = c.clusters
 	c.reconciler = r
 	if cfg.Processors <= 0 {
-		cfg.Processors = 10
+		cfg.Processors = DefaultProcessors
 	}
 	if err := r.SetupWithManager(mgr, cfg.Processors); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ type appControllerOptions struct {
 	namespace     string
 	appResync     time.Duration
 	shard, shards int
+	processors    int
 	leaderElect   bool
 	leaseDuration time.Duration
 	renewDeadline time.Duration
@@ -26,6 +27,7 @@ type appControllerOptions struct {
 func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.StringVar(&o.namespace, "namespace", "graphcd", "namespace of the Applications, settings and repository Secrets")
 	f.DurationVar(&o.appResync, "app-resync", 120*time.Second, "periodic refresh of every application (plus up to half as jitter)")
+	f.IntVar(&o.processors, "status-processors", controller.DefaultProcessors, "how many applications are compared (and synced) at once")
 	f.IntVar(&o.shard, "shard", 0, "the shard this controller reconciles, from 0 to --shards - 1")
 	f.IntVar(&o.shards, "shards", 1, "how many shards split the destination clusters (by consistent hashing of the server URL)")
 	f.BoolVar(&o.leaderElect, "leader-elect", leaderElect, "compete for the shard's Lease so that one replica at a time reconciles")
@@ -42,6 +44,9 @@ func (o *appControllerOptions) validate(c *cobra.Command) error {
 	}
 	if o.appResync < 0 {
 		return usage("%s: must not be negative, got %s", flagOrigin(c, "app-resync"), o.appResync)
+	}
+	if o.processors < 1 {
+		return usage("%s: must be at least 1, got %d", flagOrigin(c, "status-processors"), o.processors)
 	}
 	if o.shards < 1 {
 		return usage("%s: must be at least 1, got %d", flagOrigin(c, "shards"), o.shards)
@@ -77,7 +82,7 @@ func (o *appControllerOptions) leaderElection() controller.LeaderElection {
 // the rest.
 func (o *appControllerOptions) config() controller.Config {
 	return controller.Config{
-		Namespace: o.namespace, Resync: o.appResync,
+		Namespace: o.namespace, Resync: o.appResync, Processors: o.processors,
 		Shard:          controller.Shard{Index: o.shard, Count: o.shards},
 		LeaderElection: o.leaderElection(),
 	}

@@ -45,6 +45,10 @@ func TestControllerFlagErrors(t *testing.T) {
 			want: "graphcd: --leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period: renew deadline 2s must be longer than 1.2 × the retry period 2s\n",
 		},
 		{
+			args: []string{"server", "--status-processors", "0"},
+			want: "graphcd: --status-processors: must be at least 1, got 0\n",
+		},
+		{
 			args: []string{"controller", "--app-resync", "-1s"},
 			want: "graphcd: --app-resync: must not be negative, got -1s\n",
 		},

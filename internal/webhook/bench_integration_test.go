@@ -236,8 +236,11 @@ func startGraphcdServer(b testing.TB) *benchServer {
 	}
 	logs := &lockedBuffer{}
 	s := &benchServer{base: "http://127.0.0.1:" + strconv.Itoa(port), ns: ns, logs: logs}
-	cmd := exec.CommandContext(context.WithoutCancel(b.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
-		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-format", "text")
+	args := []string{"server", "--kubeconfig", cluster.Kubeconfig, "--namespace", ns, "--listen", "127.0.0.1:" + strconv.Itoa(port), "--log-format", "text"}
+	if p := os.Getenv("GRAPHCD_WEBHOOK_PROCESSORS"); p != "" {
+		args = append(args, "--status-processors", p)
+	}
+	cmd := exec.CommandContext(context.WithoutCancel(b.Context()), bin, args...)
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "GRAPHCD_") || strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
 	})
