@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { safeHref } from './safeurl'
+import { externalHref, safeHref } from './safeurl'
 
 describe('safeHref', () => {
   it('keeps http(s) URLs and site paths', () => {
@@ -33,5 +33,12 @@ describe('safeHref', () => {
     for (const u of ['//evil.example', '/\\evil.example', '\\\\evil.example', ' //evil.example', '', null, undefined, '   ']) {
       expect(safeHref(u), String(u)).toBeUndefined()
     }
+  })
+})
+
+describe('externalHref', () => {
+  it('keeps absolute http(s) URLs only', () => {
+    expect(externalHref('https://git.example.com/a.git')).toBe('https://git.example.com/a.git')
+    for (const u of ['/applications', 'javascript:alert(1)', '//evil.example', 'git@example.com:a.git']) expect(externalHref(u), u).toBeUndefined()
   })
 })

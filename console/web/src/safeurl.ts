@@ -24,3 +24,12 @@ export function safeHref(url: string | null | undefined): string | undefined {
   }
   return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? seen : undefined
 }
+
+/**
+ * externalHref is safeHref for URLs that must name another site (a
+ * repository, an external URL): absolute http(s) only, never a path here.
+ */
+export function externalHref(url: string | null | undefined): string | undefined {
+  const href = safeHref(url)
+  return href && !href.startsWith('/') ? href : undefined
+}

@@ -1,7 +1,7 @@
 import { useState } from 'react'
 import { useMutation } from 'urql'
 import type { ActionsAppFragment } from '../gql/graphql'
-import { safeHref } from '../safeurl'
+import { externalHref } from '../safeurl'
 import { Dialog } from './Dialog'
 import { RollbackMutation } from './documents'
 import { errorText } from './errors'
@@ -85,7 +85,7 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
 
 /** SourceLink links a repository URL only when it is a web URL. */
 export function SourceLink({ url }: { url: string }) {
-  const href = safeHref(url)
+  const href = externalHref(url)
   return href ? (
     <a href={href} target="_blank" rel="noreferrer noopener">
       {url}

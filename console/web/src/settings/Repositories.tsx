@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery } from 'urql'
 import { errorText } from '../actions/errors'
 import type { RepositoryInput } from '../gql/graphql'
-import { safeHref } from '../safeurl'
+import { externalHref } from '../safeurl'
 import { CreateRepositoryMutation, DeleteRepositoryMutation, RepositoriesQuery } from './documents'
 import { ConfirmButton, ErrorLine, useCan } from './ui'
 
@@ -73,7 +73,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
       {list.data && repos.length === 0 ? <p className="empty">No {noun} yet.</p> : null}
       <ul className="cards" aria-label={templates ? 'Credential templates' : 'Repositories'}>
         {repos.map((r) => {
-          const href = safeHref(r.url)
+          const href = externalHref(r.url)
           const st = status[r.url]
           return (
             <li key={r.url} className="card-row" data-url={r.url}>
