@@ -146,12 +146,13 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
+	settings := catalog.NewSettings(kc, o.app.namespace)
 	resolver := &resolvers.Resolver{
 		Build: build, Namespace: o.app.namespace,
 		Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 		Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 		ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
-		Logs: catalog.NewPodLogs(clusterList), Settings: catalog.NewSettings(kc, o.app.namespace),
+		Logs: catalog.NewPodLogs(clusterList), Settings: settings,
 		Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: repocreds.New(kc, o.app.namespace),
 	}
 	opts := server.Options{
@@ -166,7 +167,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// Providers cannot log in: the webhook authenticates with their secrets.
 	hookSecrets := webhook.NewSecretWatch(kc, o.app.namespace)
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
-	hooks := webhook.Options{Apps: objects.Apps, Refresher: writer, Secrets: hookSecrets, Logger: log}
+	hooks := webhook.Options{Apps: objects.Apps, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
 	pushed := &pushQueue{}
 	if o.controller {
 		hooks.Queue = pushed

@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +32,9 @@ type Settings struct {
 	mu   sync.Mutex
 	read time.Time
 	last gqlmodel.Settings
+	// maxPayload is webhook.maxPayloadSizeMB in bytes; 0 when unset or
+	// invalid.
+	maxPayload int64
 }
 
 // NewSettings reads graphcd-cm in namespace.
@@ -42,20 +47,51 @@ func NewSettings(client kubernetes.Interface, namespace string) *Settings {
 func (s *Settings) PublicSettings(ctx context.Context) (gqlmodel.Settings, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.refresh(ctx); err != nil {
+		return gqlmodel.Settings{}, err
+	}
+	return s.last, nil
+}
+
+// WebhookMaxPayloadBytes is graphcd-cm's webhook.maxPayloadSizeMB (Argo
+// CD's key) in bytes, or def when it is unset, not a positive whole number
+// of megabytes, or the ConfigMap cannot be read.
+func (s *Settings) WebhookMaxPayloadBytes(ctx context.Context, def int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refresh(ctx) != nil || s.maxPayload <= 0 {
+		return def
+	}
+	return s.maxPayload
+}
+
+// refresh reads graphcd-cm when the last read is older than settingsTTL;
+// s.mu is held.
+func (s *Settings) refresh(ctx context.Context) error {
 	if !s.read.IsZero() && time.Since(s.read) < settingsTTL {
-		return s.last, nil
+		return nil
 	}
 	cm, err := s.client.CoreV1().ConfigMaps(s.namespace).Get(ctx, settingsConfigMap, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		s.last = gqlmodel.Settings{}
+		s.last, s.maxPayload = gqlmodel.Settings{}, 0
 	case err != nil:
-		return gqlmodel.Settings{}, fmt.Errorf("read %s/%s: %w", s.namespace, settingsConfigMap, err)
+		return fmt.Errorf("read %s/%s: %w", s.namespace, settingsConfigMap, err)
 	default:
-		s.last = publicSettings(cm.Data)
+		s.last, s.maxPayload = publicSettings(cm.Data), maxPayloadBytes(cm.Data["webhook.maxPayloadSizeMB"])
 	}
 	s.read = time.Now()
-	return s.last, nil
+	return nil
+}
+
+// maxPayloadBytes parses a size in megabytes (MiB, as Argo CD counts
+// them); 0 for anything but a whole number from 1 to 1 TiB.
+func maxPayloadBytes(mb string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(mb), 10, 64)
+	if err != nil || n < 1 || n > 1<<20 {
+		return 0
+	}
+	return n << 20
 }
 
 // publicSettings picks the public keys out of graphcd-cm's data.

@@ -46,3 +46,20 @@ connectors:
 		t.Errorf("with malformed SSO config: %+v", bad)
 	}
 }
+
+func TestMaxPayloadBytes(t *testing.T) {
+	for in, want := range map[string]int64{
+		"":        0,
+		"50":      50 << 20,
+		" 1 ":     1 << 20,
+		"0":       0,
+		"-5":      0,
+		"1.5":     0,
+		"10MB":    0,
+		"1048577": 0, // over 1 TiB
+	} {
+		if got := maxPayloadBytes(in); got != want {
+			t.Errorf("maxPayloadBytes(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

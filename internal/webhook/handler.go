@@ -49,6 +49,12 @@ type Queue interface {
 	RefreshPushed(ctx context.Context, apps []types.NamespacedName) (rest []types.NamespacedName, err error)
 }
 
+// Limits reads the body size limit from configuration; *catalog.Settings
+// is one.
+type Limits interface {
+	WebhookMaxPayloadBytes(ctx context.Context, def int64) int64
+}
+
 // Options configure a Handler.
 type Options struct {
 	// Apps are the Applications pushes are matched against.
@@ -62,6 +68,10 @@ type Options struct {
 	Secrets Secrets
 	// MaxBodyBytes bounds the request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Limits, when set, gives the bound per request instead (e.g. from
+	// graphcd-cm's webhook.maxPayloadSizeMB), with MaxBodyBytes as its
+	// default.
+	Limits Limits
 	// Parallelism bounds concurrent refreshes; 0 means
 	// DefaultParallelism.
 	Parallelism int
@@ -102,17 +112,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id := deliveryID(r.Header); id != "" {
 		ctx = context.WithValue(ctx, deliveryKey{}, id)
 	}
-	if r.ContentLength > h.opts.MaxBodyBytes {
+	limit := h.opts.MaxBodyBytes
+	if h.opts.Limits != nil {
+		limit = h.opts.Limits.WebhookMaxPayloadBytes(ctx, limit)
+	}
+	if r.ContentLength > limit {
 		h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large",
-			slog.Int64("content_length", r.ContentLength), slog.Int64("limit", h.opts.MaxBodyBytes))
+			slog.Int64("content_length", r.ContentLength), slog.Int64("limit", limit))
 		return
 	}
 	// Read through a limit: a body without Content-Length (chunked)
 	// stops being read at the limit too.
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large", slog.Int64("limit", h.opts.MaxBodyBytes))
+			h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large", slog.Int64("limit", limit))
 			return
 		}
 		h.refuse(ctx, w, http.StatusBadRequest, "cannot read body", slog.String("err", err.Error()))

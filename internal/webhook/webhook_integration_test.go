@@ -3,6 +3,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -253,5 +254,29 @@ func TestPushReachesInProcessController(t *testing.T) {
 	}
 	if logs := srv.logs.String(); !strings.Contains(logs, "matched=3 queued=3 annotated=0 failed=0") {
 		t.Errorf("the webhook's log line does not say all 3 apps were queued:\n%s", srv.logs.tail(4000))
+	}
+}
+
+// TestMaxPayloadFromConfigMap: graphcd-cm's webhook.maxPayloadSizeMB (Argo
+// CD's key) sets the body limit.
+func TestMaxPayloadFromConfigMap(t *testing.T) {
+	ns := "webhook-limit"
+	createNamespace(t, ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "graphcd-cm"}, Data: map[string]string{"webhook.maxPayloadSizeMB": "1"}}
+	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := New(Options{Apps: objects.Apps, Refresher: appops.Service{Client: kube}, Secrets: StaticSecrets{},
+		Limits: catalog.NewSettings(cluster.Client, ns), Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+
+	ping := readFixture(t, "github-ping.json")
+	if got := post(t, srv.URL, delivery(t, "github", "ping", ping, "")); got != http.StatusOK {
+		t.Fatalf("a small delivery: status %d, want 200", got)
+	}
+	big := append(bytes.Repeat([]byte(" "), 3<<19), ping...) // 1.5 MiB of JSON whitespace, then the ping
+	if got := post(t, srv.URL, delivery(t, "github", "ping", big, "")); got != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a 1.5 MiB delivery with a 1 MB limit: status %d, want 413", got)
 	}
 }
