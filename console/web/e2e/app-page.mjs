@@ -39,7 +39,7 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.waitForURL(/\/applications\/guestbook$/)
   check(true, 'a click on the name in the list opens /applications/guestbook')
 
-  const facts = page.locator('.facts')
+  const facts = page.locator('.app-facts')
   await facts.locator('[data-status="OutOfSync"]').waitFor(slow)
   check(true, 'the header shows OutOfSync before the first sync')
   // A reload would clear this mark; everything below must arrive live.
@@ -118,4 +118,25 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.waitForURL((u) => !u.search.includes('resource='))
   check(true, 'Escape closes the panel and drops it from the URL')
   check(await page.evaluate(() => window.graphcdNoReload === true), 'the page was not reloaded')
+
+  // A Pod's panel has a Logs tab that follows the log (KWOK's Pods have no
+  // kubelet to read logs from: the view shows the server's error).
+  await graph.locator('.rnode[data-kind="Pod"] button.rname').first().click()
+  await page.getByRole('tab', { name: 'Logs' }).click()
+  await page.getByRole('log').waitFor()
+  await page.getByLabel('Search').last().fill('error')
+  check(true, `a Pod's Logs tab opens with follow, pause, search and container controls (${(await page.locator('.rpanel-body').textContent())?.slice(0, 160)})`)
+  await shot('logs')
+
+  // A phone-width screen keeps the page usable.
+  await page.keyboard.press('Escape')
+  await page.setViewportSize({ width: 390, height: 844 })
+  await graph.locator('.rnode[data-kind="Deployment"]').waitFor()
+  await shot('phone')
+
+  // An application that does not exist says so and what to do.
+  await page.goto(`${base}/applications/no-such-app`)
+  const alert = page.getByRole('alert').filter({ hasText: 'There is no application named' })
+  await alert.waitFor()
+  check(true, `a missing app says so: ${await alert.textContent()}`)
 })

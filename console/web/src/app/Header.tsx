@@ -59,7 +59,7 @@ export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: 
         <AppActions name={name} />
       </div>
       {app && st ? (
-        <dl className="facts" aria-live="polite">
+        <dl className="app-facts" aria-live="polite">
           <div>
             <dt>Sync</dt>
             <dd>
@@ -76,7 +76,7 @@ export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: 
             <dt>Health</dt>
             <dd>
               <Badge badge={healthBadge(st.health.status)} />
-              {st.health.message ? <span className="msg">{st.health.message}</span> : null}
+              {st.health.message ? <span className="app-msg">{st.health.message}</span> : null}
             </dd>
           </div>
           {opBadge && op ? (
@@ -84,7 +84,7 @@ export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: 
               <dt>Last operation</dt>
               <dd>
                 <Badge badge={opBadge} />
-                <span className="msg">{op.message}</span>
+                <span className="app-msg">{op.message}</span>
               </dd>
             </div>
           ) : null}

@@ -105,7 +105,7 @@ export function PodLogs({ app, namespace, pod, images }: { app: string; namespac
       </div>
       {error ? (
         <p className="error" role="alert">
-          {error}
+          The log cannot be followed: {error}
           {offered.length ? ' Pick a container above.' : ''}
         </p>
       ) : null}

@@ -1,8 +1,8 @@
 // The resource tree as a graph (React Flow), laid out by ELK in a worker.
 // This module is loaded lazily: React Flow stays out of the main bundle.
-import { Background, Controls, Handle, Position, ReactFlow, type Edge, type Node, type NodeProps, type NodeTypes } from '@xyflow/react'
+import { Background, Controls, Handle, Position, ReactFlow, useReactFlow, useStore, type Edge, type Node, type NodeProps, type NodeTypes } from '@xyflow/react'
 import '@xyflow/react/dist/style.css'
-import { useEffect, useMemo, useState } from 'react'
+import { useEffect, useMemo, useRef, useState } from 'react'
 import { Badge } from '../Badge'
 import { healthBadge, syncBadge } from '../badges'
 import { layout, type Layout } from './layout'
@@ -123,6 +123,26 @@ function AppNodeView({ data }: NodeProps<FlowNode>) {
   )
 }
 
+// The view fits the graph again when its shape or the screen width changes
+// (a tree that grows, a turned phone), unless the user has panned or zoomed
+// since: then it stays where they put it.
+function AutoFit({ shape, userMoved }: { shape: string; userMoved: { current: boolean } }) {
+  const { fitView } = useReactFlow()
+  const width = useStore((s) => s.width)
+  const lastWidth = useRef(width)
+  useEffect(() => {
+    const resized = lastWidth.current !== width
+    lastWidth.current = width
+    if (userMoved.current && !resized) return
+    // After React Flow has measured the new nodes.
+    const frame = requestAnimationFrame(() => void fitView(fitOptions))
+    return () => cancelAnimationFrame(frame)
+  }, [shape, width, fitView, userMoved])
+  return null
+}
+
+const fitOptions = { maxZoom: 1 }
+
 const nodeTypes: NodeTypes = { resource: ResourceNodeView, group: GroupNodeView, app: AppNodeView }
 
 function toggled(s: ReadonlySet<string>, id: string): Set<string> {
@@ -143,6 +163,7 @@ export default function ResourceGraph(props: ResourceGraphProps) {
   const shape = useMemo(() => view.nodes.map((n) => n.id).join('\n') + '\n\n' + view.edges.map((e) => e.id).join('\n'), [view])
   const [laidOut, setLaidOut] = useState<({ shape: string } & Layout) | null>(null)
   const [layoutError, setLayoutError] = useState<string | null>(null)
+  const userMoved = useRef(false)
   useEffect(() => {
     let alive = true
     layout(
@@ -215,6 +236,10 @@ export default function ResourceGraph(props: ResourceGraphProps) {
           edges={edges}
           nodeTypes={nodeTypes}
           fitView
+          fitViewOptions={fitOptions}
+          onMoveStart={(e) => {
+            if (e) userMoved.current = true
+          }}
           minZoom={0.05}
           maxZoom={2}
           nodesDraggable={false}
@@ -233,6 +258,7 @@ export default function ResourceGraph(props: ResourceGraphProps) {
           proOptions={{ hideAttribution: true }}
           aria-label={`Resource tree of ${props.appName}`}
         >
+          <AutoFit shape={laidOut.shape} userMoved={userMoved} />
           <Background gap={24} />
           <Controls showInteractive={false} />
         </ReactFlow>

@@ -124,7 +124,7 @@ function DiffTab({ live, desired }: { live: string; desired: string }) {
   const texts = useMemo(() => (gitFields ? comparedTexts(live, desired) : { live, desired }), [gitFields, live, desired])
   return (
     <>
-      <label className="check">
+      <label className="diff-option">
         <input type="checkbox" checked={gitFields} onChange={(e) => setGitFields(e.target.checked)} /> Compare only the fields Git sets (leave out status and
         defaults)
       </label>
