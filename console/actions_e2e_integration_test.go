@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -173,15 +174,20 @@ func serveRepoCommits(t *testing.T, trees []map[string]string) (string, []string
 // TestSettingsPages drives the settings pages in Chromium against the real
 // server: a repository added through the form (pointing at a served git
 // repository) is listed with a successful connection test; a project is
-// created, given a role and a token shown once; user info lists admin's
-// permissions; the dark theme applies and survives a reload (see
-// web/e2e/settings-pages.mjs). The objects the forms wrote are then
-// checked in the cluster.
+// created, given a role and a token shown once; a cluster is added and
+// removed; account ci gets an API token, shown once, then deleted; user
+// info lists admin's permissions; the dark theme applies and survives a
+// reload (see web/e2e/settings-pages.mjs). The objects the forms wrote
+// are then checked in the cluster.
 func TestSettingsPages(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)
 	}
-	base, ns := startServer(t, true)
+	// Account ci may have API tokens.
+	base, ns := startServer(t, true, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "graphcd-cm"},
+		Data:       map[string]string{"accounts.ci": "apiKey"},
+	})
 	repo := serveRepo(t, map[string]string{"app/configmap.yaml": configMap("app", "hello", "")})
 	runScriptEnv(t, "e2e/settings-pages.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo)
 

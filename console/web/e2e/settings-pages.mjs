@@ -1,7 +1,8 @@
 // End-to-end check of the settings pages: add a repository through the
 // form (the served git repository in GRAPHCD_E2E_REPO) and see it listed
 // with a successful connection test; create project "shop", add role
-// "ci" with a policy and create a token, shown once; user info lists the
+// "ci" with a policy and create a token, shown once; add and remove a
+// cluster; create and delete an API token of account "ci"; user info lists the
 // caller's permissions; the dark theme applies and survives a reload.
 //
 //   GRAPHCD_E2E_REPO=URL node e2e/settings-pages.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
@@ -61,6 +62,38 @@ await run(artifacts, async (page, { shot, check }) => {
   await shot('project-token')
   await once.getByRole('button', { name: 'Done, hide it' }).click()
   check((await role.locator('.token-once').count()) === 0 && !(await page.content()).includes(token), 'once hidden, the token is nowhere on the page')
+
+  await page.goto(`${base}/settings/clusters`)
+  await page.getByRole('button', { name: 'Add cluster' }).click()
+  const nc = page.getByRole('form', { name: 'New cluster' })
+  await nc.getByLabel('Name', { exact: true }).fill('fake')
+  await nc.getByLabel('Server URL').fill('https://fake.example:6443')
+  await nc.getByLabel('Bearer token').fill('not-a-real-token')
+  await nc.getByRole('button', { name: 'Add cluster' }).click()
+  const cluster = page.locator('li[data-server="https://fake.example:6443"]')
+  await cluster.waitFor()
+  check(!(await page.content()).includes('not-a-real-token'), 'cluster fake is listed; its token is not on the page')
+  await shot('clusters')
+  await cluster.getByRole('button', { name: 'Remove' }).click()
+  await cluster.getByRole('button', { name: 'Yes, remove' }).click()
+  await cluster.waitFor({ state: 'detached' })
+  check(true, 'cluster fake removed')
+
+  await page.goto(`${base}/settings/accounts`)
+  const ci = page.locator('li[data-account="ci"]')
+  await ci.waitFor()
+  await ci.getByLabel('Token ID').fill('deploy')
+  await ci.getByLabel('Expires in').fill('24h')
+  await ci.getByRole('button', { name: 'Create token' }).click()
+  const ciToken = await ci.getByLabel('New token deploy').inputValue()
+  check(ciToken.split('.').length === 3, `account ci's new token is shown once (a JWT of ${ciToken.length} characters)`)
+  await ci.locator('code', { hasText: /^deploy$/ }).waitFor()
+  await shot('account-token')
+  await ci.getByRole('button', { name: 'Done, hide it' }).click()
+  await ci.getByRole('button', { name: 'Delete' }).click()
+  await ci.getByRole('button', { name: 'Yes, delete' }).click()
+  await ci.locator('code', { hasText: /^deploy$/ }).waitFor({ state: 'detached' })
+  check(true, "account ci's token deleted")
 
   await page.goto(`${base}/settings/user`)
   await page.locator('[data-field="username"]').waitFor()

@@ -5,6 +5,10 @@ import type { ClusterInput } from '../gql/graphql'
 import { AddClusterMutation, ClustersQuery, RemoveClusterMutation } from './documents'
 import { splitList } from './projectspec'
 import { ConfirmButton, ErrorLine, useCan } from './ui'
+import { mergeWrites, noWrites, withRemoved, withSaved, type Writes } from './writes'
+
+type Listed = { id: string; name: string; server: string; namespaces: string[]; clusterResources: boolean; project: string; shard?: number | null; labels: { key: string; value: string }[] }
+const serverOf = (c: { server: string }) => c.server
 
 interface FormState {
   name: string
@@ -47,12 +51,21 @@ export function ClustersPage() {
   const [error, setError] = useState<string | null>(null)
   const canCreate = useCan('clusters', 'create')
   const canDelete = useCan('clusters', 'delete')
+  const [written, setWritten] = useState<Writes<Listed>>(noWrites)
+  const clusters = mergeWrites(list.data?.clusters.nodes ?? [], written, serverOf)
+  const refetchSoon = () => {
+    refetch({ requestPolicy: 'network-only' })
+    setTimeout(() => refetch({ requestPolicy: 'network-only' }), 2000)
+  }
 
   async function doRemove(server: string) {
     setError(null)
     const res = await remove({ server })
     if (res.error) setError(errorText(`Removing ${server} failed`, res.error))
-    else refetch({ requestPolicy: 'network-only' })
+    else {
+      setWritten((w) => withRemoved(w, server, serverOf))
+      refetchSoon()
+    }
   }
 
   return (
@@ -67,17 +80,18 @@ export function ClustersPage() {
       ) : null}
       {adding ? (
         <ClusterForm
-          onSaved={() => {
+          onSaved={(c) => {
             setAdding(false)
-            refetch({ requestPolicy: 'network-only' })
+            setWritten((w) => withSaved(w, c, serverOf))
+            refetchSoon()
           }}
           onCancel={() => setAdding(false)}
         />
       ) : null}
       <ErrorLine error={list.error ? errorText('Loading failed', list.error) : error} />
       <ul className="cards" aria-label="Clusters">
-        {(list.data?.clusters.nodes ?? []).map((c) => (
-          <li key={c.id} className="card-row">
+        {clusters.map((c) => (
+          <li key={c.server} className="card-row" data-server={c.server}>
             <div className="card-main">
               <strong className="ellipsis">{c.name || c.server}</strong>
               <span className="k ellipsis">
@@ -96,7 +110,7 @@ export function ClustersPage() {
   )
 }
 
-function ClusterForm({ onSaved, onCancel }: { onSaved: () => void; onCancel: () => void }) {
+function ClusterForm({ onSaved, onCancel }: { onSaved: (c: Listed) => void; onCancel: () => void }) {
   const [f, setF] = useState<FormState>({
     name: '',
     server: '',
@@ -134,7 +148,7 @@ function ClusterForm({ onSaved, onCancel }: { onSaved: () => void; onCancel: () 
     }
     const res = await add({ input: clusterInput(f) })
     if (res.error) setError(errorText(`Adding ${f.server} failed`, res.error))
-    else onSaved()
+    else if (res.data) onSaved(res.data.addCluster)
   }
 
   return (

@@ -5,6 +5,7 @@ import type { RepositoryInput } from '../gql/graphql'
 import { externalHref } from '../safeurl'
 import { CreateRepositoryMutation, DeleteRepositoryMutation, RepositoriesQuery } from './documents'
 import { ConfirmButton, ErrorLine, useCan } from './ui'
+import { mergeWrites, noWrites, withRemoved, withSaved, type Writes } from './writes'
 
 type Repo = { url: string; name: string; type: string; project: string; hasCredentials: boolean; template: boolean }
 type Status = { ok: boolean; text: string }
@@ -22,12 +23,10 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
   // outcome of the tests run from it (every save tests first).
   const [status, setStatus] = useState<Record<string, Status>>({})
   const [error, setError] = useState<string | null>(null)
-  // The server lists repositories from its cache, which may not hold a
-  // write of a moment ago: what this page wrote shows at once.
-  const [written, setWritten] = useState<{ saved: Repo[]; removed: string[] }>({ saved: [], removed: [] })
+  const [written, setWritten] = useState<Writes<Repo>>(noWrites)
   const canCreate = useCan('repositories', 'create')
   const canDelete = useCan('repositories', 'delete')
-  const repos = mergeWrites(list.data?.repositories.nodes ?? [], written).filter((r) => r.template === templates)
+  const repos = mergeWrites(list.data?.repositories.nodes ?? [], written, repoKey).filter((r) => r.template === templates)
   const refetchSoon = () => {
     refetch({ requestPolicy: 'network-only' })
     setTimeout(() => refetch({ requestPolicy: 'network-only' }), 2000)
@@ -39,7 +38,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
     const res = await remove({ url: r.url, template: r.template })
     if (res.error) setError(errorText(`Removing ${r.url} failed`, res.error))
     else {
-      setWritten((w) => ({ saved: w.saved.filter((x) => repoKey(x) !== repoKey(r)), removed: [...w.removed, repoKey(r)] }))
+      setWritten((w) => withRemoved(w, repoKey(r), repoKey))
       refetchSoon()
     }
   }
@@ -62,7 +61,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
           onSaved={(repo, tested) => {
             setEditing(null)
             if (tested) setStatus((s) => ({ ...s, [repo.url]: { ok: true, text: `Connection successful (tested ${new Date().toLocaleTimeString()})` } }))
-            setWritten((w) => ({ saved: [...w.saved.filter((x) => repoKey(x) !== repoKey(repo)), repo], removed: w.removed.filter((k) => k !== repoKey(repo)) }))
+            setWritten((w) => withSaved(w, repo, repoKey))
             refetchSoon()
           }}
           onFailed={(url, text) => setStatus((s) => ({ ...s, [url]: { ok: false, text } }))}
@@ -111,17 +110,11 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
   )
 }
 
-function repoKey(r: Repo): string {
-  return `${r.template ? 'template' : 'repo'} ${r.url}`
+/** repoKey tells repositories apart: a template may share a repository's URL. */
+export function repoKey(r: Repo): string {
+  return `${r.url} ${r.template ? 'template' : 'repo'}`
 }
 
-/** mergeWrites is the listed repositories with this page's own saves and removals applied, ordered by URL. */
-export function mergeWrites(listed: Repo[], written: { saved: Repo[]; removed: string[] }): Repo[] {
-  const byKey = new Map(listed.map((r) => [repoKey(r), r]))
-  for (const r of written.saved) byKey.set(repoKey(r), r)
-  for (const k of written.removed) byKey.delete(k)
-  return [...byKey.values()].sort((a, b) => a.url.localeCompare(b.url))
-}
 
 interface FormState {
   url: string

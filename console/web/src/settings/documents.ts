@@ -65,6 +65,14 @@ export const AddClusterMutation = graphql(`
       id
       name
       server
+      namespaces
+      clusterResources
+      project
+      shard
+      labels {
+        key
+        value
+      }
     }
   }
 `)
