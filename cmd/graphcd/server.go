@@ -167,7 +167,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// Providers cannot log in: the webhook authenticates with their secrets.
 	hookSecrets := webhook.NewSecretWatch(kc, o.app.namespace)
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
-	hooks := webhook.Options{Apps: objects.Apps, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
+	hooks := webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
 	pushed := &pushQueue{}
 	if o.controller {
 		hooks.Queue = pushed

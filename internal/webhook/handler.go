@@ -59,6 +59,11 @@ type Limits interface {
 type Options struct {
 	// Apps are the Applications pushes are matched against.
 	Apps Apps
+	// AppsLoaded, when set, is closed once Apps holds every Application;
+	// until then a push is answered 503 rather than matched against a
+	// partial list, so that the provider shows the delivery as failed and
+	// it can be redelivered.
+	AppsLoaded <-chan struct{}
 	// Queue, when set, takes the matched apps first; Refresher refreshes
 	// those it returns, through the API.
 	Queue Queue
@@ -154,11 +159,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	push.Provider = p.name
+	if !h.loaded() {
+		h.refuse(ctx, w, http.StatusServiceUnavailable, "applications not loaded yet", slog.String("provider", p.name))
+		return
+	}
 	if failed := h.refresh(ctx, push); failed > 0 {
 		reply(w, http.StatusInternalServerError, fmt.Sprintf("%d applications could not be refreshed", failed))
 		return
 	}
 	reply(w, http.StatusOK, "push received")
+}
+
+// loaded reports whether the Applications are all known.
+func (h *Handler) loaded() bool {
+	if h.opts.AppsLoaded == nil {
+		return true
+	}
+	select {
+	case <-h.opts.AppsLoaded:
+		return true
+	default:
+		return false
+	}
 }
 
 // authenticate checks the request against the provider's secrets. It

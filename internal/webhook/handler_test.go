@@ -328,6 +328,29 @@ func TestSecretsNotLoaded(t *testing.T) {
 	}
 }
 
+func TestAppsNotLoaded(t *testing.T) {
+	const repo = "https://github.com/team/guestbook"
+	idx := appindex.New()
+	idx.Upsert(newApp("app", repo, "main"))
+	loaded := make(chan struct{})
+	rec := &recorder{}
+	h := New(Options{Apps: idx, AppsLoaded: loaded, Refresher: rec, Secrets: StaticSecrets{}})
+	push := readFixture(t, "github-push.json")
+	if w := serve(h, delivery(t, "github", "push", push, "")); w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("before the apps are loaded: status %d (%s), want 503", w.Code, w.Body)
+	}
+	if got := rec.refreshed(); len(got) != 0 {
+		t.Errorf("refreshed %v before the apps were loaded", got)
+	}
+	close(loaded)
+	if w := serve(h, delivery(t, "github", "push", push, "")); w.Code != http.StatusOK {
+		t.Fatalf("once loaded: status %d (%s), want 200", w.Code, w.Body)
+	}
+	if diff := cmp.Diff(rec.refreshed(), []string{"app"}); diff != "" {
+		t.Errorf("refreshed (-got +want):\n%s", diff)
+	}
+}
+
 func TestNoSecretWarnsOncePerProvider(t *testing.T) {
 	var log bytes.Buffer
 	h, _ := testHandler(nil, StaticSecrets{}, &log)
