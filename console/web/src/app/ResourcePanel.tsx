@@ -2,7 +2,7 @@
 // diff between them, the application's events that mention it and, for a
 // Pod, its log. Manifests exist for the resources Git declares; objects
 // they own (ReplicaSets, Pods ...) have a summary, events and logs.
-import { useEffect, useMemo, useRef, useState } from 'react'
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import { useQuery } from 'urql'
 import { Badge } from '../Badge'
 import { healthBadge, syncBadge } from '../badges'
@@ -50,8 +50,8 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
   const m = managed.data?.application?.managedResources[0] ?? null
   const mask = (s: string) => (isSecret(id) ? maskSecret(s) : s)
 
-  const select = (t: Tab) => setTab(t)
-  const onTabKey = (e: React.KeyboardEvent) => {
+  // Arrow keys move between tabs, as in any tab list.
+  const onTabKey = (e: KeyboardEvent) => {
     const i = tabs.indexOf(tab)
     const next = e.key === 'ArrowRight' ? tabs[(i + 1) % tabs.length] : e.key === 'ArrowLeft' ? tabs[(i - 1 + tabs.length) % tabs.length] : undefined
     if (next) {
@@ -100,7 +100,7 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
             aria-selected={tab === t}
             aria-controls="rpanel-body"
             tabIndex={tab === t ? 0 : -1}
-            onClick={() => select(t)}
+            onClick={() => setTab(t)}
           >
             {tabLabels[t]}
             {t === 'diff' && m && m.status === 'OutOfSync' ? ' •' : ''}
