@@ -233,16 +233,36 @@ func runScriptEnv(t *testing.T, script, base, ns string, env ...string) {
 }
 
 // TestCreateEditDeleteApp creates an application through the console's
-// form and its YAML tab, edits it and deletes it without cascade (see
-// web/e2e/actions-create.mjs); the cluster then has no such application.
+// form and its YAML tab, edits it and deletes it without cascade, and
+// finds no sync, edit or delete control on an app RBAC keeps admin from
+// changing (see web/e2e/actions-create.mjs); the cluster then has no
+// application fresh.
 func TestCreateEditDeleteApp(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)
 	}
-	base, ns := startServer(t, false)
+	// Admin may not change apps of project locked: their page must offer
+	// no control that would be refused.
+	base, ns := startServer(t, false, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "graphcd-rbac-cm"},
+		Data: map[string]string{"policy.csv": "p, admin, applications, sync, locked/*, deny\n" +
+			"p, admin, applications, update, locked/*, deny\n" +
+			"p, admin, applications, delete, locked/*, deny\n"},
+	})
 	kube := newKube(t)
 	ensureDefaultProject(t, kube, ns)
 	repo := serveRepo(t, map[string]string{"app/configmap.yaml": configMap("app", "hello", "")})
+	guarded := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "locked",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "app", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
+		},
+	}
+	if err := kube.Create(t.Context(), guarded); err != nil {
+		t.Fatal(err)
+	}
 	runScriptEnv(t, "e2e/actions-create.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo, "GRAPHCD_E2E_NS="+ns)
 
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: ns}}

@@ -2,7 +2,8 @@
 // topbar's "New application" form, filled in, then changed in its YAML tab
 // (the form follows); Create opens the app's page; Edit changes its target
 // revision; Delete, non-cascading and confirmed by typing the name, goes
-// back to the list without it.
+// back to the list without it. On "guarded" (project locked, where RBAC
+// denies admin sync, update and delete) the bar offers none of those.
 //
 //   GRAPHCD_E2E_REPO=URL GRAPHCD_E2E_NS=NAMESPACE node e2e/actions-create.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
 import { args, login, run } from './browser.mjs'
@@ -87,4 +88,12 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.waitForURL(/\/applications$/)
   await page.locator('[role="row"][data-app="fresh"]').waitFor({ state: 'detached', timeout: 60_000 })
   check(true, 'deleted; the list no longer shows fresh')
+
+  await page.goto(`${base}/applications/guarded`)
+  const guarded = page.getByRole('toolbar', { name: 'Actions on guarded' })
+  // The bar is busy until the server said what admin may do.
+  await page.locator('[role="toolbar"][aria-label="Actions on guarded"][aria-busy="false"]').waitFor()
+  const offered = await guarded.getByRole('button').allTextContents()
+  check(!offered.some((b) => /Sync|Edit|Delete/.test(b)), `guarded offers no sync, edit or delete (${offered.join(', ')})`)
+  await shot('guarded')
 })

@@ -57,7 +57,8 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
 
   return (
     <div className="app-actions">
-      <div className="action-bar" role="toolbar" aria-label={`Actions on ${app.name}`}>
+      {/* Busy until the permissions are known: controls may still appear. */}
+      <div className="action-bar" role="toolbar" aria-label={`Actions on ${app.name}`} aria-busy={!can}>
         {can?.sync ? (
           <button type="button" className="primary" disabled={running || app.deleting} onClick={() => setPanel('sync')}>
             Sync…
