@@ -6,11 +6,7 @@ import { Badge } from '../Badge'
 import { healthBadge, operationBadge, syncBadge } from '../badges'
 import type { AppHeaderFragment } from '../gql/graphql'
 import { safeHref } from '../safeurl'
-
-/** shortRevision shows a commit SHA as Git's short form; other revisions (tags, chart versions) as they are. */
-export function shortRevision(rev: string): string {
-  return /^[0-9a-f]{40}$/.test(rev) ? rev.slice(0, 7) : rev
-}
+import { shortRevision } from './text'
 
 function Repo({ url }: { url: string }) {
   const href = safeHref(url)

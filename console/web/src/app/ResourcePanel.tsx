@@ -12,6 +12,7 @@ import { AppEventsQuery, ManagedResourceQuery } from './documents'
 import { maskSecret } from './mask'
 import { PodLogs } from './PodLogs'
 import type { ResourceId } from './resourceParam'
+import { mentions } from './text'
 import type { TreeResource } from './tree'
 
 type Tab = 'summary' | 'live' | 'desired' | 'diff' | 'events' | 'logs'
@@ -188,12 +189,6 @@ function Summary({ id, resource, status, requiresPruning }: { id: ResourceId; re
   )
 }
 
-// The API has events of the application only; those that name this object
-// are the ones about it (sync results and health changes name kind/name).
-function mentions(note: string, id: ResourceId): boolean {
-  return note.includes(`${id.kind}/${id.name}`) || new RegExp(`(^|[^\\w.-])${id.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w.-])`).test(note)
-}
-
 function Events({ app, id, version }: { app: string; id: ResourceId; version: number }) {
   const [res, refetch] = useQuery({ query: AppEventsQuery, variables: { app }, requestPolicy: 'network-only' })
   useEffect(() => {
@@ -201,6 +196,8 @@ function Events({ app, id, version }: { app: string; id: ResourceId; version: nu
   }, [version, refetch])
   if (res.error) return <p className="error">{res.error.graphQLErrors[0]?.message ?? res.error.message}</p>
   if (!res.data) return <p className="empty">Loading…</p>
+  // The API has events of the application only; those that name this
+  // object are the ones about it (sync results and health changes do).
   const events = res.data.application?.events.filter((e) => mentions(e.note, id)) ?? []
   return (
     <>
