@@ -174,11 +174,11 @@ func serveRepoCommits(t *testing.T, trees []map[string]string) (string, []string
 // TestSettingsPages drives the settings pages in Chromium against the real
 // server: a repository added through the form (pointing at a served git
 // repository) is listed with a successful connection test; a project is
-// created, given a role and a token shown once; a cluster is added and
-// removed; account ci gets an API token, shown once, then deleted; user
-// info lists admin's permissions; the dark theme applies and survives a
-// reload (see web/e2e/settings-pages.mjs). The objects the forms wrote
-// are then checked in the cluster.
+// created and given a role, a token shown once and a sync window; a
+// cluster is added and removed; account ci gets an API token, shown once,
+// then deleted; user info lists admin's permissions; the dark theme
+// applies and survives a reload (see web/e2e/settings-pages.mjs). The
+// objects the forms wrote are then checked in the cluster.
 func TestSettingsPages(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)
@@ -198,6 +198,9 @@ func TestSettingsPages(t *testing.T) {
 	roles := project.Spec.Roles
 	if len(roles) != 1 || roles[0].Name != "ci" || len(roles[0].JWTTokens) != 1 || len(roles[0].Policies) != 1 {
 		t.Errorf("project shop roles = %+v, want role ci with one policy and one token", roles)
+	}
+	if w := project.Spec.SyncWindows; len(w) != 1 || w[0].Kind != "deny" || w[0].Schedule != "0 22 * * *" {
+		t.Errorf("project shop sync windows = %+v, want one deny window at 0 22 * * *", w)
 	}
 	secrets, err := cluster.Client.CoreV1().Secrets(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {

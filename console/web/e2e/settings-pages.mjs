@@ -1,9 +1,10 @@
 // End-to-end check of the settings pages: add a repository through the
 // form (the served git repository in GRAPHCD_E2E_REPO) and see it listed
 // with a successful connection test; create project "shop", add role
-// "ci" with a policy and create a token, shown once; add and remove a
-// cluster; create and delete an API token of account "ci"; user info lists the
-// caller's permissions; the dark theme applies and survives a reload.
+// "ci" with a policy, create a token (shown once) and add a sync window;
+// add and remove a cluster; create and delete an API token of account
+// "ci"; user info lists the caller's permissions; the dark theme applies
+// and survives a reload.
 //
 //   GRAPHCD_E2E_REPO=URL node e2e/settings-pages.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
 import { args, login, run } from './browser.mjs'
@@ -62,6 +63,15 @@ await run(artifacts, async (page, { shot, check }) => {
   await shot('project-token')
   await once.getByRole('button', { name: 'Done, hide it' }).click()
   check((await role.locator('.token-once').count()) === 0 && !(await page.content()).includes(token), 'once hidden, the token is nowhere on the page')
+
+  const windows = page.getByRole('form', { name: 'New sync window' })
+  await windows.getByLabel('Kind').selectOption('deny')
+  await windows.getByLabel('Schedule (cron)').fill('0 22 * * *')
+  await windows.getByLabel('Duration').fill('8h')
+  await windows.getByLabel('Applications').fill('shop-*')
+  await windows.getByRole('button', { name: 'Add window' }).click()
+  await page.getByText('deny 0 22 * * * for 8h').waitFor()
+  check(true, 'a deny sync window was added')
 
   await page.goto(`${base}/settings/clusters`)
   await page.getByRole('button', { name: 'Add cluster' }).click()
