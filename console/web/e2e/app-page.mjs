@@ -94,6 +94,9 @@ await run(artifacts, async (page, { shot, check }) => {
   await waitForFile(join(signals, 'edited'))
   check(true, 'the test changed the Deployment in the cluster (replicas 2 → 3)')
 
+  // The node whose sync status changed flashes for a moment.
+  await graph.locator('.rnode.flash[data-kind="Deployment"]').waitFor(slow)
+  check(true, 'the Deployment node is highlighted when its status changes')
   await facts.locator('[data-status="OutOfSync"]').waitFor(slow)
   check(true, 'the header turns OutOfSync without a reload')
   await graph.locator('.rnode[data-kind="Deployment"] [data-status="OutOfSync"]').waitFor(slow)
