@@ -20,13 +20,20 @@ const theme = EditorView.theme({
   '.cm-cursor': { borderLeftColor: 'var(--text)' },
 })
 
+// CodeMirror's default token colours are made for a light background; on
+// the dark palette (data-theme on <html>, see theme.ts) they are too dim,
+// so there the text stays in the page's own colour.
+function darkPage(): boolean {
+  return document.documentElement.dataset.theme === 'dark'
+}
+
 function base(label: string): Extension[] {
   return [
     lineNumbers(),
     foldGutter(),
     highlightActiveLineGutter(),
     yaml(),
-    syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    darkPage() ? [] : syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
     keymap.of([...defaultKeymap, ...foldKeymap]),
     EditorView.contentAttributes.of({ 'aria-label': label }),
     theme,
