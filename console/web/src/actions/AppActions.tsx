@@ -26,6 +26,7 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
   const [panel, setPanel] = useState<Panel>(null)
   const [showOp, setShowOp] = useState(false)
   const [error, setError] = useState<string | null>(null)
+  const [notice, setNotice] = useState<string | null>(null)
   const app = sub.data?.application
   const can = perms.data?.application
   if (!app) {
@@ -40,13 +41,16 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
   const running = op?.phase === 'Running' || op?.phase === 'Terminating' || app.operation != null
   const started = () => {
     setError(null)
+    setNotice(null)
     setShowOp(true)
   }
 
   async function doRefresh(hard: boolean) {
     setError(null)
+    setNotice(null)
     const res = await refresh({ input: { application: ref, hard } })
     if (res.error) setError(errorText(`${hard ? 'Hard refresh' : 'Refresh'} of ${app?.name} was refused`, res.error))
+    else setNotice(hard ? 'Hard refresh requested: the manifests are rendered again and compared.' : 'Refresh requested: the application is compared with Git again.')
   }
 
   async function doTerminate() {
@@ -94,6 +98,9 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
           </button>
         ) : null}
       </div>
+      <p className="notice" role="status">
+        {notice}
+      </p>
       {error ? (
         <p className="error" role="alert">
           {error}{' '}

@@ -72,10 +72,10 @@ export function AppEditor({ mode, initial, namespace, onDone, onCancel }: Props)
   return (
     <form className="app-editor" onSubmit={(e) => void submit(e)}>
       <div role="tablist" aria-label="Edit as" className="toggle">
-        <button type="button" role="tab" id={`${ids.form}-tab`} aria-controls={ids.form} aria-selected={tab === 'form'} aria-pressed={tab === 'form'} onClick={() => setTab('form')}>
+        <button type="button" role="tab" id={`${ids.form}-tab`} aria-controls={ids.form} aria-selected={tab === 'form'} onClick={() => setTab('form')}>
           Form
         </button>
-        <button type="button" role="tab" id={`${ids.yaml}-tab`} aria-controls={ids.yaml} aria-selected={tab === 'yaml'} aria-pressed={tab === 'yaml'} onClick={() => setTab('yaml')}>
+        <button type="button" role="tab" id={`${ids.yaml}-tab`} aria-controls={ids.yaml} aria-selected={tab === 'yaml'} onClick={() => setTab('yaml')}>
           YAML
         </button>
       </div>

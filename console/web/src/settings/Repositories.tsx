@@ -90,14 +90,10 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
                 ) : null}
               </div>
               <div className="card-buttons">
-                {!templates && canCreate(r.url) ? (
-                  <button type="button" className="small" onClick={() => setEditing(r)} title="Test the connection (with the credentials you enter) and save">
-                    Test connection
-                  </button>
-                ) : null}
                 {canCreate(r.url) ? (
+                  // The API tests only the credentials it is given, so a test re-enters them and saves.
                   <button type="button" className="small" onClick={() => setEditing(r)}>
-                    Edit
+                    {templates ? 'Edit…' : 'Test connection…'}
                   </button>
                 ) : null}
                 {canDelete(r.url) ? <ConfirmButton label="Remove" confirm={`Remove ${r.url}?`} onConfirm={() => void doRemove(r)} /> : null}
