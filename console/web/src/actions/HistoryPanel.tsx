@@ -84,7 +84,7 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
 }
 
 /** SourceLink links a repository URL only when it is a web URL. */
-export function SourceLink({ url }: { url: string }) {
+function SourceLink({ url }: { url: string }) {
   const href = externalHref(url)
   return href ? (
     <a href={href} target="_blank" rel="noreferrer noopener">

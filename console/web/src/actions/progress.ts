@@ -38,7 +38,7 @@ function phaseRank(p: string): number {
  * is done once applied (its hookPhase stays Running, as in Argo CD); its
  * wave then waits for health, which the group's state shows.
  */
-export function resultState(r: ProgressResult): StepState {
+function resultState(r: ProgressResult): StepState {
   if (r.status === 'SyncFailed' || r.hookPhase === 'Failed' || r.hookPhase === 'Error') return 'failed'
   if (r.hookPhase === '') return 'waiting'
   if (r.hookType !== '' && (r.hookPhase === 'Running' || r.hookPhase === 'Terminating')) return 'running'
