@@ -170,7 +170,11 @@ export default function ResourceGraph(props: ResourceGraphProps) {
       view.nodes.map((n) => ({ id: n.id, width: WIDTH, height: HEIGHT })),
       view.edges,
     ).then(
-      (l) => alive && setLaidOut({ shape, ...l }),
+      (l) => {
+        if (!alive) return
+        setLaidOut({ shape, ...l })
+        setLayoutError(null)
+      },
       (e: unknown) => alive && setLayoutError(String(e)),
     )
     return () => {
@@ -255,7 +259,6 @@ export default function ResourceGraph(props: ResourceGraphProps) {
           // Up to a few hundred nodes, panning only moves one transformed layer;
           // mounting nodes as they scroll into view would cost more than it saves.
           onlyRenderVisibleElements={nodes.length > 600}
-          proOptions={{ hideAttribution: true }}
           aria-label={`Resource tree of ${props.appName}`}
         >
           <AutoFit shape={laidOut.shape} userMoved={userMoved} />
