@@ -82,10 +82,11 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.getByRole('button', { name: 'Graph', exact: true }).click()
   await graph.locator('.rnode[data-kind="Deployment"]').waitFor()
 
-  // Open the Deployment's panel; the URL names it.
-  await graph.locator('.rnode[data-kind="Deployment"] button.rname').click()
+  // Open the Deployment's panel from the keyboard; the URL names it.
+  await graph.locator('.rnode[data-kind="Deployment"] button.rname').focus()
+  await page.keyboard.press('Enter')
   await page.waitForURL(/resource=apps%2FDeployment%2F/)
-  check(true, `the URL names the selected resource: ${page.url()}`)
+  check(true, `Enter on the Deployment opens its panel and the URL names it: ${page.url()}`)
   await page.getByRole('tab', { name: 'Live' }).click()
   await page.locator('.rpanel .cm-content').waitFor()
   check(/kind: Deployment/.test((await page.locator('.rpanel .cm-content').textContent()) ?? ''), 'the live manifest shows in CodeMirror')

@@ -249,6 +249,10 @@ export default function ResourceGraph(props: ResourceGraphProps) {
           nodesDraggable={false}
           nodesConnectable={false}
           elementsSelectable={false}
+          // Keyboard users reach each node through its buttons; focusable node
+          // frames would add a second stop per node (the table view lists all).
+          nodesFocusable={false}
+          edgesFocusable={false}
           // A click anywhere on a node does what its button does (React Flow
           // also lets clicks through to nodes only with a handler).
           onNodeClick={(_, n) => {
