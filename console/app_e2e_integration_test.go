@@ -98,10 +98,10 @@ func waitForFile(ctx context.Context, path string) error {
 // TestAppPage drives the application page in Chromium against a server
 // running its controller and a real git server (see web/e2e/app-page.mjs):
 // from the list to the page, a sync, the Deployment → ReplicaSet → Pod
-// graph and table; then this test scales the Deployment in the cluster
-// behind the controller's back, and the page turns OutOfSync live with
-// replicas 3 against 2 in the resource panel's diff. Screenshots: list,
-// tree, diff.
+// graph and table; then this test scales the Deployment to 4 in the
+// cluster behind the controller's back, and the page turns OutOfSync live
+// with replicas 4 against 2 in the resource panel's diff, and the four Pods
+// as one group node that opens on a click. Screenshots: list, tree, diff.
 func TestAppPage(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)
@@ -120,7 +120,7 @@ func TestAppPage(t *testing.T) {
 			if err := waitForFile(t.Context(), filepath.Join(signals, "tree-shown")); err != nil {
 				return err
 			}
-			patch := []byte(`{"spec":{"replicas":3}}`)
+			patch := []byte(`{"spec":{"replicas":4}}`)
 			if _, err := cluster.Client.AppsV1().Deployments(ns).Patch(context.WithoutCancel(t.Context()), "guestbook", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 				return err
 			}

@@ -1,8 +1,8 @@
 // End-to-end check of the application page against a server running its
 // controller: open the app "guestbook" from the list, sync it, see the
-// Deployment → ReplicaSet → Pod tree; then the Go test edits the
-// Deployment in the cluster and the page turns OutOfSync live, with the
-// change in the resource panel's diff.
+// Deployment → ReplicaSet → Pod tree; then the Go test scales the
+// Deployment to 4 in the cluster and the page turns OutOfSync live, with
+// the change in the resource panel's diff and the Pods grouped.
 //
 //   node e2e/app-page.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
 //
@@ -93,7 +93,7 @@ await run(artifacts, async (page, { shot, check }) => {
 
   writeFileSync(join(signals, 'tree-shown'), '')
   await waitForFile(join(signals, 'edited'))
-  check(true, 'the test changed the Deployment in the cluster (replicas 2 → 3)')
+  check(true, 'the test changed the Deployment in the cluster (replicas 2 → 4)')
 
   // The node whose sync status changed flashes for a moment.
   await graph.locator('.rnode.flash[data-kind="Deployment"]').waitFor(slow)
@@ -108,10 +108,10 @@ await run(artifacts, async (page, { shot, check }) => {
   check(true, `the diff shows the change: ${await summary.textContent()}`)
   // The panel reads the manifests again after each tree update: wait for the edited one.
   const merge = page.locator('.rpanel .cm-mergeView')
-  await merge.locator('.cm-changedLine', { hasText: 'replicas: 3' }).first().waitFor(slow)
+  await merge.locator('.cm-changedLine', { hasText: 'replicas: 4' }).first().waitFor(slow)
   await merge.locator('.cm-changedLine', { hasText: 'replicas: 2' }).first().waitFor(slow)
   const changed = await merge.locator('.cm-changedLine').allTextContents()
-  check(changed.length === 2, `side by side, only replicas: 3 (live) faces replicas: 2 (desired): ${changed.join(' | ')}`)
+  check(changed.length === 2, `side by side, only replicas: 4 (live) faces replicas: 2 (desired): ${changed.join(' | ')}`)
   await shot('diff')
   await page.getByRole('button', { name: 'Inline' }).click()
   await page.locator('.rpanel .cm-deletedChunk').first().waitFor()
@@ -122,6 +122,16 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.waitForURL((u) => !u.search.includes('resource='))
   check(true, 'Escape closes the panel and drops it from the URL')
   check(await page.evaluate(() => window.graphcdNoReload === true), 'the page was not reloaded')
+
+  // Four Pods of one ReplicaSet show as one group node until it is opened.
+  const group = graph.locator('.rnode[data-kind="group"]')
+  await group.filter({ hasText: '4 pods' }).waitFor(slow)
+  check((await graph.locator('.rnode[data-kind="Pod"]').count()) === 0, 'the four Pods show as one "4 pods" node')
+  await group.locator('button.rname').click()
+  await page.waitForFunction(() => document.querySelectorAll('.graph .rnode[data-kind="Pod"]').length === 4, null, slow)
+  check(true, 'a click on the group shows the four Pods')
+  await page.getByRole('button', { name: 'Group Pods again' }).waitFor()
+  await shot('pods')
 
   // A Pod's panel has a Logs tab that follows the log (KWOK's Pods have no
   // kubelet to read logs from: the view shows the server's error).
