@@ -42,7 +42,10 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
           <li key={e.id} data-history-id={e.id}>
             <div className="history-main">
               <strong>#{e.id}</strong> <code title={e.revision}>{e.revision.slice(0, 7) || '—'}</code>{' '}
-              <span className="k">deployed {new Date(e.deployedAt).toLocaleString()}</span>
+              <span className="k">
+                deployed {new Date(e.deployedAt).toLocaleString()}
+                {e.deployStartedAt ? ` in ${took(e.deployStartedAt, e.deployedAt)}` : ''}
+              </span>
               {e.initiatedBy.username ? <span className="k"> by {e.initiatedBy.username}</span> : e.initiatedBy.automated ? <span className="k"> by auto-sync</span> : null}
             </div>
             <div className="k ellipsis">
@@ -81,6 +84,12 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
       ) : null}
     </Dialog>
   )
+}
+
+/** took is how long a deployment ran, in words. */
+function took(from: string, to: string): string {
+  const s = Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / 1000))
+  return s < 120 ? `${s} s` : `${Math.round(s / 60)} min`
 }
 
 /** SourceLink links a repository URL only when it is a web URL. */
