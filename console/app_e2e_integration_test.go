@@ -48,6 +48,15 @@ spec:
         image: registry.example.com/guestbook:1.0
 `
 
+// guestbookSecret holds a value the page must never show.
+const guestbookSecret = `apiVersion: v1
+kind: Secret
+metadata:
+  name: guestbook-db
+stringData:
+  password: hunter2
+`
+
 // createDefaultProject lets applications deploy anything anywhere.
 func createDefaultProject(t testing.TB, kube client.Client, ns string) {
 	t.Helper()
@@ -101,13 +110,14 @@ func waitForFile(ctx context.Context, path string) error {
 // graph and table; then this test scales the Deployment to 4 in the
 // cluster behind the controller's back, and the page turns OutOfSync live
 // with replicas 4 against 2 in the resource panel's diff, and the four Pods
-// as one group node that opens on a click. Screenshots: list, tree, diff.
+// as one group node that opens on a click. A Secret's value shows masked.
+// Screenshots: list, tree, diff.
 func TestAppPage(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)
 	}
 	base, ns := startServer(t, true)
-	repo := serveRepo(t, map[string]string{"guestbook/deployment.yaml": guestbook})
+	repo := serveRepo(t, map[string]string{"guestbook/deployment.yaml": guestbook, "guestbook/secret.yaml": guestbookSecret})
 	kube := newKube(t)
 	createDefaultProject(t, kube, ns)
 	createApp(t, kube, ns, "guestbook", repo, "guestbook")

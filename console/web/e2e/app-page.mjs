@@ -77,8 +77,18 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.getByRole('button', { name: 'Table', exact: true }).click()
   await page.waitForURL(/view=table/)
   const rows = page.getByRole('table', { name: 'Resources' }).getByRole('row')
-  await page.waitForFunction(() => document.querySelectorAll('.rtable [role="rowgroup"] [role="row"]').length === 4, null, slow)
-  check(true, `the table view lists 4 resources (${(await rows.allTextContents()).slice(1).join(' | ')})`)
+  await page.waitForFunction(() => document.querySelectorAll('.rtable [role="rowgroup"] [role="row"]').length === 5, null, slow)
+  check(true, `the table view lists 5 resources (${(await rows.allTextContents()).slice(1).join(' | ')})`)
+
+  // A Secret's values never show: the server masks them (and so would the page).
+  await page.getByRole('button', { name: 'guestbook-db', exact: true }).click()
+  await page.getByRole('tab', { name: 'Live' }).click()
+  const secret = page.locator('.rpanel .cm-content')
+  await secret.filter({ hasText: /password: "?\+{8,}"?/ }).waitFor()
+  const shown = (await secret.textContent()) ?? ''
+  check(!shown.includes('hunter2') && !shown.includes('aHVudGVyMg'), 'the Secret shows its password as a mask (++++++++), never the value')
+  await page.keyboard.press('Escape')
+  await page.waitForURL((u) => !u.search.includes('resource='))
   await page.getByRole('button', { name: 'Graph', exact: true }).click()
   await graph.locator('.rnode[data-kind="Deployment"]').waitFor()
 
