@@ -2,22 +2,17 @@
 // the application and resourceTree subscriptions (no polling). Each new tree
 // is compared with the one before, so the graph can flash what changed.
 import { useEffect, useState } from 'react'
-import type { CombinedError } from 'urql'
 import { useClient } from 'urql'
 import { onReconnect } from '../client'
 import type { AppHeaderFragment, TreeFragment } from '../gql/graphql'
 import { ApplicationPageQuery, ApplicationPageSubscription, ResourceTreeSubscription } from './documents'
+import { errorState, type LoadState } from './loadState'
 import { changedIds } from './tree'
 
 /** How long a changed node stays highlighted. */
 const HIGHLIGHT_MS = 3000
 
-export type LoadState =
-  | { kind: 'loading' }
-  | { kind: 'ready' }
-  | { kind: 'notFound' }
-  | { kind: 'forbidden'; message: string }
-  | { kind: 'error'; message: string }
+export type { LoadState } from './loadState'
 
 export interface ApplicationData {
   state: LoadState
@@ -27,15 +22,6 @@ export interface ApplicationData {
   changed: ReadonlySet<string>
   /** counts tree updates, so views can refetch what depends on the tree. */
   version: number
-}
-
-function errorState(error: CombinedError): LoadState {
-  const g = error.graphQLErrors[0]
-  const code = g?.extensions?.code
-  if (code === 'FORBIDDEN') return { kind: 'forbidden', message: g?.message ?? '' }
-  if (code === 'NOT_FOUND') return { kind: 'notFound' }
-  if (error.networkError) return { kind: 'error', message: 'The server cannot be reached. The page will update when the connection is back.' }
-  return { kind: 'error', message: g?.message ?? error.message }
 }
 
 const empty: ReadonlySet<string> = new Set()
