@@ -59,6 +59,7 @@ await run(artifacts, async (page, { shot, check }) => {
   check(entries.length === 2, `history lists two deployments, newest first (${entries.join(', ')})`)
   const first = entries.at(-1)
   await history.getByRole('button', { name: `Roll back to #${first}` }).click()
+  await shot('history')
   await history.getByRole('button', { name: 'Confirm rollback' }).click()
   await history.waitFor({ state: 'detached' })
   check(true, `rollback to deployment #${first} requested`)
