@@ -122,6 +122,10 @@ type entry struct {
 	info      Info
 	creds     git.Credentials
 	enableOCI bool
+	// err is why the Secret could not be parsed: it serves no lookup, and
+	// a lookup it would match fails with err. info holds only its URL
+	// (without user information) and name then.
+	err error
 }
 
 // Lookup returns the Repository for repoURL with the credentials of the
@@ -138,6 +142,12 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 	for i := range entries {
 		e := &entries[i]
 		norm := git.NormalizeURL(e.info.URL)
+		if e.err != nil {
+			if e.info.URL != "" && (norm == want || e.info.Template && strings.HasPrefix(want, norm)) {
+				return reposerver.Repository{}, e.err // it was meant for this repository
+			}
+			continue
+		}
 		switch {
 		case !e.info.Template && norm == want && exact == nil:
 			exact = e
@@ -168,7 +178,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 }
 
 // List returns the configured repositories and templates, sorted by URL,
-// without secrets.
+// without secrets; a malformed Secret is listed by its URL and name only.
 func (s *Store) List(ctx context.Context) ([]Info, error) {
 	entries, _, err := s.snapshot(ctx)
 	if err != nil {
@@ -182,8 +192,10 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	return out, nil
 }
 
-// entries lists and parses the repository Secrets. Secrets with either
-// label are read; a Secret that cannot be parsed is an error naming it.
+// readEntries lists and parses the repository Secrets. Secrets with either
+// label are read; a Secret that cannot be parsed is kept with its error
+// (naming it, never its values), so that it fails only the lookups of its
+// own repository.
 func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 	var out []entry
 	for _, label := range []string{SecretTypeLabel, ArgoSecretTypeLabel} {
@@ -198,9 +210,10 @@ func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 			if label == ArgoSecretTypeLabel && sec.Labels[SecretTypeLabel] != "" {
 				continue // already read under our own label
 			}
-			e, err := parse(sec, sec.Labels[label] == TypeRepoCreds)
+			template := sec.Labels[label] == TypeRepoCreds
+			e, err := parse(sec, template)
 			if err != nil {
-				return nil, err
+				e = entry{secret: sec.Name, info: Info{Name: strings.TrimSpace(string(sec.Data["name"])), URL: withoutUserInfo(sec.Data["url"]), Template: template}, err: err}
 			}
 			out = append(out, e)
 		}
@@ -208,6 +221,22 @@ func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 	// Deterministic: the first exact match is the oldest-named Secret.
 	sort.Slice(out, func(i, j int) bool { return out[i].secret < out[j].secret })
 	return out, nil
+}
+
+// withoutUserInfo is a Secret's url with any user name and password taken
+// out. An scp-like SSH address (git@host:path), which has no password, is
+// kept as it is; anything else that does not parse gives "".
+func withoutUserInfo(raw []byte) string {
+	s := strings.TrimSpace(string(raw))
+	u, err := url.Parse(s)
+	if err != nil {
+		if isSSH(s) && !strings.Contains(s, "://") {
+			return s
+		}
+		return ""
+	}
+	u.User = nil
+	return u.String()
 }
 
 func parse(sec *corev1.Secret, template bool) (entry, error) {

@@ -4,6 +4,7 @@ package repocreds_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,15 +106,49 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// A malformed Secret is reported by name, never with its values.
+// A malformed Secret is reported by name, never with its values, to the
+// lookups of its own repository only; the others and the list go on.
 func TestLookupBadSecret(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Namespace(t)
-	create(t, secret(ns, "broken", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
-		"url": "https://bot:hunter2@git.example.com/org/app",
-	}))
-	_, err := repocreds.New(cluster.Client, ns).Lookup(t.Context(), "https://git.example.com/org/app")
-	if err == nil || !strings.Contains(err.Error(), "repository secret "+ns+"/broken: url must not embed credentials") || strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("error = %v; want one naming the secret without its password", err)
+	create(t,
+		secret(ns, "broken", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+			"url": "https://bot:hunter2@git.example.com/org/app",
+		}),
+		secret(ns, "broken-template", repocreds.SecretTypeLabel, repocreds.TypeRepoCreds, map[string]string{
+			"url": "https://git.example.com/team", "type": "svn",
+		}),
+		secret(ns, "no-url", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{"password": "hunter3"}),
+		secret(ns, "good", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+			"url": "https://git.example.com/org/good", "username": "bot", "password": "pw-good",
+		}),
+	)
+	store := repocreds.New(cluster.Client, ns)
+	for url, want := range map[string]string{
+		"https://git.example.com/org/app":      "repository secret " + ns + "/broken: url must not embed credentials",
+		"https://git.example.com/team/service": "repository secret " + ns + "/broken-template: type \"svn\": want git or helm",
+	} {
+		_, err := store.Lookup(t.Context(), url)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter") {
+			t.Errorf("Lookup(%s): error = %v; want one containing %q, without a password", url, err, want)
+		}
+	}
+	repo, err := store.Lookup(t.Context(), "https://git.example.com/org/good")
+	if err != nil || repo.Credentials == nil || repo.Credentials.Password != "pw-good" {
+		t.Errorf("Lookup(good) = %+v, %v; want its credentials despite the broken Secrets", repo, err)
+	}
+	infos, err := store.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, i := range infos {
+		urls = append(urls, i.URL)
+		if strings.Contains(i.URL+i.Name, "hunter") {
+			t.Errorf("List leaks a password: %+v", i)
+		}
+	}
+	if want := []string{"", "https://git.example.com/org/app", "https://git.example.com/org/good", "https://git.example.com/team"}; !slices.Equal(urls, want) {
+		t.Errorf("List URLs = %q, want %q", urls, want)
 	}
 }
