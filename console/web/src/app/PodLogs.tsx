@@ -11,6 +11,8 @@ const TAIL = 500
 export function PodLogs({ app, namespace, pod, images }: { app: string; namespace: string; pod: string; images: readonly string[] }) {
   const client = useClient()
   const [container, setContainer] = useState('')
+  // What is typed in the picker; the stream restarts only once it is chosen.
+  const [draft, setDraft] = useState('')
   const [lines, setLines] = useState<string[]>([])
   const [held, setHeld] = useState<string[]>([])
   const [paused, setPaused] = useState(false)
@@ -74,7 +76,21 @@ export function PodLogs({ app, namespace, pod, images }: { app: string; namespac
       <div className="logs-bar">
         <label>
           Container
-          <input list="log-containers" value={container} placeholder="the only one" onChange={(e) => setContainer(e.target.value.trim())} />
+          <input
+            list="log-containers"
+            value={draft}
+            placeholder="the only one"
+            onChange={(e) => {
+              const v = e.target.value
+              setDraft(v)
+              // Picking a suggestion chooses it at once; typed names on Enter or blur.
+              if (hints.includes(v.trim())) setContainer(v.trim())
+            }}
+            onBlur={() => setContainer(draft.trim())}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') setContainer(draft.trim())
+            }}
+          />
           <datalist id="log-containers">
             {hints.map((h) => (
               <option key={h} value={h} />
