@@ -51,6 +51,7 @@ type ResolverRoot interface {
 	PluginParameter() PluginParameterResolver
 	Project() ProjectResolver
 	Query() QueryResolver
+	Repository() RepositoryResolver
 	ResourceNode() ResourceNodeResolver
 	ResourceResult() ResourceResultResolver
 	Subscription() SubscriptionResolver
@@ -262,6 +263,12 @@ type ComplexityRoot struct {
 		Sources     func(childComplexity int) int
 	}
 
+	ConnectionState struct {
+		AttemptedAt func(childComplexity int) int
+		Message     func(childComplexity int) int
+		Status      func(childComplexity int) int
+	}
+
 	EnvEntry struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
@@ -374,6 +381,7 @@ type ComplexityRoot struct {
 		RollbackApplication       func(childComplexity int, input model.RollbackApplicationInput) int
 		SyncApplication           func(childComplexity int, input model.SyncApplicationInput) int
 		TerminateOperation        func(childComplexity int, input model.ApplicationRef) int
+		TestRepository            func(childComplexity int, url string) int
 		UpdateApplicationSpec     func(childComplexity int, input model.UpdateApplicationSpecInput) int
 		UpdatePassword            func(childComplexity int, input model.UpdatePasswordInput) int
 		UpdateProjectSpec         func(childComplexity int, input model.UpdateProjectSpecInput) int
@@ -500,13 +508,14 @@ type ComplexityRoot struct {
 	}
 
 	Repository struct {
-		HasCredentials func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Name           func(childComplexity int) int
-		Project        func(childComplexity int) int
-		Template       func(childComplexity int) int
-		Type           func(childComplexity int) int
-		URL            func(childComplexity int) int
+		ConnectionState func(childComplexity int) int
+		HasCredentials  func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Project         func(childComplexity int) int
+		Template        func(childComplexity int) int
+		Type            func(childComplexity int) int
+		URL             func(childComplexity int) int
 	}
 
 	RepositoryConnection struct {
@@ -780,6 +789,7 @@ type MutationResolver interface {
 	DeleteProject(ctx context.Context, name string) (string, error)
 	CreateRepository(ctx context.Context, input model.RepositoryInput) (*gqlmodel.Repository, error)
 	DeleteRepository(ctx context.Context, url string, template bool) (string, error)
+	TestRepository(ctx context.Context, url string) (*model.ConnectionState, error)
 	AddCluster(ctx context.Context, input model.ClusterInput) (*gqlmodel.Cluster, error)
 	RemoveCluster(ctx context.Context, server string) (string, error)
 	UpdatePassword(ctx context.Context, input model.UpdatePasswordInput) (bool, error)
@@ -810,6 +820,9 @@ type QueryResolver interface {
 	Project(ctx context.Context, name string) (*gqlmodel.Project, error)
 	Clusters(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Cluster], error)
 	Repositories(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Repository], error)
+}
+type RepositoryResolver interface {
+	ConnectionState(ctx context.Context, obj *gqlmodel.Repository) (*model.ConnectionState, error)
 }
 type ResourceNodeResolver interface {
 	Sync(ctx context.Context, obj *appstate.Node) (*v1alpha1.SyncStatusCode, error)
@@ -1711,6 +1724,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ComparedTo.Sources(childComplexity), true
 
+	case "ConnectionState.attemptedAt":
+		if e.ComplexityRoot.ConnectionState.AttemptedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionState.AttemptedAt(childComplexity), true
+	case "ConnectionState.message":
+		if e.ComplexityRoot.ConnectionState.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionState.Message(childComplexity), true
+	case "ConnectionState.status":
+		if e.ComplexityRoot.ConnectionState.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionState.Status(childComplexity), true
+
 	case "EnvEntry.name":
 		if e.ComplexityRoot.EnvEntry.Name == nil {
 			break
@@ -2239,6 +2271,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TerminateOperation(childComplexity, args["input"].(model.ApplicationRef)), true
+	case "Mutation.testRepository":
+		if e.ComplexityRoot.Mutation.TestRepository == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_testRepository_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TestRepository(childComplexity, args["url"].(string)), true
 	case "Mutation.updateApplicationSpec":
 		if e.ComplexityRoot.Mutation.UpdateApplicationSpec == nil {
 			break
@@ -2779,6 +2822,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Version(childComplexity), true
 
+	case "Repository.connectionState":
+		if e.ComplexityRoot.Repository.ConnectionState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Repository.ConnectionState(childComplexity), true
 	case "Repository.hasCredentials":
 		if e.ComplexityRoot.Repository.HasCredentials == nil {
 			break
@@ -3926,6 +3975,12 @@ type Mutation {
   """
   deleteRepository(url: String!, template: Boolean! = false): ID!
   """
+  Reaches a declared repository with its stored credentials now, whatever
+  an earlier test found, and returns the outcome (which the repository's
+  connectionState shows from then on).
+  """
+  testRepository(url: String!): ConnectionState!
+  """
   Registers a destination cluster.
   """
   addCluster(input: ClusterInput!): Cluster!
@@ -4644,6 +4699,34 @@ type Repository implements Node {
   hasCredentials: Boolean!
   "Whether this is a credential template (repo-creds) rather than a repository."
   template: Boolean!
+  """
+  Whether graphcd reaches the repository with its stored credentials: the
+  outcome of the last test, tested on first asking and again when that is
+  over a minute old. Null for a credential template.
+  """
+  connectionState: ConnectionState
+}
+
+"""
+The outcome of reaching a repository.
+"""
+type ConnectionState {
+  "SUCCESSFUL or FAILED."
+  status: ConnectionStatus!
+  "Why it failed; empty when it succeeded."
+  message: String!
+  "When the test ran."
+  attemptedAt: Time!
+}
+
+"""
+Whether a repository could be reached.
+"""
+enum ConnectionStatus {
+  "The repository answered with the credentials."
+  SUCCESSFUL
+  "The repository could not be reached or refused the credentials."
+  FAILED
 }
 
 """
@@ -6211,6 +6294,18 @@ func (ec *executionContext) childFields_ComparedTo(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type ComparedTo", field.Name)
 }
 
+func (ec *executionContext) childFields_ConnectionState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_ConnectionState_status(ctx, field)
+	case "message":
+		return ec.fieldContext_ConnectionState_message(ctx, field)
+	case "attemptedAt":
+		return ec.fieldContext_ConnectionState_attemptedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectionState", field.Name)
+}
+
 func (ec *executionContext) childFields_EnvEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -6623,6 +6718,8 @@ func (ec *executionContext) childFields_Repository(ctx context.Context, field gr
 		return ec.fieldContext_Repository_hasCredentials(ctx, field)
 	case "template":
 		return ec.fieldContext_Repository_template(ctx, field)
+	case "connectionState":
+		return ec.fieldContext_Repository_connectionState(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Repository", field.Name)
 }
@@ -7620,6 +7717,20 @@ func (ec *executionContext) field_Mutation_terminateOperation_args(ctx context.C
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_testRepository_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "url",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["url"] = arg0
 	return args, nil
 }
 
@@ -11695,6 +11806,75 @@ func (ec *executionContext) fieldContext_ComparedTo_destination(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _ConnectionState_status(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionState_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConnectionStatus) graphql.Marshaler {
+			return ec.marshalNConnectionStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionState_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionState", field, false, false, "ConnectionStatus")
+}
+
+func (ec *executionContext) _ConnectionState_message(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionState_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionState_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionState", field, false, false, "String")
+}
+
+func (ec *executionContext) _ConnectionState_attemptedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionState_attemptedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttemptedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionState_attemptedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionState", field, false, false, "Time")
+}
+
 func (ec *executionContext) _EnvEntry_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.EnvEntry) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13556,6 +13736,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteRepository(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteRepository_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_testRepository(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_testRepository(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TestRepository(ctx, fc.Args["url"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConnectionState) graphql.Marshaler {
+			return ec.marshalNConnectionState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_testRepository(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectionState(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_testRepository_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16241,6 +16465,38 @@ func (ec *executionContext) _Repository_template(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Repository_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Repository", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Repository_connectionState(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Repository_connectionState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Repository().ConnectionState(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConnectionState) graphql.Marshaler {
+			return ec.marshalOConnectionState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionState(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Repository_connectionState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Repository",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectionState(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RepositoryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
@@ -23502,6 +23758,49 @@ func (ec *executionContext) _ComparedTo(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var connectionStateImplementors = []string{"ConnectionState"}
+
+func (ec *executionContext) _ConnectionState(ctx context.Context, sel ast.SelectionSet, obj *model.ConnectionState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectionState")
+		case "status":
+			out.Values[i] = ec._ConnectionState_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ConnectionState_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attemptedAt":
+			out.Values[i] = ec._ConnectionState_attemptedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var envEntryImplementors = []string{"EnvEntry"}
 
 func (ec *executionContext) _EnvEntry(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.EnvEntry) graphql.Marshaler {
@@ -24272,6 +24571,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteRepository":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteRepository(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "testRepository":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_testRepository(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -25188,38 +25494,44 @@ func (ec *executionContext) _Repository(ctx context.Context, sel ast.SelectionSe
 		case "id":
 			out.Values[i] = ec._Repository_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Repository_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "url":
 			out.Values[i] = ec._Repository_url(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "project":
 			out.Values[i] = ec._Repository_project(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
 			out.Values[i] = ec._Repository_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "hasCredentials":
 			out.Values[i] = ec._Repository_hasCredentials(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "template":
 			out.Values[i] = ec._Repository_template(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "connectionState":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Repository_connectionState(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27258,6 +27570,24 @@ func (ec *executionContext) marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcd�
 	return ec._ComparedTo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNConnectionState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionState(ctx context.Context, sel ast.SelectionSet, v *model.ConnectionState) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ConnectionState!")
+		return graphql.Null
+	}
+	return ec._ConnectionState(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConnectionStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionStatus(ctx context.Context, v any) (model.ConnectionStatus, error) {
+	var res model.ConnectionStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConnectionStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionStatus(ctx context.Context, sel ast.SelectionSet, v model.ConnectionStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNCreateAccountTokenInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateAccountTokenInput(ctx context.Context, v any) (model.CreateAccountTokenInput, error) {
 	res, err := ec.unmarshalInputCreateAccountTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -28673,6 +29003,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOConnectionState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionState(ctx context.Context, sel ast.SelectionSet, v *model.ConnectionState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConnectionState(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOHealthStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.HealthStatus) graphql.Marshaler {

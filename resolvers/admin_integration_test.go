@@ -4,6 +4,7 @@ package resolvers_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
@@ -90,6 +91,59 @@ func TestRepositoryMutations(t *testing.T) {
 	}
 	in["upsert"] = true
 	data(t, create, map[string]any{"in": in}, &map[string]any{})
+
+	// The stored credentials reach it (the credential store may take its
+	// cache time to see the new Secret); wrong ones are reported failed,
+	// without the password, by the test and by the repository's state.
+	const test = `mutation($url: String!) { testRepository(url: $url) { status message attemptedAt } }`
+	testOutcome := func() (status, message string) {
+		var got struct {
+			TestRepository struct{ Status, Message string }
+		}
+		data(t, test, map[string]any{"url": url}, &got)
+		return got.TestRepository.Status, got.TestRepository.Message
+	}
+	eventually(t, "the stored credentials reach the repository", func() error {
+		if status, msg := testOutcome(); status != "SUCCESSFUL" {
+			return fmt.Errorf("testRepository: %s %q", status, msg)
+		}
+		return nil
+	})
+	data(t, create, map[string]any{"in": map[string]any{"url": url, "username": "bot", "password": "stale-" + password, "upsert": true, "skipTest": true}}, &map[string]any{})
+	eventually(t, "the stale password is reported", func() error {
+		status, msg := testOutcome()
+		if status != "FAILED" || msg == "" {
+			return fmt.Errorf("testRepository: %s %q", status, msg)
+		}
+		if strings.Contains(msg, password) {
+			t.Fatalf("the failure names the password: %q", msg)
+		}
+		return nil
+	})
+	eventually(t, "repositories lists the last test's outcome", func() error {
+		var listed struct {
+			Repositories struct {
+				Nodes []struct {
+					URL             string
+					ConnectionState *struct{ Status string }
+				}
+			}
+		}
+		data(t, `{ repositories { nodes { url connectionState { status } } } }`, nil, &listed)
+		for _, n := range listed.Repositories.Nodes {
+			if n.URL != url {
+				continue
+			}
+			if n.ConnectionState == nil || n.ConnectionState.Status != "FAILED" {
+				return fmt.Errorf("connectionState %+v, want FAILED", n.ConnectionState)
+			}
+			return nil
+		}
+		return fmt.Errorf("%s is not listed", url)
+	})
+	if code := errorCode(t, test, map[string]any{"url": "https://git.example.com/undeclared"}); code != "NOT_FOUND" {
+		t.Errorf("testRepository of an undeclared URL: code %q, want NOT_FOUND", code)
+	}
 
 	const del = `mutation($url: String!) { deleteRepository(url: $url) }`
 	data(t, del, map[string]any{"url": url}, &map[string]any{})

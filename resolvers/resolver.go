@@ -71,6 +71,9 @@ type Resolver struct {
 	Repo RepoServer
 	// RepoCreds finds repository credentials for Repo; nil uses none.
 	RepoCreds RepoCredentials
+
+	// conns are the repositories' last connection tests.
+	conns connections
 }
 
 // ApplicationStore is the read side of Applications the API serves from

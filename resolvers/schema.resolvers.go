@@ -274,6 +274,11 @@ func (r *mutationResolver) DeleteRepository(ctx context.Context, url string, tem
 	return r.deleteRepository(ctx, url, template)
 }
 
+// TestRepository is the resolver for the testRepository field.
+func (r *mutationResolver) TestRepository(ctx context.Context, url string) (*model.ConnectionState, error) {
+	return r.testRepository(ctx, url)
+}
+
 // AddCluster is the resolver for the addCluster field.
 func (r *mutationResolver) AddCluster(ctx context.Context, input model.ClusterInput) (*gqlmodel.Cluster, error) {
 	return r.addCluster(ctx, input)
@@ -411,6 +416,14 @@ func (r *queryResolver) Repositories(ctx context.Context, first int32, after *st
 		return nil, err
 	}
 	return page(all, repositoryKey, first, after)
+}
+
+// ConnectionState is the resolver for the connectionState field.
+func (r *repositoryResolver) ConnectionState(ctx context.Context, obj *gqlmodel.Repository) (*model.ConnectionState, error) {
+	if obj.Template {
+		return nil, nil
+	}
+	return r.connectionState(ctx, obj.URL, false), nil
 }
 
 // Sync is the resolver for the sync field.
@@ -558,6 +571,9 @@ func (r *Resolver) Project() graph.ProjectResolver { return &projectResolver{r} 
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
+// Repository returns graph.RepositoryResolver implementation.
+func (r *Resolver) Repository() graph.RepositoryResolver { return &repositoryResolver{r} }
+
 // ResourceNode returns graph.ResourceNodeResolver implementation.
 func (r *Resolver) ResourceNode() graph.ResourceNodeResolver { return &resourceNodeResolver{r} }
 
@@ -589,6 +605,7 @@ type (
 	pluginParameterResolver            struct{ *Resolver }
 	projectResolver                    struct{ *Resolver }
 	queryResolver                      struct{ *Resolver }
+	repositoryResolver                 struct{ *Resolver }
 	resourceNodeResolver               struct{ *Resolver }
 	resourceResultResolver             struct{ *Resolver }
 	subscriptionResolver               struct{ *Resolver }

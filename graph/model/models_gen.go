@@ -131,6 +131,16 @@ type CommitAuthor struct {
 	Email string `json:"email"`
 }
 
+// The outcome of reaching a repository.
+type ConnectionState struct {
+	// SUCCESSFUL or FAILED.
+	Status ConnectionStatus `json:"status"`
+	// Why it failed; empty when it succeeded.
+	Message string `json:"message"`
+	// When the test ran.
+	AttemptedAt v1.Time `json:"attemptedAt"`
+}
+
 type CreateAccountTokenInput struct {
 	// The account; the caller's own when null. Another account's needs the
 	// update right on it (accounts, update, <name>).
@@ -445,6 +455,64 @@ func (e *ApplicationOrderField) UnmarshalJSON(b []byte) error {
 }
 
 func (e ApplicationOrderField) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Whether a repository could be reached.
+type ConnectionStatus string
+
+const (
+	// The repository answered with the credentials.
+	ConnectionStatusSuccessful ConnectionStatus = "SUCCESSFUL"
+	// The repository could not be reached or refused the credentials.
+	ConnectionStatusFailed ConnectionStatus = "FAILED"
+)
+
+var AllConnectionStatus = []ConnectionStatus{
+	ConnectionStatusSuccessful,
+	ConnectionStatusFailed,
+}
+
+func (e ConnectionStatus) IsValid() bool {
+	switch e {
+	case ConnectionStatusSuccessful, ConnectionStatusFailed:
+		return true
+	}
+	return false
+}
+
+func (e ConnectionStatus) String() string {
+	return string(e)
+}
+
+func (e *ConnectionStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ConnectionStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ConnectionStatus", str)
+	}
+	return nil
+}
+
+func (e ConnectionStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ConnectionStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ConnectionStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
