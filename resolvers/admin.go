@@ -151,7 +151,8 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 	if err != nil {
 		return nil, err
 	}
-	if !in.Template && !in.SkipTest && r.RepoTester != nil {
+	tested := !in.Template && !in.SkipTest && r.RepoTester != nil
+	if tested {
 		creds := reposerver.Credentials{
 			Username: repo.Username, Password: repo.Password, SSHPrivateKey: []byte(repo.SSHPrivateKey),
 			TLSClientCert: []byte(repo.TLSClientCertData), TLSClientKey: []byte(repo.TLSClientCertKey), Insecure: repo.Insecure,
@@ -163,6 +164,12 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 	}
 	if err := w.PutRepository(ctx, repo, in.Upsert); err != nil {
 		return nil, objectError("repository", in.URL, err)
+	}
+	r.repositoriesChanged()
+	if tested { // the credentials just stored were the ones tested
+		r.conns.record(repo.URL, &model.ConnectionState{Status: model.ConnectionStatusSuccessful, AttemptedAt: metav1.Now()})
+	} else {
+		r.conns.record(repo.URL, nil)
 	}
 	typ := repo.Type
 	if typ == "" {
@@ -185,6 +192,8 @@ func (r *Resolver) deleteRepository(ctx context.Context, url string, template bo
 	if err := w.DeleteRepository(ctx, url, template); err != nil {
 		return "", objectError("repository", url, err)
 	}
+	r.repositoriesChanged()
+	r.conns.record(url, nil)
 	return gqlmodel.Repository{URL: url, Template: template}.ID(), nil
 }
 

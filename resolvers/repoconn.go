@@ -53,15 +53,36 @@ func (r *Resolver) connectionState(ctx context.Context, url string, force bool) 
 		if err := r.testStoredRepository(ctx, url); err != nil {
 			state.Status, state.Message = model.ConnectionStatusFailed, err.Error()
 		}
-		c.mu.Lock()
-		if c.last == nil {
-			c.last = map[string]*model.ConnectionState{}
-		}
-		c.last[url] = state
-		c.mu.Unlock()
+		c.record(url, state)
 		return state, nil
 	})
 	return v.(*model.ConnectionState)
+}
+
+// record keeps state as url's last test; nil forgets it (the stored
+// credentials changed untested, or the repository went).
+func (c *connections) record(url string, state *model.ConnectionState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if state == nil {
+		delete(c.last, url)
+		return
+	}
+	if c.last == nil {
+		c.last = map[string]*model.ConnectionState{}
+	}
+	c.last[url] = state
+}
+
+// repositoriesChanged makes the repository list and credentials read the
+// Secrets again after this server wrote one, so that the next request
+// sees the change (other processes see it within their cache time).
+func (r *Resolver) repositoriesChanged() {
+	for _, c := range []any{r.Repositories, r.RepoCreds} {
+		if inv, ok := c.(interface{ Invalidate() }); ok {
+			inv.Invalidate()
+		}
+	}
 }
 
 // testStoredRepository reaches url with the credentials graphcd stores

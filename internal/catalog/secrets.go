@@ -54,6 +54,9 @@ func NewRepositories(kc kubernetes.Interface, namespace string) *Repositories {
 	return &Repositories{store: repocreds.New(kc, namespace)}
 }
 
+// Invalidate makes the next list read the Secrets again.
+func (l *Repositories) Invalidate() { l.store.Invalidate() }
+
 // Repositories returns the repositories.
 func (l *Repositories) Repositories(ctx context.Context) ([]gqlmodel.Repository, error) {
 	infos, err := l.store.List(ctx)

@@ -106,6 +106,14 @@ func (s *Store) snapshot(ctx context.Context) ([]entry, map[string]map[string]st
 	return entries, cms, nil
 }
 
+// Invalidate makes the next lookup read the Secrets again, e.g. after this
+// process changed one.
+func (s *Store) Invalidate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cms = nil
+}
+
 // Info describes a configured repository without its secrets, for listing.
 type Info struct {
 	Name, URL, Project string

@@ -47,4 +47,12 @@ func TestLookupReadsOncePerTTL(t *testing.T) {
 	if got := lookup(); got != "two" {
 		t.Errorf("after the TTL: password %q, want the updated one", got)
 	}
+	sec.Data["password"] = []byte("three")
+	if _, err := client.CoreV1().Secrets("ns").Update(t.Context(), sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Invalidate()
+	if got := lookup(); got != "three" {
+		t.Errorf("after Invalidate: password %q, want the updated one", got)
+	}
 }

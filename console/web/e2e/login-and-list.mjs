@@ -71,6 +71,11 @@ await run(artifacts, async (page, { shot, check }) => {
   // The theme follows the system's colour scheme.
   const light = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)
   await page.emulateMedia({ colorScheme: 'dark' })
+  // The console hears of the change through matchMedia's change event,
+  // which arrives after emulateMedia returns.
+  await page
+    .waitForFunction((was) => getComputedStyle(document.documentElement).backgroundColor !== was, light, { timeout: 10_000 })
+    .catch(() => {})
   const dark = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)
   check(light !== dark, `a dark system theme darkens the page (${light} -> ${dark})`)
   await shot('tiles-dark')

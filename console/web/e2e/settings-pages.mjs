@@ -34,6 +34,16 @@ await run(artifacts, async (page, { shot, check }) => {
   check((await listed.getByRole('link', { name: repo }).count()) === 1, 'its http URL is a link')
   await shot('repository')
 
+  // After a reload the page knows only what the server says: its own test
+  // of the stored credentials, shown without a click, and again on
+  // "Test connection".
+  await page.reload()
+  await listed.locator('[data-connection="ok"]').waitFor(slow)
+  check(true, `after a reload the server's connection state shows: ${(await listed.locator('.conn').textContent())?.trim()}`)
+  await listed.getByRole('button', { name: 'Test connection', exact: true }).click()
+  await listed.locator('[data-connection="ok"]').waitFor(slow)
+  check(true, 'Test connection asks the server to test the stored credentials again')
+
   await page.goto(`${base}/settings/projects`)
   await page.getByRole('button', { name: 'New project' }).click()
   const np = page.getByRole('form', { name: 'New project' })

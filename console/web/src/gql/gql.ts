@@ -45,6 +45,8 @@ type Documents = {
     "\n  query ServerNamespaceProbe($name: String!) {\n    application(name: $name) {\n      namespace\n    }\n  }\n": typeof types.ServerNamespaceProbeDocument,
     "\n  query ApplicationRow($name: String!, $namespace: String) {\n    application(name: $name, namespace: $namespace) {\n      ...AppRow\n    }\n  }\n": typeof types.ApplicationRowDocument,
     "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        url\n        project\n        type\n        hasCredentials\n        template\n      }\n    }\n  }\n": typeof types.SettingsRepositoriesDocument,
+    "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          status\n          message\n          attemptedAt\n        }\n      }\n    }\n  }\n": typeof types.SettingsRepositoryConnectionsDocument,
+    "\n  mutation SettingsTestRepository($url: String!) {\n    testRepository(url: $url) {\n      status\n      message\n      attemptedAt\n    }\n  }\n": typeof types.SettingsTestRepositoryDocument,
     "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      id\n      name\n      url\n      project\n      type\n      hasCredentials\n      template\n    }\n  }\n": typeof types.SettingsCreateRepositoryDocument,
     "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n": typeof types.SettingsDeleteRepositoryDocument,
     "\n  query SettingsClusters {\n    clusters(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        server\n        namespaces\n        clusterResources\n        project\n        shard\n        labels {\n          key\n          value\n        }\n      }\n    }\n  }\n": typeof types.SettingsClustersDocument,
@@ -94,6 +96,8 @@ const documents: Documents = {
     "\n  query ServerNamespaceProbe($name: String!) {\n    application(name: $name) {\n      namespace\n    }\n  }\n": types.ServerNamespaceProbeDocument,
     "\n  query ApplicationRow($name: String!, $namespace: String) {\n    application(name: $name, namespace: $namespace) {\n      ...AppRow\n    }\n  }\n": types.ApplicationRowDocument,
     "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        url\n        project\n        type\n        hasCredentials\n        template\n      }\n    }\n  }\n": types.SettingsRepositoriesDocument,
+    "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          status\n          message\n          attemptedAt\n        }\n      }\n    }\n  }\n": types.SettingsRepositoryConnectionsDocument,
+    "\n  mutation SettingsTestRepository($url: String!) {\n    testRepository(url: $url) {\n      status\n      message\n      attemptedAt\n    }\n  }\n": types.SettingsTestRepositoryDocument,
     "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      id\n      name\n      url\n      project\n      type\n      hasCredentials\n      template\n    }\n  }\n": types.SettingsCreateRepositoryDocument,
     "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n": types.SettingsDeleteRepositoryDocument,
     "\n  query SettingsClusters {\n    clusters(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        server\n        namespaces\n        clusterResources\n        project\n        shard\n        labels {\n          key\n          value\n        }\n      }\n    }\n  }\n": types.SettingsClustersDocument,
@@ -247,6 +251,14 @@ export function graphql(source: "\n  query ApplicationRow($name: String!, $names
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        url\n        project\n        type\n        hasCredentials\n        template\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        id\n        name\n        url\n        project\n        type\n        hasCredentials\n        template\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          status\n          message\n          attemptedAt\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          status\n          message\n          attemptedAt\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SettingsTestRepository($url: String!) {\n    testRepository(url: $url) {\n      status\n      message\n      attemptedAt\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsTestRepository($url: String!) {\n    testRepository(url: $url) {\n      status\n      message\n      attemptedAt\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -3,12 +3,27 @@ import { useMutation, useQuery } from 'urql'
 import { errorText } from '../actions/errors'
 import type { RepositoryInput } from '../gql/graphql'
 import { externalHref } from '../safeurl'
-import { CreateRepositoryMutation, DeleteRepositoryMutation, RepositoriesQuery } from './documents'
+import {
+  CreateRepositoryMutation,
+  DeleteRepositoryMutation,
+  RepositoriesQuery,
+  RepositoryConnectionsQuery,
+  TestRepositoryMutation,
+} from './documents'
 import { ConfirmButton, ErrorLine, useCan } from './ui'
 import { mergeWrites, noWrites, withRemoved, withSaved, type Writes } from './writes'
 
 type Repo = { url: string; name: string; type: string; project: string; hasCredentials: boolean; template: boolean }
 type Status = { ok: boolean; text: string }
+type ConnectionState = { status: string; message: string; attemptedAt: string }
+
+/** connectionStatus words a server-side connection test for the page. */
+export function connectionStatus(c: ConnectionState): Status {
+  const when = new Date(c.attemptedAt).toLocaleTimeString()
+  return c.status === 'SUCCESSFUL'
+    ? { ok: true, text: `Connection successful (tested ${when})` }
+    : { ok: false, text: `Connection failed (tested ${when}): ${c.message}` }
+}
 
 /**
  * RepositoriesPage lists repositories (or, with templates, credential
@@ -17,11 +32,18 @@ type Status = { ok: boolean; text: string }
  */
 export function RepositoriesPage({ templates }: { templates: boolean }) {
   const [list, refetch] = useQuery({ query: RepositoriesQuery })
+  const [connections] = useQuery({ query: RepositoryConnectionsQuery, pause: templates })
   const [, remove] = useMutation(DeleteRepositoryMutation)
+  const [testing, test] = useMutation(TestRepositoryMutation)
   const [editing, setEditing] = useState<Repo | 'new' | null>(null)
-  // The API keeps no connection state: what this page knows is the
-  // outcome of the tests run from it (every save tests first).
+  // Outcomes of the tests run from this page (a save tests first; "Test
+  // connection" asks the server to test the stored credentials); they
+  // replace what the connection query said.
   const [status, setStatus] = useState<Record<string, Status>>({})
+  const serverStatus: Record<string, Status> = {}
+  for (const n of connections.data?.repositories.nodes ?? []) {
+    if (n.connectionState) serverStatus[n.url] = connectionStatus(n.connectionState)
+  }
   const [error, setError] = useState<string | null>(null)
   const [written, setWritten] = useState<Writes<Repo>>(noWrites)
   const canCreate = useCan('repositories', 'create')
@@ -32,6 +54,16 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
     setTimeout(() => refetch({ requestPolicy: 'network-only' }), 2000)
   }
   const noun = templates ? 'credential template' : 'repository'
+
+  async function doTest(r: Repo) {
+    setError(null)
+    const res = await test({ url: r.url })
+    if (res.error) setError(errorText(`Testing ${r.url} failed`, res.error))
+    else if (res.data) {
+      const st = connectionStatus(res.data.testRepository)
+      setStatus((s) => ({ ...s, [r.url]: st }))
+    }
+  }
 
   async function doRemove(r: Repo) {
     setError(null)
@@ -73,7 +105,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
       <ul className="cards" aria-label={templates ? 'Credential templates' : 'Repositories'}>
         {repos.map((r) => {
           const href = externalHref(r.url)
-          const st = status[r.url]
+          const st = status[r.url] ?? serverStatus[r.url]
           return (
             <li key={r.url} className="card-row" data-url={r.url}>
               <div className="card-main">
@@ -85,15 +117,19 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
                 </span>
                 {!templates ? (
                   <span className={st ? (st.ok ? 'conn ok' : 'conn bad') : 'conn'} data-connection={st ? (st.ok ? 'ok' : 'failed') : 'unknown'}>
-                    {st ? st.text : 'Connection not tested from this page'}
+                    {st ? st.text : connections.fetching ? 'Checking the connection…' : 'Connection not tested'}
                   </span>
                 ) : null}
               </div>
               <div className="card-buttons">
+                {!templates ? (
+                  <button type="button" className="small" disabled={testing.fetching} onClick={() => void doTest(r)}>
+                    Test connection
+                  </button>
+                ) : null}
                 {canCreate(r.url) ? (
-                  // The API tests only the credentials it is given, so a test re-enters them and saves.
                   <button type="button" className="small" onClick={() => setEditing(r)}>
-                    {templates ? 'Edit…' : 'Test connection…'}
+                    Edit…
                   </button>
                 ) : null}
                 {canDelete(r.url) ? <ConfirmButton label="Remove" confirm={`Remove ${r.url}?`} onConfirm={() => void doRemove(r)} /> : null}

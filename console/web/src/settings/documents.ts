@@ -18,6 +18,35 @@ export const RepositoriesQuery = graphql(`
   }
 `)
 
+// Asked apart from the list: the server may take a while to reach every
+// repository, and the list should not wait for it.
+export const RepositoryConnectionsQuery = graphql(`
+  query SettingsRepositoryConnections {
+    repositories(first: 500) {
+      nodes {
+        id
+        url
+        template
+        connectionState {
+          status
+          message
+          attemptedAt
+        }
+      }
+    }
+  }
+`)
+
+export const TestRepositoryMutation = graphql(`
+  mutation SettingsTestRepository($url: String!) {
+    testRepository(url: $url) {
+      status
+      message
+      attemptedAt
+    }
+  }
+`)
+
 export const CreateRepositoryMutation = graphql(`
   mutation SettingsCreateRepository($input: RepositoryInput!) {
     createRepository(input: $input) {
