@@ -211,30 +211,7 @@ func buildManaged(in stateInput) []appstate.ManagedResource {
 // values masked as the diff engine masks them and managed fields left out.
 func maskedYAML(desired, live *unstructured.Unstructured) (liveYAML, desiredYAML string) {
 	desired, live = diff.HideSecretData(desired, live)
-	render := func(obj *unstructured.Unstructured) string {
-		if obj == nil {
-			return ""
-		}
-		m := obj.Object
-		if meta, ok := m["metadata"].(map[string]any); ok {
-			if _, has := meta["managedFields"]; has {
-				nm := make(map[string]any, len(meta))
-				for k, v := range meta {
-					if k != "managedFields" {
-						nm[k] = v
-					}
-				}
-				c := make(map[string]any, len(m))
-				for k, v := range m {
-					c[k] = v
-				}
-				c["metadata"] = nm
-				m = c
-			}
-		}
-		return string(diff.YAML(m))
-	}
-	return render(live), render(desired)
+	return diff.ManifestYAML(live), diff.ManifestYAML(desired)
 }
 
 func healthStatus(h *health.Result) *v1alpha1.HealthStatus {

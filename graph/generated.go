@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	ApplicationStatus() ApplicationStatusResolver
 	JWTToken() JWTTokenResolver
 	KustomizeReplica() KustomizeReplicaResolver
+	LiveResource() LiveResourceResolver
 	ManagedNamespaceMetadata() ManagedNamespaceMetadataResolver
 	ManagedResource() ManagedResourceResolver
 	Me() MeResolver
@@ -78,6 +79,7 @@ type ComplexityRoot struct {
 		Events           func(childComplexity int, first int32) int
 		ID               func(childComplexity int) int
 		Labels           func(childComplexity int) int
+		LiveResource     func(childComplexity int, group string, kind string, namespace string, name string) int
 		ManagedResources func(childComplexity int, filter *model.ManagedResourceFilter) int
 		Manifests        func(childComplexity int, revision *string, sourcePosition *int32) int
 		Name             func(childComplexity int) int
@@ -330,6 +332,11 @@ type ComplexityRoot struct {
 	KustomizeReplica struct {
 		Count func(childComplexity int) int
 		Name  func(childComplexity int) int
+	}
+
+	LiveResource struct {
+		Events   func(childComplexity int, first int32) int
+		Manifest func(childComplexity int) int
 	}
 
 	ManagedNamespaceMetadata struct {
@@ -736,6 +743,7 @@ type ApplicationResolver interface {
 	ManagedResources(ctx context.Context, obj *gqlmodel.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error)
 	PodLogs(ctx context.Context, obj *gqlmodel.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error)
 	Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error)
+	LiveResource(ctx context.Context, obj *gqlmodel.Application, group string, kind string, namespace string, name string) (*gqlmodel.LiveResource, error)
 	Manifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error)
 	Revisions(ctx context.Context, obj *gqlmodel.Application, first int32, sourcePosition *int32) ([]*model.Revision, error)
 }
@@ -761,6 +769,9 @@ type JWTTokenResolver interface {
 }
 type KustomizeReplicaResolver interface {
 	Count(ctx context.Context, obj *v1alpha1.KustomizeReplica) (string, error)
+}
+type LiveResourceResolver interface {
+	Events(ctx context.Context, obj *gqlmodel.LiveResource, first int32) ([]*gqlmodel.KubeEvent, error)
 }
 type ManagedNamespaceMetadataResolver interface {
 	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
@@ -945,6 +956,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Labels(childComplexity), true
+	case "Application.liveResource":
+		if e.ComplexityRoot.Application.LiveResource == nil {
+			break
+		}
+
+		args, err := ec.field_Application_liveResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Application.LiveResource(childComplexity, args["group"].(string), args["kind"].(string), args["namespace"].(string), args["name"].(string)), true
 	case "Application.managedResources":
 		if e.ComplexityRoot.Application.ManagedResources == nil {
 			break
@@ -1933,6 +1955,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KustomizeReplica.Name(childComplexity), true
+
+	case "LiveResource.events":
+		if e.ComplexityRoot.LiveResource.Events == nil {
+			break
+		}
+
+		args, err := ec.field_LiveResource_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.LiveResource.Events(childComplexity, args["first"].(int32)), true
+	case "LiveResource.manifest":
+		if e.ComplexityRoot.LiveResource.Manifest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveResource.Manifest(childComplexity), true
 
 	case "ManagedNamespaceMetadata.annotations":
 		if e.ComplexityRoot.ManagedNamespaceMetadata.Annotations == nil {
@@ -5039,6 +5079,21 @@ type Application implements Node {
     first: Int! = 50
   ): [KubernetesEvent!]!
   """
+  One live object of the application (a resource Git declares or one in
+  its resource tree, such as a Pod its Deployment made), read from the
+  destination cluster now; NOT_FOUND for any other object.
+  """
+  liveResource(
+    "The API group; empty for the core group."
+    group: String!
+    "The kind."
+    kind: String!
+    "The namespace; empty for a cluster-scoped object."
+    namespace: String!
+    "The name."
+    name: String!
+  ): LiveResource!
+  """
   The desired manifests of the application's sources as the repository
   server renders them, one YAML document per object, like Argo CD's
   ` + "`" + `argocd app manifests --revision` + "`" + `. Every source of a multi-source
@@ -5222,6 +5277,22 @@ type ManagedResource {
   desired: String!
   "The unified diff from live to desired; empty when in sync. Secret values are masked."
   diff: String!
+}
+
+"""
+A live object of an application, as the destination cluster has it.
+"""
+type LiveResource {
+  """
+  The object as YAML without managedFields, Secret values masked; empty
+  when it does not exist (any more).
+  """
+  manifest: String!
+  "The Kubernetes Events about the object in its cluster, newest first."
+  events(
+    "How many events to return, 0 to 500."
+    first: Int! = 50
+  ): [KubernetesEvent!]!
 }
 
 """
@@ -5946,6 +6017,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_podLogs(ctx, field)
 	case "events":
 		return ec.fieldContext_Application_events(ctx, field)
+	case "liveResource":
+		return ec.fieldContext_Application_liveResource(ctx, field)
 	case "manifests":
 		return ec.fieldContext_Application_manifests(ctx, field)
 	case "revisions":
@@ -6430,6 +6503,16 @@ func (ec *executionContext) childFields_KustomizeReplica(ctx context.Context, fi
 		return ec.fieldContext_KustomizeReplica_count(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type KustomizeReplica", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveResource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "manifest":
+		return ec.fieldContext_LiveResource_manifest(ctx, field)
+	case "events":
+		return ec.fieldContext_LiveResource_events(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveResource", field.Name)
 }
 
 func (ec *executionContext) childFields_ManagedNamespaceMetadata(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7264,6 +7347,44 @@ func (ec *executionContext) field_Application_events_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Application_liveResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "group",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["group"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Application_managedResources_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7365,6 +7486,20 @@ func (ec *executionContext) field_Application_revisions_args(ctx context.Context
 		return nil, err
 	}
 	args["sourcePosition"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_LiveResource_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -8822,6 +8957,50 @@ func (ec *executionContext) fieldContext_Application_events(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Application_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_liveResource(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_liveResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Application().LiveResource(ctx, obj, fc.Args["group"].(string), fc.Args["kind"].(string), fc.Args["namespace"].(string), fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.LiveResource) graphql.Marshaler {
+			return ec.marshalNLiveResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐLiveResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_liveResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveResource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Application_liveResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12563,6 +12742,73 @@ func (ec *executionContext) _KustomizeReplica_count(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_KustomizeReplica_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KustomizeReplica", field, true, true, "String")
+}
+
+func (ec *executionContext) _LiveResource_manifest(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LiveResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveResource_manifest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Manifest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveResource_manifest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _LiveResource_events(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LiveResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveResource_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.LiveResource().Events(ctx, obj, fc.Args["first"].(int32))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KubeEvent) graphql.Marshaler {
+			return ec.marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveResource_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveResource",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubernetesEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_LiveResource_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ManagedNamespaceMetadata_labels(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ManagedNamespaceMetadata) (ret graphql.Marshaler) {
@@ -22613,6 +22859,12 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Application_events(ctx, field, obj)
 				})
+		case "liveResource":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_liveResource(ctx, field, obj)
+				})
 		case "manifests":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -24244,6 +24496,45 @@ func (ec *executionContext) _KustomizeReplica(ctx context.Context, sel ast.Selec
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._KustomizeReplica_count(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var liveResourceImplementors = []string{"LiveResource"}
+
+func (ec *executionContext) _LiveResource(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.LiveResource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liveResourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiveResource")
+		case "manifest":
+			out.Values[i] = ec._LiveResource_manifest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "events":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._LiveResource_events(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -27962,6 +28253,14 @@ func (ec *executionContext) marshalNKustomizeReplica2ᚕgithubᚗcomᚋgraphcd�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNLiveResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐLiveResource(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.LiveResource) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LiveResource!")
+		return graphql.Null
+	}
+	return ec._LiveResource(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*appstate.ManagedResource) graphql.Marshaler {

@@ -5,21 +5,26 @@ import (
 	"encoding/json"
 	"slices"
 
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/rbac"
+	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
-// ResourceWriter deletes and patches live objects of applications
+// ResourceWriter reads, deletes and patches live objects of applications
 // (catalog.Resources implements it).
 type ResourceWriter interface {
+	Get(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef) (*unstructured.Unstructured, error)
+	Events(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef) ([]eventsv1.Event, error)
 	Delete(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef, policy metav1.DeletionPropagation) error
 	Patch(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef, pt types.PatchType, patch []byte) error
 }
@@ -99,4 +104,52 @@ func resourceError(err error, ref catalog.ResourceRef) error {
 		return Errorf(CodeConflict, "%s %s/%s changed meanwhile; try again", ref.Kind, ref.Namespace, ref.Name)
 	}
 	return err
+}
+
+// liveResource reads one live object of app (which the caller may see)
+// from its destination: only one in its managed resources or tree.
+func (r *Resolver) liveResource(ctx context.Context, app *gqlmodel.Application, group, kind, namespace, name string) (*gqlmodel.LiveResource, error) {
+	ref := catalog.ResourceRef{Group: group, Kind: kind, Namespace: namespace, Name: name}
+	if r.Resources == nil {
+		return nil, Errorf(CodeForbidden, "this server does not read live objects")
+	}
+	st, err := r.appState(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil || !ownsResource(st, ref) {
+		return nil, Errorf(CodeNotFound, "%s %s/%s is not a resource of application %s", kind, namespace, name, app.Name)
+	}
+	obj, err := r.Resources.Get(ctx, app.Spec.Destination, ref)
+	if err != nil {
+		return nil, resourceError(err, ref)
+	}
+	_, obj = diff.HideSecretData(nil, obj)
+	return &gqlmodel.LiveResource{
+		Manifest: diff.ManifestYAML(obj), Destination: app.Spec.Destination,
+		Group: group, Kind: kind, Namespace: namespace, Name: name,
+	}, nil
+}
+
+// liveResourceEvents lists the Events about res in its cluster, newest
+// first.
+func (r *Resolver) liveResourceEvents(ctx context.Context, res *gqlmodel.LiveResource, first int32) ([]*gqlmodel.KubeEvent, error) {
+	if first < 0 || first > maxListPage {
+		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", maxListPage, first)
+	}
+	if first == 0 {
+		return nil, nil
+	}
+	ref := catalog.ResourceRef{Group: res.Group, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name}
+	list, err := r.Resources.Events(ctx, res.Destination, ref)
+	if err != nil {
+		return nil, resourceError(err, ref)
+	}
+	events := gqlmodel.KubeEvents(list)
+	events = events[:min(len(events), int(first))]
+	out := make([]*gqlmodel.KubeEvent, len(events))
+	for i := range events {
+		out[i] = &events[i]
+	}
+	return out, nil
 }

@@ -3,10 +3,14 @@
 package resolvers_test
 
 import (
+	"encoding/base64"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,5 +73,75 @@ func TestApplicationResourceActions(t *testing.T) {
 	}
 	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Get(t.Context(), "stranger", metav1.GetOptions{}); err != nil {
 		t.Errorf("the object outside the app was touched: %v", err)
+	}
+}
+
+// TestLiveResource reads a live object of an application's tree (a Pod
+// Git does not declare, and a Secret, masked) with its Events from the
+// destination cluster; objects outside the app are NOT_FOUND.
+func TestLiveResource(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
+	if _, err := cluster.Client.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{"password": "hunter2-live"}}
+	if _, err := cluster.Client.CoreV1().Secrets(ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.NewMicroTime(time.Now())
+	for i, reason := range []string{"Scheduled", "Pulled"} {
+		ev := &eventsv1.Event{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("web-1.%d", i)},
+			EventTime:  metav1.NewMicroTime(now.Add(time.Duration(i) * time.Second)), ReportingController: "test", ReportingInstance: "test",
+			Action: "Run", Reason: reason, Note: "pod " + reason, Type: "Normal",
+			Regarding: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: "web-1"},
+		}
+		if _, err := cluster.Client.EventsV1().Events(ns).Create(t.Context(), ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := types.NamespacedName{Namespace: ns, Name: "live"}
+	if err := states.Put(t.Context(), appstate.State{App: key, ReconciledAt: time.Now(),
+		Tree: []appstate.Node{{Version: "v1", Kind: "Pod", Namespace: ns, Name: "web-1"}},
+		Managed: []appstate.ManagedResource{
+			{Version: "v1", Kind: "Secret", Namespace: ns, Name: "creds", Status: v1alpha1.SyncStatusCodeSynced},
+			{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "gone", Status: v1alpha1.SyncStatusCodeOutOfSync},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	createApps(t, ns, appSpec{name: "live"})
+	waitCount(t, ns, 1)
+	const q = `query($ns: String!, $kind: String!, $name: String!) { application(name: "live", namespace: $ns) {
+	  liveResource(group: "", kind: $kind, namespace: $ns, name: $name) { manifest events(first: 10) { reason note } } } }`
+	type result struct {
+		Application struct {
+			LiveResource struct {
+				Manifest string
+				Events   []struct{ Reason, Note string }
+			}
+		}
+	}
+	var got result
+	data(t, q, map[string]any{"ns": ns, "kind": "Pod", "name": "web-1"}, &got)
+	lr := got.Application.LiveResource
+	if !strings.Contains(lr.Manifest, "nginx:1.27") || strings.Contains(lr.Manifest, "managedFields") {
+		t.Errorf("Pod manifest:\n%s", lr.Manifest)
+	}
+	if len(lr.Events) != 2 || lr.Events[0].Reason != "Pulled" || lr.Events[1].Reason != "Scheduled" {
+		t.Errorf("Pod events = %+v, want Pulled then Scheduled", lr.Events)
+	}
+	data(t, q, map[string]any{"ns": ns, "kind": "Secret", "name": "creds"}, &got)
+	if m := got.Application.LiveResource.Manifest; !strings.Contains(m, "password: \"++++++++\"") || strings.Contains(m, base64.StdEncoding.EncodeToString([]byte("hunter2-live"))) {
+		t.Errorf("Secret manifest not masked:\n%s", m)
+	}
+	data(t, q, map[string]any{"ns": ns, "kind": "ConfigMap", "name": "gone"}, &got)
+	if m := got.Application.LiveResource.Manifest; m != "" {
+		t.Errorf("a declared object missing from the cluster: manifest %q, want empty", m)
+	}
+	if code := errorCode(t, q, map[string]any{"ns": ns, "kind": "Pod", "name": "stranger"}); code != "NOT_FOUND" {
+		t.Errorf("an object outside the app: code %q, want NOT_FOUND", code)
 	}
 }

@@ -48,6 +48,11 @@ func (r *applicationResolver) Events(ctx context.Context, obj *gqlmodel.Applicat
 	return r.applicationEvents(ctx, obj, first)
 }
 
+// LiveResource is the resolver for the liveResource field.
+func (r *applicationResolver) LiveResource(ctx context.Context, obj *gqlmodel.Application, group string, kind string, namespace string, name string) (*gqlmodel.LiveResource, error) {
+	return r.liveResource(ctx, obj, group, kind, namespace, name)
+}
+
 // Manifests is the resolver for the manifests field.
 func (r *applicationResolver) Manifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error) {
 	return r.applicationManifests(ctx, obj, revision, sourcePosition)
@@ -113,6 +118,11 @@ func (r *jWTTokenResolver) ExpiresAt(ctx context.Context, obj *v1alpha1.JWTToken
 // Count is the resolver for the count field.
 func (r *kustomizeReplicaResolver) Count(ctx context.Context, obj *v1alpha1.KustomizeReplica) (string, error) {
 	return obj.Count.String(), nil
+}
+
+// Events is the resolver for the events field.
+func (r *liveResourceResolver) Events(ctx context.Context, obj *gqlmodel.LiveResource, first int32) ([]*gqlmodel.KubeEvent, error) {
+	return r.liveResourceEvents(ctx, obj, first)
 }
 
 // Labels is the resolver for the labels field.
@@ -539,6 +549,9 @@ func (r *Resolver) KustomizeReplica() graph.KustomizeReplicaResolver {
 	return &kustomizeReplicaResolver{r}
 }
 
+// LiveResource returns graph.LiveResourceResolver implementation.
+func (r *Resolver) LiveResource() graph.LiveResourceResolver { return &liveResourceResolver{r} }
+
 // ManagedNamespaceMetadata returns graph.ManagedNamespaceMetadataResolver implementation.
 func (r *Resolver) ManagedNamespaceMetadata() graph.ManagedNamespaceMetadataResolver {
 	return &managedNamespaceMetadataResolver{r}
@@ -597,6 +610,7 @@ type (
 	applicationStatusResolver          struct{ *Resolver }
 	jWTTokenResolver                   struct{ *Resolver }
 	kustomizeReplicaResolver           struct{ *Resolver }
+	liveResourceResolver               struct{ *Resolver }
 	managedNamespaceMetadataResolver   struct{ *Resolver }
 	managedResourceResolver            struct{ *Resolver }
 	meResolver                         struct{ *Resolver }

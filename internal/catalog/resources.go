@@ -5,7 +5,12 @@ import (
 	"fmt"
 	"sync"
 
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -22,8 +27,8 @@ type ResourceRef struct {
 	Group, Kind, Namespace, Name string
 }
 
-// Resources deletes and patches live objects on the destination clusters
-// of applications (the API's resource actions).
+// Resources reads, deletes and patches live objects on the destination
+// clusters of applications (the API's liveResource and resource actions).
 type Resources struct {
 	clusters *Clusters
 	mu       sync.Mutex
@@ -39,6 +44,63 @@ type clusterConn struct {
 // NewResources acts on the clusters of c.
 func NewResources(c *Clusters) *Resources {
 	return &Resources{clusters: c, conns: map[*rest.Config]*clusterConn{}}
+}
+
+// Get reads ref on the cluster dest names; nil when it does not exist.
+func (r *Resources) Get(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef) (*unstructured.Unstructured, error) {
+	ri, err := r.resource(ctx, dest, ref)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
+}
+
+// eventsResource is events.k8s.io/v1, which every supported Kubernetes
+// serves.
+var eventsResource = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
+
+// maxObjectEvents bounds how many Events of one object are read.
+const maxObjectEvents = 500
+
+// Events lists the Events about ref on the cluster dest names (any
+// namespace for a cluster-scoped object).
+func (r *Resources) Events(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef) ([]eventsv1.Event, error) {
+	c, err := r.clusters.reg.Resolve(dest)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := r.conn(c.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	selector := fields.Set{"regarding.kind": ref.Kind, "regarding.name": ref.Name}
+	if ref.Namespace != "" {
+		selector["regarding.namespace"] = ref.Namespace
+	}
+	list, err := conn.dyn.Resource(eventsResource).Namespace(ref.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: selector.AsSelector().String(), Limit: maxObjectEvents,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]eventsv1.Event, 0, len(list.Items))
+	for i := range list.Items {
+		var e eventsv1.Event
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &e); err != nil {
+			return nil, fmt.Errorf("event %s: %w", list.Items[i].GetName(), err)
+		}
+		// The group is not in the selector (the API server cannot select
+		// by it): leave out a same-named object of another group.
+		if gv, err := schema.ParseGroupVersion(e.Regarding.APIVersion); err == nil && gv.Group != ref.Group {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // Delete deletes ref on the cluster dest names, with propagation policy

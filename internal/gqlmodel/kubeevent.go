@@ -6,6 +6,8 @@ import (
 
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
 )
 
 // KubeEvent is a Kubernetes Event as the graph shows it.
@@ -40,4 +42,16 @@ func KubeEvents(events []eventsv1.Event) []KubeEvent {
 	}
 	slices.SortStableFunc(out, func(a, b KubeEvent) int { return cmp.Compare(b.Time.UnixNano(), a.Time.UnixNano()) })
 	return out
+}
+
+// LiveResource is one live object of an application: its masked manifest
+// and what finds its Events.
+type LiveResource struct {
+	// Manifest is the object as YAML, Secret values masked; "" when it
+	// does not exist.
+	Manifest string
+	// Destination is the application's, where the object lives.
+	Destination v1alpha1.ApplicationDestination
+	// Group, Kind, Namespace and Name identify the object.
+	Group, Kind, Namespace, Name string
 }
