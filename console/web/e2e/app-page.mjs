@@ -146,6 +146,15 @@ await run(artifacts, async (page, { shot, check }) => {
   // A Pod's panel has a Logs tab that follows the log (KWOK's Pods have no
   // kubelet to read logs from: the view shows the server's error).
   await graph.locator('.rnode[data-kind="Pod"] button.rname').first().click()
+  // Git does not declare the Pod: its live manifest comes from the
+  // cluster, and its own Events (the scheduler's) are listed.
+  await page.getByRole('tab', { name: 'Live' }).click()
+  await page.locator('.rpanel-body').getByText('kind: Pod').waitFor(slow)
+  check(true, "a Pod's Live tab shows its manifest, read from the cluster")
+  await page.getByRole('tab', { name: 'Events' }).click()
+  await page.locator('.rpanel-body .events li', { hasText: 'Scheduled' }).first().waitFor(slow)
+  check(true, `a Pod's Events tab lists its own events (${(await page.locator('.rpanel-body .events li').first().textContent())?.trim()})`)
+  await shot('pod-events')
   await page.getByRole('tab', { name: 'Logs' }).click()
   await page.getByRole('log').waitFor()
   await page.getByLabel('Search').last().fill('error')

@@ -1,14 +1,14 @@
 // The panel of one resource: its summary, live and desired manifests, the
-// diff between them, the application's events that mention it and, for a
-// Pod, its log. Manifests exist for the resources Git declares; objects
-// they own (ReplicaSets, Pods ...) have a summary, events and logs.
+// diff between them, its events and, for a Pod, its log. Desired manifests
+// and diffs exist for the resources Git declares; objects they own
+// (ReplicaSets, Pods ...) have their live manifest, read from the cluster.
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import { useQuery } from 'urql'
 import { Badge } from '../Badge'
 import { healthBadge, syncBadge } from '../badges'
 import { DiffView, YamlView } from '../editor'
 import { comparedTexts } from './compare'
-import { AppEventsQuery, ManagedResourceQuery } from './documents'
+import { AppEventsQuery, LiveResourceQuery, ManagedResourceQuery } from './documents'
 import { maskSecret } from './mask'
 import { PodLogs } from './PodLogs'
 import type { ResourceId } from './resourceParam'
@@ -70,8 +70,8 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
     </p>
   ) : (
     <p className="empty">
-      Git does not declare this object{resource?.parentRefs.length ? ' (another object of the application owns it)' : ''}, so there is no manifest to compare. Its summary, events
-      {isPod ? ' and log' : ''} are in the other tabs.
+      Git does not declare this object{resource?.parentRefs.length ? ' (another object of the application owns it)' : ''}, so there is nothing to compare. Its live
+      manifest, events{isPod ? ' and log' : ''} are in the other tabs.
     </p>
   )
 
@@ -110,13 +110,39 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
       </div>
       <div id="rpanel-body" role="tabpanel" aria-labelledby={`rtab-${tab}`} className="rpanel-body">
         {tab === 'summary' ? <Summary id={id} resource={resource} status={m?.status ?? null} requiresPruning={m?.requiresPruning ?? false} /> : null}
-        {tab === 'live' ? m?.live ? <YamlView value={mask(m.live)} label={`Live manifest of ${id.kind} ${id.name}`} /> : m ? <p className="empty">The object does not exist in the cluster.</p> : noManifest : null}
+        {tab === 'live' ? (
+          m?.live ? (
+            <YamlView value={mask(m.live)} label={`Live manifest of ${id.kind} ${id.name}`} />
+          ) : m ? (
+            <p className="empty">The object does not exist in the cluster.</p>
+          ) : managed.data ? (
+            <LiveTab app={app} id={id} version={version} mask={mask} />
+          ) : (
+            noManifest
+          )
+        ) : null}
         {tab === 'desired' ? m?.desired ? <YamlView value={mask(m.desired)} label={`Desired manifest of ${id.kind} ${id.name}`} /> : m ? <p className="empty">Git no longer declares this object; a sync with prune deletes it.</p> : noManifest : null}
         {tab === 'diff' ? m ? <DiffTab live={mask(m.live)} desired={mask(m.desired)} /> : noManifest : null}
         {tab === 'events' ? <Events app={app} id={id} version={version} /> : null}
         {tab === 'logs' && isPod ? <PodLogs app={app} namespace={id.namespace} pod={id.name} images={resource?.images ?? []} /> : null}
       </div>
     </aside>
+  )
+}
+
+// LiveTab reads an object Git does not declare from its cluster.
+function LiveTab({ app, id, version, mask }: { app: string; id: ResourceId; version: number; mask: (s: string) => string }) {
+  const [res, refetch] = useQuery({ query: LiveResourceQuery, variables: { app, ...id, events: 0 }, requestPolicy: 'network-only' })
+  useEffect(() => {
+    if (version > 0) refetch({ requestPolicy: 'network-only' })
+  }, [version, refetch])
+  if (res.error) return <p className="error" role="alert">{res.error.graphQLErrors[0]?.message ?? res.error.message}</p>
+  if (!res.data) return <p className="empty">Loading…</p>
+  const manifest = res.data.application?.liveResource.manifest ?? ''
+  return manifest ? (
+    <YamlView value={mask(manifest)} label={`Live manifest of ${id.kind} ${id.name}`} />
+  ) : (
+    <p className="empty">The object does not exist in the cluster.</p>
   )
 }
 
@@ -190,30 +216,51 @@ function Summary({ id, resource, status, requiresPruning }: { id: ResourceId; re
 }
 
 function Events({ app, id, version }: { app: string; id: ResourceId; version: number }) {
+  const [own, refetchOwn] = useQuery({ query: LiveResourceQuery, variables: { app, ...id, events: 100 }, requestPolicy: 'network-only' })
   const [res, refetch] = useQuery({ query: AppEventsQuery, variables: { app }, requestPolicy: 'network-only' })
   useEffect(() => {
-    if (version > 0) refetch({ requestPolicy: 'network-only' })
-  }, [version, refetch])
-  if (res.error) return <p className="error">{res.error.graphQLErrors[0]?.message ?? res.error.message}</p>
-  if (!res.data) return <p className="empty">Loading…</p>
-  // The API has events of the application only; those that name this
-  // object are the ones about it (sync results and health changes do).
-  const events = res.data.application?.events.filter((e) => mentions(e.note, id)) ?? []
+    if (version > 0) {
+      refetchOwn({ requestPolicy: 'network-only' })
+      refetch({ requestPolicy: 'network-only' })
+    }
+  }, [version, refetch, refetchOwn])
+  // The application's events that name this object: sync results and
+  // health changes do.
+  const appEvents = res.data?.application?.events.filter((e) => mentions(e.note, id)) ?? []
   return (
     <>
-      <p className="k">Events of the application that name this object, newest first.</p>
-      {events.length === 0 ? (
-        <p className="empty">None.</p>
+      <h3 className="events-title">In the cluster</h3>
+      {own.error ? (
+        <p className="error">{own.error.graphQLErrors[0]?.message ?? own.error.message}</p>
+      ) : !own.data ? (
+        <p className="empty">Loading…</p>
       ) : (
-        <ul className="events">
-          {events.map((e, i) => (
-            <li key={i} className={e.type === 'Warning' ? 'warning' : undefined}>
-              <span className="k">{e.time ? new Date(e.time).toLocaleString() : ''}</span> <strong>{e.reason}</strong>
-              {e.count > 1 ? <span className="k"> ×{e.count}</span> : null} {e.note}
-            </li>
-          ))}
-        </ul>
+        <EventList events={own.data.application?.liveResource.events ?? []} />
+      )}
+      <h3 className="events-title">Of the application, naming this object</h3>
+      {res.error ? (
+        <p className="error">{res.error.graphQLErrors[0]?.message ?? res.error.message}</p>
+      ) : !res.data ? (
+        <p className="empty">Loading…</p>
+      ) : (
+        <EventList events={appEvents} />
       )}
     </>
+  )
+}
+
+type EventRow = { type: string; reason: string; note: string; time?: string | null; count: number }
+
+function EventList({ events }: { events: EventRow[] }) {
+  if (events.length === 0) return <p className="empty">None.</p>
+  return (
+    <ul className="events">
+      {events.map((e, i) => (
+        <li key={i} className={e.type === 'Warning' ? 'warning' : undefined}>
+          <span className="k">{e.time ? new Date(e.time).toLocaleString() : ''}</span> <strong>{e.reason}</strong>
+          {e.count > 1 ? <span className="k"> ×{e.count}</span> : null} {e.note}
+        </li>
+      ))}
+    </ul>
   )
 }

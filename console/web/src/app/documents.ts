@@ -131,6 +131,26 @@ export const ManagedResourceQuery = graphql(`
   }
 `)
 
+// Any object of the app's tree as its cluster has it now, with the
+// Events about it.
+export const LiveResourceQuery = graphql(`
+  query LiveResource($app: String!, $group: String!, $kind: String!, $namespace: String!, $name: String!, $events: Int!) {
+    application(name: $app) {
+      id
+      liveResource(group: $group, kind: $kind, namespace: $namespace, name: $name) {
+        manifest
+        events(first: $events) {
+          type
+          reason
+          note
+          time
+          count
+        }
+      }
+    }
+  }
+`)
+
 export const AppEventsQuery = graphql(`
   query AppEvents($app: String!) {
     application(name: $app) {
