@@ -42,15 +42,8 @@ func TestSyncDialogAndRollback(t *testing.T) {
 	ensureDefaultProject(t, kube, ns)
 	// The first deployment, requested as the API would: the history then
 	// has an entry to roll back to.
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "waves", Namespace: ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "waves", TargetRevision: "main"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
-		},
-		Operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: shas[0]}, InitiatedBy: v1alpha1.OperationInitiator{Username: "test"}},
-	}
+	app := gitApp(ns, "waves", "default", repo, "waves")
+	app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: shas[0]}, InitiatedBy: v1alpha1.OperationInitiator{Username: "test"}}
 	if err := kube.Create(t.Context(), app); err != nil {
 		t.Fatal(err)
 	}
@@ -80,22 +73,6 @@ func configMap(name, greeting, wave string) string {
 		annotations = fmt.Sprintf("  annotations:\n    argocd.argoproj.io/sync-wave: %q\n", wave)
 	}
 	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n%sdata:\n  greeting: %s\n", name, annotations, greeting)
-}
-
-// ensureDefaultProject lets project default deploy anything anywhere.
-func ensureDefaultProject(t *testing.T, kube client.Client, ns string) {
-	t.Helper()
-	project := &v1alpha1.AppProject{
-		ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
-		Spec: v1alpha1.AppProjectSpec{
-			SourceRepos:  []string{"*"},
-			Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
-		},
-	}
-	// The server may have created the default project already.
-	if err := kube.Create(t.Context(), project); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
 }
 
 // waitApp polls app until done says so, for up to three minutes (the
@@ -255,15 +232,7 @@ func TestCreateEditDeleteApp(t *testing.T) {
 	kube := newKube(t)
 	ensureDefaultProject(t, kube, ns)
 	repo := serveRepo(t, map[string]string{"app/configmap.yaml": configMap("app", "hello", "")})
-	guarded := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "locked",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "app", TargetRevision: "main"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
-		},
-	}
-	if err := kube.Create(t.Context(), guarded); err != nil {
+	if err := kube.Create(t.Context(), gitApp(ns, "guarded", "locked", repo, "app")); err != nil {
 		t.Fatal(err)
 	}
 	runScriptEnv(t, "e2e/actions-create.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo, "GRAPHCD_E2E_NS="+ns)
@@ -313,14 +282,7 @@ func TestSyncProgressAndTerminate(t *testing.T) {
 	})
 	kube := newKube(t)
 	ensureDefaultProject(t, kube, ns)
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "slow", Namespace: ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "slow", TargetRevision: "main"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
-		},
-	}
+	app := gitApp(ns, "slow", "default", repo, "slow")
 	if err := kube.Create(t.Context(), app); err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
-	"net/http/httptest"
+	"fmt" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,15 +73,7 @@ func createDefaultProject(t testing.TB, kube client.Client, ns string) {
 // without automated sync.
 func createApp(t testing.TB, kube client.Client, ns, name, repo, path string) {
 	t.Helper()
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: path, TargetRevision: "main"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
-		},
-	}
-	if err := kube.Create(t.Context(), app); err != nil {
+	if err := kube.Create(t.Context(), gitApp(ns, name, "default", repo, path)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -166,7 +154,7 @@ func BenchmarkTreeScale(b *testing.B) {
 	for i := range n {
 		fmt.Fprintf(&docs, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%05d\ndata:\n  index: %q\n", i, strconv.Itoa(i))
 	}
-	repo := serveRepoTB(b, map[string]string{"scale/configmaps.yaml": docs.String()})
+	repo := serveRepo(b, map[string]string{"scale/configmaps.yaml": docs.String()})
 	kube := newKube(b)
 	createDefaultProject(b, kube, ns)
 	createApp(b, kube, ns, "scale", repo, "scale")
@@ -201,73 +189,12 @@ func BenchmarkTreeScale(b *testing.B) {
 // a sync would have (with the tracking label), eight at a time.
 func createConfigMaps(tb testing.TB, ns, app string, n int) {
 	tb.Helper()
-	next := make(chan int)
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for i := range next {
-				cm := &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Namespace: ns, Labels: map[string]string{"app.kubernetes.io/instance": app}},
-					Data:       map[string]string{"index": strconv.Itoa(i)},
-				}
-				if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		tb.Fatalf("create config maps: %v", err)
-	}
-}
-
-// serveRepoTB is serveRepo for benchmarks too: it commits files on branch
-// main of a new repository, serves it read-only with `git http-backend` on
-// loopback and returns the clone URL.
-func serveRepoTB(tb testing.TB, files map[string]string) string {
-	tb.Helper()
-	gitBin, err := exec.LookPath("git")
-	if err != nil {
-		tb.Skip("git is not on PATH (make test-deps installs it)")
-	}
-	work, root := tb.TempDir(), tb.TempDir()
-	for name, content := range files {
-		path := filepath.Join(work, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
+	inParallel(tb, "create config maps", n, func(i int) error {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Namespace: ns, Labels: map[string]string{"app.kubernetes.io/instance": app}},
+			Data:       map[string]string{"index": strconv.Itoa(i)},
 		}
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-		"GIT_AUTHOR_NAME=graphcd test", "GIT_AUTHOR_EMAIL=test@graphcd.invalid",
-		"GIT_COMMITTER_NAME=graphcd test", "GIT_COMMITTER_EMAIL=test@graphcd.invalid")
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"add", "."},
-		{"commit", "-q", "-m", "Add the app"},
-		{"clone", "-q", "--bare", ".", filepath.Join(root, "apps.git")},
-	} {
-		cmd := exec.CommandContext(tb.Context(), gitBin, args...)
-		cmd.Dir, cmd.Env = work, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	srv := httptest.NewServer(&cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
-		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
-	}})
-	tb.Cleanup(srv.Close)
-	return srv.URL + "/apps.git"
+		_, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{})
+		return err
+	})
 }

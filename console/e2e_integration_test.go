@@ -177,26 +177,34 @@ func createManyApps(t testing.TB, kube client.Client, ns string, n int) {
 	t.Helper()
 	syncs := []v1alpha1.SyncStatusCode{v1alpha1.SyncStatusCodeSynced, v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.SyncStatusCodeSynced}
 	healths := []v1alpha1.HealthStatusCode{v1alpha1.HealthStatusHealthy, v1alpha1.HealthStatusHealthy, v1alpha1.HealthStatusDegraded, v1alpha1.HealthStatusProgressing, v1alpha1.HealthStatusHealthy}
+	inParallel(t, "create apps", n, func(i int) error {
+		app := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: ns},
+			Spec: v1alpha1.ApplicationSpec{
+				Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: fmt.Sprintf("apps/%d", i)},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: fmt.Sprintf("team-%d", i%50)},
+			},
+		}
+		if err := kube.Create(context.Background(), app); err != nil {
+			return err
+		}
+		app.Status.Sync.Status = syncs[i%len(syncs)]
+		app.Status.Health.Status = healths[i%len(healths)]
+		return kube.Status().Update(context.Background(), app)
+	})
+}
+
+// inParallel runs do(0) ... do(n-1) eight at a time and fails tb with the
+// first error, once all have run.
+func inParallel(tb testing.TB, what string, n int, do func(i int) error) {
+	tb.Helper()
 	next := make(chan int)
-	errs := make(chan error, 8)
+	errs := make(chan error, 1)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
-				app := &v1alpha1.Application{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: ns},
-					Spec: v1alpha1.ApplicationSpec{
-						Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: fmt.Sprintf("apps/%d", i)},
-						Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: fmt.Sprintf("team-%d", i%50)},
-					},
-				}
-				err := kube.Create(context.Background(), app)
-				if err == nil {
-					app.Status.Sync.Status = syncs[i%len(syncs)]
-					app.Status.Health.Status = healths[i%len(healths)]
-					err = kube.Status().Update(context.Background(), app)
-				}
-				if err != nil {
+				if err := do(i); err != nil {
 					select {
 					case errs <- err:
 					default:
@@ -212,7 +220,7 @@ func createManyApps(t testing.TB, kube client.Client, ns string, n int) {
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		t.Fatalf("create apps: %v", err)
+		tb.Fatalf("%s: %v", what, err)
 	}
 }
 
@@ -247,6 +255,17 @@ func TestLiveBadges(t *testing.T) {
 		"live/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: live\ndata:\n  greeting: hello\n",
 	})
 	kube := newKube(t)
+	ensureDefaultProject(t, kube, ns)
+	if err := kube.Create(t.Context(), gitApp(ns, "live", "default", repo, "live")); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, "e2e/live-badges.mjs", base, ns)
+}
+
+// ensureDefaultProject creates the default project of ns, allowing every
+// source and destination.
+func ensureDefaultProject(t testing.TB, kube client.Client, ns string) {
+	t.Helper()
 	project := &v1alpha1.AppProject{
 		ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns},
 		Spec: v1alpha1.AppProjectSpec{
@@ -258,18 +277,19 @@ func TestLiveBadges(t *testing.T) {
 	if err := kube.Create(t.Context(), project); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "live", Namespace: ns},
+}
+
+// gitApp is an application of path in repo at main, in project, deployed
+// to ns of the cluster graphcd runs in, without automated sync.
+func gitApp(ns, name, project, repo, path string) *v1alpha1.Application {
+	return &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1alpha1.ApplicationSpec{
-			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "live", TargetRevision: "main"},
+			Project:     project,
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: path, TargetRevision: "main"},
 			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
 		},
 	}
-	if err := kube.Create(t.Context(), app); err != nil {
-		t.Fatal(err)
-	}
-	runScript(t, "e2e/live-badges.mjs", base, ns)
 }
 
 // runScript runs a browser script as admin against base; screenshots go to
@@ -309,7 +329,7 @@ func newKube(t testing.TB) client.Client {
 
 // serveRepo commits files on branch main of a new repository and serves it
 // read-only with `git http-backend` on loopback; it returns the clone URL.
-func serveRepo(t *testing.T, files map[string]string) string {
+func serveRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
@@ -331,7 +351,7 @@ func serveRepo(t *testing.T, files map[string]string) string {
 	for _, args := range [][]string{
 		{"init", "-q", "-b", "main"},
 		{"add", "."},
-		{"commit", "-q", "-m", "Add the live app"},
+		{"commit", "-q", "-m", "Add the app"},
 		{"clone", "-q", "--bare", ".", filepath.Join(root, "apps.git")},
 	} {
 		cmd := exec.CommandContext(t.Context(), gitBin, args...)
