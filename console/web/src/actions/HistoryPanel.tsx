@@ -1,7 +1,7 @@
 import { useState } from 'react'
 import { useMutation } from 'urql'
 import type { ActionsAppFragment } from '../gql/graphql'
-import { externalHref } from '../safeurl'
+import { ExternalLink } from '../ExternalLink'
 import { Dialog } from './Dialog'
 import { RollbackMutation } from './documents'
 import { errorText } from './errors'
@@ -49,7 +49,7 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
               {e.initiatedBy.username ? <span className="k"> by {e.initiatedBy.username}</span> : e.initiatedBy.automated ? <span className="k"> by auto-sync</span> : null}
             </div>
             <div className="k ellipsis">
-              <SourceLink url={e.source.repoURL} /> {e.source.chart ? `chart ${e.source.chart}` : e.source.path ? `/ ${e.source.path}` : ''}
+              <ExternalLink url={e.source.repoURL} /> {e.source.chart ? `chart ${e.source.chart}` : e.source.path ? `/ ${e.source.path}` : ''}
               {e.source.targetRevision ? ` @ ${e.source.targetRevision}` : ''}
             </div>
             {canSync ? (
@@ -90,16 +90,4 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
 function took(from: string, to: string): string {
   const s = Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / 1000))
   return s < 120 ? `${s} s` : `${Math.round(s / 60)} min`
-}
-
-/** SourceLink links a repository URL only when it is a web URL. */
-function SourceLink({ url }: { url: string }) {
-  const href = externalHref(url)
-  return href ? (
-    <a href={href} target="_blank" rel="noreferrer noopener">
-      {url}
-    </a>
-  ) : (
-    <span>{url}</span>
-  )
 }

@@ -3,21 +3,10 @@
 // where it goes. The values change live; the layout does not.
 import { AppActions } from '../actions/AppActions'
 import { Badge } from '../Badge'
+import { ExternalLink } from '../ExternalLink'
 import { healthBadge, operationBadge, syncBadge } from '../badges'
 import type { AppHeaderFragment } from '../gql/graphql'
-import { safeHref } from '../safeurl'
 import { shortRevision } from './text'
-
-function Repo({ url }: { url: string }) {
-  const href = safeHref(url)
-  return href && !href.startsWith('/') ? (
-    <a href={href} target="_blank" rel="noreferrer noopener">
-      {url}
-    </a>
-  ) : (
-    <span>{url}</span>
-  )
-}
 
 function Sources({ app }: { app: AppHeaderFragment }) {
   const sources = app.spec.source ? [app.spec.source] : app.spec.sources
@@ -25,7 +14,7 @@ function Sources({ app }: { app: AppHeaderFragment }) {
     <>
       {sources.map((s, i) => (
         <span key={i} className="source">
-          <Repo url={s.repoURL} />
+          <ExternalLink url={s.repoURL} />
           {s.chart ? <> · chart {s.chart}</> : s.path ? <> · {s.path}</> : null}
           {' @ '}
           {s.targetRevision || 'HEAD'}

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery } from 'urql'
 import { errorText } from '../actions/errors'
 import type { RepositoryInput } from '../gql/graphql'
-import { externalHref } from '../safeurl'
+import { ExternalLink } from '../ExternalLink'
 import {
   CreateRepositoryMutation,
   DeleteRepositoryMutation,
@@ -104,12 +104,13 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
       {list.data && repos.length === 0 ? <p className="empty">No {noun} yet.</p> : null}
       <ul className="cards" aria-label={templates ? 'Credential templates' : 'Repositories'}>
         {repos.map((r) => {
-          const href = externalHref(r.url)
           const st = status[r.url] ?? serverStatus[r.url]
           return (
             <li key={r.url} className="card-row" data-url={r.url}>
               <div className="card-main">
-                <strong className="ellipsis">{href ? <a href={href} target="_blank" rel="noreferrer noopener">{r.url}</a> : r.url}</strong>
+                <strong className="ellipsis">
+                  <ExternalLink url={r.url} />
+                </strong>
                 <span className="k">
                   {r.type}
                   {r.name ? ` · ${r.name}` : ''}
