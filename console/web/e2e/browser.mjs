@@ -39,7 +39,9 @@ export async function run(artifacts, steps) {
   const page = context.pages()[0] ?? (await context.newPage())
   const pageErrors = []
   page.on('pageerror', (e) => pageErrors.push(String(e)))
-  page.setDefaultTimeout(15_000)
+  // Generous: make test runs these beside every other package's tests on
+  // a small machine, where one GraphQL round trip can take seconds.
+  page.setDefaultTimeout(60_000)
 
   let step = 0
   const shot = async (name) => {
