@@ -284,9 +284,13 @@ func TestServerLogin(t *testing.T) {
 		if body := sync("team-app"); !strings.Contains(body, `"name":"team-app"`) {
 			t.Errorf("sync team-app = %s", body)
 		}
-		if _, body := s.gql(t, browser, "", `{ application(name: "team-app") { operation { initiatedBy { username } } } }`); !strings.Contains(body, ssoEmail) {
-			t.Errorf("the sync's initiator = %s, want the SSO user's email", body)
-		}
+		// The operation is pending until the controller takes it, then in
+		// the operation state: either names who asked for it.
+		poll(t, "the sync's initiator", func() (bool, string) {
+			_, body := s.gql(t, browser, "", `{ application(name: "team-app") { operation { initiatedBy { username } }
+			  status { operationState { operation { initiatedBy { username } } } } } }`)
+			return strings.Contains(body, ssoEmail), body + ", want the SSO user's email"
+		})
 		if body := sync("other-app"); !strings.Contains(body, "NOT_FOUND") {
 			t.Errorf("sync other-app = %s, want NOT_FOUND", body)
 		}
