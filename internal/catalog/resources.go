@@ -69,11 +69,7 @@ const maxObjectEvents = 500
 // Events lists the Events about ref on the cluster dest names (any
 // namespace for a cluster-scoped object).
 func (r *Resources) Events(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef) ([]eventsv1.Event, error) {
-	c, err := r.clusters.reg.Resolve(dest)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := r.conn(c.RESTConfig)
+	conn, err := r.connTo(dest)
 	if err != nil {
 		return nil, err
 	}
@@ -129,11 +125,7 @@ func (r *Resources) Patch(ctx context.Context, dest v1alpha1.ApplicationDestinat
 // resource returns the dynamic client of ref's kind on the cluster dest
 // names.
 func (r *Resources) resource(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef) (dynamic.ResourceInterface, error) {
-	c, err := r.clusters.reg.Resolve(dest)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := r.conn(c.RESTConfig)
+	conn, err := r.connTo(dest)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +140,15 @@ func (r *Resources) resource(ctx context.Context, dest v1alpha1.ApplicationDesti
 		return conn.dyn.Resource(m.Resource).Namespace(ref.Namespace), nil
 	}
 	return conn.dyn.Resource(m.Resource), nil
+}
+
+// connTo returns the clients of the cluster dest names.
+func (r *Resources) connTo(dest v1alpha1.ApplicationDestination) (*clusterConn, error) {
+	c, err := r.clusters.reg.Resolve(dest)
+	if err != nil {
+		return nil, err
+	}
+	return r.conn(c.RESTConfig)
 }
 
 func (r *Resources) conn(cfg *rest.Config) (*clusterConn, error) {
