@@ -1,9 +1,9 @@
-import { useMemo, useState, type FormEvent, type ReactNode } from 'react'
+import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react'
 import { useMutation, useQuery } from 'urql'
 import { errorText } from '../actions/errors'
 import { navigate } from '../router'
 import { CreateProjectTokenMutation, DeleteProjectMutation, DeleteProjectTokenMutation, ProjectQuery, UpdateProjectSpecMutation } from './documents'
-import { addRole, addTo, listOf, removeAt, specOf, specText, syncWindow, withRole, type Spec, type WindowForm } from './projectspec'
+import { addRole, addTo, listOf, newerThan, removeAt, specOf, specText, syncWindow, withRole, type Spec, type WindowForm } from './projectspec'
 import { ConfirmButton, ErrorLine, Link, StringList, TokenOnce, useCan } from './ui'
 
 type Obj = Record<string, unknown>
@@ -21,7 +21,22 @@ export function ProjectPage({ name }: { name: string }) {
   const canUpdate = useCan('projects', 'update')(name) === true
   const canDelete = useCan('projects', 'delete')(name) === true
   const project = res.data?.project
-  const spec = useMemo(() => (project ? specOf(project.yaml) : null), [project])
+  // The server answers queries from its cache, which may not hold this
+  // page's last write yet: until the project shows it, the page asks
+  // again, and shows a saved spec as the save returned it.
+  const [pending, setPending] = useState<{ shows: (yaml: string) => boolean; yaml?: string } | null>(null)
+  const caughtUp = pending === null || (project != null && pending.shows(project.yaml))
+  useEffect(() => {
+    if (pending === null) return
+    if (caughtUp) {
+      setPending(null)
+      return
+    }
+    const t = setInterval(() => refetch({ requestPolicy: 'network-only' }), 300)
+    return () => clearInterval(t)
+  }, [pending, caughtUp, refetch])
+  const shownYaml = caughtUp ? project?.yaml : (pending?.yaml ?? project?.yaml)
+  const spec = useMemo(() => (shownYaml ? specOf(shownYaml) : null), [shownYaml])
 
   async function save(next: Spec | { error: string }) {
     if ('error' in next && typeof next.error === 'string') {
@@ -34,6 +49,8 @@ export function ProjectPage({ name }: { name: string }) {
       setError(errorText(`Saving project ${name} failed`, r.error))
       return false
     }
+    const saved = r.data?.updateProjectSpec.yaml
+    if (saved) setPending({ yaml: saved, shows: (y) => newerThan(y, saved, true) })
     refetch({ requestPolicy: 'network-only' })
     return true
   }
@@ -90,7 +107,11 @@ export function ProjectPage({ name }: { name: string }) {
         <GroupKinds items={list('namespaceResourceBlacklist') as Obj[]} editable={canUpdate} onAdd={(g) => void save(addTo(spec, 'namespaceResourceBlacklist', g))} onRemove={(i) => void save(removeAt(spec, 'namespaceResourceBlacklist', i))} />
       </Part>
       <Part title="Roles">
-        <Roles project={name} spec={spec} editable={canUpdate} save={save} tokens={project.spec.roles} onTokensChanged={() => refetch({ requestPolicy: 'network-only' })} />
+        <Roles project={name} spec={spec} editable={canUpdate} save={save} tokens={project.spec.roles} onTokensChanged={() => {
+            const before = project.yaml
+            setPending({ shows: (y) => newerThan(y, before) })
+            refetch({ requestPolicy: 'network-only' })
+          }} />
       </Part>
       <Part title="Sync windows">
         <Windows items={list('syncWindows') as Obj[]} editable={canUpdate} onAdd={(w) => save(addTo(spec, 'syncWindows', w))} onRemove={(i) => void save(removeAt(spec, 'syncWindows', i))} />

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { addRole, addTo, newProjectManifest, removeAt, specOf, specText, syncWindow, withRole, type WindowForm } from './projectspec'
+import { addRole, addTo, newerThan, newProjectManifest, removeAt, specOf, specText, syncWindow, withRole, type WindowForm } from './projectspec'
 
 const project = `apiVersion: graphcd.io/v1alpha1
 kind: AppProject
@@ -66,5 +66,19 @@ describe('project spec edits', () => {
       metadata: { name: 'web' },
       spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], description: 'the shop' },
     })
+  })
+})
+
+describe('newerThan', () => {
+  const at = (rv: string) => `apiVersion: graphcd.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: shop\n  resourceVersion: "${rv}"\n`
+  it('compares resource versions as numbers', () => {
+    expect(newerThan(at('10'), at('9'))).toBe(true)
+    expect(newerThan(at('9'), at('10'))).toBe(false)
+    expect(newerThan(at('10'), at('10'))).toBe(false)
+    expect(newerThan(at('10'), at('10'), true)).toBe(true)
+  })
+  it('is false without a version', () => {
+    expect(newerThan('kind: AppProject\n', at('1'), true)).toBe(false)
+    expect(newerThan(at('x1'), at('1'), true)).toBe(false)
   })
 })

@@ -14,6 +14,25 @@ export function specOf(projectYaml: string): Spec {
   return spec !== null && typeof spec === 'object' && !Array.isArray(spec) ? (spec as Spec) : {}
 }
 
+/** resourceVersionOf is an object's metadata.resourceVersion as a number, or null. */
+function resourceVersionOf(yaml: string): bigint | null {
+  const meta = (parse(yaml) as Obj | null)?.metadata as Obj | undefined
+  const v = meta?.resourceVersion
+  return typeof v === 'string' && /^[0-9]+$/.test(v) ? BigInt(v) : null
+}
+
+/**
+ * newerThan reports whether the object in yaml was written after the one
+ * in than, by metadata.resourceVersion (etcd's revision, which grows with
+ * every write); orSame accepts the same version too. False when either
+ * has none.
+ */
+export function newerThan(yaml: string, than: string, orSame = false): boolean {
+  const a = resourceVersionOf(yaml)
+  const b = resourceVersionOf(than)
+  return a !== null && b !== null && (a > b || (orSame && a === b))
+}
+
 /** specText is the spec as updateProjectSpec takes it. */
 export function specText(spec: Spec): string {
   return stringify(spec, { lineWidth: 0 })
