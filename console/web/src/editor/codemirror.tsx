@@ -2,10 +2,11 @@
 // module, lazily, so CodeMirror stays out of the main bundle.
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands'
 import { yaml } from '@codemirror/lang-yaml'
-import { bracketMatching, defaultHighlightStyle, foldGutter, foldKeymap, indentOnInput, syntaxHighlighting } from '@codemirror/language'
+import { HighlightStyle, bracketMatching, foldGutter, foldKeymap, indentOnInput, syntaxHighlighting } from '@codemirror/language'
 import { MergeView, unifiedMergeView } from '@codemirror/merge'
 import { EditorState, type Extension } from '@codemirror/state'
 import { EditorView, drawSelection, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view'
+import { tags } from '@lezer/highlight'
 import { useEffect, useMemo, useRef, useState } from 'react'
 import { changeSummary, defaultDiffMode, lineChanges, manifestText } from './diffText'
 import type { DiffMode, DiffViewProps, YamlEditorProps, YamlViewProps } from './types'
@@ -20,12 +21,15 @@ const theme = EditorView.theme({
   '.cm-cursor': { borderLeftColor: 'var(--text)' },
 })
 
-// CodeMirror's default token colours are made for a light background; on
-// the dark palette (data-theme on <html>, see theme.ts) they are too dim,
-// so there the text stays in the page's own colour.
-function darkPage(): boolean {
-  return document.documentElement.dataset.theme === 'dark'
-}
+// YAML's tokens in the console's own colours (CSS variables), so an open
+// editor follows a theme switch without being rebuilt.
+const highlight = HighlightStyle.define([
+  { tag: tags.propertyName, color: 'var(--accent)' },
+  { tag: [tags.string, tags.special(tags.string)], color: 'var(--ok)' },
+  { tag: [tags.number, tags.bool, tags.null, tags.atom], color: 'var(--warn)' },
+  { tag: [tags.comment, tags.lineComment], color: 'var(--muted)', fontStyle: 'italic' },
+  { tag: [tags.meta, tags.keyword, tags.labelName], color: 'var(--bad)' },
+])
 
 function base(label: string): Extension[] {
   return [
@@ -33,7 +37,7 @@ function base(label: string): Extension[] {
     foldGutter(),
     highlightActiveLineGutter(),
     yaml(),
-    darkPage() ? [] : syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    syntaxHighlighting(highlight),
     keymap.of([...defaultKeymap, ...foldKeymap]),
     EditorView.contentAttributes.of({ 'aria-label': label }),
     theme,
