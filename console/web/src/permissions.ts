@@ -1,5 +1,6 @@
 // Which controls the caller may use, asked of the server with me.can
 // exactly as it will decide: one query for a batch of objects.
+import type { Client } from 'urql'
 
 /**
  * appObject is an application's RBAC object as the server forms it:
@@ -86,3 +87,12 @@ export class Permissions {
 // Each can() costs one against the server's complexity limit; 100 keep a
 // query small.
 const MAX_BATCH = 100
+
+/** serverPermissions asks client's server about resource and action. */
+export function serverPermissions(client: Client, resource: string, action: string): Permissions {
+  return new Permissions(async (objects) => {
+    const res = await client.query(canQuery(resource, action, objects), {}, { requestPolicy: 'network-only' }).toPromise()
+    if (res.error) throw res.error
+    return canAnswers(objects, (res.data as { me?: Record<string, unknown> } | undefined)?.me)
+  })
+}

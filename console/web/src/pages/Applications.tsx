@@ -3,7 +3,7 @@ import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
 import { useClient, useQuery } from 'urql'
 import { Badge } from '../Badge'
 import { SyncButton } from '../SyncButton'
-import { Permissions, canAnswers, canQuery } from '../permissions'
+import { serverPermissions, type Permissions } from '../permissions'
 import { healthBadge, operationBadge, syncBadge } from '../badges'
 import { ProjectsQuery, ServerNamespaceProbe, StatusCountsQuery } from '../documents'
 import { HEALTH_CODES, SORTS, SYNC_CODES, formatView, parseView, toFilter, type ListView, type Sort } from '../filters'
@@ -37,15 +37,7 @@ export function ApplicationsPage() {
     pause: projectsNamespace !== null || !firstName || projects.fetching,
   })
   const serverNamespace = projectsNamespace ?? probe.data?.application?.namespace ?? null
-  const permissions = useMemo(
-    () =>
-      new Permissions(async (objects) => {
-        const res = await client.query(canQuery('applications', 'sync', objects), {}, { requestPolicy: 'network-only' }).toPromise()
-        if (res.error) throw res.error
-        return canAnswers(objects, (res.data as { me?: Record<string, unknown> } | undefined)?.me)
-      }),
-    [client],
-  )
+  const permissions = useMemo(() => serverPermissions(client, 'applications', 'sync'), [client])
   const [actionError, setActionError] = useState<string | null>(null)
   const actions: Actions = { serverNamespace, permissions, onError: setActionError }
 

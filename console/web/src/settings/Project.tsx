@@ -4,7 +4,7 @@ import { errorText } from '../actions/errors'
 import { navigate } from '../router'
 import { CreateProjectTokenMutation, DeleteProjectMutation, DeleteProjectTokenMutation, ProjectQuery, UpdateProjectSpecMutation } from './documents'
 import { addRole, addTo, listOf, newerThan, removeAt, specOf, specText, syncWindow, withRole, type Spec, type WindowForm } from './projectspec'
-import { ConfirmButton, ErrorLine, Link, StringList, TokenOnce, useCan } from './ui'
+import { ConfirmButton, ErrorLine, Link, RemovableList, StringList, TokenOnce, useCan } from './ui'
 
 type Obj = Record<string, unknown>
 const s = (v: unknown) => (typeof v === 'string' ? v : '')
@@ -141,31 +141,13 @@ function Destinations({ items, editable, onAdd, onRemove }: { items: Obj[]; edit
     onAdd(out)
     setD({ server: '', name: '', namespace: '' })
   }
+  const labels = items.map((x) => `${s(x.name) || s(x.server)} / ${s(x.namespace) || '(any namespace)'}`)
   return (
-    <div className="string-list">
-      {items.length === 0 ? <p className="empty">None: applications may deploy nowhere.</p> : null}
-      <ul>
-        {items.map((x, i) => {
-          const label = `${s(x.name) || s(x.server)} / ${s(x.namespace) || '(any namespace)'}`
-          return (
-            <li key={`${i}:${label}`}>
-              <code>{label}</code>
-              {editable ? <ConfirmButton label="Remove" confirm={`Remove ${label}?`} onConfirm={() => onRemove(i)} /> : null}
-            </li>
-          )
-        })}
-      </ul>
-      {editable ? (
-        <form className="inline-form" onSubmit={add}>
-          <input aria-label="Destination server" placeholder="server URL or *" value={d.server} onChange={(e) => setD({ ...d, server: e.target.value })} />
-          <input aria-label="Destination cluster name" placeholder="or cluster name" value={d.name} onChange={(e) => setD({ ...d, name: e.target.value })} />
-          <input aria-label="Destination namespace" placeholder="namespace or *" value={d.namespace} onChange={(e) => setD({ ...d, namespace: e.target.value })} />
-          <button type="submit" className="small">
-            Add
-          </button>
-        </form>
-      ) : null}
-    </div>
+    <RemovableList labels={labels} editable={editable} onRemove={onRemove} onAdd={add} empty="None: applications may deploy nowhere.">
+      <input aria-label="Destination server" placeholder="server URL or *" value={d.server} onChange={(e) => setD({ ...d, server: e.target.value })} />
+      <input aria-label="Destination cluster name" placeholder="or cluster name" value={d.name} onChange={(e) => setD({ ...d, name: e.target.value })} />
+      <input aria-label="Destination namespace" placeholder="namespace or *" value={d.namespace} onChange={(e) => setD({ ...d, namespace: e.target.value })} />
+    </RemovableList>
   )
 }
 
@@ -177,30 +159,12 @@ function GroupKinds({ items, editable, onAdd, onRemove }: { items: Obj[]; editab
     onAdd({ group: g.group.trim(), kind: g.kind.trim() })
     setG({ group: '', kind: '' })
   }
+  const labels = items.map((x) => `${s(x.group) || '(core)'} / ${s(x.kind)}`)
   return (
-    <div className="string-list">
-      {items.length === 0 ? <p className="empty">None.</p> : null}
-      <ul>
-        {items.map((x, i) => {
-          const label = `${s(x.group) || '(core)'} / ${s(x.kind)}`
-          return (
-            <li key={`${i}:${label}`}>
-              <code>{label}</code>
-              {editable ? <ConfirmButton label="Remove" confirm={`Remove ${label}?`} onConfirm={() => onRemove(i)} /> : null}
-            </li>
-          )
-        })}
-      </ul>
-      {editable ? (
-        <form className="inline-form" onSubmit={add}>
-          <input aria-label="API group" placeholder="group (empty for core, * for any)" value={g.group} onChange={(e) => setG({ ...g, group: e.target.value })} />
-          <input aria-label="Kind" placeholder="kind or *" value={g.kind} onChange={(e) => setG({ ...g, kind: e.target.value })} />
-          <button type="submit" className="small">
-            Add
-          </button>
-        </form>
-      ) : null}
-    </div>
+    <RemovableList labels={labels} editable={editable} onRemove={onRemove} onAdd={add}>
+      <input aria-label="API group" placeholder="group (empty for core, * for any)" value={g.group} onChange={(e) => setG({ ...g, group: e.target.value })} />
+      <input aria-label="Kind" placeholder="kind or *" value={g.kind} onChange={(e) => setG({ ...g, kind: e.target.value })} />
+    </RemovableList>
   )
 }
 

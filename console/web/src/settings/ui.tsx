@@ -2,7 +2,7 @@
 // shown once, string lists, and me.can answers.
 import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react'
 import { useClient } from 'urql'
-import { Permissions, canAnswers, canQuery } from '../permissions'
+import { serverPermissions } from '../permissions'
 import { navigate } from '../router'
 import '../actions/actions.css'
 import './settings.css'
@@ -110,19 +110,39 @@ export function StringList(props: {
     setText('')
   }
   return (
+    <RemovableList labels={props.items} editable={props.editable} onRemove={props.onRemove} onAdd={add}>
+      <input aria-label={`New ${props.label}`} value={text} placeholder={props.placeholder} onChange={(e) => setText(e.target.value)} />
+    </RemovableList>
+  )
+}
+
+/**
+ * RemovableList lists items by their labels, each with a Remove button
+ * when editable, and then the inputs of an inline form that adds one
+ * (its onAdd submits it).
+ */
+export function RemovableList(props: {
+  labels: string[]
+  editable: boolean
+  onRemove: (index: number) => void
+  empty?: string
+  onAdd: (e: FormEvent) => void
+  children: ReactNode
+}) {
+  return (
     <div className="string-list">
-      {props.items.length === 0 ? <p className="empty">None.</p> : null}
+      {props.labels.length === 0 ? <p className="empty">{props.empty ?? 'None.'}</p> : null}
       <ul>
-        {props.items.map((item, i) => (
-          <li key={`${i}:${item}`}>
-            <code>{item}</code>
-            {props.editable ? <ConfirmButton label="Remove" confirm={`Remove ${item}?`} onConfirm={() => props.onRemove(i)} /> : null}
+        {props.labels.map((label, i) => (
+          <li key={`${i}:${label}`}>
+            <code>{label}</code>
+            {props.editable ? <ConfirmButton label="Remove" confirm={`Remove ${label}?`} onConfirm={() => props.onRemove(i)} /> : null}
           </li>
         ))}
       </ul>
       {props.editable ? (
-        <form className="inline-form" onSubmit={add}>
-          <input aria-label={`New ${props.label}`} value={text} placeholder={props.placeholder} onChange={(e) => setText(e.target.value)} />
+        <form className="inline-form" onSubmit={props.onAdd}>
+          {props.children}
           <button type="submit" className="small">
             Add
           </button>
@@ -138,15 +158,7 @@ export function StringList(props: {
  */
 export function useCan(resource: string, action: string): (object: string) => boolean | undefined {
   const client = useClient()
-  const permissions = useMemo(
-    () =>
-      new Permissions(async (objects) => {
-        const res = await client.query(canQuery(resource, action, objects), {}, { requestPolicy: 'network-only' }).toPromise()
-        if (res.error) throw res.error
-        return canAnswers(objects, (res.data as { me?: Record<string, unknown> } | undefined)?.me)
-      }),
-    [client, resource, action],
-  )
+  const permissions = useMemo(() => serverPermissions(client, resource, action), [client, resource, action])
   // Re-render when answers arrive.
   const [, setAnswers] = useState(0)
   useEffect(() => permissions.subscribe(() => setAnswers((n) => n + 1)), [permissions])
