@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/vikstrous/dataloadgen"
@@ -23,10 +24,17 @@ type EventReader interface {
 const loaderWait = time.Millisecond
 
 // loaders batch the reads behind list → detail edges of one response, so
-// that a page of N apps costs one read per kind of detail, not N.
+// that a page of N apps costs one read per kind of detail, not N. They are
+// made on first use: most responses (a subscription's events above all,
+// one per subscriber and event) read neither.
 type loaders struct {
+	r *Resolver
+
+	eventsOnce sync.Once
 	// appEvents fetches, per namespace, the events of every app there.
 	appEvents *dataloadgen.Loader[string, []eventsv1.Event]
+
+	statesOnce sync.Once
 	// states fetches the controller's last state of apps, a page at a
 	// time.
 	states *dataloadgen.Loader[types.NamespacedName, *appstate.State]
@@ -38,26 +46,33 @@ type loadersKey struct{}
 // every response (a query's, or each event of a subscription), so that
 // nothing is cached from one response to the next.
 func (r *Resolver) WithLoaders(ctx context.Context) context.Context {
-	return context.WithValue(ctx, loadersKey{}, r.newLoaders())
+	return context.WithValue(ctx, loadersKey{}, &loaders{r: r})
 }
 
-func (r *Resolver) newLoaders() *loaders {
-	return &loaders{
-		appEvents: dataloadgen.NewLoader(func(ctx context.Context, namespaces []string) ([][]eventsv1.Event, []error) {
+func (l *loaders) events() *dataloadgen.Loader[string, []eventsv1.Event] {
+	l.eventsOnce.Do(func() {
+		l.appEvents = dataloadgen.NewLoader(func(ctx context.Context, namespaces []string) ([][]eventsv1.Event, []error) {
 			out, errs := make([][]eventsv1.Event, len(namespaces)), make([]error, len(namespaces))
 			for i, ns := range namespaces {
-				out[i], errs[i] = r.KubeEvents.ApplicationEvents(ctx, ns)
+				out[i], errs[i] = l.r.KubeEvents.ApplicationEvents(ctx, ns)
 			}
 			return out, errs
-		}, dataloadgen.WithWait(loaderWait)),
-		states: dataloadgen.NewLoader(func(ctx context.Context, apps []types.NamespacedName) ([]*appstate.State, []error) {
-			states, err := r.States.GetMany(ctx, apps)
+		}, dataloadgen.WithWait(loaderWait))
+	})
+	return l.appEvents
+}
+
+func (l *loaders) appStates() *dataloadgen.Loader[types.NamespacedName, *appstate.State] {
+	l.statesOnce.Do(func() {
+		l.states = dataloadgen.NewLoader(func(ctx context.Context, apps []types.NamespacedName) ([]*appstate.State, []error) {
+			states, err := l.r.States.GetMany(ctx, apps)
 			if err != nil {
 				return nil, []error{err} // one error answers every key
 			}
 			return states, nil
-		}, dataloadgen.WithWait(loaderWait)),
-	}
+		}, dataloadgen.WithWait(loaderWait))
+	})
+	return l.states
 }
 
 // loadersOf returns the loaders of ctx, or new ones for a context without
@@ -66,7 +81,7 @@ func (r *Resolver) loadersOf(ctx context.Context) *loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
 		return l
 	}
-	return r.newLoaders()
+	return &loaders{r: r}
 }
 
 // applicationEvents returns the newest first events about app.
@@ -77,7 +92,7 @@ func (r *Resolver) applicationEvents(ctx context.Context, app *gqlmodel.Applicat
 	if r.KubeEvents == nil || first == 0 {
 		return nil, nil
 	}
-	all, err := r.loadersOf(ctx).appEvents.Load(ctx, app.Namespace)
+	all, err := r.loadersOf(ctx).events().Load(ctx, app.Namespace)
 	if err != nil {
 		return nil, err
 	}
