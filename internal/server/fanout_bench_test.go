@@ -65,6 +65,10 @@ const (
 	// fanoutProfileEnv, when set, is where the server process writes a
 	// CPU profile of the timed part of the run.
 	fanoutProfileEnv = "GRAPHCD_FANOUT_CPUPROFILE"
+	// fanoutHeapProfileEnv, when set, is where the server process writes a
+	// heap profile each time it reports its stats, as <path>.1, <path>.2,
+	// ... (the second is idle with every client subscribed).
+	fanoutHeapProfileEnv = "GRAPHCD_FANOUT_HEAPPROFILE"
 )
 
 func BenchmarkSubscriptionFanout(b *testing.B) {
@@ -255,9 +259,14 @@ func TestFanoutServer(t *testing.T) {
 			target.publish(fmt.Sprintf("app-%d", i), strconv.FormatInt(time.Now().UnixNano(), 10))
 		}
 	})
+	statsCalls := 0
 	mux.HandleFunc("GET /fanout/stats", func(w http.ResponseWriter, _ *http.Request) {
 		cpu := cpuTime(t)
 		m := memInUse()
+		if path := os.Getenv(fanoutHeapProfileEnv); path != "" {
+			statsCalls++
+			writeHeapProfile(t, fmt.Sprintf("%s.%d", path, statsCalls))
+		}
 		mu.Lock()
 		st := fanoutStats{Heap: m.heap, Stack: m.stack, Goroutines: runtime.NumGoroutine(),
 			CPU: cpu, Skipped: target.skipped(), Start: start}
@@ -287,6 +296,18 @@ func startCPUProfile(t *testing.T, path string) (stop func()) {
 	return func() {
 		pprof.StopCPUProfile()
 		_ = f.Close()
+	}
+}
+
+func writeHeapProfile(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -56,6 +56,8 @@ type graphQLOptions struct {
 	allowedOrigins       []string
 	maxSubscriptions     int
 	authenticator        Authenticator
+	// sockets ends every websocket when it is done.
+	sockets context.Context
 }
 
 func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger) http.Handler {
@@ -105,7 +107,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	srv.AroundRootFields(root.GuardRootField)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(recoverPanic(log))
-	return srv
+	return serveSockets(srv, opts.sockets)
 }
 
 // setComplexity makes lists cost what they can return: a connection's
@@ -182,7 +184,12 @@ func limitBody(limit int64, next http.Handler) http.Handler {
 			writeGraphQLError(w, http.StatusBadRequest, "cannot read request body", resolvers.CodeBadUserInput)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		if len(body) == 0 {
+			// A websocket handshake keeps its request for the socket's life.
+			r.Body = http.NoBody
+		} else {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		next.ServeHTTP(w, r)
 	})
 }

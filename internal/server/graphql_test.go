@@ -201,7 +201,9 @@ func TestGraphQLWebsocket(t *testing.T) {
 	if got := read(); got.Type != "connection_ack" {
 		t.Fatalf("after connection_init got %q, want connection_ack", got.Type)
 	}
-	send(message{ID: "1", Type: "subscribe", Payload: map[string]any{"query": "{ version { version } }"}})
+	// Larger than the socket's read buffer, which it is read through.
+	query := "{ version {" + strings.Repeat(" ", 3*websocketReadBuffer) + "version } }"
+	send(message{ID: "1", Type: "subscribe", Payload: map[string]any{"query": query}})
 	var got []message
 	for m := read(); ; m = read() {
 		if m.Type == "ka" || m.Type == "ping" {

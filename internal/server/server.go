@@ -143,10 +143,12 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /healthz", "healthz", http.HandlerFunc(healthz))
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
+	baseCtx, cancelBase := context.WithCancel(context.Background())
 	s.handle(mux, m, "/api/graphql", "graphql", authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
 		maxComplexity: opts.MaxComplexity, maxDepth: opts.MaxDepth, maxTokens: opts.MaxTokens,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
+		sockets: baseCtx,
 	}, s.log))))
 	for _, r := range opts.Routes {
 		s.handle(mux, m, r.Pattern, r.Name, r.Handler)
@@ -155,7 +157,6 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "/", "console", console.Handler())
 	s.handler = mux
 
-	baseCtx, cancelBase := context.WithCancel(context.Background())
 	s.http = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gorilla/websocket"
 
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/resolvers"
@@ -201,6 +202,48 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if resp, err := http.Get("http://" + s.Addr().String() + "/healthz"); err == nil {
 		_ = resp.Body.Close()
 		t.Errorf("server still answers after shutdown")
+	}
+}
+
+// TestRunClosesSockets checks that shutting down ends websockets, which
+// outlive the HTTP handler that accepted them.
+func TestRunClosesSockets(t *testing.T) {
+	s, err := New(Options{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Listen(t.Context()); err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+
+	conn, status := dialGraphQL(t, "http://"+s.Addr().String(), "")
+	if conn == nil {
+		t.Fatalf("dial: HTTP %d", status)
+	}
+	if err := conn.WriteJSON(map[string]any{"type": "connection_init"}); err != nil {
+		t.Fatal(err)
+	}
+	var ack map[string]any
+	if err := conn.ReadJSON(&ack); err != nil || ack["type"] != "connection_ack" {
+		t.Fatalf("after connection_init: %v, %v", ack, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute)) // a hang fails, not the timing
+	for {
+		_, _, err := conn.ReadMessage()
+		if err == nil {
+			continue // a keep-alive
+		}
+		if _, ok := errors.AsType[*websocket.CloseError](err); !ok {
+			t.Fatalf("read = %v, want the server to close the socket", err)
+		}
+		return
 	}
 }
 

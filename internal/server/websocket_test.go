@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +102,106 @@ func TestWebsocketReadLimit(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// frameMessage has the shape of gqlgen's websocket messages (which also
+// have an unexported field, left out here as unused).
+type frameMessage struct {
+	Payload json.RawMessage `json:"payload,omitempty"`
+	ID      string          `json:"id,omitempty"`
+	Type    frameType       `json:"type"`
+}
+
+type frameType string
+
+func (t frameType) MarshalText() ([]byte, error) { return []byte(t), nil }
+
+// TestFrameLayout checks that messages of gqlgen's shape are written as
+// encoding/json writes them, and that other shapes are left to it.
+func TestFrameLayout(t *testing.T) {
+	layout := frameLayoutOf(reflect.TypeFor[*frameMessage]())
+	if layout == nil {
+		t.Fatal("no layout for a message of gqlgen's shape")
+	}
+	for _, m := range []frameMessage{
+		{Type: "connection_ack"},
+		{Type: "pong", Payload: json.RawMessage(`{}`)},
+		{ID: "1", Type: "next", Payload: json.RawMessage(`{"data":{"a":"\u003cb\u003e"}}`)},
+		{ID: "1", Type: "complete"},
+		{ID: `a "quoted" <id> & é`, Type: "next", Payload: json.RawMessage(`[1,2]`)},
+		{ID: "x\n", Type: "error", Payload: json.RawMessage(`null`)},
+	} {
+		var got bytes.Buffer
+		if err := layout.write(&got, reflect.ValueOf(&m).Elem()); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(m)
+		if got.String() != string(want) {
+			t.Errorf("wrote %s, want %s", got.String(), want)
+		}
+	}
+
+	type wrongTag struct {
+		Payload json.RawMessage `json:"data,omitempty"`
+		ID      string          `json:"id,omitempty"`
+		Type    frameType       `json:"type"`
+	}
+	type extraField struct {
+		Payload json.RawMessage `json:"payload,omitempty"`
+		ID      string          `json:"id,omitempty"`
+		Type    frameType       `json:"type"`
+		More    int
+	}
+	type plainType struct {
+		Payload json.RawMessage `json:"payload,omitempty"`
+		ID      string          `json:"id,omitempty"`
+		Type    string          `json:"type"`
+	}
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[frameMessage](), reflect.TypeFor[*wrongTag](), reflect.TypeFor[*extraField](),
+		reflect.TypeFor[*plainType](), reflect.TypeFor[map[string]any](), nil,
+	} {
+		if frameLayoutOf(typ) != nil {
+			t.Errorf("%v: got a layout, want encoding/json", typ)
+		}
+	}
+}
+
+// TestFrameLayoutFitsGQLGen checks that gqlgen's own messages take the
+// fast path: a change of their shape in a gqlgen release would otherwise
+// only show as a slower server.
+func TestFrameLayoutFitsGQLGen(t *testing.T) {
+	ts, _ := newTestServer(t, Options{})
+	for _, proto := range []string{"graphql-transport-ws", "graphql-ws"} {
+		d := websocket.Dialer{Subprotocols: []string{proto}}
+		conn, resp, err := d.DialContext(t.Context(), "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/graphql", nil)
+		if err != nil {
+			t.Fatalf("%s: dial: %v", proto, err)
+		}
+		_ = resp.Body.Close()
+		if err := conn.WriteJSON(map[string]any{"type": "connection_init"}); err != nil {
+			t.Fatal(err)
+		}
+		var ack map[string]any
+		if err := conn.ReadJSON(&ack); err != nil || ack["type"] != "connection_ack" {
+			t.Fatalf("%s: after connection_init: %v, %v", proto, ack, err)
+		}
+		_ = conn.Close()
+	}
+	seen := 0
+	frameLayouts.Range(func(typ, layout any) bool {
+		if typ == nil || typ.(reflect.Type).Kind() != reflect.Pointer ||
+			typ.(reflect.Type).Elem().PkgPath() != "github.com/99designs/gqlgen/graphql/handler/transport" {
+			return true // TestFrameLayout's
+		}
+		seen++
+		if layout.(*frameLayout) == nil {
+			t.Errorf("gqlgen message type %v does not fit frameLayout", typ)
+		}
+		return true
+	})
+	if seen < 2 {
+		t.Errorf("saw %d message types, want those of both subprotocols", seen)
 	}
 }
