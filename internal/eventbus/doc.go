@@ -49,8 +49,9 @@
 //
 // Slow subscribers. Publish never blocks. Each subscription has a bounded
 // buffer (Options.Buffer, DefaultBuffer by default) of deliveries waiting
-// for its receiver. When it is full, a waiting event of the same app and
-// type is removed and the newer one queued at the back, so the newest
+// for its receiver; it starts small and grows while deliveries wait.
+// When it is full, a waiting event of the same app and type among the 64
+// newest is removed and the newer one queued at the back, so the newest
 // state wins and later state still arrives later (the delivery at the
 // front, already being handed over, is never replaced). When nothing can be
 // coalesced the event is dropped (Stats.Dropped) and a single Lagged

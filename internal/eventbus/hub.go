@@ -12,8 +12,20 @@ import (
 )
 
 // DefaultBuffer is how many deliveries wait for a subscriber that is not
-// receiving, unless Options.Buffer says otherwise.
-const DefaultBuffer = 64
+// receiving, unless Options.Buffer says otherwise: enough for a push to a
+// repository of 1,000 apps to reach a subscriber of all of them without
+// a lagged marker.
+const DefaultBuffer = 1024
+
+// coalesceWindow is how many of the newest waiting deliveries a full
+// buffer searches for one to replace, so that a publish costs the same
+// whatever the buffer's size.
+const coalesceWindow = 64
+
+// initialRing is the buffer a subscription starts with; it doubles up to
+// its Options.Buffer while deliveries wait, and starts again from this
+// size once they are all taken, so idle subscribers hold little.
+const initialRing = 16
 
 // Filter selects the events a subscription receives. Every non-empty field
 // must match; an empty Filter selects every event.
@@ -103,7 +115,7 @@ type Subscription struct {
 	allow      func(types.NamespacedName) bool
 	wildIndex  int // index in hub.wild, or -1
 	lagGen     uint64
-	size       int // the ring's length once allocated
+	size       int // the most deliveries the ring may hold
 
 	mu   sync.Mutex
 	ring []*Delivery // pending deliveries, allocated on first need
@@ -343,9 +355,15 @@ func (s *Subscription) offer(d *Delivery, key uint32) bool {
 // coalesces or drops. Called with s.mu held.
 func (s *Subscription) enqueue(d *Delivery, key uint32) {
 	if s.ring == nil {
-		s.ring = make([]*Delivery, s.size)
-		s.keys = make([]uint32, s.size)
-		s.pumpFn = s.pump
+		s.ring = make([]*Delivery, min(s.size, initialRing))
+		s.keys = make([]uint32, len(s.ring))
+		s.head = 0
+		if s.pumpFn == nil {
+			s.pumpFn = s.pump
+		}
+	}
+	if s.n == len(s.ring) && len(s.ring) < s.size {
+		s.grow()
 	}
 	if d.Lagged {
 		switch {
@@ -368,10 +386,10 @@ func (s *Subscription) enqueue(d *Delivery, key uint32) {
 		s.hub.dropped.Add(1)
 		return
 	}
-	// Full: a waiting event of the same app and type gives way to the
-	// newer one, which goes to the back so later state stays later. The
-	// front is the pump's, being handed over.
-	for i := 1; i < s.n; i++ {
+	// Full: a waiting event of the same app and type among the newest
+	// coalesceWindow gives way to the newer one, which goes to the back so
+	// later state stays later. The front is the pump's, being handed over.
+	for i := max(1, s.n-coalesceWindow); i < s.n; i++ {
 		j := s.index(i)
 		if s.keys[j] != key {
 			continue
@@ -385,6 +403,18 @@ func (s *Subscription) enqueue(d *Delivery, key uint32) {
 	}
 	s.hub.dropped.Add(1)
 	s.lagged = true
+}
+
+// grow doubles the ring, up to s.size, keeping the waiting deliveries in
+// order with the front (the pump's) at the head.
+func (s *Subscription) grow() {
+	n := min(2*len(s.ring), s.size)
+	ring, keys := make([]*Delivery, n), make([]uint32, n)
+	for i := range s.n {
+		j := s.index(i)
+		ring[i], keys[i] = s.ring[j], s.keys[j]
+	}
+	s.ring, s.keys, s.head = ring, keys, 0
 }
 
 // index returns the ring index of the i-th waiting delivery.
@@ -458,6 +488,8 @@ func (s *Subscription) pump() {
 			s.pumping = false
 			if s.closed {
 				close(s.ch)
+			} else if len(s.ring) > initialRing {
+				s.ring, s.keys = nil, nil // grown for a burst: start small again
 			}
 			s.mu.Unlock()
 			return

@@ -131,6 +131,35 @@ func TestCoalesce(t *testing.T) {
 	}
 }
 
+// A buffer starts small and grows to Options.Buffer while deliveries wait,
+// in order, across bursts; only past Options.Buffer does it lag.
+func TestBufferGrows(t *testing.T) {
+	h := NewHub()
+	const size = 5*initialRing + 3
+	s := h.Subscribe(t.Context(), Filter{}, Options{Buffer: size})
+	for burst := range 2 {
+		var want []string
+		for i := range size {
+			rev := fmt.Sprint(burst, "-", i)
+			h.Publish(ev("ns", fmt.Sprint("app-", i), SyncStatusChanged, rev))
+			want = append(want, rev)
+		}
+		if diff := cmp.Diff(drain(t, s), want); diff != "" {
+			t.Fatalf("burst %d (-got +want):\n%s", burst, diff)
+		}
+	}
+	for i := range size + 1 {
+		h.Publish(ev("ns", fmt.Sprint("app-", i), HealthChanged, fmt.Sprint("over-", i)))
+	}
+	got := drain(t, s)
+	if len(got) != size+1 || got[size] != "LAGGED" || got[size-1] != fmt.Sprint("over-", size-1) {
+		t.Errorf("past the buffer got %d deliveries ending %q, want %d and a LAGGED marker", len(got), got[max(0, len(got)-2):], size+1)
+	}
+	if st := h.Stats(); st.Dropped != 1 {
+		t.Errorf("stats = %+v, want 1 dropped", st)
+	}
+}
+
 // When coalescing finds nothing to replace, the event is dropped and a
 // single Lagged marker takes the first free slot; events after it flow
 // again.
