@@ -142,6 +142,8 @@ type Reconciler struct {
 	projects project.Cache
 	// states writes app states for the API; nil when Options.State is.
 	states *appstate.Writer
+	// writes writes the statuses of reconciles that only compared.
+	writes *statusWrites
 }
 
 // AppState is what the reconciler knows of an app beyond its status: the
@@ -189,6 +191,7 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 	if opts.State != nil {
 		r.states = appstate.NewWriter(opts.State, appstate.WriterOptions{})
 	}
+	r.writes = newStatusWrites(r)
 	r.engines.Store(e)
 	return r, nil
 }
@@ -198,6 +201,9 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 // also syncs before the first reconcile reads a project) and the refresh
 // requests that live-state events send.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, processors int) error {
+	if err := mgr.Add(r.writes); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("application").
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: processors}).
@@ -288,6 +294,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !ok {
 		return ctrl.Result{}, nil
 	}
+	if err := r.writes.flush(ctx, req.NamespacedName); err != nil {
+		return ctrl.Result{}, err
+	}
 	if r.behind(req.NamespacedName, app.ResourceVersion) {
 		// The cache has not caught up with this controller's last write:
 		// an operation continues from the state last written, and status
@@ -340,11 +349,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	before := app.Status.DeepCopy()
-	if err := r.writeStatus(ctx, &app, status, now); err != nil {
-		if ctx.Err() != nil {
-			return ctrl.Result{}, nil //nolint:nilerr // shutting down: nothing to retry
+	// A reconcile that only compared (and perhaps decided on an automated
+	// sync) leaves its writes to the writers and announces the comparison
+	// at once; one that ran or finished an operation, or serves a refresh
+	// annotation, writes first.
+	queued := !op.ran && !op.finished && app.Operation == nil && refreshMode(&app) == "" &&
+		r.writes.enqueue(app.DeepCopy(), status.DeepCopy(), auto.op, now)
+	if !queued {
+		if err := r.writeStatus(ctx, &app, status, now); err != nil {
+			if ctx.Err() != nil {
+				return ctrl.Result{}, nil //nolint:nilerr // shutting down: nothing to retry
+			}
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, err
 	}
 	r.announce(&app, before, status, now.Time)
 	if refreshMode(&app) != "" {
@@ -352,7 +369,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if auto.op != nil {
+	if auto.op != nil && !queued {
 		if err := r.requestAutoSync(ctx, &app, auto.op); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -371,9 +388,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			next = d
 		}
 	}
-	r.mu.Lock()
-	r.written[req.NamespacedName] = app.ResourceVersion
-	r.mu.Unlock()
+	if !queued { // else the writer records the version its write leaves
+		r.mu.Lock()
+		r.written[req.NamespacedName] = app.ResourceVersion
+		r.mu.Unlock()
+	}
 	return ctrl.Result{RequeueAfter: next}, nil
 }
 
