@@ -201,6 +201,7 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 // also syncs before the first reconcile reads a project) and the refresh
 // requests that live-state events send.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, processors int) error {
+	r.writes.writers = processors
 	if err := mgr.Add(r.writes); err != nil {
 		return err
 	}

@@ -11,9 +11,6 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 )
 
-// statusWriters is how many goroutines write queued statuses.
-const statusWriters = 4
-
 // statusWrites queues the writes of reconciles that only compared an app
 // (no operation ran or was asked for): its status, and the operation of
 // an automated sync the comparison decided on. A processor then goes on
@@ -27,6 +24,10 @@ const statusWriters = 4
 // reconcile never starts from a status older than the last one computed.
 type statusWrites struct {
 	r *Reconciler
+	// writers is how many goroutines write: as many as there are
+	// processors, so the API server sees the concurrency it saw when each
+	// processor wrote its own status.
+	writers int
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -68,7 +69,7 @@ func (w *statusWrites) Start(ctx context.Context) error {
 	})
 	defer stop()
 	var wg sync.WaitGroup
-	for range statusWriters {
+	for range max(w.writers, 1) {
 		wg.Go(func() { w.work(ctx) })
 	}
 	wg.Wait()

@@ -86,10 +86,17 @@ func BenchmarkWebhookToOutOfSync(b *testing.B) {
 		got := events.collect(b, n, t0)
 		events.stop()
 		b.StopTimer()
+		slices.Sort(got)
+		b.Logf("push %d: %d of %d apps, p50 %v, p99 %v, max %v", value, len(got), n,
+			percentile(got, 0.50).Round(time.Millisecond), percentile(got, 0.99).Round(time.Millisecond), percentile(got, 1).Round(time.Millisecond))
 		arrived += len(got)
 		expected += n
 		all = append(all, got...)
 		if !autoSync {
+			// The controller announces a comparison before its status
+			// write lands: how far the stored statuses trail the events.
+			b.Logf("push %d: all statuses OutOfSync in the API %v after the webhook",
+				value, waitOutOfSync(b, srv.ns, n, t0).Round(100*time.Millisecond))
 			setAutoSync(b, srv.ns, n, true)
 		}
 		waitSynced(b, srv.ns, repo.head, n)
@@ -372,6 +379,32 @@ func waitSynced(b testing.TB, ns, revision string, n int) {
 		case <-b.Context().Done():
 			b.Fatalf("benchmark ended with %d of %d apps synced at %s", synced, n, revision)
 		case <-time.After(time.Second):
+		}
+	}
+}
+
+// waitOutOfSync waits until the n apps of ns are OutOfSync in the API and
+// returns how long after t0 that was (to within the polling interval).
+func waitOutOfSync(b testing.TB, ns string, n int, t0 time.Time) time.Duration {
+	b.Helper()
+	for {
+		list := &v1alpha1.ApplicationList{}
+		if err := kube.List(b.Context(), list, client.InNamespace(ns)); err != nil {
+			b.Fatal(err)
+		}
+		out := 0
+		for _, a := range list.Items {
+			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync {
+				out++
+			}
+		}
+		if out == n {
+			return time.Since(t0)
+		}
+		select {
+		case <-b.Context().Done():
+			b.Fatalf("benchmark ended with %d of %d apps OutOfSync", out, n)
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
