@@ -179,7 +179,10 @@ func TestConsole(t *testing.T) {
 	}
 }
 
-func TestRunServesUntilCancelled(t *testing.T) {
+// runServer runs a server on a loopback port until stop, which returns
+// what Run did.
+func runServer(t *testing.T) (s *Server, stop func() error) {
+	t.Helper()
 	s, err := New(Options{Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -190,13 +193,19 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
+	return s, func() error {
+		cancel()
+		return <-done
+	}
+}
 
+func TestRunServesUntilCancelled(t *testing.T) {
+	s, stop := runServer(t)
 	code, _, _ := get(t, "http://"+s.Addr().String()+"/healthz")
 	if code != http.StatusOK {
 		t.Errorf("GET /healthz = %d, want 200", code)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("Run after cancel = %v, want nil", err)
 	}
 	if resp, err := http.Get("http://" + s.Addr().String() + "/healthz"); err == nil {
@@ -208,17 +217,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 // TestRunClosesSockets checks that shutting down ends websockets, which
 // outlive the HTTP handler that accepted them.
 func TestRunClosesSockets(t *testing.T) {
-	s, err := New(Options{Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Listen(t.Context()); err != nil {
-		t.Fatalf("Listen: %v", err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-
+	s, stop := runServer(t)
 	conn, status := dialGraphQL(t, "http://"+s.Addr().String(), "")
 	if conn == nil {
 		t.Fatalf("dial: HTTP %d", status)
@@ -230,8 +229,7 @@ func TestRunClosesSockets(t *testing.T) {
 	if err := conn.ReadJSON(&ack); err != nil || ack["type"] != "connection_ack" {
 		t.Fatalf("after connection_init: %v, %v", ack, err)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("Run after cancel = %v, want nil", err)
 	}
 	_ = conn.SetReadDeadline(time.Now().Add(time.Minute)) // a hang fails, not the timing

@@ -361,50 +361,43 @@ func createBenchApps(b testing.TB, ns, dest, repo string, n int) {
 // waitSynced polls until all n apps of ns are Synced at revision.
 func waitSynced(b testing.TB, ns, revision string, n int) {
 	b.Helper()
-	for {
-		list := &v1alpha1.ApplicationList{}
-		if err := kube.List(b.Context(), list, client.InNamespace(ns)); err != nil {
-			b.Fatal(err)
-		}
-		synced := 0
-		for _, a := range list.Items {
-			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Sync.Revision == revision {
-				synced++
-			}
-		}
-		if synced == n {
-			return
-		}
-		select {
-		case <-b.Context().Done():
-			b.Fatalf("benchmark ended with %d of %d apps synced at %s", synced, n, revision)
-		case <-time.After(time.Second):
-		}
-	}
+	waitApps(b, ns, n, time.Second, "synced at "+revision, func(s *v1alpha1.ApplicationStatus) bool {
+		return s.Sync.Status == v1alpha1.SyncStatusCodeSynced && s.Sync.Revision == revision
+	})
 }
 
 // waitOutOfSync waits until the n apps of ns are OutOfSync in the API and
 // returns how long after t0 that was (to within the polling interval).
 func waitOutOfSync(b testing.TB, ns string, n int, t0 time.Time) time.Duration {
 	b.Helper()
+	waitApps(b, ns, n, 250*time.Millisecond, "OutOfSync", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
+	})
+	return time.Since(t0)
+}
+
+// waitApps lists the apps of ns every interval until n of them have a
+// status for which ok is true; what names that state in the failure.
+func waitApps(b testing.TB, ns string, n int, interval time.Duration, what string, ok func(*v1alpha1.ApplicationStatus) bool) {
+	b.Helper()
 	for {
 		list := &v1alpha1.ApplicationList{}
 		if err := kube.List(b.Context(), list, client.InNamespace(ns)); err != nil {
 			b.Fatal(err)
 		}
-		out := 0
-		for _, a := range list.Items {
-			if a.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync {
-				out++
+		done := 0
+		for i := range list.Items {
+			if ok(&list.Items[i].Status) {
+				done++
 			}
 		}
-		if out == n {
-			return time.Since(t0)
+		if done == n {
+			return
 		}
 		select {
 		case <-b.Context().Done():
-			b.Fatalf("benchmark ended with %d of %d apps OutOfSync", out, n)
-		case <-time.After(250 * time.Millisecond):
+			b.Fatalf("benchmark ended with %d of %d apps %s", done, n, what)
+		case <-time.After(interval):
 		}
 	}
 }
