@@ -182,6 +182,10 @@ type Cluster struct {
 
 	mu        sync.RWMutex
 	resources map[schema.GroupKind]apiResource
+	// discoveries counts discovery runs; resourcesFrom is the run
+	// resources came from, so that a run that ends late cannot replace
+	// the result of one that started after it (and saw a newer CRD).
+	discoveries, resourcesFrom uint64
 	// running mirrors watches for readers that must not wait for a
 	// discovery round (syncMu); mu guards it.
 	running    map[schema.GroupKind]*watch
@@ -341,9 +345,6 @@ func (c *Cluster) resourceFor(gk schema.GroupKind) (apiResource, error) {
 	if err != nil {
 		return apiResource{}, err
 	}
-	c.mu.Lock()
-	c.resources = res
-	c.mu.Unlock()
 	c.requestSync()
 	if r, ok := res[gk]; ok {
 		return r, nil
@@ -353,8 +354,14 @@ func (c *Cluster) resourceFor(gk schema.GroupKind) (apiResource, error) {
 
 // discover lists the preferred version of every resource the cluster
 // serves; groups whose discovery fails (an aggregated API that is down) are
-// skipped with a warning.
+// skipped with a warning. It keeps the result as the cluster's resources
+// unless a run started later has already stored its own, and returns the
+// resources kept.
 func (c *Cluster) discover() (map[schema.GroupKind]apiResource, error) {
+	c.mu.Lock()
+	c.discoveries++
+	run := c.discoveries
+	c.mu.Unlock()
 	lists, err := c.disco.ServerPreferredResources()
 	if err != nil {
 		if !discovery.IsGroupDiscoveryFailedError(err) {
@@ -380,7 +387,12 @@ func (c *Cluster) discover() (map[schema.GroupKind]apiResource, error) {
 			}
 		}
 	}
-	return res, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if run > c.resourcesFrom {
+		c.resources, c.resourcesFrom = res, run
+	}
+	return c.resources, nil
 }
 
 func hasVerbs(verbs metav1.Verbs, want ...string) bool {
@@ -408,9 +420,6 @@ func (c *Cluster) sync(ctx context.Context) (map[schema.GroupKind]*watch, error)
 	}
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
-	c.mu.Lock()
-	c.resources = res
-	c.mu.Unlock()
 
 	started := map[schema.GroupKind]*watch{}
 	for gk, r := range res {
