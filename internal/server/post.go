@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -64,34 +65,37 @@ func (jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	writeResponse(w, http.StatusOK, responses(ctx))
 }
 
-// writeResponse writes resp, copying its data (JSON the executor made)
-// without decoding or re-encoding it.
+// writeResponse writes resp around its data (JSON the executor made),
+// which goes out as it is: not decoded, re-encoded or copied.
 func writeResponse(w http.ResponseWriter, status int, resp *graphql.Response) {
-	var buf bytes.Buffer
-	buf.Grow(len(resp.Data) + 64)
-	buf.WriteByte('{')
+	head := []byte{'{'}
 	if len(resp.Errors) > 0 {
 		errs, err := json.Marshal(resp.Errors)
 		if err != nil {
 			errs = []byte(`[{"message":"internal error","extensions":{"code":"INTERNAL"}}]`)
 		}
-		buf.WriteString(`"errors":`)
-		buf.Write(errs)
-		buf.WriteByte(',')
+		head = append(head, `"errors":`...)
+		head = append(head, errs...)
+		head = append(head, ',')
 	}
-	buf.WriteString(`"data":`)
-	if len(resp.Data) == 0 {
-		buf.WriteString("null")
-	} else {
-		buf.Write(resp.Data)
+	head = append(head, `"data":`...)
+	data := []byte(resp.Data)
+	if len(data) == 0 {
+		data = []byte("null")
 	}
+	var tail []byte
 	if len(resp.Extensions) > 0 {
 		if ext, err := json.Marshal(resp.Extensions); err == nil {
-			buf.WriteString(`,"extensions":`)
-			buf.Write(ext)
+			tail = append(tail, `,"extensions":`...)
+			tail = append(tail, ext...)
 		}
 	}
-	buf.WriteByte('}')
+	tail = append(tail, '}')
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(data)+len(tail)))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	for _, part := range [][]byte{head, data, tail} {
+		if _, err := w.Write(part); err != nil {
+			return // the client went away
+		}
+	}
 }
