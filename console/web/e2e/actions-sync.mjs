@@ -42,6 +42,10 @@ await run(artifacts, async (page, { shot, check }) => {
 
   const progress = page.locator('.op-progress')
   await progress.waitFor()
+  // At once the progress stands for the new operation, never for the
+  // first deployment's (Succeeded, wave 0 only) still recorded.
+  const shown = await progress.evaluate((p) => ({ phase: p.getAttribute('data-phase'), wave1: p.querySelector('li.wave[data-wave="1"]') !== null }))
+  check(shown.phase !== 'Succeeded' || shown.wave1, `the progress shown first is the new operation's (${shown.phase})`)
   await page.locator('.op-progress[data-phase="Succeeded"]').waitFor(slow)
   const waves = await progress.locator('li.wave').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-wave')}:${e.getAttribute('data-state')}`))
   check(waves.includes('0:done') && waves.includes('1:done'), `the operation shows waves 0 and 1 done (${waves.join(', ')})`)

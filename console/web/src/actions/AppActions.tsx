@@ -3,7 +3,7 @@ import { useMutation, useQuery, useSubscription } from 'urql'
 import { DeleteDialog } from './DeleteDialog'
 import { EditDialog } from './EditDialog'
 import { HistoryPanel } from './HistoryPanel'
-import { OperationProgress } from './OperationProgress'
+import { OperationProgress, PendingOperation } from './OperationProgress'
 import { SyncDialog } from './SyncDialog'
 import { ActionsAppSubscription, AppPermissionsQuery, RefreshMutation, TerminateMutation } from './documents'
 import { errorText } from './errors'
@@ -25,6 +25,10 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
   const [terminateState, terminate] = useMutation(TerminateMutation)
   const [panel, setPanel] = useState<Panel>(null)
   const [showOp, setShowOp] = useState(false)
+  // When the operation recorded, then finished, started and ended as a new
+  // one was requested: until the recorded one changes, the new one has not
+  // started.
+  const [requestedOver, setRequestedOver] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [notice, setNotice] = useState<string | null>(null)
   const app = sub.data?.application
@@ -38,11 +42,18 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
   }
   const ref = { name: app.name, namespace: app.namespace }
   const op = app.status.operationState
-  const running = op?.phase === 'Running' || op?.phase === 'Terminating' || app.operation != null
+  const opRunning = op?.phase === 'Running' || op?.phase === 'Terminating'
+  const running = opRunning || app.operation != null
+  // An operation requested but not yet started: the state recorded is
+  // still the previous operation's, which must not pass for the new one,
+  // even before the subscription shows the request.
+  const recorded = op ? `${op.startedAt} ${op.finishedAt ?? ''}` : ''
+  const pending = !opRunning && (app.operation != null || requestedOver === recorded)
   const started = () => {
     setError(null)
     setNotice(null)
     setShowOp(true)
+    setRequestedOver(recorded)
   }
 
   async function doRefresh(hard: boolean) {
@@ -110,7 +121,11 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
         </p>
       ) : null}
       {/* A running operation always shows; a finished one on request. */}
-      {op && (showOp || running) ? <OperationProgress op={op} syncStatus={app.status.sync.status} /> : null}
+      {pending ? (
+        <PendingOperation by={app.operation?.initiatedBy.username ?? ''} />
+      ) : op && (showOp || running) ? (
+        <OperationProgress op={op} syncStatus={app.status.sync.status} />
+      ) : null}
       {panel === 'sync' ? <SyncDialog app={app} onClose={() => setPanel(null)} onStarted={started} /> : null}
       {panel === 'history' ? <HistoryPanel app={app} canSync={can?.sync === true} onClose={() => setPanel(null)} onStarted={started} /> : null}
       {panel === 'edit' ? <EditDialog app={ref} onClose={() => setPanel(null)} /> : null}

@@ -12,6 +12,18 @@ const stateLabel: Record<StepState, { symbol: string; label: string }> = {
   waiting: { symbol: '…', label: 'waiting' },
 }
 
+/** PendingOperation stands for an operation requested that the controller has not started yet. */
+export function PendingOperation({ by }: { by: string }) {
+  return (
+    <section className="op-progress" aria-label="Operation" aria-live="polite" data-phase="Pending">
+      <p className="op-head">
+        <span className="op-phase">Pending</span>
+        <span className="k">requested{by ? ` by ${by}` : ''}; the controller starts it shortly</span>
+      </p>
+    </section>
+  )
+}
+
 /**
  * OperationProgress shows the current or last operation, wave by wave, as
  * the subscription delivers it, with the application's sync status now:
