@@ -43,8 +43,9 @@ type loaders struct {
 type loadersKey struct{}
 
 // WithLoaders returns ctx with fresh loaders. The server calls it for
-// every response (a query's, or each event of a subscription), so that
-// nothing is cached from one response to the next.
+// every query and mutation, so that nothing is cached from one response
+// to the next. A subscription's context has none: its loaders would
+// outlive an event, and each event is about one application.
 func (r *Resolver) WithLoaders(ctx context.Context) context.Context {
 	return context.WithValue(ctx, loadersKey{}, &loaders{r: r})
 }
@@ -76,7 +77,7 @@ func (l *loaders) appStates() *dataloadgen.Loader[types.NamespacedName, *appstat
 }
 
 // loadersOf returns the loaders of ctx, or new ones for a context without
-// (a resolver called outside the server).
+// (a subscription's event, or a resolver called outside the server).
 func (r *Resolver) loadersOf(ctx context.Context) *loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
 		return l

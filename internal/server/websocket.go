@@ -148,6 +148,10 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	}
 	if detached {
 		hs.upgraded()
+		// gqlgen keeps the request's headers for as long as the socket
+		// lives and reads none after the handshake; r is serveSockets'
+		// copy of the request, so the caller's is left whole.
+		r.Header = nil
 	}
 	return &gorillaConn{conn: conn}, nil
 }
