@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/clusters"
+	appsync "github.com/graphcd/graphcd/controller/sync"
 )
 
 // Destination is an owned destination cluster as a reconcile uses it: its
@@ -186,7 +187,15 @@ func scopeRefused(err error) bool {
 // through its cluster cache instead of the API server.
 type liveReader struct{ live LiveState }
 
+var _ appsync.Follower = liveReader{}
+
 // Get implements sync.Reader.
 func (l liveReader) Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	return l.live.Lookup(ctx, ResourceKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name})
+}
+
+// Observed implements sync.Follower: a sync waits for the cache to see
+// its writes, so the comparison that ends it reads them.
+func (l liveReader) Observed(gvk schema.GroupVersionKind, namespace, name, rv string) bool {
+	return l.live.Observed(ResourceKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name}, rv)
 }

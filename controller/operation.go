@@ -28,8 +28,9 @@ const (
 )
 
 // afterOperation is how soon an app is compared again after its operation
-// ended: the comparison in the same reconcile may read a cluster cache
-// that has not yet seen the sync's last writes.
+// ended. The sync waits for the cluster cache to see its writes before the
+// comparison in the same reconcile, but for at most sync.FollowTimeout
+// (a pruned object with foreground deletion may take longer to go).
 const afterOperation = 2 * time.Second
 
 // windowRecheck is how often a sync blocked by a sync window looks again.

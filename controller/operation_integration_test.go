@@ -19,7 +19,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -663,5 +666,84 @@ func TestSyncSurvivesRestart(t *testing.T) {
 	}
 	if d := cmp.Diff(resultOrder(a.Status.OperationState, "schema-upgrade-", "maintenance-on-"), wavesOrder); d != "" {
 		t.Errorf("recorded order (-got +want):\n%s", d)
+	}
+}
+
+// The status that records a sync's end already compares what the sync
+// wrote: the executor waits until the cluster cache has seen its writes,
+// so the app is Synced in the same status write that says Succeeded, not
+// OutOfSync with its new resources Missing until a later comparison. The
+// test watches every version of the Application, so it sees that write.
+func TestSyncEndsCompared(t *testing.T) {
+	t.Parallel()
+	const name = "sync-compared"
+	files := map[string]string{}
+	for i := range 4 {
+		files[fmt.Sprintf("app/%d.yaml", i)] = fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm-%[1]d, namespace: DEST}
+data: {n: "%[1]d"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: secret-%[1]d, namespace: DEST}
+stringData: {n: "%[1]d"}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: sa-%[1]d, namespace: DEST}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc-%[1]d, namespace: DEST}
+spec:
+  ports: [{port: 80}]
+`, i)
+	}
+	newApp(t, name, files)
+	waitStatus(t, name, "OutOfSync", func(s *v1alpha1.ApplicationStatus) bool { return s.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync })
+	gvr := v1alpha1.GroupVersion.WithResource("applications")
+	w, err := dynamic.NewForConfigOrDie(cluster.Config).Resource(gvr).Namespace(appNamespace).Watch(t.Context(),
+		metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	requestSync(t, name, manual(v1alpha1.SyncOperation{}))
+	timeout := time.After(90 * time.Second)
+	for {
+		select {
+		case <-timeout:
+			t.Fatal("no status with the sync's end within 90 s")
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended before the sync did")
+			}
+			u, isObj := ev.Object.(*unstructured.Unstructured)
+			if !isObj {
+				continue
+			}
+			var app v1alpha1.Application
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &app); err != nil {
+				t.Fatal(err)
+			}
+			st := app.Status.OperationState
+			if st == nil || st.FinishedAt == nil {
+				continue
+			}
+			if st.Phase != v1alpha1.OperationSucceeded {
+				t.Fatalf("the sync ended %s: %s", st.Phase, st.Message)
+			}
+			var behind []string
+			for _, r := range app.Status.Resources {
+				if r.Status != v1alpha1.SyncStatusCodeSynced || (r.Health != nil && r.Health.Status == v1alpha1.HealthStatusMissing) {
+					behind = append(behind, fmt.Sprintf("%s/%s %s", r.Kind, r.Name, r.Status))
+				}
+			}
+			if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || len(behind) > 0 || len(app.Status.Resources) != 4*len(files) {
+				t.Errorf("the status that ends the sync: %s, %d resources, not synced: %v", app.Status.Sync.Status, len(app.Status.Resources), behind)
+			}
+			return
+		}
 	}
 }

@@ -57,6 +57,9 @@ type LiveState interface {
 	Orphans(namespace string) []ResourceKey
 	// Owner reports whether an object exists and the app it is tracked to.
 	Owner(key ResourceKey) (app string, exists bool)
+	// Observed reports whether the cache has seen key at resourceVersion
+	// rv or later ("": seen it deleted), or does not watch it.
+	Observed(key ResourceKey, rv string) bool
 	// DryRunApply predicts the object a server-side apply would store.
 	DryRunApply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
 }

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,4 +81,29 @@ func (c *Cluster) Lookup(ctx context.Context, key ResourceKey) (*unstructured.Un
 		return nil, nil
 	}
 	return obj, err
+}
+
+// Observed reports whether the cache has seen key at resourceVersion rv or
+// later, or, with rv "", seen it deleted: a writer waits for it before
+// reading what it wrote. A key the cache does not watch (its kind, or its
+// namespace out of scope, or a watch not yet listed) counts as seen, as
+// does a version that is not a number (resourceVersions are opaque; the
+// API server's are etcd revisions).
+func (c *Cluster) Observed(key ResourceKey, rv string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	w := c.running[key.GroupKind()]
+	if w == nil || !w.complete(key.Namespace) {
+		return true
+	}
+	e := c.byKey[key]
+	if rv == "" || e == nil {
+		return rv == "" && e == nil
+	}
+	if e.rv == rv {
+		return true
+	}
+	have, err1 := strconv.ParseUint(e.rv, 10, 64)
+	want, err2 := strconv.ParseUint(rv, 10, 64)
+	return err1 != nil || err2 != nil || have > want
 }

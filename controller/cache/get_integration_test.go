@@ -127,3 +127,42 @@ func TestLookup(t *testing.T) {
 		t.Fatalf("Lookup of a missing Secret = %v, %v; want nil, nil", obj, err)
 	}
 }
+
+// Observed says whether the cache has caught up with a write: a version
+// the watch delivered or a later one, a deletion once the object is gone,
+// and always for a kind the cache does not watch.
+func TestObserved(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := cluster.Namespace(t)
+	c := startCache(t, Options{Exclusions: []settings.ResourceFilter{{Kinds: []string{"Secret"}}}})
+
+	cm := createConfigMap(t, ns, "written", nil, nil)
+	key := ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "written"}
+	eventually(t, "the created version observed", func() bool { return c.Observed(key, cm.ResourceVersion) })
+	if c.Observed(key, "") {
+		t.Error(`Observed(key, "") of an object that exists = true, want false`)
+	}
+	if c.Observed(key, "18446744073709551615") {
+		t.Error("Observed of a version the server has not reached = true, want false")
+	}
+	if !c.Observed(key, "1") {
+		t.Error("Observed of an older version = false, want true")
+	}
+	cm.Data["key"] = "changed"
+	updated, err := cluster.Client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the updated version observed", func() bool { return c.Observed(key, updated.ResourceVersion) })
+	if err := cluster.Client.CoreV1().ConfigMaps(ns).Delete(ctx, "written", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deletion observed", func() bool { return c.Observed(key, "") })
+	if c.Observed(key, updated.ResourceVersion) {
+		t.Error("Observed of a version of a deleted object = true, want false")
+	}
+	if !c.Observed(ResourceKey{Kind: "Secret", Namespace: ns, Name: "s"}, "18446744073709551615") {
+		t.Error("Observed of a kind the cache does not watch = false, want true")
+	}
+}

@@ -80,6 +80,9 @@ type applier struct {
 	live   *unstructured.Unstructured
 	dryRun bool
 	force  bool
+	// rv is the resourceVersion the API server gave the object written;
+	// empty when nothing was written.
+	rv string
 }
 
 // apply applies t's desired object and returns the object's name and
@@ -107,6 +110,9 @@ func (s *step) apply(ctx context.Context, t *Task, dryRun bool) (string, string,
 		}
 		a.obj = t.Desired.DeepCopy()
 		verb, err = a.run(ctx)
+	}
+	if err == nil && !dryRun && !t.IsHook() && a.rv != "" {
+		s.wrote(taskGVK(t), t.Namespace, a.obj.GetName(), a.rv)
 	}
 	return a.obj.GetName(), verb, err
 }
@@ -145,6 +151,7 @@ func (a *applier) create(ctx context.Context) (string, error) {
 		return "", err
 	}
 	a.obj.SetName(out.GetName())
+	a.rv = out.GetResourceVersion()
 	return "created", nil
 }
 
@@ -167,10 +174,12 @@ func (a *applier) serverSide(ctx context.Context) (string, error) {
 	case err != nil:
 		return "", err
 	case a.live == nil:
+		a.rv = out.GetResourceVersion()
 		return "created", nil
 	case out.GetResourceVersion() == a.live.GetResourceVersion():
 		return "unchanged", nil
 	}
+	a.rv = out.GetResourceVersion()
 	return "serverside-applied", nil
 }
 
@@ -180,13 +189,14 @@ func (a *applier) replace(ctx context.Context) (string, error) {
 		return a.create(ctx)
 	}
 	a.obj.SetResourceVersion(a.live.GetResourceVersion())
-	_, err := a.ri.Update(ctx, a.obj, metav1.UpdateOptions{DryRun: a.dry(), FieldManager: a.e.cfg.FieldManager, FieldValidation: a.validation()})
+	out, err := a.ri.Update(ctx, a.obj, metav1.UpdateOptions{DryRun: a.dry(), FieldManager: a.e.cfg.FieldManager, FieldValidation: a.validation()})
 	if err != nil && a.force && recreatable(err) {
 		return a.recreate(ctx)
 	}
 	if err != nil {
 		return "", err
 	}
+	a.rv = out.GetResourceVersion()
 	return "replaced", nil
 }
 
@@ -215,13 +225,14 @@ func (a *applier) clientSide(ctx context.Context) (string, error) {
 	if string(patch) == "{}" {
 		return "unchanged", nil
 	}
-	_, err = a.ri.Patch(ctx, a.obj.GetName(), patchType, patch, metav1.PatchOptions{DryRun: a.dry(), FieldManager: a.e.cfg.FieldManager, FieldValidation: a.validation()})
+	out, err := a.ri.Patch(ctx, a.obj.GetName(), patchType, patch, metav1.PatchOptions{DryRun: a.dry(), FieldManager: a.e.cfg.FieldManager, FieldValidation: a.validation()})
 	if err != nil && a.force && recreatable(err) {
 		return a.recreate(ctx)
 	}
 	if err != nil {
 		return "", err
 	}
+	a.rv = out.GetResourceVersion()
 	return "configured", nil
 }
 

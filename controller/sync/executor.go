@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -179,6 +180,7 @@ func (e *Executor) Step(ctx context.Context, run Run, prev *v1alpha1.OperationSt
 	}
 	s := &step{e: e, run: run, st: st}
 	res, err := s.do(ctx)
+	e.follow(ctx, s.writes)
 	if res.Done {
 		st.FinishedAt = &now
 		e.mu.Lock()
@@ -198,6 +200,20 @@ type step struct {
 	e   *Executor
 	run Run
 	st  *v1alpha1.OperationState
+	// writes are the resources the step created, changed or pruned.
+	writes []write
+}
+
+// write is a resource a step wrote: its resourceVersion after the write,
+// or "" when it was deleted.
+type write struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+	resourceVersion string
+}
+
+func (s *step) wrote(gvk schema.GroupVersionKind, namespace, name, resourceVersion string) {
+	s.writes = append(s.writes, write{gvk: gvk, namespace: namespace, name: name, resourceVersion: resourceVersion})
 }
 
 func (s *step) do(ctx context.Context) (Result, error) {

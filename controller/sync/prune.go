@@ -55,5 +55,8 @@ func (s *step) delete(ctx context.Context, t *Task, dryRun bool) (string, error)
 	case err != nil:
 		return "", err
 	}
+	if !dryRun {
+		s.wrote(taskGVK(t), t.Namespace, t.Name, "")
+	}
 	return "pruned", nil
 }
