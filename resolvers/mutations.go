@@ -85,8 +85,12 @@ func (r *Resolver) decodeApplication(manifest string) (*v1alpha1.Application, er
 		},
 		Spec: in.Spec,
 	}
-	if out.Namespace == "" {
+	switch {
+	case out.Namespace == "":
 		out.Namespace = r.Namespace
+	case r.OnlyNamespace && out.Namespace != r.Namespace:
+		return nil, Errorf(CodeBadUserInput, "manifest: metadata.namespace %q: graphcd keeps Applications in %q only; set it to %q or leave it out",
+			out.Namespace, r.Namespace, r.Namespace)
 	}
 	return out, nil
 }

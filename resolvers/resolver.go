@@ -30,6 +30,12 @@ type Resolver struct {
 	// Namespace is where Applications live when a query names no
 	// namespace.
 	Namespace string
+	// OnlyNamespace, when set, keeps Applications in Namespace: the API's
+	// index and the controller watch no other, so a manifest that names
+	// another namespace is refused rather than created where nothing
+	// would ever read it. Unset, any namespace is taken (tests that
+	// isolate by namespace).
+	OnlyNamespace bool
 	// Writer changes Applications. Nil makes the API read-only.
 	Writer ApplicationWriter
 	// Authz authorizes reads and writes. Nil allows everything (the API

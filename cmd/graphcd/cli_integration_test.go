@@ -132,6 +132,23 @@ spec:
 		t.Errorf("creating cli-app twice = %d %q, want exit 2", r.code, r.stderr)
 	}
 	runOK("app", "create", "-f", manifest, "--upsert")
+	// A manifest for another namespace (Argo CD's, say) is refused: the
+	// server and its controller watch only their own.
+	other := cluster.Namespace(t)
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere.yaml")
+	if err := os.WriteFile(elsewhere, fmt.Appendf(nil, `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: cli-elsewhere, namespace: %s}
+spec:
+  project: default
+  source: {repoURL: %q, path: app}
+  destination: {name: %s, namespace: %s}
+`, other, repo, controller.InClusterName, dest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := run("", "app", "create", "-f", elsewhere); r.code != cliExitError || !strings.Contains(r.stderr, fmt.Sprintf("metadata.namespace %q", other)) {
+		t.Errorf("creating an app in namespace %s = %d %q, want exit 2 naming the namespace", other, r.code, r.stderr)
+	}
 
 	var list []struct {
 		Name   string

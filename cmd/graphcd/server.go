@@ -148,7 +148,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	}
 	settings := catalog.NewSettings(kc, o.app.namespace)
 	resolver := &resolvers.Resolver{
-		Build: build, Namespace: o.app.namespace,
+		Build: build, Namespace: o.app.namespace, OnlyNamespace: o.app.namespace != "",
 		Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 		Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 		ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
