@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/internal/resourceversion"
 )
 
 // ApplicationWriter changes Applications (appops.Service implements it).
@@ -143,12 +145,41 @@ func syncOperation(ctx context.Context, in model.SyncApplicationInput) v1alpha1.
 	return op
 }
 
-// written maps the result of a write to the API's answer.
-func written(app *v1alpha1.Application, err error, key types.NamespacedName) (*gqlmodel.Application, error) {
+// written maps the result of a write to the API's answer, once the index
+// the queries read holds the write (see awaitIndexed).
+func (r *Resolver) written(ctx context.Context, app *v1alpha1.Application, err error, key types.NamespacedName) (*gqlmodel.Application, error) {
 	if err != nil {
 		return nil, writeError(err, key)
 	}
+	r.awaitIndexed(ctx, key, func(got *v1alpha1.Application) bool {
+		return got != nil && resourceversion.AtLeast(got.ResourceVersion, app.ResourceVersion)
+	})
 	return &gqlmodel.Application{Application: app}, nil
+}
+
+// indexWait bounds how long a mutation waits for the index to catch up
+// with its write.
+const indexWait = 2 * time.Second
+
+// awaitIndexed waits until the app at key in the index the queries read
+// satisfies done, for at most indexWait: a client that sends a query after
+// a mutation's answer then reads what the mutation wrote, never the app
+// as it was before. The index follows the API server through a watch and
+// is usually a few milliseconds behind.
+func (r *Resolver) awaitIndexed(ctx context.Context, key types.NamespacedName, done func(*v1alpha1.Application) bool) {
+	if r.Apps == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, indexWait)
+	defer cancel()
+	changes := r.Apps.Changes(ctx, key) // before the first look: no change is missed
+	for !done(r.Apps.Get(key)) {
+		select {
+		case <-changes:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // writeError maps a write's error to a coded error for the client. The

@@ -263,3 +263,45 @@ func TestPatchApplication(t *testing.T) {
 		t.Errorf("a refused patch changed the app: %+v %v", app.Spec.Source, app.Finalizers)
 	}
 }
+
+// A query sent after a mutation's answer reads what the mutation wrote:
+// the mutation answers once the index the queries read holds its write.
+// Each round patches the target revision and reads it back at once.
+func TestQueryReadsMutationsWrite(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	ref := map[string]any{"name": "ryw", "namespace": ns}
+	const create = `mutation($m: String!) { createApplication(input: {manifest: $m, upsert: false}) { name } }`
+	const patch = `mutation($ref: ApplicationRef!, $p: String!) { patchApplication(input: {application: $ref, patch: $p, patchType: MERGE}) { name } }`
+	const read = `query($ns: String) { application(name: "ryw", namespace: $ns) { spec { source { targetRevision } } } }`
+	const del = `mutation($ref: ApplicationRef!) { deleteApplication(input: {application: $ref, cascade: false}) }`
+	type app struct {
+		Application *struct {
+			Spec struct {
+				Source struct{ TargetRevision string }
+			}
+		}
+	}
+	var created map[string]any
+	data(t, create, map[string]any{"m": manifest(ns, "ryw", "graphcd.io/v1alpha1", "")}, &created)
+	var got app
+	data(t, read, map[string]any{"ns": ns}, &got)
+	if got.Application == nil {
+		t.Fatal("the app just created is not found")
+	}
+	for i := range 20 {
+		rev := fmt.Sprintf("v%d", i)
+		var patched map[string]any
+		data(t, patch, map[string]any{"ref": ref, "p": fmt.Sprintf(`{"spec": {"source": {"targetRevision": %q}}}`, rev)}, &patched)
+		data(t, read, map[string]any{"ns": ns}, &got)
+		if got.Application == nil || got.Application.Spec.Source.TargetRevision != rev {
+			t.Fatalf("round %d: the query after the patch read %+v, want targetRevision %s", i, got.Application, rev)
+		}
+	}
+	var deleted map[string]any
+	data(t, del, map[string]any{"ref": ref}, &deleted)
+	data(t, read, map[string]any{"ns": ns}, &got)
+	if got.Application != nil {
+		t.Errorf("the app just deleted is still found: %+v", got.Application)
+	}
+}

@@ -101,7 +101,7 @@ func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedNa
 	if safe, ok := errors.AsType[*Error](err); ok {
 		return nil, safe
 	}
-	return written(out, err, key)
+	return r.written(ctx, out, err, key)
 }
 
 // authorizeMove checks, when a change moves app to another project, that

@@ -164,7 +164,7 @@ func (r *mutationResolver) CreateApplication(ctx context.Context, input model.Cr
 		return nil, err
 	}
 	out, err := w.Create(ctx, app, input.Upsert)
-	return written(out, err, keyOf(app))
+	return r.written(ctx, out, err, keyOf(app))
 }
 
 // UpdateApplicationSpec is the resolver for the updateApplicationSpec field.
@@ -190,6 +190,7 @@ func (r *mutationResolver) DeleteApplication(ctx context.Context, input model.De
 	if err := w.Delete(ctx, key, input.Cascade, propagation(input.PropagationPolicy)); err != nil {
 		return "", writeError(err, key)
 	}
+	r.awaitIndexed(ctx, key, func(got *v1alpha1.Application) bool { return got == nil || got.DeletionTimestamp != nil })
 	return gqlmodel.NodeID(gqlmodel.KindApplication, key), nil
 }
 
@@ -204,7 +205,7 @@ func (r *mutationResolver) SyncApplication(ctx context.Context, input model.Sync
 		return nil, err
 	}
 	out, err := w.Sync(ctx, key, syncOperation(ctx, input))
-	return written(out, err, key)
+	return r.written(ctx, out, err, key)
 }
 
 // RollbackApplication is the resolver for the rollbackApplication field.
@@ -218,7 +219,7 @@ func (r *mutationResolver) RollbackApplication(ctx context.Context, input model.
 		return nil, err
 	}
 	out, err := w.Rollback(ctx, key, int64(input.ID), v1alpha1.SyncOperation{Prune: input.Prune, DryRun: input.DryRun}, initiator(ctx))
-	return written(out, err, key)
+	return r.written(ctx, out, err, key)
 }
 
 // RefreshApplication is the resolver for the refreshApplication field.
@@ -232,7 +233,7 @@ func (r *mutationResolver) RefreshApplication(ctx context.Context, input model.R
 		return nil, err
 	}
 	out, err := w.Refresh(ctx, key, input.Hard)
-	return written(out, err, key)
+	return r.written(ctx, out, err, key)
 }
 
 // TerminateOperation is the resolver for the terminateOperation field.
@@ -246,7 +247,7 @@ func (r *mutationResolver) TerminateOperation(ctx context.Context, input model.A
 		return nil, err
 	}
 	out, err := w.Terminate(ctx, key)
-	return written(out, err, key)
+	return r.written(ctx, out, err, key)
 }
 
 // DeleteApplicationResource is the resolver for the deleteApplicationResource field.

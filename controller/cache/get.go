@@ -3,11 +3,12 @@ package cache
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/graphcd/graphcd/internal/resourceversion"
 )
 
 // maxFullObjects caps the full objects kept; past it Get still works but
@@ -87,8 +88,7 @@ func (c *Cluster) Lookup(ctx context.Context, key ResourceKey) (*unstructured.Un
 // later, or, with rv "", seen it deleted: a writer waits for it before
 // reading what it wrote. A key the cache does not watch (its kind, or its
 // namespace out of scope, or a watch not yet listed) counts as seen, as
-// does a version that is not a number (resourceVersions are opaque; the
-// API server's are etcd revisions).
+// does a version that is not a number (see resourceversion.AtLeast).
 func (c *Cluster) Observed(key ResourceKey, rv string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -100,10 +100,5 @@ func (c *Cluster) Observed(key ResourceKey, rv string) bool {
 	if rv == "" || e == nil {
 		return rv == "" && e == nil
 	}
-	if e.rv == rv {
-		return true
-	}
-	have, err1 := strconv.ParseUint(e.rv, 10, 64)
-	want, err2 := strconv.ParseUint(rv, 10, 64)
-	return err1 != nil || err2 != nil || have > want
+	return resourceversion.AtLeast(e.rv, rv)
 }
