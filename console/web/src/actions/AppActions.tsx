@@ -25,9 +25,9 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
   const [terminateState, terminate] = useMutation(TerminateMutation)
   const [panel, setPanel] = useState<Panel>(null)
   const [showOp, setShowOp] = useState(false)
-  // When the operation recorded, then finished, started and ended as a new
-  // one was requested: until the recorded one changes, the new one has not
-  // started.
+  // The start and end of the operation recorded when a new one was
+  // requested: while the recorded one is still that one, the new one has
+  // not started.
   const [requestedOver, setRequestedOver] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [notice, setNotice] = useState<string | null>(null)
