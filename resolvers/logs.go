@@ -3,6 +3,7 @@ package resolvers
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"slices"
 
@@ -132,15 +133,20 @@ func newLineScanner(r io.Reader) *bufio.Scanner {
 	return s
 }
 
-// logError tells the client why logs cannot be read when it is its
-// business (the pod or container is gone or wrong); anything else is
-// internal.
+// logError tells the client why logs cannot be read. A pod or container
+// that is gone or wrong is its business; any other answer of the
+// destination cluster (a kubelet that does not answer, graphcd's account
+// lacking the right) is a server-side failure whose Kubernetes message is
+// still worth reading. Errors that never reached a cluster stay internal.
 func logError(err error) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		return &Error{Code: CodeNotFound, Message: statusMessage(err), Err: err}
 	case apierrors.IsBadRequest(err):
 		return &Error{Code: CodeBadUserInput, Message: statusMessage(err), Err: err}
+	}
+	if _, ok := errors.AsType[*apierrors.StatusError](err); ok {
+		return &Error{Code: CodeInternal, Message: "the cluster cannot serve the log: " + statusMessage(err), Err: err}
 	}
 	return err
 }

@@ -16,9 +16,10 @@ import (
 )
 
 // fakeLogs serves a made-up log: "line 1" ... "line N" for the last N
-// lines asked. KWOK's fake nodes run no containers, so the local cluster
-// has no logs to read; this fake stands in for the cluster only, the API
-// around it is real.
+// lines asked. This package's cluster has no nodes (localcluster.Minimal),
+// so this fake stands in for a node's kubelet only, the API around it is
+// real. The whole path, through the API server to KWOK serving a fake
+// container's log, is tested by the console's TestAppPage.
 type fakeLogs struct{}
 
 func (fakeLogs) Stream(_ context.Context, _ v1alpha1.ApplicationDestination, namespace, pod string, o catalog.LogOptions) (io.ReadCloser, error) {

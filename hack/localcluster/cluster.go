@@ -195,6 +195,9 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--service-account-signing-key-file="+c.pki.SAPrivate,
 		"--service-cluster-ip-range=10.0.0.0/16", // room for thousands of Services
 		"--authorization-mode=RBAC",
+		// KWOK's server is the fake nodes' kubelet, at their InternalIP
+		// (127.0.0.1); their Hostname resolves nowhere.
+		"--kubelet-preferred-address-types=InternalIP",
 		// Pods need no mounted token: KWOK runs no containers, and tests
 		// in Minimal mode have no controller creating default accounts.
 		"--disable-admission-plugins=ServiceAccount",

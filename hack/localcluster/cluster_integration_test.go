@@ -107,3 +107,40 @@ func TestStopLeavesNothingRunning(t *testing.T) {
 		t.Errorf("cluster directory %s still exists (stat err %v)", c.Dir, err)
 	}
 }
+
+// A Pod on a fake node has a log: KWOK serves it as the node's kubelet,
+// through the API server.
+func TestPodLogs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ns := cluster.Namespace(t)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "talker", Namespace: ns},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
+	}
+	if _, err := cluster.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := cluster.Client.CoreV1().Pods(ns).Get(ctx, "talker", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodRunning, err
+	})
+	if err != nil {
+		t.Fatalf("pod not running: %v", err)
+	}
+	raw, err := cluster.Client.CoreV1().Pods(ns).GetLogs("talker", &corev1.PodLogOptions{Container: "app"}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("logs: %v", err)
+	}
+	if got, want := strings.TrimSpace(string(raw)), strings.Join(localcluster.PodLogLines, "\n"); got != want {
+		t.Errorf("logs = %q, want %q", got, want)
+	}
+	tail := int64(1)
+	raw, err = cluster.Client.CoreV1().Pods(ns).GetLogs("talker", &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("last line: %v", err)
+	}
+	if got, want := strings.TrimSpace(string(raw)), localcluster.PodLogLines[len(localcluster.PodLogLines)-1]; got != want {
+		t.Errorf("last line = %q, want %q", got, want)
+	}
+}

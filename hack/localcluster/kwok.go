@@ -4,10 +4,10 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,30 +25,73 @@ var kwokStages []byte
 // kwokNodeAnnotation marks the nodes this cluster's KWOK manages.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
+// PodLogLines is the log of every container of the fake nodes: KWOK
+// serves it as a kubelet would, so `kubectl logs` and graphcd's podLogs
+// read it through the API server like a real log (a follow request sees
+// these lines, then stays open).
+var PodLogLines = []string{
+	"graphcd local cluster: this is a KWOK fake container's log",
+	"KWOK serves the same lines for every container of its fake nodes",
+	"GET /healthz 200",
+}
+
+// kwokLogs is the configuration that makes KWOK serve the file at path as
+// the log of every Pod on its nodes.
+const kwokLogs = `---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: graphcd-fake-logs
+spec:
+  selector: {}
+  logs:
+  - logsFile: %q
+    follow: true
+`
+
+// startKwok runs KWOK with graphcd's stages. Its server is the fake
+// nodes' kubelet: the nodes' InternalIP is 127.0.0.1 and their kubelet
+// port KWOK's, so the API server proxies pod logs to it over HTTPS.
 func (c *Cluster) startKwok(ctx context.Context) error {
-	stages := filepath.Join(c.Dir, "kwok-stages.yaml")
-	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
-		return fmt.Errorf("write kwok stages: %w", err)
+	// KWOK reads the file as a container runtime writes it (CRI format).
+	var log strings.Builder
+	now := time.Now().UTC()
+	for i, line := range PodLogLines {
+		at := now.Add(time.Duration(i-len(PodLogLines)) * time.Second)
+		fmt.Fprintf(&log, "%s stdout F %s\n", at.Format(time.RFC3339Nano), line)
+	}
+	logFile := filepath.Join(c.Dir, "kwok-container.log")
+	if err := os.WriteFile(logFile, []byte(log.String()), 0o600); err != nil {
+		return fmt.Errorf("write kwok container log: %w", err)
+	}
+	config := filepath.Join(c.Dir, "kwok.yaml")
+	if err := os.WriteFile(config, append(kwokStages, fmt.Sprintf(kwokLogs, logFile)...), 0o600); err != nil {
+		return fmt.Errorf("write kwok config: %w", err)
 	}
 	port, err := FreePort()
 	if err != nil {
 		return err
 	}
 	p, err := c.start("kwok", c.Binaries.Kwok,
-		"--config="+stages,
+		"--config="+config,
 		"--kubeconfig="+c.Kubeconfig,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
 		"--node-lease-duration-seconds=40",
-		"--cidr=10.244.0.0/16", "--node-ip=10.96.0.1",
+		"--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", "--node-port="+strconv.Itoa(port),
 		"--server-address=127.0.0.1:"+strconv.Itoa(port),
+		"--tls-cert-file="+c.pki.ServingCert, "--tls-private-key-file="+c.pki.ServingKey,
 	)
+	if err != nil {
+		return err
+	}
+	client, err := c.pki.client()
 	if err != nil {
 		return err
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return p.WaitFor(waitCtx, httpOK(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(port)+"/healthz"))
+	return p.WaitFor(waitCtx, httpOK(client, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz"))
 }
 
 // addNodes registers n fake nodes and waits until KWOK reports them Ready.

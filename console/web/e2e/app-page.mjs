@@ -143,8 +143,9 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.getByRole('button', { name: 'Group Pods again' }).waitFor()
   await shot('pods')
 
-  // A Pod's panel has a Logs tab that follows the log (KWOK's Pods have no
-  // kubelet to read logs from: the view shows the server's error).
+  // A Pod's panel has a Logs tab that follows the log: KWOK serves every
+  // fake container the same lines (hack/localcluster.PodLogLines) as the
+  // node's kubelet, through the API server and graphcd's podLogs.
   await graph.locator('.rnode[data-kind="Pod"] button.rname').first().click()
   // Git does not declare the Pod: its live manifest comes from the
   // cluster, and its own Events (the scheduler's) are listed.
@@ -156,9 +157,13 @@ await run(artifacts, async (page, { shot, check }) => {
   check(true, `a Pod's Events tab lists its own events (${(await page.locator('.rpanel-body .events li').first().textContent())?.trim()})`)
   await shot('pod-events')
   await page.getByRole('tab', { name: 'Logs' }).click()
-  await page.getByRole('log').waitFor()
-  await page.getByLabel('Search').last().fill('error')
-  check(true, `a Pod's Logs tab opens with follow, pause, search and container controls (${(await page.locator('.rpanel-body').textContent())?.slice(0, 160)})`)
+  const log = page.getByRole('log')
+  await log.locator('.log-line', { hasText: "a KWOK fake container's log" }).waitFor(slow)
+  check((await log.locator('.log-line').count()) === 3, `a Pod's Logs tab shows the container's log, read from its node (${(await log.textContent())?.slice(0, 120)})`)
+  check((await page.locator('.rpanel-body .error').count()) === 0, 'the log shows no error')
+  await page.getByLabel('Search').last().fill('healthz')
+  await page.locator('.rpanel-body').getByText('1 matching line').waitFor()
+  check((await log.locator('mark').textContent()) === 'healthz', 'searching the log highlights the one matching line')
   await shot('logs')
 
   // A phone-width screen keeps the page usable.
