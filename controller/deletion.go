@@ -319,6 +319,7 @@ func (r *Reconciler) forget(app types.NamespacedName) {
 	r.mu.Lock()
 	delete(r.state, app)
 	delete(r.written, app)
+	delete(r.announced, app)
 	delete(r.servers, app)
 	r.mu.Unlock()
 	r.orphans.set(app, "")

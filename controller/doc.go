@@ -56,9 +56,12 @@
 // In process, Controller.Subscribe streams typed Events of every app:
 // ResourceChanged (a live object changed), Refreshed (after every
 // comparison), SyncStatusChanged and HealthChanged, each with the app's
-// sync status, health and revision. Each subscriber has its own buffer; a
-// subscriber that falls behind misses events (Reconciler.Dropped counts
-// them) and never slows the reconciler. Its channel closes when its
+// sync status, health and revision. A transition is announced once, from
+// what the app's previous announcement said: a comparison is announced
+// before its status write lands, and a reconcile that computes it again
+// after that write failed does not repeat it. Each subscriber has its own
+// buffer; a subscriber that falls behind misses events (Reconciler.Dropped
+// counts them) and never slows the reconciler. Its channel closes when its
 // context ends.
 //
 // Secret values never leave the diff engine: per-resource diffs of Secrets

@@ -96,22 +96,40 @@ func (b *broker) publish(ev Event) {
 	}
 }
 
+// announcedStatus is what an announcement said of an app's status.
+type announcedStatus struct {
+	sync   v1alpha1.SyncStatusCode
+	health v1alpha1.HealthStatusCode
+}
+
 // announce publishes the events of one reconcile and records Kubernetes
-// Events for sync and health transitions.
+// Events for sync and health transitions. A transition is measured from
+// the app's last announcement, when there was one, rather than from the
+// status before: a reconcile that only compared announces before its
+// status is written (statusWrites), and when that write fails the next
+// reconcile starts from the old status again and would announce the
+// same transition twice.
 func (r *Reconciler) announce(app *v1alpha1.Application, before, after *v1alpha1.ApplicationStatus, now time.Time) {
 	name := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+	was := announcedStatus{sync: before.Sync.Status, health: before.Health.Status}
+	r.mu.Lock()
+	if last, ok := r.announced[name]; ok {
+		was = last
+	}
+	r.announced[name] = announcedStatus{sync: after.Sync.Status, health: after.Health.Status}
+	r.mu.Unlock()
 	ev := Event{App: name, Sync: after.Sync.Status, Health: after.Health.Status, Revision: after.Sync.Revision, Time: now}
 	ev.Type = EventRefreshed
 	r.broker.publish(ev)
-	if before.Sync.Status != after.Sync.Status {
+	if was.sync != after.Sync.Status {
 		ev.Type = EventSyncStatusChanged
 		r.broker.publish(ev)
-		r.record(app, "SyncStatusChanged", string(before.Sync.Status), string(after.Sync.Status))
+		r.record(app, "SyncStatusChanged", string(was.sync), string(after.Sync.Status))
 	}
-	if before.Health.Status != after.Health.Status {
+	if was.health != after.Health.Status {
 		ev.Type = EventHealthChanged
 		r.broker.publish(ev)
-		r.record(app, "HealthStatusChanged", string(before.Health.Status), string(after.Health.Status))
+		r.record(app, "HealthStatusChanged", string(was.health), string(after.Health.Status))
 	}
 }
 

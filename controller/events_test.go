@@ -3,9 +3,13 @@ package controller
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
 )
 
 // A subscriber with a full buffer misses events (counted) without
@@ -40,5 +44,38 @@ func TestBroker(t *testing.T) {
 	stopSlow()
 	for range slow {
 		t.Error("event after the subscription ended")
+	}
+}
+
+// A transition is announced once: a reconcile that computes it again
+// from the old status (its queued status write failed) publishes only
+// Refreshed, and a later transition is measured from the announced one.
+func TestAnnounceOnce(t *testing.T) {
+	r := &Reconciler{broker: newBroker(), announced: map[types.NamespacedName]announcedStatus{}}
+	events := r.broker.subscribe(t.Context(), 16)
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "web"}}
+	status := func(sync v1alpha1.SyncStatusCode, health v1alpha1.HealthStatusCode) *v1alpha1.ApplicationStatus {
+		return &v1alpha1.ApplicationStatus{Sync: v1alpha1.SyncStatus{Status: sync}, Health: v1alpha1.HealthStatus{Status: health}}
+	}
+	written := status(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy)
+	outOfSync := status(v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusHealthy)
+	degraded := status(v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusDegraded)
+	var got []EventType
+	announce := func(before, after *v1alpha1.ApplicationStatus) {
+		r.announce(app, before, after, time.Now())
+		for len(events) > 0 {
+			got = append(got, (<-events).Type)
+		}
+	}
+	announce(written, outOfSync) // the write of outOfSync fails...
+	announce(written, outOfSync) // ...so the next reconcile starts from written again
+	announce(written, degraded)
+	want := []EventType{
+		EventRefreshed, EventSyncStatusChanged,
+		EventRefreshed,
+		EventRefreshed, EventHealthChanged,
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
 	}
 }

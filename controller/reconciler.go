@@ -137,6 +137,9 @@ type Reconciler struct {
 	state map[types.NamespacedName]*AppState
 	// written is each app's resourceVersion as its last reconcile left it.
 	written map[types.NamespacedName]string
+	// announced is the sync and health status of each app's last
+	// announcement (see announce).
+	announced map[types.NamespacedName]announcedStatus
 	// servers is the destination server of every claimed app ("" when it
 	// did not resolve), so that a cluster's cache events refresh only the
 	// apps of that cluster.
@@ -185,7 +188,8 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 	}
 	r := &Reconciler{
 		client: c, opts: opts, log: opts.Logger, events: make(chan event.GenericEvent, 1024),
-		broker: newBroker(), state: map[types.NamespacedName]*AppState{}, written: map[types.NamespacedName]string{}, orphans: newOrphanWatch(),
+		broker: newBroker(), state: map[types.NamespacedName]*AppState{}, written: map[types.NamespacedName]string{},
+		announced: map[types.NamespacedName]announcedStatus{}, orphans: newOrphanWatch(),
 		servers: map[types.NamespacedName]string{},
 		dests: singleDestination{dest: &Destination{
 			Server: InClusterServer, Live: opts.Live, Client: opts.Sync.Client, Mapper: opts.Sync.Mapper, ready: opts.LiveReady,
@@ -286,6 +290,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.mu.Lock()
 			delete(r.state, req.NamespacedName)
 			delete(r.written, req.NamespacedName)
+			delete(r.announced, req.NamespacedName)
 			delete(r.servers, req.NamespacedName)
 			r.mu.Unlock()
 			r.orphans.set(req.NamespacedName, "")

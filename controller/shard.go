@@ -155,6 +155,7 @@ func (r *Reconciler) claim(ctx context.Context, app *v1alpha1.Application) (*tar
 		r.mu.Lock()
 		delete(r.state, key)
 		delete(r.servers, key)
+		delete(r.announced, key)
 		r.mu.Unlock()
 		return nil, false
 	}
