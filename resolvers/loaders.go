@@ -45,7 +45,8 @@ type loadersKey struct{}
 // WithLoaders returns ctx with fresh loaders. The server calls it for
 // every query and mutation, so that nothing is cached from one response
 // to the next. A subscription's context has none: its loaders would
-// outlive an event, and each event is about one application.
+// outlive an event. Each event of the application subscription carries
+// loaders of its own instead (gqlmodel.Application.Loaders).
 func (r *Resolver) WithLoaders(ctx context.Context) context.Context {
 	return context.WithValue(ctx, loadersKey{}, &loaders{r: r})
 }
@@ -76,9 +77,13 @@ func (l *loaders) appStates() *dataloadgen.Loader[types.NamespacedName, *appstat
 	return l.states
 }
 
-// loadersOf returns the loaders of ctx, or new ones for a context without
-// (a subscription's event, or a resolver called outside the server).
-func (r *Resolver) loadersOf(ctx context.Context) *loaders {
+// loadersOf returns the loaders for the fields of app: its own (a
+// subscription's event), else those of ctx, else new ones (a resolver
+// called outside the server).
+func (r *Resolver) loadersOf(ctx context.Context, app *gqlmodel.Application) *loaders {
+	if l, ok := app.Loaders.(*loaders); ok {
+		return l
+	}
 	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
 		return l
 	}
@@ -93,7 +98,7 @@ func (r *Resolver) applicationEvents(ctx context.Context, app *gqlmodel.Applicat
 	if r.KubeEvents == nil || first == 0 {
 		return nil, nil
 	}
-	all, err := r.loadersOf(ctx).events().Load(ctx, app.Namespace)
+	all, err := r.loadersOf(ctx, app).events().Load(ctx, app.Namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func (r *Resolver) appState(ctx context.Context, app *gqlmodel.Application) (*ap
 	if r.States == nil {
 		return nil, nil
 	}
-	return r.loadersOf(ctx).appStates().Load(ctx, keyOf(app.Application))
+	return r.loadersOf(ctx, app).appStates().Load(ctx, keyOf(app.Application))
 }
 
 // managedResources returns the managed resources of app that f selects.

@@ -127,3 +127,33 @@ func TestResourceTreeSubscription(t *testing.T) {
 		t.Fatalf("tree after the write = %+v", got.ResourceTree)
 	}
 }
+
+// An application subscription's event reads the app's state once for all
+// the fields that need it.
+func TestApplicationSubscriptionReadsStateOnce(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	key := types.NamespacedName{Namespace: ns, Name: "both"}
+	if err := states.Put(t.Context(), state(key, "nginx")); err != nil {
+		t.Fatal(err)
+	}
+	createApps(t, ns, appSpec{name: "both"})
+	waitCount(t, ns, 1)
+	before := states.reads(ns)
+	c := dialWS(t, apiURL, 0)
+	c.subscribe("a", `subscription($ns: String) { application(name: "both", namespace: $ns) {
+	  resourceTree { nodes { kind } } managedResources { kind } } }`, map[string]any{"ns": ns})
+	var got struct {
+		Application *struct {
+			ResourceTree     struct{ Nodes []struct{ Kind string } }
+			ManagedResources []struct{ Kind string }
+		}
+	}
+	c.next("a", &got)
+	if got.Application == nil || len(got.Application.ResourceTree.Nodes) == 0 || len(got.Application.ManagedResources) == 0 {
+		t.Fatalf("event = %+v", got.Application)
+	}
+	if n := states.reads(ns) - before; n != 1 {
+		t.Errorf("%d state reads for one event, want 1", n)
+	}
+}

@@ -107,8 +107,13 @@ func (r *Resolver) streamApplication(ctx context.Context, key types.NamespacedNa
 				return
 			}
 			if send {
+				app := r.application(ctx, key)
+				if app != nil {
+					// The event's fields share their reads.
+					app.Loaders = &loaders{r: r}
+				}
 				select {
-				case out <- r.application(ctx, key):
+				case out <- app:
 				case <-ctx.Done():
 					return
 				}

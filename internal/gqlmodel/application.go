@@ -14,6 +14,10 @@ import (
 // object is shared with the index it came from: never modify it.
 type Application struct {
 	*v1alpha1.Application
+	// Loaders, when set, are the resolvers' dataloaders for the fields of
+	// this value alone: a subscription's event has no response-wide ones,
+	// and its fields then share one read of what they need. Opaque here.
+	Loaders any
 }
 
 // ID returns the global ID.

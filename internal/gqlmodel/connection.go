@@ -25,7 +25,7 @@ type ApplicationEdge struct {
 func (c ApplicationConnection) Edges() []ApplicationEdge {
 	out := make([]ApplicationEdge, len(c.Page.Items))
 	for i, a := range c.Page.Items {
-		out[i] = ApplicationEdge{Cursor: c.Page.Cursor(i), Node: Application{a}}
+		out[i] = ApplicationEdge{Cursor: c.Page.Cursor(i), Node: Application{Application: a}}
 	}
 	return out
 }
@@ -34,7 +34,7 @@ func (c ApplicationConnection) Edges() []ApplicationEdge {
 func (c ApplicationConnection) Nodes() []Application {
 	out := make([]Application, len(c.Page.Items))
 	for i, a := range c.Page.Items {
-		out[i] = Application{a}
+		out[i] = Application{Application: a}
 	}
 	return out
 }
