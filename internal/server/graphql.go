@@ -58,6 +58,9 @@ type graphQLOptions struct {
 	authenticator        Authenticator
 	// sockets ends every websocket when it is done.
 	sockets context.Context
+	// shared groups the subscribers of applicationEvents who share the
+	// execution of their selection.
+	shared *sharedSubscriptions
 }
 
 func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger) http.Handler {
@@ -65,7 +68,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	setComplexity(&cfg.Complexity)
 	srv := handler.New(graph.NewExecutableSchema(cfg))
 	readLimit := int64(websocketReadLimit)
-	srv.AddTransport(transport.Websocket{
+	srv.AddTransport(sharingWebsocket{shared: opts.shared, Websocket: transport.Websocket{
 		Implementation:        newGorillaWebsocket(opts.allowedOrigins),
 		KeepAlivePingInterval: 10 * time.Second,
 		InitTimeout:           websocketInitTimeout,
@@ -82,7 +85,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 		ErrorFunc: func(ctx context.Context, err error) {
 			log.DebugContext(ctx, "graphql websocket", "err", err, "request_id", requestID(ctx))
 		},
-	})
+	}})
 	// Only JSON POSTs (and the websocket): no GET, so no query or mutation
 	// can be triggered by a link, and no form or text/plain bodies, which
 	// browsers send cross-site without a CORS preflight.

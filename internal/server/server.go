@@ -138,6 +138,10 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	shared, err := newSharedSubscriptions(s.registry)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	ready := &readiness{check: opts.Ready, ttl: opts.ReadyCacheTTL, timeout: opts.ReadyTimeout}
 	s.handle(mux, m, "GET /healthz", "healthz", http.HandlerFunc(healthz))
@@ -148,7 +152,7 @@ func New(opts Options) (*Server, error) {
 		maxComplexity: opts.MaxComplexity, maxDepth: opts.MaxDepth, maxTokens: opts.MaxTokens,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
-		sockets: baseCtx,
+		sockets: baseCtx, shared: shared,
 	}, s.log))))
 	for _, r := range opts.Routes {
 		s.handle(mux, m, r.Pattern, r.Name, r.Handler)
