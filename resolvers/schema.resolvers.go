@@ -467,9 +467,6 @@ func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *mo
 	if r.Events == nil {
 		return nil, Errorf(CodeInternal, "live events are not available on this server")
 	}
-	if d := replayedDelivery(ctx); d != nil {
-		return replay(d), nil
-	}
 	release, err := acquireSubscription(ctx)
 	if err != nil {
 		return nil, err

@@ -90,56 +90,41 @@ func (r *Resolver) streamEvents(ctx context.Context, f *model.ApplicationEventFi
 	sub := r.Events.Subscribe(ctx, filter, eventbus.Options{})
 	context.AfterFunc(ctx, release)
 	if t, ok := ctx.Value(tapKey{}).(*EventTap); ok {
-		t.deliveries = sub.Deliveries() // and gqlgen's reading is never driven
+		t.deliveries, t.feed = sub.Deliveries(), make(chan *eventbus.Delivery, 1)
+		return t.feed
 	}
 	return sub.Deliveries()
 }
 
 type tapKey struct{}
 
-// EventTap takes the deliveries of an applicationEvents subscription for
-// a caller that executes each delivery's selection itself, once for every
-// subscriber with the same selection (the server's shared execution of
-// subscriptions), instead of gqlgen executing it again for each.
+// EventTap stands between an applicationEvents subscription's bus channel
+// and gqlgen, for a caller that shares the execution of a delivery's
+// selection among the subscribers who asked the same (the server's
+// shared subscriptions): the caller takes each delivery, and feeds it to
+// gqlgen only when this subscriber is the one to execute it.
 type EventTap struct {
 	deliveries <-chan *eventbus.Delivery
+	feed       chan *eventbus.Delivery
 }
 
 // WithEventTap returns ctx for dispatching an applicationEvents
-// subscription whose deliveries t takes: the subscription starts as
-// usual (authorization, the socket's count, the bus subscription with
-// the caller's filter), but its channel goes to t.
+// subscription through t: it starts as usual (authorization, the
+// socket's count, the bus subscription with the caller's filter), but
+// its deliveries go to t, and gqlgen's stream reads only what t feeds it.
 func WithEventTap(ctx context.Context, t *EventTap) context.Context {
 	return context.WithValue(ctx, tapKey{}, t)
 }
 
-// Deliveries returns the subscription's channel, and false when the
+// Deliveries returns the subscription's bus channel, and false when the
 // dispatch did not start one (it failed; its response says why).
 func (t *EventTap) Deliveries() (<-chan *eventbus.Delivery, bool) {
 	return t.deliveries, t.deliveries != nil
 }
 
-type replayKey struct{}
-
-// WithReplay returns ctx for dispatching an applicationEvents
-// subscription that yields d alone and ends: how a delivery that
-// subscribers took through an EventTap is executed. Nothing is
-// subscribed and nothing counts against the socket.
-func WithReplay(ctx context.Context, d *eventbus.Delivery) context.Context {
-	return context.WithValue(ctx, replayKey{}, d)
-}
-
-func replayedDelivery(ctx context.Context) *eventbus.Delivery {
-	d, _ := ctx.Value(replayKey{}).(*eventbus.Delivery)
-	return d
-}
-
-func replay(d *eventbus.Delivery) <-chan *eventbus.Delivery {
-	ch := make(chan *eventbus.Delivery, 1)
-	ch <- d
-	close(ch)
-	return ch
-}
+// Feed hands d to gqlgen's stream, whose next response is then d's. Call
+// it only before asking for that response, once per response.
+func (t *EventTap) Feed(d *eventbus.Delivery) { t.feed <- d }
 
 // streamApplication sends the app at key now and after each change until
 // ctx ends or the caller may no longer see it.

@@ -27,6 +27,7 @@ import (
 	"github.com/gorilla/websocket"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/resolvers"
 )
@@ -82,15 +83,22 @@ func BenchmarkSubscriptionFanout(b *testing.B) {
 			})
 		}
 	}
+	// Every client logs in as a user of its own, so no two share the
+	// execution of their selection: what 5,000 different users cost.
+	b.Run("graphql-unshared/rate=10", func(b *testing.B) { runFanout(b, "graphql-unshared", 10) })
 }
 
 func runFanout(b *testing.B, mode string, rate int) {
 	b.Helper()
-	srv := startFanoutServer(b, mode)
-	handshake := func(*websocket.Conn) error { return nil }
-	if mode == "graphql" {
-		handshake = subscribeGraphQL
+	handshake := func(*websocket.Conn, int) error { return nil }
+	switch mode {
+	case "graphql":
+		handshake = func(c *websocket.Conn, _ int) error { return subscribeGraphQL(c, "") }
+	case "graphql-unshared":
+		mode = "graphql"
+		handshake = func(c *websocket.Conn, i int) error { return subscribeGraphQL(c, fmt.Sprintf("user%d", i)) }
 	}
+	srv := startFanoutServer(b, mode)
 	goroutines := runtime.NumGoroutine()
 	defer waitGoroutines(goroutines)
 
@@ -386,7 +394,7 @@ func (c *fanoutClient) read() {
 }
 
 // dialFanout connects and subscribes fanoutSubscribers clients.
-func dialFanout(b *testing.B, url string, handshake func(*websocket.Conn) error) []*fanoutClient {
+func dialFanout(b *testing.B, url string, handshake func(c *websocket.Conn, i int) error) []*fanoutClient {
 	b.Helper()
 	received := new(atomic.Int64)
 	clients := make([]*fanoutClient, fanoutSubscribers)
@@ -412,7 +420,7 @@ func dialFanout(b *testing.B, url string, handshake func(*websocket.Conn) error)
 					_ = resp.Body.Close()
 				}
 				if err == nil {
-					err = handshake(conn)
+					err = handshake(conn, i)
 				}
 				if err != nil {
 					errMu.Lock()
@@ -590,7 +598,7 @@ type graphQLFanout struct {
 func newGraphQLFanout(t *testing.T) *graphQLFanout {
 	t.Helper()
 	bus := eventbus.NewMemory()
-	srv, err := New(Options{Resolver: &resolvers.Resolver{Events: bus}})
+	srv, err := New(Options{Resolver: &resolvers.Resolver{Events: bus}, Authenticator: fanoutUsers{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,10 +607,24 @@ func newGraphQLFanout(t *testing.T) *graphQLFanout {
 
 func (g *graphQLFanout) handler() http.Handler { return g.srv.Handler() }
 
-// subscribeGraphQL opens a graphql-transport-ws session on c and
-// subscribes to fanoutQuery.
-func subscribeGraphQL(c *websocket.Conn) error {
-	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`)); err != nil {
+// fanoutUsers takes any token as the name of a user (no RBAC is set up):
+// clients that log in as different users do not share executions.
+type fanoutUsers struct{}
+
+func (fanoutUsers) Authenticate(ctx context.Context, token string) (context.Context, error) {
+	return auth.NewContext(ctx, auth.Principal{Subject: token}), nil
+}
+
+func (fanoutUsers) Bind(ctx context.Context) context.Context { return ctx }
+
+// subscribeGraphQL opens a graphql-transport-ws session on c, as the
+// user named user (anonymous if ""), and subscribes to fanoutQuery.
+func subscribeGraphQL(c *websocket.Conn, user string) error {
+	init := `{"type":"connection_init"}`
+	if user != "" {
+		init = fmt.Sprintf(`{"type":"connection_init","payload":{"token":%q}}`, user)
+	}
+	if err := c.WriteMessage(websocket.TextMessage, []byte(init)); err != nil {
 		return err
 	}
 	_, msg, err := c.ReadMessage()

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -47,7 +49,7 @@ func (t sharingWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphq
 // asked by one principal (what a field may show can depend on who asks).
 type sharedSubscriptions struct {
 	mu     sync.Mutex
-	groups map[string]*shareGroup
+	groups map[shareKeyHash]*shareGroup
 
 	// responses counts the responses subscribers got, executions the
 	// selections executed to make them.
@@ -56,7 +58,7 @@ type sharedSubscriptions struct {
 
 func newSharedSubscriptions(reg prometheus.Registerer) (*sharedSubscriptions, error) {
 	s := &sharedSubscriptions{
-		groups: map[string]*shareGroup{},
+		groups: map[shareKeyHash]*shareGroup{},
 		responses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "graphcd_subscription_event_responses_total",
 			Help: "Responses sent to applicationEvents subscribers.",
@@ -74,7 +76,7 @@ func newSharedSubscriptions(reg prometheus.Registerer) (*sharedSubscriptions, er
 	return s, nil
 }
 
-func (s *sharedSubscriptions) join(key string) *shareGroup {
+func (s *sharedSubscriptions) join(key shareKeyHash) *shareGroup {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.groups[key]
@@ -98,7 +100,7 @@ func (s *sharedSubscriptions) leave(g *shareGroup) {
 // hands every subscriber of an event the same *Delivery, so a delivery is
 // its own key.
 type shareGroup struct {
-	key     string
+	key     shareKeyHash
 	members atomic.Int32 // changed under sharedSubscriptions.mu
 
 	mu     sync.Mutex
@@ -120,9 +122,6 @@ type sharedResponse struct {
 // another member has made it or is making it.
 func (g *shareGroup) response(d *eventbus.Delivery, exec func() *graphql.Response) *graphql.Response {
 	members := g.members.Load()
-	if members == 1 {
-		return exec() // nobody to share with
-	}
 	for {
 		g.mu.Lock()
 		r, made := g.recent[d]
@@ -169,7 +168,12 @@ func (g *shareGroup) make(d *eventbus.Delivery, r *sharedResponse, exec func() *
 			g.mu.Unlock()
 		}
 	}()
-	r.resp = exec()
+	if resp := exec(); resp != nil {
+		// gqlgen writes the data of its next response over this one's.
+		shared := *resp
+		shared.Data = bytes.Clone(resp.Data)
+		r.resp = &shared
+	}
 	return r.resp
 }
 
@@ -195,23 +199,30 @@ func (e sharingExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.O
 	g := e.shared.join(shareKey(ctx, opCtx))
 	context.AfterFunc(ctx, func() { e.shared.leave(g) })
 	return func(ctx context.Context) *graphql.Response {
+		var d *eventbus.Delivery
 		select {
-		case d, ok := <-deliveries:
+		case d, ok = <-deliveries:
 			if !ok {
 				return nil
 			}
-			resp := g.response(d, func() *graphql.Response {
-				e.shared.executions.Inc()
-				one, ctx := e.GraphExecutor.DispatchOperation(resolvers.WithReplay(ctx, d), opCtx)
-				return one(ctx)
-			})
-			if resp != nil {
-				e.shared.responses.Inc()
-			}
-			return resp
 		case <-ctx.Done():
 			return nil
 		}
+		execute := func() *graphql.Response {
+			e.shared.executions.Inc()
+			tap.Feed(d)
+			return next(ctx)
+		}
+		var resp *graphql.Response
+		if g.members.Load() == 1 {
+			resp = execute() // nobody to share with
+		} else {
+			resp = g.response(d, execute)
+		}
+		if resp != nil {
+			e.shared.responses.Inc()
+		}
+		return resp
 	}, ctx
 }
 
@@ -229,10 +240,18 @@ func isApplicationEvents(opCtx *graphql.OperationContext) bool {
 // operation with the same variables (encoding/json writes map keys
 // sorted). A response's errors carry the request id of the subscriber
 // whose execution made them, which is the one their log lines have.
-func shareKey(ctx context.Context, opCtx *graphql.OperationContext) string {
+func shareKey(ctx context.Context, opCtx *graphql.OperationContext) shareKeyHash {
 	p, _ := auth.FromContext(ctx)
 	groups := slices.Sorted(slices.Values(p.Groups))
 	vars, _ := json.Marshal(opCtx.Variables) // variables came from JSON
-	return strings.Join([]string{p.Subject, strings.Join(groups, "\x01"), p.Email,
-		opCtx.OperationName, opCtx.RawQuery, string(vars)}, "\x00")
+	var b []byte
+	for _, part := range append([]string{p.Subject, p.Email, opCtx.OperationName, opCtx.RawQuery, string(vars)}, groups...) {
+		b = binary.AppendUvarint(b, uint64(len(part)))
+		b = append(b, part...)
+	}
+	return sha256.Sum256(b)
 }
+
+// shareKeyHash is a share key's SHA-256: subscribers share only when
+// their keys are equal.
+type shareKeyHash [sha256.Size]byte
