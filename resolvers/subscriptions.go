@@ -122,9 +122,18 @@ func (t *EventTap) Deliveries() (<-chan *eventbus.Delivery, bool) {
 	return t.deliveries, t.deliveries != nil
 }
 
-// Feed hands d to gqlgen's stream, whose next response is then d's. Call
-// it only before asking for that response, once per response.
-func (t *EventTap) Feed(d *eventbus.Delivery) { t.feed <- d }
+// Feed hands d to gqlgen's stream, whose next response is then d's, and
+// reports true; call it only before asking for that response, once per
+// response. It reports false once ctx has ended: a response asked for
+// after the end may not have taken what was fed before it.
+func (t *EventTap) Feed(ctx context.Context, d *eventbus.Delivery) bool {
+	select {
+	case t.feed <- d:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // streamApplication sends the app at key now and after each change until
 // ctx ends or the caller may no longer see it.

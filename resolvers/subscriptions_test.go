@@ -53,3 +53,19 @@ func TestApplicationEventsChannel(t *testing.T) {
 		runtime.Gosched()
 	}
 }
+
+// Feeding a subscription whose stream has stopped taking (its context
+// ended) gives up instead of blocking the subscriber, and the other
+// subscribers waiting on its response.
+func TestEventTapFeedAfterEnd(t *testing.T) {
+	tap := &EventTap{feed: make(chan *eventbus.Delivery, 1)}
+	d := &eventbus.Delivery{}
+	if !tap.Feed(t.Context(), d) {
+		t.Fatal("the first feed was refused")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // the stream ended without taking d
+	if tap.Feed(ctx, d) {
+		t.Error("a feed after the end was taken")
+	}
+}

@@ -209,8 +209,10 @@ func (e sharingExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.O
 			return nil
 		}
 		execute := func() *graphql.Response {
+			if !tap.Feed(ctx, d) {
+				return nil
+			}
 			e.shared.executions.Inc()
-			tap.Feed(d)
 			return next(ctx)
 		}
 		var resp *graphql.Response
