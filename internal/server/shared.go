@@ -190,13 +190,16 @@ func (e sharingExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.O
 	if !isApplicationEvents(opCtx) {
 		return e.GraphExecutor.DispatchOperation(ctx, opCtx)
 	}
+	// Joined before the bus subscription starts, so that a group counts
+	// every member that can receive a delivery.
+	g := e.shared.join(shareKey(ctx, opCtx))
 	tap := &resolvers.EventTap{}
 	next, ctx := e.GraphExecutor.DispatchOperation(resolvers.WithEventTap(ctx, tap), opCtx)
 	deliveries, ok := tap.Deliveries()
 	if !ok {
+		e.shared.leave(g)
 		return next, ctx // refused; next answers why
 	}
-	g := e.shared.join(shareKey(ctx, opCtx))
 	context.AfterFunc(ctx, func() { e.shared.leave(g) })
 	return func(ctx context.Context) *graphql.Response {
 		var d *eventbus.Delivery
