@@ -217,16 +217,12 @@ func endOperation(st *v1alpha1.OperationState, phase v1alpha1.OperationPhase, me
 // checking the source repository and the destination (cluster c) against
 // them.
 func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Application, c *clusters.Cluster, src *v1alpha1.ApplicationSource) (*project.Rules, error) {
-	name := app.Spec.Project
-	if name == "" {
-		name = project.DefaultProjectName
-	}
 	proj, err := r.project(ctx, app)
 	if err != nil {
 		return nil, err
 	}
 	if proj == nil {
-		return nil, fmt.Errorf("application references project %s which does not exist", name)
+		return nil, fmt.Errorf("application references project %s which does not exist", projectOf(app))
 	}
 	rules, err := r.projects.Rules(proj)
 	if err != nil {

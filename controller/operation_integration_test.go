@@ -513,6 +513,16 @@ func TestProjectRefusesSync(t *testing.T) {
 				t.Errorf("the Deployment was applied")
 			}
 			if c.name != "proj-kind" {
+				// The spec itself is invalid: the app is never rendered
+				// (so the repository is not fetched) nor compared.
+				app := waitStatus(t, c.name, "InvalidSpecError", func(s *v1alpha1.ApplicationStatus) bool {
+					return slices.ContainsFunc(s.Conditions, func(c2 v1alpha1.ApplicationCondition) bool {
+						return c2.Type == v1alpha1.ApplicationConditionInvalidSpecError && strings.Contains(c2.Message, c.message)
+					})
+				})
+				if len(app.Status.Resources) != 0 || app.Status.Sync.Revision != "" || app.Status.Sync.Status != v1alpha1.SyncStatusCodeUnknown {
+					t.Errorf("the app was compared: sync %+v, %d resources", app.Status.Sync, len(app.Status.Resources))
+				}
 				return
 			}
 			// A refused kind is a refused task: the ConfigMap, and only

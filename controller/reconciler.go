@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
@@ -464,6 +465,9 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := r.specAllowed(app, proj, t.cluster); err != nil {
+		return nil, nil, err
+	}
 	rendered, err := r.render(ctx, app, lv, *src, "", mode)
 	if err != nil {
 		return nil, nil, err
@@ -517,13 +521,36 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	return cmp, rendered, nil
 }
 
+// specAllowed checks the app's spec against its project (proj, nil when
+// it does not exist) before anything is rendered: a repository or a
+// destination the project does not permit is an invalid spec, as in Argo
+// CD, and its source is never fetched.
+func (r *Reconciler) specAllowed(app *v1alpha1.Application, proj *v1alpha1.AppProject, c *clusters.Cluster) error {
+	if proj == nil {
+		return fmt.Errorf("%w: application references project %s which does not exist", errInvalidSpec, projectOf(app))
+	}
+	rules, err := r.projects.Rules(proj)
+	if err == nil {
+		err = rules.AppAllowed(&app.Spec, c.Server, c.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", errInvalidSpec, err)
+	}
+	return nil
+}
+
+// projectOf names the app's project; an empty one is the default.
+func projectOf(app *v1alpha1.Application) string {
+	if app.Spec.Project == "" {
+		return project.DefaultProjectName
+	}
+	return app.Spec.Project
+}
+
 // project returns the app's AppProject, or nil when it does not exist yet
 // (projects are enforced by the sync engine).
 func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
-	name := app.Spec.Project
-	if name == "" {
-		name = "default"
-	}
+	name := projectOf(app)
 	var proj v1alpha1.AppProject
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, &proj)
 	if apierrors.IsNotFound(err) {

@@ -59,6 +59,11 @@ func (r *Resolver) authorize(ctx context.Context, resource, action, object strin
 	if !r.Authz.Authenticated(ctx) {
 		return Errorf(CodeUnauthenticated, "log in first")
 	}
+	return denied(resource, action, object)
+}
+
+// denied is the error of a caller who may not do action on object.
+func denied(resource, action, object string) error {
 	return Errorf(CodeForbidden, "permission denied: %s %s %s", resource, action, truncate(object, 253))
 }
 

@@ -32,6 +32,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/hack/localredis"
 	"github.com/graphcd/graphcd/internal/appindex"
@@ -108,6 +109,13 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			return fail(err)
 		}
+	}
+	// The default project, as the controller creates it at start: the
+	// project of apps that name none, in every test namespace.
+	def := project.DefaultProject()
+	def.Namespace = "graphcd"
+	if err := kube.Create(ctx, def); err != nil {
+		return fail(err)
 	}
 	work, err := os.MkdirTemp("", "graphcd-api-repo-")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
@@ -169,26 +170,72 @@ func (r *Resolver) sourceRepo(ctx context.Context, app *v1alpha1.Application, sr
 // the first of that name the store holds. FORBIDDEN when there is none,
 // since a missing project permits nothing.
 func (r *Resolver) appProject(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
-	name := app.Spec.Project
-	if name == "" {
-		name = project.DefaultProjectName
+	proj, err := r.findProject(ctx, app)
+	if err == nil && proj == nil {
+		err = Errorf(CodeForbidden, "application references project %s which does not exist", projectName(app))
 	}
-	if r.Projects != nil {
-		all, err := r.Projects.Projects(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var found *v1alpha1.AppProject
-		for _, p := range all {
-			if p.Name == name && (found == nil || p.Namespace == app.Namespace) {
-				found = p
-			}
-		}
-		if found != nil {
-			return found, nil
+	return proj, err
+}
+
+// findProject is appProject with nil for a project that does not exist.
+func (r *Resolver) findProject(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
+	if r.Projects == nil {
+		return nil, nil
+	}
+	all, err := r.Projects.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := projectName(app)
+	var found *v1alpha1.AppProject
+	for _, p := range all {
+		if p.Name == name && (found == nil || p.Namespace == app.Namespace) {
+			found = p
 		}
 	}
-	return nil, Errorf(CodeForbidden, "application references project %s which does not exist", name)
+	return found, nil
+}
+
+// specAllowed refuses, when an application is written, a spec its
+// project does not permit, with the controller's rule (project.AppAllowed)
+// and Argo CD's words: the project must exist and permit the repository
+// of every source and the destination, whose cluster is named as it is
+// registered.
+func (r *Resolver) specAllowed(ctx context.Context, app *v1alpha1.Application) error {
+	proj, err := r.findProject(ctx, app)
+	if err != nil {
+		return err
+	}
+	if proj == nil {
+		return Errorf(CodeBadUserInput, "application spec is invalid: application references project %s which does not exist", projectName(app))
+	}
+	server, name, err := r.destinationCluster(ctx, app.Spec.Destination)
+	if err != nil {
+		return err
+	}
+	if err := project.AppAllowed(proj, &app.Spec, server, name); err != nil {
+		return &Error{Code: CodeBadUserInput, Message: "application spec is invalid: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// destinationCluster returns the server and name of the registered
+// cluster dest points at, or dest's own server and name when none
+// matches (the controller reports such a destination as invalid).
+func (r *Resolver) destinationCluster(ctx context.Context, dest v1alpha1.ApplicationDestination) (string, string, error) {
+	if r.Clusters == nil {
+		return dest.Server, dest.Name, nil
+	}
+	list, err := r.Clusters.Clusters(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	for _, c := range list {
+		if (dest.Name == "" && clusters.NormaliseServer(dest.Server) == c.Server) || (dest.Name != "" && dest.Name == c.Name) {
+			return c.Server, c.Name, nil
+		}
+	}
+	return dest.Server, dest.Name, nil
 }
 
 // sourceError turns a repository server error about the source at index

@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth"
+	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
@@ -25,7 +26,9 @@ type ApplicationWriter interface {
 	// Get reads the app at key, nil when there is none: mutations use it
 	// for an app too new for the API's index.
 	Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.Application, error)
-	Create(ctx context.Context, app *v1alpha1.Application, upsert bool) (*v1alpha1.Application, error)
+	// Create creates app; when its name is taken, mayReplace judges the
+	// existing app first (see appops.Service.Create).
+	Create(ctx context.Context, app *v1alpha1.Application, upsert bool, mayReplace func(existing *v1alpha1.Application) error) (*v1alpha1.Application, error)
 	Update(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*v1alpha1.Application, error)
 	Delete(ctx context.Context, key types.NamespacedName, cascade bool, policy metav1.DeletionPropagation) error
 	Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation) (*v1alpha1.Application, error)
@@ -219,13 +222,31 @@ func statusMessage(err error) string {
 // too (Argo CD asks for both rights).
 func (r *Resolver) authorizeManifest(ctx context.Context, app *v1alpha1.Application, upsert bool) error {
 	object := r.appObject(app)
-	if err := r.authorize(ctx, "applications", "create", object); err != nil {
+	if err := r.authorize(ctx, rbac.ResourceApplications, rbac.ActionCreate, object); err != nil {
 		return err
 	}
 	if upsert {
-		return r.authorize(ctx, "applications", "update", object)
+		return r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, object)
 	}
 	return nil
+}
+
+// mayReplace judges, for creating app, the existing app of that name. An
+// app the caller may not see answers as a create the caller may not do,
+// so a name cannot be probed; replacing one (upsert) needs update on it
+// where it is now, in its current project, as well as the rights on app
+// that authorizeManifest checked: otherwise an upsert would move another
+// project's app into the caller's and hand it over.
+func (r *Resolver) mayReplace(ctx context.Context, app *v1alpha1.Application, upsert bool) func(*v1alpha1.Application) error {
+	return func(existing *v1alpha1.Application) error {
+		if !r.canSeeApp(ctx, existing) {
+			return denied(rbac.ResourceApplications, rbac.ActionCreate, r.appObject(app))
+		}
+		if !upsert {
+			return nil
+		}
+		return r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, r.appObject(existing))
+	}
 }
 
 // propagation maps the API's propagation policy to Kubernetes'.

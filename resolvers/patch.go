@@ -63,10 +63,10 @@ func (r *Resolver) patchApplication(ctx context.Context, in model.PatchApplicati
 		if err := yaml.UnmarshalStrict(patched, &next); err != nil {
 			return Errorf(CodeBadUserInput, "patch: the result is not a valid application (only metadata.labels, metadata.annotations and spec may change): %v", err)
 		}
-		if err := r.authorizeMove(ctx, cur, next.Spec.Project); err != nil {
+		if err := r.respec(ctx, cur, next.Spec); err != nil {
 			return err
 		}
-		cur.Labels, cur.Annotations, cur.Spec = next.Metadata.Labels, next.Metadata.Annotations, next.Spec
+		cur.Labels, cur.Annotations = next.Metadata.Labels, next.Metadata.Annotations
 		return nil
 	})
 }
@@ -79,11 +79,7 @@ func (r *Resolver) updateApplicationSpec(ctx context.Context, in model.UpdateApp
 		return nil, err
 	}
 	return r.changeApplication(ctx, key, func(cur *v1alpha1.Application) error {
-		if err := r.authorizeMove(ctx, cur, spec.Project); err != nil {
-			return err
-		}
-		cur.Spec = spec
-		return nil
+		return r.respec(ctx, cur, spec)
 	})
 }
 
@@ -97,11 +93,33 @@ func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedNa
 	if err != nil {
 		return nil, err
 	}
-	out, err := w.Update(ctx, key, change)
+	out, err := w.Update(ctx, key, func(cur *v1alpha1.Application) error {
+		// The index the check above read may lag: judge the app as
+		// written, whose project may have changed meanwhile.
+		if err := r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, r.appObject(cur)); err != nil {
+			return err
+		}
+		return change(cur)
+	})
 	if safe, ok := errors.AsType[*Error](err); ok {
 		return nil, safe
 	}
 	return r.written(ctx, out, err, key)
+}
+
+// respec gives app spec once the caller may move it to spec's project
+// and that project permits spec.
+func (r *Resolver) respec(ctx context.Context, app *v1alpha1.Application, spec v1alpha1.ApplicationSpec) error {
+	if err := r.authorizeMove(ctx, app, spec.Project); err != nil {
+		return err
+	}
+	next := app.DeepCopy()
+	next.Spec = spec
+	if err := r.specAllowed(ctx, next); err != nil {
+		return err
+	}
+	app.Spec = spec
+	return nil
 }
 
 // authorizeMove checks, when a change moves app to another project, that

@@ -159,11 +159,14 @@ func (r *mutationResolver) CreateApplication(ctx context.Context, input model.Cr
 	if err := r.authorizeManifest(ctx, app, input.Upsert); err != nil {
 		return nil, err
 	}
+	if err := r.specAllowed(ctx, app); err != nil {
+		return nil, err
+	}
 	w, err := r.writer()
 	if err != nil {
 		return nil, err
 	}
-	out, err := w.Create(ctx, app, input.Upsert)
+	out, err := w.Create(ctx, app, input.Upsert, r.mayReplace(ctx, app, input.Upsert))
 	return r.written(ctx, out, err, keyOf(app))
 }
 

@@ -75,6 +75,27 @@ func compile(name string, spec *v1alpha1.AppProjectSpec) (*Rules, *problems) {
 	return r, probs
 }
 
+// AppAllowed checks what an application's spec asks of the project: the
+// repository of every source, and the destination — the cluster by the
+// server and the name it is registered under (pass both when it is
+// registered; see DestinationAllowed) and the namespace. The API refuses a
+// spec that fails it when the spec is written, and the controller neither
+// renders nor compares such an application, so a repository the project
+// does not permit is never fetched on its behalf.
+func (r *Rules) AppAllowed(spec *v1alpha1.ApplicationSpec, server, name string) error {
+	if spec.Source != nil {
+		if err := r.SourceAllowed(spec.Source.RepoURL); err != nil {
+			return err
+		}
+	}
+	for i := range spec.Sources {
+		if err := r.SourceAllowed(spec.Sources[i].RepoURL); err != nil {
+			return err
+		}
+	}
+	return r.DestinationAllowed(server, name, spec.Destination.Namespace)
+}
+
 // Name returns the project's name.
 func (r *Rules) Name() string { return r.name }
 
@@ -94,6 +115,16 @@ func SourceAllowed(proj *v1alpha1.AppProject, repoURL string) error {
 		return err
 	}
 	return r.SourceAllowed(repoURL)
+}
+
+// AppAllowed reports whether an application of proj may have spec; see
+// Rules.AppAllowed.
+func AppAllowed(proj *v1alpha1.AppProject, spec *v1alpha1.ApplicationSpec, server, name string) error {
+	r, err := Compile(proj)
+	if err != nil {
+		return err
+	}
+	return r.AppAllowed(spec, server, name)
 }
 
 // DestinationAllowed reports whether applications of proj may deploy to a

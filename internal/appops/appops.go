@@ -63,16 +63,35 @@ func (s Service) Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.A
 	return app, nil
 }
 
-// Create creates app. With upsert, an existing app of that name gets
-// app's spec, labels and annotations instead (its status and operation
-// stay); without, an existing app is an AlreadyExists error.
-func (s Service) Create(ctx context.Context, app *v1alpha1.Application, upsert bool) (*v1alpha1.Application, error) {
+// Create creates app. When the name is taken, mayReplace first judges the
+// existing app as read for this very write (so a concurrent change cannot
+// slip past it) and its error ends Create; then, with upsert, the existing
+// app gets app's spec, labels and annotations (its status and operation
+// stay), and without, Create returns an AlreadyExists error.
+func (s Service) Create(ctx context.Context, app *v1alpha1.Application, upsert bool, mayReplace func(existing *v1alpha1.Application) error) (*v1alpha1.Application, error) {
 	err := s.Client.Create(ctx, app)
-	if err == nil || !upsert || !apierrors.IsAlreadyExists(err) {
+	if err == nil || !apierrors.IsAlreadyExists(err) {
 		return app, err
 	}
 	key := client.ObjectKeyFromObject(app)
+	if !upsert {
+		existing, getErr := s.Get(ctx, key)
+		if getErr != nil {
+			return nil, getErr
+		}
+		if existing == nil {
+			gr := v1alpha1.GroupVersion.WithResource("applications").GroupResource()
+			return nil, apierrors.NewConflict(gr, app.Name, errors.New("deleted while being created"))
+		}
+		if judged := mayReplace(existing); judged != nil {
+			return nil, judged
+		}
+		return nil, err
+	}
 	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
+		if err := mayReplace(cur); err != nil {
+			return err
+		}
 		cur.Spec = app.Spec
 		cur.Labels, cur.Annotations = app.Labels, app.Annotations
 		return nil
