@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/graphcd/graphcd/internal/version"
+
+	"github.com/graphcd/graphcd/internal/kubeerror"
 )
 
 // apiCheckTimeout bounds the start-up check that the Kubernetes API answers.
@@ -72,6 +74,7 @@ func connectKube(ctx context.Context, o kubeOptions) (*kube, error) {
 	if err != nil {
 		return nil, err
 	}
+	kubeerror.Wrap(cfg)
 	if o.qps > 0 {
 		cfg.QPS = o.qps
 	}

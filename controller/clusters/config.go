@@ -15,6 +15,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/graphcd/graphcd/internal/kubeerror"
 )
 
 // config is the JSON under a cluster Secret's "config" key, field for
@@ -125,6 +127,7 @@ func (c *config) restConfig(server string) (*rest.Config, error) {
 		}
 		rc.Proxy = http.ProxyURL(u)
 	}
+	kubeerror.Wrap(rc)
 	return rc, nil
 }
 

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/graphcd/graphcd/internal/kubeerror"
 )
 
 // Options configure a Registry.
@@ -261,6 +263,7 @@ func (r *Registry) warnDuplicate(dups map[string]bool, what, value, older, newer
 func (r *Registry) ownConfig() *rest.Config {
 	c := rest.CopyConfig(r.opts.InCluster)
 	c.QPS, c.Burst = 0, 0
+	kubeerror.Wrap(c)
 	return c
 }
 
