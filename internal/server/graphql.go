@@ -71,18 +71,14 @@ const (
 
 // graphQLOptions are the API's limits and switches; see Options.
 type graphQLOptions struct {
-	maxComplexity        int
-	maxDepth             int
-	maxTokens            int
-	maxSelections        int
-	maxSpreads           int
-	maxRepeats           int
-	anonymousTokens      int
-	anonymousSelections  int
-	disableIntrospection bool
-	allowedOrigins       []string
-	maxSubscriptions     int
-	authenticator        Authenticator
+	maxComplexity int
+	// documents bounds each document, anonymousDocuments those of
+	// callers who may ask only the public fields.
+	documents, anonymousDocuments documentLimits
+	disableIntrospection          bool
+	allowedOrigins                []string
+	maxSubscriptions              int
+	authenticator                 Authenticator
 	// sockets ends every websocket when it is done.
 	sockets context.Context
 	// shared groups the subscribers of applicationEvents who share the
@@ -118,7 +114,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	// browsers send cross-site without a CORS preflight.
 	srv.AddTransport(jsonPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.SetParserTokenLimit(opts.maxTokens)
+	srv.SetParserTokenLimit(opts.documents.tokens)
 	srv.SetDisableSuggestion(true)
 	if opts.disableIntrospection {
 		srv.Use(noIntrospection{})
@@ -132,14 +128,8 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	// validates it, and as the last operation mutator it stops operations
 	// whose client has gone before they execute.
 	srv.Use(documentBudget{
-		member: documentLimits{
-			tokens: opts.maxTokens, selections: opts.maxSelections, depth: opts.maxDepth,
-			spreads: opts.maxSpreads, repeats: opts.maxRepeats,
-		},
-		anonymous: documentLimits{
-			tokens: min(opts.anonymousTokens, opts.maxTokens), selections: min(opts.anonymousSelections, opts.maxSelections),
-			depth: opts.maxDepth, spreads: opts.maxSpreads, repeats: opts.maxRepeats,
-		},
+		member:        opts.documents,
+		anonymous:     opts.anonymousDocuments,
 		authenticated: func(ctx context.Context) bool { return root.Authz == nil || root.Authz.Authenticated(ctx) },
 		costs:         lru.New[documentCost](documentCostCacheSize),
 	})

@@ -30,6 +30,20 @@ type documentLimits struct {
 	repeats int
 }
 
+// documentLimitsOf returns the document limits of o (with its defaults
+// set): those of everybody, and those of callers who may ask only the
+// public fields, which are never larger.
+func documentLimitsOf(o Options) (member, anonymous documentLimits) {
+	member = documentLimits{
+		tokens: o.MaxTokens, selections: o.MaxSelections, depth: o.MaxDepth,
+		spreads: o.MaxFragmentSpreads, repeats: o.MaxFieldRepeats,
+	}
+	anonymous = member
+	anonymous.tokens = min(o.AnonymousMaxTokens, o.MaxTokens)
+	anonymous.selections = min(o.AnonymousMaxSelections, o.MaxSelections)
+	return member, anonymous
+}
+
 // validate reports a limit that is not positive.
 func (l documentLimits) validate(who string) error {
 	for _, v := range []struct {

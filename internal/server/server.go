@@ -165,10 +165,9 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
+	member, anonymous := documentLimitsOf(opts)
 	s.handle(mux, m, "/api/graphql", "graphql", authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
-		maxComplexity: opts.MaxComplexity, maxDepth: opts.MaxDepth, maxTokens: opts.MaxTokens,
-		maxSelections: opts.MaxSelections, maxSpreads: opts.MaxFragmentSpreads, maxRepeats: opts.MaxFieldRepeats,
-		anonymousTokens: opts.AnonymousMaxTokens, anonymousSelections: opts.AnonymousMaxSelections,
+		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
 		sockets: baseCtx, shared: shared,
