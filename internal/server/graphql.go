@@ -53,7 +53,7 @@ const (
 	DefaultMaxFieldRepeats = 50
 	// DefaultAnonymousMaxTokens bounds the documents of callers without a
 	// session, who may ask only the public fields (version, settings,
-	// me): the console's session query has 17 tokens.
+	// me): the console's session query has about 20 tokens.
 	DefaultAnonymousMaxTokens = 500
 	// DefaultAnonymousMaxSelections bounds their selections with
 	// fragments expanded.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ import (
 // newAuthTestServer serves the real handler with real sessions and RBAC:
 // requests without a token are anonymous and may ask only the public
 // fields. It returns a valid token of the user alice.
-func newAuthTestServer(t *testing.T, opts Options) (ts string, token string, authz *auth.Authorizer) {
+func newAuthTestServer(t testing.TB, opts Options) (ts string, token string, authz *auth.Authorizer) {
 	t.Helper()
 	issuer := session.NewIssuer(session.StaticKeys{Current: session.GenerateKey()}, session.Options{})
 	token, _, err := issuer.Issue(t.Context(), session.Template{Subject: "alice", Kind: session.KindSSO})
@@ -45,9 +46,16 @@ type graphQLResult struct {
 }
 
 // postAs posts query to baseURL with token as bearer (none if "").
-func postAs(t *testing.T, baseURL, token, query string) (int, graphQLResult) {
+func postAs(t testing.TB, baseURL, token, query string) (int, graphQLResult) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, baseURL+"/api/graphql", strings.NewReader(jsonQuery(query)))
+	return postBodyAs(t, baseURL, token, jsonQuery(query))
+}
+
+// postBodyAs posts a JSON request body to baseURL with token as bearer
+// (none if "").
+func postBodyAs(t testing.TB, baseURL, token, body string) (int, graphQLResult) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, baseURL+"/api/graphql", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,10 +222,40 @@ func TestGraphQLAnonymousBudget(t *testing.T) {
 	if _, res := postAs(t, url, token, big); len(res.Errors) > 0 || len(res.Data) != 120 {
 		t.Errorf("big document with a token: %d fields, errors %+v", len(res.Data), res.Errors)
 	}
+	// A document registered as a persisted query by a user is measured
+	// again, against the caller's budget, when asked for by its hash.
+	ext := fmt.Sprintf(`"extensions":{"persistedQuery":{"version":1,"sha256Hash":"%x"}}`, sha256.Sum256([]byte(big)))
+	if _, res := postBodyAs(t, url, token, fmt.Sprintf(`{"query":%q,%s}`, big, ext)); len(res.Errors) > 0 {
+		t.Fatalf("register the big document: %+v", res.Errors)
+	}
+	_, res = postBodyAs(t, url, "", "{"+ext+"}")
+	if msg, ok := refusal(res); !ok || !strings.Contains(msg, "more than 500 tokens") {
+		t.Errorf("big persisted document without a token: %s", msg)
+	}
 	// With anonymous access on, callers without a token may ask
 	// everything, and have the budget of everybody.
 	authz.SetAnonymous(true)
 	if _, res := postAs(t, url, "", big); len(res.Errors) > 0 || len(res.Data) != 120 {
 		t.Errorf("big document with anonymous access on: %d fields, errors %+v", len(res.Data), res.Errors)
+	}
+}
+
+// BenchmarkGraphQLFragmentBomb times the refusal of issue 19's fragment
+// bomb by the real handler, from sending it to reading the answer; each
+// request sends a new document (a comment differs), so nothing is
+// answered from a cache.
+func BenchmarkGraphQLFragmentBomb(b *testing.B) {
+	url, token, _ := newAuthTestServer(b, Options{})
+	bomb := fragmentBomb(30)
+	for _, bt := range []struct{ name, token string }{{"anonymous", ""}, {"with-token", token}} {
+		b.Run(bt.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				i++
+				if _, res := postAs(b, url, bt.token, fmt.Sprintf("%s# %d\n", bomb, i)); len(res.Errors) != 1 {
+					b.Fatalf("bomb answered: %+v", res)
+				}
+			}
+		})
 	}
 }

@@ -26,7 +26,7 @@ var testBuild = version.Info{Version: "v1.2.3", Commit: "abc123", GoVersion: "go
 
 // newTestServer returns an httptest server for New(opts), with the test
 // build information and a logger that writes to the returned buffer.
-func newTestServer(t *testing.T, opts Options) (*httptest.Server, *syncBuffer) {
+func newTestServer(t testing.TB, opts Options) (*httptest.Server, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	if opts.Logger == nil {
@@ -54,7 +54,7 @@ func get(t *testing.T, url string) (int, string, http.Header) {
 	return do(t, req)
 }
 
-func do(t *testing.T, req *http.Request) (int, string, http.Header) {
+func do(t testing.TB, req *http.Request) (int, string, http.Header) {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
