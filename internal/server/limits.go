@@ -19,8 +19,8 @@ type documentLimits struct {
 	// tokens bounds the lexical tokens, comments included.
 	tokens int
 	// selections bounds the fields, inline fragments and fragment spreads
-	// with every spread expanded: what validation, the depth and
-	// complexity walks and the executor may visit.
+	// with every spread expanded: what validation, the complexity walk
+	// and the executor may visit.
 	selections int
 	// depth bounds the nesting of fields, through fragments.
 	depth int

@@ -150,6 +150,10 @@ func New(opts Options) (*Server, error) {
 	if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
 		return nil, fmt.Errorf("listen address %q: %w", opts.Listen, err)
 	}
+	member, anonymous := documentLimitsOf(opts)
+	if err := errors.Join(member.validate("GraphQL"), anonymous.validate("anonymous GraphQL")); err != nil {
+		return nil, err
+	}
 	s := &Server{opts: opts, log: opts.Logger, registry: opts.Registry}
 	m, err := newMetrics(s.registry)
 	if err != nil {
@@ -165,7 +169,6 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
-	member, anonymous := documentLimitsOf(opts)
 	s.handle(mux, m, "/api/graphql", "graphql", authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
 		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,

@@ -153,6 +153,14 @@ func TestNewRejectsBadListen(t *testing.T) {
 	}
 }
 
+func TestNewRejectsBadLimits(t *testing.T) {
+	_, err := New(Options{MaxSelections: -1, AnonymousMaxTokens: -5})
+	want := "GraphQL selection limit must be positive, got -1\nanonymous GraphQL token limit must be positive, got -5"
+	if err == nil || err.Error() != want {
+		t.Errorf("New with negative limits: error %v, want %q", err, want)
+	}
+}
+
 func TestConsole(t *testing.T) {
 	ts, _ := newTestServer(t, Options{})
 	tests := []struct {
