@@ -38,6 +38,26 @@ const (
 	DefaultMaxDepth = 15
 	// DefaultMaxTokens bounds the parser's work on one query document.
 	DefaultMaxTokens = 10_000
+	// DefaultMaxSelections bounds the selections of a document with its
+	// fragment spreads expanded, which validation, the complexity walk and
+	// the executor visit: twenty-five times the console's largest
+	// document (about 200).
+	DefaultMaxSelections = 5_000
+	// DefaultMaxFragmentSpreads bounds the fragment spreads written in a
+	// document (the console's have fewer than ten): validation compares
+	// the fragments spread in one place two by two.
+	DefaultMaxFragmentSpreads = 200
+	// DefaultMaxFieldRepeats bounds how often one place of a response is
+	// selected (through fragments, or under fields of the same name):
+	// validation compares those selections two by two.
+	DefaultMaxFieldRepeats = 50
+	// DefaultAnonymousMaxTokens bounds the documents of callers without a
+	// session, who may ask only the public fields (version, settings,
+	// me): the console's session query has about 20 tokens.
+	DefaultAnonymousMaxTokens = 500
+	// DefaultAnonymousMaxSelections bounds their selections with
+	// fragments expanded.
+	DefaultAnonymousMaxSelections = 200
 	// websocketInitTimeout closes a socket that does not send
 	// connection_init in time.
 	websocketInitTimeout = 10 * time.Second
@@ -45,17 +65,20 @@ const (
 	websocketReadLimit = 64 << 10
 	// apqCacheSize is how many persisted queries are remembered.
 	apqCacheSize = 1000
+	// documentCostCacheSize is how many documents' costs are remembered.
+	documentCostCacheSize = 1000
 )
 
 // graphQLOptions are the API's limits and switches; see Options.
 type graphQLOptions struct {
-	maxComplexity        int
-	maxDepth             int
-	maxTokens            int
-	disableIntrospection bool
-	allowedOrigins       []string
-	maxSubscriptions     int
-	authenticator        Authenticator
+	maxComplexity int
+	// documents bounds each document, anonymousDocuments those of
+	// callers who may ask only the public fields.
+	documents, anonymousDocuments documentLimits
+	disableIntrospection          bool
+	allowedOrigins                []string
+	maxSubscriptions              int
+	authenticator                 Authenticator
 	// sockets ends every websocket when it is done.
 	sockets context.Context
 	// shared groups the subscribers of applicationEvents who share the
@@ -91,7 +114,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	// browsers send cross-site without a CORS preflight.
 	srv.AddTransport(jsonPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.SetParserTokenLimit(opts.maxTokens)
+	srv.SetParserTokenLimit(opts.documents.tokens)
 	srv.SetDisableSuggestion(true)
 	if opts.disableIntrospection {
 		srv.Use(noIntrospection{})
@@ -99,8 +122,17 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](apqCacheSize)})
-	srv.Use(depthLimit{max: opts.maxDepth})
 	srv.Use(extension.FixedComplexityLimit(opts.maxComplexity))
+	// Registered after the persisted queries (which may supply the
+	// document), it measures every document before gqlgen parses and
+	// validates it, and as the last operation mutator it stops operations
+	// whose client has gone before they execute.
+	srv.Use(documentBudget{
+		member:        opts.documents,
+		anonymous:     opts.anonymousDocuments,
+		authenticated: func(ctx context.Context) bool { return root.Authz == nil || root.Authz.Authenticated(ctx) },
+		costs:         lru.New[documentCost](documentCostCacheSize),
+	})
 	// Dataloaders live for one response, so that nothing read is reused
 	// later: a query's or a mutation's operation has one. A subscription's
 	// events, each about one application, have none, and every read makes

@@ -87,6 +87,23 @@ type Options struct {
 	// MaxTokens rejects GraphQL documents with more tokens before they are
 	// parsed further. Zero means DefaultMaxTokens.
 	MaxTokens int
+	// MaxSelections rejects GraphQL documents with more selections
+	// (fields, inline fragments, fragment spreads) once every fragment
+	// spread is expanded, before they are validated. Zero means
+	// DefaultMaxSelections.
+	MaxSelections int
+	// MaxFragmentSpreads rejects GraphQL documents with more fragment
+	// spreads. Zero means DefaultMaxFragmentSpreads.
+	MaxFragmentSpreads int
+	// MaxFieldRepeats rejects GraphQL documents that select one place of
+	// the response more often (through fragments, or under fields of the
+	// same name). Zero means DefaultMaxFieldRepeats.
+	MaxFieldRepeats int
+	// AnonymousMaxTokens and AnonymousMaxSelections replace MaxTokens and
+	// MaxSelections (when smaller) for requests without a session when
+	// such callers may ask only the public fields. Zero means
+	// DefaultAnonymousMaxTokens and DefaultAnonymousMaxSelections.
+	AnonymousMaxTokens, AnonymousMaxSelections int
 	// DisableIntrospection turns schema introspection off.
 	DisableIntrospection bool
 	// AllowedOrigins are origins (scheme://host[:port]) besides the
@@ -133,6 +150,10 @@ func New(opts Options) (*Server, error) {
 	if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
 		return nil, fmt.Errorf("listen address %q: %w", opts.Listen, err)
 	}
+	member, anonymous := documentLimitsOf(opts)
+	if err := errors.Join(member.validate("GraphQL"), anonymous.validate("anonymous GraphQL")); err != nil {
+		return nil, err
+	}
 	s := &Server{opts: opts, log: opts.Logger, registry: opts.Registry}
 	m, err := newMetrics(s.registry)
 	if err != nil {
@@ -149,7 +170,7 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	s.handle(mux, m, "/api/graphql", "graphql", authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
-		maxComplexity: opts.MaxComplexity, maxDepth: opts.MaxDepth, maxTokens: opts.MaxTokens,
+		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
 		sockets: baseCtx, shared: shared,
@@ -209,6 +230,21 @@ func withDefaults(o Options) Options {
 	}
 	if o.MaxTokens == 0 {
 		o.MaxTokens = DefaultMaxTokens
+	}
+	if o.MaxSelections == 0 {
+		o.MaxSelections = DefaultMaxSelections
+	}
+	if o.MaxFragmentSpreads == 0 {
+		o.MaxFragmentSpreads = DefaultMaxFragmentSpreads
+	}
+	if o.MaxFieldRepeats == 0 {
+		o.MaxFieldRepeats = DefaultMaxFieldRepeats
+	}
+	if o.AnonymousMaxTokens == 0 {
+		o.AnonymousMaxTokens = DefaultAnonymousMaxTokens
+	}
+	if o.AnonymousMaxSelections == 0 {
+		o.AnonymousMaxSelections = DefaultAnonymousMaxSelections
 	}
 	return o
 }

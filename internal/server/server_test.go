@@ -26,7 +26,7 @@ var testBuild = version.Info{Version: "v1.2.3", Commit: "abc123", GoVersion: "go
 
 // newTestServer returns an httptest server for New(opts), with the test
 // build information and a logger that writes to the returned buffer.
-func newTestServer(t *testing.T, opts Options) (*httptest.Server, *syncBuffer) {
+func newTestServer(t testing.TB, opts Options) (*httptest.Server, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	if opts.Logger == nil {
@@ -54,7 +54,7 @@ func get(t *testing.T, url string) (int, string, http.Header) {
 	return do(t, req)
 }
 
-func do(t *testing.T, req *http.Request) (int, string, http.Header) {
+func do(t testing.TB, req *http.Request) (int, string, http.Header) {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -150,6 +150,14 @@ func TestNewRejectsBadListen(t *testing.T) {
 	_, err := New(Options{Listen: "bad::"})
 	if err == nil || !strings.Contains(err.Error(), `"bad::"`) {
 		t.Errorf("New(Listen: bad::) error = %v, want one naming the address", err)
+	}
+}
+
+func TestNewRejectsBadLimits(t *testing.T) {
+	_, err := New(Options{MaxSelections: -1, AnonymousMaxTokens: -5})
+	want := "GraphQL selection limit must be positive, got -1\nanonymous GraphQL token limit must be positive, got -5"
+	if err == nil || err.Error() != want {
+		t.Errorf("New with negative limits: error %v, want %q", err, want)
 	}
 }
 
