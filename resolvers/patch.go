@@ -8,6 +8,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"sigs.k8s.io/yaml"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -108,10 +109,15 @@ func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedNa
 }
 
 // respec gives app spec once the caller may move it to spec's project
-// and that project permits spec.
+// and that project permits spec. A spec left as it is is not checked
+// again: a label patch of an app its project has since narrowed is not
+// the write to refuse (the controller reports the spec as invalid).
 func (r *Resolver) respec(ctx context.Context, app *v1alpha1.Application, spec v1alpha1.ApplicationSpec) error {
 	if err := r.authorizeMove(ctx, app, spec.Project); err != nil {
 		return err
+	}
+	if equality.Semantic.DeepEqual(app.Spec, spec) {
+		return nil
 	}
 	next := app.DeepCopy()
 	next.Spec = spec
