@@ -105,7 +105,7 @@ func redactStatus(s metav1.Status) metav1.Status {
 		out.Details = &d
 	}
 	switch {
-	case s.Reason == metav1.StatusReasonInvalid:
+	case s.Reason == metav1.StatusReasonInvalid && out.Details != nil && len(out.Details.Causes) > 0:
 		out.Message = invalidMessage(out)
 	case namesOnly[s.Reason]:
 	default:
@@ -115,14 +115,11 @@ func redactStatus(s metav1.Status) metav1.Status {
 }
 
 // invalidMessage rebuilds the API server's `<Kind> "<name>" is invalid:
-// <causes>` from the redacted causes.
+// <causes>` from the redacted causes; s has at least one.
 func invalidMessage(s metav1.Status) string {
 	what := "the object"
-	if d := s.Details; d != nil && d.Kind != "" {
+	if d := s.Details; d.Kind != "" {
 		what = fmt.Sprintf("%s %q", d.Kind, d.Name)
-	}
-	if s.Details == nil || len(s.Details.Causes) == 0 {
-		return what + " is invalid"
 	}
 	parts := make([]string, len(s.Details.Causes))
 	for i, c := range s.Details.Causes {

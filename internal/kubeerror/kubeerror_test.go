@@ -42,6 +42,13 @@ func TestRedactStatus(t *testing.T) {
 		in:   apierrors.NewBadRequest(`the patch is invalid: data.password: Invalid value: "` + secret + `"`),
 		want: `the patch is invalid: data.password: Invalid value (value not shown)`,
 	}, {
+		name: "invalid without causes keeps its message",
+		in: &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Reason: metav1.StatusReasonInvalid, Code: 422,
+			Message: "the server rejected our request due to an error in our request",
+		}},
+		want: "the server rejected our request due to an error in our request",
+	}, {
 		name: "not found keeps its message",
 		in:   apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, "db"),
 		want: `secrets "db" not found`,
