@@ -30,6 +30,10 @@ type Authorizer interface {
 // what a login page needs.
 var publicFields = map[string]bool{"version": true, "settings": true, "me": true, "__typename": true}
 
+// PublicField reports whether anybody may ask for the root field name,
+// logged in or not.
+func PublicField(name string) bool { return publicFields[name] }
+
 // GuardRootField refuses every root field but the public ones to callers
 // who are not authenticated. Install it with AroundRootFields.
 func (r *Resolver) GuardRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
@@ -37,7 +41,7 @@ func (r *Resolver) GuardRootField(ctx context.Context, next graphql.RootResolver
 		return next(ctx)
 	}
 	fc := graphql.GetRootFieldContext(ctx)
-	if fc != nil && publicFields[fc.Field.Name] {
+	if fc != nil && PublicField(fc.Field.Name) {
 		return next(ctx)
 	}
 	graphql.AddError(ctx, Errorf(CodeUnauthenticated, "log in first: this field needs a session or an API token"))
