@@ -61,9 +61,9 @@ func TestJQPathExpressionsArgoStyle(t *testing.T) {
 	exprs := []string{
 		`.spec.template.spec.initContainers[] | select(.name == "injected-init-container")`,
 		`.spec.template.spec.containers[] | select(.name | test("^ISTIO-(proxy|init)$"; "i")) | .image`,
-		`.spec.template.metadata.annotations."kubectl.kubernetes.io/restartedAt"`,
+		`.spec.template.metadata.annotations | select(has("kubectl.kubernetes.io/restartedAt")) | ."kubectl.kubernetes.io/restartedAt"`,
 		`.spec.replicas | select(. * 2 + 1 > 0)`,
-		`.metadata.labels | select(has("team")) | .team`,
+		`.metadata | getpath(["labels", "team"]) | select(. != null)`,
 		`.spec.template.spec.containers[].env[]? | select(.name | IN("POD_IP", "NODE_NAME"))`,
 		`.metadata.annotations["checksum/config"] | select(startswith("sha256:") and (contains("sha") or false))`,
 	}

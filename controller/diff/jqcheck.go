@@ -62,7 +62,7 @@ var jqAllowed = func() map[jqFuncKey]bool {
 		"objects": {0}, "arrays": {0}, "strings": {0}, "numbers": {0}, "booleans": {0},
 		"nulls": {0}, "iterables": {0}, "scalars": {0}, "values": {0},
 		"select": {1}, "has": {1}, "in": {1}, "startswith": {1}, "endswith": {1},
-		"ltrimstr": {1}, "rtrimstr": {1}, "isempty": {1}, "limit": {2},
+		"ltrimstr": {1}, "rtrimstr": {1}, "isempty": {1}, "limit": {2}, "getpath": {1},
 		"any": {0, 1, 2}, "all": {0, 1, 2}, "IN": {1, 2},
 		"test": {1, 2}, "contains": {1},
 	} {
