@@ -6,8 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +42,11 @@ type Handlers struct {
 	Authz *Authorizer
 	// Secure marks cookies Secure (graphcd is served over https).
 	Secure bool
-	Log    *slog.Logger
+	// TrustedProxies are the addresses of reverse proxies whose
+	// X-Forwarded-For names the client for the login limits. Empty means
+	// none: the header is ignored, since any client can send it.
+	TrustedProxies []netip.Prefix
+	Log            *slog.Logger
 }
 
 // Login serves /auth/login: POST logs in with a password, GET starts SSO.
@@ -85,7 +89,7 @@ func (h *Handlers) passwordLogin(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, `send {"username": "...", "password": "..."}`)
 		return
 	}
-	token, c, err := h.Sessions.Login(r.Context(), in.Username, in.Password, clientOf(r))
+	token, c, err := h.Sessions.Login(r.Context(), in.Username, in.Password, h.clientOf(r))
 	if le, ok := errors.AsType[*LoginError](err); ok {
 		if le.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(le.RetryAfter.Round(time.Second)/time.Second)))
@@ -251,14 +255,43 @@ func BearerToken(v string) string {
 	return strings.TrimSpace(token)
 }
 
-// clientOf names the client of r for the login limits: its address.
-// Forwarded headers are not trusted (any client can send them).
-func clientOf(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientOf names the client of r for the login limits: its address, or
+// when that is a trusted proxy, the nearest address in X-Forwarded-For
+// that is not one. An IPv6 client is named by its /64, the block one
+// host usually holds, so that it cannot start afresh from a new address.
+func (h *Handlers) clientOf(r *http.Request) string {
+	addr, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	client := addr.Addr().Unmap()
+	if h.trusted(client) {
+		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+			if err != nil {
+				break
+			}
+			client = hop.Unmap()
+			if !h.trusted(client) {
+				break
+			}
+		}
+	}
+	if client.Is6() {
+		p, _ := client.Prefix(64)
+		return p.String()
+	}
+	return client.String()
+}
+
+func (h *Handlers) trusted(a netip.Addr) bool {
+	for _, p := range h.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

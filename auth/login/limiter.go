@@ -10,11 +10,13 @@ import (
 	"time"
 )
 
-// ErrTooManyFailures means the username or the client failed too often in
-// the window; the error is a *BlockedError saying when to retry.
-var ErrTooManyFailures = errors.New("too many failed sign-in attempts")
+// ErrTooManyFailures means this client failed too often in the window,
+// for the username or overall; the error is a *BlockedError saying when to
+// retry.
+var ErrTooManyFailures = errors.New("too many failed sign-in attempts from this address")
 
-// ErrBusy means too many sign-ins are being checked right now.
+// ErrBusy means too many sign-ins are being checked right now, in all or
+// from this client.
 var ErrBusy = errors.New("too many sign-in attempts in progress")
 
 // BlockedError is returned for ErrTooManyFailures.
@@ -32,20 +34,33 @@ func (e *BlockedError) Is(target error) bool { return target == ErrTooManyFailur
 
 // Options tune a Limiter; zero fields take the defaults.
 type Options struct {
-	// MaxFailures is how many failures a username may have in Window
-	// (default 5).
+	// MaxFailures is how many failures one client may have for one
+	// username in Window (default 5, as Argo CD's
+	// ARGOCD_SESSION_FAILURE_MAX_FAIL_COUNT).
 	MaxFailures int
-	// MaxClientFailures is how many failures a client may have in Window
-	// (default 5).
+	// MaxClientFailures is how many failures one client may have over
+	// all usernames in Window (default 20).
 	MaxClientFailures int
-	// Window is how long a failure counts (default 300s).
+	// MaxAccountFailures is the username's budget over all clients in
+	// Window (default 100). Past it, only a client without a recent
+	// failure for that username may try, so a distributed guesser is
+	// slowed without locking out the user's own client.
+	MaxAccountFailures int
+	// Window is how long a failure counts (default 300s, as Argo CD's
+	// ARGOCD_SESSION_FAILURE_WINDOW_SECONDS).
 	Window time.Duration
-	// MaxConcurrent caps the attempts between Begin and Done (default
-	// GOMAXPROCS: checking a password is bcrypt, CPU-bound).
+	// MaxConcurrent caps the attempts between Begin and Done over all
+	// clients (default 2 × GOMAXPROCS, at least 4: checking a password is
+	// bcrypt, CPU-bound).
 	MaxConcurrent int
-	// MaxEntries bounds the usernames Known rejects and, apart, the
-	// clients remembered (default 10,000 each). When full, the least
-	// recently used entry is forgotten.
+	// MaxConcurrentPerClient caps them per client (default 1), so that one
+	// client's flood leaves the other slots to others.
+	MaxConcurrentPerClient int
+	// MaxEntries bounds, each apart, the usernames Known rejects, the
+	// clients, and the (username, client) pairs of real and of other
+	// usernames remembered (default
+	// 10,000 each, as Argo CD's ARGOCD_SESSION_MAX_CACHE_SIZE bounds its
+	// cache). When full, the least recently used entry is forgotten.
 	MaxEntries int
 	// Known reports whether username is a real account. Their counters
 	// are kept apart, bounded by the number of accounts, so a flood of
@@ -60,13 +75,19 @@ func (o Options) withDefaults() Options {
 		o.MaxFailures = 5
 	}
 	if o.MaxClientFailures <= 0 {
-		o.MaxClientFailures = 5
+		o.MaxClientFailures = 20
+	}
+	if o.MaxAccountFailures <= 0 {
+		o.MaxAccountFailures = 100
 	}
 	if o.Window <= 0 {
 		o.Window = 300 * time.Second
 	}
+	if o.MaxConcurrentPerClient <= 0 {
+		o.MaxConcurrentPerClient = 1
+	}
 	if o.MaxConcurrent <= 0 {
-		o.MaxConcurrent = runtime.GOMAXPROCS(0)
+		o.MaxConcurrent = max(4, 2*runtime.GOMAXPROCS(0))
 	}
 	if o.MaxEntries <= 0 {
 		o.MaxEntries = 10_000
@@ -80,47 +101,58 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Limiter counts failed sign-ins per username and per client. Its methods
-// are safe for concurrent use.
+// Limiter counts failed sign-ins per (username, client), per client and
+// per username. Its methods are safe for concurrent use.
 type Limiter struct {
 	o Options
 
-	mu       sync.Mutex
-	known    map[string]*counter // usernames Known accepts; never evicted
-	unknown  *lru                // other usernames
-	clients  *lru
-	inFlight int
+	mu      sync.Mutex
+	known   map[string]*counter // usernames Known accepts; never evicted
+	unknown *lru                // other usernames
+	clients *lru
+	// pairs hold pairKey(username, client), those of real usernames
+	// apart, so that made-up names cannot push them out.
+	knownPairs, pairs *lru
+	inFlight          int
 }
 
 // NewLimiter returns a limiter with o's settings.
 func NewLimiter(o Options) *Limiter {
 	o = o.withDefaults()
 	return &Limiter{
-		o:       o,
-		known:   map[string]*counter{},
-		unknown: newLRU(o.MaxEntries),
-		clients: newLRU(o.MaxEntries),
+		o:          o,
+		known:      map[string]*counter{},
+		unknown:    newLRU(o.MaxEntries),
+		clients:    newLRU(o.MaxEntries),
+		pairs:      newLRU(o.MaxEntries),
+		knownPairs: newLRU(o.MaxEntries),
 	}
 }
 
+// pairKey joins a username and a client into one key; the NUL cannot be
+// in a client address.
+func pairKey(username, client string) string { return client + "\x00" + username }
+
 // Attempt is a sign-in between Begin and Done.
 type Attempt struct {
-	l            *Limiter
-	user, client *counter
-	userKey      string
-	clientKey    string
-	knownUser    bool
-	once         sync.Once
+	l                  *Limiter
+	user, client, pair *counter
+	userKey, clientKey string
+	knownUser          bool
+	once               sync.Once
 }
 
 // Begin reserves a sign-in attempt for username from client before the
 // password is checked, so parallel attempts cannot all pass a limit that is
 // only counted afterwards: an attempt in progress counts as a failure until
 // Done says otherwise. It returns a *BlockedError (ErrTooManyFailures) when
-// the username or the client failed too often, and ErrBusy when
-// MaxConcurrent attempts are in progress. Unknown and real usernames are
-// treated alike, so the answer never tells them apart. Call Done exactly
-// once on the returned attempt.
+// this client failed too often for the username or overall, or when the
+// username's budget over all clients is spent and this client has failed
+// for it too; and ErrBusy when this client or all clients have their
+// maximum of attempts in progress. Another client's failures never block a
+// client that has none. Unknown and real usernames are treated alike, so
+// the answer never tells them apart. Call Done exactly once on the
+// returned attempt.
 func (l *Limiter) Begin(ctx context.Context, username, client string) (*Attempt, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -129,17 +161,24 @@ func (l *Limiter) Begin(ctx context.Context, username, client string) (*Attempt,
 	now := l.o.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.inFlight >= l.o.MaxConcurrent {
+	cl := l.clients.get(client)
+	if l.inFlight >= l.o.MaxConcurrent || cl != nil && cl.pending >= l.o.MaxConcurrentPerClient {
 		return nil, ErrBusy
 	}
 	var user *counter
+	pairs := l.pairs
 	if known {
 		user = l.known[username]
+		pairs = l.knownPairs
 	} else {
 		user = l.unknown.get(username)
 	}
-	cl := l.clients.get(client)
-	wait := max(user.blocked(now, l.o.MaxFailures, l.o.Window), cl.blocked(now, l.o.MaxClientFailures, l.o.Window))
+	key := pairKey(username, client)
+	pair := pairs.get(key)
+	wait := max(pair.blocked(now, l.o.MaxFailures, l.o.Window), cl.blocked(now, l.o.MaxClientFailures, l.o.Window))
+	if pair != nil && !pair.idle(now, l.o.Window) {
+		wait = max(wait, user.blocked(now, l.o.MaxAccountFailures, l.o.Window))
+	}
 	if wait > 0 {
 		return nil, &BlockedError{RetryAfter: wait}
 	}
@@ -155,17 +194,23 @@ func (l *Limiter) Begin(ctx context.Context, username, client string) (*Attempt,
 		cl = &counter{}
 		l.clients.put(client, cl)
 	}
+	if pair == nil {
+		pair = &counter{}
+		pairs.put(key, pair)
+	}
 	user.pending++
 	cl.pending++
+	pair.pending++
 	l.inFlight++
-	return &Attempt{l: l, user: user, client: cl, userKey: username, clientKey: client, knownUser: known}, nil
+	return &Attempt{l: l, user: user, client: cl, pair: pair, userKey: username, clientKey: client, knownUser: known}, nil
 }
 
-// Done ends the attempt. A failure counts against the username and the
-// client for Window; a success clears the username's failures but not the
-// client's, so one good account cannot wipe the record of guesses at
-// others. Calls after the first do nothing, so `defer a.Done(false)` may
-// follow an explicit Done.
+// Done ends the attempt. A failure counts against the (username, client)
+// pair, the client and the username for Window; a success clears the
+// pair's failures but not the client's, so one good account cannot wipe the
+// record of guesses at others, nor the username's, so a success does not
+// reopen the budget to a distributed guesser. Calls after the first do
+// nothing, so `defer a.Done(false)` may follow an explicit Done.
 func (a *Attempt) Done(success bool) {
 	a.once.Do(func() {
 		l := a.l
@@ -175,11 +220,13 @@ func (a *Attempt) Done(success bool) {
 		l.inFlight--
 		a.user.pending--
 		a.client.pending--
+		a.pair.pending--
 		if success {
-			a.user.failures = a.user.failures[:0]
+			a.pair.failures = a.pair.failures[:0]
 		} else {
-			a.user.fail(now, l.o.MaxFailures)
+			a.pair.fail(now, l.o.MaxFailures)
 			a.client.fail(now, l.o.MaxClientFailures)
+			a.user.fail(now, l.o.MaxAccountFailures)
 		}
 		// Counters with nothing to remember go, so the maps hold only
 		// recent failures and attempts in progress.
@@ -193,14 +240,22 @@ func (a *Attempt) Done(success bool) {
 		if a.client.idle(now, l.o.Window) {
 			l.clients.remove(a.clientKey, a.client)
 		}
+		if a.pair.idle(now, l.o.Window) {
+			pairs := l.pairs
+			if a.knownUser {
+				pairs = l.knownPairs
+			}
+			pairs.remove(pairKey(a.userKey, a.clientKey), a.pair)
+		}
 	})
 }
 
 // Stats is what a limiter holds, for metrics.
 type Stats struct {
-	// KnownUsers, Users and Clients count the remembered counters of
-	// real usernames, other usernames and clients.
-	KnownUsers, Users, Clients int
+	// KnownUsers, Users, Clients and Pairs count the remembered
+	// counters of real usernames, other usernames, clients and
+	// (username, client) pairs.
+	KnownUsers, Users, Clients, Pairs int
 	// InFlight counts attempts between Begin and Done.
 	InFlight int
 }
@@ -209,7 +264,7 @@ type Stats struct {
 func (l *Limiter) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Stats{KnownUsers: len(l.known), Users: l.unknown.len(), Clients: l.clients.len(), InFlight: l.inFlight}
+	return Stats{KnownUsers: len(l.known), Users: l.unknown.len(), Clients: l.clients.len(), Pairs: l.pairs.len() + l.knownPairs.len(), InFlight: l.inFlight}
 }
 
 // counter holds the times of recent failures (at most the limit, oldest

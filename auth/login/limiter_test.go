@@ -61,37 +61,65 @@ func retryAfter(t *testing.T, err error) time.Duration {
 	return b.RetryAfter
 }
 
-func TestUsernameWindow(t *testing.T) {
+func TestPairWindow(t *testing.T) {
 	clk := newClock()
-	l := NewLimiter(Options{MaxClientFailures: 1000, Known: known("admin"), Now: clk.Now})
-	// Five failures, ten seconds apart, from five clients.
+	l := NewLimiter(Options{Known: known("admin"), Now: clk.Now})
+	// Five failures, ten seconds apart, from one client.
 	for i := range 5 {
-		if err := try(t, l, "admin", fmt.Sprint("client", i), false); err != nil {
+		if err := try(t, l, "admin", "client", false); err != nil {
 			t.Fatalf("failure %d: Begin = %v", i+1, err)
 		}
 		clk.Add(10 * time.Second)
 	}
 	// Now 50s after the first failure: it leaves the window in 250s.
-	err := try(t, l, "admin", "elsewhere", true)
+	err := try(t, l, "admin", "client", true)
 	if got := retryAfter(t, err); got != 250*time.Second {
 		t.Errorf("RetryAfter = %v, want 250s", got)
 	}
 	clk.Add(249 * time.Second)
-	if err := try(t, l, "admin", "elsewhere", true); !errors.Is(err, ErrTooManyFailures) {
+	if err := try(t, l, "admin", "client", true); !errors.Is(err, ErrTooManyFailures) {
 		t.Errorf("1s before the first failure expires: %v, want ErrTooManyFailures", err)
 	}
 	clk.Add(time.Second)
-	if err := try(t, l, "admin", "elsewhere", false); err != nil {
+	if err := try(t, l, "admin", "client", false); err != nil {
 		t.Errorf("once the first failure expired: %v, want an attempt", err)
 	}
 	// That attempt failed: five in the window again, the oldest now the
 	// second, 10s later than the first.
-	if got := retryAfter(t, try(t, l, "admin", "elsewhere", true)); got != 10*time.Second {
+	if got := retryAfter(t, try(t, l, "admin", "client", true)); got != 10*time.Second {
 		t.Errorf("RetryAfter = %v, want 10s", got)
 	}
-	// Another username is not affected.
-	if err := try(t, l, "alice", "elsewhere", false); err != nil {
+	// The same client may still try another username, and another client
+	// this one.
+	if err := try(t, l, "alice", "client", false); err != nil {
 		t.Errorf("alice: %v", err)
+	}
+	if err := try(t, l, "admin", "elsewhere", true); err != nil {
+		t.Errorf("admin from elsewhere: %v", err)
+	}
+}
+
+// Issue 19: five wrong guesses for admin from one client locked admin out
+// for everyone. Now the guessing client is blocked and the real user's
+// client is not, however many failures the attacker piles up.
+func TestAttackerCannotLockOutUser(t *testing.T) {
+	clk := newClock()
+	l := NewLimiter(Options{Known: known("admin"), Now: clk.Now})
+	for i := range 5 {
+		if err := try(t, l, "admin", "attacker", false); err != nil {
+			t.Fatalf("failure %d: %v", i+1, err)
+		}
+	}
+	for range 100 {
+		if err := try(t, l, "admin", "attacker", false); !errors.Is(err, ErrTooManyFailures) {
+			t.Fatalf("attacker after 5 failures: %v, want ErrTooManyFailures", err)
+		}
+	}
+	if err := try(t, l, "admin", "user", true); err != nil {
+		t.Errorf("the real user from another client: %v", err)
+	}
+	if err := try(t, l, "admin", "attacker", true); !errors.Is(err, ErrTooManyFailures) {
+		t.Errorf("the user's success unblocked the attacker: %v", err)
 	}
 }
 
@@ -113,12 +141,42 @@ func TestClientLimit(t *testing.T) {
 	if err := try(t, l, "fresh", "10.0.0.1", true); err != nil {
 		t.Errorf("after the window: %v", err)
 	}
+	if got := NewLimiter(Options{}).o.MaxClientFailures; got != 20 {
+		t.Errorf("default MaxClientFailures = %d, want 20", got)
+	}
+}
+
+// Past the username's budget over all clients, a client that failed for
+// it is blocked even under its own limit, and a client that did not may
+// still try: a distributed guesser is slowed, the user is not locked out.
+func TestAccountBudget(t *testing.T) {
+	clk := newClock()
+	l := NewLimiter(Options{Known: known("admin"), MaxAccountFailures: 10, Now: clk.Now})
+	for i := range 10 {
+		if err := try(t, l, "admin", fmt.Sprint("bot", i), false); err != nil {
+			t.Fatalf("failure %d: %v", i+1, err)
+		}
+	}
+	if got := retryAfter(t, try(t, l, "admin", "bot3", false)); got != 300*time.Second {
+		t.Errorf("a bot past the budget: RetryAfter = %v, want 300s", got)
+	}
+	if err := try(t, l, "alice", "bot3", false); err != nil {
+		t.Errorf("another username from that bot: %v", err)
+	}
+	if err := try(t, l, "admin", "user", true); err != nil {
+		t.Errorf("a client without failures, past the budget: %v", err)
+	}
+	clk.Add(300 * time.Second)
+	if err := try(t, l, "admin", "bot3", false); err != nil {
+		t.Errorf("after the window: %v", err)
+	}
 }
 
 // A success clears the username's failures but not the client's.
+// A success clears the pair's failures but not the client's.
 func TestSuccess(t *testing.T) {
 	clk := newClock()
-	l := NewLimiter(Options{Known: known("admin"), Now: clk.Now})
+	l := NewLimiter(Options{Known: known("admin"), MaxClientFailures: 6, Now: clk.Now})
 	for range 4 {
 		if err := try(t, l, "admin", "c", false); err != nil {
 			t.Fatal(err)
@@ -127,33 +185,30 @@ func TestSuccess(t *testing.T) {
 	if err := try(t, l, "admin", "c", true); err != nil {
 		t.Fatal(err)
 	}
-	// The client has 4 failures: one more blocks it, for admin too.
-	if err := try(t, l, "admin", "c", false); err != nil {
-		t.Fatal(err)
-	}
-	if err := try(t, l, "admin", "c", true); !errors.Is(err, ErrTooManyFailures) {
-		t.Errorf("client after 5 failures around a success: %v, want ErrTooManyFailures", err)
-	}
-	// admin has only 1 failure since the success: 4 more from elsewhere.
-	for i := range 4 {
-		if err := try(t, l, "admin", fmt.Sprint("d", i), false); err != nil {
-			t.Fatalf("admin failure %d after the success: %v", i+2, err)
+	// The pair starts again; the client has 4 failures of its 6.
+	for range 2 {
+		if err := try(t, l, "admin", "c", false); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if err := try(t, l, "admin", "e", true); !errors.Is(err, ErrTooManyFailures) {
-		t.Errorf("admin after 5 failures since the success: %v, want ErrTooManyFailures", err)
+	if err := try(t, l, "alice", "c", true); !errors.Is(err, ErrTooManyFailures) {
+		t.Errorf("client after 6 failures around a success: %v, want ErrTooManyFailures", err)
 	}
 }
 
 // A real username and a made-up one get the same answers.
+// A real username and a made-up one get the same answers.
 func TestUnknownUserAlike(t *testing.T) {
 	run := func(user string) []string {
 		clk := newClock()
-		l := NewLimiter(Options{Known: known("admin"), MaxClientFailures: 1000, Now: clk.Now})
+		l := NewLimiter(Options{Known: known("admin"), MaxAccountFailures: 7, Now: clk.Now})
 		var out []string
-		for i := range 8 {
-			out = append(out, fmt.Sprint(try(t, l, user, fmt.Sprint("c", i), false)))
+		for range 8 {
+			out = append(out, fmt.Sprint(try(t, l, user, "c", false)))
 			clk.Add(7 * time.Second)
+		}
+		for i := range 10 {
+			out = append(out, fmt.Sprint(try(t, l, user, fmt.Sprint("d", i%2), false)))
 		}
 		return out
 	}
@@ -184,33 +239,33 @@ func TestFlood(t *testing.T) {
 		if err := try(t, l, user, client, false); err != nil {
 			t.Fatalf("flood attempt %d: %v", i, err)
 		}
-		if s := l.Stats(); s.Users > maxEntries || s.Clients > maxEntries {
+		if s := l.Stats(); s.Users > maxEntries || s.Clients > maxEntries || s.Pairs > 2*maxEntries {
 			t.Fatalf("after %d attempts: %+v, bound %d", i+1, s, maxEntries)
 		}
 	}
 	if s := l.Stats(); s.KnownUsers != 1 || s.Users != maxEntries || s.InFlight != 0 {
 		t.Errorf("stats after the flood = %+v", s)
 	}
-	if err := try(t, l, "admin", "fresh-client", false); err != nil {
-		t.Fatalf("admin's 5th failure: %v", err)
+	if err := try(t, l, "admin", "attacker", false); err != nil {
+		t.Fatalf("the attacker's 5th failure: %v", err)
 	}
-	if err := try(t, l, "admin", "another-client", true); !errors.Is(err, ErrTooManyFailures) {
-		t.Errorf("admin after 5 failures around a flood: %v, want ErrTooManyFailures", err)
+	if err := try(t, l, "admin", "attacker", true); !errors.Is(err, ErrTooManyFailures) {
+		t.Errorf("attacker after 5 failures around a flood: %v, want ErrTooManyFailures", err)
 	}
 }
 
-// 50 parallel wrong passwords: exactly MaxFailures reach the password
-// check, however they interleave.
+// 50 parallel wrong passwords from one client: exactly MaxFailures reach
+// the password check, however they interleave.
 func TestParallelFailures(t *testing.T) {
 	for run := range 20 {
-		l := NewLimiter(Options{Known: known("admin"), MaxConcurrent: 100, MaxClientFailures: 1000})
+		l := NewLimiter(Options{Known: known("admin"), MaxConcurrent: 100, MaxConcurrentPerClient: 100})
 		var checked atomic.Int64
 		var wg sync.WaitGroup
 		start := make(chan struct{})
-		for i := range 50 {
+		for range 50 {
 			wg.Go(func() {
 				<-start
-				a, err := l.Begin(t.Context(), "admin", fmt.Sprint("c", i))
+				a, err := l.Begin(t.Context(), "admin", "c")
 				if err != nil {
 					if !errors.Is(err, ErrTooManyFailures) {
 						t.Errorf("Begin = %v", err)
@@ -316,7 +371,7 @@ func BenchmarkBeginDone(b *testing.B) {
 		{"flood-failure", func(i int) string { return fmt.Sprint("u", i) }, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			l := NewLimiter(Options{Known: known("admin"), MaxConcurrent: 1 << 20})
+			l := NewLimiter(Options{Known: known("admin"), MaxConcurrent: 1 << 20, MaxConcurrentPerClient: 1 << 20})
 			var n atomic.Int64
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
@@ -330,5 +385,39 @@ func BenchmarkBeginDone(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// Issue 19: a flood of concurrent logins made a correct login from
+// elsewhere fail with ErrBusy. One client now holds at most
+// MaxConcurrentPerClient attempts, so the other slots stay free for others.
+func TestClientConcurrencyCap(t *testing.T) {
+	l := NewLimiter(Options{Known: known("admin")})
+	held, err := l.Begin(t.Context(), "admin", "attacker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if _, err := l.Begin(t.Context(), "admin", "attacker"); !errors.Is(err, ErrBusy) {
+			t.Fatalf("the attacker's second attempt in progress: %v, want ErrBusy", err)
+		}
+	}
+	var others []*Attempt
+	for i := range l.o.MaxConcurrent - 1 {
+		a, err := l.Begin(t.Context(), "admin", fmt.Sprint("user", i))
+		if err != nil {
+			t.Fatalf("client %d while the attacker floods: %v", i, err)
+		}
+		others = append(others, a)
+	}
+	if _, err := l.Begin(t.Context(), "admin", "one-too-many"); !errors.Is(err, ErrBusy) {
+		t.Errorf("past MaxConcurrent: %v, want ErrBusy", err)
+	}
+	held.Done(false)
+	for _, a := range others {
+		a.Done(true)
+	}
+	if got := l.o.MaxConcurrent; got < 4 || got <= l.o.MaxConcurrentPerClient {
+		t.Errorf("default MaxConcurrent %d leaves no room beside one client's %d", got, l.o.MaxConcurrentPerClient)
 	}
 }

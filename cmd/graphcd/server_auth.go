@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -29,6 +30,8 @@ type authOptions struct {
 	disable    bool
 	sessionTTL time.Duration
 	dexStorage *enumValue
+	// trustedProxies are --login-trusted-proxies, addresses or CIDRs.
+	trustedProxies []string
 	// kubeconfig is the root's --kubeconfig, for Dex's Kubernetes storage.
 	kubeconfig string
 }
@@ -37,6 +40,8 @@ func (o *authOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.disable, "disable-auth", false,
 		"serve without authentication or RBAC: every request may do everything (local experiments only)")
 	f.DurationVar(&o.sessionTTL, "session-duration", session.DefaultTTL, "how long a login lasts")
+	f.StringSliceVar(&o.trustedProxies, "login-trusted-proxies", nil,
+		"addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client for the login limits (default none: the header is ignored)")
 	o.dexStorage = newEnum("memory", "memory", "kubernetes")
 	f.Var(o.dexStorage, "dex-storage",
 		"where the embedded Dex keeps logins in progress: memory (one replica) or kubernetes (Dex's CRDs, shared by replicas; needs dex.clientSecret in graphcd-secret)")
@@ -68,6 +73,10 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 	}
 	if o.sessionTTL <= 0 {
 		return nil, fmt.Errorf("--session-duration must be positive, got %s", o.sessionTTL)
+	}
+	proxies, err := parsePrefixes(o.trustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("--login-trusted-proxies: %w", err)
 	}
 	authz := auth.NewAuthorizer()
 	if err := auth.WatchPolicy(ctx, kc, namespace, authz, log); err != nil {
@@ -124,7 +133,7 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 	if err != nil {
 		return nil, err
 	}
-	h := &auth.Handlers{Sessions: sessions, SSO: sso, Authz: authz, Secure: strings.HasPrefix(baseURL, "https://"), Log: log}
+	h := &auth.Handlers{Sessions: sessions, SSO: sso, Authz: authz, Secure: strings.HasPrefix(baseURL, "https://"), TrustedProxies: proxies, Log: log}
 	routes := []server.Route{
 		{Pattern: "/auth/login", Name: "auth_login", Handler: h.Login()},
 		{Pattern: "/auth/callback", Name: "auth_callback", Handler: h.Callback()},
@@ -256,4 +265,22 @@ func secretLookup(ctx context.Context, kc kubernetes.Interface, namespace string
 		}
 		return string(v), nil
 	}
+}
+
+// parsePrefixes parses addresses (as one-address prefixes) and CIDRs.
+func parsePrefixes(in []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range in {
+		v = strings.TrimSpace(v)
+		if a, err := netip.ParseAddr(v); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an address nor a CIDR", v)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

@@ -13,8 +13,13 @@ import (
 // object.
 const jqTimeout = time.Second
 
-// maxJQPaths bounds how many paths one expression may select.
-const maxJQPaths = 100_000
+// maxJQPaths bounds how many paths one expression may select, and
+// maxJQPathElems the keys and indices of all of them together: the output
+// an expression may make an evaluation hold.
+const (
+	maxJQPaths     = 100_000
+	maxJQPathElems = 1_000_000
+)
 
 // ErrJQTimeout is wrapped by the error Diff returns when a jq path
 // expression does not finish within one second.
@@ -91,6 +96,7 @@ func runJQ(parent context.Context, e jqExpr, input any) (paths [][]any, err erro
 		}
 	}()
 	iter := e.code.RunWithContext(ctx, input)
+	elems := 0
 	for {
 		v, ok := iter.Next()
 		if !ok {
@@ -111,6 +117,9 @@ func runJQ(parent context.Context, e jqExpr, input any) (paths [][]any, err erro
 		}
 		if len(paths) >= maxJQPaths {
 			return nil, fmt.Errorf("jq path expression %q selects more than %d paths", e.src, maxJQPaths)
+		}
+		if elems += len(p); elems > maxJQPathElems {
+			return nil, fmt.Errorf("jq path expression %q selects paths of more than %d elements together", e.src, maxJQPathElems)
 		}
 		paths = append(paths, p)
 	}

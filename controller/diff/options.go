@@ -46,7 +46,9 @@ type IgnoreRule struct {
 	// JSONPointers are RFC 6901 pointers removed from both sides.
 	JSONPointers []string
 	// JQPathExpressions are jq path expressions removed from both sides;
-	// each evaluation runs at most one second.
+	// each evaluation runs at most one second, and constructs whose one
+	// step could outlast that (loops, definitions, string building,
+	// large regular expressions) are refused by New.
 	JQPathExpressions []string
 	// ManagedFieldsManagers names managers whose fields (per live's
 	// metadata.managedFields) are removed from both sides.
@@ -123,15 +125,7 @@ func compileRule(r IgnoreRule) (compiledRule, error) {
 		cr.pointers.addPointer(toks)
 	}
 	for _, src := range r.JQPathExpressions {
-		q, err := gojq.Parse(src)
-		if err != nil {
-			return cr, fmt.Errorf("jq path expression %q: %w", src, err)
-		}
-		wrapped := &gojq.Query{Term: &gojq.Term{
-			Type: gojq.TermTypeFunc,
-			Func: &gojq.Func{Name: "path", Args: []*gojq.Query{q}},
-		}}
-		code, err := gojq.Compile(wrapped)
+		code, err := compileJQ(src)
 		if err != nil {
 			return cr, fmt.Errorf("jq path expression %q: %w", src, err)
 		}

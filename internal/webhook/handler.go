@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,9 @@ const (
 	// webhook.maxPayloadSizeMB, which defaults higher; push payloads are
 	// far smaller than this).
 	DefaultMaxBodyBytes = 50 << 20
+	// DefaultMaxInFlightBytes bounds the body bytes of all requests
+	// being read at once: two bodies of the largest size.
+	DefaultMaxInFlightBytes = 2 * DefaultMaxBodyBytes
 	// DefaultParallelism is how many apps are refreshed at once.
 	DefaultParallelism = 4
 )
@@ -77,6 +81,10 @@ type Options struct {
 	// graphcd-cm's webhook.maxPayloadSizeMB), with MaxBodyBytes as its
 	// default.
 	Limits Limits
+	// MaxInFlightBytes bounds the body bytes held by all requests at
+	// once; a request that does not fit is answered 503 at once. It also
+	// caps the per-request limit. 0 means DefaultMaxInFlightBytes.
+	MaxInFlightBytes int64
 	// Parallelism bounds concurrent refreshes; 0 means
 	// DefaultParallelism.
 	Parallelism int
@@ -86,8 +94,9 @@ type Options struct {
 
 // Handler serves POST /api/webhook. Create it with New.
 type Handler struct {
-	opts Options
-	log  *slog.Logger
+	opts   Options
+	log    *slog.Logger
+	budget *byteBudget
 	// unsecured remembers the providers already warned about having no
 	// secret configured.
 	unsecured sync.Map
@@ -101,17 +110,27 @@ func New(opts Options) *Handler {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = DefaultParallelism
 	}
+	if opts.MaxInFlightBytes <= 0 {
+		opts.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{opts: opts, log: log.With("component", "webhook")}
+	return &Handler{opts: opts, log: log.With("component", "webhook"), budget: &byteBudget{size: opts.MaxInFlightBytes}}
 }
 
 // ServeHTTP checks, parses and acts on one webhook delivery. It answers
 // 200 for a push (refreshed or matching nothing) and for events it
 // ignores, 400 for what no provider sent, 401 for a failed secret check,
-// 413 for a body over the limit and 503 before the secrets are loaded.
+// 413 for a body over the limit and 503 before the secrets are loaded or
+// when the bodies being read already hold the in-flight budget.
+//
+// A secret sent in a header (GitLab's token, Bitbucket Cloud's UUID,
+// Azure DevOps' basic auth) is checked before the body is read, and so is
+// the presence and form of a signature; only a body signed over (GitHub,
+// Gitea/Gogs, Bitbucket Server) must be read, within the budget, before
+// its signature can be checked.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if id := deliveryID(r.Header); id != "" {
@@ -121,23 +140,43 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Limits != nil {
 		limit = h.opts.Limits.WebhookMaxPayloadBytes(ctx, limit)
 	}
+	limit = min(limit, h.budget.size)
 	if r.ContentLength > limit {
 		h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large",
 			slog.Int64("content_length", r.ContentLength), slog.Int64("limit", limit))
 		return
 	}
-	// Read through a limit: a body without Content-Length (chunked)
-	// stops being read at the limit too.
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	p := detectByHeader(r.Header)
+	// Azure DevOps sends no header of its own: a request without another
+	// provider's header is checked as if it came from Azure DevOps.
+	candidate := cmp.Or(p, &azureDevOps)
+	secrets, configured, err := h.secrets(candidate)
 	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large", slog.Int64("limit", limit))
-			return
-		}
+		h.refuse(ctx, w, http.StatusServiceUnavailable, "webhook secrets not loaded yet", slog.String("provider", candidate.name))
+		return
+	}
+	if configured && candidate.preverify(r.Header, secrets) != nil {
+		h.refuse(ctx, w, http.StatusUnauthorized, "webhook secret or signature check failed", slog.String("provider", candidate.name))
+		return
+	}
+	body, release, err := h.readBody(w, r, limit)
+	defer release()
+	switch {
+	case errors.Is(err, errBudget):
+		w.Header().Set("Retry-After", "1")
+		h.refuse(ctx, w, http.StatusServiceUnavailable, "too many webhook deliveries being read; retry later",
+			slog.Int64("content_length", r.ContentLength), slog.Int64("in_flight_limit", h.budget.size))
+		return
+	case errors.Is(err, errTooLarge):
+		h.refuse(ctx, w, http.StatusRequestEntityTooLarge, "body too large", slog.Int64("limit", limit))
+		return
+	case err != nil:
 		h.refuse(ctx, w, http.StatusBadRequest, "cannot read body", slog.String("err", err.Error()))
 		return
 	}
-	p := detect(r.Header, body)
+	if p == nil {
+		p = detectByBody(body)
+	}
 	if p == nil {
 		h.refuse(ctx, w, http.StatusBadRequest, "unknown webhook: no supported provider's event header or payload")
 		return
@@ -154,6 +193,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	push, err := p.parse(body)
+	release() // body is not used past here
+
 	if err != nil {
 		h.refuse(ctx, w, http.StatusBadRequest, err.Error(), slog.String("provider", p.name))
 		return
@@ -183,18 +224,27 @@ func (h *Handler) loaded() bool {
 	}
 }
 
-// authenticate checks the request against the provider's secrets. It
-// returns 0 when the request may go on.
-func (h *Handler) authenticate(p *provider, header http.Header, body []byte) (status int, msg string) {
-	secrets := make([]string, len(p.secretKeys))
-	configured := false
+// secrets returns p's configured secrets (in p.secretKeys' order) and
+// whether any is set; it fails until the secrets are loaded.
+func (h *Handler) secrets(p *provider) (secrets []string, configured bool, err error) {
+	secrets = make([]string, len(p.secretKeys))
 	for i, k := range p.secretKeys {
 		v, err := h.opts.Secrets.Lookup(k)
 		if err != nil {
-			return http.StatusServiceUnavailable, "webhook secrets not loaded yet"
+			return nil, false, err
 		}
 		secrets[i] = v
 		configured = configured || v != ""
+	}
+	return secrets, configured, nil
+}
+
+// authenticate checks the request against the provider's secrets. It
+// returns 0 when the request may go on.
+func (h *Handler) authenticate(p *provider, header http.Header, body []byte) (status int, msg string) {
+	secrets, configured, err := h.secrets(p)
+	if err != nil {
+		return http.StatusServiceUnavailable, "webhook secrets not loaded yet"
 	}
 	if !configured {
 		if _, warned := h.unsecured.LoadOrStore(p.name, true); !warned {

@@ -45,16 +45,20 @@ type provider struct {
 	// verify checks the request against the configured secrets (values
 	// in secretKeys' order, at least one non-empty).
 	verify func(h http.Header, body []byte, secrets []string) error
+	// preverify checks, with the same secrets, what the headers alone
+	// can show before the body is read: a header secret in full, the
+	// presence and form of a signature over the body.
+	preverify func(h http.Header, secrets []string) error
 	// event returns the event name and whether it is a push.
 	event func(h http.Header, body []byte) (string, bool)
 	// parse reads a push payload.
 	parse func(body []byte) (Push, error)
 }
 
-// detect names the provider that sent the request, nil when none did.
-// Gitea sends Gogs' and GitHub's headers too, so Gogs/Gitea come first;
-// Azure DevOps sends no header of its own and is told by its body.
-func detect(h http.Header, body []byte) *provider {
+// detectByHeader names the provider whose event header the request
+// carries. Gitea sends Gogs' and GitHub's headers too, so Gogs/Gitea come
+// first.
+func detectByHeader(h http.Header) *provider {
 	switch {
 	case h.Get("X-Gitea-Event") != "":
 		return &gitea
@@ -69,6 +73,12 @@ func detect(h http.Header, body []byte) *provider {
 	case h.Get("X-Event-Key") != "":
 		return &bitbucketServer
 	}
+	return nil
+}
+
+// detectByBody tells Azure DevOps, which sends no header of its own, by
+// its body.
+func detectByBody(body []byte) *provider {
 	var probe struct {
 		EventType   string `json:"eventType"`
 		PublisherID string `json:"publisherId"`
@@ -120,6 +130,24 @@ func checkHMAC(newHash func() hash.Hash, secret string, body []byte, prefix, sig
 	return nil
 }
 
+// hmacShape checks that sig is prefix and then size bytes in hex: the
+// form of a signature, checked before the body it signs is read.
+func hmacShape(sig, prefix string, size int) error {
+	hexSig, ok := strings.CutPrefix(strings.TrimSpace(sig), prefix)
+	if !ok || len(hexSig) != 2*size {
+		return errUnauthorized
+	}
+	if _, err := hex.DecodeString(hexSig); err != nil {
+		return errUnauthorized
+	}
+	return nil
+}
+
+// headerOnly makes a verify that needs no body a preverify.
+func headerOnly(verify func(h http.Header, body []byte, secrets []string) error) func(http.Header, []string) error {
+	return func(h http.Header, secrets []string) error { return verify(h, nil, secrets) }
+}
+
 // equalSecret compares a presented secret with the configured one in
 // constant time (the length may leak, as with any such comparison).
 func equalSecret(presented, configured string) bool {
@@ -134,6 +162,12 @@ var github = provider{
 			return checkHMAC(sha256.New, s[0], body, "sha256=", sig)
 		}
 		return checkHMAC(sha1.New, s[0], body, "sha1=", h.Get("X-Hub-Signature"))
+	},
+	preverify: func(h http.Header, _ []string) error {
+		if sig := h.Get("X-Hub-Signature-256"); sig != "" {
+			return hmacShape(sig, "sha256=", sha256.Size)
+		}
+		return hmacShape(h.Get("X-Hub-Signature"), "sha1=", sha1.Size)
 	},
 	event: func(h http.Header, _ []byte) (string, bool) {
 		e := h.Get("X-GitHub-Event")
@@ -166,15 +200,19 @@ var github = provider{
 	},
 }
 
+// verifyGitLabToken checks GitLab's X-Gitlab-Token, the secret itself.
+func verifyGitLabToken(h http.Header, _ []byte, s []string) error {
+	if tok := h.Get("X-Gitlab-Token"); tok == "" || !equalSecret(tok, s[0]) {
+		return errUnauthorized
+	}
+	return nil
+}
+
 var gitlab = provider{
 	name:       "gitlab",
 	secretKeys: []string{KeyGitLab},
-	verify: func(h http.Header, _ []byte, s []string) error {
-		if tok := h.Get("X-Gitlab-Token"); tok == "" || !equalSecret(tok, s[0]) {
-			return errUnauthorized
-		}
-		return nil
-	},
+	verify:     verifyGitLabToken,
+	preverify:  headerOnly(verifyGitLabToken),
 	event: func(h http.Header, body []byte) (string, bool) {
 		e := h.Get("X-Gitlab-Event")
 		switch e {
@@ -224,15 +262,19 @@ var gitlab = provider{
 	},
 }
 
+// verifyBitbucketUUID checks Bitbucket Cloud's X-Hook-UUID.
+func verifyBitbucketUUID(h http.Header, _ []byte, s []string) error {
+	if !equalSecret(bareUUID(h.Get("X-Hook-UUID")), bareUUID(s[0])) {
+		return errUnauthorized
+	}
+	return nil
+}
+
 var bitbucketCloud = provider{
 	name:       "bitbucket",
 	secretKeys: []string{KeyBitbucketUUID},
-	verify: func(h http.Header, _ []byte, s []string) error {
-		if !equalSecret(bareUUID(h.Get("X-Hook-UUID")), bareUUID(s[0])) {
-			return errUnauthorized
-		}
-		return nil
-	},
+	verify:     verifyBitbucketUUID,
+	preverify:  headerOnly(verifyBitbucketUUID),
 	event: func(h http.Header, _ []byte) (string, bool) {
 		e := h.Get("X-Event-Key")
 		return e, e == "repo:push"
@@ -284,6 +326,9 @@ var bitbucketServer = provider{
 	verify: func(h http.Header, body []byte, s []string) error {
 		return checkHMAC(sha256.New, s[0], body, "sha256=", h.Get("X-Hub-Signature"))
 	},
+	preverify: func(h http.Header, _ []string) error {
+		return hmacShape(h.Get("X-Hub-Signature"), "sha256=", sha256.Size)
+	},
 	event: func(h http.Header, _ []byte) (string, bool) {
 		e := h.Get("X-Event-Key")
 		return e, e == "repo:refs_changed"
@@ -334,6 +379,13 @@ var gogs = provider{
 		}
 		return checkHMAC(sha256.New, s[0], body, "", sig)
 	},
+	preverify: func(h http.Header, _ []string) error {
+		sig := h.Get("X-Gitea-Signature")
+		if sig == "" {
+			sig = h.Get("X-Gogs-Signature")
+		}
+		return hmacShape(sig, "", sha256.Size)
+	},
 	event: func(h http.Header, _ []byte) (string, bool) {
 		e := h.Get("X-Gitea-Event")
 		if e == "" {
@@ -375,22 +427,26 @@ var gitea = func() provider {
 	return p
 }()
 
+// verifyAzureBasicAuth checks the basic auth Azure DevOps sends.
+func verifyAzureBasicAuth(h http.Header, _ []byte, s []string) error {
+	r := http.Request{Header: h}
+	user, pass, ok := r.BasicAuth()
+	if !ok {
+		return errUnauthorized
+	}
+	// Both compared, always, so timing tells nothing about which failed.
+	u, p := equalSecret(user, s[0]), equalSecret(pass, s[1])
+	if !u || !p {
+		return errUnauthorized
+	}
+	return nil
+}
+
 var azureDevOps = provider{
 	name:       "azuredevops",
 	secretKeys: []string{KeyAzureDevOpsUsername, KeyAzureDevOpsPassword},
-	verify: func(h http.Header, _ []byte, s []string) error {
-		r := http.Request{Header: h}
-		user, pass, ok := r.BasicAuth()
-		if !ok {
-			return errUnauthorized
-		}
-		// Both compared, always, so timing tells nothing about which failed.
-		u, p := equalSecret(user, s[0]), equalSecret(pass, s[1])
-		if !u || !p {
-			return errUnauthorized
-		}
-		return nil
-	},
+	verify:     verifyAzureBasicAuth,
+	preverify:  headerOnly(verifyAzureBasicAuth),
 	event: func(_ http.Header, body []byte) (string, bool) {
 		var e struct {
 			EventType string `json:"eventType"`
