@@ -155,3 +155,59 @@ func TestWorkerRendersLikeInProcess(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRenderWorker measures what a worker process adds to an uncached
+// render: the same small chart and 20-file directory rendered in process
+// and in a worker (this test binary, as graphcd's own is in production).
+func BenchmarkRenderWorker(b *testing.B) {
+	files := map[string]string{
+		"chart/Chart.yaml":        "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+		"chart/templates/cm.yaml": "{{- range until 20 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{{ . }}\ndata:\n  a: b\n{{- end }}\n",
+	}
+	for i := range 20 {
+		files[fmt.Sprintf("dir/cm-%02d.yaml", i)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  a: b\n", i)
+	}
+	dir, _ := reposervertest.CommitFiles(b, files)
+	url := "file://" + dir
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []struct {
+		name   string
+		worker *reposerver.WorkerOptions
+	}{
+		{"in-process", nil},
+		{"worker", &reposerver.WorkerOptions{Command: []string{exe, workerArg}}},
+		// GRAPHCD_BENCH_BINARY=/path/to/graphcd measures graphcd's own
+		// binary as the worker, as in production.
+		{"graphcd-worker", graphcdWorker()},
+	} {
+		if mode.name == "graphcd-worker" && mode.worker == nil {
+			continue
+		}
+		for _, path := range []string{"chart", "dir"} {
+			b.Run(mode.name+"/"+path, func(b *testing.B) {
+				l, err := reposerver.NewLocal(reposerver.Options{WorkDir: b.TempDir(), AllowFileURLs: true, Worker: mode.worker})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(l.Close)
+				req := bombRequest(url, path)
+				for b.Loop() {
+					if res, err := l.GenerateManifests(b.Context(), req); err != nil || len(res.Manifests) != 20 {
+						b.Fatalf("render: %v", err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func graphcdWorker() *reposerver.WorkerOptions {
+	bin := os.Getenv("GRAPHCD_BENCH_BINARY")
+	if bin == "" {
+		return nil
+	}
+	return &reposerver.WorkerOptions{Command: []string{bin, "render-worker"}}
+}
