@@ -241,7 +241,7 @@ func (w *workers) failure(waitErr error, stderr string) error {
 	if killed || outOfMemory(stderr) {
 		return w.overBudget()
 	}
-	return fmt.Errorf("render worker failed (%w): %s", waitErr, firstLine(stderr))
+	return fmt.Errorf("render worker failed (%w): %s", waitErr, diagnostic(stderr))
 }
 
 // outOfMemoryMessages are what the Go runtime says when the kernel refuses
@@ -336,14 +336,19 @@ func (b *headBuffer) Write(p []byte) (int, error) {
 
 func (b *headBuffer) String() string { return b.buf.String() }
 
-// firstLine returns the first non-empty line of s, at most 256 bytes.
-func firstLine(s string) string {
-	for line := range strings.Lines(s) {
-		if line = strings.TrimSpace(line); line != "" {
-			return truncateText(line, 256)
+// diagnostic returns the Go runtime's own first line of a crash ("fatal
+// error: ...", "panic: ...", "runtime: ..."), at most 256 bytes; other
+// output (logs of the libraries) is never shown.
+func diagnostic(stderr string) string {
+	for line := range strings.Lines(stderr) {
+		line = strings.TrimSpace(line)
+		for _, p := range []string{"fatal error:", "panic:", "runtime:"} {
+			if strings.HasPrefix(line, p) {
+				return truncateText(line, 256)
+			}
 		}
 	}
-	return "no output"
+	return "no diagnostic"
 }
 
 func truncateText(s string, n int) string {

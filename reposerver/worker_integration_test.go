@@ -136,6 +136,25 @@ func TestWorkerStopsOnClose(t *testing.T) {
 	}
 }
 
+// A worker that dies without answering fails the render with the exit
+// status, and none of what it logged (which may hold anything) reaches the
+// error.
+func TestWorkerCrashIsReported(t *testing.T) {
+	url := bombRepo(t)
+	l, err := reposerver.NewLocal(reposerver.Options{
+		WorkDir: t.TempDir(), AllowFileURLs: true,
+		Worker: &reposerver.WorkerOptions{Command: []string{"/bin/sh", "-c", "echo 'level=INFO token=hunter2' >&2; exit 3"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	_, err = l.GenerateManifests(t.Context(), bombRequest(url, "good"))
+	if err == nil || !strings.Contains(err.Error(), "render worker failed (exit status 3): no diagnostic") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("error %v; want the exit status and no log line", err)
+	}
+}
+
 // A worker renders every tool exactly as the in-process renderer does.
 func TestWorkerRendersLikeInProcess(t *testing.T) {
 	url, _ := newRepo(t)
