@@ -186,10 +186,14 @@ func (l *Local) renderContext(ctx context.Context) (context.Context, context.Can
 	}
 }
 
-// Close stops every render in progress (killing its worker process) and
-// makes later renders fail at once: for a server that is shutting down.
+// Close stops every render in progress (killing its worker process), ends
+// the idle workers and makes later renders fail at once: for a server that
+// is shutting down.
 func (l *Local) Close() {
 	l.close()
+	if l.workers != nil {
+		l.workers.close()
+	}
 }
 
 // cacheable reports whether a cached render may be reused: a chart version

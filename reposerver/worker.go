@@ -1,7 +1,7 @@
 package reposerver
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,12 +9,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/reposerver/render"
@@ -30,15 +30,20 @@ const (
 )
 
 // WorkerOptions make Local run every Helm, Kustomize and directory
-// (Jsonnet) render in a child process of its own, under a memory budget the
-// render cannot escape, and killed at the render deadline or when Local is
-// closed. The budget is enforced twice from outside the worker: this
-// process samples the worker's resident memory and kills it past
-// MemoryLimit, and the kernel refuses address space beyond MemoryLimit +
-// workerAddressSpaceHeadroom (RLIMIT_AS, set before the worker reads its
-// job), so that one huge allocation fails at once. A chart or Jsonnet program that builds a huge value
-// then fails its own render with an error wrapping
-// render.ErrBudgetExceeded, and the process serving the API goes on.
+// (Jsonnet) render in a worker process, one render at a time per worker,
+// under a memory budget the render cannot escape. The budget is enforced
+// from outside the worker: this process samples the worker's resident
+// memory during each render and kills it past MemoryLimit, and the kernel
+// refuses address space beyond MemoryLimit + workerAddressSpaceHeadroom
+// (RLIMIT_AS, set before the worker reads its first job), so that one huge
+// allocation fails at once. A worker is also killed at the render
+// deadline and when Local is closed.
+// Workers that answered are reused (they return the render's memory to
+// the system first) up to maxJobsPerWorker renders; a killed one is
+// replaced by a new one at the next render. A chart or Jsonnet program
+// that builds a huge value thus fails its own render with an error
+// wrapping render.ErrBudgetExceeded, and the process serving the API and
+// every other render go on.
 type WorkerOptions struct {
 	// Command starts a worker: its argv, whose process calls
 	// ServeRenderWorker on its standard input and output (graphcd:
@@ -52,11 +57,15 @@ type WorkerOptions struct {
 	Parallelism int
 }
 
-// workers starts render workers.
+// workers is the pool of render worker processes.
 type workers struct {
 	command []string
 	limit   int64
-	slots   chan struct{}
+	slots   chan struct{} // one per job running
+	idle    chan *process // workers waiting for a job
+
+	mu     sync.Mutex
+	closed bool
 }
 
 func newWorkers(o WorkerOptions) (*workers, error) {
@@ -69,7 +78,10 @@ func newWorkers(o WorkerOptions) (*workers, error) {
 	if o.Parallelism <= 0 {
 		o.Parallelism = DefaultWorkerParallelism
 	}
-	return &workers{command: o.Command, limit: o.MemoryLimit, slots: make(chan struct{}, o.Parallelism)}, nil
+	return &workers{
+		command: o.Command, limit: o.MemoryLimit,
+		slots: make(chan struct{}, o.Parallelism), idle: make(chan *process, o.Parallelism),
+	}, nil
 }
 
 // workerRequest is what a worker reads from its standard input.
@@ -96,21 +108,10 @@ var workerErrorClasses = map[string]error{
 	"canceled":     context.Canceled,
 }
 
-// Bounds of what a worker may send back beyond its manifests.
-const (
-	maxWorkerStderr   = 4 << 10
-	workerReplyMargin = 1 << 20
-	workerWaitDelay   = 5 * time.Second
-	// workerAddressSpaceHeadroom is the address space a worker may reserve
-	// beyond its memory budget: an idle Go process (runtime arenas, thread
-	// stacks, C library arenas) reserves about 1.5-2 GiB it never touches.
-	workerAddressSpaceHeadroom = 4 << 30
-	// workerSampleInterval is how often a worker's resident memory is read.
-	workerSampleInterval = 10 * time.Millisecond
-)
-
-// run renders job in a new worker process, within timeout (for messages:
-// ctx carries the deadline).
+// run renders job on an idle worker process, or a new one, within
+// timeout (for messages: ctx carries the deadline). A worker that passes
+// its budget, its deadline or ctx is killed; one that answered goes back
+// to the pool.
 func (w *workers) run(ctx context.Context, job renderJob, timeout time.Duration) ([]*unstructured.Unstructured, error) {
 	select {
 	case w.slots <- struct{}{}:
@@ -123,93 +124,67 @@ func (w *workers) run(ctx context.Context, job renderJob, timeout time.Duration)
 	if err != nil {
 		return nil, fmt.Errorf("encode render job: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, w.command[0], w.command[1:]...)
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(w.limit/4*3, 10), "MALLOC_ARENA_MAX=2")
-	// Its own process group, killed whole; and killed with this process.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = workerWaitDelay
-	stderr := &headBuffer{max: maxWorkerStderr}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
+	p, err := w.get()
 	if err != nil {
-		return nil, fmt.Errorf("start render worker: %w", err)
+		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("start render worker: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start render worker: %w", err)
-	}
-	// The worker blocks reading its job until the limit is in place.
-	as := uint64(w.limit) + workerAddressSpaceHeadroom //nolint:gosec // G115: newWorkers makes the limit positive
-	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}, nil); err != nil {
-		_ = cmd.Cancel()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("limit render worker memory: %w", err)
-	}
-	overBudget := make(chan struct{})
-	watchDone := make(chan struct{})
-	defer close(watchDone)
-	go w.watch(cmd, overBudget, watchDone)
-	go func() {
-		_, _ = stdin.Write(body)
-		_ = stdin.Close()
-	}()
 	maxReply := 2*job.Request.Limits.WithDefaults().MaxCombinedSize + workerReplyMargin
-	reply, readErr := io.ReadAll(io.LimitReader(stdout, maxReply+1))
-	if int64(len(reply)) > maxReply {
-		_ = cmd.Cancel()
-	}
-	waitErr := cmd.Wait()
-	over := false
-	select {
-	case <-overBudget:
-		over = true
-	default:
-	}
+	reply, err := p.do(ctx, body, maxReply, w.limit)
 	switch {
-	case over:
+	case errors.Is(err, errOverBudget):
 		return nil, w.overBudget()
 	case ctx.Err() != nil:
 		return nil, stopped(ctx, timeout)
-	case int64(len(reply)) > maxReply:
+	case errors.Is(err, errReplyTooLarge):
 		return nil, fmt.Errorf("render worker answered more than %d bytes: %w", maxReply, render.ErrTooLarge)
-	case waitErr != nil:
-		return nil, w.failure(waitErr, stderr.String())
-	case readErr != nil:
-		return nil, fmt.Errorf("read render worker answer: %w", readErr)
+	case err != nil:
+		return nil, w.failure(p, err)
 	}
+	w.put(p)
 	return decodeWorkerReply(reply)
 }
 
-// watch kills the worker when its resident memory passes the budget, and
-// then closes over.
-func (w *workers) watch(cmd *exec.Cmd, over chan<- struct{}, done <-chan struct{}) {
-	statm := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/statm"
-	page := int64(os.Getpagesize())
-	t := time.NewTicker(workerSampleInterval)
-	defer t.Stop()
+// get returns an idle live worker, or starts one.
+func (w *workers) get() (*process, error) {
 	for {
 		select {
-		case <-done:
-			return
-		case <-t.C:
+		case p := <-w.idle:
+			if p.alive() {
+				return p, nil
+			}
+			p.kill()
+		default:
+			return startProcess(w.command, w.limit)
 		}
-		b, err := os.ReadFile(statm)
-		if err != nil {
-			return // exited
-		}
-		// statm: size resident shared text lib data dt, in pages.
-		fields := strings.Fields(string(b))
-		if len(fields) < 2 {
-			return
-		}
-		resident, err := strconv.ParseInt(fields[1], 10, 64)
-		if err == nil && resident*page > w.limit {
-			close(over)
-			_ = cmd.Cancel()
+	}
+}
+
+// put returns p to the pool; it ends p instead when p has served
+// maxJobsPerWorker jobs or the pool is closed.
+func (w *workers) put(p *process) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || p.jobs >= maxJobsPerWorker {
+		p.kill()
+		return
+	}
+	select {
+	case w.idle <- p:
+	default:
+		p.kill()
+	}
+}
+
+// close ends the idle workers now and every busy one when it is done.
+func (w *workers) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	for {
+		select {
+		case p := <-w.idle:
+			p.kill()
+		default:
 			return
 		}
 	}
@@ -227,21 +202,24 @@ func stopped(ctx context.Context, timeout time.Duration) error {
 	return fmt.Errorf("render stopped: %w", ctx.Err())
 }
 
-// failure explains a worker that exited without answering: out of its
-// memory budget (the Go runtime's "out of memory", or killed by the
-// kernel's OOM killer), or crashed.
-func (w *workers) failure(waitErr error, stderr string) error {
+// failure explains a worker that stopped answering: out of its memory
+// budget (the Go runtime's "out of memory", or killed by the kernel's OOM
+// killer), or crashed.
+func (w *workers) failure(p *process, err error) error {
+	stderr, killed, waitErr := p.end()
 	var exitErr *exec.ExitError
-	killed := false
-	if errors.As(waitErr, &exitErr) {
+	if errors.As(waitErr, &exitErr) && !killed {
 		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			killed = true
+			return w.overBudget()
 		}
 	}
-	if killed || outOfMemory(stderr) {
+	if outOfMemory(stderr) {
 		return w.overBudget()
 	}
-	return fmt.Errorf("render worker failed (%w): %s", waitErr, diagnostic(stderr))
+	if waitErr != nil {
+		return fmt.Errorf("render worker failed (%w): %s", waitErr, diagnostic(stderr))
+	}
+	return fmt.Errorf("render worker failed: %w", err)
 }
 
 // outOfMemoryMessages are what the Go runtime says when the kernel refuses
@@ -283,16 +261,40 @@ func (e *workerError) Error() string { return e.msg }
 func (e *workerError) Unwrap() error { return e.sentinel }
 
 // ServeRenderWorker is the body of a render worker process (see
-// WorkerOptions.Command): it reads one job from in, renders it and writes
-// the manifests, or the error, to out. It returns an error only when it
-// could not read the job or write the answer.
+// WorkerOptions.Command): it reads jobs from in, one frame each, renders
+// them one at a time and writes each answer (the manifests or the error)
+// as a frame to out, until in ends. It returns an error only when a frame
+// could not be read or written.
 func ServeRenderWorker(ctx context.Context, in io.Reader, out io.Writer) error {
-	var req workerRequest
-	if err := json.NewDecoder(io.LimitReader(in, 64<<20)).Decode(&req); err != nil {
-		return fmt.Errorf("render worker: read job: %w", err)
+	r := bufio.NewReader(in)
+	for {
+		frame, err := readFrame(r, maxWorkerRequest)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("render worker: read job: %w", err)
+		}
+		var req workerRequest
+		if err := json.Unmarshal(frame, &req); err != nil {
+			return fmt.Errorf("render worker: read job: %w", err)
+		}
+		reply, err := json.Marshal(serveJob(ctx, req.Job))
+		if err != nil {
+			return fmt.Errorf("render worker: encode answer: %w", err)
+		}
+		// Give the job's memory back before the next job is measured.
+		debug.FreeOSMemory()
+		if err := writeFrame(out, reply); err != nil {
+			return fmt.Errorf("render worker: write answer: %w", err)
+		}
 	}
+}
+
+// serveJob renders one job in the worker.
+func serveJob(ctx context.Context, job renderJob) workerResponse {
 	var res workerResponse
-	objs, err := runRecovered(ctx, req.Job)
+	objs, err := runRecovered(ctx, job)
 	if err == nil {
 		res.Manifests, err = objectsToJSON(objs)
 	}
@@ -305,10 +307,7 @@ func ServeRenderWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 			}
 		}
 	}
-	if err := json.NewEncoder(out).Encode(res); err != nil {
-		return fmt.Errorf("render worker: write answer: %w", err)
-	}
-	return nil
+	return res
 }
 
 // runRecovered runs job, turning a panic into an error.
@@ -320,21 +319,6 @@ func runRecovered(ctx context.Context, job renderJob) (objs []*unstructured.Unst
 	}()
 	return job.run(ctx)
 }
-
-// headBuffer keeps the first max bytes written to it.
-type headBuffer struct {
-	max int
-	buf bytes.Buffer
-}
-
-func (b *headBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (b *headBuffer) String() string { return b.buf.String() }
 
 // diagnostic returns the Go runtime's own first line of a crash ("fatal
 // error: ...", "panic: ...", "runtime: ..."), at most 256 bytes; other
