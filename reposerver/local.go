@@ -23,9 +23,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/render"
-	"github.com/graphcd/graphcd/reposerver/render/directory"
 	"github.com/graphcd/graphcd/reposerver/render/helm"
-	"github.com/graphcd/graphcd/reposerver/render/kustomize"
 	"github.com/graphcd/graphcd/reposerver/render/plugin"
 )
 
@@ -50,7 +48,10 @@ type Options struct {
 	// AllowFileURLs permits file:// and local-path Git repositories (the
 	// CLI's `admin render --repo PATH`; off for servers).
 	AllowFileURLs bool
-	Logger        *slog.Logger
+	// Worker, when set, runs each Helm, Kustomize and directory render in
+	// a worker process under a memory limit; nil renders in this process.
+	Worker *WorkerOptions
+	Logger *slog.Logger
 }
 
 // DefaultRenderTimeout bounds a render when Options leave it unset.
@@ -62,7 +63,12 @@ type Local struct {
 	git     *git.Client
 	charts  string
 	flights singleflight.Group
+	workers *workers // nil: render in process
 	log     *slog.Logger
+	// life ends every render in progress when Close is called; renders
+	// are shared by identical requests, so no one caller's context may.
+	life  context.Context
+	close context.CancelFunc
 }
 
 var _ Service = (*Local)(nil)
@@ -82,8 +88,19 @@ func NewLocal(opts Options) (*Local, error) {
 	if err := os.MkdirAll(charts, 0o700); err != nil {
 		return nil, fmt.Errorf("reposerver: create chart cache: %w", err)
 	}
+	var w *workers
+	if opts.Worker != nil {
+		var err error
+		if w, err = newWorkers(*opts.Worker); err != nil {
+			return nil, err
+		}
+	}
+	life, closeLife := context.WithCancel(context.Background())
 	return &Local{
-		opts: opts,
+		workers: w,
+		life:    life,
+		close:   closeLife,
+		opts:    opts,
 		git: git.New(git.Options{
 			WorkDir:          filepath.Join(opts.WorkDir, "git"),
 			RevisionCacheTTL: opts.RevisionCacheTTL,
@@ -146,7 +163,9 @@ func (l *Local) GenerateManifests(ctx context.Context, req ManifestRequest) (*Ma
 		}
 	}
 	v, err, _ := l.flights.Do(key, func() (any, error) {
-		res, err := l.render(context.WithoutCancel(ctx), req, revision)
+		rctx, stop := l.renderContext(ctx)
+		defer stop()
+		res, err := l.render(rctx, req, revision)
 		l.toCache(ctx, key, res, err)
 		return res, err
 	})
@@ -154,6 +173,27 @@ func (l *Local) GenerateManifests(ctx context.Context, req ManifestRequest) (*Ma
 		return nil, err
 	}
 	return v.(*ManifestResponse), nil
+}
+
+// renderContext carries ctx's values but ends only when Local is closed:
+// the render it runs is shared with every identical request.
+func (l *Local) renderContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(l.life, cancel)
+	return rctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+// Close stops every render in progress (killing its worker process), ends
+// the idle workers and makes later renders fail at once: for a server that
+// is shutting down.
+func (l *Local) Close() {
+	l.close()
+	if l.workers != nil {
+		l.workers.close()
+	}
 }
 
 // cacheable reports whether a cached render may be reused: a chart version
@@ -174,25 +214,41 @@ func (l *Local) fromCache(ctx context.Context, key string) (*ManifestResponse, b
 	if e.Error != "" {
 		return nil, true, errors.New(e.Error)
 	}
-	res := &ManifestResponse{Revision: e.Revision, SourceType: v1alpha1.ApplicationSourceType(e.SourceType), Cached: true}
+	objs, err := objectsFromJSON(e.Manifests)
+	if err != nil {
+		l.log.WarnContext(ctx, "unreadable cached manifests; rendering again", "err", err)
+		return nil, false, nil
+	}
+	return &ManifestResponse{Manifests: objs, Revision: e.Revision, SourceType: v1alpha1.ApplicationSourceType(e.SourceType), Cached: true}, true, nil
+}
+
+// objectsFromJSON reads a JSON array of objects, keeping integers as int64
+// as unstructured objects need.
+func objectsFromJSON(b []byte) ([]*unstructured.Unstructured, error) {
 	var objs []any
-	if len(e.Manifests) > 0 {
-		// utiljson keeps integers as int64, as unstructured objects need.
-		if err := utiljson.Unmarshal(e.Manifests, &objs); err != nil {
-			l.log.WarnContext(ctx, "unreadable cached manifests; rendering again", "err", err)
-			return nil, false, nil
+	if len(b) > 0 {
+		if err := utiljson.Unmarshal(b, &objs); err != nil {
+			return nil, err
 		}
 	}
-	res.Manifests = make([]*unstructured.Unstructured, 0, len(objs))
+	out := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
 		m, ok := o.(map[string]any)
 		if !ok {
-			l.log.WarnContext(ctx, "cached manifest is not an object; rendering again")
-			return nil, false, nil
+			return nil, errors.New("a manifest is not an object")
 		}
-		res.Manifests = append(res.Manifests, &unstructured.Unstructured{Object: m})
+		out = append(out, &unstructured.Unstructured{Object: m})
 	}
-	return res, true, nil
+	return out, nil
+}
+
+// objectsToJSON writes objs as a JSON array.
+func objectsToJSON(objs []*unstructured.Unstructured) ([]byte, error) {
+	list := make([]map[string]any, len(objs))
+	for i, m := range objs {
+		list[i] = m.Object
+	}
+	return json.Marshal(list)
 }
 
 func (l *Local) toCache(ctx context.Context, key string, res *ManifestResponse, renderErr error) {
@@ -204,11 +260,7 @@ func (l *Local) toCache(ctx context.Context, key string, res *ManifestResponse, 
 		e.Error = renderErr.Error()
 	} else {
 		e.Revision, e.SourceType = res.Revision, string(res.SourceType)
-		objs := make([]map[string]any, len(res.Manifests))
-		for i, m := range res.Manifests {
-			objs[i] = m.Object
-		}
-		b, err := json.Marshal(objs)
+		b, err := objectsToJSON(res.Manifests)
 		if err != nil {
 			return
 		}
@@ -220,7 +272,8 @@ func (l *Local) toCache(ctx context.Context, key string, res *ManifestResponse, 
 }
 
 // render checks out (or pulls) the source and renders it within the render
-// timeout.
+// timeout: Helm, Kustomize and directory sources through runJob (in a
+// worker process when Options.Worker is set), plugins over their socket.
 func (l *Local) render(ctx context.Context, req ManifestRequest, revision string) (*ManifestResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RenderTimeout)
 	defer cancel()
@@ -233,7 +286,7 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 		if err != nil {
 			return nil, err
 		}
-		objs, err := helm.Render(ctx, rreq, helm.ChartSource{Dir: dir, Dependencies: l.helmDeps(req)})
+		objs, err := l.runJob(ctx, l.newJob(v1alpha1.ApplicationSourceTypeHelm, rreq, dir, req))
 		if err != nil {
 			return nil, fmt.Errorf("render chart %s %s: %w", req.Source.Chart, revision, err)
 		}
@@ -258,12 +311,8 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 	}
 	var objs []*unstructured.Unstructured
 	switch tool {
-	case v1alpha1.ApplicationSourceTypeHelm:
-		objs, err = helm.Render(ctx, rreq, helm.ChartSource{Dependencies: l.helmDeps(req)})
-	case v1alpha1.ApplicationSourceTypeKustomize:
-		objs, err = kustomize.Render(ctx, rreq)
-	case v1alpha1.ApplicationSourceTypeDirectory:
-		objs, err = directory.Render(ctx, rreq)
+	case v1alpha1.ApplicationSourceTypeHelm, v1alpha1.ApplicationSourceTypeKustomize, v1alpha1.ApplicationSourceTypeDirectory:
+		objs, err = l.runJob(ctx, l.newJob(tool, rreq, "", req))
 	case v1alpha1.ApplicationSourceTypePlugin:
 		if l.opts.PluginSocketDir == "" {
 			return nil, errors.New("the source needs a config-management plugin, and this repository server has no plugin socket directory")
@@ -301,27 +350,6 @@ func shortSHA(s string) string {
 		return s[:8]
 	}
 	return s
-}
-
-// helmDeps lets a chart's dependencies be fetched with the credentials of
-// the request's matching Helm repository.
-func (l *Local) helmDeps(req ManifestRequest) helm.Dependencies {
-	repos := req.HelmRepos
-	return helm.Dependencies{CacheDir: l.charts, Credentials: func(url string) *helm.Credentials {
-		want := git.NormalizeURL(url)
-		var best *Credentials
-		bestLen := -1
-		for _, r := range repos {
-			prefix := git.NormalizeURL(r.URL)
-			if r.Credentials != nil && strings.HasPrefix(want, prefix) && len(prefix) > bestLen {
-				best, bestLen = r.Credentials, len(prefix)
-			}
-		}
-		if best == nil {
-			return nil
-		}
-		return &helm.Credentials{Username: best.Username, Password: best.Password, CACert: best.CACert, Insecure: best.Insecure}
-	}}
 }
 
 func (l *Local) pullChart(ctx context.Context, req ManifestRequest, version string) (string, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,6 +22,7 @@ type adminRenderOptions struct {
 	jsonnetExtStr, jsonnetTLAStr                                 []string
 	plugin, pluginSocketDir                                      string
 	output                                                       *enumValue
+	render                                                       renderWorkerOptions
 }
 
 func newAdminRenderCmd(root *rootOptions) *cobra.Command {
@@ -56,6 +58,7 @@ array of objects; -o yaml a multi-document stream.`,
 	f.StringVar(&o.plugin, "plugin", "", "config-management plugin name")
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of running `graphcd cmp-server`s (enables plugins)")
 	f.VarP(o.output, "output", "o", "output format: yaml, json")
+	o.render.addFlags(f)
 	_ = c.MarkFlagRequired("repo")
 	return c
 }
@@ -82,13 +85,20 @@ func runAdminRender(c *cobra.Command, root *rootOptions, o *adminRenderOptions) 
 		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
+	worker, err := o.render.worker(c)
+	if err != nil {
+		return err
+	}
 	svc, err := reposerver.NewLocal(reposerver.Options{
 		WorkDir: work, AllowFileURLs: local, Logger: root.log,
-		PluginSocketDir: o.pluginSocketDir, PluginTimeout: defaultPluginTimeout,
+		PluginSocketDir: o.pluginSocketDir, PluginTimeout: defaultPluginTimeout, Worker: worker,
 	})
 	if err != nil {
 		return err
 	}
+	// SIGINT/SIGTERM stops the render (and its worker) at once.
+	defer context.AfterFunc(c.Context(), svc.Close)()
+	defer svc.Close()
 	src.RepoURL = o.repo
 	res, err := svc.GenerateManifests(c.Context(), reposerver.ManifestRequest{
 		Repo: repo, Source: src, Revision: o.revision,

@@ -101,9 +101,11 @@ func loadClusterSettings(ctx context.Context, clients kubernetes.Interface, name
 	return s, nil
 }
 
-// localRepoServer renders in process, with a memory manifest cache signed
-// by a key of this process. The returned func removes its work directory.
-func localRepoServer(log *slog.Logger) (reposerver.Service, func(), error) {
+// localRepoServer renders in this process's repository server (each render
+// in a worker process when worker is set), with a memory manifest cache
+// signed by a key of this process. Renders in progress stop when ctx ends.
+// The returned func removes its work directory.
+func localRepoServer(ctx context.Context, log *slog.Logger, worker *reposerver.WorkerOptions) (reposerver.Service, func(), error) {
 	work, err := os.MkdirTemp("", "graphcd-repo-")
 	if err != nil {
 		return nil, nil, err
@@ -116,9 +118,14 @@ func localRepoServer(log *slog.Logger) (reposerver.Service, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, Cache: c, Logger: log})
+	svc, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, Cache: c, Logger: log, Worker: worker})
 	if err != nil {
 		return nil, nil, err
 	}
-	return svc, func() { _ = os.RemoveAll(work) }, nil
+	stop := context.AfterFunc(ctx, svc.Close)
+	return svc, func() {
+		stop()
+		svc.Close()
+		_ = os.RemoveAll(work)
+	}, nil
 }

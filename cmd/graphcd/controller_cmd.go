@@ -20,6 +20,7 @@ type controllerOptions struct {
 	app           appControllerOptions
 	kube          kubeLimits
 	repoServer    repoServerClientOptions
+	render        renderWorkerOptions
 	shared        sharedOptions
 	metricsListen string
 }
@@ -48,6 +49,7 @@ flags.`,
 	o.app.addFlags(f, true)
 	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
+	o.render.addFlags(f)
 	o.shared.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
 	return c
@@ -83,7 +85,11 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		defer func() { _ = client.Close() }()
 		log.Info("rendering with a separate repo-server", "addr", o.repoServer.addr)
 	} else {
-		local, cleanup, err := localRepoServer(log)
+		worker, err := o.render.worker(c)
+		if err != nil {
+			return err
+		}
+		local, cleanup, err := localRepoServer(ctx, log, worker)
 		if err != nil {
 			return err
 		}

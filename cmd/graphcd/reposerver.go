@@ -49,6 +49,7 @@ type repoServerOptions struct {
 	limits          render.Limits
 	pluginSocketDir string
 	pluginTimeout   time.Duration
+	render          renderWorkerOptions
 }
 
 func newRepoServerCmd(root *rootOptions) *cobra.Command {
@@ -92,6 +93,7 @@ entries are only readable by this process.`,
 	f.Int64Var(&o.limits.MaxCombinedSize, "max-combined-manifests-size", render.DefaultMaxCombinedSize, "largest total of one render's manifests, in bytes")
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of `graphcd cmp-server` sidecars (enables config-management plugins)")
 	f.DurationVar(&o.pluginTimeout, "plugin-timeout", defaultPluginTimeout, "how long one plugin call may take")
+	o.render.addFlags(f)
 	return c
 }
 
@@ -115,13 +117,22 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 		return err
 	}
 	defer closeCache()
+	worker, err := o.render.worker(c)
+	if err != nil {
+		return err
+	}
 	local, err := reposerver.NewLocal(reposerver.Options{
 		WorkDir: workDir, Cache: manifests, RenderTimeout: o.renderTimeout, Logger: log,
 		Limits: o.limits, PluginSocketDir: o.pluginSocketDir, PluginTimeout: o.pluginTimeout,
+		Worker: worker,
 	})
 	if err != nil {
 		return err
 	}
+	// SIGTERM stops the renders in progress at once (their callers get an
+	// error) rather than letting shutdown wait for them.
+	defer context.AfterFunc(ctx, local.Close)()
+	defer local.Close()
 	srv, err := remote.NewServer(local, sopts)
 	if err != nil {
 		return err

@@ -64,7 +64,7 @@ command line wins over the environment.`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", "",
 		"path to a kubeconfig; else $KUBECONFIG, else the in-cluster service account")
 
-	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), newAdminCmd(o), newCMPServerCmd(o), newRepoServerCmd(o))
+	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), newAdminCmd(o), newCMPServerCmd(o), newRepoServerCmd(o), newRenderWorkerCmd())
 	root.AddCommand(cliCommands(o)...)
 	documentEnv(root)
 	return root

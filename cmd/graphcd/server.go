@@ -32,6 +32,7 @@ type serverOptions struct {
 	shutdownTimeout time.Duration
 	kube            kubeLimits
 	repoServer      repoServerClientOptions
+	render          renderWorkerOptions
 	shared          sharedOptions
 	app             appControllerOptions
 	controller      bool
@@ -55,6 +56,7 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 		"how long to wait for running requests on SIGINT/SIGTERM")
 	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
+	o.render.addFlags(f)
 	o.shared.addFlags(f)
 	// One process is the default install: no Lease unless asked for.
 	o.app.addFlags(f, false)
@@ -111,7 +113,11 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// The API tests repositories with it; the controller renders with it.
 	var svc reposerver.Service = repoServer
 	if repoServer == nil {
-		local, cleanup, err := localRepoServer(log)
+		worker, err := o.render.worker(c)
+		if err != nil {
+			return err
+		}
+		local, cleanup, err := localRepoServer(ctx, log, worker)
 		if err != nil {
 			return err
 		}

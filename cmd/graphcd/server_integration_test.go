@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -24,6 +25,11 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
+	// Commands run in this test binary (admin render) start their render
+	// workers from it.
+	if isRenderWorker() {
+		os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster))
 }
 

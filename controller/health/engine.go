@@ -21,15 +21,19 @@ type Options struct {
 	LuaChecks []LuaCheck
 	// Timeout bounds one run of a Lua check; zero means DefaultTimeout.
 	Timeout time.Duration
+	// MemoryBudget bounds how much the process heap may grow while one Lua
+	// check runs; zero means DefaultMemoryBudget.
+	MemoryBudget int64
 }
 
 // Engine assesses resource health with the built-in checks and the Lua
 // checks it was built with. Make one with New; it is safe for concurrent
 // use.
 type Engine struct {
-	timeout time.Duration
-	lua     *luaChecks
-	pool    sync.Pool // of *luaVM
+	timeout      time.Duration
+	memoryBudget int64
+	lua          *luaChecks
+	pool         sync.Pool // of *luaVM
 }
 
 // groupKind names a kind of resource, without version.
@@ -80,6 +84,9 @@ func New(opts Options) (*Engine, error) {
 	if e.timeout <= 0 {
 		e.timeout = DefaultTimeout
 	}
+	if e.memoryBudget = opts.MemoryBudget; e.memoryBudget <= 0 {
+		e.memoryBudget = DefaultMemoryBudget
+	}
 	checks, err := compileLuaChecks(opts.LuaChecks)
 	if err != nil {
 		return nil, err
@@ -97,7 +104,7 @@ func New(opts Options) (*Engine, error) {
 // that is not a valid health, yields Unknown with the reason in the message
 // and no error: the resource's health is then genuinely unknown. Check
 // returns an error only when the script ran out of time (the error wraps
-// ErrScriptTimeout) or ctx ended.
+// ErrScriptTimeout) or memory (ErrScriptMemory), or ctx ended.
 func (e *Engine) Check(ctx context.Context, obj *unstructured.Unstructured) (*Result, error) {
 	if obj == nil || obj.Object == nil {
 		return nil, errors.New("health check: nil object")

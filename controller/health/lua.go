@@ -71,7 +71,7 @@ func compileLuaChecks(checks []LuaCheck) (*luaChecks, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lua health check %s: %w", gk, err)
 		}
-		proto, err := lua.Compile(chunk, name)
+		proto, err := lua.Compile(boundConcat(chunk), name)
 		if err != nil {
 			return nil, fmt.Errorf("lua health check %s: %w", gk, err)
 		}
@@ -158,14 +158,20 @@ func (e *Engine) runLua(ctx context.Context, check *compiledCheck, obj *unstruct
 	if vm == nil {
 		vm = newLuaVM()
 	}
-	runCtx, cancel := context.WithTimeout(ctx, e.timeout)
+	memCtx, stopMem := context.WithCancelCause(ctx)
+	defer stopMem(nil)
+	runCtx, cancel := context.WithTimeout(memCtx, e.timeout)
 	defer cancel()
-
+	endWatch := watchMemory(e.memoryBudget, stopMem)
 	res, reusable, err := vm.run(runCtx, check, obj)
+	endWatch()
 	switch {
 	case ctx.Err() != nil:
 		vm.close()
 		return nil, fmt.Errorf("lua: %w", ctx.Err())
+	case errors.Is(context.Cause(memCtx), ErrScriptMemory):
+		vm.close()
+		return nil, memoryError(e.memoryBudget)
 	case runCtx.Err() != nil:
 		vm.close()
 		return nil, fmt.Errorf("%w after %s: %w", ErrScriptTimeout, e.timeout, runCtx.Err())
@@ -194,6 +200,7 @@ type luaVM struct {
 	envMeta  *lua.LTable           // metatable of every run's globals
 	strIndex *lua.LFunction        // __index of the string metatable
 	blank    *lua.LTable           // globals between runs; never seen by a script
+	concat   *lua.LFunction        // the bounded `..`, each chunk's first argument
 
 	// The current run.
 	env     *lua.LTable
@@ -255,7 +262,8 @@ func (vm *luaVM) run(ctx context.Context, check *compiledCheck, obj *unstructure
 
 	fn := L.NewFunctionFromProto(check.proto)
 	L.Push(fn)
-	if err := L.PCall(0, 1, nil); err != nil {
+	L.Push(vm.concat)
+	if err := L.PCall(1, 1, nil); err != nil {
 		var apiErr *lua.ApiError
 		if errors.As(err, &apiErr) && apiErr.Object != nil {
 			return nil, apiErr.Type == lua.ApiErrorRun, errors.New(apiErr.Object.String())

@@ -355,6 +355,11 @@ func TestLuaResourceLimits(t *testing.T) {
 		{"string.gsub function", `local s = string.rep("x", 4000); local r = s:gsub("x", function() return s end)`, "string.gsub: result would exceed"},
 		{"table.concat", `local s = string.rep("x", 1e6); local t = {}; for i = 1, 10 do t[i] = s end; local r = table.concat(t)`, "table.concat: result would exceed"},
 		{"recursion", `local function f(n) return 1 + f(n + 1) end; f(1)`, "stack overflow"},
+		{"concat doubling 34 times", `local s = "x"; for i = 1, 34 do s = s .. s end`, "string concatenation: result would exceed"},
+		{"concat doubling in a global", `s = "x"; for i = 1, 34 do s = s .. s .. s .. s end`, "string concatenation: result would exceed"},
+		{"concat in a nested function", `local function d(s) return s .. s end; local s = "x"; for i = 1, 34 do s = d(s) end`, "string concatenation: result would exceed"},
+		{"string.format doubling", `local s = "x"; for i = 1, 34 do s = string.format("%s%s", s, s) end`, "string.format: result would exceed"},
+		{"string.format widths", `local s = string.format(string.rep("%999999d", 100), 1)`, "string.format: result would exceed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -552,5 +557,61 @@ func TestConcurrentChecks(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// Scripts whose every string stays under the bound but whose data grows
+// without end (a table of tables, many 4 MB strings kept alive) are
+// stopped by the memory budget with an error naming it, not by the
+// process running out of memory. The timeout is long so that only the
+// budget can stop them.
+func TestLuaMemoryBudget(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+	}{
+		{"table growth", `local t = {}; for i = 1, 1e10 do t[i] = {i} end`},
+		{"strings kept alive", `local s = string.rep("x", 4e6); local t = {}; for i = 1, 1e6 do t[i] = s .. i end`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, Options{
+				Timeout:      10 * time.Minute,
+				MemoryBudget: 64 << 20,
+				LuaChecks:    []LuaCheck{{Group: "example.com", Kind: "Widget", Script: tt.script + "\nreturn {status = \"Healthy\"}", UseOpenLibs: true}},
+			})
+			got, err := e.Check(t.Context(), object("example.com/v1", "Widget"))
+			if !errors.Is(err, ErrScriptMemory) || !strings.Contains(fmt.Sprint(err), "example.com/Widget: health script exceeded its memory budget of 64 MiB") {
+				t.Fatalf("Check = %+v, %v; want the memory budget error", got, err)
+			}
+			if errors.Is(err, ErrScriptTimeout) {
+				t.Errorf("error %v also claims a timeout", err)
+			}
+			// The engine stays usable.
+			e2 := newEngine(t, Options{LuaChecks: []LuaCheck{{Group: "example.com", Kind: "Widget", Script: statusScript("Healthy", "")}}})
+			if got, err := e2.Check(t.Context(), object("example.com/v1", "Widget")); err != nil || got.Status != StatusHealthy {
+				t.Errorf("Check after the budget error = %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+// The bounded `..` keeps Lua's semantics: numbers, right associativity,
+// __concat metamethods on either side, and the error for other values.
+func TestLuaConcatSemantics(t *testing.T) {
+	tests := []struct {
+		script string
+		want   string
+	}{
+		{`return "a" .. 1 .. "b" .. 2.5`, "a1b2.5"},
+		{`local t = setmetatable({}, {__concat = function(a, b) return "T" end}); return ("x" .. t) .. (t .. "y")`, "TT"},
+		{`local ok, err = pcall(function() return "a" .. nil end); return tostring(ok) .. (string.find(err, "concat") and " concat" or " " .. err)`, "false concat"},
+		{`local function f() return "in" .. "ner" end; local t = {k = "v" .. f()}; return t.k`, "vinner"},
+	}
+	for _, tt := range tests {
+		got, err := checkScript(t, "local m = (function() "+tt.script+" end)()\nreturn {status = \"Healthy\", message = m}", true, nil)
+		if err != nil || got.Message != tt.want {
+			t.Errorf("%s: got %+v, %v; want message %q", tt.script, got, err, tt.want)
+		}
 	}
 }

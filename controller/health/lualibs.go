@@ -9,9 +9,9 @@ import (
 	"github.com/yuin/gopher-lua/pm"
 )
 
-// maxLuaString bounds the strings that string.rep, string.gsub and
-// table.concat may build, so that string.rep("x", 1e10) fails with a Lua
-// error instead of exhausting memory.
+// maxLuaString bounds the strings that `..`, string.rep, string.gsub,
+// string.format and table.concat may build, so that string.rep("x", 1e10)
+// fails with a Lua error instead of exhausting memory.
 const maxLuaString = 4 << 20
 
 // The functions each library keeps. Everything else gopher-lua offers is
@@ -22,7 +22,7 @@ const maxLuaString = 4 << 20
 var (
 	baseNames  = []string{"assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget", "rawset", "select", "setmetatable", "tonumber", "tostring", "type", "unpack", "xpcall"}
 	tableNames = []string{"getn", "insert", "maxn", "remove", "sort"}
-	strNames   = []string{"byte", "char", "find", "format", "gfind", "gmatch", "len", "lower", "match", "reverse", "sub", "upper"}
+	strNames   = []string{"byte", "char", "find", "gfind", "gmatch", "len", "lower", "match", "reverse", "sub", "upper"}
 	mathNames  = []string{"abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "cosh", "deg", "exp", "floor", "fmod", "frexp", "huge", "ldexp", "log", "log10", "max", "min", "mod", "modf", "pi", "pow", "rad", "random", "sin", "sinh", "sqrt", "tan", "tanh"}
 	coNames    = []string{"create", "resume", "running", "status", "wrap", "yield"}
 )
@@ -102,6 +102,12 @@ func (vm *luaVM) captureLibraries() {
 		libEntry{"rep", L.NewFunction(strRep)},
 		libEntry{"gsub", L.NewFunction(strGsub)},
 	)
+	if str, ok := global.RawGetString("string").(*lua.LTable); ok {
+		if f, ok := str.RawGetString("format").(*lua.LFunction); ok && f.IsG {
+			vm.libs[libString] = append(vm.libs[libString], libEntry{"format", L.NewFunction(strFormat(f.GFunction))})
+		}
+	}
+	vm.concat = L.NewFunction(luaConcat)
 	vm.libs[libMath] = pick(global.RawGetString("math"), mathNames)
 	vm.libs[libCoroutine] = pick(global.RawGetString("coroutine"), coNames)
 	vm.libs[libOS] = []libEntry{

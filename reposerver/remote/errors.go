@@ -44,6 +44,7 @@ var errorClasses = []errorClass{
 	{reposerver.ErrNotGit, codes.FailedPrecondition, "NOT_GIT"},
 	{render.ErrOutsideRoot, codes.InvalidArgument, "PATH_OUTSIDE_ROOT"},
 	{render.ErrTooLarge, codes.ResourceExhausted, "MANIFESTS_TOO_LARGE"},
+	{render.ErrBudgetExceeded, codes.ResourceExhausted, "RENDER_BUDGET_EXCEEDED"},
 	{os.ErrNotExist, codes.NotFound, "NOT_FOUND"},
 }
 

@@ -50,3 +50,8 @@ var ErrOutsideRoot = errors.New("path outside the repository root")
 
 // ErrTooLarge is wrapped when a render exceeds one of its Limits.
 var ErrTooLarge = errors.New("manifest size limit exceeded")
+
+// ErrBudgetExceeded is wrapped when a render ran out of the memory its
+// worker process may use (a template or Jsonnet program that builds huge
+// values).
+var ErrBudgetExceeded = errors.New("render budget exceeded")
