@@ -168,6 +168,10 @@ func TestParse(t *testing.T) {
 			}, cmp.Ignore())); diff != "" {
 				t.Errorf("cluster (-got +want):\n%s", diff)
 			}
+			if gotRest.WrapTransport == nil {
+				t.Error("the rest config does not redact the API server's error answers (kubeerror.Wrap)")
+			}
+			gotRest.WrapTransport = nil
 			if diff := cmp.Diff(gotRest, tt.rest); diff != "" {
 				t.Errorf("rest config (-got +want):\n%s", diff)
 			}

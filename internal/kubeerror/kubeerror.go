@@ -77,6 +77,28 @@ var valueCauses = map[metav1.CauseType]string{
 	metav1.CauseTypeTooMany:                "Too many",
 }
 
+// knownDetails are the explanations of the API server's validation that
+// users need most; a redacted cause keeps one it ends with. Only these
+// fixed words are kept, never text of the message itself, since a value
+// may contain anything.
+var knownDetails = []string{
+	"field is immutable",
+	"may not be changed",
+	"must be unique",
+	"must be no more than 63 characters",
+	"must be no more than 253 characters",
+}
+
+// knownDetail returns ": <detail>" when msg ends with a known detail.
+func knownDetail(msg string) string {
+	for _, d := range knownDetails {
+		if strings.HasSuffix(msg, ": "+d) {
+			return ": " + d
+		}
+	}
+	return ""
+}
+
 // namesOnly are the reasons whose messages the API server builds from
 // names, never from an object's content.
 var namesOnly = map[metav1.StatusReason]bool{
@@ -96,7 +118,7 @@ func redactStatus(s metav1.Status) metav1.Status {
 		d.Causes = make([]metav1.StatusCause, len(s.Details.Causes))
 		for i, c := range s.Details.Causes {
 			if word, ok := valueCauses[c.Type]; ok {
-				c.Message = word + " (value not shown)"
+				c.Message = word + " (value not shown)" + knownDetail(c.Message)
 			} else {
 				c.Message = cutValues(c.Message)
 			}
@@ -119,7 +141,11 @@ func redactStatus(s metav1.Status) metav1.Status {
 func invalidMessage(s metav1.Status) string {
 	what := "the object"
 	if d := s.Details; d.Kind != "" {
-		what = fmt.Sprintf("%s %q", d.Kind, d.Name)
+		kind := d.Kind
+		if d.Group != "" {
+			kind += "." + d.Group
+		}
+		what = fmt.Sprintf("%s %q", kind, d.Name)
 	}
 	parts := make([]string, len(s.Details.Causes))
 	for i, c := range s.Details.Causes {

@@ -34,6 +34,12 @@ func TestRedactStatus(t *testing.T) {
 		}),
 		want: `Secret "db" is invalid: [data: Invalid value (value not shown), type: Required value: must be set]`,
 	}, {
+		name: "immutable",
+		in: apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "batch", field.ErrorList{
+			field.Invalid(field.NewPath("spec", "template"), map[string]any{"env": secret + ": field is immutable"}, "field is immutable"),
+		}),
+		want: `Job.batch "batch" is invalid: spec.template: Invalid value (value not shown): field is immutable`,
+	}, {
 		name: "unsupported value",
 		in:   apierrors.NewInvalid(secrets, "db", field.ErrorList{field.NotSupported(field.NewPath("type"), secret, []string{"Opaque"})}),
 		want: `Secret "db" is invalid: type: Unsupported value (value not shown)`,
