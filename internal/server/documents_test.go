@@ -88,6 +88,9 @@ func TestRealDocumentsAdmitted(t *testing.T) {
 			if c, _ := budget.measure(t.Context(), text, member.tokens); c.selections > largest.selections {
 				largest, largestName = c, name
 			}
+			if len(text) > maxDocumentBytes || (asksOnlyPublicFields(t, text) && len(text) > anonymousMaxDocumentBytes) {
+				t.Errorf("%s operation %s is %d bytes long, over its size limit", set.name, name, len(text))
+			}
 			anonymousOnly = false
 			if err := budget.MutateOperationParameters(t.Context(), &graphql.RawParams{Query: text}); err != nil {
 				t.Errorf("%s operation %s refused: %s\n%s", set.name, name, err.Message, text)

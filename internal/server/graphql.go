@@ -121,6 +121,10 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	} else {
 		srv.Use(extension.Introspection{})
 	}
+	authenticated := func(ctx context.Context) bool { return root.Authz == nil || root.Authz.Authenticated(ctx) }
+	// Before the persisted queries remember a document and gqlgen's
+	// query cache keeps it: both hold the text of each document.
+	srv.Use(documentSize{authenticated: authenticated})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](apqCacheSize)})
 	srv.Use(extension.FixedComplexityLimit(opts.maxComplexity))
 	// Registered after the persisted queries (which may supply the
@@ -130,7 +134,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	srv.Use(documentBudget{
 		member:        opts.documents,
 		anonymous:     opts.anonymousDocuments,
-		authenticated: func(ctx context.Context) bool { return root.Authz == nil || root.Authz.Authenticated(ctx) },
+		authenticated: authenticated,
 		costs:         lru.New[documentCost](documentCostCacheSize),
 	})
 	// Dataloaders live for one response, so that nothing read is reused

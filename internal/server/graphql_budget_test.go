@@ -232,6 +232,21 @@ func TestGraphQLAnonymousBudget(t *testing.T) {
 	if msg, ok := refusal(res); !ok || !strings.Contains(msg, "more than 500 tokens") {
 		t.Errorf("big persisted document without a token: %s", msg)
 	}
+	// Few tokens, long text: one string literal. Refused before any cache
+	// keeps its text, for a caller without a session at 8 KiB and for
+	// everybody at 128 KiB.
+	long := func(n int) string { return `{ version { version } } # ` + strings.Repeat("x", n) }
+	_, res = postAs(t, url, "", long(9<<10))
+	if msg, ok := refusal(res); !ok || msg != "document is longer than 8192 bytes (the limit for callers without a session: log in first)" {
+		t.Errorf("long document without a token: %s", msg)
+	}
+	if _, res := postAs(t, url, token, long(9<<10)); len(res.Errors) > 0 {
+		t.Errorf("long document with a token: %+v", res.Errors)
+	}
+	_, res = postAs(t, url, token, long(129<<10))
+	if msg, ok := refusal(res); !ok || msg != "document is longer than 131072 bytes" {
+		t.Errorf("very long document with a token: %s", msg)
+	}
 	// With anonymous access on, callers without a token may ask
 	// everything, and have the budget of everybody.
 	authz.SetAnonymous(true)

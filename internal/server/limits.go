@@ -184,6 +184,44 @@ func errClientGone() *gqlerror.Error {
 	return &gqlerror.Error{Message: "request cancelled: the client went away"}
 }
 
+// Sizes of a GraphQL document's text. The persisted-query cache and
+// gqlgen's query cache each keep up to a thousand documents, so these
+// bound what they hold (128 MiB and 8 MiB); the largest document the
+// console sends is about 4 KiB.
+const (
+	maxDocumentBytes          = 128 << 10
+	anonymousMaxDocumentBytes = 8 << 10
+)
+
+// documentSize refuses a document whose text is longer than the caller's
+// limit before anything reads or remembers it.
+type documentSize struct {
+	authenticated func(context.Context) bool
+}
+
+var (
+	_ graphql.HandlerExtension          = documentSize{}
+	_ graphql.OperationParameterMutator = documentSize{}
+)
+
+func (documentSize) ExtensionName() string { return "DocumentSize" }
+
+func (documentSize) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (d documentSize) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	limit, who := maxDocumentBytes, ""
+	if !d.authenticated(ctx) {
+		limit, who = anonymousMaxDocumentBytes, " (the limit for callers without a session: log in first)"
+	}
+	if len(p.Query) <= limit {
+		return nil
+	}
+	return &gqlerror.Error{
+		Message:    fmt.Sprintf("document is longer than %d bytes%s", limit, who),
+		Extensions: map[string]any{"code": string(resolvers.CodeBadUserInput)},
+	}
+}
+
 // noIntrospection refuses operations that query the schema (__schema or
 // __type at the root) with a clear FORBIDDEN error, rather than the
 // executor's anonymous one.
