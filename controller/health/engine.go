@@ -21,8 +21,9 @@ type Options struct {
 	LuaChecks []LuaCheck
 	// Timeout bounds one run of a Lua check; zero means DefaultTimeout.
 	Timeout time.Duration
-	// MemoryBudget bounds how much the process heap may grow while one Lua
-	// check runs; zero means DefaultMemoryBudget.
+	// MemoryBudget bounds the bytes of the strings one run of a Lua check
+	// builds (and, at heapBackstop times it, how much the process heap may
+	// grow while the run lasts); zero means DefaultMemoryBudget.
 	MemoryBudget int64
 }
 

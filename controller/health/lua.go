@@ -158,7 +158,9 @@ func (e *Engine) runLua(ctx context.Context, check *compiledCheck, obj *unstruct
 	if vm == nil {
 		vm = newLuaVM()
 	}
-	memCtx, stopMem := context.WithCancelCause(ctx)
+	mem := &runMemory{budget: e.memoryBudget}
+	memCtx, stopMem := context.WithCancelCause(withRunMemory(ctx, mem))
+	mem.stop = stopMem
 	defer stopMem(nil)
 	runCtx, cancel := context.WithTimeout(memCtx, e.timeout)
 	defer cancel()

@@ -569,19 +569,24 @@ func TestLuaMemoryBudget(t *testing.T) {
 	tests := []struct {
 		name   string
 		script string
+		budget int64
 	}{
-		{"table growth", `local t = {}; for i = 1, 1e10 do t[i] = {i} end`},
-		{"strings kept alive", `local s = string.rep("x", 4e6); local t = {}; for i = 1, 1e6 do t[i] = s .. i end`},
+		// Counted: the strings the run builds, whatever else allocates.
+		{"strings kept alive", `local s = string.rep("x", 4e6); local t = {}; for i = 1, 1e6 do t[i] = s .. i end`, 64 << 20},
+		{"strings thrown away", `local s = string.rep("x", 1e6); for i = 1, 1e6 do local u = s .. i end`, 64 << 20},
+		// Not counted: the heap backstop (16 × 4 MiB) stops it.
+		{"table growth", `local t = {}; for i = 1, 1e10 do t[i] = {i} end`, 4 << 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEngine(t, Options{
 				Timeout:      10 * time.Minute,
-				MemoryBudget: 64 << 20,
+				MemoryBudget: tt.budget,
 				LuaChecks:    []LuaCheck{{Group: "example.com", Kind: "Widget", Script: tt.script + "\nreturn {status = \"Healthy\"}", UseOpenLibs: true}},
 			})
 			got, err := e.Check(t.Context(), object("example.com/v1", "Widget"))
-			if !errors.Is(err, ErrScriptMemory) || !strings.Contains(fmt.Sprint(err), "example.com/Widget: health script exceeded its memory budget of 64 MiB") {
+			want := fmt.Sprintf("example.com/Widget: health script exceeded its memory budget of %d MiB", tt.budget>>20)
+			if !errors.Is(err, ErrScriptMemory) || !strings.Contains(fmt.Sprint(err), want) {
 				t.Fatalf("Check = %+v, %v; want the memory budget error", got, err)
 			}
 			if errors.Is(err, ErrScriptTimeout) {

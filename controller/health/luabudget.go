@@ -13,18 +13,27 @@ import (
 )
 
 // A Lua check runs in the controller's process, so its memory is bounded
-// from inside: every string a script can build (`..`, string.rep,
+// from inside. Every string a script can build (`..`, string.rep,
 // string.gsub, string.format, table.concat) is at most maxLuaString, and
-// a watchdog stops a script under which the process heap grows by more
-// than the engine's memory budget (a table grown without end, or many
-// bounded strings kept alive).
+// the bytes of all the strings one run builds are counted against the
+// engine's memory budget, exactly and for that run alone. What the count
+// cannot see — tables grown without end — is stopped by the deadline, and
+// by a watchdog when the process heap grows by heapBackstop times the
+// budget while the run lasts: the heap is the whole process's, so the
+// backstop sits far above the budget, where other work is not what grew
+// it.
 
-// DefaultMemoryBudget bounds how much the heap may grow while one Lua check
-// runs, when Options.MemoryBudget is zero: 64 MiB.
+// DefaultMemoryBudget bounds the bytes of the strings one run of a Lua
+// check builds, when Options.MemoryBudget is zero: 64 MiB.
 const DefaultMemoryBudget int64 = 64 << 20
 
+// heapBackstop times the memory budget is how much the process heap may
+// grow while one check runs before the watchdog stops the check.
+const heapBackstop = 16
+
 // ErrScriptMemory is wrapped by Check's error when a Lua check was stopped
-// because the heap grew past the engine's memory budget while it ran.
+// because it built more strings than the engine's memory budget, or the
+// heap grew past the backstop while it ran.
 var ErrScriptMemory = errors.New("health script exceeded its memory budget")
 
 // Watchdog timing: a check that ends within watchStart (nearly all do)
@@ -33,6 +42,38 @@ const (
 	watchStart    = 2 * time.Millisecond
 	watchInterval = time.Millisecond
 )
+
+// runMemory is what one run of a check has built, against its budget.
+type runMemory struct {
+	used, budget int64
+	// stop ends the run with ErrScriptMemory as the cause.
+	stop context.CancelCauseFunc
+}
+
+type runMemoryKey struct{}
+
+// withRunMemory returns ctx carrying the account of one run.
+func withRunMemory(ctx context.Context, m *runMemory) context.Context {
+	return context.WithValue(ctx, runMemoryKey{}, m)
+}
+
+// charge counts n bytes a library function is about to build for the run
+// of L, and stops the run when they pass its budget.
+func charge(L *lua.LState, n int) {
+	ctx := L.Context()
+	if ctx == nil {
+		return
+	}
+	m, _ := ctx.Value(runMemoryKey{}).(*runMemory)
+	if m == nil {
+		return
+	}
+	m.used += int64(n)
+	if m.used > m.budget {
+		m.stop(ErrScriptMemory)
+		L.RaiseError("%s", ErrScriptMemory.Error())
+	}
+}
 
 // heapMetric is the bytes of heap objects, live or not yet swept, kept
 // current by every allocation.
@@ -48,8 +89,8 @@ func heapBytes() int64 {
 }
 
 // watchMemory stops a run (cancel with ErrScriptMemory as the cause) when
-// the heap grows by more than budget after its first watchStart. The
-// returned func ends the watch.
+// the heap grows by more than heapBackstop times budget after its first
+// watchStart. The returned func ends the watch.
 func watchMemory(budget int64, cancel context.CancelCauseFunc) func() {
 	done := make(chan struct{})
 	timer := time.AfterFunc(watchStart, func() {
@@ -62,7 +103,7 @@ func watchMemory(budget int64, cancel context.CancelCauseFunc) func() {
 				return
 			case <-t.C:
 			}
-			if heapBytes()-base > budget {
+			if heapBytes()-base > heapBackstop*budget {
 				cancel(ErrScriptMemory)
 				return
 			}
@@ -181,6 +222,7 @@ func luaConcat(L *lua.LState) int {
 		if len(as)+len(bs) > maxLuaString {
 			L.RaiseError("string concatenation: result would exceed %d bytes", maxLuaString)
 		}
+		charge(L, len(as)+len(bs))
 		L.Push(lua.LString(as + bs))
 		return 1
 	}
@@ -218,6 +260,7 @@ func strFormat(format lua.LGFunction) lua.LGFunction {
 		if size > maxLuaString {
 			L.RaiseError("string.format: result would exceed %d bytes", maxLuaString)
 		}
+		charge(L, size)
 		return format(L)
 	}
 }
@@ -254,7 +297,7 @@ func isVerb(c byte) bool {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 
-// memoryError explains a run stopped by the watchdog.
+// memoryError explains a run stopped for its memory.
 func memoryError(budget int64) error {
-	return fmt.Errorf("%w of %d MiB: the heap grew past it while the script ran", ErrScriptMemory, budget>>20)
+	return fmt.Errorf("%w of %d MiB", ErrScriptMemory, budget>>20)
 }

@@ -238,6 +238,7 @@ func strRep(L *lua.LState) int {
 	if n > maxLuaString/len(s) {
 		L.RaiseError("string.rep: result would exceed %d bytes", maxLuaString)
 	}
+	charge(L, len(s)*n)
 	L.Push(lua.LString(strings.Repeat(s, n)))
 	return 1
 }
@@ -262,6 +263,7 @@ func tableConcat(L *lua.LState) int {
 			L.RaiseError("table.concat: result would exceed %d bytes", maxLuaString)
 		}
 	}
+	charge(L, b.Len())
 	L.Push(lua.LString(b.String()))
 	return 1
 }
@@ -317,6 +319,7 @@ func strGsub(L *lua.LState) int {
 	if b.Len() > maxLuaString {
 		L.RaiseError("string.gsub: result would exceed %d bytes", maxLuaString)
 	}
+	charge(L, b.Len())
 	L.Push(lua.LString(b.String()))
 	L.Push(lua.LNumber(len(matches)))
 	return 2
