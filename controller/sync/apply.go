@@ -101,10 +101,13 @@ func (s *step) apply(ctx context.Context, t *Task, dryRun bool) (string, string,
 		}
 	}
 	verb, err := a.run(ctx)
-	if s.e.cfg.Reader != nil && t.Name != "" && t.HookType == "" && (apierrors.IsAlreadyExists(err) || (apierrors.IsNotFound(err) && a.live != nil)) {
-		// The reader was behind the API server: read the object there and
-		// apply again. (A hook that already exists is one still going
-		// away; startHook waits for it.)
+	if s.e.cfg.Reader != nil && t.Name != "" && t.HookType == "" &&
+		(apierrors.IsAlreadyExists(err) || (a.live != nil && (apierrors.IsNotFound(err) || apierrors.IsConflict(err)))) {
+		// The reader was behind the API server (a replace sent the
+		// resourceVersion it read, and a controller has written the
+		// object since): read the object there and apply again. (A hook
+		// that already exists is one still going away; startHook waits
+		// for it.)
 		if a.live, err = getLive(ctx, ri, t.Name); err != nil {
 			return t.Name, "", fmt.Errorf("read the live object: %w", err)
 		}
