@@ -191,7 +191,7 @@ func (w *workers) close() {
 }
 
 func (w *workers) overBudget() error {
-	return fmt.Errorf("render exceeded its memory budget of %s: %w", formatBytes(w.limit), render.ErrBudgetExceeded)
+	return fmt.Errorf("%w of %s", render.ErrBudgetExceeded, formatBytes(w.limit))
 }
 
 // stopped explains why ctx ended a render.

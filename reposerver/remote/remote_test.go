@@ -207,7 +207,7 @@ func TestErrorsKeepMeaning(t *testing.T) {
 		{"unsafe url", fmt.Errorf("x: %w", git.ErrUnsafeURL), codes.InvalidArgument, git.ErrUnsafeURL, "x: unsafe repository URL"},
 		{"outside root", fmt.Errorf("values: %w", render.ErrOutsideRoot), codes.InvalidArgument, render.ErrOutsideRoot, "values: path outside the repository root"},
 		{"too large", fmt.Errorf("render: %w", render.ErrTooLarge), codes.ResourceExhausted, render.ErrTooLarge, "render: manifest size limit exceeded"},
-		{"render budget", fmt.Errorf("render exceeded its memory budget of 1 GiB: %w", render.ErrBudgetExceeded), codes.ResourceExhausted, render.ErrBudgetExceeded, "render exceeded its memory budget of 1 GiB: render budget exceeded"},
+		{"render budget", fmt.Errorf("%w of 1 GiB", render.ErrBudgetExceeded), codes.ResourceExhausted, render.ErrBudgetExceeded, "render exceeded its memory budget of 1 GiB"},
 		{"not git", fmt.Errorf("list commits: %w", reposerver.ErrNotGit), codes.FailedPrecondition, reposerver.ErrNotGit, "list commits: not a Git repository"},
 		{"not exist", fmt.Errorf("open x: %w", os.ErrNotExist), codes.NotFound, os.ErrNotExist, "open x: file does not exist"},
 		{"deadline", fmt.Errorf("render: %w", context.DeadlineExceeded), codes.DeadlineExceeded, context.DeadlineExceeded, "render: context deadline exceeded"},

@@ -54,4 +54,4 @@ var ErrTooLarge = errors.New("manifest size limit exceeded")
 // ErrBudgetExceeded is wrapped when a render ran out of the memory its
 // worker process may use (a template or Jsonnet program that builds huge
 // values).
-var ErrBudgetExceeded = errors.New("render budget exceeded")
+var ErrBudgetExceeded = errors.New("render exceeded its memory budget")
