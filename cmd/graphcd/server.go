@@ -167,7 +167,6 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		Logger: log, Resolver: resolver, ShutdownTimeout: o.shutdownTimeout,
 	}
 	if authParts != nil {
-		opts.Ready = readyWhenSynced(opts.Ready, "the admin account's password", authParts.adminReady)
 		resolver.Authz, resolver.AccountService = authParts.authz, authParts.sessions
 		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
 	}

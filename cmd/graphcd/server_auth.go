@@ -56,9 +56,6 @@ type authParts struct {
 	authz    *auth.Authorizer
 	sessions *auth.Sessions
 	routes   []server.Route
-	// adminReady is closed once the admin account's password is set and
-	// logins can use it.
-	adminReady <-chan struct{}
 }
 
 // projectRetry is how often the RBAC setup tries again to watch
@@ -125,22 +122,6 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 		}
 		return err
 	})
-	// The initial password is readable before its hash is written and
-	// before the store's watch holds it: ready means a login with it works
-	// (or the admin account is disabled).
-	adminReady := make(chan struct{})
-	go func() {
-		for ctx.Err() == nil {
-			if a, ok := accts.Get(accounts.Admin); !ok || a.HasPassword {
-				close(adminReady)
-				return
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
 	sessions := &auth.Sessions{
 		Issuer: issuer, Accounts: accts, Projects: objects, TTL: o.sessionTTL,
 		Limiter: login.NewLimiter(login.Options{Known: func(name string) bool {
@@ -163,7 +144,7 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 		routes = append(routes, server.Route{Pattern: "/api/dex/", Name: "dex", Handler: dexServer.Handler()})
 		context.AfterFunc(ctx, func() { _ = dexServer.Close() })
 	}
-	return &authParts{authz: authz, sessions: sessions, routes: routes, adminReady: adminReady}, nil
+	return &authParts{authz: authz, sessions: sessions, routes: routes}, nil
 }
 
 // setUpRetry is how often the server tries again to set up a part of
