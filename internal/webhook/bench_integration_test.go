@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth/accounts"
 	graphcdclient "github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/appindex"
@@ -290,11 +291,27 @@ func (s *benchServer) login(b testing.TB) *graphcdclient.Client {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	session, err := graphcdclient.New(s.base, "").Login(b.Context(), "admin", string(secret.Data["password"]))
-	if err != nil {
-		b.Fatal(err)
+	// The initial password's Secret appears before its hash is written
+	// to graphcd-secret and before the server's accounts watch holds it:
+	// wait for the hash, and allow the watch a retry or two (each failure
+	// counts against the login limit of 5 per account and client).
+	for {
+		sec, err := cluster.Client.CoreV1().Secrets(s.ns).Get(b.Context(), accounts.SecretName, metav1.GetOptions{})
+		if err == nil && len(sec.Data["admin.password"]) > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return graphcdclient.New(s.base, session.Token)
+	for attempt := 1; ; attempt++ {
+		session, err := graphcdclient.New(s.base, "").Login(b.Context(), "admin", string(secret.Data["password"]))
+		if err == nil {
+			return graphcdclient.New(s.base, session.Token)
+		}
+		if attempt == 3 {
+			b.Fatal(err)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // setAutoSync turns automated sync of the n apps of ns on or off, eight
