@@ -247,6 +247,14 @@ func TestPatchApplication(t *testing.T) {
 	if app.Spec.Source.TargetRevision != "v3" || app.Annotations["note"] != "x" {
 		t.Errorf("after the JSON patch: annotations %v, source %+v", app.Annotations, app.Spec.Source)
 	}
+	// Each copy copies the previous ones: 40 would double the document
+	// 40 times.
+	doubling := `[{"op": "add", "path": "/spec/info", "value": [{"name": "n", "value": "` + strings.Repeat("x", 1000) + `"}]}` +
+		strings.Repeat(`, {"op": "copy", "from": "/spec/info", "path": "/spec/info/-"}`, 40) + `]`
+	_, resp := query(t, patch, map[string]any{"ref": ref, "p": doubling, "t": "JSON"})
+	if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "BAD_USER_INPUT" || !strings.Contains(resp.Errors[0].Message, "exceeding the limit 262144") {
+		t.Errorf("copies that double the document: %+v, want BAD_USER_INPUT at the copy limit", resp.Errors)
+	}
 	for name, tc := range map[string]struct{ p, typ string }{
 		"status is not patchable":  {`{"status": {"sync": {"status": "Synced"}}}`, "MERGE"},
 		"finalizers stay":          {`{"metadata": {"finalizers": ["x"]}}`, "MERGE"},

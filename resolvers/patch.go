@@ -45,7 +45,11 @@ func (r *Resolver) patchApplication(ctx context.Context, in model.PatchApplicati
 		if err != nil {
 			return nil, Errorf(CodeBadUserInput, "patch: %v", err)
 		}
-		apply = p.Apply
+		// Each "copy" may copy what earlier ones copied: unbounded, forty
+		// of them would double the document forty times.
+		opts := jsonpatch.NewApplyOptions()
+		opts.AccumulatedCopySizeLimit = maxPatch
+		apply = func(doc []byte) ([]byte, error) { return p.ApplyWithOptions(doc, opts) }
 	default:
 		return nil, Errorf(CodeBadUserInput, "patchType: %s does not apply to Applications; use MERGE or JSON", in.PatchType)
 	}
