@@ -159,6 +159,8 @@ await run(artifacts, async (page, { shot, check }) => {
   await page.getByRole('tab', { name: 'Logs' }).click()
   const log = page.getByRole('log')
   await log.locator('.log-line', { hasText: "a KWOK fake container's log" }).waitFor(slow)
+  // The lines arrive as a stream: wait for the last before counting.
+  await log.locator('.log-line').nth(2).waitFor(slow)
   check((await log.locator('.log-line').count()) === 3, `a Pod's Logs tab shows the container's log, read from its node (${(await log.textContent())?.slice(0, 120)})`)
   check((await page.locator('.rpanel-body .error').count()) === 0, 'the log shows no error')
   await page.getByLabel('Search').last().fill('healthz')
