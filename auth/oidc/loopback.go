@@ -48,6 +48,9 @@ func (p *Provider) LoopbackLogin(ctx context.Context, browse func(loginURL strin
 		} else {
 			plain(w, http.StatusOK, "Logged in. You may close this window.\n")
 		}
+		// The wait below ends and closes the server as soon as it has
+		// the result: the browser must have its page first.
+		_ = http.NewResponseController(w).Flush()
 		select {
 		case results <- result{id, tok, err}:
 		default: // a second valid redirect; the first one counts
@@ -55,7 +58,14 @@ func (p *Provider) LoopbackLogin(ctx context.Context, browse func(loginURL strin
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer func() { _ = srv.Close() }()
+	defer func() {
+		// Let a page being written reach its browser, briefly.
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		if srv.Shutdown(shutdown) != nil {
+			_ = srv.Close()
+		}
+	}()
 	if err := browse(l.URL); err != nil {
 		return Identity{}, nil, fmt.Errorf("oidc: open the login page: %w", err)
 	}
