@@ -72,6 +72,18 @@ func TestEnforce(t *testing.T) {
 			{sub: "ops", res: "accounts", act: "create", obj: "bob", want: false},
 			{sub: "ops", res: "clusters", act: "get", obj: "in-cluster", want: true},
 			{sub: "admin", res: "projects", act: "delete", obj: "default", want: true},
+			// Argo CD's admin may do anything to applications, actions
+			// graphcd has no name for included.
+			{sub: "ops", res: "applications", act: "rollback", obj: "default/guestbook", want: true},
+			{sub: "admin", res: "applications", act: "some-future-action", obj: "default/ns/guestbook", want: true},
+			{sub: "alice", res: "applications", act: "rollback", obj: "default/guestbook", want: false},
+			{sub: "ops", res: "exec", act: "debug", obj: "p/a", want: true},
+			{sub: "ops", res: "write-repositories", act: "create", obj: "https://git.example.com/x.git", want: true},
+			{sub: "alice", res: "write-repositories", act: "get", obj: "https://git.example.com/x.git", want: true},
+			{sub: "ops", res: "clusters", act: "some-future-action", obj: "in-cluster", want: false},
+			// A resource nobody knows is refused, not an error.
+			{sub: "ops", res: "widgets", act: "get", obj: "x", want: false},
+			{sub: "ops", res: "", act: "", obj: "", want: false},
 			{sub: "mallory", res: "applications", act: "get", obj: "default/guestbook", want: false},
 			{sub: "", res: "applications", act: "get", obj: "default/guestbook", want: false},
 		},

@@ -1,6 +1,9 @@
 package rbac
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Resources graphcd authorizes, as named in policies.
 const (
@@ -40,7 +43,49 @@ var Actions = []string{ActionGet, ActionCreate, ActionUpdate, ActionDelete, Acti
 // argoOnlyResources are valid in an argocd-rbac-cm but name nothing
 // graphcd has; lines using them load (so the ConfigMap works unchanged)
 // and never match a graphcd request.
-var argoOnlyResources = []string{"extensions", "write-repositories", "write-clusters"}
+var argoOnlyResources = []string{"extensions", resourceWriteRepositories, "write-clusters"}
+
+// Argo CD-only names the built-in roles grant, as Argo CD's do.
+const (
+	resourceWriteRepositories = "write-repositories"
+	actionDebug               = "debug"
+)
+
+// shortNames are the other names Argo CD's `admin settings rbac can`
+// accepts for a resource.
+var shortNames = map[string]string{
+	"account": ResourceAccounts, "app": ResourceApplications, "apps": ResourceApplications,
+	"application": ResourceApplications, "cert": ResourceCertificates, "certs": ResourceCertificates,
+	"certificate": ResourceCertificates, "cluster": ResourceClusters, "extension": "extensions",
+	"gpgkey": ResourceGPGKeys, "key": ResourceGPGKeys, "log": ResourceLogs,
+	"proj": ResourceProjects, "projs": ResourceProjects, "project": ResourceProjects,
+	"repo": ResourceRepositories, "repos": ResourceRepositories, "repository": ResourceRepositories,
+}
+
+// ResolveResourceName returns the resource a short name such as "app" or
+// "repo" stands for, or name itself.
+func ResolveResourceName(name string) string {
+	if r, ok := shortNames[name]; ok {
+		return r
+	}
+	return name
+}
+
+// Known reports whether policies may name resource: one graphcd asks
+// about, or one only Argo CD has.
+func Known(resource string) bool {
+	return slices.Contains(Resources, resource) || slices.Contains(argoOnlyResources, resource)
+}
+
+// AnyObject is the object that stands for every object of resource:
+// "*/*" for resources whose objects are <project>/<name>, "*" for others.
+func AnyObject(resource string) string {
+	switch resource {
+	case ResourceApplications, ResourceApplicationSets, ResourceLogs, ResourceExec:
+		return "*/*"
+	}
+	return "*"
+}
 
 // ApplicationObject is the object of an application-scoped request:
 // "<project>/<app>", or "<project>/<namespace>/<app>" for an application
@@ -80,9 +125,11 @@ const (
 )
 
 // builtinPolicy grants the built-in roles the rights of Argo CD's: readonly
-// may get everything (and read logs), admin may do everything, including
-// fine-grained updates and deletes of an application's resources; the
-// admin account is an admin.
+// may get everything (and read logs); admin may do anything to
+// applications, and create, update or delete what Argo CD's admin may;
+// the admin account is an admin. Argo CD-only names (write-repositories,
+// exec's debug) are granted as Argo CD grants them, so `admin rbac can`
+// answers as Argo CD's would.
 //
 // The rules are written as globs; in regex mode they are translated, so the
 // built-in roles mean the same in both modes.
@@ -105,18 +152,19 @@ func builtinPolicy(mode MatchMode) *Policy {
 	for _, res := range []string{ResourceApplications, ResourceApplicationSets, ResourceLogs} {
 		allow(RoleReadonly, res, "*/*", ActionGet)
 	}
-	for _, res := range []string{ResourceClusters, ResourceRepositories, ResourceProjects, ResourceAccounts, ResourceCertificates, ResourceGPGKeys} {
+	for _, res := range []string{ResourceClusters, ResourceRepositories, resourceWriteRepositories, ResourceProjects, ResourceAccounts, ResourceCertificates, ResourceGPGKeys} {
 		allow(RoleReadonly, res, "*", ActionGet)
 	}
-	allow(RoleAdmin, ResourceApplications, "*/*",
-		ActionCreate, ActionUpdate, "update/*", ActionDelete, "delete/*", ActionSync, ActionOverride, "action/*")
+	// Every action on applications, including ones graphcd does not
+	// define (rollback, say): an admin is never refused on an application.
+	allow(RoleAdmin, ResourceApplications, "*/*", "*")
 	allow(RoleAdmin, ResourceApplicationSets, "*/*", ActionCreate, ActionUpdate, ActionDelete)
-	for _, res := range []string{ResourceClusters, ResourceRepositories, ResourceProjects, ResourceCertificates} {
+	for _, res := range []string{ResourceClusters, ResourceRepositories, resourceWriteRepositories, ResourceProjects, ResourceCertificates} {
 		allow(RoleAdmin, res, "*", ActionCreate, ActionUpdate, ActionDelete)
 	}
 	allow(RoleAdmin, ResourceAccounts, "*", ActionUpdate)
 	allow(RoleAdmin, ResourceGPGKeys, "*", ActionCreate, ActionDelete)
-	allow(RoleAdmin, ResourceExec, "*/*", ActionCreate)
+	allow(RoleAdmin, ResourceExec, "*/*", ActionCreate, actionDebug)
 	for _, b := range [][2]string{{RoleAdmin, RoleReadonly}, {"admin", RoleAdmin}} {
 		src.Line++
 		p.Bindings = append(p.Bindings, Binding{Subject: b[0], Role: b[1], Source: src})

@@ -293,7 +293,7 @@ func parseBinding(f []string) (Binding, error) {
 
 // checkResource accepts a known resource, or a pattern matching one.
 func checkResource(res string, mode MatchMode) error {
-	if slices.Contains(Resources, res) || slices.Contains(argoOnlyResources, res) {
+	if Known(res) {
 		return nil
 	}
 	m, _ := compilePattern(res, mode)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,7 +43,7 @@ func (o *adminRBACOptions) addPolicyFlags(c *cobra.Command) {
 func newAdminRBACCanCmd() *cobra.Command {
 	o := &adminRBACOptions{}
 	c := &cobra.Command{
-		Use:   "can SUBJECT ACTION RESOURCE OBJECT",
+		Use:   "can SUBJECT ACTION RESOURCE [OBJECT]",
 		Short: "Say whether SUBJECT may do ACTION on OBJECT of RESOURCE",
 		Long: `Say whether SUBJECT (a user, an account, or proj:<project>:<role>), a member
 of --groups, may do ACTION on OBJECT of RESOURCE under the policy of
@@ -53,15 +52,20 @@ of --groups, may do ACTION on OBJECT of RESOURCE under the policy of
 "no" and exits 1; exits 2 on error. Invalid policy lines are reported on
 stderr and left out, as the server does.
 
-Application objects are <project>/<app> or <project>/<namespace>/<app>.
+Application objects are <project>/<app> or <project>/<namespace>/<app>;
+an OBJECT left out, or *, is */* for applications, applicationsets, logs and
+exec, and * for the rest. RESOURCE may be one of Argo CD's short names (app,
+apps, application, cert, cluster, key, log, proj, repo ...). A resource
+graphcd does not know is answered from the policy like any other (no, unless
+a rule's pattern covers it), with a warning.
 --projects FILE adds the roles of the AppProjects in FILE: their policies
 (subject proj:<project>:<role>) and their SSO group bindings.
 
   graphcd admin rbac can alice sync applications my-project/guestbook \
     --rbac-config argocd-rbac-cm.yaml --groups my-org:team-alpha`,
 		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 4 {
-				return &usageError{cmd: c, err: fmt.Errorf("%q takes SUBJECT ACTION RESOURCE OBJECT, got %d argument(s)", c.CommandPath(), len(args))}
+			if len(args) != 3 && len(args) != 4 {
+				return &usageError{cmd: c, err: fmt.Errorf("%q takes SUBJECT ACTION RESOURCE [OBJECT], got %d argument(s)", c.CommandPath(), len(args))}
 			}
 			return nil
 		},
@@ -92,9 +96,14 @@ policy.matchMode or scopes are invalid.`,
 }
 
 func runAdminRBACCan(c *cobra.Command, o *adminRBACOptions, args []string) error {
-	subject, action, resource, object := args[0], args[1], args[2], args[3]
-	if !slices.Contains(rbac.Resources, resource) {
-		return exitCodeError{code: exitUsage, err: fmt.Errorf("unknown resource %q (want one of %s)", resource, strings.Join(rbac.Resources, ", "))}
+	subject, action := args[0], args[1]
+	resource := rbac.ResolveResourceName(args[2])
+	var object string
+	if len(args) == 4 {
+		object = args[3]
+	}
+	if object == "" || object == "*" {
+		object = rbac.AnyObject(resource)
 	}
 	p, problems, err := loadRBACPolicy(c, o)
 	if err != nil {
@@ -116,6 +125,9 @@ func runAdminRBACCan(c *cobra.Command, o *adminRBACOptions, args []string) error
 	}
 	for _, msg := range problems {
 		_, _ = fmt.Fprintf(c.ErrOrStderr(), "graphcd: warning: %s (line left out)\n", msg)
+	}
+	if !rbac.Known(resource) {
+		_, _ = fmt.Fprintf(c.ErrOrStderr(), "graphcd: warning: unknown resource %q (want one of %s); graphcd never asks about it\n", resource, strings.Join(rbac.Resources, ", "))
 	}
 	if e.Enforce(subject, o.groups, resource, action, object) {
 		_, err := fmt.Fprintln(c.OutOrStdout(), "yes")

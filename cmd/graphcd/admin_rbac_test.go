@@ -56,15 +56,53 @@ func TestAdminRBACCanErrors(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{"unknown resource", []string{"alice", "get", "apps", "p/a"}, `unknown resource "apps"`},
 		{"missing file", []string{"alice", "get", "applications", "p/a", "--rbac-config", "testdata/rbac/missing.yaml"}, "missing.yaml"},
 		{"not a ConfigMap", []string{"alice", "get", "applications", "p/a", "--rbac-config", "testdata/health-objects.yaml"}, `kind is "Deployment", want ConfigMap`},
-		{"too few arguments", []string{"alice", "get", "applications"}, "takes SUBJECT ACTION RESOURCE OBJECT, got 3"},
+		{"too few arguments", []string{"alice", "get"}, "takes SUBJECT ACTION RESOURCE [OBJECT], got 2"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, nil, append([]string{"admin", "rbac", "can"}, tt.args...)...)
 			if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.stderr) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// can answers as Argo CD's does for what Argo CD accepts: its short
+// resource names, an object left out, every action of the built-in admin
+// on applications (ones graphcd does not define included), and, for a
+// resource nobody knows, the policy's answer (no, unless a rule's pattern
+// covers it) with a warning.
+func TestAdminRBACCanArgoCompatible(t *testing.T) {
+	const unknown = `graphcd: warning: unknown resource "widgets" (want one of applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs, exec); graphcd never asks about it` + "\n"
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"admin rolls back", []string{"role:admin", "rollback", "applications", "shop/web"}, exitOK, ""},
+		{"admin does an action graphcd has no name for", []string{"admin", "frobnicate", "applications", "shop/web"}, exitOK, ""},
+		{"admin runs a resource action", []string{"admin", "action/apps/Deployment/restart", "applications", "shop/ns/web"}, exitOK, ""},
+		{"admin debugs through exec", []string{"role:admin", "debug", "exec", "shop/web"}, exitOK, ""},
+		{"admin writes write-repositories", []string{"role:admin", "update", "write-repositories", "https://git.example.com/x.git"}, exitOK, ""},
+		{"readonly reads write-repositories", []string{"role:readonly", "get", "write-repositories"}, exitOK, ""},
+		{"admin gets no undefined cluster action", []string{"role:admin", "frobnicate", "clusters", "https://c"}, exitError, ""},
+		{"admin creates no accounts", []string{"role:admin", "create", "accounts", "bob"}, exitError, ""},
+		{"readonly does not roll back", []string{"role:readonly", "rollback", "applications", "shop/web"}, exitError, ""},
+		{"short name app", []string{"role:readonly", "get", "app", "shop/web"}, exitOK, ""},
+		{"short name application, no object", []string{"role:admin", "sync", "application"}, exitOK, ""},
+		{"short name repo, * object", []string{"role:admin", "delete", "repo", "*"}, exitOK, ""},
+		{"short name proj", []string{"role:readonly", "delete", "proj", "default"}, exitError, ""},
+		{"unknown resource is refused", []string{"role:admin", "get", "widgets", "x"}, exitError, unknown},
+		{"unknown resource, answered by the policy", []string{"root", "get", "widgets", "x", "--policy-file", "testdata/rbac/root-policy.csv"}, exitOK, unknown},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, nil, append([]string{"admin", "rbac", "can"}, tt.args...)...)
+			want := map[int]string{exitOK: "yes\n", exitError: "no\n"}[tt.code]
+			if code != tt.code || stdout != want || stderr != tt.stderr {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q and %q", code, stdout, stderr, tt.code, want, tt.stderr)
 			}
 		})
 	}
