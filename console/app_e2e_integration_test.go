@@ -18,10 +18,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/cache"
 )
 
 // guestbook is a Deployment of two replicas; KWOK makes its Pods Ready.
@@ -186,14 +188,15 @@ func BenchmarkTreeScale(b *testing.B) {
 }
 
 // createConfigMaps creates the n ConfigMaps cm-00000 ... of app in ns, as
-// a sync would have (with the tracking label), eight at a time.
+// a sync would have (with the tracking annotation), eight at a time.
 func createConfigMaps(tb testing.TB, ns, app string, n int) {
 	tb.Helper()
 	inParallel(tb, "create config maps", n, func(i int) error {
 		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Namespace: ns, Labels: map[string]string{"app.kubernetes.io/instance": app}},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Namespace: ns},
 			Data:       map[string]string{"index": strconv.Itoa(i)},
 		}
+		cache.Tracking{}.Mark(cm, schema.GroupKind{Kind: "ConfigMap"}, app, ns)
 		_, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{})
 		return err
 	})

@@ -74,7 +74,7 @@ func TestAppStateWritten(t *testing.T) {
 	const name = "state-app"
 	const gitValue, liveValue = "git-state-s3cr3t", "live-state-h4x0r"
 	secret := func(ns, value string) string {
-		return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: %s\n  labels: {app.kubernetes.io/instance: %s}\ntype: Opaque\ndata:\n  password: %s\n",
+		return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: %[1]s\n  annotations: {argocd.argoproj.io/tracking-id: \"%[2]s:/Secret:%[1]s/creds\"}\ntype: Opaque\ndata:\n  password: %[3]s\n",
 			ns, name, base64.StdEncoding.EncodeToString([]byte(value)))
 	}
 	dest, app := newApp(t, name, map[string]string{

@@ -113,7 +113,7 @@ kind: Deployment
 metadata:
   name: web
   namespace: %[1]s
-  labels: {app.kubernetes.io/instance: %[2]s}
+  annotations: {argocd.argoproj.io/tracking-id: "%[2]s:apps/Deployment:%[1]s/web"}
 spec:
   replicas: 2
   selector: {matchLabels: {app: web}}
@@ -125,7 +125,7 @@ spec:
 }
 
 func configMap(ns, app, value string) string {
-	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %s\n  labels: {app.kubernetes.io/instance: %s}\ndata:\n  mode: %q\n", ns, app, value)
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: %[1]s\n  annotations: {argocd.argoproj.io/tracking-id: \"%[2]s:/ConfigMap:%[1]s/settings\"}\ndata:\n  mode: %[3]q\n", ns, app, value)
 }
 
 // newApp commits the manifests to a repository and creates an Application
@@ -294,7 +294,7 @@ func TestResourceWarnings(t *testing.T) {
 		"app/a-dup.yaml": configMap("DEST", name, "one"),
 		"app/b.yaml":     strings.ReplaceAll(configMap("DEST", name, "two"), "name: settings", "name: owned-elsewhere"),
 	})
-	apply(t, strings.ReplaceAll(configMap(dest, "other-app", "two"), "name: settings", "name: owned-elsewhere"))
+	apply(t, strings.ReplaceAll(configMap(dest, "other-app", "two"), "settings", "owned-elsewhere"))
 	waitStatus(t, name, "warned about repeated and shared resources", func(s *v1alpha1.ApplicationStatus) bool {
 		var repeated, shared bool
 		for _, c := range s.Conditions {

@@ -19,7 +19,7 @@ import (
 // deleted.
 func keptConfigMap(ns, app string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  namespace: " + ns +
-		"\n  labels: {app.kubernetes.io/instance: " + app + "}\n  annotations: {argocd.argoproj.io/sync-options: Delete=false}\ndata:\n  mode: keep\n"
+		"\n  annotations: {argocd.argoproj.io/sync-options: Delete=false, argocd.argoproj.io/tracking-id: \"" + app + ":/ConfigMap:" + ns + "/kept\"}\ndata:\n  mode: keep\n"
 }
 
 // syncedDeletionApp creates an app with a Deployment, a ConfigMap and a

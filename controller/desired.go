@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
@@ -55,6 +56,7 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv L
 		return nil, fmt.Errorf("rendering manifests: %w", err)
 	}
 	out := &rendered{desired: make([]*unstructured.Unstructured, 0, len(res.Manifests)), revision: res.Revision, sourceType: res.SourceType}
+	tracking := cache.Tracking{Method: r.opts.Settings.TrackingMethod, LabelKey: r.opts.Settings.InstanceLabelKey}
 	for _, m := range res.Manifests {
 		gk := m.GroupVersionKind().GroupKind()
 		namespaced, err := lv.IsNamespaced(gk)
@@ -65,12 +67,7 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv L
 			out.excluded = append(out.excluded, describe(KeyOf(m)))
 			continue
 		}
-		labels := m.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[r.opts.Settings.InstanceLabelKey] = app.Name
-		m.SetLabels(labels)
+		tracking.Mark(m, gk, app.Name, dest.Namespace)
 		out.desired = append(out.desired, m)
 	}
 	if err := outOfScope(lv, out.desired); err != nil {

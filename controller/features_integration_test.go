@@ -37,7 +37,7 @@ func poll(t *testing.T, what string, cond func(ctx context.Context) (bool, error
 }
 
 func widget(ns, app, mode string) string {
-	return fmt.Sprintf("apiVersion: test.graphcd.io/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: %s\n  labels: {app.kubernetes.io/instance: %s}\nspec:\n  mode: %q\n", ns, app, mode)
+	return fmt.Sprintf("apiVersion: test.graphcd.io/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: %[1]s\n  annotations: {argocd.argoproj.io/tracking-id: \"%[2]s:test.graphcd.io/Widget:%[1]s/w\"}\nspec:\n  mode: %[3]q\n", ns, app, mode)
 }
 
 // installWidgetCRD creates a namespaced kind of its own for the settings
@@ -175,7 +175,7 @@ func TestSecretDiffMasked(t *testing.T) {
 	const name = "secret-app"
 	const gitValue, liveValue = "git-side-s3cr3t-value", "live-side-h4x0r-value"
 	secret := func(ns, value string) string {
-		return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: %s\n  labels: {app.kubernetes.io/instance: %s}\ntype: Opaque\ndata:\n  password: %s\n",
+		return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: %[1]s\n  annotations: {argocd.argoproj.io/tracking-id: \"%[2]s:/Secret:%[1]s/creds\"}\ntype: Opaque\ndata:\n  password: %[3]s\n",
 			ns, name, base64.StdEncoding.EncodeToString([]byte(value)))
 	}
 	dest, _ := newApp(t, name, map[string]string{"app/secret.yaml": secret("DEST", gitValue)})

@@ -139,7 +139,7 @@ func scopedApp(t *testing.T, name, cluster, dest string, files map[string]string
 
 // priorityClass is a cluster-scoped object for an app.
 func priorityClass(name, app string) string {
-	return fmt.Sprintf("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %s\n  labels: {app.kubernetes.io/instance: %s}\nvalue: 1000\n", name, app)
+	return fmt.Sprintf("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %[1]s\n  annotations: {argocd.argoproj.io/tracking-id: \"%[2]s:scheduling.k8s.io/PriorityClass:/%[1]s\"}\nvalue: 1000\n", name, app)
 }
 
 // A cluster Secret with namespaces limits graphcd to them: the cluster's

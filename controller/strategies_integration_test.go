@@ -24,8 +24,7 @@ kind: Deployment
 metadata:
   name: api
   namespace: %[1]s
-  labels: {app.kubernetes.io/instance: %[2]s}
-  annotations: {}
+  annotations: {argocd.argoproj.io/tracking-id: "%[2]s:apps/Deployment:%[1]s/api"}
 spec:
   replicas: 1
   selector: {matchLabels: {app: api}}
@@ -116,7 +115,7 @@ func TestOrphanedResourceWarning(t *testing.T) {
 		return s.Sync.Status == v1alpha1.SyncStatusCodeSynced && len(s.Conditions) == 0
 	})
 
-	stray := strings.ReplaceAll(strings.ReplaceAll(configMap(dest, name, "x"), "name: settings", "name: stray"), "labels: {app.kubernetes.io/instance: "+name+"}", "labels: {}")
+	stray := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: %s\ndata:\n  mode: x\n", dest)
 	ignored := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: ignored-token\n  namespace: %s\nstringData: {k: v}\n", dest)
 	apply(t, stray, ignored)
 	app := waitStatus(t, name, "warned about the stray ConfigMap", func(s *v1alpha1.ApplicationStatus) bool {

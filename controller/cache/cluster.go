@@ -37,7 +37,7 @@ type Options struct {
 	Config *rest.Config
 	// ClusterURL is matched against the clusters of exclusions/inclusions.
 	ClusterURL string
-	// TrackingMethod is label (default), annotation or annotation+label.
+	// TrackingMethod is annotation (default), annotation+label or label.
 	TrackingMethod string
 	// InstanceLabelKey is the label for label tracking (default
 	// app.kubernetes.io/instance).
@@ -226,7 +226,7 @@ func New(opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster cache: dynamic client: %w", err)
 	}
 	switch opts.TrackingMethod {
-	case "", TrackingLabel, TrackingAnnotation, TrackingAnnotationAndLabel:
+	case "", settings.TrackingLabel, settings.TrackingAnnotation, settings.TrackingAnnotationAndLabel:
 	default:
 		return nil, fmt.Errorf("cluster cache: unknown tracking method %q", opts.TrackingMethod)
 	}

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -61,7 +63,7 @@ func TestCRDCreatedAfterStart(t *testing.T) {
 		"kind":       "Widget",
 		"metadata": map[string]any{
 			"name": "w1", "namespace": ns,
-			"labels": map[string]any{DefaultInstanceLabelKey: app},
+			"labels": map[string]any{settings.DefaultInstanceLabelKey: app},
 		},
 		"spec": map[string]any{"size": int64(3)},
 	}}

@@ -15,20 +15,22 @@
 //	nodes := c.Tree("guestbook")       // plus ReplicaSets, Pods, EndpointSlices
 //	live, err := c.Get(ctx, keys[0])   // full object, cached per resourceVersion
 //
-// An object belongs to an application the way Argo CD decides it. With
-// label tracking (the default) the instance label names the application:
+// An object belongs to an application the way Argo CD 3 decides it. With
+// annotation tracking (the default) the tracking id names the application
+// and the object itself, so an annotation copied onto another object is
+// ignored:
+//
+//	metadata:
+//	  annotations:
+//	    argocd.argoproj.io/tracking-id: guestbook:apps/Deployment:default/guestbook-ui
+//
+// With label tracking the instance label names the application:
 //
 //	metadata:
 //	  labels:
 //	    app.kubernetes.io/instance: guestbook
 //
-// With annotation tracking the tracking id names the application and the
-// object itself, so an annotation copied onto another object is ignored;
-// Argo CD's key is read too:
-//
-//	metadata:
-//	  annotations:
-//	    graphcd.io/tracking-id: guestbook:apps/Deployment:default/guestbook-ui
+// Tracking.Mark writes the same on the objects an application deploys.
 //
 // As in Argo CD, only objects without ownerReferences are an application's
 // own: controllers copy labels onto what they create (Pod templates, the

@@ -42,7 +42,7 @@ func TestGetCachesUnchangedObjects(t *testing.T) {
 	})
 	c := startCache(t, Options{Config: cfg})
 
-	cm := createConfigMap(t, ns, "cfg", map[string]string{DefaultInstanceLabelKey: app}, nil)
+	cm := createConfigMap(t, ns, "cfg", map[string]string{settings.DefaultInstanceLabelKey: app}, nil)
 	key := ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "cfg"}
 	eventually(t, "configmap indexed", func() bool { return c.seen(key, cm.ResourceVersion) })
 
@@ -66,7 +66,7 @@ func TestGetCachesUnchangedObjects(t *testing.T) {
 	if got := gets.Load(); got != 1 {
 		t.Errorf("API GETs after two Gets of an unchanged object = %d, want 1", got)
 	}
-	if second.GetLabels()[DefaultInstanceLabelKey] != app {
+	if second.GetLabels()[settings.DefaultInstanceLabelKey] != app {
 		t.Errorf("cached object was modified through an earlier result: labels %v", second.GetLabels())
 	}
 

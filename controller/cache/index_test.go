@@ -9,16 +9,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 // offlineConfig points at nothing; the caches built with it are fed by hand.
 var offlineConfig = &rest.Config{Host: "https://127.0.0.1:1"}
 
 // newOffline returns a Cluster that is never started; tests feed it
-// informer events directly.
+// informer events directly. The fixtures track by label.
 func newOffline(t *testing.T) (*Cluster, *[]change) {
 	t.Helper()
-	c, err := New(Options{Config: offlineConfig})
+	c, err := New(Options{Config: offlineConfig, TrackingMethod: settings.TrackingLabel})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -55,7 +57,7 @@ var (
 	rsGK     = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
 	podGK    = schema.GroupKind{Kind: "Pod"}
 	cmGK     = schema.GroupKind{Kind: "ConfigMap"}
-	appLabel = map[string]string{DefaultInstanceLabelKey: "a"}
+	appLabel = map[string]string{settings.DefaultInstanceLabelKey: "a"}
 )
 
 // webObjects is a Deployment and a Service of app "a" with their
@@ -66,8 +68,8 @@ var webObjects = []object{
 	{gk: podGK, name: "web-2", uid: "p2", owners: []string{"r"}},
 	{gk: rsGK, name: "web", uid: "r", labels: appLabel, owners: []string{"d"}},
 	{gk: deployGK, name: "web", uid: "d", labels: appLabel},
-	{gk: endpointSliceGK, name: "web-x", uid: "es", labels: map[string]string{serviceNameLabel: "web", DefaultInstanceLabelKey: "a"}, owners: []string{"s"}},
-	{gk: endpointsGK, name: "web", uid: "ep", labels: map[string]string{endpointsManagedByLabel: "endpoint-controller", DefaultInstanceLabelKey: "a"}},
+	{gk: endpointSliceGK, name: "web-x", uid: "es", labels: map[string]string{serviceNameLabel: "web", settings.DefaultInstanceLabelKey: "a"}, owners: []string{"s"}},
+	{gk: endpointsGK, name: "web", uid: "ep", labels: map[string]string{endpointsManagedByLabel: "endpoint-controller", settings.DefaultInstanceLabelKey: "a"}},
 	{gk: serviceGK, name: "web", uid: "s", labels: appLabel},
 	{gk: cmGK, name: "other", uid: "cm"},
 }
@@ -131,8 +133,8 @@ func TestIndexChanges(t *testing.T) {
 		{"pod deleted", nil, webObjects[1], true, []change{{"a", key(podGK, "web-2")}}},
 		{"deployment edited", nil, object{gk: deployGK, name: "web", uid: "d", rv: "2", labels: appLabel}, false, []change{{"a", key(deployGK, "web")}}},
 		{"unrelated configmap", nil, object{gk: cmGK, name: "other", uid: "cm", rv: "2"}, false, nil},
-		{"new configmap of app b", nil, object{gk: cmGK, name: "b", uid: "b", labels: map[string]string{DefaultInstanceLabelKey: "b"}}, false, []change{{"b", key(cmGK, "b")}}},
-		{"deployment moved to app b", nil, object{gk: deployGK, name: "web", uid: "d", rv: "2", labels: map[string]string{DefaultInstanceLabelKey: "b"}}, false, []change{{"a", key(deployGK, "web")}, {"b", key(deployGK, "web")}}},
+		{"new configmap of app b", nil, object{gk: cmGK, name: "b", uid: "b", labels: map[string]string{settings.DefaultInstanceLabelKey: "b"}}, false, []change{{"b", key(cmGK, "b")}}},
+		{"deployment moved to app b", nil, object{gk: deployGK, name: "web", uid: "d", rv: "2", labels: map[string]string{settings.DefaultInstanceLabelKey: "b"}}, false, []change{{"a", key(deployGK, "web")}, {"b", key(deployGK, "web")}}},
 		{"slice of the service", nil, object{gk: endpointSliceGK, name: "web-x", uid: "es", rv: "2", labels: map[string]string{serviceNameLabel: "web"}}, false, []change{{"a", key(endpointSliceGK, "web-x")}}},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 var cluster *localcluster.Cluster
@@ -23,10 +24,15 @@ func TestMain(m *testing.M) {
 }
 
 // startCache starts a cache on the shared cluster for the test's lifetime.
+// Unless opts say otherwise it tracks by label, as the fixtures of this
+// package mark their objects.
 func startCache(t *testing.T, opts Options) *Cluster {
 	t.Helper()
 	if opts.Config == nil {
 		opts.Config = cluster.Config
+	}
+	if opts.TrackingMethod == "" {
+		opts.TrackingMethod = settings.TrackingLabel
 	}
 	c, err := New(opts)
 	if err != nil {

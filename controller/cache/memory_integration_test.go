@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 // TestMemoryConfigMaps reports the heap the cache uses for N ConfigMaps
@@ -33,7 +35,7 @@ func TestMemoryConfigMaps(t *testing.T) {
 			cm := &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{
 					Name: fmt.Sprintf("cm-%04d", i), Namespace: ns,
-					Labels: map[string]string{DefaultInstanceLabelKey: "mem-" + ns},
+					Labels: map[string]string{settings.DefaultInstanceLabelKey: "mem-" + ns},
 				},
 				Data: map[string]string{"key": "value"},
 			}

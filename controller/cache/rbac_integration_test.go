@@ -10,6 +10,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 // A cache whose credentials may list only some kinds starts anyway and
@@ -49,7 +51,7 @@ func TestForbiddenKindsSkipped(t *testing.T) {
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	c := startCache(t, Options{Config: cfg})
 
-	createConfigMap(t, ns, "visible", map[string]string{DefaultInstanceLabelKey: app}, nil)
+	createConfigMap(t, ns, "visible", map[string]string{settings.DefaultInstanceLabelKey: app}, nil)
 	want := []ResourceKey{{Kind: "ConfigMap", Namespace: ns, Name: "visible"}}
 	eventually(t, "configmap managed", func() bool { return len(c.Managed(app)) == 1 })
 	if diff := cmp.Diff(c.Managed(app), want); diff != "" {

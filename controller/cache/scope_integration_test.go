@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 // lockedBuffer is a log sink the informer goroutines may share.
@@ -113,7 +115,7 @@ func TestNamespacesLimitTheCache(t *testing.T) {
 		t.Errorf("Namespaces() = %v, want %v", got, want)
 	}
 
-	label := map[string]string{DefaultInstanceLabelKey: app}
+	label := map[string]string{settings.DefaultInstanceLabelKey: app}
 	createConfigMap(t, a, "in-a", label, nil)
 	createConfigMap(t, b, "in-b", label, nil)
 	createConfigMap(t, other, "elsewhere", label, nil)

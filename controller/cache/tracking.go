@@ -5,62 +5,91 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
-// Tracking methods (settings key application.resourceTrackingMethod).
-const (
-	TrackingLabel              = "label"
-	TrackingAnnotation         = "annotation"
-	TrackingAnnotationAndLabel = "annotation+label"
-)
+// TrackingIDAnnotation is the annotation that names an object's
+// application under annotation tracking. It is Argo CD's key, so objects
+// Argo CD deployed keep their owner after a move and show no difference.
+const TrackingIDAnnotation = "argocd.argoproj.io/tracking-id"
 
-// Tracking annotation keys. graphcd writes its own and reads both, so
-// objects deployed by Argo CD keep their owner after a move.
-const (
-	TrackingIDAnnotation     = "graphcd.io/tracking-id"
-	ArgoTrackingIDAnnotation = "argocd.argoproj.io/tracking-id"
-	DefaultInstanceLabelKey  = "app.kubernetes.io/instance"
-)
+// maxLabelValue is the longest value a Kubernetes label may have.
+const maxLabelValue = 63
 
-// Tracking decides which application an object belongs to.
-// The zero value tracks by the default instance label.
+// Tracking decides which application an object belongs to, and marks
+// desired objects so that they do. The zero value tracks as Argo CD 3 does
+// by default: by the tracking-id annotation.
 type Tracking struct {
-	// Method is label (default), annotation or annotation+label.
+	// Method is annotation (the default), annotation+label or label.
 	Method string
 	// LabelKey is the instance label (default app.kubernetes.io/instance).
 	LabelKey string
 }
 
-// AppOf returns the application that owns obj with the default tracking
-// (the app.kubernetes.io/instance label), or "" when none does. Caches
-// configured otherwise answer through Cluster.AppOf.
-func AppOf(obj metav1.Object, gk schema.GroupKind) string {
-	return Tracking{}.AppOf(obj, gk)
+func (t Tracking) method() string {
+	if t.Method == "" {
+		return settings.DefaultTrackingMethod
+	}
+	return t.Method
+}
+
+func (t Tracking) labelKey() string {
+	if t.LabelKey == "" {
+		return settings.DefaultInstanceLabelKey
+	}
+	return t.LabelKey
 }
 
 // AppOf returns the application that owns obj, or "". With label tracking
-// the label value is the application name. With annotation tracking the
-// tracking id `<app>:<group>/<kind>:<namespace>/<name>` must name obj
-// itself; an id copied onto another object (say by a controller that copies
-// annotations) is ignored.
+// the label value is the application name. With annotation tracking (and
+// annotation+label, whose label only informs other tools) the tracking id
+// `<app>:<group>/<kind>:<namespace>/<name>` must name obj itself; an id
+// copied onto another object (say by a controller that copies annotations)
+// is ignored.
 func (t Tracking) AppOf(obj metav1.Object, gk schema.GroupKind) string {
-	switch t.Method {
-	case TrackingAnnotation, TrackingAnnotationAndLabel:
+	if t.method() == settings.TrackingLabel {
+		return obj.GetLabels()[t.labelKey()]
+	}
+	if id, ok := obj.GetAnnotations()[TrackingIDAnnotation]; ok {
+		if app, ok := parseTrackingID(id, obj, gk); ok {
+			return app
+		}
+	}
+	return ""
+}
+
+// Mark writes what makes obj, of kind gk, app's under t: the instance label,
+// the tracking-id annotation, or both. The id carries obj's namespace, or
+// defaultNamespace (the app's destination namespace) when obj has none, as
+// Argo CD writes it, so ids Argo CD wrote match to the byte. Under
+// annotation+label the label is cut to 63 characters, as Argo CD cuts it:
+// it only informs other tools.
+func (t Tracking) Mark(obj metav1.Object, gk schema.GroupKind, app, defaultNamespace string) {
+	m := t.method()
+	if m == settings.TrackingLabel || m == settings.TrackingAnnotationAndLabel {
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		v := app
+		if m == settings.TrackingAnnotationAndLabel && len(v) > maxLabelValue {
+			v = strings.TrimRight(v[:maxLabelValue], "-_.")
+		}
+		labels[t.labelKey()] = v
+		obj.SetLabels(labels)
+	}
+	if m == settings.TrackingAnnotation || m == settings.TrackingAnnotationAndLabel {
+		ns := obj.GetNamespace()
+		if ns == "" {
+			ns = defaultNamespace
+		}
 		ann := obj.GetAnnotations()
-		for _, k := range []string{TrackingIDAnnotation, ArgoTrackingIDAnnotation} {
-			if id, ok := ann[k]; ok {
-				if app, ok := parseTrackingID(id, obj, gk); ok {
-					return app
-				}
-			}
+		if ann == nil {
+			ann = map[string]string{}
 		}
-		return ""
-	default:
-		key := t.LabelKey
-		if key == "" {
-			key = DefaultInstanceLabelKey
-		}
-		return obj.GetLabels()[key]
+		ann[TrackingIDAnnotation] = TrackingID(app, gk, ns, obj.GetName())
+		obj.SetAnnotations(ann)
 	}
 }
 
@@ -69,7 +98,9 @@ func TrackingID(app string, gk schema.GroupKind, namespace, name string) string 
 	return app + ":" + gk.Group + "/" + gk.Kind + ":" + namespace + "/" + name
 }
 
-// parseTrackingID returns the app of id when id names obj.
+// parseTrackingID returns the app of id when id names obj. A cluster-scoped
+// object matches whatever namespace its id carries: Argo CD writes the
+// app's destination namespace there.
 func parseTrackingID(id string, obj metav1.Object, gk schema.GroupKind) (string, bool) {
 	app, rest, ok := strings.Cut(id, ":")
 	if !ok || app == "" {
@@ -90,9 +121,7 @@ func parseTrackingID(id string, obj metav1.Object, gk schema.GroupKind) (string,
 	if group != gk.Group || kind != gk.Kind || name != obj.GetName() {
 		return "", false
 	}
-	// Argo CD writes an empty namespace for cluster-scoped objects and
-	// sometimes for objects whose manifest left it to the destination.
-	if ns != obj.GetNamespace() && ns != "" {
+	if obj.GetNamespace() != "" && ns != obj.GetNamespace() {
 		return "", false
 	}
 	return app, true

@@ -19,9 +19,9 @@ func TestLabelTracking(t *testing.T) {
 	app := "lbl-" + ns
 	c := startCache(t, Options{})
 
-	createConfigMap(t, ns, "mine", map[string]string{DefaultInstanceLabelKey: app}, nil)
+	createConfigMap(t, ns, "mine", map[string]string{settings.DefaultInstanceLabelKey: app}, nil)
 	createConfigMap(t, ns, "other", nil, nil)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns, Labels: map[string]string{DefaultInstanceLabelKey: app}}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns, Labels: map[string]string{settings.DefaultInstanceLabelKey: app}}}
 	if _, err := cluster.Client.CoreV1().Secrets(ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create secret: %v", err)
 	}
@@ -39,14 +39,14 @@ func TestAnnotationTracking(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Namespace(t)
 	app := "ann-" + ns
-	c := startCache(t, Options{TrackingMethod: TrackingAnnotation})
+	c := startCache(t, Options{TrackingMethod: settings.TrackingAnnotation})
 	cm := schema.GroupKind{Kind: "ConfigMap"}
 
 	createConfigMap(t, ns, "ours", nil, map[string]string{TrackingIDAnnotation: TrackingID(app, cm, ns, "ours")})
-	createConfigMap(t, ns, "from-argo", nil, map[string]string{ArgoTrackingIDAnnotation: TrackingID(app, cm, ns, "from-argo")})
+	createConfigMap(t, ns, "also-ours", map[string]string{settings.DefaultInstanceLabelKey: "someone-else"}, map[string]string{TrackingIDAnnotation: TrackingID(app, cm, ns, "also-ours")})
 	// A copy of "ours" carrying its annotation belongs to nobody.
 	createConfigMap(t, ns, "copy", nil, map[string]string{TrackingIDAnnotation: TrackingID(app, cm, ns, "ours")})
-	createConfigMap(t, ns, "labelled", map[string]string{DefaultInstanceLabelKey: app}, nil)
+	createConfigMap(t, ns, "labelled", map[string]string{settings.DefaultInstanceLabelKey: app}, nil)
 
 	eventually(t, "all configmaps indexed", func() bool {
 		return c.seen(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "copy"}, "") &&
@@ -54,7 +54,7 @@ func TestAnnotationTracking(t *testing.T) {
 	})
 	eventually(t, "managed objects", func() bool { return len(c.Managed(app)) >= 2 })
 	want := []ResourceKey{
-		{Kind: "ConfigMap", Namespace: ns, Name: "from-argo"},
+		{Kind: "ConfigMap", Namespace: ns, Name: "also-ours"},
 		{Kind: "ConfigMap", Namespace: ns, Name: "ours"},
 	}
 	if diff := cmp.Diff(c.Managed(app), want); diff != "" {
@@ -68,8 +68,8 @@ func TestExclusionsHonoured(t *testing.T) {
 	app := "excl-" + ns
 	c := startCache(t, Options{Exclusions: []settings.ResourceFilter{{APIGroups: []string{""}, Kinds: []string{"ConfigMap"}}}})
 
-	createConfigMap(t, ns, "hidden", map[string]string{DefaultInstanceLabelKey: app}, nil)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shown", Namespace: ns, Labels: map[string]string{DefaultInstanceLabelKey: app}}}
+	createConfigMap(t, ns, "hidden", map[string]string{settings.DefaultInstanceLabelKey: app}, nil)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shown", Namespace: ns, Labels: map[string]string{settings.DefaultInstanceLabelKey: app}}}
 	if _, err := cluster.Client.CoreV1().Secrets(ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create secret: %v", err)
 	}

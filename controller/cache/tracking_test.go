@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"maps"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,9 +13,13 @@ import (
 
 func TestTrackingAppOf(t *testing.T) {
 	deploy := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	role := schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}
 	obj := func(labels, annotations map[string]string) *metav1.ObjectMeta {
 		return &metav1.ObjectMeta{Name: "web", Namespace: "prod", Labels: labels, Annotations: annotations}
 	}
+	id := func(v string) map[string]string { return map[string]string{TrackingIDAnnotation: v} }
+	label := Tracking{Method: settings.TrackingLabel}
+	ann := Tracking{Method: settings.TrackingAnnotation}
 	tests := []struct {
 		name     string
 		tracking Tracking
@@ -21,20 +27,25 @@ func TestTrackingAppOf(t *testing.T) {
 		gk       schema.GroupKind
 		want     string
 	}{
-		{"default label", Tracking{}, obj(map[string]string{DefaultInstanceLabelKey: "guestbook"}, nil), deploy, "guestbook"},
-		{"no label", Tracking{}, obj(nil, nil), deploy, ""},
-		{"custom label", Tracking{LabelKey: "argocd.argoproj.io/instance"}, obj(map[string]string{"argocd.argoproj.io/instance": "a"}, nil), deploy, "a"},
-		{"label ignores annotation", Tracking{Method: TrackingLabel}, obj(nil, map[string]string{TrackingIDAnnotation: "a:apps/Deployment:prod/web"}), deploy, ""},
-		{"annotation", Tracking{Method: TrackingAnnotation}, obj(nil, map[string]string{TrackingIDAnnotation: "a:apps/Deployment:prod/web"}), deploy, "a"},
-		{"argo annotation", Tracking{Method: TrackingAnnotationAndLabel}, obj(nil, map[string]string{ArgoTrackingIDAnnotation: "a:apps/Deployment:prod/web"}), deploy, "a"},
-		{"annotation ignores label", Tracking{Method: TrackingAnnotation}, obj(map[string]string{DefaultInstanceLabelKey: "a"}, nil), deploy, ""},
-		{"copied: other name", Tracking{Method: TrackingAnnotation}, obj(nil, map[string]string{TrackingIDAnnotation: "a:apps/Deployment:prod/api"}), deploy, ""},
-		{"copied: other kind", Tracking{Method: TrackingAnnotation}, obj(nil, map[string]string{TrackingIDAnnotation: "a:apps/Deployment:prod/web"}), schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, ""},
-		{"copied: other namespace", Tracking{Method: TrackingAnnotation}, obj(nil, map[string]string{TrackingIDAnnotation: "a:apps/Deployment:dev/web"}), deploy, ""},
-		{"empty namespace", Tracking{Method: TrackingAnnotation}, obj(nil, map[string]string{TrackingIDAnnotation: "a:apps/Deployment:/web"}), deploy, "a"},
-		{"core group", Tracking{Method: TrackingAnnotation}, obj(nil, map[string]string{TrackingIDAnnotation: "a:/Service:prod/web"}), schema.GroupKind{Kind: "Service"}, "a"},
-		{"malformed", Tracking{Method: TrackingAnnotation}, obj(nil, map[string]string{TrackingIDAnnotation: "a:Deployment"}), deploy, ""},
-		{"bad graphcd, good argo", Tracking{Method: TrackingAnnotation}, obj(nil, map[string]string{TrackingIDAnnotation: "x:apps/Deployment:prod/other", ArgoTrackingIDAnnotation: "a:apps/Deployment:prod/web"}), deploy, "a"},
+		{"default is annotation", Tracking{}, obj(nil, id("a:apps/Deployment:prod/web")), deploy, "a"},
+		{"default ignores the label", Tracking{}, obj(map[string]string{settings.DefaultInstanceLabelKey: "guestbook"}, nil), deploy, ""},
+		{"label", label, obj(map[string]string{settings.DefaultInstanceLabelKey: "guestbook"}, nil), deploy, "guestbook"},
+		{"no label", label, obj(nil, nil), deploy, ""},
+		{"custom label", Tracking{Method: settings.TrackingLabel, LabelKey: "argocd.argoproj.io/instance"}, obj(map[string]string{"argocd.argoproj.io/instance": "a"}, nil), deploy, "a"},
+		{"label ignores annotation", label, obj(nil, id("a:apps/Deployment:prod/web")), deploy, ""},
+		{"annotation", ann, obj(nil, id("a:apps/Deployment:prod/web")), deploy, "a"},
+		{"annotation+label reads the annotation", Tracking{Method: settings.TrackingAnnotationAndLabel}, obj(map[string]string{settings.DefaultInstanceLabelKey: "b"}, id("a:apps/Deployment:prod/web")), deploy, "a"},
+		{"annotation+label ignores a lone label", Tracking{Method: settings.TrackingAnnotationAndLabel}, obj(map[string]string{settings.DefaultInstanceLabelKey: "b"}, nil), deploy, ""},
+		{"annotation ignores label", ann, obj(map[string]string{settings.DefaultInstanceLabelKey: "a"}, nil), deploy, ""},
+		{"copied: other name", ann, obj(nil, id("a:apps/Deployment:prod/api")), deploy, ""},
+		{"copied: other kind", ann, obj(nil, id("a:apps/Deployment:prod/web")), schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, ""},
+		{"copied: other namespace", ann, obj(nil, id("a:apps/Deployment:dev/web")), deploy, ""},
+		{"namespaced object, id without namespace", ann, obj(nil, id("a:apps/Deployment:/web")), deploy, ""},
+		{"cluster-scoped, id with the destination namespace", ann, &metav1.ObjectMeta{Name: "web", Annotations: id("a:rbac.authorization.k8s.io/ClusterRole:prod/web")}, role, "a"},
+		{"cluster-scoped, id without namespace", ann, &metav1.ObjectMeta{Name: "web", Annotations: id("a:rbac.authorization.k8s.io/ClusterRole:/web")}, role, "a"},
+		{"core group", ann, obj(nil, id("a:/Service:prod/web")), schema.GroupKind{Kind: "Service"}, "a"},
+		{"malformed", ann, obj(nil, id("a:Deployment")), deploy, ""},
+		{"no app", ann, obj(nil, id(":apps/Deployment:prod/web")), deploy, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,16 +56,46 @@ func TestTrackingAppOf(t *testing.T) {
 	}
 }
 
-func TestTrackingIDRoundTrip(t *testing.T) {
-	gk := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	o := &metav1.ObjectMeta{Name: "web", Namespace: "prod", Annotations: map[string]string{
-		TrackingIDAnnotation: TrackingID("guestbook", gk, "prod", "web"),
-	}}
-	if got := (Tracking{Method: TrackingAnnotation}).AppOf(o, gk); got != "guestbook" {
-		t.Errorf("AppOf = %q, want guestbook", got)
+// Mark writes what AppOf reads back, and writes what Argo CD writes: the
+// same tracking id, the destination namespace for objects without one, a
+// label cut to 63 characters under annotation+label.
+func TestTrackingMark(t *testing.T) {
+	deploy := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	role := schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}
+	long := strings.Repeat("a", 62) + "-bcd" // cut at 63, then its "-" goes
+	tests := []struct {
+		name        string
+		tracking    Tracking
+		app         string
+		obj         *metav1.ObjectMeta
+		gk          schema.GroupKind
+		labels, ann map[string]string
+	}{
+		{"default", Tracking{}, "guestbook", &metav1.ObjectMeta{Name: "web", Namespace: "prod", Labels: map[string]string{"tier": "web"}}, deploy,
+			map[string]string{"tier": "web"}, map[string]string{TrackingIDAnnotation: "guestbook:apps/Deployment:prod/web"}},
+		{"cluster-scoped gets the destination namespace", Tracking{}, "guestbook", &metav1.ObjectMeta{Name: "reader"}, role,
+			nil, map[string]string{TrackingIDAnnotation: "guestbook:rbac.authorization.k8s.io/ClusterRole:dest/reader"}},
+		{"label", Tracking{Method: settings.TrackingLabel}, "guestbook", &metav1.ObjectMeta{Name: "web", Namespace: "prod", Annotations: map[string]string{"x": "y"}}, deploy,
+			map[string]string{settings.DefaultInstanceLabelKey: "guestbook"}, map[string]string{"x": "y"}},
+		{"custom label", Tracking{Method: settings.TrackingLabel, LabelKey: "team.io/app"}, "guestbook", &metav1.ObjectMeta{Name: "web", Namespace: "prod"}, deploy,
+			map[string]string{"team.io/app": "guestbook"}, nil},
+		{"annotation+label", Tracking{Method: settings.TrackingAnnotationAndLabel}, "guestbook", &metav1.ObjectMeta{Name: "web", Namespace: "prod"}, deploy,
+			map[string]string{settings.DefaultInstanceLabelKey: "guestbook"}, map[string]string{TrackingIDAnnotation: "guestbook:apps/Deployment:prod/web"}},
+		{"annotation+label cuts a long label", Tracking{Method: settings.TrackingAnnotationAndLabel}, long, &metav1.ObjectMeta{Name: "web", Namespace: "prod"}, deploy,
+			map[string]string{settings.DefaultInstanceLabelKey: strings.Repeat("a", 62)}, map[string]string{TrackingIDAnnotation: long + ":apps/Deployment:prod/web"}},
+		{"a tracking id from Git is replaced", Tracking{}, "guestbook", &metav1.ObjectMeta{Name: "web", Namespace: "prod", Annotations: map[string]string{TrackingIDAnnotation: "other:apps/Deployment:prod/web"}}, deploy,
+			nil, map[string]string{TrackingIDAnnotation: "guestbook:apps/Deployment:prod/web"}},
 	}
-	if got := AppOf(&metav1.ObjectMeta{Labels: map[string]string{DefaultInstanceLabelKey: "x"}}, gk); got != "x" {
-		t.Errorf("package AppOf = %q, want x", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.tracking.Mark(tt.obj, tt.gk, tt.app, "dest")
+			if !maps.Equal(tt.obj.Labels, tt.labels) || !maps.Equal(tt.obj.Annotations, tt.ann) {
+				t.Errorf("labels %v, annotations %v; want %v and %v", tt.obj.Labels, tt.obj.Annotations, tt.labels, tt.ann)
+			}
+			if got := tt.tracking.AppOf(tt.obj, tt.gk); got != tt.app {
+				t.Errorf("AppOf after Mark = %q, want %q", got, tt.app)
+			}
+		})
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 // createWeb creates the Deployment "web" with two replicas and the Service
@@ -22,7 +24,7 @@ func createWeb(t *testing.T, ns, app string) {
 	ctx := t.Context()
 	sel := map[string]string{"run": "web"}
 	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{DefaultInstanceLabelKey: app}},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{settings.DefaultInstanceLabelKey: app}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](2),
 			Selector: &metav1.LabelSelector{MatchLabels: sel},
@@ -36,7 +38,7 @@ func createWeb(t *testing.T, ns, app string) {
 		t.Fatalf("create deployment: %v", err)
 	}
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{DefaultInstanceLabelKey: app}},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{settings.DefaultInstanceLabelKey: app}},
 		Spec:       corev1.ServiceSpec{Selector: sel, Ports: []corev1.ServicePort{{Port: 80}}},
 	}
 	if _, err := cluster.Client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {

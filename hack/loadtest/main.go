@@ -40,6 +40,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/hack/localcluster"
 )
 
@@ -453,7 +454,8 @@ func createOne(ctx context.Context, c *localcluster.Cluster, dyn dynamic.Interfa
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "config", Namespace: ns, Labels: map[string]string{"app.kubernetes.io/instance": ns}}, Data: map[string]string{}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "config", Namespace: ns}, Data: map[string]string{}}
+		cache.Tracking{}.Mark(cm, schema.GroupKind{Kind: "ConfigMap"}, ns, ns)
 		for k := range 20 {
 			cm.Data[fmt.Sprintf("key-%02d", k)] = strings.Repeat(strconv.Itoa(k%10), 100)
 		}

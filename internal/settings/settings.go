@@ -46,8 +46,8 @@ type Settings struct {
 	// InstanceLabelKey is application.instanceLabelKey (default
 	// app.kubernetes.io/instance).
 	InstanceLabelKey string
-	// TrackingMethod is application.resourceTrackingMethod: label,
-	// annotation or annotation+label (default label).
+	// TrackingMethod is application.resourceTrackingMethod: annotation
+	// (the default), annotation+label or label.
 	TrackingMethod string
 	// ServerSideDiff is controller.diff.server.side: every application
 	// uses server-side diff unless its compare-options say
@@ -88,10 +88,19 @@ type CompareOptions struct {
 	IgnoreResourceStatusField string `json:"ignoreResourceStatusField,omitempty" yaml:"ignoreResourceStatusField,omitempty"`
 }
 
-// Defaults of keys that are unset.
+// Tracking methods (application.resourceTrackingMethod).
+const (
+	TrackingAnnotation         = "annotation"
+	TrackingAnnotationAndLabel = "annotation+label"
+	TrackingLabel              = "label"
+)
+
+// Defaults of keys that are unset. The tracking method is Argo CD 3's
+// default; an Argo CD 2 installation that never set the key tracked by
+// label and keeps doing so by setting it to label.
 const (
 	DefaultInstanceLabelKey = "app.kubernetes.io/instance"
-	DefaultTrackingMethod   = "label"
+	DefaultTrackingMethod   = TrackingAnnotation
 )
 
 const (
@@ -253,10 +262,10 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 func (s *Settings) setTrackingMethod(v string) error {
 	switch v {
 	case "":
-	case "label", "annotation", "annotation+label":
+	case TrackingAnnotation, TrackingAnnotationAndLabel, TrackingLabel:
 		s.TrackingMethod = v
 	default:
-		return fmt.Errorf("want label, annotation or annotation+label, got %q", v)
+		return fmt.Errorf("want annotation, annotation+label or label, got %q", v)
 	}
 	return nil
 }

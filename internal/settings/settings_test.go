@@ -76,7 +76,7 @@ func TestParseConfigMapErrors(t *testing.T) {
 		{
 			name: "bad tracking method",
 			file: "kind: ConfigMap\ndata:\n  application.resourceTrackingMethod: labels\n",
-			want: `(line 3): want label, annotation or annotation+label, got "labels"`,
+			want: `(line 3): want annotation, annotation+label or label, got "labels"`,
 		},
 		{
 			name: "bad server-side diff switch",
