@@ -37,6 +37,58 @@ func TestAdminHealth(t *testing.T) {
 	}
 }
 
+// admin health agrees with Argo CD on the classes of issue 20; each class
+// has its own file of objects (and settings where a Lua check is needed).
+func TestAdminHealthArgoCDCompat(t *testing.T) {
+	tests := []struct {
+		name, file, settings string
+		want                 []healthLine
+	}{
+		{
+			name: "load balancer entries without an address",
+			file: "testdata/health-loadbalancer.yaml",
+			want: []healthLine{
+				{APIVersion: "v1", Kind: "Service", Namespace: "demo", Name: "api", Status: "Healthy"},
+				{APIVersion: "v1", Kind: "Service", Namespace: "demo", Name: "metrics", Status: "Healthy"},
+				{APIVersion: "v1", Kind: "Service", Namespace: "demo", Name: "queued", Status: "Progressing", Message: "Waiting for the load balancer to get an address"},
+				{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "demo", Name: "shop", Status: "Healthy"},
+				{APIVersion: "extensions/v1beta1", Kind: "Ingress", Namespace: "demo", Name: "legacy", Status: "Healthy"},
+				{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "demo", Name: "unassigned", Status: "Progressing", Message: "Waiting for the ingress controller to publish an address"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"admin", "health", "-f", tt.file}
+			if tt.settings != "" {
+				args = append(args, "--settings", tt.settings)
+			}
+			if diff := cmp.Diff(adminHealthLines(t, args...), tt.want); diff != "" {
+				t.Errorf("results (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// adminHealthLines runs admin health, which must succeed, and decodes its
+// JSON lines.
+func adminHealthLines(t *testing.T, args ...string) []healthLine {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var lines []healthLine
+	for line := range strings.SplitSeq(strings.TrimSpace(stdout), "\n") {
+		var l healthLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
 func TestAdminHealthBadSettings(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "admin", "health", "-f", "testdata/health-objects.yaml", "--settings", "testdata/health-objects.yaml")
 	if code != exitError || !strings.Contains(stderr, `kind is "Deployment", want ConfigMap`) {

@@ -61,10 +61,16 @@ func TestBuiltinChecks(t *testing.T) {
 		{"service/lb-pending.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the load balancer to get an address"}},
 		{"service/lb-ready.yaml", &Result{Status: StatusHealthy}},
 		{"service/lb-hostname.yaml", &Result{Status: StatusHealthy}},
+		{"service/lb-empty-entry.yaml", &Result{Status: StatusHealthy}},
+		{"service/lb-ports-only.yaml", &Result{Status: StatusHealthy}},
+		{"service/lb-empty-list.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the load balancer to get an address"}},
 		// Ingress
 		{"ingress/ready.yaml", &Result{Status: StatusHealthy}},
 		{"ingress/pending.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the ingress controller to publish an address"}},
-		{"ingress/empty-entry.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the ingress controller to publish an address"}},
+		{"ingress/empty-entry.yaml", &Result{Status: StatusHealthy}},
+		{"ingress/extensions-empty-entry.yaml", &Result{Status: StatusHealthy}},
+		{"ingress/hostname-empty.yaml", &Result{Status: StatusHealthy}},
+		{"ingress/empty-list.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the ingress controller to publish an address"}},
 		// PersistentVolumeClaim
 		{"pvc/bound.yaml", &Result{Status: StatusHealthy}},
 		{"pvc/pending.yaml", &Result{Status: StatusProgressing, Message: "Waiting for the claim to be bound"}},

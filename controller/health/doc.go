@@ -16,8 +16,9 @@
 // progress as `kubectl rollout status` sees it; a paused Deployment is
 // Suspended, an exceeded progress deadline Degraded), Pod (phase, Ready,
 // containers waiting on CrashLoopBackOff or ImagePullBackOff; pods that run
-// to completion are treated as hooks), Service (a LoadBalancer waits for an
-// address), Ingress, PersistentVolumeClaim, Job, CronJob,
+// to completion are treated as hooks), Service and Ingress (Progressing
+// until status.loadBalancer.ingress lists an entry; as in Argo CD, an entry
+// without ip or hostname counts), PersistentVolumeClaim, Job, CronJob,
 // HorizontalPodAutoscaler (v1 annotation or v2 conditions), APIService, and
 // graphcd.io Application (the child's status.health, for app of apps). An
 // object with metadata.deletionTimestamp is Progressing "Pending deletion",
