@@ -56,6 +56,19 @@ func TestAdminHealthArgoCDCompat(t *testing.T) {
 				{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "demo", Name: "unassigned", Status: "Progressing", Message: "Waiting for the ingress controller to publish an address"},
 			},
 		},
+		{
+			name: "HorizontalPodAutoscaler conditions",
+			file: "testdata/health-hpa.yaml",
+			want: []healthLine{
+				{APIVersion: "autoscaling/v1", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "odd-reason", Status: "Progressing", Message: "Waiting to autoscale"},
+				{APIVersion: "autoscaling/v1", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "custom-metric", Status: "Degraded", Message: "FailedGetObjectMetric: unable to get metric rps"},
+				{APIVersion: "autoscaling/v1", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "garbled", Status: "Unknown", Message: "cannot read the autoscaling.alpha.kubernetes.io/conditions annotation: want a JSON list of conditions, found object"},
+				{APIVersion: "autoscaling/v2beta1", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "idle", Status: "Healthy", Message: "SucceededGetScale"},
+				{APIVersion: "autoscaling/v2beta2", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "pods-metric", Status: "Degraded", Message: "FailedGetPodsMetric: unable to get metric qps"},
+				{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "in-range", Status: "Progressing", Message: "Waiting to autoscale"},
+				{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "limited", Status: "Healthy", Message: "TooFewReplicas: the desired replica count is less than the minimum replica count"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

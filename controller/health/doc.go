@@ -19,11 +19,14 @@
 // to completion are treated as hooks), Service and Ingress (Progressing
 // until status.loadBalancer.ingress lists an entry; as in Argo CD, an entry
 // without ip or hostname counts), PersistentVolumeClaim, Job, CronJob,
-// HorizontalPodAutoscaler (v1 annotation or v2 conditions), APIService, and
-// graphcd.io Application (the child's status.health, for app of apps). An
-// object with metadata.deletionTimestamp is Progressing "Pending deletion",
-// unless it is a sync hook. The checks read fields with plain map access,
-// never converting to typed objects, and cost well under a microsecond.
+// HorizontalPodAutoscaler (the v1 conditions annotation, or the
+// status.conditions of v2beta1, v2beta2 and v2, mapped as Argo CD maps
+// them: failure reasons first, then AbleToScale or ScalingLimited True),
+// APIService, and graphcd.io Application (the child's status.health, for
+// app of apps). An object with metadata.deletionTimestamp is Progressing
+// "Pending deletion", unless it is a sync hook. The checks read fields with
+// plain map access, never converting to typed objects, and cost well under
+// a microsecond.
 //
 // # Lua checks
 //
