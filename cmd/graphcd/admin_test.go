@@ -69,6 +69,17 @@ func TestAdminHealthArgoCDCompat(t *testing.T) {
 				{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "limited", Status: "Healthy", Message: "TooFewReplicas: the desired replica count is less than the minimum replica count"},
 			},
 		},
+		{
+			name: "Pod ignore-restart-policy annotation",
+			file: "testdata/health-pod-restart-policy.yaml",
+			want: []healthLine{
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "vm-ready", Status: "Healthy"},
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "vm-backoff", Status: "Degraded", Message: "back-off 1m20s restarting failed container=compute"},
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "plain-never", Status: "Progressing"},
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "hook", Status: "Progressing"},
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "always-crashloop", Status: "Degraded", Message: "back-off 5m0s restarting failed container=web"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,8 +16,10 @@
 // progress as `kubectl rollout status` sees it; a paused Deployment is
 // Suspended, an exceeded progress deadline Degraded), Pod (phase, Ready,
 // containers waiting on CrashLoopBackOff or ImagePullBackOff; pods that run
-// to completion are treated as hooks), Service and Ingress (Progressing
-// until status.loadBalancer.ingress lists an entry; as in Argo CD, an entry
+// to completion, restartPolicy Never or OnFailure, are treated as hooks
+// unless annotated argocd.argoproj.io/ignore-restart-policy: "true" and
+// not a sync hook), Service and Ingress (Progressing until
+// status.loadBalancer.ingress lists an entry; as in Argo CD, an entry
 // without ip or hostname counts), PersistentVolumeClaim, Job, CronJob,
 // HorizontalPodAutoscaler (the v1 conditions annotation, or the
 // status.conditions of v2beta1, v2beta2 and v2, mapped as Argo CD maps
