@@ -80,6 +80,14 @@ func TestAdminHealthArgoCDCompat(t *testing.T) {
 				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "always-crashloop", Status: "Degraded", Message: "back-off 5m0s restarting failed container=web"},
 			},
 		},
+		{
+			name:     "Lua checks in Argo CD's environment",
+			file:     "testdata/health-lua-objects.yaml",
+			settings: "testdata/health-lua-settings.yaml",
+			want: []healthLine{
+				{APIVersion: "example.com/v1", Kind: "Database", Namespace: "demo", Name: "orders", Status: "Healthy", Message: "2 conditions: Provisioned, Ready"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

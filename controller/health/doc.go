@@ -52,7 +52,8 @@
 //	    return hs
 //
 // The global obj is the object (numbers as Lua numbers, lists as 1-based
-// tables; metadata.managedFields is left out). The script returns a table
+// tables without their null items, as in Argo CD; metadata.managedFields is
+// left out). The script returns a table
 // with status (one of the six statuses) and an optional message. Anything
 // else, a runtime error included, gives Unknown with the reason in the
 // message. A Lua check wins over the built-in check for the same kind, and a

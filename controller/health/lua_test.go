@@ -473,6 +473,25 @@ return {status = "Healthy", message = table.concat(parts, " ")}`
 	}
 }
 
+// Null list items are dropped, as Argo CD's conversion drops them, so
+// ipairs and # see every real item.
+func TestLuaObjectListNulls(t *testing.T) {
+	script := `
+local types = {}
+for _, c in ipairs(obj.status.conditions) do table.insert(types, c.type) end
+return {status = "Healthy", message = #obj.status.conditions .. ":" .. table.concat(types, ",") .. ":" .. #obj.spec.empty}`
+	got, err := checkScript(t, script, false, map[string]any{
+		"spec":   map[string]any{"empty": []any{nil, nil}},
+		"status": map[string]any{"conditions": []any{nil, map[string]any{"type": "Ready"}, nil, map[string]any{"type": "Synced"}}},
+	})
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if diff := cmp.Diff(got, &Result{Status: StatusHealthy, Message: "2:Ready,Synced:0"}); diff != "" {
+		t.Errorf("Check (-got +want):\n%s", diff)
+	}
+}
+
 // TestLuaStateDoesNotLeak runs a script that tampers with every shared
 // thing it can reach, then checks on the same engine (so on the pooled
 // state) that the next run sees none of it.
