@@ -86,6 +86,10 @@ func TestAdminHealthArgoCDCompat(t *testing.T) {
 			settings: "testdata/health-lua-settings.yaml",
 			want: []healthLine{
 				{APIVersion: "example.com/v1", Kind: "Database", Namespace: "demo", Name: "orders", Status: "Healthy", Message: "2 conditions: Provisioned, Ready"},
+				{APIVersion: "example.com/v1", Kind: "Backup", Namespace: "demo", Name: "nightly", Status: "Healthy", Message: "Backup of 2026-03-01 took 42 min"},
+				{APIVersion: "example.com/v1", Kind: "Backup", Namespace: "demo", Name: "weekly", Status: "Degraded", Message: "Backup of 2026-03-01 took 135 min"},
+				{APIVersion: "example.com/v1", Kind: "Scaler", Namespace: "demo", Name: "web", Status: "Healthy", Message: `{"checked":2}`},
+				{APIVersion: "example.com/v1", Kind: "Scaler", Namespace: "demo", Name: "queue", Status: "Degraded", Message: "ScalingActive is False"},
 			},
 		},
 	}

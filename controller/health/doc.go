@@ -69,21 +69,31 @@
 //   - Restricted (the default, as in Argo CD): the base functions except
 //     dofile, loadfile, load, loadstring, module, collectgarbage, getfenv and
 //     setfenv; print, which discards its output; table; os with only time,
-//     date and clock; and require, which returns those libraries and never
-//     loads a file.
+//     date, difftime and clock; json (decode and encode, as Argo CD
+//     preloads it), only through require("json"); and require, which
+//     returns those libraries and never loads a file.
 //   - UseOpenLibs adds string (also as methods on strings), math (without
 //     randomseed) and coroutine. Argo CD opens every gopher-lua library here,
 //     io and os.execute included; graphcd never offers io, debug, channel or
-//     any os function beyond time, date and clock, in either mode. os.clock
-//     counts seconds since the run started.
+//     any os function beyond time, date, difftime and clock, in either mode.
+//     os.clock counts seconds since the run started.
+//
+// The library functions behave as gopher-lua's, which Argo CD runs: os.time
+// takes date fields as numbers or as strings holding numbers (what
+// string.match captures), and a missing or unreadable field takes its
+// default instead of failing; os.date knows strftime's common directives
+// and gopher-lua's %F and %P; json.decode drops nulls from lists, and
+// json.encode writes an empty table as [] and refuses sparse lists and
+// mixed keys, returning nil and the error.
 //
 // Each run has a fresh global table and fresh library tables, so a script
 // cannot leave anything behind for the next one. A run is cut off after
 // Options.Timeout (one second by default) and Check then returns an error
-// wrapping ErrScriptTimeout. Recursion is bounded by the Lua call stack,
-// and string.rep, string.gsub and table.concat refuse to build strings over
-// 4 MiB. Repeated string concatenation with the .. operator is bounded only
-// by the timeout.
+// wrapping ErrScriptTimeout. Recursion is bounded by the Lua call stack.
+// The .. operator, string.rep, string.gsub, string.format, table.concat and
+// json.encode refuse to build strings over 4 MiB, and the strings a run
+// builds (json.decode's input included) count against
+// Options.MemoryBudget.
 //
 // Compiled scripts are kept for the engine's life and Lua states are pooled;
 // a typical conditions script costs some tens of microseconds.
