@@ -37,6 +37,94 @@ func TestAdminHealth(t *testing.T) {
 	}
 }
 
+// admin health agrees with Argo CD on the classes of issue 20; each class
+// has its own file of objects (and settings where a Lua check is needed).
+func TestAdminHealthArgoCDCompat(t *testing.T) {
+	tests := []struct {
+		name, file, settings string
+		want                 []healthLine
+	}{
+		{
+			name: "load balancer entries without an address",
+			file: "testdata/health-loadbalancer.yaml",
+			want: []healthLine{
+				{APIVersion: "v1", Kind: "Service", Namespace: "demo", Name: "api", Status: "Healthy"},
+				{APIVersion: "v1", Kind: "Service", Namespace: "demo", Name: "metrics", Status: "Healthy"},
+				{APIVersion: "v1", Kind: "Service", Namespace: "demo", Name: "queued", Status: "Progressing", Message: "Waiting for the load balancer to get an address"},
+				{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "demo", Name: "shop", Status: "Healthy"},
+				{APIVersion: "extensions/v1beta1", Kind: "Ingress", Namespace: "demo", Name: "legacy", Status: "Healthy"},
+				{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "demo", Name: "unassigned", Status: "Progressing", Message: "Waiting for the ingress controller to publish an address"},
+			},
+		},
+		{
+			name: "HorizontalPodAutoscaler conditions",
+			file: "testdata/health-hpa.yaml",
+			want: []healthLine{
+				{APIVersion: "autoscaling/v1", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "odd-reason", Status: "Progressing", Message: "Waiting to autoscale"},
+				{APIVersion: "autoscaling/v1", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "custom-metric", Status: "Degraded", Message: "FailedGetObjectMetric: unable to get metric rps"},
+				{APIVersion: "autoscaling/v1", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "garbled", Status: "Unknown", Message: "cannot read the autoscaling.alpha.kubernetes.io/conditions annotation: want a JSON list of conditions, found object"},
+				{APIVersion: "autoscaling/v2beta1", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "idle", Status: "Healthy", Message: "SucceededGetScale"},
+				{APIVersion: "autoscaling/v2beta2", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "pods-metric", Status: "Degraded", Message: "FailedGetPodsMetric: unable to get metric qps"},
+				{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "in-range", Status: "Progressing", Message: "Waiting to autoscale"},
+				{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler", Namespace: "demo", Name: "limited", Status: "Healthy", Message: "TooFewReplicas: the desired replica count is less than the minimum replica count"},
+			},
+		},
+		{
+			name: "Pod ignore-restart-policy annotation",
+			file: "testdata/health-pod-restart-policy.yaml",
+			want: []healthLine{
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "vm-ready", Status: "Healthy"},
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "vm-backoff", Status: "Degraded", Message: "back-off 1m20s restarting failed container=compute"},
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "plain-never", Status: "Progressing"},
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "hook", Status: "Progressing"},
+				{APIVersion: "v1", Kind: "Pod", Namespace: "demo", Name: "always-crashloop", Status: "Degraded", Message: "back-off 5m0s restarting failed container=web"},
+			},
+		},
+		{
+			name:     "Lua checks in Argo CD's environment",
+			file:     "testdata/health-lua-objects.yaml",
+			settings: "testdata/health-lua-settings.yaml",
+			want: []healthLine{
+				{APIVersion: "example.com/v1", Kind: "Database", Namespace: "demo", Name: "orders", Status: "Healthy", Message: "2 conditions: Provisioned, Ready"},
+				{APIVersion: "example.com/v1", Kind: "Backup", Namespace: "demo", Name: "nightly", Status: "Healthy", Message: "Backup of 2026-03-01 took 42 min"},
+				{APIVersion: "example.com/v1", Kind: "Backup", Namespace: "demo", Name: "weekly", Status: "Degraded", Message: "Backup of 2026-03-01 took 135 min"},
+				{APIVersion: "example.com/v1", Kind: "Scaler", Namespace: "demo", Name: "web", Status: "Healthy", Message: `{"checked":2}`},
+				{APIVersion: "example.com/v1", Kind: "Scaler", Namespace: "demo", Name: "queue", Status: "Degraded", Message: "ScalingActive is False"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"admin", "health", "-f", tt.file}
+			if tt.settings != "" {
+				args = append(args, "--settings", tt.settings)
+			}
+			if diff := cmp.Diff(adminHealthLines(t, args...), tt.want); diff != "" {
+				t.Errorf("results (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// adminHealthLines runs admin health, which must succeed, and decodes its
+// JSON lines.
+func adminHealthLines(t *testing.T, args ...string) []healthLine {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var lines []healthLine
+	for line := range strings.SplitSeq(strings.TrimSpace(stdout), "\n") {
+		var l healthLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
 func TestAdminHealthBadSettings(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "admin", "health", "-f", "testdata/health-objects.yaml", "--settings", "testdata/health-objects.yaml")
 	if code != exitError || !strings.Contains(stderr, `kind is "Deployment", want ConfigMap`) {

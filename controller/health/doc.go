@@ -16,13 +16,19 @@
 // progress as `kubectl rollout status` sees it; a paused Deployment is
 // Suspended, an exceeded progress deadline Degraded), Pod (phase, Ready,
 // containers waiting on CrashLoopBackOff or ImagePullBackOff; pods that run
-// to completion are treated as hooks), Service (a LoadBalancer waits for an
-// address), Ingress, PersistentVolumeClaim, Job, CronJob,
-// HorizontalPodAutoscaler (v1 annotation or v2 conditions), APIService, and
-// graphcd.io Application (the child's status.health, for app of apps). An
-// object with metadata.deletionTimestamp is Progressing "Pending deletion",
-// unless it is a sync hook. The checks read fields with plain map access,
-// never converting to typed objects, and cost well under a microsecond.
+// to completion, restartPolicy Never or OnFailure, are treated as hooks
+// unless annotated argocd.argoproj.io/ignore-restart-policy: "true" and
+// not a sync hook), Service and Ingress (Progressing until
+// status.loadBalancer.ingress lists an entry; as in Argo CD, an entry
+// without ip or hostname counts), PersistentVolumeClaim, Job, CronJob,
+// HorizontalPodAutoscaler (the v1 conditions annotation, or the
+// status.conditions of v2beta1, v2beta2 and v2, mapped as Argo CD maps
+// them: failure reasons first, then AbleToScale or ScalingLimited True),
+// APIService, and graphcd.io Application (the child's status.health, for
+// app of apps). An object with metadata.deletionTimestamp is Progressing
+// "Pending deletion", unless it is a sync hook. The checks read fields with
+// plain map access, never converting to typed objects, and cost well under
+// a microsecond.
 //
 // # Lua checks
 //
@@ -46,7 +52,8 @@
 //	    return hs
 //
 // The global obj is the object (numbers as Lua numbers, lists as 1-based
-// tables; metadata.managedFields is left out). The script returns a table
+// tables without their null items, as in Argo CD; metadata.managedFields is
+// left out). The script returns a table
 // with status (one of the six statuses) and an optional message. Anything
 // else, a runtime error included, gives Unknown with the reason in the
 // message. A Lua check wins over the built-in check for the same kind, and a
@@ -62,21 +69,31 @@
 //   - Restricted (the default, as in Argo CD): the base functions except
 //     dofile, loadfile, load, loadstring, module, collectgarbage, getfenv and
 //     setfenv; print, which discards its output; table; os with only time,
-//     date and clock; and require, which returns those libraries and never
-//     loads a file.
+//     date, difftime and clock; json (decode and encode, as Argo CD
+//     preloads it), only through require("json"); and require, which
+//     returns those libraries and never loads a file.
 //   - UseOpenLibs adds string (also as methods on strings), math (without
 //     randomseed) and coroutine. Argo CD opens every gopher-lua library here,
 //     io and os.execute included; graphcd never offers io, debug, channel or
-//     any os function beyond time, date and clock, in either mode. os.clock
-//     counts seconds since the run started.
+//     any os function beyond time, date, difftime and clock, in either mode.
+//     os.clock counts seconds since the run started.
+//
+// The library functions behave as gopher-lua's, which Argo CD runs: os.time
+// takes date fields as numbers or as strings holding numbers (what
+// string.match captures), and a missing or unreadable field takes its
+// default instead of failing; os.date knows strftime's common directives
+// and gopher-lua's %F and %P; json.decode drops nulls from lists, and
+// json.encode writes an empty table as [] and refuses sparse lists and
+// mixed keys, returning nil and the error.
 //
 // Each run has a fresh global table and fresh library tables, so a script
 // cannot leave anything behind for the next one. A run is cut off after
 // Options.Timeout (one second by default) and Check then returns an error
-// wrapping ErrScriptTimeout. Recursion is bounded by the Lua call stack,
-// and string.rep, string.gsub and table.concat refuse to build strings over
-// 4 MiB. Repeated string concatenation with the .. operator is bounded only
-// by the timeout.
+// wrapping ErrScriptTimeout. Recursion is bounded by the Lua call stack.
+// The .. operator, string.rep, string.gsub, string.format, table.concat and
+// json.encode refuse to build strings over 4 MiB, and the strings a run
+// builds (json.decode's input included) count against
+// Options.MemoryBudget.
 //
 // Compiled scripts are kept for the engine's life and Lua states are pooled;
 // a typical conditions script costs some tens of microseconds.

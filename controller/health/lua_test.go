@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -258,20 +260,20 @@ func TestLuaLibraries(t *testing.T) {
 			open:       Result{Status: StatusHealthy, Message: "a,b,c"},
 		},
 		{
-			name: "require os gives only time, date and clock",
+			name: "require os gives only time, date, difftime and clock",
 			script: `local os = require("os")
 local names = {}
 for k in pairs(os) do table.insert(names, k) end
 table.sort(names)
 return {status = "Healthy", message = table.concat(names, ",")}`,
-			restricted: Result{Status: StatusHealthy, Message: "clock,date,time"},
-			open:       Result{Status: StatusHealthy, Message: "clock,date,time"},
+			restricted: Result{Status: StatusHealthy, Message: "clock,date,difftime,time"},
+			open:       Result{Status: StatusHealthy, Message: "clock,date,difftime,time"},
 		},
 		{
-			name:       "os.time and os.date work",
-			script:     `local t = os.time({year = 2026, month = 1, day = 2, hour = 3}); return {status = "Healthy", message = os.date("!%Y", t) .. " " .. type(os.time()) .. " " .. type(os.clock())}`,
-			restricted: Result{Status: StatusHealthy, Message: "2026 number number"},
-			open:       Result{Status: StatusHealthy, Message: "2026 number number"},
+			name:       "os.time, os.date and os.difftime work",
+			script:     `local t = os.time({year = 2026, month = 1, day = 2, hour = 3}); return {status = "Healthy", message = os.date("!%Y", t) .. " " .. type(os.time()) .. " " .. type(os.clock()) .. " " .. os.difftime(t + 90, t) .. " " .. os.date("!%F %H%P", 0)}`,
+			restricted: Result{Status: StatusHealthy, Message: "2026 number number 90 1970-01-01 00am"},
+			open:       Result{Status: StatusHealthy, Message: "2026 number number 90 1970-01-01 00am"},
 		},
 		{
 			name: "dangerous functions are absent",
@@ -309,6 +311,128 @@ return {status = "Healthy", message = "found:" .. table.concat(found, ",")}`,
 					t.Errorf("Check (-got +want):\n%s", diff)
 				}
 			})
+		}
+	}
+}
+
+// loadLuaScript reads testdata/lua/<name>.lua, a check written in the
+// style of Argo CD's community health checks.
+func loadLuaScript(tb testing.TB, name string) string {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "lua", name+".lua"))
+	if err != nil {
+		tb.Fatalf("read script: %v", err)
+	}
+	return string(data)
+}
+
+// TestLuaArgoCDConstructs runs checks built from what Argo CD's community
+// checks use (string.match captures into os.time, os.difftime, os.date,
+// string.format, gmatch, find, select, next, json, string methods ...)
+// against objects of our own, with the libraries Argo CD would give them.
+func TestLuaArgoCDConstructs(t *testing.T) {
+	tests := []struct {
+		script, fixture string
+		openLibs        bool
+		want            Result
+	}{
+		{"validity", "lua/validity.yaml", true, Result{Status: StatusHealthy, Message: "Valid for 60 days, until 2026-03-02"}},
+		{"conditions", "lua/conditions.yaml", true, Result{Status: StatusHealthy, Message: "3/3 ready; conditions Available+Progressing; zones ABC; 3 args; table"}},
+		{"conditions", "lua/deadline.yaml", true, Result{Status: StatusDegraded, Message: `Canary "checkout" has timed out progressing.`}},
+		{"annotation", "lua/annotation-healthy.yaml", false, Result{Status: StatusHealthy, Message: `2 conditions, {"since":3,"status":"True","type":"Active"}`}},
+		{"annotation", "lua/annotation-failing.yaml", false, Result{Status: StatusDegraded, Message: "Metrics: no metrics for 5m"}},
+		{"annotation", "lua/annotation-garbled.yaml", true, Result{Status: StatusDegraded, Message: "Bad annotation: unexpected end of JSON input"}},
+		{"methods", "lua/methods.yaml", true, Result{Status: StatusHealthy, Message: `SHOP/CART runs "v2.4.1" (major 2) xy false`}},
+		{"restricted", "lua/restricted.yaml", false, Result{Status: StatusHealthy, Message: "1=true,2=false keys=2 took=5400 epoch=1970-01-02T00:00:00Z n=16"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.script+"/"+tt.fixture, func(t *testing.T) {
+			obj := loadFixture(t, tt.fixture)
+			gk := objectGroupKind(obj)
+			e := newEngine(t, Options{LuaChecks: []LuaCheck{{Group: gk.group, Kind: gk.kind, Script: loadLuaScript(t, tt.script), UseOpenLibs: tt.openLibs}}})
+			got, err := e.Check(t.Context(), obj)
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			if diff := cmp.Diff(got, &tt.want); diff != "" {
+				t.Errorf("Check (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// os.time reads date fields as Argo CD's gopher-lua does: numbers, or
+// strings holding them; missing and unreadable fields take defaults.
+func TestLuaOsTime(t *testing.T) {
+	tests := []struct {
+		name, table string
+		want        string // the same time as a table of numbers
+	}{
+		{"decimal strings", `{year = "2024", month = "3", day = "9", hour = "7", min = "5", sec = "1"}`, `{year = 2024, month = 3, day = 9, hour = 7, min = 5, sec = 1}`},
+		{"leading zeros are decimal", `{year = "2024", month = "08", day = "010", hour = "09"}`, `{year = 2024, month = 8, day = 10, hour = 9}`},
+		{"spaces, signs, exponents, hexadecimal", `{year = " 2024 ", month = "+2", day = "1e1", hour = "0x0A", min = "-5"}`, `{year = 2024, month = 2, day = 10, hour = 10, min = -5}`},
+		{"fractions are dropped", `{year = 2024.9, month = "1.5", day = 1}`, `{year = 2024, month = 1, day = 1}`},
+		{"hour defaults to 12, min and sec to 0", `{year = "2024", month = "1", day = "1"}`, `{year = 2024, month = 1, day = 1, hour = 12, min = 0, sec = 0}`},
+		{"missing date fields default to -1", `{}`, `{year = -1, month = -1, day = -1}`},
+		{"unreadable fields take the default", `{year = "MMXXIV", month = true, day = {}, hour = "nan", min = "inf", sec = "1_0"}`, `{year = -1, month = -1, day = -1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script := "local a, b = os.time(" + tt.table + "), os.time(" + tt.want + ")\n" +
+				`return {status = a == b and "Healthy" or "Degraded", message = tostring(a - b)}`
+			for _, open := range []bool{false, true} {
+				got, err := checkScript(t, script, open, nil)
+				if err != nil {
+					t.Fatalf("Check: %v", err)
+				}
+				if diff := cmp.Diff(got, &Result{Status: StatusHealthy, Message: "0"}); diff != "" {
+					t.Errorf("open=%v: Check (-got +want):\n%s", open, diff)
+				}
+			}
+		})
+	}
+}
+
+// The json module: require("json") in both modes, never a global; its
+// results and errors, as Argo CD's gopher-json gives them.
+func TestLuaJSON(t *testing.T) {
+	tests := []struct {
+		name, script, want string
+	}{
+		{"decode", `local v = json.decode('{"a":[1,null,"x"],"b":{"c":true},"d":null}'); return #v.a .. " " .. v.a[2] .. " " .. tostring(v.b.c) .. " " .. tostring(v.d)`, "2 x true nil"},
+		{"decode scalars", `return tostring(json.decode("1.5")) .. tostring(json.decode('"s"')) .. tostring(json.decode("null"))`, "1.5snil"},
+		{"decode error", `local v, err = json.decode("{"); return tostring(v) .. ": " .. err`, "nil: unexpected end of JSON input"},
+		{"encode object keys sorted", `return json.encode({b = 1, a = {c = "<&>"}, z = false})`, `{"a":{"c":"\u003c\u0026\u003e"},"b":1,"z":false}`},
+		{"encode list", `return json.encode({1, 2.5, "x", 1e21, {}})`, `[1,2.5,"x",1e+21,[]]`},
+		{"encode empty table", `return json.encode({})`, `[]`},
+		{"encode scalars", `return json.encode("a\nb") .. json.encode(3) .. json.encode(nil) .. json.encode(true)`, `"a\nb"3nulltrue`},
+		{"encode shared subtable", `local s = {1}; return json.encode({s, s})`, `[[1],[1]]`},
+		{"encode sparse list", `local v, err = json.encode({1, nil, 3}); return tostring(v) .. ": " .. err`, "nil: cannot encode a sparse array to JSON"},
+		{"encode mixed keys", `local v, err = json.encode({1, a = 2}); return tostring(v) .. ": " .. err`, "nil: cannot encode a table with mixed or invalid key types to JSON"},
+		{"encode function", `local v, err = json.encode({f = print}); return tostring(v) .. ": " .. err`, "nil: cannot encode function to JSON"},
+		{"encode NaN", `local v, err = json.encode(0/0); return tostring(v) .. ": " .. err`, "nil: json: unsupported value: NaN"},
+		{"encode cycle raises", `local t = {}; t[1] = t; local ok, err = pcall(json.encode, t); return tostring(ok) .. " " .. tostring(string.find(err, "recursively nested", 1, true) ~= nil)`, "false true"},
+		{"round trip", `local s = '{"items":[{"n":1},{"n":2}],"name":"x"}'; return json.encode(json.decode(s)) == s and "same" or "different"`, "same"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script := "local json = require(\"json\")\nlocal m = (function() " + tt.script + " end)()\nreturn {status = \"Healthy\", message = m}"
+			got, err := checkScript(t, script, true, nil)
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			if diff := cmp.Diff(got, &Result{Status: StatusHealthy, Message: tt.want}); diff != "" {
+				t.Errorf("Check (-got +want):\n%s", diff)
+			}
+		})
+	}
+	for _, open := range []bool{false, true} {
+		got, err := checkScript(t, `return {status = "Healthy", message = type(require("json").decode) .. " " .. tostring(json) .. " " .. tostring(package.loaded.json)}`, open, nil)
+		if err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		if diff := cmp.Diff(got, &Result{Status: StatusHealthy, Message: "function nil nil"}); diff != "" {
+			t.Errorf("open=%v: require and globals (-got +want):\n%s", open, diff)
 		}
 	}
 }
@@ -360,6 +484,10 @@ func TestLuaResourceLimits(t *testing.T) {
 		{"concat in a nested function", `local function d(s) return s .. s end; local s = "x"; for i = 1, 34 do s = d(s) end`, "string concatenation: result would exceed"},
 		{"string.format doubling", `local s = "x"; for i = 1, 34 do s = string.format("%s%s", s, s) end`, "string.format: result would exceed"},
 		{"string.format widths", `local s = string.format(string.rep("%999999d", 100), 1)`, "string.format: result would exceed"},
+		{"json.encode", `local s = string.rep("x", 3e6); local r = require("json").encode({s, s})`, "json.encode: result would exceed"},
+		{"json.encode escapes", `local s = string.rep("<", 1e6); local r = require("json").encode(s)`, "json.encode: result would exceed"},
+		{"json.encode doubling", `local t = {string.rep("x", 1e5)}; for i = 1, 40 do t = {t, t} end; local r = require("json").encode(t)`, "json.encode: result would exceed"},
+		{"json.encode depth", `local t = {}; for i = 1, 1e5 do t = {t} end; local r = require("json").encode(t)`, "json.encode: tables nested deeper than 1000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -473,6 +601,25 @@ return {status = "Healthy", message = table.concat(parts, " ")}`
 	}
 }
 
+// Null list items are dropped, as Argo CD's conversion drops them, so
+// ipairs and # see every real item.
+func TestLuaObjectListNulls(t *testing.T) {
+	script := `
+local types = {}
+for _, c in ipairs(obj.status.conditions) do table.insert(types, c.type) end
+return {status = "Healthy", message = #obj.status.conditions .. ":" .. table.concat(types, ",") .. ":" .. #obj.spec.empty}`
+	got, err := checkScript(t, script, false, map[string]any{
+		"spec":   map[string]any{"empty": []any{nil, nil}},
+		"status": map[string]any{"conditions": []any{nil, map[string]any{"type": "Ready"}, nil, map[string]any{"type": "Synced"}}},
+	})
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if diff := cmp.Diff(got, &Result{Status: StatusHealthy, Message: "2:Ready,Synced:0"}); diff != "" {
+		t.Errorf("Check (-got +want):\n%s", diff)
+	}
+}
+
 // TestLuaStateDoesNotLeak runs a script that tampers with every shared
 // thing it can reach, then checks on the same engine (so on the pooled
 // state) that the next run sees none of it.
@@ -574,6 +721,8 @@ func TestLuaMemoryBudget(t *testing.T) {
 		// Counted: the strings the run builds, whatever else allocates.
 		{"strings kept alive", `local s = string.rep("x", 4e6); local t = {}; for i = 1, 1e6 do t[i] = s .. i end`, 64 << 20},
 		{"strings thrown away", `local s = string.rep("x", 1e6); for i = 1, 1e6 do local u = s .. i end`, 64 << 20},
+		{"json.encode results", `local json = require("json"); local s = string.rep("x", 3e6); for i = 1, 1e6 do local u = json.encode(s) end`, 64 << 20},
+		{"json.decode input", `local json = require("json"); local s = json.encode(string.rep("x", 3e6)); for i = 1, 1e6 do local u = json.decode(s) end`, 64 << 20},
 		// Not counted: the heap backstop (16 × 4 MiB) stops it.
 		{"table growth", `local t = {}; for i = 1, 1e10 do t[i] = {i} end`, 4 << 20},
 	}

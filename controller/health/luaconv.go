@@ -7,7 +7,8 @@ import (
 )
 
 // objectToLua converts an object to the Lua table scripts see as obj: JSON
-// numbers become Lua numbers, lists 1-based tables, maps tables.
+// numbers become Lua numbers, lists 1-based tables without their nulls,
+// maps tables.
 // metadata.managedFields is left out: no health check needs it and it is
 // often the largest part of an object.
 func objectToLua(L *lua.LState, obj map[string]any) *lua.LTable {
@@ -57,9 +58,15 @@ func toLua(L *lua.LState, v any) lua.LValue {
 		}
 		return t
 	case []any:
+		// As in Argo CD, a null item is dropped, not left as a hole that
+		// would end ipairs and make # ambiguous.
 		t := L.CreateTable(len(x), 0)
-		for i, item := range x {
-			t.RawSetInt(i+1, toLua(L, item))
+		n := 0
+		for _, item := range x {
+			if v := toLua(L, item); v != lua.LNil {
+				n++
+				t.RawSetInt(n, v)
+			}
 		}
 		return t
 	default:

@@ -2,6 +2,8 @@ package health
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,18 +29,22 @@ var (
 	coNames    = []string{"create", "resume", "running", "status", "wrap", "yield"}
 )
 
-// Library indexes. The first two are always available; the rest only with
-// open libraries.
+// Library indexes. The first three are always available; the rest only
+// with open libraries. json, as in Argo CD, is only reached through
+// require("json"): it is no global.
 const (
 	libTable = iota
 	libOS
+	libJSON
 	libString
 	libMath
 	libCoroutine
 	numLibs
 )
 
-var libNames = [numLibs]string{lua.TabLibName, lua.OsLibName, lua.StringLibName, lua.MathLibName, lua.CoroutineLibName}
+const jsonLibName = "json"
+
+var libNames = [numLibs]string{lua.TabLibName, lua.OsLibName, jsonLibName, lua.StringLibName, lua.MathLibName, lua.CoroutineLibName}
 
 // libIndex returns the index of a library name available in this mode, or
 // -1.
@@ -52,6 +58,15 @@ func libIndex(name string, open bool) int {
 		}
 	}
 	return -1
+}
+
+// globalLib returns the index of the library a global name stands for in
+// this mode, or -1.
+func globalLib(name string, open bool) int {
+	if name == jsonLibName {
+		return -1
+	}
+	return libIndex(name, open)
 }
 
 // captureLibraries opens gopher-lua's libraries once in a scratch
@@ -113,10 +128,15 @@ func (vm *luaVM) captureLibraries() {
 	vm.libs[libOS] = []libEntry{
 		{"time", L.NewFunction(osTime)},
 		{"date", L.NewFunction(osDate)},
+		{"difftime", L.NewFunction(osDifftime)},
 		{"clock", L.NewFunction(func(L *lua.LState) int {
 			L.Push(lua.LNumber(time.Since(vm.started).Seconds()))
 			return 1
 		})},
+	}
+	vm.libs[libJSON] = []libEntry{
+		{"decode", L.NewFunction(jsonDecode)},
+		{"encode", L.NewFunction(jsonEncode)},
 	}
 
 	vm.envMeta = L.CreateTable(0, 2)
@@ -189,15 +209,15 @@ func (vm *luaVM) globalIndex(L *lua.LState) int {
 		loaded := L.CreateTable(0, numLibs+1)
 		loaded.RawSetString("_G", env)
 		for i, n := range libNames {
-			if libIndex(n, vm.open) >= 0 {
+			if globalLib(n, vm.open) >= 0 {
 				loaded.RawSetString(n, vm.lib(i))
 			}
 		}
 		pkg := L.CreateTable(0, 1)
 		pkg.RawSetString("loaded", loaded)
 		v = pkg
-	case libIndex(name, vm.open) >= 0:
-		v = vm.lib(libIndex(name, vm.open))
+	case globalLib(name, vm.open) >= 0:
+		v = vm.lib(globalLib(name, vm.open))
 	default:
 		if g, ok := vm.globals[name]; ok {
 			L.Push(g)
@@ -385,26 +405,77 @@ func expandReplacement(L *lua.LState, b *strings.Builder, str, repl string, m *p
 	}
 }
 
-// osTime is os.time: now, or the time a date table describes (local time).
+// osTime is os.time: now, or the time a date table describes (local
+// time). As in Argo CD (gopher-lua), a field may be a number or a string
+// holding one, as string.match returns them ("2024", "08"); a field that is
+// missing or holds anything else takes its default (hour 12, min and sec 0,
+// day, month and year -1) instead of failing the script.
 func osTime(L *lua.LState) int {
 	if L.GetTop() == 0 || L.Get(1) == lua.LNil {
 		L.Push(lua.LNumber(time.Now().Unix()))
 		return 1
 	}
 	tbl := L.CheckTable(1)
-	field := func(name string, def int, required bool) int {
-		v, ok := tbl.RawGetString(name).(lua.LNumber)
-		if !ok {
-			if required {
-				L.RaiseError("field '%s' missing in date table", name)
-			}
-			return def
+	field := func(name string, def int) int {
+		if n, ok := dateField(tbl.RawGetString(name)); ok {
+			return n
 		}
-		return int(v)
+		return def
 	}
-	t := time.Date(field("year", 0, true), time.Month(field("month", 0, true)), field("day", 0, true),
-		field("hour", 12, false), field("min", 0, false), field("sec", 0, false), 0, time.Local)
+	t := time.Date(field("year", -1), time.Month(field("month", -1)), field("day", -1),
+		field("hour", 12), field("min", 0), field("sec", 0), 0, time.Local)
 	L.Push(lua.LNumber(t.Unix()))
+	return 1
+}
+
+// maxDateField bounds a date table field, far beyond any real date, so
+// that converting it to int cannot overflow.
+const maxDateField = 1e12
+
+// dateField reads a date table field: a number, or a string holding a
+// decimal number (leading zeros are decimal, not octal) or a 0x
+// hexadecimal one, surrounded by spaces or not. Fractions are dropped.
+func dateField(v lua.LValue) (int, bool) {
+	var f float64
+	switch x := v.(type) {
+	case lua.LNumber:
+		f = float64(x)
+	case lua.LString:
+		s := strings.TrimSpace(string(x))
+		neg := strings.HasPrefix(s, "-")
+		digits := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+		if len(digits) > 2 && (digits[:2] == "0x" || digits[:2] == "0X") {
+			n, err := strconv.ParseUint(digits[2:], 16, 63)
+			if err != nil {
+				return 0, false
+			}
+			f = float64(n)
+			if neg {
+				f = -f
+			}
+			break
+		}
+		if strings.ContainsAny(digits, "_xXpPiInN") {
+			return 0, false // no Go-only syntax, infinities or NaN
+		}
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, false
+		}
+		f = n
+	default:
+		return 0, false
+	}
+	if math.IsNaN(f) || math.Abs(f) > maxDateField {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// osDifftime is os.difftime(t2, t1): t2 - t1 in seconds (t1 defaults to
+// 0).
+func osDifftime(L *lua.LState) int {
+	L.Push(L.CheckNumber(1) - L.OptNumber(2, 0))
 	return 1
 }
 
@@ -446,8 +517,8 @@ func osDate(L *lua.LState) int {
 // strftimeLayouts maps strftime directives to Go layouts.
 var strftimeLayouts = map[byte]string{
 	'a': "Mon", 'A': "Monday", 'b': "Jan", 'B': "January", 'c': "Mon Jan  2 15:04:05 2006",
-	'd': "02", 'H': "15", 'I': "03", 'm': "01", 'M': "04", 'p': "PM", 'S': "05",
-	'x': "01/02/06", 'X': "15:04:05", 'y': "06", 'Y': "2006", 'z': "-0700", 'Z': "MST",
+	'd': "02", 'F': "2006-01-02", 'H': "15", 'I': "03", 'm': "01", 'M': "04", 'p': "PM", 'P': "pm",
+	'S': "05", 'x': "01/02/06", 'X': "15:04:05", 'y': "06", 'Y': "2006", 'z': "-0700", 'Z': "MST",
 }
 
 func strftime(t time.Time, format string) string {

@@ -7,6 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// ignoreRestartPolicyAnnotation, set to "true" on a Pod, has it judged as a
+// long-running pod whatever its restartPolicy, as in Argo CD: operators
+// (KubeVirt, Flink, ArangoDB ...) run pods that live for ever with
+// restartPolicy Never or OnFailure.
+const ignoreRestartPolicyAnnotation = "argocd.argoproj.io/ignore-restart-policy"
+
 // podHealth judges a Pod by its phase, its Ready condition and its
 // containers.
 //
@@ -16,17 +22,21 @@ import (
 // ...). Pods with restartPolicy Never or OnFailure run to completion and are
 // usually sync hooks: a waiting container is not judged (the sync's hook
 // logic decides, and a fixed image must not make a finished sync run the
-// hook late), and a running one is Progressing, not Healthy.
+// hook late), and a running one is Progressing, not Healthy. The
+// ignore-restart-policy annotation makes a pod of the second kind judged
+// as one of the first, unless it is a sync hook, whose health must stay
+// Progressing until it ends.
 func podHealth(u *unstructured.Unstructured) Result {
 	obj := u.Object
 	restartPolicy := stringField(obj, "spec", "restartPolicy")
 	if restartPolicy == "" {
 		restartPolicy = "Always"
 	}
+	longRunning := restartPolicy == "Always" || (ignoresRestartPolicy(obj) && !isHook(u))
 	message := stringField(obj, "status", "message")
 	containers := sliceField(obj, "status", "containerStatuses")
 
-	if restartPolicy == "Always" {
+	if longRunning {
 		var msgs []string
 		for _, item := range containers {
 			cs, _ := item.(map[string]any)
@@ -63,7 +73,7 @@ func podHealth(u *unstructured.Unstructured) Result {
 		}
 		return Result{Status: StatusDegraded}
 	case "Running":
-		if restartPolicy != "Always" {
+		if !longRunning {
 			return Result{Status: StatusProgressing, Message: message}
 		}
 		if c, ok := findCondition(obj, "Ready"); ok && c.Status == "True" {
@@ -78,6 +88,13 @@ func podHealth(u *unstructured.Unstructured) Result {
 		return Result{Status: StatusProgressing, Message: message}
 	}
 	return Result{Status: StatusUnknown, Message: message}
+}
+
+// ignoresRestartPolicy reports whether the pod carries
+// ignoreRestartPolicyAnnotation set to "true" (in any case).
+func ignoresRestartPolicy(obj map[string]any) bool {
+	v, _ := mapField(obj, "metadata", "annotations")[ignoreRestartPolicyAnnotation].(string)
+	return strings.EqualFold(v, "true")
 }
 
 // waitingNeedsAttention reports whether a container waiting reason means the
