@@ -3,6 +3,10 @@
 # them per pinned version in ${XDG_CACHE_HOME:-~/.cache}/graphcd/bin, so every
 # clone on the machine (CI's fresh clones included) reuses them. A binary is
 # rebuilt only when it is missing or its pin changes. Prints the bin directory.
+#
+#   hack/cluster-bins.sh                      # all of them
+#   hack/cluster-bins.sh etcd kube-apiserver  # only these (what a test needs)
+#   hack/cluster-bins.sh --check              # exit 1 if any is missing; build nothing
 set -euo pipefail
 
 ETCD_VERSION=v3.7.3
@@ -13,6 +17,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/graphcd
 bin=$cache/bin
 mkdir -p "$bin"
+
+if [ "${1:-}" = --check ]; then
+	for f in "etcd-$ETCD_VERSION" "kwok-$KWOK_VERSION" kube-{apiserver,controller-manager,scheduler}-"$KUBE_VERSION" "kubectl-$KUBE_VERSION"; do
+		[ -x "$bin/$f" ] || exit 1
+	done
+	exit 0
+fi
 
 # One builder at a time per machine: parallel test packages or two clones may
 # ask at once, and a k8s build needs ~2.3 GB of memory.
@@ -29,7 +40,7 @@ build() {
 	local dest=$bin/$name-$version
 	[ -x "$dest" ] && return 0
 	if [ -z "${announced:-}" ]; then
-		log "building the local control plane into $bin (once per machine, ~10 min on 2 cores)"
+		log "building the local control plane into $bin (once per machine, ~25 min on 2 cores)"
 		announced=1
 	fi
 	log "building $name $version"
@@ -57,10 +68,19 @@ build_kwok() {
 	rmdir "$gobin"
 }
 
-build etcd "$ETCD_VERSION" build_etcd
-for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-	build "$c" "$KUBE_VERSION" build_kube "$c"
+all=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
+wanted=("$@")
+[ $# -gt 0 ] || wanted=("${all[@]}")
+for name in "${wanted[@]}"; do
+	case $name in
+	etcd) build etcd "$ETCD_VERSION" build_etcd ;;
+	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) build "$name" "$KUBE_VERSION" build_kube "$name" ;;
+	kwok) build kwok "$KWOK_VERSION" build_kwok ;;
+	*)
+		log "unknown binary $name (want some of: ${all[*]})"
+		exit 2
+		;;
+	esac
 done
-build kwok "$KWOK_VERSION" build_kwok
 
 echo "$bin"

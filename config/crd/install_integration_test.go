@@ -108,7 +108,11 @@ func TestInstallCreateAndList(t *testing.T) {
 
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), cluster.Binaries.Kubectl, append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
+	bins, err := localcluster.EnsureBinaries(t.Context(), localcluster.BinKubectl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), bins.Kubectl, append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)

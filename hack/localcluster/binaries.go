@@ -46,46 +46,78 @@ func BinDir() (string, error) {
 	return filepath.Join(cache, "graphcd", "bin"), nil
 }
 
-// EnsureBinaries returns the control-plane binaries, building any that are
-// missing with hack/cluster-bins.sh (minutes on a cold machine, instant when
-// cached).
-func EnsureBinaries(ctx context.Context) (Binaries, error) {
+// Names of the binaries, as hack/cluster-bins.sh takes them.
+const (
+	BinEtcd              = "etcd"
+	BinAPIServer         = "kube-apiserver"
+	BinControllerManager = "kube-controller-manager"
+	BinScheduler         = "kube-scheduler"
+	BinKubectl           = "kubectl"
+	BinKwok              = "kwok"
+)
+
+// binaries returns the names of the binaries a cluster of mode runs.
+func (m Mode) binaries() []string {
+	if m == Full {
+		return []string{BinEtcd, BinAPIServer, BinControllerManager, BinScheduler, BinKwok}
+	}
+	return []string{BinEtcd, BinAPIServer}
+}
+
+// EnsureBinaries returns the paths of every control-plane binary, building
+// those of names that are missing with hack/cluster-bins.sh (minutes on a
+// cold machine, instant when cached). Only names are sure to exist: a
+// package whose clusters need no kubectl or KWOK never waits for them to
+// be built.
+func EnsureBinaries(ctx context.Context, names ...string) (Binaries, error) {
 	dir, err := BinDir()
 	if err != nil {
 		return Binaries{}, err
 	}
 	b := Binaries{
-		Etcd:              filepath.Join(dir, "etcd-"+EtcdVersion),
-		APIServer:         filepath.Join(dir, "kube-apiserver-"+KubeVersion),
-		ControllerManager: filepath.Join(dir, "kube-controller-manager-"+KubeVersion),
-		Scheduler:         filepath.Join(dir, "kube-scheduler-"+KubeVersion),
-		Kubectl:           filepath.Join(dir, "kubectl-"+KubeVersion),
-		Kwok:              filepath.Join(dir, "kwok-"+KwokVersion),
+		Etcd:              filepath.Join(dir, BinEtcd+"-"+EtcdVersion),
+		APIServer:         filepath.Join(dir, BinAPIServer+"-"+KubeVersion),
+		ControllerManager: filepath.Join(dir, BinControllerManager+"-"+KubeVersion),
+		Scheduler:         filepath.Join(dir, BinScheduler+"-"+KubeVersion),
+		Kubectl:           filepath.Join(dir, BinKubectl+"-"+KubeVersion),
+		Kwok:              filepath.Join(dir, BinKwok+"-"+KwokVersion),
 	}
-	if b.allPresent() {
+	paths := map[string]string{
+		BinEtcd: b.Etcd, BinAPIServer: b.APIServer, BinControllerManager: b.ControllerManager,
+		BinScheduler: b.Scheduler, BinKubectl: b.Kubectl, BinKwok: b.Kwok,
+	}
+	var missing []string
+	for _, n := range names {
+		p, ok := paths[n]
+		if !ok {
+			return Binaries{}, fmt.Errorf("unknown control-plane binary %q", n)
+		}
+		if !executable(p) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
 		return b, nil
 	}
 	script := filepath.Join(RepoRoot(), "hack", "cluster-bins.sh")
-	cmd := exec.CommandContext(ctx, "bash", script)
+	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, missing...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &bytes.Buffer{}
 	if err := cmd.Run(); err != nil {
-		return Binaries{}, fmt.Errorf("build control-plane binaries with %s: %w: %s", script, err, lastLines(stderr.String(), 5))
+		return Binaries{}, fmt.Errorf("build %s with %s: %w: %s", strings.Join(missing, ", "), script, err, lastLines(stderr.String(), 5))
 	}
-	if !b.allPresent() {
-		return Binaries{}, fmt.Errorf("%s ran but binaries are missing from %s", script, dir)
+	for _, n := range missing {
+		if !executable(paths[n]) {
+			return Binaries{}, fmt.Errorf("%s ran but %s is missing from %s", script, n, dir)
+		}
 	}
 	return b, nil
 }
 
-func (b Binaries) allPresent() bool {
-	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager, b.Scheduler, b.Kubectl, b.Kwok} {
-		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
-			return false
-		}
-	}
-	return true
+func executable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode()&0o111 != 0
 }
 
 func lastLines(s string, n int) string {

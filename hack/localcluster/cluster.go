@@ -59,7 +59,8 @@ type Cluster struct {
 	Config *rest.Config
 	// Client is an admin clientset.
 	Client kubernetes.Interface
-	// Binaries are the executables the cluster runs, kubectl included.
+	// Binaries are the paths of the control-plane executables. Those the
+	// cluster runs exist; call EnsureBinaries for kubectl.
 	Binaries Binaries
 
 	log     *slog.Logger
@@ -80,7 +81,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	bins, err := EnsureBinaries(ctx)
+	bins, err := EnsureBinaries(ctx, opts.Mode.binaries()...)
 	if err != nil {
 		return nil, err
 	}

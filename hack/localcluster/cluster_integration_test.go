@@ -72,7 +72,11 @@ func TestDeploymentBecomesReady(t *testing.T) {
 // kubectl from the cache talks to the cluster with the admin kubeconfig.
 func TestKubectlGetNodes(t *testing.T) {
 	t.Parallel()
-	out, err := exec.CommandContext(t.Context(), cluster.Binaries.Kubectl, "--kubeconfig", cluster.Kubeconfig, "get", "nodes", "--no-headers").CombinedOutput()
+	bins, err := localcluster.EnsureBinaries(t.Context(), localcluster.BinKubectl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), bins.Kubectl, "--kubeconfig", cluster.Kubeconfig, "get", "nodes", "--no-headers").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl get nodes: %v\n%s", err, out)
 	}
