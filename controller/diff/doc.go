@@ -27,6 +27,12 @@
 // (containers, env, ports, volumes ...) are matched by key, ignoring
 // order; other lists compare element by element.
 //
+// An empty list or map, null and an absent field are one value, on
+// either side, at any depth and in every mode, as Argo CD's typed
+// normalization makes them: a ClusterRole's rules: [] in Git equals the
+// rules: null the API server returns, labels: {} equals no labels. A
+// value that ignore rules leave empty counts as empty.
+//
 // In the default mode, live fields absent from desired are server
 // defaults and ignored, unless live's last-applied annotation shows the
 // field was applied before: then it was removed from desired, a change.
