@@ -98,6 +98,11 @@ func TestDiffFixtures(t *testing.T) {
 			name: "absent or null in Git equals an empty live list or map server-side", fixture: "empty-live",
 			call: []diff.CallOption{diff.WithServerSide(true)},
 		},
+		{name: "Secret values empty in Git equal null live values", fixture: "secret-empty-values"},
+		{
+			name: "Secret values empty in Git equal null live values server-side", fixture: "secret-empty-values",
+			call: []diff.CallOption{diff.WithServerSide(true)},
+		},
 		{name: "extra element of an atomic list", fixture: "tolerations", modified: true,
 			textHas: []string{"-  - effect: NoExecute"}},
 		{

@@ -23,7 +23,8 @@
 // Values of known built-in fields compare by meaning: resource quantities
 // ("1000m" == "1"), int-or-string ports ("80" == 80), durations of known
 // CRDs ("1h" == "1h0m0s"), Secret data by decoded bytes with stringData
-// folded into data. Lists that strategic merge patch merges by key
+// folded into data and a null value read as empty (the API server
+// returns a stored "" as null). Lists that strategic merge patch merges by key
 // (containers, env, ports, volumes ...) are matched by key, ignoring
 // order; other lists compare element by element.
 //
@@ -55,5 +56,7 @@
 // changes; the normalized objects in Result share the rest with the
 // inputs and are read-only. VerdictOnly stops at the first difference and
 // allocates almost nothing; Text is rendered only for modified objects.
-// No Secret value reaches Text, Result objects or errors.
+// No Secret value reaches Text, Result objects or errors; masks still
+// differ wherever values differ, so a modified Secret always shows which
+// key changed.
 package diff
