@@ -28,6 +28,9 @@ func FuzzDiff(f *testing.F) {
 		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"a","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"spec\":{\"x\":1}}"}},"spec":{"replicas":"1","x":2,"template":{"spec":{"containers":[{"name":"c","ports":[{"containerPort":"80"},{"containerPort":80}]}]}}}}`)
 	f.Add(`{"apiVersion":"v1","kind":"Secret","stringData":{"a":"b"},"data":{"a":1}}`, `{"apiVersion":"v1","kind":"Secret","data":{"a":"Yg=="},"status":{}}`)
 	f.Add(`{"kind":"Service","spec":{"ports":[{"port":"80"},{"port":80}]}}`, `{"kind":"Service","spec":{"ports":[{"port":80}]}}`)
+	// a live field named "" when the last apply holds no such key
+	f.Add(`{"kind":"ConfigMap","metadata":{"name":"a"}}`,
+		`{"kind":"ConfigMap","metadata":{"name":"a","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}"}},"":{"":1}}`)
 	d, err := diff.New(diff.Options{Ignore: []diff.IgnoreRule{{
 		Group: "*", Kind: "*",
 		JSONPointers:          []string{"/spec/replicas", "/spec/template/spec/containers/0/ports/1"},

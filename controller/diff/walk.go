@@ -35,6 +35,9 @@ func (w *walker) mayBeApplied(s string) bool {
 			return true // may be escaped in JSON; do not guess
 		}
 	}
+	if s == "" {
+		return strings.Contains(w.laRaw, `""`)
+	}
 	raw := w.laRaw
 	for {
 		i := strings.Index(raw, s)
