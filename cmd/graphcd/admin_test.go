@@ -67,6 +67,36 @@ func TestAdminDiff(t *testing.T) {
 	}
 }
 
+// admin diff reads an empty list or map in Git as equal to a null or
+// absent live field: exit 0 and no output.
+func TestAdminDiffEmptyEqualsNull(t *testing.T) {
+	code, stdout, stderr := runCLI(t, nil, "admin", "diff", "--desired", "testdata/diff/empty-desired.yaml", "--live", "testdata/diff/empty-live.yaml")
+	if code != exitOK || stdout != "" {
+		t.Errorf("exit %d, output %q, stderr %q; want 0 and nothing", code, stdout, stderr)
+	}
+}
+
+// admin diff reads a Secret value "" in Git as equal to a null live one,
+// and a modified Secret shows the key that differs, masked.
+func TestAdminDiffSecretEmptyValues(t *testing.T) {
+	code, stdout, _ := runCLI(t, nil, "admin", "diff", "--desired", "testdata/diff/secret-desired.yaml", "--live", "testdata/diff/secret-live.yaml")
+	if code != exitError {
+		t.Errorf("exit %d, want 1 for the new key", code)
+	}
+	var changed []string
+	for line := range strings.SplitSeq(stdout, "\n") {
+		if (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-")) && !strings.HasPrefix(line, "+++ ") && !strings.HasPrefix(line, "--- ") {
+			changed = append(changed, line)
+		}
+	}
+	if want := []string{`+  api-key: "++++++++"`}; !cmp.Equal(changed, want) {
+		t.Errorf("changed lines %q, want %q:\n%s", changed, want, stdout)
+	}
+	if strings.Contains(stdout, "feature-flags") || strings.Contains(stdout, "YWRtaW4=") {
+		t.Errorf("diff should name only the credentials, masked:\n%s", stdout)
+	}
+}
+
 func TestAdminRenderFlags(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "admin", "render", "--repo", ".", "--helm-set", "novalue")
 	if code != exitUsage || !strings.Contains(stderr, `parameter "novalue": want name=value`) {
