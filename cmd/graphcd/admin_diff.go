@@ -12,11 +12,12 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/sync"
 )
 
 type adminDiffOptions struct {
-	desired, live, settings, app string
-	serverSide                   bool
+	desired, live, settings, app, namespace string
+	serverSide                              bool
 }
 
 func newAdminDiffCmd(root *rootOptions) *cobra.Command {
@@ -29,6 +30,12 @@ the cluster holds), YAML or JSON, matched by group, kind, namespace and name.
 Kubernetes defaults are ignored (three-way with the last-applied annotation),
 ignoreDifferences from --settings (graphcd-cm / argocd-cm) and from --app (an
 Application's spec.ignoreDifferences) apply, and Secret values are masked.
+
+As the controller does, a desired object without a namespace is compared in
+the destination namespace: --namespace, else --app's
+spec.destination.namespace. Cluster-scoped kinds get none: the built-in
+ones, kinds whose CustomResourceDefinition is in --desired or --live, and
+kinds whose objects in --live have no namespace.
 
 Prints a unified diff per differing object. Exit code 0 when everything is
 equal, 1 when something differs, 2 on error.`,
@@ -48,7 +55,8 @@ equal, 1 when something differs, 2 on error.`,
 	f.StringVar(&o.desired, "desired", "", "file with the desired objects (- for stdin)")
 	f.StringVar(&o.live, "live", "", "file with the live objects")
 	f.StringVar(&o.settings, "settings", "", "graphcd-cm / argocd-cm ConfigMap with diff customizations")
-	f.StringVar(&o.app, "app", "", "Application manifest whose spec.ignoreDifferences apply")
+	f.StringVar(&o.app, "app", "", "Application manifest whose spec.ignoreDifferences and destination namespace apply")
+	f.StringVar(&o.namespace, "namespace", "", "destination namespace for desired objects without one (default: --app's spec.destination.namespace)")
 	f.BoolVar(&o.serverSide, "server-side", false, "treat --desired as the result of a server-side apply dry run")
 	_ = c.MarkFlagRequired("desired")
 	_ = c.MarkFlagRequired("live")
@@ -78,27 +86,38 @@ func runAdminDiff(c *cobra.Command, o *adminDiffOptions) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var appRules []v1alpha1.ResourceIgnoreDifferences
+	var app v1alpha1.Application
 	if o.app != "" {
 		b, err := readInput(c, o.app)
 		if err != nil {
 			return false, err
 		}
-		var app v1alpha1.Application
 		if err := yaml.Unmarshal(b, &app); err != nil {
 			return false, fmt.Errorf("%s: %w", o.app, err)
 		}
-		appRules = app.Spec.IgnoreDifferences
 	}
-	d, err := diff.New(diff.Options{Ignore: s.IgnoreRules(appRules), ServerSide: o.serverSide})
+	d, err := diff.New(diff.Options{Ignore: s.IgnoreRules(app.Spec.IgnoreDifferences), ServerSide: o.serverSide})
 	if err != nil {
 		return false, err
 	}
-	desired, err := objectsByKey(c, o.desired)
+	desiredObjs, err := readObjects(c, o.desired)
 	if err != nil {
 		return false, err
 	}
-	live, err := objectsByKey(c, o.live)
+	liveObjs, err := readObjects(c, o.live)
+	if err != nil {
+		return false, err
+	}
+	namespace := cmp.Or(o.namespace, app.Spec.Destination.Namespace)
+	scope := sync.OfflineScope(desiredObjs, liveObjs)
+	for i, obj := range desiredObjs {
+		desiredObjs[i] = sync.DefaultNamespace(obj, namespace, scope)
+	}
+	desired, err := objectsByKey(o.desired, desiredObjs)
+	if err != nil {
+		return false, err
+	}
+	live, err := objectsByKey(o.live, liveObjs)
 	if err != nil {
 		return false, err
 	}
@@ -142,25 +161,32 @@ func printDiff(out io.Writer, k objKey, res *diff.Result) error {
 	return err
 }
 
-// objectsByKey reads a file of objects, refusing unreadable documents and
-// duplicates (a diff needs to know which object is which).
-func objectsByKey(c *cobra.Command, path string) (map[objKey]*unstructured.Unstructured, error) {
+// readObjects reads the objects of a file, refusing unreadable documents.
+func readObjects(c *cobra.Command, path string) ([]*unstructured.Unstructured, error) {
 	data, err := readInput(c, path)
 	if err != nil {
 		return nil, err
 	}
-	objs := map[objKey]*unstructured.Unstructured{}
+	var objs []*unstructured.Unstructured
 	for _, doc := range splitDocuments(path, data) {
 		if doc.err != nil {
 			return nil, doc.err
 		}
-		for _, obj := range doc.objs {
-			k := keyOf(obj)
-			if _, dup := objs[k]; dup {
-				return nil, fmt.Errorf("%s: %s appears twice", path, k)
-			}
-			objs[k] = obj
+		objs = append(objs, doc.objs...)
+	}
+	return objs, nil
+}
+
+// objectsByKey indexes the objects read from path, refusing duplicates (a
+// diff needs to know which object is which).
+func objectsByKey(path string, list []*unstructured.Unstructured) (map[objKey]*unstructured.Unstructured, error) {
+	objs := make(map[objKey]*unstructured.Unstructured, len(list))
+	for _, obj := range list {
+		k := keyOf(obj)
+		if _, dup := objs[k]; dup {
+			return nil, fmt.Errorf("%s: %s appears twice", path, k)
 		}
+		objs[k] = obj
 	}
 	return objs, nil
 }

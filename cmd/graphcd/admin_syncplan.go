@@ -36,7 +36,9 @@ waves, kind order, hooks and their delete policies, as Argo CD orders them.
 -f takes files and directories (read recursively: *.yaml, *.yml, *.json),
 repeatable, "-" for stdin. No cluster is contacted: nothing is pruned and
 every object counts as out of sync. --namespace is the destination
-namespace, given to objects without one; --sync-option adds application
+namespace, given to objects without one unless their kind is
+cluster-scoped (a built-in one, or one whose CustomResourceDefinition is
+among the manifests with scope: Cluster); --sync-option adds application
 sync options (CreateNamespace=true, PruneLast=true, ...). PreDelete and
 PostDelete hooks run when an application is deleted, not in a sync, and are
 not listed.
@@ -86,7 +88,9 @@ func runAdminSyncPlan(c *cobra.Command, o *adminSyncPlanOptions) error {
 	if err != nil {
 		return &usageError{cmd: c, err: fmt.Errorf("--sync-option: %w", err)}
 	}
-	plan, err := sync.Build(desired, nil, sync.Options{Namespace: o.namespace, SyncOptions: o.syncOptions})
+	plan, err := sync.Build(desired, nil, sync.Options{
+		Namespace: o.namespace, SyncOptions: o.syncOptions, ClusterScoped: sync.OfflineScope(desired, nil),
+	})
 	if err != nil {
 		return err
 	}

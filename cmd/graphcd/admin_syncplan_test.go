@@ -159,3 +159,48 @@ func withStdin(t *testing.T, data string) {
 	os.Stdin = f
 	t.Cleanup(func() { os.Stdin = old; _ = f.Close() })
 }
+
+// --namespace skips custom resources whose CRD, among the manifests,
+// declares them cluster-scoped, as it skips built-in cluster-scoped kinds.
+func TestAdminSyncPlanClusterScopedCustomResource(t *testing.T) {
+	in := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: clusterissuers.certs.example.com}
+spec:
+  group: certs.example.com
+  names: {kind: ClusterIssuer, plural: clusterissuers}
+  scope: Cluster
+---
+apiVersion: certs.example.com/v1
+kind: ClusterIssuer
+metadata: {name: letsencrypt}
+---
+apiVersion: certs.example.com/v1
+kind: Issuer
+metadata: {name: local}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader}
+`
+	withStdin(t, in)
+	code, stdout, stderr := runCLI(t, nil, "admin", "sync-plan", "-f", "-", "-o", "json", "--namespace", "shop")
+	if code != exitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var tasks []struct {
+		Kind      string `json:"kind"`
+		Namespace string `json:"namespace"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &tasks); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, task := range tasks {
+		got[task.Kind] = task.Namespace
+	}
+	want := map[string]string{"CustomResourceDefinition": "", "ClusterIssuer": "", "Issuer": "shop", "ClusterRole": ""}
+	if d := cmp.Diff(got, want); d != "" {
+		t.Errorf("namespaces by kind (-got +want):\n%s", d)
+	}
+}

@@ -155,6 +155,67 @@ func TestAdminDiff(t *testing.T) {
 	}
 }
 
+// admin diff reads an empty list or map in Git as equal to a null or
+// absent live field: exit 0 and no output.
+func TestAdminDiffEmptyEqualsNull(t *testing.T) {
+	code, stdout, stderr := runCLI(t, nil, "admin", "diff", "--desired", "testdata/diff/empty-desired.yaml", "--live", "testdata/diff/empty-live.yaml")
+	if code != exitOK || stdout != "" {
+		t.Errorf("exit %d, output %q, stderr %q; want 0 and nothing", code, stdout, stderr)
+	}
+}
+
+// admin diff reads a Secret value "" in Git as equal to a null live one,
+// and a modified Secret shows the key that differs, masked.
+func TestAdminDiffSecretEmptyValues(t *testing.T) {
+	code, stdout, _ := runCLI(t, nil, "admin", "diff", "--desired", "testdata/diff/secret-desired.yaml", "--live", "testdata/diff/secret-live.yaml")
+	if code != exitError {
+		t.Errorf("exit %d, want 1 for the new key", code)
+	}
+	var changed []string
+	for line := range strings.SplitSeq(stdout, "\n") {
+		if (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-")) && !strings.HasPrefix(line, "+++ ") && !strings.HasPrefix(line, "--- ") {
+			changed = append(changed, line)
+		}
+	}
+	if want := []string{`+  api-key: "++++++++"`}; !cmp.Equal(changed, want) {
+		t.Errorf("changed lines %q, want %q:\n%s", changed, want, stdout)
+	}
+	if strings.Contains(stdout, "feature-flags") || strings.Contains(stdout, "YWRtaW4=") {
+		t.Errorf("diff should name only the credentials, masked:\n%s", stdout)
+	}
+}
+
+// admin diff compares a desired object without a namespace in the
+// destination namespace (--namespace, else --app's), and never gives one
+// to a cluster-scoped kind: built-in, declared by a CRD, or seen without
+// one among the live objects.
+func TestAdminDiffDestinationNamespace(t *testing.T) {
+	files := []string{"admin", "diff", "--desired", "testdata/diff/ns-desired.yaml", "--live", "testdata/diff/ns-live.yaml"}
+	code, stdout, _ := runCLI(t, nil, files...)
+	if code != exitError || !strings.Contains(stdout, "===== apps/Deployment/web (missing from the cluster)") ||
+		!strings.Contains(stdout, "===== shop/apps/Deployment/web (not in Git)") {
+		t.Errorf("without a destination namespace: exit %d; want 1 and the Deployment unpaired:\n%s", code, stdout)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{name: "--namespace", args: []string{"--namespace", "shop"}},
+		{name: "--app", args: []string{"--app", "testdata/diff/app.yaml"}},
+		{name: "--namespace wins over --app", args: []string{"--app", "testdata/diff/app.yaml", "--namespace", "shop"}},
+	} {
+		code, stdout, stderr := runCLI(t, nil, append(files, tc.args...)...)
+		if code != exitOK || stdout != "" {
+			t.Errorf("%s: exit %d, output %q, stderr %q; want 0 and nothing", tc.name, code, stdout, stderr)
+		}
+	}
+	code, stdout, _ = runCLI(t, nil, append(files, "--app", "testdata/diff/app.yaml", "--namespace", "edge")...)
+	if code != exitError || !strings.Contains(stdout, "===== edge/apps/Deployment/web (missing from the cluster)") ||
+		strings.Contains(stdout, "ClusterRole") || strings.Contains(stdout, "ClusterIssuer") || strings.Contains(stdout, "Tenant") {
+		t.Errorf("--namespace edge: exit %d; want 1 with only the Deployment unpaired:\n%s", code, stdout)
+	}
+}
+
 func TestAdminRenderFlags(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "admin", "render", "--repo", ".", "--helm-set", "novalue")
 	if code != exitUsage || !strings.Contains(stderr, `parameter "novalue": want name=value`) {

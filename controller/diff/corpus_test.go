@@ -25,6 +25,9 @@ func TestCorpusVerdicts(t *testing.T) {
 			if res.Modified != p.Modified {
 				t.Errorf("%s (opts %d): Modified = %v, want %v\n%s", p.Name, len(opts), res.Modified, p.Modified, res.Text)
 			}
+			if res.Modified && len(opts) == 0 && !hasChangedLine(res.Text) {
+				t.Errorf("%s: Modified with no changed line in the diff:\n%s", p.Name, res.Text)
+			}
 		}
 		if p.Modified {
 			modified++

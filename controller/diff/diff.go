@@ -131,7 +131,7 @@ func (d *Differ) Diff(ctx context.Context, desired, live *unstructured.Unstructu
 	}
 	isSecret := gk == schema.GroupKind{Kind: "Secret"}
 	if isSecret {
-		dObj, lObj = foldStringData(dObj), foldStringData(lObj)
+		dObj, lObj = normalizeSecret(dObj), normalizeSecret(lObj)
 	}
 
 	cd, cl, err := d.cursors(ctx, gk, name, namespace, dObj, lObj)
@@ -269,7 +269,7 @@ func parseLastApplied(s string, isSecret bool) any {
 		return nil
 	}
 	if isSecret {
-		return foldStringData(la)
+		return normalizeSecret(la)
 	}
 	return la
 }

@@ -47,6 +47,21 @@ func newDiffer(t *testing.T, opts diff.Options) *diff.Differ {
 	return d
 }
 
+// hasChangedLine reports whether a unified diff shows at least one
+// removed or added line below its "--- live" / "+++ desired" header.
+func hasChangedLine(text string) bool {
+	lines := strings.Split(text, "\n")
+	if len(lines) < 2 {
+		return false
+	}
+	for _, line := range lines[2:] {
+		if strings.HasPrefix(line, "-") || strings.HasPrefix(line, "+") {
+			return true
+		}
+	}
+	return false
+}
+
 func TestDiffFixtures(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -72,6 +87,22 @@ func TestDiffFixtures(t *testing.T) {
 		{name: "durations of known CRDs canonical, status dropped", fixture: "certificate"},
 		{name: "Secret stringData equals data", fixture: "secret-stringdata"},
 		{name: "nulls and empty collections ask for nothing", fixture: "nulls"},
+		{name: "ClusterRole rules: [] in Git equals live rules: null", fixture: "role-empty-rules"},
+		{
+			name: "ClusterRole rules: [] equals null server-side", fixture: "role-empty-rules",
+			call: []diff.CallOption{diff.WithServerSide(true)},
+		},
+		{name: "empty lists and maps at every level equal null or absent live fields", fixture: "empty-collections"},
+		{name: "absent or null in Git equals an empty live list or map", fixture: "empty-live"},
+		{
+			name: "absent or null in Git equals an empty live list or map server-side", fixture: "empty-live",
+			call: []diff.CallOption{diff.WithServerSide(true)},
+		},
+		{name: "Secret values empty in Git equal null live values", fixture: "secret-empty-values"},
+		{
+			name: "Secret values empty in Git equal null live values server-side", fixture: "secret-empty-values",
+			call: []diff.CallOption{diff.WithServerSide(true)},
+		},
 		{name: "extra element of an atomic list", fixture: "tolerations", modified: true,
 			textHas: []string{"-  - effect: NoExecute"}},
 		{

@@ -23,9 +23,16 @@
 // Values of known built-in fields compare by meaning: resource quantities
 // ("1000m" == "1"), int-or-string ports ("80" == 80), durations of known
 // CRDs ("1h" == "1h0m0s"), Secret data by decoded bytes with stringData
-// folded into data. Lists that strategic merge patch merges by key
+// folded into data and a null value read as empty (the API server
+// returns a stored "" as null). Lists that strategic merge patch merges by key
 // (containers, env, ports, volumes ...) are matched by key, ignoring
 // order; other lists compare element by element.
+//
+// An empty list or map, null and an absent field are one value, on
+// either side, at any depth and in every mode, as Argo CD's typed
+// normalization makes them: a ClusterRole's rules: [] in Git equals the
+// rules: null the API server returns, labels: {} equals no labels. A
+// value that ignore rules leave empty counts as empty.
 //
 // In the default mode, live fields absent from desired are server
 // defaults and ignored, unless live's last-applied annotation shows the
@@ -49,5 +56,7 @@
 // changes; the normalized objects in Result share the rest with the
 // inputs and are read-only. VerdictOnly stops at the first difference and
 // allocates almost nothing; Text is rendered only for modified objects.
-// No Secret value reaches Text, Result objects or errors.
+// No Secret value reaches Text, Result objects or errors; masks still
+// differ wherever values differ, so a modified Secret always shows which
+// key changed.
 package diff

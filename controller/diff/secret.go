@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,30 +14,46 @@ import (
 // Masks say which keys changed, never what they hold or how long it is.
 const maskBase = 8
 
-// foldStringData returns a Secret with stringData folded into data as the
-// API server does (stringData wins), copying only the top map and data.
-func foldStringData(obj map[string]any) map[string]any {
+// normalizeSecret returns a Secret as the API server stores it:
+// stringData folded into data (stringData wins), and a null value in
+// either read as the empty value "" (the typed Secret decodes both to
+// empty bytes, and stored empty bytes come back as null). It copies only
+// the top map and data, and only when something changes.
+func normalizeSecret(obj map[string]any) map[string]any {
 	if obj == nil {
 		return nil
 	}
-	raw, present := obj["stringData"]
-	if !present {
+	data, _ := obj["data"].(map[string]any)
+	raw, folding := obj["stringData"]
+	nulls := false
+	for _, v := range data {
+		if v == nil {
+			nulls = true
+			break
+		}
+	}
+	if !folding && !nulls {
 		return obj
 	}
 	out := cloneMap(obj, 0)
 	delete(out, "stringData")
 	sd, _ := raw.(map[string]any)
-	if len(sd) == 0 {
+	if len(sd) == 0 && !nulls {
 		return out
 	}
-	data, _ := obj["data"].(map[string]any)
 	nd := make(map[string]any, len(data)+len(sd))
 	for k, v := range data {
+		if v == nil {
+			v = ""
+		}
 		nd[k] = v
 	}
 	for k, v := range sd {
-		if s, ok := v.(string); ok {
+		switch s := v.(type) {
+		case string:
 			nd[k] = base64.StdEncoding.EncodeToString([]byte(s))
+		case nil:
+			nd[k] = ""
 		}
 	}
 	out["data"] = nd
@@ -44,21 +61,43 @@ func foldStringData(obj map[string]any) map[string]any {
 }
 
 // masker gives every distinct value of a key its own run of '+'.
-type masker map[string]map[string]string
+type masker map[string]map[any]string
 
 func (m masker) mask(key string, v any) string {
-	s, _ := v.(string)
+	id := maskID(v)
 	byVal := m[key]
 	if byVal == nil {
-		byVal = map[string]string{}
+		byVal = map[any]string{}
 		m[key] = byVal
 	}
-	if out, ok := byVal[s]; ok {
+	if out, ok := byVal[id]; ok {
 		return out
 	}
 	out := strings.Repeat("+", maskBase+len(byVal))
-	byVal[s] = out
+	byVal[id] = out
 	return out
+}
+
+// jsonID identifies a value that cannot be a map key by its JSON text; as
+// a type of its own it never equals a string value.
+type jsonID string
+
+// maskID identifies a value by type as well as content, so that values
+// the diff found different never share a mask (null and "", a number and
+// the string of its digits), while numbers equal by value share one.
+func maskID(v any) any {
+	switch v.(type) {
+	case string, bool, nil:
+		return v
+	}
+	if f, ok := toFloat(v); ok {
+		return f
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return jsonID(fmt.Sprintf("%T %v", v, v))
+	}
+	return jsonID(b)
 }
 
 // maskData returns obj with the values of its data and stringData maps
@@ -69,13 +108,21 @@ func (m masker) maskData(obj map[string]any) map[string]any {
 	}
 	out, copied := obj, false
 	for _, field := range []string{"data", "stringData"} {
-		data, ok := obj[field].(map[string]any)
-		if !ok {
+		raw, present := obj[field]
+		if !present || raw == nil {
 			continue
 		}
-		masked := make(map[string]any, len(data))
-		for k, v := range data {
-			masked[k] = m.mask(k, v)
+		var masked any
+		if data, ok := raw.(map[string]any); ok {
+			mm := make(map[string]any, len(data))
+			for k, v := range data {
+				mm[k] = m.mask(k, v)
+			}
+			masked = mm
+		} else {
+			// not a map (the API server would refuse it), but it may
+			// still hold a value: mask it whole
+			masked = m.mask("\x00"+field, raw)
 		}
 		if !copied {
 			out, copied = cloneMap(obj, 0), true
@@ -120,7 +167,7 @@ func HideSecretData(desired, live *unstructured.Unstructured) (*unstructured.Uns
 		if obj == nil {
 			return nil
 		}
-		out := m.maskData(foldStringData(obj))
+		out := m.maskData(normalizeSecret(obj))
 		return &unstructured.Unstructured{Object: m.maskLastApplied(out)}
 	}
 	return wrap(dObj), wrap(lObj)
@@ -138,7 +185,7 @@ func (m masker) maskLastApplied(obj map[string]any) map[string]any {
 	masked := strings.Repeat("+", maskBase)
 	var la map[string]any
 	if json.Unmarshal([]byte(s), &la) == nil && la != nil {
-		if b, err := json.Marshal(m.maskData(foldStringData(la))); err == nil {
+		if b, err := json.Marshal(m.maskData(normalizeSecret(la))); err == nil {
 			masked = string(b)
 		}
 	}

@@ -122,3 +122,85 @@ func TestSecretValuesNeverLeak(t *testing.T) {
 		t.Error("HideSecretData modified its input")
 	}
 }
+
+// TestModifiedSecretShowsKey: a Secret found modified always shows which
+// key differs, even where the two values would once have shared a mask,
+// and never shows a value.
+func TestModifiedSecretShowsKey(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	la := func(obj *unstructured.Unstructured) string {
+		b, err := json.Marshal(obj.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	applied := secretObject(map[string]any{"api-key": b64("k3y-0ld"), "same": b64("s4me")}, nil, "")
+	tests := []struct {
+		name          string
+		desired, live *unstructured.Unstructured
+		key           string // the key a changed line must name
+		hidden        []string
+	}{
+		{
+			name:    "a number against an empty string",
+			desired: secretObject(map[string]any{"api-key": int64(7), "same": b64("s4me")}, nil, ""),
+			live:    secretObject(map[string]any{"api-key": "", "same": b64("s4me")}, nil, ""),
+			key:     "api-key",
+		},
+		{
+			name:    "an empty value against a missing key",
+			desired: secretObject(map[string]any{"api-key": "", "same": b64("s4me")}, nil, ""),
+			live:    secretObject(map[string]any{"same": b64("s4me")}, nil, ""),
+			key:     "api-key", hidden: []string{b64("s4me")},
+		},
+		{
+			name:    "a null stringData value against a set live value",
+			desired: secretObject(map[string]any{"same": b64("s4me")}, map[string]any{"api-key": nil}, ""),
+			live:    secretObject(map[string]any{"api-key": b64("k3y-0ld"), "same": b64("s4me")}, nil, ""),
+			key:     "api-key", hidden: []string{b64("k3y-0ld"), b64("s4me")},
+		},
+		{
+			name:    "a key removed from Git since the last apply",
+			desired: secretObject(map[string]any{"same": b64("s4me")}, nil, ""),
+			live:    secretObject(map[string]any{"api-key": b64("k3y-0ld"), "same": b64("s4me")}, nil, la(applied)),
+			key:     "api-key", hidden: []string{b64("k3y-0ld"), b64("s4me"), "k3y-0ld"},
+		},
+		{
+			name:    "data that is not a map",
+			desired: secretObject(nil, nil, ""),
+			live:    secretObject(nil, nil, ""),
+			key:     "data", hidden: []string{b64("k3y-n3w"), b64("k3y-0ld")},
+		},
+	}
+	tests[4].desired.Object["data"] = b64("k3y-n3w")
+	tests[4].live.Object["data"] = b64("k3y-0ld")
+	d := newDiffer(t, diff.Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, call := range [][]diff.CallOption{nil, {diff.WithServerSide(true)}} {
+				res, err := d.Diff(t.Context(), tt.desired, tt.live, call...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !res.Modified {
+					t.Fatalf("server-side %v: not modified", call != nil)
+				}
+				named := false
+				for _, line := range strings.Split(res.Text, "\n")[2:] {
+					if (strings.HasPrefix(line, "-") || strings.HasPrefix(line, "+")) && strings.HasPrefix(strings.TrimLeft(line[1:], " "), tt.key+":") {
+						named = true
+					}
+				}
+				if !named {
+					t.Errorf("server-side %v: no changed line names %q:\n%s", call != nil, tt.key, res.Text)
+				}
+				for _, s := range tt.hidden {
+					if strings.Contains(res.Text, s) {
+						t.Errorf("server-side %v: the diff shows a Secret value:\n%s", call != nil, res.Text)
+					}
+				}
+			}
+		})
+	}
+}

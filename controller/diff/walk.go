@@ -35,6 +35,9 @@ func (w *walker) mayBeApplied(s string) bool {
 			return true // may be escaped in JSON; do not guess
 		}
 	}
+	if s == "" {
+		return strings.Contains(w.laRaw, `""`)
+	}
 	raw := w.laRaw
 	for {
 		i := strings.Index(raw, s)
@@ -95,13 +98,21 @@ func (w *walker) walk(d, l, la any, sc *schemaNode, cd, cl cursor) res {
 		}
 	}
 	r := res{p: d, n: l}
-	if w.build {
+	if w.build || d == nil || l == nil {
 		r.p, r.pc = prune(d, cd)
 		r.n, r.nc = prune(l, cl)
+	}
+	if (d == nil || l == nil) && isEmpty(r.p) && isEmpty(r.n) {
+		// [] or {} (or what ignored fields leave) against null: typed
+		// encoders write either for an empty field (a ClusterRole's
+		// rules: [] comes back as rules: null)
+		return res{p: r.n, n: r.n, pc: true, nc: r.nc, eq: true}
 	}
 	return r
 }
 
+// isEmpty reports whether v is null, an empty map or an empty list: a
+// value that asks for nothing, so that it equals an absent field.
 func isEmpty(v any) bool {
 	switch x := v.(type) {
 	case map[string]any:
@@ -164,11 +175,22 @@ func (w *walker) walkMap(dm, lm, lam map[string]any, sc *schemaNode, cd, cl curs
 			continue
 		}
 		if !inLive || lIgn {
+			pv, changed := prune(dv, ccd)
+			if changed && isEmpty(pv) {
+				// nothing is left to ask for once ignored fields are gone
+				if w.build {
+					if pm == nil {
+						pm = cloneMap(dm, 4)
+					}
+					delete(pm, k)
+				}
+				continue
+			}
 			eq = false
 			if !w.build {
 				return res{}
 			}
-			if pv, changed := prune(dv, ccd); changed {
+			if changed {
 				setP(k, pv)
 			}
 			continue
@@ -204,27 +226,37 @@ func (w *walker) walkMap(dm, lm, lam map[string]any, sc *schemaNode, cd, cl curs
 				continue
 			}
 		}
-		// k exists only in live; an empty value in the last apply (kubectl
-		// writes "annotations": {}) asked for nothing, so removes nothing
-		lastV, inLast := lam[k]
-		inLast = inLast && !isEmpty(lastV)
-		if w.pending && !w.symmetric && w.mayBeApplied(k) {
-			w.abort = true
-			return res{}
+		// k exists only in live. An empty or null live value equals the
+		// absent desired one whatever the last apply held; an empty value in
+		// the last apply (kubectl writes "annotations": {}) asked for
+		// nothing, so removes nothing.
+		removed := false
+		if !isEmpty(lv) {
+			if w.pending && !w.symmetric && w.mayBeApplied(k) {
+				w.abort = true
+				return res{}
+			}
+			lastV, inLast := lam[k]
+			removed = w.symmetric || (w.threeWay && inLast && !isEmpty(lastV))
 		}
-		if w.symmetric || (w.threeWay && inLast) {
+		nv, changed := lv, false
+		if removed || w.build {
+			nv, changed = prune(lv, ccl)
+			removed = removed && !(changed && isEmpty(nv))
+		}
+		if removed {
 			eq = false // removed from desired since the last apply
 			if !w.build {
 				return res{}
 			}
-			if nv, changed := prune(lv, ccl); changed {
+			if changed {
 				setN(k, nv, false)
 			}
 			continue
 		}
-		// a server default or a field set by someone else: keep live's
+		// a server default, a field set by someone else or one that is
+		// empty once ignored fields are gone: keep live's
 		if w.build {
-			nv, changed := prune(lv, ccl)
 			if changed {
 				setN(k, nv, false)
 			}

@@ -83,6 +83,9 @@
 // Objects without a namespace get the destination namespace unless their
 // type is cluster-scoped (Options.ClusterScoped, or a table of the
 // built-in types). The planner copies an object before changing it.
+// DefaultNamespace is that rule for other callers, such as the offline
+// `graphcd admin diff`; OfflineScope tells scopes without API discovery,
+// from CustomResourceDefinitions and live objects at hand.
 //
 // # Hooks
 //

@@ -68,7 +68,7 @@ func Build(desired, live []*unstructured.Unstructured, opts Options) (*Plan, err
 		desired: make(map[Key]bool, len(desired)),
 	}
 	if b.opts.ClusterScoped == nil {
-		b.opts.ClusterScoped = builtinClusterScoped
+		b.opts.ClusterScoped = BuiltinClusterScoped
 	}
 	for i, obj := range live {
 		if obj != nil && obj.GetName() != "" {
@@ -133,10 +133,10 @@ func (b *builder) addDesired(i int, obj *unstructured.Unstructured, live []*unst
 		return
 	}
 	id, errs := identify(obj)
-	if id.Namespace == "" && b.opts.Namespace != "" && id.Kind != "" && !b.opts.ClusterScoped(id.Group, id.Kind) {
-		id.Namespace = b.opts.Namespace
-		obj = obj.DeepCopy()
-		obj.SetNamespace(id.Namespace)
+	if id.Namespace == "" && id.Kind != "" {
+		if placed := DefaultNamespace(obj, b.opts.Namespace, b.opts.ClusterScoped); placed != obj {
+			obj, id.Namespace = placed, b.opts.Namespace
+		}
 	}
 	ref := id.Ref()
 	in := inspect(obj, b.app)
