@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/sync"
 )
@@ -35,7 +36,9 @@ As the controller does, a desired object without a namespace is compared in
 the destination namespace: --namespace, else --app's
 spec.destination.namespace. Cluster-scoped kinds get none: the built-in
 ones, kinds whose CustomResourceDefinition is in --desired or --live, and
-kinds whose objects in --live have no namespace.
+kinds whose objects in --live have no namespace. With --app, desired objects
+also get the app's tracking annotation (or label: the tracking method of
+--settings), as the controller marks what it applies.
 
 Prints a unified diff per differing object. Exit code 0 when everything is
 equal, 1 when something differs, 2 on error.`,
@@ -110,8 +113,13 @@ func runAdminDiff(c *cobra.Command, o *adminDiffOptions) (bool, error) {
 	}
 	namespace := cmp.Or(o.namespace, app.Spec.Destination.Namespace)
 	scope := sync.OfflineScope(desiredObjs, liveObjs)
+	tracking := cache.Tracking{Method: s.TrackingMethod, LabelKey: s.InstanceLabelKey}
 	for i, obj := range desiredObjs {
-		desiredObjs[i] = sync.DefaultNamespace(obj, namespace, scope)
+		obj = sync.DefaultNamespace(obj, namespace, scope)
+		if app.Name != "" {
+			tracking.Mark(obj, obj.GroupVersionKind().GroupKind(), app.Name, namespace)
+		}
+		desiredObjs[i] = obj
 	}
 	desired, err := objectsByKey(o.desired, desiredObjs)
 	if err != nil {

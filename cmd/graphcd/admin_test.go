@@ -209,10 +209,28 @@ func TestAdminDiffDestinationNamespace(t *testing.T) {
 			t.Errorf("%s: exit %d, output %q, stderr %q; want 0 and nothing", tc.name, code, stdout, stderr)
 		}
 	}
-	code, stdout, _ = runCLI(t, nil, append(files, "--app", "testdata/diff/app.yaml", "--namespace", "edge")...)
+	code, stdout, _ = runCLI(t, nil, append(files, "--namespace", "edge")...)
 	if code != exitError || !strings.Contains(stdout, "===== edge/apps/Deployment/web (missing from the cluster)") ||
 		strings.Contains(stdout, "ClusterRole") || strings.Contains(stdout, "ClusterIssuer") || strings.Contains(stdout, "Tenant") {
 		t.Errorf("--namespace edge: exit %d; want 1 with only the Deployment unpaired:\n%s", code, stdout)
+	}
+}
+
+// With --app, desired objects carry the app's tracking as the controller
+// writes it, so what the controller applied is not a difference; without,
+// the three-way diff sees the tracking id removed since the last apply.
+func TestAdminDiffTracking(t *testing.T) {
+	files := []string{"admin", "diff", "--desired", "testdata/diff/tracked-desired.yaml", "--live", "testdata/diff/tracked-live.yaml"}
+	code, stdout, _ := runCLI(t, nil, append(files, "--namespace", "shop")...)
+	if code != exitError || !strings.Contains(stdout, `-    argocd.argoproj.io/tracking-id: "web:/ConfigMap:shop/settings"`) {
+		t.Errorf("without --app: exit %d; want 1 and the tracking id removed:\n%s", code, stdout)
+	}
+	if code, stdout, stderr := runCLI(t, nil, append(files, "--app", "testdata/diff/app.yaml")...); code != exitOK || stdout != "" {
+		t.Errorf("--app: exit %d, output %q, stderr %q; want 0 and nothing", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI(t, nil, append(files, "--app", "testdata/diff/app.yaml", "--settings", "testdata/diff/label-tracking-cm.yaml")...)
+	if code != exitError || !strings.Contains(stdout, "+    app.kubernetes.io/instance: web") || !strings.Contains(stdout, "-    argocd.argoproj.io/tracking-id") {
+		t.Errorf("--app with label tracking: exit %d; want 1, the label added and the id removed:\n%s", code, stdout)
 	}
 }
 
