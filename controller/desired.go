@@ -59,8 +59,13 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv L
 	tracking := cache.Tracking{Method: r.opts.Settings.TrackingMethod, LabelKey: r.opts.Settings.InstanceLabelKey}
 	for _, m := range res.Manifests {
 		gk := m.GroupVersionKind().GroupKind()
-		namespaced, err := lv.IsNamespaced(gk)
-		if err == nil && namespaced && m.GetNamespace() == "" {
+		// As Argo CD: a kind discovery does not know yet (its CRD comes in
+		// the same sync) counts as namespaced, and a cluster-scoped object
+		// loses a namespace Git gave it.
+		switch namespaced, err := lv.IsNamespaced(gk); {
+		case err == nil && !namespaced:
+			m.SetNamespace("")
+		case m.GetNamespace() == "":
 			m.SetNamespace(dest.Namespace)
 		}
 		if !lv.Watched(gk) {
