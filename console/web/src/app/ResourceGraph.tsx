@@ -6,7 +6,7 @@ import { useEffect, useMemo, useRef, useState } from 'react'
 import { Badge } from '../Badge'
 import { healthBadge, syncBadge } from '../badges'
 import { layout, type Layout } from './layout'
-import { buildView, kindAbbrev, nodeChanged, type TreeResource, type ViewNode } from './tree'
+import { buildView, kindAbbrev, nodeChanged, nodeId, type TreeResource, type ViewNode } from './tree'
 
 /** How many more nodes each "show more" lays out. */
 export const NODE_CAP = 300
@@ -196,7 +196,7 @@ export default function ResourceGraph(props: ResourceGraphProps) {
         n.type === 'app'
           ? { ...base, node: n, label: props.appName, health: props.appHealth, sync: props.appSync, selected: false }
           : n.type === 'group'
-            ? { ...base, node: n, label: `${n.members.length} ${n.kind}s`, health: n.health, sync: null, selected: n.members.some((m) => m.uid === selected) }
+            ? { ...base, node: n, label: `${n.members.length} ${n.kind}s`, health: n.health, sync: null, selected: n.members.some((m) => nodeId(m) === selected) }
             : { ...base, node: n, label: n.resource.name, health: n.resource.health?.status ?? null, sync: n.resource.sync ?? null, selected: n.id === selected }
       out.push({ id: n.id, type: n.type, position, data, width: WIDTH, height: HEIGHT, draggable: false, connectable: false })
     }

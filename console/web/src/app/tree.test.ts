@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { APP_ID, buildView, changedIds, childrenOf, groupId, kindAbbrev, nodeChanged, tableRows, worstHealth, type TreeResource, type ViewOptions } from './tree'
+import { APP_ID, buildView, changedIds, childrenOf, groupId, kindAbbrev, nodeChanged, nodeId, tableRows, worstHealth, type TreeResource, type ViewOptions } from './tree'
 
 function res(kind: string, name: string, parent?: string, health?: string, sync?: string): TreeResource {
   return {
@@ -91,6 +91,33 @@ describe('buildView', () => {
     const b = { ...res('ConfigMap', 'b'), parentRefs: [{ uid: 'ConfigMap/a' }] }
     const v = buildView([a, b, res('Service', 's')], none)
     expect(ids(v)).toEqual([APP_ID, 'Service/s'])
+  })
+})
+
+// Objects without a uid: resources Git declares that the cluster lacks.
+function uidless(kind: string, name: string): TreeResource {
+  return { ...res(kind, name, undefined, 'Missing', 'OutOfSync'), uid: '' }
+}
+
+describe('nodeId', () => {
+  it('is the uid, or group/kind/namespace/name for an object without one', () => {
+    expect(nodeId(res('Pod', 'a'))).toBe('Pod/a')
+    expect(nodeId(uidless('Deployment', 'web'))).toBe('apps/Deployment/ns/web')
+    expect(nodeId({ ...uidless('ClusterRole', 'view'), group: 'rbac.authorization.k8s.io', namespace: '' })).toBe('rbac.authorization.k8s.io/ClusterRole//view')
+  })
+
+  it('shows objects without a uid as nodes of their own under the application', () => {
+    const v = buildView([uidless('Service', 'web'), uidless('Deployment', 'web'), res('ConfigMap', 'live')], none)
+    expect(ids(v)).toEqual([APP_ID, 'ConfigMap/live', 'apps/Deployment/ns/web', '/Service/ns/web'])
+    expect(edges(v)).toEqual(['app->ConfigMap/live', 'app->apps/Deployment/ns/web', 'app->/Service/ns/web'])
+  })
+
+  it('tells a change of status of an object without a uid, not its creation', () => {
+    const before = [uidless('Deployment', 'web')]
+    const failed = [{ ...uidless('Deployment', 'web'), health: { status: 'Degraded', message: '' } }]
+    expect([...changedIds(before, failed)]).toEqual(['apps/Deployment/ns/web'])
+    // Created by a sync, it has a uid: a new node, not a changed one.
+    expect(changedIds(before, [res('Deployment', 'web', undefined, 'Healthy', 'Synced')]).size).toBe(0)
   })
 })
 
