@@ -198,7 +198,12 @@ export default function ResourceGraph(props: ResourceGraphProps) {
           : n.type === 'group'
             ? { ...base, node: n, label: `${n.members.length} ${n.kind}s`, health: n.health, sync: null, selected: n.members.some((m) => nodeId(m) === selected) }
             : { ...base, node: n, label: n.resource.name, health: n.resource.health?.status ?? null, sync: n.resource.sync ?? null, selected: n.id === selected }
-      out.push({ id: n.id, type: n.type, position, data, width: WIDTH, height: HEIGHT, draggable: false, connectable: false })
+      // measured: every node has the size it is drawn at. Without it React
+      // Flow treats each new node object (every tree update makes them) as
+      // not yet measured and drops its handle bounds; when that lands
+      // between its measuring a node and rendering it, the node never gets
+      // them back and its edges, and the fit, never come.
+      out.push({ id: n.id, type: n.type, position, data, width: WIDTH, height: HEIGHT, measured: { width: WIDTH, height: HEIGHT }, draggable: false, connectable: false })
     }
     return out
   }, [view, laidOut, changed, selected, onSelect, props.appName, props.appHealth, props.appSync])
