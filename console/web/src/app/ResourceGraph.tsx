@@ -74,13 +74,18 @@ function ResourceNodeView({ data }: NodeProps<FlowNode>) {
   if (n.type !== 'resource') return null
   const r = n.resource
   return (
-    <div className={frameClass(data, 'resource')} data-kind={r.kind} data-name={r.name}>
+    <div className={`${frameClass(data, 'resource')}${r.missing ? ' rnode-missing' : ''}`} data-kind={r.kind} data-name={r.name} data-missing={r.missing || undefined}>
       <Handle type="target" position={Position.Left} />
       <span className="kind" title={r.kind}>
         {kindAbbrev(r.kind)}
       </span>
       <span className="rmain">
-        <button type="button" className="rname nodrag" title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`} onClick={(e) => (e.stopPropagation(), data.select(r))}>
+        <button
+          type="button"
+          className="rname nodrag"
+          title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.missing ? ' (missing from the cluster: a sync creates it)' : ''}`}
+          onClick={(e) => (e.stopPropagation(), data.select(r))}
+        >
           {r.name}
         </button>
         <Badges data={data} />

@@ -42,7 +42,9 @@ export function ResourceTable({
                 role="row"
                 aria-rowindex={it.index + 2}
                 aria-selected={id === selected}
-                className={`rtr${changed.has(id) ? ' flash' : ''}${id === selected ? ' chosen' : ''}`}
+                className={`rtr${changed.has(id) ? ' flash' : ''}${id === selected ? ' chosen' : ''}${r.missing ? ' missing' : ''}`}
+                data-kind={r.kind}
+                data-missing={r.missing || undefined}
                 style={{ position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${it.start}px)` }}
               >
                 <span role="cell" className="ellipsis" title={r.group ? `${r.kind}.${r.group}` : r.kind}>

@@ -17,6 +17,8 @@ export interface TreeResource {
   sync?: string | null
   info: readonly { name: string; value: string }[]
   images: readonly string[]
+  /** Git declares it and the cluster does not have it: a sync creates it. */
+  missing: boolean
 }
 
 /**
@@ -199,6 +201,20 @@ export function nodeChanged(n: ViewNode, changed: ReadonlySet<string>): boolean 
   if (n.type === 'resource') return changed.has(n.id)
   if (n.type === 'group') return n.members.some((m) => changed.has(nodeId(m)))
   return false
+}
+
+/**
+ * treeSummary is the line above the graph and the table: how many
+ * resources the tree has and how many of them a sync would create.
+ */
+export function treeSummary(resources: readonly TreeResource[], truncated: boolean): string {
+  const n = resources.length
+  let missing = 0
+  for (const r of resources) if (r.missing) missing++
+  let s = `${n.toLocaleString()} ${n === 1 ? 'resource' : 'resources'}`
+  if (missing > 0) s += `, ${missing === n ? (n === 1 ? 'missing' : 'all missing') : `${missing.toLocaleString()} missing`}: a sync creates ${missing === 1 ? 'it' : 'them'}`
+  if (truncated) s += ' (the tree was cut to stay under the size limit)'
+  return s
 }
 
 /** tableRows lists every resource sorted by kind, namespace and name. */

@@ -2,7 +2,7 @@ import { Suspense, lazy, useCallback, useMemo } from 'react'
 import { AppHeader } from '../app/Header'
 import { ResourceTable } from '../app/ResourceTable'
 import { parseResource, sameResource, withResource } from '../app/resourceParam'
-import { nodeId, type TreeResource } from '../app/tree'
+import { nodeId, treeSummary, type TreeResource } from '../app/tree'
 import { useApplication, type LoadState } from '../app/useApplication'
 import '../app/app.css'
 import { navigate, useLocation } from '../router'
@@ -52,9 +52,7 @@ export function ApplicationPage({ name }: { name: string }) {
               </button>
             </div>
             <span className="k" aria-live="polite">
-              {data.tree
-                ? `${resources.length.toLocaleString()} ${resources.length === 1 ? 'resource' : 'resources'}${data.tree.truncated ? ' (the tree was cut to stay under the size limit)' : ''}`
-                : 'No resource tree yet: the controller has not compared this application.'}
+              {data.tree ? treeSummary(resources, data.tree.truncated) : 'No resource tree yet: the controller has not compared this application.'}
             </span>
           </div>
           {data.tree ? (
