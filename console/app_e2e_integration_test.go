@@ -96,12 +96,13 @@ func waitForFile(ctx context.Context, path string) error {
 
 // TestAppPage drives the application page in Chromium against a server
 // running its controller and a real git server (see web/e2e/app-page.mjs):
-// from the list to the page, a sync, the Deployment → ReplicaSet → Pod
-// graph and table; then this test scales the Deployment to 4 in the
-// cluster behind the controller's back, and the page turns OutOfSync live
-// with replicas 4 against 2 in the resource panel's diff, and the four Pods
-// as one group node that opens on a click. A Secret's value shows masked.
-// Screenshots: list, tree, diff.
+// from the list to the page, the app's Deployment and Secret as Missing
+// nodes and rows before its first sync, a sync that turns them live, the
+// Deployment → ReplicaSet → Pod graph and table; then this test scales
+// the Deployment to 4 in the cluster behind the controller's back, and the
+// page turns OutOfSync live with replicas 4 against 2 in the resource
+// panel's diff, and the four Pods as one group node that opens on a click.
+// A Secret's value shows masked. Screenshots: list, missing, tree, diff.
 func TestAppPage(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)

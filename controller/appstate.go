@@ -121,7 +121,8 @@ func buildState(ctx context.Context, in stateInput) appstate.State {
 
 // buildTree maps the cache's tree to nodes: the app's own objects carry
 // their sync status and health from the comparison; detailed descendants
-// their own health, images and info.
+// their own health, images and info. The desired objects the cluster
+// lacks follow as missing nodes.
 func buildTree(ctx context.Context, in stateInput, results map[ResourceKey]*ResourceResult) []appstate.Node {
 	tree := in.tree
 	if tree == nil {
@@ -137,9 +138,10 @@ func buildTree(ctx context.Context, in stateInput, results map[ResourceKey]*Reso
 	}
 	nodes := make([]appstate.Node, 0, len(tree))
 	for _, n := range tree {
+		created := n.CreationTimestamp.UTC()
 		node := appstate.Node{
 			Group: n.Group, Kind: n.Kind, Namespace: n.Namespace, Name: n.Name, UID: n.UID,
-			CreatedAt: n.CreationTimestamp.UTC(),
+			CreatedAt: &created,
 		}
 		for _, p := range n.ParentUIDs {
 			if k, ok := byUID[p]; ok {
@@ -166,6 +168,34 @@ func buildTree(ctx context.Context, in stateInput, results map[ResourceKey]*Reso
 			node.Version = in.versions(n.GroupKind())
 		}
 		nodes = append(nodes, node)
+	}
+	return appendMissing(nodes, in, tree)
+}
+
+// appendMissing adds a node for each resource Git declares that the
+// comparison found no live object for, in the comparison's order (sorted
+// by key), unless the tree holds it after all. Argo CD's tree API leaves
+// them out and its UI merges them back from status.resources; here every
+// client gets them with the tree, from the comparison already made.
+func appendMissing(nodes []appstate.Node, in stateInput, tree []cache.Node) []appstate.Node {
+	var inTree map[ResourceKey]bool
+	for _, res := range in.cmp.Resources {
+		if res.RequiresPruning || in.live[res.Key] != nil {
+			continue
+		}
+		if inTree == nil {
+			inTree = make(map[ResourceKey]bool, len(tree))
+			for _, n := range tree {
+				inTree[n.ResourceKey] = true
+			}
+		}
+		if inTree[res.Key] {
+			continue
+		}
+		nodes = append(nodes, appstate.Node{
+			Group: res.Key.Group, Version: res.Version, Kind: res.Key.Kind, Namespace: res.Key.Namespace, Name: res.Key.Name,
+			Sync: res.Status, Health: healthStatus(res.Health), Missing: true,
+		})
 	}
 	return nodes
 }

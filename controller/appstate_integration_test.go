@@ -81,15 +81,21 @@ func TestAppStateWritten(t *testing.T) {
 		"app/deploy.yaml": deployment("DEST", name),
 		"app/secret.yaml": secret("DEST", gitValue),
 	})
-	// Before anything exists: two missing resources and an empty tree.
+	// Before anything exists: two missing resources, in the tree as
+	// missing nodes.
 	st := waitAppState(t, name, "lists two missing resources", func(st *appstate.State) bool { return len(st.Managed) == 2 })
 	for _, m := range st.Managed {
 		if m.Status != v1alpha1.SyncStatusCodeOutOfSync || m.Health == nil || m.Health.Status != v1alpha1.HealthStatusMissing || m.Live != "" || m.Desired == "" {
 			t.Errorf("missing %s = %+v", m.Kind, m)
 		}
 	}
-	if len(st.Tree) != 0 {
-		t.Errorf("tree of an app with nothing live = %+v", st.Tree)
+	if len(st.Tree) != 2 {
+		t.Errorf("tree of an app with nothing live = %+v, want its two resources as missing nodes", st.Tree)
+	}
+	for _, n := range st.Tree {
+		if !n.Missing || n.UID != "" || n.CreatedAt != nil || n.Sync != v1alpha1.SyncStatusCodeOutOfSync || n.Health == nil || n.Health.Status != v1alpha1.HealthStatusMissing {
+			t.Errorf("missing node %s = %+v", n.Kind, n)
+		}
 	}
 	apply(t, deployment(dest, name), secret(dest, liveValue))
 
@@ -114,7 +120,7 @@ func TestAppStateWritten(t *testing.T) {
 	}
 	d := deploy[0]
 	if d.Group != "apps" || d.Version != "v1" || d.UID == "" || d.Sync != v1alpha1.SyncStatusCodeSynced || d.Health == nil ||
-		len(d.ParentRefs) != 0 || len(d.Images) != 1 || d.Images[0] != "nginx:1.27" || d.ResourceVersion == "" || d.CreatedAt.IsZero() {
+		len(d.ParentRefs) != 0 || len(d.Images) != 1 || d.Images[0] != "nginx:1.27" || d.ResourceVersion == "" || d.CreatedAt == nil || d.CreatedAt.IsZero() || d.Missing {
 		t.Errorf("Deployment node = %+v", d)
 	}
 	if len(rs.ParentRefs) != 1 || rs.ParentRefs[0].UID != d.UID || rs.ParentRefs[0].Kind != "Deployment" || rs.ParentRefs[0].Name != "web" {

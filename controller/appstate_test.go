@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,54 @@ func TestBuildState(t *testing.T) {
 				t.Errorf("%s/%s holds %q", m.Kind, m.Name, v)
 			}
 		}
+	}
+}
+
+// Resources Git declares that the cluster lacks follow the live tree as
+// missing nodes, sorted, with the comparison's sync status and health;
+// live ones, and live ones Git no longer declares, are never missing.
+func TestBuildStateShowsMissingResources(t *testing.T) {
+	in := stateFixture(t, 1)
+	for _, y := range []string{
+		"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80}]}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: later, namespace: shop}\ndata: {mode: prod}\n",
+	} {
+		in.desired = append(in.desired, obj(t, y))
+	}
+	in.desired = slices.DeleteFunc(in.desired, func(u *unstructured.Unstructured) bool { return u.GetName() == "cm-0" }) // live, to prune
+	differ, err := diff.New(diff.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared := map[ResourceKey]*unstructured.Unstructured{}
+	for k, v := range in.live {
+		if !isHook(v) {
+			compared[k] = v
+		}
+	}
+	if in.cmp, err = compare(t.Context(), compareInput{desired: in.desired, live: compared, differ: differ, health: in.health}); err != nil {
+		t.Fatal(err)
+	}
+	st := buildState(t.Context(), in)
+	if len(st.Tree) != len(in.tree)+2 {
+		t.Fatalf("%d nodes, want the %d live ones and 2 missing", len(st.Tree), len(in.tree))
+	}
+	for _, n := range st.Tree[:len(in.tree)] {
+		if n.Missing || n.CreatedAt == nil {
+			t.Errorf("live node %s/%s = %+v", n.Kind, n.Name, n)
+		}
+	}
+	var got []string
+	for _, n := range st.Tree[len(in.tree):] {
+		got = append(got, fmt.Sprintf("%s/%s/%s version=%s missing=%t sync=%s health=%s uid=%q created=%v parents=%d",
+			n.Kind, n.Namespace, n.Name, n.Version, n.Missing, n.Sync, n.Health.Status, n.UID, n.CreatedAt, len(n.ParentRefs)))
+	}
+	want := []string{
+		"ConfigMap/shop/later version=v1 missing=true sync=OutOfSync health=Missing uid=\"\" created=<nil> parents=0",
+		"Service/shop/web version=v1 missing=true sync=OutOfSync health=Missing uid=\"\" created=<nil> parents=0",
+	}
+	if d := cmp.Diff(got, want); d != "" {
+		t.Errorf("missing nodes (-got +want):\n%s", d)
 	}
 }
 

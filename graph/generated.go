@@ -559,6 +559,7 @@ type ComplexityRoot struct {
 		Images          func(childComplexity int) int
 		Info            func(childComplexity int) int
 		Kind            func(childComplexity int) int
+		Missing         func(childComplexity int) int
 		Name            func(childComplexity int) int
 		Namespace       func(childComplexity int) int
 		ParentRefs      func(childComplexity int) int
@@ -3041,6 +3042,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceNode.Kind(childComplexity), true
+	case "ResourceNode.missing":
+		if e.ComplexityRoot.ResourceNode.Missing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceNode.Missing(childComplexity), true
 	case "ResourceNode.name":
 		if e.ComplexityRoot.ResourceNode.Name == nil {
 			break
@@ -5045,8 +5052,9 @@ type Application implements Node {
   yaml: String!
   """
   The application's resources and their children (ReplicaSets, Pods ...)
-  as the controller last saw them; null until it has compared the
-  application once.
+  as the controller last saw them, with the resources Git declares that
+  are missing from the cluster as nodes of their own (missing: true); null
+  until it has compared the application once.
   """
   resourceTree: ResourceTree
   """
@@ -5162,10 +5170,16 @@ type CommitAuthor {
 }
 
 """
-The live objects of an application: its resources and everything they own.
+The objects of an application: its live resources and everything they own,
+and the resources Git declares that the cluster does not have (yet), so
+that the tree shows what a sync will create.
 """
 type ResourceTree {
-  "The objects; children name their owners in parentRefs."
+  """
+  The objects, parents before their children (children name their owners
+  in parentRefs), then the missing resources (missing: true) sorted by
+  group, kind, namespace and name.
+  """
   nodes: [ResourceNode!]!
   "The revision the application was compared with."
   revision: String!
@@ -5176,7 +5190,8 @@ type ResourceTree {
 }
 
 """
-One live object.
+One object of an application's resource tree: a live object, or a resource
+Git declares that its cluster does not have (missing: true).
 """
 type ResourceNode {
   "The API group; empty for the core group."
@@ -5189,21 +5204,34 @@ type ResourceNode {
   namespace: String!
   "The name."
   name: String!
-  "The Kubernetes UID."
+  "The Kubernetes UID; empty for a missing resource."
   uid: String!
   "The objects that own this one."
   parentRefs: [ResourceRef!]!
-  "The health, for kinds with a health check."
+  """
+  The health, for kinds with a health check; Missing for a missing
+  resource.
+  """
   health: HealthStatus
-  "How it compares with Git, for the application's own resources; null for children."
+  """
+  How it compares with Git, for the application's own resources (OutOfSync
+  for a missing one); null for children.
+  """
   sync: SyncStatusCode
   "Facts about the object, such as a Pod's phase, readiness and restarts."
   info: [ResourceInfo!]!
   "Container images."
   images: [String!]!
-  "When the object was created."
-  createdAt: Time!
-  "The object's resourceVersion."
+  """
+  True for a resource Git declares that the destination cluster does not
+  have: a sync will create it. Such a node has no uid, owners, images,
+  creation time or resourceVersion, and the application's managed resource
+  of the same group, kind, namespace and name holds its desired YAML.
+  """
+  missing: Boolean!
+  "When the object was created; null for a missing resource."
+  createdAt: Time
+  "The object's resourceVersion; empty for a missing resource."
   resourceVersion: String!
 }
 
@@ -6885,6 +6913,8 @@ func (ec *executionContext) childFields_ResourceNode(ctx context.Context, field 
 		return ec.fieldContext_ResourceNode_info(ctx, field)
 	case "images":
 		return ec.fieldContext_ResourceNode_images(ctx, field)
+	case "missing":
+		return ec.fieldContext_ResourceNode_missing(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_ResourceNode_createdAt(ctx, field)
 	case "resourceVersion":
@@ -17406,6 +17436,29 @@ func (ec *executionContext) fieldContext_ResourceNode_images(_ context.Context, 
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
+func (ec *executionContext) _ResourceNode_missing(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceNode_missing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Missing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceNode_missing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _ResourceNode_createdAt(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17418,11 +17471,11 @@ func (ec *executionContext) _ResourceNode_createdAt(ctx context.Context, field g
 			return obj.CreatedAt, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_ResourceNode_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -26094,9 +26147,14 @@ func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "missing":
+			out.Values[i] = ec._ResourceNode_missing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "createdAt":
 			out.Values[i] = ec._ResourceNode_createdAt(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resourceVersion":

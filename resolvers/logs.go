@@ -38,7 +38,7 @@ type logRequest struct {
 }
 
 // checkLogs authorizes reading the logs of pod for app and checks that
-// the pod is in the app's resource tree.
+// the pod is a live object of the app's resource tree.
 func (r *Resolver) checkLogs(ctx context.Context, app *gqlmodel.Application, namespace, pod string, container *string, tail int32, since *int32, minTail int32) (logRequest, error) {
 	var req logRequest
 	if _, err := r.appFor(ctx, rbac.ResourceLogs, rbac.ActionGet, keyOf(app.Application)); err != nil {
@@ -58,7 +58,7 @@ func (r *Resolver) checkLogs(ctx context.Context, app *gqlmodel.Application, nam
 		return req, err
 	}
 	if st == nil || !slices.ContainsFunc(st.Tree, func(n appstate.Node) bool {
-		return n.Kind == "Pod" && n.Group == "" && n.Namespace == namespace && n.Name == pod
+		return n.Kind == "Pod" && n.Group == "" && n.Namespace == namespace && n.Name == pod && !n.Missing
 	}) {
 		return req, Errorf(CodeNotFound, "pod %s/%s is not part of application %s", namespace, pod, app.Name)
 	}

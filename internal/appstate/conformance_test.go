@@ -21,13 +21,15 @@ func sampleState(n int) appstate.State {
 		Tree: []appstate.Node{
 			{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "ui", UID: "u1",
 				Health: &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusHealthy}, Sync: v1alpha1.SyncStatusCodeSynced,
-				Images: []string{"nginx:1.27"}, CreatedAt: created, ResourceVersion: "10"},
+				Images: []string{"nginx:1.27"}, CreatedAt: &created, ResourceVersion: "10"},
 			{Group: "apps", Version: "v1", Kind: "ReplicaSet", Namespace: "web", Name: "ui-1", UID: "u2",
-				ParentRefs: []appstate.Ref{{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "ui", UID: "u1"}}, CreatedAt: created},
+				ParentRefs: []appstate.Ref{{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "ui", UID: "u1"}}, CreatedAt: &created},
 			{Version: "v1", Kind: "Pod", Namespace: "web", Name: "ui-1-x", UID: "u3",
 				ParentRefs: []appstate.Ref{{Group: "apps", Kind: "ReplicaSet", Namespace: "web", Name: "ui-1", UID: "u2"}},
 				Info:       []appstate.Info{{Name: "Status Reason", Value: "Running"}, {Name: "Containers", Value: "1/1"}},
-				Health:     &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusProgressing, Message: "starting"}, CreatedAt: created},
+				Health:     &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusProgressing, Message: "starting"}, CreatedAt: &created},
+			{Version: "v1", Kind: "Service", Namespace: "web", Name: "ui", Missing: true,
+				Health: &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusMissing}, Sync: v1alpha1.SyncStatusCodeOutOfSync},
 		},
 		Managed: []appstate.ManagedResource{{
 			Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "ui",

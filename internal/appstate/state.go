@@ -19,7 +19,8 @@ type State struct {
 	// refreshed), not the latest reconcile; status.reconciledAt is that.
 	ReconciledAt time.Time `json:"reconciledAt"`
 	// Tree holds the application's live objects and their descendants,
-	// parents before children.
+	// parents before children, then the desired objects missing from the
+	// cluster (Node.Missing), sorted by key.
 	Tree []Node `json:"tree,omitempty"`
 	// Managed holds one entry per desired or tracked live object, sorted
 	// by group/kind/namespace/name.
@@ -44,7 +45,8 @@ type Info struct {
 	Value string `json:"value"`
 }
 
-// Node is one live object of an application's resource tree.
+// Node is one object of an application's resource tree: a live one, or
+// one Git declares that the cluster lacks (Missing).
 type Node struct {
 	Group     string `json:"group,omitempty"`
 	Version   string `json:"version,omitempty"`
@@ -63,9 +65,16 @@ type Node struct {
 	// "Restart Count" and "Containers" ("1/2" ready).
 	Info []Info `json:"info,omitempty"`
 	// Images are the container images the object runs or templates.
-	Images          []string  `json:"images,omitempty"`
-	CreatedAt       time.Time `json:"createdAt"`
-	ResourceVersion string    `json:"resourceVersion,omitempty"`
+	Images []string `json:"images,omitempty"`
+	// Missing marks a desired object the cluster does not have, shown so
+	// that the tree tells what a sync will create, as Argo CD's UI does.
+	// Such a node carries its sync status (OutOfSync) and health (Missing)
+	// and no UID, owners, details, CreatedAt or ResourceVersion.
+	Missing bool `json:"missing,omitempty"`
+	// CreatedAt is nil for a missing object. (Gob flattens pointers, so
+	// states written when it was a plain time.Time still decode.)
+	CreatedAt       *time.Time `json:"createdAt,omitempty"`
+	ResourceVersion string     `json:"resourceVersion,omitempty"`
 }
 
 // ManagedResource is the comparison of one desired or tracked object.

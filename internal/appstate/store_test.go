@@ -2,7 +2,9 @@ package appstate_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/internal/appstate"
 )
@@ -35,6 +38,42 @@ func TestEncodeRoundTrip(t *testing.T) {
 	again, _ := appstate.Encode(want, 0)
 	if !bytes.Equal(b, again) {
 		t.Error("encoding the same state twice gave different bytes")
+	}
+}
+
+// States written before Node.CreatedAt became a pointer (and Node.Missing
+// existed) still decode: gob flattens pointers and skips absent fields,
+// so a rolling upgrade keeps the trees it finds.
+func TestDecodeStateOfEarlierNodes(t *testing.T) {
+	type earlierNode struct {
+		Kind, Name, UID string
+		CreatedAt       time.Time
+	}
+	type earlierState struct {
+		App  types.NamespacedName
+		Tree []earlierNode
+	}
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var buf bytes.Buffer
+	buf.WriteByte(1) // format version 1
+	zw := gzip.NewWriter(&buf)
+	err := gob.NewEncoder(zw).Encode(earlierState{
+		App:  types.NamespacedName{Namespace: "graphcd", Name: "old"},
+		Tree: []earlierNode{{Kind: "ConfigMap", Name: "settings", UID: "u1", CreatedAt: created}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := appstate.Decode(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []appstate.Node{{Kind: "ConfigMap", Name: "settings", UID: "u1", CreatedAt: &created}}
+	if d := cmp.Diff(got.Tree, want); d != "" {
+		t.Errorf("tree (-got +want):\n%s", d)
 	}
 }
 

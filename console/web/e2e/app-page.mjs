@@ -1,5 +1,6 @@
 // End-to-end check of the application page against a server running its
-// controller: open the app "guestbook" from the list, sync it, see the
+// controller: open the app "guestbook" from the list, see its resources as
+// Missing nodes and rows before the first sync, sync it, see the
 // Deployment → ReplicaSet → Pod tree; then the Go test scales the
 // Deployment to 4 in the cluster and the page turns OutOfSync live, with
 // the change in the resource panel's diff and the Pods grouped.
@@ -47,6 +48,40 @@ await run(artifacts, async (page, { shot, check }) => {
     window.graphcdNoReload = true
   })
 
+  // Before its first sync nothing of the app exists, yet the tree shows
+  // what a sync will create: the Deployment and the Secret as Missing nodes.
+  const graph = page.locator('.graph')
+  const missingNodes = (n) => document.querySelectorAll('.graph .rnode[data-missing="true"]').length === n
+  await page.waitForFunction(missingNodes, 2, slow)
+  for (const kind of ['Deployment', 'Secret']) {
+    const node = graph.locator(`.rnode[data-missing="true"][data-kind="${kind}"]`)
+    await node.locator('[data-status="Missing"]').waitFor()
+    await node.locator('[data-status="OutOfSync"]').waitFor()
+  }
+  check(true, 'the graph shows the Deployment and the Secret as Missing + OutOfSync nodes before the first sync')
+  await page.locator('.tree-bar').getByText('2 resources, all missing: a sync creates them').waitFor()
+  check(true, 'the count says both resources are missing')
+  await shot('missing')
+  await page.getByRole('button', { name: 'Table', exact: true }).click()
+  await page.waitForURL(/view=table/)
+  await page.waitForFunction(() => document.querySelectorAll('.rtable [role="row"][data-missing="true"]').length === 2, null, slow)
+  for (const kind of ['Deployment', 'Secret']) {
+    const r = page.locator(`.rtable [role="row"][data-missing="true"][data-kind="${kind}"]`)
+    await r.locator('[data-status="Missing"]').waitFor()
+    await r.locator('[data-status="OutOfSync"]').waitFor()
+  }
+  check(true, 'the table lists the Deployment and the Secret as Missing + OutOfSync')
+  // A missing resource opens like any other: Git's manifest, nothing live.
+  await page.getByRole('button', { name: 'guestbook', exact: true }).click()
+  await page.locator('.rpanel .summary').getByText('Not yet: Git declares it, and a sync creates it.').waitFor()
+  await page.getByRole('tab', { name: 'Desired' }).click()
+  await page.locator('.rpanel .cm-content').filter({ hasText: 'kind: Deployment' }).waitFor()
+  check(true, "a missing Deployment's panel says a sync creates it and shows its desired manifest")
+  await page.keyboard.press('Escape')
+  await page.waitForURL((u) => !u.search.includes('resource='))
+  await page.getByRole('button', { name: 'Graph', exact: true }).click()
+  await graph.locator('.rnode[data-missing="true"]').first().waitFor()
+
   // Sync through the API with the page's session (the action bar belongs to another change).
   const synced = await page.evaluate(async () => {
     const res = await fetch('/api/graphql', {
@@ -65,12 +100,17 @@ await run(artifacts, async (page, { shot, check }) => {
   await facts.locator('code.rev').waitFor()
   check(/^[0-9a-f]{7}$/.test((await facts.locator('code.rev').textContent()) ?? ''), 'the revision shows as a short SHA')
 
-  const graph = page.locator('.graph')
   for (const kind of ['Deployment', 'ReplicaSet', 'Pod']) await graph.locator(`.rnode[data-kind="${kind}"]`).first().waitFor(slow)
   await page.waitForFunction(() => document.querySelectorAll('.graph .rnode[data-kind="Pod"]').length === 2, null, slow)
   check(true, 'the graph shows Deployment → ReplicaSet → 2 Pods')
+  await page.waitForFunction(missingNodes, 0, slow)
+  await graph.locator('.rnode[data-kind="Deployment"] [data-status="Synced"]').waitFor(slow)
+  check(true, 'after the sync the Deployment and the Secret are live nodes, none missing')
+  // The tree changed shape (missing nodes became live ones with children):
+  // wait for the new layout's edges rather than count the old one's.
+  await page.waitForFunction(() => document.querySelectorAll('.graph .react-flow__edge').length >= 4, null, slow)
   const edges = await page.locator('.graph .react-flow__edge').count()
-  check(edges >= 4, `the graph draws the edges app → Deployment → ReplicaSet → Pods (${edges} edges)`)
+  check(true, `the graph draws the edges app → Deployment → ReplicaSet → Pods (${edges} edges)`)
   await shot('tree')
 
   // The table lists the same objects.

@@ -6,7 +6,7 @@ import { useEffect, useMemo, useRef, useState } from 'react'
 import { Badge } from '../Badge'
 import { healthBadge, syncBadge } from '../badges'
 import { layout, type Layout } from './layout'
-import { buildView, kindAbbrev, nodeChanged, type TreeResource, type ViewNode } from './tree'
+import { buildView, kindAbbrev, nodeChanged, nodeId, type TreeResource, type ViewNode } from './tree'
 
 /** How many more nodes each "show more" lays out. */
 export const NODE_CAP = 300
@@ -74,13 +74,18 @@ function ResourceNodeView({ data }: NodeProps<FlowNode>) {
   if (n.type !== 'resource') return null
   const r = n.resource
   return (
-    <div className={frameClass(data, 'resource')} data-kind={r.kind} data-name={r.name}>
+    <div className={`${frameClass(data, 'resource')}${r.missing ? ' rnode-missing' : ''}`} data-kind={r.kind} data-name={r.name} data-missing={r.missing || undefined}>
       <Handle type="target" position={Position.Left} />
       <span className="kind" title={r.kind}>
         {kindAbbrev(r.kind)}
       </span>
       <span className="rmain">
-        <button type="button" className="rname nodrag" title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`} onClick={(e) => (e.stopPropagation(), data.select(r))}>
+        <button
+          type="button"
+          className="rname nodrag"
+          title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.missing ? ' (missing from the cluster: a sync creates it)' : ''}`}
+          onClick={(e) => (e.stopPropagation(), data.select(r))}
+        >
           {r.name}
         </button>
         <Badges data={data} />
@@ -196,9 +201,14 @@ export default function ResourceGraph(props: ResourceGraphProps) {
         n.type === 'app'
           ? { ...base, node: n, label: props.appName, health: props.appHealth, sync: props.appSync, selected: false }
           : n.type === 'group'
-            ? { ...base, node: n, label: `${n.members.length} ${n.kind}s`, health: n.health, sync: null, selected: n.members.some((m) => m.uid === selected) }
+            ? { ...base, node: n, label: `${n.members.length} ${n.kind}s`, health: n.health, sync: null, selected: n.members.some((m) => nodeId(m) === selected) }
             : { ...base, node: n, label: n.resource.name, health: n.resource.health?.status ?? null, sync: n.resource.sync ?? null, selected: n.id === selected }
-      out.push({ id: n.id, type: n.type, position, data, width: WIDTH, height: HEIGHT, draggable: false, connectable: false })
+      // measured: every node has the size it is drawn at. Without it React
+      // Flow treats each new node object (every tree update makes them) as
+      // not yet measured and drops its handle bounds; when that lands
+      // between its measuring a node and rendering it, the node never gets
+      // them back and its edges, and the fit, never come.
+      out.push({ id: n.id, type: n.type, position, data, width: WIDTH, height: HEIGHT, measured: { width: WIDTH, height: HEIGHT }, draggable: false, connectable: false })
     }
     return out
   }, [view, laidOut, changed, selected, onSelect, props.appName, props.appHealth, props.appSync])

@@ -210,6 +210,11 @@ function Summary({ id, resource, status, requiresPruning }: { id: ResourceId; re
           <dt>In the tree</dt>
           <dd>No: the object does not exist in the cluster now.</dd>
         </>
+      ) : resource.missing ? (
+        <>
+          <dt>In the cluster</dt>
+          <dd>Not yet: Git declares it, and a sync creates it.</dd>
+        </>
       ) : null}
     </dl>
   )

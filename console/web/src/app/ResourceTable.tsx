@@ -4,7 +4,7 @@ import { useVirtualizer } from '@tanstack/react-virtual'
 import { useMemo, useRef } from 'react'
 import { Badge } from '../Badge'
 import { healthBadge, syncBadge } from '../badges'
-import { tableRows, type TreeResource } from './tree'
+import { nodeId, tableRows, type TreeResource } from './tree'
 
 const ROW_HEIGHT = 40
 
@@ -35,13 +35,16 @@ export function ResourceTable({
         <div style={{ height: v.getTotalSize(), position: 'relative' }} role="rowgroup">
           {v.getVirtualItems().map((it) => {
             const r = rows[it.index]!
+            const id = nodeId(r)
             return (
               <div
-                key={r.uid}
+                key={id}
                 role="row"
                 aria-rowindex={it.index + 2}
-                aria-selected={r.uid === selected}
-                className={`rtr${changed.has(r.uid) ? ' flash' : ''}${r.uid === selected ? ' chosen' : ''}`}
+                aria-selected={id === selected}
+                className={`rtr${changed.has(id) ? ' flash' : ''}${id === selected ? ' chosen' : ''}${r.missing ? ' missing' : ''}`}
+                data-kind={r.kind}
+                data-missing={r.missing || undefined}
                 style={{ position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${it.start}px)` }}
               >
                 <span role="cell" className="ellipsis" title={r.group ? `${r.kind}.${r.group}` : r.kind}>

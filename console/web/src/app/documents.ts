@@ -83,6 +83,7 @@ export const TreeFragment = graphql(`
         value
       }
       images
+      missing
       createdAt
     }
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { APP_ID, buildView, changedIds, childrenOf, groupId, kindAbbrev, nodeChanged, tableRows, worstHealth, type TreeResource, type ViewOptions } from './tree'
+import { APP_ID, buildView, changedIds, childrenOf, groupId, kindAbbrev, nodeChanged, nodeId, tableRows, treeSummary, worstHealth, type TreeResource, type ViewOptions } from './tree'
 
 function res(kind: string, name: string, parent?: string, health?: string, sync?: string): TreeResource {
   return {
@@ -13,6 +13,7 @@ function res(kind: string, name: string, parent?: string, health?: string, sync?
     sync: sync ?? null,
     info: [],
     images: [],
+    missing: false,
   }
 }
 
@@ -91,6 +92,68 @@ describe('buildView', () => {
     const b = { ...res('ConfigMap', 'b'), parentRefs: [{ uid: 'ConfigMap/a' }] }
     const v = buildView([a, b, res('Service', 's')], none)
     expect(ids(v)).toEqual([APP_ID, 'Service/s'])
+  })
+})
+
+// Objects without a uid: resources Git declares that the cluster lacks,
+// as the API sends them.
+function uidless(kind: string, name: string): TreeResource {
+  return { ...res(kind, name, undefined, 'Missing', 'OutOfSync'), uid: '', missing: true }
+}
+
+describe('nodeId', () => {
+  it('is the uid, or group/kind/namespace/name for an object without one', () => {
+    expect(nodeId(res('Pod', 'a'))).toBe('Pod/a')
+    expect(nodeId(uidless('Deployment', 'web'))).toBe('apps/Deployment/ns/web')
+    expect(nodeId({ ...uidless('ClusterRole', 'view'), group: 'rbac.authorization.k8s.io', namespace: '' })).toBe('rbac.authorization.k8s.io/ClusterRole//view')
+  })
+
+  it('shows objects without a uid as nodes of their own under the application', () => {
+    const v = buildView([uidless('Service', 'web'), uidless('Deployment', 'web'), res('ConfigMap', 'live')], none)
+    expect(ids(v)).toEqual([APP_ID, 'ConfigMap/live', 'apps/Deployment/ns/web', '/Service/ns/web'])
+    expect(edges(v)).toEqual(['app->ConfigMap/live', 'app->apps/Deployment/ns/web', 'app->/Service/ns/web'])
+  })
+
+  it('tells a change of status of an object without a uid, not its creation', () => {
+    const before = [uidless('Deployment', 'web')]
+    const failed = [{ ...uidless('Deployment', 'web'), health: { status: 'Degraded', message: '' } }]
+    expect([...changedIds(before, failed)]).toEqual(['apps/Deployment/ns/web'])
+    // Created by a sync, it has a uid: a new node, not a changed one.
+    expect(changedIds(before, [res('Deployment', 'web', undefined, 'Healthy', 'Synced')]).size).toBe(0)
+  })
+})
+
+describe('missing resources', () => {
+  // The demo's sync-waves before its first sync: nothing exists yet.
+  const never = [uidless('Service', 'backend'), uidless('Deployment', 'frontend'), uidless('Deployment', 'backend')]
+
+  it('fill the graph of a never-synced application, under the application, with their status', () => {
+    const v = buildView(never, none)
+    expect(ids(v)).toEqual([APP_ID, 'apps/Deployment/ns/backend', 'apps/Deployment/ns/frontend', '/Service/ns/backend'])
+    const first = v.nodes[0]
+    expect(first?.type === 'app' && first.hasChildren).toBe(true)
+    for (const n of v.nodes.slice(1)) {
+      expect(n.type === 'resource' && [n.resource.missing, n.resource.health?.status, n.resource.sync, n.hasChildren]).toEqual([true, 'Missing', 'OutOfSync', false])
+    }
+  })
+
+  it('are rows of the table', () => {
+    expect(tableRows(never).map((r) => `${r.kind}/${r.name} ${r.missing}`)).toEqual(['Deployment/backend true', 'Deployment/frontend true', 'Service/backend true'])
+  })
+
+  it('are counted above the tree', () => {
+    expect(treeSummary(never, false)).toBe('3 resources, all missing: a sync creates them')
+    expect(treeSummary([never[0]!], false)).toBe('1 resource, missing: a sync creates it')
+    expect(treeSummary([...deployment(2), never[0]!], true)).toBe('5 resources, 1 missing: a sync creates it (the tree was cut to stay under the size limit)')
+    expect(treeSummary(deployment(1), false)).toBe('3 resources')
+    expect(treeSummary([], false)).toBe('0 resources')
+  })
+
+  it('give way to the live objects a sync creates', () => {
+    const synced = [res('Service', 'backend', undefined, 'Healthy', 'Synced')]
+    const v = buildView(synced, none)
+    expect(ids(v)).toEqual([APP_ID, 'Service/backend'])
+    expect(v.nodes[1]?.type === 'resource' && v.nodes[1].resource.missing).toBe(false)
   })
 })
 

@@ -3,6 +3,7 @@
 // and a cap on how many nodes are laid out, so an application with
 // thousands of resources stays responsive. Pure functions, tested without
 // a browser.
+import { formatResource } from './resourceParam'
 
 /** TreeResource is the part of a ResourceNode the page uses. */
 export interface TreeResource {
@@ -16,6 +17,18 @@ export interface TreeResource {
   sync?: string | null
   info: readonly { name: string; value: string }[]
   images: readonly string[]
+  /** Git declares it and the cluster does not have it: a sync creates it. */
+  missing: boolean
+}
+
+/**
+ * nodeId identifies a resource in the graph and the table: its uid, or for
+ * an object without one (a resource Git declares that the cluster does not
+ * have) its group/kind/namespace/name, as Argo CD's UI keys its nodes. A
+ * uid never holds a slash, so the two kinds of id cannot meet.
+ */
+export function nodeId(r: Pick<TreeResource, 'group' | 'kind' | 'namespace' | 'name' | 'uid'>): string {
+  return r.uid || formatResource(r)
 }
 
 /** APP_ID is the id of the application's own node, the root of the graph. */
@@ -64,7 +77,7 @@ function compareResources(a: TreeResource, b: TreeResource): number {
 
 /** childrenOf maps each node id (APP_ID for the top) to its children, sorted by kind, namespace and name. */
 export function childrenOf(resources: readonly TreeResource[]): Map<string, TreeResource[]> {
-  const present = new Set(resources.map((r) => r.uid))
+  const present = new Set(resources.map(nodeId))
   const out = new Map<string, TreeResource[]>()
   const add = (parent: string, r: TreeResource) => {
     const list = out.get(parent)
@@ -73,7 +86,8 @@ export function childrenOf(resources: readonly TreeResource[]): Map<string, Tree
   }
   for (const r of resources) {
     // An owner outside the tree (or none) makes the object a top resource.
-    const parents = [...new Set(r.parentRefs.map((p) => p.uid))].filter((u) => present.has(u) && u !== r.uid)
+    const id = nodeId(r)
+    const parents = [...new Set(r.parentRefs.map((p) => p.uid))].filter((u) => present.has(u) && u !== id)
     if (parents.length === 0) add(APP_ID, r)
     for (const p of parents) add(p, r)
   }
@@ -126,25 +140,26 @@ export function buildView(resources: readonly TreeResource[], opts: ViewOptions)
   for (let i = 0; i < queue.length; i++) {
     const id = queue[i]!
     if (opts.collapsed.has(id)) continue
-    const kids = (children.get(id) ?? []).filter((r) => !seen.has(r.uid))
+    const kids = (children.get(id) ?? []).filter((r) => !seen.has(nodeId(r)))
     const pods = kids.filter((r) => r.kind === 'Pod' && r.group === '')
     const gid = groupId(id, 'Pod')
     const grouped = pods.length >= groupMin && !opts.expanded.has(gid)
     if (grouped) {
-      for (const p of pods) seen.add(p.uid)
+      for (const p of pods) seen.add(nodeId(p))
       groupParent.set(gid, id)
       take({ type: 'group', id: gid, kind: 'Pod', members: pods, health: worstHealth(pods) })
     }
     for (const r of kids) {
       if (grouped && r.kind === 'Pod' && r.group === '') continue
-      seen.add(r.uid)
-      const hasChildren = (children.get(r.uid)?.length ?? 0) > 0
-      take({ type: 'resource', id: r.uid, resource: r, hasChildren, collapsed: opts.collapsed.has(r.uid) })
-      queue.push(r.uid)
+      const rid = nodeId(r)
+      seen.add(rid)
+      const hasChildren = (children.get(rid)?.length ?? 0) > 0
+      take({ type: 'resource', id: rid, resource: r, hasChildren, collapsed: opts.collapsed.has(rid) })
+      queue.push(rid)
     }
   }
 
-  const present = new Set(resources.map((r) => r.uid))
+  const present = new Set(resources.map(nodeId))
   const edges: ViewEdge[] = []
   for (const n of nodes) {
     if (n.type === 'app') continue
@@ -165,17 +180,18 @@ function status(r: TreeResource): string {
 }
 
 /**
- * changedIds returns the uids of resources whose health or sync status
- * differs between two versions of the tree (new and gone resources are not
- * changes of status). With no previous tree nothing changed.
+ * changedIds returns the ids (nodeId) of resources whose health or sync
+ * status differs between two versions of the tree (new and gone resources
+ * are not changes of status). With no previous tree nothing changed.
  */
 export function changedIds(prev: readonly TreeResource[] | null, next: readonly TreeResource[]): Set<string> {
   const out = new Set<string>()
   if (!prev) return out
-  const before = new Map(prev.map((r) => [r.uid, status(r)]))
+  const before = new Map(prev.map((r) => [nodeId(r), status(r)]))
   for (const r of next) {
-    const s = before.get(r.uid)
-    if (s !== undefined && s !== status(r)) out.add(r.uid)
+    const id = nodeId(r)
+    const s = before.get(id)
+    if (s !== undefined && s !== status(r)) out.add(id)
   }
   return out
 }
@@ -183,8 +199,22 @@ export function changedIds(prev: readonly TreeResource[] | null, next: readonly 
 /** nodeChanged says whether a view node shows a changed resource (a group: any member). */
 export function nodeChanged(n: ViewNode, changed: ReadonlySet<string>): boolean {
   if (n.type === 'resource') return changed.has(n.id)
-  if (n.type === 'group') return n.members.some((m) => changed.has(m.uid))
+  if (n.type === 'group') return n.members.some((m) => changed.has(nodeId(m)))
   return false
+}
+
+/**
+ * treeSummary is the line above the graph and the table: how many
+ * resources the tree has and how many of them a sync would create.
+ */
+export function treeSummary(resources: readonly TreeResource[], truncated: boolean): string {
+  const n = resources.length
+  let missing = 0
+  for (const r of resources) if (r.missing) missing++
+  let s = `${n.toLocaleString()} ${n === 1 ? 'resource' : 'resources'}`
+  if (missing > 0) s += `, ${missing === n ? (n === 1 ? 'missing' : 'all missing') : `${missing.toLocaleString()} missing`}: a sync creates ${missing === 1 ? 'it' : 'them'}`
+  if (truncated) s += ' (the tree was cut to stay under the size limit)'
+  return s
 }
 
 /** tableRows lists every resource sorted by kind, namespace and name. */

@@ -18,7 +18,7 @@ export interface ApplicationData {
   state: LoadState
   app: AppHeaderFragment | null
   tree: TreeFragment | null
-  /** uids of resources whose health or sync changed in the last update. */
+  /** ids (nodeId) of resources whose health or sync changed in the last update. */
   changed: ReadonlySet<string>
   /** counts tree updates, so views can refetch what depends on the tree. */
   version: number

@@ -2,7 +2,7 @@ import { Suspense, lazy, useCallback, useMemo } from 'react'
 import { AppHeader } from '../app/Header'
 import { ResourceTable } from '../app/ResourceTable'
 import { parseResource, sameResource, withResource } from '../app/resourceParam'
-import type { TreeResource } from '../app/tree'
+import { nodeId, treeSummary, type TreeResource } from '../app/tree'
 import { useApplication, type LoadState } from '../app/useApplication'
 import '../app/app.css'
 import { navigate, useLocation } from '../router'
@@ -21,6 +21,7 @@ export function ApplicationPage({ name }: { name: string }) {
   const data = useApplication(name)
   const resources = data.tree?.nodes ?? []
   const selected = selectedId ? (resources.find((r) => sameResource(r, selectedId)) ?? null) : null
+  const selectedKey = selected ? nodeId(selected) : null
 
   const select = useCallback(
     (r: TreeResource) => navigate(path + withResource(window.location.search, { group: r.group, kind: r.kind, namespace: r.namespace, name: r.name })),
@@ -51,14 +52,12 @@ export function ApplicationPage({ name }: { name: string }) {
               </button>
             </div>
             <span className="k" aria-live="polite">
-              {data.tree
-                ? `${resources.length.toLocaleString()} ${resources.length === 1 ? 'resource' : 'resources'}${data.tree.truncated ? ' (the tree was cut to stay under the size limit)' : ''}`
-                : 'No resource tree yet: the controller has not compared this application.'}
+              {data.tree ? treeSummary(resources, data.tree.truncated) : 'No resource tree yet: the controller has not compared this application.'}
             </span>
           </div>
           {data.tree ? (
             table ? (
-              <ResourceTable resources={resources} changed={data.changed} selected={selected?.uid ?? null} onSelect={select} />
+              <ResourceTable resources={resources} changed={data.changed} selected={selectedKey} onSelect={select} />
             ) : (
               <Suspense fallback={<p className="empty">Loading the graph…</p>}>
                 <ResourceGraph
@@ -67,7 +66,7 @@ export function ApplicationPage({ name }: { name: string }) {
                   appSync={data.app.status.sync.status}
                   resources={resources}
                   changed={data.changed}
-                  selected={selected?.uid ?? null}
+                  selected={selectedKey}
                   onSelect={select}
                 />
               </Suspense>
