@@ -5,6 +5,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,21 +54,15 @@ func configMapExists(t *testing.T, ns, name string) bool {
 
 // namedConfigMap is configMap with another name and extra annotations.
 func namedConfigMap(ns, app, name string, annotations map[string]string) string {
-	m := strings.Replace(configMap(ns, app, "x"), "name: settings", "name: "+name, 1)
-	if len(annotations) == 0 {
-		return m
-	}
+	all := map[string]string{"argocd.argoproj.io/tracking-id": app + ":/ConfigMap:" + ns + "/" + name}
+	maps.Copy(all, annotations)
 	var b strings.Builder
-	b.WriteString("  annotations:\n")
-	keys := make([]string, 0, len(annotations))
-	for k := range annotations {
-		keys = append(keys, k)
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\n  annotations:\n", name, ns)
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		fmt.Fprintf(&b, "    %s: %q\n", k, all[k])
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "    %s: %q\n", k, annotations[k])
-	}
-	return strings.Replace(m, "  labels:", b.String()+"  labels:", 1)
+	b.WriteString("data:\n  mode: \"x\"\n")
+	return b.String()
 }
 
 // helmHookJob is a Helm chart template of a hook Job with a weight.

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/graphcd/graphcd/internal/settings"
@@ -64,33 +65,58 @@ func (t Tracking) AppOf(obj metav1.Object, gk schema.GroupKind) string {
 // defaultNamespace (the app's destination namespace) when obj has none, as
 // Argo CD writes it, so ids Argo CD wrote match to the byte. Under
 // annotation+label the label is cut to 63 characters, as Argo CD cuts it:
-// it only informs other tools.
+// it only informs other tools. Other labels and annotations stay as they
+// are, values that are not strings included (the sync reports those).
 func (t Tracking) Mark(obj metav1.Object, gk schema.GroupKind, app, defaultNamespace string) {
 	m := t.method()
 	if m == settings.TrackingLabel || m == settings.TrackingAnnotationAndLabel {
-		labels := obj.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
 		v := app
 		if m == settings.TrackingAnnotationAndLabel && len(v) > maxLabelValue {
 			v = strings.TrimRight(v[:maxLabelValue], "-_.")
 		}
-		labels[t.labelKey()] = v
-		obj.SetLabels(labels)
+		setMeta(obj, "labels", t.labelKey(), v)
 	}
 	if m == settings.TrackingAnnotation || m == settings.TrackingAnnotationAndLabel {
 		ns := obj.GetNamespace()
 		if ns == "" {
 			ns = defaultNamespace
 		}
-		ann := obj.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[TrackingIDAnnotation] = TrackingID(app, gk, ns, obj.GetName())
-		obj.SetAnnotations(ann)
+		setMeta(obj, "annotations", TrackingIDAnnotation, TrackingID(app, gk, ns, obj.GetName()))
 	}
+}
+
+// setMeta sets key to value in obj's metadata.labels or
+// metadata.annotations. An unstructured object's map is written in place:
+// GetAnnotations would return nothing at all for a map holding one value
+// that is not a string, and SetAnnotations would then drop the others.
+func setMeta(obj metav1.Object, field, key, value string) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		meta, _ := u.Object["metadata"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+			u.Object["metadata"] = meta
+		}
+		m, ok := meta[field].(map[string]any)
+		switch {
+		case !ok && meta[field] != nil:
+			return // not a map: the API server refuses the object, saying why
+		case m == nil:
+			m = map[string]any{}
+			meta[field] = m
+		}
+		m[key] = value
+		return
+	}
+	get, set := obj.GetAnnotations, obj.SetAnnotations
+	if field == "labels" {
+		get, set = obj.GetLabels, obj.SetLabels
+	}
+	m := get()
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[key] = value
+	set(m)
 }
 
 // TrackingID is the annotation value that marks an object as owned by app.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/graphcd/graphcd/internal/settings"
@@ -96,6 +97,36 @@ func TestTrackingMark(t *testing.T) {
 				t.Errorf("AppOf after Mark = %q, want %q", got, tt.app)
 			}
 		})
+	}
+}
+
+// Mark keeps every other label and annotation of an unstructured object,
+// values that are not strings included, so that the sync can still report
+// them; metadata that is not a map is left for the API server to refuse.
+func TestTrackingMarkKeepsOddMetadata(t *testing.T) {
+	gk := schema.GroupKind{Kind: "ConfigMap"}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cfg", "namespace": "prod",
+			"annotations": map[string]any{"argocd.argoproj.io/sync-wave": int64(1)},
+			"labels":      map[string]any{"tier": true}},
+	}}
+	Tracking{Method: settings.TrackingAnnotationAndLabel}.Mark(u, gk, "web", "dest")
+	meta := u.Object["metadata"].(map[string]any)
+	want := map[string]any{
+		"argocd.argoproj.io/sync-wave": int64(1),
+		TrackingIDAnnotation:           "web:/ConfigMap:prod/cfg",
+	}
+	if !maps.Equal(meta["annotations"].(map[string]any), want) {
+		t.Errorf("annotations = %v, want %v", meta["annotations"], want)
+	}
+	if l := meta["labels"].(map[string]any); l["tier"] != true || l[settings.DefaultInstanceLabelKey] != "web" {
+		t.Errorf("labels = %v, want tier kept and the instance label added", l)
+	}
+	bad := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "annotations": "oops"}}}
+	Tracking{}.Mark(bad, gk, "web", "dest")
+	if got := bad.Object["metadata"].(map[string]any)["annotations"]; got != "oops" {
+		t.Errorf("annotations that are not a map became %v", got)
 	}
 }
 
