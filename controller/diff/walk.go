@@ -242,7 +242,7 @@ func (w *walker) walkMap(dm, lm, lam map[string]any, sc *schemaNode, cd, cl curs
 		nv, changed := lv, false
 		if removed || w.build {
 			nv, changed = prune(lv, ccl)
-			removed = removed && !(changed && isEmpty(nv))
+			removed = removed && (!changed || !isEmpty(nv))
 		}
 		if removed {
 			eq = false // removed from desired since the last apply
