@@ -103,6 +103,10 @@ demo: build cluster-bins ## Run a local cluster, graphcd server on http://127.0.
 	$(GO) build -o $(BIN)/demo ./hack/demo
 	$(BIN)/demo --graphcd $(BIN)/graphcd
 
+.PHONY: image
+image: $(CONSOLE_DEPS) ## Build the container image for linux/amd64 and linux/arm64 into bin/image (OCI layout + docker tarballs); prints its digest.
+	$(GO) run ./hack/image --out $(BIN)/image --version $(VERSION) --revision $$(git rev-parse HEAD 2>/dev/null || echo unknown)
+
 .PHONY: clean
 clean: ## Remove build output (not the machine-wide binary cache).
 	rm -rf $(BIN)
