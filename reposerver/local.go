@@ -162,7 +162,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req ManifestRequest) (*Ma
 			return res, err
 		}
 	}
-	v, err, _ := l.flights.Do(key, func() (any, error) {
+	v, err, shared := l.flights.Do(key, func() (any, error) {
 		rctx, stop := l.renderContext(ctx)
 		defer stop()
 		res, err := l.render(rctx, req, revision)
@@ -172,7 +172,18 @@ func (l *Local) GenerateManifests(ctx context.Context, req ManifestRequest) (*Ma
 	if err != nil {
 		return nil, err
 	}
-	return v.(*ManifestResponse), nil
+	res := v.(*ManifestResponse)
+	if shared {
+		// Callers own what they get (the controller marks and places the
+		// objects): each caller of a shared render gets a copy of its own.
+		out := *res
+		out.Manifests = make([]*unstructured.Unstructured, len(res.Manifests))
+		for i, m := range res.Manifests {
+			out.Manifests[i] = m.DeepCopy()
+		}
+		res = &out
+	}
+	return res, nil
 }
 
 // renderContext carries ctx's values but ends only when Local is closed:

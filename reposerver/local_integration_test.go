@@ -5,9 +5,12 @@ package reposerver_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver"
@@ -93,12 +96,18 @@ func TestGenerateManifestsConcurrent(t *testing.T) {
 	l := newLocal(t)
 	req := reposerver.ManifestRequest{Repo: reposerver.Repository{URL: url}, Source: v1alpha1.ApplicationSource{Path: "apps/kust"}, AppName: "a"}
 	var wg sync.WaitGroup
-	for range 20 {
+	for i := range 20 {
 		wg.Go(func() {
 			res, err := l.GenerateManifests(t.Context(), req)
 			if err != nil || len(res.Manifests) != 1 {
 				t.Errorf("GenerateManifests: %v", err)
+				return
 			}
+			// Each caller owns its objects, as the controller assumes when
+			// it marks them: -race reports callers that share a render's.
+			m := res.Manifests[0]
+			m.SetNamespace(fmt.Sprintf("ns-%d", i))
+			_ = unstructured.SetNestedField(m.Object, int64(i), "metadata", "annotations", "caller")
 		})
 	}
 	wg.Wait()
