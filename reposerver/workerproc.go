@@ -88,7 +88,9 @@ func startProcess(command []string, limit int64) (*process, error) {
 	}()
 	// The worker blocks reading its first job until the limit is in place.
 	as := uint64(limit) + workerAddressSpaceHeadroom //nolint:gosec // G115: newWorkers makes the limit positive
-	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}, nil); err != nil {
+	// ESRCH: it has exited already, having run nothing; the first job
+	// finds it gone and reports how it ended.
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}, nil); err != nil && !errors.Is(err, unix.ESRCH) {
 		p.kill()
 		return nil, fmt.Errorf("limit render worker memory: %w", err)
 	}
