@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/graphcd/graphcd/auth/internal/graphcdsecret"
+	"github.com/graphcd/graphcd/internal/graphcdsecret"
 )
 
 // The objects accounts live in, in graphcd's namespace (Argo CD's

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/graphcd/graphcd/auth/internal/graphcdsecret"
+	"github.com/graphcd/graphcd/internal/graphcdsecret"
 )
 
 // errUnchanged, returned by a mutation, means there is nothing to write.

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/graphcd/graphcd/auth/internal/graphcdsecret"
+	"github.com/graphcd/graphcd/internal/graphcdsecret"
 )
 
 // Where the keys live: the data keys of the Secret SecretName in graphcd's

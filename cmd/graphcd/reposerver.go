@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
@@ -145,7 +146,7 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 	build := version.Get()
 	attrs := []any{"addr", lis.Addr().String(), "version", build.Version, "tls", tlsMode(o), "mtls", o.tlsClientCA != "", "work-dir", workDir}
 	if o.tlsCert == "" && !o.plaintext {
-		if fp, err := remote.Fingerprint(srv.CertificatePEM()); err == nil {
+		if fp, err := selfsigned.Fingerprint(srv.CertificatePEM()); err == nil {
 			attrs = append(attrs, "certificate-sha256", fp)
 		}
 	}

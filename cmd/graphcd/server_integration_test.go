@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/graphcd/graphcd/hack/localcluster"
-	"github.com/graphcd/graphcd/reposerver/remote"
+	"github.com/graphcd/graphcd/internal/selfsigned"
 )
 
 var cluster *localcluster.Cluster
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 func TestServerWithRepoServer(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	certPEM, keyPEM, err := remote.SelfSignedCertificate([]string{"127.0.0.1"})
+	certPEM, keyPEM, err := selfsigned.Certificate("graphcd-repo-server", []string{"127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/render"
@@ -302,7 +303,7 @@ func TestHealthServing(t *testing.T) {
 
 func TestServerCertificateVerification(t *testing.T) {
 	srv, addr := serve(t, &scripted{}, ServerOptions{})
-	otherCert, _, err := SelfSignedCertificate(nil)
+	otherCert, _, err := selfsigned.Certificate("graphcd-repo-server", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +398,7 @@ func TestCredentialsRequireTLS(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	cert, key, err := SelfSignedCertificate([]string{"repo-server.graphcd.svc"})
+	cert, key, err := selfsigned.Certificate("graphcd-repo-server", []string{"repo-server.graphcd.svc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,16 +446,16 @@ func TestTargetHost(t *testing.T) {
 }
 
 func TestFingerprint(t *testing.T) {
-	cert, _, err := SelfSignedCertificate(nil)
+	cert, _, err := selfsigned.Certificate("graphcd-repo-server", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp, err := Fingerprint(cert)
+	fp, err := selfsigned.Fingerprint(cert)
 	if err != nil || len(fp) != 64 {
 		t.Errorf("Fingerprint = %q, %v; want 64 hex digits", fp, err)
 	}
-	if _, err := Fingerprint([]byte("junk")); err == nil {
-		t.Error("Fingerprint(junk) succeeded")
+	if _, err := selfsigned.Fingerprint([]byte("junk")); err == nil {
+		t.Error("selfsigned.Fingerprint(junk) succeeded")
 	}
 }
 

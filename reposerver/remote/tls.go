@@ -1,88 +1,13 @@
 package remote
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"net"
-	"os"
-	"slices"
-	"time"
+
+	"github.com/graphcd/graphcd/internal/selfsigned"
 )
-
-// selfSignedValidity is how long a generated certificate is valid; it is
-// generated again at every start.
-const selfSignedValidity = 365 * 24 * time.Hour
-
-// SelfSignedCertificate returns a new self-signed ECDSA P-256 server
-// certificate and key (PEM) for hosts (DNS names or IP addresses), plus
-// localhost, the loopback addresses and the machine's host name. The
-// certificate is its own CA: a client that trusts it (ClientOptions.CACert)
-// verifies the server.
-func SelfSignedCertificate(hosts []string) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, fmt.Errorf("generate key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, nil, fmt.Errorf("generate serial: %w", err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "graphcd-repo-server", Organization: []string{"graphcd"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(selfSignedValidity),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	names := append([]string{"localhost", "127.0.0.1", "::1"}, hosts...)
-	if h, err := os.Hostname(); err == nil && h != "" {
-		names = append(names, h)
-	}
-	for _, h := range names {
-		if ip := net.ParseIP(h); ip != nil {
-			if !slices.ContainsFunc(tmpl.IPAddresses, ip.Equal) && !ip.IsUnspecified() {
-				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-			}
-		} else if h != "" && !slices.Contains(tmpl.DNSNames, h) {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("create certificate: %w", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode key: %w", err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
-}
-
-// Fingerprint returns the SHA-256 fingerprint (hex) of the first
-// certificate in certPEM, for logs that let an operator pin it.
-func Fingerprint(certPEM []byte) (string, error) {
-	b, _ := pem.Decode(certPEM)
-	if b == nil || b.Type != "CERTIFICATE" {
-		return "", errors.New("no PEM certificate found")
-	}
-	sum := sha256.Sum256(b.Bytes)
-	return hex.EncodeToString(sum[:]), nil
-}
 
 // certPool parses PEM certificates into a pool; what names the input in
 // errors.
@@ -103,7 +28,7 @@ func serverTLS(opts ServerOptions) (*tls.Config, []byte, error) {
 	}
 	if len(certPEM) == 0 {
 		var err error
-		if certPEM, keyPEM, err = SelfSignedCertificate(opts.Hosts); err != nil {
+		if certPEM, keyPEM, err = selfsigned.Certificate("graphcd-repo-server", opts.Hosts); err != nil {
 			return nil, nil, fmt.Errorf("self-signed certificate: %w", err)
 		}
 	}
