@@ -15,6 +15,7 @@ package client
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,49 +40,81 @@ type Client struct {
 	Token string
 	// HTTP sends the requests, with Token.
 	HTTP *http.Client
-	// Insecure skips the verification of the server's TLS certificate.
-	Insecure bool
+	// TLS is how the server's certificate is verified.
+	TLS TLS
 	// GraphQL runs the generated operations against Server with Token.
 	GraphQL graphql.Client
+
+	tls *tls.Config // from TLS; nil for the defaults
+}
+
+// TLS says how to verify the server's certificate. The zero value
+// verifies it against the system's roots.
+type TLS struct {
+	// Insecure accepts any certificate: only for a server whose
+	// certificate the user chose not to verify (--insecure).
+	Insecure bool
+	// CACert (PEM) replaces the system's roots: the server's self-signed
+	// certificate, or the CA that signed it (--server-crt).
+	CACert []byte
 }
 
 // New returns a client of the server at base URL server that
 // authenticates with token (none when empty).
-func New(server, token string) *Client { return NewInsecure(server, token, false) }
-
-// NewInsecure is New that, with insecure, accepts any TLS certificate
-// from the server: only for a server whose certificate the user chose not
-// to verify (--insecure).
-func NewInsecure(server, token string, insecure bool) *Client {
-	server = strings.TrimSuffix(server, "/")
-	h := &http.Client{Transport: bearer{token: token, next: transport(insecure)}}
-	return &Client{
-		Server:   server,
-		Token:    token,
-		HTTP:     h,
-		Insecure: insecure,
-		GraphQL:  graphql.NewClient(server+GraphQLPath, h),
-	}
+func New(server, token string) *Client {
+	c, _ := NewTLS(server, token, TLS{}) // cannot fail without a CACert
+	return c
 }
 
-// transport is the default transport, without certificate checks when
-// insecure.
-func transport(insecure bool) http.RoundTripper {
-	if !insecure {
+// NewTLS is New that verifies the server's certificate as t says. It
+// fails only on a CACert that holds no PEM certificate.
+func NewTLS(server, token string, t TLS) (*Client, error) {
+	cfg, err := t.config()
+	if err != nil {
+		return nil, err
+	}
+	server = strings.TrimSuffix(server, "/")
+	h := &http.Client{Transport: bearer{token: token, next: transport(cfg)}}
+	return &Client{
+		Server:  server,
+		Token:   token,
+		HTTP:    h,
+		TLS:     t,
+		GraphQL: graphql.NewClient(server+GraphQLPath, h),
+		tls:     cfg,
+	}, nil
+}
+
+// config is the TLS configuration t describes; nil means the defaults.
+func (t TLS) config() (*tls.Config, error) {
+	if !t.Insecure && len(t.CACert) == 0 {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.Insecure} //nolint:gosec // only with --insecure, which the user asked for
+	if len(t.CACert) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(t.CACert) {
+			return nil, errors.New("the server's certificate file holds no PEM certificate")
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+// transport is the default transport, with cfg when not nil.
+func transport(cfg *tls.Config) http.RoundTripper {
+	if cfg == nil {
 		return http.DefaultTransport
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = tlsConfig(true)
+	// A copy: the transport adds "h2" to its NextProtos, which the
+	// websocket, an HTTP/1.1 upgrade, must not offer.
+	t.TLSClientConfig = cfg.Clone()
 	return t
 }
 
-// tlsConfig is the TLS configuration of c's connections.
-func tlsConfig(insecure bool) *tls.Config {
-	return &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // only with --insecure, which the user asked for
-}
-
 // anonymous returns an HTTP client like c's without its token.
-func (c *Client) anonymous() *http.Client { return &http.Client{Transport: transport(c.Insecure)} }
+func (c *Client) anonymous() *http.Client { return &http.Client{Transport: transport(c.tls)} }
 
 // bearer adds the Authorization header to each request.
 type bearer struct {

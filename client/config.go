@@ -38,6 +38,10 @@ type Context struct {
 	// Insecure skips the verification of the server's certificate, as
 	// graphcd login --insecure asked.
 	Insecure bool `json:"insecure,omitempty"`
+	// ServerCrt is the PEM file (an absolute path) of the server's
+	// certificate or CA to verify it with, as graphcd login --server-crt
+	// gave.
+	ServerCrt string `json:"server-crt,omitempty"`
 }
 
 // ConfigPath is where the configuration lives:

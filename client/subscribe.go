@@ -43,7 +43,7 @@ func Subscribe[T any](ctx context.Context, c *Client, req *graphql.Request) (*Su
 	if err != nil {
 		return nil, err
 	}
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig(c.Insecure)}
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, Proxy: http.ProxyFromEnvironment, TLSClientConfig: c.tls}
 	conn, resp, err := d.DialContext(ctx, endpoint, nil)
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()

@@ -5,7 +5,13 @@ package console
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
@@ -107,7 +113,7 @@ func startServer(t testing.TB, controller bool, config ...*corev1.ConfigMap) (ba
 	if err != nil {
 		t.Fatal(err)
 	}
-	base = "http://127.0.0.1:" + strconv.Itoa(port)
+	base = "https://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
 		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--controller="+strconv.FormatBool(controller), "--log-format", "text")
 	logs := &syncBuffer{}
@@ -124,7 +130,16 @@ func startServer(t testing.TB, controller bool, config ...*corev1.ConfigMap) (ba
 	})
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		resp, err := http.Get(base + "/readyz")
+		// The server serves HTTPS with the self-signed certificate it
+		// keeps in graphcd-secret; this client trusts only that one.
+		var resp *http.Response
+		cert, err := serverCert(t, ns)
+		if err == nil {
+			pool := x509.NewCertPool()
+			pool.AddCert(cert)
+			c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+			resp, err = c.Get(base + "/readyz")
+		}
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -292,6 +307,19 @@ func gitApp(ns, name, project, repo, path string) *v1alpha1.Application {
 	}
 }
 
+// serverCert returns the certificate graphcd server generated in ns.
+func serverCert(t testing.TB, ns string) (*x509.Certificate, error) {
+	sec, err := cluster.Client.CoreV1().Secrets(ns).Get(t.Context(), "graphcd-secret", metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(sec.Data["tls.crt"])
+	if block == nil {
+		return nil, errors.New("graphcd-secret has no tls.crt yet")
+	}
+	return x509.ParseCertificate(block.Bytes)
+}
+
 // runScript runs a browser script as admin against base; screenshots go to
 // the test's artifact directory.
 func runScript(t testing.TB, script, base, ns string) []byte {
@@ -300,10 +328,16 @@ func runScript(t testing.TB, script, base, ns string) []byte {
 	if err != nil {
 		t.Fatalf("initial admin secret: %v", err)
 	}
+	cert, err := serverCert(t, ns)
+	if err != nil {
+		t.Fatalf("server certificate: %v", err)
+	}
+	// Chromium trusts exactly the server's key, as a user who accepted it.
+	spki := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
 	artifacts := t.ArtifactDir()
 	cmd := exec.CommandContext(t.Context(), "node", script, base, "admin", string(secret.Data["password"]), artifacts)
 	cmd.Dir = "web"
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium)
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "GRAPHCD_E2E_TRUST_SPKI="+base64.StdEncoding.EncodeToString(spki[:]))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	t.Logf("%s:\n%s", script, out)

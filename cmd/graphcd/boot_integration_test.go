@@ -24,7 +24,7 @@ import (
 // answers over HTTP, and SIGTERM ends the process cleanly.
 func TestServerAgainstCluster(t *testing.T) {
 	bin := buildBinary(t)
-	cmd := exec.CommandContext(t.Context(), bin, "server", "--listen", "127.0.0.1:0", "--log-format", "text")
+	cmd := exec.CommandContext(t.Context(), bin, "server", "--insecure", "--listen", "127.0.0.1:0", "--log-format", "text")
 	cmd.Env = append(binaryEnv(), "GRAPHCD_KUBECONFIG="+cluster.Kubeconfig)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,7 @@ type cliOptions struct {
 	server      string
 	authToken   string
 	insecure    bool
+	serverCrt   string
 }
 
 // addConfigFlags adds the flags every client command has.
@@ -58,12 +60,34 @@ func (o *cliOptions) addServerFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.contextName, "context", "", "the context (server) to use; else the current one")
 	f.StringVar(&o.server, "server", "", "the graphcd server's URL, overriding the context's")
 	f.StringVar(&o.authToken, "auth-token", "", "a bearer token (an API token for CI), overriding the context's session")
-	o.addInsecureFlag(f)
+	o.addTLSFlags(f)
 }
 
-// addInsecureFlag adds --insecure.
-func (o *cliOptions) addInsecureFlag(f *pflag.FlagSet) {
+// addTLSFlags adds --insecure and --server-crt.
+func (o *cliOptions) addTLSFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the server's TLS certificate (only for a server you trust, with a self-signed certificate)")
+	f.StringVar(&o.serverCrt, "server-crt", "", "PEM file of the server's certificate, or of the CA that signed it, to verify it with instead of the system's roots")
+}
+
+// tls says how to verify the server: the flags, else what ctx (nil when
+// none) was logged in with.
+func (o *cliOptions) tls(ctx *client.Context) (client.TLS, error) {
+	t := client.TLS{Insecure: o.insecure}
+	crt := o.serverCrt
+	if ctx != nil {
+		t.Insecure = t.Insecure || ctx.Insecure
+		if crt == "" {
+			crt = ctx.ServerCrt
+		}
+	}
+	if crt != "" {
+		pem, err := os.ReadFile(crt)
+		if err != nil {
+			return client.TLS{}, fmt.Errorf("--server-crt: %w", err)
+		}
+		t.CACert = pem
+	}
+	return t, nil
 }
 
 // config loads the configuration file and returns it with its path.
@@ -114,14 +138,18 @@ func (o *cliOptions) connect() (*client.Client, error) {
 		}
 		server = ctx.Server
 	}
-	token, insecure := o.authToken, o.insecure
-	if ctx != nil && ctx.Server == server {
-		if token == "" {
-			token = ctx.Token
-		}
-		insecure = insecure || ctx.Insecure
+	token := o.authToken
+	if ctx != nil && ctx.Server != server {
+		ctx = nil // --server names another server than the context's
 	}
-	return client.NewInsecure(server, token, insecure), nil
+	if ctx != nil && token == "" {
+		token = ctx.Token
+	}
+	t, err := o.tls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return client.NewTLS(server, token, t)
 }
 
 // serverURL accepts a server as a URL or as host[:port], which means
@@ -156,7 +184,7 @@ func cliRun(run func(c *cobra.Command, args []string) error) func(*cobra.Command
 			err = fmt.Errorf("%w; log in with graphcd login SERVER, or give a valid --auth-token", err)
 		}
 		if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
-			err = fmt.Errorf("%w; if you trust this server, pass --insecure to skip the check", err)
+			err = fmt.Errorf("%w; give the server's certificate (or its CA) with --server-crt, or, if you trust this server, pass --insecure to skip the check", err)
 		}
 		return exitCodeError{code: cliExitError, err: err}
 	}

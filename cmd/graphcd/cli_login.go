@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -55,7 +56,7 @@ GRAPHCD_AUTH_TOKEN (an API token) instead.`,
 	f.StringVar(&o.password, "password", "", "the password (visible to other users of the machine: prefer the prompt or --password-stdin)")
 	f.BoolVar(&o.passwordStdin, "password-stdin", false, "read the password from the first line of stdin")
 	f.BoolVar(&o.sso, "sso", false, "log in through single sign-on in a browser (a loopback redirect to this machine)")
-	o.addInsecureFlag(f)
+	o.addTLSFlags(f)
 	return c
 }
 
@@ -68,7 +69,20 @@ func runLogin(c *cobra.Command, o *loginOptions, arg string) error {
 	if err != nil {
 		return err
 	}
-	anon := client.NewInsecure(server, "", o.insecure)
+	if o.serverCrt != "" {
+		// The context keeps the file's path, for every later command.
+		if o.serverCrt, err = filepath.Abs(o.serverCrt); err != nil {
+			return err
+		}
+	}
+	t, err := o.tls(nil)
+	if err != nil {
+		return err
+	}
+	anon, err := client.NewTLS(server, "", t)
+	if err != nil {
+		return err
+	}
 	var (
 		s    client.Session
 		user string
@@ -87,7 +101,11 @@ func runLogin(c *cobra.Command, o *loginOptions, arg string) error {
 	}
 	// Ask who the session is: SSO names the user only here, and it proves
 	// the token works with the API.
-	me, err := client.Me(c.Context(), client.NewInsecure(server, s.Token, o.insecure).GraphQL)
+	authed, err := client.NewTLS(server, s.Token, t)
+	if err != nil {
+		return err
+	}
+	me, err := client.Me(c.Context(), authed.GraphQL)
 	if err != nil {
 		return err
 	}
@@ -97,7 +115,7 @@ func runLogin(c *cobra.Command, o *loginOptions, arg string) error {
 		u, _ := url.Parse(server)
 		name = u.Host
 	}
-	ctx := client.Context{Name: name, Server: server, User: user, Token: s.Token, Insecure: o.insecure}
+	ctx := client.Context{Name: name, Server: server, User: user, Token: s.Token, Insecure: o.insecure, ServerCrt: o.serverCrt}
 	if !s.ExpiresAt.IsZero() {
 		ctx.ExpiresAt = &s.ExpiresAt
 	}
@@ -216,7 +234,15 @@ func newLogoutCmd(root *rootOptions) *cobra.Command {
 				return errors.New("no such context; see graphcd context")
 			}
 			if ctx.Token != "" {
-				if err := client.NewInsecure(ctx.Server, ctx.Token, ctx.Insecure).Logout(c.Context()); err != nil {
+				t, err := o.tls(ctx)
+				if err != nil {
+					return err
+				}
+				cl, err := client.NewTLS(ctx.Server, ctx.Token, t)
+				if err != nil {
+					return err
+				}
+				if err := cl.Logout(c.Context()); err != nil {
 					return err
 				}
 			}

@@ -174,6 +174,16 @@ func TestRuntimeErrors(t *testing.T) {
 			args: []string{"server", "--listen", "127.0.0.1:http-ish"},
 			want: "graphcd: --listen: invalid listen address \"127.0.0.1:http-ish\": bad port \"http-ish\"\n",
 		},
+		{
+			name: "tls cert without key",
+			args: []string{"server", "--tls-cert", "/etc/c.pem"},
+			want: "graphcd: --tls-cert and --tls-key must be given together\n",
+		},
+		{
+			name: "insecure with a certificate",
+			args: []string{"server", "--insecure", "--tls-cert", "/etc/c.pem", "--tls-key", "/etc/k.pem"},
+			want: "graphcd: --insecure conflicts with --tls-cert: plain HTTP serves no certificate\n",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,7 +54,7 @@ func TestServerSurvivesRenderBombs(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
+	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, "server", "--insecure", "--kubeconfig", cluster.Kubeconfig,
 		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-format", "text",
 		"--render-memory-limit", strconv.Itoa(384<<20), "--render-parallelism", "2")
 	cmd.Env = binaryEnv()

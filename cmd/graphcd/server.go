@@ -28,6 +28,7 @@ import (
 // serverOptions are the flags of `graphcd server`.
 type serverOptions struct {
 	listen          string
+	tls             serverTLSOptions
 	installCRDs     bool
 	shutdownTimeout time.Duration
 	kube            kubeLimits
@@ -43,14 +44,26 @@ func newServerCmd(root *rootOptions) *cobra.Command {
 	o := &serverOptions{}
 	c := &cobra.Command{
 		Use:   "server",
-		Short: "Run the graphcd API server, console and metrics on one HTTP listener",
-		Args:  noArgs,
+		Short: "Run the graphcd API server, console and metrics on one HTTPS listener",
+		Long: `Run the graphcd API server, console and metrics on one listener, and
+(unless --controller=false) the application controller.
+
+It serves HTTPS, with HTTP/2 for clients that offer it. The certificate is
+the one in --tls-cert/--tls-key (read again when the files change); else
+the kubernetes.io/tls Secret graphcd-server-tls in --namespace, when it
+exists; else a self-signed certificate generated at the first start and
+kept in graphcd-secret (keys tls.crt, tls.key). A certificate rotated in
+either Secret is served from the next connection, without a restart.
+--insecure serves plain HTTP instead, for a server behind a proxy or
+ingress that terminates TLS, or for local use.`,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runServer(c.Context(), c, root, o)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.listen, "listen", server.DefaultListen, "address to serve HTTP on")
+	f.StringVar(&o.listen, "listen", server.DefaultListen, "address to serve HTTPS (or, with --insecure, HTTP) on")
+	o.tls.addFlags(f)
 	f.BoolVar(&o.installCRDs, "install-crds", false, "create or upgrade the graphcd CRDs at start")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
 		"how long to wait for running requests on SIGINT/SIGTERM")
@@ -72,6 +85,9 @@ const installCRDsTimeout = time.Minute
 func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serverOptions) error {
 	if err := checkListen(ctx, o.listen); err != nil {
 		return fmt.Errorf("%s: %w", flagOrigin(c, "listen"), err)
+	}
+	if err := o.tls.validate(c); err != nil {
+		return err
 	}
 	if o.shutdownTimeout <= 0 {
 		return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, "shutdown-timeout"), o.shutdownTimeout)
@@ -147,6 +163,10 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
+	tlsConfig, err := o.tls.config(ctx, kc, o.app.namespace, o.listen, log)
+	if err != nil {
+		return err
+	}
 	o.auth.kubeconfig = root.kubeconfig
 	authParts, err := o.auth.setUp(ctx, kc, o.app.namespace, objects, sh, log)
 	if err != nil {
@@ -164,7 +184,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	opts := server.Options{
 		Listen: o.listen,
 		Ready:  readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications and projects", objectsReady),
-		Logger: log, Resolver: resolver, ShutdownTimeout: o.shutdownTimeout,
+		Logger: log, Resolver: resolver, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
 	}
 	if authParts != nil {
 		resolver.Authz, resolver.AccountService = authParts.authz, authParts.sessions

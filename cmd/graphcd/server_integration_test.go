@@ -69,7 +69,7 @@ func TestServerWithRepoServer(t *testing.T) {
 		t.Fatalf("graphcd install crds: %v\n%s", err, out)
 	}
 
-	srv := exec.CommandContext(t.Context(), bin, "server", "--listen", "127.0.0.1:0", "--kubeconfig", cluster.Kubeconfig,
+	srv := exec.CommandContext(t.Context(), bin, "server", "--insecure", "--listen", "127.0.0.1:0", "--kubeconfig", cluster.Kubeconfig,
 		"--repo-server-addr", repoAddr, "--repo-server-ca-file", certFile)
 	srv.Env = binaryEnv()
 	stderr, err := srv.StderrPipe()

@@ -82,7 +82,7 @@ func startAuthServer(t *testing.T, serverArgs ...string) *authServer {
 			t.Fatal(err)
 		}
 	}
-	args := []string{"server", "--kubeconfig", cluster.Kubeconfig,
+	args := []string{"server", "--insecure", "--kubeconfig", cluster.Kubeconfig,
 		"--namespace", ns, "--listen", "127.0.0.1:" + strconv.Itoa(port), "--controller=false", "--log-format", "text"}
 	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, append(args, serverArgs...)...)
 	cmd.Env = binaryEnv()

@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -104,6 +106,7 @@ func TestBotAgainstGraphcd(t *testing.T) {
 	}
 	env := map[string]string{
 		"GRAPHCD_SERVER":            server,
+		"GRAPHCD_SERVER_CA_FILE":    filepath.Join(work, "graphcd-ca.crt"),
 		"GRAPHCD_TOKEN_FILE":        filepath.Join(work, "chatops-token"),
 		"CHAT_WEBHOOK_URL":          chat.URL + "/services/T000/B000/secret",
 		"SLACK_SIGNING_SECRET_FILE": secretFile,
@@ -268,7 +271,7 @@ func startGraphcd(t *testing.T) *graphcdServer {
 		t.Fatal(err)
 	}
 	s.listen = "127.0.0.1:" + strconv.Itoa(port)
-	s.url = "http://" + s.listen
+	s.url = "https://" + s.listen
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
@@ -290,7 +293,18 @@ func (s *graphcdServer) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, "graphcd server to be ready", func() (bool, string) {
-		resp, err := http.Get(s.url + "/readyz")
+		// It serves HTTPS with the self-signed certificate it keeps in
+		// graphcd-secret; trust only that one.
+		sec, err := cluster.Client.CoreV1().Secrets(namespace).Get(t.Context(), "graphcd-secret", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(sec.Data["tls.crt"]) {
+			return false, "no certificate in graphcd-secret yet"
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+		resp, err := c.Get(s.url + "/readyz")
 		if err != nil {
 			return false, err.Error()
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,22 +21,46 @@ type bot struct {
 	token         string
 	webhookURL    string
 	signingSecret []byte
-	http          *http.Client
+	http          *http.Client // to the chat
+	api           *http.Client // to graphcd
+	apiTLS        *tls.Config  // graphcd's, for the websocket too; nil for the defaults
 	log           *slog.Logger
 	// now is the clock the signature check uses.
 	now func() time.Time
 }
 
 func newBot(cfg config, log *slog.Logger) *bot {
+	apiTLS := serverTLS(cfg.serverCA)
+	api := &http.Client{Timeout: 10 * time.Second}
+	if apiTLS != nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// A copy: the transport adds "h2" to its NextProtos, which the
+		// websocket, an HTTP/1.1 upgrade, must not offer.
+		t.TLSClientConfig = apiTLS.Clone()
+		api.Transport = t
+	}
 	return &bot{
 		server:        cfg.server,
 		token:         cfg.token,
 		webhookURL:    cfg.webhookURL,
 		signingSecret: []byte(cfg.signingSecret),
 		http:          &http.Client{Timeout: 10 * time.Second},
+		api:           api,
+		apiTLS:        apiTLS,
 		log:           log,
 		now:           time.Now,
 	}
+}
+
+// serverTLS verifies graphcd's certificate with ca (PEM) when given, else
+// with the system's roots (nil).
+func serverTLS(ca []byte) *tls.Config {
+	if len(ca) == 0 {
+		return nil
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca) // checked by loadConfig
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
 // alertText is the chat message for e, and whether e deserves one: an

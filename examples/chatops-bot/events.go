@@ -77,6 +77,7 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 		Subprotocols:     []string{"graphql-transport-ws"},
 		HandshakeTimeout: 10 * time.Second,
 		Proxy:            http.ProxyFromEnvironment,
+		TLSClientConfig:  b.apiTLS,
 	}
 	conn, resp, err := dialer.DialContext(ctx, endpoint.String(), nil)
 	if resp != nil {

@@ -52,7 +52,7 @@ func (b *bot) graphql(ctx context.Context, query string, vars map[string]any, ou
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+b.token)
-	resp, err := b.http.Do(req)
+	resp, err := b.api.Do(req)
 	if err != nil {
 		return fmt.Errorf("reach graphcd: %w", withoutURL(err))
 	}

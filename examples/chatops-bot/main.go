@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +36,10 @@ type config struct {
 	webhookURL string
 	// listen is the address of the slash-command endpoint.
 	listen string
+	// serverCA (PEM) verifies graphcd's certificate instead of the
+	// system's roots: its self-signed certificate, or the CA that signed
+	// it. Empty means the system's roots.
+	serverCA []byte
 	// signingSecret is Slack's signing secret, which signs every command.
 	signingSecret string
 }
@@ -64,6 +69,7 @@ func loadConfig(args []string, getenv func(string) string, readFile func(string)
 	fs := flag.NewFlagSet("chatops-bot", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	server := fs.String("server", getenv("GRAPHCD_SERVER"), "graphcd's base URL (env GRAPHCD_SERVER)")
+	caFile := fs.String("server-ca-file", getenv("GRAPHCD_SERVER_CA_FILE"), "PEM file of graphcd's certificate or its CA, when the system does not trust it (env GRAPHCD_SERVER_CA_FILE)")
 	tokenFile := fs.String("token-file", getenv("GRAPHCD_TOKEN_FILE"), "file holding the project role token (env GRAPHCD_TOKEN_FILE; or the token itself in GRAPHCD_TOKEN)")
 	webhook := fs.String("webhook-url", getenv("CHAT_WEBHOOK_URL"), "Slack-compatible incoming webhook URL (env CHAT_WEBHOOK_URL)")
 	listen := fs.String("listen", envOr(getenv, "LISTEN", ":8090"), "address of the slash-command endpoint (env LISTEN)")
@@ -85,6 +91,14 @@ func loadConfig(args []string, getenv func(string) string, readFile func(string)
 		return config{}, errors.New("the server (-server or GRAPHCD_SERVER) must be an http or https URL")
 	}
 	cfg.server = u
+	if *caFile != "" {
+		if cfg.serverCA, err = readFile(*caFile); err != nil {
+			return config{}, fmt.Errorf("server CA: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(cfg.serverCA) {
+			return config{}, fmt.Errorf("server CA: %s holds no PEM certificate", *caFile)
+		}
+	}
 	if cfg.token, err = secret(readFile, *tokenFile, getenv("GRAPHCD_TOKEN")); err != nil {
 		return config{}, fmt.Errorf("token: %w", err)
 	}

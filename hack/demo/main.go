@@ -78,7 +78,7 @@ func run() error {
 	}
 	defer repo.Close()
 
-	server := exec.Command(*graphcd, "server", "--listen", *listen, "--install-crds", "--kubeconfig", cluster.Kubeconfig) //nolint:noctx // stopped with SIGTERM below, for a graceful shutdown
+	server := exec.Command(*graphcd, "server", "--insecure", "--listen", *listen, "--install-crds", "--kubeconfig", cluster.Kubeconfig) //nolint:noctx // stopped with SIGTERM below, for a graceful shutdown
 	server.Stdout, server.Stderr = os.Stdout, os.Stderr
 	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := server.Start(); err != nil {

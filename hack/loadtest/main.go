@@ -111,7 +111,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := exec.Command(o.graphcd, "server", "--listen", listen, "--kubeconfig", cluster.Kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx // stopped with SIGTERM
+	srv := exec.Command(o.graphcd, "server", "--insecure", "--listen", listen, "--kubeconfig", cluster.Kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx // stopped with SIGTERM
 	srv.Stderr = os.Stderr
 	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()

@@ -244,7 +244,7 @@ func startGraphcdServer(b testing.TB) *benchServer {
 	}
 	logs := &lockedBuffer{}
 	s := &benchServer{base: "http://127.0.0.1:" + strconv.Itoa(port), ns: ns, logs: logs}
-	args := []string{"server", "--kubeconfig", cluster.Kubeconfig, "--namespace", ns, "--listen", "127.0.0.1:" + strconv.Itoa(port), "--log-format", "text"}
+	args := []string{"server", "--insecure", "--kubeconfig", cluster.Kubeconfig, "--namespace", ns, "--listen", "127.0.0.1:" + strconv.Itoa(port), "--log-format", "text"}
 	if p := os.Getenv("GRAPHCD_WEBHOOK_PROCESSORS"); p != "" {
 		args = append(args, "--status-processors", p)
 	}

@@ -33,6 +33,10 @@ export async function run(artifacts, steps) {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      // graphcd serves its self-signed certificate: trust exactly its key.
+      ...(process.env.GRAPHCD_E2E_TRUST_SPKI
+        ? [`--ignore-certificate-errors-spki-list=${process.env.GRAPHCD_E2E_TRUST_SPKI}`]
+        : []),
     ],
     viewport: { width: 1280, height: 800 },
   })
