@@ -39,7 +39,11 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Full, Nodes: 2}, &cluster))
+	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Full, Nodes: 2}, &cluster, func(*localcluster.Cluster) (func(), error) {
+		var err error
+		binDir, err = os.MkdirTemp("", "graphcd-deploy-test-")
+		return func() { _ = os.RemoveAll(binDir) }, err
+	}))
 }
 
 // fieldManager applies the manifests, as `kubectl apply --server-side`
@@ -80,6 +84,7 @@ func TestInstall(t *testing.T) {
 		{sa: "graphcd-server", verb: "delete", group: "rbac.authorization.k8s.io", resource: "clusterroles", allowed: true},
 		{sa: "graphcd-server", verb: "update", group: "graphcd.io", resource: "applications", sub: "status", namespace: "own", allowed: true},
 	})
+	runAs(t, ns, "graphcd-server", both(serverReady, defaultProjectIn(ns)), "server", "--listen", "127.0.0.1:0")
 }
 
 func TestNamespaceInstall(t *testing.T) {
@@ -118,6 +123,7 @@ func TestNamespaceInstall(t *testing.T) {
 		{sa: "graphcd-server", verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", allowed: false},
 		{sa: "graphcd-server", verb: "update", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "applications.graphcd.io", allowed: false},
 	})
+	runAs(t, ns, "graphcd-server", both(serverReady, defaultProjectIn(ns)), "server", "--listen", "127.0.0.1:0")
 	sec, err := cluster.Client.CoreV1().Secrets(ns).Get(t.Context(), "graphcd-in-cluster", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +235,9 @@ func TestHA(t *testing.T) {
 		}
 	}
 	checkNetworkPolicies(t, ns, pods.Items)
+
+	runAs(t, ns, "graphcd-server", serverReady, "server", "--listen", "127.0.0.1:0", "--controller=false")
+	runAs(t, ns, "graphcd-controller", defaultProjectIn(ns), "controller", "--shards", "2", "--shard", "0", "--metrics-listen", "0")
 }
 
 // applySet builds deploy/<dir>, checks its objects (kinds and names in
