@@ -5,6 +5,10 @@ package deploy_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -124,19 +128,36 @@ func impersonatingKubeconfig(t *testing.T, ns, sa string) string {
 	return path
 }
 
-var servingRE = regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
+var (
+	servingRE     = regexp.MustCompile(`msg="serving HTTPS" addr=(\S+)`)
+	certificateRE = regexp.MustCompile(`msg="serving TLS certificate" from=graphcd-secret .*sha256=([0-9a-f]{64})`)
+)
 
-// serverReady is ready once the server answers /readyz with 200.
+// serverReady is ready once the server answers /readyz with 200 over
+// HTTPS, with the certificate it generated and stored in graphcd-secret
+// (so its ServiceAccount may write that Secret): the client accepts only
+// the certificate whose fingerprint the server logged.
 func serverReady(ctx context.Context, logs string) bool {
-	m := servingRE.FindStringSubmatch(logs)
-	if m == nil {
+	m, fp := servingRE.FindStringSubmatch(logs), certificateRE.FindStringSubmatch(logs)
+	if m == nil || fp == nil {
 		return false
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m[1]+"/readyz", nil)
+	pinned := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		InsecureSkipVerify: true, //nolint:gosec // VerifyPeerCertificate pins the logged certificate instead
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if sum := sha256.Sum256(raw[0]); hex.EncodeToString(sum[:]) != fp[1] {
+				return errors.New("not the certificate the server logged")
+			}
+			return nil
+		},
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: pinned}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+m[1]+"/readyz", nil)
 	if err != nil {
 		return false
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return false
 	}
