@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -309,11 +310,20 @@ func (d *demo) checkVolumes() {
 	}
 }
 
-// command is what a service runs, with its scripts under /src, as text.
+// scripts are the shell scripts of the checkout a service runs.
+func (d *demo) scripts(name string) []string {
+	var rel []string
+	for _, s := range regexp.MustCompile(src+`/(\S+\.sh)`).FindAllStringSubmatch(strings.Join(d.service(name).Command, " "), -1) {
+		rel = append(rel, s[1])
+	}
+	return rel
+}
+
+// command is what a service runs, with its scripts, as text.
 func (d *demo) command(name string) string {
 	text := strings.Join(d.service(name).Command, " ")
-	for _, script := range regexp.MustCompile(src+`/\S+\.sh`).FindAllString(text, -1) {
-		text += "\n" + d.read(strings.TrimPrefix(script, src+"/"))
+	for _, s := range d.scripts(name) {
+		text += "\n" + d.read(s)
 	}
 	return text
 }
@@ -422,6 +432,11 @@ func (d *demo) checkCommands() {
 		d.failf("service image: --platforms %q, want the one linux platform kind runs", p)
 	}
 	for name := range d.project.Services {
+		for _, s := range d.scripts(name) {
+			if out, err := exec.Command("sh", "-n", d.path(s)).CombinedOutput(); err != nil { //nolint:noctx // a syntax check
+				d.failf("service %s runs %s: sh -n: %v: %s", name, s, err, out)
+			}
+		}
 		text := d.command(name)
 		if hc := d.service(name).HealthCheck; hc != nil {
 			text += "\n" + strings.Join(hc.Test, " ")

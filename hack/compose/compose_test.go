@@ -117,6 +117,11 @@ func TestComposeDemoCatchesBreakage(t *testing.T) {
 			want:  "/src/hack/compose/setup.sh",
 		},
 		{
+			name:  "a script that does not parse",
+			edits: []edit{{"hack/compose/kind.sh", "fi\nkind get kubeconfig", "kind get kubeconfig"}},
+			want:  "runs hack/compose/kind.sh: sh -n",
+		},
+		{
 			name:  "a setting a script reads left unset",
 			edits: []edit{{composeFile, "      NODE_PORT: \"30443\"\n", ""}},
 			want:  "uses $NODE_PORT",

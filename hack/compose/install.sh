@@ -23,6 +23,13 @@ until kubectl apply --server-side --field-manager graphcd-compose -k /src/hack/c
 	sleep 5
 done
 kubectl -n "$GRAPHCD_NAMESPACE" rollout status "deployment/$GRAPHCD_DEPLOYMENT" --timeout 5m
+# The CRDs come with the manifests or from the server (--install-crds).
+tries=0
+until kubectl get crd applications.graphcd.io appprojects.graphcd.io >/dev/null 2>&1; do
+	tries=$((tries + 1))
+	[ "$tries" -lt 60 ] || { echo "install: graphcd's CRDs did not appear within 2 minutes" >&2; exit 1; }
+	sleep 2
+done
 kubectl wait --for condition=established --timeout 2m crd/applications.graphcd.io crd/appprojects.graphcd.io
 kubectl apply --server-side --field-manager graphcd-compose -f /src/hack/compose/applications.yaml
 
@@ -45,7 +52,11 @@ done
 
 cat <<MSG
 
-graphcd is running in the kind cluster $KIND_CLUSTER, with four sample apps
+graphcd is running in the kind cluster $KIND_CLUSTER, with an Application
+for each sample of hack/demo/apps. Their images are placeholders, as in
+"make demo": graphcd syncs them, but kind cannot pull them, so their pods
+stay in ImagePullBackOff, the apps do not turn Healthy, and the hook Jobs
+of hello-helm and sync-waves never finish.
 
   Console:  $CONSOLE_URL/   (a self-signed certificate: accept it)
   Log in:   admin / $password
@@ -54,7 +65,7 @@ graphcd is running in the kind cluster $KIND_CLUSTER, with four sample apps
   Cluster:  docker compose exec kind kubectl get applications -n $GRAPHCD_NAMESPACE
             docker compose exec kind kubectl get deploy,svc,pods -n demo-guestbook
   Sync:     guestbook syncs by itself; the others on request:
-            docker compose exec kind kubectl patch application sync-waves -n $GRAPHCD_NAMESPACE --type merge -p '{"operation":{"sync":{}}}'
+            docker compose exec kind kubectl patch application hello-kustomize -n $GRAPHCD_NAMESPACE --type merge -p '{"operation":{"sync":{}}}'
   Change:   git clone $GIT_URL demo && cd demo
             edit guestbook/deployment.yaml, then: git commit -am "scale guestbook" && git push
   Stop:     docker compose down   (deletes the kind cluster too)
