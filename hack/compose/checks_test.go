@@ -476,7 +476,7 @@ func (d *demo) checkNetwork() {
 	}
 }
 
-// gitPort is the port the git service listens in its container.
+// gitPort is the port the git service listens on in its container.
 func (d *demo) gitPort() string {
 	_, port, err := net.SplitHostPort(d.flags("git", "./hack/demo/gitserver")["listen"])
 	if err != nil {
