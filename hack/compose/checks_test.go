@@ -541,13 +541,9 @@ func (d *demo) checkKind() {
 
 // kustomization is the part of a Kustomization the demo relies on.
 type kustomization struct {
-	Images []kustomizeImage `json:"images"`
-}
-
-type kustomizeImage struct {
-	Name    string `json:"name"`
-	NewName string `json:"newName"`
-	NewTag  string `json:"newTag"`
+	Images []struct {
+		Name string `json:"name"`
+	} `json:"images"`
 }
 
 func (d *demo) checkInstall() {
@@ -558,17 +554,22 @@ func (d *demo) checkInstall() {
 		d.failf("%s is missing: the compose demo installs graphcd with it (through %s): %v", installBase, overlayDir, err)
 		return
 	}
-	var base, overlay kustomization
-	if err := yaml.Unmarshal([]byte(d.read(installBase)), &base); err != nil {
-		d.failf("%s: %v", installBase, err)
-	}
+	var overlay kustomization
 	if err := yaml.Unmarshal([]byte(d.read(overlayDir+"/kustomization.yaml")), &overlay); err != nil || len(overlay.Images) != 1 {
 		d.failf("%s/kustomization.yaml: want one image replaced: %v", overlayDir, err)
 		return
 	}
+	// The overlay must replace the image the install manifests run.
 	replaced := overlay.Images[0].Name
-	if !slices.ContainsFunc(base.Images, func(i kustomizeImage) bool { return i.Name == replaced }) {
-		d.failf("%s sets no image %s under images:, which %s replaces", installBase, replaced, overlayDir)
+	base, err := render(d.path(path.Dir(installBase)))
+	if err != nil {
+		d.failf("render %s: %v", path.Dir(installBase), err)
+		return
+	}
+	if !slices.ContainsFunc(base, func(o *unstructured.Unstructured) bool {
+		return slices.ContainsFunc(containerImages(o), func(img string) bool { return imageName(img) == replaced })
+	}) {
+		d.failf("%s runs no image %s, which %s replaces", path.Dir(installBase), replaced, overlayDir)
 	}
 
 	objs, err := render(d.path(overlayDir))
@@ -583,7 +584,7 @@ func (d *demo) checkInstall() {
 		for _, c := range containers {
 			c, _ := c.(map[string]any)
 			img, _ := c["image"].(string)
-			if strings.HasPrefix(img, replaced) {
+			if imageName(img) == replaced {
 				d.failf("%s %s still runs %s, not the image loaded into kind", o.GetKind(), o.GetName(), img)
 			}
 			if o.GetKind() == "Deployment" && o.GetName() == d.env("install", "GRAPHCD_DEPLOYMENT") && o.GetNamespace() == ns && img == image {
@@ -596,8 +597,9 @@ func (d *demo) checkInstall() {
 		if typ, _, _ := unstructured.NestedString(o.Object, "spec", "type"); o.GetKind() == "Service" && o.GetNamespace() == ns && typ == "NodePort" {
 			ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
 			for _, p := range ports {
+				// CONSOLE_URL is https: the NodePort must be the Service's https port.
 				if p, _ := p.(map[string]any); fmt.Sprint(p["nodePort"]) == d.env("install", "NODE_PORT") {
-					nodePort = true
+					nodePort = p["name"] == "https" || fmt.Sprint(p["port"]) == "443"
 				}
 			}
 		}
@@ -606,8 +608,30 @@ func (d *demo) checkInstall() {
 		d.failf("%s renders no Deployment %s/%s running %s (GRAPHCD_IMAGE)", overlayDir, ns, d.env("install", "GRAPHCD_DEPLOYMENT"), image)
 	}
 	if !nodePort {
-		d.failf("%s renders no NodePort Service in %s on NODE_PORT %s", overlayDir, ns, d.env("install", "NODE_PORT"))
+		d.failf("%s renders no NodePort Service in %s with its https port on NODE_PORT %s", overlayDir, ns, d.env("install", "NODE_PORT"))
 	}
+}
+
+// containerImages are the images of a workload's pod template.
+func containerImages(o *unstructured.Unstructured) []string {
+	var images []string
+	containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	for _, c := range containers {
+		if c, ok := c.(map[string]any); ok {
+			img, _ := c["image"].(string)
+			images = append(images, img)
+		}
+	}
+	return images
+}
+
+// imageName is an image reference without its tag or digest.
+func imageName(ref string) string {
+	ref, _, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
 }
 
 // render builds a kustomization as `kubectl apply -k` does.

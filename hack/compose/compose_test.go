@@ -87,6 +87,11 @@ func TestComposeDemoCatchesBreakage(t *testing.T) {
 			want:  "renders no Deployment graphcd/graphcd-server running graphcd:other",
 		},
 		{
+			name:  "another image replaced than the manifests run",
+			edits: []edit{{overlayDir + "/kustomization.yaml", "- name: ghcr.io/graphcd/graphcd", "- name: ghcr.io/graphcd/other"}},
+			want:  "runs no image ghcr.io/graphcd/other",
+		},
+		{
 			name:  "the image pulled",
 			edits: []edit{{overlayDir + "/kustomization.yaml", "value: Never", "value: IfNotPresent"}},
 			want:  "imagePullPolicy IfNotPresent",

@@ -13,6 +13,9 @@ kind load docker-image "$GRAPHCD_IMAGE" --name "$KIND_CLUSTER"
 # The image lives in the kind node now; leave none behind on the host.
 docker image rm "$loaded" "$GRAPHCD_IMAGE" >/dev/null
 
+# deploy/install leaves the namespace to the user.
+kubectl get namespace "$GRAPHCD_NAMESPACE" >/dev/null 2>&1 || kubectl create namespace "$GRAPHCD_NAMESPACE"
+
 # The manifests may hold custom resources of the CRDs they create, which
 # the API serves only once those are established: try again a few times.
 echo "install: applying hack/compose/install"
