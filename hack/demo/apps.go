@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/hack/demo/demorepo"
 )
 
 // namespace holds the demo's Applications and AppProject.
@@ -64,7 +65,7 @@ func createApps(ctx context.Context, c client.Client, repoURL string) error {
 			ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: namespace},
 			Spec: v1alpha1.ApplicationSpec{
 				Project:     "default",
-				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: s.path, TargetRevision: "main"},
+				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: s.path, TargetRevision: demorepo.Branch},
 				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "demo-" + s.name},
 				SyncPolicy:  &v1alpha1.SyncPolicy{SyncOptions: []string{"CreateNamespace=true"}},
 			},

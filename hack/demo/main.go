@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/graphcd/graphcd/hack/demo/demorepo"
 	"github.com/graphcd/graphcd/hack/localcluster"
 )
 
@@ -149,7 +150,7 @@ func waitReady(ctx context.Context, url string, exited <-chan error) error {
 }
 
 // printTry tells a newcomer what to look at and what to do next.
-func printTry(url, kubeconfig, kubectl string, repo *demoRepo, password string) {
+func printTry(url, kubeconfig, kubectl string, repo *demorepo.Repo, password string) {
 	fmt.Printf(`
 graphcd is running, with four sample apps from %[4]s
 

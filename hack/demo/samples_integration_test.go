@@ -16,6 +16,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/sync"
+	"github.com/graphcd/graphcd/hack/demo/demorepo"
 	"github.com/graphcd/graphcd/reposerver"
 )
 
@@ -154,7 +155,7 @@ func TestPushToDemoRepo(t *testing.T) {
 	}
 }
 
-func serveSamples(t *testing.T) (*demoRepo, *reposerver.Local) {
+func serveSamples(t *testing.T) (*demorepo.Repo, *reposerver.Local) {
 	t.Helper()
 	repo, err := serveRepo(t.TempDir())
 	if err != nil {
