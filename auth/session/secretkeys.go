@@ -7,13 +7,10 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/graphcd/graphcd/internal/graphcdsecret"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 // Where the keys live: the data keys of the Secret SecretName in graphcd's
@@ -60,44 +57,26 @@ func NewSecretKeys(client kubernetes.Interface, namespace string) *SecretKeys {
 // it is missing. It returns once the keys are loaded; an error means they
 // could not be (the watch is then stopped).
 func (s *SecretKeys) Start(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0,
-		informers.WithNamespace(s.namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", SecretName).String()
-		}))
-	inf := factory.Core().V1().Secrets().Informer()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.observe(obj) },
-		UpdateFunc: func(_, obj any) { s.observe(obj) },
-		DeleteFunc: func(any) { s.keys.Store(nil) },
-	}); err != nil {
-		return fmt.Errorf("watch %s/%s: %w", s.namespace, SecretName, err)
-	}
-	stopCh := make(chan struct{})
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			close(stopCh)
-			factory.Shutdown()
-		})
-	}
-	factory.Start(stopCh)
-	context.AfterFunc(ctx, stop)
-	if !cache.WaitForCacheSync(stopCh, inf.HasSynced) {
-		stop()
-		return fmt.Errorf("watch %s/%s: %w", s.namespace, SecretName, context.Cause(ctx))
-	}
-	if _, _, err := s.Keys(ctx); err != nil {
-		stop()
+	ctx, cancel := context.WithCancel(ctx)
+	if err := kubewatch.Secret(ctx, s.client, s.namespace, SecretName, s.observe); err != nil {
+		cancel()
 		return err
 	}
+	if _, _, err := s.Keys(ctx); err != nil {
+		cancel() // stops the watch
+		return err
+	}
+	context.AfterFunc(ctx, cancel) // the watch lives as long as the caller's ctx
 	return nil
 }
 
-func (s *SecretKeys) observe(obj any) {
-	if sec, ok := obj.(*corev1.Secret); ok && sec.Name == SecretName {
-		s.keys.Store(parseKeys(sec))
+// observe records a version of the Secret; nil: it was deleted.
+func (s *SecretKeys) observe(sec *corev1.Secret) {
+	if sec == nil {
+		s.keys.Store(nil)
+		return
 	}
+	s.keys.Store(parseKeys(sec))
 }
 
 // parseKeys reads the keys of sec; nil when it has no current key. A

@@ -10,13 +10,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/graphcd/graphcd/internal/graphcdsecret"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 )
 
@@ -46,7 +43,7 @@ func Hosts(namespace string) []string {
 func Secrets(ctx context.Context, client kubernetes.Interface, namespace string, hosts []string, log *slog.Logger) (*Source, error) {
 	w := &secretWatch{source: &Source{}, log: log, namespace: namespace}
 	for _, name := range []string{TLSSecretName, graphcdsecret.Name} {
-		if err := w.watch(ctx, client, name); err != nil {
+		if err := kubewatch.Secret(ctx, client, namespace, name, func(sec *corev1.Secret) { w.observe(name, sec) }); err != nil {
 			return nil, err
 		}
 	}
@@ -73,44 +70,6 @@ type secretWatch struct {
 	// reported is the last invalid Secret version logged, by name, so
 	// that a resync does not repeat the message.
 	reported map[string]string
-}
-
-// watch starts an informer on the one Secret name and waits for its
-// first list.
-func (w *secretWatch) watch(ctx context.Context, client kubernetes.Interface, name string) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(w.namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-		}))
-	inf := factory.Core().V1().Secrets().Informer()
-	set := func(obj any) {
-		if sec, ok := obj.(*corev1.Secret); ok && sec.Name == name {
-			w.observe(name, sec)
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    set,
-		UpdateFunc: func(_, obj any) { set(obj) },
-		DeleteFunc: func(any) { w.observe(name, nil) },
-	}); err != nil {
-		return fmt.Errorf("watch %s/%s: %w", w.namespace, name, err)
-	}
-	stopCh := make(chan struct{})
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			close(stopCh)
-			factory.Shutdown()
-		})
-	}
-	factory.Start(stopCh)
-	context.AfterFunc(ctx, stop)
-	if !cache.WaitForCacheSync(stopCh, inf.HasSynced) {
-		stop()
-		return fmt.Errorf("watch %s/%s: %w", w.namespace, name, context.Cause(ctx))
-	}
-	return nil
 }
 
 // observe records a Secret (nil: deleted) and serves what it implies.

@@ -3,17 +3,13 @@ package webhook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 // SecretName is the Secret holding the webhook secrets, beside the
@@ -60,43 +56,22 @@ func (w *SecretWatch) Start(ctx context.Context) error {
 		// handler stays closed (ErrSecretsNotLoaded).
 		return errors.New("webhook secrets: no namespace to read " + SecretName + " from")
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(w.client, 0,
-		informers.WithNamespace(w.namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", SecretName).String()
-		}))
-	inf := factory.Core().V1().Secrets().Informer()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    w.observe,
-		UpdateFunc: func(_, obj any) { w.observe(obj) },
-		DeleteFunc: func(any) { w.values.Store(&map[string]string{}) },
-	}); err != nil {
-		return fmt.Errorf("watch %s/%s: %w", w.namespace, SecretName, err)
-	}
-	stopCh := make(chan struct{})
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			close(stopCh)
-			factory.Shutdown()
-		})
-	}
-	factory.Start(stopCh)
-	context.AfterFunc(ctx, stop)
-	if !cache.WaitForCacheSync(stopCh, inf.HasSynced) {
-		stop()
-		return fmt.Errorf("watch %s/%s: %w", w.namespace, SecretName, context.Cause(ctx))
+	err := kubewatch.Secret(ctx, w.client, w.namespace, SecretName, func(sec *corev1.Secret) {
+		if sec == nil {
+			w.values.Store(&map[string]string{})
+			return
+		}
+		w.observe(sec)
+	})
+	if err != nil {
+		return err
 	}
 	// Synced with no Secret: no secrets.
 	w.values.CompareAndSwap(nil, &map[string]string{})
 	return nil
 }
 
-func (w *SecretWatch) observe(obj any) {
-	sec, ok := obj.(*corev1.Secret)
-	if !ok || sec.Name != SecretName {
-		return
-	}
+func (w *SecretWatch) observe(sec *corev1.Secret) {
 	// Only the webhook keys are kept: the Secret also holds password
 	// hashes and signing keys, which this package has no business with.
 	vals := map[string]string{}
