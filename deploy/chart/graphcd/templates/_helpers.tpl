@@ -211,3 +211,13 @@ limits:
   memory: 4Gi
 {{- end }}
 {{- end }}
+
+{{/*
+The annotations making the secret-init objects a hook run before install
+and upgrade, in the order of the weight given.
+*/}}
+{{- define "graphcd.secretInitHook" -}}
+helm.sh/hook: pre-install,pre-upgrade
+helm.sh/hook-weight: {{ . | quote }}
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end }}
