@@ -2,10 +2,12 @@ package deploy_test
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -254,6 +256,33 @@ func buildKustomization(t *testing.T, dir string) []*unstructured.Unstructured {
 		out = append(out, o)
 	}
 	return out
+}
+
+// TestChartCRDsAreGenerated wants the chart's copy of the CRDs to be the
+// generated files: `make generate` copies them.
+func TestChartCRDsAreGenerated(t *testing.T) {
+	t.Parallel()
+	generated, err := filepath.Glob("../config/crd/bases/*.yaml")
+	if err != nil || len(generated) == 0 {
+		t.Fatalf("no CRDs in config/crd/bases (%v)", err)
+	}
+	copied, err := filepath.Glob(filepath.Join(chartDir, "files/crds/*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(copied) != len(generated) {
+		t.Errorf("%s/files/crds has %d files, config/crd/bases %d: run make generate", chartDir, len(copied), len(generated))
+	}
+	for _, g := range generated {
+		want, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(chartDir, "files/crds", filepath.Base(g)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s/files/crds/%s is not config/crd/bases' (%v): run make generate", chartDir, filepath.Base(g), err)
+		}
+	}
 }
 
 // TestChartLint runs `helm lint` on the default and the HA values. The one
