@@ -341,6 +341,7 @@ func TestChartRejects(t *testing.T) {
 		{map[string]any{"ha": ha, "redis": map[string]any{"external": map[string]any{"address": "redis:6379"}}}, "set redis.enabled=false to use your own Redis"},
 		{map[string]any{"ha": ha, "redis": map[string]any{"enabled": false}}, "ha.enabled needs a Redis"},
 		{map[string]any{"server": map[string]any{"tls": map[string]any{"certificate": "CERT"}}}, "server.tls.certificate is set without server.tls.key"},
+		{map[string]any{"dex": map[string]any{"config": "a: b"}, "configs": map[string]any{"cm": map[string]any{"dex.config": "c: d"}}}, "dex.config and configs.cm.dex.config are both set"},
 	} {
 		values := maps.Clone(tc.values)
 		values["crds"] = map[string]any{"install": false} // faster under -race

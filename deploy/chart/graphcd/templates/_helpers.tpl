@@ -179,6 +179,9 @@ from config.yaml.
 {{- fail "redis.external.address applies with ha.enabled only: the single process caches in memory" }}
 {{- end }}
 {{- end }}
+{{- if and .Values.dex.config (hasKey .Values.configs.cm "dex.config") }}
+{{- fail "dex.config and configs.cm.dex.config are both set: keep one" }}
+{{- end }}
 {{- if and .Values.server.tls.certificate (not .Values.server.tls.key) }}
 {{- fail "server.tls.certificate is set without server.tls.key" }}
 {{- end }}
