@@ -60,6 +60,7 @@ test-deps: $(KUSTOMIZE) $(HELM) ## Install what the integration tests run beside
 .PHONY: generate
 generate: $(CONTROLLER_GEN) $(GQLGEN) $(GENQLIENT) ## Regenerate deepcopy, CRD YAML, the GraphQL executor and the CLI's client.
 	$(CONTROLLER_GEN) object paths=./api/... crd:crdVersions=v1,headerFile=config/crd/boilerplate.yaml.txt output:crd:artifacts:config=config/crd/bases
+	cp config/crd/bases/*.yaml deploy/chart/graphcd/files/crds/
 	$(GQLGEN) generate
 	cd client && $(GENQLIENT) genqlient.yaml
 
