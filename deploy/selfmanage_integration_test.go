@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -212,6 +213,22 @@ func TestSelfManage(t *testing.T) {
 	check(t, ov.tag)
 	if n := len(self.Status.History); n != len(steps)+1 {
 		t.Errorf("the self-management app has %d history entries, want %d", n, len(steps)+1)
+	}
+
+	// Deleting the Application with its resources (the API's default)
+	// leaves graphcd installed: every object says Delete=false.
+	srv.gql(t, token, `mutation($n: String!, $ns: String) { deleteApplication(input: {application: {name: $n, namespace: $ns}}) }`,
+		map[string]any{"n": "graphcd", "ns": ns}, nil)
+	poll(t, "the self-management app to be deleted", syncTimeout, func(ctx context.Context) (bool, string) {
+		err := apps.Get(ctx, client.ObjectKey{Namespace: ns, Name: "graphcd"}, &v1alpha1.Application{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+	check(t, ov.tag)
+	for _, name := range []string{"applications.graphcd.io", "appprojects.graphcd.io"} {
+		c, err := cluster.Client.Discovery().RESTClient().Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).DoRaw(ctx)
+		if err != nil || !bytes.Contains(c, []byte(`"argocd.argoproj.io/sync-options":"Prune=false,Delete=false"`)) {
+			t.Errorf("CRD %s after the app's deletion: %v, or without Prune=false,Delete=false", name, err)
+		}
 	}
 }
 
