@@ -28,10 +28,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -70,7 +75,7 @@ func TestSelfManage(t *testing.T) {
 		// The test runs in deploy/.
 		reposervertest.CopyTree(t, filepath.Join("..", filepath.FromSlash(dir)), filepath.Join(src, filepath.FromSlash(dir)))
 	}
-	ov := overlay{t: t, ns: ns, tag: "v0.3.0", url: "https://graphcd.example.com", cpu: ""}
+	ov := overlay{t: t, ns: ns, tag: "v0.3.0", url: "https://graphcd.example.com", banner: "managed by graphcd"}
 	writeFile(t, filepath.Join(src, "graphcd", "kustomization.yaml"), ov.render())
 	writeFile(t, filepath.Join(src, "plain", "objects.yaml"), plainManifests)
 	repo, err := demorepo.Serve(t.TempDir(), os.DirFS(src), "127.0.0.1:0")
@@ -84,14 +89,11 @@ func TestSelfManage(t *testing.T) {
 		})
 	}
 
-	install := exec.CommandContext(ctx, mustBinary(t), "install", "crds", "--kubeconfig", cluster.Kubeconfig)
-	install.Env = binaryEnv()
+	// Installed by hand first, as docs/install.md says: the overlay,
+	// server-side, under the field manager of graphcd's syncs.
 	crdApply.Lock()
-	out, err := install.CombinedOutput()
+	applyAs(t, kustomize(t, filepath.Join(src, "graphcd")), "graphcd")
 	crdApply.Unlock()
-	if err != nil {
-		t.Fatalf("graphcd install crds: %v\n%s", err, out)
-	}
 
 	srv := startServer(t, ns)
 	poll(t, "the default AppProject", time.Minute, func(ctx context.Context) (bool, string) {
@@ -150,8 +152,13 @@ func TestSelfManage(t *testing.T) {
 		}
 	}
 	check(t, "v0.3.0")
-	if got := srv.settingsURL(t); got != ov.url {
-		t.Errorf("settings url = %q, want %q from Git", got, ov.url)
+	if got := srv.settings(t); got.URL != ov.url || got.UIBannerContent != ov.banner {
+		t.Errorf("settings %+v, want url %q and banner %q from Git", got, ov.url, ov.banner)
+	}
+	// A setting made outside Git, by kubectl edit or patch.
+	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Patch(ctx, "graphcd-cm", types.MergePatchType,
+		[]byte(`{"data":{"ui.bannerurl":"https://status.example.com"}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
 	}
 
 	steps := []struct {
@@ -159,17 +166,19 @@ func TestSelfManage(t *testing.T) {
 		change func(*overlay)
 		check  func(t *testing.T)
 	}{
-		{"setting", func(o *overlay) { o.url = "https://graphcd.changed.example.com" }, func(t *testing.T) {
+		// A setting changed, one removed from Git.
+		{"setting", func(o *overlay) { o.url, o.banner = "https://graphcd.changed.example.com", "" }, func(t *testing.T) {
 			cm, err := cluster.Client.CoreV1().ConfigMaps(ns).Get(t.Context(), "graphcd-cm", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := cm.Data["url"]; got != "https://graphcd.changed.example.com" {
-				t.Errorf("graphcd-cm url = %q after the sync", got)
+			want := map[string]string{"url": "https://graphcd.changed.example.com", "ui.bannerurl": "https://status.example.com"}
+			if diff := cmp.Diff(cm.Data, want); diff != "" {
+				t.Errorf("graphcd-cm data after the sync (-got +want):\n%s", diff)
 			}
-			poll(t, "the server to serve the new url", time.Minute, func(context.Context) (bool, string) {
-				got := srv.settingsURL(t)
-				return got == "https://graphcd.changed.example.com", "url " + got
+			poll(t, "the server to serve the new settings", time.Minute, func(context.Context) (bool, string) {
+				got := srv.settings(t)
+				return got.URL == want["url"] && got.UIBannerContent == "", fmt.Sprintf("%+v", got)
 			})
 		}},
 		{"resources", func(o *overlay) { o.cpu = "500m" }, func(t *testing.T) {
@@ -235,8 +244,8 @@ func TestSelfManage(t *testing.T) {
 // overlay is the user's graphcd/kustomization.yaml: the example with the
 // test's namespace, tag, url and cpu request.
 type overlay struct {
-	t                 *testing.T
-	ns, tag, url, cpu string
+	t                         *testing.T
+	ns, tag, url, banner, cpu string
 }
 
 func (o overlay) render() string {
@@ -267,6 +276,11 @@ func (o overlay) render() string {
     - {op: replace, path: /metadata/name, value: graphcd-server-%[1]s}
     - {op: replace, path: /roleRef/name, value: graphcd-server-%[1]s}
 `, o.ns)
+	if o.banner != "" {
+		s += fmt.Sprintf(`- patch: |-
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "graphcd-cm"}, "data": {"ui.bannercontent": %q}}
+`, o.banner)
+	}
 	if o.cpu != "" {
 		s += fmt.Sprintf(`- target: {kind: Deployment, name: graphcd-server}
   patch: |-
@@ -373,6 +387,27 @@ func checkInstalled(t *testing.T, ns, tag string) {
 	}
 	if ready != 1 {
 		t.Errorf("%d ready graphcd-server Pods, want 1", ready)
+	}
+}
+
+// applyAs server-side-applies objs in order, as `kubectl apply
+// --server-side --field-manager manager` would.
+func applyAs(t *testing.T, objs []*unstructured.Unstructured, manager string) {
+	t.Helper()
+	dyn := dynamic.NewForConfigOrDie(cluster.Config)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cluster.Client.Discovery()))
+	for _, o := range objs {
+		m, err := mapper.RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version)
+		if err != nil {
+			t.Fatalf("%s/%s: %v", o.GetKind(), o.GetName(), err)
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		}
+		if _, err := ri.Apply(t.Context(), o.GetName(), o, metav1.ApplyOptions{FieldManager: manager, Force: true}); err != nil {
+			t.Fatalf("apply %s/%s: %v", o.GetKind(), o.GetName(), err)
+		}
 	}
 }
 
@@ -632,11 +667,17 @@ func (s *server) me(t *testing.T, token string) string {
 	return out.Me.Username
 }
 
-func (s *server) settingsURL(t *testing.T) string {
+// publicSettings are those of graphcd-cm's keys the API shows anyone.
+type publicSettings struct {
+	URL             string
+	UIBannerContent string
+}
+
+func (s *server) settings(t *testing.T) publicSettings {
 	t.Helper()
-	var out struct{ Settings struct{ URL string } }
-	s.gql(t, "", `{ settings { url } }`, nil, &out)
-	return out.Settings.URL
+	var out struct{ Settings publicSettings }
+	s.gql(t, "", `{ settings { url uiBannerContent } }`, nil, &out)
+	return out.Settings
 }
 
 func (s *server) createApp(t *testing.T, token, manifest string) {
