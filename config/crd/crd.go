@@ -10,8 +10,8 @@
 //
 // Apply the YAML with `kubectl apply --server-side`, as Install does:
 // client-side apply would copy the Application CRD (about 170 KB as JSON)
-// into an annotation, where all annotations together may take 256 KiB,
-// and Argo CD's CRD has already outgrown it.
+// into an annotation, where all annotations together may take 256 KiB:
+// a CRD growing with Argo CD's fields would outgrow it.
 package crd
 
 import (
