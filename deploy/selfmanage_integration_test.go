@@ -91,9 +91,11 @@ func TestSelfManage(t *testing.T) {
 
 	// Installed by hand first, as docs/install.md says: the overlay,
 	// server-side, under the field manager of graphcd's syncs.
-	crdApply.Lock()
-	applyAs(t, kustomize(t, filepath.Join(src, "graphcd")), "graphcd")
-	crdApply.Unlock()
+	func() {
+		crdApply.Lock() // the CRDs are the other tests' too
+		defer crdApply.Unlock()
+		applyAs(t, kustomize(t, filepath.Join(src, "graphcd")), "graphcd")
+	}()
 
 	srv := startServer(t, ns)
 	poll(t, "the default AppProject", time.Minute, func(ctx context.Context) (bool, string) {
