@@ -8,9 +8,10 @@
 //		return fmt.Errorf("install CRDs: %w", err)
 //	}
 //
-// The Application CRD is larger than the 256 KiB annotation that
-// client-side `kubectl apply` keeps, as Argo CD's is; apply the YAML with
-// `kubectl apply --server-side`, as Install does.
+// Apply the YAML with `kubectl apply --server-side`, as Install does:
+// client-side apply would copy the Application CRD (about 170 KB as JSON)
+// into an annotation, where all annotations together may take 256 KiB:
+// a CRD growing with Argo CD's fields would outgrow it.
 package crd
 
 import (
