@@ -99,6 +99,10 @@ func TestNamespaceInstall(t *testing.T) {
       path: /stringData/namespaces
       value: ` + ns + "\n"
 	}
+	// The set holds no CRDs: a cluster administrator applies them first,
+	// as docs/install.md says. Without this the test depended on another
+	// set's having applied them.
+	apply(t, build(t, "crds"))
 	ns := applySet(t, "namespace-install", patch, []string{
 		"ServiceAccount/graphcd-server",
 		"Role/graphcd-server",
