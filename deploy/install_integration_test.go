@@ -135,6 +135,7 @@ func TestNamespaceInstall(t *testing.T) {
 	if got := string(sec.Data["namespaces"]); got != ns {
 		t.Errorf("graphcd-in-cluster namespaces = %q, want %q", got, ns)
 	}
+	t.Run("end to end", func(t *testing.T) { namespaceInstallEndToEnd(t, ns) })
 }
 
 func TestHA(t *testing.T) {
@@ -242,6 +243,8 @@ func TestHA(t *testing.T) {
 
 	runAs(t, ns, "graphcd-server", serverReady, "server", "--listen", "127.0.0.1:0", "--controller=false")
 	runAs(t, ns, "graphcd-controller", defaultProjectIn(ns), "controller", "--shards", "2", "--shard", "0", "--metrics-listen", "0")
+	t.Run("end to end", func(t *testing.T) { haEndToEnd(t, ns) })
+	t.Run("refusals", func(t *testing.T) { haRefusals(t, ns) })
 }
 
 // applySet builds deploy/<dir>, checks its objects (kinds and names in
