@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -123,11 +124,15 @@ func haEndToEnd(t *testing.T, ns string) {
 	}
 	defer w.Stop()
 	pushWebhook(t, api, git.URL, hookSecret)
-	if !regexp.MustCompile(`msg="webhook push" .*matched=1 .*annotated=1 failed=0`).MatchString(server.logs.String()) ||
-		strings.Contains(server.logs.String(), "without a secret check") {
+	waitRefreshed(t, w)
+	// Its log arrives through a pipe: wait for it.
+	pushed := regexp.MustCompile(`msg="webhook push" .*matched=1 .*annotated=1 failed=0`)
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return pushed.MatchString(server.logs.String()), nil
+	})
+	if err != nil || strings.Contains(server.logs.String(), "without a secret check") {
 		t.Errorf("the server did not log the push as checked, matched and annotated:\n%s", server.logs)
 	}
-	waitRefreshed(t, w)
 	t.Logf("synced %s at %s; events seen: %d", app.Name, app.Status.Sync.Revision, len(events.seen()))
 }
 
@@ -407,7 +412,6 @@ type eventStream struct {
 	mu     sync.Mutex
 	events []appEvent
 	err    error
-	next   int // the first event wait has not looked at yet
 	more   chan struct{}
 }
 
@@ -451,22 +455,17 @@ func subscribeEvents(t *testing.T, c *client.Client, name string) *eventStream {
 	return s
 }
 
-// wait waits for an event, after those earlier waits looked at, that
-// match wants.
+// wait waits until an event that match wants has arrived.
 func (s *eventStream) wait(t *testing.T, what string, match func(appEvent) bool) {
 	t.Helper()
 	timeout := time.After(appTimeout)
 	for {
 		s.mu.Lock()
-		for ; s.next < len(s.events); s.next++ {
-			if match(s.events[s.next]) {
-				s.next++
-				s.mu.Unlock()
-				return
-			}
-		}
-		err := s.err
+		found, err := slices.ContainsFunc(s.events, match), s.err
 		s.mu.Unlock()
+		if found {
+			return
+		}
 		if err != nil {
 			t.Fatalf("waiting for the event of %s: subscription ended: %v; events: %+v", what, err, s.seen())
 		}
