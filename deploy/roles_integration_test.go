@@ -109,8 +109,10 @@ func start(t *testing.T, ns string, opts runOptions, ready func(ctx context.Cont
 	// Not t.Context(): finish, in a cleanup, still needs the process.
 	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, args...)
 	for _, kv := range os.Environ() {
-		credentials := strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_") || strings.HasPrefix(kv, "HOME=")
-		if !strings.HasPrefix(kv, "GRAPHCD_") && (opts.sa != "" || !credentials) {
+		// Without a ServiceAccount, nothing that leads to credentials:
+		// the in-cluster variables, ~/.kube.
+		noCredentials := opts.sa == "" && (strings.HasPrefix(kv, "KUBERNETES_") || strings.HasPrefix(kv, "HOME="))
+		if !strings.HasPrefix(kv, "GRAPHCD_") && !strings.HasPrefix(kv, "KUBECONFIG=") && !noCredentials {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -133,6 +135,7 @@ func start(t *testing.T, ns string, opts runOptions, ready func(ctx context.Cont
 		for lines.Scan() {
 			p.logs.add(lines.Text() + "\n")
 		}
+		_, _ = io.Copy(io.Discard, stderr) // a line too long: never block graphcd
 	}()
 	t.Cleanup(func() { p.finish(t) })
 
