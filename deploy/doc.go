@@ -9,6 +9,8 @@
 // It has no Go code; its tests build each kustomization with the
 // kustomize library, apply it to a local cluster and check that every
 // workload becomes ready, under the restricted Pod Security profile and
-// with the rights each ServiceAccount needs. docs/install.md is the
-// user's guide.
+// with the rights each ServiceAccount needs: they run graphcd's roles as
+// their ServiceAccounts through a login, a subscription, a sync and a
+// webhook, and see each refused what its role must not do.
+// docs/install.md is the user's guide.
 package deploy

@@ -49,22 +49,77 @@ var graphcdBinary = sync.OnceValues(func() (string, error) {
 })
 
 // runAs runs `graphcd <args>` as ServiceAccount sa of ns until ready
-// says it is ready, then stops it with SIGTERM and fails the test if any
-// request it made was forbidden. It returns the logs.
+// says it is ready, lets it run a few seconds more, then stops it with
+// SIGTERM and fails the test if any request it made was forbidden. It
+// returns the logs.
 func runAs(t *testing.T, ns, sa string, ready func(ctx context.Context, logs string) bool, args ...string) string {
+	t.Helper()
+	p := start(t, ns, runOptions{sa: sa}, ready, args...)
+	// Let what starts after readiness (cluster caches, leader election,
+	// the session keys) make its requests too.
+	time.Sleep(3 * time.Second)
+	return p.finish(t)
+}
+
+// runOptions say how start runs graphcd.
+type runOptions struct {
+	// sa is the ServiceAccount of the namespace graphcd acts as, through
+	// an impersonating kubeconfig, with --namespace set to it. Empty runs
+	// graphcd with no Kubernetes credentials at all: no kubeconfig, no
+	// KUBECONFIG or in-cluster variables, and a HOME of its own.
+	sa string
+	// refused, when set, accepts the log lines saying "forbidden" that a
+	// run meant to be refused expects; every other such line fails the
+	// test, as every one does without it.
+	refused func(line string) bool
+	// env is added to the environment (GRAPHCD_* of the test's own
+	// environment never reaches graphcd).
+	env []string
+}
+
+// process is a graphcd process a test started.
+type process struct {
+	// what names it in failures: "graphcd server as graphcd-server".
+	what string
+	logs *lockedBuffer
+	cmd  *exec.Cmd
+	// drained is closed once stderr is read to its end.
+	drained  chan struct{}
+	finished bool
+	opts     runOptions
+}
+
+// start runs `graphcd <args>` as opts say and waits until ready says it
+// is ready. It keeps running until finish, which the test's cleanup calls
+// if the test did not.
+func start(t *testing.T, ns string, opts runOptions, ready func(ctx context.Context, logs string) bool, args ...string) *process {
 	t.Helper()
 	bin, err := graphcdBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := impersonatingKubeconfig(t, ns, sa)
-	args = append(args, "--kubeconfig", kubeconfig, "--namespace", ns, "--log-format", "text")
-	cmd := exec.CommandContext(t.Context(), bin, args...)
+	p := &process{what: "graphcd " + args[0], logs: &lockedBuffer{}, drained: make(chan struct{}), opts: opts}
+	args = append(args, "--log-format", "text")
+	if opts.sa != "" {
+		p.what += " as " + opts.sa
+		args = append(args, "--kubeconfig", impersonatingKubeconfig(t, ns, opts.sa), "--namespace", ns)
+	} else {
+		p.what += " without Kubernetes credentials"
+	}
+	// Not t.Context(): finish, in a cleanup, still needs the process.
+	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, args...)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GRAPHCD_") && !strings.HasPrefix(kv, "KUBECONFIG=") {
+		// Without a ServiceAccount, nothing that leads to credentials:
+		// the in-cluster variables, ~/.kube.
+		noCredentials := opts.sa == "" && (strings.HasPrefix(kv, "KUBERNETES_") || strings.HasPrefix(kv, "HOME="))
+		if !strings.HasPrefix(kv, "GRAPHCD_") && !strings.HasPrefix(kv, "KUBECONFIG=") && !noCredentials {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	if opts.sa == "" {
+		cmd.Env = append(cmd.Env, "HOME="+t.TempDir())
+	}
+	cmd.Env = append(cmd.Env, opts.env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -72,41 +127,53 @@ func runAs(t *testing.T, ns, sa string, ready func(ctx context.Context, logs str
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
-	drained := make(chan struct{})
+	p.cmd = cmd
 	go func() {
-		defer close(drained)
+		defer close(p.drained)
 		lines := bufio.NewScanner(stderr)
+		lines.Buffer(nil, 1<<20)
 		for lines.Scan() {
-			logs.add(lines.Text() + "\n")
+			p.logs.add(lines.Text() + "\n")
 		}
+		_, _ = io.Copy(io.Discard, stderr) // a line too long: never block graphcd
 	}()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			<-drained
-			_ = cmd.Wait()
-		}
-	}
-	t.Cleanup(stop)
+	t.Cleanup(func() { p.finish(t) })
 
 	err = wait.PollUntilContextTimeout(t.Context(), 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		return ready(ctx, logs.String()), nil
+		return ready(ctx, p.logs.String()), nil
 	})
 	if err != nil {
-		t.Fatalf("graphcd %s as %s not ready: %v\nlogs:\n%s", args[0], sa, err, logs)
+		t.Fatalf("%s not ready: %v\nlogs:\n%s", p.what, err, p.logs)
 	}
-	// Let what starts after readiness (cluster caches, leader election,
-	// the session keys) make its requests too.
-	time.Sleep(3 * time.Second)
-	stop()
-	out := logs.String()
-	if strings.Contains(strings.ToLower(out), "forbidden") {
-		t.Errorf("graphcd %s as %s was refused a request:\n%s", args[0], sa, out)
+	return p
+}
+
+// finish stops the process with SIGTERM, once, and fails the test if it
+// logged a refusal opts.refused does not accept. It returns the logs.
+func (p *process) finish(t *testing.T) string {
+	t.Helper()
+	if !p.finished {
+		p.finished = true
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.drained
+		_ = p.cmd.Wait()
+		if bad := p.unexpectedRefusals(); bad != "" {
+			t.Errorf("%s was refused a request:\n%s\nlogs:\n%s", p.what, bad, p.logs)
+		}
 	}
-	return out
+	return p.logs.String()
+}
+
+// unexpectedRefusals returns the log lines saying "forbidden" that
+// opts.refused does not accept.
+func (p *process) unexpectedRefusals() string {
+	var bad strings.Builder
+	for line := range strings.Lines(p.logs.String()) {
+		if strings.Contains(strings.ToLower(line), "forbidden") && (p.opts.refused == nil || !p.opts.refused(line)) {
+			bad.WriteString(line)
+		}
+	}
+	return bad.String()
 }
 
 // impersonatingKubeconfig writes the cluster's admin kubeconfig acting as

@@ -15,6 +15,7 @@ import (
 // separate `graphcd repo-server` instead of rendering in process.
 type repoServerClientOptions struct {
 	addr, caFile, certFile, keyFile string
+	serverName                      string
 	insecure, plaintext             bool
 }
 
@@ -23,6 +24,7 @@ func (o *repoServerClientOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.caFile, "repo-server-ca-file", "", "PEM CA (or the repo-server's self-signed certificate) to trust")
 	f.StringVar(&o.certFile, "repo-server-client-cert", "", "PEM client certificate for a repo-server that requires mutual TLS")
 	f.StringVar(&o.keyFile, "repo-server-client-key", "", "PEM key of --repo-server-client-cert")
+	f.StringVar(&o.serverName, "repo-server-tls-server-name", "", "name to verify the repo-server's certificate against, when --repo-server-addr reaches it by another name or an IP (default: the host of --repo-server-addr)")
 	f.BoolVar(&o.insecure, "repo-server-insecure", false, "do not verify the repo-server's certificate (encrypted, not authenticated)")
 	f.BoolVar(&o.plaintext, "repo-server-plaintext", false, "talk to the repo-server without TLS (requests with credentials are refused)")
 }
@@ -36,7 +38,7 @@ func (o *repoServerClientOptions) dial(c *cobra.Command) (*remote.Client, error)
 	if (o.certFile == "") != (o.keyFile == "") {
 		return nil, fmt.Errorf("%s and %s must be given together", flagOrigin(c, "repo-server-client-cert"), flagOrigin(c, "repo-server-client-key"))
 	}
-	opts := remote.ClientOptions{Insecure: o.insecure, Plaintext: o.plaintext}
+	opts := remote.ClientOptions{Insecure: o.insecure, Plaintext: o.plaintext, ServerName: o.serverName}
 	for _, f := range []struct {
 		flag, path string
 		dst        *[]byte
