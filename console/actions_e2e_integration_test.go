@@ -166,7 +166,7 @@ func TestSettingsPages(t *testing.T) {
 		Data:       map[string]string{"accounts.ci": "apiKey"},
 	})
 	repo := serveRepo(t, map[string]string{"app/configmap.yaml": configMap("app", "hello", "")})
-	runScriptEnv(t, "e2e/settings-pages.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo)
+	runScript(t, "e2e/settings-pages.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo)
 
 	project := &v1alpha1.AppProject{}
 	if err := newKube(t).Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "shop"}, project); err != nil {
@@ -189,26 +189,6 @@ func TestSettingsPages(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no repository Secret for %s among %d", repo, len(secrets.Items))
-	}
-}
-
-// runScriptEnv is runScript with more environment variables for the
-// script (values it cannot know, such as a served repository's URL).
-func runScriptEnv(t *testing.T, script, base, ns string, env ...string) {
-	t.Helper()
-	secret, err := cluster.Client.CoreV1().Secrets(ns).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("initial admin secret: %v", err)
-	}
-	artifacts := t.ArtifactDir()
-	cmd := exec.CommandContext(t.Context(), "node", script, base, "admin", string(secret.Data["password"]), artifacts)
-	cmd.Dir = "web"
-	cmd.Env = append(append(os.Environ(), "CHROMIUM="+chromium), env...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	t.Logf("%s:\n%s", script, out)
-	if err != nil {
-		t.Fatalf("%s: %v (screenshots in %s)", script, err, artifacts)
 	}
 }
 
@@ -235,7 +215,7 @@ func TestCreateEditDeleteApp(t *testing.T) {
 	if err := kube.Create(t.Context(), gitApp(ns, "guarded", "locked", repo, "app")); err != nil {
 		t.Fatal(err)
 	}
-	runScriptEnv(t, "e2e/actions-create.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo, "GRAPHCD_E2E_NS="+ns)
+	runScript(t, "e2e/actions-create.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo, "GRAPHCD_E2E_NS="+ns)
 
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: ns}}
 	deadline := time.Now().Add(time.Minute)

@@ -320,9 +320,9 @@ func serverCert(t testing.TB, ns string) (*x509.Certificate, error) {
 	return x509.ParseCertificate(block.Bytes)
 }
 
-// runScript runs a browser script as admin against base; screenshots go to
-// the test's artifact directory.
-func runScript(t testing.TB, script, base, ns string) []byte {
+// runScript runs a browser script as admin against base, with env added
+// to its environment; screenshots go to the test's artifact directory.
+func runScript(t testing.TB, script, base, ns string, env ...string) []byte {
 	t.Helper()
 	secret, err := cluster.Client.CoreV1().Secrets(ns).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
 	if err != nil {
@@ -337,7 +337,7 @@ func runScript(t testing.TB, script, base, ns string) []byte {
 	artifacts := t.ArtifactDir()
 	cmd := exec.CommandContext(t.Context(), "node", script, base, "admin", string(secret.Data["password"]), artifacts)
 	cmd.Dir = "web"
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "GRAPHCD_E2E_TRUST_SPKI="+base64.StdEncoding.EncodeToString(spki[:]))
+	cmd.Env = append(append(os.Environ(), "CHROMIUM="+chromium, "GRAPHCD_E2E_TRUST_SPKI="+base64.StdEncoding.EncodeToString(spki[:])), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	t.Logf("%s:\n%s", script, out)
