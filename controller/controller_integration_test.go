@@ -26,7 +26,7 @@ import (
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/hack/localcluster"
-	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -76,11 +76,11 @@ func startController(c *localcluster.Cluster) (func(), error) {
 		cancel()
 		return nil, err
 	}
-	// No revision cache: reposerver.Local does not offer
+	// No revision cache: inproc.Local does not offer
 	// InvalidateRevision yet, and TestRefreshPicksUpNewCommit needs a
 	// refresh to see a new commit (the refresh is what the test waits
 	// for; a commit alone triggers nothing).
-	repo, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, AllowFileURLs: true})
+	repo, err := inproc.New(inproc.Options{WorkDir: work, AllowFileURLs: true})
 	if err != nil {
 		cancel()
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/remote"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
@@ -58,7 +59,7 @@ func startOwnController(t *testing.T, ns string, repo reposerver.Service, wrap t
 // with a generated certificate) and returns a client of it.
 func remoteRepo(t *testing.T) reposerver.Service {
 	t.Helper()
-	local, err := reposerver.NewLocal(reposerver.Options{WorkDir: t.TempDir(), AllowFileURLs: true})
+	local, err := inproc.New(inproc.Options{WorkDir: t.TempDir(), AllowFileURLs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ import (
 	"github.com/graphcd/graphcd/internal/secretops"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
-	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
 )
@@ -63,7 +63,7 @@ var (
 	kubeEvents  *catalog.Events
 	// states is where tests put what the controller would write.
 	states     = &countingStates{Memory: appstate.NewMemory()}
-	repoTester *reposerver.Local
+	repoTester *inproc.Local
 	// eventLists counts the API's requests for Events.
 	eventLists atomic.Int64
 	// events is the API's event bus; tests publish on it as the
@@ -121,7 +121,7 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 	if err != nil {
 		return fail(err)
 	}
-	if repoTester, err = reposerver.NewLocal(reposerver.Options{WorkDir: work}); err != nil {
+	if repoTester, err = inproc.New(inproc.Options{WorkDir: work}); err != nil {
 		return fail(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
-	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -22,7 +22,7 @@ import (
 // of ns, writing its states where the API reads them, until the test ends.
 func startController(t *testing.T, ns string) {
 	t.Helper()
-	repo, err := reposerver.NewLocal(reposerver.Options{WorkDir: t.TempDir(), AllowFileURLs: true})
+	repo, err := inproc.New(inproc.Options{WorkDir: t.TempDir(), AllowFileURLs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
 type adminRenderOptions struct {
@@ -89,7 +90,7 @@ func runAdminRender(c *cobra.Command, root *rootOptions, o *adminRenderOptions) 
 	if err != nil {
 		return err
 	}
-	svc, err := reposerver.NewLocal(reposerver.Options{
+	svc, err := inproc.New(inproc.Options{
 		WorkDir: work, AllowFileURLs: local, Logger: root.log,
 		PluginSocketDir: o.pluginSocketDir, PluginTimeout: defaultPluginTimeout, Worker: worker,
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 )
 
@@ -105,7 +106,7 @@ func loadClusterSettings(ctx context.Context, clients kubernetes.Interface, name
 // in a worker process when worker is set), with a memory manifest cache
 // signed by a key of this process. Renders in progress stop when ctx ends.
 // The returned func removes its work directory.
-func localRepoServer(ctx context.Context, log *slog.Logger, worker *reposerver.WorkerOptions) (reposerver.Service, func(), error) {
+func localRepoServer(ctx context.Context, log *slog.Logger, worker *inproc.WorkerOptions) (reposerver.Service, func(), error) {
 	work, err := os.MkdirTemp("", "graphcd-repo-")
 	if err != nil {
 		return nil, nil, err
@@ -118,7 +119,7 @@ func localRepoServer(ctx context.Context, log *slog.Logger, worker *reposerver.W
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := reposerver.NewLocal(reposerver.Options{WorkDir: work, Cache: c, Logger: log, Worker: worker})
+	svc, err := inproc.New(inproc.Options{WorkDir: work, Cache: c, Logger: log, Worker: worker})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,11 +7,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
 // renderWorkerCommand is the hidden subcommand a render worker process
-// runs (see reposerver.WorkerOptions).
+// runs (see inproc.WorkerOptions).
 const renderWorkerCommand = "render-worker"
 
 // renderWorkerOptions are the flags that run each render in a worker
@@ -22,15 +22,15 @@ type renderWorkerOptions struct {
 }
 
 func (o *renderWorkerOptions) addFlags(f *pflag.FlagSet) {
-	f.Int64Var(&o.memoryLimit, "render-memory-limit", reposerver.DefaultWorkerMemoryLimit,
+	f.Int64Var(&o.memoryLimit, "render-memory-limit", inproc.DefaultWorkerMemoryLimit,
 		"address space of the worker process each Helm, Kustomize or Jsonnet render runs in, in bytes; 0 renders inside this process, unbounded")
-	f.IntVar(&o.parallelism, "render-parallelism", reposerver.DefaultWorkerParallelism,
+	f.IntVar(&o.parallelism, "render-parallelism", inproc.DefaultWorkerParallelism,
 		"how many render worker processes may run at once")
 }
 
 // worker returns the reposerver worker options, or nil with
 // --render-memory-limit=0 (render in process).
-func (o *renderWorkerOptions) worker(c *cobra.Command) (*reposerver.WorkerOptions, error) {
+func (o *renderWorkerOptions) worker(c *cobra.Command) (*inproc.WorkerOptions, error) {
 	if o.memoryLimit < 0 {
 		return nil, fmt.Errorf("%s: must not be negative, got %d", flagOrigin(c, "render-memory-limit"), o.memoryLimit)
 	}
@@ -44,7 +44,7 @@ func (o *renderWorkerOptions) worker(c *cobra.Command) (*reposerver.WorkerOption
 	if err != nil {
 		return nil, fmt.Errorf("render workers: find the graphcd executable: %w", err)
 	}
-	return &reposerver.WorkerOptions{Command: []string{exe, renderWorkerCommand}, MemoryLimit: o.memoryLimit, Parallelism: o.parallelism}, nil
+	return &inproc.WorkerOptions{Command: []string{exe, renderWorkerCommand}, MemoryLimit: o.memoryLimit, Parallelism: o.parallelism}, nil
 }
 
 func newRenderWorkerCmd() *cobra.Command {
@@ -54,7 +54,7 @@ func newRenderWorkerCmd() *cobra.Command {
 		Hidden: true,
 		Args:   noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return reposerver.ServeRenderWorker(c.Context(), c.InOrStdin(), c.OutOrStdout())
+			return inproc.ServeRenderWorker(c.Context(), c.InOrStdin(), c.OutOrStdout())
 		},
 	}
 }

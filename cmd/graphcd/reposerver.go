@@ -17,8 +17,8 @@ import (
 
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/version"
-	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/remote"
 	"github.com/graphcd/graphcd/reposerver/render"
 )
@@ -88,7 +88,7 @@ entries are only readable by this process.`,
 	f.StringVar(&o.redisPassword, "redis-password", "", "Redis password")
 	f.StringVar(&o.cacheSecretFile, "cache-secret-file", "", "file holding the key (at least 32 bytes) cache entries are signed with")
 	f.DurationVar(&o.cacheTTL, "cache-ttl", cache.DefaultTTL, "how long rendered manifests are cached")
-	f.DurationVar(&o.renderTimeout, "render-timeout", reposerver.DefaultRenderTimeout, "how long one render may take")
+	f.DurationVar(&o.renderTimeout, "render-timeout", inproc.DefaultRenderTimeout, "how long one render may take")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", defaultRepoServerShutdown, "how long to wait for running calls on SIGINT/SIGTERM")
 	f.Int64Var(&o.limits.MaxManifestSize, "max-manifest-size", render.DefaultMaxManifestSize, "largest single rendered manifest, in bytes")
 	f.Int64Var(&o.limits.MaxCombinedSize, "max-combined-manifests-size", render.DefaultMaxCombinedSize, "largest total of one render's manifests, in bytes")
@@ -122,7 +122,7 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 	if err != nil {
 		return err
 	}
-	local, err := reposerver.NewLocal(reposerver.Options{
+	local, err := inproc.New(inproc.Options{
 		WorkDir: workDir, Cache: manifests, RenderTimeout: o.renderTimeout, Logger: log,
 		Limits: o.limits, PluginSocketDir: o.pluginSocketDir, PluginTimeout: o.pluginTimeout,
 		Worker: worker,

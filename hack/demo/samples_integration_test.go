@@ -18,6 +18,7 @@ import (
 	"github.com/graphcd/graphcd/controller/sync"
 	"github.com/graphcd/graphcd/hack/demo/demorepo"
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
 // TestSamplesRenderFromServedRepo clones every sample from the demo's git
@@ -155,21 +156,21 @@ func TestPushToDemoRepo(t *testing.T) {
 	}
 }
 
-func serveSamples(t *testing.T) (*demorepo.Repo, *reposerver.Local) {
+func serveSamples(t *testing.T) (*demorepo.Repo, *inproc.Local) {
 	t.Helper()
 	repo, err := serveRepo(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(repo.Close)
-	svc, err := reposerver.NewLocal(reposerver.Options{WorkDir: t.TempDir()})
+	svc, err := inproc.New(inproc.Options{WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return repo, svc
 }
 
-func render(t *testing.T, svc *reposerver.Local, repoURL string, s sample) *reposerver.ManifestResponse {
+func render(t *testing.T, svc *inproc.Local, repoURL string, s sample) *reposerver.ManifestResponse {
 	t.Helper()
 	res, err := svc.GenerateManifests(t.Context(), reposerver.ManifestRequest{
 		Repo:      reposerver.Repository{URL: repoURL},

@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -44,13 +45,13 @@ var appFiles = map[string]string{
 
 // newLocal returns an in-process Service with a memory cache over file://
 // repositories.
-func newLocal(t testing.TB) *reposerver.Local {
+func newLocal(t testing.TB) *inproc.Local {
 	t.Helper()
 	c, err := cache.New(cache.NewMemory(64<<20), cache.Options{Secret: bytes.Repeat([]byte("k"), 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := reposerver.NewLocal(reposerver.Options{WorkDir: t.TempDir(), Cache: c, AllowFileURLs: true})
+	l, err := inproc.New(inproc.Options{WorkDir: t.TempDir(), Cache: c, AllowFileURLs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ import (
 
 // scripted is a Service that answers from fields, for the transport tests
 // that need exact errors and sizes; rendering itself is tested against
-// reposerver.Local in remote_integration_test.go.
+// inproc.Local in remote_integration_test.go.
 type scripted struct {
 	err      error
 	res      *reposerver.ManifestResponse

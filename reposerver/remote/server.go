@@ -196,7 +196,7 @@ func repoCreds(r *repoRequest) *reposerver.Credentials                    { retu
 func listCommitsCreds(r *listCommitsRequest) *reposerver.Credentials      { return r.Repo.Credentials }
 
 // revisionInvalidator is implemented by services with a revision cache
-// (reposerver.Local).
+// (inproc.Local).
 type revisionInvalidator interface{ InvalidateRevision(repoURL string) }
 
 // serviceDesc declares the RepoServer service by hand, in place of code

@@ -1,6 +1,6 @@
 //go:build integration
 
-package reposerver_test
+package inproc_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -35,13 +36,13 @@ func newRepo(t *testing.T) (string, string) {
 	return "file://" + dir, sha
 }
 
-func newLocal(t *testing.T) *reposerver.Local {
+func newLocal(t *testing.T) *inproc.Local {
 	t.Helper()
 	c, err := cache.New(cache.NewMemory(64<<20), cache.Options{Secret: bytes.Repeat([]byte("s"), 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := reposerver.NewLocal(reposerver.Options{WorkDir: t.TempDir(), Cache: c, AllowFileURLs: true})
+	l, err := inproc.New(inproc.Options{WorkDir: t.TempDir(), Cache: c, AllowFileURLs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

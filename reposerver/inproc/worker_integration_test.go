@@ -1,6 +1,6 @@
 //go:build integration
 
-package reposerver_test
+package inproc_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/render"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
@@ -26,7 +27,7 @@ const workerArg = "render-worker"
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == workerArg {
-		if err := reposerver.ServeRenderWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
+		if err := inproc.ServeRenderWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -39,15 +40,15 @@ func TestMain(m *testing.M) {
 // bombs below cost the shared machine little.
 const testWorkerMemory = 384 << 20
 
-func newWorkerLocal(t *testing.T, timeout time.Duration) *reposerver.Local {
+func newWorkerLocal(t *testing.T, timeout time.Duration) *inproc.Local {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := reposerver.NewLocal(reposerver.Options{
+	l, err := inproc.New(inproc.Options{
 		WorkDir: t.TempDir(), AllowFileURLs: true, RenderTimeout: timeout,
-		Worker: &reposerver.WorkerOptions{Command: []string{exe, workerArg}, MemoryLimit: testWorkerMemory, Parallelism: 2},
+		Worker: &inproc.WorkerOptions{Command: []string{exe, workerArg}, MemoryLimit: testWorkerMemory, Parallelism: 2},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -141,9 +142,9 @@ func TestWorkerStopsOnClose(t *testing.T) {
 // error.
 func TestWorkerCrashIsReported(t *testing.T) {
 	url := bombRepo(t)
-	l, err := reposerver.NewLocal(reposerver.Options{
+	l, err := inproc.New(inproc.Options{
 		WorkDir: t.TempDir(), AllowFileURLs: true,
-		Worker: &reposerver.WorkerOptions{Command: []string{"/bin/sh", "-c", "echo 'level=INFO token=hunter2' >&2; exit 3"}},
+		Worker: &inproc.WorkerOptions{Command: []string{"/bin/sh", "-c", "echo 'level=INFO token=hunter2' >&2; exit 3"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -194,10 +195,10 @@ func BenchmarkRenderWorker(b *testing.B) {
 	}
 	for _, mode := range []struct {
 		name   string
-		worker *reposerver.WorkerOptions
+		worker *inproc.WorkerOptions
 	}{
 		{"in-process", nil},
-		{"worker", &reposerver.WorkerOptions{Command: []string{exe, workerArg}}},
+		{"worker", &inproc.WorkerOptions{Command: []string{exe, workerArg}}},
 		// GRAPHCD_BENCH_BINARY=/path/to/graphcd measures graphcd's own
 		// binary as the worker, as in production.
 		{"graphcd-worker", graphcdWorker()},
@@ -207,7 +208,7 @@ func BenchmarkRenderWorker(b *testing.B) {
 		}
 		for _, path := range []string{"chart", "dir"} {
 			b.Run(mode.name+"/"+path, func(b *testing.B) {
-				l, err := reposerver.NewLocal(reposerver.Options{WorkDir: b.TempDir(), AllowFileURLs: true, Worker: mode.worker})
+				l, err := inproc.New(inproc.Options{WorkDir: b.TempDir(), AllowFileURLs: true, Worker: mode.worker})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -223,10 +224,10 @@ func BenchmarkRenderWorker(b *testing.B) {
 	}
 }
 
-func graphcdWorker() *reposerver.WorkerOptions {
+func graphcdWorker() *inproc.WorkerOptions {
 	bin := os.Getenv("GRAPHCD_BENCH_BINARY")
 	if bin == "" {
 		return nil
 	}
-	return &reposerver.WorkerOptions{Command: []string{bin, "render-worker"}}
+	return &inproc.WorkerOptions{Command: []string{bin, "render-worker"}}
 }

@@ -1,8 +1,9 @@
-package reposerver
+package inproc
 
 import (
 	"context"
 	"fmt"
+	"github.com/graphcd/graphcd/reposerver"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,7 +43,7 @@ type helmRepo struct {
 
 // newJob describes the render of rreq by tool; chartDir is a pulled chart
 // or "".
-func (l *Local) newJob(tool v1alpha1.ApplicationSourceType, rreq render.Request, chartDir string, req ManifestRequest) renderJob {
+func (l *Local) newJob(tool v1alpha1.ApplicationSourceType, rreq render.Request, chartDir string, req reposerver.ManifestRequest) renderJob {
 	job := renderJob{Tool: tool, Request: rreq, ChartDir: chartDir, ChartCacheDir: l.charts}
 	if tool != v1alpha1.ApplicationSourceTypeHelm {
 		return job

@@ -1,10 +1,11 @@
-package reposerver
+package inproc
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/graphcd/graphcd/reposerver"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -71,10 +72,10 @@ type Local struct {
 	close context.CancelFunc
 }
 
-var _ Service = (*Local)(nil)
+var _ reposerver.Service = (*Local)(nil)
 
-// NewLocal returns an in-process Service.
-func NewLocal(opts Options) (*Local, error) {
+// New returns an in-process Service.
+func New(opts Options) (*Local, error) {
 	if opts.WorkDir == "" {
 		return nil, errors.New("reposerver: WorkDir is required")
 	}
@@ -114,11 +115,13 @@ func NewLocal(opts Options) (*Local, error) {
 
 // isChart reports whether the source is a chart from a Helm repository or
 // OCI registry rather than a path in Git.
-func isChart(req ManifestRequest) bool {
-	return req.Source.Chart != "" || req.Repo.Type == RepoTypeHelm
+func isChart(req reposerver.ManifestRequest) bool {
+	return req.Source.Chart != "" || req.Repo.Type == reposerver.RepoTypeHelm
 }
 
-func (req ManifestRequest) revision() string {
+// revisionOf is the revision req renders: Revision, else the source's
+// targetRevision.
+func revisionOf(req reposerver.ManifestRequest) string {
 	if req.Revision != "" {
 		return req.Revision
 	}
@@ -142,8 +145,8 @@ type cacheKey struct {
 
 // GenerateManifests implements Service. Identical concurrent requests share
 // one render.
-func (l *Local) GenerateManifests(ctx context.Context, req ManifestRequest) (*ManifestResponse, error) {
-	revision, err := l.ResolveRevision(ctx, req.Repo, req.revision())
+func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
+	revision, err := l.ResolveRevision(ctx, req.Repo, revisionOf(req))
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +175,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req ManifestRequest) (*Ma
 	if err != nil {
 		return nil, err
 	}
-	res := v.(*ManifestResponse)
+	res := v.(*reposerver.ManifestResponse)
 	if shared {
 		// Callers own what they get (the controller marks and places the
 		// objects): each caller of a shared render gets a copy of its own.
@@ -209,12 +212,12 @@ func (l *Local) Close() {
 
 // cacheable reports whether a cached render may be reused: a chart version
 // range may match a newer chart at any time, so only exact versions are.
-func cacheable(req ManifestRequest, revision string) bool {
+func cacheable(req reposerver.ManifestRequest, revision string) bool {
 	return !isChart(req) || (revision != "" && !strings.ContainsAny(revision, "^~*<>=|, xX"))
 }
 
 // fromCache returns a cached render (or cached failure).
-func (l *Local) fromCache(ctx context.Context, key string) (*ManifestResponse, bool, error) {
+func (l *Local) fromCache(ctx context.Context, key string) (*reposerver.ManifestResponse, bool, error) {
 	if l.opts.Cache == nil {
 		return nil, false, nil
 	}
@@ -230,7 +233,7 @@ func (l *Local) fromCache(ctx context.Context, key string) (*ManifestResponse, b
 		l.log.WarnContext(ctx, "unreadable cached manifests; rendering again", "err", err)
 		return nil, false, nil
 	}
-	return &ManifestResponse{Manifests: objs, Revision: e.Revision, SourceType: v1alpha1.ApplicationSourceType(e.SourceType), Cached: true}, true, nil
+	return &reposerver.ManifestResponse{Manifests: objs, Revision: e.Revision, SourceType: v1alpha1.ApplicationSourceType(e.SourceType), Cached: true}, true, nil
 }
 
 // objectsFromJSON reads a JSON array of objects, keeping integers as int64
@@ -262,7 +265,7 @@ func objectsToJSON(objs []*unstructured.Unstructured) ([]byte, error) {
 	return json.Marshal(list)
 }
 
-func (l *Local) toCache(ctx context.Context, key string, res *ManifestResponse, renderErr error) {
+func (l *Local) toCache(ctx context.Context, key string, res *reposerver.ManifestResponse, renderErr error) {
 	if l.opts.Cache == nil || errors.Is(renderErr, context.Canceled) || errors.Is(renderErr, context.DeadlineExceeded) {
 		return
 	}
@@ -285,7 +288,7 @@ func (l *Local) toCache(ctx context.Context, key string, res *ManifestResponse, 
 // render checks out (or pulls) the source and renders it within the render
 // timeout: Helm, Kustomize and directory sources through runJob (in a
 // worker process when Options.Worker is set), plugins over their socket.
-func (l *Local) render(ctx context.Context, req ManifestRequest, revision string) (*ManifestResponse, error) {
+func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revision string) (*reposerver.ManifestResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RenderTimeout)
 	defer cancel()
 	rreq := render.Request{
@@ -301,7 +304,7 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 		if err != nil {
 			return nil, fmt.Errorf("render chart %s %s: %w", req.Source.Chart, revision, err)
 		}
-		return &ManifestResponse{Manifests: objs, Revision: revision, SourceType: v1alpha1.ApplicationSourceTypeHelm}, nil
+		return &reposerver.ManifestResponse{Manifests: objs, Revision: revision, SourceType: v1alpha1.ApplicationSourceTypeHelm}, nil
 	}
 	dir, release, err := l.git.Checkout(ctx, req.Repo.URL, req.Repo.Credentials, revision, git.CheckoutOptions{Submodules: true})
 	if err != nil {
@@ -335,7 +338,7 @@ func (l *Local) render(ctx context.Context, req ManifestRequest, revision string
 	if err != nil {
 		return nil, fmt.Errorf("render %s path %q at %s: %w", tool, req.Source.Path, shortSHA(revision), err)
 	}
-	return &ManifestResponse{Manifests: objs, Revision: revision, SourceType: tool}, nil
+	return &reposerver.ManifestResponse{Manifests: objs, Revision: revision, SourceType: tool}, nil
 }
 
 // detect is DetectSourceType, then, for what would be a plain directory,
@@ -363,7 +366,7 @@ func shortSHA(s string) string {
 	return s
 }
 
-func (l *Local) pullChart(ctx context.Context, req ManifestRequest, version string) (string, error) {
+func (l *Local) pullChart(ctx context.Context, req reposerver.ManifestRequest, version string) (string, error) {
 	pr := helm.PullRequest{
 		RepoURL: req.Repo.URL, Chart: req.Source.Chart, Version: version,
 		EnableOCI: req.Repo.EnableOCI, CacheDir: l.charts,
@@ -379,33 +382,33 @@ func (l *Local) pullChart(ctx context.Context, req ManifestRequest, version stri
 
 // ResolveRevision implements Service. For charts the version constraint is
 // returned as it is: the chart pull resolves it.
-func (l *Local) ResolveRevision(ctx context.Context, repo Repository, revision string) (string, error) {
-	if repo.Type == RepoTypeHelm {
+func (l *Local) ResolveRevision(ctx context.Context, repo reposerver.Repository, revision string) (string, error) {
+	if repo.Type == reposerver.RepoTypeHelm {
 		return revision, nil
 	}
 	return l.git.ResolveRevision(ctx, repo.URL, repo.Credentials, revision)
 }
 
 // ListRefs implements Service.
-func (l *Local) ListRefs(ctx context.Context, repo Repository) (git.Refs, error) {
-	if repo.Type == RepoTypeHelm {
+func (l *Local) ListRefs(ctx context.Context, repo reposerver.Repository) (git.Refs, error) {
+	if repo.Type == reposerver.RepoTypeHelm {
 		return git.Refs{}, errors.New("list refs: not a Git repository")
 	}
 	return l.git.ListRefs(ctx, repo.URL, repo.Credentials)
 }
 
 // TestRepository implements Service.
-func (l *Local) TestRepository(ctx context.Context, repo Repository) error {
-	if repo.Type == RepoTypeHelm {
+func (l *Local) TestRepository(ctx context.Context, repo reposerver.Repository) error {
+	if repo.Type == reposerver.RepoTypeHelm {
 		return errors.New("test repository: Helm repositories are checked when a chart is pulled")
 	}
 	return l.git.TestRepository(ctx, repo.URL, repo.Credentials)
 }
 
 // ListCommits implements Service.
-func (l *Local) ListCommits(ctx context.Context, repo Repository, revision string, limit int) ([]Commit, error) {
-	if repo.Type == RepoTypeHelm {
-		return nil, fmt.Errorf("list commits: %w", ErrNotGit)
+func (l *Local) ListCommits(ctx context.Context, repo reposerver.Repository, revision string, limit int) ([]reposerver.Commit, error) {
+	if repo.Type == reposerver.RepoTypeHelm {
+		return nil, fmt.Errorf("list commits: %w", reposerver.ErrNotGit)
 	}
 	sha, err := l.ResolveRevision(ctx, repo, revision)
 	if err != nil {
@@ -415,11 +418,11 @@ func (l *Local) ListCommits(ctx context.Context, repo Repository, revision strin
 }
 
 // GetAppDetails implements Service for sources in Git.
-func (l *Local) GetAppDetails(ctx context.Context, req ManifestRequest) (*AppDetails, error) {
+func (l *Local) GetAppDetails(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.AppDetails, error) {
 	if isChart(req) {
-		return &AppDetails{SourceType: v1alpha1.ApplicationSourceTypeHelm, Helm: &HelmDetails{}}, nil
+		return &reposerver.AppDetails{SourceType: v1alpha1.ApplicationSourceTypeHelm, Helm: &reposerver.HelmDetails{}}, nil
 	}
-	revision, err := l.ResolveRevision(ctx, req.Repo, req.revision())
+	revision, err := l.ResolveRevision(ctx, req.Repo, revisionOf(req))
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +435,7 @@ func (l *Local) GetAppDetails(ctx context.Context, req ManifestRequest) (*AppDet
 	if err != nil {
 		return nil, err
 	}
-	d := &AppDetails{SourceType: tool}
+	d := &reposerver.AppDetails{SourceType: tool}
 	appDir, err := render.ResolveInRoot(dir, cleanRel(req.Source.Path))
 	if err != nil {
 		return nil, err
@@ -446,8 +449,8 @@ func (l *Local) GetAppDetails(ctx context.Context, req ManifestRequest) (*AppDet
 	return d, nil
 }
 
-func helmDetails(appDir string) *HelmDetails {
-	h := &HelmDetails{}
+func helmDetails(appDir string) *reposerver.HelmDetails {
+	h := &reposerver.HelmDetails{}
 	entries, _ := os.ReadDir(appDir)
 	for _, e := range entries {
 		name := e.Name()
@@ -461,7 +464,7 @@ func helmDetails(appDir string) *HelmDetails {
 	return h
 }
 
-func kustomizeDetails(appDir string) *KustomizeDetails {
+func kustomizeDetails(appDir string) *reposerver.KustomizeDetails {
 	for _, name := range kustomizationNames {
 		b, err := readSmall(filepath.Join(appDir, name))
 		if err != nil {
@@ -473,9 +476,9 @@ func kustomizeDetails(appDir string) *KustomizeDetails {
 			} `json:"images"`
 		}
 		if yaml.Unmarshal(b, &k) != nil {
-			return &KustomizeDetails{}
+			return &reposerver.KustomizeDetails{}
 		}
-		d := &KustomizeDetails{}
+		d := &reposerver.KustomizeDetails{}
 		for _, im := range k.Images {
 			s := im.Name
 			if im.NewName != "" {
@@ -491,7 +494,7 @@ func kustomizeDetails(appDir string) *KustomizeDetails {
 		}
 		return d
 	}
-	return &KustomizeDetails{}
+	return &reposerver.KustomizeDetails{}
 }
 
 // readSmall reads a file of at most 1 MiB (details are for display).

@@ -1,6 +1,6 @@
 //go:build integration
 
-package reposerver_test
+package inproc_test
 
 import (
 	"net/http"

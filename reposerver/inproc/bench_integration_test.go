@@ -1,6 +1,6 @@
 //go:build integration
 
-package reposerver_test
+package inproc_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/graphcd/graphcd/hack/localredis"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -48,7 +49,7 @@ func BenchmarkGenerateManifestsCacheHit(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			l, err := reposerver.NewLocal(reposerver.Options{WorkDir: b.TempDir(), Cache: c, AllowFileURLs: true})
+			l, err := inproc.New(inproc.Options{WorkDir: b.TempDir(), Cache: c, AllowFileURLs: true})
 			if err != nil {
 				b.Fatal(err)
 			}

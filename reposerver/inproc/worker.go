@@ -1,4 +1,4 @@
-package reposerver
+package inproc
 
 import (
 	"bufio"
