@@ -37,7 +37,7 @@ func (r *Renderer) publicKeys(ctx context.Context, proj *v1alpha1.AppProject, ru
 	if r.Keys != nil {
 		err := r.Keys.Get(ctx, types.NamespacedName{Namespace: proj.Namespace, Name: GPGKeysConfigMap}, &cm)
 		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("read ConfigMap %s/%s: %w", proj.Namespace, GPGKeysConfigMap, err)
+			return nil, &LookupError{What: fmt.Sprintf("read ConfigMap %s/%s", proj.Namespace, GPGKeysConfigMap), Err: err}
 		}
 	}
 	var keys []string

@@ -67,6 +67,24 @@ func (e *MissingProjectError) Error() string {
 	return fmt.Sprintf("application references project %s which does not exist", e.Project)
 }
 
+// LookupError is returned when something a render needs cannot be read
+// from the cluster: a repository's credentials, or the public keys of the
+// project's signatureKeys. Its message may carry details of Secrets and
+// ConfigMaps: the controller reports it in the app's conditions, which
+// only those who may read the app see, and the API logs it and shows
+// clients an internal error.
+type LookupError struct {
+	// What names what could not be read, without credentials.
+	What string
+	Err  error
+}
+
+// Error says what could not be read and why.
+func (e *LookupError) Error() string { return e.What + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *LookupError) Unwrap() error { return e.Err }
+
 // Render renders req.Source if req.Project permits it: see the package
 // documentation for the rules, in the order they apply. Errors from the
 // repository server are returned as they come, for the caller to word.
@@ -123,7 +141,7 @@ func (r *Renderer) repository(ctx context.Context, rules *project.Rules, src v1a
 	}
 	repo, err := r.Credentials(ctx, src.RepoURL)
 	if err != nil {
-		return reposerver.Repository{}, fmt.Errorf("credentials of %s: %w", git.RedactURL(src.RepoURL), err)
+		return reposerver.Repository{}, &LookupError{What: "credentials of " + git.RedactURL(src.RepoURL), Err: err}
 	}
 	return repo, nil
 }
