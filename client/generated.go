@@ -1554,7 +1554,8 @@ type ApplicationManifestsApplication struct {
 	// controller fills in the destination namespace and its tracking label.
 	// BAD_USER_INPUT when a revision is malformed or does not exist, or when
 	// sourcePosition names no source; FORBIDDEN when the application's project
-	// does not permit a source's repository.
+	// does not permit a source's repository, or lists signatureKeys and none
+	// of them signed the commit (the reason the controller reports too).
 	Manifests []string `json:"manifests"`
 }
 

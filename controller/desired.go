@@ -2,21 +2,15 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
-	"github.com/graphcd/graphcd/controller/project"
-	"github.com/graphcd/graphcd/reposerver"
-	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/controller/manifests"
 )
 
 // rendered is an app's desired state at one revision: what the comparison
@@ -33,24 +27,20 @@ type rendered struct {
 	sourceType v1alpha1.ApplicationSourceType
 }
 
-// render renders src for app at revision ("" means src.TargetRevision).
-// mode is the refresh mode ("", "normal" or "hard").
+// render renders src for app at revision ("" means src.TargetRevision)
+// with the rules of the app's project (see package manifests). mode is
+// the refresh mode ("", "normal" or "hard").
 func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string) (*rendered, error) {
 	dest := app.Spec.Destination
-	repo, err := r.opts.RepoFor(ctx, src.RepoURL)
+	proj, err := r.project(ctx, app)
 	if err != nil {
 		return nil, err
 	}
 	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
 		inv.InvalidateRevision(src.RepoURL)
 	}
-	keys, err := r.signatureKeys(ctx, app)
-	if err != nil {
-		return nil, err
-	}
-	res, err := r.opts.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
-		Repo: repo, Source: src, Revision: revision, AppName: app.Name, Namespace: dest.Namespace, NoCache: mode == v1alpha1.RefreshHard,
-		SignatureKeys: keys,
+	res, err := r.manifests.Render(ctx, manifests.Request{
+		App: app, Project: proj, Source: src, Revision: revision, NoCache: mode == v1alpha1.RefreshHard,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering manifests: %w", err)
@@ -137,59 +127,4 @@ func withoutHooks(objs []*unstructured.Unstructured) []*unstructured.Unstructure
 		}
 	}
 	return out
-}
-
-// GPGKeysConfigMap is the ConfigMap, in the namespace of the projects,
-// that holds the public keys of spec.signatureKeys: each entry is a key
-// ID (16 hex digits, or the 40-hex fingerprint) and its ASCII-armored
-// public key, as Argo CD's argocd-gpg-keys-cm.
-const GPGKeysConfigMap = "graphcd-gpg-keys-cm"
-
-// errNoPublicKey is returned when a project requires signed commits and
-// none of its keys has a public key to verify with.
-var errNoPublicKey = errors.New("no public key to verify commit signatures with")
-
-// signatureRefused reports whether err is a commit that fails the
-// project's signature requirement: a sync cannot fix that by retrying.
-func signatureRefused(err error) bool {
-	return errors.Is(err, git.ErrUnsigned) || errors.Is(err, git.ErrSignatureInvalid) || errors.Is(err, errNoPublicKey)
-}
-
-// signatureKeys returns the armored public keys of the signatureKeys of
-// app's project; none when the project requires no signature. A missing
-// project gives none: the operation and the comparison report it.
-func (r *Reconciler) signatureKeys(ctx context.Context, app *v1alpha1.Application) ([]string, error) {
-	proj, err := r.project(ctx, app)
-	if err != nil || proj == nil {
-		return nil, err
-	}
-	ids := project.SignatureKeyIDs(&proj.Spec)
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	reader := r.opts.APIReader
-	if reader == nil {
-		reader = r.client
-	}
-	var cm corev1.ConfigMap
-	err = reader.Get(ctx, types.NamespacedName{Namespace: proj.Namespace, Name: GPGKeysConfigMap}, &cm)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("read ConfigMap %s/%s: %w", proj.Namespace, GPGKeysConfigMap, err)
-	}
-	var keys []string
-	for name, armored := range cm.Data {
-		id := strings.ToUpper(strings.TrimSpace(name))
-		if len(id) == 40 {
-			id = id[24:]
-		}
-		if slices.Contains(ids, id) {
-			keys = append(keys, armored)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("project %s requires commits signed by %s: %w (add the public key to ConfigMap %s/%s)",
-			proj.Name, strings.Join(ids, ", "), errNoPublicKey, proj.Namespace, GPGKeysConfigMap)
-	}
-	slices.Sort(keys)
-	return keys, nil
 }

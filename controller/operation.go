@@ -17,6 +17,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	appsync "github.com/graphcd/graphcd/controller/sync"
 )
@@ -160,7 +161,7 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 	}
 	plan, resolved, err := r.planSync(ctx, app, t.dest.Live, st, *src, revision)
 	if err != nil {
-		if signatureRefused(err) || scopeRefused(err) {
+		if manifests.SignatureRefused(err) || scopeRefused(err) {
 			// Retrying renders the same refusal.
 			next, res := endOperation(st, v1alpha1.OperationFailed, err.Error(), now)
 			return next, res, true

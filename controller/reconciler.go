@@ -32,6 +32,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/settings"
@@ -151,6 +152,9 @@ type Reconciler struct {
 	states *appstate.Writer
 	// writes writes the statuses of reconciles that only compared.
 	writes *statusWrites
+	// manifests renders sources with their projects' rules, as the API
+	// does.
+	manifests *manifests.Renderer
 }
 
 // AppState is what the reconciler knows of an app beyond its status: the
@@ -196,6 +200,7 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 			Server: InClusterServer, Live: opts.Live, Client: opts.Sync.Client, Mapper: opts.Sync.Mapper, ready: opts.LiveReady,
 		}},
 	}
+	r.manifests = &manifests.Renderer{Repo: opts.Repo, Credentials: opts.RepoFor, Keys: r.apiReader()}
 	if opts.State != nil {
 		r.states = appstate.NewWriter(opts.State, appstate.WriterOptions{})
 	}

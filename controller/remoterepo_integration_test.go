@@ -20,6 +20,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/remote"
@@ -96,7 +97,7 @@ func TestSignatureRefusedOverGRPC(t *testing.T) {
 	ns, dest := cluster.Namespace(t), cluster.Namespace(t)
 	_, _, armored := reposervertest.CommitSigned(t, map[string]string{"app/cm.yaml": configMap(dest, name, "signed")})
 	id := keyID(t, armored)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.GPGKeysConfigMap}, Data: map[string]string{id: armored}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: manifests.GPGKeysConfigMap}, Data: map[string]string{id: armored}}
 	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

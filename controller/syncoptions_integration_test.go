@@ -14,6 +14,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -36,7 +37,7 @@ func TestSignatureKeysGateSync(t *testing.T) {
 	signedDir, sha, armored := reposervertest.CommitSigned(t, map[string]string{"app/cm.yaml": configMap(dest, "signed-app", "signed")})
 	id := keyID(t, armored)
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: controller.GPGKeysConfigMap},
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: manifests.GPGKeysConfigMap},
 		Data:       map[string]string{id: armored},
 	}
 	if _, err := cluster.Client.CoreV1().ConfigMaps(appNamespace).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {

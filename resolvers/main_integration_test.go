@@ -32,6 +32,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/hack/localredis"
@@ -87,6 +88,9 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 	}
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return fail(err)
+	}
+	if err := corev1.AddToScheme(scheme); err != nil {
 		return fail(err)
 	}
 	var err error
@@ -149,6 +153,7 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 
 // newAPI serves the API over the shared index with events from bus.
 func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
+	creds := repocreds.New(cluster.Client, secretsNS)
 	srv, err := server.New(server.Options{
 		Listen: "127.0.0.1:0",
 		Resolver: &resolvers.Resolver{
@@ -158,7 +163,8 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 			Settings: catalog.NewSettings(cluster.Client, secretsNS), Resources: catalog.NewResources(clusterList),
 			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
 			Writer:  appops.Service{Client: kube}, Events: bus,
-			Repo: repoTester, RepoCreds: repocreds.New(cluster.Client, secretsNS),
+			Repo: repoTester, RepoCreds: creds,
+			Manifests: &manifests.Renderer{Repo: repoTester, Credentials: creds.Lookup, Keys: kube},
 		},
 	})
 	if err != nil {

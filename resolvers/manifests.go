@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
@@ -17,10 +18,9 @@ import (
 	"github.com/graphcd/graphcd/reposerver/git"
 )
 
-// RepoServer renders application sources and lists their commits
+// RepoServer lists the commits of application sources
 // (reposerver.Service implements it, in process or over gRPC).
 type RepoServer interface {
-	GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error)
 	ListCommits(ctx context.Context, repo reposerver.Repository, revision string, limit int) ([]reposerver.Commit, error)
 }
 
@@ -29,6 +29,17 @@ type RepoServer interface {
 // it).
 type RepoCredentials interface {
 	Lookup(ctx context.Context, repoURL string) (reposerver.Repository, error)
+}
+
+// ManifestRenderer renders application sources with their projects'
+// rules (*manifests.Renderer implements it; the controller renders with
+// the same code, so the API refuses what the controller refuses).
+type ManifestRenderer interface {
+	// Render renders one source of an application.
+	Render(ctx context.Context, req manifests.Request) (*reposerver.ManifestResponse, error)
+	// Repository returns the repository of a source, with its
+	// credentials, when the project permits it.
+	Repository(ctx context.Context, req manifests.Request) (reposerver.Repository, error)
 }
 
 // maxRevisions caps Application.revisions(first).
@@ -46,25 +57,25 @@ func (r *Resolver) applicationManifests(ctx context.Context, obj *gqlmodel.Appli
 	if err != nil {
 		return nil, err
 	}
-	if r.Repo == nil {
+	if r.Manifests == nil {
 		return nil, Errorf(CodeInternal, "this server has no repository server to render with")
+	}
+	proj, err := r.appProject(ctx, app)
+	if err != nil {
+		return nil, err
 	}
 	out := []string{}
 	for i, src := range srcs {
 		if src.Ref != "" && src.Path == "" && src.Chart == "" {
 			continue // provides files to the other sources, renders nothing
 		}
-		repo, err := r.sourceRepo(ctx, app, src)
-		if err != nil {
-			return nil, err
-		}
-		req := reposerver.ManifestRequest{Repo: repo, Source: src, AppName: app.Name, Namespace: app.Spec.Destination.Namespace}
+		req := manifests.Request{App: app, Project: proj, Source: src}
 		if i == pos && revision != nil {
 			req.Revision = *revision
 		}
-		res, err := r.Repo.GenerateManifests(ctx, req)
+		res, err := r.Manifests.Render(ctx, req)
 		if err != nil {
-			return nil, sourceError(i, err)
+			return nil, renderError(i, err)
 		}
 		for _, m := range res.Manifests {
 			b, err := yaml.Marshal(m.Object)
@@ -88,13 +99,17 @@ func (r *Resolver) applicationRevisions(ctx context.Context, obj *gqlmodel.Appli
 	if err != nil {
 		return nil, err
 	}
-	if r.Repo == nil {
+	if r.Repo == nil || r.Manifests == nil {
 		return nil, Errorf(CodeInternal, "this server has no repository server to read commits with")
 	}
-	src := srcs[pos]
-	repo, err := r.sourceRepo(ctx, app, src)
+	proj, err := r.appProject(ctx, app)
 	if err != nil {
 		return nil, err
+	}
+	src := srcs[pos]
+	repo, err := r.Manifests.Repository(ctx, manifests.Request{App: app, Project: proj, Source: src})
+	if err != nil {
+		return nil, renderError(pos, err)
 	}
 	if first == 0 || src.Chart != "" || repo.Type == reposerver.RepoTypeHelm {
 		return []*model.Revision{}, nil
@@ -138,32 +153,6 @@ func appSources(app *v1alpha1.Application, sourcePosition *int32) ([]v1alpha1.Ap
 		pos = int(*sourcePosition) - 1
 	}
 	return srcs, pos, nil
-}
-
-// sourceRepo checks that app's project permits the repository of src, as
-// the controller does before it syncs, and returns the repository with
-// the credentials of its repository Secret.
-func (r *Resolver) sourceRepo(ctx context.Context, app *v1alpha1.Application, src v1alpha1.ApplicationSource) (reposerver.Repository, error) {
-	proj, err := r.appProject(ctx, app)
-	if err != nil {
-		return reposerver.Repository{}, err
-	}
-	if err := project.SourceAllowed(proj, src.RepoURL); err != nil {
-		var denied *project.DeniedError
-		var invalid *project.InvalidError
-		if errors.As(err, &denied) || errors.As(err, &invalid) {
-			return reposerver.Repository{}, &Error{Code: CodeForbidden, Message: err.Error()}
-		}
-		return reposerver.Repository{}, err
-	}
-	if r.RepoCreds == nil {
-		return reposerver.Repository{URL: src.RepoURL}, nil
-	}
-	repo, err := r.RepoCreds.Lookup(ctx, src.RepoURL)
-	if err != nil {
-		return reposerver.Repository{}, fmt.Errorf("credentials of %s: %w", git.RedactURL(src.RepoURL), err)
-	}
-	return repo, nil
 }
 
 // appProject returns app's project: the one in the app's namespace, else
@@ -236,6 +225,28 @@ func (r *Resolver) destinationCluster(ctx context.Context, dest v1alpha1.Applica
 		}
 	}
 	return dest.Server, dest.Name, nil
+}
+
+// renderError turns an error of manifests.Renderer about the source at
+// index i into what clients see. The project's refusals are FORBIDDEN with
+// the reason the controller reports in the app's conditions: a repository
+// the project does not permit, and a commit none of its signatureKeys
+// signed. What could not be read from the cluster stays internal; the
+// rest came from the repository server (see sourceError).
+func renderError(i int, err error) error {
+	var denied *project.DeniedError
+	var invalid *project.InvalidError
+	var missing *manifests.MissingProjectError
+	var lookup *manifests.LookupError
+	switch {
+	case errors.As(err, &denied) || errors.As(err, &invalid) || errors.As(err, &missing):
+		return &Error{Code: CodeForbidden, Message: err.Error()}
+	case manifests.SignatureRefused(err):
+		return &Error{Code: CodeForbidden, Message: fmt.Sprintf("source %d: %s", i+1, git.RedactURL(err.Error())), Err: err}
+	case errors.As(err, &lookup):
+		return err
+	}
+	return sourceError(i, err)
 }
 
 // sourceError turns a repository server error about the source at index

@@ -43,8 +43,8 @@ var history = []historyCommit{
 }
 
 // serveHistory serves the commits of history on branch main over smart
-// HTTP on loopback, behind basic auth user:password, and returns the
-// repository URL and the commit SHAs, oldest first.
+// HTTP on loopback, behind basic auth user:password (see serveRepo), and
+// returns the repository URL and the commit SHAs, oldest first.
 func serveHistory(t *testing.T, user, password string) (string, []string) {
 	t.Helper()
 	gitBin, err := exec.LookPath("git")
@@ -52,7 +52,7 @@ func serveHistory(t *testing.T, user, password string) (string, []string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	work, root := filepath.Join(dir, "work"), filepath.Join(dir, "git")
+	work := filepath.Join(dir, "work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,24 @@ func serveHistory(t *testing.T, user, password string) (string, []string) {
 		}
 		shas = append(shas, run(nil, "rev-parse", "HEAD"))
 	}
-	run(nil, "clone", "-q", "--bare", ".", filepath.Join(root, "apps.git"))
+	return serveRepo(t, work, user, password), shas
+}
+
+// serveRepo serves a bare clone of the Git working copy work over smart
+// HTTP on loopback, behind basic auth user:password unless user is
+// empty, and returns the repository URL.
+func serveRepo(t *testing.T, work, user, password string) string {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	clone := exec.CommandContext(t.Context(), gitBin, "clone", "-q", "--bare", work, filepath.Join(root, "apps.git"))
+	clone.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "HOME="+root)
+	if out, err := clone.CombinedOutput(); err != nil {
+		t.Fatalf("git clone --bare %s: %v: %s", work, err, out)
+	}
 	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
 		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
 	}}
@@ -98,7 +115,7 @@ func serveHistory(t *testing.T, user, password string) (string, []string) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
+		if u, p, ok := r.BasicAuth(); user != "" && (!ok || u != user || p != password) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -107,7 +124,7 @@ func serveHistory(t *testing.T, user, password string) (string, []string) {
 	})}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	return "http://" + l.Addr().String() + "/apps.git", shas
+	return "http://" + l.Addr().String() + "/apps.git"
 }
 
 // addRepoSecret stores the credentials of url in a repository Secret, where

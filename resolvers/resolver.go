@@ -72,10 +72,15 @@ type Resolver struct {
 	// Resources deletes and patches live objects of applications; nil
 	// makes them read-only.
 	Resources ResourceWriter
-	// Repo renders application sources and lists their commits
-	// (Application.manifests and .revisions); nil makes both fail.
+	// Manifests renders application sources with their projects' rules
+	// (Application.manifests) and checks the repository of a source
+	// against them (Application.revisions); nil makes both fail.
+	Manifests ManifestRenderer
+	// Repo lists the commits of sources (Application.revisions); nil
+	// makes it fail.
 	Repo RepoServer
-	// RepoCreds finds repository credentials for Repo; nil uses none.
+	// RepoCreds finds repository credentials for the connection state of
+	// repositories; nil uses none.
 	RepoCreds RepoCredentials
 
 	// conns are the repositories' last connection tests.

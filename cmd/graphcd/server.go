@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/secretops"
@@ -173,13 +175,16 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		return err
 	}
 	settings := catalog.NewSettings(kc, o.app.namespace)
+	creds := repocreds.New(kc, o.app.namespace)
 	resolver := &resolvers.Resolver{
 		Build: build, Namespace: o.app.namespace, OnlyNamespace: o.app.namespace != "",
 		Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 		Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 		ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 		Logs: catalog.NewPodLogs(clusterList), Settings: settings,
-		Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: repocreds.New(kc, o.app.namespace),
+		Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds,
+		// The controller renders with a Renderer of its own: the same rules.
+		Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client},
 	}
 	opts := server.Options{
 		Listen: o.listen,
@@ -261,9 +266,14 @@ func readyWhenSynced(ready server.ReadyFunc, what string, synced <-chan struct{}
 }
 
 // newAppWriter returns the service the API changes Applications through.
+// Its client reads past any cache and knows the core kinds too: the render
+// path reads the GPG keys ConfigMap with it.
 func newAppWriter(k *kube) (appops.Service, error) {
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return appops.Service{}, err
+	}
+	if err := corev1.AddToScheme(scheme); err != nil {
 		return appops.Service{}, err
 	}
 	c, err := client.New(k.config, client.Options{Scheme: scheme})

@@ -1,0 +1,155 @@
+package manifests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/project"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/git"
+)
+
+// Generator renders a source; reposerver.Service implements it, in process
+// or over gRPC.
+type Generator interface {
+	GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error)
+}
+
+// Renderer renders applications' sources with their projects' rules. The
+// zero value is not usable: Repo is required. It is safe for concurrent
+// use and must not be copied after first use.
+type Renderer struct {
+	// Repo is the repository server.
+	Repo Generator
+	// Credentials returns the repository of a URL with the credentials of
+	// its repository Secret (repocreds.Store.Lookup); nil uses none.
+	Credentials func(ctx context.Context, repoURL string) (reposerver.Repository, error)
+	// Keys reads ConfigMap GPGKeysConfigMap. Read past any cache, so a key
+	// just added counts at once. Nil reads none: a project that requires
+	// signed commits then refuses every commit.
+	Keys client.Reader
+
+	// projects compiles each project once per generation.
+	projects project.Cache
+}
+
+// Request is one source of an application to render.
+type Request struct {
+	// App is the application the source belongs to: its name and
+	// destination namespace go to the renderers (Helm's release name and
+	// namespace).
+	App *v1alpha1.Application
+	// Project is App's project as the caller found it; nil when it does
+	// not exist, which permits nothing.
+	Project *v1alpha1.AppProject
+	// Source is the source to render, one of App's.
+	Source v1alpha1.ApplicationSource
+	// Revision is the revision to render; "" renders Source.TargetRevision.
+	Revision string
+	// NoCache renders again even when the repository server has the result
+	// cached (a hard refresh).
+	NoCache bool
+}
+
+// MissingProjectError is returned for an application whose project does
+// not exist. Its message is Argo CD's and safe to show users.
+type MissingProjectError struct {
+	// Project is the name the application references.
+	Project string
+}
+
+// Error names the missing project.
+func (e *MissingProjectError) Error() string {
+	return fmt.Sprintf("application references project %s which does not exist", e.Project)
+}
+
+// LookupError is returned when something a render needs cannot be read
+// from the cluster: a repository's credentials, or the public keys of the
+// project's signatureKeys. Its message may carry details of Secrets and
+// ConfigMaps: the controller reports it in the app's conditions, which
+// only those who may read the app see, and the API logs it and shows
+// clients an internal error.
+type LookupError struct {
+	// What names what could not be read, without credentials.
+	What string
+	Err  error
+}
+
+// Error says what could not be read and why.
+func (e *LookupError) Error() string { return e.What + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *LookupError) Unwrap() error { return e.Err }
+
+// Render renders req.Source if req.Project permits it: see the package
+// documentation for the rules, in the order they apply. Errors from the
+// repository server are returned as they come, for the caller to word.
+func (r *Renderer) Render(ctx context.Context, req Request) (*reposerver.ManifestResponse, error) {
+	rules, err := r.rules(req)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := r.repository(ctx, rules, req.Source)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := r.publicKeys(ctx, req.Project, rules)
+	if err != nil {
+		return nil, err
+	}
+	return r.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
+		Repo: repo, Source: req.Source, Revision: req.Revision, NoCache: req.NoCache,
+		AppName: req.App.Name, Namespace: req.App.Spec.Destination.Namespace, SignatureKeys: keys,
+	})
+}
+
+// Repository returns the repository of req.Source with its credentials if
+// req.Project permits it, for reads of the repository other than a render
+// (its commits). req.Revision and req.NoCache are not used.
+func (r *Renderer) Repository(ctx context.Context, req Request) (reposerver.Repository, error) {
+	rules, err := r.rules(req)
+	if err != nil {
+		return reposerver.Repository{}, err
+	}
+	return r.repository(ctx, rules, req.Source)
+}
+
+// rules returns req.Project compiled.
+func (r *Renderer) rules(req Request) (*project.Rules, error) {
+	if req.Project == nil {
+		name := req.App.Spec.Project
+		if name == "" {
+			name = project.DefaultProjectName
+		}
+		return nil, &MissingProjectError{Project: name}
+	}
+	return r.projects.Rules(req.Project)
+}
+
+// repository checks src's repository against rules and looks up its
+// credentials.
+func (r *Renderer) repository(ctx context.Context, rules *project.Rules, src v1alpha1.ApplicationSource) (reposerver.Repository, error) {
+	if err := rules.SourceAllowed(src.RepoURL); err != nil {
+		return reposerver.Repository{}, err
+	}
+	if r.Credentials == nil {
+		return reposerver.Repository{URL: src.RepoURL}, nil
+	}
+	repo, err := r.Credentials(ctx, src.RepoURL)
+	if err != nil {
+		return reposerver.Repository{}, &LookupError{What: "credentials of " + git.RedactURL(src.RepoURL), Err: err}
+	}
+	return repo, nil
+}
+
+// SignatureRefused reports whether err refuses a commit for the project's
+// signatureKeys: the commit is unsigned, no listed key verifies its
+// signature, or no listed key has a public key. Rendering again gives the
+// same refusal until the commit or the keys change.
+func SignatureRefused(err error) bool {
+	return errors.Is(err, git.ErrUnsigned) || errors.Is(err, git.ErrSignatureInvalid) || errors.Is(err, ErrNoPublicKey)
+}

@@ -1,0 +1,117 @@
+package manifests_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/manifests"
+	"github.com/graphcd/graphcd/controller/project"
+	"github.com/graphcd/graphcd/reposerver"
+)
+
+// repoServer keeps the last request it was asked to render: what the
+// rules hand to the repository server.
+type repoServer struct{ got *reposerver.ManifestRequest }
+
+func (s *repoServer) GenerateManifests(_ context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
+	s.got = &req
+	return &reposerver.ManifestResponse{Revision: "abc"}, nil
+}
+
+const (
+	keyID       = "4AEE18F83AFDEB23"
+	fingerprint = "0123456789ABCDEF01234567" + keyID
+	armored     = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n...\n"
+)
+
+func TestRender(t *testing.T) {
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "web"},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "team",
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"},
+		},
+	}
+	proj := func(keys ...string) *v1alpha1.AppProject {
+		p := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "team"}}
+		p.Spec.SourceRepos = []string{"https://git.example.com/*"}
+		for _, k := range keys {
+			p.Spec.SignatureKeys = append(p.Spec.SignatureKeys, v1alpha1.SignatureKey{KeyID: k})
+		}
+		return p
+	}
+	keysCM := func(data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: manifests.GPGKeysConfigMap}, Data: data}
+	}
+	permitted := v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/web", Path: "app"}
+	for _, tc := range []struct {
+		name     string
+		project  *v1alpha1.AppProject
+		source   v1alpha1.ApplicationSource
+		cms      []*corev1.ConfigMap
+		creds    error
+		wantKeys []string
+		check    func(error) bool
+		wantErr  string
+	}{
+		{name: "no signature required", project: proj(), source: permitted},
+		{name: "key by ID", project: proj(keyID), source: permitted,
+			cms: []*corev1.ConfigMap{keysCM(map[string]string{keyID: armored, "1111111111111111": "other"})}, wantKeys: []string{armored}},
+		{name: "key by fingerprint", project: proj(keyID), source: permitted,
+			cms: []*corev1.ConfigMap{keysCM(map[string]string{fingerprint: armored})}, wantKeys: []string{armored}},
+		{name: "no public key", project: proj(keyID), source: permitted, check: manifests.SignatureRefused,
+			wantErr: "project team requires commits signed by " + keyID + ": no public key to verify commit signatures with (add the public key to ConfigMap graphcd/graphcd-gpg-keys-cm)"},
+		{name: "missing project", source: permitted,
+			check:   func(err error) bool { var e *manifests.MissingProjectError; return errors.As(err, &e) },
+			wantErr: "application references project team which does not exist"},
+		{name: "repository not permitted", project: proj(), source: v1alpha1.ApplicationSource{RepoURL: "https://other.example.com/web"},
+			check:   func(err error) bool { var e *project.DeniedError; return errors.As(err, &e) },
+			wantErr: "application repo https://other.example.com/web is not permitted in project 'team'"},
+		{name: "credentials unreadable", project: proj(), source: permitted, creds: errors.New("secret repo-1: no url"),
+			check:   func(err error) bool { var e *manifests.LookupError; return errors.As(err, &e) },
+			wantErr: "credentials of https://git.example.com/web: secret repo-1: no url"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			if err := corev1.AddToScheme(scheme); err != nil {
+				t.Fatal(err)
+			}
+			b := fake.NewClientBuilder().WithScheme(scheme)
+			for _, cm := range tc.cms {
+				b = b.WithObjects(cm)
+			}
+			repo := &repoServer{}
+			r := &manifests.Renderer{Repo: repo, Keys: b.Build(), Credentials: func(_ context.Context, url string) (reposerver.Repository, error) {
+				return reposerver.Repository{URL: url}, tc.creds
+			}}
+			_, err := r.Render(t.Context(), manifests.Request{App: app, Project: tc.project, Source: tc.source, Revision: "main"})
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr || !tc.check(err) {
+					t.Fatalf("error %v, want %q of its type", err, tc.wantErr)
+				}
+				if repo.got != nil {
+					t.Errorf("the repository server was asked to render %+v", repo.got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &reposerver.ManifestRequest{
+				Repo: reposerver.Repository{URL: tc.source.RepoURL}, Source: tc.source, Revision: "main",
+				AppName: "web", Namespace: "web", SignatureKeys: tc.wantKeys,
+			}
+			if diff := cmp.Diff(repo.got, want); diff != "" {
+				t.Errorf("request to the repository server (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
