@@ -41,13 +41,6 @@ func compileSignatureKeys(keys []v1alpha1.SignatureKey, probs *problems) []strin
 	return slices.Compact(ids)
 }
 
-// SignatureKeyIDs returns the key IDs of spec.signatureKeys, normalized,
-// sorted and without repeats; malformed entries are left out (Validate
-// reports them). An empty result means commits need no signature.
-func SignatureKeyIDs(spec *v1alpha1.AppProjectSpec) []string {
-	return compileSignatureKeys(spec.SignatureKeys, &problems{})
-}
-
 // SignatureKeys returns the IDs of the keys allowed to sign the commits the
 // project's applications sync, as 16-hex upper-case long key IDs. When it
 // is empty, no signature is required.

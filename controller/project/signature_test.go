@@ -19,9 +19,6 @@ func TestSignatureKeys(t *testing.T) {
 	if diff := cmp.Diff(r.SignatureKeys(), want); diff != "" {
 		t.Errorf("SignatureKeys (-got +want):\n%s", diff)
 	}
-	if diff := cmp.Diff(SignatureKeyIDs(&spec), want); diff != "" {
-		t.Errorf("SignatureKeyIDs (-got +want):\n%s", diff)
-	}
 	if !r.SignatureRequired() {
 		t.Error("SignatureRequired = false with keys")
 	}
