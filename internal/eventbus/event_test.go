@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"go/build"
 	"strings"
 	"testing"
 	"time"
@@ -101,20 +100,6 @@ func TestMemoryPublishValidates(t *testing.T) {
 	}
 	if err := m.Publish(context.Background(), ev("ns", "a", "Bogus", "r")); !errors.Is(err, ErrInvalidEvent) {
 		t.Errorf("Publish of an unknown type = %v, want ErrInvalidEvent", err)
-	}
-}
-
-// The package stays a leaf: it knows nothing of the controller or the
-// resolvers that sit on either side of it.
-func TestImports(t *testing.T) {
-	pkg, err := build.ImportDir(".", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, imp := range pkg.Imports {
-		if strings.HasPrefix(imp, "github.com/graphcd/graphcd/") {
-			t.Errorf("eventbus imports %s; it may import no graphcd package", imp)
-		}
 	}
 }
 
