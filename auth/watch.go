@@ -11,15 +11,16 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // ConfigMaps graphcd's authorization reads, in graphcd's namespace.
 const (
 	// RBACConfigMap holds the RBAC policy (Argo CD's argocd-rbac-cm).
-	RBACConfigMap = "graphcd-rbac-cm"
+	RBACConfigMap = wellknown.RBACConfigMap
 	// SettingsConfigMap holds the settings (Argo CD's argocd-cm); auth
 	// reads users.anonymous.enabled from it.
-	SettingsConfigMap = "graphcd-cm"
+	SettingsConfigMap = wellknown.SettingsConfigMap
 )
 
 // keyAnonymous turns anonymous access on in graphcd-cm, as in argocd-cm.

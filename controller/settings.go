@@ -20,11 +20,12 @@ import (
 	"github.com/graphcd/graphcd/controller/health"
 	appsync "github.com/graphcd/graphcd/controller/sync"
 	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // SettingsConfigMap is the name of the settings ConfigMap, in the
 // controller's namespace.
-const SettingsConfigMap = "graphcd-cm"
+const SettingsConfigMap = wellknown.SettingsConfigMap
 
 // engines are the settings and what is built from them; the reconciler
 // swaps them as one pointer, so a comparison never mixes two versions.

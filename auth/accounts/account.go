@@ -11,12 +11,13 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/graphcd/graphcd/internal/graphcdsecret"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // The objects accounts live in, in graphcd's namespace (Argo CD's
 // argocd-cm, argocd-secret and argocd-initial-admin-secret).
 const (
-	ConfigMapName          = "graphcd-cm"
+	ConfigMapName          = wellknown.SettingsConfigMap
 	SecretName             = graphcdsecret.Name
 	InitialAdminSecretName = "graphcd-initial-admin-secret" //nolint:gosec // a Secret's name, not a credential
 )

@@ -13,11 +13,13 @@ import (
 	"github.com/dexidp/dex/server"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // DefaultSecret is the Secret that a "$key" reference (without a Secret
 // name) reads from.
-const DefaultSecret = "graphcd-secret"
+const DefaultSecret = wellknown.Secret
 
 // MaxConfigSize bounds dex.config: a settings value, not a data file.
 const MaxConfigSize = 1 << 20

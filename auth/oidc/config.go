@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // DefaultSecret is the Secret a "$key" reference (without a Secret name)
 // reads from, as in dex.config.
-const DefaultSecret = "graphcd-secret"
+const DefaultSecret = wellknown.Secret
 
 // Config is graphcd-cm's oidc.config: an external OpenID Connect provider
 // graphcd logs users in with directly, without Dex. The format is Argo

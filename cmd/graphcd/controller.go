@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/inproc"
@@ -26,7 +27,7 @@ import (
 )
 
 // settingsConfigMap is graphcd's settings ConfigMap (argocd-cm's keys).
-const settingsConfigMap = "graphcd-cm"
+const settingsConfigMap = wellknown.SettingsConfigMap
 
 // runController waits until the CRDs are served, then runs the Application
 // controller until ctx ends. cfg comes from the flags with Repo (in

@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // Labels and well-known values of cluster Secrets (label names, not
@@ -18,10 +20,10 @@ import (
 //nolint:gosec // G101: these are label keys and values
 const (
 	// SecretTypeLabel marks a graphcd Secret with its kind.
-	SecretTypeLabel = "graphcd.io/secret-type"
+	SecretTypeLabel = wellknown.SecretTypeLabel
 	// ArgoSecretTypeLabel is Argo CD's label, accepted so that existing
 	// cluster Secrets carry over unchanged.
-	ArgoSecretTypeLabel = "argocd.argoproj.io/secret-type"
+	ArgoSecretTypeLabel = wellknown.ArgoSecretTypeLabel
 	// SecretTypeCluster is the label value of a cluster Secret.
 	SecretTypeCluster = "cluster"
 

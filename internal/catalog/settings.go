@@ -14,10 +14,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // settingsConfigMap holds graphcd's settings (Argo CD's argocd-cm keys).
-const settingsConfigMap = "graphcd-cm"
+const settingsConfigMap = wellknown.SettingsConfigMap
 
 // settingsTTL is how long PublicSettings reuses what it read.
 const settingsTTL = 5 * time.Second

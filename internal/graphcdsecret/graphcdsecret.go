@@ -15,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // Name is the Secret's name, in graphcd's namespace.
-const Name = "graphcd-secret"
+const Name = wellknown.Secret
 
 // backoff retries writes that lost a race with another writer (another
 // replica, the other package).

@@ -62,6 +62,8 @@ var rules = []rule{
 		why: "every graphcd package and outside programs import the API types"},
 	{pkgs: "internal/appstate", imports: []pattern{"k8s.io/apimachinery/...", "github.com/redis/go-redis/...", "api/v1alpha1"},
 		why: "the state the controller writes and the API reads leaks neither side's internals"},
+	{pkgs: "internal/wellknown", imports: []pattern{},
+		why: "the shared names are a leaf every layer may import"},
 	{pkgs: "internal/eventbus", graphcd: []pattern{},
 		why: "the event bus sits between the controller and the resolvers and knows neither"},
 	{pkgs: "controller/diff", graphcd: []pattern{},

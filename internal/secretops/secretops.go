@@ -22,14 +22,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // The labels that give a Secret its meaning (graphcd's and Argo CD's).
 //
 //nolint:gosec // G101: label keys and values, not credentials
 const (
-	typeLabel     = "graphcd.io/secret-type"
-	argoTypeLabel = "argocd.argoproj.io/secret-type"
+	typeLabel     = wellknown.SecretTypeLabel
+	argoTypeLabel = wellknown.ArgoSecretTypeLabel
 	typeRepo      = "repository"
 	typeRepoCreds = "repo-creds"
 	typeCluster   = "cluster"

@@ -10,11 +10,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/graphcd/graphcd/internal/kubewatch"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // SecretName is the Secret holding the webhook secrets, beside the
 // session keys and account passwords.
-const SecretName = "graphcd-secret"
+const SecretName = wellknown.Secret
 
 // ErrSecretsNotLoaded: the secrets are not read yet, so no request can be
 // checked.

@@ -37,6 +37,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
@@ -45,8 +46,8 @@ import (
 //
 //nolint:gosec // G101: these are label keys and values
 const (
-	SecretTypeLabel     = "graphcd.io/secret-type"
-	ArgoSecretTypeLabel = "argocd.argoproj.io/secret-type"
+	SecretTypeLabel     = wellknown.SecretTypeLabel
+	ArgoSecretTypeLabel = wellknown.ArgoSecretTypeLabel
 	TypeRepository      = "repository"
 	TypeRepoCreds       = "repo-creds"
 	KnownHostsConfigMap = "graphcd-ssh-known-hosts-cm"
