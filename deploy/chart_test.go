@@ -248,9 +248,33 @@ var (
 	built   = map[string][]*unstructured.Unstructured{}
 )
 
-// buildKustomization builds deploy/<dir> with the kustomize library, as
-// `kubectl apply -k` does, once per test binary: callers must not change
-// the objects.
+// kustomize builds dir with the kustomize library, in the order
+// `kubectl apply -k` applies.
+func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionLegacy // kubectl apply -k's order
+	rm, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range rm.Resources() {
+		b, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(b); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// buildKustomization is kustomize once per test binary for each dir:
+// callers must not change the objects.
 func buildKustomization(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
 	builtMu.Lock()
@@ -258,22 +282,7 @@ func buildKustomization(t *testing.T, dir string) []*unstructured.Unstructured {
 	if objs, ok := built[dir]; ok {
 		return objs
 	}
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		j, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := &unstructured.Unstructured{}
-		if err := o.UnmarshalJSON(j); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, o)
-	}
+	out := kustomize(t, dir)
 	built[dir] = out
 	return out
 }

@@ -29,8 +29,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/bootstrap"
@@ -317,29 +315,6 @@ func buildInto(t *testing.T, dir, ns, extra string) []*unstructured.Unstructured
 		t.Fatal(err)
 	}
 	return kustomize(t, overlay)
-}
-
-func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionLegacy // kubectl apply -k's order
-	rm, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		b, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := &unstructured.Unstructured{}
-		if err := o.UnmarshalJSON(b); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, o)
-	}
-	return out
 }
 
 // checkLabels wants the recommended labels on every object.
