@@ -151,9 +151,13 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 	return func() { ts.Close(); cancel() }, nil
 }
 
+// apiCreds is the repository credential store every API newAPI serves
+// shares.
+var apiCreds = sync.OnceValue(func() *repocreds.Store { return repocreds.New(cluster.Client, secretsNS) })
+
 // newAPI serves the API over the shared index with events from bus.
 func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
-	creds := repocreds.New(cluster.Client, secretsNS)
+	creds := apiCreds()
 	srv, err := server.New(server.Options{
 		Listen: "127.0.0.1:0",
 		Resolver: &resolvers.Resolver{

@@ -142,6 +142,9 @@ func addRepoSecret(t *testing.T, url, user, password string) {
 	t.Cleanup(func() {
 		_ = cluster.Client.CoreV1().Secrets(secretsNS).Delete(context.Background(), created.Name, metav1.DeleteOptions{})
 	})
+	// The store rereads Secrets every few seconds; a parallel test's
+	// lookup may have just filled it without this one.
+	apiCreds().Invalidate()
 }
 
 // manifestSummary is "name=version" for each rendered ConfigMap.
