@@ -310,7 +310,7 @@ func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv
 // outOfSync answers ApplyOutOfSyncOnly from the app's last comparison;
 // nil (everything out of sync) when there is none.
 func (r *Reconciler) outOfSync(app *v1alpha1.Application) func(appsync.Key) bool {
-	st := r.State(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+	st := r.memory.state(client.ObjectKeyFromObject(app))
 	if st == nil || st.Comparison == nil {
 		return nil
 	}
