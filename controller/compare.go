@@ -172,7 +172,7 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if err := t.liveErr(); err != nil {
 		return nil, nil, err
 	}
-	dest, lv := app.Spec.Destination, t.dest.Live
+	lv := t.dest.Live
 	proj, err := r.project(ctx, app)
 	if err != nil {
 		return nil, nil, err
@@ -216,18 +216,8 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if len(excluded) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")
 	}
-	orphans, monitored, warn, err := r.orphansOf(app, proj, lv)
-	if err != nil {
+	if err := r.addOrphans(cmp, app, proj, lv); err != nil {
 		return nil, nil, err
-	}
-	cmp.Orphans = orphans
-	if monitored {
-		r.orphans.set(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, dest.Namespace)
-	} else {
-		r.orphans.set(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, "")
-	}
-	if warn && len(orphans) > 0 {
-		cmp.Warnings[v1alpha1.ApplicationConditionOrphanedResourceWarning] = orphanWarning(orphans)
 	}
 	r.writeAppState(ctx, app, lv, cmp, desired, all)
 	return cmp, rendered, nil
