@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -107,16 +106,6 @@ func selfHealBackoff(n int64) time.Duration {
 		d *= 2
 	}
 	return min(d, selfHealMaxDelay)
-}
-
-// noteAutoSync reports a refusal of the automated sync policy as a
-// SyncError condition in status, and clears the condition otherwise.
-func noteAutoSync(status *v1alpha1.ApplicationStatus, d autoSyncDecision, now metav1.Time) {
-	if d.refusal != "" {
-		setCondition(status, v1alpha1.ApplicationConditionSyncError, d.refusal, now)
-	} else {
-		clearCondition(status, v1alpha1.ApplicationConditionSyncError)
-	}
 }
 
 // requestAutoSync writes the automated sync's operation onto the app; the

@@ -7,12 +7,16 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
+	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/health"
+	"github.com/graphcd/graphcd/controller/project"
 )
 
 // ResourceKey identifies an object in a destination cluster.
@@ -152,4 +156,152 @@ func collectImages(obj *unstructured.Unstructured, images map[string]bool) {
 			}
 		}
 	}
+}
+
+// compareRendered renders the app's source and compares it with the live
+// state of its destination cluster. It also returns what it rendered.
+func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Application, t *target, mode string) (*Comparison, *rendered, error) {
+	eng := r.engines.Load()
+	src := app.Spec.Source
+	if src == nil {
+		if len(app.Spec.Sources) > 0 {
+			return nil, nil, fmt.Errorf("%w: multiple sources are not supported yet", errInvalidSpec)
+		}
+		return nil, nil, fmt.Errorf("%w: spec.source is required", errInvalidSpec)
+	}
+	if err := t.liveErr(); err != nil {
+		return nil, nil, err
+	}
+	lv := t.dest.Live
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.specAllowed(app, proj, t.cluster); err != nil {
+		return nil, nil, err
+	}
+	rendered, err := r.render(ctx, app, lv, *src, "", mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	desired, excluded := withoutHooks(rendered.desired), rendered.excluded
+	all, err := r.liveObjects(ctx, app, lv)
+	if err != nil {
+		return nil, nil, err
+	}
+	live := map[ResourceKey]*unstructured.Unstructured{}
+	for key, obj := range all {
+		if !isHook(obj) {
+			live[key] = obj
+		}
+	}
+	var prev map[ResourceKey]prediction
+	if st := r.memory.state(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}); st != nil {
+		prev = st.predictions
+	}
+	predictions, err := r.predict(ctx, lv, serverSideDiff(app, eng.settings.ServerSideDiff), desired, live, prev)
+	if err != nil {
+		return nil, nil, err
+	}
+	differ, err := diff.New(diff.Options{Ignore: eng.settings.IgnoreRules(app.Spec.IgnoreDifferences)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
+	}
+	cmp, err := compare(ctx, compareInput{desired: desired, live: live, predicted: predictions, differ: differ, health: eng.health})
+	if err != nil {
+		return nil, nil, err
+	}
+	cmp.Revision, cmp.SourceType, cmp.predictions = rendered.revision, rendered.sourceType, predictions
+	cmp.Warnings = warnings(lv, app.Name, desired, live)
+	if len(excluded) > 0 {
+		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")
+	}
+	if err := r.addOrphans(cmp, app, proj, lv); err != nil {
+		return nil, nil, err
+	}
+	r.writeAppState(ctx, app, lv, cmp, desired, all)
+	return cmp, rendered, nil
+}
+
+// specAllowed checks the app's spec against its project (proj, nil when
+// it does not exist) before anything is rendered: a repository or a
+// destination the project does not permit is an invalid spec, as in Argo
+// CD, and its source is never fetched.
+func (r *Reconciler) specAllowed(app *v1alpha1.Application, proj *v1alpha1.AppProject, c *clusters.Cluster) error {
+	if proj == nil {
+		return fmt.Errorf("%w: application references project %s which does not exist", errInvalidSpec, projectOf(app))
+	}
+	rules, err := r.projects.Rules(proj)
+	if err == nil {
+		err = rules.AppAllowed(&app.Spec, c.Server, c.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", errInvalidSpec, err)
+	}
+	return nil
+}
+
+// projectOf names the app's project; an empty one is the default.
+func projectOf(app *v1alpha1.Application) string {
+	if app.Spec.Project == "" {
+		return project.DefaultProjectName
+	}
+	return app.Spec.Project
+}
+
+// project returns the app's AppProject, or nil when it does not exist yet
+// (projects are enforced by the sync engine).
+func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
+	name := projectOf(app)
+	var proj v1alpha1.AppProject
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, &proj)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read project %s: %w", name, err)
+	}
+	return &proj, nil
+}
+
+// describe names a resource for people: "Deployment shop/web",
+// "Certificate.cert-manager.io shop/tls", "ClusterRole admin".
+func describe(k ResourceKey) string {
+	kind := k.Kind
+	if k.Group != "" {
+		kind += "." + k.Group
+	}
+	if k.Namespace == "" {
+		return kind + " " + k.Name
+	}
+	return kind + " " + k.Namespace + "/" + k.Name
+}
+
+// warnings reports resources Git declares twice, and desired resources
+// that exist live but are tracked to another app (Argo CD's
+// SharedResourceWarning), from the cache's index.
+func warnings(lv LiveState, app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured) map[v1alpha1.ApplicationConditionType]string {
+	out := map[v1alpha1.ApplicationConditionType]string{}
+	count := map[ResourceKey]int{}
+	var repeated, shared []string
+	for _, d := range desired {
+		key := KeyOf(d)
+		count[key]++
+		if count[key] == 2 {
+			repeated = append(repeated, describe(key))
+		}
+		if _, ok := live[key]; ok || count[key] > 1 {
+			continue
+		}
+		if owner, exists := lv.Owner(key); exists && owner != "" && owner != app {
+			shared = append(shared, fmt.Sprintf("%s is part of applications %s and %s", describe(key), owner, app))
+		}
+	}
+	if len(repeated) > 0 {
+		out[v1alpha1.ApplicationConditionRepeatedResourceWarning] = "resources appear more than once among the application's manifests: " + strings.Join(repeated, ", ")
+	}
+	if len(shared) > 0 {
+		out[v1alpha1.ApplicationConditionSharedResourceWarning] = strings.Join(shared, "; ")
+	}
+	return out
 }

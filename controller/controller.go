@@ -211,7 +211,7 @@ func (c *Controller) newCache(cl *clusters.Cluster, rc *rest.Config) (*cache.Clu
 	// A change to a live object refreshes only the app that owns it.
 	live.OnChange(func(app string, _ ResourceKey) {
 		name := types.NamespacedName{Namespace: c.cfg.Namespace, Name: app}
-		if c.reconciler.onCluster(name, server) {
+		if c.reconciler.memory.onCluster(name, server) {
 			c.reconciler.broker.publish(Event{App: name, Type: EventResourceChanged})
 			c.reconciler.Refresh(name)
 		}
@@ -220,7 +220,7 @@ func (c *Controller) newCache(cl *clusters.Cluster, rc *rest.Config) (*cache.Clu
 	// monitors orphans there.
 	live.OnOrphanChange(func(key ResourceKey) {
 		for _, name := range c.reconciler.orphans.watchers(key.Namespace) {
-			if c.reconciler.onCluster(name, server) {
+			if c.reconciler.memory.onCluster(name, server) {
 				c.reconciler.Refresh(name)
 			}
 		}

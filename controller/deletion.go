@@ -150,11 +150,11 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, t 
 // asks for a retry.
 func (r *Reconciler) deletionFailed(ctx context.Context, app *v1alpha1.Application, err error) (ctrl.Result, error) {
 	status := app.Status.DeepCopy()
-	setCondition(status, v1alpha1.ApplicationConditionDeletionError, err.Error(), metav1.Now())
+	noteDeletion(status, err, metav1.Now())
 	if werr := r.writeStatus(ctx, app, status, metav1.Now()); werr != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(werr)
 	}
-	r.remember(app)
+	r.memory.wrote(app)
 	r.log.Warn("deleting an application", "app", app.Namespace+"/"+app.Name, "err", err)
 	return ctrl.Result{RequeueAfter: deletionRetry}, nil
 }
@@ -174,19 +174,11 @@ func (r *Reconciler) removeFinalizers(ctx context.Context, app *v1alpha1.Applica
 		return ctrl.Result{}, fmt.Errorf("remove finalizers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	if len(app.Finalizers) == 0 {
-		r.forget(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+		r.forget(client.ObjectKeyFromObject(app))
 		return ctrl.Result{}, nil
 	}
-	r.remember(app)
+	r.memory.wrote(app)
 	return ctrl.Result{}, nil
-}
-
-// remember notes app's resourceVersion as the last this controller
-// wrote, so the next reconcile reads past a cache that has not seen it.
-func (r *Reconciler) remember(app *v1alpha1.Application) {
-	r.mu.Lock()
-	r.written[types.NamespacedName{Namespace: app.Namespace, Name: app.Name}] = app.ResourceVersion
-	r.mu.Unlock()
 }
 
 // deletionHooks are the PreDelete and PostDelete hooks of an app's
@@ -303,7 +295,7 @@ func (r *Reconciler) runDeletionHooks(ctx context.Context, app *v1alpha1.Applica
 // earlier attempt.
 func (r *Reconciler) clearDeletionError(ctx context.Context, app *v1alpha1.Application) {
 	status := app.Status.DeepCopy()
-	clearCondition(status, v1alpha1.ApplicationConditionDeletionError)
+	noteDeletion(status, nil, metav1.Now())
 	if len(status.Conditions) == len(app.Status.Conditions) {
 		return
 	}
@@ -311,17 +303,12 @@ func (r *Reconciler) clearDeletionError(ctx context.Context, app *v1alpha1.Appli
 		r.log.Warn("clear the DeletionError condition", "app", app.Namespace+"/"+app.Name, "err", err)
 		return
 	}
-	r.remember(app)
+	r.memory.wrote(app)
 }
 
 // forget drops what the reconciler keeps about an app that is gone.
 func (r *Reconciler) forget(app types.NamespacedName) {
-	r.mu.Lock()
-	delete(r.state, app)
-	delete(r.written, app)
-	delete(r.announced, app)
-	delete(r.servers, app)
-	r.mu.Unlock()
+	r.memory.forget(app)
 	r.orphans.set(app, "")
 }
 

@@ -27,6 +27,17 @@
 // (RevisionInvalidator), so a normal refresh sees a commit pushed a moment
 // ago.
 //
+// # A reconcile
+//
+// Each reconcile of an app runs the same steps in order, each a small
+// method of its own: load the app, claim it (its destination cluster
+// belongs to this shard), catch up (make the status write its last
+// reconcile queued), finalize an app being deleted and stop there, take
+// one step of its operation, compare, let the automated sync policy
+// decide, summarize the outcome as conditions (the only place conditions
+// are set), write the status, announce the events, and follow up (clear
+// the refresh annotation, request the automated sync).
+//
 // # Settings
 //
 // The controller watches the graphcd-cm ConfigMap in its namespace

@@ -111,13 +111,9 @@ type announcedStatus struct {
 // same transition twice.
 func (r *Reconciler) announce(app *v1alpha1.Application, before, after *v1alpha1.ApplicationStatus, now time.Time) {
 	name := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
-	was := announcedStatus{sync: before.Sync.Status, health: before.Health.Status}
-	r.mu.Lock()
-	if last, ok := r.announced[name]; ok {
-		was = last
-	}
-	r.announced[name] = announcedStatus{sync: after.Sync.Status, health: after.Health.Status}
-	r.mu.Unlock()
+	was := r.memory.announce(name,
+		announcedStatus{sync: before.Sync.Status, health: before.Health.Status},
+		announcedStatus{sync: after.Sync.Status, health: after.Health.Status})
 	ev := Event{App: name, Sync: after.Sync.Status, Health: after.Health.Status, Revision: after.Sync.Revision, Time: now}
 	ev.Type = EventRefreshed
 	r.broker.publish(ev)

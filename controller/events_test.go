@@ -51,7 +51,7 @@ func TestBroker(t *testing.T) {
 // from the old status (its queued status write failed) publishes only
 // Refreshed, and a later transition is measured from the announced one.
 func TestAnnounceOnce(t *testing.T) {
-	r := &Reconciler{broker: newBroker(), announced: map[types.NamespacedName]announcedStatus{}}
+	r := &Reconciler{broker: newBroker(), memory: newAppMemory()}
 	events := r.broker.subscribe(t.Context(), 16)
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "web"}}
 	status := func(sync v1alpha1.SyncStatusCode, health v1alpha1.HealthStatusCode) *v1alpha1.ApplicationStatus {

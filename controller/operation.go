@@ -129,6 +129,14 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 		next, res, err := exec.Step(ctx, appsync.Run{ID: runID, Plan: &appsync.Plan{}, Terminate: true}, st)
 		return next, r.stepResult(app, res, err), true
 	}
+	return r.stepSync(ctx, app, t, exec, st, runID, now)
+}
+
+// stepSync checks the sync in st against the app's project and sync
+// windows, plans it against the live state, and takes its next step as
+// run runID. terminal is as runSync's.
+func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t *target, exec *appsync.Executor, st *v1alpha1.OperationState, runID string, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
+	op := st.Operation.Sync
 	src := app.Spec.Source
 	if op.Source != nil {
 		src = op.Source
@@ -310,7 +318,7 @@ func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv
 // outOfSync answers ApplyOutOfSyncOnly from the app's last comparison;
 // nil (everything out of sync) when there is none.
 func (r *Reconciler) outOfSync(app *v1alpha1.Application) func(appsync.Key) bool {
-	st := r.State(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+	st := r.memory.state(client.ObjectKeyFromObject(app))
 	if st == nil || st.Comparison == nil {
 		return nil
 	}

@@ -39,6 +39,26 @@ func (r *Reconciler) orphansOf(app *v1alpha1.Application, proj *v1alpha1.AppProj
 	return orphans, true, rules.OrphanedResourcesWarn(), nil
 }
 
+// addOrphans adds to cmp the orphaned resources of the app's destination
+// namespace, with their warning when the project asks for it, and
+// watches that namespace for new ones while the project monitors it.
+func (r *Reconciler) addOrphans(cmp *Comparison, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState) error {
+	orphans, monitored, warn, err := r.orphansOf(app, proj, lv)
+	if err != nil {
+		return err
+	}
+	cmp.Orphans = orphans
+	watched := ""
+	if monitored {
+		watched = app.Spec.Destination.Namespace
+	}
+	r.orphans.set(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, watched)
+	if warn && len(orphans) > 0 {
+		cmp.Warnings[v1alpha1.ApplicationConditionOrphanedResourceWarning] = orphanWarning(orphans)
+	}
+	return nil
+}
+
 // orphanWarning is the OrphanedResourceWarning message.
 func orphanWarning(orphans []ResourceKey) string {
 	names := make([]string, 0, min(len(orphans), maxListed))

@@ -29,16 +29,7 @@ func (c *Controller) RefreshPushed(ctx context.Context, apps []types.NamespacedN
 }
 
 func (r *Reconciler) refreshPushed(ctx context.Context, apps []types.NamespacedName) (rest []types.NamespacedName, err error) {
-	local := make([]types.NamespacedName, 0, len(apps))
-	r.mu.RLock()
-	for _, key := range apps {
-		if _, claimed := r.servers[key]; claimed {
-			local = append(local, key)
-		} else {
-			rest = append(rest, key)
-		}
-	}
-	r.mu.RUnlock()
+	local, rest := r.memory.claimed(apps)
 
 	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok {
 		seen := map[string]bool{}

@@ -152,11 +152,7 @@ func (r *Reconciler) claim(ctx context.Context, app *v1alpha1.Application) (*tar
 		t.resolveErr = resolveTarget(app, t.cluster)
 	}
 	if !owned {
-		r.mu.Lock()
-		delete(r.state, key)
-		delete(r.servers, key)
-		delete(r.announced, key)
-		r.mu.Unlock()
+		r.memory.release(key)
 		return nil, false
 	}
 	server := ""
@@ -171,19 +167,7 @@ func (r *Reconciler) claim(ctx context.Context, app *v1alpha1.Application) (*tar
 			}
 		}
 	}
-	r.mu.Lock()
-	r.servers[key] = server
-	r.mu.Unlock()
+	r.memory.claim(key, server)
 	appReconciles.WithLabelValues(strconv.Itoa(r.opts.Shard.Index)).Inc()
 	return t, true
-}
-
-// onCluster reports whether app's destination is the cluster at server,
-// as its last reconcile resolved it; an app not reconciled yet counts as
-// on every cluster.
-func (r *Reconciler) onCluster(app types.NamespacedName, server string) bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	s, ok := r.servers[app]
-	return !ok || s == server
 }

@@ -208,7 +208,7 @@ func TestClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other.state[key] = &AppState{Revision: "abc"}
+	other.memory.setState(key, &AppState{Revision: "abc"})
 	if _, ok := other.claim(t.Context(), app); ok {
 		t.Error("the other shard claimed an in-cluster app")
 	}

@@ -117,7 +117,7 @@ func (w *statusWrites) flush(ctx context.Context, key types.NamespacedName) erro
 	if q == nil {
 		return nil
 	}
-	return w.write(ctx, key, q)
+	return w.write(ctx, q)
 }
 
 func (w *statusWrites) work(ctx context.Context) {
@@ -142,7 +142,7 @@ func (w *statusWrites) work(ctx context.Context) {
 		w.running[key] = done
 		w.mu.Unlock()
 
-		if err := w.write(ctx, key, q); err != nil && ctx.Err() == nil {
+		if err := w.write(ctx, q); err != nil && ctx.Err() == nil {
 			// The reconcile computes the status again and writes it.
 			w.r.log.Warn("write queued status", "app", key.String(), "err", err)
 			go func() { _ = w.r.refreshWait(ctx, key) }()
@@ -156,8 +156,8 @@ func (w *statusWrites) work(ctx context.Context) {
 }
 
 // write writes q and records the resourceVersion it left, which the next
-// reconcile of key compares with its cache.
-func (w *statusWrites) write(ctx context.Context, key types.NamespacedName, q *queuedStatus) error {
+// reconcile of the app compares with its cache.
+func (w *statusWrites) write(ctx context.Context, q *queuedStatus) error {
 	err := w.r.writeStatus(ctx, q.app, q.status, q.now)
 	if err == nil && q.op != nil {
 		err = w.r.requestAutoSync(ctx, q.app, q.op)
@@ -168,8 +168,6 @@ func (w *statusWrites) write(ctx context.Context, key types.NamespacedName, q *q
 	if err != nil {
 		return err
 	}
-	w.r.mu.Lock()
-	w.r.written[key] = q.app.ResourceVersion
-	w.r.mu.Unlock()
+	w.r.memory.wrote(q.app)
 	return nil
 }

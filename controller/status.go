@@ -1,0 +1,109 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// applyComparison writes a comparison into status.
+func applyComparison(status *v1alpha1.ApplicationStatus, app *v1alpha1.Application, cmp *Comparison, now metav1.Time) {
+	status.Sync = v1alpha1.SyncStatus{
+		Status:     cmp.Sync,
+		Revision:   cmp.Revision,
+		ComparedTo: v1alpha1.ComparedTo{Source: *app.Spec.Source, Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences},
+	}
+	if status.Health.Status != cmp.Health {
+		status.Health.LastTransitionTime = &now
+	}
+	status.Health.Status, status.Health.Message = cmp.Health, ""
+	status.SourceType = cmp.SourceType
+	status.Summary.Images = cmp.Images
+	status.Resources = make([]v1alpha1.ResourceStatus, 0, len(cmp.Resources))
+	for _, res := range cmp.Resources {
+		rs := v1alpha1.ResourceStatus{
+			Group: res.Key.Group, Version: res.Version, Kind: res.Key.Kind, Namespace: res.Key.Namespace, Name: res.Key.Name,
+			Status: res.Status, RequiresPruning: res.RequiresPruning,
+		}
+		if res.Health != nil {
+			rs.Health = &v1alpha1.HealthStatus{Status: res.Health.Status, Message: res.Health.Message}
+		}
+		status.Resources = append(status.Resources, rs)
+	}
+}
+
+// statusWriteAttempts bounds how often writeStatus reads the app again
+// after a conflicting write.
+const statusWriteAttempts = 5
+
+// writeStatus patches the status when anything but reconciledAt changed,
+// or when reconciledAt is older than the resync period. The patch carries
+// the resourceVersion read, so it never lands on a status someone else
+// changed meanwhile: on a conflict the app is read again, the requests
+// written into it (a terminate) are kept in status, and the write is
+// tried again. app holds what was written.
+func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, now metav1.Time) error {
+	old := app.Status.DeepCopy()
+	stale := old.ReconciledAt == nil || now.Sub(old.ReconciledAt.Time) >= r.opts.Resync
+	old.ReconciledAt, status.ReconciledAt = nil, nil
+	if !stale && reflect.DeepEqual(old, status) {
+		return nil
+	}
+	status.ReconciledAt = &now
+	for attempt := 1; ; attempt++ {
+		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		app.Status = *status.DeepCopy()
+		err := r.client.Status().Patch(ctx, app, patch)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt == statusWriteAttempts {
+			return fmt.Errorf("patch status of %s/%s: %w", app.Namespace, app.Name, err)
+		}
+		var fresh v1alpha1.Application
+		if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, &fresh); err != nil {
+			return fmt.Errorf("read %s/%s again after a conflicting status write: %w", app.Namespace, app.Name, err)
+		}
+		keepRequests(status, &fresh.Status)
+		*app = fresh
+	}
+}
+
+// keepRequests carries into ours (the status the controller is about to
+// write) what people may write into the status themselves: a terminate
+// of the operation in progress, written as phase Terminating. An
+// operation that ended in the meantime stays ended.
+func keepRequests(ours, theirs *v1alpha1.ApplicationStatus) {
+	o, t := ours.OperationState, theirs.OperationState
+	if o == nil || t == nil || t.Phase != v1alpha1.OperationTerminating || o.Phase != v1alpha1.OperationRunning {
+		return
+	}
+	if o.StartedAt.Unix() != t.StartedAt.Unix() {
+		return // a terminate of another operation
+	}
+	o.Phase = v1alpha1.OperationTerminating
+}
+
+func refreshMode(app *v1alpha1.Application) string {
+	for _, k := range []string{v1alpha1.RefreshAnnotation, v1alpha1.ArgoRefreshAnnotation} {
+		if v := app.Annotations[k]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// clearRefresh removes a served refresh request, as Argo CD does.
+func (r *Reconciler) clearRefresh(ctx context.Context, app *v1alpha1.Application) error {
+	patch := client.MergeFrom(app.DeepCopy())
+	delete(app.Annotations, v1alpha1.RefreshAnnotation)
+	delete(app.Annotations, v1alpha1.ArgoRefreshAnnotation)
+	return client.IgnoreNotFound(r.client.Patch(ctx, app, patch))
+}
