@@ -2,10 +2,10 @@
 // with Git, its health and its last operation, where it comes from and
 // where it goes. The values change live; the layout does not.
 import { AppActions } from '../actions/AppActions'
-import { Badge } from '../Badge'
-import { ExternalLink } from '../ExternalLink'
-import { healthBadge, operationBadge, syncBadge } from '../badges'
 import type { AppHeaderFragment } from '../gql/graphql'
+import { Badge } from '../ui/Badge'
+import { healthBadge, operationBadge, syncBadge } from '../ui/badges'
+import { ExternalLink } from '../ui/ExternalLink'
 import { shortRevision } from './text'
 
 function Sources({ app }: { app: AppHeaderFragment }) {
