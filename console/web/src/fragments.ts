@@ -1,6 +1,7 @@
-// The GraphQL fragments several documents select: one selection per shape,
-// so a field added here reaches every document that shows that shape.
-// `npm run codegen` inlines them into each document's type in ./gql.
+// The GraphQL fragments documents of several areas select: one selection
+// per shape, so a field added here reaches every document that shows it.
+// `npm run codegen` reads them here and inlines them into every document
+// that spreads them, and into its type, in ./gql: nothing imports this file.
 import { graphql } from './gql'
 
 export const SourceFragment = graphql(`

@@ -13,7 +13,7 @@ export const RepositoryRowFragment = graphql(`
   }
 `)
 
-export const ConnectionStateFragment = graphql(`
+export const ConnectionFragment = graphql(`
   fragment Connection on ConnectionState {
     status
     message
