@@ -6,7 +6,7 @@ import { Dialog } from '../ui/Dialog'
 import { errorText } from '../ui/errors'
 import { ExternalLink } from '../ui/ExternalLink'
 import { Check } from '../ui/form'
-import { dateTime } from '../ui/time'
+import { dateTime } from '../ui/format'
 import { RollbackMutation } from './documents'
 import { operationRunning, startedBy } from './progress'
 

@@ -1,7 +1,7 @@
 import type { ActionsAppFragment } from '../gql/graphql'
 import { Badge } from '../ui/Badge'
 import { operationBadge, syncBadge } from '../ui/badges'
-import { dateTime } from '../ui/time'
+import { dateTime } from '../ui/format'
 import { groupProgress, operationRunning, startedBy, type StepState } from './progress'
 
 type OperationState = NonNullable<ActionsAppFragment['status']['operationState']>

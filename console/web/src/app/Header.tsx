@@ -5,6 +5,7 @@ import { AppActions } from '../actions/AppActions'
 import type { AppHeaderFragment } from '../gql/graphql'
 import { Badge } from '../ui/Badge'
 import { healthBadge, operationBadge, syncBadge } from '../ui/badges'
+import { destinationText } from '../ui/format'
 import { ExternalLink } from '../ui/ExternalLink'
 import { shortRevision } from './text'
 
@@ -28,7 +29,6 @@ export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: 
   const st = app?.status
   const op = st?.operationState
   const opBadge = operationBadge(op?.phase)
-  const d = app?.spec.destination
   const rev = st?.sync.revision || st?.sync.revisions[0] || ''
   return (
     <header className="app-head">
@@ -81,10 +81,7 @@ export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: 
           </div>
           <div>
             <dt>Destination</dt>
-            <dd>
-              {d?.name || d?.server}
-              {d?.namespace ? ` / ${d.namespace}` : ''}
-            </dd>
+            <dd>{destinationText(app.spec.destination)}</dd>
           </div>
         </dl>
       ) : null}

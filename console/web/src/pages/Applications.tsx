@@ -10,6 +10,7 @@ import { SyncButton } from '../SyncButton'
 import { ErrorLine } from '../ui/Alert'
 import { Badge } from '../ui/Badge'
 import { healthBadge, operationBadge, syncBadge } from '../ui/badges'
+import { destinationText } from '../ui/format'
 import { splitList } from '../ui/input'
 import { Link } from '../ui/Link'
 import { Toggle } from '../ui/Toggle'
@@ -236,8 +237,7 @@ function AppLink({ name }: { name: string }) {
 }
 
 function destination(r: AppRow): string {
-  const d = r.spec.destination
-  return `${d.name || d.server}${d.namespace ? ` / ${d.namespace}` : ''}`
+  return destinationText(r.spec.destination)
 }
 
 function source(r: AppRow): string {

@@ -2,7 +2,7 @@ import { useMutation, useQuery } from 'urql'
 import type { TokenFragment } from '../gql/graphql'
 import { ErrorLine } from '../ui/Alert'
 import { errorText } from '../ui/errors'
-import { dateTime } from '../ui/time'
+import { dateTime } from '../ui/format'
 import { AccountsQuery, CreateAccountTokenMutation, DeleteAccountTokenMutation } from './documents'
 import { TokenList } from './Tokens'
 

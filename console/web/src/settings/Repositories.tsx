@@ -8,7 +8,7 @@ import { errorText } from '../ui/errors'
 import { ExternalLink } from '../ui/ExternalLink'
 import { Check, Field, FormButtons } from '../ui/form'
 import { optional } from '../ui/input'
-import { clockTime } from '../ui/time'
+import { clockTime } from '../ui/format'
 import {
   CreateRepositoryMutation,
   DeleteRepositoryMutation,

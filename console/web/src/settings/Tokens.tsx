@@ -5,7 +5,7 @@ import type { IssuedTokenFragment, TokenFragment } from '../gql/graphql'
 import { ErrorLine } from '../ui/Alert'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { optional } from '../ui/input'
-import { dateTime } from '../ui/time'
+import { dateTime } from '../ui/format'
 
 /** TokenOnce shows a new token, which the server never shows again. */
 export function TokenOnce({ token, onDone }: { token: IssuedTokenFragment; onDone: () => void }) {
