@@ -9,7 +9,7 @@ import { errorText } from '../ui/errors'
 import { Check, Field } from '../ui/form'
 import { Link } from '../ui/Link'
 import { CreateProjectTokenMutation, DeleteProjectMutation, DeleteProjectTokenMutation, ProjectQuery, UpdateProjectSpecMutation } from './documents'
-import { RemovableList, StringList } from './lists'
+import { InlineForm, RemovableList, StringList } from './lists'
 import { addRole, addTo, listOf, newerThan, removeAt, specOf, specText, syncWindow, withRole, type Spec, type WindowForm } from './projectspec'
 import { TokenList } from './Tokens'
 
@@ -219,13 +219,10 @@ function Roles(props: { project: string; spec: Spec; editable: boolean; save: (n
         )
       })}
       {editable ? (
-        <form className="inline-form" onSubmit={(e) => void add(e)} aria-label="New role">
+        <InlineForm label="New role" submit="Add role" onSubmit={(e) => void add(e)}>
           <input aria-label="Role name" placeholder="role name" value={role.name} onChange={(e) => setRole({ ...role, name: e.target.value })} />
           <input aria-label="Role description" placeholder="description" value={role.description} onChange={(e) => setRole({ ...role, description: e.target.value })} />
-          <button type="submit" className="small">
-            Add role
-          </button>
-        </form>
+        </InlineForm>
       ) : null}
     </div>
   )

@@ -6,6 +6,7 @@ import { ErrorLine } from '../ui/Alert'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { optional } from '../ui/input'
 import { dateTime } from '../ui/format'
+import { InlineForm } from './lists'
 
 /** TokenOnce shows a new token, which the server never shows again. */
 export function TokenOnce({ token, onDone }: { token: IssuedTokenFragment; onDone: () => void }) {
@@ -93,13 +94,10 @@ export function TokenList(props: {
         ))}
       </ul>
       {props.editable ? (
-        <form className="inline-form" onSubmit={(e) => void submit(e)} aria-label={props.formLabel}>
+        <InlineForm label={props.formLabel} submit="Create token" disabled={issuing} onSubmit={(e) => void submit(e)}>
           <input aria-label="Token ID" placeholder="ID (random when empty)" value={form.id} onChange={(e) => setForm({ ...form, id: e.target.value })} />
           <input aria-label="Expires in" placeholder={props.expiresPlaceholder} value={form.expiresIn} onChange={(e) => setForm({ ...form, expiresIn: e.target.value })} />
-          <button type="submit" className="small" disabled={issuing}>
-            Create token
-          </button>
-        </form>
+        </InlineForm>
       ) : null}
       <ErrorLine error={error} />
     </div>

@@ -1,5 +1,5 @@
 // Lists the settings pages edit in place: each item with a Remove button
-// (confirmed first), and an inline form that adds one.
+// (confirmed first), and an inline form (a form on one line) that adds one.
 import { useState, type FormEvent, type ReactNode } from 'react'
 import { ConfirmButton } from '../ui/ConfirmButton'
 
@@ -51,13 +51,22 @@ export function RemovableList(props: {
         ))}
       </ul>
       {props.editable ? (
-        <form className="inline-form" onSubmit={props.onAdd}>
+        <InlineForm submit="Add" onSubmit={props.onAdd}>
           {props.children}
-          <button type="submit" className="small">
-            Add
-          </button>
-        </form>
+        </InlineForm>
       ) : null}
     </div>
+  )
+}
+
+/** InlineForm is a form on one line: its inputs, then its submit button. */
+export function InlineForm(props: { label?: string; submit: string; disabled?: boolean; onSubmit: (e: FormEvent) => void; children: ReactNode }) {
+  return (
+    <form className="inline-form" onSubmit={props.onSubmit} aria-label={props.label}>
+      {props.children}
+      <button type="submit" className="small" disabled={props.disabled}>
+        {props.submit}
+      </button>
+    </form>
   )
 }
