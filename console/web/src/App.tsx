@@ -7,9 +7,10 @@ import { ApplicationPage } from './pages/Application'
 import { ApplicationsPage } from './pages/Applications'
 import { LoginPage } from './pages/Login'
 import { SettingsPage } from './pages/Settings'
-import { navigate, useLocation } from './router'
+import { appName, navigate, useLocation } from './router'
 import { safeHref } from './safeurl'
 import { THEME_CHOICES, useTheme, type ThemeChoice } from './theme'
+import { Link } from './ui/Link'
 
 export function App() {
   const { path } = useLocation()
@@ -30,9 +31,9 @@ export function App() {
   return (
     <div className="shell">
       <header className="topbar">
-        <a className="brand" href="/applications" onClick={(e) => { e.preventDefault(); navigate('/applications') }}>
+        <Link className="brand" to="/applications">
           graphcd
-        </a>
+        </Link>
         {settings?.uiBannerContent ? (
           <p className="banner">
             {bannerHref ? (
@@ -44,12 +45,8 @@ export function App() {
             )}
           </p>
         ) : null}
-        <a href={NEW_APP_PATH} onClick={(e) => { e.preventDefault(); navigate(NEW_APP_PATH) }}>
-          New application
-        </a>
-        <a href="/settings" onClick={(e) => { e.preventDefault(); navigate('/settings') }}>
-          Settings
-        </a>
+        <Link to={NEW_APP_PATH}>New application</Link>
+        <Link to="/settings">Settings</Link>
         <span className="spacer" />
         <label className="theme-choice">
           <span className="visually-hidden">Theme</span>
@@ -87,15 +84,4 @@ export function App() {
       </main>
     </div>
   )
-}
-
-/** appName is the application named by /applications/NAME, or null. */
-function appName(path: string): string | null {
-  const m = /^\/applications\/([^/]+)\/?$/.exec(path)
-  if (!m) return null
-  try {
-    return decodeURIComponent(m[1] ?? '')
-  } catch {
-    return null
-  }
 }

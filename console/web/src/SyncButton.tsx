@@ -1,8 +1,10 @@
 import { useState, useSyncExternalStore } from 'react'
 import { useMutation } from 'urql'
+import { operationRunning } from './actions/progress'
 import { SyncApplicationMutation } from './documents'
 import { appObject, type Permissions } from './permissions'
 import type { AppRow } from './rows'
+import { errorMessage } from './ui/errors'
 
 interface Props {
   app: AppRow
@@ -19,7 +21,7 @@ export function SyncButton({ app, serverNamespace, permissions, onError }: Props
   const [state, sync] = useMutation(SyncApplicationMutation)
   const [requested, setRequested] = useState(false)
   if (allowed !== true) return null
-  const running = app.status.operationState?.phase === 'Running' || app.status.operationState?.phase === 'Terminating'
+  const running = operationRunning(app.status.operationState?.phase)
   return (
     <button
       type="button"
@@ -29,7 +31,7 @@ export function SyncButton({ app, serverNamespace, permissions, onError }: Props
       onClick={() => {
         setRequested(true)
         void sync({ name: app.name, namespace: app.namespace }).then((res) => {
-          if (res.error) onError(`Sync of ${app.name} was refused: ${res.error.graphQLErrors[0]?.message ?? res.error.message}`)
+          if (res.error) onError(`Sync of ${app.name} was refused: ${errorMessage(res.error)}`)
         })
       }}
     >

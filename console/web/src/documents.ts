@@ -5,9 +5,7 @@ import { graphql } from './gql'
 export const SessionQuery = graphql(`
   query Session {
     me {
-      loggedIn
-      username
-      groups
+      ...Who
     }
     settings {
       url
@@ -20,40 +18,18 @@ export const SessionQuery = graphql(`
 
 export const AppRowFragment = graphql(`
   fragment AppRow on Application {
-    id
-    name
-    namespace
-    project
-    deleting
+    ...AppSummary
     spec {
       destination {
-        server
-        name
-        namespace
-      }
-      source {
-        repoURL
-        path
-        chart
-        targetRevision
+        ...Destination
       }
       sources {
         repoURL
       }
-      syncPolicy {
-        automated {
-          enabled
-        }
-      }
     }
     status {
-      sync {
-        status
-        revision
-      }
       health {
-        status
-        message
+        ...Health
       }
       operationState {
         phase

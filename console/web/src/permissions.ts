@@ -1,6 +1,7 @@
 // Which controls the caller may use, asked of the server with me.can
 // exactly as it will decide: one query for a batch of objects.
-import type { Client } from 'urql'
+import { useEffect, useMemo, useState } from 'react'
+import { useClient, type Client } from 'urql'
 
 /**
  * appObject is an application's RBAC object as the server forms it:
@@ -95,4 +96,17 @@ export function serverPermissions(client: Client, resource: string, action: stri
     if (res.error) throw res.error
     return canAnswers(objects, (res.data as { me?: Record<string, unknown> } | undefined)?.me)
   })
+}
+
+/**
+ * useCan answers me.can for one resource and action, per object, batching
+ * the questions as the applications list does; undefined while unknown.
+ */
+export function useCan(resource: string, action: string): (object: string) => boolean | undefined {
+  const client = useClient()
+  const permissions = useMemo(() => serverPermissions(client, resource, action), [client, resource, action])
+  // Re-render when answers arrive.
+  const [, setAnswers] = useState(0)
+  useEffect(() => permissions.subscribe(() => setAnswers((n) => n + 1)), [permissions])
+  return (object) => permissions.get(object)
 }

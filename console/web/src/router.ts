@@ -37,3 +37,23 @@ export function safeReturnPath(p: string | null | undefined, fallback = '/applic
   if (!p || !p.startsWith('/') || p.startsWith('//') || p.startsWith('/\\') || p.startsWith('/login')) return fallback
   return p
 }
+
+/** appPath is the path of an application's page. */
+export function appPath(name: string): string {
+  return `/applications/${encodeURIComponent(name)}`
+}
+
+/** appName is the application named by /applications/NAME, or null. */
+export function appName(path: string): string | null {
+  const m = /^\/applications\/([^/]+)\/?$/.exec(path)
+  return m ? decodeSegment(m[1] ?? '') : null
+}
+
+/** decodeSegment decodes one percent-encoded path segment; null when it does not decode. */
+export function decodeSegment(s: string): string | null {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return null
+  }
+}

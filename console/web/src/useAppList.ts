@@ -6,6 +6,7 @@ import { onReconnect } from './client'
 import { ApplicationEventsSubscription, ApplicationRowQuery, ApplicationsQuery } from './documents'
 import { toFilter, toOrder, type ListView } from './filters'
 import { appendRows, applyEvent, makeRows, replaceRow, type Rows } from './rows'
+import { errorMessage } from './ui/errors'
 
 /** How many applications a page asks for; the first page paints fast at any total. */
 export const PAGE = 200
@@ -55,7 +56,7 @@ export function useAppList(view: ListView): AppList {
       if (g !== gen.current) return
       setLoading(false)
       if (res.error || !res.data) {
-        setError(res.error?.graphQLErrors[0]?.message ?? res.error?.message ?? 'The list could not be loaded.')
+        setError(res.error ? errorMessage(res.error) : 'The list could not be loaded.')
         return
       }
       const c = res.data.applications

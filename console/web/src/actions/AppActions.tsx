@@ -1,12 +1,14 @@
 import { useState } from 'react'
 import { useMutation, useQuery, useSubscription } from 'urql'
+import { ErrorLine } from '../ui/Alert'
+import { errorText } from '../ui/errors'
 import { DeleteDialog } from './DeleteDialog'
+import { ActionsAppSubscription, AppPermissionsQuery, RefreshMutation, TerminateMutation } from './documents'
 import { EditDialog } from './EditDialog'
 import { HistoryPanel } from './HistoryPanel'
 import { OperationProgress, PendingOperation } from './OperationProgress'
+import { operationRunning } from './progress'
 import { SyncDialog } from './SyncDialog'
-import { ActionsAppSubscription, AppPermissionsQuery, RefreshMutation, TerminateMutation } from './documents'
-import { errorText } from './errors'
 import './actions.css'
 
 type Panel = 'sync' | 'history' | 'edit' | 'delete' | null
@@ -34,15 +36,11 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
   const app = sub.data?.application
   const can = perms.data?.application
   if (!app) {
-    return sub.error ? (
-      <p className="error" role="alert">
-        {errorText(`Following ${name} failed`, sub.error)}
-      </p>
-    ) : null
+    return sub.error ? <ErrorLine error={errorText(`Following ${name} failed`, sub.error)} /> : null
   }
   const ref = { name: app.name, namespace: app.namespace }
   const op = app.status.operationState
-  const opRunning = op?.phase === 'Running' || op?.phase === 'Terminating'
+  const opRunning = operationRunning(op?.phase)
   const running = opRunning || app.operation != null
   // An operation requested but not yet started: the state recorded is
   // still the previous operation's, which must not pass for the new one,
@@ -112,14 +110,7 @@ export function AppActions({ name, namespace }: { name: string; namespace?: stri
       <p className="notice" role="status">
         {notice}
       </p>
-      {error ? (
-        <p className="error" role="alert">
-          {error}{' '}
-          <button type="button" className="small" onClick={() => setError(null)}>
-            Dismiss
-          </button>
-        </p>
-      ) : null}
+      <ErrorLine error={error} onDismiss={() => setError(null)} />
       {/* A running operation always shows; a finished one on request. */}
       {pending ? (
         <PendingOperation by={app.operation?.initiatedBy.username ?? ''} />

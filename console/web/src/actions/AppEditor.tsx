@@ -1,9 +1,11 @@
-import { useId, useState, type FormEvent, type ReactNode } from 'react'
+import { useId, useState, type FormEvent } from 'react'
 import { useMutation, useQuery } from 'urql'
 import { YamlEditor } from '../editor'
+import { ErrorLine, ErrorList } from '../ui/Alert'
+import { errorText } from '../ui/errors'
+import { Check, Field, FormButtons } from '../ui/form'
 import { formOf, formProblems, fromYaml, specYaml, toYaml, withForm, type AppForm } from './appform'
 import { CreateAppMutation, FormChoicesQuery, UpdateAppSpecMutation } from './documents'
-import { errorText } from './errors'
 import { SYNC_OPTIONS } from './syncform'
 import './actions.css'
 
@@ -88,38 +90,12 @@ export function AppEditor({ mode, initial, namespace, onDone, onCancel }: Props)
         <div role="tabpanel" id={ids.yaml} aria-labelledby={`${ids.yaml}-tab`}>
           {mode === 'edit' ? <p className="k">Only the spec is saved; the name and metadata stay as they are.</p> : null}
           <YamlEditor value={text} onChange={editYaml} label="Application manifest" height="24rem" onSave={() => void submit()} />
-          {yamlError ? (
-            <p className="error" role="alert">
-              {yamlError}
-            </p>
-          ) : null}
+          <ErrorLine error={yamlError} />
         </div>
       )}
-      {problems.length > 0 ? (
-        <ul className="error" role="alert">
-          {problems.map((p) => (
-            <li key={p}>{p}</li>
-          ))}
-        </ul>
-      ) : null}
-      <p className="dialog-buttons">
-        <button type="submit" className="primary" disabled={busy}>
-          {busy ? 'Saving…' : mode === 'create' ? 'Create' : 'Save'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </p>
+      <ErrorList problems={problems} />
+      <FormButtons submit={mode === 'create' ? 'Create' : 'Save'} busy={busy && 'Saving…'} onCancel={onCancel} />
     </form>
-  )
-}
-
-function Field({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <label className="field">
-      {label}
-      {children}
-    </label>
   )
 }
 
@@ -152,12 +128,8 @@ function FormFields({ form, change, mode }: { form: AppForm; change: (c: Partial
         <legend>Source</legend>
         <Field label="Repository URL">{input('repoURL', { placeholder: 'https://github.com/org/repo.git' })}</Field>
         <div className="check-row" role="radiogroup" aria-label="Source type">
-          <label className="check">
-            <input type="radio" name="sourceKind" checked={form.sourceKind === 'path'} onChange={() => change({ sourceKind: 'path' })} /> Directory in Git
-          </label>
-          <label className="check">
-            <input type="radio" name="sourceKind" checked={form.sourceKind === 'chart'} onChange={() => change({ sourceKind: 'chart' })} /> Helm chart
-          </label>
+          <Check type="radio" name="sourceKind" label="Directory in Git" checked={form.sourceKind === 'path'} onChange={() => change({ sourceKind: 'path' })} />
+          <Check type="radio" name="sourceKind" label="Helm chart" checked={form.sourceKind === 'chart'} onChange={() => change({ sourceKind: 'chart' })} />
         </div>
         <div className="field-row">
           {form.sourceKind === 'path' ? <Field label="Path">{input('path', { placeholder: 'deploy/prod' })}</Field> : <Field label="Chart">{input('chart')}</Field>}
@@ -167,12 +139,8 @@ function FormFields({ form, change, mode }: { form: AppForm; change: (c: Partial
       <fieldset>
         <legend>Destination</legend>
         <div className="check-row" role="radiogroup" aria-label="Cluster by">
-          <label className="check">
-            <input type="radio" name="destinationBy" checked={form.destinationBy === 'server'} onChange={() => change({ destinationBy: 'server' })} /> Cluster URL
-          </label>
-          <label className="check">
-            <input type="radio" name="destinationBy" checked={form.destinationBy === 'name'} onChange={() => change({ destinationBy: 'name' })} /> Cluster name
-          </label>
+          <Check type="radio" name="destinationBy" label="Cluster URL" checked={form.destinationBy === 'server'} onChange={() => change({ destinationBy: 'server' })} />
+          <Check type="radio" name="destinationBy" label="Cluster name" checked={form.destinationBy === 'name'} onChange={() => change({ destinationBy: 'name' })} />
         </div>
         <div className="field-row">
           {form.destinationBy === 'server' ? (
@@ -195,25 +163,18 @@ function FormFields({ form, change, mode }: { form: AppForm; change: (c: Partial
       </fieldset>
       <fieldset>
         <legend>Sync policy</legend>
-        <label className="check">
-          <input type="checkbox" checked={form.autoSync} onChange={(e) => change({ autoSync: e.target.checked })} /> Automated sync
-        </label>
-        <label className="check">
-          <input type="checkbox" disabled={!form.autoSync} checked={form.prune} onChange={(e) => change({ prune: e.target.checked })} /> Prune resources no longer in Git
-        </label>
-        <label className="check">
-          <input type="checkbox" disabled={!form.autoSync} checked={form.selfHeal} onChange={(e) => change({ selfHeal: e.target.checked })} /> Self-heal (revert changes made in the cluster)
-        </label>
+        <Check label="Automated sync" checked={form.autoSync} onChange={(autoSync) => change({ autoSync })} />
+        <Check label="Prune resources no longer in Git" disabled={!form.autoSync} checked={form.prune} onChange={(prune) => change({ prune })} />
+        <Check label="Self-heal (revert changes made in the cluster)" disabled={!form.autoSync} checked={form.selfHeal} onChange={(selfHeal) => change({ selfHeal })} />
         <div className="checks columns">
           {SYNC_OPTIONS.map((o) => (
-            <label key={o.option} className="check">
-              <input
-                type="checkbox"
-                checked={form.syncOptions.includes(o.option)}
-                onChange={(e) => change({ syncOptions: e.target.checked ? [...form.syncOptions, o.option] : form.syncOptions.filter((x) => x !== o.option) })}
-              />{' '}
-              {o.label} <span className="k">({o.option})</span>
-            </label>
+            <Check
+              key={o.option}
+              label={o.label}
+              hint={`(${o.option})`}
+              checked={form.syncOptions.includes(o.option)}
+              onChange={(on) => change({ syncOptions: on ? [...form.syncOptions, o.option] : form.syncOptions.filter((x) => x !== o.option) })}
+            />
           ))}
         </div>
       </fieldset>

@@ -2,9 +2,11 @@ import { useState, type FormEvent } from 'react'
 import { useMutation } from 'urql'
 import type { DeleteApplicationInput } from '../gql/graphql'
 import { navigate } from '../router'
-import { Dialog } from './Dialog'
+import { ErrorLine } from '../ui/Alert'
+import { Dialog } from '../ui/Dialog'
+import { errorText } from '../ui/errors'
+import { Check, Field, FormButtons } from '../ui/form'
 import { DeleteMutation } from './documents'
-import { errorText } from './errors'
 
 type Cascade = 'foreground' | 'background' | 'none'
 
@@ -48,29 +50,14 @@ export function DeleteDialog({ app, onClose }: { app: { name: string; namespace:
         <fieldset>
           <legend>What happens to its resources</legend>
           {choices.map((c) => (
-            <label key={c.value} className="check">
-              <input type="radio" name="cascade" value={c.value} checked={cascade === c.value} onChange={() => setCascade(c.value)} /> {c.label}
-              <span className="k"> — {c.hint}</span>
-            </label>
+            <Check key={c.value} type="radio" name="cascade" value={c.value} label={c.label} hint={`— ${c.hint}`} checked={cascade === c.value} onChange={() => setCascade(c.value)} />
           ))}
         </fieldset>
-        <label className="field">
-          Type the application's name, {app.name}, to confirm
+        <Field label={`Type the application's name, ${app.name}, to confirm`}>
           <input name="confirm-name" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" autoFocus />
-        </label>
-        {error ? (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        ) : null}
-        <p className="dialog-buttons">
-          <button type="submit" className="danger" disabled={typed !== app.name || state.fetching}>
-            {state.fetching ? 'Deleting…' : 'Delete'}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </p>
+        </Field>
+        <ErrorLine error={error} />
+        <FormButtons submit="Delete" danger busy={state.fetching && 'Deleting…'} disabled={typed !== app.name} onCancel={onClose} />
       </form>
     </Dialog>
   )

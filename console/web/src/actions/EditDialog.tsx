@@ -1,11 +1,12 @@
 import { useMemo } from 'react'
 import { useQuery } from 'urql'
 import { parse } from 'yaml'
+import { ErrorLine, Loading } from '../ui/Alert'
+import { Dialog } from '../ui/Dialog'
+import { errorText } from '../ui/errors'
 import { AppEditor } from './AppEditor'
 import { editableManifest } from './appform'
-import { Dialog } from './Dialog'
 import { AppYamlQuery } from './documents'
-import { errorText } from './errors'
 
 /** EditDialog edits the application's spec, starting from its manifest as the server has it now. */
 export function EditDialog({ app, onClose }: { app: { name: string; namespace: string }; onClose: () => void }) {
@@ -15,13 +16,11 @@ export function EditDialog({ app, onClose }: { app: { name: string; namespace: s
   return (
     <Dialog title={`Edit ${app.name}`} onClose={onClose} wide>
       {res.error ? (
-        <p className="error" role="alert">
-          {errorText(`Loading ${app.name} failed`, res.error)}
-        </p>
+        <ErrorLine error={errorText(`Loading ${app.name} failed`, res.error)} />
       ) : initial ? (
         <AppEditor mode="edit" initial={initial} namespace={app.namespace} onDone={onClose} onCancel={onClose} />
       ) : (
-        <p className="empty">Loading…</p>
+        <Loading />
       )}
     </Dialog>
   )

@@ -1,10 +1,14 @@
 import { useState } from 'react'
 import { useMutation } from 'urql'
 import type { ActionsAppFragment } from '../gql/graphql'
-import { ExternalLink } from '../ExternalLink'
-import { Dialog } from './Dialog'
+import { ErrorLine } from '../ui/Alert'
+import { Dialog } from '../ui/Dialog'
+import { errorText } from '../ui/errors'
+import { ExternalLink } from '../ui/ExternalLink'
+import { Check } from '../ui/form'
+import { dateTime } from '../ui/format'
 import { RollbackMutation } from './documents'
-import { errorText } from './errors'
+import { operationRunning, startedBy } from './progress'
 
 type Entry = ActionsAppFragment['status']['history'][number]
 
@@ -18,8 +22,7 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
   const [error, setError] = useState<string | null>(null)
   const [state, rollback] = useMutation(RollbackMutation)
   const autoSync = app.spec.syncPolicy?.automated?.enabled === true
-  const op = app.status.operationState?.phase
-  const busy = op === 'Running' || op === 'Terminating'
+  const busy = operationRunning(app.status.operationState?.phase)
   const entries = [...app.status.history].reverse()
 
   async function doRollback(e: Entry) {
@@ -43,10 +46,10 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
             <div className="history-main">
               <strong>#{e.id}</strong> <code title={e.revision}>{e.revision.slice(0, 7) || '—'}</code>{' '}
               <span className="k">
-                deployed {new Date(e.deployedAt).toLocaleString()}
+                deployed {dateTime(e.deployedAt)}
                 {e.deployStartedAt ? ` in ${took(e.deployStartedAt, e.deployedAt)}` : ''}
               </span>
-              {e.initiatedBy.username ? <span className="k"> by {e.initiatedBy.username}</span> : e.initiatedBy.automated ? <span className="k"> by auto-sync</span> : null}
+              {startedBy(e.initiatedBy) ? <span className="k">{startedBy(e.initiatedBy)}</span> : null}
             </div>
             <div className="k ellipsis">
               <ExternalLink url={e.source.repoURL} /> {e.source.chart ? `chart ${e.source.chart}` : e.source.path ? `/ ${e.source.path}` : ''}
@@ -58,9 +61,7 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
                   <span>
                     Roll back to #{e.id} ({e.revision.slice(0, 7)})?
                   </span>
-                  <label className="check">
-                    <input type="checkbox" checked={prune} onChange={(ev) => setPrune(ev.target.checked)} /> Prune
-                  </label>
+                  <Check label="Prune" checked={prune} onChange={setPrune} />
                   <button type="button" className="primary small" disabled={state.fetching} onClick={() => void doRollback(e)}>
                     {state.fetching ? 'Requesting…' : 'Confirm rollback'}
                   </button>
@@ -77,11 +78,7 @@ export function HistoryPanel({ app, canSync, onClose, onStarted }: { app: Action
           </li>
         ))}
       </ol>
-      {error ? (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorLine error={error} />
     </Dialog>
   )
 }

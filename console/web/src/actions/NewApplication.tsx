@@ -1,5 +1,5 @@
 import { useMemo } from 'react'
-import { navigate } from '../router'
+import { appPath, navigate } from '../router'
 import { AppEditor } from './AppEditor'
 import { newManifest } from './appform'
 
@@ -15,25 +15,10 @@ export function NewApplicationPage() {
       <AppEditor
         mode="create"
         initial={initial}
-        onDone={(name) => navigate(`/applications/${encodeURIComponent(name)}`)}
+        onDone={(name) => navigate(appPath(name))}
         onCancel={() => (window.history.length > 1 ? window.history.back() : navigate('/applications'))}
       />
     </section>
   )
 }
 
-/** NewAppButton opens the create form; for the applications list. */
-export function NewAppButton() {
-  return (
-    <a
-      className="button primary"
-      href={NEW_APP_PATH}
-      onClick={(e) => {
-        e.preventDefault()
-        navigate(NEW_APP_PATH)
-      }}
-    >
-      New application
-    </a>
-  )
-}

@@ -1,7 +1,8 @@
-import { Badge } from '../Badge'
-import { operationBadge, syncBadge } from '../badges'
 import type { ActionsAppFragment } from '../gql/graphql'
-import { groupProgress, type StepState } from './progress'
+import { Badge } from '../ui/Badge'
+import { operationBadge, syncBadge } from '../ui/badges'
+import { dateTime } from '../ui/format'
+import { groupProgress, operationRunning, startedBy, type StepState } from './progress'
 
 type OperationState = NonNullable<ActionsAppFragment['status']['operationState']>
 
@@ -30,7 +31,7 @@ export function PendingOperation({ by }: { by: string }) {
  * a sync that succeeded may still leave it OutOfSync.
  */
 export function OperationProgress({ op, syncStatus }: { op: OperationState; syncStatus: string }) {
-  const running = op.phase === 'Running' || op.phase === 'Terminating'
+  const running = operationRunning(op.phase)
   const groups = groupProgress(op.syncResult?.resources ?? [], running)
   const badge = operationBadge(op.phase)
   const sync = op.operation.sync
@@ -43,10 +44,10 @@ export function OperationProgress({ op, syncStatus }: { op: OperationState; sync
         <span className="k">application now</span> <Badge badge={syncBadge(syncStatus)} />
         {op.syncResult?.revision ? <code title={op.syncResult.revision}>{op.syncResult.revision.slice(0, 7)}</code> : null}
         <span className="k">
-          started {new Date(op.startedAt).toLocaleString()}
-          {op.finishedAt ? `, finished ${new Date(op.finishedAt).toLocaleString()}` : ''}
+          started {dateTime(op.startedAt)}
+          {op.finishedAt ? `, finished ${dateTime(op.finishedAt)}` : ''}
           {op.retryCount > 0 ? `, retried ${op.retryCount}×` : ''}
-          {op.operation.initiatedBy.username ? ` by ${op.operation.initiatedBy.username}` : op.operation.initiatedBy.automated ? ' by auto-sync' : ''}
+          {startedBy(op.operation.initiatedBy)}
         </span>
       </p>
       {op.message ? <p className="op-message">{op.message}</p> : null}

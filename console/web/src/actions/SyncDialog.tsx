@@ -1,9 +1,11 @@
 import { useState, type FormEvent } from 'react'
 import { useMutation } from 'urql'
 import type { ActionsAppFragment } from '../gql/graphql'
-import { Dialog } from './Dialog'
+import { ErrorList } from '../ui/Alert'
+import { Dialog } from '../ui/Dialog'
+import { errorText } from '../ui/errors'
+import { Check, Field, FormButtons } from '../ui/form'
 import { SyncMutation } from './documents'
-import { errorText } from './errors'
 import { SYNC_OPTIONS, buildSyncInput, initialSyncForm, resourceId, type RetryForm, type SyncForm } from './syncform'
 
 /** SyncDialog asks how to sync app, then requests the sync; onStarted follows the operation. */
@@ -36,8 +38,7 @@ export function SyncDialog({ app, onClose, onStarted }: { app: ActionsAppFragmen
   return (
     <Dialog title={`Sync ${app.name}`} onClose={onClose} wide>
       <form className="sync-form" onSubmit={(e) => void submit(e)}>
-        <label className="field">
-          Revision
+        <Field label="Revision">
           <input
             name="revision"
             value={form.revision}
@@ -45,13 +46,13 @@ export function SyncDialog({ app, onClose, onStarted }: { app: ActionsAppFragmen
             onChange={(e) => set({ revision: e.target.value })}
             autoFocus
           />
-        </label>
+        </Field>
         <fieldset className="checks">
           <legend>Sync</legend>
-          <Check label="Prune" hint="delete resources no longer in Git" checked={form.prune} onChange={(prune) => set({ prune })} />
-          <Check label="Dry run" hint="preview, change nothing" checked={form.dryRun} onChange={(dryRun) => set({ dryRun })} />
-          <Check label="Force" hint="delete and re-create what cannot be patched" checked={form.force} onChange={(force) => set({ force })} />
-          <Check label="Apply only" hint="skip hooks" checked={form.applyOnly} onChange={(applyOnly) => set({ applyOnly })} />
+          <Check label="Prune" hint="(delete resources no longer in Git)" checked={form.prune} onChange={(prune) => set({ prune })} />
+          <Check label="Dry run" hint="(preview, change nothing)" checked={form.dryRun} onChange={(dryRun) => set({ dryRun })} />
+          <Check label="Force" hint="(delete and re-create what cannot be patched)" checked={form.force} onChange={(force) => set({ force })} />
+          <Check label="Apply only" hint="(skip hooks)" checked={form.applyOnly} onChange={(applyOnly) => set({ applyOnly })} />
         </fieldset>
         <fieldset className="checks columns">
           <legend>Sync options</legend>
@@ -59,7 +60,7 @@ export function SyncDialog({ app, onClose, onStarted }: { app: ActionsAppFragmen
             <Check
               key={o.option}
               label={o.label}
-              hint={o.option}
+              hint={`(${o.option})`}
               checked={form.options.has(o.option)}
               onChange={(on) => {
                 const options = new Set(form.options)
@@ -72,32 +73,10 @@ export function SyncDialog({ app, onClose, onStarted }: { app: ActionsAppFragmen
         </fieldset>
         <ResourceChoice form={form} set={set} resources={resources} />
         <RetryFields retry={form.retry} onChange={(retry) => set({ retry })} />
-        {problems.length > 0 ? (
-          <ul className="error" role="alert">
-            {problems.map((p) => (
-              <li key={p}>{p}</li>
-            ))}
-          </ul>
-        ) : null}
-        <p className="dialog-buttons">
-          <button type="submit" className="primary" disabled={state.fetching}>
-            {state.fetching ? 'Requesting…' : form.dryRun ? 'Preview sync' : 'Synchronize'}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </p>
+        <ErrorList problems={problems} />
+        <FormButtons submit={form.dryRun ? 'Preview sync' : 'Synchronize'} busy={state.fetching && 'Requesting…'} onCancel={onClose} />
       </form>
     </Dialog>
-  )
-}
-
-function Check({ label, hint, checked, onChange }: { label: string; hint?: string; checked: boolean; onChange: (v: boolean) => void }) {
-  return (
-    <label className="check">
-      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} /> {label}
-      {hint ? <span className="k"> ({hint})</span> : null}
-    </label>
   )
 }
 
@@ -113,12 +92,8 @@ function ResourceChoice({ form, set, resources }: { form: SyncForm; set: (c: Par
   return (
     <fieldset className="resources">
       <legend>Resources</legend>
-      <label className="check">
-        <input type="radio" name="scope" checked={form.all} onChange={() => set({ all: true })} /> All {resources.length} resources
-      </label>
-      <label className="check">
-        <input type="radio" name="scope" checked={!form.all} onChange={() => set({ all: false })} /> Only those checked below
-      </label>
+      <Check type="radio" name="scope" label={`All ${resources.length} resources`} checked={form.all} onChange={() => set({ all: true })} />
+      <Check type="radio" name="scope" label="Only those checked below" checked={!form.all} onChange={() => set({ all: false })} />
       {!form.all ? (
         <>
           <p className="row-buttons">
@@ -137,16 +112,12 @@ function ResourceChoice({ form, set, resources }: { form: SyncForm; set: (c: Par
               const id = resourceId(r)
               return (
                 <li key={id}>
-                  <label className="check">
-                    <input type="checkbox" checked={form.selected.has(id)} onChange={(e) => toggle(id, e.target.checked)} /> {r.kind}/{r.name}
-                    <span className="k">
-                      {' '}
-                      {r.namespace ? `in ${r.namespace} · ` : ''}
-                      {r.status}
-                      {r.requiresPruning ? ' · to prune' : ''}
-                      {r.syncWave !== 0 ? ` · wave ${r.syncWave}` : ''}
-                    </span>
-                  </label>
+                  <Check
+                    label={`${r.kind}/${r.name}`}
+                    hint={`${r.namespace ? `in ${r.namespace} · ` : ''}${r.status}${r.requiresPruning ? ' · to prune' : ''}${r.syncWave !== 0 ? ` · wave ${r.syncWave}` : ''}`}
+                    checked={form.selected.has(id)}
+                    onChange={(on) => toggle(id, on)}
+                  />
                 </li>
               )
             })}
@@ -159,10 +130,9 @@ function ResourceChoice({ form, set, resources }: { form: SyncForm; set: (c: Par
 
 function RetryFields({ retry, onChange }: { retry: RetryForm; onChange: (r: RetryForm) => void }) {
   const field = (label: string, key: keyof Omit<RetryForm, 'enabled'>, hint: string) => (
-    <label className="field">
-      {label}
+    <Field label={label}>
       <input name={`retry-${key}`} value={retry[key]} placeholder={hint} onChange={(e) => onChange({ ...retry, [key]: e.target.value })} />
-    </label>
+    </Field>
   )
   return (
     <fieldset className="retry">

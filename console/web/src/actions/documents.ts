@@ -4,22 +4,9 @@ import { graphql } from '../gql'
 
 export const ActionsAppFields = graphql(`
   fragment ActionsApp on Application {
-    id
-    name
-    namespace
-    project
-    deleting
+    ...AppSummary
     spec {
-      source {
-        repoURL
-        path
-        chart
-        targetRevision
-      }
       syncPolicy {
-        automated {
-          enabled
-        }
         syncOptions
         retry {
           limit
@@ -32,10 +19,6 @@ export const ActionsAppFields = graphql(`
       }
     }
     status {
-      sync {
-        status
-        revision
-      }
       resources {
         group
         version
@@ -53,21 +36,14 @@ export const ActionsAppFields = graphql(`
         deployedAt
         deployStartedAt
         source {
-          repoURL
-          path
-          chart
-          targetRevision
+          ...Source
         }
         initiatedBy {
-          username
-          automated
+          ...Initiator
         }
       }
       operationState {
-        phase
-        message
-        startedAt
-        finishedAt
+        ...OperationSummary
         retryCount
         operation {
           sync {
@@ -76,8 +52,7 @@ export const ActionsAppFields = graphql(`
             dryRun
           }
           initiatedBy {
-            username
-            automated
+            ...Initiator
           }
         }
         syncResult {

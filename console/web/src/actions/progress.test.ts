@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { groupProgress, type ProgressResult } from './progress'
+import { groupProgress, operationRunning, startedBy, type ProgressResult } from './progress'
 
 function res(name: string, syncPhase: string, syncWave: number, hookPhase: string, extra: Partial<ProgressResult> = {}): ProgressResult {
   return { group: '', kind: 'ConfigMap', namespace: 'ns', name, status: hookPhase === '' ? '' : 'Synced', message: '', hookType: '', hookPhase, syncPhase, syncWave, ...extra }
@@ -43,5 +43,19 @@ describe('groupProgress', () => {
     const results = [res('a', 'Sync', 0, 'Failed', { status: 'SyncFailed' }), res('b', 'Sync', 0, 'Succeeded'), res('c', 'Sync', 2, 'Succeeded')]
     expect(summary(false, results)).toEqual(['Sync/0:failed:a=failed,b=done', 'Sync/2:done:c=done'])
     expect(summary(false, [res('x', '', 0, 'Succeeded', { status: 'Pruned' })])).toEqual(['Sync/0:done:x=done'])
+  })
+})
+
+describe('operationRunning', () => {
+  it('counts a terminating operation as still going', () => {
+    expect(['Running', 'Terminating', 'Succeeded', 'Failed', '', null, undefined].map(operationRunning)).toEqual([true, true, false, false, false, false, false])
+  })
+})
+
+describe('startedBy', () => {
+  it('names the user, else auto-sync, else nobody', () => {
+    expect(startedBy({ username: 'alice', automated: true })).toBe(' by alice')
+    expect(startedBy({ username: '', automated: true })).toBe(' by auto-sync')
+    expect(startedBy({ username: '', automated: false })).toBe('')
   })
 })

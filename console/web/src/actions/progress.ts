@@ -84,3 +84,13 @@ export function groupProgress(results: readonly ProgressResult[], running: boole
   }
   return groups
 }
+
+/** operationRunning says whether an operation in phase is still going: running, or being terminated. */
+export function operationRunning(phase: string | null | undefined): boolean {
+  return phase === 'Running' || phase === 'Terminating'
+}
+
+/** startedBy says who started an operation or deployment: " by NAME", " by auto-sync", or nothing. */
+export function startedBy(i: { username: string; automated: boolean }): string {
+  return i.username ? ` by ${i.username}` : i.automated ? ' by auto-sync' : ''
+}

@@ -2,10 +2,11 @@
 // with Git, its health and its last operation, where it comes from and
 // where it goes. The values change live; the layout does not.
 import { AppActions } from '../actions/AppActions'
-import { Badge } from '../Badge'
-import { ExternalLink } from '../ExternalLink'
-import { healthBadge, operationBadge, syncBadge } from '../badges'
 import type { AppHeaderFragment } from '../gql/graphql'
+import { Badge } from '../ui/Badge'
+import { healthBadge, operationBadge, syncBadge } from '../ui/badges'
+import { destinationText } from '../ui/format'
+import { ExternalLink } from '../ui/ExternalLink'
 import { shortRevision } from './text'
 
 function Sources({ app }: { app: AppHeaderFragment }) {
@@ -28,7 +29,6 @@ export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: 
   const st = app?.status
   const op = st?.operationState
   const opBadge = operationBadge(op?.phase)
-  const d = app?.spec.destination
   const rev = st?.sync.revision || st?.sync.revisions[0] || ''
   return (
     <header className="app-head">
@@ -81,10 +81,7 @@ export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: 
           </div>
           <div>
             <dt>Destination</dt>
-            <dd>
-              {d?.name || d?.server}
-              {d?.namespace ? ` / ${d.namespace}` : ''}
-            </dd>
+            <dd>{destinationText(app.spec.destination)}</dd>
           </div>
         </dl>
       ) : null}

@@ -3,6 +3,8 @@
 // matches) and a container picker for Pods with several containers.
 import { useEffect, useRef, useState } from 'react'
 import { useClient } from 'urql'
+import { ErrorLine } from '../ui/Alert'
+import { errorMessage } from '../ui/errors'
 import { PodLogsSubscription } from './documents'
 import { appendLines, containersFromError, countMatches, splitMatches } from './logText'
 
@@ -42,7 +44,7 @@ export function PodLogs({ app, namespace, pod, images }: { app: string; namespac
       .subscription(PodLogsSubscription, { app, namespace, pod, container: container || null, tailLines: TAIL })
       .subscribe((res) => {
         if (res.error) {
-          const msg = res.error.graphQLErrors[0]?.message ?? res.error.message
+          const msg = errorMessage(res.error)
           setError(msg)
           const names = containersFromError(msg)
           if (names.length) setOffered(names)
@@ -119,12 +121,7 @@ export function PodLogs({ app, namespace, pod, images }: { app: string; namespac
           </button>
         )}
       </div>
-      {error ? (
-        <p className="error" role="alert">
-          The log cannot be followed: {error}
-          {offered.length ? ' Pick a container above.' : ''}
-        </p>
-      ) : null}
+      <ErrorLine error={error && `The log cannot be followed: ${error}${offered.length ? ' Pick a container above.' : ''}`} />
       <div className="log-lines" ref={box} tabIndex={0} role="log" aria-label={`Log of ${pod}`} onScroll={(e) => {
         // Scrolling up stops following; back at the bottom it resumes.
         const el = e.currentTarget

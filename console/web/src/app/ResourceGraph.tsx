@@ -1,10 +1,10 @@
 // The resource tree as a graph (React Flow), laid out by ELK in a worker.
 // This module is loaded lazily: React Flow stays out of the main bundle.
 import { Background, Controls, Handle, Position, ReactFlow, useReactFlow, useStore, type Edge, type Node, type NodeProps, type NodeTypes } from '@xyflow/react'
-import '@xyflow/react/dist/style.css'
 import { useEffect, useMemo, useRef, useState } from 'react'
-import { Badge } from '../Badge'
-import { healthBadge, syncBadge } from '../badges'
+import '@xyflow/react/dist/style.css'
+import { Badge } from '../ui/Badge'
+import { healthBadge, syncBadge } from '../ui/badges'
 import { layout, type Layout } from './layout'
 import { buildView, kindAbbrev, nodeChanged, nodeId, type TreeResource, type ViewNode } from './tree'
 

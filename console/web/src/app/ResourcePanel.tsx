@@ -4,9 +4,13 @@
 // (ReplicaSets, Pods ...) have their live manifest, read from the cluster.
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import { useQuery } from 'urql'
-import { Badge } from '../Badge'
-import { healthBadge, syncBadge } from '../badges'
 import { DiffView, YamlView } from '../editor'
+import type { EventRowFragment } from '../gql/graphql'
+import { ErrorLine, Loading } from '../ui/Alert'
+import { Badge } from '../ui/Badge'
+import { healthBadge, syncBadge } from '../ui/badges'
+import { errorMessage } from '../ui/errors'
+import { dateTime } from '../ui/format'
 import { comparedTexts } from './compare'
 import { AppEventsQuery, LiveResourceQuery, ManagedResourceQuery } from './documents'
 import { maskSecret } from './mask'
@@ -63,11 +67,9 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
   }
 
   const noManifest = managed.fetching && !managed.data ? (
-    <p className="empty">Loading…</p>
+    <Loading />
   ) : managed.error ? (
-    <p className="error" role="alert">
-      {managed.error.graphQLErrors[0]?.message ?? managed.error.message}
-    </p>
+    <ErrorLine error={errorMessage(managed.error)} />
   ) : (
     <p className="empty">
       Git does not declare this object{resource?.parentRefs.length ? ' (another object of the application owns it)' : ''}, so there is nothing to compare. Its live
@@ -136,8 +138,8 @@ function LiveTab({ app, id, version, mask }: { app: string; id: ResourceId; vers
   useEffect(() => {
     if (version > 0) refetch({ requestPolicy: 'network-only' })
   }, [version, refetch])
-  if (res.error) return <p className="error" role="alert">{res.error.graphQLErrors[0]?.message ?? res.error.message}</p>
-  if (!res.data) return <p className="empty">Loading…</p>
+  if (res.error) return <ErrorLine error={errorMessage(res.error)} />
+  if (!res.data) return <Loading />
   const manifest = res.data.application?.liveResource.manifest ?? ''
   return manifest ? (
     <YamlView value={mask(manifest)} label={`Live manifest of ${id.kind} ${id.name}`} />
@@ -236,17 +238,17 @@ function Events({ app, id, version }: { app: string; id: ResourceId; version: nu
     <>
       <h3 className="events-title">In the cluster</h3>
       {own.error ? (
-        <p className="error">{own.error.graphQLErrors[0]?.message ?? own.error.message}</p>
+        <ErrorLine error={errorMessage(own.error)} />
       ) : !own.data ? (
-        <p className="empty">Loading…</p>
+        <Loading />
       ) : (
         <EventList events={own.data.application?.liveResource.events ?? []} />
       )}
       <h3 className="events-title">Of the application, naming this object</h3>
       {res.error ? (
-        <p className="error">{res.error.graphQLErrors[0]?.message ?? res.error.message}</p>
+        <ErrorLine error={errorMessage(res.error)} />
       ) : !res.data ? (
-        <p className="empty">Loading…</p>
+        <Loading />
       ) : (
         <EventList events={appEvents} />
       )}
@@ -254,15 +256,13 @@ function Events({ app, id, version }: { app: string; id: ResourceId; version: nu
   )
 }
 
-type EventRow = { type: string; reason: string; note: string; time?: string | null; count: number }
-
-function EventList({ events }: { events: EventRow[] }) {
+function EventList({ events }: { events: EventRowFragment[] }) {
   if (events.length === 0) return <p className="empty">None.</p>
   return (
     <ul className="events">
       {events.map((e, i) => (
         <li key={i} className={e.type === 'Warning' ? 'warning' : undefined}>
-          <span className="k">{e.time ? new Date(e.time).toLocaleString() : ''}</span> <strong>{e.reason}</strong>
+          <span className="k">{e.time ? dateTime(e.time) : ''}</span> <strong>{e.reason}</strong>
           {e.count > 1 ? <span className="k"> ×{e.count}</span> : null} {e.note}
         </li>
       ))}

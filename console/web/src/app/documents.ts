@@ -4,56 +4,23 @@ import { graphql } from '../gql'
 
 export const AppHeaderFragment = graphql(`
   fragment AppHeader on Application {
-    id
-    name
-    namespace
-    project
-    deleting
+    ...AppRow
     spec {
-      destination {
-        server
-        name
-        namespace
-      }
-      source {
-        repoURL
-        path
-        chart
-        targetRevision
-      }
       sources {
-        repoURL
-        path
-        chart
-        targetRevision
-      }
-      syncPolicy {
-        automated {
-          enabled
-        }
+        ...Source
       }
     }
     status {
       sync {
-        status
-        revision
         revisions
       }
-      health {
-        status
-        message
-      }
       operationState {
-        phase
-        message
-        startedAt
-        finishedAt
+        ...OperationSummary
       }
       conditions {
         type
         message
       }
-      reconciledAt
     }
   }
 `)
@@ -74,8 +41,7 @@ export const TreeFragment = graphql(`
         uid
       }
       health {
-        status
-        message
+        ...Health
       }
       sync
       info {
@@ -141,11 +107,7 @@ export const LiveResourceQuery = graphql(`
       liveResource(group: $group, kind: $kind, namespace: $namespace, name: $name) {
         manifest
         events(first: $events) {
-          type
-          reason
-          note
-          time
-          count
+          ...EventRow
         }
       }
     }
@@ -157,11 +119,7 @@ export const AppEventsQuery = graphql(`
     application(name: $app) {
       id
       events(first: 200) {
-        type
-        reason
-        note
-        time
-        count
+        ...EventRow
       }
     }
   }

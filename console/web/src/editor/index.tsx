@@ -2,6 +2,7 @@
 // is fetched the first time a page shows YAML, so the list page never pays
 // for it. Until it arrives the text shows as plain preformatted text.
 import { Suspense, lazy } from 'react'
+import { Loading } from '../ui/Alert'
 import type { DiffViewProps, YamlEditorProps, YamlViewProps } from './types'
 import './editor.css'
 
@@ -41,7 +42,7 @@ export function YamlEditor(props: YamlEditorProps) {
 /** DiffView compares live with desired YAML, side by side or inline. */
 export function DiffView(props: DiffViewProps) {
   return (
-    <Suspense fallback={<p className="empty">Loading the diff…</p>}>
+    <Suspense fallback={<Loading what="the diff" />}>
       <LazyDiffView {...props} />
     </Suspense>
   )

@@ -1,16 +1,24 @@
 import { Suspense, lazy, useCallback, useMemo } from 'react'
 import { AppHeader } from '../app/Header'
-import { ResourceTable } from '../app/ResourceTable'
 import { parseResource, sameResource, withResource } from '../app/resourceParam'
+import { ResourceTable } from '../app/ResourceTable'
 import { nodeId, treeSummary, type TreeResource } from '../app/tree'
 import { useApplication, type LoadState } from '../app/useApplication'
-import '../app/app.css'
 import { navigate, useLocation } from '../router'
+import { ErrorLine, Loading } from '../ui/Alert'
+import { Link } from '../ui/Link'
+import { Toggle } from '../ui/Toggle'
+import '../app/app.css'
 
 // React Flow and the layout worker load only when the graph is shown.
 const ResourceGraph = lazy(() => import('../app/ResourceGraph'))
 // The panel (manifests, YAML parsing, logs) loads when a resource is opened.
 const ResourcePanel = lazy(() => import('../app/ResourcePanel').then((m) => ({ default: m.ResourcePanel })))
+
+const views = [
+  ['graph', 'Graph'],
+  ['table', 'Table'],
+] as const
 
 /** ApplicationPage shows one application: header, resource tree, resource panel. */
 export function ApplicationPage({ name }: { name: string }) {
@@ -43,14 +51,7 @@ export function ApplicationPage({ name }: { name: string }) {
         <div className="tree-area">
           <div className="tree-bar">
             <h2 className="visually-hidden">Resources</h2>
-            <div className="toggle" role="group" aria-label="Resource view">
-              <button type="button" aria-pressed={!table} onClick={() => setView('graph')}>
-                Graph
-              </button>
-              <button type="button" aria-pressed={table} onClick={() => setView('table')}>
-                Table
-              </button>
-            </div>
+            <Toggle label="Resource view" options={views} value={table ? 'table' : 'graph'} onChange={setView} />
             <span className="k" aria-live="polite">
               {data.tree ? treeSummary(resources, data.tree.truncated) : 'No resource tree yet: the controller has not compared this application.'}
             </span>
@@ -59,7 +60,7 @@ export function ApplicationPage({ name }: { name: string }) {
             table ? (
               <ResourceTable resources={resources} changed={data.changed} selected={selectedKey} onSelect={select} />
             ) : (
-              <Suspense fallback={<p className="empty">Loading the graph…</p>}>
+              <Suspense fallback={<Loading what="the graph" />}>
                 <ResourceGraph
                   appName={name}
                   appHealth={data.app.status.health.status}
@@ -84,33 +85,33 @@ export function ApplicationPage({ name }: { name: string }) {
 }
 
 function Problem({ state, name }: { state: LoadState; name: string }) {
-  const back = (
-    <a href="/applications" onClick={(e) => (e.preventDefault(), navigate('/applications'))}>
-      Back to the applications
-    </a>
-  )
+  const back = <Link to="/applications">Back to the applications</Link>
   switch (state.kind) {
     case 'loading':
-      return <p className="empty">Loading {name}…</p>
+      return <Loading what={name} />
     case 'ready':
       return null
     case 'notFound':
       return (
-        <p className="error" role="alert">
-          There is no application named “{name}” (it may have been deleted). Check the name in the address, or pick one from the list. {back}
-        </p>
+        <ErrorLine
+          error={
+            <>
+              There is no application named “{name}” (it may have been deleted). Check the name in the address, or pick one from the list. {back}
+            </>
+          }
+        />
       )
     case 'forbidden':
       return (
-        <p className="error" role="alert">
-          You may not see “{name}”. Ask an administrator for the get right on applications in its project. {back}
-        </p>
+        <ErrorLine
+          error={
+            <>
+              You may not see “{name}”. Ask an administrator for the get right on applications in its project. {back}
+            </>
+          }
+        />
       )
     case 'error':
-      return (
-        <p className="error" role="alert">
-          {name} could not be loaded: {state.message} Reload the page to try again.
-        </p>
-      )
+      return <ErrorLine error={`${name} could not be loaded: ${state.message} Reload the page to try again.`} />
   }
 }

@@ -1,14 +1,20 @@
 import { useVirtualizer } from '@tanstack/react-virtual'
 import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
 import { useClient, useQuery } from 'urql'
-import { Badge } from '../Badge'
-import { SyncButton } from '../SyncButton'
-import { serverPermissions, type Permissions } from '../permissions'
-import { healthBadge, operationBadge, syncBadge } from '../badges'
 import { ProjectsQuery, ServerNamespaceProbe, StatusCountsQuery } from '../documents'
 import { HEALTH_CODES, SORTS, SYNC_CODES, formatView, parseView, toFilter, type ListView, type Sort } from '../filters'
+import { serverPermissions, type Permissions } from '../permissions'
+import { appPath, navigate, useLocation } from '../router'
 import type { AppRow } from '../rows'
-import { navigate, useLocation } from '../router'
+import { SyncButton } from '../SyncButton'
+import { ErrorLine } from '../ui/Alert'
+import { Badge } from '../ui/Badge'
+import { healthBadge, operationBadge, syncBadge } from '../ui/badges'
+import { destinationText } from '../ui/format'
+import { splitList } from '../ui/input'
+import { Link } from '../ui/Link'
+import { Toggle } from '../ui/Toggle'
+import { VirtualTable, useNearEnd } from '../ui/VirtualTable'
 import { useAppList } from '../useAppList'
 
 const sortLabels: Record<Sort, string> = {
@@ -19,6 +25,11 @@ const sortLabels: Record<Sort, string> = {
   '-lastDeployed': 'Last deployed, newest first',
   lastDeployed: 'Last deployed, oldest first',
 }
+
+const layouts = [
+  ['table', 'Table'],
+  ['tiles', 'Tiles'],
+] as const
 
 export function ApplicationsPage() {
   const { path, search } = useLocation()
@@ -54,30 +65,12 @@ export function ApplicationsPage() {
           {list.totalCount === null ? 'Loading…' : `${list.totalCount.toLocaleString()} ${list.totalCount === 1 ? 'application' : 'applications'}`}
         </p>
         <span className="spacer" />
-        <div className="toggle" role="group" aria-label="Layout">
-          <button type="button" aria-pressed={view.layout === 'table'} onClick={() => update({ layout: 'table' })}>
-            Table
-          </button>
-          <button type="button" aria-pressed={view.layout === 'tiles'} onClick={() => update({ layout: 'tiles' })}>
-            Tiles
-          </button>
-        </div>
+        <Toggle label="Layout" options={layouts} value={view.layout} onChange={(layout) => update({ layout })} />
       </div>
       <FilterBar view={view} update={update} projectNames={projectNames} />
       <StatusCounts view={view} update={update} refresh={list.eventCount} />
-      {actionError ? (
-        <p className="error" role="alert">
-          {actionError}{' '}
-          <button type="button" className="small" onClick={() => setActionError(null)}>
-            Dismiss
-          </button>
-        </p>
-      ) : null}
-      {list.error ? (
-        <p className="error" role="alert">
-          {list.error}
-        </p>
-      ) : null}
+      <ErrorLine error={actionError} onDismiss={() => setActionError(null)} />
+      <ErrorLine error={list.error} />
       {list.totalCount === 0 ? (
         <p className="empty">No application matches these filters.</p>
       ) : view.layout === 'table' ? (
@@ -181,13 +174,6 @@ function Select(props: {
   )
 }
 
-function splitList(s: string): string[] {
-  return s
-    .split(',')
-    .map((x) => x.trim())
-    .filter((x) => x !== '')
-}
-
 function union(a: string[], b: string[]): string[] {
   return [...new Set([...a, ...b])].sort()
 }
@@ -246,27 +232,12 @@ function StatusCounts({ view, update, refresh }: { view: ListView; update: (c: P
   )
 }
 
-// A real href keeps middle-click and "open in new tab"; a plain click
-// navigates without reloading the page.
 function AppLink({ name }: { name: string }) {
-  const href = `/applications/${encodeURIComponent(name)}`
-  return (
-    <a
-      href={href}
-      onClick={(e) => {
-        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return
-        e.preventDefault()
-        navigate(href)
-      }}
-    >
-      {name}
-    </a>
-  )
+  return <Link to={appPath(name)}>{name}</Link>
 }
 
 function destination(r: AppRow): string {
-  const d = r.spec.destination
-  return `${d.name || d.server}${d.namespace ? ` / ${d.namespace}` : ''}`
+  return destinationText(r.spec.destination)
 }
 
 function source(r: AppRow): string {
@@ -299,71 +270,55 @@ interface ListProps {
   actions: Actions
 }
 
-// useNearEnd loads the next page when the last rendered item comes within
-// a screen of the end.
-function useNearEnd(lastIndex: number, count: number, props: ListProps) {
-  const { hasNext, loadMore } = props
-  useEffect(() => {
-    if (hasNext && count > 0 && lastIndex >= count - 30) loadMore()
-  }, [lastIndex, count, hasNext, loadMore])
-}
-
 const ROW_HEIGHT = 44
 
-function AppTable(props: ListProps) {
-  const { rows } = props
-  const scroller = useRef<HTMLDivElement>(null)
-  const v = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 12 })
-  const items = v.getVirtualItems()
-  useNearEnd(items.at(-1)?.index ?? 0, rows.length, props)
+function AppTable({ rows, hasNext, loadMore, actions }: ListProps) {
   return (
-    <div className="table" role="table" aria-label="Applications" aria-rowcount={rows.length + 1}>
-      <div className="tr th" role="row">
-        <span role="columnheader">Name</span>
-        <span role="columnheader">Project</span>
-        <span role="columnheader">Status</span>
-        <span role="columnheader">Destination</span>
-        <span role="columnheader">Source</span>
-        <span role="columnheader">
-          <span className="visually-hidden">Actions</span>
-        </span>
-      </div>
-      <div className="scroller" ref={scroller} tabIndex={0} aria-label="Application rows">
-        <div style={{ height: v.getTotalSize(), position: 'relative' }} role="rowgroup">
-          {items.map((it) => {
-            const r = rows[it.index]!
-            return (
-              <div
-                key={r.id}
-                className="tr"
-                role="row"
-                aria-rowindex={it.index + 2}
-                data-app={r.name}
-                style={{ position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${it.start}px)` }}
-              >
-                <span role="cell" className="name" title={`${r.namespace}/${r.name}`}>
-                  <AppLink name={r.name} />
-                  {r.deleting ? <em> (deleting)</em> : null}
-                </span>
-                <span role="cell">{r.project}</span>
-                <span role="cell" className="status">
-                  <StatusBadges r={r} />
-                </span>
-                <span role="cell" className="ellipsis" title={destination(r)}>
-                  {destination(r)}
-                </span>
-                <span role="cell" className="ellipsis" title={source(r)}>
-                  {source(r)}
-                </span>
-                <span role="cell">
-                  <SyncButton app={r} {...props.actions} />
-                </span>
-              </div>
-            )
-          })}
-        </div>
-      </div>
-    </div>
+    <VirtualTable
+      label="Applications"
+      className="table"
+      headClassName="tr th"
+      head={
+        <>
+          <span role="columnheader">Name</span>
+          <span role="columnheader">Project</span>
+          <span role="columnheader">Status</span>
+          <span role="columnheader">Destination</span>
+          <span role="columnheader">Source</span>
+          <span role="columnheader">
+            <span className="visually-hidden">Actions</span>
+          </span>
+        </>
+      }
+      scrollLabel="Application rows"
+      count={rows.length}
+      rowHeight={ROW_HEIGHT}
+      onNearEnd={hasNext ? loadMore : undefined}
+      row={(i, props) => {
+        const r = rows[i]!
+        return (
+          <div key={r.id} className="tr" data-app={r.name} {...props}>
+            <span role="cell" className="name" title={`${r.namespace}/${r.name}`}>
+              <AppLink name={r.name} />
+              {r.deleting ? <em> (deleting)</em> : null}
+            </span>
+            <span role="cell">{r.project}</span>
+            <span role="cell" className="status">
+              <StatusBadges r={r} />
+            </span>
+            <span role="cell" className="ellipsis" title={destination(r)}>
+              {destination(r)}
+            </span>
+            <span role="cell" className="ellipsis" title={source(r)}>
+              {source(r)}
+            </span>
+            <span role="cell">
+              <SyncButton app={r} {...actions} />
+            </span>
+          </div>
+        )
+      }}
+    />
   )
 }
 
@@ -384,7 +339,7 @@ function AppTiles(props: ListProps) {
   const lines = Math.ceil(rows.length / cols)
   const v = useVirtualizer({ count: lines, getScrollElement: () => scroller.current, estimateSize: () => TILE_HEIGHT, overscan: 4 })
   const items = v.getVirtualItems()
-  useNearEnd(((items.at(-1)?.index ?? 0) + 1) * cols, rows.length, props)
+  useNearEnd(((items.at(-1)?.index ?? 0) + 1) * cols, rows.length, props.hasNext ? props.loadMore : undefined)
   return (
     <div className="scroller tiles" ref={scroller} tabIndex={0} aria-label="Applications">
       <div style={{ height: v.getTotalSize(), position: 'relative' }}>

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { login } from '../client'
 import { safeReturnPath } from '../router'
+import { ErrorLine } from '../ui/Alert'
 
 interface Props {
   ssoProviders: string[]
@@ -42,11 +43,7 @@ export function LoginPage({ ssoProviders, banner }: Props) {
           Password
           <input name="password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} />
         </label>
-        {error ? (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        ) : null}
+        <ErrorLine error={error} />
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Logging in…' : 'Log in'}
         </button>

@@ -1,10 +1,12 @@
+import { decodeSegment } from '../router'
 import { AccountsPage } from '../settings/Accounts'
 import { ClustersPage } from '../settings/Clusters'
 import { ProjectPage } from '../settings/Project'
 import { ProjectsPage } from '../settings/Projects'
 import { RepositoriesPage } from '../settings/Repositories'
 import { UserInfoPage } from '../settings/UserInfo'
-import { Link } from '../settings/ui'
+import { Link } from '../ui/Link'
+import '../settings/settings.css'
 
 const sections = [
   { path: '/settings/repositories', title: 'Repositories', about: 'Git and Helm repositories, with connection tests' },
@@ -18,9 +20,9 @@ const sections = [
 /** SettingsPage routes /settings/... to repositories, credentials, clusters, projects, accounts and user info. */
 export function SettingsPage({ path }: { path: string }) {
   const p = path.replace(/\/+$/, '')
-  const project = /^\/settings\/projects\/([^/]+)$/.exec(p)
+  const project = /^\/settings\/projects\/([^/]+)$/.exec(p)?.[1]
   let page
-  if (project) page = <ProjectPage name={decode(project[1] ?? '')} />
+  if (project !== undefined) page = <ProjectPage name={decodeSegment(project) ?? project} />
   else if (p === '/settings/repositories') page = <RepositoriesPage templates={false} />
   else if (p === '/settings/repocreds') page = <RepositoriesPage templates />
   else if (p === '/settings/clusters') page = <ClustersPage />
@@ -62,12 +64,4 @@ function SettingsIndex() {
       </ul>
     </section>
   )
-}
-
-function decode(s: string): string {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
 }

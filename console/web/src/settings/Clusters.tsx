@@ -1,11 +1,14 @@
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery } from 'urql'
-import { errorText } from '../actions/errors'
 import type { ClusterInput } from '../gql/graphql'
+import { useCan } from '../permissions'
+import { ErrorLine } from '../ui/Alert'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { errorText } from '../ui/errors'
+import { Check, Field, FormButtons } from '../ui/form'
+import { optional, splitList } from '../ui/input'
 import { AddClusterMutation, ClustersQuery, RemoveClusterMutation } from './documents'
-import { splitList } from './projectspec'
-import { ConfirmButton, ErrorLine, useCan } from './ui'
-import { mergeWrites, noWrites, withRemoved, withSaved, type Writes } from './writes'
+import { mergeWrites, noWrites, refetchSoon, withRemoved, withSaved, type Writes } from './writes'
 
 type Listed = { id: string; name: string; server: string; namespaces: string[]; clusterResources: boolean; project: string; shard?: number | null; labels: { key: string; value: string }[] }
 const serverOf = (c: { server: string }) => c.server
@@ -26,20 +29,19 @@ interface FormState {
 
 /** clusterInput turns the form into addCluster's input. */
 export function clusterInput(f: FormState): ClusterInput {
-  const opt = (v: string) => (v.trim() === '' ? undefined : v.trim())
   const namespaces = splitList(f.namespaces)
   return {
     name: f.name.trim(),
     server: f.server.trim(),
-    bearerToken: opt(f.bearerToken),
-    caData: opt(f.caData),
-    certData: opt(f.certData),
-    keyData: opt(f.keyData),
+    bearerToken: optional(f.bearerToken),
+    caData: optional(f.caData),
+    certData: optional(f.certData),
+    keyData: optional(f.keyData),
     insecure: f.insecure,
-    serverName: opt(f.serverName),
+    serverName: optional(f.serverName),
     namespaces: namespaces.length > 0 ? namespaces : undefined,
     clusterResources: f.clusterResources,
-    project: opt(f.project),
+    project: optional(f.project),
   }
 }
 
@@ -53,10 +55,6 @@ export function ClustersPage() {
   const canDelete = useCan('clusters', 'delete')
   const [written, setWritten] = useState<Writes<Listed>>(noWrites)
   const clusters = mergeWrites(list.data?.clusters.nodes ?? [], written, serverOf)
-  const refetchSoon = () => {
-    refetch({ requestPolicy: 'network-only' })
-    setTimeout(() => refetch({ requestPolicy: 'network-only' }), 2000)
-  }
 
   async function doRemove(server: string) {
     setError(null)
@@ -64,7 +62,7 @@ export function ClustersPage() {
     if (res.error) setError(errorText(`Removing ${server} failed`, res.error))
     else {
       setWritten((w) => withRemoved(w, server, serverOf))
-      refetchSoon()
+      refetchSoon(refetch)
     }
   }
 
@@ -83,7 +81,7 @@ export function ClustersPage() {
           onSaved={(c) => {
             setAdding(false)
             setWritten((w) => withSaved(w, c, serverOf))
-            refetchSoon()
+            refetchSoon(refetch)
           }}
           onCancel={() => setAdding(false)}
         />
@@ -128,16 +126,14 @@ function ClusterForm({ onSaved, onCancel }: { onSaved: (c: Listed) => void; onCa
   const [state, add] = useMutation(AddClusterMutation)
   const set = (c: Partial<FormState>) => setF((x) => ({ ...x, ...c }))
   const text = (key: 'name' | 'server' | 'serverName' | 'namespaces' | 'project', label: string, placeholder = '') => (
-    <label className="field">
-      {label}
+    <Field label={label}>
       <input name={key} value={f[key]} placeholder={placeholder} onChange={(e) => set({ [key]: e.target.value })} />
-    </label>
+    </Field>
   )
   const pem = (key: 'caData' | 'certData' | 'keyData', label: string) => (
-    <label className="field">
-      {label}
+    <Field label={label}>
       <textarea name={key} rows={3} value={f[key]} spellCheck={false} autoComplete="off" onChange={(e) => set({ [key]: e.target.value })} />
-    </label>
+    </Field>
   )
 
   async function submit(e: FormEvent) {
@@ -160,10 +156,9 @@ function ClusterForm({ onSaved, onCancel }: { onSaved: (c: Listed) => void; onCa
       </div>
       <fieldset>
         <legend>Connection (write-only: never shown again)</legend>
-        <label className="field">
-          Bearer token
+        <Field label="Bearer token">
           <input name="bearerToken" type="password" autoComplete="new-password" value={f.bearerToken} onChange={(e) => set({ bearerToken: e.target.value })} />
-        </label>
+        </Field>
         {pem('caData', 'CA certificate (PEM)')}
         <div className="field-row">
           {pem('certData', 'Client certificate (PEM)')}
@@ -173,22 +168,11 @@ function ClusterForm({ onSaved, onCancel }: { onSaved: (c: Listed) => void; onCa
           {text('serverName', 'TLS server name')}
           {text('namespaces', 'Only these namespaces', 'comma-separated; all when empty')}
         </div>
-        <label className="check">
-          <input type="checkbox" checked={f.clusterResources} onChange={(e) => set({ clusterResources: e.target.checked })} /> Manage cluster-scoped resources too
-        </label>
-        <label className="check">
-          <input type="checkbox" checked={f.insecure} onChange={(e) => set({ insecure: e.target.checked })} /> Skip TLS verification
-        </label>
+        <Check label="Manage cluster-scoped resources too" checked={f.clusterResources} onChange={(clusterResources) => set({ clusterResources })} />
+        <Check label="Skip TLS verification" checked={f.insecure} onChange={(insecure) => set({ insecure })} />
       </fieldset>
       <ErrorLine error={error} />
-      <p className="dialog-buttons">
-        <button type="submit" className="primary" disabled={state.fetching}>
-          {state.fetching ? 'Adding…' : 'Add cluster'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </p>
+      <FormButtons submit="Add cluster" busy={state.fetching && 'Adding…'} onCancel={onCancel} />
     </form>
   )
 }

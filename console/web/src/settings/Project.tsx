@@ -1,10 +1,17 @@
 import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react'
 import { useMutation, useQuery } from 'urql'
-import { errorText } from '../actions/errors'
+import type { TokenFragment } from '../gql/graphql'
+import { useCan } from '../permissions'
 import { navigate } from '../router'
+import { ErrorLine, Loading } from '../ui/Alert'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { errorText } from '../ui/errors'
+import { Check, Field } from '../ui/form'
+import { Link } from '../ui/Link'
 import { CreateProjectTokenMutation, DeleteProjectMutation, DeleteProjectTokenMutation, ProjectQuery, UpdateProjectSpecMutation } from './documents'
+import { InlineForm, RemovableList, StringList } from './lists'
 import { addRole, addTo, listOf, newerThan, removeAt, specOf, specText, syncWindow, withRole, type Spec, type WindowForm } from './projectspec'
-import { ConfirmButton, ErrorLine, Link, RemovableList, StringList, TokenOnce, useCan } from './ui'
+import { TokenList } from './Tokens'
 
 type Obj = Record<string, unknown>
 const s = (v: unknown) => (typeof v === 'string' ? v : '')
@@ -63,7 +70,7 @@ export function ProjectPage({ name }: { name: string }) {
 
   if (res.error) return <ErrorLine error={errorText(`Loading project ${name} failed`, res.error)} />
   if (res.data && !project) return <p className="empty">No project {name}.</p>
-  if (!spec || !project) return <p className="empty">Loading…</p>
+  if (!spec || !project) return <Loading />
   const list = (key: string) => listOf(spec, key)
   const strings = (key: string, label: string, placeholder: string) => (
     <StringList
@@ -168,9 +175,7 @@ function GroupKinds({ items, editable, onAdd, onRemove }: { items: Obj[]; editab
   )
 }
 
-type RoleTokens = { name: string; jwtTokens: { id: string; issuedAt: string; expiresAt?: string | null }[] }[]
-
-function Roles(props: { project: string; spec: Spec; editable: boolean; save: (next: Spec | { error: string }) => Promise<boolean>; tokens: RoleTokens; onTokensChanged: () => void }) {
+function Roles(props: { project: string; spec: Spec; editable: boolean; save: (next: Spec | { error: string }) => Promise<boolean>; tokens: readonly { name: string; jwtTokens: readonly TokenFragment[] }[]; onTokensChanged: () => void }) {
   const { spec, editable, save } = props
   const [role, setRole] = useState({ name: '', description: '' })
   const roles = listOf<Obj>(spec, 'roles')
@@ -209,73 +214,42 @@ function Roles(props: { project: string; spec: Spec; editable: boolean; save: (n
               onRemove={(j) => void save(withRole(spec, name, (x) => removeAt(x, 'groups', j)))}
             />
             <h4>Tokens</h4>
-            <RoleTokensList project={props.project} role={name} tokens={props.tokens.find((t) => t.name === name)?.jwtTokens ?? []} editable={editable} onChanged={props.onTokensChanged} />
+            <RoleTokens project={props.project} role={name} tokens={props.tokens.find((t) => t.name === name)?.jwtTokens ?? []} editable={editable} onChanged={props.onTokensChanged} />
           </article>
         )
       })}
       {editable ? (
-        <form className="inline-form" onSubmit={(e) => void add(e)} aria-label="New role">
+        <InlineForm label="New role" submit="Add role" onSubmit={(e) => void add(e)}>
           <input aria-label="Role name" placeholder="role name" value={role.name} onChange={(e) => setRole({ ...role, name: e.target.value })} />
           <input aria-label="Role description" placeholder="description" value={role.description} onChange={(e) => setRole({ ...role, description: e.target.value })} />
-          <button type="submit" className="small">
-            Add role
-          </button>
-        </form>
+        </InlineForm>
       ) : null}
     </div>
   )
 }
 
-function RoleTokensList(props: { project: string; role: string; tokens: RoleTokens[number]['jwtTokens']; editable: boolean; onChanged: () => void }) {
-  const [form, setForm] = useState({ id: '', expiresIn: '' })
-  const [issued, setIssued] = useState<{ id: string; token: string; expiresAt?: string | null } | null>(null)
-  const [error, setError] = useState<string | null>(null)
-  const [createState, create] = useMutation(CreateProjectTokenMutation)
+function RoleTokens(props: { project: string; role: string; tokens: readonly TokenFragment[]; editable: boolean; onChanged: () => void }) {
+  const [, create] = useMutation(CreateProjectTokenMutation)
   const [, revoke] = useMutation(DeleteProjectTokenMutation)
-  async function submit(e: FormEvent) {
-    e.preventDefault()
-    setError(null)
-    const r = await create({ input: { project: props.project, role: props.role, id: form.id.trim() || undefined, expiresIn: form.expiresIn.trim() || undefined } })
-    if (r.error || !r.data) {
-      setError(r.error ? errorText('Creating the token failed', r.error) : 'Creating the token failed.')
-      return
-    }
-    setIssued(r.data.createProjectToken)
-    setForm({ id: '', expiresIn: '' })
-    props.onChanged()
-  }
-  async function doRevoke(id: string) {
-    setError(null)
-    const r = await revoke({ project: props.project, role: props.role, id })
-    if (r.error) setError(errorText(`Revoking token ${id} failed`, r.error))
-    else props.onChanged()
-  }
+  const { project, role } = props
   return (
-    <div className="string-list">
-      {issued ? <TokenOnce token={issued} onDone={() => setIssued(null)} /> : null}
-      {props.tokens.length === 0 ? <p className="empty">No token.</p> : null}
-      <ul>
-        {props.tokens.map((t) => (
-          <li key={t.id}>
-            <code>{t.id}</code>
-            <span className="k">
-              issued {new Date(t.issuedAt).toLocaleString()}, {t.expiresAt ? `expires ${new Date(t.expiresAt).toLocaleString()}` : 'never expires'}
-            </span>
-            {props.editable ? <ConfirmButton label="Revoke" confirm={`Revoke token ${t.id}?`} onConfirm={() => void doRevoke(t.id)} /> : null}
-          </li>
-        ))}
-      </ul>
-      {props.editable ? (
-        <form className="inline-form" onSubmit={(e) => void submit(e)} aria-label={`New token for ${props.role}`}>
-          <input aria-label="Token ID" placeholder="ID (random when empty)" value={form.id} onChange={(e) => setForm({ ...form, id: e.target.value })} />
-          <input aria-label="Expires in" placeholder="expires in, e.g. 720h (never when empty)" value={form.expiresIn} onChange={(e) => setForm({ ...form, expiresIn: e.target.value })} />
-          <button type="submit" className="small" disabled={createState.fetching}>
-            Create token
-          </button>
-        </form>
-      ) : null}
-      <ErrorLine error={error} />
-    </div>
+    <TokenList
+      tokens={props.tokens}
+      editable={props.editable}
+      empty="No token."
+      removeLabel="Revoke"
+      formLabel={`New token for ${role}`}
+      expiresPlaceholder="expires in, e.g. 720h (never when empty)"
+      issue={async (id, expiresIn) => {
+        const r = await create({ input: { project, role, id, expiresIn } })
+        return r.error ? errorText('Creating the token failed', r.error) : (r.data?.createProjectToken ?? 'Creating the token failed.')
+      }}
+      remove={async (id) => {
+        const r = await revoke({ project, role, id })
+        return r.error ? errorText(`Revoking token ${id} failed`, r.error) : null
+      }}
+      onChanged={props.onChanged}
+    />
   )
 }
 
@@ -288,10 +262,9 @@ function Windows({ items, editable, onAdd, onRemove }: { items: Obj[]; editable:
     if (await onAdd(syncWindow(w))) setW(emptyWindow)
   }
   const text = (key: 'schedule' | 'duration' | 'applications' | 'namespaces' | 'clusters' | 'timeZone', label: string, placeholder: string) => (
-    <label className="field">
-      {label}
+    <Field label={label}>
       <input value={w[key]} placeholder={placeholder} onChange={(e) => setW({ ...w, [key]: e.target.value })} />
-    </label>
+    </Field>
   )
   return (
     <div className="string-list">
@@ -316,13 +289,12 @@ function Windows({ items, editable, onAdd, onRemove }: { items: Obj[]; editable:
       {editable ? (
         <form className="settings-form" onSubmit={(e) => void add(e)} aria-label="New sync window">
           <div className="field-row">
-            <label className="field">
-              Kind
+            <Field label="Kind">
               <select value={w.kind} onChange={(e) => setW({ ...w, kind: e.target.value as WindowForm['kind'] })}>
                 <option value="allow">allow</option>
                 <option value="deny">deny</option>
               </select>
-            </label>
+            </Field>
             {text('schedule', 'Schedule (cron)', '0 22 * * *')}
             {text('duration', 'Duration', '1h')}
             {text('timeZone', 'Time zone', 'UTC')}
@@ -332,9 +304,7 @@ function Windows({ items, editable, onAdd, onRemove }: { items: Obj[]; editable:
             {text('namespaces', 'Namespaces', 'globs, comma-separated')}
             {text('clusters', 'Clusters', 'globs, comma-separated')}
           </div>
-          <label className="check">
-            <input type="checkbox" checked={w.manualSync} onChange={(e) => setW({ ...w, manualSync: e.target.checked })} /> Allow manual syncs while it denies
-          </label>
+          <Check label="Allow manual syncs while it denies" checked={w.manualSync} onChange={(manualSync) => setW({ ...w, manualSync })} />
           <p>
             <button type="submit" className="small">
               Add window

@@ -1,10 +1,13 @@
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery } from 'urql'
-import { errorText } from '../actions/errors'
+import { useCan } from '../permissions'
 import { navigate } from '../router'
+import { ErrorLine } from '../ui/Alert'
+import { errorText } from '../ui/errors'
+import { Field, FormButtons } from '../ui/form'
+import { Link } from '../ui/Link'
 import { CreateProjectMutation, ProjectListQuery } from './documents'
 import { newProjectManifest } from './projectspec'
-import { ErrorLine, Link, useCan } from './ui'
 
 /** ProjectsPage lists the projects and creates new ones. */
 export function ProjectsPage() {
@@ -61,25 +64,16 @@ function NewProjectForm({ onCancel }: { onCancel: () => void }) {
   return (
     <form className="settings-form" onSubmit={(e) => void submit(e)} aria-label="New project">
       <div className="field-row">
-        <label className="field">
-          Name
+        <Field label="Name">
           <input name="name" value={name} onChange={(e) => setName(e.target.value)} />
-        </label>
-        <label className="field">
-          Description
+        </Field>
+        <Field label="Description">
           <input name="description" value={description} onChange={(e) => setDescription(e.target.value)} />
-        </label>
+        </Field>
       </div>
       <p className="k">The project starts open (any repository, any destination); narrow it on its page.</p>
       <ErrorLine error={error} />
-      <p className="dialog-buttons">
-        <button type="submit" className="primary" disabled={state.fetching}>
-          Create project
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </p>
+      <FormButtons submit="Create project" disabled={state.fetching} onCancel={onCancel} />
     </form>
   )
 }

@@ -1,8 +1,14 @@
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery } from 'urql'
-import { errorText } from '../actions/errors'
 import type { RepositoryInput } from '../gql/graphql'
-import { ExternalLink } from '../ExternalLink'
+import { useCan } from '../permissions'
+import { ErrorLine } from '../ui/Alert'
+import { ConfirmButton } from '../ui/ConfirmButton'
+import { errorText } from '../ui/errors'
+import { ExternalLink } from '../ui/ExternalLink'
+import { Check, Field, FormButtons } from '../ui/form'
+import { optional } from '../ui/input'
+import { clockTime } from '../ui/format'
 import {
   CreateRepositoryMutation,
   DeleteRepositoryMutation,
@@ -10,8 +16,7 @@ import {
   RepositoryConnectionsQuery,
   TestRepositoryMutation,
 } from './documents'
-import { ConfirmButton, ErrorLine, useCan } from './ui'
-import { mergeWrites, noWrites, withRemoved, withSaved, type Writes } from './writes'
+import { mergeWrites, noWrites, refetchSoon, withRemoved, withSaved, type Writes } from './writes'
 
 type Repo = { url: string; name: string; type: string; project: string; hasCredentials: boolean; template: boolean }
 type Status = { ok: boolean; text: string }
@@ -19,7 +24,7 @@ type ConnectionState = { status: string; message: string; attemptedAt: string }
 
 /** connectionStatus words a server-side connection test for the page. */
 export function connectionStatus(c: ConnectionState): Status {
-  const when = new Date(c.attemptedAt).toLocaleTimeString()
+  const when = clockTime(c.attemptedAt)
   return c.status === 'SUCCESSFUL'
     ? { ok: true, text: `Connection successful (tested ${when})` }
     : { ok: false, text: `Connection failed (tested ${when}): ${c.message}` }
@@ -49,10 +54,6 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
   const canCreate = useCan('repositories', 'create')
   const canDelete = useCan('repositories', 'delete')
   const repos = mergeWrites(list.data?.repositories.nodes ?? [], written, repoKey).filter((r) => r.template === templates)
-  const refetchSoon = () => {
-    refetch({ requestPolicy: 'network-only' })
-    setTimeout(() => refetch({ requestPolicy: 'network-only' }), 2000)
-  }
   const noun = templates ? 'credential template' : 'repository'
 
   async function doTest(r: Repo) {
@@ -71,7 +72,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
     if (res.error) setError(errorText(`Removing ${r.url} failed`, res.error))
     else {
       setWritten((w) => withRemoved(w, repoKey(r), repoKey))
-      refetchSoon()
+      refetchSoon(refetch)
     }
   }
 
@@ -92,9 +93,9 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
           existing={editing === 'new' ? null : editing}
           onSaved={(repo, tested) => {
             setEditing(null)
-            if (tested) setStatus((s) => ({ ...s, [repo.url]: { ok: true, text: `Connection successful (tested ${new Date().toLocaleTimeString()})` } }))
+            if (tested) setStatus((s) => ({ ...s, [repo.url]: { ok: true, text: `Connection successful (tested ${clockTime()})` } }))
             setWritten((w) => withSaved(w, repo, repoKey))
-            refetchSoon()
+            refetchSoon(refetch)
           }}
           onFailed={(url, text) => setStatus((s) => ({ ...s, [url]: { ok: false, text } }))}
           onCancel={() => setEditing(null)}
@@ -166,13 +167,12 @@ interface FormState {
 
 /** repositoryInput turns the form into createRepository's input: empty fields are left out. */
 export function repositoryInput(f: FormState, template: boolean, upsert: boolean): RepositoryInput {
-  const opt = (v: string) => (v.trim() === '' ? undefined : v.trim())
   return {
     url: f.url.trim(),
-    type: opt(f.type),
-    name: opt(f.name),
-    project: opt(f.project),
-    username: opt(f.username),
+    type: optional(f.type),
+    name: optional(f.name),
+    project: optional(f.project),
+    username: optional(f.username),
     // Secrets are sent as typed: leading spaces may be part of them.
     password: f.password === '' ? undefined : f.password,
     sshPrivateKey: f.sshPrivateKey === '' ? undefined : f.sshPrivateKey,
@@ -212,21 +212,21 @@ function RepoForm(props: {
   const [state, create] = useMutation(CreateRepositoryMutation)
   const set = (c: Partial<FormState>) => setF((x) => ({ ...x, ...c }))
   const text = (key: 'url' | 'name' | 'project' | 'username', label: string, placeholder = '') => (
-    <label className="field">
-      {label}
+    <Field label={label}>
       <input name={key} value={f[key]} placeholder={placeholder} disabled={key === 'url' && e !== null} onChange={(ev) => set({ [key]: ev.target.value })} />
-    </label>
+    </Field>
   )
   const secret = (key: 'password' | 'sshPrivateKey' | 'tlsClientCertData' | 'tlsClientCertKey', label: string, multiline: boolean) => (
-    <label className="field">
-      {label}
+    <Field label={label}>
       {multiline ? (
         <textarea name={key} rows={3} value={f[key]} autoComplete="off" spellCheck={false} onChange={(ev) => set({ [key]: ev.target.value })} />
       ) : (
         <input name={key} type="password" value={f[key]} autoComplete="new-password" onChange={(ev) => set({ [key]: ev.target.value })} />
       )}
-    </label>
+    </Field>
   )
+
+  const untested = props.template || f.skipTest
 
   async function submit(ev: FormEvent) {
     ev.preventDefault()
@@ -246,13 +246,12 @@ function RepoForm(props: {
     <form className="settings-form" onSubmit={(ev) => void submit(ev)} aria-label={e ? `Edit ${e.url}` : 'New repository'}>
       <div className="field-row">
         {text('url', props.template ? 'URL prefix' : 'Repository URL', 'https://github.com/org/repo.git')}
-        <label className="field">
-          Type
+        <Field label="Type">
           <select name="type" value={f.type} onChange={(ev) => set({ type: ev.target.value })}>
             <option value="git">git</option>
             <option value="helm">helm</option>
           </select>
-        </label>
+        </Field>
         {text('name', 'Name', f.type === 'helm' ? 'needed for Helm' : 'optional')}
         {text('project', 'Project', 'any project')}
       </div>
@@ -267,30 +266,17 @@ function RepoForm(props: {
           {secret('tlsClientCertData', 'TLS client certificate (PEM)', true)}
           {secret('tlsClientCertKey', 'TLS client key (PEM)', true)}
         </div>
-        <label className="check">
-          <input type="checkbox" checked={f.insecure} onChange={(ev) => set({ insecure: ev.target.checked })} /> Skip TLS verification
-        </label>
-        {f.type === 'helm' ? (
-          <label className="check">
-            <input type="checkbox" checked={f.enableOCI} onChange={(ev) => set({ enableOCI: ev.target.checked })} /> OCI registry
-          </label>
-        ) : null}
-        {!props.template ? (
-          <label className="check">
-            <input type="checkbox" checked={f.skipTest} onChange={(ev) => set({ skipTest: ev.target.checked })} /> Save without testing the connection
-          </label>
-        ) : null}
+        <Check label="Skip TLS verification" checked={f.insecure} onChange={(insecure) => set({ insecure })} />
+        {f.type === 'helm' ? <Check label="OCI registry" checked={f.enableOCI} onChange={(enableOCI) => set({ enableOCI })} /> : null}
+        {!props.template ? <Check label="Save without testing the connection" checked={f.skipTest} onChange={(skipTest) => set({ skipTest })} /> : null}
       </fieldset>
       {e ? <p className="k">Saving replaces the declaration: stored credentials not entered again are dropped.</p> : null}
       <ErrorLine error={error} />
-      <p className="dialog-buttons">
-        <button type="submit" className="primary" disabled={state.fetching}>
-          {state.fetching ? (props.template || f.skipTest ? 'Saving…' : 'Testing…') : props.template || f.skipTest ? 'Save' : 'Test connection and save'}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </p>
+      <FormButtons
+        submit={untested ? 'Save' : 'Test connection and save'}
+        busy={state.fetching && (untested ? 'Saving…' : 'Testing…')}
+        onCancel={props.onCancel}
+      />
     </form>
   )
 }

@@ -1,8 +1,9 @@
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery } from 'urql'
-import { errorText } from '../actions/errors'
+import { ErrorLine } from '../ui/Alert'
+import { errorText } from '../ui/errors'
+import { Field } from '../ui/form'
 import { UpdatePasswordMutation, UserInfoQuery } from './documents'
-import { ErrorLine } from './ui'
 
 /** UserInfoPage shows who the caller is, what they may do, and changes their password. */
 export function UserInfoPage() {
@@ -76,18 +77,15 @@ function PasswordForm() {
   return (
     <form className="settings-form narrow" onSubmit={(e) => void submit(e)} aria-labelledby="password-title">
       <h2 id="password-title">Change password</h2>
-      <label className="field">
-        Current password
+      <Field label="Current password">
         <input type="password" autoComplete="current-password" value={f.current} onChange={(e) => setF({ ...f, current: e.target.value })} />
-      </label>
-      <label className="field">
-        New password
+      </Field>
+      <Field label="New password">
         <input type="password" autoComplete="new-password" value={f.next} onChange={(e) => setF({ ...f, next: e.target.value })} />
-      </label>
-      <label className="field">
-        New password again
+      </Field>
+      <Field label="New password again">
         <input type="password" autoComplete="new-password" value={f.again} onChange={(e) => setF({ ...f, again: e.target.value })} />
-      </label>
+      </Field>
       <ErrorLine error={error} />
       {done ? <p role="status">Password changed. Every session of yours has ended: log in again with the new password.</p> : null}
       <p>

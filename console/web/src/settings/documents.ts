@@ -1,18 +1,32 @@
 // The GraphQL operations of the settings pages.
 import { graphql } from '../gql'
 
+export const RepositoryRowFragment = graphql(`
+  fragment RepositoryRow on Repository {
+    id
+    name
+    url
+    project
+    type
+    hasCredentials
+    template
+  }
+`)
+
+export const ConnectionFragment = graphql(`
+  fragment Connection on ConnectionState {
+    status
+    message
+    attemptedAt
+  }
+`)
+
 export const RepositoriesQuery = graphql(`
   query SettingsRepositories {
     repositories(first: 500) {
       totalCount
       nodes {
-        id
-        name
-        url
-        project
-        type
-        hasCredentials
-        template
+        ...RepositoryRow
       }
     }
   }
@@ -28,9 +42,7 @@ export const RepositoryConnectionsQuery = graphql(`
         url
         template
         connectionState {
-          status
-          message
-          attemptedAt
+          ...Connection
         }
       }
     }
@@ -40,9 +52,7 @@ export const RepositoryConnectionsQuery = graphql(`
 export const TestRepositoryMutation = graphql(`
   mutation SettingsTestRepository($url: String!) {
     testRepository(url: $url) {
-      status
-      message
-      attemptedAt
+      ...Connection
     }
   }
 `)
@@ -50,13 +60,7 @@ export const TestRepositoryMutation = graphql(`
 export const CreateRepositoryMutation = graphql(`
   mutation SettingsCreateRepository($input: RepositoryInput!) {
     createRepository(input: $input) {
-      id
-      name
-      url
-      project
-      type
-      hasCredentials
-      template
+      ...RepositoryRow
     }
   }
 `)
@@ -67,22 +71,28 @@ export const DeleteRepositoryMutation = graphql(`
   }
 `)
 
+export const ClusterRowFragment = graphql(`
+  fragment ClusterRow on Cluster {
+    id
+    name
+    server
+    namespaces
+    clusterResources
+    project
+    shard
+    labels {
+      key
+      value
+    }
+  }
+`)
+
 export const ClustersQuery = graphql(`
   query SettingsClusters {
     clusters(first: 500) {
       totalCount
       nodes {
-        id
-        name
-        server
-        namespaces
-        clusterResources
-        project
-        shard
-        labels {
-          key
-          value
-        }
+        ...ClusterRow
       }
     }
   }
@@ -91,17 +101,7 @@ export const ClustersQuery = graphql(`
 export const AddClusterMutation = graphql(`
   mutation SettingsAddCluster($input: ClusterInput!) {
     addCluster(input: $input) {
-      id
-      name
-      server
-      namespaces
-      clusterResources
-      project
-      shard
-      labels {
-        key
-        value
-      }
+      ...ClusterRow
     }
   }
 `)
@@ -123,9 +123,7 @@ export const ProjectListQuery = graphql(`
           description
           sourceRepos
           destinations {
-            server
-            name
-            namespace
+            ...Destination
           }
           roles {
             name
@@ -148,9 +146,7 @@ export const ProjectQuery = graphql(`
         roles {
           name
           jwtTokens {
-            id
-            issuedAt
-            expiresAt
+            ...Token
           }
         }
       }
@@ -186,10 +182,7 @@ export const DeleteProjectMutation = graphql(`
 export const CreateProjectTokenMutation = graphql(`
   mutation SettingsCreateProjectToken($input: CreateProjectTokenInput!) {
     createProjectToken(input: $input) {
-      id
-      token
-      issuedAt
-      expiresAt
+      ...IssuedToken
     }
   }
 `)
@@ -208,9 +201,7 @@ export const AccountsQuery = graphql(`
       capabilities
       passwordChangedAt
       tokens {
-        id
-        issuedAt
-        expiresAt
+        ...Token
       }
     }
   }
@@ -219,10 +210,7 @@ export const AccountsQuery = graphql(`
 export const CreateAccountTokenMutation = graphql(`
   mutation SettingsCreateAccountToken($input: CreateAccountTokenInput!) {
     createAccountToken(input: $input) {
-      id
-      token
-      issuedAt
-      expiresAt
+      ...IssuedToken
     }
   }
 `)
@@ -236,9 +224,7 @@ export const DeleteAccountTokenMutation = graphql(`
 export const UserInfoQuery = graphql(`
   query SettingsUserInfo {
     me {
-      loggedIn
-      username
-      groups
+      ...Who
       email
       permissions {
         subject

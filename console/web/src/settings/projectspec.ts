@@ -3,6 +3,7 @@
 // fields the page does not show (orphanedResources, signatureKeys ...)
 // stay as they were. Every edit returns a new spec.
 import { parse, stringify } from 'yaml'
+import { splitList } from '../ui/input'
 
 export type Spec = Record<string, unknown>
 type Obj = Record<string, unknown>
@@ -73,14 +74,6 @@ export function addRole(spec: Spec, name: string, description: string): Spec | {
   const role: Obj = { name }
   if (description) role.description = description
   return { ...spec, roles: [...listOf(spec, 'roles'), role] }
-}
-
-/** splitList reads a comma-separated field into its non-empty items. */
-export function splitList(s: string): string[] {
-  return s
-    .split(',')
-    .map((x) => x.trim())
-    .filter((x) => x !== '')
 }
 
 export interface WindowForm {

@@ -29,3 +29,9 @@ export function mergeWrites<T>(listed: readonly T[], w: Writes<T>, key: (t: T) =
   for (const k of w.removed) byKey.delete(k)
   return [...byKey.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, t]) => t)
 }
+
+/** refetchSoon reads the list again now, and once more after 2 s, when the server's cache should hold the write. */
+export function refetchSoon(refetch: (opts: { requestPolicy: 'network-only' }) => void): void {
+  refetch({ requestPolicy: 'network-only' })
+  setTimeout(() => refetch({ requestPolicy: 'network-only' }), 2000)
+}

@@ -1,4 +1,4 @@
-import { externalHref } from './safeurl'
+import { externalHref } from '../safeurl'
 
 /** ExternalLink shows a URL from data, as a link only when it names another site over http(s). */
 export function ExternalLink({ url }: { url: string }) {

@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef, type ReactNode } from 'react'
-import './actions.css'
+import './ui.css'
 
 /**
  * Dialog is a modal <dialog>: the browser keeps focus inside it and closes
