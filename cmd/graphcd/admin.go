@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver/render"
 )
@@ -22,37 +22,11 @@ func newAdminCmd(root *rootOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "admin",
 		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, rotate the session key",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	c.AddCommand(newAdminHealthCmd(root), newAdminDiffCmd(root), newAdminRenderCmd(root), newAdminSyncPlanCmd(root), newAdminRBACCmd(root), newAdminRotateSessionKeyCmd(root))
 	return c
-}
-
-// maxInputFile bounds a file given to an admin command.
-const maxInputFile = 64 << 20
-
-// readInput reads a file ("-" for stdin) of at most maxInputFile bytes.
-func readInput(c *cobra.Command, path string) ([]byte, error) {
-	var r io.Reader
-	if path == "-" {
-		r = c.InOrStdin()
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, errors.Unwrap(err))
-		}
-		defer func() { _ = f.Close() }()
-		r = f
-	}
-	b, err := io.ReadAll(io.LimitReader(r, maxInputFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(b) > maxInputFile {
-		return nil, fmt.Errorf("read %s: larger than %d MiB", path, maxInputFile>>20)
-	}
-	return b, nil
 }
 
 // document is one YAML/JSON document of an input file, decoded into its
@@ -101,7 +75,7 @@ func loadSettings(c *cobra.Command, path string) (*settings.Settings, error) {
 	if path == "" {
 		return settings.Parse(nil)
 	}
-	b, err := readInput(c, path)
+	b, err := command.ReadInput(c, path)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/sync"
@@ -42,14 +43,14 @@ also get the app's tracking annotation (or label: the tracking method of
 
 Prints a unified diff per differing object. Exit code 0 when everything is
 equal, 1 when something differs, 2 on error.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			modified, err := runAdminDiff(c, o)
 			switch {
 			case err != nil:
-				return exitCodeError{code: exitUsage, err: err}
+				return command.ExitCodeError{Code: command.ExitUsage, Err: err}
 			case modified:
-				return exitCodeError{code: exitError}
+				return command.ExitCodeError{Code: command.ExitError}
 			}
 			return nil
 		},
@@ -91,7 +92,7 @@ func runAdminDiff(c *cobra.Command, o *adminDiffOptions) (bool, error) {
 	}
 	var app v1alpha1.Application
 	if o.app != "" {
-		b, err := readInput(c, o.app)
+		b, err := command.ReadInput(c, o.app)
 		if err != nil {
 			return false, err
 		}
@@ -171,7 +172,7 @@ func printDiff(out io.Writer, k objKey, res *diff.Result) error {
 
 // readObjects reads the objects of a file, refusing unreadable documents.
 func readObjects(c *cobra.Command, path string) ([]*unstructured.Unstructured, error) {
-	data, err := readInput(c, path)
+	data, err := command.ReadInput(c, path)
 	if err != nil {
 		return nil, err
 	}

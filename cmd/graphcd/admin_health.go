@@ -6,16 +6,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/health"
 )
 
 type adminHealthOptions struct {
 	file, settings string
-	output         *enumValue
+	output         *command.Enum
 }
 
 func newAdminHealthCmd(root *rootOptions) *cobra.Command {
-	o := &adminHealthOptions{output: newEnum("json", "json", "text")}
+	o := &adminHealthOptions{output: command.NewEnum("json", "json", "text")}
 	c := &cobra.Command{
 		Use:   "health -f FILE",
 		Short: "Judge the health of the objects in a file, as the controller would",
@@ -29,7 +30,7 @@ Prints one result per object, in input order: a JSON line
 table (-o text). Objects of kinds with no health check have an empty status.
 A document that cannot be read gets an "error" line; the others are still
 judged, and the exit code is then 2.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runAdminHealth(c, o) },
 	}
 	f := c.Flags()
@@ -60,7 +61,7 @@ func runAdminHealth(c *cobra.Command, o *adminHealthOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.settings, err)
 	}
-	data, err := readInput(c, o.file)
+	data, err := command.ReadInput(c, o.file)
 	if err != nil {
 		return err
 	}
@@ -88,15 +89,15 @@ func runAdminHealth(c *cobra.Command, o *adminHealthOptions) error {
 	}
 	out := c.OutOrStdout()
 	if o.output.String() == "text" {
-		w := newTable(out, "KIND", "NAMESPACE", "NAME", "STATUS", "MESSAGE")
+		w := command.NewTable(out, "KIND", "NAMESPACE", "NAME", "STATUS", "MESSAGE")
 		for _, l := range lines {
 			if l.Error != "" {
-				w.row("-", "-", "-", "Error", l.Error)
+				w.Row("-", "-", "-", "Error", l.Error)
 				continue
 			}
-			w.row(l.Kind, l.Namespace, l.Name, l.Status, l.Message)
+			w.Row(l.Kind, l.Namespace, l.Name, l.Status, l.Message)
 		}
-		if err := w.flush(); err != nil {
+		if err := w.Flush(); err != nil {
 			return err
 		}
 	} else {
@@ -108,7 +109,7 @@ func runAdminHealth(c *cobra.Command, o *adminHealthOptions) error {
 		}
 	}
 	if failed {
-		return exitCodeError{code: exitUsage, err: fmt.Errorf("some documents of %s could not be read", o.file)}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("some documents of %s could not be read", o.file)}
 	}
 	return nil
 }

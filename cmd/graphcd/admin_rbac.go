@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/rbac"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 type adminRBACOptions struct {
@@ -26,7 +27,7 @@ func newAdminRBACCmd(_ *rootOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "rbac",
 		Short: "Check RBAC policies offline: may a subject do something, is a policy valid",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	c.AddCommand(newAdminRBACCanCmd(), newAdminRBACValidateCmd())
@@ -65,7 +66,7 @@ a rule's pattern covers it), with a warning.
     --rbac-config argocd-rbac-cm.yaml --groups my-org:team-alpha`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 3 && len(args) != 4 {
-				return &usageError{cmd: c, err: fmt.Errorf("%q takes SUBJECT ACTION RESOURCE [OBJECT], got %d argument(s)", c.CommandPath(), len(args))}
+				return &command.UsageError{Cmd: c, Err: fmt.Errorf("%q takes SUBJECT ACTION RESOURCE [OBJECT], got %d argument(s)", c.CommandPath(), len(args))}
 			}
 			return nil
 		},
@@ -88,7 +89,7 @@ argocd-rbac-cm), --policy-file and the roles of the AppProjects in
 naming the file, the key, the line and the reason, and exits 1 if there is
 any; exits 0 when the policy is valid and 2 when it cannot be read or its
 policy.matchMode or scopes are invalid.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runAdminRBACValidate(c, o) },
 	}
 	o.addPolicyFlags(c)
@@ -107,7 +108,7 @@ func runAdminRBACCan(c *cobra.Command, o *adminRBACOptions, args []string) error
 	}
 	p, problems, err := loadRBACPolicy(c, o)
 	if err != nil {
-		return exitCodeError{code: exitUsage, err: err}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: err}
 	}
 	for _, msg := range problems {
 		_, _ = fmt.Fprintf(c.ErrOrStderr(), "graphcd: warning: %s (line left out)\n", msg)
@@ -117,11 +118,11 @@ func runAdminRBACCan(c *cobra.Command, o *adminRBACOptions, args []string) error
 	}
 	e, err := rbac.NewEnforcer(p)
 	if err != nil {
-		return exitCodeError{code: exitUsage, err: err}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: err}
 	}
 	problems, err = addProjectRoles(c, e, o.projects)
 	if err != nil {
-		return exitCodeError{code: exitUsage, err: err}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: err}
 	}
 	for _, msg := range problems {
 		_, _ = fmt.Fprintf(c.ErrOrStderr(), "graphcd: warning: %s (line left out)\n", msg)
@@ -136,24 +137,24 @@ func runAdminRBACCan(c *cobra.Command, o *adminRBACOptions, args []string) error
 	if _, err := fmt.Fprintln(c.OutOrStdout(), "no"); err != nil {
 		return err
 	}
-	return exitCodeError{code: exitError}
+	return command.ExitCodeError{Code: command.ExitError}
 }
 
 func runAdminRBACValidate(c *cobra.Command, o *adminRBACOptions) error {
 	if o.rbacConfig == "" && o.policyFile == "" && len(o.projects) == 0 {
-		return &usageError{cmd: c, err: errors.New("give --rbac-config, --policy-file or --projects")}
+		return &command.UsageError{Cmd: c, Err: errors.New("give --rbac-config, --policy-file or --projects")}
 	}
 	p, problems, err := loadRBACPolicy(c, o)
 	if err != nil {
-		return exitCodeError{code: exitUsage, err: err}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: err}
 	}
 	e, err := rbac.NewEnforcer(p)
 	if err != nil {
-		return exitCodeError{code: exitUsage, err: err}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: err}
 	}
 	projectProblems, err := addProjectRoles(c, e, o.projects)
 	if err != nil {
-		return exitCodeError{code: exitUsage, err: err}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: err}
 	}
 	problems = append(problems, projectProblems...)
 	out := c.OutOrStdout()
@@ -163,7 +164,7 @@ func runAdminRBACValidate(c *cobra.Command, o *adminRBACOptions) error {
 		}
 	}
 	if len(problems) > 0 {
-		return exitCodeError{code: exitError, err: fmt.Errorf("%d invalid policy line(s)", len(problems))}
+		return command.ExitCodeError{Code: command.ExitError, Err: fmt.Errorf("%d invalid policy line(s)", len(problems))}
 	}
 	_, err = fmt.Fprintln(out, "policy is valid")
 	return err
@@ -175,7 +176,7 @@ func runAdminRBACValidate(c *cobra.Command, o *adminRBACOptions) error {
 func loadRBACPolicy(c *cobra.Command, o *adminRBACOptions) (*rbac.Policy, []string, error) {
 	data, fileLines := map[string]string{}, map[string]int{}
 	if o.rbacConfig != "" {
-		b, err := readInput(c, o.rbacConfig)
+		b, err := command.ReadInput(c, o.rbacConfig)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -195,7 +196,7 @@ func loadRBACPolicy(c *cobra.Command, o *adminRBACOptions) (*rbac.Policy, []stri
 		return nil, nil, fmt.Errorf("%s: %w", o.rbacConfig, err)
 	}
 	if o.policyFile != "" {
-		b, err := readInput(c, o.policyFile)
+		b, err := command.ReadInput(c, o.policyFile)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -213,7 +214,7 @@ func loadRBACPolicy(c *cobra.Command, o *adminRBACOptions) (*rbac.Policy, []stri
 func addProjectRoles(c *cobra.Command, e *rbac.Enforcer, files []string) ([]string, error) {
 	var problems []string
 	for _, file := range files {
-		b, err := readInput(c, file)
+		b, err := command.ReadInput(c, file)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 )
@@ -22,12 +23,12 @@ type adminRenderOptions struct {
 	helmValues, helmSet, helmSetString, kustomizeImages          []string
 	jsonnetExtStr, jsonnetTLAStr                                 []string
 	plugin, pluginSocketDir                                      string
-	output                                                       *enumValue
+	output                                                       *command.Enum
 	render                                                       renderWorkerOptions
 }
 
 func newAdminRenderCmd(root *rootOptions) *cobra.Command {
-	o := &adminRenderOptions{output: newEnum("yaml", "yaml", "json")}
+	o := &adminRenderOptions{output: command.NewEnum("yaml", "yaml", "json")}
 	c := &cobra.Command{
 		Use:   "render --repo URL|PATH",
 		Short: "Render an application source's manifests, as the repository server would",
@@ -38,7 +39,7 @@ detect the tool (Helm, Kustomize, directory/Jsonnet), render in process.
 --repo is a Git URL, a local Git working copy, or with --chart a Helm
 repository URL (oci://... for an OCI registry). -o json prints one JSON
 array of objects; -o yaml a multi-document stream.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runAdminRender(c, root, o) },
 	}
 	f := c.Flags()
@@ -67,7 +68,7 @@ array of objects; -o yaml a multi-document stream.`,
 func runAdminRender(c *cobra.Command, root *rootOptions, o *adminRenderOptions) error {
 	src, err := o.source()
 	if err != nil {
-		return &usageError{cmd: c, err: err}
+		return &command.UsageError{Cmd: c, Err: err}
 	}
 	repo := reposerver.Repository{URL: o.repo}
 	local := false

@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/graphcd/graphcd/auth/session"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // newAdminRotateSessionKeyCmd rotates the key that signs sessions and
@@ -22,9 +23,9 @@ signed with the old key keep working until they expire or until the next
 rotation, so nobody is logged out at once; rotating twice in a row logs
 everyone out (and ends every API token). Every graphcd server picks the new
 key up within seconds, without a restart.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			k, err := connectKube(c.Context(), kubeOptions{kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig")})
+			k, err := connectKube(c.Context(), kubeOptions{kubeconfig: root.kubeconfig, origin: command.FlagOrigin(c, "kubeconfig")})
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/sync"
 )
 
@@ -21,11 +22,11 @@ type adminSyncPlanOptions struct {
 	files       []string
 	namespace   string
 	syncOptions []string
-	output      *enumValue
+	output      *command.Enum
 }
 
 func newAdminSyncPlanCmd(_ *rootOptions) *cobra.Command {
-	o := &adminSyncPlanOptions{output: newEnum("text", "text", "json")}
+	o := &adminSyncPlanOptions{output: command.NewEnum("text", "text", "json")}
 	c := &cobra.Command{
 		Use:   "sync-plan -f PATH...",
 		Short: "Print the order in which a sync would apply manifests and run hooks",
@@ -47,7 +48,7 @@ Prints a table (-o text) or one JSON array of the tasks in execution order
 (-o json). An object with a bad sync annotation or that cannot be read is
 reported on stderr, one line each, with no plan and exit code 1; a usage
 error exits 2.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runAdminSyncPlan(c, o) },
 	}
 	f := c.Flags()
@@ -78,15 +79,15 @@ type syncPlanTask struct {
 
 func runAdminSyncPlan(c *cobra.Command, o *adminSyncPlanOptions) error {
 	if len(o.files) == 0 {
-		return &usageError{cmd: c, err: errors.New("flag -f/--file is required")}
+		return &command.UsageError{Cmd: c, Err: errors.New("flag -f/--file is required")}
 	}
 	desired, problems, err := readManifests(c, o.files)
 	if err != nil {
-		return exitCodeError{code: exitUsage, err: err}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: err}
 	}
 	app, err := sync.ParseSyncOptions(o.syncOptions)
 	if err != nil {
-		return &usageError{cmd: c, err: fmt.Errorf("--sync-option: %w", err)}
+		return &command.UsageError{Cmd: c, Err: fmt.Errorf("--sync-option: %w", err)}
 	}
 	plan, err := sync.Build(desired, nil, sync.Options{
 		Namespace: o.namespace, SyncOptions: o.syncOptions, ClusterScoped: sync.OfflineScope(desired, nil),
@@ -99,19 +100,19 @@ func runAdminSyncPlan(c *cobra.Command, o *adminSyncPlanOptions) error {
 	}
 	stderr := c.ErrOrStderr()
 	for _, w := range plan.Warnings {
-		_, _ = fmt.Fprintf(stderr, "graphcd: warning: %s\n", oneLine(w.Error()))
+		_, _ = fmt.Fprintf(stderr, "graphcd: warning: %s\n", command.OneLine(w.Error()))
 	}
 	if len(problems) > 0 {
 		for _, p := range problems {
-			_, _ = fmt.Fprintf(stderr, "graphcd: %s\n", oneLine(p))
+			_, _ = fmt.Fprintf(stderr, "graphcd: %s\n", command.OneLine(p))
 		}
-		return exitCodeError{code: exitError, err: fmt.Errorf("%d problem(s) in the manifests, no plan", len(problems))}
+		return command.ExitCodeError{Code: command.ExitError, Err: fmt.Errorf("%d problem(s) in the manifests, no plan", len(problems))}
 	}
 	tasks := slices.Concat(plan.Tasks, plan.SyncFail)
 	if o.output.String() == "json" {
 		return printSyncPlanJSON(c, tasks, app)
 	}
-	w := newTable(c.OutOrStdout(), "PHASE", "WAVE", "KIND", "NAMESPACE", "NAME", "HOOK", "DELETE-POLICY")
+	w := command.NewTable(c.OutOrStdout(), "PHASE", "WAVE", "KIND", "NAMESPACE", "NAME", "HOOK", "DELETE-POLICY")
 	for _, t := range tasks {
 		kind := t.Kind
 		if t.Group != "" {
@@ -121,9 +122,9 @@ func runAdminSyncPlan(c *cobra.Command, o *adminSyncPlanOptions) error {
 		if name == "" {
 			name = t.GenerateName + "*"
 		}
-		w.row(string(t.Phase), strconv.Itoa(t.Wave), kind, t.Namespace, name, string(t.HookType), strings.Join(policyNames(t.DeletePolicies), ","))
+		w.Row(string(t.Phase), strconv.Itoa(t.Wave), kind, t.Namespace, name, string(t.HookType), strings.Join(policyNames(t.DeletePolicies), ","))
 	}
-	return w.flush()
+	return w.Flush()
 }
 
 // printSyncPlanJSON prints the tasks as one JSON array; syncOptions are
@@ -183,7 +184,7 @@ func readManifests(c *cobra.Command, paths []string) (objs []*unstructured.Unstr
 		}
 	}
 	for _, f := range files {
-		data, err := readInput(c, f)
+		data, err := command.ReadInput(c, f)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // admin sync-plan reads a directory (only manifest files, hidden
@@ -14,7 +16,7 @@ import (
 // SyncFail hooks last and PreDelete hooks left out.
 func TestAdminSyncPlanTable(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "admin", "sync-plan", "-f", "testdata/sync-plan/app", "--namespace", "shop")
-	if code != exitOK || stderr != "" {
+	if code != command.ExitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	want := []string{
@@ -43,7 +45,7 @@ func TestAdminSyncPlanJSON(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "admin", "sync-plan", "-o", "json", "--namespace", "shop",
 		"--sync-option", "CreateNamespace=true", "--sync-option", "Replace=true",
 		"-f", "testdata/sync-plan/crd.yaml", "-f", "testdata/sync-plan/app/hooks.yml")
-	if code != exitOK || stderr != "" {
+	if code != command.ExitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	var got []map[string]any
@@ -90,7 +92,7 @@ metadata:
 `
 	withStdin(t, in)
 	code, stdout, stderr := runCLI(t, nil, "admin", "sync-plan", "-f", "-", "-o", "json", "--sync-option", "ServerSideApply=true")
-	if code != exitOK || stderr != "" {
+	if code != command.ExitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	var got []struct {
@@ -108,7 +110,7 @@ metadata:
 // Bad manifests: one line per problem on stderr, no plan, exit 1.
 func TestAdminSyncPlanBadManifests(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "admin", "sync-plan", "-f", "testdata/sync-plan/bad.yaml", "-o", "json")
-	if code != exitError || stdout != "" {
+	if code != command.ExitError || stdout != "" {
 		t.Errorf("exit %d, stdout %q; want 1 and no plan", code, stdout)
 	}
 	want := []string{
@@ -136,7 +138,7 @@ func TestAdminSyncPlanUsage(t *testing.T) {
 	for _, tt := range tests {
 		code, _, stderr := runCLI(t, nil, append([]string{"admin", "sync-plan"}, tt.args...)...)
 		first, _, _ := strings.Cut(stderr, "\n")
-		if code != exitUsage || first != tt.want {
+		if code != command.ExitUsage || first != tt.want {
 			t.Errorf("sync-plan %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
 		}
 	}
@@ -185,7 +187,7 @@ metadata: {name: reader}
 `
 	withStdin(t, in)
 	code, stdout, stderr := runCLI(t, nil, "admin", "sync-plan", "-f", "-", "-o", "json", "--namespace", "shop")
-	if code != exitOK || stderr != "" {
+	if code != command.ExitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	var tasks []struct {

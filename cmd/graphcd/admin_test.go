@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // admin health judges each document, applies the Lua customization from
 // an argocd-cm, reports unreadable documents in place and exits 2 for them.
 func TestAdminHealth(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "admin", "health", "-f", "testdata/health-objects.yaml", "--settings", "testdata/health-settings.yaml")
-	if code != exitUsage || !strings.Contains(stderr, "could not be read") {
+	if code != command.ExitUsage || !strings.Contains(stderr, "could not be read") {
 		t.Errorf("exit %d, stderr %q; want 2 for the unreadable document", code, stderr)
 	}
 	var got []healthLine
@@ -127,7 +129,7 @@ func adminHealthLines(t *testing.T, args ...string) []healthLine {
 
 func TestAdminHealthBadSettings(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "admin", "health", "-f", "testdata/health-objects.yaml", "--settings", "testdata/health-objects.yaml")
-	if code != exitError || !strings.Contains(stderr, `kind is "Deployment", want ConfigMap`) {
+	if code != command.ExitError || !strings.Contains(stderr, `kind is "Deployment", want ConfigMap`) {
 		t.Errorf("exit %d, stderr %q; want 1 naming the bad settings file", code, stderr)
 	}
 }
@@ -159,7 +161,7 @@ func TestAdminDiff(t *testing.T) {
 // absent live field: exit 0 and no output.
 func TestAdminDiffEmptyEqualsNull(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "admin", "diff", "--desired", "testdata/diff/empty-desired.yaml", "--live", "testdata/diff/empty-live.yaml")
-	if code != exitOK || stdout != "" {
+	if code != command.ExitOK || stdout != "" {
 		t.Errorf("exit %d, output %q, stderr %q; want 0 and nothing", code, stdout, stderr)
 	}
 }
@@ -168,7 +170,7 @@ func TestAdminDiffEmptyEqualsNull(t *testing.T) {
 // and a modified Secret shows the key that differs, masked.
 func TestAdminDiffSecretEmptyValues(t *testing.T) {
 	code, stdout, _ := runCLI(t, nil, "admin", "diff", "--desired", "testdata/diff/secret-desired.yaml", "--live", "testdata/diff/secret-live.yaml")
-	if code != exitError {
+	if code != command.ExitError {
 		t.Errorf("exit %d, want 1 for the new key", code)
 	}
 	var changed []string
@@ -192,7 +194,7 @@ func TestAdminDiffSecretEmptyValues(t *testing.T) {
 func TestAdminDiffDestinationNamespace(t *testing.T) {
 	files := []string{"admin", "diff", "--desired", "testdata/diff/ns-desired.yaml", "--live", "testdata/diff/ns-live.yaml"}
 	code, stdout, _ := runCLI(t, nil, files...)
-	if code != exitError || !strings.Contains(stdout, "===== apps/Deployment/web (missing from the cluster)") ||
+	if code != command.ExitError || !strings.Contains(stdout, "===== apps/Deployment/web (missing from the cluster)") ||
 		!strings.Contains(stdout, "===== shop/apps/Deployment/web (not in Git)") {
 		t.Errorf("without a destination namespace: exit %d; want 1 and the Deployment unpaired:\n%s", code, stdout)
 	}
@@ -205,12 +207,12 @@ func TestAdminDiffDestinationNamespace(t *testing.T) {
 		{name: "--namespace wins over --app", args: []string{"--app", "testdata/diff/app.yaml", "--namespace", "shop"}},
 	} {
 		code, stdout, stderr := runCLI(t, nil, append(files, tc.args...)...)
-		if code != exitOK || stdout != "" {
+		if code != command.ExitOK || stdout != "" {
 			t.Errorf("%s: exit %d, output %q, stderr %q; want 0 and nothing", tc.name, code, stdout, stderr)
 		}
 	}
 	code, stdout, _ = runCLI(t, nil, append(files, "--namespace", "edge")...)
-	if code != exitError || !strings.Contains(stdout, "===== edge/apps/Deployment/web (missing from the cluster)") ||
+	if code != command.ExitError || !strings.Contains(stdout, "===== edge/apps/Deployment/web (missing from the cluster)") ||
 		strings.Contains(stdout, "ClusterRole") || strings.Contains(stdout, "ClusterIssuer") || strings.Contains(stdout, "Tenant") {
 		t.Errorf("--namespace edge: exit %d; want 1 with only the Deployment unpaired:\n%s", code, stdout)
 	}
@@ -222,21 +224,21 @@ func TestAdminDiffDestinationNamespace(t *testing.T) {
 func TestAdminDiffTracking(t *testing.T) {
 	files := []string{"admin", "diff", "--desired", "testdata/diff/tracked-desired.yaml", "--live", "testdata/diff/tracked-live.yaml"}
 	code, stdout, _ := runCLI(t, nil, append(files, "--namespace", "shop")...)
-	if code != exitError || !strings.Contains(stdout, `-    argocd.argoproj.io/tracking-id: "web:/ConfigMap:shop/settings"`) {
+	if code != command.ExitError || !strings.Contains(stdout, `-    argocd.argoproj.io/tracking-id: "web:/ConfigMap:shop/settings"`) {
 		t.Errorf("without --app: exit %d; want 1 and the tracking id removed:\n%s", code, stdout)
 	}
-	if code, stdout, stderr := runCLI(t, nil, append(files, "--app", "testdata/diff/app.yaml")...); code != exitOK || stdout != "" {
+	if code, stdout, stderr := runCLI(t, nil, append(files, "--app", "testdata/diff/app.yaml")...); code != command.ExitOK || stdout != "" {
 		t.Errorf("--app: exit %d, output %q, stderr %q; want 0 and nothing", code, stdout, stderr)
 	}
 	code, stdout, _ = runCLI(t, nil, append(files, "--app", "testdata/diff/app.yaml", "--settings", "testdata/diff/label-tracking-cm.yaml")...)
-	if code != exitError || !strings.Contains(stdout, "+    app.kubernetes.io/instance: web") || !strings.Contains(stdout, "-    argocd.argoproj.io/tracking-id") {
+	if code != command.ExitError || !strings.Contains(stdout, "+    app.kubernetes.io/instance: web") || !strings.Contains(stdout, "-    argocd.argoproj.io/tracking-id") {
 		t.Errorf("--app with label tracking: exit %d; want 1, the label added and the id removed:\n%s", code, stdout)
 	}
 }
 
 func TestAdminRenderFlags(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "admin", "render", "--repo", ".", "--helm-set", "novalue")
-	if code != exitUsage || !strings.Contains(stderr, `parameter "novalue": want name=value`) {
+	if code != command.ExitUsage || !strings.Contains(stderr, `parameter "novalue": want name=value`) {
 		t.Errorf("exit %d, stderr %q; want a usage error", code, stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // The exit codes of the client commands (login, context, app ...):
@@ -173,10 +174,10 @@ func cliRun(run func(c *cobra.Command, args []string) error) func(*cobra.Command
 		if err == nil {
 			return nil
 		}
-		if _, ok := errors.AsType[exitCodeError](err); ok {
+		if _, ok := errors.AsType[command.ExitCodeError](err); ok {
 			return err
 		}
-		if _, ok := errors.AsType[*usageError](err); ok {
+		if _, ok := errors.AsType[*command.UsageError](err); ok {
 			return err // exits 2 with a pointer to --help
 		}
 		err = client.Explain(err)
@@ -186,20 +187,20 @@ func cliRun(run func(c *cobra.Command, args []string) error) func(*cobra.Command
 		if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
 			err = fmt.Errorf("%w; give the server's certificate (or its CA) with --server-crt, or, if you trust this server, pass --insecure to skip the check", err)
 		}
-		return exitCodeError{code: cliExitError, err: err}
+		return command.ExitCodeError{Code: cliExitError, Err: err}
 	}
 }
 
 // notAsExpected ends a command with exit code 1 and err's message.
 func notAsExpected(err error) error {
-	return exitCodeError{code: cliExitNotAsExpected, err: err}
+	return command.ExitCodeError{Code: cliExitNotAsExpected, Err: err}
 }
 
 // cliArgs checks the number of positional arguments as a usage error.
 func cliArgs(n int, names ...string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return &usageError{cmd: c, err: fmt.Errorf("%q wants %d argument(s) (%s), got %d", c.CommandPath(), n, strings.Join(names, " "), len(args))}
+			return &command.UsageError{Cmd: c, Err: fmt.Errorf("%q wants %d argument(s) (%s), got %d", c.CommandPath(), n, strings.Join(names, " "), len(args))}
 		}
 		return nil
 	}
@@ -209,7 +210,7 @@ func cliArgs(n int, names ...string) cobra.PositionalArgs {
 var outputFormats = []string{"table", "wide", "json", "yaml", "name"}
 
 // newOutput returns the -o flag's value.
-func newOutput() *enumValue { return newEnum("table", outputFormats...) }
+func newOutput() *command.Enum { return command.NewEnum("table", outputFormats...) }
 
 // printStructured prints v as JSON or YAML, as the API's field names
 // spell them.

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 func newAccountCmd(root *rootOptions) *cobra.Command {
@@ -55,7 +56,7 @@ func newAccountListCmd(o *apiOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the local accounts you may see",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			accounts, err := listAccounts(c, o)
 			if err != nil {
@@ -76,11 +77,11 @@ func newAccountListCmd(o *apiOptions) *cobra.Command {
 				}
 				return nil
 			}
-			t := newTable(w, "NAME", "ENABLED", "CAPABILITIES", "TOKENS")
+			t := command.NewTable(w, "NAME", "ENABLED", "CAPABILITIES", "TOKENS")
 			for _, a := range accounts {
-				t.row(a.Name, yesNo(a.Enabled), strings.Join(a.Capabilities, ","), fmt.Sprint(len(a.Tokens)))
+				t.Row(a.Name, yesNo(a.Enabled), strings.Join(a.Capabilities, ","), fmt.Sprint(len(a.Tokens)))
 			}
-			return t.flush()
+			return t.Flush()
 		}),
 	}
 }
@@ -130,15 +131,15 @@ func printAccount(w io.Writer, format string, a *account) error {
 	case "name":
 		return printNames(w, a.Name)
 	}
-	kv := newTable(w, "Name:", a.Name)
-	kv.row("Enabled:", yesNo(a.Enabled))
-	kv.row("Capabilities:", strings.Join(a.Capabilities, ", "))
+	kv := command.NewTable(w, "Name:", a.Name)
+	kv.Row("Enabled:", yesNo(a.Enabled))
+	kv.Row("Capabilities:", strings.Join(a.Capabilities, ", "))
 	changed := "never"
 	if a.PasswordChangedAt != nil {
 		changed = a.PasswordChangedAt.Format(time.RFC3339)
 	}
-	kv.row("Password Changed:", changed)
-	if err := kv.flush(); err != nil {
+	kv.Row("Password Changed:", changed)
+	if err := kv.Flush(); err != nil {
 		return err
 	}
 	if len(a.Tokens) == 0 {
@@ -147,11 +148,11 @@ func printAccount(w io.Writer, format string, a *account) error {
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
-	t := newTable(w, "TOKEN ID", "ISSUED", "EXPIRES")
+	t := command.NewTable(w, "TOKEN ID", "ISSUED", "EXPIRES")
 	for _, tok := range a.Tokens {
-		t.row(tok.Id, tok.IssuedAt.Format(time.RFC3339), expiry(tok.ExpiresAt))
+		t.Row(tok.Id, tok.IssuedAt.Format(time.RFC3339), expiry(tok.ExpiresAt))
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func newAccountUpdatePasswordCmd(o *apiOptions) *cobra.Command {
@@ -167,7 +168,7 @@ second the new one. Every session of the account ends, yours too when it
 is yours: log in again.`,
 		Example: `  graphcd account update-password
   printf '%s\n%s\n' "$CURRENT" "$NEW" | graphcd account update-password --account ci`,
-		Args:              noArgs,
+		Args:              command.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			s := newSecrets(c, o.root.stderr)
@@ -220,7 +221,7 @@ The token is printed alone, for $(...); -o json prints {id, token,
 issuedAt, expiresAt}. graphcd keeps only its ID.`,
 		Example: `  export GRAPHCD_AUTH_TOKEN=$(graphcd account generate-token --account ci --expires-in 720h)
   graphcd account generate-token --account ci --id pipeline -o json`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			expires, err := checkDuration(c, "expires-in", expiresIn)
 			if err != nil {

@@ -13,13 +13,14 @@ import (
 	"golang.org/x/term"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // apiOptions are the flags of the proj, repo, repocreds, cluster and
 // account commands.
 type apiOptions struct {
 	cliOptions
-	output *enumValue
+	output *command.Enum
 }
 
 // newAPIGroup returns a command that only groups subcommands, with the
@@ -29,7 +30,7 @@ func newAPIGroup(root *rootOptions, use, short string, subs func(o *apiOptions) 
 	c := &cobra.Command{
 		Use:   use,
 		Short: short,
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	f := c.PersistentFlags()
@@ -114,7 +115,7 @@ func checkDuration(c *cobra.Command, flag, s string) (*string, error) {
 		return nil, nil
 	}
 	if d, err := time.ParseDuration(s); err != nil || d <= 0 {
-		return nil, &usageError{cmd: c, err: fmt.Errorf("--%s %q: want a positive duration such as 720h", flag, s)}
+		return nil, &command.UsageError{Cmd: c, Err: fmt.Errorf("--%s %q: want a positive duration such as 720h", flag, s)}
 	}
 	return &s, nil
 }
@@ -173,7 +174,7 @@ func (s *secrets) ask(what string) (string, error) {
 // readSecretFile reads a credential from a file (- for stdin), without
 // the trailing line ending of a token file.
 func readSecretFile(c *cobra.Command, path string) (string, error) {
-	b, err := readInput(c, path)
+	b, err := command.ReadInput(c, path)
 	if err != nil {
 		return "", err
 	}

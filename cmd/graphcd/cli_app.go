@@ -10,13 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // appOptions are the flags of every app subcommand.
 type appOptions struct {
 	cliOptions
 	namespace string
-	output    *enumValue
+	output    *command.Enum
 }
 
 // ns is the --app-namespace argument: nil for the server's own.
@@ -45,7 +46,7 @@ Exit codes: 0 when all went as asked; 1 when the command worked but the
 outcome is not the one asked for (app wait timed out, app diff found
 differences, a sync or rollback failed); 2 for errors, such as an unknown
 application (NOT_FOUND) or a refused request (FORBIDDEN).`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	f := c.PersistentFlags()
@@ -94,7 +95,7 @@ func newAppListCmd(o *appOptions) *cobra.Command {
 		Example: `  graphcd app list
   graphcd app list --project web -l team=web -o wide
   graphcd app list -o name`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			cl, err := o.connect()
 			if err != nil {
@@ -151,7 +152,7 @@ func printAppList(w io.Writer, format string, apps []client.AppSummary) error {
 	if wide {
 		headers = append(headers, "SYNC POLICY", "REPO", "PATH", "TARGET", "REVISION")
 	}
-	t := newTable(w, headers...)
+	t := command.NewTable(w, headers...)
 	for _, a := range apps {
 		op := ""
 		if s := a.Status.OperationState; s != nil {
@@ -177,9 +178,9 @@ func printAppList(w io.Writer, format string, apps []client.AppSummary) error {
 			}
 			row = append(row, policy, repo, path, target, shortRevision(a.Status.Sync.Revision))
 		}
-		t.row(row...)
+		t.Row(row...)
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func destination(server, name, namespace string) string {
@@ -242,36 +243,36 @@ func printApp(w io.Writer, format string, a *client.AppDetail) error {
 		_, err := fmt.Fprintln(w, a.Name)
 		return err
 	}
-	kv := newTable(w, "Name:", a.Name)
-	kv.row("Namespace:", a.Namespace)
-	kv.row("Project:", a.Project)
+	kv := command.NewTable(w, "Name:", a.Name)
+	kv.Row("Namespace:", a.Namespace)
+	kv.Row("Project:", a.Project)
 	d := a.Spec.Destination
-	kv.row("Destination:", destination(d.Server, d.Name, d.Namespace))
+	kv.Row("Destination:", destination(d.Server, d.Name, d.Namespace))
 	if s := a.Spec.Source; s != nil {
-		kv.row("Repo:", s.RepoURL)
-		kv.row("Path:", s.Path)
-		kv.row("Target:", s.TargetRevision)
+		kv.Row("Repo:", s.RepoURL)
+		kv.Row("Path:", s.Path)
+		kv.Row("Target:", s.TargetRevision)
 	}
 	for i, s := range a.Spec.Sources {
-		kv.row(fmt.Sprintf("Source %d:", i+1), strings.Join([]string{s.RepoURL, s.Path, s.TargetRevision, s.Chart}, " "))
+		kv.Row(fmt.Sprintf("Source %d:", i+1), strings.Join([]string{s.RepoURL, s.Path, s.TargetRevision, s.Chart}, " "))
 	}
 	policy := "Manual"
 	if p := a.Spec.SyncPolicy; p != nil && p.Automated != nil && p.Automated.Enabled {
 		policy = fmt.Sprintf("Automated (prune %t, self-heal %t)", p.Automated.Prune, p.Automated.SelfHeal)
 	}
-	kv.row("Sync Policy:", policy)
-	kv.row("Sync Status:", strings.TrimSpace(string(a.Status.Sync.Status)+" to "+shortRevision(a.Status.Sync.Revision)))
-	kv.row("Health Status:", strings.TrimSpace(string(a.Status.Health.Status)+" "+a.Status.Health.Message))
+	kv.Row("Sync Policy:", policy)
+	kv.Row("Sync Status:", strings.TrimSpace(string(a.Status.Sync.Status)+" to "+shortRevision(a.Status.Sync.Revision)))
+	kv.Row("Health Status:", strings.TrimSpace(string(a.Status.Health.Status)+" "+a.Status.Health.Message))
 	if s := a.Status.OperationState; s != nil {
-		kv.row("Operation:", strings.TrimSpace(string(s.Phase)+" "+s.Message))
+		kv.Row("Operation:", strings.TrimSpace(string(s.Phase)+" "+s.Message))
 	}
 	if a.Deleting {
-		kv.row("Deleting:", "yes")
+		kv.Row("Deleting:", "yes")
 	}
 	for _, cond := range a.Status.Conditions {
-		kv.row("Condition:", cond.Type+": "+cond.Message)
+		kv.Row("Condition:", cond.Type+": "+cond.Message)
 	}
-	if err := kv.flush(); err != nil {
+	if err := kv.Flush(); err != nil {
 		return err
 	}
 	if len(a.Status.Resources) == 0 {
@@ -284,7 +285,7 @@ func printApp(w io.Writer, format string, a *client.AppDetail) error {
 }
 
 func printResources(w io.Writer, rs []client.AppDetailStatusApplicationStatusResourcesResourceStatus) error {
-	t := newTable(w, "GROUP", "KIND", "NAMESPACE", "NAME", "STATUS", "HEALTH", "MESSAGE")
+	t := command.NewTable(w, "GROUP", "KIND", "NAMESPACE", "NAME", "STATUS", "HEALTH", "MESSAGE")
 	for _, r := range rs {
 		health, msg := "", ""
 		if r.Health != nil {
@@ -293,9 +294,9 @@ func printResources(w io.Writer, rs []client.AppDetailStatusApplicationStatusRes
 		if r.RequiresPruning {
 			msg = strings.TrimSpace("requires pruning " + msg)
 		}
-		t.row(r.Group, r.Kind, r.Namespace, r.Name, string(r.Status), health, msg)
+		t.Row(r.Group, r.Kind, r.Namespace, r.Name, string(r.Status), health, msg)
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func newAppResourcesCmd(o *appOptions) *cobra.Command {
@@ -337,12 +338,12 @@ func newAppCreateCmd(o *appOptions) *cobra.Command {
 		Short: "Create an application from its manifest (graphcd.io or argoproj.io Application, YAML or JSON)",
 		Example: `  graphcd app create -f guestbook.yaml
   kubectl get application guestbook -n argocd -o yaml | graphcd app create -f - --upsert`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			if file == "" {
-				return &usageError{cmd: c, err: errors.New("give the manifest with -f FILE (- for stdin)")}
+				return &command.UsageError{Cmd: c, Err: errors.New("give the manifest with -f FILE (- for stdin)")}
 			}
-			manifest, err := readInput(c, file)
+			manifest, err := command.ReadInput(c, file)
 			if err != nil {
 				return err
 			}
@@ -378,7 +379,7 @@ func printChanged(w io.Writer, format string, a *client.AppSummary, what string)
 func newAppDeleteCmd(o *appOptions) *cobra.Command {
 	var cascade, wait bool
 	var timeout time.Duration
-	policy := newEnum("foreground", "foreground", "background")
+	policy := command.NewEnum("foreground", "foreground", "background")
 	c := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete an application (and, with --cascade, the default, its resources)",

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // logsOptions are the flags of app logs.
@@ -35,10 +36,10 @@ writes them, until interrupted or the log ends.`,
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			if l.pod == "" {
-				return &usageError{cmd: c, err: errors.New("give the Pod with --pod POD (see graphcd app resources NAME)")}
+				return &command.UsageError{Cmd: c, Err: errors.New("give the Pod with --pod POD (see graphcd app resources NAME)")}
 			}
 			if l.tail < 0 || l.tail > 10000 {
-				return &usageError{cmd: c, err: fmt.Errorf("--tail %d: want 0 to 10000", l.tail)}
+				return &command.UsageError{Cmd: c, Err: fmt.Errorf("--tail %d: want 0 to 10000", l.tail)}
 			}
 			cl, err := o.connect()
 			if err != nil {

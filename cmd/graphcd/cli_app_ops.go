@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // errWaitTimeout marks a wait that ran out of time.
@@ -218,15 +219,15 @@ func printOperation(w io.Writer, format string, a *client.AppDetail) error {
 		return err
 	}
 	s := a.Status.OperationState
-	kv := newTable(w, "Name:", a.Name)
-	kv.row("Operation:", string(s.Phase))
-	kv.row("Message:", s.Message)
+	kv := command.NewTable(w, "Name:", a.Name)
+	kv.Row("Operation:", string(s.Phase))
+	kv.Row("Message:", s.Message)
 	if r := s.SyncResult; r != nil {
-		kv.row("Revision:", r.Revision)
+		kv.Row("Revision:", r.Revision)
 	}
-	kv.row("Sync Status:", string(a.Status.Sync.Status))
-	kv.row("Health Status:", string(a.Status.Health.Status))
-	if err := kv.flush(); err != nil {
+	kv.Row("Sync Status:", string(a.Status.Sync.Status))
+	kv.Row("Health Status:", string(a.Status.Health.Status))
+	if err := kv.Flush(); err != nil {
 		return err
 	}
 	if s.SyncResult == nil || len(s.SyncResult.Resources) == 0 {
@@ -235,15 +236,15 @@ func printOperation(w io.Writer, format string, a *client.AppDetail) error {
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
-	t := newTable(w, "GROUP", "KIND", "NAMESPACE", "NAME", "STATUS", "HOOK", "MESSAGE")
+	t := command.NewTable(w, "GROUP", "KIND", "NAMESPACE", "NAME", "STATUS", "HOOK", "MESSAGE")
 	for _, r := range s.SyncResult.Resources {
 		hook := "" // plain resources carry the phase Running too, as in Argo CD: only hooks show it
 		if r.HookType != "" {
 			hook = r.HookType + " " + r.HookPhase
 		}
-		t.row(r.Group, r.Kind, r.Namespace, r.Name, r.Status, hook, r.Message)
+		t.Row(r.Group, r.Kind, r.Namespace, r.Name, r.Status, hook, r.Message)
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 // parseResource reads --resource GROUP:KIND:NAME or
@@ -285,7 +286,7 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 			for _, s := range resources {
 				r, err := parseResource(s)
 				if err != nil {
-					return &usageError{cmd: c, err: err}
+					return &command.UsageError{Cmd: c, Err: err}
 				}
 				in.Resources = append(in.Resources, r)
 			}
@@ -324,7 +325,7 @@ func newAppRollbackCmd(o *appOptions) *cobra.Command {
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			id, err := strconv.Atoi(args[1])
 			if err != nil {
-				return &usageError{cmd: c, err: fmt.Errorf("history ID %q: want a number", args[1])}
+				return &command.UsageError{Cmd: c, Err: fmt.Errorf("history ID %q: want a number", args[1])}
 			}
 			cl, err := o.connect()
 			if err != nil {
@@ -395,16 +396,16 @@ func newAppHistoryCmd(o *appOptions) *cobra.Command {
 				}
 				return nil
 			}
-			t := newTable(w, "ID", "DEPLOYED", "REVISION", "SOURCE", "BY")
+			t := command.NewTable(w, "ID", "DEPLOYED", "REVISION", "SOURCE", "BY")
 			for _, e := range h {
 				by := e.InitiatedBy.Username
 				if e.InitiatedBy.Automated {
 					by = "automated"
 				}
 				src := strings.TrimSpace(e.Source.RepoURL + " " + e.Source.Path)
-				t.row(strconv.Itoa(e.Id), e.DeployedAt.Format(time.RFC3339), e.Revision, src, by)
+				t.Row(strconv.Itoa(e.Id), e.DeployedAt.Format(time.RFC3339), e.Revision, src, by)
 			}
-			return t.flush()
+			return t.Flush()
 		}),
 	}
 }
@@ -460,7 +461,7 @@ something does, 2 on errors.`,
 				return err
 			}
 			if len(differ) > 0 {
-				return exitCodeError{code: cliExitNotAsExpected}
+				return command.ExitCodeError{Code: cliExitNotAsExpected}
 			}
 			return nil
 		}),
@@ -502,15 +503,15 @@ func newAppEventsCmd(o *appOptions) *cobra.Command {
 				}
 				return printStructured(w, f, ev)
 			}
-			t := newTable(w, "TIME", "TYPE", "REASON", "COUNT", "MESSAGE")
+			t := command.NewTable(w, "TIME", "TYPE", "REASON", "COUNT", "MESSAGE")
 			for _, e := range ev {
 				when := ""
 				if e.Time != nil {
 					when = e.Time.Format(time.RFC3339)
 				}
-				t.row(when, e.Type, e.Reason, strconv.Itoa(e.Count), e.Note)
+				t.Row(when, e.Type, e.Reason, strconv.Itoa(e.Count), e.Note)
 			}
-			return t.flush()
+			return t.Flush()
 		}),
 	}
 	c.Flags().IntVar(&first, "first", 50, "how many events, at most 500")

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 func newAppManifestsCmd(o *appOptions) *cobra.Command {
@@ -107,7 +108,7 @@ func newAppSetCmd(o *appOptions) *cobra.Command {
 				autoPrune: boolean(c, "auto-prune"), selfHeal: boolean(c, "self-heal"), allowEmpty: boolean(c, "allow-empty"),
 			}
 			if e == (specEdit{}) {
-				return &usageError{cmd: c, err: errors.New("nothing to set: give at least one flag")}
+				return &command.UsageError{Cmd: c, Err: errors.New("nothing to set: give at least one flag")}
 			}
 			cl, err := o.connect()
 			if err != nil {
@@ -130,7 +131,7 @@ func newAppSetCmd(o *appOptions) *cobra.Command {
 				obj.Spec = map[string]any{}
 			}
 			if err := e.apply(obj.Spec); err != nil {
-				return &usageError{cmd: c, err: err}
+				return &command.UsageError{Cmd: c, Err: err}
 			}
 			spec, err := json.Marshal(obj.Spec)
 			if err != nil {

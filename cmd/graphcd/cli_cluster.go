@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 func newClusterCmd(root *rootOptions) *cobra.Command {
@@ -40,7 +41,7 @@ func newClusterListCmd(o *apiOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the destination clusters (credentials are never shown)",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			clusters, err := listClusters(c, o)
 			if err != nil {
@@ -71,7 +72,7 @@ func printClusters(w io.Writer, format string, clusters []client.ClusterSummary)
 	if wide {
 		headers = append(headers, "CLUSTER RESOURCES", "SHARD", "LABELS")
 	}
-	t := newTable(w, headers...)
+	t := command.NewTable(w, headers...)
 	for _, cl := range clusters {
 		ns := strings.Join(cl.Namespaces, ",")
 		if ns == "" {
@@ -89,9 +90,9 @@ func printClusters(w io.Writer, format string, clusters []client.ClusterSummary)
 			}
 			row = append(row, yesNo(cl.ClusterResources), shard, strings.Join(labels, ","))
 		}
-		t.row(row...)
+		t.Row(row...)
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func newClusterAddCmd(o *apiOptions) *cobra.Command {
@@ -118,7 +119,7 @@ ServiceAccount's), or a TLS client certificate and key.`,
 			for _, l := range labels {
 				k, v, ok := strings.Cut(l, "=")
 				if !ok || k == "" {
-					return &usageError{cmd: c, err: fmt.Errorf("--label %q: want KEY=VALUE", l)}
+					return &command.UsageError{Cmd: c, Err: fmt.Errorf("--label %q: want KEY=VALUE", l)}
 				}
 				in.Labels = append(in.Labels, client.KeyValueInput{Key: k, Value: v})
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/auth/dex"
 	"github.com/graphcd/graphcd/auth/oidc"
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 type loginOptions struct {
@@ -63,7 +64,7 @@ GRAPHCD_AUTH_TOKEN (an API token) instead.`,
 func runLogin(c *cobra.Command, o *loginOptions, arg string) error {
 	server, err := serverURL(arg)
 	if err != nil {
-		return &usageError{cmd: c, err: err}
+		return &command.UsageError{Cmd: c, Err: err}
 	}
 	cfg, path, err := o.config()
 	if err != nil {
@@ -136,7 +137,7 @@ func (o *loginOptions) credentials(c *cobra.Command) (string, error) {
 	var lines *bufio.Reader
 	if user == "" {
 		if !tty {
-			return "", &usageError{cmd: c, err: errors.New("give --username (stdin is not a terminal to ask on)")}
+			return "", &command.UsageError{Cmd: c, Err: errors.New("give --username (stdin is not a terminal to ask on)")}
 		}
 		lines = bufio.NewReader(in)
 		_, _ = fmt.Fprint(o.root.stderr, "Username: ")
@@ -148,7 +149,7 @@ func (o *loginOptions) credentials(c *cobra.Command) (string, error) {
 	}
 	switch {
 	case o.passwordStdin && o.password != "":
-		return "", &usageError{cmd: c, err: errors.New("give --password or --password-stdin, not both")}
+		return "", &command.UsageError{Cmd: c, Err: errors.New("give --password or --password-stdin, not both")}
 	case o.passwordStdin:
 		line, err := bufio.NewReader(io.LimitReader(in, 4<<10)).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -165,7 +166,7 @@ func (o *loginOptions) credentials(c *cobra.Command) (string, error) {
 		}
 		o.password = string(pw)
 	default:
-		return "", &usageError{cmd: c, err: errors.New("give the password with --password-stdin (stdin is not a terminal to ask on)")}
+		return "", &command.UsageError{Cmd: c, Err: errors.New("give the password with --password-stdin (stdin is not a terminal to ask on)")}
 	}
 	return user, nil
 }
@@ -287,17 +288,17 @@ func newContextCmd(root *rootOptions) *cobra.Command {
 			}
 			if len(args) == 0 {
 				if remove {
-					return &usageError{cmd: c, err: errors.New("--delete wants the context's name")}
+					return &command.UsageError{Cmd: c, Err: errors.New("--delete wants the context's name")}
 				}
-				t := newTable(c.OutOrStdout(), "CURRENT", "NAME", "SERVER", "USER", "LOGGED IN")
+				t := command.NewTable(c.OutOrStdout(), "CURRENT", "NAME", "SERVER", "USER", "LOGGED IN")
 				for _, x := range cfg.Contexts {
 					cur := ""
 					if x.Name == cfg.CurrentContext {
 						cur = "*"
 					}
-					t.row(cur, x.Name, x.Server, x.User, yesNo(x.Token != ""))
+					t.Row(cur, x.Name, x.Server, x.User, yesNo(x.Token != ""))
 				}
-				return t.flush()
+				return t.Flush()
 			}
 			if cfg.Context(args[0]) == nil {
 				return fmt.Errorf("no context %q; see graphcd context", args[0])

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 func newProjCmd(root *rootOptions) *cobra.Command {
@@ -62,7 +63,7 @@ func newProjListCmd(o *apiOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List projects",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			projects, err := listProjects(c, o)
 			if err != nil {
@@ -83,12 +84,12 @@ func newProjListCmd(o *apiOptions) *cobra.Command {
 				}
 				return nil
 			}
-			t := newTable(w, "NAME", "DESCRIPTION", "SOURCES", "DESTINATIONS", "ROLES")
+			t := command.NewTable(w, "NAME", "DESCRIPTION", "SOURCES", "DESTINATIONS", "ROLES")
 			for _, p := range projects {
-				t.row(p.Name, p.Spec.Description, orNone(strings.Join(p.Spec.SourceRepos, ",")),
+				t.Row(p.Name, p.Spec.Description, orNone(strings.Join(p.Spec.SourceRepos, ",")),
 					orNone(projectDestinations(p.Spec.Destinations)), orNone(strings.Join(roleNames(p.Spec.Roles), ",")))
 			}
-			return t.flush()
+			return t.Flush()
 		}),
 	}
 }
@@ -146,12 +147,12 @@ func printProject(w io.Writer, format string, p *client.ProjectSummary) error {
 	case "name":
 		return printNames(w, p.Name)
 	}
-	kv := newTable(w, "Name:", p.Name)
-	kv.row("Namespace:", p.Namespace)
-	kv.row("Description:", p.Spec.Description)
-	kv.row("Sources:", orNone(strings.Join(p.Spec.SourceRepos, ", ")))
-	kv.row("Destinations:", orNone(projectDestinations(p.Spec.Destinations)))
-	if err := kv.flush(); err != nil {
+	kv := command.NewTable(w, "Name:", p.Name)
+	kv.Row("Namespace:", p.Namespace)
+	kv.Row("Description:", p.Spec.Description)
+	kv.Row("Sources:", orNone(strings.Join(p.Spec.SourceRepos, ", ")))
+	kv.Row("Destinations:", orNone(projectDestinations(p.Spec.Destinations)))
+	if err := kv.Flush(); err != nil {
 		return err
 	}
 	if len(p.Spec.Roles) == 0 {
@@ -160,15 +161,15 @@ func printProject(w io.Writer, format string, p *client.ProjectSummary) error {
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
-	t := newTable(w, "ROLE", "POLICIES", "GROUPS", "TOKENS")
+	t := command.NewTable(w, "ROLE", "POLICIES", "GROUPS", "TOKENS")
 	for _, r := range p.Spec.Roles {
 		tokens := make([]string, 0, len(r.JwtTokens))
 		for _, tok := range r.JwtTokens {
 			tokens = append(tokens, tok.Id+" (expires "+expiry(tok.ExpiresAt)+")")
 		}
-		t.row(r.Name, strconv.Itoa(len(r.Policies)), strings.Join(r.Groups, ","), strings.Join(tokens, ", "))
+		t.Row(r.Name, strconv.Itoa(len(r.Policies)), strings.Join(r.Groups, ","), strings.Join(tokens, ", "))
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func newProjCreateCmd(o *apiOptions) *cobra.Command {
@@ -179,12 +180,12 @@ func newProjCreateCmd(o *apiOptions) *cobra.Command {
 		Short: "Create a project from its manifest (graphcd.io or argoproj.io AppProject, YAML or JSON)",
 		Example: `  graphcd proj create -f web.yaml
   kubectl get appproject web -n argocd -o yaml | graphcd proj create -f - --upsert`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			if file == "" {
-				return &usageError{cmd: c, err: errors.New("give the manifest with -f FILE (- for stdin)")}
+				return &command.UsageError{Cmd: c, Err: errors.New("give the manifest with -f FILE (- for stdin)")}
 			}
-			manifest, err := readInput(c, file)
+			manifest, err := command.ReadInput(c, file)
 			if err != nil {
 				return err
 			}
@@ -221,9 +222,9 @@ func newProjSetSpecCmd(o *apiOptions) *cobra.Command {
 		ValidArgsFunction: completeProjects(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			if file == "" {
-				return &usageError{cmd: c, err: errors.New("give the spec with -f FILE (- for stdin)")}
+				return &command.UsageError{Cmd: c, Err: errors.New("give the spec with -f FILE (- for stdin)")}
 			}
-			spec, err := readInput(c, file)
+			spec, err := command.ReadInput(c, file)
 			if err != nil {
 				return err
 			}
@@ -265,13 +266,13 @@ func newProjRoleCmd(o *apiOptions) *cobra.Command {
 	role := &cobra.Command{
 		Use:   "role",
 		Short: "Manage the tokens of a project's roles",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	token := &cobra.Command{
 		Use:   "token",
 		Short: "Create or delete a project role's tokens (for CI and bots)",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	token.AddCommand(newProjTokenCreateCmd(o), newProjTokenDeleteCmd(o))

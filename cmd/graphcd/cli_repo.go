@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 func newRepoCmd(root *rootOptions) *cobra.Command {
@@ -83,7 +84,7 @@ func newRepoListCmd(o *apiOptions, template bool) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the " + repoNoun(template) + "s (credentials are never shown)",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
 			repos, err := listRepos(c, o, template)
 			if err != nil {
@@ -106,11 +107,11 @@ func printRepos(w io.Writer, format string, repos []client.RepositorySummary) er
 		}
 		return nil
 	}
-	t := newTable(w, "URL", "TYPE", "NAME", "PROJECT", "CREDENTIALS")
+	t := command.NewTable(w, "URL", "TYPE", "NAME", "PROJECT", "CREDENTIALS")
 	for _, r := range repos {
-		t.row(r.Url, r.Type, r.Name, r.Project, yesNo(r.HasCredentials))
+		t.Row(r.Url, r.Type, r.Name, r.Project, yesNo(r.HasCredentials))
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 // repoFlags are the flags of repo add and repocreds add.
@@ -183,7 +184,7 @@ func (f *repoFlags) input(c *cobra.Command, o *apiOptions, url string) (client.R
 	in := client.RepositoryInput{Url: url, Type: optional(f.repoType), Name: optional(f.name), Project: optional(f.project),
 		Username: optional(f.username), Insecure: f.insecure, EnableOCI: f.enableOCI, Upsert: f.upsert, SkipTest: f.skipTest}
 	if f.repoType != "" && f.repoType != "git" && f.repoType != "helm" {
-		return in, &usageError{cmd: c, err: fmt.Errorf("--type %q: want git or helm", f.repoType)}
+		return in, &command.UsageError{Cmd: c, Err: fmt.Errorf("--type %q: want git or helm", f.repoType)}
 	}
 	s := newSecrets(c, o.root.stderr)
 	switch {
@@ -200,10 +201,10 @@ func (f *repoFlags) input(c *cobra.Command, o *apiOptions, url string) (client.R
 		}
 		in.Password = &pw
 	case f.username != "":
-		return in, &usageError{cmd: c, err: errors.New("give the password with --password-stdin (stdin is not a terminal to ask on)")}
+		return in, &command.UsageError{Cmd: c, Err: errors.New("give the password with --password-stdin (stdin is not a terminal to ask on)")}
 	}
 	if f.sshKeyPath != "" {
-		key, err := readInput(c, f.sshKeyPath)
+		key, err := command.ReadInput(c, f.sshKeyPath)
 		if err != nil {
 			return in, err
 		}

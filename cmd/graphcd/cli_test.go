@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 func TestParseResource(t *testing.T) {
@@ -87,8 +88,8 @@ func TestContextCommand(t *testing.T) {
 	if code, _, errOut := runCLI(t, env, "app", "list"); code != cliExitError || !strings.Contains(errOut, "no server") {
 		t.Errorf("app list without a server = %d %q, want 2", code, errOut)
 	}
-	if code, _, _ := runCLI(t, env, "app", "get"); code != exitUsage {
-		t.Errorf("app get without a name = %d, want %d", code, exitUsage)
+	if code, _, _ := runCLI(t, env, "app", "get"); code != command.ExitUsage {
+		t.Errorf("app get without a name = %d, want %d", code, command.ExitUsage)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/reposerver/render/plugin"
 )
 
@@ -19,7 +20,7 @@ each app's repository as a tarball, run the plugin's init and generate
 commands in a fresh directory with a minimal environment (ARGOCD_APP_*,
 ARGOCD_ENV_*/GRAPHCD_ENV_* user variables, PARAM_* parameters) and return the
 manifests. Point the repository server at the same --socket-dir.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.Logger = root.log
 			return plugin.Serve(c.Context(), o)

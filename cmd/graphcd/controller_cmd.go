@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
@@ -40,7 +41,7 @@ stops. /metrics and /healthz are served on --metrics-listen. With
 --redis (and --redis-secret-file) its reconciliation events and the
 applications' resource trees reach every API replica started with the same
 flags.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runControllerCmd(c.Context(), c, root, o)
 		},
@@ -61,12 +62,12 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 	}
 	if o.metricsListen != "0" {
 		if err := checkListen(ctx, o.metricsListen); err != nil {
-			return exitCodeError{code: exitUsage, err: fmt.Errorf("%s: %w", flagOrigin(c, "metrics-listen"), err)}
+			return command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: %w", command.FlagOrigin(c, "metrics-listen"), err)}
 		}
 	}
 	log := root.log
 	k, err := connectKube(ctx, kubeOptions{
-		kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig"),
+		kubeconfig: root.kubeconfig, origin: command.FlagOrigin(c, "kubeconfig"),
 		qps: o.kube.qps, burst: o.kube.burst,
 	})
 	if err != nil {

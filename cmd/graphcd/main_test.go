@@ -1,36 +1,22 @@
 package main
 
 import (
-	"bytes"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command/commandtest"
 )
 
 // runCLI runs graphcd in-process with args and the given environment on top
 // of an environment cleared of Kubernetes and GRAPHCD_* settings.
 func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, envPrefix) {
-			t.Setenv(name, "")
-		}
-	}
-	t.Setenv("KUBECONFIG", "")
-	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
-	defaultLog := slog.Default()
-	t.Cleanup(func() { slog.SetDefault(defaultLog) })
-
-	var out, errOut bytes.Buffer
-	code = execute(t.Context(), args, &out, &errOut)
-	return code, out.String(), errOut.String()
+	return commandtest.Run(t, newRootCmd, env, args...)
 }
 
 // writeKubeconfig writes a kubeconfig for server with a bearer token and
@@ -62,7 +48,7 @@ current-context: test
 
 func TestVersion(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "version")
-	if code != exitOK || stderr != "" {
+	if code != command.ExitOK || stderr != "" {
 		t.Fatalf("graphcd version: exit %d, stderr %q", code, stderr)
 	}
 	if !strings.HasPrefix(stdout, "graphcd ") || strings.Count(stdout, "\n") != 1 {
@@ -107,7 +93,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tt.env, tt.args...)
-			if diff := cmp.Diff([]any{code, stderr}, []any{exitUsage, tt.want}); diff != "" {
+			if diff := cmp.Diff([]any{code, stderr}, []any{command.ExitUsage, tt.want}); diff != "" {
 				t.Errorf("graphcd %s (-got +want):\n%s", strings.Join(tt.args, " "), diff)
 			}
 		})
@@ -188,26 +174,13 @@ func TestRuntimeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tt.env, tt.args...)
-			if diff := cmp.Diff([]any{code, stderr}, []any{exitError, tt.want}); diff != "" {
+			if diff := cmp.Diff([]any{code, stderr}, []any{command.ExitError, tt.want}); diff != "" {
 				t.Errorf("graphcd %s (-got +want):\n%s", strings.Join(tt.args, " "), diff)
 			}
 			if tt.notWant != "" && strings.Contains(stderr, tt.notWant) {
 				t.Errorf("stderr %q contains %q", stderr, tt.notWant)
 			}
 		})
-	}
-}
-
-func TestEnvName(t *testing.T) {
-	for flag, want := range map[string]string{
-		"listen":       "GRAPHCD_LISTEN",
-		"install-crds": "GRAPHCD_INSTALL_CRDS",
-		"log-level":    "GRAPHCD_LOG_LEVEL",
-		"kube-qps":     "GRAPHCD_KUBE_QPS",
-	} {
-		if diff := cmp.Diff(envName(flag), want); diff != "" {
-			t.Errorf("envName(%q) (-got +want):\n%s", flag, diff)
-		}
 	}
 }
 

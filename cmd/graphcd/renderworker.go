@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
@@ -32,10 +33,10 @@ func (o *renderWorkerOptions) addFlags(f *pflag.FlagSet) {
 // --render-memory-limit=0 (render in process).
 func (o *renderWorkerOptions) worker(c *cobra.Command) (*inproc.WorkerOptions, error) {
 	if o.memoryLimit < 0 {
-		return nil, fmt.Errorf("%s: must not be negative, got %d", flagOrigin(c, "render-memory-limit"), o.memoryLimit)
+		return nil, fmt.Errorf("%s: must not be negative, got %d", command.FlagOrigin(c, "render-memory-limit"), o.memoryLimit)
 	}
 	if o.parallelism <= 0 {
-		return nil, fmt.Errorf("%s: must be positive, got %d", flagOrigin(c, "render-parallelism"), o.parallelism)
+		return nil, fmt.Errorf("%s: must be positive, got %d", command.FlagOrigin(c, "render-parallelism"), o.parallelism)
 	}
 	if o.memoryLimit == 0 {
 		return nil, nil
@@ -52,7 +53,7 @@ func newRenderWorkerCmd() *cobra.Command {
 		Use:    renderWorkerCommand,
 		Short:  "Render one job read from standard input (started by the repository server)",
 		Hidden: true,
-		Args:   noArgs,
+		Args:   command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return inproc.ServeRenderWorker(c.Context(), c.InOrStdin(), c.OutOrStdout())
 		},

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/appops"
@@ -58,7 +59,7 @@ kept in graphcd-secret (keys tls.crt, tls.key). A certificate rotated in
 either Secret is served from the next connection, without a restart.
 --insecure serves plain HTTP instead, for a server behind a proxy or
 ingress that terminates TLS, or for local use.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runServer(c.Context(), c, root, o)
 		},
@@ -86,20 +87,20 @@ const installCRDsTimeout = time.Minute
 
 func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serverOptions) error {
 	if err := checkListen(ctx, o.listen); err != nil {
-		return fmt.Errorf("%s: %w", flagOrigin(c, "listen"), err)
+		return fmt.Errorf("%s: %w", command.FlagOrigin(c, "listen"), err)
 	}
 	if err := o.tls.validate(c); err != nil {
 		return err
 	}
 	if o.shutdownTimeout <= 0 {
-		return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, "shutdown-timeout"), o.shutdownTimeout)
+		return fmt.Errorf("%s: must be positive, got %s", command.FlagOrigin(c, "shutdown-timeout"), o.shutdownTimeout)
 	}
 	if err := o.app.validate(c); err != nil {
 		return err
 	}
 	log := root.log
 	k, err := connectKube(ctx, kubeOptions{
-		kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig"),
+		kubeconfig: root.kubeconfig, origin: command.FlagOrigin(c, "kubeconfig"),
 		qps: o.kube.qps, burst: o.kube.burst,
 	})
 	if err != nil {
