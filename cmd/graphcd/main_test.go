@@ -1,13 +1,17 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command/commandtest"
 )
@@ -195,5 +199,50 @@ func TestSafeHost(t *testing.T) {
 		if diff := cmp.Diff(safeHost(in), want); diff != "" {
 			t.Errorf("safeHost(%q) (-got +want):\n%s", in, diff)
 		}
+	}
+}
+
+// A command's own flag must not hide a flag its parents give every
+// subcommand: `repo add --insecure` once meant the repository's TLS while
+// GRAPHCD_INSECURE meant the server's, and set both.
+func TestNoFlagHidesAnInheritedOne(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			for p := c.Parent(); p != nil; p = p.Parent() {
+				if p.PersistentFlags().Lookup(f.Name) != nil {
+					t.Errorf("%s --%s hides the --%s of %s", c.CommandPath(), f.Name, f.Name, p.CommandPath())
+				}
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(io.Discard, io.Discard))
+}
+
+func TestCompletionScripts(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "__start_graphcd", "zsh": "#compdef graphcd", "fish": "complete -c graphcd"} {
+		code, out, errOut := runCLI(t, nil, "completion", shell)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("completion %s = %d, %q in the script: %v; stderr %q", shell, code, want, strings.Contains(out, want), errOut)
+		}
+	}
+	// Contexts complete from the configuration file.
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	path, err := client.ConfigPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &client.Config{}
+	cfg.Put(client.Context{Name: "prod.example.com", Server: "https://prod.example.com"})
+	if err := cfg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, map[string]string{"XDG_CONFIG_HOME": home}, "__complete", "context", "")
+	if code != 0 || !strings.Contains(out, "prod.example.com") {
+		t.Errorf("completing a context = %d %q", code, out)
 	}
 }

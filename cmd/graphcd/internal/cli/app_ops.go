@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -461,7 +461,7 @@ something does, 2 on errors.`,
 				return err
 			}
 			if len(differ) > 0 {
-				return command.ExitCodeError{Code: cliExitNotAsExpected}
+				return command.ExitCodeError{Code: ExitNotAsExpected}
 			}
 			return nil
 		}),

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
-func newAccountCmd(root *rootOptions) *cobra.Command {
-	return newAPIGroup(root, "account", "Manage local accounts: list, get, update-password, generate-token, delete-token",
+func newAccountCmd() *cobra.Command {
+	return newAPIGroup("account", "Manage local accounts: list, get, update-password, generate-token, delete-token",
 		func(o *apiOptions) []*cobra.Command {
 			return []*cobra.Command{newAccountListCmd(o), newAccountGetCmd(o), newAccountUpdatePasswordCmd(o),
 				newAccountGenerateTokenCmd(o), newAccountDeleteTokenCmd(o)}
@@ -171,7 +171,7 @@ is yours: log in again.`,
 		Args:              command.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: cliRun(func(c *cobra.Command, _ []string) error {
-			s := newSecrets(c, o.root.stderr)
+			s := newSecrets(c, c.ErrOrStderr())
 			current, err := s.ask("current password")
 			if err != nil {
 				return err

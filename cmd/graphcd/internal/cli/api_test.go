@@ -1,15 +1,13 @@
-package main
+package cli
 
 import (
 	"bytes"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/graphcd/graphcd/client"
 )
@@ -81,24 +79,4 @@ func TestCheckDuration(t *testing.T) {
 			t.Errorf("checkDuration(%q) = %v, want ok %t", in, err, ok)
 		}
 	}
-}
-
-// A command's own flag must not hide a flag its parents give every
-// subcommand: `repo add --insecure` once meant the repository's TLS while
-// GRAPHCD_INSECURE meant the server's, and set both.
-func TestNoFlagHidesAnInheritedOne(t *testing.T) {
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
-			for p := c.Parent(); p != nil; p = p.Parent() {
-				if p.PersistentFlags().Lookup(f.Name) != nil {
-					t.Errorf("%s --%s hides the --%s of %s", c.CommandPath(), f.Name, f.Name, p.CommandPath())
-				}
-			}
-		})
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(newRootCmd(io.Discard, io.Discard))
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -9,7 +9,15 @@ import (
 
 	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command/commandtest"
 )
+
+// runCLI runs the CLI's commands in process under a root "graphcd", with
+// the given environment.
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return commandtest.Run(t, commandtest.Root(Commands), env, args...)
+}
 
 func TestParseResource(t *testing.T) {
 	for in, want := range map[string]client.SyncResourceInput{
@@ -75,7 +83,7 @@ func TestContextCommand(t *testing.T) {
 	if got, _ := client.LoadConfig(path); got.CurrentContext != "a" {
 		t.Errorf("current context = %q, want a", got.CurrentContext)
 	}
-	if code, _, errOut := runCLI(t, env, "context", "nope"); code != cliExitError || !strings.Contains(errOut, `no context "nope"`) {
+	if code, _, errOut := runCLI(t, env, "context", "nope"); code != ExitError || !strings.Contains(errOut, `no context "nope"`) {
 		t.Errorf("context nope = %d %q, want 2", code, errOut)
 	}
 	if code, _, errOut := runCLI(t, env, "context", "--delete", "a"); code != 0 {
@@ -85,7 +93,7 @@ func TestContextCommand(t *testing.T) {
 		t.Errorf("after deleting a: %+v", got)
 	}
 	// No current context and no --server.
-	if code, _, errOut := runCLI(t, env, "app", "list"); code != cliExitError || !strings.Contains(errOut, "no server") {
+	if code, _, errOut := runCLI(t, env, "app", "list"); code != ExitError || !strings.Contains(errOut, "no server") {
 		t.Errorf("app list without a server = %d %q, want 2", code, errOut)
 	}
 	if code, _, _ := runCLI(t, env, "app", "get"); code != command.ExitUsage {
@@ -142,30 +150,5 @@ func TestSpecEditApply(t *testing.T) {
 				t.Errorf("spec (-got +want):\n%s", d)
 			}
 		})
-	}
-}
-
-func TestCompletionScripts(t *testing.T) {
-	for shell, want := range map[string]string{"bash": "__start_graphcd", "zsh": "#compdef graphcd", "fish": "complete -c graphcd"} {
-		code, out, errOut := runCLI(t, nil, "completion", shell)
-		if code != 0 || !strings.Contains(out, want) {
-			t.Errorf("completion %s = %d, %q in the script: %v; stderr %q", shell, code, want, strings.Contains(out, want), errOut)
-		}
-	}
-	// Contexts complete from the configuration file.
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	path, err := client.ConfigPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &client.Config{}
-	cfg.Put(client.Context{Name: "prod.example.com", Server: "https://prod.example.com"})
-	if err := cfg.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	code, out, _ := runCLI(t, map[string]string{"XDG_CONFIG_HOME": home}, "__complete", "context", "")
-	if code != 0 || !strings.Contains(out, "prod.example.com") {
-		t.Errorf("completing a context = %d %q", code, out)
 	}
 }

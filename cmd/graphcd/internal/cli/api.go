@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -25,8 +25,8 @@ type apiOptions struct {
 
 // newAPIGroup returns a command that only groups subcommands, with the
 // server flags and -o for all of them.
-func newAPIGroup(root *rootOptions, use, short string, subs func(o *apiOptions) []*cobra.Command) *cobra.Command {
-	o := &apiOptions{cliOptions: cliOptions{root: root}, output: newOutput()}
+func newAPIGroup(use, short string, subs func(o *apiOptions) []*cobra.Command) *cobra.Command {
+	o := &apiOptions{cliOptions: cliOptions{}, output: newOutput()}
 	c := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -40,7 +40,7 @@ func newAPIGroup(root *rootOptions, use, short string, subs func(o *apiOptions) 
 	return c
 }
 
-// allPages fetches a connection a page (of listPageSize) at a time until
+// allPages fetches a connection a page (of ListPageSize) at a time until
 // the last; page returns one page's nodes and its pageInfo.
 func allPages[N any](page func(after *string) ([]N, client.PageFields, error)) ([]N, error) {
 	var all []N

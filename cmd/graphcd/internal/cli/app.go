@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -32,11 +32,12 @@ func (o *appOptions) ref(name string) client.ApplicationRef {
 	return client.ApplicationRef{Name: name, Namespace: o.ns()}
 }
 
-// listPageSize is how many apps app list asks for at once: the API's cap.
-const listPageSize = 500
+// ListPageSize is how many items the list commands ask for at once: the
+// API's cap.
+const ListPageSize = 500
 
-func newAppCmd(root *rootOptions) *cobra.Command {
-	o := &appOptions{cliOptions: cliOptions{root: root}, output: newOutput()}
+func newAppCmd() *cobra.Command {
+	o := &appOptions{cliOptions: cliOptions{}, output: newOutput()}
 	c := &cobra.Command{
 		Use:   "app",
 		Short: "Manage applications: list, get, create, set, sync, wait, diff, history, rollback, logs, delete",
@@ -72,7 +73,7 @@ func completeApps(o *appOptions) func(*cobra.Command, []string, string) ([]strin
 			return nil, cobra.ShellCompDirectiveError
 		}
 		filter := &client.ApplicationFilter{Search: &prefix}
-		resp, err := client.ListApplications(c.Context(), cl.GraphQL, listPageSize, nil, filter)
+		resp, err := client.ListApplications(c.Context(), cl.GraphQL, ListPageSize, nil, filter)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
@@ -111,7 +112,7 @@ func newAppListCmd(o *appOptions) *cobra.Command {
 			var apps []client.AppSummary
 			var after *string
 			for {
-				resp, err := client.ListApplications(c.Context(), cl.GraphQL, listPageSize, after, filter)
+				resp, err := client.ListApplications(c.Context(), cl.GraphQL, ListPageSize, after, filter)
 				if err != nil {
 					return err
 				}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
-func newClusterCmd(root *rootOptions) *cobra.Command {
-	return newAPIGroup(root, "cluster", "Manage destination clusters: list, add, rm",
+func newClusterCmd() *cobra.Command {
+	return newAPIGroup("cluster", "Manage destination clusters: list, add, rm",
 		func(o *apiOptions) []*cobra.Command {
 			return []*cobra.Command{newClusterListCmd(o), newClusterAddCmd(o), newClusterRmCmd(o)}
 		})
@@ -25,7 +25,7 @@ func listClusters(c *cobra.Command, o *apiOptions) ([]client.ClusterSummary, err
 		return nil, err
 	}
 	return allPages(func(after *string) ([]client.ClusterSummary, client.PageFields, error) {
-		resp, err := client.ListClusters(c.Context(), cl.GraphQL, listPageSize, after)
+		resp, err := client.ListClusters(c.Context(), cl.GraphQL, ListPageSize, after)
 		if err != nil {
 			return nil, client.PageFields{}, err
 		}

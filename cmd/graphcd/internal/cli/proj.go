@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
-func newProjCmd(root *rootOptions) *cobra.Command {
-	return newAPIGroup(root, "proj", "Manage projects (AppProjects) and their role tokens: list, get, create, set-spec, delete, role token",
+func newProjCmd() *cobra.Command {
+	return newAPIGroup("proj", "Manage projects (AppProjects) and their role tokens: list, get, create, set-spec, delete, role token",
 		func(o *apiOptions) []*cobra.Command {
 			return []*cobra.Command{newProjListCmd(o), newProjGetCmd(o), newProjCreateCmd(o), newProjSetSpecCmd(o),
 				newProjDeleteCmd(o), newProjRoleCmd(o)}
@@ -47,7 +47,7 @@ func listProjects(c *cobra.Command, o *apiOptions) ([]client.ProjectSummary, err
 		return nil, err
 	}
 	return allPages(func(after *string) ([]client.ProjectSummary, client.PageFields, error) {
-		resp, err := client.ListProjects(c.Context(), cl.GraphQL, listPageSize, after)
+		resp, err := client.ListProjects(c.Context(), cl.GraphQL, ListPageSize, after)
 		if err != nil {
 			return nil, client.PageFields{}, err
 		}

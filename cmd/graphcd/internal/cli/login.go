@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -10,14 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/graphcd/graphcd/auth/dex"
-	"github.com/graphcd/graphcd/auth/oidc"
 	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
@@ -31,8 +28,8 @@ type loginOptions struct {
 	sso           bool
 }
 
-func newLoginCmd(root *rootOptions) *cobra.Command {
-	o := &loginOptions{cliOptions: cliOptions{root: root}}
+func newLoginCmd() *cobra.Command {
+	o := &loginOptions{cliOptions: cliOptions{}}
 	c := &cobra.Command{
 		Use:   "login SERVER",
 		Short: "Log in to a graphcd server and make it the current context",
@@ -89,7 +86,7 @@ func runLogin(c *cobra.Command, o *loginOptions, arg string) error {
 		user string
 	)
 	if o.sso {
-		s, err = ssoLogin(c.Context(), anon, o.root.stderr)
+		s, err = ssoLogin(c.Context(), anon, c.ErrOrStderr())
 	} else {
 		user, err = o.credentials(c)
 		if err != nil {
@@ -140,7 +137,7 @@ func (o *loginOptions) credentials(c *cobra.Command) (string, error) {
 			return "", &command.UsageError{Cmd: c, Err: errors.New("give --username (stdin is not a terminal to ask on)")}
 		}
 		lines = bufio.NewReader(in)
-		_, _ = fmt.Fprint(o.root.stderr, "Username: ")
+		_, _ = fmt.Fprint(c.ErrOrStderr(), "Username: ")
 		line, err := lines.ReadString('\n')
 		if err != nil {
 			return "", fmt.Errorf("read the username: %w", err)
@@ -158,9 +155,9 @@ func (o *loginOptions) credentials(c *cobra.Command) (string, error) {
 		o.password = strings.TrimRight(line, "\r\n")
 	case o.password != "":
 	case tty:
-		_, _ = fmt.Fprint(o.root.stderr, "Password: ")
+		_, _ = fmt.Fprint(c.ErrOrStderr(), "Password: ")
 		pw, err := term.ReadPassword(int(in.(*os.File).Fd())) //nolint:gosec,forcetypeassert // isTerminal checked it is an *os.File; fds fit an int
-		_, _ = fmt.Fprintln(o.root.stderr)
+		_, _ = fmt.Fprintln(c.ErrOrStderr())
 		if err != nil {
 			return "", fmt.Errorf("read the password: %w", err)
 		}
@@ -176,30 +173,14 @@ func isTerminal(r io.Reader) bool {
 	return ok && term.IsTerminal(int(f.Fd())) //nolint:gosec // fds fit an int
 }
 
-// ssoLogin runs the OIDC code flow of the CLI's public client at the
-// server's embedded Dex, with a redirect to a loopback port, then trades
-// the ID token for a graphcd session.
+// ssoLogin logs in through the server's single sign-on, printing the
+// login URL on stderr and opening it in a browser when there is one.
 func ssoLogin(ctx context.Context, c *client.Client, stderr io.Writer) (client.Session, error) {
-	p, err := oidc.NewProvider(ctx, oidc.Options{
-		Issuer: c.Server + "/api/dex", ClientID: dex.DefaultCLIClientID, BaseURL: c.Server, HTTPClient: c.HTTP,
-		Scopes: slices.Concat(oidc.DefaultScopes, []string{"audience:server:client_id:" + dex.DefaultClientID}),
-	})
-	if err != nil {
-		return client.Session{}, fmt.Errorf("single sign-on at %s: %w", c.Server, err)
-	}
-	_, tok, err := p.LoopbackLogin(ctx, func(loginURL string) error {
+	return c.LoginSSO(ctx, func(loginURL string) error {
 		_, _ = fmt.Fprintf(stderr, "Open this URL in a browser to log in:\n\n  %s\n\n", loginURL)
 		openBrowser(ctx, loginURL)
 		return nil
 	})
-	if err != nil {
-		return client.Session{}, err
-	}
-	idToken, _ := tok.Extra("id_token").(string)
-	if idToken == "" {
-		return client.Session{}, errors.New("single sign-on: the provider sent no ID token")
-	}
-	return c.Exchange(ctx, idToken)
 }
 
 // openBrowser tries xdg-open when there is a display; the URL is printed
@@ -216,8 +197,8 @@ func openBrowser(ctx context.Context, u string) {
 	}
 }
 
-func newLogoutCmd(root *rootOptions) *cobra.Command {
-	o := &cliOptions{root: root}
+func newLogoutCmd() *cobra.Command {
+	o := &cliOptions{}
 	c := &cobra.Command{
 		Use:   "logout [CONTEXT]",
 		Short: "End the session of a context (the current one when none is named)",
@@ -259,8 +240,8 @@ func newLogoutCmd(root *rootOptions) *cobra.Command {
 	return c
 }
 
-func newContextCmd(root *rootOptions) *cobra.Command {
-	o := &cliOptions{root: root}
+func newContextCmd() *cobra.Command {
+	o := &cliOptions{}
 	var remove bool
 	c := &cobra.Command{
 		Use:     "context [NAME]",

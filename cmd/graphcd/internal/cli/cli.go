@@ -1,4 +1,15 @@
-package main
+// Package cli is graphcd's user CLI: the commands that talk to a graphcd
+// server over its GraphQL API (login, logout, context, app, proj, repo,
+// repocreds, cluster, account), through the typed client of package
+// client only, so that it links neither the controller, the resolvers,
+// the repository server nor the auth internals.
+//
+// The configuration file (contexts, sessions) is client.Config; every
+// flag that chooses the server also reads GRAPHCD_<FLAG>, so CI needs no
+// login: GRAPHCD_SERVER and GRAPHCD_AUTH_TOKEN. Exit codes: 0 when all
+// went as asked, 1 (ExitNotAsExpected) when the command worked but the
+// outcome is not the one asked for, 2 (ExitError) for errors.
+package cli
 
 import (
 	"crypto/tls"
@@ -23,25 +34,20 @@ import (
 // not the one asked for (app wait timed out, app diff found differences,
 // a sync failed), 2 for errors, usage errors included.
 const (
-	cliExitNotAsExpected = 1
-	cliExitError         = 2
+	ExitNotAsExpected = 1
+	ExitError         = 2
 )
 
-// cliCommands are the commands that talk to a graphcd server over its API.
-func cliCommands(root *rootOptions) []*cobra.Command {
-	return []*cobra.Command{newLoginCmd(root), newLogoutCmd(root), newContextCmd(root), newAppCmd(root),
-		newProjCmd(root),
-		newRepoCmd(root),
-		newRepoCredsCmd(root),
-		newClusterCmd(root),
-		newAccountCmd(root),
-	}
+// Commands returns the commands that talk to a graphcd server over its
+// API, for the graphcd root command to mount.
+func Commands() []*cobra.Command {
+	return []*cobra.Command{newLoginCmd(), newLogoutCmd(), newContextCmd(), newAppCmd(),
+		newProjCmd(), newRepoCmd(), newRepoCredsCmd(), newClusterCmd(), newAccountCmd()}
 }
 
 // cliOptions are the flags that choose the server and credentials; each
 // overrides the configuration file.
 type cliOptions struct {
-	root        *rootOptions
 	configPath  string
 	contextName string
 	server      string
@@ -187,13 +193,13 @@ func cliRun(run func(c *cobra.Command, args []string) error) func(*cobra.Command
 		if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
 			err = fmt.Errorf("%w; give the server's certificate (or its CA) with --server-crt, or, if you trust this server, pass --insecure to skip the check", err)
 		}
-		return command.ExitCodeError{Code: cliExitError, Err: err}
+		return command.ExitCodeError{Code: ExitError, Err: err}
 	}
 }
 
 // notAsExpected ends a command with exit code 1 and err's message.
 func notAsExpected(err error) error {
-	return command.ExitCodeError{Code: cliExitNotAsExpected, Err: err}
+	return command.ExitCodeError{Code: ExitNotAsExpected, Err: err}
 }
 
 // cliArgs checks the number of positional arguments as a usage error.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -11,15 +11,15 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
-func newRepoCmd(root *rootOptions) *cobra.Command {
-	return newAPIGroup(root, "repo", "Manage the repositories applications deploy from: list, add, rm",
+func newRepoCmd() *cobra.Command {
+	return newAPIGroup("repo", "Manage the repositories applications deploy from: list, add, rm",
 		func(o *apiOptions) []*cobra.Command {
 			return []*cobra.Command{newRepoListCmd(o, false), newRepoAddCmd(o, false), newRepoRmCmd(o, false)}
 		})
 }
 
-func newRepoCredsCmd(root *rootOptions) *cobra.Command {
-	return newAPIGroup(root, "repocreds", "Manage credential templates for every repository under a URL prefix: list, add, rm",
+func newRepoCredsCmd() *cobra.Command {
+	return newAPIGroup("repocreds", "Manage credential templates for every repository under a URL prefix: list, add, rm",
 		func(o *apiOptions) []*cobra.Command {
 			return []*cobra.Command{newRepoListCmd(o, true), newRepoAddCmd(o, true), newRepoRmCmd(o, true)}
 		})
@@ -41,7 +41,7 @@ func listRepos(c *cobra.Command, o *apiOptions, template bool) ([]client.Reposit
 		return nil, err
 	}
 	all, err := allPages(func(after *string) ([]client.RepositorySummary, client.PageFields, error) {
-		resp, err := client.ListRepositories(c.Context(), cl.GraphQL, listPageSize, after)
+		resp, err := client.ListRepositories(c.Context(), cl.GraphQL, ListPageSize, after)
 		if err != nil {
 			return nil, client.PageFields{}, err
 		}
@@ -186,7 +186,7 @@ func (f *repoFlags) input(c *cobra.Command, o *apiOptions, url string) (client.R
 	if f.repoType != "" && f.repoType != "git" && f.repoType != "helm" {
 		return in, &command.UsageError{Cmd: c, Err: fmt.Errorf("--type %q: want git or helm", f.repoType)}
 	}
-	s := newSecrets(c, o.root.stderr)
+	s := newSecrets(c, c.ErrOrStderr())
 	switch {
 	case f.passwordStdin:
 		pw, err := s.line("password")
