@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 )
@@ -24,7 +25,7 @@ type adminRenderOptions struct {
 	jsonnetExtStr, jsonnetTLAStr                                 []string
 	plugin, pluginSocketDir                                      string
 	output                                                       *command.Enum
-	render                                                       renderWorkerOptions
+	render                                                       renderworker.Options
 }
 
 func newAdminRenderCmd(root *rootOptions) *cobra.Command {
@@ -60,7 +61,7 @@ array of objects; -o yaml a multi-document stream.`,
 	f.StringVar(&o.plugin, "plugin", "", "config-management plugin name")
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of running `graphcd cmp-server`s (enables plugins)")
 	f.VarP(o.output, "output", "o", "output format: yaml, json")
-	o.render.addFlags(f)
+	o.render.AddFlags(f)
 	_ = c.MarkFlagRequired("repo")
 	return c
 }
@@ -87,13 +88,13 @@ func runAdminRender(c *cobra.Command, root *rootOptions, o *adminRenderOptions) 
 		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
-	worker, err := o.render.worker(c)
+	worker, err := o.render.Worker(c)
 	if err != nil {
 		return err
 	}
 	svc, err := inproc.New(inproc.Options{
 		WorkDir: work, AllowFileURLs: local, Logger: root.log,
-		PluginSocketDir: o.pluginSocketDir, PluginTimeout: defaultPluginTimeout, Worker: worker,
+		PluginSocketDir: o.pluginSocketDir, Worker: worker,
 	})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/graphcd/graphcd/auth/session"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 )
 
 // newAdminRotateSessionKeyCmd rotates the key that signs sessions and
@@ -25,11 +26,11 @@ everyone out (and ends every API token). Every graphcd server picks the new
 key up within seconds, without a restart.`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			k, err := connectKube(c.Context(), kubeOptions{kubeconfig: root.kubeconfig, origin: command.FlagOrigin(c, "kubeconfig")})
+			k, err := kubeconn.Connect(c.Context(), kubeconn.Options{Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
 			if err != nil {
 				return err
 			}
-			kc, err := kubernetes.NewForConfig(k.config)
+			kc, err := kubernetes.NewForConfig(k.Config)
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
@@ -37,6 +35,3 @@ manifests. Point the repository server at the same --socket-dir.`,
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "server environment variable the plugin may see (repeatable)")
 	return c
 }
-
-// defaultPluginTimeout is how long the repository server waits for a plugin.
-const defaultPluginTimeout = 2 * time.Minute

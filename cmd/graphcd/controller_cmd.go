@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
@@ -19,9 +21,9 @@ const defaultControllerMetricsListen = "127.0.0.1:8082"
 // controllerOptions are the flags of `graphcd controller`.
 type controllerOptions struct {
 	app           appControllerOptions
-	kube          kubeLimits
+	kube          kubeconn.Limits
 	repoServer    repoServerClientOptions
-	render        renderWorkerOptions
+	render        renderworker.Options
 	shared        sharedOptions
 	metricsListen string
 }
@@ -48,9 +50,9 @@ flags.`,
 	}
 	f := c.Flags()
 	o.app.addFlags(f, true)
-	o.kube.addFlags(f)
+	o.kube.AddFlags(f)
 	o.repoServer.addFlags(f)
-	o.render.addFlags(f)
+	o.render.AddFlags(f)
 	o.shared.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
 	return c
@@ -66,16 +68,15 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		}
 	}
 	log := root.log
-	k, err := connectKube(ctx, kubeOptions{
-		kubeconfig: root.kubeconfig, origin: command.FlagOrigin(c, "kubeconfig"),
-		qps: o.kube.qps, burst: o.kube.burst,
+	k, err := kubeconn.Connect(ctx, kubeconn.Options{
+		Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig"), Limits: o.kube,
 	})
 	if err != nil {
 		return err
 	}
 	build := version.Get()
 	log.Info("graphcd controller starting", "version", build.Version, "commit", build.Commit)
-	log.Info("connected to Kubernetes API", "host", k.host, "version", k.serverVersion)
+	log.Info("connected to Kubernetes API", "host", k.Host, "version", k.ServerVersion)
 
 	client, err := o.repoServer.dial(c)
 	if err != nil {
@@ -86,7 +87,7 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		defer func() { _ = client.Close() }()
 		log.Info("rendering with a separate repo-server", "addr", o.repoServer.addr)
 	} else {
-		worker, err := o.render.worker(c)
+		worker, err := o.render.Worker(c)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/internal/bootstrap"
 )
@@ -47,7 +48,7 @@ func runInstallCRDs(ctx context.Context, c *cobra.Command, root *rootOptions, o 
 	if o.timeout <= 0 {
 		return fmt.Errorf("%s: must be positive, got %s", command.FlagOrigin(c, "timeout"), o.timeout)
 	}
-	k, err := connectKube(ctx, kubeOptions{kubeconfig: root.kubeconfig, origin: command.FlagOrigin(c, "kubeconfig")})
+	k, err := kubeconn.Connect(ctx, kubeconn.Options{Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
 	if err != nil {
 		return err
 	}
@@ -57,8 +58,8 @@ func runInstallCRDs(ctx context.Context, c *cobra.Command, root *rootOptions, o 
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	if err := crd.Install(ctx, k.apiext); err != nil {
-		return fmt.Errorf("install CRDs into %s: %w", k.host, err)
+	if err := crd.Install(ctx, k.APIExt); err != nil {
+		return fmt.Errorf("install CRDs into %s: %w", k.Host, err)
 	}
 	for _, obj := range crds {
 		if _, err := fmt.Fprintf(root.stdout, "customresourcedefinition/%s established\n", obj.Name); err != nil {
@@ -109,11 +110,11 @@ func runInstallSecrets(ctx context.Context, c *cobra.Command, root *rootOptions,
 	if o.namespace == "" {
 		return fmt.Errorf("%s: must not be empty", command.FlagOrigin(c, "namespace"))
 	}
-	k, err := connectKube(ctx, kubeOptions{kubeconfig: root.kubeconfig, origin: command.FlagOrigin(c, "kubeconfig")})
+	k, err := kubeconn.Connect(ctx, kubeconn.Options{Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
 	if err != nil {
 		return err
 	}
-	kc, err := kubernetes.NewForConfig(k.config)
+	kc, err := kubernetes.NewForConfig(k.Config)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func runInstallSecrets(ctx context.Context, c *cobra.Command, root *rootOptions,
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("install secrets into %s: %w", k.host, err)
+		return fmt.Errorf("install secrets into %s: %w", k.Host, err)
 	}
 	return nil
 }

@@ -188,20 +188,6 @@ func TestRuntimeErrors(t *testing.T) {
 	}
 }
 
-func TestSafeHost(t *testing.T) {
-	tests := map[string]string{
-		"https://127.0.0.1:6443":                "https://127.0.0.1:6443",
-		"https://admin:hunter2@example.com/k8s": "https://example.com/k8s",
-		"https://example.com?token=abc":         "https://example.com",
-		"::not a url":                           "(invalid server URL)",
-	}
-	for in, want := range tests {
-		if diff := cmp.Diff(safeHost(in), want); diff != "" {
-			t.Errorf("safeHost(%q) (-got +want):\n%s", in, diff)
-		}
-	}
-}
-
 // A command's own flag must not hide a flag its parents give every
 // subcommand: `repo add --insecure` once meant the repository's TLS while
 // GRAPHCD_INSECURE meant the server's, and set both.

@@ -3,16 +3,15 @@
 package main
 
 import (
-	"context"
 	"os"
 	"testing"
+
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 )
 
 func TestMain(m *testing.M) {
 	// Commands run in this test binary (admin render) start their render
 	// workers from it.
-	if isRenderWorker() {
-		os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
-	}
+	renderworker.ExitIfWorker()
 	os.Exit(m.Run())
 }

@@ -16,12 +16,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/remote"
 	"github.com/graphcd/graphcd/reposerver/render"
+	"github.com/graphcd/graphcd/reposerver/render/plugin"
 )
 
 // Defaults of `graphcd repo-server`.
@@ -51,7 +53,7 @@ type repoServerOptions struct {
 	limits          render.Limits
 	pluginSocketDir string
 	pluginTimeout   time.Duration
-	render          renderWorkerOptions
+	render          renderworker.Options
 }
 
 func newRepoServerCmd(root *rootOptions) *cobra.Command {
@@ -94,8 +96,8 @@ entries are only readable by this process.`,
 	f.Int64Var(&o.limits.MaxManifestSize, "max-manifest-size", render.DefaultMaxManifestSize, "largest single rendered manifest, in bytes")
 	f.Int64Var(&o.limits.MaxCombinedSize, "max-combined-manifests-size", render.DefaultMaxCombinedSize, "largest total of one render's manifests, in bytes")
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of `graphcd cmp-server` sidecars (enables config-management plugins)")
-	f.DurationVar(&o.pluginTimeout, "plugin-timeout", defaultPluginTimeout, "how long one plugin call may take")
-	o.render.addFlags(f)
+	f.DurationVar(&o.pluginTimeout, "plugin-timeout", plugin.DefaultClientTimeout, "how long one plugin call may take")
+	o.render.AddFlags(f)
 	return c
 }
 
@@ -119,7 +121,7 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 		return err
 	}
 	defer closeCache()
-	worker, err := o.render.worker(c)
+	worker, err := o.render.Worker(c)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/cli"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 )
 
 // rootOptions holds the persistent flags and what PersistentPreRunE
@@ -63,7 +64,7 @@ command line wins over the environment.`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", "",
 		"path to a kubeconfig; else $KUBECONFIG, else the in-cluster service account")
 
-	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), newAdminCmd(o), newCMPServerCmd(o), newRepoServerCmd(o), newRenderWorkerCmd())
+	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), newAdminCmd(o), newCMPServerCmd(o), newRepoServerCmd(o), renderworker.NewCommand())
 	root.AddCommand(cli.Commands()...)
 	command.DocumentEnv(root)
 	return root

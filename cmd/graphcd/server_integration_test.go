@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 )
@@ -27,9 +27,7 @@ var cluster *localcluster.Cluster
 func TestMain(m *testing.M) {
 	// Commands run in this test binary (admin render) start their render
 	// workers from it.
-	if isRenderWorker() {
-		os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
-	}
+	renderworker.ExitIfWorker()
 	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster))
 }
 

@@ -1,4 +1,9 @@
-package main
+// Package kubeconn connects graphcd's commands to the Kubernetes API: it
+// finds the client configuration (--kubeconfig, $KUBECONFIG or the
+// in-cluster service account), sets the client-side request limits, and
+// checks that the API server answers before a command goes on, so that a
+// wrong configuration fails at once with one line that says why.
+package kubeconn
 
 import (
 	"context"
@@ -18,23 +23,22 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/graphcd/graphcd/internal/version"
-
 	"github.com/graphcd/graphcd/internal/kubeerror"
+	"github.com/graphcd/graphcd/internal/version"
 )
 
 // apiCheckTimeout bounds the start-up check that the Kubernetes API answers.
 const apiCheckTimeout = 10 * time.Second
 
-// kubeOptions selects and tunes the Kubernetes API connection.
-type kubeOptions struct {
-	// kubeconfig is the --kubeconfig value; origin names where it came from.
-	kubeconfig, origin string
-	qps                float32
-	burst              int
+// Options select and tune the Kubernetes API connection.
+type Options struct {
+	// Kubeconfig is the --kubeconfig value; Origin names where it came
+	// from, for errors ("--kubeconfig" or "GRAPHCD_KUBECONFIG").
+	Kubeconfig, Origin string
+	// Limits are the client-side request limits; zero keeps client-go's.
+	Limits
 }
 
-// kube is a checked connection to the Kubernetes API.
 // Default client-side limits of requests to the Kubernetes API. They are
 // high on purpose: graphcd reads through informers, so nearly every
 // request is a write a sync or a status needs, and the API server's own
@@ -42,59 +46,61 @@ type kubeOptions struct {
 // CD's 50/s) only makes a thousand syncs wait in line (see
 // docs/benchmarks.md).
 const (
-	defaultKubeQPS   = 500
-	defaultKubeBurst = 1000
+	defaultQPS   = 500
+	defaultBurst = 1000
 )
 
-// kubeLimits are the --kube-qps and --kube-burst flags the server and the
+// Limits are the --kube-qps and --kube-burst flags the server and the
 // controller commands share.
-type kubeLimits struct {
-	qps   float32
-	burst int
+type Limits struct {
+	QPS   float32
+	Burst int
 }
 
-func (l *kubeLimits) addFlags(f *pflag.FlagSet) {
-	f.Float32Var(&l.qps, "kube-qps", defaultKubeQPS, "Kubernetes API requests per second (client side)")
-	f.IntVar(&l.burst, "kube-burst", defaultKubeBurst, "Kubernetes API request burst (client side)")
+// AddFlags adds --kube-qps and --kube-burst to f.
+func (l *Limits) AddFlags(f *pflag.FlagSet) {
+	f.Float32Var(&l.QPS, "kube-qps", defaultQPS, "Kubernetes API requests per second (client side)")
+	f.IntVar(&l.Burst, "kube-burst", defaultBurst, "Kubernetes API request burst (client side)")
 }
 
-type kube struct {
-	config *rest.Config
-	apiext apiextensionsclientset.Interface
-	// host is the API server URL without credentials, safe to print.
-	host string
-	// serverVersion is the API server's version, e.g. "v1.37.2".
-	serverVersion string
+// Conn is a checked connection to the Kubernetes API.
+type Conn struct {
+	Config *rest.Config
+	APIExt apiextensionsclientset.Interface
+	// Host is the API server URL without credentials, safe to print.
+	Host string
+	// ServerVersion is the API server's version, e.g. "v1.37.2".
+	ServerVersion string
 }
 
-// connectKube loads the Kubernetes client configuration and checks, within
+// Connect loads the Kubernetes client configuration and checks, within
 // apiCheckTimeout, that the API server answers.
-func connectKube(ctx context.Context, o kubeOptions) (*kube, error) {
-	cfg, err := loadKubeConfig(o.kubeconfig, o.origin)
+func Connect(ctx context.Context, o Options) (*Conn, error) {
+	cfg, err := loadConfig(o.Kubeconfig, o.Origin)
 	if err != nil {
 		return nil, err
 	}
 	kubeerror.Wrap(cfg)
-	if o.qps > 0 {
-		cfg.QPS = o.qps
+	if o.QPS > 0 {
+		cfg.QPS = o.QPS
 	}
-	if o.burst > 0 {
-		cfg.Burst = o.burst
+	if o.Burst > 0 {
+		cfg.Burst = o.Burst
 	}
 	cfg.UserAgent = "graphcd/" + version.Get().Version
-	k := &kube{config: cfg, host: safeHost(cfg.Host)}
-	if k.apiext, err = apiextensionsclientset.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("kubernetes client for %s: %w", k.host, err)
+	k := &Conn{Config: cfg, Host: safeHost(cfg.Host)}
+	if k.APIExt, err = apiextensionsclientset.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("kubernetes client for %s: %w", k.Host, err)
 	}
-	if k.serverVersion, err = checkAPI(ctx, k.apiext.Discovery().RESTClient(), k.host); err != nil {
+	if k.ServerVersion, err = checkAPI(ctx, k.APIExt.Discovery().RESTClient(), k.Host); err != nil {
 		return nil, err
 	}
 	return k, nil
 }
 
-// loadKubeConfig resolves the client configuration: the --kubeconfig file,
+// loadConfig resolves the client configuration: the --kubeconfig file,
 // else the files in $KUBECONFIG, else the in-cluster service account.
-func loadKubeConfig(path, origin string) (*rest.Config, error) {
+func loadConfig(path, origin string) (*rest.Config, error) {
 	if path != "" {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("kubeconfig %s (from %s): %s", path, origin, statReason(err))
