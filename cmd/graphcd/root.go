@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/admin"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/cli"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
@@ -64,7 +65,7 @@ command line wins over the environment.`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", "",
 		"path to a kubeconfig; else $KUBECONFIG, else the in-cluster service account")
 
-	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), newAdminCmd(o), newCMPServerCmd(o), newRepoServerCmd(o), renderworker.NewCommand())
+	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), admin.NewCommand(&o.kubeconfig), newCMPServerCmd(o), newRepoServerCmd(o), renderworker.NewCommand())
 	root.AddCommand(cli.Commands()...)
 	command.DocumentEnv(root)
 	return root

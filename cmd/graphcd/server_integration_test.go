@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 )
@@ -25,9 +24,6 @@ import (
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	// Commands run in this test binary (admin render) start their render
-	// workers from it.
-	renderworker.ExitIfWorker()
 	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster))
 }
 

@@ -89,6 +89,8 @@ var rules = []rule{
 	{pkgs: "cmd/graphcd/internal/cli", graphcd: []pattern{"client", "cmd/graphcd/internal/command", "auth/oidc", "internal/wellknown"},
 		never: []pattern{"k8s.io/client-go/...", "sigs.k8s.io/controller-runtime/...", "helm.sh/...", "sigs.k8s.io/kustomize/..."},
 		why:   "the user CLI talks to the API through the typed client only"},
+	{pkgs: "cmd/graphcd/internal/admin", never: []pattern{"controller", "resolvers/...", "graph/...", "internal/server/...", "github.com/99designs/gqlgen/..."},
+		why: "the operators' tools run the engines offline, without the reconciler or the API"},
 }
 
 // packages lists every package of the module with its direct imports and

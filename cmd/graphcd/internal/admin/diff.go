@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"cmp"
@@ -22,7 +22,7 @@ type adminDiffOptions struct {
 	serverSide                              bool
 }
 
-func newAdminDiffCmd(root *rootOptions) *cobra.Command {
+func newDiffCmd() *cobra.Command {
 	o := &adminDiffOptions{}
 	c := &cobra.Command{
 		Use:   "diff --desired FILE --live FILE",

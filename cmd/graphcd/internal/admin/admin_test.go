@@ -1,14 +1,34 @@
-package main
+package admin
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command/commandtest"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 )
+
+func TestMain(m *testing.M) {
+	// admin render, run in process, starts its render workers from this
+	// test binary.
+	renderworker.ExitIfWorker()
+	os.Exit(m.Run())
+}
+
+// runCLI runs graphcd admin in process with args and the given
+// environment.
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var kubeconfig string
+	admin := func() []*cobra.Command { return []*cobra.Command{NewCommand(&kubeconfig)} }
+	return commandtest.Run(t, commandtest.Root(admin), env, args...)
+}
 
 // admin health judges each document, applies the Lua customization from
 // an argocd-cm, reports unreadable documents in place and exits 2 for them.

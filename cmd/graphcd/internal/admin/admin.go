@@ -1,4 +1,11 @@
-package main
+// Package admin holds graphcd's operators' tools, "graphcd admin": render
+// an application source's manifests as the repository server would (render),
+// judge health (health), diff desired against live objects (diff), plan a
+// sync (sync-plan) and check an RBAC policy (rbac), all offline with the
+// same code as the server and the controller; and rotate the key that
+// signs sessions in the cluster (rotate-session-key). Files are read with
+// "-" for stdin; unreadable documents are reported in place.
+package admin
 
 import (
 	"bufio"
@@ -16,16 +23,18 @@ import (
 	"github.com/graphcd/graphcd/reposerver/render"
 )
 
-// newAdminCmd groups the operators' tools: most run offline, with the same
-// code paths as the server; rotate-session-key changes the cluster.
-func newAdminCmd(root *rootOptions) *cobra.Command {
+// NewCommand returns "graphcd admin", which groups the operators' tools:
+// most run offline, with the same code paths as the server;
+// rotate-session-key changes the cluster. kubeconfig points at the root
+// command's --kubeconfig value, read when a command runs.
+func NewCommand(kubeconfig *string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "admin",
 		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, rotate the session key",
 		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newAdminHealthCmd(root), newAdminDiffCmd(root), newAdminRenderCmd(root), newAdminSyncPlanCmd(root), newAdminRBACCmd(root), newAdminRotateSessionKeyCmd(root))
+	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newRotateSessionKeyCmd(kubeconfig))
 	return c
 }
 

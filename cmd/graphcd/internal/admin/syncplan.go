@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ type adminSyncPlanOptions struct {
 	output      *command.Enum
 }
 
-func newAdminSyncPlanCmd(_ *rootOptions) *cobra.Command {
+func newSyncPlanCmd() *cobra.Command {
 	o := &adminSyncPlanOptions{output: command.NewEnum("text", "text", "json")}
 	c := &cobra.Command{
 		Use:   "sync-plan -f PATH...",

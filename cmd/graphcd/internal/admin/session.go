@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 )
 
-// newAdminRotateSessionKeyCmd rotates the key that signs sessions and
+// newRotateSessionKeyCmd rotates the key that signs sessions and
 // tokens, in the cluster.
-func newAdminRotateSessionKeyCmd(root *rootOptions) *cobra.Command {
+func newRotateSessionKeyCmd(kubeconfig *string) *cobra.Command {
 	var namespace string
 	c := &cobra.Command{
 		Use:   "rotate-session-key",
@@ -26,7 +26,7 @@ everyone out (and ends every API token). Every graphcd server picks the new
 key up within seconds, without a restart.`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			k, err := kubeconn.Connect(c.Context(), kubeconn.Options{Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
+			k, err := kubeconn.Connect(c.Context(), kubeconn.Options{Kubeconfig: *kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
 			if err != nil {
 				return err
 			}

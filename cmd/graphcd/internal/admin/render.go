@@ -1,9 +1,10 @@
-package main
+package admin
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
-type adminRenderOptions struct {
+type renderOptions struct {
 	repo, revision, path, chart, appName, releaseName, namespace string
 	kubeVersion                                                  string
 	helmValues, helmSet, helmSetString, kustomizeImages          []string
@@ -28,8 +29,8 @@ type adminRenderOptions struct {
 	render                                                       renderworker.Options
 }
 
-func newAdminRenderCmd(root *rootOptions) *cobra.Command {
-	o := &adminRenderOptions{output: command.NewEnum("yaml", "yaml", "json")}
+func newRenderCmd() *cobra.Command {
+	o := &renderOptions{output: command.NewEnum("yaml", "yaml", "json")}
 	c := &cobra.Command{
 		Use:   "render --repo URL|PATH",
 		Short: "Render an application source's manifests, as the repository server would",
@@ -41,7 +42,7 @@ detect the tool (Helm, Kustomize, directory/Jsonnet), render in process.
 repository URL (oci://... for an OCI registry). -o json prints one JSON
 array of objects; -o yaml a multi-document stream.`,
 		Args: command.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return runAdminRender(c, root, o) },
+		RunE: func(c *cobra.Command, _ []string) error { return runRender(c, o) },
 	}
 	f := c.Flags()
 	f.StringVar(&o.repo, "repo", "", "Git URL, local Git working copy, or Helm repository URL")
@@ -66,7 +67,10 @@ array of objects; -o yaml a multi-document stream.`,
 	return c
 }
 
-func runAdminRender(c *cobra.Command, root *rootOptions, o *adminRenderOptions) error {
+// runRender renders o's source, logging to the process logger that the
+// root command sets up.
+func runRender(c *cobra.Command, o *renderOptions) error {
+	log := slog.Default()
 	src, err := o.source()
 	if err != nil {
 		return &command.UsageError{Cmd: c, Err: err}
@@ -93,7 +97,7 @@ func runAdminRender(c *cobra.Command, root *rootOptions, o *adminRenderOptions) 
 		return err
 	}
 	svc, err := inproc.New(inproc.Options{
-		WorkDir: work, AllowFileURLs: local, Logger: root.log,
+		WorkDir: work, AllowFileURLs: local, Logger: log,
 		PluginSocketDir: o.pluginSocketDir, Worker: worker,
 	})
 	if err != nil {
@@ -110,7 +114,7 @@ func runAdminRender(c *cobra.Command, root *rootOptions, o *adminRenderOptions) 
 	if err != nil {
 		return err
 	}
-	root.log.Debug("rendered", "type", res.SourceType, "revision", res.Revision, "objects", len(res.Manifests))
+	log.Debug("rendered", "type", res.SourceType, "revision", res.Revision, "objects", len(res.Manifests))
 	out := c.OutOrStdout()
 	if o.output.String() == "json" {
 		list := make([]map[string]any, 0, len(res.Manifests))
@@ -158,7 +162,7 @@ func gitTopLevel(dir string) (top, sub string, err error) {
 }
 
 // source builds the ApplicationSource the flags describe.
-func (o *adminRenderOptions) source() (v1alpha1.ApplicationSource, error) {
+func (o *renderOptions) source() (v1alpha1.ApplicationSource, error) {
 	src := v1alpha1.ApplicationSource{Path: o.path, Chart: o.chart, TargetRevision: o.revision}
 	if o.chart != "" {
 		src.Path = ""

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -21,16 +21,16 @@ type adminRBACOptions struct {
 	groups, projects                    []string
 }
 
-// newAdminRBACCmd answers and checks RBAC questions offline, with the
+// newRBACCmd answers and checks RBAC questions offline, with the
 // policy code the server uses.
-func newAdminRBACCmd(_ *rootOptions) *cobra.Command {
+func newRBACCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "rbac",
 		Short: "Check RBAC policies offline: may a subject do something, is a policy valid",
 		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newAdminRBACCanCmd(), newAdminRBACValidateCmd())
+	c.AddCommand(newRBACCanCmd(), newRBACValidateCmd())
 	return c
 }
 
@@ -41,7 +41,7 @@ func (o *adminRBACOptions) addPolicyFlags(c *cobra.Command) {
 	f.StringArrayVar(&o.projects, "projects", nil, "file of AppProject manifests whose roles join the policy (repeatable)")
 }
 
-func newAdminRBACCanCmd() *cobra.Command {
+func newRBACCanCmd() *cobra.Command {
 	o := &adminRBACOptions{}
 	c := &cobra.Command{
 		Use:   "can SUBJECT ACTION RESOURCE [OBJECT]",
@@ -78,7 +78,7 @@ a rule's pattern covers it), with a warning.
 	return c
 }
 
-func newAdminRBACValidateCmd() *cobra.Command {
+func newRBACValidateCmd() *cobra.Command {
 	o := &adminRBACOptions{}
 	c := &cobra.Command{
 		Use:   "validate --rbac-config CM.yaml",

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ type adminHealthOptions struct {
 	output         *command.Enum
 }
 
-func newAdminHealthCmd(root *rootOptions) *cobra.Command {
+func newHealthCmd() *cobra.Command {
 	o := &adminHealthOptions{output: command.NewEnum("json", "json", "text")}
 	c := &cobra.Command{
 		Use:   "health -f FILE",
