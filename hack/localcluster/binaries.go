@@ -26,11 +26,21 @@ type Binaries struct {
 }
 
 // RepoRoot returns the root of the graphcd source tree this package was
-// compiled from. Tests and the demo run from source, so the build script is
-// found there.
+// compiled from: the nearest directory above its source that holds the
+// module's go.mod, wherever in the tree the package lives. Tests and the
+// demo run from source, so the build script is found there.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	for dir := filepath.Dir(file); ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Dir(file) // not built from source: nothing better to offer
+		}
+		dir = parent
+	}
 }
 
 // BinDir is where hack/cluster-bins.sh caches the binaries.
