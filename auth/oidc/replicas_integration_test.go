@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/graphcd/graphcd/auth/dex"
-	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/internal/wellknown"
 )
 

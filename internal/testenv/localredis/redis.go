@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 // Server is a running redis-server.

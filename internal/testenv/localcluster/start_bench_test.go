@@ -5,7 +5,7 @@ package localcluster_test
 import (
 	"testing"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 // BenchmarkStart measures how long a test package waits for its cluster:

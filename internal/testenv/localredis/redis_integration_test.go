@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
-	"github.com/graphcd/graphcd/hack/localredis"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localredis"
 )
 
 // A value written to the real server reads back; the password is enforced;
