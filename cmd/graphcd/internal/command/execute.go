@@ -19,7 +19,8 @@ const (
 
 // Execute runs the command tree root with args and returns the process
 // exit code. It prints errors to stderr as one line and never lets a panic
-// through.
+// through; cobra's own printing of errors and usage is silenced, and a
+// flag that does not parse is a UsageError.
 func Execute(ctx context.Context, root *cobra.Command, args []string, stderr io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
