@@ -25,7 +25,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller"
-	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )

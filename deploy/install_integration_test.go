@@ -30,8 +30,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/bootstrap"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 var cluster *localcluster.Cluster

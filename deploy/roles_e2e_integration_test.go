@@ -36,7 +36,7 @@ import (
 
 	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/hack/demo/demorepo"
-	"github.com/graphcd/graphcd/hack/localredis"
+	"github.com/graphcd/graphcd/internal/testenv/localredis"
 )
 
 // These tests run graphcd's roles as they run in the cluster, each with

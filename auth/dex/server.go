@@ -20,12 +20,8 @@ import (
 	"github.com/dexidp/dex/storage"
 	"github.com/dexidp/dex/storage/kubernetes"
 	"github.com/dexidp/dex/storage/memory"
-)
 
-// Default client IDs graphcd registers in its embedded Dex.
-const (
-	DefaultClientID    = "graphcd"
-	DefaultCLIClientID = "graphcd-cli"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // Options say how graphcd runs its embedded Dex.
@@ -39,7 +35,7 @@ type Options struct {
 	// loopback redirect (http://127.0.0.1:<port>/...). graphcd's client trusts
 	// it, so a CLI login that asks for the scope
 	// "audience:server:client_id:<Client.ID>" gets an ID token graphcd
-	// accepts. Empty means DefaultCLIClientID; "-" registers no CLI client.
+	// accepts. Empty means wellknown.DexCLIClientID; "-" registers no CLI client.
 	CLIClientID string
 	// Storage selects where Dex keeps its state; the zero value is memory.
 	Storage Storage
@@ -49,7 +45,7 @@ type Options struct {
 
 // ClientRegistration is graphcd's OAuth2 client in Dex.
 type ClientRegistration struct {
-	// ID defaults to DefaultClientID.
+	// ID defaults to wellknown.DexClientID.
 	ID string
 	// Secret defaults to a random value per process. Replicas that share a
 	// Dex storage must share it too: set it from graphcd-secret.
@@ -99,7 +95,7 @@ func New(ctx context.Context, c *Config, o Options) (*Server, error) {
 	}
 	client := o.Client
 	if client.ID == "" {
-		client.ID = DefaultClientID
+		client.ID = wellknown.DexClientID
 	}
 	if len(client.RedirectURIs) == 0 {
 		return nil, errors.New("dex: graphcd's client needs at least one redirect URI")
@@ -112,7 +108,7 @@ func New(ctx context.Context, c *Config, o Options) (*Server, error) {
 	cliID := o.CLIClientID
 	switch cliID {
 	case "":
-		cliID = DefaultCLIClientID
+		cliID = wellknown.DexCLIClientID
 	case "-":
 		cliID = ""
 	}

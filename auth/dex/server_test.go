@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // serve starts Dex from doc under /api/dex of a test server.
@@ -70,7 +72,7 @@ func TestServerClientSecret(t *testing.T) {
 	if got := c.Client(); got.ID != "cd" || got.Secret != "given" {
 		t.Errorf("Client() = %q/%q, want cd/given", got.ID, got.Secret)
 	}
-	if a.Client().ID != DefaultClientID || a.CLIClientID() != DefaultCLIClientID {
+	if a.Client().ID != wellknown.DexClientID || a.CLIClientID() != wellknown.DexCLIClientID {
 		t.Errorf("default clients %q and %q", a.Client().ID, a.CLIClientID())
 	}
 }

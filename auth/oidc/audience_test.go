@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graphcd/graphcd/auth/dex"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // TestVerifyRefusesTokenForAnotherClient gets a genuine ID token from the
@@ -60,7 +60,7 @@ func TestLoopbackLogin(t *testing.T) {
 		scopes     []string
 		forGraphcd bool
 	}{
-		{"audience graphcd", slices.Concat(DefaultScopes, []string{"audience:server:client_id:" + dex.DefaultClientID}), true},
+		{"audience graphcd", slices.Concat(DefaultScopes, []string{"audience:server:client_id:" + wellknown.DexClientID}), true},
 		{"cli only", DefaultScopes, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

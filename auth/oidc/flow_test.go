@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/graphcd/graphcd/auth/dex"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 const (
@@ -340,7 +341,7 @@ func TestExternalProviderCodeFlow(t *testing.T) {
 // serves: logins fail with a fixed page until the provider is up.
 func TestLoginDiscoversLazily(t *testing.T) {
 	g := newGraphcd(t)
-	g.serveLogin(t, Options{Issuer: g.URL + "/api/dex", ClientID: dex.DefaultClientID, ClientSecret: "from-graphcd-secret"})
+	g.serveLogin(t, Options{Issuer: g.URL + "/api/dex", ClientID: wellknown.DexClientID, ClientSecret: "from-graphcd-secret"})
 	b := newBrowser(t, "/auth/callback")
 	if pg := b.get(g.URL + "/auth/login"); pg.Status != http.StatusServiceUnavailable || pg.Body != msgUnavailable {
 		t.Fatalf("login before the provider serves: HTTP %d %q, want 503", pg.Status, pg.Body)

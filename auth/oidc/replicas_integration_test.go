@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	"github.com/graphcd/graphcd/auth/dex"
-	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // cluster is a real control plane, where Dex keeps its state in its CRDs.
@@ -47,7 +48,7 @@ func TestReplicasShareDexState(t *testing.T) {
 		t.Cleanup(func() { _ = d.Close() })
 		mux.Handle("/api/dex/", d.Handler())
 		p, err := NewProvider(t.Context(), Options{
-			Issuer: lb.URL + "/api/dex", ClientID: dex.DefaultClientID, ClientSecret: "shared-by-replicas",
+			Issuer: lb.URL + "/api/dex", ClientID: wellknown.DexClientID, ClientSecret: "shared-by-replicas",
 			RedirectURL: lb.URL + "/auth/callback", BaseURL: lb.URL, CookieKey: []byte("shared by replicas, from a Secret"),
 		})
 		if err != nil {

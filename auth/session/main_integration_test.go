@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
-	"github.com/graphcd/graphcd/hack/localredis"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localredis"
 )
 
 // The shared fixtures: one local control plane (tests isolate by

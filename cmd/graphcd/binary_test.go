@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // The version buildBinary stamps, so tests can tell it reached the API.
@@ -40,7 +42,7 @@ func binaryEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, envPrefix) || name == "KUBECONFIG" || name == "KUBERNETES_SERVICE_HOST" {
+		if strings.HasPrefix(name, command.EnvPrefix) || name == "KUBECONFIG" || name == "KUBERNETES_SERVICE_HOST" {
 			continue
 		}
 		env = append(env, kv)
@@ -63,8 +65,8 @@ func TestBinary(t *testing.T) {
 			cmd.Stderr = &stderr
 			err := cmd.Run()
 			var exitErr *exec.ExitError
-			if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitError {
-				t.Errorf("graphcd %s: %v, want exit code %d", strings.Join(args, " "), err, exitError)
+			if !errors.As(err, &exitErr) || exitErr.ExitCode() != command.ExitError {
+				t.Errorf("graphcd %s: %v, want exit code %d", strings.Join(args, " "), err, command.ExitError)
 			}
 			if s := stderr.String(); !strings.HasPrefix(s, "graphcd: ") || strings.Count(s, "\n") != 1 || !strings.HasSuffix(s, "\n") {
 				t.Errorf("graphcd %s: stderr %q, want one line starting with %q", strings.Join(args, " "), s, "graphcd: ")
@@ -77,8 +79,8 @@ func TestBinary(t *testing.T) {
 		cmd.Env = binaryEnv()
 		err := cmd.Run()
 		var exitErr *exec.ExitError
-		if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitUsage {
-			t.Errorf("graphcd server --bogus: %v, want exit code %d", err, exitUsage)
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != command.ExitUsage {
+			t.Errorf("graphcd server --bogus: %v, want exit code %d", err, command.ExitUsage)
 		}
 	})
 

@@ -27,6 +27,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/cli"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
@@ -88,7 +89,7 @@ func TestCLIAppLifecycle(t *testing.T) {
 
 	// Log in: a wrong password is refused, the right one stores a context.
 	login := []string{"login", s.base, "--username", "admin", "--password-stdin"}
-	if r := run("not-the-password\n", login...); r.code != cliExitError || strings.Contains(r.stderr, "not-the-password") {
+	if r := run("not-the-password\n", login...); r.code != cli.ExitError || strings.Contains(r.stderr, "not-the-password") {
 		t.Fatalf("login with a wrong password = %d %q, want exit 2 without the password", r.code, r.stderr)
 	}
 	r := run(password+"\n", login...)
@@ -128,7 +129,7 @@ spec:
 		t.Fatal(err)
 	}
 	runOK("app", "create", "-f", manifest)
-	if r := run("", "app", "create", "-f", manifest); r.code != cliExitError {
+	if r := run("", "app", "create", "-f", manifest); r.code != cli.ExitError {
 		t.Errorf("creating cli-app twice = %d %q, want exit 2", r.code, r.stderr)
 	}
 	runOK("app", "create", "-f", manifest, "--upsert")
@@ -146,7 +147,7 @@ spec:
 `, other, repo, controller.InClusterName, dest), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := run("", "app", "create", "-f", elsewhere); r.code != cliExitError || !strings.Contains(r.stderr, fmt.Sprintf("metadata.namespace %q", other)) {
+	if r := run("", "app", "create", "-f", elsewhere); r.code != cli.ExitError || !strings.Contains(r.stderr, fmt.Sprintf("metadata.namespace %q", other)) {
 		t.Errorf("creating an app in namespace %s = %d %q, want exit 2 naming the namespace", other, r.code, r.stderr)
 	}
 
@@ -172,7 +173,7 @@ spec:
 	}
 
 	// Never synced: waiting for Synced times out with exit code 1.
-	if r := run("", "app", "wait", "cli-app", "--sync", "--timeout", "2s"); r.code != cliExitNotAsExpected || !strings.Contains(r.stderr, "timed out") {
+	if r := run("", "app", "wait", "cli-app", "--sync", "--timeout", "2s"); r.code != cli.ExitNotAsExpected || !strings.Contains(r.stderr, "timed out") {
 		t.Errorf("app wait --sync before any sync = %d %q, want exit 1", r.code, r.stderr)
 	}
 
@@ -222,7 +223,7 @@ spec:
 	}
 	poll(t, "app diff to see the drift", func() (bool, string) {
 		r := run("", "app", "diff", "cli-app")
-		return r.code == cliExitNotAsExpected && strings.Contains(r.stdout, "slow"), fmt.Sprintf("%+v", r)
+		return r.code == cli.ExitNotAsExpected && strings.Contains(r.stdout, "slow"), fmt.Sprintf("%+v", r)
 	})
 	runOK("app", "sync", "cli-app")
 	runOK("app", "wait", "cli-app", "--sync", "--operation")
@@ -249,17 +250,17 @@ spec:
 	}
 
 	// Errors exit 2 with the API's code.
-	if r := run("", "app", "get", "no-such-app"); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+	if r := run("", "app", "get", "no-such-app"); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
 		t.Errorf("app get of an unknown app = %d %q, want exit 2 and NOT_FOUND", r.code, r.stderr)
 	}
-	if r := run("", "app", "sync", "no-such-app"); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+	if r := run("", "app", "sync", "no-such-app"); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
 		t.Errorf("app sync of an unknown app = %d %q, want exit 2 and NOT_FOUND", r.code, r.stderr)
 	}
 
 	// Background: this cluster runs no garbage collector to finish a
 	// foreground deletion of the ConfigMap.
 	runOK("app", "delete", "cli-app", "--propagation-policy", "background", "--wait")
-	if r := run("", "app", "get", "cli-app"); r.code != cliExitError {
+	if r := run("", "app", "get", "cli-app"); r.code != cli.ExitError {
 		t.Errorf("app get after delete = %d %q, want exit 2", r.code, r.stdout)
 	}
 	poll(t, "the cascading delete to remove the ConfigMap", func() (bool, string) {
@@ -273,7 +274,7 @@ spec:
 		t.Errorf("config after logout: %+v %v", cfg, err)
 	}
 	revoked := s.runCLIBinary(t, t.TempDir(), "", []string{"GRAPHCD_SERVER=" + s.base, "GRAPHCD_AUTH_TOKEN=" + cur.Token}, "app", "list")
-	if revoked.code != cliExitError || !strings.Contains(revoked.stderr, client.CodeUnauthenticated) || strings.Contains(revoked.stderr, cur.Token) {
+	if revoked.code != cli.ExitError || !strings.Contains(revoked.stderr, client.CodeUnauthenticated) || strings.Contains(revoked.stderr, cur.Token) {
 		t.Errorf("app list with the logged-out token = %d %q, want exit 2 UNAUTHENTICATED without the token", revoked.code, revoked.stderr)
 	}
 }
@@ -364,7 +365,7 @@ func TestCLIListPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = listPageSize + 3
+	const n = cli.ListPageSize + 3
 	want := make([]string, 0, n)
 	for i := range n {
 		name := fmt.Sprintf("page-%03d", i)
@@ -439,7 +440,7 @@ func TestCLIAdmin(t *testing.T) {
 		return strings.Fields(runOK("", append(args, "-o", "name")...))
 	}
 	unauthenticated := func(r cliResult, secret string) bool {
-		return r.code == cliExitError && strings.Contains(r.stderr, client.CodeUnauthenticated) && !strings.Contains(r.stderr+r.stdout, secret)
+		return r.code == cli.ExitError && strings.Contains(r.stderr, client.CodeUnauthenticated) && !strings.Contains(r.stderr+r.stdout, secret)
 	}
 
 	secret, err := cluster.Client.CoreV1().Secrets(s.namespace).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
@@ -488,7 +489,7 @@ spec:
 			t.Fatal(err)
 		}
 		runOK("", "proj", "create", "-f", manifest)
-		if r := run("", "proj", "create", "-f", manifest); r.code != cliExitError {
+		if r := run("", "proj", "create", "-f", manifest); r.code != cli.ExitError {
 			t.Errorf("creating cli-proj twice = %d %q, want exit 2", r.code, r.stderr)
 		}
 		runOK("", "proj", "create", "-f", manifest, "--upsert")
@@ -505,7 +506,7 @@ spec:
 		if err := json.Unmarshal([]byte(out), &tok); err != nil || tok.ID != "pipeline" || tok.Token == "" || tok.ExpiresAt == nil {
 			t.Fatalf("proj role token create -o json = %q, %v", out, err)
 		}
-		if r := run("", "proj", "role", "token", "create", "cli-proj", "ci", "--expires-in", "soon"); r.code != cliExitError {
+		if r := run("", "proj", "role", "token", "create", "cli-proj", "ci", "--expires-in", "soon"); r.code != cli.ExitError {
 			t.Errorf("--expires-in soon = %d %q, want a usage error", r.code, r.stderr)
 		}
 		poll(t, "the project token to list the project's app only", func() (bool, string) {
@@ -530,7 +531,7 @@ spec:
 			r := as(tok.Token, "app", "list")
 			return unauthenticated(r, tok.Token), fmt.Sprintf("%+v", r)
 		})
-		if r := run("", "proj", "delete", "cli-proj"); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeConflict) {
+		if r := run("", "proj", "delete", "cli-proj"); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeConflict) {
 			t.Errorf("proj delete of a project in use = %d %q, want exit 2 CONFLICT", r.code, r.stderr)
 		}
 	})
@@ -539,7 +540,7 @@ spec:
 		const url, prefix, pw = "https://git.example.com/team/web.git", "https://git.example.com/team/", "repo-password-1"
 		out := runOK(pw+"\n", "repo", "add", url, "--username", "ci", "--password-stdin", "--skip-test", "--project", "default")
 		r := run("", "repo", "add", url, "--username", "ci", "--skip-test")
-		if r.code != cliExitError || !strings.Contains(r.stderr, "--password-stdin") {
+		if r.code != cli.ExitError || !strings.Contains(r.stderr, "--password-stdin") {
 			t.Errorf("repo add --username without a password on a pipe = %+v, want a usage error", r)
 		}
 		runOK(pw+"\n", "repocreds", "add", prefix, "--username", "ci", "--password-stdin")
@@ -567,7 +568,7 @@ spec:
 		}
 		runOK("", "repo", "rm", url)
 		runOK("", "repocreds", "rm", prefix)
-		if r := run("", "repo", "rm", url); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+		if r := run("", "repo", "rm", url); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
 			t.Errorf("removing the repository twice = %d %q, want exit 2 NOT_FOUND", r.code, r.stderr)
 		}
 		poll(t, "repo list to forget the repository", func() (bool, string) {
@@ -619,7 +620,7 @@ spec:
 		if !found {
 			t.Errorf("no cluster Secret of %s with the token of the file", server)
 		}
-		if r := run("", "cluster", "add", "edge", server, "--bearer-token-file", tokenFile); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeConflict) {
+		if r := run("", "cluster", "add", "edge", server, "--bearer-token-file", tokenFile); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeConflict) {
 			t.Errorf("adding edge twice = %d %q, want exit 2 CONFLICT", r.code, r.stderr)
 		}
 		runOK("", "cluster", "add", "edge", server, "--bearer-token-file", tokenFile, "--upsert")
@@ -633,7 +634,7 @@ spec:
 	// KWOK's nodes run no containers, so there is no log to read here:
 	// only a Pod outside the app's resource tree, which the server refuses.
 	t.Run("app logs refusals", func(t *testing.T) {
-		if r := run("", "app", "logs", "proj-app"); r.code != cliExitError || !strings.Contains(r.stderr, "--pod") {
+		if r := run("", "app", "logs", "proj-app"); r.code != cli.ExitError || !strings.Contains(r.stderr, "--pod") {
 			t.Errorf("app logs without --pod = %+v, want a usage error", r)
 		}
 		for _, args := range [][]string{
@@ -641,7 +642,7 @@ spec:
 			{"app", "logs", "proj-app", "--pod", "not-its-pod", "--tail", "5"},
 			{"app", "logs", "proj-app", "--pod", "not-its-pod", "--namespace", "elsewhere", "--follow"},
 		} {
-			if r := run("", args...); r.code != cliExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+			if r := run("", args...); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
 				t.Errorf("graphcd %s = %+v, want exit 2 NOT_FOUND", strings.Join(args, " "), r)
 			}
 		}
@@ -668,7 +669,7 @@ spec:
 		}
 		old := cfg.Current().Token
 		const newPassword = "admin-password-2"
-		if r := run("wrong-password\n"+newPassword+"\n", "account", "update-password"); r.code != cliExitError || strings.Contains(r.stderr, "wrong-password") {
+		if r := run("wrong-password\n"+newPassword+"\n", "account", "update-password"); r.code != cli.ExitError || strings.Contains(r.stderr, "wrong-password") {
 			t.Errorf("update-password with a wrong current password = %+v, want exit 2 without it", r)
 		}
 		out := runOK(password+"\n"+newPassword+"\n", "account", "update-password")
@@ -679,7 +680,7 @@ spec:
 			r := as(old, "account", "list")
 			return unauthenticated(r, old), fmt.Sprintf("%+v", r)
 		})
-		if r := run(password+"\n", "login", s.base, "--username", "admin", "--password-stdin"); r.code != cliExitError {
+		if r := run(password+"\n", "login", s.base, "--username", "admin", "--password-stdin"); r.code != cli.ExitError {
 			t.Errorf("login with the old password = %+v, want exit 2", r)
 		}
 		runOK(newPassword+"\n", "login", s.base, "--username", "admin", "--password-stdin")
@@ -704,7 +705,7 @@ spec:
 		if err := json.Unmarshal([]byte(runOK("", "account", "get", "ci", "-o", "json")), &me); err != nil || len(me.Tokens) != 1 || me.Tokens[0].ID != "ci-pipeline" {
 			t.Errorf("account get ci -o json = %+v, %v; want token ci-pipeline", me, err)
 		}
-		if r := run("", "account", "generate-token", "--account", "admin"); r.code != cliExitError {
+		if r := run("", "account", "generate-token", "--account", "admin"); r.code != cli.ExitError {
 			t.Errorf("a token for admin, who lacks apiKey = %+v, want exit 2", r)
 		}
 		runOK("", "account", "delete-token", "--account", "ci", "ci-pipeline")

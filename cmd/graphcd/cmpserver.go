@@ -1,10 +1,9 @@
 package main
 
 import (
-	"time"
-
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/reposerver/render/plugin"
 )
 
@@ -19,7 +18,7 @@ each app's repository as a tarball, run the plugin's init and generate
 commands in a fresh directory with a minimal environment (ARGOCD_APP_*,
 ARGOCD_ENV_*/GRAPHCD_ENV_* user variables, PARAM_* parameters) and return the
 manifests. Point the repository server at the same --socket-dir.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.Logger = root.log
 			return plugin.Serve(c.Context(), o)
@@ -36,6 +35,3 @@ manifests. Point the repository server at the same --socket-dir.`,
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "server environment variable the plugin may see (repeatable)")
 	return c
 }
-
-// defaultPluginTimeout is how long the repository server waits for a plugin.
-const defaultPluginTimeout = 2 * time.Minute

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/eventbus"
@@ -33,10 +34,10 @@ const settingsConfigMap = wellknown.SettingsConfigMap
 // controller until ctx ends. cfg comes from the flags with Repo (in
 // process, or a repo-server) and Logger set; runController adds the
 // Kubernetes connection, graphcd-cm and repository credentials.
-func runController(ctx context.Context, k *kube, cfg controller.Config, events eventbus.Bus, started func(*controller.Controller)) error {
+func runController(ctx context.Context, k *kubeconn.Conn, cfg controller.Config, events eventbus.Bus, started func(*controller.Controller)) error {
 	log, namespace := cfg.Logger, cfg.Namespace
 	for {
-		err := crd.Established(ctx, k.apiext)
+		err := crd.Established(ctx, k.APIExt)
 		if err == nil {
 			break
 		}
@@ -49,7 +50,7 @@ func runController(ctx context.Context, k *kube, cfg controller.Config, events e
 		case <-time.After(2 * time.Second):
 		}
 	}
-	clients, err := kubernetes.NewForConfig(k.config)
+	clients, err := kubernetes.NewForConfig(k.Config)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func runController(ctx context.Context, k *kube, cfg controller.Config, events e
 	if err != nil {
 		return err
 	}
-	cfg.RESTConfig, cfg.Settings, cfg.RepoFor = k.config, s, repocreds.New(clients, namespace).Lookup
+	cfg.RESTConfig, cfg.Settings, cfg.RepoFor = k.Config, s, repocreds.New(clients, namespace).Lookup
 	ctl, err := controller.New(cfg)
 	if err != nil {
 		return err

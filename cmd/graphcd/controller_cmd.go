@@ -6,6 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
@@ -18,9 +21,9 @@ const defaultControllerMetricsListen = "127.0.0.1:8082"
 // controllerOptions are the flags of `graphcd controller`.
 type controllerOptions struct {
 	app           appControllerOptions
-	kube          kubeLimits
+	kube          kubeconn.Limits
 	repoServer    repoServerClientOptions
-	render        renderWorkerOptions
+	render        renderworker.Options
 	shared        sharedOptions
 	metricsListen string
 }
@@ -40,16 +43,16 @@ stops. /metrics and /healthz are served on --metrics-listen. With
 --redis (and --redis-secret-file) its reconciliation events and the
 applications' resource trees reach every API replica started with the same
 flags.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runControllerCmd(c.Context(), c, root, o)
 		},
 	}
 	f := c.Flags()
 	o.app.addFlags(f, true)
-	o.kube.addFlags(f)
+	o.kube.AddFlags(f)
 	o.repoServer.addFlags(f)
-	o.render.addFlags(f)
+	o.render.AddFlags(f)
 	o.shared.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
 	return c
@@ -61,20 +64,19 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 	}
 	if o.metricsListen != "0" {
 		if err := checkListen(ctx, o.metricsListen); err != nil {
-			return exitCodeError{code: exitUsage, err: fmt.Errorf("%s: %w", flagOrigin(c, "metrics-listen"), err)}
+			return command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: %w", command.FlagOrigin(c, "metrics-listen"), err)}
 		}
 	}
 	log := root.log
-	k, err := connectKube(ctx, kubeOptions{
-		kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig"),
-		qps: o.kube.qps, burst: o.kube.burst,
+	k, err := kubeconn.Connect(ctx, kubeconn.Options{
+		Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig"), Limits: o.kube,
 	})
 	if err != nil {
 		return err
 	}
 	build := version.Get()
 	log.Info("graphcd controller starting", "version", build.Version, "commit", build.Commit)
-	log.Info("connected to Kubernetes API", "host", k.host, "version", k.serverVersion)
+	log.Info("connected to Kubernetes API", "host", k.Host, "version", k.ServerVersion)
 
 	client, err := o.repoServer.dial(c)
 	if err != nil {
@@ -85,7 +87,7 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		defer func() { _ = client.Close() }()
 		log.Info("rendering with a separate repo-server", "addr", o.repoServer.addr)
 	} else {
-		worker, err := o.render.worker(c)
+		worker, err := o.render.Worker(c)
 		if err != nil {
 			return err
 		}

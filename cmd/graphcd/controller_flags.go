@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller"
 )
 
@@ -40,20 +41,20 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 // with --leader-elect). Its errors are usage errors: one line, exit code 2.
 func (o *appControllerOptions) validate(c *cobra.Command) error {
 	usage := func(format string, args ...any) error {
-		return exitCodeError{code: exitUsage, err: fmt.Errorf(format, args...)}
+		return command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf(format, args...)}
 	}
 	if o.appResync < 0 {
-		return usage("%s: must not be negative, got %s", flagOrigin(c, "app-resync"), o.appResync)
+		return usage("%s: must not be negative, got %s", command.FlagOrigin(c, "app-resync"), o.appResync)
 	}
 	if o.processors < 1 {
-		return usage("%s: must be at least 1, got %d", flagOrigin(c, "status-processors"), o.processors)
+		return usage("%s: must be at least 1, got %d", command.FlagOrigin(c, "status-processors"), o.processors)
 	}
 	if o.shards < 1 {
-		return usage("%s: must be at least 1, got %d", flagOrigin(c, "shards"), o.shards)
+		return usage("%s: must be at least 1, got %d", command.FlagOrigin(c, "shards"), o.shards)
 	}
 	if o.shard < 0 || o.shard >= o.shards {
 		return usage("%s: must be between 0 and %d with %s %d (shards are numbered from 0), got %d",
-			flagOrigin(c, "shard"), o.shards-1, flagOrigin(c, "shards"), o.shards, o.shard)
+			command.FlagOrigin(c, "shard"), o.shards-1, command.FlagOrigin(c, "shards"), o.shards, o.shard)
 	}
 	if !o.leaderElect {
 		return nil
@@ -63,11 +64,11 @@ func (o *appControllerOptions) validate(c *cobra.Command) error {
 		v    time.Duration
 	}{{"leader-elect-lease-duration", o.leaseDuration}, {"leader-elect-renew-deadline", o.renewDeadline}, {"leader-elect-retry-period", o.retryPeriod}} {
 		if d.v <= 0 {
-			return usage("%s: must be positive, got %s", flagOrigin(c, d.name), d.v)
+			return usage("%s: must be positive, got %s", command.FlagOrigin(c, d.name), d.v)
 		}
 	}
 	if err := o.leaderElection().Validate(); err != nil {
-		return usage("%s, %s, %s: %w", flagOrigin(c, "leader-elect-lease-duration"), flagOrigin(c, "leader-elect-renew-deadline"), flagOrigin(c, "leader-elect-retry-period"), err)
+		return usage("%s, %s, %s: %w", command.FlagOrigin(c, "leader-elect-lease-duration"), command.FlagOrigin(c, "leader-elect-renew-deadline"), command.FlagOrigin(c, "leader-elect-retry-period"), err)
 	}
 	return nil
 }

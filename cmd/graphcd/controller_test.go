@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 // Bad sharding and Lease flags fail before anything connects, as one line
@@ -60,7 +62,7 @@ func TestControllerFlagErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, _, stderr := runCLI(t, tt.env, tt.args...)
-			if diff := cmp.Diff([]any{code, stderr}, []any{exitUsage, tt.want}); diff != "" {
+			if diff := cmp.Diff([]any{code, stderr}, []any{command.ExitUsage, tt.want}); diff != "" {
 				t.Errorf("graphcd %s (-got +want):\n%s", strings.Join(tt.args, " "), diff)
 			}
 		})
@@ -72,7 +74,7 @@ func TestControllerFlagErrors(t *testing.T) {
 func TestServerIgnoresLeaseFlagsWithoutLeaderElection(t *testing.T) {
 	code, _, stderr := runCLI(t, nil, "server", "--leader-elect-lease-duration", "1s", "--kubeconfig", "/nonexistent")
 	want := "graphcd: kubeconfig /nonexistent (from --kubeconfig): file does not exist\n"
-	if diff := cmp.Diff([]any{code, stderr}, []any{exitError, want}); diff != "" {
+	if diff := cmp.Diff([]any{code, stderr}, []any{command.ExitError, want}); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/internal/bootstrap"
 )
@@ -16,7 +18,7 @@ func newInstallCmd(root *rootOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "install",
 		Short: "Install graphcd components into the cluster",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	c.AddCommand(newInstallCRDsCmd(root), newInstallSecretsCmd(root))
@@ -33,7 +35,7 @@ func newInstallCRDsCmd(root *rootOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "crds",
 		Short: "Create or upgrade the graphcd CRDs and wait until they are served",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runInstallCRDs(c.Context(), c, root, o)
 		},
@@ -44,9 +46,9 @@ func newInstallCRDsCmd(root *rootOptions) *cobra.Command {
 
 func runInstallCRDs(ctx context.Context, c *cobra.Command, root *rootOptions, o *installCRDsOptions) error {
 	if o.timeout <= 0 {
-		return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, "timeout"), o.timeout)
+		return fmt.Errorf("%s: must be positive, got %s", command.FlagOrigin(c, "timeout"), o.timeout)
 	}
-	k, err := connectKube(ctx, kubeOptions{kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig")})
+	k, err := kubeconn.Connect(ctx, kubeconn.Options{Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
 	if err != nil {
 		return err
 	}
@@ -56,8 +58,8 @@ func runInstallCRDs(ctx context.Context, c *cobra.Command, root *rootOptions, o 
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	if err := crd.Install(ctx, k.apiext); err != nil {
-		return fmt.Errorf("install CRDs into %s: %w", k.host, err)
+	if err := crd.Install(ctx, k.APIExt); err != nil {
+		return fmt.Errorf("install CRDs into %s: %w", k.Host, err)
 	}
 	for _, obj := range crds {
 		if _, err := fmt.Fprintf(root.stdout, "customresourcedefinition/%s established\n", obj.Name); err != nil {
@@ -91,7 +93,7 @@ kept. A Secret that exists is never changed, so running this again changes
 nothing. The install manifests run it from the Job graphcd-secret-init.`,
 			bootstrap.RedisSecret, bootstrap.RedisPasswordKey, "", bootstrap.RedisSharedKey, bootstrap.RepoCacheKey,
 			bootstrap.RepoServerTLSSecret, bootstrap.RepoServerService, bootstrap.RepoServerClientTLSSecret),
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runInstallSecrets(c.Context(), c, root, o)
 		},
@@ -103,16 +105,16 @@ nothing. The install manifests run it from the Job graphcd-secret-init.`,
 
 func runInstallSecrets(ctx context.Context, c *cobra.Command, root *rootOptions, o *installSecretsOptions) error {
 	if o.timeout <= 0 {
-		return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, "timeout"), o.timeout)
+		return fmt.Errorf("%s: must be positive, got %s", command.FlagOrigin(c, "timeout"), o.timeout)
 	}
 	if o.namespace == "" {
-		return fmt.Errorf("%s: must not be empty", flagOrigin(c, "namespace"))
+		return fmt.Errorf("%s: must not be empty", command.FlagOrigin(c, "namespace"))
 	}
-	k, err := connectKube(ctx, kubeOptions{kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig")})
+	k, err := kubeconn.Connect(ctx, kubeconn.Options{Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
 	if err != nil {
 		return err
 	}
-	kc, err := kubernetes.NewForConfig(k.config)
+	kc, err := kubernetes.NewForConfig(k.Config)
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func runInstallSecrets(ctx context.Context, c *cobra.Command, root *rootOptions,
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("install secrets into %s: %w", k.host, err)
+		return fmt.Errorf("install secrets into %s: %w", k.Host, err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/internal/bootstrap"
 )
 
@@ -23,7 +24,7 @@ func TestInstallSecrets(t *testing.T) {
 	ns := cluster.Namespace(t)
 	env := map[string]string{"GRAPHCD_KUBECONFIG": cluster.Kubeconfig}
 	code, stdout, stderr := runCLI(t, env, "install", "secrets", "--namespace", ns)
-	if code != exitOK {
+	if code != command.ExitOK {
 		t.Fatalf("first run: exit %d, stderr %q", code, stderr)
 	}
 	want := "secret/graphcd-redis created\nsecret/graphcd-repo-server-tls created\nsecret/graphcd-repo-server-client-tls created\n"
@@ -58,7 +59,7 @@ func TestInstallSecrets(t *testing.T) {
 	}
 
 	code, stdout, stderr = runCLI(t, env, "install", "secrets", "--namespace", ns)
-	if code != exitOK {
+	if code != command.ExitOK {
 		t.Fatalf("second run: exit %d, stderr %q", code, stderr)
 	}
 	if want := strings.ReplaceAll(want, "created", "unchanged"); stdout != want {
@@ -73,7 +74,7 @@ func TestInstallSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = runCLI(t, env, "install", "secrets", "--namespace", ns)
-	if code != exitError || !strings.Contains(stderr, "delete graphcd-repo-server-tls and run again") {
+	if code != command.ExitError || !strings.Contains(stderr, "delete graphcd-repo-server-tls and run again") {
 		t.Errorf("run with only the server TLS Secret: exit %d, stderr %q; want 1 and what to delete", code, stderr)
 	}
 }

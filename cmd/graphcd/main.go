@@ -1,22 +1,23 @@
 // Command graphcd is the graphcd GitOps continuous-delivery server and CLI.
 //
-// This package only wires: flags -> options structs -> constructors -> run.
-// Every flag can also be set from the environment as GRAPHCD_<FLAG> (see
-// env.go). Errors are printed as one line, "graphcd: <message>", with exit
-// code 1, or 2 for usage errors such as an unknown flag.
+// This package holds the daemons (server, controller, repo-server,
+// cmp-server, the render worker) and install, and only wires them: flags
+// -> options structs -> constructors -> run. The operators' tools are
+// package internal/admin, the user CLI package internal/cli; both are
+// mounted on the root command here. Every flag can also be set from the
+// environment as GRAPHCD_<FLAG>. Errors are printed as one line,
+// "graphcd: <message>", with exit code 1, or 2 for usage errors such as an
+// unknown flag (package internal/command).
 package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"github.com/spf13/cobra"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 )
 
 func main() {
@@ -30,69 +31,8 @@ func main() {
 	os.Exit(code)
 }
 
-// Exit codes of execute.
-const (
-	exitOK    = 0
-	exitError = 1
-	exitUsage = 2
-)
-
 // execute runs the graphcd command line with args and returns the process
-// exit code. It prints errors to stderr as one line and never lets a panic
-// through.
-func execute(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
-	defer func() {
-		if p := recover(); p != nil {
-			_, _ = fmt.Fprintf(stderr, "graphcd: internal error: %s\n", oneLine(fmt.Sprint(p)))
-			code = exitError
-		}
-	}()
-	root := newRootCmd(stdout, stderr)
-	root.SetArgs(args)
-	_, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return exitOK
-	}
-	if ce, ok := errors.AsType[exitCodeError](err); ok {
-		if ce.err != nil {
-			_, _ = fmt.Fprintf(stderr, "graphcd: %s\n", oneLine(ce.err.Error()))
-		}
-		return ce.code
-	}
-	_, _ = fmt.Fprintf(stderr, "graphcd: %s\n", oneLine(err.Error()))
-	if ue, ok := errors.AsType[*usageError](err); ok {
-		_, _ = fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ue.cmd.CommandPath())
-		return exitUsage
-	}
-	return exitError
-}
-
-// exitCodeError ends a command with a chosen exit code, for commands whose
-// code carries a result (`admin diff` exits 1 when objects differ). A nil
-// err prints nothing.
-type exitCodeError struct {
-	code int
-	err  error
-}
-
-func (e exitCodeError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit code %d", e.code)
-	}
-	return e.err.Error()
-}
-
-// usageError is a mistake in how graphcd was invoked (an unknown flag or
-// command, an invalid flag value), as opposed to a failure while running.
-type usageError struct {
-	cmd *cobra.Command
-	err error
-}
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-// oneLine collapses s to a single line, so every error is one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+// exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return command.Execute(ctx, newRootCmd(stdout, stderr), args, stderr)
 }

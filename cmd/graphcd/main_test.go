@@ -1,36 +1,26 @@
 package main
 
 import (
-	"bytes"
-	"log/slog"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command/commandtest"
 )
 
 // runCLI runs graphcd in-process with args and the given environment on top
 // of an environment cleared of Kubernetes and GRAPHCD_* settings.
 func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, envPrefix) {
-			t.Setenv(name, "")
-		}
-	}
-	t.Setenv("KUBECONFIG", "")
-	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
-	defaultLog := slog.Default()
-	t.Cleanup(func() { slog.SetDefault(defaultLog) })
-
-	var out, errOut bytes.Buffer
-	code = execute(t.Context(), args, &out, &errOut)
-	return code, out.String(), errOut.String()
+	return commandtest.Run(t, newRootCmd, env, args...)
 }
 
 // writeKubeconfig writes a kubeconfig for server with a bearer token and
@@ -62,7 +52,7 @@ current-context: test
 
 func TestVersion(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "version")
-	if code != exitOK || stderr != "" {
+	if code != command.ExitOK || stderr != "" {
 		t.Fatalf("graphcd version: exit %d, stderr %q", code, stderr)
 	}
 	if !strings.HasPrefix(stdout, "graphcd ") || strings.Count(stdout, "\n") != 1 {
@@ -107,7 +97,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tt.env, tt.args...)
-			if diff := cmp.Diff([]any{code, stderr}, []any{exitUsage, tt.want}); diff != "" {
+			if diff := cmp.Diff([]any{code, stderr}, []any{command.ExitUsage, tt.want}); diff != "" {
 				t.Errorf("graphcd %s (-got +want):\n%s", strings.Join(tt.args, " "), diff)
 			}
 		})
@@ -188,7 +178,7 @@ func TestRuntimeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tt.env, tt.args...)
-			if diff := cmp.Diff([]any{code, stderr}, []any{exitError, tt.want}); diff != "" {
+			if diff := cmp.Diff([]any{code, stderr}, []any{command.ExitError, tt.want}); diff != "" {
 				t.Errorf("graphcd %s (-got +want):\n%s", strings.Join(tt.args, " "), diff)
 			}
 			if tt.notWant != "" && strings.Contains(stderr, tt.notWant) {
@@ -198,29 +188,47 @@ func TestRuntimeErrors(t *testing.T) {
 	}
 }
 
-func TestEnvName(t *testing.T) {
-	for flag, want := range map[string]string{
-		"listen":       "GRAPHCD_LISTEN",
-		"install-crds": "GRAPHCD_INSTALL_CRDS",
-		"log-level":    "GRAPHCD_LOG_LEVEL",
-		"kube-qps":     "GRAPHCD_KUBE_QPS",
-	} {
-		if diff := cmp.Diff(envName(flag), want); diff != "" {
-			t.Errorf("envName(%q) (-got +want):\n%s", flag, diff)
+// A command's own flag must not hide a flag its parents give every
+// subcommand: `repo add --insecure` once meant the repository's TLS while
+// GRAPHCD_INSECURE meant the server's, and set both.
+func TestNoFlagHidesAnInheritedOne(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			for p := c.Parent(); p != nil; p = p.Parent() {
+				if p.PersistentFlags().Lookup(f.Name) != nil {
+					t.Errorf("%s --%s hides the --%s of %s", c.CommandPath(), f.Name, f.Name, p.CommandPath())
+				}
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
 		}
 	}
+	walk(newRootCmd(io.Discard, io.Discard))
 }
 
-func TestSafeHost(t *testing.T) {
-	tests := map[string]string{
-		"https://127.0.0.1:6443":                "https://127.0.0.1:6443",
-		"https://admin:hunter2@example.com/k8s": "https://example.com/k8s",
-		"https://example.com?token=abc":         "https://example.com",
-		"::not a url":                           "(invalid server URL)",
-	}
-	for in, want := range tests {
-		if diff := cmp.Diff(safeHost(in), want); diff != "" {
-			t.Errorf("safeHost(%q) (-got +want):\n%s", in, diff)
+func TestCompletionScripts(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "__start_graphcd", "zsh": "#compdef graphcd", "fish": "complete -c graphcd"} {
+		code, out, errOut := runCLI(t, nil, "completion", shell)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("completion %s = %d, %q in the script: %v; stderr %q", shell, code, want, strings.Contains(out, want), errOut)
 		}
+	}
+	// Contexts complete from the configuration file.
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	path, err := client.ConfigPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &client.Config{}
+	cfg.Put(client.Context{Name: "prod.example.com", Server: "https://prod.example.com"})
+	if err := cfg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, map[string]string{"XDG_CONFIG_HOME": home}, "__complete", "context", "")
+	if code != 0 || !strings.Contains(out, "prod.example.com") {
+		t.Errorf("completing a context = %d %q", code, out)
 	}
 }

@@ -15,12 +15,15 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/remote"
 	"github.com/graphcd/graphcd/reposerver/render"
+	"github.com/graphcd/graphcd/reposerver/render/plugin"
 )
 
 // Defaults of `graphcd repo-server`.
@@ -50,7 +53,7 @@ type repoServerOptions struct {
 	limits          render.Limits
 	pluginSocketDir string
 	pluginTimeout   time.Duration
-	render          renderWorkerOptions
+	render          renderworker.Options
 }
 
 func newRepoServerCmd(root *rootOptions) *cobra.Command {
@@ -71,7 +74,7 @@ Rendered manifests are cached in memory, or in Redis with --redis so that
 replicas share them. Cache entries are signed with the key in
 --cache-secret-file; without it a random key is generated at start and
 entries are only readable by this process.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runRepoServer(c.Context(), c, root, o)
 		},
@@ -93,8 +96,8 @@ entries are only readable by this process.`,
 	f.Int64Var(&o.limits.MaxManifestSize, "max-manifest-size", render.DefaultMaxManifestSize, "largest single rendered manifest, in bytes")
 	f.Int64Var(&o.limits.MaxCombinedSize, "max-combined-manifests-size", render.DefaultMaxCombinedSize, "largest total of one render's manifests, in bytes")
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of `graphcd cmp-server` sidecars (enables config-management plugins)")
-	f.DurationVar(&o.pluginTimeout, "plugin-timeout", defaultPluginTimeout, "how long one plugin call may take")
-	o.render.addFlags(f)
+	f.DurationVar(&o.pluginTimeout, "plugin-timeout", plugin.DefaultClientTimeout, "how long one plugin call may take")
+	o.render.AddFlags(f)
 	return c
 }
 
@@ -118,7 +121,7 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 		return err
 	}
 	defer closeCache()
-	worker, err := o.render.worker(c)
+	worker, err := o.render.Worker(c)
 	if err != nil {
 		return err
 	}
@@ -140,7 +143,7 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 	}
 	lis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.listen)
 	if err != nil {
-		return fmt.Errorf("%s: %w", flagOrigin(c, "listen"), err)
+		return fmt.Errorf("%s: %w", command.FlagOrigin(c, "listen"), err)
 	}
 
 	build := version.Get()
@@ -168,27 +171,27 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 
 func (o *repoServerOptions) validate(ctx context.Context, c *cobra.Command) error {
 	if err := checkListen(ctx, o.listen); err != nil {
-		return fmt.Errorf("%s: %w", flagOrigin(c, "listen"), err)
+		return fmt.Errorf("%s: %w", command.FlagOrigin(c, "listen"), err)
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"cache-ttl", o.cacheTTL}, {"render-timeout", o.renderTimeout}, {"shutdown-timeout", o.shutdownTimeout}, {"plugin-timeout", o.pluginTimeout}} {
 		if d.v <= 0 {
-			return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, d.name), d.v)
+			return fmt.Errorf("%s: must be positive, got %s", command.FlagOrigin(c, d.name), d.v)
 		}
 	}
 	if o.limits.MaxManifestSize <= 0 || o.limits.MaxCombinedSize <= 0 {
-		return fmt.Errorf("%s and %s must be positive", flagOrigin(c, "max-manifest-size"), flagOrigin(c, "max-combined-manifests-size"))
+		return fmt.Errorf("%s and %s must be positive", command.FlagOrigin(c, "max-manifest-size"), command.FlagOrigin(c, "max-combined-manifests-size"))
 	}
 	if o.maxMessageSize <= 0 {
-		return fmt.Errorf("%s: must be positive, got %d", flagOrigin(c, "max-message-size"), o.maxMessageSize)
+		return fmt.Errorf("%s: must be positive, got %d", command.FlagOrigin(c, "max-message-size"), o.maxMessageSize)
 	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
-		return fmt.Errorf("%s and %s must be given together", flagOrigin(c, "tls-cert"), flagOrigin(c, "tls-key"))
+		return fmt.Errorf("%s and %s must be given together", command.FlagOrigin(c, "tls-cert"), command.FlagOrigin(c, "tls-key"))
 	}
 	if o.plaintext && (o.tlsCert != "" || o.tlsClientCA != "") {
-		return fmt.Errorf("%s conflicts with %s/%s", flagOrigin(c, "plaintext"), flagOrigin(c, "tls-cert"), flagOrigin(c, "tls-client-ca"))
+		return fmt.Errorf("%s conflicts with %s/%s", command.FlagOrigin(c, "plaintext"), command.FlagOrigin(c, "tls-cert"), command.FlagOrigin(c, "tls-client-ca"))
 	}
 	return nil
 }
@@ -223,7 +226,7 @@ func (o *repoServerOptions) serverOptions(c *cobra.Command, log *slog.Logger) (r
 		}
 		b, err := os.ReadFile(f.path)
 		if err != nil {
-			return sopts, fmt.Errorf("%s: %w", flagOrigin(c, f.flag), err)
+			return sopts, fmt.Errorf("%s: %w", command.FlagOrigin(c, f.flag), err)
 		}
 		*f.dst = b
 	}
@@ -259,7 +262,7 @@ func (o *repoServerOptions) newCache(ctx context.Context, c *cobra.Command, log 
 	}
 	ropts, err := redisOptions(o.redisAddr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", flagOrigin(c, "redis"), err)
+		return nil, nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "redis"), err)
 	}
 	if o.redisPassword != "" {
 		ropts.Password = o.redisPassword
@@ -317,11 +320,11 @@ func (o *repoServerOptions) cacheSecret(c *cobra.Command, log *slog.Logger) ([]b
 	}
 	b, err := os.ReadFile(o.cacheSecretFile)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagOrigin(c, "cache-secret-file"), err)
+		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "cache-secret-file"), err)
 	}
 	b = bytes.TrimSpace(b)
 	if len(b) < cacheSecretBytes {
-		return nil, fmt.Errorf("%s: the key must be at least %d bytes, got %d", flagOrigin(c, "cache-secret-file"), cacheSecretBytes, len(b))
+		return nil, fmt.Errorf("%s: the key must be at least %d bytes, got %d", command.FlagOrigin(c, "cache-secret-file"), cacheSecretBytes, len(b))
 	}
 	return b, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/reposerver/remote"
 )
 
@@ -36,7 +37,7 @@ func (o *repoServerClientOptions) dial(c *cobra.Command) (*remote.Client, error)
 		return nil, nil
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
-		return nil, fmt.Errorf("%s and %s must be given together", flagOrigin(c, "repo-server-client-cert"), flagOrigin(c, "repo-server-client-key"))
+		return nil, fmt.Errorf("%s and %s must be given together", command.FlagOrigin(c, "repo-server-client-cert"), command.FlagOrigin(c, "repo-server-client-key"))
 	}
 	opts := remote.ClientOptions{Insecure: o.insecure, Plaintext: o.plaintext, ServerName: o.serverName}
 	for _, f := range []struct {
@@ -48,13 +49,13 @@ func (o *repoServerClientOptions) dial(c *cobra.Command) (*remote.Client, error)
 		}
 		b, err := os.ReadFile(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", flagOrigin(c, f.flag), err)
+			return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, f.flag), err)
 		}
 		*f.dst = b
 	}
 	client, err := remote.Dial(o.addr, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagOrigin(c, "repo-server-addr"), err)
+		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "repo-server-addr"), err)
 	}
 	return client, nil
 }

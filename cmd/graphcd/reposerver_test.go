@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/remote"
 )
@@ -76,7 +77,7 @@ func TestRepoServerServesAndStops(t *testing.T) {
 		t.Errorf("file:// repository: error = %v, want it refused as unsafe", err)
 	}
 	cancel()
-	if code := <-done; code != exitOK {
+	if code := <-done; code != command.ExitOK {
 		t.Fatalf("exit %d after cancel: %s", code, stderr.String())
 	}
 }
@@ -103,7 +104,7 @@ func TestRepoServerFlagErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tc.env, append([]string{"repo-server"}, tc.args...)...)
-			if code != exitError || !strings.Contains(stderr, tc.want) {
+			if code != command.ExitError || !strings.Contains(stderr, tc.want) {
 				t.Fatalf("exit %d, stderr %q; want exit 1 and %q", code, stderr, tc.want)
 			}
 			if strings.Contains(stderr, ":pw@") {

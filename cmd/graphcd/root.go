@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -10,13 +9,18 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/admin"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/cli"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 )
 
 // rootOptions holds the persistent flags and what PersistentPreRunE
 // derives from them for the subcommands.
 type rootOptions struct {
-	logLevel   *enumValue
-	logFormat  *enumValue
+	logLevel   *command.Enum
+	logFormat  *command.Enum
 	kubeconfig string
 
 	stdout, stderr io.Writer
@@ -25,8 +29,8 @@ type rootOptions struct {
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := &rootOptions{
-		logLevel:  newEnum("info", "debug", "info", "warn", "error"),
-		logFormat: newEnum("text", "text", "json"),
+		logLevel:  command.NewEnum("info", "debug", "info", "warn", "error"),
+		logFormat: command.NewEnum("text", "text", "json"),
 		stdout:    stdout,
 		stderr:    stderr,
 	}
@@ -38,12 +42,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 Every flag can also be set from the environment as GRAPHCD_<FLAG>, upper
 case with dashes as underscores (GRAPHCD_LISTEN for --listen); a flag on the
 command line wins over the environment.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          noArgs,
-		RunE:          func(c *cobra.Command, _ []string) error { return c.Help() },
+		Args: command.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
-			if err := bindEnv(c); err != nil {
+			if err := command.BindEnv(c); err != nil {
 				return err
 			}
 			o.log = newLogger(o.stderr, o.logLevel.String(), o.logFormat.String())
@@ -55,18 +57,17 @@ command line wins over the environment.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{cmd: c, err: err} })
 	root.CompletionOptions.HiddenDefaultCmd = true
 
 	f := root.PersistentFlags()
-	f.Var(o.logLevel, "log-level", "log level: "+strings.Join(o.logLevel.allowed, ", "))
-	f.Var(o.logFormat, "log-format", "log format: "+strings.Join(o.logFormat.allowed, ", "))
+	f.Var(o.logLevel, "log-level", "log level: "+strings.Join(o.logLevel.Allowed(), ", "))
+	f.Var(o.logFormat, "log-format", "log format: "+strings.Join(o.logFormat.Allowed(), ", "))
 	f.StringVar(&o.kubeconfig, "kubeconfig", "",
 		"path to a kubeconfig; else $KUBECONFIG, else the in-cluster service account")
 
-	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), newAdminCmd(o), newCMPServerCmd(o), newRepoServerCmd(o), newRenderWorkerCmd())
-	root.AddCommand(cliCommands(o)...)
-	documentEnv(root)
+	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), admin.NewCommand(&o.kubeconfig), newCMPServerCmd(o), newRepoServerCmd(o), renderworker.NewCommand())
+	root.AddCommand(cli.Commands()...)
+	command.DocumentEnv(root)
 	return root
 }
 
@@ -80,20 +81,4 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-// noArgs rejects positional arguments as a usage error, suggesting a
-// subcommand when the argument looks like a misspelt one.
-func noArgs(c *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
-	if !c.HasSubCommands() {
-		msg = fmt.Sprintf("%q takes no arguments, got %q", c.CommandPath(), args[0])
-	}
-	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += fmt.Sprintf("; did you mean %q?", s[0])
-	}
-	return &usageError{cmd: c, err: fmt.Errorf("%s", msg)}
 }

@@ -14,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/appops"
@@ -33,9 +36,9 @@ type serverOptions struct {
 	tls             serverTLSOptions
 	installCRDs     bool
 	shutdownTimeout time.Duration
-	kube            kubeLimits
+	kube            kubeconn.Limits
 	repoServer      repoServerClientOptions
-	render          renderWorkerOptions
+	render          renderworker.Options
 	shared          sharedOptions
 	app             appControllerOptions
 	controller      bool
@@ -58,7 +61,7 @@ kept in graphcd-secret (keys tls.crt, tls.key). A certificate rotated in
 either Secret is served from the next connection, without a restart.
 --insecure serves plain HTTP instead, for a server behind a proxy or
 ingress that terminates TLS, or for local use.`,
-		Args: noArgs,
+		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runServer(c.Context(), c, root, o)
 		},
@@ -69,9 +72,9 @@ ingress that terminates TLS, or for local use.`,
 	f.BoolVar(&o.installCRDs, "install-crds", false, "create or upgrade the graphcd CRDs at start")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
 		"how long to wait for running requests on SIGINT/SIGTERM")
-	o.kube.addFlags(f)
+	o.kube.AddFlags(f)
 	o.repoServer.addFlags(f)
-	o.render.addFlags(f)
+	o.render.AddFlags(f)
 	o.shared.addFlags(f)
 	// One process is the default install: no Lease unless asked for.
 	o.app.addFlags(f, false)
@@ -86,32 +89,31 @@ const installCRDsTimeout = time.Minute
 
 func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serverOptions) error {
 	if err := checkListen(ctx, o.listen); err != nil {
-		return fmt.Errorf("%s: %w", flagOrigin(c, "listen"), err)
+		return fmt.Errorf("%s: %w", command.FlagOrigin(c, "listen"), err)
 	}
 	if err := o.tls.validate(c); err != nil {
 		return err
 	}
 	if o.shutdownTimeout <= 0 {
-		return fmt.Errorf("%s: must be positive, got %s", flagOrigin(c, "shutdown-timeout"), o.shutdownTimeout)
+		return fmt.Errorf("%s: must be positive, got %s", command.FlagOrigin(c, "shutdown-timeout"), o.shutdownTimeout)
 	}
 	if err := o.app.validate(c); err != nil {
 		return err
 	}
 	log := root.log
-	k, err := connectKube(ctx, kubeOptions{
-		kubeconfig: root.kubeconfig, origin: flagOrigin(c, "kubeconfig"),
-		qps: o.kube.qps, burst: o.kube.burst,
+	k, err := kubeconn.Connect(ctx, kubeconn.Options{
+		Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig"), Limits: o.kube,
 	})
 	if err != nil {
 		return err
 	}
 	build := version.Get()
 	log.Info("graphcd starting", "version", build.Version, "commit", build.Commit)
-	log.Info("connected to Kubernetes API", "host", k.host, "version", k.serverVersion)
+	log.Info("connected to Kubernetes API", "host", k.Host, "version", k.ServerVersion)
 
 	if o.installCRDs {
 		installCtx, cancel := context.WithTimeout(ctx, installCRDsTimeout)
-		err := crd.Install(installCtx, k.apiext)
+		err := crd.Install(installCtx, k.APIExt)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("install CRDs: %w", err)
@@ -131,7 +133,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// The API tests repositories with it; the controller renders with it.
 	var svc reposerver.Service = repoServer
 	if repoServer == nil {
-		worker, err := o.render.worker(c)
+		worker, err := o.render.Worker(c)
 		if err != nil {
 			return err
 		}
@@ -145,7 +147,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	objects, objectsReady, err := catalog.Start(ctx, k.config, o.app.namespace)
+	objects, objectsReady, err := catalog.Start(ctx, k.Config, o.app.namespace)
 	if err != nil {
 		return err
 	}
@@ -157,11 +159,11 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	kc, err := kubernetes.NewForConfig(k.config)
+	kc, err := kubernetes.NewForConfig(k.Config)
 	if err != nil {
 		return err
 	}
-	clusterList, err := catalog.StartClusters(ctx, kc, o.app.namespace, k.config, log)
+	clusterList, err := catalog.StartClusters(ctx, kc, o.app.namespace, k.Config, log)
 	if err != nil {
 		return err
 	}
@@ -188,7 +190,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	}
 	opts := server.Options{
 		Listen: o.listen,
-		Ready:  readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications and projects", objectsReady),
+		Ready:  readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.APIExt), repoServer), "applications and projects", objectsReady),
 		Logger: log, Resolver: resolver, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
 	}
 	if authParts != nil {
@@ -268,7 +270,7 @@ func readyWhenSynced(ready server.ReadyFunc, what string, synced <-chan struct{}
 // newAppWriter returns the service the API changes Applications through.
 // Its client reads past any cache and knows the core kinds too: the render
 // path reads the GPG keys ConfigMap with it.
-func newAppWriter(k *kube) (appops.Service, error) {
+func newAppWriter(k *kubeconn.Conn) (appops.Service, error) {
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return appops.Service{}, err
@@ -276,7 +278,7 @@ func newAppWriter(k *kube) (appops.Service, error) {
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return appops.Service{}, err
 	}
-	c, err := client.New(k.config, client.Options{Scheme: scheme})
+	c, err := client.New(k.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		return appops.Service{}, fmt.Errorf("application client: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/graphcd/graphcd/auth/login"
 	"github.com/graphcd/graphcd/auth/oidc"
 	"github.com/graphcd/graphcd/auth/session"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/server"
 )
@@ -29,7 +30,7 @@ import (
 type authOptions struct {
 	disable    bool
 	sessionTTL time.Duration
-	dexStorage *enumValue
+	dexStorage *command.Enum
 	// trustedProxies are --login-trusted-proxies, addresses or CIDRs.
 	trustedProxies []string
 	// kubeconfig is the root's --kubeconfig, for Dex's Kubernetes storage.
@@ -42,7 +43,7 @@ func (o *authOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.sessionTTL, "session-duration", session.DefaultTTL, "how long a login lasts")
 	f.StringSliceVar(&o.trustedProxies, "login-trusted-proxies", nil,
 		"addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client for the login limits (default none: the header is ignored)")
-	o.dexStorage = newEnum("memory", "memory", "kubernetes")
+	o.dexStorage = command.NewEnum("memory", "memory", "kubernetes")
 	f.Var(o.dexStorage, "dex-storage",
 		"where the embedded Dex keeps logins in progress: memory (one replica) or kubernetes (Dex's CRDs, shared by replicas; needs dex.clientSecret in graphcd-secret)")
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -18,18 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/selfsigned"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	// Commands run in this test binary (admin render) start their render
-	// workers from it.
-	if isRenderWorker() {
-		os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
-	}
 	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster))
 }
 

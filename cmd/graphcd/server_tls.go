@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/internal/servercert"
 )
 
@@ -29,10 +30,10 @@ func (o *serverTLSOptions) addFlags(f *pflag.FlagSet) {
 
 func (o *serverTLSOptions) validate(c *cobra.Command) error {
 	if (o.certFile == "") != (o.keyFile == "") {
-		return fmt.Errorf("%s and %s must be given together", flagOrigin(c, "tls-cert"), flagOrigin(c, "tls-key"))
+		return fmt.Errorf("%s and %s must be given together", command.FlagOrigin(c, "tls-cert"), command.FlagOrigin(c, "tls-key"))
 	}
 	if o.insecure && o.certFile != "" {
-		return fmt.Errorf("%s conflicts with %s: plain HTTP serves no certificate", flagOrigin(c, "insecure"), flagOrigin(c, "tls-cert"))
+		return fmt.Errorf("%s conflicts with %s: plain HTTP serves no certificate", command.FlagOrigin(c, "insecure"), command.FlagOrigin(c, "tls-cert"))
 	}
 	return nil
 }

@@ -26,8 +26,8 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/client"
-	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/selfsigned"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 // tlsServer is a `graphcd server` serving HTTPS with the certificate it

@@ -28,9 +28,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/auth/dex"
 	"github.com/graphcd/graphcd/auth/oidc"
-	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // authServer is a `graphcd server` whose graphcd-cm turns on the embedded
@@ -314,8 +314,8 @@ func TestServerLogin(t *testing.T) {
 func TestServerLoopbackLogin(t *testing.T) {
 	s := startAuthServer(t)
 	cli, err := oidc.NewProvider(t.Context(), oidc.Options{
-		Issuer: s.base + "/api/dex", ClientID: dex.DefaultCLIClientID, BaseURL: s.base,
-		Scopes: slices.Concat(oidc.DefaultScopes, []string{"audience:server:client_id:" + dex.DefaultClientID}),
+		Issuer: s.base + "/api/dex", ClientID: wellknown.DexCLIClientID, BaseURL: s.base,
+		Scopes: slices.Concat(oidc.DefaultScopes, []string{"audience:server:client_id:" + wellknown.DexClientID}),
 	})
 	if err != nil {
 		t.Fatal(err)

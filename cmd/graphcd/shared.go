@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
@@ -52,22 +53,22 @@ func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog
 	}
 	ropts, err := redisOptions(o.redisAddr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagOrigin(c, "redis"), err)
+		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "redis"), err)
 	}
 	if o.redisPassword != "" {
 		ropts.Password = o.redisPassword
 	}
 	if o.redisSecretFile == "" {
-		return nil, fmt.Errorf("%s is required with --redis: replicas must verify what others wrote", flagOrigin(c, "redis-secret-file"))
+		return nil, fmt.Errorf("%s is required with --redis: replicas must verify what others wrote", command.FlagOrigin(c, "redis-secret-file"))
 	}
 	secret, err := os.ReadFile(o.redisSecretFile)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagOrigin(c, "redis-secret-file"), err)
+		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "redis-secret-file"), err)
 	}
 	client := redis.NewClient(ropts)
 	states, err := appstate.NewRedis(client, "", appstate.RedisOptions{Secret: secret, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagOrigin(c, "redis-secret-file"), err)
+		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "redis-secret-file"), err)
 	}
 	bus := eventbus.NewRedis(client, "", eventbus.RedisOptions{Logger: log})
 	go func() {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/internal/version"
 )
 
@@ -12,7 +13,7 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the graphcd version",
-		Args:  noArgs,
+		Args:  command.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintln(o.stdout, version.String())
 			return err

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 var cluster *localcluster.Cluster

@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/crypto/x509roots/fallback/bundle"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 const defaultSource = "https://github.com/graphcd/graphcd"

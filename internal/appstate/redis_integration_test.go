@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/graphcd/graphcd/hack/localredis"
 	"github.com/graphcd/graphcd/internal/appstate"
+	"github.com/graphcd/graphcd/internal/testenv/localredis"
 )
 
 var redisServer *localredis.Server

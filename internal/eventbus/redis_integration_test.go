@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/graphcd/graphcd/hack/localcluster"
-	"github.com/graphcd/graphcd/hack/localredis"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localredis"
 )
 
 var redisServer *localredis.Server

@@ -86,6 +86,11 @@ var rules = []rule{
 		why: "resolvers authorize, call a service and map; they never reach into the reconciler or link the renderers"},
 	{pkgs: "auth/...", never: []pattern{"resolvers/...", "graph/...", "controller/...", "reposerver/...", "internal/server/..."},
 		why: "sessions, accounts and RBAC serve the API without knowing it"},
+	{pkgs: "cmd/graphcd/internal/cli", graphcd: []pattern{"client", "cmd/graphcd/internal/command", "auth/oidc", "internal/wellknown"},
+		never: []pattern{"k8s.io/client-go/...", "sigs.k8s.io/controller-runtime/...", "helm.sh/...", "sigs.k8s.io/kustomize/..."},
+		why:   "the user CLI talks to the API through the typed client only"},
+	{pkgs: "cmd/graphcd/internal/admin", never: []pattern{"controller", "resolvers/...", "graph/...", "internal/server/...", "github.com/99designs/gqlgen/..."},
+		why: "the operators' tools run the engines offline, without the reconciler or the API"},
 }
 
 // packages lists every package of the module with its direct imports and

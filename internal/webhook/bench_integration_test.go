@@ -30,9 +30,9 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/accounts"
 	graphcdclient "github.com/graphcd/graphcd/client"
-	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/appindex"
 	"github.com/graphcd/graphcd/internal/appops"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 

@@ -25,9 +25,9 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
-	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/catalog"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 // The shared fixtures: one local control plane, a client for

@@ -184,7 +184,7 @@ await run(artifacts, async (page, { shot, check }) => {
   await shot('pods')
 
   // A Pod's panel has a Logs tab that follows the log: KWOK serves every
-  // fake container the same lines (hack/localcluster.PodLogLines) as the
+  // fake container the same lines (internal/testenv/localcluster.PodLogLines) as the
   // node's kubelet, through the API server and graphcd's podLogs.
   await graph.locator('.rnode[data-kind="Pod"] button.rname').first().click()
   // Git does not declare the Pod: its live manifest comes from the
