@@ -10,10 +10,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
-	"github.com/graphcd/graphcd/internal/secretops"
 	"github.com/graphcd/graphcd/reposerver"
 )
 

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appindex"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appindex"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 

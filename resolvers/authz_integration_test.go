@@ -19,9 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/auth"
-	"github.com/graphcd/graphcd/internal/appops"
-	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/resolvers"
 )
@@ -43,7 +43,7 @@ func (tokenTable) Bind(ctx context.Context) context.Context { return ctx }
 // authAPI serves the shared index with RBAC from the graphcd-rbac-cm of
 // ns (watched, as the server does) and the roles of every AppProject;
 // authn checks tokens, and accounts (optional) manages them.
-func authAPI(t *testing.T, ns string, authn server.Authenticator, accounts resolvers.AccountService) string {
+func authAPI(t *testing.T, ns string, authn apiserver.Authenticator, accounts resolvers.AccountService) string {
 	t.Helper()
 	a := auth.NewAuthorizer()
 	quiet := slog.New(slog.DiscardHandler)
@@ -53,7 +53,7 @@ func authAPI(t *testing.T, ns string, authn server.Authenticator, accounts resol
 	if err := auth.WatchProjects(t.Context(), objects, a, quiet); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{
+	srv, err := apiserver.New(apiserver.Options{
 		Listen: "127.0.0.1:0",
 		Resolver: &resolvers.Resolver{
 			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd", Authz: a,

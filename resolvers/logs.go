@@ -10,9 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 

@@ -31,18 +31,18 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/catalog"
+	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/hack/localredis"
-	"github.com/graphcd/graphcd/internal/appindex"
-	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/eventbus"
-	"github.com/graphcd/graphcd/internal/secretops"
-	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
@@ -158,7 +158,7 @@ var apiCreds = sync.OnceValue(func() *repocreds.Store { return repocreds.New(clu
 // newAPI serves the API over the shared index with events from bus.
 func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 	creds := apiCreds()
-	srv, err := server.New(server.Options{
+	srv, err := apiserver.New(apiserver.Options{
 		Listen: "127.0.0.1:0",
 		Resolver: &resolvers.Resolver{
 			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd",

@@ -6,7 +6,7 @@
 // (*.resolvers.go) and keeps their bodies on regeneration.
 //
 // Errors that clients may see are returned as *Error with a stable Code;
-// every other error reaches clients as "internal error" (see internal/server).
+// every other error reaches clients as "internal error" (see apiserver).
 package resolvers
 
 import (
@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/apiserver/appindex"
 	"github.com/graphcd/graphcd/internal/version"
 )
 

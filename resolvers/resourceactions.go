@@ -12,11 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 

@@ -14,14 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/catalog"
+	"github.com/graphcd/graphcd/apiserver/secretops"
+	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/manifests"
-	"github.com/graphcd/graphcd/internal/appops"
-	"github.com/graphcd/graphcd/internal/catalog"
-	"github.com/graphcd/graphcd/internal/secretops"
-	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
-	"github.com/graphcd/graphcd/internal/webhook"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
@@ -64,10 +64,10 @@ ingress that terminates TLS, or for local use.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.listen, "listen", server.DefaultListen, "address to serve HTTPS (or, with --insecure, HTTP) on")
+	f.StringVar(&o.listen, "listen", apiserver.DefaultListen, "address to serve HTTPS (or, with --insecure, HTTP) on")
 	o.tls.addFlags(f)
 	f.BoolVar(&o.installCRDs, "install-crds", false, "create or upgrade the graphcd CRDs at start")
-	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", apiserver.DefaultShutdownTimeout,
 		"how long to wait for running requests on SIGINT/SIGTERM")
 	o.kube.addFlags(f)
 	o.repoServer.addFlags(f)
@@ -186,9 +186,9 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		// The controller renders with a Renderer of its own: the same rules.
 		Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client},
 	}
-	opts := server.Options{
+	opts := apiserver.Options{
 		Listen: o.listen,
-		Ready:  readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.apiext), repoServer), "applications and projects", objectsReady),
+		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.apiext), repoServer), "applications and projects", objectsReady),
 		Logger: log, Resolver: resolver, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
 	}
 	if authParts != nil {
@@ -203,8 +203,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if o.controller {
 		hooks.Queue = pushed
 	}
-	opts.Routes = append(opts.Routes, server.Route{Pattern: "POST /api/webhook", Name: "webhook", Handler: webhook.New(hooks)})
-	srv, err := server.New(opts)
+	opts.Routes = append(opts.Routes, apiserver.Route{Pattern: "POST /api/webhook", Name: "webhook", Handler: webhook.New(hooks)})
+	srv, err := apiserver.New(opts)
 	if err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func checkListen(ctx context.Context, addr string) error {
 // readyWhenSynced adds to ready the condition that synced is closed: the
 // API answers from an in-memory index that must hold every object first.
 // ready's own reason (say, CRDs not installed) comes first.
-func readyWhenSynced(ready server.ReadyFunc, what string, synced <-chan struct{}) server.ReadyFunc {
+func readyWhenSynced(ready apiserver.ReadyFunc, what string, synced <-chan struct{}) apiserver.ReadyFunc {
 	return func(ctx context.Context) error {
 		if err := ready(ctx); err != nil {
 			return err

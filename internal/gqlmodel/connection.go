@@ -1,6 +1,6 @@
 package gqlmodel
 
-import "github.com/graphcd/graphcd/internal/appindex"
+import "github.com/graphcd/graphcd/apiserver/appindex"
 
 // PageInfo says where a page sits in the whole list.
 type PageInfo struct {

@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/apiserver/appindex"
 )
 
 // recorder is a Refresher that notes which apps it was asked to refresh;

@@ -28,11 +28,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/auth/accounts"
 	graphcdclient "github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/hack/localcluster"
-	"github.com/graphcd/graphcd/internal/appindex"
-	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/apiserver/appindex"
 )
 
 // Catalog answers reads of Applications and AppProjects from memory.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/apiserver/appindex"
 )
 
 // spaces is what sized bodies are made of.

@@ -1,4 +1,4 @@
-package server
+package apiserver
 
 import (
 	"bufio"
@@ -45,7 +45,7 @@ import (
 // TestFanoutServer), so that its memory and CPU are measured apart from
 // the clients'.
 //
-//	go test -run '^$' -bench SubscriptionFanout -benchtime 1x -count 3 ./internal/server/
+//	go test -run '^$' -bench SubscriptionFanout -benchtime 1x -count 3 ./apiserver/
 const (
 	fanoutSubscribers = 5000
 	// fanoutEvents is how many timed events one run publishes.

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/appindex"
-	"github.com/graphcd/graphcd/internal/server"
-	"github.com/graphcd/graphcd/internal/webhook"
+	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/apiserver/webhook"
 )
 
 type counter struct{ n int }
@@ -34,7 +34,7 @@ func TestMountedOnServer(t *testing.T) {
 	})
 	refresher := &counter{}
 	h := webhook.New(webhook.Options{Apps: idx, Refresher: refresher, Secrets: webhook.StaticSecrets{}})
-	srv, err := server.New(server.Options{Routes: []server.Route{{Pattern: "POST /api/webhook", Name: "webhook", Handler: h}}})
+	srv, err := apiserver.New(apiserver.Options{Routes: []apiserver.Route{{Pattern: "POST /api/webhook", Name: "webhook", Handler: h}}})
 	if err != nil {
 		t.Fatal(err)
 	}

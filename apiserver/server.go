@@ -1,5 +1,5 @@
-// Package server assembles graphcd's HTTP endpoints and runs them on one
-// listener:
+// Package apiserver is graphcd's API server: it assembles the HTTP
+// endpoints and runs them on one listener:
 //
 //	/healthz      200 "ok" while the process serves (liveness)
 //	/readyz       200 "ok" when Options.Ready returns nil, else 503 and the reason
@@ -9,12 +9,12 @@
 //
 // Use:
 //
-//	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", Ready: check, Logger: log})
+//	srv, err := apiserver.New(apiserver.Options{Listen: "127.0.0.1:0", Ready: check, Logger: log})
 //	if err != nil { ... }
 //	if err := srv.Listen(ctx); err != nil { ... }
 //	log.Info("serving", "addr", srv.Addr())
 //	err = srv.Run(ctx) // serves until ctx is done, then shuts down gracefully
-package server
+package apiserver
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package server
+package apiserver
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ var consoleDocument = regexp.MustCompile("graphql\\(`([^`]*)`\\)")
 // that ask only public fields must also pass without a session.
 func TestRealDocumentsAdmitted(t *testing.T) {
 	var console, cli []string
-	err := filepath.WalkDir(filepath.Join("..", "..", "console", "web", "src"), func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join("..", "console", "web", "src"), func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func TestRealDocumentsAdmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join("..", "..", "client", "*.graphql"))
+	files, err := filepath.Glob(filepath.Join("..", "client", "*.graphql"))
 	if err != nil {
 		t.Fatal(err)
 	}

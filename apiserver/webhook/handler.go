@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/apiserver/appindex"
 )
 
 // Defaults of Options.

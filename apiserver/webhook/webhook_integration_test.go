@@ -24,10 +24,10 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/hack/localcluster"
-	"github.com/graphcd/graphcd/internal/appops"
-	"github.com/graphcd/graphcd/internal/catalog"
 )
 
 // The shared fixtures: one local control plane, a client for
