@@ -598,7 +598,7 @@ type graphQLFanout struct {
 func newGraphQLFanout(t *testing.T) *graphQLFanout {
 	t.Helper()
 	bus := eventbus.NewMemory()
-	srv, err := New(Options{Resolver: &resolvers.Resolver{Events: bus}, Authenticator: fanoutUsers{}})
+	srv, err := New(Options{API: resolvers.Config{Events: bus}, Authenticator: fanoutUsers{}})
 	if err != nil {
 		t.Fatal(err)
 	}

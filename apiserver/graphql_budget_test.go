@@ -30,7 +30,7 @@ func newAuthTestServer(t testing.TB, opts Options) (ts string, token string, aut
 		t.Fatal(err)
 	}
 	authz = auth.NewAuthorizer()
-	opts.Resolver = &resolvers.Resolver{Build: testBuild, Authz: authz}
+	opts.API = resolvers.Config{Build: testBuild, Authz: authz}
 	opts.Authenticator = &auth.Sessions{Issuer: issuer}
 	srv, _ := newTestServer(t, opts)
 	return srv.URL, token, authz

@@ -5,11 +5,18 @@
 //	/readyz       200 "ok" when Options.Ready returns nil, else 503 and the reason
 //	/metrics      Prometheus metrics from Options.Registry
 //	/api/graphql  the GraphQL API: JSON POST and websocket (graphql-transport-ws)
+//	/api/webhook  Git push webhooks, when Options.Webhook is set
 //	/             the web console
+//
+// Its sub-packages are the services the resolvers call: the application
+// index (appindex), the informer caches and reads (catalog), the writes
+// behind the mutations (appops, secretops) and the webhook receiver.
+// Both graphcd server and the resolvers' tests assemble the API with New.
 //
 // Use:
 //
-//	srv, err := apiserver.New(apiserver.Options{Listen: "127.0.0.1:0", Ready: check, Logger: log})
+//	srv, err := apiserver.New(apiserver.Options{Listen: "127.0.0.1:0", Ready: check, Logger: log,
+//		API: resolvers.Config{Apps: index, Writer: ops, ...}})
 //	if err != nil { ... }
 //	if err := srv.Listen(ctx); err != nil { ... }
 //	log.Info("serving", "addr", srv.Addr())
@@ -29,6 +36,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/console"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/resolvers"
@@ -63,9 +71,11 @@ type Options struct {
 	// Registry receives the HTTP metrics and is served on /metrics. Nil
 	// means a new registry from NewRegistry.
 	Registry *prometheus.Registry
-	// Resolver is the GraphQL root resolver. Nil means one that only
-	// reports version.Get().
-	Resolver *resolvers.Resolver
+	// API is what the GraphQL resolvers serve from. Its zero value
+	// serves an API without applications that reports version.Get().
+	API resolvers.Config
+	// Webhook, when set, receives Git pushes on POST /api/webhook.
+	Webhook *webhook.Options
 	// ShutdownTimeout bounds the graceful shutdown in Run. Zero means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
@@ -174,7 +184,7 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
-	s.handle(mux, m, "/api/graphql", "graphql", authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(opts.Resolver, graphQLOptions{
+	s.handle(mux, m, "/api/graphql", "graphql", authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(resolvers.New(opts.API), graphQLOptions{
 		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
@@ -182,6 +192,10 @@ func New(opts Options) (*Server, error) {
 	}, s.log))))
 	for _, r := range opts.Routes {
 		s.handle(mux, m, r.Pattern, r.Name, r.Handler)
+	}
+	if opts.Webhook != nil {
+		// Providers cannot log in: the webhook authenticates with their secrets.
+		s.handle(mux, m, "POST /api/webhook", "webhook", webhook.New(*opts.Webhook))
 	}
 	s.handle(mux, m, "/api/", "api_not_found", http.NotFoundHandler())
 	s.handle(mux, m, "/", "console", console.Handler())
@@ -213,8 +227,8 @@ func withDefaults(o Options) Options {
 	if o.Registry == nil {
 		o.Registry = NewRegistry()
 	}
-	if o.Resolver == nil {
-		o.Resolver = &resolvers.Resolver{Build: version.Get()}
+	if o.API.Build == (version.Info{}) {
+		o.API.Build = version.Get()
 	}
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout

@@ -19,7 +19,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/graphcd/graphcd/internal/version"
-	"github.com/graphcd/graphcd/resolvers"
 )
 
 var testBuild = version.Info{Version: "v1.2.3", Commit: "abc123", GoVersion: "go1.26.8"}
@@ -32,8 +31,8 @@ func newTestServer(t testing.TB, opts Options) (*httptest.Server, *syncBuffer) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	if opts.Resolver == nil {
-		opts.Resolver = &resolvers.Resolver{Build: testBuild}
+	if opts.API.Build == (version.Info{}) {
+		opts.API.Build = testBuild
 	}
 	s, err := New(opts)
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 func TestSharedSubscriptions(t *testing.T) {
 	t.Parallel()
 	bus := eventbus.NewMemory()
-	ts, _ := newTestServer(t, Options{Resolver: &resolvers.Resolver{Build: testBuild, Events: bus}})
+	ts, _ := newTestServer(t, Options{API: resolvers.Config{Build: testBuild, Events: bus}})
 	same := `subscription { applicationEvents { type name revision } }`
 	other := `subscription { applicationEvents { name health } }`
 	queries := []string{same, same, same, other}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -20,9 +19,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver"
-	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/auth"
-	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -53,19 +50,12 @@ func authAPI(t *testing.T, ns string, authn apiserver.Authenticator, accounts re
 	if err := auth.WatchProjects(t.Context(), objects, a, quiet); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := apiserver.New(apiserver.Options{
-		Listen: "127.0.0.1:0",
-		Resolver: &resolvers.Resolver{
-			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd", Authz: a,
-			Writer: appops.Service{Client: kube}, ProjectWriter: appops.Service{Client: kube}, Events: events, States: states,
-			AccountService: accounts,
-		},
-		Authenticator: authn,
-	})
+	opts := apiOptions(events)
+	opts.API.Authz, opts.API.AccountService, opts.Authenticator = a, accounts, authn
+	ts, err := serveAPI(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts.URL
 }

@@ -14,7 +14,7 @@ import (
 // that ends gives its place on the socket back.
 func TestApplicationEventsChannel(t *testing.T) {
 	bus := eventbus.NewMemory()
-	r := &Resolver{Events: bus, Namespace: "ns"}
+	r := New(Config{Events: bus, Namespace: "ns"})
 	sub := r.Subscription()
 	socket := WithSocket(t.Context(), 2)
 

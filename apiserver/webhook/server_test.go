@@ -24,8 +24,8 @@ func (c *counter) Refresh(context.Context, types.NamespacedName, bool) (*v1alpha
 	return nil, nil
 }
 
-// TestMountedOnServer serves the handler as graphcd server does, as a
-// Route: reachable by POST without logging in, and by POST only.
+// TestMountedOnServer serves the handler as graphcd server does, mounted
+// by apiserver.New: reachable by POST without logging in, and by POST only.
 func TestMountedOnServer(t *testing.T) {
 	idx := appindex.New()
 	idx.Upsert(&v1alpha1.Application{
@@ -33,8 +33,7 @@ func TestMountedOnServer(t *testing.T) {
 		Spec:       v1alpha1.ApplicationSpec{Source: &v1alpha1.ApplicationSource{RepoURL: "git@github.com:team/guestbook.git", TargetRevision: "main"}},
 	})
 	refresher := &counter{}
-	h := webhook.New(webhook.Options{Apps: idx, Refresher: refresher, Secrets: webhook.StaticSecrets{}})
-	srv, err := apiserver.New(apiserver.Options{Routes: []apiserver.Route{{Pattern: "POST /api/webhook", Name: "webhook", Handler: h}}})
+	srv, err := apiserver.New(apiserver.Options{Webhook: &webhook.Options{Apps: idx, Refresher: refresher, Secrets: webhook.StaticSecrets{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,34 +176,32 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	}
 	settings := catalog.NewSettings(kc, o.app.namespace)
 	creds := repocreds.New(kc, o.app.namespace)
-	resolver := &resolvers.Resolver{
-		Build: build, Namespace: o.app.namespace, OnlyNamespace: o.app.namespace != "",
-		Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
-		Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
-		ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
-		Logs: catalog.NewPodLogs(clusterList), Settings: settings,
-		Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds,
-		// The controller renders with a Renderer of its own: the same rules.
-		Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client},
-	}
 	opts := apiserver.Options{
 		Listen: o.listen,
 		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.apiext), repoServer), "applications and projects", objectsReady),
-		Logger: log, Resolver: resolver, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
+		Logger: log, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
+		API: resolvers.Config{
+			Build: build, Namespace: o.app.namespace, OnlyNamespace: o.app.namespace != "",
+			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
+			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
+			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
+			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
+			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds,
+			// The controller renders with a Renderer of its own: the same rules.
+			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client},
+		},
 	}
 	if authParts != nil {
-		resolver.Authz, resolver.AccountService = authParts.authz, authParts.sessions
+		opts.API.Authz, opts.API.AccountService = authParts.authz, authParts.sessions
 		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
 	}
-	// Providers cannot log in: the webhook authenticates with their secrets.
 	hookSecrets := webhook.NewSecretWatch(kc, o.app.namespace)
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
-	hooks := webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
+	opts.Webhook = &webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
 	pushed := &pushQueue{}
 	if o.controller {
-		hooks.Queue = pushed
+		opts.Webhook.Queue = pushed
 	}
-	opts.Routes = append(opts.Routes, apiserver.Route{Pattern: "POST /api/webhook", Name: "webhook", Handler: webhook.New(hooks)})
 	srv, err := apiserver.New(opts)
 	if err != nil {
 		return err
