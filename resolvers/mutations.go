@@ -16,7 +16,6 @@ import (
 	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"github.com/graphcd/graphcd/internal/resourceversion"
 )
 
@@ -150,14 +149,14 @@ func syncOperation(ctx context.Context, in model.SyncApplicationInput) v1alpha1.
 
 // written maps the result of a write to the API's answer, once the index
 // the queries read holds the write (see awaitIndexed).
-func (r *Resolver) written(ctx context.Context, app *v1alpha1.Application, err error, key types.NamespacedName) (*gqlmodel.Application, error) {
+func (r *Resolver) written(ctx context.Context, app *v1alpha1.Application, err error, key types.NamespacedName) (*model.Application, error) {
 	if err != nil {
 		return nil, writeError(err, key)
 	}
 	r.awaitIndexed(ctx, key, func(got *v1alpha1.Application) bool {
 		return got != nil && resourceversion.AtLeast(got.ResourceVersion, app.ResourceVersion)
 	})
-	return &gqlmodel.Application{Application: app}, nil
+	return &model.Application{Application: app}, nil
 }
 
 // indexWait bounds how long a mutation waits for the index to catch up

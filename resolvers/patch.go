@@ -14,7 +14,6 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // maxPatch bounds an application patch.
@@ -31,7 +30,7 @@ type patchable struct {
 
 // patchApplication applies a merge or JSON patch to an application's
 // labels, annotations and spec.
-func (r *Resolver) patchApplication(ctx context.Context, in model.PatchApplicationInput) (*gqlmodel.Application, error) {
+func (r *Resolver) patchApplication(ctx context.Context, in model.PatchApplicationInput) (*model.Application, error) {
 	key := r.refKey(*in.Application)
 	if len(in.Patch) > maxPatch {
 		return nil, Errorf(CodeBadUserInput, "patch: larger than %d KiB", maxPatch>>10)
@@ -77,7 +76,7 @@ func (r *Resolver) patchApplication(ctx context.Context, in model.PatchApplicati
 }
 
 // updateApplicationSpec replaces an application's spec.
-func (r *Resolver) updateApplicationSpec(ctx context.Context, in model.UpdateApplicationSpecInput) (*gqlmodel.Application, error) {
+func (r *Resolver) updateApplicationSpec(ctx context.Context, in model.UpdateApplicationSpecInput) (*model.Application, error) {
 	key := r.refKey(*in.Application)
 	spec, err := decodeSpec(in.Spec)
 	if err != nil {
@@ -90,7 +89,7 @@ func (r *Resolver) updateApplicationSpec(ctx context.Context, in model.UpdateApp
 
 // changeApplication authorizes updating the app at key and writes what
 // change makes of it; a *Error from change reaches the client as it is.
-func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*gqlmodel.Application, error) {
+func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*model.Application, error) {
 	if err := r.authorizeApp(ctx, rbac.ActionUpdate, key); err != nil {
 		return nil, err
 	}

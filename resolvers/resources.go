@@ -9,7 +9,6 @@ import (
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // StateReader reads what the controller last saw of applications: resource
@@ -20,7 +19,7 @@ type StateReader interface {
 
 // appState returns the controller's last state of app, through the
 // response's loader (one read for a whole page); nil when there is none.
-func (r *Resolver) appState(ctx context.Context, app *gqlmodel.Application) (*appstate.State, error) {
+func (r *Resolver) appState(ctx context.Context, app *model.Application) (*appstate.State, error) {
 	if r.States == nil {
 		return nil, nil
 	}
@@ -28,7 +27,7 @@ func (r *Resolver) appState(ctx context.Context, app *gqlmodel.Application) (*ap
 }
 
 // managedResources returns the managed resources of app that f selects.
-func (r *Resolver) managedResources(ctx context.Context, app *gqlmodel.Application, f *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error) {
+func (r *Resolver) managedResources(ctx context.Context, app *model.Application, f *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error) {
 	st, err := r.appState(ctx, app)
 	if err != nil || st == nil {
 		return nil, err

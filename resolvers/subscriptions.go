@@ -8,7 +8,6 @@ import (
 
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/eventbus"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // EventSource streams reconciliation events (an eventbus.Bus).
@@ -137,9 +136,9 @@ func (t *EventTap) Feed(ctx context.Context, d *eventbus.Delivery) bool {
 
 // streamApplication sends the app at key now and after each change until
 // ctx ends or the caller may no longer see it.
-func (r *Resolver) streamApplication(ctx context.Context, key types.NamespacedName, release func()) <-chan *gqlmodel.Application {
+func (r *Resolver) streamApplication(ctx context.Context, key types.NamespacedName, release func()) <-chan *model.Application {
 	changes := r.apps().Changes(ctx, key)
-	out := make(chan *gqlmodel.Application)
+	out := make(chan *model.Application)
 	go func() {
 		defer close(out)
 		defer release()

@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/graphcd/graphcd/controller/clusters"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 )
 
@@ -33,13 +33,13 @@ func StartClusters(ctx context.Context, kc kubernetes.Interface, namespace strin
 }
 
 // Clusters returns the clusters.
-func (l *Clusters) Clusters(context.Context) ([]gqlmodel.Cluster, error) {
+func (l *Clusters) Clusters(context.Context) ([]model.Cluster, error) {
 	all := l.reg.List()
-	out := make([]gqlmodel.Cluster, len(all))
+	out := make([]model.Cluster, len(all))
 	for i, c := range all {
-		out[i] = gqlmodel.Cluster{
+		out[i] = model.Cluster{
 			Name: c.Name, Server: c.Server, Namespaces: c.Namespaces, ClusterResources: c.ClusterResources,
-			Project: c.Project, Shard: c.Shard, Labels: gqlmodel.KeyValues(c.Labels),
+			Project: c.Project, Shard: c.Shard, Labels: model.KeyValues(c.Labels),
 		}
 	}
 	return out, nil
@@ -58,14 +58,14 @@ func NewRepositories(kc kubernetes.Interface, namespace string) *Repositories {
 func (l *Repositories) Invalidate() { l.store.Invalidate() }
 
 // Repositories returns the repositories.
-func (l *Repositories) Repositories(ctx context.Context) ([]gqlmodel.Repository, error) {
+func (l *Repositories) Repositories(ctx context.Context) ([]model.Repository, error) {
 	infos, err := l.store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]gqlmodel.Repository, len(infos))
+	out := make([]model.Repository, len(infos))
 	for i, r := range infos {
-		out[i] = gqlmodel.Repository{
+		out[i] = model.Repository{
 			Name: r.Name, URL: r.URL, Project: r.Project, Type: string(r.Type),
 			HasCredentials: r.HasCredentials, Template: r.Template,
 		}

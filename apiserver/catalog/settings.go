@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
@@ -32,7 +32,7 @@ type Settings struct {
 
 	mu   sync.Mutex
 	read time.Time
-	last gqlmodel.Settings
+	last model.Settings
 	// maxPayload is webhook.maxPayloadSizeMB in bytes; 0 when unset or
 	// invalid.
 	maxPayload int64
@@ -45,11 +45,11 @@ func NewSettings(client kubernetes.Interface, namespace string) *Settings {
 
 // PublicSettings returns the public settings, read at most every few
 // seconds. A missing ConfigMap means defaults.
-func (s *Settings) PublicSettings(ctx context.Context) (gqlmodel.Settings, error) {
+func (s *Settings) PublicSettings(ctx context.Context) (model.Settings, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refresh(ctx); err != nil {
-		return gqlmodel.Settings{}, err
+		return model.Settings{}, err
 	}
 	return s.last, nil
 }
@@ -75,7 +75,7 @@ func (s *Settings) refresh(ctx context.Context) error {
 	cm, err := s.client.CoreV1().ConfigMaps(s.namespace).Get(ctx, settingsConfigMap, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		s.last, s.maxPayload = gqlmodel.Settings{}, 0
+		s.last, s.maxPayload = model.Settings{}, 0
 	case err != nil:
 		return fmt.Errorf("read %s/%s: %w", s.namespace, settingsConfigMap, err)
 	default:
@@ -96,8 +96,8 @@ func maxPayloadBytes(mb string) int64 {
 }
 
 // publicSettings picks the public keys out of graphcd-cm's data.
-func publicSettings(data map[string]string) gqlmodel.Settings {
-	out := gqlmodel.Settings{
+func publicSettings(data map[string]string) model.Settings {
+	out := model.Settings{
 		URL:               data["url"],
 		UIBannerContent:   data["ui.bannercontent"],
 		UIBannerURL:       data["ui.bannerurl"],

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/graph/model"
 )
 
 func TestPublicSettings(t *testing.T) {
@@ -30,7 +30,7 @@ connectors:
 		"resource.exclusions": "- kinds: [Event]",
 	}
 	got := publicSettings(data)
-	want := gqlmodel.Settings{
+	want := model.Settings{
 		URL: "https://cd.example.com", UIBannerContent: "Maintenance tonight", UIBannerURL: "https://status.example.com",
 		UIBannerPermanent: true, SSOProviders: []string{"Email", "GitHub", "Corp LDAP", "Okta"},
 	}

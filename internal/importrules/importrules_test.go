@@ -86,6 +86,8 @@ var rules = []rule{
 		why: "the controller renders through the contract and knows nothing of the API"},
 	{pkgs: "resolvers/...", never: []pattern{"controller", "controller/sync", "controller/cache", "apiserver", "reposerver/inproc", "helm.sh/...", "sigs.k8s.io/kustomize/..."},
 		why: "resolvers authorize, call a service and map; they never reach into the reconciler or link the renderers"},
+	{pkgs: "internal/...", never: []pattern{"apiserver/...", "resolvers/...", "graph/..."},
+		why: "the shared internals serve the API wing and never reach back into it"},
 	{pkgs: "auth/...", never: []pattern{"resolvers/...", "graph/...", "controller/...", "reposerver/...", "apiserver/..."},
 		why: "sessions, accounts and RBAC serve the API without knowing it"},
 }

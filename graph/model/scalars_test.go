@@ -1,4 +1,4 @@
-package scalars
+package model
 
 import (
 	"bytes"

@@ -1,7 +1,7 @@
-// Package scalars marshals the GraphQL scalars that are bound to Kubernetes
-// Go types (gqlgen finds the MarshalX and UnmarshalX functions here by
-// name; see gqlgen.yml).
-package scalars
+package model
+
+// The GraphQL scalars that are bound to Kubernetes Go types (gqlgen finds
+// the MarshalX and UnmarshalX functions here by name; see gqlgen.yml).
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package gqlmodel
+package model
 
 // Me is the caller of a request.
 type Me struct {
