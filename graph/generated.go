@@ -16,8 +16,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/eventbus"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +41,6 @@ type ResolverRoot interface {
 	KustomizeReplica() KustomizeReplicaResolver
 	LiveResource() LiveResourceResolver
 	ManagedNamespaceMetadata() ManagedNamespaceMetadataResolver
-	ManagedResource() ManagedResourceResolver
 	Me() MeResolver
 	Mutation() MutationResolver
 	OrphanedResources() OrphanedResourcesResolver
@@ -51,7 +48,6 @@ type ResolverRoot interface {
 	Project() ProjectResolver
 	Query() QueryResolver
 	Repository() RepositoryResolver
-	ResourceNode() ResourceNodeResolver
 	ResourceResult() ResourceResultResolver
 	Subscription() SubscriptionResolver
 	SyncPolicyAutomated() SyncPolicyAutomatedResolver
@@ -603,9 +599,9 @@ type ComplexityRoot struct {
 	}
 
 	ResourceTree struct {
+		Nodes        func(childComplexity int) int
 		ReconciledAt func(childComplexity int) int
 		Revision     func(childComplexity int) int
-		Tree         func(childComplexity int) int
 		Truncated    func(childComplexity int) int
 	}
 
@@ -738,8 +734,8 @@ type ApplicationResolver interface {
 	Can(ctx context.Context, obj *model.Application, action string) (bool, error)
 
 	Yaml(ctx context.Context, obj *model.Application) (string, error)
-	ResourceTree(ctx context.Context, obj *model.Application) (*appstate.State, error)
-	ManagedResources(ctx context.Context, obj *model.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error)
+	ResourceTree(ctx context.Context, obj *model.Application) (*model.ResourceTree, error)
+	ManagedResources(ctx context.Context, obj *model.Application, filter *model.ManagedResourceFilter) ([]*model.ManagedResource, error)
 	PodLogs(ctx context.Context, obj *model.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error)
 	Events(ctx context.Context, obj *model.Application, first int32) ([]*model.KubeEvent, error)
 	LiveResource(ctx context.Context, obj *model.Application, group string, kind string, namespace string, name string) (*model.LiveResource, error)
@@ -750,7 +746,7 @@ type ApplicationConditionResolver interface {
 	Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error)
 }
 type ApplicationEventResolver interface {
-	Application(ctx context.Context, obj *eventbus.Delivery) (*model.Application, error)
+	Application(ctx context.Context, obj *model.ApplicationEvent) (*model.Application, error)
 }
 type ApplicationSourceHelmResolver interface {
 	ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error)
@@ -775,9 +771,6 @@ type LiveResourceResolver interface {
 type ManagedNamespaceMetadataResolver interface {
 	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error)
 	Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error)
-}
-type ManagedResourceResolver interface {
-	Status(ctx context.Context, obj *appstate.ManagedResource) (v1alpha1.SyncStatusCode, error)
 }
 type MeResolver interface {
 	Permissions(ctx context.Context, obj *model.Me) ([]*model.Permission, error)
@@ -834,9 +827,6 @@ type QueryResolver interface {
 type RepositoryResolver interface {
 	ConnectionState(ctx context.Context, obj *model.Repository) (*model.ConnectionState, error)
 }
-type ResourceNodeResolver interface {
-	Sync(ctx context.Context, obj *appstate.Node) (*v1alpha1.SyncStatusCode, error)
-}
 type ResourceResultResolver interface {
 	Status(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
 
@@ -845,9 +835,9 @@ type ResourceResultResolver interface {
 	SyncPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
 }
 type SubscriptionResolver interface {
-	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *eventbus.Delivery, error)
+	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *model.ApplicationEvent, error)
 	Application(ctx context.Context, name string, namespace *string) (<-chan *model.Application, error)
-	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *appstate.State, error)
+	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error)
 	PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error)
 }
 type SyncPolicyAutomatedResolver interface {
@@ -3248,6 +3238,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResourceStatus.Version(childComplexity), true
 
+	case "ResourceTree.nodes":
+		if e.ComplexityRoot.ResourceTree.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceTree.Nodes(childComplexity), true
 	case "ResourceTree.reconciledAt":
 		if e.ComplexityRoot.ResourceTree.ReconciledAt == nil {
 			break
@@ -3260,12 +3256,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceTree.Revision(childComplexity), true
-	case "ResourceTree.nodes":
-		if e.ComplexityRoot.ResourceTree.Tree == nil {
-			break
-		}
-
-		return e.ComplexityRoot.ResourceTree.Tree(childComplexity), true
 	case "ResourceTree.truncated":
 		if e.ComplexityRoot.ResourceTree.Truncated == nil {
 			break
@@ -8840,8 +8830,8 @@ func (ec *executionContext) _Application_resourceTree(ctx context.Context, field
 			return ec.Resolvers.Application().ResourceTree(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *appstate.State) graphql.Marshaler {
-			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResourceTree) graphql.Marshaler {
+			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceTree(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8873,8 +8863,8 @@ func (ec *executionContext) _Application_managedResources(ctx context.Context, f
 			return ec.Resolvers.Application().ManagedResources(ctx, obj, fc.Args["filter"].(*model.ManagedResourceFilter))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*appstate.ManagedResource) graphql.Marshaler {
-			return ec.marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResourceᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ManagedResource) graphql.Marshaler {
+			return ec.marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResourceᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9436,7 +9426,7 @@ func (ec *executionContext) fieldContext_ApplicationEdge_node(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9459,7 +9449,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_lagged(_ context.Conte
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9468,21 +9458,21 @@ func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field gr
 			return ec.fieldContext_ApplicationEvent_type(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Type(), nil
+			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *eventbus.EventType) graphql.Marshaler {
-			return ec.marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationEventType) graphql.Marshaler {
+			return ec.marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "ApplicationEventType")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "ApplicationEventType")
 }
 
-func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9491,7 +9481,7 @@ func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field gr
 			return ec.fieldContext_ApplicationEvent_time(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Time(), nil
+			return obj.Time, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
@@ -9502,10 +9492,10 @@ func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "Time")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "Time")
 }
 
-func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9514,7 +9504,7 @@ func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field gr
 			return ec.fieldContext_ApplicationEvent_name(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Name(), nil
+			return obj.Name, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9525,10 +9515,10 @@ func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9537,7 +9527,7 @@ func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, fie
 			return ec.fieldContext_ApplicationEvent_namespace(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Namespace(), nil
+			return obj.Namespace, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9548,10 +9538,10 @@ func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9560,7 +9550,7 @@ func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, fi
 			return ec.fieldContext_ApplicationEvent_syncStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SyncStatus(), nil
+			return obj.SyncStatus, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9571,10 +9561,10 @@ func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_syncStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9583,7 +9573,7 @@ func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field 
 			return ec.fieldContext_ApplicationEvent_health(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Health(), nil
+			return obj.Health, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9594,10 +9584,10 @@ func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9606,7 +9596,7 @@ func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, fiel
 			return ec.fieldContext_ApplicationEvent_revision(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Revision(), nil
+			return obj.Revision, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9617,10 +9607,10 @@ func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9629,7 +9619,7 @@ func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context
 			return ec.fieldContext_ApplicationEvent_operationPhase(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OperationPhase(), nil
+			return obj.OperationPhase, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9640,10 +9630,10 @@ func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_operationPhase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9652,7 +9642,7 @@ func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field
 			return ec.fieldContext_ApplicationEvent_message(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Message(), nil
+			return obj.Message, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9663,10 +9653,10 @@ func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_application(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_application(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12904,7 +12894,7 @@ func (ec *executionContext) fieldContext_ManagedNamespaceMetadata_annotations(_ 
 	return fc, nil
 }
 
-func (ec *executionContext) _ManagedResource_group(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_group(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12927,7 +12917,7 @@ func (ec *executionContext) fieldContext_ManagedResource_group(_ context.Context
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_version(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_version(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12950,7 +12940,7 @@ func (ec *executionContext) fieldContext_ManagedResource_version(_ context.Conte
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_kind(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12973,7 +12963,7 @@ func (ec *executionContext) fieldContext_ManagedResource_kind(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12996,7 +12986,7 @@ func (ec *executionContext) fieldContext_ManagedResource_namespace(_ context.Con
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_name(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_name(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13019,7 +13009,7 @@ func (ec *executionContext) fieldContext_ManagedResource_name(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_status(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_status(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13028,7 +13018,7 @@ func (ec *executionContext) _ManagedResource_status(ctx context.Context, field g
 			return ec.fieldContext_ManagedResource_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ManagedResource().Status(ctx, obj)
+			return obj.Status, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SyncStatusCode) graphql.Marshaler {
@@ -13039,10 +13029,10 @@ func (ec *executionContext) _ManagedResource_status(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ManagedResource_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ManagedResource", field, true, true, "SyncStatusCode")
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "SyncStatusCode")
 }
 
-func (ec *executionContext) _ManagedResource_health(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_health(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13074,7 +13064,7 @@ func (ec *executionContext) fieldContext_ManagedResource_health(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _ManagedResource_hook(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_hook(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13097,7 +13087,7 @@ func (ec *executionContext) fieldContext_ManagedResource_hook(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ManagedResource_requiresPruning(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_requiresPruning(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13120,7 +13110,7 @@ func (ec *executionContext) fieldContext_ManagedResource_requiresPruning(_ conte
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ManagedResource_live(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_live(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13143,7 +13133,7 @@ func (ec *executionContext) fieldContext_ManagedResource_live(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_desired(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_desired(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13166,7 +13156,7 @@ func (ec *executionContext) fieldContext_ManagedResource_desired(_ context.Conte
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_diff(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_diff(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17109,7 +17099,7 @@ func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_managedFields
 	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceInfo_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Info) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceInfo_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17132,7 +17122,7 @@ func (ec *executionContext) fieldContext_ResourceInfo_name(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ResourceInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceInfo_value(ctx context.Context, field graphql.CollectedField, obj *appstate.Info) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceInfo_value(ctx context.Context, field graphql.CollectedField, obj *model.ResourceInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17155,7 +17145,7 @@ func (ec *executionContext) fieldContext_ResourceInfo_value(_ context.Context, f
 	return graphql.NewScalarFieldContext("ResourceInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_group(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_group(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17178,7 +17168,7 @@ func (ec *executionContext) fieldContext_ResourceNode_group(_ context.Context, f
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_version(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_version(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17201,7 +17191,7 @@ func (ec *executionContext) fieldContext_ResourceNode_version(_ context.Context,
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_kind(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17224,7 +17214,7 @@ func (ec *executionContext) fieldContext_ResourceNode_kind(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17247,7 +17237,7 @@ func (ec *executionContext) fieldContext_ResourceNode_namespace(_ context.Contex
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17270,7 +17260,7 @@ func (ec *executionContext) fieldContext_ResourceNode_name(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_uid(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_uid(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17293,7 +17283,7 @@ func (ec *executionContext) fieldContext_ResourceNode_uid(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_parentRefs(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_parentRefs(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17305,8 +17295,8 @@ func (ec *executionContext) _ResourceNode_parentRefs(ctx context.Context, field 
 			return obj.ParentRefs, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Ref) graphql.Marshaler {
-			return ec.marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRefᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ResourceRef) graphql.Marshaler {
+			return ec.marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRefᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17325,7 +17315,7 @@ func (ec *executionContext) fieldContext_ResourceNode_parentRefs(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _ResourceNode_health(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_health(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17357,7 +17347,7 @@ func (ec *executionContext) fieldContext_ResourceNode_health(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17366,7 +17356,7 @@ func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphq
 			return ec.fieldContext_ResourceNode_sync(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ResourceNode().Sync(ctx, obj)
+			return obj.Sync, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncStatusCode) graphql.Marshaler {
@@ -17377,10 +17367,10 @@ func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ResourceNode_sync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceNode", field, true, true, "SyncStatusCode")
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "SyncStatusCode")
 }
 
-func (ec *executionContext) _ResourceNode_info(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_info(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17392,8 +17382,8 @@ func (ec *executionContext) _ResourceNode_info(ctx context.Context, field graphq
 			return obj.Info, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Info) graphql.Marshaler {
-			return ec.marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfoᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ResourceInfo) graphql.Marshaler {
+			return ec.marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceInfoᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17412,7 +17402,7 @@ func (ec *executionContext) fieldContext_ResourceNode_info(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _ResourceNode_images(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_images(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17435,7 +17425,7 @@ func (ec *executionContext) fieldContext_ResourceNode_images(_ context.Context, 
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_missing(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_missing(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17458,7 +17448,7 @@ func (ec *executionContext) fieldContext_ResourceNode_missing(_ context.Context,
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ResourceNode_createdAt(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17481,7 +17471,7 @@ func (ec *executionContext) fieldContext_ResourceNode_createdAt(_ context.Contex
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "Time")
 }
 
-func (ec *executionContext) _ResourceNode_resourceVersion(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_resourceVersion(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17504,7 +17494,7 @@ func (ec *executionContext) fieldContext_ResourceNode_resourceVersion(_ context.
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_group(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_group(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17527,7 +17517,7 @@ func (ec *executionContext) fieldContext_ResourceRef_group(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_kind(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17550,7 +17540,7 @@ func (ec *executionContext) fieldContext_ResourceRef_kind(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17573,7 +17563,7 @@ func (ec *executionContext) fieldContext_ResourceRef_namespace(_ context.Context
 	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17596,7 +17586,7 @@ func (ec *executionContext) fieldContext_ResourceRef_name(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_uid(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_uid(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18111,7 +18101,7 @@ func (ec *executionContext) fieldContext_ResourceStatus_syncWave(_ context.Conte
 	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "Int")
 }
 
-func (ec *executionContext) _ResourceTree_nodes(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceTree_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18120,11 +18110,11 @@ func (ec *executionContext) _ResourceTree_nodes(ctx context.Context, field graph
 			return ec.fieldContext_ResourceTree_nodes(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Tree, nil
+			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Node) graphql.Marshaler {
-			return ec.marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNodeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ResourceNode) graphql.Marshaler {
+			return ec.marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceNodeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18143,7 +18133,7 @@ func (ec *executionContext) fieldContext_ResourceTree_nodes(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _ResourceTree_revision(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceTree_revision(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18166,7 +18156,7 @@ func (ec *executionContext) fieldContext_ResourceTree_revision(_ context.Context
 	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceTree_reconciledAt(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceTree_reconciledAt(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18189,7 +18179,7 @@ func (ec *executionContext) fieldContext_ResourceTree_reconciledAt(_ context.Con
 	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "Time")
 }
 
-func (ec *executionContext) _ResourceTree_truncated(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceTree_truncated(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18776,8 +18766,8 @@ func (ec *executionContext) _Subscription_applicationEvents(ctx context.Context,
 			return ec.Resolvers.Subscription().ApplicationEvents(ctx, fc.Args["filter"].(*model.ApplicationEventFilter))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *eventbus.Delivery) graphql.Marshaler {
-			return ec.marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐDelivery(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationEvent) graphql.Marshaler {
+			return ec.marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18864,8 +18854,8 @@ func (ec *executionContext) _Subscription_resourceTree(ctx context.Context, fiel
 			return ec.Resolvers.Subscription().ResourceTree(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *appstate.State) graphql.Marshaler {
-			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResourceTree) graphql.Marshaler {
+			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceTree(ctx, selections, v)
 		},
 		true,
 		false,
@@ -21116,7 +21106,7 @@ func (ec *executionContext) unmarshalInputApplicationEventFilter(ctx context.Con
 			it.Namespaces = data
 		case "types":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("types"))
-			data, err := ec.unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx, v)
+			data, err := ec.unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventTypeᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -23121,7 +23111,7 @@ func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.Select
 
 var applicationEventImplementors = []string{"ApplicationEvent"}
 
-func (ec *executionContext) _ApplicationEvent(ctx context.Context, sel ast.SelectionSet, obj *eventbus.Delivery) graphql.Marshaler {
+func (ec *executionContext) _ApplicationEvent(ctx context.Context, sel ast.SelectionSet, obj *model.ApplicationEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, applicationEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24647,7 +24637,7 @@ func (ec *executionContext) _ManagedNamespaceMetadata(ctx context.Context, sel a
 
 var managedResourceImplementors = []string{"ManagedResource"}
 
-func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.SelectionSet, obj *appstate.ManagedResource) graphql.Marshaler {
+func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.SelectionSet, obj *model.ManagedResource) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, managedResourceImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24659,63 +24649,62 @@ func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.Select
 		case "group":
 			out.Values[i] = ec._ManagedResource_group(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "version":
 			out.Values[i] = ec._ManagedResource_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "kind":
 			out.Values[i] = ec._ManagedResource_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "namespace":
 			out.Values[i] = ec._ManagedResource_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._ManagedResource_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "status":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._ManagedResource_status(ctx, field, obj)
-				})
+			out.Values[i] = ec._ManagedResource_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "health":
 			out.Values[i] = ec._ManagedResource_health(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "hook":
 			out.Values[i] = ec._ManagedResource_hook(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "requiresPruning":
 			out.Values[i] = ec._ManagedResource_requiresPruning(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "live":
 			out.Values[i] = ec._ManagedResource_live(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "desired":
 			out.Values[i] = ec._ManagedResource_desired(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "diff":
 			out.Values[i] = ec._ManagedResource_diff(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -26043,7 +26032,7 @@ func (ec *executionContext) _ResourceIgnoreDifferences(ctx context.Context, sel 
 
 var resourceInfoImplementors = []string{"ResourceInfo"}
 
-func (ec *executionContext) _ResourceInfo(ctx context.Context, sel ast.SelectionSet, obj *appstate.Info) graphql.Marshaler {
+func (ec *executionContext) _ResourceInfo(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26081,7 +26070,7 @@ func (ec *executionContext) _ResourceInfo(ctx context.Context, sel ast.Selection
 
 var resourceNodeImplementors = []string{"ResourceNode"}
 
-func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.SelectionSet, obj *appstate.Node) graphql.Marshaler {
+func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceNode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceNodeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26093,73 +26082,72 @@ func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.Selection
 		case "group":
 			out.Values[i] = ec._ResourceNode_group(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "version":
 			out.Values[i] = ec._ResourceNode_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "kind":
 			out.Values[i] = ec._ResourceNode_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "namespace":
 			out.Values[i] = ec._ResourceNode_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._ResourceNode_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "uid":
 			out.Values[i] = ec._ResourceNode_uid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "parentRefs":
 			out.Values[i] = ec._ResourceNode_parentRefs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "health":
 			out.Values[i] = ec._ResourceNode_health(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "sync":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._ResourceNode_sync(ctx, field, obj)
-				})
+			out.Values[i] = ec._ResourceNode_sync(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "info":
 			out.Values[i] = ec._ResourceNode_info(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "images":
 			out.Values[i] = ec._ResourceNode_images(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "missing":
 			out.Values[i] = ec._ResourceNode_missing(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "createdAt":
 			out.Values[i] = ec._ResourceNode_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "resourceVersion":
 			out.Values[i] = ec._ResourceNode_resourceVersion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -26180,7 +26168,7 @@ func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.Selection
 
 var resourceRefImplementors = []string{"ResourceRef"}
 
-func (ec *executionContext) _ResourceRef(ctx context.Context, sel ast.SelectionSet, obj *appstate.Ref) graphql.Marshaler {
+func (ec *executionContext) _ResourceRef(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceRef) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceRefImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26398,7 +26386,7 @@ func (ec *executionContext) _ResourceStatus(ctx context.Context, sel ast.Selecti
 
 var resourceTreeImplementors = []string{"ResourceTree"}
 
-func (ec *executionContext) _ResourceTree(ctx context.Context, sel ast.SelectionSet, obj *appstate.State) graphql.Marshaler {
+func (ec *executionContext) _ResourceTree(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceTree) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceTreeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -27726,7 +27714,7 @@ func (ec *executionContext) marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐDelivery(ctx context.Context, sel ast.SelectionSet, v *eventbus.Delivery) graphql.Marshaler {
+func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEvent(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ApplicationEvent!")
 		return graphql.Null
@@ -27734,37 +27722,15 @@ func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcd�
 	return ec._ApplicationEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, v any) (eventbus.EventType, error) {
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[tmp]
+func (ec *executionContext) unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx context.Context, v any) (model.ApplicationEventType, error) {
+	var res model.ApplicationEventType
+	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, sel ast.SelectionSet, v eventbus.EventType) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalString(marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[v])
-	if res == graphql.Null {
-		graphql.AddInvalidNullFromMarshaler(ctx, "ApplicationEventType!")
-	}
-	return res
+func (ec *executionContext) marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx context.Context, sel ast.SelectionSet, v model.ApplicationEventType) graphql.Marshaler {
+	return v
 }
-
-var (
-	unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[string]eventbus.EventType{
-		"SyncStatusChanged":     eventbus.SyncStatusChanged,
-		"HealthChanged":         eventbus.HealthChanged,
-		"OperationPhaseChanged": eventbus.OperationPhaseChanged,
-		"ResourceChanged":       eventbus.ResourceChanged,
-		"ReconcileCompleted":    eventbus.ReconcileCompleted,
-	}
-	marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[eventbus.EventType]string{
-		eventbus.SyncStatusChanged:     "SyncStatusChanged",
-		eventbus.HealthChanged:         "HealthChanged",
-		eventbus.OperationPhaseChanged: "OperationPhaseChanged",
-		eventbus.ResourceChanged:       "ResourceChanged",
-		eventbus.ReconcileCompleted:    "ReconcileCompleted",
-	}
-)
 
 func (ec *executionContext) unmarshalNApplicationOrderField2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationOrderField(ctx context.Context, v any) (model.ApplicationOrderField, error) {
 	var res model.ApplicationOrderField
@@ -28320,11 +28286,11 @@ func (ec *executionContext) marshalNLiveResource2ᚖgithubᚗcomᚋgraphcdᚋgra
 	return ec._LiveResource(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*appstate.ManagedResource) graphql.Marshaler {
+func (ec *executionContext) marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ManagedResource) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResource(ctx, sel, v[i])
+		return ec.marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResource(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28336,7 +28302,7 @@ func (ec *executionContext) marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcd
 	return ret
 }
 
-func (ec *executionContext) marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResource(ctx context.Context, sel ast.SelectionSet, v *appstate.ManagedResource) graphql.Marshaler {
+func (ec *executionContext) marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResource(ctx context.Context, sel ast.SelectionSet, v *model.ManagedResource) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ManagedResource!")
 		return graphql.Null
@@ -28669,15 +28635,15 @@ func (ec *executionContext) marshalNResourceIgnoreDifferences2ᚕgithubᚗcomᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfo(ctx context.Context, sel ast.SelectionSet, v appstate.Info) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceInfo(ctx context.Context, sel ast.SelectionSet, v model.ResourceInfo) graphql.Marshaler {
 	return ec._ResourceInfo(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Info) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ResourceInfo) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfo(ctx, sel, v[i])
+		return ec.marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceInfo(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28689,15 +28655,15 @@ func (ec *executionContext) marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgra
 	return ret
 }
 
-func (ec *executionContext) marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNode(ctx context.Context, sel ast.SelectionSet, v appstate.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceNode(ctx context.Context, sel ast.SelectionSet, v model.ResourceNode) graphql.Marshaler {
 	return ec._ResourceNode(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ResourceNode) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNode(ctx, sel, v[i])
+		return ec.marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceNode(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28709,15 +28675,15 @@ func (ec *executionContext) marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgra
 	return ret
 }
 
-func (ec *executionContext) marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRef(ctx context.Context, sel ast.SelectionSet, v appstate.Ref) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRef(ctx context.Context, sel ast.SelectionSet, v model.ResourceRef) graphql.Marshaler {
 	return ec._ResourceRef(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRefᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Ref) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRefᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ResourceRef) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRef(ctx, sel, v[i])
+		return ec.marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRef(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -29201,16 +29167,16 @@ func (ec *executionContext) unmarshalOApplicationEventFilter2ᚖgithubᚗcomᚋg
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx context.Context, v any) ([]eventbus.EventType, error) {
+func (ec *executionContext) unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventTypeᚄ(ctx context.Context, v any) ([]model.ApplicationEventType, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]eventbus.EventType, len(vSlice))
+	res := make([]model.ApplicationEventType, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -29218,14 +29184,14 @@ func (ec *executionContext) unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgra
 	return res, nil
 }
 
-func (ec *executionContext) marshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []eventbus.EventType) graphql.Marshaler {
+func (ec *executionContext) marshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ApplicationEventType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, sel, v[i])
+		return ec.marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -29237,41 +29203,21 @@ func (ec *executionContext) marshalOApplicationEventType2ᚕgithubᚗcomᚋgraph
 	return ret
 }
 
-func (ec *executionContext) unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, v any) (*eventbus.EventType, error) {
+func (ec *executionContext) unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx context.Context, v any) (*model.ApplicationEventType, error) {
 	if v == nil {
 		return nil, nil
 	}
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[tmp]
-	return &res, graphql.ErrorOnPath(ctx, err)
+	var res = new(model.ApplicationEventType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, sel ast.SelectionSet, v *eventbus.EventType) graphql.Marshaler {
+func (ec *executionContext) marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationEventType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[*v])
-	return res
+	return v
 }
-
-var (
-	unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[string]eventbus.EventType{
-		"SyncStatusChanged":     eventbus.SyncStatusChanged,
-		"HealthChanged":         eventbus.HealthChanged,
-		"OperationPhaseChanged": eventbus.OperationPhaseChanged,
-		"ResourceChanged":       eventbus.ResourceChanged,
-		"ReconcileCompleted":    eventbus.ReconcileCompleted,
-	}
-	marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[eventbus.EventType]string{
-		eventbus.SyncStatusChanged:     "SyncStatusChanged",
-		eventbus.HealthChanged:         "HealthChanged",
-		eventbus.OperationPhaseChanged: "OperationPhaseChanged",
-		eventbus.ResourceChanged:       "ResourceChanged",
-		eventbus.ReconcileCompleted:    "ReconcileCompleted",
-	}
-)
 
 func (ec *executionContext) unmarshalOApplicationFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationFilter(ctx context.Context, v any) (*model.ApplicationFilter, error) {
 	if v == nil {
@@ -29532,7 +29478,7 @@ func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ec._Project(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx context.Context, sel ast.SelectionSet, v *appstate.State) graphql.Marshaler {
+func (ec *executionContext) marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceTree(ctx context.Context, sel ast.SelectionSet, v *model.ResourceTree) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

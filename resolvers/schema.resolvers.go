@@ -12,8 +12,6 @@ import (
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/eventbus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -28,12 +26,13 @@ func (r *applicationResolver) Yaml(ctx context.Context, obj *model.Application) 
 }
 
 // ResourceTree is the resolver for the resourceTree field.
-func (r *applicationResolver) ResourceTree(ctx context.Context, obj *model.Application) (*appstate.State, error) {
-	return r.appState(ctx, obj)
+func (r *applicationResolver) ResourceTree(ctx context.Context, obj *model.Application) (*model.ResourceTree, error) {
+	st, err := r.appState(ctx, obj)
+	return resourceTree(st), err
 }
 
 // ManagedResources is the resolver for the managedResources field.
-func (r *applicationResolver) ManagedResources(ctx context.Context, obj *model.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error) {
+func (r *applicationResolver) ManagedResources(ctx context.Context, obj *model.Application, filter *model.ManagedResourceFilter) ([]*model.ManagedResource, error) {
 	return r.managedResources(ctx, obj, filter)
 }
 
@@ -68,11 +67,11 @@ func (r *applicationConditionResolver) Type(ctx context.Context, obj *v1alpha1.A
 }
 
 // Application is the resolver for the application field.
-func (r *applicationEventResolver) Application(ctx context.Context, obj *eventbus.Delivery) (*model.Application, error) {
+func (r *applicationEventResolver) Application(ctx context.Context, obj *model.ApplicationEvent) (*model.Application, error) {
 	if obj.Lagged {
 		return nil, nil
 	}
-	return r.application(ctx, obj.Key()), nil
+	return r.application(ctx, eventKey(obj)), nil
 }
 
 // ValuesObject is the resolver for the valuesObject field.
@@ -132,11 +131,6 @@ func (r *managedNamespaceMetadataResolver) Labels(ctx context.Context, obj *v1al
 // Annotations is the resolver for the annotations field.
 func (r *managedNamespaceMetadataResolver) Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error) {
 	return keyValues(obj.Annotations), nil
-}
-
-// Status is the resolver for the status field.
-func (r *managedResourceResolver) Status(ctx context.Context, obj *appstate.ManagedResource) (v1alpha1.SyncStatusCode, error) {
-	return resourceStatus(obj.Status), nil
 }
 
 // Permissions is the resolver for the permissions field.
@@ -439,11 +433,6 @@ func (r *repositoryResolver) ConnectionState(ctx context.Context, obj *model.Rep
 	return r.connectionState(ctx, obj.URL, false), nil
 }
 
-// Sync is the resolver for the sync field.
-func (r *resourceNodeResolver) Sync(ctx context.Context, obj *appstate.Node) (*v1alpha1.SyncStatusCode, error) {
-	return syncOrNil(obj.Sync), nil
-}
-
 // Status is the resolver for the status field.
 func (r *resourceResultResolver) Status(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error) {
 	return string(obj.Status), nil
@@ -465,7 +454,7 @@ func (r *resourceResultResolver) SyncPhase(ctx context.Context, obj *v1alpha1.Re
 }
 
 // ApplicationEvents is the resolver for the applicationEvents field.
-func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *eventbus.Delivery, error) {
+func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *model.ApplicationEvent, error) {
 	if r.Events == nil {
 		return nil, Errorf(CodeInternal, "live events are not available on this server")
 	}
@@ -490,7 +479,7 @@ func (r *subscriptionResolver) Application(ctx context.Context, name string, nam
 }
 
 // ResourceTree is the resolver for the resourceTree field.
-func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *appstate.State, error) {
+func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error) {
 	key := r.appKey(name, namespace)
 	if err := r.authorizeApp(ctx, "get", key); err != nil {
 		return nil, err
@@ -560,11 +549,6 @@ func (r *Resolver) ManagedNamespaceMetadata() graph.ManagedNamespaceMetadataReso
 	return &managedNamespaceMetadataResolver{r}
 }
 
-// ManagedResource returns graph.ManagedResourceResolver implementation.
-func (r *Resolver) ManagedResource() graph.ManagedResourceResolver {
-	return &managedResourceResolver{r}
-}
-
 // Me returns graph.MeResolver implementation.
 func (r *Resolver) Me() graph.MeResolver { return &meResolver{r} }
 
@@ -590,9 +574,6 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 // Repository returns graph.RepositoryResolver implementation.
 func (r *Resolver) Repository() graph.RepositoryResolver { return &repositoryResolver{r} }
 
-// ResourceNode returns graph.ResourceNodeResolver implementation.
-func (r *Resolver) ResourceNode() graph.ResourceNodeResolver { return &resourceNodeResolver{r} }
-
 // ResourceResult returns graph.ResourceResultResolver implementation.
 func (r *Resolver) ResourceResult() graph.ResourceResultResolver { return &resourceResultResolver{r} }
 
@@ -615,7 +596,6 @@ type (
 	kustomizeReplicaResolver           struct{ *Resolver }
 	liveResourceResolver               struct{ *Resolver }
 	managedNamespaceMetadataResolver   struct{ *Resolver }
-	managedResourceResolver            struct{ *Resolver }
 	meResolver                         struct{ *Resolver }
 	mutationResolver                   struct{ *Resolver }
 	orphanedResourcesResolver          struct{ *Resolver }
@@ -623,7 +603,6 @@ type (
 	projectResolver                    struct{ *Resolver }
 	queryResolver                      struct{ *Resolver }
 	repositoryResolver                 struct{ *Resolver }
-	resourceNodeResolver               struct{ *Resolver }
 	resourceResultResolver             struct{ *Resolver }
 	subscriptionResolver               struct{ *Resolver }
 	syncPolicyAutomatedResolver        struct{ *Resolver }
