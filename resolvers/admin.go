@@ -21,6 +21,12 @@ type ProjectWriter interface {
 	CreateProject(ctx context.Context, p *v1alpha1.AppProject, upsert bool) (*v1alpha1.AppProject, error)
 	UpdateProject(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.AppProject)) (*v1alpha1.AppProject, error)
 	DeleteProject(ctx context.Context, key types.NamespacedName) error
+	// AddProjectToken records a role's new token: appops.ErrTokenExists
+	// when the role has one with its ID.
+	AddProjectToken(ctx context.Context, key types.NamespacedName, role string, tok v1alpha1.JWTToken) error
+	// RemoveProjectToken removes and returns the record of a role's token:
+	// appops.ErrTokenNotFound when there is none.
+	RemoveProjectToken(ctx context.Context, key types.NamespacedName, role, id string) (v1alpha1.JWTToken, error)
 }
 
 // SecretWriter writes repository and cluster Secrets (secretops.Service
@@ -54,24 +60,9 @@ func (r *Resolver) secretWriter() (SecretWriter, error) {
 
 // createProject decodes, authorizes and writes a project manifest.
 func (r *Resolver) createProject(ctx context.Context, in model.CreateProjectInput) (*model.Project, error) {
-	var p v1alpha1.AppProject
-	if err := yaml.UnmarshalStrict([]byte(in.Manifest), &p); err != nil {
-		return nil, Errorf(CodeBadUserInput, "manifest: %v", err)
-	}
-	switch {
-	case p.Kind != "AppProject":
-		return nil, Errorf(CodeBadUserInput, "manifest: kind must be AppProject, got %q", p.Kind)
-	case p.APIVersion != v1alpha1.GroupVersion.String() && p.APIVersion != argoGroup+"/v1alpha1":
-		return nil, Errorf(CodeBadUserInput, "manifest: apiVersion must be %s (or %s/v1alpha1), got %q", v1alpha1.GroupVersion, argoGroup, p.APIVersion)
-	case p.Name == "":
-		return nil, Errorf(CodeBadUserInput, "manifest: metadata.name is required")
-	}
-	out := &v1alpha1.AppProject{
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: r.Namespace, Labels: p.Labels, Annotations: p.Annotations},
-		Spec:       p.Spec,
-	}
-	if p.Namespace != "" && p.Namespace != r.Namespace {
-		return nil, Errorf(CodeBadUserInput, "manifest: projects live in namespace %q, not %q", r.Namespace, p.Namespace)
+	p, err := appops.DecodeProject(in.Manifest, r.Namespace)
+	if err != nil {
+		return nil, invalidInput(err)
 	}
 	if err := r.authorize(ctx, "projects", "create", p.Name); err != nil {
 		return nil, err
@@ -85,7 +76,7 @@ func (r *Resolver) createProject(ctx context.Context, in model.CreateProjectInpu
 	if err != nil {
 		return nil, err
 	}
-	created, err := w.CreateProject(ctx, out, in.Upsert)
+	created, err := w.CreateProject(ctx, p, in.Upsert)
 	if err != nil {
 		return nil, objectError("project", p.Name, err)
 	}

@@ -4,6 +4,13 @@
 // writes the Kubernetes objects the controller acts on and nothing else;
 // the API and the CLI share it.
 //
+// It also holds the rules of those requests, so that the resolvers only
+// authorize, call and map: which manifests are valid Applications and
+// AppProjects (DecodeApplication, DecodeProject, DecodeSpec), what a merge
+// or JSON patch may change (Patch), and the records of project role
+// tokens (AddProjectToken, RemoveProjectToken). An *InvalidError is a
+// request the client must change.
+//
 // Every write is optimistic: it reads the current object, checks the
 // request against it (say, no operation already running) and writes with
 // its resourceVersion, retrying when someone else wrote in between.
