@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/controller"
-	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
@@ -432,7 +432,7 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("mode after the second sync %q", got)
 	}
 
-	// The API's rollback (internal/appops) writes the operation; the
+	// The API's rollback (apiserver/appops) writes the operation; the
 	// controller runs it like any sync.
 	ops := appops.Service{Client: apps}
 	key := types.NamespacedName{Namespace: appNamespace, Name: name}

@@ -16,10 +16,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/eventbus"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
-	"github.com/graphcd/graphcd/internal/scalars"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,7 +41,6 @@ type ResolverRoot interface {
 	KustomizeReplica() KustomizeReplicaResolver
 	LiveResource() LiveResourceResolver
 	ManagedNamespaceMetadata() ManagedNamespaceMetadataResolver
-	ManagedResource() ManagedResourceResolver
 	Me() MeResolver
 	Mutation() MutationResolver
 	OrphanedResources() OrphanedResourcesResolver
@@ -53,7 +48,6 @@ type ResolverRoot interface {
 	Project() ProjectResolver
 	Query() QueryResolver
 	Repository() RepositoryResolver
-	ResourceNode() ResourceNodeResolver
 	ResourceResult() ResourceResultResolver
 	Subscription() SubscriptionResolver
 	SyncPolicyAutomated() SyncPolicyAutomatedResolver
@@ -605,9 +599,9 @@ type ComplexityRoot struct {
 	}
 
 	ResourceTree struct {
+		Nodes        func(childComplexity int) int
 		ReconciledAt func(childComplexity int) int
 		Revision     func(childComplexity int) int
-		Tree         func(childComplexity int) int
 		Truncated    func(childComplexity int) int
 	}
 
@@ -737,29 +731,29 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type ApplicationResolver interface {
-	Can(ctx context.Context, obj *gqlmodel.Application, action string) (bool, error)
+	Can(ctx context.Context, obj *model.Application, action string) (bool, error)
 
-	Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error)
-	ResourceTree(ctx context.Context, obj *gqlmodel.Application) (*appstate.State, error)
-	ManagedResources(ctx context.Context, obj *gqlmodel.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error)
-	PodLogs(ctx context.Context, obj *gqlmodel.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error)
-	Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error)
-	LiveResource(ctx context.Context, obj *gqlmodel.Application, group string, kind string, namespace string, name string) (*gqlmodel.LiveResource, error)
-	Manifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error)
-	Revisions(ctx context.Context, obj *gqlmodel.Application, first int32, sourcePosition *int32) ([]*model.Revision, error)
+	Yaml(ctx context.Context, obj *model.Application) (string, error)
+	ResourceTree(ctx context.Context, obj *model.Application) (*model.ResourceTree, error)
+	ManagedResources(ctx context.Context, obj *model.Application, filter *model.ManagedResourceFilter) ([]*model.ManagedResource, error)
+	PodLogs(ctx context.Context, obj *model.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error)
+	Events(ctx context.Context, obj *model.Application, first int32) ([]*model.KubeEvent, error)
+	LiveResource(ctx context.Context, obj *model.Application, group string, kind string, namespace string, name string) (*model.LiveResource, error)
+	Manifests(ctx context.Context, obj *model.Application, revision *string, sourcePosition *int32) ([]string, error)
+	Revisions(ctx context.Context, obj *model.Application, first int32, sourcePosition *int32) ([]*model.Revision, error)
 }
 type ApplicationConditionResolver interface {
 	Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error)
 }
 type ApplicationEventResolver interface {
-	Application(ctx context.Context, obj *eventbus.Delivery) (*gqlmodel.Application, error)
+	Application(ctx context.Context, obj *model.ApplicationEvent) (*model.Application, error)
 }
 type ApplicationSourceHelmResolver interface {
 	ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error)
 }
 type ApplicationSourceKustomizeResolver interface {
-	CommonLabels(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*gqlmodel.KeyValue, error)
-	CommonAnnotations(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*gqlmodel.KeyValue, error)
+	CommonLabels(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*model.KeyValue, error)
+	CommonAnnotations(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*model.KeyValue, error)
 }
 type ApplicationStatusResolver interface {
 	SourceType(ctx context.Context, obj *v1alpha1.ApplicationStatus) (string, error)
@@ -772,37 +766,34 @@ type KustomizeReplicaResolver interface {
 	Count(ctx context.Context, obj *v1alpha1.KustomizeReplica) (string, error)
 }
 type LiveResourceResolver interface {
-	Events(ctx context.Context, obj *gqlmodel.LiveResource, first int32) ([]*gqlmodel.KubeEvent, error)
+	Events(ctx context.Context, obj *model.LiveResource, first int32) ([]*model.KubeEvent, error)
 }
 type ManagedNamespaceMetadataResolver interface {
-	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
-	Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error)
-}
-type ManagedResourceResolver interface {
-	Status(ctx context.Context, obj *appstate.ManagedResource) (v1alpha1.SyncStatusCode, error)
+	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error)
+	Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error)
 }
 type MeResolver interface {
-	Permissions(ctx context.Context, obj *gqlmodel.Me) ([]*model.Permission, error)
-	Can(ctx context.Context, obj *gqlmodel.Me, resource string, action string, object string) (bool, error)
+	Permissions(ctx context.Context, obj *model.Me) ([]*model.Permission, error)
+	Can(ctx context.Context, obj *model.Me, resource string, action string, object string) (bool, error)
 }
 type MutationResolver interface {
-	CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*gqlmodel.Application, error)
-	UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*gqlmodel.Application, error)
-	PatchApplication(ctx context.Context, input model.PatchApplicationInput) (*gqlmodel.Application, error)
+	CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*model.Application, error)
+	UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*model.Application, error)
+	PatchApplication(ctx context.Context, input model.PatchApplicationInput) (*model.Application, error)
 	DeleteApplication(ctx context.Context, input model.DeleteApplicationInput) (string, error)
-	SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*gqlmodel.Application, error)
-	RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*gqlmodel.Application, error)
-	RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*gqlmodel.Application, error)
-	TerminateOperation(ctx context.Context, input model.ApplicationRef) (*gqlmodel.Application, error)
+	SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*model.Application, error)
+	RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*model.Application, error)
+	RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*model.Application, error)
+	TerminateOperation(ctx context.Context, input model.ApplicationRef) (*model.Application, error)
 	DeleteApplicationResource(ctx context.Context, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) (bool, error)
 	PatchApplicationResource(ctx context.Context, input model.ApplicationResourceInput, patch string, patchType model.PatchType) (bool, error)
-	CreateProject(ctx context.Context, input model.CreateProjectInput) (*gqlmodel.Project, error)
-	UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*gqlmodel.Project, error)
+	CreateProject(ctx context.Context, input model.CreateProjectInput) (*model.Project, error)
+	UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*model.Project, error)
 	DeleteProject(ctx context.Context, name string) (string, error)
-	CreateRepository(ctx context.Context, input model.RepositoryInput) (*gqlmodel.Repository, error)
+	CreateRepository(ctx context.Context, input model.RepositoryInput) (*model.Repository, error)
 	DeleteRepository(ctx context.Context, url string, template bool) (string, error)
 	TestRepository(ctx context.Context, url string) (*model.ConnectionState, error)
-	AddCluster(ctx context.Context, input model.ClusterInput) (*gqlmodel.Cluster, error)
+	AddCluster(ctx context.Context, input model.ClusterInput) (*model.Cluster, error)
 	RemoveCluster(ctx context.Context, server string) (string, error)
 	UpdatePassword(ctx context.Context, input model.UpdatePasswordInput) (bool, error)
 	CreateAccountToken(ctx context.Context, input model.CreateAccountTokenInput) (*model.NewToken, error)
@@ -814,30 +805,27 @@ type OrphanedResourcesResolver interface {
 	Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error)
 }
 type PluginParameterResolver interface {
-	Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*gqlmodel.KeyValue, error)
+	Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*model.KeyValue, error)
 }
 type ProjectResolver interface {
-	Applications(ctx context.Context, obj *gqlmodel.Project, first int32, after *string) (*gqlmodel.ApplicationConnection, error)
-	Yaml(ctx context.Context, obj *gqlmodel.Project) (string, error)
+	Applications(ctx context.Context, obj *model.Project, first int32, after *string) (*model.ApplicationConnection, error)
+	Yaml(ctx context.Context, obj *model.Project) (string, error)
 }
 type QueryResolver interface {
 	Version(ctx context.Context) (*model.Version, error)
-	Node(ctx context.Context, id string) (gqlmodel.Node, error)
-	Application(ctx context.Context, name string, namespace *string) (*gqlmodel.Application, error)
-	Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*gqlmodel.ApplicationConnection, error)
-	Me(ctx context.Context) (*gqlmodel.Me, error)
+	Node(ctx context.Context, id string) (model.Node, error)
+	Application(ctx context.Context, name string, namespace *string) (*model.Application, error)
+	Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*model.ApplicationConnection, error)
+	Me(ctx context.Context) (*model.Me, error)
 	Accounts(ctx context.Context) ([]*model.Account, error)
-	Settings(ctx context.Context) (*gqlmodel.Settings, error)
-	Projects(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Project], error)
-	Project(ctx context.Context, name string) (*gqlmodel.Project, error)
-	Clusters(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Cluster], error)
-	Repositories(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Repository], error)
+	Settings(ctx context.Context) (*model.Settings, error)
+	Projects(ctx context.Context, first int32, after *string) (*model.Connection[model.Project], error)
+	Project(ctx context.Context, name string) (*model.Project, error)
+	Clusters(ctx context.Context, first int32, after *string) (*model.Connection[model.Cluster], error)
+	Repositories(ctx context.Context, first int32, after *string) (*model.Connection[model.Repository], error)
 }
 type RepositoryResolver interface {
-	ConnectionState(ctx context.Context, obj *gqlmodel.Repository) (*model.ConnectionState, error)
-}
-type ResourceNodeResolver interface {
-	Sync(ctx context.Context, obj *appstate.Node) (*v1alpha1.SyncStatusCode, error)
+	ConnectionState(ctx context.Context, obj *model.Repository) (*model.ConnectionState, error)
 }
 type ResourceResultResolver interface {
 	Status(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
@@ -847,9 +835,9 @@ type ResourceResultResolver interface {
 	SyncPhase(ctx context.Context, obj *v1alpha1.ResourceResult) (string, error)
 }
 type SubscriptionResolver interface {
-	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *eventbus.Delivery, error)
-	Application(ctx context.Context, name string, namespace *string) (<-chan *gqlmodel.Application, error)
-	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *appstate.State, error)
+	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *model.ApplicationEvent, error)
+	Application(ctx context.Context, name string, namespace *string) (<-chan *model.Application, error)
+	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error)
 	PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error)
 }
 type SyncPolicyAutomatedResolver interface {
@@ -3250,6 +3238,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResourceStatus.Version(childComplexity), true
 
+	case "ResourceTree.nodes":
+		if e.ComplexityRoot.ResourceTree.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceTree.Nodes(childComplexity), true
 	case "ResourceTree.reconciledAt":
 		if e.ComplexityRoot.ResourceTree.ReconciledAt == nil {
 			break
@@ -3262,12 +3256,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceTree.Revision(childComplexity), true
-	case "ResourceTree.nodes":
-		if e.ComplexityRoot.ResourceTree.Tree == nil {
-			break
-		}
-
-		return e.ComplexityRoot.ResourceTree.Tree(childComplexity), true
 	case "ResourceTree.truncated":
 		if e.ComplexityRoot.ResourceTree.Truncated == nil {
 			break
@@ -8442,7 +8430,7 @@ func (ec *executionContext) fieldContext_Account_tokens(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_id(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8465,7 +8453,7 @@ func (ec *executionContext) fieldContext_Application_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("Application", field, true, false, "ID")
 }
 
-func (ec *executionContext) _Application_can(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_can(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8509,7 +8497,7 @@ func (ec *executionContext) fieldContext_Application_can(ctx context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_name(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8532,7 +8520,7 @@ func (ec *executionContext) fieldContext_Application_name(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Application", field, false, false, "String")
 }
 
-func (ec *executionContext) _Application_namespace(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_namespace(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8555,7 +8543,7 @@ func (ec *executionContext) fieldContext_Application_namespace(_ context.Context
 	return graphql.NewScalarFieldContext("Application", field, false, false, "String")
 }
 
-func (ec *executionContext) _Application_uid(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_uid(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8578,7 +8566,7 @@ func (ec *executionContext) fieldContext_Application_uid(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Application", field, true, false, "String")
 }
 
-func (ec *executionContext) _Application_labels(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_labels(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8590,8 +8578,8 @@ func (ec *executionContext) _Application_labels(ctx context.Context, field graph
 			return obj.Labels(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.KeyValue) graphql.Marshaler {
-			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8610,7 +8598,7 @@ func (ec *executionContext) fieldContext_Application_labels(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_annotations(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_annotations(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8622,8 +8610,8 @@ func (ec *executionContext) _Application_annotations(ctx context.Context, field 
 			return obj.Annotations(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.KeyValue) graphql.Marshaler {
-			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8642,7 +8630,7 @@ func (ec *executionContext) fieldContext_Application_annotations(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_createdAt(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8665,7 +8653,7 @@ func (ec *executionContext) fieldContext_Application_createdAt(_ context.Context
 	return graphql.NewScalarFieldContext("Application", field, true, false, "Time")
 }
 
-func (ec *executionContext) _Application_deleting(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_deleting(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8688,7 +8676,7 @@ func (ec *executionContext) fieldContext_Application_deleting(_ context.Context,
 	return graphql.NewScalarFieldContext("Application", field, true, false, "Boolean")
 }
 
-func (ec *executionContext) _Application_project(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_project(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8711,7 +8699,7 @@ func (ec *executionContext) fieldContext_Application_project(_ context.Context, 
 	return graphql.NewScalarFieldContext("Application", field, true, false, "String")
 }
 
-func (ec *executionContext) _Application_spec(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_spec(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8743,7 +8731,7 @@ func (ec *executionContext) fieldContext_Application_spec(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_status(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_status(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8775,7 +8763,7 @@ func (ec *executionContext) fieldContext_Application_status(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_operation(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_operation(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8807,7 +8795,7 @@ func (ec *executionContext) fieldContext_Application_operation(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_yaml(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_yaml(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8830,7 +8818,7 @@ func (ec *executionContext) fieldContext_Application_yaml(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Application", field, true, true, "String")
 }
 
-func (ec *executionContext) _Application_resourceTree(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_resourceTree(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8842,8 +8830,8 @@ func (ec *executionContext) _Application_resourceTree(ctx context.Context, field
 			return ec.Resolvers.Application().ResourceTree(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *appstate.State) graphql.Marshaler {
-			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResourceTree) graphql.Marshaler {
+			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceTree(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8862,7 +8850,7 @@ func (ec *executionContext) fieldContext_Application_resourceTree(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_managedResources(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_managedResources(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8875,8 +8863,8 @@ func (ec *executionContext) _Application_managedResources(ctx context.Context, f
 			return ec.Resolvers.Application().ManagedResources(ctx, obj, fc.Args["filter"].(*model.ManagedResourceFilter))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*appstate.ManagedResource) graphql.Marshaler {
-			return ec.marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResourceᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ManagedResource) graphql.Marshaler {
+			return ec.marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResourceᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8906,7 +8894,7 @@ func (ec *executionContext) fieldContext_Application_managedResources(ctx contex
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_podLogs(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_podLogs(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8950,7 +8938,7 @@ func (ec *executionContext) fieldContext_Application_podLogs(ctx context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_events(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_events(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8963,8 +8951,8 @@ func (ec *executionContext) _Application_events(ctx context.Context, field graph
 			return ec.Resolvers.Application().Events(ctx, obj, fc.Args["first"].(int32))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KubeEvent) graphql.Marshaler {
-			return ec.marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KubeEvent) graphql.Marshaler {
+			return ec.marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKubeEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8994,7 +8982,7 @@ func (ec *executionContext) fieldContext_Application_events(ctx context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_liveResource(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_liveResource(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9007,8 +8995,8 @@ func (ec *executionContext) _Application_liveResource(ctx context.Context, field
 			return ec.Resolvers.Application().LiveResource(ctx, obj, fc.Args["group"].(string), fc.Args["kind"].(string), fc.Args["namespace"].(string), fc.Args["name"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.LiveResource) graphql.Marshaler {
-			return ec.marshalNLiveResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐLiveResource(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveResource) graphql.Marshaler {
+			return ec.marshalNLiveResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐLiveResource(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9038,7 +9026,7 @@ func (ec *executionContext) fieldContext_Application_liveResource(ctx context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_manifests(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_manifests(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9082,7 +9070,7 @@ func (ec *executionContext) fieldContext_Application_manifests(ctx context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _Application_revisions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Application) (ret graphql.Marshaler) {
+func (ec *executionContext) _Application_revisions(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9195,7 +9183,7 @@ func (ec *executionContext) fieldContext_ApplicationCondition_lastTransitionTime
 	return graphql.NewScalarFieldContext("ApplicationCondition", field, false, false, "Time")
 }
 
-func (ec *executionContext) _ApplicationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9207,8 +9195,8 @@ func (ec *executionContext) _ApplicationConnection_edges(ctx context.Context, fi
 			return obj.Edges(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.ApplicationEdge) graphql.Marshaler {
-			return ec.marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ApplicationEdge) graphql.Marshaler {
+			return ec.marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9227,7 +9215,7 @@ func (ec *executionContext) fieldContext_ApplicationConnection_edges(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _ApplicationConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9239,8 +9227,8 @@ func (ec *executionContext) _ApplicationConnection_nodes(ctx context.Context, fi
 			return obj.Nodes(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9259,7 +9247,7 @@ func (ec *executionContext) fieldContext_ApplicationConnection_nodes(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _ApplicationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9271,8 +9259,8 @@ func (ec *executionContext) _ApplicationConnection_pageInfo(ctx context.Context,
 			return obj.PageInfo(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9291,7 +9279,7 @@ func (ec *executionContext) fieldContext_ApplicationConnection_pageInfo(_ contex
 	return fc, nil
 }
 
-func (ec *executionContext) _ApplicationConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9383,7 +9371,7 @@ func (ec *executionContext) fieldContext_ApplicationDestination_namespace(_ cont
 	return graphql.NewScalarFieldContext("ApplicationDestination", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9406,7 +9394,7 @@ func (ec *executionContext) fieldContext_ApplicationEdge_cursor(_ context.Contex
 	return graphql.NewScalarFieldContext("ApplicationEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApplicationEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9418,8 +9406,8 @@ func (ec *executionContext) _ApplicationEdge_node(ctx context.Context, field gra
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9438,7 +9426,7 @@ func (ec *executionContext) fieldContext_ApplicationEdge_node(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9461,7 +9449,7 @@ func (ec *executionContext) fieldContext_ApplicationEvent_lagged(_ context.Conte
 	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9470,21 +9458,21 @@ func (ec *executionContext) _ApplicationEvent_type(ctx context.Context, field gr
 			return ec.fieldContext_ApplicationEvent_type(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Type(), nil
+			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *eventbus.EventType) graphql.Marshaler {
-			return ec.marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationEventType) graphql.Marshaler {
+			return ec.marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "ApplicationEventType")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "ApplicationEventType")
 }
 
-func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9493,7 +9481,7 @@ func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field gr
 			return ec.fieldContext_ApplicationEvent_time(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Time(), nil
+			return obj.Time, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
@@ -9504,10 +9492,10 @@ func (ec *executionContext) _ApplicationEvent_time(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "Time")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "Time")
 }
 
-func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9516,7 +9504,7 @@ func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field gr
 			return ec.fieldContext_ApplicationEvent_name(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Name(), nil
+			return obj.Name, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9527,10 +9515,10 @@ func (ec *executionContext) _ApplicationEvent_name(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9539,7 +9527,7 @@ func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, fie
 			return ec.fieldContext_ApplicationEvent_namespace(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Namespace(), nil
+			return obj.Namespace, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9550,10 +9538,10 @@ func (ec *executionContext) _ApplicationEvent_namespace(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9562,7 +9550,7 @@ func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, fi
 			return ec.fieldContext_ApplicationEvent_syncStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SyncStatus(), nil
+			return obj.SyncStatus, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9573,10 +9561,10 @@ func (ec *executionContext) _ApplicationEvent_syncStatus(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_syncStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9585,7 +9573,7 @@ func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field 
 			return ec.fieldContext_ApplicationEvent_health(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Health(), nil
+			return obj.Health, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9596,10 +9584,10 @@ func (ec *executionContext) _ApplicationEvent_health(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9608,7 +9596,7 @@ func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, fiel
 			return ec.fieldContext_ApplicationEvent_revision(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Revision(), nil
+			return obj.Revision, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9619,10 +9607,10 @@ func (ec *executionContext) _ApplicationEvent_revision(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9631,7 +9619,7 @@ func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context
 			return ec.fieldContext_ApplicationEvent_operationPhase(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.OperationPhase(), nil
+			return obj.OperationPhase, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9642,10 +9630,10 @@ func (ec *executionContext) _ApplicationEvent_operationPhase(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_operationPhase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9654,7 +9642,7 @@ func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field
 			return ec.fieldContext_ApplicationEvent_message(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Message(), nil
+			return obj.Message, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9665,10 +9653,10 @@ func (ec *executionContext) _ApplicationEvent_message(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationEvent_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ApplicationEvent", field, true, false, "String")
+	return graphql.NewScalarFieldContext("ApplicationEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _ApplicationEvent_application(ctx context.Context, field graphql.CollectedField, obj *eventbus.Delivery) (ret graphql.Marshaler) {
+func (ec *executionContext) _ApplicationEvent_application(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9680,8 +9668,8 @@ func (ec *executionContext) _ApplicationEvent_application(ctx context.Context, f
 			return ec.Resolvers.ApplicationEvent().Application(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		false,
@@ -10598,8 +10586,8 @@ func (ec *executionContext) _ApplicationSourceKustomize_commonLabels(ctx context
 			return ec.Resolvers.ApplicationSourceKustomize().CommonLabels(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
-			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10630,8 +10618,8 @@ func (ec *executionContext) _ApplicationSourceKustomize_commonAnnotations(ctx co
 			return ec.Resolvers.ApplicationSourceKustomize().CommonAnnotations(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
-			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11507,7 +11495,7 @@ func (ec *executionContext) fieldContext_Backoff_maxDuration(_ context.Context, 
 	return graphql.NewScalarFieldContext("Backoff", field, false, false, "String")
 }
 
-func (ec *executionContext) _Cluster_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cluster_id(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11530,7 +11518,7 @@ func (ec *executionContext) fieldContext_Cluster_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Cluster", field, true, false, "ID")
 }
 
-func (ec *executionContext) _Cluster_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cluster_name(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11553,7 +11541,7 @@ func (ec *executionContext) fieldContext_Cluster_name(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
 }
 
-func (ec *executionContext) _Cluster_server(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cluster_server(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11576,7 +11564,7 @@ func (ec *executionContext) fieldContext_Cluster_server(_ context.Context, field
 	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
 }
 
-func (ec *executionContext) _Cluster_namespaces(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cluster_namespaces(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11599,7 +11587,7 @@ func (ec *executionContext) fieldContext_Cluster_namespaces(_ context.Context, f
 	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
 }
 
-func (ec *executionContext) _Cluster_clusterResources(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cluster_clusterResources(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11622,7 +11610,7 @@ func (ec *executionContext) fieldContext_Cluster_clusterResources(_ context.Cont
 	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Cluster_project(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cluster_project(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11645,7 +11633,7 @@ func (ec *executionContext) fieldContext_Cluster_project(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
 }
 
-func (ec *executionContext) _Cluster_shard(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cluster_shard(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11668,7 +11656,7 @@ func (ec *executionContext) fieldContext_Cluster_shard(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Cluster_labels(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Cluster) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cluster_labels(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11680,8 +11668,8 @@ func (ec *executionContext) _Cluster_labels(ctx context.Context, field graphql.C
 			return obj.Labels, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.KeyValue) graphql.Marshaler {
-			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11700,7 +11688,7 @@ func (ec *executionContext) fieldContext_Cluster_labels(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Cluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11712,8 +11700,8 @@ func (ec *executionContext) _ClusterConnection_edges(ctx context.Context, field 
 			return obj.Edges(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Cluster]) graphql.Marshaler {
-			return ec.marshalNClusterEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Edge[model.Cluster]) graphql.Marshaler {
+			return ec.marshalNClusterEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11732,7 +11720,7 @@ func (ec *executionContext) fieldContext_ClusterConnection_edges(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Cluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11744,8 +11732,8 @@ func (ec *executionContext) _ClusterConnection_nodes(ctx context.Context, field 
 			return obj.Nodes(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Cluster) graphql.Marshaler {
-			return ec.marshalNCluster2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐClusterᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11764,7 +11752,7 @@ func (ec *executionContext) fieldContext_ClusterConnection_nodes(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Cluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11776,8 +11764,8 @@ func (ec *executionContext) _ClusterConnection_pageInfo(ctx context.Context, fie
 			return obj.PageInfo(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11796,7 +11784,7 @@ func (ec *executionContext) fieldContext_ClusterConnection_pageInfo(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Cluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11819,7 +11807,7 @@ func (ec *executionContext) fieldContext_ClusterConnection_totalCount(_ context.
 	return graphql.NewScalarFieldContext("ClusterConnection", field, true, false, "Int")
 }
 
-func (ec *executionContext) _ClusterEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.Cluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11842,7 +11830,7 @@ func (ec *executionContext) fieldContext_ClusterEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("ClusterEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _ClusterEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Cluster]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.Cluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11854,8 +11842,8 @@ func (ec *executionContext) _ClusterEdge_node(ctx context.Context, field graphql
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Cluster) graphql.Marshaler {
-			return ec.marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCluster(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12545,7 +12533,7 @@ func (ec *executionContext) fieldContext_JsonnetVar_code(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("JsonnetVar", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _KeyValue_key(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KeyValue) (ret graphql.Marshaler) {
+func (ec *executionContext) _KeyValue_key(ctx context.Context, field graphql.CollectedField, obj *model.KeyValue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12568,7 +12556,7 @@ func (ec *executionContext) fieldContext_KeyValue_key(_ context.Context, field g
 	return graphql.NewScalarFieldContext("KeyValue", field, false, false, "String")
 }
 
-func (ec *executionContext) _KeyValue_value(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KeyValue) (ret graphql.Marshaler) {
+func (ec *executionContext) _KeyValue_value(ctx context.Context, field graphql.CollectedField, obj *model.KeyValue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12591,7 +12579,7 @@ func (ec *executionContext) fieldContext_KeyValue_value(_ context.Context, field
 	return graphql.NewScalarFieldContext("KeyValue", field, false, false, "String")
 }
 
-func (ec *executionContext) _KubernetesEvent_type(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _KubernetesEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12614,7 +12602,7 @@ func (ec *executionContext) fieldContext_KubernetesEvent_type(_ context.Context,
 	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _KubernetesEvent_reason(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _KubernetesEvent_reason(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12637,7 +12625,7 @@ func (ec *executionContext) fieldContext_KubernetesEvent_reason(_ context.Contex
 	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _KubernetesEvent_note(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _KubernetesEvent_note(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12660,7 +12648,7 @@ func (ec *executionContext) fieldContext_KubernetesEvent_note(_ context.Context,
 	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "String")
 }
 
-func (ec *executionContext) _KubernetesEvent_time(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _KubernetesEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12683,7 +12671,7 @@ func (ec *executionContext) fieldContext_KubernetesEvent_time(_ context.Context,
 	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "Time")
 }
 
-func (ec *executionContext) _KubernetesEvent_count(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _KubernetesEvent_count(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12706,7 +12694,7 @@ func (ec *executionContext) fieldContext_KubernetesEvent_count(_ context.Context
 	return graphql.NewScalarFieldContext("KubernetesEvent", field, false, false, "Int")
 }
 
-func (ec *executionContext) _KubernetesEvent_reportingController(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _KubernetesEvent_reportingController(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12775,7 +12763,7 @@ func (ec *executionContext) fieldContext_KustomizeReplica_count(_ context.Contex
 	return graphql.NewScalarFieldContext("KustomizeReplica", field, true, true, "String")
 }
 
-func (ec *executionContext) _LiveResource_manifest(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LiveResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveResource_manifest(ctx context.Context, field graphql.CollectedField, obj *model.LiveResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12798,7 +12786,7 @@ func (ec *executionContext) fieldContext_LiveResource_manifest(_ context.Context
 	return graphql.NewScalarFieldContext("LiveResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _LiveResource_events(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LiveResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _LiveResource_events(ctx context.Context, field graphql.CollectedField, obj *model.LiveResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12811,8 +12799,8 @@ func (ec *executionContext) _LiveResource_events(ctx context.Context, field grap
 			return ec.Resolvers.LiveResource().Events(ctx, obj, fc.Args["first"].(int32))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KubeEvent) graphql.Marshaler {
-			return ec.marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KubeEvent) graphql.Marshaler {
+			return ec.marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKubeEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12854,8 +12842,8 @@ func (ec *executionContext) _ManagedNamespaceMetadata_labels(ctx context.Context
 			return ec.Resolvers.ManagedNamespaceMetadata().Labels(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
-			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12886,8 +12874,8 @@ func (ec *executionContext) _ManagedNamespaceMetadata_annotations(ctx context.Co
 			return ec.Resolvers.ManagedNamespaceMetadata().Annotations(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
-			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12906,7 +12894,7 @@ func (ec *executionContext) fieldContext_ManagedNamespaceMetadata_annotations(_ 
 	return fc, nil
 }
 
-func (ec *executionContext) _ManagedResource_group(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_group(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12929,7 +12917,7 @@ func (ec *executionContext) fieldContext_ManagedResource_group(_ context.Context
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_version(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_version(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12952,7 +12940,7 @@ func (ec *executionContext) fieldContext_ManagedResource_version(_ context.Conte
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_kind(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12975,7 +12963,7 @@ func (ec *executionContext) fieldContext_ManagedResource_kind(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12998,7 +12986,7 @@ func (ec *executionContext) fieldContext_ManagedResource_namespace(_ context.Con
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_name(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_name(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13021,7 +13009,7 @@ func (ec *executionContext) fieldContext_ManagedResource_name(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_status(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_status(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13030,7 +13018,7 @@ func (ec *executionContext) _ManagedResource_status(ctx context.Context, field g
 			return ec.fieldContext_ManagedResource_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ManagedResource().Status(ctx, obj)
+			return obj.Status, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SyncStatusCode) graphql.Marshaler {
@@ -13041,10 +13029,10 @@ func (ec *executionContext) _ManagedResource_status(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ManagedResource_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ManagedResource", field, true, true, "SyncStatusCode")
+	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "SyncStatusCode")
 }
 
-func (ec *executionContext) _ManagedResource_health(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_health(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13076,7 +13064,7 @@ func (ec *executionContext) fieldContext_ManagedResource_health(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _ManagedResource_hook(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_hook(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13099,7 +13087,7 @@ func (ec *executionContext) fieldContext_ManagedResource_hook(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ManagedResource_requiresPruning(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_requiresPruning(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13122,7 +13110,7 @@ func (ec *executionContext) fieldContext_ManagedResource_requiresPruning(_ conte
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ManagedResource_live(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_live(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13145,7 +13133,7 @@ func (ec *executionContext) fieldContext_ManagedResource_live(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_desired(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_desired(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13168,7 +13156,7 @@ func (ec *executionContext) fieldContext_ManagedResource_desired(_ context.Conte
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _ManagedResource_diff(ctx context.Context, field graphql.CollectedField, obj *appstate.ManagedResource) (ret graphql.Marshaler) {
+func (ec *executionContext) _ManagedResource_diff(ctx context.Context, field graphql.CollectedField, obj *model.ManagedResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13191,7 +13179,7 @@ func (ec *executionContext) fieldContext_ManagedResource_diff(_ context.Context,
 	return graphql.NewScalarFieldContext("ManagedResource", field, false, false, "String")
 }
 
-func (ec *executionContext) _Me_loggedIn(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_loggedIn(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13214,7 +13202,7 @@ func (ec *executionContext) fieldContext_Me_loggedIn(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Me", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Me_username(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_username(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13237,7 +13225,7 @@ func (ec *executionContext) fieldContext_Me_username(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Me", field, false, false, "String")
 }
 
-func (ec *executionContext) _Me_groups(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_groups(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13260,7 +13248,7 @@ func (ec *executionContext) fieldContext_Me_groups(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Me", field, false, false, "String")
 }
 
-func (ec *executionContext) _Me_email(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_email(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13283,7 +13271,7 @@ func (ec *executionContext) fieldContext_Me_email(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Me", field, false, false, "String")
 }
 
-func (ec *executionContext) _Me_permissions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_permissions(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13315,7 +13303,7 @@ func (ec *executionContext) fieldContext_Me_permissions(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_can(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_can(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13372,8 +13360,8 @@ func (ec *executionContext) _Mutation_createApplication(ctx context.Context, fie
 			return ec.Resolvers.Mutation().CreateApplication(ctx, fc.Args["input"].(model.CreateApplicationInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13416,8 +13404,8 @@ func (ec *executionContext) _Mutation_updateApplicationSpec(ctx context.Context,
 			return ec.Resolvers.Mutation().UpdateApplicationSpec(ctx, fc.Args["input"].(model.UpdateApplicationSpecInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13460,8 +13448,8 @@ func (ec *executionContext) _Mutation_patchApplication(ctx context.Context, fiel
 			return ec.Resolvers.Mutation().PatchApplication(ctx, fc.Args["input"].(model.PatchApplicationInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13548,8 +13536,8 @@ func (ec *executionContext) _Mutation_syncApplication(ctx context.Context, field
 			return ec.Resolvers.Mutation().SyncApplication(ctx, fc.Args["input"].(model.SyncApplicationInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13592,8 +13580,8 @@ func (ec *executionContext) _Mutation_rollbackApplication(ctx context.Context, f
 			return ec.Resolvers.Mutation().RollbackApplication(ctx, fc.Args["input"].(model.RollbackApplicationInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13636,8 +13624,8 @@ func (ec *executionContext) _Mutation_refreshApplication(ctx context.Context, fi
 			return ec.Resolvers.Mutation().RefreshApplication(ctx, fc.Args["input"].(model.RefreshApplicationInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13680,8 +13668,8 @@ func (ec *executionContext) _Mutation_terminateOperation(ctx context.Context, fi
 			return ec.Resolvers.Mutation().TerminateOperation(ctx, fc.Args["input"].(model.ApplicationRef))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13812,8 +13800,8 @@ func (ec *executionContext) _Mutation_createProject(ctx context.Context, field g
 			return ec.Resolvers.Mutation().CreateProject(ctx, fc.Args["input"].(model.CreateProjectInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13856,8 +13844,8 @@ func (ec *executionContext) _Mutation_updateProjectSpec(ctx context.Context, fie
 			return ec.Resolvers.Mutation().UpdateProjectSpec(ctx, fc.Args["input"].(model.UpdateProjectSpecInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13944,8 +13932,8 @@ func (ec *executionContext) _Mutation_createRepository(ctx context.Context, fiel
 			return ec.Resolvers.Mutation().CreateRepository(ctx, fc.Args["input"].(model.RepositoryInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Repository) graphql.Marshaler {
-			return ec.marshalNRepository2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Repository) graphql.Marshaler {
+			return ec.marshalNRepository2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepository(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14076,8 +14064,8 @@ func (ec *executionContext) _Mutation_addCluster(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().AddCluster(ctx, fc.Args["input"].(model.ClusterInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Cluster) graphql.Marshaler {
-			return ec.marshalNCluster2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCluster(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14940,7 +14928,7 @@ func (ec *executionContext) fieldContext_OrphanedResources_ignore(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14963,7 +14951,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14986,7 +14974,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Cont
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15009,7 +14997,7 @@ func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15228,8 +15216,8 @@ func (ec *executionContext) _PluginParameter_map(ctx context.Context, field grap
 			return ec.Resolvers.PluginParameter().Map(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
-			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15248,7 +15236,7 @@ func (ec *executionContext) fieldContext_PluginParameter_map(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15271,7 +15259,7 @@ func (ec *executionContext) fieldContext_Project_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Project", field, true, false, "ID")
 }
 
-func (ec *executionContext) _Project_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_name(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15294,7 +15282,7 @@ func (ec *executionContext) fieldContext_Project_name(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Project", field, false, false, "String")
 }
 
-func (ec *executionContext) _Project_namespace(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_namespace(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15317,7 +15305,7 @@ func (ec *executionContext) fieldContext_Project_namespace(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Project", field, false, false, "String")
 }
 
-func (ec *executionContext) _Project_spec(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_spec(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15349,7 +15337,7 @@ func (ec *executionContext) fieldContext_Project_spec(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Project_applications(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_applications(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15362,8 +15350,8 @@ func (ec *executionContext) _Project_applications(ctx context.Context, field gra
 			return ec.Resolvers.Project().Applications(ctx, obj, fc.Args["first"].(int32), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ApplicationConnection) graphql.Marshaler {
-			return ec.marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationConnection) graphql.Marshaler {
+			return ec.marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15393,7 +15381,7 @@ func (ec *executionContext) fieldContext_Project_applications(ctx context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _Project_yaml(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Project) (ret graphql.Marshaler) {
+func (ec *executionContext) _Project_yaml(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15416,7 +15404,7 @@ func (ec *executionContext) fieldContext_Project_yaml(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Project", field, true, true, "String")
 }
 
-func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Project]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Project]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15428,8 +15416,8 @@ func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field 
 			return obj.Edges(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Project]) graphql.Marshaler {
-			return ec.marshalNProjectEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Edge[model.Project]) graphql.Marshaler {
+			return ec.marshalNProjectEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15448,7 +15436,7 @@ func (ec *executionContext) fieldContext_ProjectConnection_edges(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _ProjectConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Project]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Project]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15460,8 +15448,8 @@ func (ec *executionContext) _ProjectConnection_nodes(ctx context.Context, field 
 			return obj.Nodes(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Project) graphql.Marshaler {
-			return ec.marshalNProject2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProjectᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProjectᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15480,7 +15468,7 @@ func (ec *executionContext) fieldContext_ProjectConnection_nodes(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _ProjectConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Project]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Project]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15492,8 +15480,8 @@ func (ec *executionContext) _ProjectConnection_pageInfo(ctx context.Context, fie
 			return obj.PageInfo(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15512,7 +15500,7 @@ func (ec *executionContext) fieldContext_ProjectConnection_pageInfo(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _ProjectConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Project]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Project]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15535,7 +15523,7 @@ func (ec *executionContext) fieldContext_ProjectConnection_totalCount(_ context.
 	return graphql.NewScalarFieldContext("ProjectConnection", field, true, false, "Int")
 }
 
-func (ec *executionContext) _ProjectEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Project]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.Project]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15558,7 +15546,7 @@ func (ec *executionContext) fieldContext_ProjectEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("ProjectEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _ProjectEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Project]) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProjectEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.Project]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15570,8 +15558,8 @@ func (ec *executionContext) _ProjectEdge_node(ctx context.Context, field graphql
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Project) graphql.Marshaler {
-			return ec.marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.Project) graphql.Marshaler {
+			return ec.marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProject(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16116,8 +16104,8 @@ func (ec *executionContext) _Query_node(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Node) graphql.Marshaler {
-			return ec.marshalONode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐNode(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		false,
@@ -16160,8 +16148,8 @@ func (ec *executionContext) _Query_application(ctx context.Context, field graphq
 			return ec.Resolvers.Query().Application(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		false,
@@ -16204,8 +16192,8 @@ func (ec *executionContext) _Query_applications(ctx context.Context, field graph
 			return ec.Resolvers.Query().Applications(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string), fc.Args["filter"].(*model.ApplicationFilter), fc.Args["orderBy"].(*model.ApplicationOrder))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ApplicationConnection) graphql.Marshaler {
-			return ec.marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationConnection) graphql.Marshaler {
+			return ec.marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16247,8 +16235,8 @@ func (ec *executionContext) _Query_me(ctx context.Context, field graphql.Collect
 			return ec.Resolvers.Query().Me(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Me) graphql.Marshaler {
-			return ec.marshalNMe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐMe(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Me) graphql.Marshaler {
+			return ec.marshalNMe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐMe(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16311,8 +16299,8 @@ func (ec *executionContext) _Query_settings(ctx context.Context, field graphql.C
 			return ec.Resolvers.Query().Settings(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Settings) graphql.Marshaler {
-			return ec.marshalNSettings2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐSettings(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Settings) graphql.Marshaler {
+			return ec.marshalNSettings2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSettings(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16344,8 +16332,8 @@ func (ec *executionContext) _Query_projects(ctx context.Context, field graphql.C
 			return ec.Resolvers.Query().Projects(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Project]) graphql.Marshaler {
-			return ec.marshalNProjectConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Connection[model.Project]) graphql.Marshaler {
+			return ec.marshalNProjectConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16388,8 +16376,8 @@ func (ec *executionContext) _Query_project(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().Project(ctx, fc.Args["name"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
-			return ec.marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProject(ctx, selections, v)
 		},
 		true,
 		false,
@@ -16432,8 +16420,8 @@ func (ec *executionContext) _Query_clusters(ctx context.Context, field graphql.C
 			return ec.Resolvers.Query().Clusters(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Cluster]) graphql.Marshaler {
-			return ec.marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Connection[model.Cluster]) graphql.Marshaler {
+			return ec.marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16476,8 +16464,8 @@ func (ec *executionContext) _Query_repositories(ctx context.Context, field graph
 			return ec.Resolvers.Query().Repositories(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Repository]) graphql.Marshaler {
-			return ec.marshalNRepositoryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Connection[model.Repository]) graphql.Marshaler {
+			return ec.marshalNRepositoryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16583,7 +16571,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Repository_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+func (ec *executionContext) _Repository_id(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16606,7 +16594,7 @@ func (ec *executionContext) fieldContext_Repository_id(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Repository", field, true, false, "ID")
 }
 
-func (ec *executionContext) _Repository_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+func (ec *executionContext) _Repository_name(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16629,7 +16617,7 @@ func (ec *executionContext) fieldContext_Repository_name(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Repository", field, false, false, "String")
 }
 
-func (ec *executionContext) _Repository_url(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+func (ec *executionContext) _Repository_url(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16652,7 +16640,7 @@ func (ec *executionContext) fieldContext_Repository_url(_ context.Context, field
 	return graphql.NewScalarFieldContext("Repository", field, false, false, "String")
 }
 
-func (ec *executionContext) _Repository_project(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+func (ec *executionContext) _Repository_project(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16675,7 +16663,7 @@ func (ec *executionContext) fieldContext_Repository_project(_ context.Context, f
 	return graphql.NewScalarFieldContext("Repository", field, false, false, "String")
 }
 
-func (ec *executionContext) _Repository_type(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+func (ec *executionContext) _Repository_type(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16698,7 +16686,7 @@ func (ec *executionContext) fieldContext_Repository_type(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Repository", field, false, false, "String")
 }
 
-func (ec *executionContext) _Repository_hasCredentials(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+func (ec *executionContext) _Repository_hasCredentials(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16721,7 +16709,7 @@ func (ec *executionContext) fieldContext_Repository_hasCredentials(_ context.Con
 	return graphql.NewScalarFieldContext("Repository", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Repository_template(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+func (ec *executionContext) _Repository_template(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16744,7 +16732,7 @@ func (ec *executionContext) fieldContext_Repository_template(_ context.Context, 
 	return graphql.NewScalarFieldContext("Repository", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Repository_connectionState(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Repository) (ret graphql.Marshaler) {
+func (ec *executionContext) _Repository_connectionState(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16776,7 +16764,7 @@ func (ec *executionContext) fieldContext_Repository_connectionState(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _RepositoryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
+func (ec *executionContext) _RepositoryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Repository]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16788,8 +16776,8 @@ func (ec *executionContext) _RepositoryConnection_edges(ctx context.Context, fie
 			return obj.Edges(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Repository]) graphql.Marshaler {
-			return ec.marshalNRepositoryEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Edge[model.Repository]) graphql.Marshaler {
+			return ec.marshalNRepositoryEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16808,7 +16796,7 @@ func (ec *executionContext) fieldContext_RepositoryConnection_edges(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _RepositoryConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
+func (ec *executionContext) _RepositoryConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Repository]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16820,8 +16808,8 @@ func (ec *executionContext) _RepositoryConnection_nodes(ctx context.Context, fie
 			return obj.Nodes(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.Repository) graphql.Marshaler {
-			return ec.marshalNRepository2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepositoryᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Repository) graphql.Marshaler {
+			return ec.marshalNRepository2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepositoryᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16840,7 +16828,7 @@ func (ec *executionContext) fieldContext_RepositoryConnection_nodes(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _RepositoryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
+func (ec *executionContext) _RepositoryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Repository]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16852,8 +16840,8 @@ func (ec *executionContext) _RepositoryConnection_pageInfo(ctx context.Context, 
 			return obj.PageInfo(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16872,7 +16860,7 @@ func (ec *executionContext) fieldContext_RepositoryConnection_pageInfo(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _RepositoryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Connection[gqlmodel.Repository]) (ret graphql.Marshaler) {
+func (ec *executionContext) _RepositoryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Repository]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16895,7 +16883,7 @@ func (ec *executionContext) fieldContext_RepositoryConnection_totalCount(_ conte
 	return graphql.NewScalarFieldContext("RepositoryConnection", field, true, false, "Int")
 }
 
-func (ec *executionContext) _RepositoryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Repository]) (ret graphql.Marshaler) {
+func (ec *executionContext) _RepositoryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.Repository]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16918,7 +16906,7 @@ func (ec *executionContext) fieldContext_RepositoryEdge_cursor(_ context.Context
 	return graphql.NewScalarFieldContext("RepositoryEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _RepositoryEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Edge[gqlmodel.Repository]) (ret graphql.Marshaler) {
+func (ec *executionContext) _RepositoryEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.Repository]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16930,8 +16918,8 @@ func (ec *executionContext) _RepositoryEdge_node(ctx context.Context, field grap
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.Repository) graphql.Marshaler {
-			return ec.marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.Repository) graphql.Marshaler {
+			return ec.marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepository(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17111,7 +17099,7 @@ func (ec *executionContext) fieldContext_ResourceIgnoreDifferences_managedFields
 	return graphql.NewScalarFieldContext("ResourceIgnoreDifferences", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceInfo_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Info) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceInfo_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17134,7 +17122,7 @@ func (ec *executionContext) fieldContext_ResourceInfo_name(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ResourceInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceInfo_value(ctx context.Context, field graphql.CollectedField, obj *appstate.Info) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceInfo_value(ctx context.Context, field graphql.CollectedField, obj *model.ResourceInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17157,7 +17145,7 @@ func (ec *executionContext) fieldContext_ResourceInfo_value(_ context.Context, f
 	return graphql.NewScalarFieldContext("ResourceInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_group(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_group(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17180,7 +17168,7 @@ func (ec *executionContext) fieldContext_ResourceNode_group(_ context.Context, f
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_version(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_version(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17203,7 +17191,7 @@ func (ec *executionContext) fieldContext_ResourceNode_version(_ context.Context,
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_kind(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17226,7 +17214,7 @@ func (ec *executionContext) fieldContext_ResourceNode_kind(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17249,7 +17237,7 @@ func (ec *executionContext) fieldContext_ResourceNode_namespace(_ context.Contex
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17272,7 +17260,7 @@ func (ec *executionContext) fieldContext_ResourceNode_name(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_uid(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_uid(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17295,7 +17283,7 @@ func (ec *executionContext) fieldContext_ResourceNode_uid(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_parentRefs(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_parentRefs(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17307,8 +17295,8 @@ func (ec *executionContext) _ResourceNode_parentRefs(ctx context.Context, field 
 			return obj.ParentRefs, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Ref) graphql.Marshaler {
-			return ec.marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRefᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ResourceRef) graphql.Marshaler {
+			return ec.marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRefᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17327,7 +17315,7 @@ func (ec *executionContext) fieldContext_ResourceNode_parentRefs(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _ResourceNode_health(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_health(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17359,7 +17347,7 @@ func (ec *executionContext) fieldContext_ResourceNode_health(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17368,7 +17356,7 @@ func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphq
 			return ec.fieldContext_ResourceNode_sync(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ResourceNode().Sync(ctx, obj)
+			return obj.Sync, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncStatusCode) graphql.Marshaler {
@@ -17379,10 +17367,10 @@ func (ec *executionContext) _ResourceNode_sync(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ResourceNode_sync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceNode", field, true, true, "SyncStatusCode")
+	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "SyncStatusCode")
 }
 
-func (ec *executionContext) _ResourceNode_info(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_info(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17394,8 +17382,8 @@ func (ec *executionContext) _ResourceNode_info(ctx context.Context, field graphq
 			return obj.Info, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Info) graphql.Marshaler {
-			return ec.marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfoᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ResourceInfo) graphql.Marshaler {
+			return ec.marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceInfoᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17414,7 +17402,7 @@ func (ec *executionContext) fieldContext_ResourceNode_info(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _ResourceNode_images(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_images(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17437,7 +17425,7 @@ func (ec *executionContext) fieldContext_ResourceNode_images(_ context.Context, 
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceNode_missing(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_missing(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17460,7 +17448,7 @@ func (ec *executionContext) fieldContext_ResourceNode_missing(_ context.Context,
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ResourceNode_createdAt(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17483,7 +17471,7 @@ func (ec *executionContext) fieldContext_ResourceNode_createdAt(_ context.Contex
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "Time")
 }
 
-func (ec *executionContext) _ResourceNode_resourceVersion(ctx context.Context, field graphql.CollectedField, obj *appstate.Node) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceNode_resourceVersion(ctx context.Context, field graphql.CollectedField, obj *model.ResourceNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17506,7 +17494,7 @@ func (ec *executionContext) fieldContext_ResourceNode_resourceVersion(_ context.
 	return graphql.NewScalarFieldContext("ResourceNode", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_group(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_group(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17529,7 +17517,7 @@ func (ec *executionContext) fieldContext_ResourceRef_group(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_kind(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_kind(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17552,7 +17540,7 @@ func (ec *executionContext) fieldContext_ResourceRef_kind(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_namespace(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17575,7 +17563,7 @@ func (ec *executionContext) fieldContext_ResourceRef_namespace(_ context.Context
 	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_name(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17598,7 +17586,7 @@ func (ec *executionContext) fieldContext_ResourceRef_name(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ResourceRef", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceRef_uid(ctx context.Context, field graphql.CollectedField, obj *appstate.Ref) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceRef_uid(ctx context.Context, field graphql.CollectedField, obj *model.ResourceRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18113,7 +18101,7 @@ func (ec *executionContext) fieldContext_ResourceStatus_syncWave(_ context.Conte
 	return graphql.NewScalarFieldContext("ResourceStatus", field, false, false, "Int")
 }
 
-func (ec *executionContext) _ResourceTree_nodes(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceTree_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18122,11 +18110,11 @@ func (ec *executionContext) _ResourceTree_nodes(ctx context.Context, field graph
 			return ec.fieldContext_ResourceTree_nodes(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Tree, nil
+			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []appstate.Node) graphql.Marshaler {
-			return ec.marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNodeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ResourceNode) graphql.Marshaler {
+			return ec.marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceNodeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18145,7 +18133,7 @@ func (ec *executionContext) fieldContext_ResourceTree_nodes(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _ResourceTree_revision(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceTree_revision(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18168,7 +18156,7 @@ func (ec *executionContext) fieldContext_ResourceTree_revision(_ context.Context
 	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "String")
 }
 
-func (ec *executionContext) _ResourceTree_reconciledAt(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceTree_reconciledAt(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18191,7 +18179,7 @@ func (ec *executionContext) fieldContext_ResourceTree_reconciledAt(_ context.Con
 	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "Time")
 }
 
-func (ec *executionContext) _ResourceTree_truncated(ctx context.Context, field graphql.CollectedField, obj *appstate.State) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResourceTree_truncated(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18627,7 +18615,7 @@ func (ec *executionContext) fieldContext_RevisionHistory_initiatedBy(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _Settings_url(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+func (ec *executionContext) _Settings_url(ctx context.Context, field graphql.CollectedField, obj *model.Settings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18650,7 +18638,7 @@ func (ec *executionContext) fieldContext_Settings_url(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Settings", field, false, false, "String")
 }
 
-func (ec *executionContext) _Settings_uiBannerContent(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+func (ec *executionContext) _Settings_uiBannerContent(ctx context.Context, field graphql.CollectedField, obj *model.Settings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18673,7 +18661,7 @@ func (ec *executionContext) fieldContext_Settings_uiBannerContent(_ context.Cont
 	return graphql.NewScalarFieldContext("Settings", field, false, false, "String")
 }
 
-func (ec *executionContext) _Settings_uiBannerURL(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+func (ec *executionContext) _Settings_uiBannerURL(ctx context.Context, field graphql.CollectedField, obj *model.Settings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18696,7 +18684,7 @@ func (ec *executionContext) fieldContext_Settings_uiBannerURL(_ context.Context,
 	return graphql.NewScalarFieldContext("Settings", field, false, false, "String")
 }
 
-func (ec *executionContext) _Settings_uiBannerPermanent(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+func (ec *executionContext) _Settings_uiBannerPermanent(ctx context.Context, field graphql.CollectedField, obj *model.Settings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18719,7 +18707,7 @@ func (ec *executionContext) fieldContext_Settings_uiBannerPermanent(_ context.Co
 	return graphql.NewScalarFieldContext("Settings", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Settings_ssoProviders(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Settings) (ret graphql.Marshaler) {
+func (ec *executionContext) _Settings_ssoProviders(ctx context.Context, field graphql.CollectedField, obj *model.Settings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18778,8 +18766,8 @@ func (ec *executionContext) _Subscription_applicationEvents(ctx context.Context,
 			return ec.Resolvers.Subscription().ApplicationEvents(ctx, fc.Args["filter"].(*model.ApplicationEventFilter))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *eventbus.Delivery) graphql.Marshaler {
-			return ec.marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐDelivery(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationEvent) graphql.Marshaler {
+			return ec.marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18822,8 +18810,8 @@ func (ec *executionContext) _Subscription_application(ctx context.Context, field
 			return ec.Resolvers.Subscription().Application(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
-			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18866,8 +18854,8 @@ func (ec *executionContext) _Subscription_resourceTree(ctx context.Context, fiel
 			return ec.Resolvers.Subscription().ResourceTree(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *appstate.State) graphql.Marshaler {
-			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResourceTree) graphql.Marshaler {
+			return ec.marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceTree(ctx, selections, v)
 		},
 		true,
 		false,
@@ -21118,7 +21106,7 @@ func (ec *executionContext) unmarshalInputApplicationEventFilter(ctx context.Con
 			it.Namespaces = data
 		case "types":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("types"))
-			data, err := ec.unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx, v)
+			data, err := ec.unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventTypeᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -22708,34 +22696,34 @@ func UnmarshalUpdateProjectSpecInput(ctx context.Context, raw any) (model.Update
 
 // region    ************************** interface.gotpl ***************************
 
-func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj gqlmodel.Node) graphql.Marshaler {
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case gqlmodel.Repository:
+	case model.Repository:
 		return ec._Repository(ctx, sel, &obj)
-	case *gqlmodel.Repository:
+	case *model.Repository:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Repository(ctx, sel, obj)
-	case gqlmodel.Project:
+	case model.Project:
 		return ec._Project(ctx, sel, &obj)
-	case *gqlmodel.Project:
+	case *model.Project:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Project(ctx, sel, obj)
-	case gqlmodel.Cluster:
+	case model.Cluster:
 		return ec._Cluster(ctx, sel, &obj)
-	case *gqlmodel.Cluster:
+	case *model.Cluster:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Cluster(ctx, sel, obj)
-	case gqlmodel.Application:
+	case model.Application:
 		return ec._Application(ctx, sel, &obj)
-	case *gqlmodel.Application:
+	case *model.Application:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -22808,7 +22796,7 @@ func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, 
 
 var applicationImplementors = []string{"Application", "Node"}
 
-func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Application) graphql.Marshaler {
+func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionSet, obj *model.Application) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, applicationImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -22994,7 +22982,7 @@ func (ec *executionContext) _ApplicationCondition(ctx context.Context, sel ast.S
 
 var applicationConnectionImplementors = []string{"ApplicationConnection"}
 
-func (ec *executionContext) _ApplicationConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ApplicationConnection) graphql.Marshaler {
+func (ec *executionContext) _ApplicationConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ApplicationConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, applicationConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -23085,7 +23073,7 @@ func (ec *executionContext) _ApplicationDestination(ctx context.Context, sel ast
 
 var applicationEdgeImplementors = []string{"ApplicationEdge"}
 
-func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ApplicationEdge) graphql.Marshaler {
+func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ApplicationEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, applicationEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -23123,7 +23111,7 @@ func (ec *executionContext) _ApplicationEdge(ctx context.Context, sel ast.Select
 
 var applicationEventImplementors = []string{"ApplicationEvent"}
 
-func (ec *executionContext) _ApplicationEvent(ctx context.Context, sel ast.SelectionSet, obj *eventbus.Delivery) graphql.Marshaler {
+func (ec *executionContext) _ApplicationEvent(ctx context.Context, sel ast.SelectionSet, obj *model.ApplicationEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, applicationEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -23831,7 +23819,7 @@ func (ec *executionContext) _Backoff(ctx context.Context, sel ast.SelectionSet, 
 
 var clusterImplementors = []string{"Cluster", "Node"}
 
-func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Cluster) graphql.Marshaler {
+func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, obj *model.Cluster) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clusterImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -23899,7 +23887,7 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 
 var clusterConnectionImplementors = []string{"ClusterConnection"}
 
-func (ec *executionContext) _ClusterConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Connection[gqlmodel.Cluster]) graphql.Marshaler {
+func (ec *executionContext) _ClusterConnection(ctx context.Context, sel ast.SelectionSet, obj *model.Connection[model.Cluster]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clusterConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -23947,7 +23935,7 @@ func (ec *executionContext) _ClusterConnection(ctx context.Context, sel ast.Sele
 
 var clusterEdgeImplementors = []string{"ClusterEdge"}
 
-func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Edge[gqlmodel.Cluster]) graphql.Marshaler {
+func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[model.Cluster]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clusterEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24435,7 +24423,7 @@ func (ec *executionContext) _JsonnetVar(ctx context.Context, sel ast.SelectionSe
 
 var keyValueImplementors = []string{"KeyValue"}
 
-func (ec *executionContext) _KeyValue(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.KeyValue) graphql.Marshaler {
+func (ec *executionContext) _KeyValue(ctx context.Context, sel ast.SelectionSet, obj *model.KeyValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, keyValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24473,7 +24461,7 @@ func (ec *executionContext) _KeyValue(ctx context.Context, sel ast.SelectionSet,
 
 var kubernetesEventImplementors = []string{"KubernetesEvent"}
 
-func (ec *executionContext) _KubernetesEvent(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.KubeEvent) graphql.Marshaler {
+func (ec *executionContext) _KubernetesEvent(ctx context.Context, sel ast.SelectionSet, obj *model.KubeEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, kubernetesEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24570,7 +24558,7 @@ func (ec *executionContext) _KustomizeReplica(ctx context.Context, sel ast.Selec
 
 var liveResourceImplementors = []string{"LiveResource"}
 
-func (ec *executionContext) _LiveResource(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.LiveResource) graphql.Marshaler {
+func (ec *executionContext) _LiveResource(ctx context.Context, sel ast.SelectionSet, obj *model.LiveResource) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, liveResourceImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24649,7 +24637,7 @@ func (ec *executionContext) _ManagedNamespaceMetadata(ctx context.Context, sel a
 
 var managedResourceImplementors = []string{"ManagedResource"}
 
-func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.SelectionSet, obj *appstate.ManagedResource) graphql.Marshaler {
+func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.SelectionSet, obj *model.ManagedResource) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, managedResourceImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24661,63 +24649,62 @@ func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.Select
 		case "group":
 			out.Values[i] = ec._ManagedResource_group(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "version":
 			out.Values[i] = ec._ManagedResource_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "kind":
 			out.Values[i] = ec._ManagedResource_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "namespace":
 			out.Values[i] = ec._ManagedResource_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._ManagedResource_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "status":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._ManagedResource_status(ctx, field, obj)
-				})
+			out.Values[i] = ec._ManagedResource_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "health":
 			out.Values[i] = ec._ManagedResource_health(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "hook":
 			out.Values[i] = ec._ManagedResource_hook(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "requiresPruning":
 			out.Values[i] = ec._ManagedResource_requiresPruning(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "live":
 			out.Values[i] = ec._ManagedResource_live(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "desired":
 			out.Values[i] = ec._ManagedResource_desired(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "diff":
 			out.Values[i] = ec._ManagedResource_diff(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -24738,7 +24725,7 @@ func (ec *executionContext) _ManagedResource(ctx context.Context, sel ast.Select
 
 var meImplementors = []string{"Me"}
 
-func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Me) graphql.Marshaler {
+func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *model.Me) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -25274,7 +25261,7 @@ func (ec *executionContext) _OrphanedResources(ctx context.Context, sel ast.Sele
 
 var pageInfoImplementors = []string{"PageInfo"}
 
-func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.PageInfo) graphql.Marshaler {
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -25424,7 +25411,7 @@ func (ec *executionContext) _PluginParameter(ctx context.Context, sel ast.Select
 
 var projectImplementors = []string{"Project", "Node"}
 
-func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Project) graphql.Marshaler {
+func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *model.Project) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, projectImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -25484,7 +25471,7 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 
 var projectConnectionImplementors = []string{"ProjectConnection"}
 
-func (ec *executionContext) _ProjectConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Connection[gqlmodel.Project]) graphql.Marshaler {
+func (ec *executionContext) _ProjectConnection(ctx context.Context, sel ast.SelectionSet, obj *model.Connection[model.Project]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, projectConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -25532,7 +25519,7 @@ func (ec *executionContext) _ProjectConnection(ctx context.Context, sel ast.Sele
 
 var projectEdgeImplementors = []string{"ProjectEdge"}
 
-func (ec *executionContext) _ProjectEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Edge[gqlmodel.Project]) graphql.Marshaler {
+func (ec *executionContext) _ProjectEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[model.Project]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, projectEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -25827,7 +25814,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 var repositoryImplementors = []string{"Repository", "Node"}
 
-func (ec *executionContext) _Repository(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Repository) graphql.Marshaler {
+func (ec *executionContext) _Repository(ctx context.Context, sel ast.SelectionSet, obj *model.Repository) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, repositoryImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -25896,7 +25883,7 @@ func (ec *executionContext) _Repository(ctx context.Context, sel ast.SelectionSe
 
 var repositoryConnectionImplementors = []string{"RepositoryConnection"}
 
-func (ec *executionContext) _RepositoryConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Connection[gqlmodel.Repository]) graphql.Marshaler {
+func (ec *executionContext) _RepositoryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.Connection[model.Repository]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, repositoryConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -25944,7 +25931,7 @@ func (ec *executionContext) _RepositoryConnection(ctx context.Context, sel ast.S
 
 var repositoryEdgeImplementors = []string{"RepositoryEdge"}
 
-func (ec *executionContext) _RepositoryEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Edge[gqlmodel.Repository]) graphql.Marshaler {
+func (ec *executionContext) _RepositoryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[model.Repository]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, repositoryEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26045,7 +26032,7 @@ func (ec *executionContext) _ResourceIgnoreDifferences(ctx context.Context, sel 
 
 var resourceInfoImplementors = []string{"ResourceInfo"}
 
-func (ec *executionContext) _ResourceInfo(ctx context.Context, sel ast.SelectionSet, obj *appstate.Info) graphql.Marshaler {
+func (ec *executionContext) _ResourceInfo(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26083,7 +26070,7 @@ func (ec *executionContext) _ResourceInfo(ctx context.Context, sel ast.Selection
 
 var resourceNodeImplementors = []string{"ResourceNode"}
 
-func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.SelectionSet, obj *appstate.Node) graphql.Marshaler {
+func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceNode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceNodeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26095,73 +26082,72 @@ func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.Selection
 		case "group":
 			out.Values[i] = ec._ResourceNode_group(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "version":
 			out.Values[i] = ec._ResourceNode_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "kind":
 			out.Values[i] = ec._ResourceNode_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "namespace":
 			out.Values[i] = ec._ResourceNode_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._ResourceNode_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "uid":
 			out.Values[i] = ec._ResourceNode_uid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "parentRefs":
 			out.Values[i] = ec._ResourceNode_parentRefs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "health":
 			out.Values[i] = ec._ResourceNode_health(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "sync":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._ResourceNode_sync(ctx, field, obj)
-				})
+			out.Values[i] = ec._ResourceNode_sync(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "info":
 			out.Values[i] = ec._ResourceNode_info(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "images":
 			out.Values[i] = ec._ResourceNode_images(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "missing":
 			out.Values[i] = ec._ResourceNode_missing(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "createdAt":
 			out.Values[i] = ec._ResourceNode_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "resourceVersion":
 			out.Values[i] = ec._ResourceNode_resourceVersion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -26182,7 +26168,7 @@ func (ec *executionContext) _ResourceNode(ctx context.Context, sel ast.Selection
 
 var resourceRefImplementors = []string{"ResourceRef"}
 
-func (ec *executionContext) _ResourceRef(ctx context.Context, sel ast.SelectionSet, obj *appstate.Ref) graphql.Marshaler {
+func (ec *executionContext) _ResourceRef(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceRef) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceRefImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26400,7 +26386,7 @@ func (ec *executionContext) _ResourceStatus(ctx context.Context, sel ast.Selecti
 
 var resourceTreeImplementors = []string{"ResourceTree"}
 
-func (ec *executionContext) _ResourceTree(ctx context.Context, sel ast.SelectionSet, obj *appstate.State) graphql.Marshaler {
+func (ec *executionContext) _ResourceTree(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceTree) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceTreeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26612,7 +26598,7 @@ func (ec *executionContext) _RevisionHistory(ctx context.Context, sel ast.Select
 
 var settingsImplementors = []string{"Settings"}
 
-func (ec *executionContext) _Settings(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Settings) graphql.Marshaler {
+func (ec *executionContext) _Settings(ctx context.Context, sel ast.SelectionSet, obj *model.Settings) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, settingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -27632,15 +27618,15 @@ func (ec *executionContext) marshalNAccount2ᚖgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ec._Account(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Application) graphql.Marshaler {
+func (ec *executionContext) marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v model.Application) graphql.Marshaler {
 	return ec._Application(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNApplication2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Application) graphql.Marshaler {
+func (ec *executionContext) marshalNApplication2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Application) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx, sel, v[i])
+		return ec.marshalNApplication2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27652,7 +27638,7 @@ func (ec *executionContext) marshalNApplication2ᚕgithubᚗcomᚋgraphcdᚋgrap
 	return ret
 }
 
-func (ec *executionContext) marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+func (ec *executionContext) marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v *model.Application) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Application!")
 		return graphql.Null
@@ -27680,7 +27666,7 @@ func (ec *executionContext) marshalNApplicationCondition2ᚕgithubᚗcomᚋgraph
 	return ret
 }
 
-func (ec *executionContext) marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ApplicationConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationConnection(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ApplicationConnection!")
 		return graphql.Null
@@ -27708,15 +27694,15 @@ func (ec *executionContext) marshalNApplicationDestination2ᚕgithubᚗcomᚋgra
 	return ret
 }
 
-func (ec *executionContext) marshalNApplicationEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ApplicationEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNApplicationEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEdge(ctx context.Context, sel ast.SelectionSet, v model.ApplicationEdge) graphql.Marshaler {
 	return ec._ApplicationEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.ApplicationEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ApplicationEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNApplicationEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplicationEdge(ctx, sel, v[i])
+		return ec.marshalNApplicationEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27728,7 +27714,7 @@ func (ec *executionContext) marshalNApplicationEdge2ᚕgithubᚗcomᚋgraphcdᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐDelivery(ctx context.Context, sel ast.SelectionSet, v *eventbus.Delivery) graphql.Marshaler {
+func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEvent(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ApplicationEvent!")
 		return graphql.Null
@@ -27736,37 +27722,15 @@ func (ec *executionContext) marshalNApplicationEvent2ᚖgithubᚗcomᚋgraphcd�
 	return ec._ApplicationEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, v any) (eventbus.EventType, error) {
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[tmp]
+func (ec *executionContext) unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx context.Context, v any) (model.ApplicationEventType, error) {
+	var res model.ApplicationEventType
+	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, sel ast.SelectionSet, v eventbus.EventType) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalString(marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[v])
-	if res == graphql.Null {
-		graphql.AddInvalidNullFromMarshaler(ctx, "ApplicationEventType!")
-	}
-	return res
+func (ec *executionContext) marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx context.Context, sel ast.SelectionSet, v model.ApplicationEventType) graphql.Marshaler {
+	return v
 }
-
-var (
-	unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[string]eventbus.EventType{
-		"SyncStatusChanged":     eventbus.SyncStatusChanged,
-		"HealthChanged":         eventbus.HealthChanged,
-		"OperationPhaseChanged": eventbus.OperationPhaseChanged,
-		"ResourceChanged":       eventbus.ResourceChanged,
-		"ReconcileCompleted":    eventbus.ReconcileCompleted,
-	}
-	marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[eventbus.EventType]string{
-		eventbus.SyncStatusChanged:     "SyncStatusChanged",
-		eventbus.HealthChanged:         "HealthChanged",
-		eventbus.OperationPhaseChanged: "OperationPhaseChanged",
-		eventbus.ResourceChanged:       "ResourceChanged",
-		eventbus.ReconcileCompleted:    "ReconcileCompleted",
-	}
-)
 
 func (ec *executionContext) unmarshalNApplicationOrderField2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationOrderField(ctx context.Context, v any) (model.ApplicationOrderField, error) {
 	var res model.ApplicationOrderField
@@ -27847,15 +27811,15 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Cluster) graphql.Marshaler {
+func (ec *executionContext) marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCluster(ctx context.Context, sel ast.SelectionSet, v model.Cluster) graphql.Marshaler {
 	return ec._Cluster(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCluster2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Cluster) graphql.Marshaler {
+func (ec *executionContext) marshalNCluster2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Cluster) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx, sel, v[i])
+		return ec.marshalNCluster2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCluster(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -27867,7 +27831,7 @@ func (ec *executionContext) marshalNCluster2ᚕgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ret
 }
 
-func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐCluster(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Cluster) graphql.Marshaler {
+func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCluster(ctx context.Context, sel ast.SelectionSet, v *model.Cluster) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Cluster!")
 		return graphql.Null
@@ -27875,7 +27839,7 @@ func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ec._Cluster(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Cluster]) graphql.Marshaler {
+func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *model.Connection[model.Cluster]) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ClusterConnection!")
 		return graphql.Null
@@ -27883,15 +27847,15 @@ func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcd�
 	return ec._ClusterConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNClusterEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Edge[gqlmodel.Cluster]) graphql.Marshaler {
+func (ec *executionContext) marshalNClusterEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v model.Edge[model.Cluster]) graphql.Marshaler {
 	return ec._ClusterEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClusterEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Cluster]) graphql.Marshaler {
+func (ec *executionContext) marshalNClusterEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Edge[model.Cluster]) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNClusterEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx, sel, v[i])
+		return ec.marshalNClusterEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28221,15 +28185,15 @@ func (ec *executionContext) marshalNJsonnetVar2ᚕgithubᚗcomᚋgraphcdᚋgraph
 	return ret
 }
 
-func (ec *executionContext) marshalNKeyValue2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValue(ctx context.Context, sel ast.SelectionSet, v gqlmodel.KeyValue) graphql.Marshaler {
+func (ec *executionContext) marshalNKeyValue2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValue(ctx context.Context, sel ast.SelectionSet, v model.KeyValue) graphql.Marshaler {
 	return ec._KeyValue(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.KeyValue) graphql.Marshaler {
+func (ec *executionContext) marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx context.Context, sel ast.SelectionSet, v []model.KeyValue) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNKeyValue2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValue(ctx, sel, v[i])
+		return ec.marshalNKeyValue2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValue(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28241,11 +28205,11 @@ func (ec *executionContext) marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcd
 	return ret
 }
 
-func (ec *executionContext) marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.KeyValue) graphql.Marshaler {
+func (ec *executionContext) marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KeyValue) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNKeyValue2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValue(ctx, sel, v[i])
+		return ec.marshalNKeyValue2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValue(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28257,7 +28221,7 @@ func (ec *executionContext) marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgrap
 	return ret
 }
 
-func (ec *executionContext) marshalNKeyValue2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKeyValue(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KeyValue) graphql.Marshaler {
+func (ec *executionContext) marshalNKeyValue2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValue(ctx context.Context, sel ast.SelectionSet, v *model.KeyValue) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "KeyValue!")
 		return graphql.Null
@@ -28270,11 +28234,11 @@ func (ec *executionContext) unmarshalNKeyValueInput2ᚖgithubᚗcomᚋgraphcdᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.KubeEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKubeEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KubeEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNKubernetesEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEvent(ctx, sel, v[i])
+		return ec.marshalNKubernetesEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKubeEvent(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28286,7 +28250,7 @@ func (ec *executionContext) marshalNKubernetesEvent2ᚕᚖgithubᚗcomᚋgraphcd
 	return ret
 }
 
-func (ec *executionContext) marshalNKubernetesEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐKubeEvent(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNKubernetesEvent2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKubeEvent(ctx context.Context, sel ast.SelectionSet, v *model.KubeEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "KubernetesEvent!")
 		return graphql.Null
@@ -28314,7 +28278,7 @@ func (ec *executionContext) marshalNKustomizeReplica2ᚕgithubᚗcomᚋgraphcd�
 	return ret
 }
 
-func (ec *executionContext) marshalNLiveResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐLiveResource(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.LiveResource) graphql.Marshaler {
+func (ec *executionContext) marshalNLiveResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐLiveResource(ctx context.Context, sel ast.SelectionSet, v *model.LiveResource) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "LiveResource!")
 		return graphql.Null
@@ -28322,11 +28286,11 @@ func (ec *executionContext) marshalNLiveResource2ᚖgithubᚗcomᚋgraphcdᚋgra
 	return ec._LiveResource(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*appstate.ManagedResource) graphql.Marshaler {
+func (ec *executionContext) marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ManagedResource) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResource(ctx, sel, v[i])
+		return ec.marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResource(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28338,7 +28302,7 @@ func (ec *executionContext) marshalNManagedResource2ᚕᚖgithubᚗcomᚋgraphcd
 	return ret
 }
 
-func (ec *executionContext) marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐManagedResource(ctx context.Context, sel ast.SelectionSet, v *appstate.ManagedResource) graphql.Marshaler {
+func (ec *executionContext) marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐManagedResource(ctx context.Context, sel ast.SelectionSet, v *model.ManagedResource) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ManagedResource!")
 		return graphql.Null
@@ -28346,7 +28310,7 @@ func (ec *executionContext) marshalNManagedResource2ᚖgithubᚗcomᚋgraphcdᚋ
 	return ec._ManagedResource(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐMe(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Me) graphql.Marshaler {
+func (ec *executionContext) marshalNMe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐMe(ctx context.Context, sel ast.SelectionSet, v *model.Me) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Me!")
 		return graphql.Null
@@ -28432,7 +28396,7 @@ func (ec *executionContext) marshalNOrphanedResourceKey2ᚕgithubᚗcomᚋgraphc
 	return ret
 }
 
-func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v gqlmodel.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
 }
 
@@ -28495,15 +28459,15 @@ func (ec *executionContext) marshalNPluginParameter2ᚕgithubᚗcomᚋgraphcdᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Project) graphql.Marshaler {
+func (ec *executionContext) marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v model.Project) graphql.Marshaler {
 	return ec._Project(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNProject2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Project) graphql.Marshaler {
+func (ec *executionContext) marshalNProject2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Project) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx, sel, v[i])
+		return ec.marshalNProject2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProject(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28515,7 +28479,7 @@ func (ec *executionContext) marshalNProject2ᚕgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ret
 }
 
-func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
+func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v *model.Project) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Project!")
 		return graphql.Null
@@ -28523,7 +28487,7 @@ func (ec *executionContext) marshalNProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ec._Project(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNProjectConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Project]) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *model.Connection[model.Project]) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ProjectConnection!")
 		return graphql.Null
@@ -28531,15 +28495,15 @@ func (ec *executionContext) marshalNProjectConnection2ᚖgithubᚗcomᚋgraphcd�
 	return ec._ProjectConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNProjectEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Edge[gqlmodel.Project]) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v model.Edge[model.Project]) graphql.Marshaler {
 	return ec._ProjectEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNProjectEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Project]) graphql.Marshaler {
+func (ec *executionContext) marshalNProjectEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Edge[model.Project]) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProjectEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx, sel, v[i])
+		return ec.marshalNProjectEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28590,15 +28554,15 @@ func (ec *executionContext) unmarshalNRefreshApplicationInput2githubᚗcomᚋgra
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Repository) graphql.Marshaler {
+func (ec *executionContext) marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepository(ctx context.Context, sel ast.SelectionSet, v model.Repository) graphql.Marshaler {
 	return ec._Repository(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRepository2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepositoryᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Repository) graphql.Marshaler {
+func (ec *executionContext) marshalNRepository2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepositoryᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Repository) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx, sel, v[i])
+		return ec.marshalNRepository2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepository(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28610,7 +28574,7 @@ func (ec *executionContext) marshalNRepository2ᚕgithubᚗcomᚋgraphcdᚋgraph
 	return ret
 }
 
-func (ec *executionContext) marshalNRepository2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐRepository(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Repository) graphql.Marshaler {
+func (ec *executionContext) marshalNRepository2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepository(ctx context.Context, sel ast.SelectionSet, v *model.Repository) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Repository!")
 		return graphql.Null
@@ -28618,7 +28582,7 @@ func (ec *executionContext) marshalNRepository2ᚖgithubᚗcomᚋgraphcdᚋgraph
 	return ec._Repository(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRepositoryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Connection[gqlmodel.Repository]) graphql.Marshaler {
+func (ec *executionContext) marshalNRepositoryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *model.Connection[model.Repository]) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RepositoryConnection!")
 		return graphql.Null
@@ -28626,15 +28590,15 @@ func (ec *executionContext) marshalNRepositoryConnection2ᚖgithubᚗcomᚋgraph
 	return ec._RepositoryConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRepositoryEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Edge[gqlmodel.Repository]) graphql.Marshaler {
+func (ec *executionContext) marshalNRepositoryEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v model.Edge[model.Repository]) graphql.Marshaler {
 	return ec._RepositoryEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRepositoryEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.Edge[gqlmodel.Repository]) graphql.Marshaler {
+func (ec *executionContext) marshalNRepositoryEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Edge[model.Repository]) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRepositoryEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐEdge(ctx, sel, v[i])
+		return ec.marshalNRepositoryEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28671,15 +28635,15 @@ func (ec *executionContext) marshalNResourceIgnoreDifferences2ᚕgithubᚗcomᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfo(ctx context.Context, sel ast.SelectionSet, v appstate.Info) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceInfo(ctx context.Context, sel ast.SelectionSet, v model.ResourceInfo) graphql.Marshaler {
 	return ec._ResourceInfo(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Info) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceInfoᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ResourceInfo) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐInfo(ctx, sel, v[i])
+		return ec.marshalNResourceInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceInfo(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28691,15 +28655,15 @@ func (ec *executionContext) marshalNResourceInfo2ᚕgithubᚗcomᚋgraphcdᚋgra
 	return ret
 }
 
-func (ec *executionContext) marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNode(ctx context.Context, sel ast.SelectionSet, v appstate.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceNode(ctx context.Context, sel ast.SelectionSet, v model.ResourceNode) graphql.Marshaler {
 	return ec._ResourceNode(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ResourceNode) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐNode(ctx, sel, v[i])
+		return ec.marshalNResourceNode2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceNode(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28711,15 +28675,15 @@ func (ec *executionContext) marshalNResourceNode2ᚕgithubᚗcomᚋgraphcdᚋgra
 	return ret
 }
 
-func (ec *executionContext) marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRef(ctx context.Context, sel ast.SelectionSet, v appstate.Ref) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRef(ctx context.Context, sel ast.SelectionSet, v model.ResourceRef) graphql.Marshaler {
 	return ec._ResourceRef(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRefᚄ(ctx context.Context, sel ast.SelectionSet, v []appstate.Ref) graphql.Marshaler {
+func (ec *executionContext) marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRefᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ResourceRef) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐRef(ctx, sel, v[i])
+		return ec.marshalNResourceRef2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRef(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28824,7 +28788,7 @@ func (ec *executionContext) unmarshalNRollbackApplicationInput2githubᚗcomᚋgr
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSettings2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐSettings(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Settings) graphql.Marshaler {
+func (ec *executionContext) marshalNSettings2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSettings(ctx context.Context, sel ast.SelectionSet, v *model.Settings) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Settings!")
 		return graphql.Null
@@ -28978,13 +28942,13 @@ func (ec *executionContext) marshalNSyncWindow2ᚕgithubᚗcomᚋgraphcdᚋgraph
 }
 
 func (ec *executionContext) unmarshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, v any) (v1.Time, error) {
-	res, err := scalars.UnmarshalTime(v)
+	res, err := model.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, sel ast.SelectionSet, v v1.Time) graphql.Marshaler {
 	_ = sel
-	res := scalars.MarshalTime(v)
+	res := model.MarshalTime(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
@@ -28992,13 +28956,13 @@ func (ec *executionContext) marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋ
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
-	res, err := scalars.UnmarshalStdTime(v)
+	res, err := model.UnmarshalStdTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
 	_ = sel
-	res := scalars.MarshalStdTime(v)
+	res := model.MarshalStdTime(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
@@ -29006,7 +28970,7 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 }
 
 func (ec *executionContext) unmarshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, v any) (*v1.Time, error) {
-	res, err := scalars.UnmarshalTime(v)
+	res, err := model.UnmarshalTime(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -29016,7 +28980,7 @@ func (ec *executionContext) marshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapis
 		return graphql.Null
 	}
 	_ = sel
-	res := scalars.MarshalTime(*v)
+	res := model.MarshalTime(*v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
@@ -29188,7 +29152,7 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
-func (ec *executionContext) marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Application) graphql.Marshaler {
+func (ec *executionContext) marshalOApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx context.Context, sel ast.SelectionSet, v *model.Application) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -29203,16 +29167,16 @@ func (ec *executionContext) unmarshalOApplicationEventFilter2ᚖgithubᚗcomᚋg
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx context.Context, v any) ([]eventbus.EventType, error) {
+func (ec *executionContext) unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventTypeᚄ(ctx context.Context, v any) ([]model.ApplicationEventType, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]eventbus.EventType, len(vSlice))
+	res := make([]model.ApplicationEventType, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -29220,14 +29184,14 @@ func (ec *executionContext) unmarshalOApplicationEventType2ᚕgithubᚗcomᚋgra
 	return res, nil
 }
 
-func (ec *executionContext) marshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []eventbus.EventType) graphql.Marshaler {
+func (ec *executionContext) marshalOApplicationEventType2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ApplicationEventType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx, sel, v[i])
+		return ec.marshalNApplicationEventType2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -29239,41 +29203,21 @@ func (ec *executionContext) marshalOApplicationEventType2ᚕgithubᚗcomᚋgraph
 	return ret
 }
 
-func (ec *executionContext) unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, v any) (*eventbus.EventType, error) {
+func (ec *executionContext) unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx context.Context, v any) (*model.ApplicationEventType, error) {
 	if v == nil {
 		return nil, nil
 	}
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[tmp]
-	return &res, graphql.ErrorOnPath(ctx, err)
+	var res = new(model.ApplicationEventType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType(ctx context.Context, sel ast.SelectionSet, v *eventbus.EventType) graphql.Marshaler {
+func (ec *executionContext) marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationEventType(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationEventType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType[*v])
-	return res
+	return v
 }
-
-var (
-	unmarshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[string]eventbus.EventType{
-		"SyncStatusChanged":     eventbus.SyncStatusChanged,
-		"HealthChanged":         eventbus.HealthChanged,
-		"OperationPhaseChanged": eventbus.OperationPhaseChanged,
-		"ResourceChanged":       eventbus.ResourceChanged,
-		"ReconcileCompleted":    eventbus.ReconcileCompleted,
-	}
-	marshalOApplicationEventType2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋeventbusᚐEventType = map[eventbus.EventType]string{
-		eventbus.SyncStatusChanged:     "SyncStatusChanged",
-		eventbus.HealthChanged:         "HealthChanged",
-		eventbus.OperationPhaseChanged: "OperationPhaseChanged",
-		eventbus.ResourceChanged:       "ResourceChanged",
-		eventbus.ReconcileCompleted:    "ReconcileCompleted",
-	}
-)
 
 func (ec *executionContext) unmarshalOApplicationFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationFilter(ctx context.Context, v any) (*model.ApplicationFilter, error) {
 	if v == nil {
@@ -29499,7 +29443,7 @@ func (ec *executionContext) unmarshalOManagedResourceFilter2ᚖgithubᚗcomᚋgr
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalONode2githubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v gqlmodel.Node) graphql.Marshaler {
+func (ec *executionContext) marshalONode2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -29527,14 +29471,14 @@ func (ec *executionContext) marshalOOrphanedResources2ᚖgithubᚗcomᚋgraphcd�
 	return ec._OrphanedResources(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋgqlmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Project) graphql.Marshaler {
+func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐProject(ctx context.Context, sel ast.SelectionSet, v *model.Project) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Project(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋinternalᚋappstateᚐState(ctx context.Context, sel ast.SelectionSet, v *appstate.State) graphql.Marshaler {
+func (ec *executionContext) marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceTree(ctx context.Context, sel ast.SelectionSet, v *model.ResourceTree) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -29763,7 +29707,7 @@ func (ec *executionContext) unmarshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋap
 	if v == nil {
 		return nil, nil
 	}
-	res, err := scalars.UnmarshalTime(v)
+	res, err := model.UnmarshalTime(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -29773,7 +29717,7 @@ func (ec *executionContext) marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapis
 	}
 	_ = sel
 	_ = ctx
-	res := scalars.MarshalTime(*v)
+	res := model.MarshalTime(*v)
 	return res
 }
 
@@ -29781,7 +29725,7 @@ func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v
 	if v == nil {
 		return nil, nil
 	}
-	res, err := scalars.UnmarshalStdTime(v)
+	res, err := model.UnmarshalStdTime(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -29791,7 +29735,7 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	}
 	_ = sel
 	_ = ctx
-	res := scalars.MarshalStdTime(*v)
+	res := model.MarshalStdTime(*v)
 	return res
 }
 

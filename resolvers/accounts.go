@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/auth/accounts"
 	"github.com/graphcd/graphcd/auth/rbac"
@@ -185,25 +186,12 @@ func (r *Resolver) createProjectToken(ctx context.Context, in model.CreateProjec
 	if ttl > 0 {
 		rec.ExpiresAt = c.ExpiresAt.Unix()
 	}
-	var clash bool
-	_, err = pw.UpdateProject(ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, func(p *v1alpha1.AppProject) {
-		for i := range p.Spec.Roles {
-			role := &p.Spec.Roles[i]
-			if role.Name != in.Role {
-				continue
-			}
-			if slices.ContainsFunc(role.JWTTokens, func(t v1alpha1.JWTToken) bool { return t.ID == rec.ID }) {
-				clash = true
-				return
-			}
-			role.JWTTokens = append(role.JWTTokens, rec)
-		}
-	})
+	err = pw.AddProjectToken(ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, in.Role, rec)
+	if errors.Is(err, appops.ErrTokenExists) {
+		return nil, Errorf(CodeConflict, "role %s of project %s already has a token %q", in.Role, in.Project, rec.ID)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if clash {
-		return nil, Errorf(CodeConflict, "role %s of project %s already has a token %q", in.Role, in.Project, rec.ID)
 	}
 	return newToken(token, c, ttl), nil
 }
@@ -221,36 +209,14 @@ func (r *Resolver) deleteProjectToken(ctx context.Context, project, role, id str
 	if err != nil {
 		return false, err
 	}
-	var removed *v1alpha1.JWTToken
-	_, err = pw.UpdateProject(ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, func(p *v1alpha1.AppProject) {
-		for i := range p.Spec.Roles {
-			r := &p.Spec.Roles[i]
-			if r.Name != role {
-				continue
-			}
-			if j := slices.IndexFunc(r.JWTTokens, func(t v1alpha1.JWTToken) bool { return t.ID == id }); j >= 0 {
-				t := r.JWTTokens[j]
-				removed = &t
-				r.JWTTokens = slices.Delete(r.JWTTokens, j, j+1)
-			}
-		}
-		if list, ok := p.Status.JWTTokensByRole[role]; ok {
-			list.Items = slices.DeleteFunc(list.Items, func(t v1alpha1.JWTToken) bool {
-				if t.ID == id && removed == nil {
-					removed = &t
-				}
-				return t.ID == id
-			})
-			p.Status.JWTTokensByRole[role] = list
-		}
-	})
+	removed, err := pw.RemoveProjectToken(ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, role, id)
+	if errors.Is(err, appops.ErrTokenNotFound) {
+		return false, Errorf(CodeNotFound, "role %s of project %s has no token %q", role, project, id)
+	}
 	if err != nil {
 		return false, err
 	}
-	if removed == nil {
-		return false, Errorf(CodeNotFound, "role %s of project %s has no token %q", role, project, id)
-	}
-	return true, svc.RevokeToken(ctx, rbac.ProjectRoleSubject(project, role), id, auth.ProjectTokenEnd(*removed))
+	return true, svc.RevokeToken(ctx, rbac.ProjectRoleSubject(project, role), id, auth.ProjectTokenEnd(removed))
 }
 
 // tokenArgs checks a token request's ID and lifetime.

@@ -10,10 +10,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appops"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
-	"github.com/graphcd/graphcd/internal/secretops"
 	"github.com/graphcd/graphcd/reposerver"
 )
 
@@ -22,6 +21,12 @@ type ProjectWriter interface {
 	CreateProject(ctx context.Context, p *v1alpha1.AppProject, upsert bool) (*v1alpha1.AppProject, error)
 	UpdateProject(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.AppProject)) (*v1alpha1.AppProject, error)
 	DeleteProject(ctx context.Context, key types.NamespacedName) error
+	// AddProjectToken records a role's new token: appops.ErrTokenExists
+	// when the role has one with its ID.
+	AddProjectToken(ctx context.Context, key types.NamespacedName, role string, tok v1alpha1.JWTToken) error
+	// RemoveProjectToken removes and returns the record of a role's token:
+	// appops.ErrTokenNotFound when there is none.
+	RemoveProjectToken(ctx context.Context, key types.NamespacedName, role, id string) (v1alpha1.JWTToken, error)
 }
 
 // SecretWriter writes repository and cluster Secrets (secretops.Service
@@ -54,25 +59,10 @@ func (r *Resolver) secretWriter() (SecretWriter, error) {
 }
 
 // createProject decodes, authorizes and writes a project manifest.
-func (r *Resolver) createProject(ctx context.Context, in model.CreateProjectInput) (*gqlmodel.Project, error) {
-	var p v1alpha1.AppProject
-	if err := yaml.UnmarshalStrict([]byte(in.Manifest), &p); err != nil {
-		return nil, Errorf(CodeBadUserInput, "manifest: %v", err)
-	}
-	switch {
-	case p.Kind != "AppProject":
-		return nil, Errorf(CodeBadUserInput, "manifest: kind must be AppProject, got %q", p.Kind)
-	case p.APIVersion != v1alpha1.GroupVersion.String() && p.APIVersion != argoGroup+"/v1alpha1":
-		return nil, Errorf(CodeBadUserInput, "manifest: apiVersion must be %s (or %s/v1alpha1), got %q", v1alpha1.GroupVersion, argoGroup, p.APIVersion)
-	case p.Name == "":
-		return nil, Errorf(CodeBadUserInput, "manifest: metadata.name is required")
-	}
-	out := &v1alpha1.AppProject{
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: r.Namespace, Labels: p.Labels, Annotations: p.Annotations},
-		Spec:       p.Spec,
-	}
-	if p.Namespace != "" && p.Namespace != r.Namespace {
-		return nil, Errorf(CodeBadUserInput, "manifest: projects live in namespace %q, not %q", r.Namespace, p.Namespace)
+func (r *Resolver) createProject(ctx context.Context, in model.CreateProjectInput) (*model.Project, error) {
+	p, err := appops.DecodeProject(in.Manifest, r.Namespace)
+	if err != nil {
+		return nil, invalidInput(err)
 	}
 	if err := r.authorize(ctx, "projects", "create", p.Name); err != nil {
 		return nil, err
@@ -86,14 +76,14 @@ func (r *Resolver) createProject(ctx context.Context, in model.CreateProjectInpu
 	if err != nil {
 		return nil, err
 	}
-	created, err := w.CreateProject(ctx, out, in.Upsert)
+	created, err := w.CreateProject(ctx, p, in.Upsert)
 	if err != nil {
 		return nil, objectError("project", p.Name, err)
 	}
-	return &gqlmodel.Project{AppProject: created}, nil
+	return &model.Project{AppProject: created}, nil
 }
 
-func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProjectSpecInput) (*gqlmodel.Project, error) {
+func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProjectSpecInput) (*model.Project, error) {
 	var spec v1alpha1.AppProjectSpec
 	if err := yaml.UnmarshalStrict([]byte(in.Spec), &spec); err != nil {
 		return nil, Errorf(CodeBadUserInput, "spec: %v", err)
@@ -111,7 +101,7 @@ func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProject
 	if err != nil {
 		return nil, objectError("project", in.Name, err)
 	}
-	return &gqlmodel.Project{AppProject: p}, nil
+	return &model.Project{AppProject: p}, nil
 }
 
 func (r *Resolver) deleteProject(ctx context.Context, name string) (string, error) {
@@ -126,10 +116,10 @@ func (r *Resolver) deleteProject(ctx context.Context, name string) (string, erro
 	if err := w.DeleteProject(ctx, key); err != nil {
 		return "", objectError("project", name, err)
 	}
-	return gqlmodel.NodeID(gqlmodel.KindProject, key), nil
+	return model.NodeID(model.KindProject, key), nil
 }
 
-func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInput) (*gqlmodel.Repository, error) {
+func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInput) (*model.Repository, error) {
 	repo := secretops.Repository{
 		URL: in.URL, Name: deref(in.Name), Project: deref(in.Project), Type: deref(in.Type),
 		Username: deref(in.Username), Password: deref(in.Password), SSHPrivateKey: deref(in.SSHPrivateKey),
@@ -175,7 +165,7 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 	if typ == "" {
 		typ = string(reposerver.RepoTypeGit)
 	}
-	return &gqlmodel.Repository{
+	return &model.Repository{
 		Name: repo.Name, URL: repo.URL, Project: repo.Project, Type: typ, Template: repo.Template,
 		HasCredentials: repo.Username != "" || repo.SSHPrivateKey != "" || repo.TLSClientCertData != "",
 	}, nil
@@ -194,10 +184,10 @@ func (r *Resolver) deleteRepository(ctx context.Context, url string, template bo
 	}
 	r.repositoriesChanged()
 	r.conns.record(url, nil)
-	return gqlmodel.Repository{URL: url, Template: template}.ID(), nil
+	return model.Repository{URL: url, Template: template}.ID(), nil
 }
 
-func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*gqlmodel.Cluster, error) {
+func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*model.Cluster, error) {
 	c := secretops.Cluster{
 		Name: in.Name, Server: in.Server, BearerToken: deref(in.BearerToken),
 		CAData: deref(in.CaData), CertData: deref(in.CertData), KeyData: deref(in.KeyData),
@@ -220,9 +210,9 @@ func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*gqlm
 	if err := w.PutCluster(ctx, c, in.Upsert); err != nil {
 		return nil, objectError("cluster", in.Server, err)
 	}
-	return &gqlmodel.Cluster{
+	return &model.Cluster{
 		Name: c.Name, Server: c.Server, Namespaces: c.Namespaces, ClusterResources: c.ClusterResources,
-		Project: c.Project, Labels: gqlmodel.KeyValues(c.Labels),
+		Project: c.Project, Labels: model.KeyValues(c.Labels),
 	}, nil
 }
 
@@ -237,7 +227,7 @@ func (r *Resolver) removeCluster(ctx context.Context, server string) (string, er
 	if err := w.DeleteCluster(ctx, server); err != nil {
 		return "", objectError("cluster", server, err)
 	}
-	return gqlmodel.Cluster{Server: server}.ID(), nil
+	return model.Cluster{Server: server}.ID(), nil
 }
 
 // objectError maps the error of a write to a project, repository or

@@ -9,9 +9,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appindex"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appindex"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // emptyStore is the ApplicationStore of an API without applications.
@@ -42,12 +41,12 @@ func (r *Resolver) appKey(name string, namespace *string) types.NamespacedName {
 
 // application returns the app with key, or nil when there is none or the
 // caller may not see it.
-func (r *Resolver) application(ctx context.Context, key types.NamespacedName) *gqlmodel.Application {
+func (r *Resolver) application(ctx context.Context, key types.NamespacedName) *model.Application {
 	app := r.visibleApp(ctx, key)
 	if app == nil {
 		return nil
 	}
-	return &gqlmodel.Application{Application: app}
+	return &model.Application{Application: app}
 }
 
 // appFilter is the index filter of the apps the caller may see, nil when
@@ -116,9 +115,9 @@ func applicationYAML(app *v1alpha1.Application) (string, error) {
 }
 
 // keyValues returns m as a sorted key/value list.
-func keyValues(m map[string]string) []*gqlmodel.KeyValue {
-	kvs := gqlmodel.KeyValues(m)
-	out := make([]*gqlmodel.KeyValue, len(kvs))
+func keyValues(m map[string]string) []*model.KeyValue {
+	kvs := model.KeyValues(m)
+	out := make([]*model.KeyValue, len(kvs))
 	for i := range kvs {
 		out[i] = &kvs[i]
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -19,10 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver"
 	"github.com/graphcd/graphcd/auth"
-	"github.com/graphcd/graphcd/internal/appops"
-	"github.com/graphcd/graphcd/internal/server"
-	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -43,7 +40,7 @@ func (tokenTable) Bind(ctx context.Context) context.Context { return ctx }
 // authAPI serves the shared index with RBAC from the graphcd-rbac-cm of
 // ns (watched, as the server does) and the roles of every AppProject;
 // authn checks tokens, and accounts (optional) manages them.
-func authAPI(t *testing.T, ns string, authn server.Authenticator, accounts resolvers.AccountService) string {
+func authAPI(t *testing.T, ns string, authn apiserver.Authenticator, accounts resolvers.AccountService) string {
 	t.Helper()
 	a := auth.NewAuthorizer()
 	quiet := slog.New(slog.DiscardHandler)
@@ -53,19 +50,12 @@ func authAPI(t *testing.T, ns string, authn server.Authenticator, accounts resol
 	if err := auth.WatchProjects(t.Context(), objects, a, quiet); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{
-		Listen: "127.0.0.1:0",
-		Resolver: &resolvers.Resolver{
-			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd", Authz: a,
-			Writer: appops.Service{Client: kube}, ProjectWriter: appops.Service{Client: kube}, Events: events, States: states,
-			AccountService: accounts,
-		},
-		Authenticator: authn,
-	})
+	opts := apiOptions(events)
+	opts.API.Authz, opts.API.AccountService, opts.Authenticator = a, accounts, authn
+	ts, err := serveAPI(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts.URL
 }

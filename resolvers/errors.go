@@ -1,6 +1,11 @@
 package resolvers
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/graphcd/graphcd/apiserver/appops"
+)
 
 // Code classifies an error for API clients. It is sent as extensions.code and
 // never changes for a given kind of failure, so clients can branch on it.
@@ -43,3 +48,12 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// invalidInput returns err as BAD_USER_INPUT when a service says the
+// request is invalid, and err otherwise.
+func invalidInput(err error) error {
+	if inv, ok := errors.AsType[*appops.InvalidError](err); ok {
+		return Errorf(CodeBadUserInput, "%s", inv.Msg)
+	}
+	return err
+}

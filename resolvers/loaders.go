@@ -9,8 +9,8 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // EventReader reads the Kubernetes Events about Applications, a namespace
@@ -46,7 +46,7 @@ type loadersKey struct{}
 // every query and mutation, so that nothing is cached from one response
 // to the next. A subscription's context has none: its loaders would
 // outlive an event. Each event of the application subscription carries
-// loaders of its own instead (gqlmodel.Application.Loaders).
+// loaders of its own instead (model.Application.Loaders).
 func (r *Resolver) WithLoaders(ctx context.Context) context.Context {
 	return context.WithValue(ctx, loadersKey{}, &loaders{r: r})
 }
@@ -80,7 +80,7 @@ func (l *loaders) appStates() *dataloadgen.Loader[types.NamespacedName, *appstat
 // loadersOf returns the loaders for the fields of app: its own (a
 // subscription's event), else those of ctx, else new ones (a resolver
 // called outside the server).
-func (r *Resolver) loadersOf(ctx context.Context, app *gqlmodel.Application) *loaders {
+func (r *Resolver) loadersOf(ctx context.Context, app *model.Application) *loaders {
 	if l, ok := app.Loaders.(*loaders); ok {
 		return l
 	}
@@ -91,7 +91,7 @@ func (r *Resolver) loadersOf(ctx context.Context, app *gqlmodel.Application) *lo
 }
 
 // applicationEvents returns the newest first events about app.
-func (r *Resolver) applicationEvents(ctx context.Context, app *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error) {
+func (r *Resolver) applicationEvents(ctx context.Context, app *model.Application, first int32) ([]*model.KubeEvent, error) {
 	if first < 0 || first > maxListPage {
 		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", maxListPage, first)
 	}
@@ -108,9 +108,9 @@ func (r *Resolver) applicationEvents(ctx context.Context, app *gqlmodel.Applicat
 			mine = append(mine, e)
 		}
 	}
-	events := gqlmodel.KubeEvents(mine)
+	events := model.KubeEvents(mine)
 	events = events[:min(len(events), int(first))]
-	out := make([]*gqlmodel.KubeEvent, len(events))
+	out := make([]*model.KubeEvent, len(events))
 	for i := range events {
 		out[i] = &events[i]
 	}

@@ -10,10 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/auth/rbac"
+	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/catalog"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // LogReader opens Pod log streams on destination clusters
@@ -39,7 +39,7 @@ type logRequest struct {
 
 // checkLogs authorizes reading the logs of pod for app and checks that
 // the pod is a live object of the app's resource tree.
-func (r *Resolver) checkLogs(ctx context.Context, app *gqlmodel.Application, namespace, pod string, container *string, tail int32, since *int32, minTail int32) (logRequest, error) {
+func (r *Resolver) checkLogs(ctx context.Context, app *model.Application, namespace, pod string, container *string, tail int32, since *int32, minTail int32) (logRequest, error) {
 	var req logRequest
 	if _, err := r.appFor(ctx, rbac.ResourceLogs, rbac.ActionGet, keyOf(app.Application)); err != nil {
 		return req, err
@@ -75,7 +75,7 @@ func (r *Resolver) checkLogs(ctx context.Context, app *gqlmodel.Application, nam
 }
 
 // podLogs reads the last lines of a pod's log.
-func (r *Resolver) podLogs(ctx context.Context, app *gqlmodel.Application, namespace, pod string, container *string, tail int32, since *int32) ([]string, error) {
+func (r *Resolver) podLogs(ctx context.Context, app *model.Application, namespace, pod string, container *string, tail int32, since *int32) ([]string, error) {
 	req, err := r.checkLogs(ctx, app, namespace, pod, container, tail, since, 1)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (r *Resolver) podLogs(ctx context.Context, app *gqlmodel.Application, names
 
 // followLogs streams a pod's log line by line until ctx ends or the
 // stream does.
-func (r *Resolver) followLogs(ctx context.Context, app *gqlmodel.Application, namespace, pod string, container *string, tail int32, since *int32) (<-chan string, error) {
+func (r *Resolver) followLogs(ctx context.Context, app *model.Application, namespace, pod string, container *string, tail int32, since *int32) (<-chan string, error) {
 	req, err := r.checkLogs(ctx, app, namespace, pod, container, tail, since, 0)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/catalog"
+	"github.com/graphcd/graphcd/apiserver/catalog"
 )
 
 // fakeLogs serves a made-up log: "line 1" ... "line N" for the last N

@@ -31,19 +31,18 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/catalog"
+	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
-	"github.com/graphcd/graphcd/internal/appindex"
-	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/catalog"
 	"github.com/graphcd/graphcd/internal/eventbus"
-	"github.com/graphcd/graphcd/internal/secretops"
-	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/internal/testenv/localredis"
-	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
@@ -157,11 +156,17 @@ var apiCreds = sync.OnceValue(func() *repocreds.Store { return repocreds.New(clu
 
 // newAPI serves the API over the shared index with events from bus.
 func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
+	return serveAPI(apiOptions(bus))
+}
+
+// apiOptions are the options of an API over the shared fixtures with
+// events from bus, as graphcd server sets them, without authentication.
+func apiOptions(bus resolvers.EventSource) apiserver.Options {
 	creds := apiCreds()
-	srv, err := server.New(server.Options{
+	return apiserver.Options{
 		Listen: "127.0.0.1:0",
-		Resolver: &resolvers.Resolver{
-			Build: version.Get(), Apps: index, Projects: objects, Namespace: "graphcd",
+		API: resolvers.Config{
+			Apps: index, Projects: objects, Namespace: "graphcd",
 			Clusters: clusterList, Repositories: repoList, KubeEvents: kubeEvents,
 			ProjectWriter: appops.Service{Client: kube}, RepoTester: repoTester, States: states, Logs: fakeLogs{},
 			Settings: catalog.NewSettings(cluster.Client, secretsNS), Resources: catalog.NewResources(clusterList),
@@ -170,7 +175,12 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 			Repo: repoTester, RepoCreds: creds,
 			Manifests: &manifests.Renderer{Repo: repoTester, Credentials: creds.Lookup, Keys: kube},
 		},
-	})
+	}
+}
+
+// serveAPI serves apiserver.New(opts) over httptest.
+func serveAPI(opts apiserver.Options) (*httptest.Server, error) {
+	srv, err := apiserver.New(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
@@ -51,7 +50,7 @@ const maxRevisions = 50
 // field resolver only when the caller may get it (queries filter, and
 // mutations look the app up with appFor), which is what Argo CD asks of
 // reading an app's manifests.
-func (r *Resolver) applicationManifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error) {
+func (r *Resolver) applicationManifests(ctx context.Context, obj *model.Application, revision *string, sourcePosition *int32) ([]string, error) {
 	app := obj.Application
 	srcs, pos, err := appSources(app, sourcePosition)
 	if err != nil {
@@ -90,7 +89,7 @@ func (r *Resolver) applicationManifests(ctx context.Context, obj *gqlmodel.Appli
 
 // applicationRevisions lists the first commits of the history of the
 // source at sourcePosition at its target revision.
-func (r *Resolver) applicationRevisions(ctx context.Context, obj *gqlmodel.Application, first int32, sourcePosition *int32) ([]*model.Revision, error) {
+func (r *Resolver) applicationRevisions(ctx context.Context, obj *model.Application, first int32, sourcePosition *int32) ([]*model.Revision, error) {
 	if first < 0 || first > maxRevisions {
 		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", maxRevisions, first)
 	}

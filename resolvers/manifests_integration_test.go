@@ -311,11 +311,11 @@ g, reader, role:reader
 	if codeOf(errs) != "NOT_FOUND" {
 		t.Errorf("sync right only: errors %+v, want NOT_FOUND", errs)
 	}
-	// With get, the check passes and the request reaches the repository
-	// server, which this API has none of.
+	// With get, the check passes and the request reaches the render path,
+	// which refuses the app's project: the test creates none.
 	_, errs = ask(t, api, "reader-token", q, map[string]any{"ns": ns})
-	if len(errs) == 0 || codeOf(errs) != "INTERNAL" || !strings.Contains(errs[0].Message, "no repository server") {
-		t.Errorf("get right: errors %+v, want the missing repository server", errs)
+	if len(errs) == 0 || !strings.Contains(errs[0].Message, "references project "+project+" which does not exist") {
+		t.Errorf("get right: errors %+v, want the render path's refusal of the missing project", errs)
 	}
 	const revs = `query($ns: String) { application(name: "shop", namespace: $ns) { revisions { sha } } }`
 	if data, errs := ask(t, api, "syncer-token", revs, map[string]any{"ns": ns}); len(errs) > 0 || !strings.Contains(string(data), `"application":null`) {

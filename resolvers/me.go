@@ -6,26 +6,25 @@ import (
 	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // SettingsReader reads the public settings (catalog.Settings implements
 // it).
 type SettingsReader interface {
-	PublicSettings(ctx context.Context) (gqlmodel.Settings, error)
+	PublicSettings(ctx context.Context) (model.Settings, error)
 }
 
 // me describes the caller of ctx.
-func me(ctx context.Context) *gqlmodel.Me {
+func me(ctx context.Context) *model.Me {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return &gqlmodel.Me{Username: "anonymous", Groups: []string{}}
+		return &model.Me{Username: "anonymous", Groups: []string{}}
 	}
 	groups := p.Groups
 	if groups == nil {
 		groups = []string{}
 	}
-	m := &gqlmodel.Me{LoggedIn: true, Username: p.Subject, Groups: groups}
+	m := &model.Me{LoggedIn: true, Username: p.Subject, Groups: groups}
 	if p.Email != "" {
 		m.Email = &p.Email
 	}
@@ -33,9 +32,9 @@ func me(ctx context.Context) *gqlmodel.Me {
 }
 
 // settings returns the public settings; defaults without a reader.
-func (r *Resolver) settings(ctx context.Context) (*gqlmodel.Settings, error) {
+func (r *Resolver) settings(ctx context.Context) (*model.Settings, error) {
 	if r.Settings == nil {
-		return &gqlmodel.Settings{SSOProviders: []string{}}, nil
+		return &model.Settings{SSOProviders: []string{}}, nil
 	}
 	s, err := r.Settings.PublicSettings(ctx)
 	return &s, err

@@ -9,14 +9,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appops"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"github.com/graphcd/graphcd/internal/resourceversion"
 )
 
@@ -62,51 +60,11 @@ func (r *Resolver) refKey(ref model.ApplicationRef) types.NamespacedName {
 	return r.appKey(ref.Name, ref.Namespace)
 }
 
-// argoGroup is Argo CD's API group; manifests exported from Argo CD are
-// accepted as they are.
-const argoGroup = "argoproj.io"
-
-// decodeApplication reads an Application manifest (YAML or JSON), keeping
-// only what a client may set: name, namespace, labels, annotations,
-// finalizers and spec.
+// decodeApplication reads an Application manifest for this API's
+// namespaces.
 func (r *Resolver) decodeApplication(manifest string) (*v1alpha1.Application, error) {
-	var in v1alpha1.Application
-	if err := yaml.UnmarshalStrict([]byte(manifest), &in); err != nil {
-		return nil, Errorf(CodeBadUserInput, "manifest: %v", err)
-	}
-	if in.Kind != "Application" {
-		return nil, Errorf(CodeBadUserInput, "manifest: kind must be Application, got %q", in.Kind)
-	}
-	if gv := in.APIVersion; gv != v1alpha1.GroupVersion.String() && gv != argoGroup+"/v1alpha1" {
-		return nil, Errorf(CodeBadUserInput, "manifest: apiVersion must be %s (or %s/v1alpha1), got %q", v1alpha1.GroupVersion, argoGroup, gv)
-	}
-	if in.Name == "" {
-		return nil, Errorf(CodeBadUserInput, "manifest: metadata.name is required")
-	}
-	out := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: in.Name, Namespace: in.Namespace,
-			Labels: in.Labels, Annotations: in.Annotations, Finalizers: in.Finalizers,
-		},
-		Spec: in.Spec,
-	}
-	switch {
-	case out.Namespace == "":
-		out.Namespace = r.Namespace
-	case r.OnlyNamespace && out.Namespace != r.Namespace:
-		return nil, Errorf(CodeBadUserInput, "manifest: metadata.namespace %q: graphcd keeps Applications in %q only; set it to %q or leave it out",
-			out.Namespace, r.Namespace, r.Namespace)
-	}
-	return out, nil
-}
-
-// decodeSpec reads an ApplicationSpec (YAML or JSON).
-func decodeSpec(doc string) (v1alpha1.ApplicationSpec, error) {
-	var spec v1alpha1.ApplicationSpec
-	if err := yaml.UnmarshalStrict([]byte(doc), &spec); err != nil {
-		return spec, Errorf(CodeBadUserInput, "spec: %v", err)
-	}
-	return spec, nil
+	app, err := appops.DecodeApplication(manifest, appops.Namespaces{Default: r.Namespace, Only: r.OnlyNamespace})
+	return app, invalidInput(err)
 }
 
 // syncOperation turns a sync request into the operation the controller
@@ -150,14 +108,14 @@ func syncOperation(ctx context.Context, in model.SyncApplicationInput) v1alpha1.
 
 // written maps the result of a write to the API's answer, once the index
 // the queries read holds the write (see awaitIndexed).
-func (r *Resolver) written(ctx context.Context, app *v1alpha1.Application, err error, key types.NamespacedName) (*gqlmodel.Application, error) {
+func (r *Resolver) written(ctx context.Context, app *v1alpha1.Application, err error, key types.NamespacedName) (*model.Application, error) {
 	if err != nil {
 		return nil, writeError(err, key)
 	}
 	r.awaitIndexed(ctx, key, func(got *v1alpha1.Application) bool {
 		return got != nil && resourceversion.AtLeast(got.ResourceVersion, app.ResourceVersion)
 	})
-	return &gqlmodel.Application{Application: app}, nil
+	return &model.Application{Application: app}, nil
 }
 
 // indexWait bounds how long a mutation waits for the index to catch up

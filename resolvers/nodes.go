@@ -5,25 +5,25 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/graph/model"
 )
 
 // node fetches the object of kind at key for Query.node; nil when it does
 // not exist (any more). id is the ID as given, for the error message.
-func (r *Resolver) node(ctx context.Context, kind string, key types.NamespacedName, id string) (gqlmodel.Node, error) {
+func (r *Resolver) node(ctx context.Context, kind string, key types.NamespacedName, id string) (model.Node, error) {
 	switch kind {
-	case gqlmodel.KindApplication:
+	case model.KindApplication:
 		if app := r.application(ctx, key); app != nil {
 			return app, nil
 		}
 		return nil, nil
-	case gqlmodel.KindProject:
+	case model.KindProject:
 		p, err := r.project(ctx, key.Name)
 		if err != nil || p == nil {
 			return nil, err
 		}
 		return p, nil
-	case gqlmodel.KindCluster:
+	case model.KindCluster:
 		all, err := r.clusters(ctx)
 		for _, c := range all {
 			if c.ID() == id {
@@ -31,7 +31,7 @@ func (r *Resolver) node(ctx context.Context, kind string, key types.NamespacedNa
 			}
 		}
 		return nil, err
-	case gqlmodel.KindRepository:
+	case model.KindRepository:
 		all, err := r.repositories(ctx)
 		for _, repo := range all {
 			if repo.ID() == id {

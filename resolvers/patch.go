@@ -2,86 +2,51 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-
-	jsonpatch "github.com/evanphx/json-patch/v5"
-	"sigs.k8s.io/yaml"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
-// maxPatch bounds an application patch.
-const maxPatch = 256 << 10
-
-// patchable is the part of an Application a patch may change.
-type patchable struct {
-	Metadata struct {
-		Labels      map[string]string `json:"labels,omitempty"`
-		Annotations map[string]string `json:"annotations,omitempty"`
-	} `json:"metadata"`
-	Spec v1alpha1.ApplicationSpec `json:"spec"`
-}
+// patchTypes are the patch types an Application takes.
+var patchTypes = map[model.PatchType]appops.PatchType{model.PatchTypeMerge: appops.MergePatch, model.PatchTypeJSON: appops.JSONPatch}
 
 // patchApplication applies a merge or JSON patch to an application's
 // labels, annotations and spec.
-func (r *Resolver) patchApplication(ctx context.Context, in model.PatchApplicationInput) (*gqlmodel.Application, error) {
+func (r *Resolver) patchApplication(ctx context.Context, in model.PatchApplicationInput) (*model.Application, error) {
 	key := r.refKey(*in.Application)
-	if len(in.Patch) > maxPatch {
-		return nil, Errorf(CodeBadUserInput, "patch: larger than %d KiB", maxPatch>>10)
-	}
-	var apply func(doc []byte) ([]byte, error)
-	switch in.PatchType {
-	case model.PatchTypeMerge:
-		apply = func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, []byte(in.Patch)) }
-	case model.PatchTypeJSON:
-		p, err := jsonpatch.DecodePatch([]byte(in.Patch))
-		if err != nil {
-			return nil, Errorf(CodeBadUserInput, "patch: %v", err)
-		}
-		// Each "copy" may copy what earlier ones copied: unbounded, forty
-		// of them would double the document forty times.
-		opts := jsonpatch.NewApplyOptions()
-		opts.AccumulatedCopySizeLimit = maxPatch
-		apply = func(doc []byte) ([]byte, error) { return p.ApplyWithOptions(doc, opts) }
-	default:
+	t, known := patchTypes[in.PatchType]
+	patch, err := appops.NewPatch(t, in.Patch) // the size first, whatever the type
+	switch {
+	case err != nil:
+		return nil, invalidInput(err)
+	case !known:
 		return nil, Errorf(CodeBadUserInput, "patchType: %s does not apply to Applications; use MERGE or JSON", in.PatchType)
 	}
 	return r.changeApplication(ctx, key, func(cur *v1alpha1.Application) error {
-		var view patchable
-		view.Metadata.Labels, view.Metadata.Annotations, view.Spec = cur.Labels, cur.Annotations, cur.Spec
-		doc, err := json.Marshal(view)
+		next, err := patch.Apply(cur)
 		if err != nil {
-			return err
-		}
-		patched, err := apply(doc)
-		if err != nil {
-			return Errorf(CodeBadUserInput, "patch: %v", err)
-		}
-		var next patchable
-		if err := yaml.UnmarshalStrict(patched, &next); err != nil {
-			return Errorf(CodeBadUserInput, "patch: the result is not a valid application (only metadata.labels, metadata.annotations and spec may change): %v", err)
+			return invalidInput(err)
 		}
 		if err := r.respec(ctx, cur, next.Spec); err != nil {
 			return err
 		}
-		cur.Labels, cur.Annotations = next.Metadata.Labels, next.Metadata.Annotations
+		cur.Labels, cur.Annotations = next.Labels, next.Annotations
 		return nil
 	})
 }
 
 // updateApplicationSpec replaces an application's spec.
-func (r *Resolver) updateApplicationSpec(ctx context.Context, in model.UpdateApplicationSpecInput) (*gqlmodel.Application, error) {
+func (r *Resolver) updateApplicationSpec(ctx context.Context, in model.UpdateApplicationSpecInput) (*model.Application, error) {
 	key := r.refKey(*in.Application)
-	spec, err := decodeSpec(in.Spec)
+	spec, err := appops.DecodeSpec(in.Spec)
 	if err != nil {
-		return nil, err
+		return nil, invalidInput(err)
 	}
 	return r.changeApplication(ctx, key, func(cur *v1alpha1.Application) error {
 		return r.respec(ctx, cur, spec)
@@ -90,7 +55,7 @@ func (r *Resolver) updateApplicationSpec(ctx context.Context, in model.UpdateApp
 
 // changeApplication authorizes updating the app at key and writes what
 // change makes of it; a *Error from change reaches the client as it is.
-func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*gqlmodel.Application, error) {
+func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*model.Application, error) {
 	if err := r.authorizeApp(ctx, rbac.ActionUpdate, key); err != nil {
 		return nil, err
 	}

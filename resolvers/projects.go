@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/appindex"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/graph/model"
 )
 
 // ProjectStore reads AppProjects (catalog.Catalog implements it). The
@@ -26,19 +26,19 @@ type ProjectStore interface {
 
 // ClusterLister lists the registered clusters without credentials.
 type ClusterLister interface {
-	Clusters(ctx context.Context) ([]gqlmodel.Cluster, error)
+	Clusters(ctx context.Context) ([]model.Cluster, error)
 }
 
 // RepositoryLister lists the configured repositories without credentials.
 type RepositoryLister interface {
-	Repositories(ctx context.Context) ([]gqlmodel.Repository, error)
+	Repositories(ctx context.Context) ([]model.Repository, error)
 }
 
 // maxListPage is the largest page of projects, clusters or repositories.
 const maxListPage = 500
 
 // page cuts a page out of all, sorted by key, for a connection field.
-func page[T any](all []T, key func(T) string, first int32, after *string) (*gqlmodel.Connection[T], error) {
+func page[T any](all []T, key func(T) string, first int32, after *string) (*model.Connection[T], error) {
 	if first < 0 || first > maxListPage {
 		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", maxListPage, first)
 	}
@@ -47,15 +47,15 @@ func page[T any](all []T, key func(T) string, first int32, after *string) (*gqlm
 	if after != nil {
 		cursor = *after
 	}
-	c, err := gqlmodel.Page(all, key, int(first), cursor)
-	if errors.Is(err, gqlmodel.ErrBadCursor) {
+	c, err := model.Page(all, key, int(first), cursor)
+	if errors.Is(err, model.ErrBadCursor) {
 		return nil, Errorf(CodeBadUserInput, "invalid cursor")
 	}
 	return c, err
 }
 
 // projects returns every project the caller may see, wrapped.
-func (r *Resolver) projects(ctx context.Context) ([]gqlmodel.Project, error) {
+func (r *Resolver) projects(ctx context.Context) ([]model.Project, error) {
 	if r.Projects == nil {
 		return nil, nil
 	}
@@ -63,17 +63,17 @@ func (r *Resolver) projects(ctx context.Context) ([]gqlmodel.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]gqlmodel.Project, 0, len(all))
+	out := make([]model.Project, 0, len(all))
 	for _, p := range all {
 		if r.authorize(ctx, "projects", "get", p.Name) == nil {
-			out = append(out, gqlmodel.Project{AppProject: p})
+			out = append(out, model.Project{AppProject: p})
 		}
 	}
 	return out, nil
 }
 
 // project returns the project name, or nil.
-func (r *Resolver) project(ctx context.Context, name string) (*gqlmodel.Project, error) {
+func (r *Resolver) project(ctx context.Context, name string) (*model.Project, error) {
 	if r.Projects == nil {
 		return nil, nil
 	}
@@ -84,10 +84,10 @@ func (r *Resolver) project(ctx context.Context, name string) (*gqlmodel.Project,
 	if err != nil || p == nil {
 		return nil, err
 	}
-	return &gqlmodel.Project{AppProject: p}, nil
+	return &model.Project{AppProject: p}, nil
 }
 
-func (r *Resolver) clusters(ctx context.Context) ([]gqlmodel.Cluster, error) {
+func (r *Resolver) clusters(ctx context.Context) ([]model.Cluster, error) {
 	if r.Clusters == nil {
 		return nil, nil
 	}
@@ -95,12 +95,12 @@ func (r *Resolver) clusters(ctx context.Context) ([]gqlmodel.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(all, func(c gqlmodel.Cluster) bool {
+	return slices.DeleteFunc(all, func(c model.Cluster) bool {
 		return r.authorize(ctx, "clusters", "get", c.Server) != nil
 	}), nil
 }
 
-func (r *Resolver) repositories(ctx context.Context) ([]gqlmodel.Repository, error) {
+func (r *Resolver) repositories(ctx context.Context) ([]model.Repository, error) {
 	if r.Repositories == nil {
 		return nil, nil
 	}
@@ -108,14 +108,14 @@ func (r *Resolver) repositories(ctx context.Context) ([]gqlmodel.Repository, err
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(all, func(repo gqlmodel.Repository) bool {
+	return slices.DeleteFunc(all, func(repo model.Repository) bool {
 		return r.authorize(ctx, "repositories", "get", repo.URL) != nil
 	}), nil
 }
 
-func projectKey(p gqlmodel.Project) string { return p.Name }
-func clusterKey(c gqlmodel.Cluster) string { return c.Server }
-func repositoryKey(r gqlmodel.Repository) string {
+func projectKey(p model.Project) string { return p.Name }
+func clusterKey(c model.Cluster) string { return c.Server }
+func repositoryKey(r model.Repository) string {
 	return r.URL + "\x00" + r.Type + boolKey(r.Template)
 }
 
@@ -147,7 +147,7 @@ func deref(s *string) string {
 }
 
 // projectApplications is a page of the applications of project.
-func (r *Resolver) projectApplications(ctx context.Context, project string, first int32, after *string) (*gqlmodel.ApplicationConnection, error) {
+func (r *Resolver) projectApplications(ctx context.Context, project string, first int32, after *string) (*model.ApplicationConnection, error) {
 	p, err := r.apps().Page(appindex.Query{
 		First: int(first), After: deref(after),
 		Filter: appindex.Filter{Projects: []string{project}, Allow: r.appFilter(ctx)},
@@ -155,5 +155,5 @@ func (r *Resolver) projectApplications(ctx context.Context, project string, firs
 	if err != nil {
 		return nil, pageError(err)
 	}
-	return &gqlmodel.ApplicationConnection{Page: p}, nil
+	return &model.ApplicationConnection{Page: p}, nil
 }

@@ -6,7 +6,7 @@
 // (*.resolvers.go) and keeps their bodies on regeneration.
 //
 // Errors that clients may see are returned as *Error with a stable Code;
-// every other error reaches clients as "internal error" (see internal/server).
+// every other error reaches clients as "internal error" (see apiserver).
 package resolvers
 
 import (
@@ -15,13 +15,26 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/appindex"
+	"github.com/graphcd/graphcd/apiserver/appindex"
 	"github.com/graphcd/graphcd/internal/version"
 )
 
 // Resolver is the root resolver. It holds the dependencies every resolver
-// needs and nothing else.
+// needs and nothing else. Make it with New.
 type Resolver struct {
+	Config
+
+	// conns are the repositories' last connection tests.
+	conns connections
+}
+
+// New returns the root resolver over the services in c.
+func New(c Config) *Resolver { return &Resolver{Config: c} }
+
+// Config is what the resolvers serve from: the build, the namespace of
+// Applications and the services they call. A nil service turns its part
+// of the API off, as each field says.
+type Config struct {
 	// Build is the build information reported by Query.version.
 	Build version.Info
 	// Apps answers reads of Applications. Nil means an API without
@@ -82,9 +95,6 @@ type Resolver struct {
 	// RepoCreds finds repository credentials for the connection state of
 	// repositories; nil uses none.
 	RepoCreds RepoCredentials
-
-	// conns are the repositories' last connection tests.
-	conns connections
 }
 
 // ApplicationStore is the read side of Applications the API serves from

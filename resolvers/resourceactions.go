@@ -12,12 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/catalog"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // ResourceWriter reads, deletes and patches live objects of applications
@@ -46,7 +45,7 @@ func (r *Resolver) appResource(ctx context.Context, in model.ApplicationResource
 	if r.Resources == nil {
 		return nil, ref, Errorf(CodeForbidden, "this server is read-only")
 	}
-	st, err := r.appState(ctx, &gqlmodel.Application{Application: app})
+	st, err := r.appState(ctx, &model.Application{Application: app})
 	if err != nil {
 		return nil, ref, err
 	}
@@ -108,7 +107,7 @@ func resourceError(err error, ref catalog.ResourceRef) error {
 
 // liveResource reads one live object of app (which the caller may see)
 // from its destination: only one in its managed resources or tree.
-func (r *Resolver) liveResource(ctx context.Context, app *gqlmodel.Application, group, kind, namespace, name string) (*gqlmodel.LiveResource, error) {
+func (r *Resolver) liveResource(ctx context.Context, app *model.Application, group, kind, namespace, name string) (*model.LiveResource, error) {
 	ref := catalog.ResourceRef{Group: group, Kind: kind, Namespace: namespace, Name: name}
 	if r.Resources == nil {
 		return nil, Errorf(CodeForbidden, "this server does not read live objects")
@@ -125,7 +124,7 @@ func (r *Resolver) liveResource(ctx context.Context, app *gqlmodel.Application, 
 		return nil, resourceError(err, ref)
 	}
 	_, obj = diff.HideSecretData(nil, obj)
-	return &gqlmodel.LiveResource{
+	return &model.LiveResource{
 		Manifest: diff.ManifestYAML(obj), Destination: app.Spec.Destination,
 		Group: group, Kind: kind, Namespace: namespace, Name: name,
 	}, nil
@@ -133,7 +132,7 @@ func (r *Resolver) liveResource(ctx context.Context, app *gqlmodel.Application, 
 
 // liveResourceEvents lists the Events about res in its cluster, newest
 // first.
-func (r *Resolver) liveResourceEvents(ctx context.Context, res *gqlmodel.LiveResource, first int32) ([]*gqlmodel.KubeEvent, error) {
+func (r *Resolver) liveResourceEvents(ctx context.Context, res *model.LiveResource, first int32) ([]*model.KubeEvent, error) {
 	if first < 0 || first > maxListPage {
 		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", maxListPage, first)
 	}
@@ -145,9 +144,9 @@ func (r *Resolver) liveResourceEvents(ctx context.Context, res *gqlmodel.LiveRes
 	if err != nil {
 		return nil, resourceError(err, ref)
 	}
-	events := gqlmodel.KubeEvents(list)
+	events := model.KubeEvents(list)
 	events = events[:min(len(events), int(first))]
-	out := make([]*gqlmodel.KubeEvent, len(events))
+	out := make([]*model.KubeEvent, len(events))
 	for i := range events {
 		out[i] = &events[i]
 	}

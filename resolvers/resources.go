@@ -9,7 +9,6 @@ import (
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // StateReader reads what the controller last saw of applications: resource
@@ -20,7 +19,7 @@ type StateReader interface {
 
 // appState returns the controller's last state of app, through the
 // response's loader (one read for a whole page); nil when there is none.
-func (r *Resolver) appState(ctx context.Context, app *gqlmodel.Application) (*appstate.State, error) {
+func (r *Resolver) appState(ctx context.Context, app *model.Application) (*appstate.State, error) {
 	if r.States == nil {
 		return nil, nil
 	}
@@ -28,38 +27,24 @@ func (r *Resolver) appState(ctx context.Context, app *gqlmodel.Application) (*ap
 }
 
 // managedResources returns the managed resources of app that f selects.
-func (r *Resolver) managedResources(ctx context.Context, app *gqlmodel.Application, f *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error) {
+func (r *Resolver) managedResources(ctx context.Context, app *model.Application, f *model.ManagedResourceFilter) ([]*model.ManagedResource, error) {
 	st, err := r.appState(ctx, app)
 	if err != nil || st == nil {
 		return nil, err
 	}
-	out := make([]*appstate.ManagedResource, 0, len(st.Managed))
-	for i := range st.Managed {
-		m := &st.Managed[i]
-		if f != nil && (!matches(f.Group, m.Group) || !matches(f.Kind, m.Kind) || !matches(f.Namespace, m.Namespace) ||
-			!matches(f.Name, m.Name) || (f.OutOfSyncOnly != nil && *f.OutOfSyncOnly && m.Status == v1alpha1.SyncStatusCodeSynced)) {
-			continue
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return managedResources(st, func(m *appstate.ManagedResource) bool {
+		return f == nil || matches(f.Group, m.Group) && matches(f.Kind, m.Kind) && matches(f.Namespace, m.Namespace) &&
+			matches(f.Name, m.Name) && (f.OutOfSyncOnly == nil || !*f.OutOfSyncOnly || m.Status != v1alpha1.SyncStatusCodeSynced)
+	}), nil
 }
 
 // matches reports whether an optional filter value accepts v.
 func matches(want *string, v string) bool { return want == nil || *want == v }
 
-// syncOrNil returns s, or nil for an empty status (a child object).
-func syncOrNil(s v1alpha1.SyncStatusCode) *v1alpha1.SyncStatusCode {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 // streamTree sends the resource tree of the app at key now and whenever
 // the app changes or the controller compares it again, until ctx ends; an
 // unchanged tree is not sent again.
-func (r *Resolver) streamTree(ctx context.Context, key types.NamespacedName, release func()) <-chan *appstate.State {
+func (r *Resolver) streamTree(ctx context.Context, key types.NamespacedName, release func()) <-chan *model.ResourceTree {
 	changes := r.apps().Changes(ctx, key)
 	var compared <-chan *eventbus.Delivery
 	if r.Events != nil {
@@ -67,7 +52,7 @@ func (r *Resolver) streamTree(ctx context.Context, key types.NamespacedName, rel
 			Apps: []types.NamespacedName{key}, Types: []eventbus.EventType{eventbus.ReconcileCompleted, eventbus.ResourceChanged},
 		}, eventbus.Options{Buffer: 1}).Deliveries()
 	}
-	out := make(chan *appstate.State)
+	out := make(chan *model.ResourceTree)
 	go func() {
 		defer close(out)
 		defer release()
@@ -87,7 +72,7 @@ func (r *Resolver) streamTree(ctx context.Context, key types.NamespacedName, rel
 			}
 			if first || !sameTree(last, st) {
 				select {
-				case out <- st:
+				case out <- resourceTree(st):
 				case <-ctx.Done():
 					return
 				}
@@ -112,12 +97,4 @@ func sameTree(a, b *appstate.State) bool {
 		return a == b
 	}
 	return a.ReconciledAt.Equal(b.ReconciledAt) && a.Revision == b.Revision && len(a.Tree) == len(b.Tree)
-}
-
-// resourceStatus shows a resource not compared yet as Unknown.
-func resourceStatus(s v1alpha1.SyncStatusCode) v1alpha1.SyncStatusCode {
-	if s == "" {
-		return v1alpha1.SyncStatusCodeUnknown
-	}
-	return s
 }

@@ -12,54 +12,52 @@ import (
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appstate"
-	"github.com/graphcd/graphcd/internal/eventbus"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Can is the resolver for the can field.
-func (r *applicationResolver) Can(ctx context.Context, obj *gqlmodel.Application, action string) (bool, error) {
+func (r *applicationResolver) Can(ctx context.Context, obj *model.Application, action string) (bool, error) {
 	return r.can(ctx, rbac.ResourceApplications, action, r.appObject(obj.Application)), nil
 }
 
 // Yaml is the resolver for the yaml field.
-func (r *applicationResolver) Yaml(ctx context.Context, obj *gqlmodel.Application) (string, error) {
+func (r *applicationResolver) Yaml(ctx context.Context, obj *model.Application) (string, error) {
 	return applicationYAML(obj.Application)
 }
 
 // ResourceTree is the resolver for the resourceTree field.
-func (r *applicationResolver) ResourceTree(ctx context.Context, obj *gqlmodel.Application) (*appstate.State, error) {
-	return r.appState(ctx, obj)
+func (r *applicationResolver) ResourceTree(ctx context.Context, obj *model.Application) (*model.ResourceTree, error) {
+	st, err := r.appState(ctx, obj)
+	return resourceTree(st), err
 }
 
 // ManagedResources is the resolver for the managedResources field.
-func (r *applicationResolver) ManagedResources(ctx context.Context, obj *gqlmodel.Application, filter *model.ManagedResourceFilter) ([]*appstate.ManagedResource, error) {
+func (r *applicationResolver) ManagedResources(ctx context.Context, obj *model.Application, filter *model.ManagedResourceFilter) ([]*model.ManagedResource, error) {
 	return r.managedResources(ctx, obj, filter)
 }
 
 // PodLogs is the resolver for the podLogs field.
-func (r *applicationResolver) PodLogs(ctx context.Context, obj *gqlmodel.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error) {
+func (r *applicationResolver) PodLogs(ctx context.Context, obj *model.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error) {
 	return r.podLogs(ctx, obj, namespace, pod, container, tailLines, sinceSeconds)
 }
 
 // Events is the resolver for the events field.
-func (r *applicationResolver) Events(ctx context.Context, obj *gqlmodel.Application, first int32) ([]*gqlmodel.KubeEvent, error) {
+func (r *applicationResolver) Events(ctx context.Context, obj *model.Application, first int32) ([]*model.KubeEvent, error) {
 	return r.applicationEvents(ctx, obj, first)
 }
 
 // LiveResource is the resolver for the liveResource field.
-func (r *applicationResolver) LiveResource(ctx context.Context, obj *gqlmodel.Application, group string, kind string, namespace string, name string) (*gqlmodel.LiveResource, error) {
+func (r *applicationResolver) LiveResource(ctx context.Context, obj *model.Application, group string, kind string, namespace string, name string) (*model.LiveResource, error) {
 	return r.liveResource(ctx, obj, group, kind, namespace, name)
 }
 
 // Manifests is the resolver for the manifests field.
-func (r *applicationResolver) Manifests(ctx context.Context, obj *gqlmodel.Application, revision *string, sourcePosition *int32) ([]string, error) {
+func (r *applicationResolver) Manifests(ctx context.Context, obj *model.Application, revision *string, sourcePosition *int32) ([]string, error) {
 	return r.applicationManifests(ctx, obj, revision, sourcePosition)
 }
 
 // Revisions is the resolver for the revisions field.
-func (r *applicationResolver) Revisions(ctx context.Context, obj *gqlmodel.Application, first int32, sourcePosition *int32) ([]*model.Revision, error) {
+func (r *applicationResolver) Revisions(ctx context.Context, obj *model.Application, first int32, sourcePosition *int32) ([]*model.Revision, error) {
 	return r.applicationRevisions(ctx, obj, first, sourcePosition)
 }
 
@@ -69,11 +67,11 @@ func (r *applicationConditionResolver) Type(ctx context.Context, obj *v1alpha1.A
 }
 
 // Application is the resolver for the application field.
-func (r *applicationEventResolver) Application(ctx context.Context, obj *eventbus.Delivery) (*gqlmodel.Application, error) {
+func (r *applicationEventResolver) Application(ctx context.Context, obj *model.ApplicationEvent) (*model.Application, error) {
 	if obj.Lagged {
 		return nil, nil
 	}
-	return r.application(ctx, obj.Key()), nil
+	return r.application(ctx, eventKey(obj)), nil
 }
 
 // ValuesObject is the resolver for the valuesObject field.
@@ -86,12 +84,12 @@ func (r *applicationSourceHelmResolver) ValuesObject(ctx context.Context, obj *v
 }
 
 // CommonLabels is the resolver for the commonLabels field.
-func (r *applicationSourceKustomizeResolver) CommonLabels(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*gqlmodel.KeyValue, error) {
+func (r *applicationSourceKustomizeResolver) CommonLabels(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*model.KeyValue, error) {
 	return keyValues(obj.CommonLabels), nil
 }
 
 // CommonAnnotations is the resolver for the commonAnnotations field.
-func (r *applicationSourceKustomizeResolver) CommonAnnotations(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*gqlmodel.KeyValue, error) {
+func (r *applicationSourceKustomizeResolver) CommonAnnotations(ctx context.Context, obj *v1alpha1.ApplicationSourceKustomize) ([]*model.KeyValue, error) {
 	return keyValues(obj.CommonAnnotations), nil
 }
 
@@ -121,37 +119,32 @@ func (r *kustomizeReplicaResolver) Count(ctx context.Context, obj *v1alpha1.Kust
 }
 
 // Events is the resolver for the events field.
-func (r *liveResourceResolver) Events(ctx context.Context, obj *gqlmodel.LiveResource, first int32) ([]*gqlmodel.KubeEvent, error) {
+func (r *liveResourceResolver) Events(ctx context.Context, obj *model.LiveResource, first int32) ([]*model.KubeEvent, error) {
 	return r.liveResourceEvents(ctx, obj, first)
 }
 
 // Labels is the resolver for the labels field.
-func (r *managedNamespaceMetadataResolver) Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error) {
+func (r *managedNamespaceMetadataResolver) Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error) {
 	return keyValues(obj.Labels), nil
 }
 
 // Annotations is the resolver for the annotations field.
-func (r *managedNamespaceMetadataResolver) Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*gqlmodel.KeyValue, error) {
+func (r *managedNamespaceMetadataResolver) Annotations(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error) {
 	return keyValues(obj.Annotations), nil
 }
 
-// Status is the resolver for the status field.
-func (r *managedResourceResolver) Status(ctx context.Context, obj *appstate.ManagedResource) (v1alpha1.SyncStatusCode, error) {
-	return resourceStatus(obj.Status), nil
-}
-
 // Permissions is the resolver for the permissions field.
-func (r *meResolver) Permissions(ctx context.Context, obj *gqlmodel.Me) ([]*model.Permission, error) {
+func (r *meResolver) Permissions(ctx context.Context, obj *model.Me) ([]*model.Permission, error) {
 	return r.permissions(ctx), nil
 }
 
 // Can is the resolver for the can field.
-func (r *meResolver) Can(ctx context.Context, obj *gqlmodel.Me, resource string, action string, object string) (bool, error) {
+func (r *meResolver) Can(ctx context.Context, obj *model.Me, resource string, action string, object string) (bool, error) {
 	return r.can(ctx, resource, action, object), nil
 }
 
 // CreateApplication is the resolver for the createApplication field.
-func (r *mutationResolver) CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*gqlmodel.Application, error) {
+func (r *mutationResolver) CreateApplication(ctx context.Context, input model.CreateApplicationInput) (*model.Application, error) {
 	app, err := r.decodeApplication(input.Manifest)
 	if err != nil {
 		return nil, err
@@ -171,12 +164,12 @@ func (r *mutationResolver) CreateApplication(ctx context.Context, input model.Cr
 }
 
 // UpdateApplicationSpec is the resolver for the updateApplicationSpec field.
-func (r *mutationResolver) UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*gqlmodel.Application, error) {
+func (r *mutationResolver) UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*model.Application, error) {
 	return r.updateApplicationSpec(ctx, input)
 }
 
 // PatchApplication is the resolver for the patchApplication field.
-func (r *mutationResolver) PatchApplication(ctx context.Context, input model.PatchApplicationInput) (*gqlmodel.Application, error) {
+func (r *mutationResolver) PatchApplication(ctx context.Context, input model.PatchApplicationInput) (*model.Application, error) {
 	return r.patchApplication(ctx, input)
 }
 
@@ -194,11 +187,11 @@ func (r *mutationResolver) DeleteApplication(ctx context.Context, input model.De
 		return "", writeError(err, key)
 	}
 	r.awaitIndexed(ctx, key, func(got *v1alpha1.Application) bool { return got == nil || got.DeletionTimestamp != nil })
-	return gqlmodel.NodeID(gqlmodel.KindApplication, key), nil
+	return model.NodeID(model.KindApplication, key), nil
 }
 
 // SyncApplication is the resolver for the syncApplication field.
-func (r *mutationResolver) SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*gqlmodel.Application, error) {
+func (r *mutationResolver) SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*model.Application, error) {
 	key := r.refKey(*input.Application)
 	if err := r.authorizeApp(ctx, "sync", key); err != nil {
 		return nil, err
@@ -212,7 +205,7 @@ func (r *mutationResolver) SyncApplication(ctx context.Context, input model.Sync
 }
 
 // RollbackApplication is the resolver for the rollbackApplication field.
-func (r *mutationResolver) RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*gqlmodel.Application, error) {
+func (r *mutationResolver) RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*model.Application, error) {
 	key := r.refKey(*input.Application)
 	if err := r.authorizeApp(ctx, "sync", key); err != nil {
 		return nil, err
@@ -226,7 +219,7 @@ func (r *mutationResolver) RollbackApplication(ctx context.Context, input model.
 }
 
 // RefreshApplication is the resolver for the refreshApplication field.
-func (r *mutationResolver) RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*gqlmodel.Application, error) {
+func (r *mutationResolver) RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*model.Application, error) {
 	key := r.refKey(*input.Application)
 	if err := r.authorizeApp(ctx, "get", key); err != nil {
 		return nil, err
@@ -240,7 +233,7 @@ func (r *mutationResolver) RefreshApplication(ctx context.Context, input model.R
 }
 
 // TerminateOperation is the resolver for the terminateOperation field.
-func (r *mutationResolver) TerminateOperation(ctx context.Context, input model.ApplicationRef) (*gqlmodel.Application, error) {
+func (r *mutationResolver) TerminateOperation(ctx context.Context, input model.ApplicationRef) (*model.Application, error) {
 	key := r.refKey(input)
 	if err := r.authorizeApp(ctx, "sync", key); err != nil {
 		return nil, err
@@ -264,12 +257,12 @@ func (r *mutationResolver) PatchApplicationResource(ctx context.Context, input m
 }
 
 // CreateProject is the resolver for the createProject field.
-func (r *mutationResolver) CreateProject(ctx context.Context, input model.CreateProjectInput) (*gqlmodel.Project, error) {
+func (r *mutationResolver) CreateProject(ctx context.Context, input model.CreateProjectInput) (*model.Project, error) {
 	return r.createProject(ctx, input)
 }
 
 // UpdateProjectSpec is the resolver for the updateProjectSpec field.
-func (r *mutationResolver) UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*gqlmodel.Project, error) {
+func (r *mutationResolver) UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*model.Project, error) {
 	return r.updateProjectSpec(ctx, input)
 }
 
@@ -279,7 +272,7 @@ func (r *mutationResolver) DeleteProject(ctx context.Context, name string) (stri
 }
 
 // CreateRepository is the resolver for the createRepository field.
-func (r *mutationResolver) CreateRepository(ctx context.Context, input model.RepositoryInput) (*gqlmodel.Repository, error) {
+func (r *mutationResolver) CreateRepository(ctx context.Context, input model.RepositoryInput) (*model.Repository, error) {
 	return r.createRepository(ctx, input)
 }
 
@@ -294,7 +287,7 @@ func (r *mutationResolver) TestRepository(ctx context.Context, url string) (*mod
 }
 
 // AddCluster is the resolver for the addCluster field.
-func (r *mutationResolver) AddCluster(ctx context.Context, input model.ClusterInput) (*gqlmodel.Cluster, error) {
+func (r *mutationResolver) AddCluster(ctx context.Context, input model.ClusterInput) (*model.Cluster, error) {
 	return r.addCluster(ctx, input)
 }
 
@@ -334,17 +327,17 @@ func (r *orphanedResourcesResolver) Warn(ctx context.Context, obj *v1alpha1.Orph
 }
 
 // Map is the resolver for the map field.
-func (r *pluginParameterResolver) Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*gqlmodel.KeyValue, error) {
+func (r *pluginParameterResolver) Map(ctx context.Context, obj *v1alpha1.ApplicationSourcePluginParameter) ([]*model.KeyValue, error) {
 	return keyValues(obj.Map), nil
 }
 
 // Applications is the resolver for the applications field.
-func (r *projectResolver) Applications(ctx context.Context, obj *gqlmodel.Project, first int32, after *string) (*gqlmodel.ApplicationConnection, error) {
+func (r *projectResolver) Applications(ctx context.Context, obj *model.Project, first int32, after *string) (*model.ApplicationConnection, error) {
 	return r.projectApplications(ctx, obj.Name, first, after)
 }
 
 // Yaml is the resolver for the yaml field.
-func (r *projectResolver) Yaml(ctx context.Context, obj *gqlmodel.Project) (string, error) {
+func (r *projectResolver) Yaml(ctx context.Context, obj *model.Project) (string, error) {
 	return projectYAML(obj.AppProject)
 }
 
@@ -358,8 +351,8 @@ func (r *queryResolver) Version(ctx context.Context) (*model.Version, error) {
 }
 
 // Node is the resolver for the node field.
-func (r *queryResolver) Node(ctx context.Context, id string) (gqlmodel.Node, error) {
-	kind, key, err := gqlmodel.ParseID(id)
+func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
+	kind, key, err := model.ParseID(id)
 	if err != nil {
 		return nil, Errorf(CodeBadUserInput, "invalid ID %q", truncate(id, 64))
 	}
@@ -367,12 +360,12 @@ func (r *queryResolver) Node(ctx context.Context, id string) (gqlmodel.Node, err
 }
 
 // Application is the resolver for the application field.
-func (r *queryResolver) Application(ctx context.Context, name string, namespace *string) (*gqlmodel.Application, error) {
+func (r *queryResolver) Application(ctx context.Context, name string, namespace *string) (*model.Application, error) {
 	return r.application(ctx, r.appKey(name, namespace)), nil
 }
 
 // Applications is the resolver for the applications field.
-func (r *queryResolver) Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*gqlmodel.ApplicationConnection, error) {
+func (r *queryResolver) Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*model.ApplicationConnection, error) {
 	q, err := applicationQuery(first, after, filter, orderBy)
 	if err != nil {
 		return nil, err
@@ -382,11 +375,11 @@ func (r *queryResolver) Applications(ctx context.Context, first int32, after *st
 	if err != nil {
 		return nil, pageError(err)
 	}
-	return &gqlmodel.ApplicationConnection{Page: page}, nil
+	return &model.ApplicationConnection{Page: page}, nil
 }
 
 // Me is the resolver for the me field.
-func (r *queryResolver) Me(ctx context.Context) (*gqlmodel.Me, error) {
+func (r *queryResolver) Me(ctx context.Context) (*model.Me, error) {
 	return me(ctx), nil
 }
 
@@ -396,12 +389,12 @@ func (r *queryResolver) Accounts(ctx context.Context) ([]*model.Account, error) 
 }
 
 // Settings is the resolver for the settings field.
-func (r *queryResolver) Settings(ctx context.Context) (*gqlmodel.Settings, error) {
+func (r *queryResolver) Settings(ctx context.Context) (*model.Settings, error) {
 	return r.settings(ctx)
 }
 
 // Projects is the resolver for the projects field.
-func (r *queryResolver) Projects(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Project], error) {
+func (r *queryResolver) Projects(ctx context.Context, first int32, after *string) (*model.Connection[model.Project], error) {
 	all, err := r.projects(ctx)
 	if err != nil {
 		return nil, err
@@ -410,12 +403,12 @@ func (r *queryResolver) Projects(ctx context.Context, first int32, after *string
 }
 
 // Project is the resolver for the project field.
-func (r *queryResolver) Project(ctx context.Context, name string) (*gqlmodel.Project, error) {
+func (r *queryResolver) Project(ctx context.Context, name string) (*model.Project, error) {
 	return r.project(ctx, name)
 }
 
 // Clusters is the resolver for the clusters field.
-func (r *queryResolver) Clusters(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Cluster], error) {
+func (r *queryResolver) Clusters(ctx context.Context, first int32, after *string) (*model.Connection[model.Cluster], error) {
 	all, err := r.clusters(ctx)
 	if err != nil {
 		return nil, err
@@ -424,7 +417,7 @@ func (r *queryResolver) Clusters(ctx context.Context, first int32, after *string
 }
 
 // Repositories is the resolver for the repositories field.
-func (r *queryResolver) Repositories(ctx context.Context, first int32, after *string) (*gqlmodel.Connection[gqlmodel.Repository], error) {
+func (r *queryResolver) Repositories(ctx context.Context, first int32, after *string) (*model.Connection[model.Repository], error) {
 	all, err := r.repositories(ctx)
 	if err != nil {
 		return nil, err
@@ -433,16 +426,11 @@ func (r *queryResolver) Repositories(ctx context.Context, first int32, after *st
 }
 
 // ConnectionState is the resolver for the connectionState field.
-func (r *repositoryResolver) ConnectionState(ctx context.Context, obj *gqlmodel.Repository) (*model.ConnectionState, error) {
+func (r *repositoryResolver) ConnectionState(ctx context.Context, obj *model.Repository) (*model.ConnectionState, error) {
 	if obj.Template {
 		return nil, nil
 	}
 	return r.connectionState(ctx, obj.URL, false), nil
-}
-
-// Sync is the resolver for the sync field.
-func (r *resourceNodeResolver) Sync(ctx context.Context, obj *appstate.Node) (*v1alpha1.SyncStatusCode, error) {
-	return syncOrNil(obj.Sync), nil
 }
 
 // Status is the resolver for the status field.
@@ -466,7 +454,7 @@ func (r *resourceResultResolver) SyncPhase(ctx context.Context, obj *v1alpha1.Re
 }
 
 // ApplicationEvents is the resolver for the applicationEvents field.
-func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *eventbus.Delivery, error) {
+func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *model.ApplicationEvent, error) {
 	if r.Events == nil {
 		return nil, Errorf(CodeInternal, "live events are not available on this server")
 	}
@@ -478,7 +466,7 @@ func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *mo
 }
 
 // Application is the resolver for the application field.
-func (r *subscriptionResolver) Application(ctx context.Context, name string, namespace *string) (<-chan *gqlmodel.Application, error) {
+func (r *subscriptionResolver) Application(ctx context.Context, name string, namespace *string) (<-chan *model.Application, error) {
 	key := r.appKey(name, namespace)
 	if err := r.authorizeApp(ctx, "get", key); err != nil {
 		return nil, err
@@ -491,7 +479,7 @@ func (r *subscriptionResolver) Application(ctx context.Context, name string, nam
 }
 
 // ResourceTree is the resolver for the resourceTree field.
-func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *appstate.State, error) {
+func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error) {
 	key := r.appKey(name, namespace)
 	if err := r.authorizeApp(ctx, "get", key); err != nil {
 		return nil, err
@@ -561,11 +549,6 @@ func (r *Resolver) ManagedNamespaceMetadata() graph.ManagedNamespaceMetadataReso
 	return &managedNamespaceMetadataResolver{r}
 }
 
-// ManagedResource returns graph.ManagedResourceResolver implementation.
-func (r *Resolver) ManagedResource() graph.ManagedResourceResolver {
-	return &managedResourceResolver{r}
-}
-
 // Me returns graph.MeResolver implementation.
 func (r *Resolver) Me() graph.MeResolver { return &meResolver{r} }
 
@@ -591,9 +574,6 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 // Repository returns graph.RepositoryResolver implementation.
 func (r *Resolver) Repository() graph.RepositoryResolver { return &repositoryResolver{r} }
 
-// ResourceNode returns graph.ResourceNodeResolver implementation.
-func (r *Resolver) ResourceNode() graph.ResourceNodeResolver { return &resourceNodeResolver{r} }
-
 // ResourceResult returns graph.ResourceResultResolver implementation.
 func (r *Resolver) ResourceResult() graph.ResourceResultResolver { return &resourceResultResolver{r} }
 
@@ -616,7 +596,6 @@ type (
 	kustomizeReplicaResolver           struct{ *Resolver }
 	liveResourceResolver               struct{ *Resolver }
 	managedNamespaceMetadataResolver   struct{ *Resolver }
-	managedResourceResolver            struct{ *Resolver }
 	meResolver                         struct{ *Resolver }
 	mutationResolver                   struct{ *Resolver }
 	orphanedResourcesResolver          struct{ *Resolver }
@@ -624,7 +603,6 @@ type (
 	projectResolver                    struct{ *Resolver }
 	queryResolver                      struct{ *Resolver }
 	repositoryResolver                 struct{ *Resolver }
-	resourceNodeResolver               struct{ *Resolver }
 	resourceResultResolver             struct{ *Resolver }
 	subscriptionResolver               struct{ *Resolver }
 	syncPolicyAutomatedResolver        struct{ *Resolver }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/eventbus"
-	"github.com/graphcd/graphcd/internal/gqlmodel"
 )
 
 // EventSource streams reconciliation events (an eventbus.Bus).
@@ -58,7 +57,7 @@ func (r *Resolver) eventFilter(f *model.ApplicationEventFilter) eventbus.Filter 
 	if f == nil {
 		return out
 	}
-	out.Types = f.Types
+	out.Types = eventTypes(f.Types)
 	if len(f.Names) == 0 {
 		out.Namespaces = f.Namespaces
 		return out
@@ -75,12 +74,12 @@ func (r *Resolver) eventFilter(f *model.ApplicationEventFilter) eventbus.Filter 
 	return out
 }
 
-// streamEvents returns the bus's channel of the deliveries f selects; it
-// closes when ctx ends, and release runs then. gqlgen reads the channel
-// directly: the deliveries are shared with other subscribers and bound to
-// the GraphQL ApplicationEvent as they are, so no goroutine or copy stands
-// between the bus and the socket.
-func (r *Resolver) streamEvents(ctx context.Context, f *model.ApplicationEventFilter, release func()) <-chan *eventbus.Delivery {
+// streamEvents returns a channel of the events f selects; it closes when
+// ctx ends, and release runs then. Through a tap (the server's websockets)
+// no goroutine stands between the bus and the socket: the tap's caller
+// feeds each delivery it is to execute, mapped then. Without one, a
+// goroutine maps each delivery.
+func (r *Resolver) streamEvents(ctx context.Context, f *model.ApplicationEventFilter, release func()) <-chan *model.ApplicationEvent {
 	filter := r.eventFilter(f)
 	if r.Authz != nil {
 		// Events of apps the caller may not see (or no longer may, or
@@ -90,10 +89,21 @@ func (r *Resolver) streamEvents(ctx context.Context, f *model.ApplicationEventFi
 	sub := r.Events.Subscribe(ctx, filter, eventbus.Options{})
 	context.AfterFunc(ctx, release)
 	if t, ok := ctx.Value(tapKey{}).(*EventTap); ok {
-		t.deliveries, t.feed = sub.Deliveries(), make(chan *eventbus.Delivery, 1)
+		t.deliveries, t.feed = sub.Deliveries(), make(chan *model.ApplicationEvent, 1)
 		return t.feed
 	}
-	return sub.Deliveries()
+	out := make(chan *model.ApplicationEvent)
+	go func() {
+		defer close(out)
+		for d := range sub.Deliveries() {
+			select {
+			case out <- applicationEvent(d):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 type tapKey struct{}
@@ -105,7 +115,7 @@ type tapKey struct{}
 // gqlgen only when this subscriber is the one to execute it.
 type EventTap struct {
 	deliveries <-chan *eventbus.Delivery
-	feed       chan *eventbus.Delivery
+	feed       chan *model.ApplicationEvent
 }
 
 // WithEventTap returns ctx for dispatching an applicationEvents
@@ -128,7 +138,7 @@ func (t *EventTap) Deliveries() (<-chan *eventbus.Delivery, bool) {
 // after the end may not have taken what was fed before it.
 func (t *EventTap) Feed(ctx context.Context, d *eventbus.Delivery) bool {
 	select {
-	case t.feed <- d:
+	case t.feed <- applicationEvent(d):
 		return true
 	case <-ctx.Done():
 		return false
@@ -137,9 +147,9 @@ func (t *EventTap) Feed(ctx context.Context, d *eventbus.Delivery) bool {
 
 // streamApplication sends the app at key now and after each change until
 // ctx ends or the caller may no longer see it.
-func (r *Resolver) streamApplication(ctx context.Context, key types.NamespacedName, release func()) <-chan *gqlmodel.Application {
+func (r *Resolver) streamApplication(ctx context.Context, key types.NamespacedName, release func()) <-chan *model.Application {
 	changes := r.apps().Changes(ctx, key)
-	out := make(chan *gqlmodel.Application)
+	out := make(chan *model.Application)
 	go func() {
 		defer close(out)
 		defer release()

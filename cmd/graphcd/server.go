@@ -14,17 +14,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/catalog"
+	"github.com/graphcd/graphcd/apiserver/secretops"
+	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/manifests"
-	"github.com/graphcd/graphcd/internal/appops"
-	"github.com/graphcd/graphcd/internal/catalog"
-	"github.com/graphcd/graphcd/internal/secretops"
-	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
-	"github.com/graphcd/graphcd/internal/webhook"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
@@ -67,10 +67,10 @@ ingress that terminates TLS, or for local use.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.listen, "listen", server.DefaultListen, "address to serve HTTPS (or, with --insecure, HTTP) on")
+	f.StringVar(&o.listen, "listen", apiserver.DefaultListen, "address to serve HTTPS (or, with --insecure, HTTP) on")
 	o.tls.addFlags(f)
 	f.BoolVar(&o.installCRDs, "install-crds", false, "create or upgrade the graphcd CRDs at start")
-	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout,
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", apiserver.DefaultShutdownTimeout,
 		"how long to wait for running requests on SIGINT/SIGTERM")
 	o.kube.AddFlags(f)
 	o.repoServer.addFlags(f)
@@ -178,35 +178,33 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	}
 	settings := catalog.NewSettings(kc, o.app.namespace)
 	creds := repocreds.New(kc, o.app.namespace)
-	resolver := &resolvers.Resolver{
-		Build: build, Namespace: o.app.namespace, OnlyNamespace: o.app.namespace != "",
-		Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
-		Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
-		ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
-		Logs: catalog.NewPodLogs(clusterList), Settings: settings,
-		Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds,
-		// The controller renders with a Renderer of its own: the same rules.
-		Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client},
-	}
-	opts := server.Options{
+	opts := apiserver.Options{
 		Listen: o.listen,
-		Ready:  readyWhenSynced(readyWithRepoServer(server.KubeReadiness(k.APIExt), repoServer), "applications and projects", objectsReady),
-		Logger: log, Resolver: resolver, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
+		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications and projects", objectsReady),
+		Logger: log, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
+		API: resolvers.Config{
+			Build: build, Namespace: o.app.namespace, OnlyNamespace: o.app.namespace != "",
+			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
+			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
+			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
+			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
+			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds,
+			// The controller renders with a Renderer of its own: the same rules.
+			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client},
+		},
 	}
 	if authParts != nil {
-		resolver.Authz, resolver.AccountService = authParts.authz, authParts.sessions
+		opts.API.Authz, opts.API.AccountService = authParts.authz, authParts.sessions
 		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
 	}
-	// Providers cannot log in: the webhook authenticates with their secrets.
 	hookSecrets := webhook.NewSecretWatch(kc, o.app.namespace)
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
-	hooks := webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
+	opts.Webhook = &webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
 	pushed := &pushQueue{}
 	if o.controller {
-		hooks.Queue = pushed
+		opts.Webhook.Queue = pushed
 	}
-	opts.Routes = append(opts.Routes, server.Route{Pattern: "POST /api/webhook", Name: "webhook", Handler: webhook.New(hooks)})
-	srv, err := server.New(opts)
+	srv, err := apiserver.New(opts)
 	if err != nil {
 		return err
 	}
@@ -253,7 +251,7 @@ func checkListen(ctx context.Context, addr string) error {
 // readyWhenSynced adds to ready the condition that synced is closed: the
 // API answers from an in-memory index that must hold every object first.
 // ready's own reason (say, CRDs not installed) comes first.
-func readyWhenSynced(ready server.ReadyFunc, what string, synced <-chan struct{}) server.ReadyFunc {
+func readyWhenSynced(ready apiserver.ReadyFunc, what string, synced <-chan struct{}) apiserver.ReadyFunc {
 	return func(ctx context.Context) error {
 		if err := ready(ctx); err != nil {
 			return err

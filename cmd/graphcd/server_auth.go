@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/auth/accounts"
 	"github.com/graphcd/graphcd/auth/dex"
@@ -22,8 +24,6 @@ import (
 	"github.com/graphcd/graphcd/auth/oidc"
 	"github.com/graphcd/graphcd/auth/session"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
-	"github.com/graphcd/graphcd/internal/catalog"
-	"github.com/graphcd/graphcd/internal/server"
 )
 
 // authOptions are the flags of `graphcd server` about logging in.
@@ -56,7 +56,7 @@ const dexClientSecretKey = "dex.clientSecret"
 type authParts struct {
 	authz    *auth.Authorizer
 	sessions *auth.Sessions
-	routes   []server.Route
+	routes   []apiserver.Route
 }
 
 // projectRetry is how often the RBAC setup tries again to watch
@@ -135,14 +135,14 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 		return nil, err
 	}
 	h := &auth.Handlers{Sessions: sessions, SSO: sso, Authz: authz, Secure: strings.HasPrefix(baseURL, "https://"), TrustedProxies: proxies, Log: log}
-	routes := []server.Route{
+	routes := []apiserver.Route{
 		{Pattern: "/auth/login", Name: "auth_login", Handler: h.Login()},
 		{Pattern: "/auth/callback", Name: "auth_callback", Handler: h.Callback()},
 		{Pattern: "/auth/logout", Name: "auth_logout", Handler: h.Logout()},
 		{Pattern: "/auth/exchange", Name: "auth_exchange", Handler: h.Exchange()},
 	}
 	if dexServer != nil {
-		routes = append(routes, server.Route{Pattern: "/api/dex/", Name: "dex", Handler: dexServer.Handler()})
+		routes = append(routes, apiserver.Route{Pattern: "/api/dex/", Name: "dex", Handler: dexServer.Handler()})
 		context.AfterFunc(ctx, func() { _ = dexServer.Close() })
 	}
 	return &authParts{authz: authz, sessions: sessions, routes: routes}, nil

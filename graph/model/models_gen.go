@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/eventbus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -33,7 +32,7 @@ type ApplicationEventFilter struct {
 	// Namespaces of the Application objects.
 	Namespaces []string `json:"namespaces,omitempty"`
 	// Event types.
-	Types []eventbus.EventType `json:"types,omitempty"`
+	Types []ApplicationEventType `json:"types,omitempty"`
 }
 
 // Selects applications. Every field given must match; a list matches when any
@@ -393,6 +392,73 @@ type Version struct {
 	Commit string `json:"commit"`
 	// The Go toolchain that built the server, e.g. "go1.26.8".
 	GoVersion string `json:"goVersion"`
+}
+
+// What happened to an application.
+type ApplicationEventType string
+
+const (
+	// The sync status changed.
+	ApplicationEventTypeSyncStatusChanged ApplicationEventType = "SyncStatusChanged"
+	// The health status changed.
+	ApplicationEventTypeHealthChanged ApplicationEventType = "HealthChanged"
+	// An operation started or ended.
+	ApplicationEventTypeOperationPhaseChanged ApplicationEventType = "OperationPhaseChanged"
+	// A live resource of the application changed (a comparison follows).
+	ApplicationEventTypeResourceChanged ApplicationEventType = "ResourceChanged"
+	// The application was compared with Git again.
+	ApplicationEventTypeReconcileCompleted ApplicationEventType = "ReconcileCompleted"
+)
+
+var AllApplicationEventType = []ApplicationEventType{
+	ApplicationEventTypeSyncStatusChanged,
+	ApplicationEventTypeHealthChanged,
+	ApplicationEventTypeOperationPhaseChanged,
+	ApplicationEventTypeResourceChanged,
+	ApplicationEventTypeReconcileCompleted,
+}
+
+func (e ApplicationEventType) IsValid() bool {
+	switch e {
+	case ApplicationEventTypeSyncStatusChanged, ApplicationEventTypeHealthChanged, ApplicationEventTypeOperationPhaseChanged, ApplicationEventTypeResourceChanged, ApplicationEventTypeReconcileCompleted:
+		return true
+	}
+	return false
+}
+
+func (e ApplicationEventType) String() string {
+	return string(e)
+}
+
+func (e *ApplicationEventType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ApplicationEventType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ApplicationEventType", str)
+	}
+	return nil
+}
+
+func (e ApplicationEventType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ApplicationEventType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ApplicationEventType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // What an application list can be ordered by. Ties are broken by namespace,
