@@ -104,6 +104,14 @@ func pageError(err error) error {
 	return err
 }
 
+// connection shows the index's page p as the graph's connection.
+func connection(p appindex.Page) *model.ApplicationConnection {
+	return &model.ApplicationConnection{Page: model.AppPage{
+		Items: p.Items, Cursor: p.Cursor, EndCursor: p.EndCursor,
+		HasNextPage: p.HasNextPage, HasPreviousPage: p.HasPreviousPage, TotalCount: p.TotalCount,
+	}}
+}
+
 // applicationYAML prints app as kubectl would, without managedFields.
 func applicationYAML(app *v1alpha1.Application) (string, error) {
 	out := app.DeepCopy()

@@ -155,5 +155,5 @@ func (r *Resolver) projectApplications(ctx context.Context, project string, firs
 	if err != nil {
 		return nil, pageError(err)
 	}
-	return &model.ApplicationConnection{Page: p}, nil
+	return connection(p), nil
 }

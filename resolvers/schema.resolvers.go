@@ -375,7 +375,7 @@ func (r *queryResolver) Applications(ctx context.Context, first int32, after *st
 	if err != nil {
 		return nil, pageError(err)
 	}
-	return &model.ApplicationConnection{Page: page}, nil
+	return connection(page), nil
 }
 
 // Me is the resolver for the me field.

@@ -1,6 +1,6 @@
 package model
 
-import "github.com/graphcd/graphcd/apiserver/appindex"
+import "github.com/graphcd/graphcd/api/v1alpha1"
 
 // PageInfo says where a page sits in the whole list.
 type PageInfo struct {
@@ -12,7 +12,19 @@ type PageInfo struct {
 
 // ApplicationConnection is a page of applications.
 type ApplicationConnection struct {
-	Page appindex.Page
+	Page AppPage
+}
+
+// AppPage is the page of the application list a connection shows.
+type AppPage struct {
+	Items []*v1alpha1.Application
+	// Cursor names Items[i].
+	Cursor func(i int) string
+	// EndCursor names the last item; empty when Items is.
+	EndCursor                    string
+	HasNextPage, HasPreviousPage bool
+	// TotalCount is the number of apps the filter selects, on all pages.
+	TotalCount int
 }
 
 // ApplicationEdge is an application with its cursor.
