@@ -14,6 +14,7 @@ import (
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
@@ -242,7 +243,7 @@ func renderError(i int, err error) error {
 	case errors.As(err, &denied) || errors.As(err, &invalid) || errors.As(err, &missing):
 		return &Error{Code: CodeForbidden, Message: err.Error()}
 	case manifests.SignatureRefused(err):
-		return &Error{Code: CodeForbidden, Message: fmt.Sprintf("source %d: %s", i+1, git.RedactURL(err.Error())), Err: err}
+		return &Error{Code: CodeForbidden, Message: fmt.Sprintf("source %d: %s", i+1, repourl.Redact(err.Error())), Err: err}
 	case errors.As(err, &lookup):
 		return err
 	}
@@ -258,7 +259,7 @@ func sourceError(i int, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	msg := fmt.Sprintf("source %d: %s", i+1, git.RedactURL(err.Error()))
+	msg := fmt.Sprintf("source %d: %s", i+1, repourl.Redact(err.Error()))
 	if errors.Is(err, git.ErrInvalidRevision) || errors.Is(err, git.ErrRevisionNotFound) {
 		return &Error{Code: CodeBadUserInput, Message: msg, Err: err}
 	}

@@ -64,6 +64,8 @@ var rules = []rule{
 		why: "the state the controller writes and the API reads leaks neither side's internals"},
 	{pkgs: "internal/wellknown", imports: []pattern{},
 		why: "the shared names are a leaf every layer may import"},
+	{pkgs: "internal/repourl", imports: []pattern{},
+		why: "a repository URL's identity is a leaf every layer compares with"},
 	{pkgs: "internal/eventbus", graphcd: []pattern{},
 		why: "the event bus sits between the controller and the resolvers and knows neither"},
 	{pkgs: "controller/diff", graphcd: []pattern{},

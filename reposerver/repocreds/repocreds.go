@@ -37,6 +37,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
@@ -145,12 +146,12 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 	if err != nil {
 		return reposerver.Repository{}, err
 	}
-	want := git.NormalizeURL(repoURL)
+	want := repourl.Normalize(repoURL)
 	repo := reposerver.Repository{URL: repoURL}
 	var exact, template *entry
 	for i := range entries {
 		e := &entries[i]
-		norm := git.NormalizeURL(e.info.URL)
+		norm := repourl.Normalize(e.info.URL)
 		if e.err != nil {
 			if e.info.URL != "" && (norm == want || e.info.Template && strings.HasPrefix(want, norm)) {
 				return reposerver.Repository{}, e.err // it was meant for this repository
@@ -160,7 +161,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 		switch {
 		case !e.info.Template && norm == want && exact == nil:
 			exact = e
-		case e.info.Template && strings.HasPrefix(want, norm) && (template == nil || len(norm) > len(git.NormalizeURL(template.info.URL))):
+		case e.info.Template && strings.HasPrefix(want, norm) && (template == nil || len(norm) > len(repourl.Normalize(template.info.URL))):
 			template = e
 		}
 	}
