@@ -16,7 +16,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
-	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/internal/clusters"
 )
 
 // connectRetry is how long a cluster whose cache failed to start is left

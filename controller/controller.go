@@ -25,9 +25,9 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )

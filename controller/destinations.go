@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
 	appsync "github.com/graphcd/graphcd/controller/sync"
+	"github.com/graphcd/graphcd/internal/clusters"
 )
 
 // Destination is an owned destination cluster as a reconcile uses it: its

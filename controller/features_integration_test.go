@@ -134,7 +134,7 @@ func TestSettingsHotReload(t *testing.T) {
 	waitStatus(t, name, "Healthy once the Lua check is removed", func(s *v1alpha1.ApplicationStatus) bool {
 		return s.Sync.Status == v1alpha1.SyncStatusCodeSynced && s.Health.Status != v1alpha1.HealthStatusDegraded
 	})
-	if got := ctl.Reconciler().Settings().HealthChecks(); len(got) != 0 {
+	if got := controller.HealthChecks(ctl.Reconciler().Settings()); len(got) != 0 {
 		t.Errorf("health checks after removal = %v, want none", got)
 	}
 }

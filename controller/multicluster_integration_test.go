@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 

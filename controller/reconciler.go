@@ -30,11 +30,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -496,7 +496,7 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		return nil, nil, err
 	}
-	differ, err := diff.New(diff.Options{Ignore: eng.settings.IgnoreRules(app.Spec.IgnoreDifferences)})
+	differ, err := diff.New(diff.Options{Ignore: IgnoreRules(eng.settings, app.Spec.IgnoreDifferences)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
 	}

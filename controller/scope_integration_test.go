@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 

@@ -48,7 +48,7 @@ type destExec struct {
 }
 
 func newEngines(s *settings.Settings, sc SyncConfig) (*engines, error) {
-	h, err := health.New(health.Options{LuaChecks: s.HealthChecks()})
+	h, err := health.New(health.Options{LuaChecks: HealthChecks(s)})
 	if err != nil {
 		return nil, fmt.Errorf("health checks from settings: %w", err)
 	}

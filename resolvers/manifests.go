@@ -9,10 +9,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"

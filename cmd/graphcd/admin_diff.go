@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/sync"
@@ -99,7 +100,7 @@ func runAdminDiff(c *cobra.Command, o *adminDiffOptions) (bool, error) {
 			return false, fmt.Errorf("%s: %w", o.app, err)
 		}
 	}
-	d, err := diff.New(diff.Options{Ignore: s.IgnoreRules(app.Spec.IgnoreDifferences), ServerSide: o.serverSide})
+	d, err := diff.New(diff.Options{Ignore: controller.IgnoreRules(s, app.Spec.IgnoreDifferences), ServerSide: o.serverSide})
 	if err != nil {
 		return false, err
 	}

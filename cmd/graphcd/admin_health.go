@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/controller/health"
 )
 
@@ -56,7 +57,7 @@ func runAdminHealth(c *cobra.Command, o *adminHealthOptions) error {
 	if err != nil {
 		return err
 	}
-	engine, err := health.New(health.Options{LuaChecks: s.HealthChecks()})
+	engine, err := health.New(health.Options{LuaChecks: controller.HealthChecks(s)})
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.settings, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 )

@@ -1,7 +1,7 @@
 // Package secretops writes the Secrets that declare repositories,
 // repository credential templates and destination clusters, in the format
 // Argo CD uses (and graphcd reads: reposerver/repocreds,
-// controller/clusters). Credentials go in and never come back out: no
+// internal/clusters). Credentials go in and never come back out: no
 // function here returns Secret data.
 package secretops
 

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/clusters"
 )
 
 // management runs graphcd's Secrets; second is the destination cluster.
