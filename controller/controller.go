@@ -28,6 +28,7 @@ import (
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -241,7 +242,7 @@ func (c *Controller) refreshCluster(ctx context.Context, server string, names []
 	}
 	for i := range list.Items {
 		d := list.Items[i].Spec.Destination
-		hit := d.Server != "" && clusters.NormaliseServer(d.Server) == server
+		hit := d.Server != "" && secretcodec.NormaliseServer(d.Server) == server
 		hit = hit || (d.Name != "" && slices.Contains(names, d.Name))
 		if hit {
 			if err := c.reconciler.refreshWait(ctx, types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}); err != nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/gqlmodel"
 	"github.com/graphcd/graphcd/internal/repourl"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
@@ -221,7 +221,7 @@ func (r *Resolver) destinationCluster(ctx context.Context, dest v1alpha1.Applica
 		return "", "", err
 	}
 	for _, c := range list {
-		if (dest.Name == "" && clusters.NormaliseServer(dest.Server) == c.Server) || (dest.Name != "" && dest.Name == c.Name) {
+		if (dest.Name == "" && secretcodec.NormaliseServer(dest.Server) == c.Server) || (dest.Name != "" && dest.Name == c.Name) {
 			return c.Server, c.Name, nil
 		}
 	}

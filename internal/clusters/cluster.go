@@ -3,32 +3,18 @@ package clusters
 import (
 	"crypto/sha256"
 	"fmt"
-	"net/url"
 	"slices"
-	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/graphcd/graphcd/internal/wellknown"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 )
 
-// Labels and well-known values of cluster Secrets (label names, not
-// credentials).
-//
-//nolint:gosec // G101: these are label keys and values
+// The cluster graphcd runs in, listed without a Secret.
 const (
-	// SecretTypeLabel marks a graphcd Secret with its kind.
-	SecretTypeLabel = wellknown.SecretTypeLabel
-	// ArgoSecretTypeLabel is Argo CD's label, accepted so that existing
-	// cluster Secrets carry over unchanged.
-	ArgoSecretTypeLabel = wellknown.ArgoSecretTypeLabel
-	// SecretTypeCluster is the label value of a cluster Secret.
-	SecretTypeCluster = "cluster"
-
 	// InClusterServer is the API server URL of the cluster graphcd runs in.
-	InClusterServer = "https://kubernetes.default.svc"
+	InClusterServer = secretcodec.InClusterServer
 	// InClusterName is the default name of that cluster.
 	InClusterName = "in-cluster"
 )
@@ -75,107 +61,27 @@ type Cluster struct {
 // the cluster graphcd runs in: Parse leaves its RESTConfig without
 // credentials, and a Registry replaces it with the controller's own.
 func Parse(secret *corev1.Secret) (*Cluster, error) {
-	c, err := parse(secret)
-	if err != nil {
-		return nil, fmt.Errorf("cluster secret %s/%s: %w", secret.Namespace, secret.Name, err)
-	}
-	return c, nil
-}
-
-func parse(secret *corev1.Secret) (*Cluster, error) {
-	data := secretData(secret)
-	server, err := normaliseServer(data["server"])
+	decoded, err := secretcodec.DecodeCluster(secret)
 	if err != nil {
 		return nil, err
 	}
 	c := &Cluster{
-		Name:        strings.TrimSpace(data["name"]),
-		Server:      server,
-		Namespaces:  splitList(data["namespaces"]),
-		Project:     strings.TrimSpace(data["project"]),
-		Labels:      secret.Labels,
-		Annotations: secret.Annotations,
-		Secret:      secret.Namespace + "/" + secret.Name,
-		fingerprint: fingerprint(data),
+		Name:             decoded.Name,
+		Server:           decoded.Server,
+		Namespaces:       decoded.Namespaces,
+		ClusterResources: decoded.ClusterResources,
+		Project:          decoded.Project,
+		Shard:            decoded.Shard,
+		Labels:           secret.Labels,
+		Annotations:      secret.Annotations,
+		Secret:           secret.Namespace + "/" + secret.Name,
+		fingerprint:      fingerprint(secretcodec.Data(secret)),
 	}
-	if c.Name == "" {
-		// Argo CD falls back to the server URL too.
-		c.Name = server
+	if c.RESTConfig, err = restConfig(&decoded.Config, c.Server); err != nil {
+		return nil, fmt.Errorf("cluster secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
-	if v := strings.TrimSpace(data["clusterResources"]); v != "" {
-		if c.ClusterResources, err = strconv.ParseBool(v); err != nil {
-			return nil, fmt.Errorf("clusterResources must be \"true\" or \"false\", got %q", v)
-		}
-	}
-	if v := strings.TrimSpace(data["shard"]); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("shard must be a non-negative integer, got %q", v)
-		}
-		c.Shard = &n
-	}
-	cfg, err := parseConfig(data["config"])
-	if err != nil {
-		return nil, err
-	}
-	if c.RESTConfig, err = cfg.restConfig(server); err != nil {
-		return nil, err
-	}
-	c.inherits = server == InClusterServer && !cfg.hasCredentials()
+	c.inherits = c.Server == InClusterServer && !decoded.Config.HasCredentials()
 	return c, nil
-}
-
-// secretData merges data and stringData (stringData wins, as the API
-// server would when it writes the Secret).
-func secretData(secret *corev1.Secret) map[string]string {
-	out := make(map[string]string, len(secret.Data)+len(secret.StringData))
-	for k, v := range secret.Data {
-		out[k] = string(v)
-	}
-	for k, v := range secret.StringData {
-		out[k] = v
-	}
-	return out
-}
-
-// normaliseServer checks an API server URL and drops trailing slashes.
-// The URL is echoed in errors only when it carries no user information.
-func normaliseServer(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return "", fmt.Errorf("server is missing: set it to the cluster's API server URL")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("server is not a valid URL")
-	}
-	if u.User != nil {
-		return "", fmt.Errorf("server must not carry credentials in the URL; put them in config")
-	}
-	if u.Scheme != "https" && u.Scheme != "http" {
-		return "", fmt.Errorf("server %q must be an http or https URL", raw)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("server %q has no host", raw)
-	}
-	return NormaliseServer(raw), nil
-}
-
-// NormaliseServer returns server the way clusters are indexed: trimmed of
-// spaces and trailing slashes.
-func NormaliseServer(server string) string {
-	return strings.TrimRight(strings.TrimSpace(server), "/")
-}
-
-// splitList splits a comma list, dropping blanks.
-func splitList(s string) []string {
-	var out []string
-	for part := range strings.SplitSeq(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
 }
 
 // fingerprint hashes the Secret's data in key order.

@@ -66,6 +66,8 @@ var rules = []rule{
 		why: "the shared names are a leaf every layer may import"},
 	{pkgs: "internal/repourl", imports: []pattern{},
 		why: "a repository URL's identity is a leaf every layer compares with"},
+	{pkgs: "internal/secretcodec", graphcd: []pattern{"internal/wellknown"},
+		why: "the one codec of repository and cluster Secrets is a leaf their readers and writers share"},
 	{pkgs: "internal/settings", never: []pattern{"controller/...", "resolvers/...", "graph/...", "reposerver/..."},
 		why: "every layer reads the settings; the controller turns them into the engines' options"},
 	{pkgs: "internal/clusters", never: []pattern{"controller/...", "resolvers/...", "graph/...", "reposerver/..."},
