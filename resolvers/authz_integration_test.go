@@ -21,6 +21,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/internal/appops"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/resolvers"
@@ -47,7 +48,7 @@ func authAPI(t *testing.T, ns string, authn server.Authenticator, accounts resol
 	t.Helper()
 	a := auth.NewAuthorizer()
 	quiet := slog.New(slog.DiscardHandler)
-	if err := auth.WatchPolicy(t.Context(), cluster.Client, ns, a, quiet); err != nil {
+	if err := auth.WatchPolicy(t.Context(), kubewatch.NewSource(t.Context(), cluster.Client, ns), a, quiet); err != nil {
 		t.Fatal(err)
 	}
 	if err := auth.WatchProjects(t.Context(), objects, a, quiet); err != nil {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/hack/localcluster"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 var cluster *localcluster.Cluster
@@ -39,7 +40,7 @@ func startStore(t *testing.T, cm map[string]string, secret map[string][]byte) (*
 			t.Fatal(err)
 		}
 	}
-	s := NewStore(cluster.Client, ns)
+	s := NewStore(kubewatch.NewSource(t.Context(), cluster.Client, ns))
 	s.cost = bcrypt.MinCost
 	if err := s.Start(ctx); err != nil {
 		t.Fatalf("Start: %v", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/catalog"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/secretops"
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
@@ -165,12 +166,15 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	tlsConfig, err := o.tls.config(ctx, kc, o.app.namespace, o.listen, log)
+	// One watch per settings object (graphcd-cm, graphcd-rbac-cm,
+	// graphcd-secret), shared by every part of the process that reads it.
+	watch := kubewatch.NewSource(ctx, kc, o.app.namespace)
+	tlsConfig, err := o.tls.config(ctx, watch, o.listen, log)
 	if err != nil {
 		return err
 	}
 	o.auth.kubeconfig = root.kubeconfig
-	authParts, err := o.auth.setUp(ctx, kc, o.app.namespace, objects, sh, log)
+	authParts, err := o.auth.setUp(ctx, watch, objects, sh, log)
 	if err != nil {
 		return err
 	}
@@ -196,7 +200,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
 	}
 	// Providers cannot log in: the webhook authenticates with their secrets.
-	hookSecrets := webhook.NewSecretWatch(kc, o.app.namespace)
+	hookSecrets := webhook.NewSecretWatch(watch)
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
 	hooks := webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
 	pushed := &pushQueue{}

@@ -28,6 +28,7 @@ import (
 	"github.com/graphcd/graphcd/hack/localcluster"
 	"github.com/graphcd/graphcd/internal/appops"
 	"github.com/graphcd/graphcd/internal/catalog"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 // The shared fixtures: one local control plane, a client for
@@ -111,7 +112,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // graphcd-secret in secretsNS.
 func startHandler(t *testing.T, secretsNS string) string {
 	t.Helper()
-	watch := NewSecretWatch(cluster.Client, secretsNS)
+	watch := NewSecretWatch(kubewatch.NewSource(t.Context(), cluster.Client, secretsNS))
 	if err := watch.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
