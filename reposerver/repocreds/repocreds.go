@@ -233,10 +233,18 @@ func newEntry(sec *corev1.Secret) entry {
 	e.info.Type, e.info.HasCredentials, e.enableOCI = reposerver.RepoType(r.Type), r.HasCredentials(), r.EnableOCI
 	e.creds = git.Credentials{
 		Username: r.Username, Password: r.Password, BearerToken: r.BearerToken,
-		SSHPrivateKey: []byte(r.SSHPrivateKey), TLSClientCert: []byte(r.TLSClientCertData), TLSClientKey: []byte(r.TLSClientCertKey),
+		SSHPrivateKey: bytesOf(r.SSHPrivateKey), TLSClientCert: bytesOf(r.TLSClientCertData), TLSClientKey: bytesOf(r.TLSClientCertKey),
 		Insecure: r.Insecure,
 	}
 	return e
+}
+
+// bytesOf is s as bytes; nil when s is empty, as an absent key reads.
+func bytesOf(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
 }
 
 // hasSecrets reports whether c carries anything that authenticates.
