@@ -8,9 +8,7 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +26,7 @@ import (
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
@@ -68,6 +67,9 @@ type Config struct {
 	// State receives each app's resource tree and managed resources (live
 	// and desired YAML, masked diffs) for the API servers; nil writes none.
 	State appstate.Store
+	// Watch is the process's watch of the settings objects, through which
+	// graphcd-cm is followed; nil makes one for the controller alone.
+	Watch *kubewatch.Source
 }
 
 // Controller runs the destination clusters' caches and the Application
@@ -110,10 +112,6 @@ func New(cfg Config) (*Controller, error) {
 		Metrics: metricsOptions(cfg.MetricsListen),
 		Cache: crcache.Options{
 			DefaultNamespaces: map[string]crcache.Config{cfg.Namespace: {}},
-			// Of the ConfigMaps only graphcd-cm is watched and cached.
-			ByObject: map[client.Object]crcache.ByObject{
-				&corev1.ConfigMap{}: {Field: fields.OneTermEqualSelector("metadata.name", SettingsConfigMap)},
-			},
 		},
 		HealthProbeBindAddress: "0",
 		// Several Controllers may run in one process (tests, a restart in
@@ -161,7 +159,8 @@ func New(cfg Config) (*Controller, error) {
 	if err := r.SetupWithManager(mgr, cfg.Processors); err != nil {
 		return nil, err
 	}
-	watch := &settingsWatch{client: mgr.GetClient(), r: r, namespace: cfg.Namespace, base: cfg.Settings, log: cfg.Logger}
+	watch := &settingsWatch{client: mgr.GetClient(), r: r, namespace: cfg.Namespace, base: cfg.Settings, log: cfg.Logger,
+		watch: cfg.Watch, restConfig: cfg.RESTConfig}
 	if err := watch.setup(mgr); err != nil {
 		return nil, err
 	}

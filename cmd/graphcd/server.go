@@ -23,6 +23,7 @@ import (
 	"github.com/graphcd/graphcd/internal/server"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/internal/webhook"
+	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
@@ -178,7 +179,10 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	settings := catalog.NewSettings(kc, o.app.namespace)
+	settings := catalog.NewSettings(watch)
+	if err := settings.Start(ctx); err != nil {
+		return fmt.Errorf("watch %s: %w", wellknown.SettingsConfigMap, err)
+	}
 	creds := repocreds.New(kc, o.app.namespace)
 	resolver := &resolvers.Resolver{
 		Build: build, Namespace: o.app.namespace, OnlyNamespace: o.app.namespace != "",
@@ -221,7 +225,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	ctlDone := make(chan error, 1)
 	go func() {
 		cfg := o.app.config()
-		cfg.Repo, cfg.Logger, cfg.State = svc, log, sh.states
+		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch = svc, log, sh.states, watch
 		err := runController(ctx, k, cfg, sh.events, pushed.ctl.Store)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose

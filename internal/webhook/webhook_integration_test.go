@@ -267,8 +267,12 @@ func TestMaxPayloadFromConfigMap(t *testing.T) {
 	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	limits := catalog.NewSettings(kubewatch.NewSource(t.Context(), cluster.Client, ns))
+	if err := limits.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	h := New(Options{Apps: objects.Apps, Refresher: appops.Service{Client: kube}, Secrets: StaticSecrets{},
-		Limits: catalog.NewSettings(cluster.Client, ns), Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		Limits: limits, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 
