@@ -202,14 +202,18 @@ func (s Service) DeleteCluster(ctx context.Context, server string) error {
 func sameServer(server string) func(*corev1.Secret) bool {
 	want := secretcodec.NormaliseServer(server)
 	return func(sec *corev1.Secret) bool {
-		return secretcodec.NormaliseServer(secretcodec.Data(sec)["server"]) == want
+		c, _ := secretcodec.DecodeCluster(sec) // a broken Secret still claims its server
+		return c.Server == want
 	}
 }
 
 // sameURL selects the repository Secret of repoURL, under any spelling of
 // the URL.
 func sameURL(repoURL string) func(*corev1.Secret) bool {
-	return func(sec *corev1.Secret) bool { return repourl.Same(secretcodec.Data(sec)["url"], repoURL) }
+	return func(sec *corev1.Secret) bool {
+		r, _ := secretcodec.DecodeRepository(sec) // a broken Secret still claims its URL
+		return repourl.Same(r.URL, repoURL)
+	}
 }
 
 // find returns the Secret of type typ (under either label) that match
