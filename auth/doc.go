@@ -9,7 +9,8 @@
 // WatchProjects:
 //
 //	a := auth.NewAuthorizer()
-//	err := auth.WatchPolicy(ctx, client, "graphcd", a, log)
+//	watch := kubewatch.NewSource(ctx, client, "graphcd") // one per process
+//	err := auth.WatchPolicy(ctx, watch, a, log)
 //	err = auth.WatchProjects(ctx, catalog, a, log)
 //	ok := a.Can(ctx, "applications", "sync", "my-project/guestbook")
 //

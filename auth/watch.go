@@ -6,11 +6,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
@@ -26,49 +24,31 @@ const (
 // keyAnonymous turns anonymous access on in graphcd-cm, as in argocd-cm.
 const keyAnonymous = "users.anonymous.enabled"
 
-// WatchPolicy keeps a's policy equal to graphcd-rbac-cm in namespace, and
-// anonymous access to graphcd-cm's users.anonymous.enabled, until ctx
-// ends. It returns once both have been read. Invalid policy lines are
-// logged (with their line and reason, never a whole line of the policy
-// beyond its fields) and left out.
-func WatchPolicy(ctx context.Context, client kubernetes.Interface, namespace string, a *Authorizer, log *slog.Logger) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
-	inf := factory.Core().V1().ConfigMaps().Informer()
-	apply := func(obj any, deleted bool) {
-		cm, ok := obj.(*corev1.ConfigMap)
-		if !ok {
-			if t, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-				cm, ok = t.Obj.(*corev1.ConfigMap)
-			}
-			if !ok {
-				return
-			}
+// WatchPolicy keeps a's policy equal to graphcd-rbac-cm in the namespace
+// of watch, and anonymous access to graphcd-cm's users.anonymous.enabled,
+// until ctx ends. It returns once both have been read. Invalid policy
+// lines are logged (with their line and reason, never a whole line of the
+// policy beyond its fields) and left out.
+func WatchPolicy(ctx context.Context, watch *kubewatch.Source, a *Authorizer, log *slog.Logger) error {
+	err := watch.ConfigMap(ctx, RBACConfigMap, func(cm *corev1.ConfigMap) {
+		if err := a.SetPolicy(configMapData(cm)); err != nil {
+			log.Error("RBAC policy: lines left out or policy kept", "configmap", watch.Namespace()+"/"+RBACConfigMap, "error", err)
 		}
-		var data map[string]string
-		if !deleted {
-			data = cm.Data
-		}
-		switch cm.Name {
-		case RBACConfigMap:
-			if err := a.SetPolicy(data); err != nil {
-				log.Error("RBAC policy: lines left out or policy kept", "configmap", namespace+"/"+RBACConfigMap, "error", err)
-			}
-		case SettingsConfigMap:
-			a.SetAnonymous(strings.TrimSpace(data[keyAnonymous]) == "true")
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { apply(obj, false) },
-		UpdateFunc: func(_, obj any) { apply(obj, false) },
-		DeleteFunc: func(obj any) { apply(obj, true) },
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return context.Cause(ctx)
+	return watch.ConfigMap(ctx, SettingsConfigMap, func(cm *corev1.ConfigMap) {
+		a.SetAnonymous(strings.TrimSpace(configMapData(cm)[keyAnonymous]) == "true")
+	})
+}
+
+// configMapData is cm's data; nil when it was deleted.
+func configMapData(cm *corev1.ConfigMap) map[string]string {
+	if cm == nil {
+		return nil
 	}
-	return nil
+	return cm.Data
 }
 
 // ProjectSource tells about AppProjects as they change (catalog.Catalog

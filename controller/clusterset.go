@@ -16,7 +16,8 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
-	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 )
 
 // connectRetry is how long a cluster whose cache failed to start is left
@@ -230,7 +231,7 @@ func (s *clusterSet) clusterChanged(ctx context.Context, server string) {
 func (s *clusterSet) live(server string) *cache.Cluster {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cn := s.conns[clusters.NormaliseServer(server)]; cn != nil {
+	if cn := s.conns[secretcodec.NormaliseServer(server)]; cn != nil {
 		return cn.cache
 	}
 	return nil

@@ -13,10 +13,11 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/controller/health"
 	"github.com/graphcd/graphcd/controller/project"
+	"github.com/graphcd/graphcd/internal/clusters"
 )
 
 // ResourceKey identifies an object in a destination cluster.
@@ -203,7 +204,7 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		return nil, nil, err
 	}
-	differ, err := diff.New(diff.Options{Ignore: eng.settings.IgnoreRules(app.Spec.IgnoreDifferences)})
+	differ, err := diff.New(diff.Options{Ignore: engineopts.IgnoreRules(eng.settings, app.Spec.IgnoreDifferences)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: ignoreDifferences: %w", errInvalidSpec, err)
 	}

@@ -8,9 +8,7 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -25,9 +23,11 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
+	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/kubewatch"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -67,6 +67,9 @@ type Config struct {
 	// State receives each app's resource tree and managed resources (live
 	// and desired YAML, masked diffs) for the API servers; nil writes none.
 	State appstate.Store
+	// Watch is the process's watch of the settings objects, through which
+	// graphcd-cm is followed; nil makes one for the controller alone.
+	Watch *kubewatch.Source
 }
 
 // Controller runs the destination clusters' caches and the Application
@@ -109,10 +112,6 @@ func New(cfg Config) (*Controller, error) {
 		Metrics: metricsOptions(cfg.MetricsListen),
 		Cache: crcache.Options{
 			DefaultNamespaces: map[string]crcache.Config{cfg.Namespace: {}},
-			// Of the ConfigMaps only graphcd-cm is watched and cached.
-			ByObject: map[client.Object]crcache.ByObject{
-				&corev1.ConfigMap{}: {Field: fields.OneTermEqualSelector("metadata.name", SettingsConfigMap)},
-			},
 		},
 		HealthProbeBindAddress: "0",
 		// Several Controllers may run in one process (tests, a restart in
@@ -160,7 +159,8 @@ func New(cfg Config) (*Controller, error) {
 	if err := r.SetupWithManager(mgr, cfg.Processors); err != nil {
 		return nil, err
 	}
-	watch := &settingsWatch{client: mgr.GetClient(), r: r, namespace: cfg.Namespace, base: cfg.Settings, log: cfg.Logger}
+	watch := &settingsWatch{client: mgr.GetClient(), r: r, namespace: cfg.Namespace, base: cfg.Settings, log: cfg.Logger,
+		watch: cfg.Watch, restConfig: cfg.RESTConfig}
 	if err := watch.setup(mgr); err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func (c *Controller) refreshCluster(ctx context.Context, server string, names []
 	}
 	for i := range list.Items {
 		d := list.Items[i].Spec.Destination
-		hit := d.Server != "" && clusters.NormaliseServer(d.Server) == server
+		hit := d.Server != "" && secretcodec.NormaliseServer(d.Server) == server
 		hit = hit || (d.Name != "" && slices.Contains(names, d.Name))
 		if hit {
 			if err := c.reconciler.refreshWait(ctx, types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}); err != nil {

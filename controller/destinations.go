@@ -12,8 +12,9 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
 	appsync "github.com/graphcd/graphcd/controller/sync"
+	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 )
 
 // Destination is an owned destination cluster as a reconcile uses it: its
@@ -118,7 +119,7 @@ func (s singleDestination) loaded() <-chan struct{} { return alwaysLoaded }
 
 // Resolve knows only in-cluster, by server or name.
 func (s singleDestination) Resolve(dest v1alpha1.ApplicationDestination) (*clusters.Cluster, error) {
-	server := clusters.NormaliseServer(dest.Server)
+	server := secretcodec.NormaliseServer(dest.Server)
 	switch {
 	case server == "" && dest.Name == "":
 		return nil, fmt.Errorf("application destination has neither a server nor a name: set one of them")

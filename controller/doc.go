@@ -41,10 +41,11 @@
 // # Settings
 //
 // The controller watches the graphcd-cm ConfigMap in its namespace
-// (SettingsConfigMap; only that ConfigMap is cached). When it changes, the
-// settings are parsed again, the health engine (Lua checks) and the
-// ignoreDifferences rules are rebuilt and swapped in atomically, and every
-// Application is refreshed:
+// (SettingsConfigMap), through the process's kubewatch.Source
+// (Config.Watch) that the other readers of graphcd-cm share. When it
+// changes, the settings are parsed again, the health engine (Lua checks)
+// and the ignoreDifferences rules are rebuilt and swapped in atomically,
+// and every Application is refreshed:
 //
 //	data:
 //	  resource.customizations.health.test.graphcd.io_Widget: |

@@ -24,6 +24,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -134,7 +135,7 @@ func TestSettingsHotReload(t *testing.T) {
 	waitStatus(t, name, "Healthy once the Lua check is removed", func(s *v1alpha1.ApplicationStatus) bool {
 		return s.Sync.Status == v1alpha1.SyncStatusCodeSynced && s.Health.Status != v1alpha1.HealthStatusDegraded
 	})
-	if got := ctl.Reconciler().Settings().HealthChecks(); len(got) != 0 {
+	if got := engineopts.HealthChecks(ctl.Reconciler().Settings()); len(got) != 0 {
 		t.Errorf("health checks after removal = %v, want none", got)
 	}
 }

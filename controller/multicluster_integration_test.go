@@ -19,8 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -67,7 +68,7 @@ func registerSecond(t *testing.T, name string) *corev1.Secret {
 		t.Fatal(err)
 	}
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name, Labels: map[string]string{clusters.SecretTypeLabel: clusters.SecretTypeCluster}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}},
 		StringData: map[string]string{"name": name, "server": second.Config.Host, "config": string(cfg)},
 	}
 	s, err = cluster.Client.CoreV1().Secrets(appNamespace).Create(t.Context(), s, metav1.CreateOptions{})

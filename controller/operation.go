@@ -15,11 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	appsync "github.com/graphcd/graphcd/controller/sync"
+	"github.com/graphcd/graphcd/internal/clusters"
 )
 
 // Kubernetes Event reasons of operations.
@@ -479,7 +480,7 @@ func (r *Reconciler) respectIgnored(app *v1alpha1.Application, plan *appsync.Pla
 			continue
 		}
 		if differ == nil {
-			d, err := diff.New(diff.Options{Ignore: r.engines.Load().settings.IgnoreRules(app.Spec.IgnoreDifferences)})
+			d, err := diff.New(diff.Options{Ignore: engineopts.IgnoreRules(r.engines.Load().settings, app.Spec.IgnoreDifferences)})
 			if err != nil {
 				return fmt.Errorf("ignoreDifferences: %w", err)
 			}

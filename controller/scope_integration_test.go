@@ -19,7 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -99,7 +100,7 @@ func registerScoped(t *testing.T, name, token string, namespaces []string) *core
 		t.Fatal(err)
 	}
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name, Labels: map[string]string{clusters.ArgoSecretTypeLabel: clusters.SecretTypeCluster}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name, Labels: map[string]string{wellknown.ArgoSecretTypeLabel: secretcodec.TypeCluster}},
 		StringData: map[string]string{
 			"name": name, "server": cluster.Config.Host, "config": string(cfg),
 			"namespaces": strings.Join(namespaces, ", "),

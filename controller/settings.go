@@ -7,18 +7,25 @@ import (
 	"log/slog"
 	"reflect"
 	gosync "sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/controller/health"
 	appsync "github.com/graphcd/graphcd/controller/sync"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/internal/wellknown"
 )
@@ -48,7 +55,7 @@ type destExec struct {
 }
 
 func newEngines(s *settings.Settings, sc SyncConfig) (*engines, error) {
-	h, err := health.New(health.Options{LuaChecks: s.HealthChecks()})
+	h, err := health.New(health.Options{LuaChecks: engineopts.HealthChecks(s)})
 	if err != nil {
 		return nil, fmt.Errorf("health checks from settings: %w", err)
 	}
@@ -100,6 +107,8 @@ func (r *Reconciler) UpdateSettings(s *settings.Settings) error {
 }
 
 // settingsWatch reloads graphcd-cm when it changes and refreshes every app.
+// It follows the ConfigMap through the process's kubewatch.Source, shared
+// with the other readers of graphcd-cm, and reconciles its latest version.
 type settingsWatch struct {
 	client    client.Client
 	r         *Reconciler
@@ -108,27 +117,55 @@ type settingsWatch struct {
 	// graphcd-cm is deleted.
 	base *settings.Settings
 	log  *slog.Logger
+
+	watch      *kubewatch.Source
+	restConfig *rest.Config
+	// latest is graphcd-cm as last seen; nil when it is missing.
+	latest  atomic.Pointer[corev1.ConfigMap]
+	changed chan event.GenericEvent
 }
 
 func (w *settingsWatch) setup(mgr ctrl.Manager) error {
+	w.changed = make(chan event.GenericEvent, 1)
+	if err := mgr.Add(manager.RunnableFunc(w.follow)); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("settings").
-		For(&corev1.ConfigMap{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			return o.GetName() == SettingsConfigMap && o.GetNamespace() == w.namespace
-		}))).
+		WatchesRawSource(source.Channel(w.changed, &handler.EnqueueRequestForObject{})).
 		Complete(w)
+}
+
+// follow records every version of graphcd-cm and asks for a reconcile,
+// until ctx ends.
+func (w *settingsWatch) follow(ctx context.Context) error {
+	watch := w.watch
+	if watch == nil {
+		kc, err := kubernetes.NewForConfig(w.restConfig)
+		if err != nil {
+			return err
+		}
+		watch = kubewatch.NewSource(ctx, kc, w.namespace)
+	}
+	key := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: SettingsConfigMap}}
+	err := watch.ConfigMap(ctx, SettingsConfigMap, func(cm *corev1.ConfigMap) {
+		w.latest.Store(cm)
+		select {
+		case w.changed <- event.GenericEvent{Object: key}:
+		default: // one is queued already; it reads the latest version
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", SettingsConfigMap, err)
+	}
+	<-ctx.Done()
+	return nil
 }
 
 // Reconcile implements reconcile.Reconciler for graphcd-cm.
 func (w *settingsWatch) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var cm corev1.ConfigMap
 	s := w.base
-	err := w.client.Get(ctx, req.NamespacedName, &cm)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return ctrl.Result{}, err
-	default:
+	if cm := w.latest.Load(); cm != nil {
 		parsed, err := settings.Parse(cm.Data)
 		if err != nil {
 			// A broken edit must not take away working settings.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/internal/settings"
 )
 
@@ -40,7 +41,7 @@ func TestUpdateSettings(t *testing.T) {
 			if got := err != nil; got != tt.wantErr {
 				t.Errorf("UpdateSettings error = %v, want error %v", err, tt.wantErr)
 			}
-			if diff := cmp.Diff(len(r.Settings().HealthChecks()), tt.wantChecks); diff != "" {
+			if diff := cmp.Diff(len(engineopts.HealthChecks(r.Settings())), tt.wantChecks); diff != "" {
 				t.Errorf("health checks (-got +want):\n%s", diff)
 			}
 		})

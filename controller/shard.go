@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/internal/clusters"
 )
 
 // InClusterName is the destination name of the cluster graphcd runs in, as

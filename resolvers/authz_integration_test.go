@@ -20,6 +20,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver"
 	"github.com/graphcd/graphcd/auth"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -44,13 +45,16 @@ func authAPI(t *testing.T, ns string, authn apiserver.Authenticator, accounts re
 	t.Helper()
 	a := auth.NewAuthorizer()
 	quiet := slog.New(slog.DiscardHandler)
-	if err := auth.WatchPolicy(t.Context(), cluster.Client, ns, a, quiet); err != nil {
+	if err := auth.WatchPolicy(t.Context(), kubewatch.NewSource(t.Context(), cluster.Client, ns), a, quiet); err != nil {
 		t.Fatal(err)
 	}
 	if err := auth.WatchProjects(t.Context(), objects, a, quiet); err != nil {
 		t.Fatal(err)
 	}
-	opts := apiOptions(events)
+	opts, err := apiOptions(events)
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts.API.Authz, opts.API.AccountService, opts.Authenticator = a, accounts, authn
 	ts, err := serveAPI(opts)
 	if err != nil {

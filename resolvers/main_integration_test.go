@@ -41,6 +41,7 @@ import (
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/internal/testenv/localredis"
 	"github.com/graphcd/graphcd/reposerver/inproc"
@@ -154,28 +155,43 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 // shares.
 var apiCreds = sync.OnceValue(func() *repocreds.Store { return repocreds.New(cluster.Client, secretsNS) })
 
+// apiSettings follows graphcd-cm of secretsNS for every API the tests
+// serve, as one server process does.
+var apiSettings = sync.OnceValues(func() (*catalog.Settings, error) {
+	s := catalog.NewSettings(kubewatch.NewSource(context.Background(), cluster.Client, secretsNS))
+	return s, s.Start(context.Background())
+})
+
 // newAPI serves the API over the shared index with events from bus.
 func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
-	return serveAPI(apiOptions(bus))
+	opts, err := apiOptions(bus)
+	if err != nil {
+		return nil, err
+	}
+	return serveAPI(opts)
 }
 
 // apiOptions are the options of an API over the shared fixtures with
 // events from bus, as graphcd server sets them, without authentication.
-func apiOptions(bus resolvers.EventSource) apiserver.Options {
+func apiOptions(bus resolvers.EventSource) (apiserver.Options, error) {
 	creds := apiCreds()
+	settings, err := apiSettings()
+	if err != nil {
+		return apiserver.Options{}, err
+	}
 	return apiserver.Options{
 		Listen: "127.0.0.1:0",
 		API: resolvers.Config{
 			Apps: index, Projects: objects, Namespace: "graphcd",
 			Clusters: clusterList, Repositories: repoList, KubeEvents: kubeEvents,
 			ProjectWriter: appops.Service{Client: kube}, RepoTester: repoTester, States: states, Logs: fakeLogs{},
-			Settings: catalog.NewSettings(cluster.Client, secretsNS), Resources: catalog.NewResources(clusterList),
+			Settings: settings, Resources: catalog.NewResources(clusterList),
 			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
 			Writer:  appops.Service{Client: kube}, Events: bus,
 			Repo: repoTester, RepoCreds: creds,
 			Manifests: &manifests.Renderer{Repo: repoTester, Credentials: creds.Lookup, Keys: kube},
 		},
-	}
+	}, nil
 }
 
 // serveAPI serves apiserver.New(opts) over httptest.

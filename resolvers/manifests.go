@@ -9,10 +9,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/repourl"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
@@ -219,7 +220,7 @@ func (r *Resolver) destinationCluster(ctx context.Context, dest v1alpha1.Applica
 		return "", "", err
 	}
 	for _, c := range list {
-		if (dest.Name == "" && clusters.NormaliseServer(dest.Server) == c.Server) || (dest.Name != "" && dest.Name == c.Name) {
+		if (dest.Name == "" && secretcodec.NormaliseServer(dest.Server) == c.Server) || (dest.Name != "" && dest.Name == c.Name) {
 			return c.Server, c.Name, nil
 		}
 	}
@@ -241,7 +242,7 @@ func renderError(i int, err error) error {
 	case errors.As(err, &denied) || errors.As(err, &invalid) || errors.As(err, &missing):
 		return &Error{Code: CodeForbidden, Message: err.Error()}
 	case manifests.SignatureRefused(err):
-		return &Error{Code: CodeForbidden, Message: fmt.Sprintf("source %d: %s", i+1, git.RedactURL(err.Error())), Err: err}
+		return &Error{Code: CodeForbidden, Message: fmt.Sprintf("source %d: %s", i+1, repourl.Redact(err.Error())), Err: err}
 	case errors.As(err, &lookup):
 		return err
 	}
@@ -257,7 +258,7 @@ func sourceError(i int, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	msg := fmt.Sprintf("source %d: %s", i+1, git.RedactURL(err.Error()))
+	msg := fmt.Sprintf("source %d: %s", i+1, repourl.Redact(err.Error()))
 	if errors.Is(err, git.ErrInvalidRevision) || errors.Is(err, git.ErrRevisionNotFound) {
 		return &Error{Code: CodeBadUserInput, Message: msg, Err: err}
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
 )
 
@@ -110,7 +111,7 @@ func (r *Resolver) testRepository(ctx context.Context, url string) (*model.Conne
 	}
 	declared := false
 	for _, repo := range all {
-		declared = declared || (repo.URL == url && !repo.Template)
+		declared = declared || (repourl.Same(repo.URL, url) && !repo.Template)
 	}
 	if !declared {
 		return nil, Errorf(CodeNotFound, "repository %q is not declared", url)

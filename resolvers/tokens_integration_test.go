@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/auth/accounts"
 	"github.com/graphcd/graphcd/auth/session"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 // sessionsIn starts real sessions for the accounts of ns: keys in its
@@ -30,11 +31,11 @@ func sessionsIn(t *testing.T, ns string, cm map[string]string) *auth.Sessions {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	keys := session.NewSecretKeys(cluster.Client, ns)
+	keys := session.NewSecretKeys(kubewatch.NewSource(t.Context(), cluster.Client, ns))
 	if err := keys.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	store := accounts.NewStore(cluster.Client, ns)
+	store := accounts.NewStore(kubewatch.NewSource(t.Context(), cluster.Client, ns))
 	if err := store.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

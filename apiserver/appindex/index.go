@@ -12,6 +12,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // Index is the in-memory view of the Applications. It is safe for
@@ -186,10 +187,10 @@ func newEntry(app *v1alpha1.Application) *entry {
 		e.lastDeployed = h[len(h)-1].DeployedAt.UnixNano()
 	}
 	if s := app.Spec.Source; s != nil {
-		e.repos = append(e.repos, NormaliseRepo(s.RepoURL))
+		e.repos = append(e.repos, repourl.Normalize(s.RepoURL))
 	}
 	for _, s := range app.Spec.Sources {
-		e.repos = append(e.repos, NormaliseRepo(s.RepoURL))
+		e.repos = append(e.repos, repourl.Normalize(s.RepoURL))
 	}
 	if p := app.Spec.SyncPolicy; p != nil && p.Automated != nil {
 		e.autoSync = p.Automated.Enabled == nil || *p.Automated.Enabled
@@ -227,14 +228,4 @@ func HealthRank(h v1alpha1.HealthStatusCode) int {
 	default:
 		return 2
 	}
-}
-
-// NormaliseRepo returns the form of a repository URL that filters compare:
-// lower case, without a trailing slash or ".git", so that
-// "https://Git.example.com/team/app.git/" matches
-// "https://git.example.com/team/app".
-func NormaliseRepo(url string) string {
-	u := strings.ToLower(strings.TrimSpace(url))
-	u = strings.TrimSuffix(u, "/")
-	return strings.TrimSuffix(u, ".git")
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // MaxFirst is the largest page Page returns.
@@ -55,7 +56,7 @@ type Filter struct {
 	Clusters []string
 	// DestinationNamespaces match spec.destination.namespace.
 	DestinationNamespaces []string
-	// Repos match any source's repoURL, compared with NormaliseRepo.
+	// Repos match any source's repoURL, compared as repourl keys.
 	Repos []string
 	// TargetRevisions match any source's targetRevision.
 	TargetRevisions []string
@@ -279,7 +280,7 @@ type matcher struct {
 func newMatcher(f Filter) *matcher {
 	repos := make([]string, len(f.Repos))
 	for i, r := range f.Repos {
-		repos[i] = NormaliseRepo(r)
+		repos[i] = repourl.Normalize(r)
 	}
 	return &matcher{
 		f:          f,

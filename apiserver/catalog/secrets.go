@@ -7,8 +7,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/graphcd/graphcd/controller/clusters"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 )
 

@@ -2,87 +2,79 @@ package catalog
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
+	"sync/atomic"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
-// settingsConfigMap holds graphcd's settings (Argo CD's argocd-cm keys).
-const settingsConfigMap = wellknown.SettingsConfigMap
-
-// settingsTTL is how long PublicSettings reuses what it read.
-const settingsTTL = 5 * time.Second
-
 // Settings reads the public part of graphcd-cm: the URL, the UI banner and
 // the names of the SSO connectors. Nothing else of the ConfigMap (client
-// secrets in dex.config, say) ever leaves it.
+// secrets in dex.config, say) ever leaves it. It follows graphcd-cm
+// through the process's kubewatch.Source.
 type Settings struct {
-	client    kubernetes.Interface
-	namespace string
+	watch *kubewatch.Source
+	// view is what graphcd-cm last said; nil until Start has read it.
+	view atomic.Pointer[settingsView]
+}
 
-	mu   sync.Mutex
-	read time.Time
-	last model.Settings
+type settingsView struct {
+	public model.Settings
 	// maxPayload is webhook.maxPayloadSizeMB in bytes; 0 when unset or
 	// invalid.
 	maxPayload int64
 }
 
-// NewSettings reads graphcd-cm in namespace.
-func NewSettings(client kubernetes.Interface, namespace string) *Settings {
-	return &Settings{client: client, namespace: namespace}
+// NewSettings reads graphcd-cm in the namespace of watch; call Start.
+func NewSettings(watch *kubewatch.Source) *Settings {
+	return &Settings{watch: watch}
 }
 
-// PublicSettings returns the public settings, read at most every few
-// seconds. A missing ConfigMap means defaults.
-func (s *Settings) PublicSettings(ctx context.Context) (model.Settings, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.refresh(ctx); err != nil {
-		return model.Settings{}, err
+// Start follows graphcd-cm until ctx ends, and returns once it has been
+// read. A missing ConfigMap means defaults.
+func (s *Settings) Start(ctx context.Context) error {
+	err := s.watch.ConfigMap(ctx, wellknown.SettingsConfigMap, func(cm *corev1.ConfigMap) {
+		if cm == nil {
+			s.view.Store(&settingsView{})
+			return
+		}
+		s.view.Store(&settingsView{public: publicSettings(cm.Data), maxPayload: maxPayloadBytes(cm.Data["webhook.maxPayloadSizeMB"])})
+	})
+	if err != nil {
+		return err
 	}
-	return s.last, nil
+	s.view.CompareAndSwap(nil, &settingsView{}) // read, and missing
+	return nil
+}
+
+// errSettingsNotLoaded is PublicSettings' error before Start has read
+// graphcd-cm.
+var errSettingsNotLoaded = errors.New("settings are not loaded yet")
+
+// PublicSettings returns the public settings.
+func (s *Settings) PublicSettings(context.Context) (model.Settings, error) {
+	v := s.view.Load()
+	if v == nil {
+		return model.Settings{}, errSettingsNotLoaded
+	}
+	return v.public, nil
 }
 
 // WebhookMaxPayloadBytes is graphcd-cm's webhook.maxPayloadSizeMB (Argo
 // CD's key) in bytes, or def when it is unset, not a positive whole number
-// of megabytes, or the ConfigMap cannot be read.
-func (s *Settings) WebhookMaxPayloadBytes(ctx context.Context, def int64) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.refresh(ctx) != nil || s.maxPayload <= 0 {
-		return def
+// of megabytes, or graphcd-cm is not loaded yet.
+func (s *Settings) WebhookMaxPayloadBytes(_ context.Context, def int64) int64 {
+	if v := s.view.Load(); v != nil && v.maxPayload > 0 {
+		return v.maxPayload
 	}
-	return s.maxPayload
-}
-
-// refresh reads graphcd-cm when the last read is older than settingsTTL;
-// s.mu is held.
-func (s *Settings) refresh(ctx context.Context) error {
-	if !s.read.IsZero() && time.Since(s.read) < settingsTTL {
-		return nil
-	}
-	cm, err := s.client.CoreV1().ConfigMaps(s.namespace).Get(ctx, settingsConfigMap, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		s.last, s.maxPayload = model.Settings{}, 0
-	case err != nil:
-		return fmt.Errorf("read %s/%s: %w", s.namespace, settingsConfigMap, err)
-	default:
-		s.last, s.maxPayload = publicSettings(cm.Data), maxPayloadBytes(cm.Data["webhook.maxPayloadSizeMB"])
-	}
-	s.read = time.Now()
-	return nil
+	return def
 }
 
 // maxPayloadBytes parses a size in megabytes (MiB, as Argo CD counts

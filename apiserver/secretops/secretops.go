@@ -1,14 +1,13 @@
 // Package secretops writes the Secrets that declare repositories,
-// repository credential templates and destination clusters, in the format
-// Argo CD uses (and graphcd reads: reposerver/repocreds,
-// controller/clusters). Credentials go in and never come back out: no
-// function here returns Secret data.
+// repository credential templates and destination clusters, encoded by
+// internal/secretcodec, which their readers (reposerver/repocreds,
+// internal/clusters) decode with. Credentials go in and never come back
+// out: no function here returns Secret data.
 package secretops
 
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -23,18 +22,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/graphcd/graphcd/internal/repourl"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/wellknown"
-)
-
-// The labels that give a Secret its meaning (graphcd's and Argo CD's).
-//
-//nolint:gosec // G101: label keys and values, not credentials
-const (
-	typeLabel     = wellknown.SecretTypeLabel
-	argoTypeLabel = wellknown.ArgoSecretTypeLabel
-	typeRepo      = "repository"
-	typeRepoCreds = "repo-creds"
-	typeCluster   = "cluster"
 )
 
 // Errors callers show as they are.
@@ -103,45 +93,26 @@ func (s Service) PutRepository(ctx context.Context, r Repository, upsert bool) e
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	typ, prefix := typeRepo, "repo-"
+	prefix := "repo-"
 	if r.Template {
-		typ, prefix = typeRepoCreds, "creds-"
+		prefix = "creds-"
 	}
-	data := map[string]string{"url": r.URL}
-	set := func(k, v string) {
-		if v != "" {
-			data[k] = v
-		}
+	sr := secretcodec.Repository{
+		URL: r.URL, Name: r.Name, Project: r.Project, Type: r.Type, Username: r.Username, Password: r.Password,
+		SSHPrivateKey: r.SSHPrivateKey, TLSClientCertData: r.TLSClientCertData, TLSClientCertKey: r.TLSClientCertKey,
+		Insecure: r.Insecure, EnableOCI: r.EnableOCI, Template: r.Template,
 	}
-	set("name", r.Name)
-	set("project", r.Project)
-	set("type", r.Type)
-	set("username", r.Username)
-	set("password", r.Password)
-	set("sshPrivateKey", r.SSHPrivateKey)
-	set("tlsClientCertData", r.TLSClientCertData)
-	set("tlsClientCertKey", r.TLSClientCertKey)
-	if r.Insecure {
-		data["insecure"] = "true"
-	}
-	if r.EnableOCI {
-		data["enableOCI"] = "true"
-	}
-	existing, err := s.find(ctx, typ, func(sec *corev1.Secret) bool { return string(sec.Data["url"]) == r.URL })
+	existing, err := s.find(ctx, sr.Label(), sameURL(r.URL))
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, existing, prefix+hashName(r.URL), typ, data, nil, upsert)
+	return s.put(ctx, existing, prefix+hashName(r.URL), sr.Label(), sr.Data(), nil, upsert)
 }
 
 // DeleteRepository deletes the Secret declaring the repository (or
 // template) url.
 func (s Service) DeleteRepository(ctx context.Context, repoURL string, template bool) error {
-	typ := typeRepo
-	if template {
-		typ = typeRepoCreds
-	}
-	sec, err := s.find(ctx, typ, func(sec *corev1.Secret) bool { return string(sec.Data["url"]) == repoURL })
+	sec, err := s.find(ctx, secretcodec.Repository{Template: template}.Label(), sameURL(repoURL))
 	if err != nil {
 		return err
 	}
@@ -165,9 +136,6 @@ type Cluster struct {
 	Labels                    map[string]string
 }
 
-// inClusterServer is the cluster graphcd runs in, which needs no Secret.
-const inClusterServer = "https://kubernetes.default.svc"
-
 // Validate checks c before anything is written.
 func (c Cluster) Validate() error {
 	u, err := url.Parse(c.Server)
@@ -180,25 +148,11 @@ func (c Cluster) Validate() error {
 		return invalid("server must not embed credentials")
 	}
 	for k := range c.Labels {
-		if k == typeLabel || k == argoTypeLabel {
+		if k == wellknown.SecretTypeLabel || k == wellknown.ArgoSecretTypeLabel {
 			return invalid("label %s is reserved", k)
 		}
 	}
 	return nil
-}
-
-// clusterConfig is the "config" key of a cluster Secret (Argo CD's format).
-type clusterConfig struct {
-	BearerToken     string          `json:"bearerToken,omitempty"`
-	TLSClientConfig tlsClientConfig `json:"tlsClientConfig"`
-}
-
-type tlsClientConfig struct {
-	Insecure   bool   `json:"insecure,omitempty"`
-	ServerName string `json:"serverName,omitempty"`
-	CAData     string `json:"caData,omitempty"`
-	CertData   string `json:"certData,omitempty"`
-	KeyData    string `json:"keyData,omitempty"`
 }
 
 // PutCluster writes the Secret of c; without upsert an existing one for
@@ -213,37 +167,30 @@ func (s Service) PutCluster(ctx context.Context, c Cluster, upsert bool) error {
 		}
 		return base64.StdEncoding.EncodeToString([]byte(s))
 	}
-	// The token goes into the Secret, which is where it belongs.
-	cfg, err := json.Marshal(clusterConfig{ //nolint:gosec // G117: see above
-		BearerToken: c.BearerToken, TLSClientConfig: tlsClientConfig{
+	data, err := secretcodec.Cluster{
+		Name: c.Name, Server: c.Server, Namespaces: c.Namespaces, ClusterResources: c.ClusterResources, Project: c.Project,
+		Config: secretcodec.ClusterConfig{BearerToken: c.BearerToken, TLSClientConfig: secretcodec.TLSClientConfig{
 			Insecure: c.Insecure, ServerName: c.ServerName, CAData: b64(c.CAData), CertData: b64(c.CertData), KeyData: b64(c.KeyData),
-		}})
+		}},
+	}.Data()
 	if err != nil {
 		return err
 	}
-	data := map[string]string{"name": c.Name, "server": c.Server, "config": string(cfg)}
-	if len(c.Namespaces) > 0 {
-		data["namespaces"] = strings.Join(c.Namespaces, ",")
-		data["clusterResources"] = strconv.FormatBool(c.ClusterResources)
-	}
-	if c.Project != "" {
-		data["project"] = c.Project
-	}
-	existing, err := s.find(ctx, typeCluster, sameServer(c.Server))
+	existing, err := s.find(ctx, secretcodec.TypeCluster, sameServer(c.Server))
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, existing, "cluster-"+hashName(c.Server), typeCluster, data, c.Labels, upsert)
+	return s.put(ctx, existing, "cluster-"+hashName(c.Server), secretcodec.TypeCluster, data, c.Labels, upsert)
 }
 
 // DeleteCluster deletes the Secret declaring the cluster at server.
 func (s Service) DeleteCluster(ctx context.Context, server string) error {
-	sec, err := s.find(ctx, typeCluster, sameServer(server))
+	sec, err := s.find(ctx, secretcodec.TypeCluster, sameServer(server))
 	if err != nil {
 		return err
 	}
 	if sec == nil {
-		if strings.TrimRight(server, "/") == inClusterServer {
+		if secretcodec.NormaliseServer(server) == secretcodec.InClusterServer {
 			return invalid("the cluster graphcd runs in has no Secret to remove")
 		}
 		return ErrNotFound
@@ -251,15 +198,28 @@ func (s Service) DeleteCluster(ctx context.Context, server string) error {
 	return s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{})
 }
 
+// sameServer selects the cluster Secret of server.
 func sameServer(server string) func(*corev1.Secret) bool {
-	want := strings.TrimRight(server, "/")
-	return func(sec *corev1.Secret) bool { return strings.TrimRight(string(sec.Data["server"]), "/") == want }
+	want := secretcodec.NormaliseServer(server)
+	return func(sec *corev1.Secret) bool {
+		c, _ := secretcodec.DecodeCluster(sec) // a broken Secret still claims its server
+		return c.Server == want
+	}
+}
+
+// sameURL selects the repository Secret of repoURL, under any spelling of
+// the URL.
+func sameURL(repoURL string) func(*corev1.Secret) bool {
+	return func(sec *corev1.Secret) bool {
+		r, _ := secretcodec.DecodeRepository(sec) // a broken Secret still claims its URL
+		return repourl.Same(r.URL, repoURL)
+	}
 }
 
 // find returns the Secret of type typ (under either label) that match
 // selects, or nil.
 func (s Service) find(ctx context.Context, typ string, match func(*corev1.Secret) bool) (*corev1.Secret, error) {
-	for _, label := range []string{typeLabel, argoTypeLabel} {
+	for _, label := range []string{wellknown.SecretTypeLabel, wellknown.ArgoSecretTypeLabel} {
 		list, err := s.Client.CoreV1().Secrets(s.Namespace).List(ctx, metav1.ListOptions{LabelSelector: label + "=" + typ})
 		if err != nil {
 			return nil, fmt.Errorf("list %s secrets: %w", typ, err)
@@ -295,7 +255,7 @@ func (s Service) put(ctx context.Context, existing *corev1.Secret, name, typ str
 			return err
 		})
 	}
-	all := map[string]string{typeLabel: typ}
+	all := map[string]string{wellknown.SecretTypeLabel: typ}
 	for k, v := range labels {
 		all[k] = v
 	}

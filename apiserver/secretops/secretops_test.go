@@ -3,6 +3,8 @@ package secretops
 import (
 	"errors"
 	"testing"
+
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 func TestValidate(t *testing.T) {
@@ -34,7 +36,7 @@ func TestValidate(t *testing.T) {
 		{Cluster{Server: "https://prod.example.com"}, false},
 		{Cluster{Name: "prod", Server: "prod.example.com"}, false},
 		{Cluster{Name: "prod", Server: "https://admin:pw@prod.example.com"}, false},
-		{Cluster{Name: "prod", Server: "https://prod.example.com", Labels: map[string]string{typeLabel: "x"}}, false},
+		{Cluster{Name: "prod", Server: "https://prod.example.com", Labels: map[string]string{wellknown.SecretTypeLabel: "x"}}, false},
 	}
 	for _, tt := range clusters {
 		if err := tt.c.Validate(); (err == nil) != tt.ok {

@@ -18,9 +18,9 @@
 // A provider without a secret is accepted, as Argo CD does, with one
 // warning in the log.
 //
-// An app matches a push when any of its Git sources has a repoURL equal,
-// after NormaliseURL, to one of the URLs the payload gives for the
-// repository, and a targetRevision naming a pushed branch or tag ("HEAD"
+// An app matches a push when any of its Git sources has a repoURL at the
+// same location (repourl's Location: host and path, whatever the scheme,
+// user or port) as one of the URLs the payload gives for the repository, and a targetRevision naming a pushed branch or tag ("HEAD"
 // and "" follow the default branch) and, when the app has the
 // ManifestPathsAnnotation and the payload lists the changed files, one of
 // them is under the annotation's paths. The URLs in a payload are only ever

@@ -8,9 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -19,6 +17,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // Defaults of Options.
@@ -388,8 +387,8 @@ func clip(s string) string {
 	return s
 }
 
-// logURLs are a payload's repository URLs as logged: without user
-// information (a payload could carry a credential in it), clipped, and
+// logURLs are a payload's repository URLs as logged: redacted (a payload
+// could carry a credential in it), clipped, and
 // without duplicates or blanks.
 func logURLs(urls []string) []string {
 	var out []string
@@ -397,7 +396,7 @@ func logURLs(urls []string) []string {
 		if s == "" {
 			continue
 		}
-		s = clip(redactURL(s))
+		s = clip(repourl.Redact(s))
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
@@ -406,25 +405,6 @@ func logURLs(urls []string) []string {
 		}
 	}
 	return out
-}
-
-// redactURL drops the user information of a URL, scp-like ones
-// (user@host:path) included.
-func redactURL(s string) string {
-	if strings.Contains(s, "://") {
-		u, err := url.Parse(s)
-		if err != nil {
-			return "(unparsable URL)"
-		}
-		u.User = nil
-		return u.String()
-	}
-	if before, after, ok := strings.Cut(s, ":"); ok {
-		if i := strings.LastIndexByte(before, '@'); i >= 0 {
-			return before[i+1:] + ":" + after
-		}
-	}
-	return s
 }
 
 func refNames(refs []Ref) []string {

@@ -1,12 +1,12 @@
 package webhook
 
 import (
-	"net/url"
 	"path"
 	"regexp"
 	"strings"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // Push is what a push event says, whichever provider sent it. Every URL
@@ -61,60 +61,6 @@ func shortRef(ref string) Ref {
 	return Ref{Name: ref}
 }
 
-// NormaliseURL returns the form of a Git repository URL that matching
-// compares: lower-case host and path, without scheme, user, port, trailing
-// slash or ".git", so that these are one repository:
-//
-//	https://GitHub.com/org/repo.git
-//	http://user@github.com:443/org/repo/
-//	ssh://git@github.com:22/org/repo.git
-//	git@github.com:org/repo.git
-//
-// Azure DevOps' ssh form (git@ssh.dev.azure.com:v3/org/project/repo) is
-// turned into its https form (dev.azure.com/org/project/_git/repo). ok is
-// false for what is not a remote Git URL (a file:// URL, a bare path, a
-// URL without host or path).
-func NormaliseURL(raw string) (norm string, ok bool) {
-	s := strings.ToLower(strings.TrimSpace(raw))
-	var host, path string
-	if strings.Contains(s, "://") {
-		u, err := url.Parse(s)
-		if err != nil {
-			return "", false
-		}
-		switch u.Scheme {
-		case "http", "https", "ssh", "git", "git+ssh", "ssh+git":
-		default:
-			return "", false
-		}
-		host, path = u.Hostname(), u.Path
-	} else {
-		// scp-like: [user@]host:path
-		before, after, found := strings.Cut(s, ":")
-		if !found || strings.ContainsAny(before, "/\\") {
-			return "", false
-		}
-		if i := strings.LastIndexByte(before, '@'); i >= 0 {
-			before = before[i+1:]
-		}
-		host, path = before, after
-	}
-	path = strings.Trim(path, "/")
-	path = strings.TrimSuffix(path, ".git")
-	path = strings.Trim(path, "/")
-	if host == "" || path == "" || strings.ContainsAny(host, " \t\r\n/") {
-		return "", false
-	}
-	if host == "ssh.dev.azure.com" || host == "vs-ssh.visualstudio.com" {
-		// v3/org/project/repo
-		parts := strings.Split(path, "/")
-		if len(parts) == 4 && parts[0] == "v3" {
-			host, path = "dev.azure.com", parts[1]+"/"+parts[2]+"/_git/"+parts[3]
-		}
-	}
-	return host + "/" + path, true
-}
-
 // commitSHA matches a full commit id, which no push ever names as a ref.
 var commitSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
@@ -129,7 +75,7 @@ type matcher struct {
 func newMatcher(p Push) *matcher {
 	m := &matcher{push: p, repos: map[string]bool{}}
 	for _, u := range p.RepoURLs {
-		if n, ok := NormaliseURL(u); ok {
+		if n, ok := repourl.Parse(u).Location(); ok {
 			m.repos[n] = true
 		}
 	}
@@ -176,7 +122,7 @@ func (m *matcher) source(s *v1alpha1.ApplicationSource, paths string) bool {
 	if s.Chart != "" {
 		return false // a Helm repository, not Git
 	}
-	n, ok := NormaliseURL(s.RepoURL)
+	n, ok := repourl.Parse(s.RepoURL).Location()
 	if !ok || !m.repos[n] {
 		return false
 	}

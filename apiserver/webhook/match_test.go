@@ -2,38 +2,6 @@ package webhook
 
 import "testing"
 
-func TestNormaliseURL(t *testing.T) {
-	tests := []struct {
-		in, want string
-		ok       bool
-	}{
-		{"https://github.com/org/repo", "github.com/org/repo", true},
-		{"https://GitHub.com/Org/Repo.git", "github.com/org/repo", true},
-		{"https://github.com/org/repo.git/", "github.com/org/repo", true},
-		{"http://user:token@github.com:443/org/repo", "github.com/org/repo", true},
-		{"ssh://git@github.com/org/repo.git", "github.com/org/repo", true},
-		{"ssh://git@github.com:22/org/repo.git", "github.com/org/repo", true},
-		{"git@github.com:org/repo.git", "github.com/org/repo", true},
-		{"github.com:org/repo", "github.com/org/repo", true},
-		{"  https://gitlab.com/group/sub/repo  ", "gitlab.com/group/sub/repo", true},
-		{"git@ssh.dev.azure.com:v3/org/project/repo", "dev.azure.com/org/project/_git/repo", true},
-		{"https://org@dev.azure.com/org/project/_git/repo", "dev.azure.com/org/project/_git/repo", true},
-		{"git://github.com/org/repo.git", "github.com/org/repo", true},
-		{"file:///srv/git/repo", "", false},
-		{"/srv/git/repo", "", false},
-		{"https://github.com", "", false},
-		{"https://github.com/.git", "", false},
-		{"", "", false},
-		{"https://%zz/x", "", false},
-	}
-	for _, tt := range tests {
-		got, ok := NormaliseURL(tt.in)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("NormaliseURL(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestRevisionMatch(t *testing.T) {
 	branch := func(name string) Ref { return Ref{Name: name} }
 	tag := func(name string) Ref { return Ref{Name: name, Tag: true} }

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/wellknown"
@@ -39,14 +38,15 @@ func (s StaticSecrets) Lookup(key string) (string, error) { return s[key], nil }
 // through an informer on that one Secret, so that a request costs no API
 // call.
 type SecretWatch struct {
-	client    kubernetes.Interface
+	watch     *kubewatch.Source
 	namespace string
 	values    atomic.Pointer[map[string]string]
 }
 
-// NewSecretWatch returns a watch of SecretName in namespace; call Start.
-func NewSecretWatch(client kubernetes.Interface, namespace string) *SecretWatch {
-	return &SecretWatch{client: client, namespace: namespace}
+// NewSecretWatch returns a watch of SecretName in the namespace of
+// watch; call Start.
+func NewSecretWatch(watch *kubewatch.Source) *SecretWatch {
+	return &SecretWatch{watch: watch, namespace: watch.Namespace()}
 }
 
 // Start watches the Secret until ctx ends and returns once its first
@@ -57,7 +57,7 @@ func (w *SecretWatch) Start(ctx context.Context) error {
 		// handler stays closed (ErrSecretsNotLoaded).
 		return errors.New("webhook secrets: no namespace to read " + SecretName + " from")
 	}
-	err := kubewatch.Secret(ctx, w.client, w.namespace, SecretName, func(sec *corev1.Secret) {
+	err := w.watch.Secret(ctx, SecretName, func(sec *corev1.Secret) {
 		if sec == nil {
 			w.values.Store(&map[string]string{})
 			return

@@ -27,6 +27,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
@@ -111,7 +112,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // graphcd-secret in secretsNS.
 func startHandler(t *testing.T, secretsNS string) string {
 	t.Helper()
-	watch := NewSecretWatch(cluster.Client, secretsNS)
+	watch := NewSecretWatch(kubewatch.NewSource(t.Context(), cluster.Client, secretsNS))
 	if err := watch.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +267,12 @@ func TestMaxPayloadFromConfigMap(t *testing.T) {
 	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	limits := catalog.NewSettings(kubewatch.NewSource(t.Context(), cluster.Client, ns))
+	if err := limits.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	h := New(Options{Apps: objects.Apps, Refresher: appops.Service{Client: kube}, Secrets: StaticSecrets{},
-		Limits: catalog.NewSettings(cluster.Client, ns), Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		Limits: limits, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 

@@ -9,6 +9,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 func TestEnsureAdminPassword(t *testing.T) {
@@ -41,7 +43,7 @@ func TestEnsureAdminPassword(t *testing.T) {
 		t.Errorf("the second call rewrote admin.password")
 	}
 
-	s := NewStore(cluster.Client, ns)
+	s := NewStore(kubewatch.NewSource(t.Context(), cluster.Client, ns))
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

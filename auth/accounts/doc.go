@@ -25,7 +25,7 @@
 //
 // Use a Store, started once, for reads that cost no API call:
 //
-//	store := accounts.NewStore(client, "graphcd")
+//	store := accounts.NewStore(watch) // a kubewatch.Source of graphcd's namespace
 //	if err := store.Start(ctx); err != nil { ... }
 //	if err := store.CheckPassword(ctx, user, pw); err != nil {
 //		// ErrInvalidCredentials, whatever the reason

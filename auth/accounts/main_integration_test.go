@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
@@ -39,7 +40,7 @@ func startStore(t *testing.T, cm map[string]string, secret map[string][]byte) (*
 			t.Fatal(err)
 		}
 	}
-	s := NewStore(cluster.Client, ns)
+	s := NewStore(kubewatch.NewSource(t.Context(), cluster.Client, ns))
 	s.cost = bcrypt.MinCost
 	if err := s.Start(ctx); err != nil {
 		t.Fatalf("Start: %v", err)

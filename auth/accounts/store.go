@@ -13,11 +13,9 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 // Errors callers branch on.
@@ -47,6 +45,7 @@ var (
 type Store struct {
 	client    kubernetes.Interface
 	namespace string
+	watch     *kubewatch.Source
 	// cost is bcrypt's cost for new hashes; tests lower it.
 	cost int
 	now  func() time.Time
@@ -54,10 +53,11 @@ type Store struct {
 	dummyOnce sync.Once
 	dummy     []byte
 
-	cms, secrets cache.Store
-	// rebuildMu serializes reading the informers' stores and swapping the
+	// rebuildMu serializes recording the watched objects and swapping the
 	// snapshot, so the last rebuild always reads the newest objects.
 	rebuildMu sync.Mutex
+	cm        *corev1.ConfigMap
+	secret    *corev1.Secret
 
 	mu       sync.RWMutex
 	snap     snapshot
@@ -66,12 +66,13 @@ type Store struct {
 	started  bool
 }
 
-// NewStore returns a store of the accounts in namespace. Call Start before
-// reading.
-func NewStore(client kubernetes.Interface, namespace string) *Store {
+// NewStore returns a store of the accounts in the namespace of watch. Call
+// Start before reading.
+func NewStore(watch *kubewatch.Source) *Store {
 	return &Store{
-		client:    client,
-		namespace: namespace,
+		client:    watch.Client(),
+		namespace: watch.Namespace(),
+		watch:     watch,
 		cost:      bcrypt.DefaultCost,
 		now:       time.Now,
 		snap:      parse(nil, nil),
@@ -79,55 +80,41 @@ func NewStore(client kubernetes.Interface, namespace string) *Store {
 	}
 }
 
-// Start watches graphcd-cm and graphcd-secret (only those two objects) until
-// ctx ends, and returns once both are in the cache.
+// Start watches graphcd-cm and graphcd-secret until ctx ends, and
+// returns once both are in.
 func (s *Store) Start(ctx context.Context) error {
-	watch := func(name string) informers.SharedInformerFactory {
-		return informers.NewSharedInformerFactoryWithOptions(s.client, 0,
-			informers.WithNamespace(s.namespace),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-			}))
+	err := s.watch.ConfigMap(ctx, ConfigMapName, func(cm *corev1.ConfigMap) {
+		s.rebuild(func() { s.cm = cm })
+	})
+	if err == nil {
+		err = s.watch.Secret(ctx, SecretName, func(sec *corev1.Secret) {
+			s.rebuild(func() { s.secret = sec })
+		})
 	}
-	cmFactory, secretFactory := watch(ConfigMapName), watch(SecretName)
-	cms := cmFactory.Core().V1().ConfigMaps().Informer()
-	secrets := secretFactory.Core().V1().Secrets().Informer()
-	s.cms, s.secrets = cms.GetStore(), secrets.GetStore()
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.rebuild() },
-		UpdateFunc: func(any, any) { s.rebuild() },
-		DeleteFunc: func(any) { s.rebuild() },
+	if err != nil {
+		return fmt.Errorf("watch accounts: %w", err)
 	}
-	for _, inf := range []cache.SharedIndexInformer{cms, secrets} {
-		if _, err := inf.AddEventHandler(handler); err != nil {
-			return fmt.Errorf("watch accounts: %w", err)
-		}
-	}
-	cmFactory.Start(ctx.Done())
-	secretFactory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), cms.HasSynced, secrets.HasSynced) {
-		return fmt.Errorf("watch %s and %s in %s: %w", ConfigMapName, SecretName, s.namespace, context.Cause(ctx))
-	}
-	s.rebuild()
+	s.rebuild(func() {})
 	s.mu.Lock()
 	s.started = true
 	s.mu.Unlock()
 	return nil
 }
 
-// rebuild parses the cached objects into a new snapshot.
-func (s *Store) rebuild() {
+// rebuild records a watched object with set and parses both into a new
+// snapshot.
+func (s *Store) rebuild(set func()) {
 	s.rebuildMu.Lock()
 	defer s.rebuildMu.Unlock()
+	set()
 	var cm map[string]string
 	var secret map[string][]byte
 	rv := ""
-	if obj, ok, _ := s.cms.GetByKey(s.namespace + "/" + ConfigMapName); ok {
-		cm = obj.(*corev1.ConfigMap).Data
+	if s.cm != nil {
+		cm = s.cm.Data
 	}
-	if obj, ok, _ := s.secrets.GetByKey(s.namespace + "/" + SecretName); ok {
-		sec := obj.(*corev1.Secret)
-		secret, rv = sec.Data, sec.ResourceVersion
+	if s.secret != nil {
+		secret, rv = s.secret.Data, s.secret.ResourceVersion
 	}
 	snap := parse(cm, secret)
 	s.mu.Lock()

@@ -53,7 +53,7 @@
 //
 // # Use
 //
-//	keys := session.NewSecretKeys(client, "graphcd")
+//	keys := session.NewSecretKeys(watch) // a kubewatch.Source of graphcd's namespace
 //	if err := keys.Start(ctx); err != nil { ... }
 //	rev := session.NewRedisRevocations(redisClient, "")
 //	go rev.Run(ctx)

@@ -31,6 +31,7 @@ const (
 type SecretKeys struct {
 	client    kubernetes.Interface
 	namespace string
+	watch     *kubewatch.Source
 	// keys is what the Secret last said; nil when it is missing or holds
 	// no current key.
 	keys atomic.Pointer[keySet]
@@ -46,11 +47,11 @@ type keySet struct {
 
 var _ KeySource = (*SecretKeys)(nil)
 
-// NewSecretKeys returns a key source reading SecretName in namespace.
-// Without Start it reads the Secret once, on the first Keys call, and
-// never sees a rotation.
-func NewSecretKeys(client kubernetes.Interface, namespace string) *SecretKeys {
-	return &SecretKeys{client: client, namespace: namespace}
+// NewSecretKeys returns a key source reading SecretName in the namespace
+// of watch. Without Start it reads the Secret once, on the first Keys
+// call, and never sees a rotation.
+func NewSecretKeys(watch *kubewatch.Source) *SecretKeys {
+	return &SecretKeys{client: watch.Client(), namespace: watch.Namespace(), watch: watch}
 }
 
 // Start watches the Secret until ctx ends, creating the current key when
@@ -58,7 +59,7 @@ func NewSecretKeys(client kubernetes.Interface, namespace string) *SecretKeys {
 // could not be (the watch is then stopped).
 func (s *SecretKeys) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
-	if err := kubewatch.Secret(ctx, s.client, s.namespace, SecretName, s.observe); err != nil {
+	if err := s.watch.Secret(ctx, SecretName, s.observe); err != nil {
 		cancel()
 		return err
 	}

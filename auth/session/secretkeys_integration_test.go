@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 func getSecret(t *testing.T, ns string) *corev1.Secret {
@@ -35,7 +37,7 @@ func createSecret(t *testing.T, ns string, data map[string][]byte) {
 // startKeys runs SecretKeys on ns until the test ends.
 func startKeys(t *testing.T, client kubernetes.Interface, ns string) *SecretKeys {
 	t.Helper()
-	k := NewSecretKeys(client, ns)
+	k := NewSecretKeys(kubewatch.NewSource(t.Context(), client, ns))
 	if err := k.Start(t.Context()); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -67,7 +69,7 @@ func TestSecretKeysCreateMissing(t *testing.T) {
 	t.Run("Secret without a key", func(t *testing.T) {
 		ns := cluster.Namespace(t)
 		createSecret(t, ns, map[string][]byte{"admin.password": []byte("$2a$10$hash")})
-		k := NewSecretKeys(cluster.Client, ns) // without Start: one read
+		k := NewSecretKeys(kubewatch.NewSource(t.Context(), cluster.Client, ns)) // without Start: one read
 		cur := currentKey(t, k)
 		sec := getSecret(t, ns)
 		if !bytes.Equal(sec.Data[SecretKeyCurrent], cur.Secret) {
@@ -98,7 +100,7 @@ func TestSecretKeysConcurrentCreators(t *testing.T) {
 	for i := range replicas {
 		client := kubernetes.NewForConfigOrDie(cluster.Config) // a client per replica
 		wg.Go(func() {
-			keys[i], _, errs[i] = NewSecretKeys(client, ns).Keys(t.Context())
+			keys[i], _, errs[i] = NewSecretKeys(kubewatch.NewSource(t.Context(), client, ns)).Keys(t.Context())
 		})
 	}
 	wg.Wait()
@@ -236,7 +238,7 @@ func TestSecretKeysRecreateDeleted(t *testing.T) {
 func TestSecretKeysShortKey(t *testing.T) {
 	ns := cluster.Namespace(t)
 	createSecret(t, ns, map[string][]byte{SecretKeyCurrent: []byte("hunter2")})
-	err := NewSecretKeys(cluster.Client, ns).Start(t.Context())
+	err := NewSecretKeys(kubewatch.NewSource(t.Context(), cluster.Client, ns)).Start(t.Context())
 	if err == nil {
 		t.Fatal("Start accepted a 7-byte key")
 	}

@@ -24,7 +24,9 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/manifests"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/version"
+	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
@@ -167,16 +169,22 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	tlsConfig, err := o.tls.config(ctx, kc, o.app.namespace, o.listen, log)
+	// One watch per settings object (graphcd-cm, graphcd-rbac-cm,
+	// graphcd-secret), shared by every part of the process that reads it.
+	watch := kubewatch.NewSource(ctx, kc, o.app.namespace)
+	tlsConfig, err := o.tls.config(ctx, watch, o.listen, log)
 	if err != nil {
 		return err
 	}
 	o.auth.kubeconfig = root.kubeconfig
-	authParts, err := o.auth.setUp(ctx, kc, o.app.namespace, objects, sh, log)
+	authParts, err := o.auth.setUp(ctx, watch, objects, sh, log)
 	if err != nil {
 		return err
 	}
-	settings := catalog.NewSettings(kc, o.app.namespace)
+	settings := catalog.NewSettings(watch)
+	if err := settings.Start(ctx); err != nil {
+		return fmt.Errorf("watch %s: %w", wellknown.SettingsConfigMap, err)
+	}
 	creds := repocreds.New(kc, o.app.namespace)
 	opts := apiserver.Options{
 		Listen: o.listen,
@@ -197,7 +205,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		opts.API.Authz, opts.API.AccountService = authParts.authz, authParts.sessions
 		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
 	}
-	hookSecrets := webhook.NewSecretWatch(kc, o.app.namespace)
+	// Providers cannot log in: the webhook authenticates with their secrets.
+	hookSecrets := webhook.NewSecretWatch(watch)
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
 	opts.Webhook = &webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
 	pushed := &pushQueue{}
@@ -217,7 +226,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	ctlDone := make(chan error, 1)
 	go func() {
 		cfg := o.app.config()
-		cfg.Repo, cfg.Logger, cfg.State = svc, log, sh.states
+		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch = svc, log, sh.states, watch
 		err := runController(ctx, k, cfg, sh.events, pushed.ctl.Store)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose

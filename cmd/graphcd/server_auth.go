@@ -24,6 +24,7 @@ import (
 	"github.com/graphcd/graphcd/auth/oidc"
 	"github.com/graphcd/graphcd/auth/session"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 )
 
 // authOptions are the flags of `graphcd server` about logging in.
@@ -67,7 +68,7 @@ const projectRetry = 2 * time.Second
 // policy and project-role watches, the session keys and revocation list,
 // the local accounts (with the initial admin password), and single sign-on
 // when graphcd-cm configures it. It returns nil with --disable-auth.
-func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namespace string, objects *catalog.Catalog, sh *shared, log *slog.Logger) (*authParts, error) {
+func (o *authOptions) setUp(ctx context.Context, watch *kubewatch.Source, objects *catalog.Catalog, sh *shared, log *slog.Logger) (*authParts, error) {
 	if o.disable {
 		log.Warn("authentication is disabled (--disable-auth): every request may do everything")
 		return nil, nil
@@ -79,8 +80,9 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 	if err != nil {
 		return nil, fmt.Errorf("--login-trusted-proxies: %w", err)
 	}
+	kc, namespace := watch.Client(), watch.Namespace()
 	authz := auth.NewAuthorizer()
-	if err := auth.WatchPolicy(ctx, kc, namespace, authz, log); err != nil {
+	if err := auth.WatchPolicy(ctx, watch, authz, log); err != nil {
 		return nil, fmt.Errorf("watch the RBAC policy: %w", err)
 	}
 	go func() {
@@ -97,7 +99,7 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 		}
 	}()
 
-	keys := session.NewSecretKeys(kc, namespace)
+	keys := session.NewSecretKeys(watch)
 	go retry(ctx, log, "cannot read or create the session signing key", func() error { return keys.Start(ctx) })
 	var revocations session.Revocations = session.NewMemoryRevocations()
 	if sh.redis != nil {
@@ -111,7 +113,7 @@ func (o *authOptions) setUp(ctx context.Context, kc kubernetes.Interface, namesp
 	}
 	issuer := session.NewIssuer(keys, session.Options{TTL: o.sessionTTL, Revocations: revocations})
 
-	accts := accounts.NewStore(kc, namespace)
+	accts := accounts.NewStore(watch)
 	if err := accts.Start(ctx); err != nil {
 		return nil, fmt.Errorf("accounts: %w", err)
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/servercert"
 )
 
@@ -39,7 +39,7 @@ func (o *serverTLSOptions) validate(c *cobra.Command) error {
 }
 
 // config returns the TLS configuration to serve with, nil for --insecure.
-func (o *serverTLSOptions) config(ctx context.Context, kc kubernetes.Interface, namespace, listen string, log *slog.Logger) (*tls.Config, error) {
+func (o *serverTLSOptions) config(ctx context.Context, watch *kubewatch.Source, listen string, log *slog.Logger) (*tls.Config, error) {
 	if o.insecure {
 		return nil, nil
 	}
@@ -51,11 +51,11 @@ func (o *serverTLSOptions) config(ctx context.Context, kc kubernetes.Interface, 
 		log.Info("serving TLS certificate", "from", o.certFile, "sha256", servercert.Fingerprint(src.Current()), "notAfter", src.Current().Leaf.NotAfter)
 		return src.TLSConfig(), nil
 	}
-	hosts := servercert.Hosts(namespace)
+	hosts := servercert.Hosts(watch.Namespace())
 	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
 		hosts = append(hosts, host)
 	}
-	src, err := servercert.Secrets(ctx, kc, namespace, hosts, log)
+	src, err := servercert.Secrets(ctx, watch, hosts, log)
 	if err != nil {
 		return nil, fmt.Errorf("server certificate: %w", err)
 	}

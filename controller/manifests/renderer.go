@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/project"
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
@@ -141,7 +142,7 @@ func (r *Renderer) repository(ctx context.Context, rules *project.Rules, src v1a
 	}
 	repo, err := r.Credentials(ctx, src.RepoURL)
 	if err != nil {
-		return reposerver.Repository{}, &LookupError{What: "credentials of " + git.RedactURL(src.RepoURL), Err: err}
+		return reposerver.Repository{}, &LookupError{What: "credentials of " + repourl.Redact(src.RepoURL), Err: err}
 	}
 	return repo, nil
 }

@@ -33,17 +33,18 @@ func Hosts(namespace string) []string {
 	}
 }
 
-// Secrets serves the certificate of the Secret graphcd-server-tls in
-// namespace when it holds a valid one, else the one in graphcd-secret,
-// which it generates (self-signed, for hosts) when missing or about to
-// expire. It watches both Secrets until ctx ends, so a certificate
+// Secrets serves the certificate of the Secret graphcd-server-tls in the
+// namespace of watch when it holds a valid one, else the one in
+// graphcd-secret, which it generates (self-signed, for hosts) when missing
+// or about to expire. It watches both Secrets until ctx ends, so a certificate
 // rotated in either is served from the next handshake. When it may not
 // write graphcd-secret it serves the generated certificate from memory
 // and says so.
-func Secrets(ctx context.Context, client kubernetes.Interface, namespace string, hosts []string, log *slog.Logger) (*Source, error) {
+func Secrets(ctx context.Context, watch *kubewatch.Source, hosts []string, log *slog.Logger) (*Source, error) {
+	client, namespace := watch.Client(), watch.Namespace()
 	w := &secretWatch{source: &Source{}, log: log, namespace: namespace}
 	for _, name := range []string{TLSSecretName, graphcdsecret.Name} {
-		if err := kubewatch.Secret(ctx, client, namespace, name, func(sec *corev1.Secret) { w.observe(name, sec) }); err != nil {
+		if err := watch.Secret(ctx, name, func(sec *corev1.Secret) { w.observe(name, sec) }); err != nil {
 			return nil, err
 		}
 	}

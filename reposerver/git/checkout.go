@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // CheckoutOptions tune Checkout.
@@ -69,20 +71,20 @@ func (c *Client) Checkout(ctx context.Context, repoURL string, creds *Credential
 func (c *Client) prepare(ctx context.Context, dir string, ep *endpoint, creds *Credentials, hash plumbing.Hash, opts CheckoutOptions) error {
 	repo, err := openOrInit(dir, ep.fetchURL)
 	if err != nil {
-		return fmt.Errorf("working copy for %s: %w", RedactURL(ep.fetchURL), err)
+		return fmt.Errorf("working copy for %s: %w", repourl.Redact(ep.fetchURL), err)
 	}
 	if err := c.fetchCommit(ctx, repo, ep, creds, hash); err != nil {
 		return err
 	}
 	if err := checkoutClean(repo, hash); err != nil {
-		return fmt.Errorf("checkout %s of %s: %w", hash, RedactURL(ep.fetchURL), err)
+		return fmt.Errorf("checkout %s of %s: %w", hash, repourl.Redact(ep.fetchURL), err)
 	}
 	if opts.Submodules {
 		if err := c.updateSubmodules(ctx, repo, ep, creds, 1); err != nil {
 			return err
 		}
 	}
-	c.log.DebugContext(ctx, "checked out", "repo", RedactURL(ep.fetchURL), "sha", hash.String())
+	c.log.DebugContext(ctx, "checked out", "repo", repourl.Redact(ep.fetchURL), "sha", hash.String())
 	return nil
 }
 
@@ -159,7 +161,7 @@ func (c *Client) fetchCommit(ctx context.Context, repo *gogit.Repository, ep *en
 		return err
 	}
 	if !hasCommit(repo, hash) {
-		return fmt.Errorf("commit %s in %s: %w", hash, RedactURL(ep.fetchURL), ErrRevisionNotFound)
+		return fmt.Errorf("commit %s in %s: %w", hash, repourl.Redact(ep.fetchURL), ErrRevisionNotFound)
 	}
 	return nil
 }
@@ -184,14 +186,14 @@ func isEmptyRepo(repo *gogit.Repository) bool {
 func (c *Client) fetch(ctx context.Context, repo *gogit.Repository, ep *endpoint, creds *Credentials, specs []config.RefSpec, depth int, tags gogit.TagMode) error {
 	no, err := netOptionsFor(ep, creds)
 	if err != nil {
-		return scrub(fmt.Errorf("fetch %s: %w", RedactURL(ep.fetchURL), err), creds, ep.password)
+		return scrub(fmt.Errorf("fetch %s: %w", repourl.Redact(ep.fetchURL), err), creds, ep.password)
 	}
 	release, err := c.acquireNet(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	c.log.DebugContext(ctx, "fetch", "repo", RedactURL(ep.fetchURL), "depth", depth)
+	c.log.DebugContext(ctx, "fetch", "repo", repourl.Redact(ep.fetchURL), "depth", depth)
 	err = repo.FetchContext(ctx, &gogit.FetchOptions{
 		RemoteName:      "origin",
 		RemoteURL:       ep.fetchURL,
@@ -304,7 +306,7 @@ func (c *Client) resolveShortSHA(ctx context.Context, ep *endpoint, creds *Crede
 	defer wc.finishExclusiveKeep()
 	repo, err := openOrInit(wc.dir, ep.fetchURL)
 	if err != nil {
-		return "", fmt.Errorf("working copy for %s: %w", RedactURL(ep.fetchURL), err)
+		return "", fmt.Errorf("working copy for %s: %w", repourl.Redact(ep.fetchURL), err)
 	}
 	if h, ok := lookupPrefix(repo, short); ok {
 		return h, nil
@@ -323,7 +325,7 @@ func (c *Client) resolveShortSHA(ctx context.Context, ep *endpoint, creds *Crede
 	if h, ok := lookupPrefix(repo, short); ok {
 		return h, nil
 	}
-	return "", fmt.Errorf("resolve %q in %s: %w", short, RedactURL(ep.fetchURL), ErrRevisionNotFound)
+	return "", fmt.Errorf("resolve %q in %s: %w", short, repourl.Redact(ep.fetchURL), ErrRevisionNotFound)
 }
 
 // lookupPrefix finds the commit whose id starts with short.

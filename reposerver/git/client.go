@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // Options configure a Client.
@@ -107,14 +109,14 @@ func wrapNetErr(op string, ep *endpoint, creds *Credentials, err error) error {
 	case err != nil && strings.Contains(err.Error(), "unable to authenticate"):
 		err = fmt.Errorf("%w: %w", ErrAuthentication, err)
 	}
-	return scrub(fmt.Errorf("%s %s: %w", op, RedactURL(ep.fetchURL), err), creds, ep.password)
+	return scrub(fmt.Errorf("%s %s: %w", op, repourl.Redact(ep.fetchURL), err), creds, ep.password)
 }
 
 // lsRemote lists the remote's refs, with peeled tags as "<tag>^{}".
 func (c *Client) lsRemote(ctx context.Context, ep *endpoint, creds *Credentials) ([]*plumbing.Reference, error) {
 	no, err := netOptionsFor(ep, creds)
 	if err != nil {
-		return nil, scrub(fmt.Errorf("ls-remote %s: %w", RedactURL(ep.fetchURL), err), creds, ep.password)
+		return nil, scrub(fmt.Errorf("ls-remote %s: %w", repourl.Redact(ep.fetchURL), err), creds, ep.password)
 	}
 	release, err := c.acquireNet(ctx)
 	if err != nil {
@@ -133,7 +135,7 @@ func (c *Client) lsRemote(ctx context.Context, ep *endpoint, creds *Credentials)
 	if err != nil {
 		return nil, wrapNetErr("ls-remote", ep, creds, err)
 	}
-	c.log.DebugContext(ctx, "ls-remote", "repo", RedactURL(ep.fetchURL), "refs", len(refs))
+	c.log.DebugContext(ctx, "ls-remote", "repo", repourl.Redact(ep.fetchURL), "refs", len(refs))
 	return refs, nil
 }
 

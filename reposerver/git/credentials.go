@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"regexp"
 	"strings"
+
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // Credentials authenticate against a Git server. They are never printed:
@@ -33,7 +33,7 @@ type Credentials struct {
 	Insecure bool
 }
 
-const redacted = "***"
+const redacted = repourl.Mask
 
 // String redacts the secrets.
 func (c Credentials) String() string {
@@ -97,52 +97,6 @@ func (c *Credentials) secrets() []string {
 	return out
 }
 
-// userinfoPattern finds "scheme://userinfo@" in free text.
-var userinfoPattern = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)([^/@\s"']+)@`)
-
-// RedactURL hides credentials embedded in a URL: the password of
-// "user:pass@", and for http(s) a lone user (often a token). SSH user names
-// such as "git@" are kept. Text that is not a URL is scrubbed for any
-// "scheme://userinfo@" it contains.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" || strings.ContainsAny(raw, " \t\n") {
-		return redactText(raw)
-	}
-	if u.User == nil {
-		return raw
-	}
-	_, hasPass := u.User.Password()
-	scheme := strings.ToLower(u.Scheme)
-	var info string
-	switch {
-	case hasPass:
-		info = url.User(u.User.Username()).String() + ":" + redacted
-	case scheme == "http" || scheme == "https":
-		info = redacted
-	default:
-		return raw
-	}
-	u.User = nil
-	rest := strings.TrimPrefix(u.String(), u.Scheme+"://")
-	return u.Scheme + "://" + info + "@" + rest
-}
-
-// redactText scrubs every URL userinfo in s, keeping bare ssh-style users.
-func redactText(s string) string {
-	return userinfoPattern.ReplaceAllStringFunc(s, func(m string) string {
-		sub := userinfoPattern.FindStringSubmatch(m)
-		scheme, info := sub[1], sub[2]
-		if user, _, ok := strings.Cut(info, ":"); ok {
-			return scheme + user + ":" + redacted + "@"
-		}
-		if strings.HasPrefix(strings.ToLower(scheme), "http") {
-			return scheme + redacted + "@"
-		}
-		return m
-	})
-}
-
 // safeError carries a scrubbed message while keeping the original error
 // reachable for errors.Is/As.
 type safeError struct {
@@ -159,7 +113,7 @@ func scrub(err error, creds *Credentials, extra ...string) error {
 	if err == nil {
 		return nil
 	}
-	msg := redactText(err.Error())
+	msg := repourl.Redact(err.Error())
 	for _, s := range append(creds.secrets(), extra...) {
 		if len(s) >= 3 {
 			msg = strings.ReplaceAll(msg, s, redacted)

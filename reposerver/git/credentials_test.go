@@ -40,22 +40,6 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"https://alice:s3cret@example.com/repo.git", "https://alice:***@example.com/repo.git"},
-		{"https://ghp_token@github.com/org/repo", "https://***@github.com/org/repo"},
-		{"https://github.com/org/repo", "https://github.com/org/repo"},
-		{"ssh://git@github.com/org/repo", "ssh://git@github.com/org/repo"},
-		{"git@github.com:org/repo.git", "git@github.com:org/repo.git"},
-		{`Get "https://bob:pw123@host/x": dial tcp`, `Get "https://bob:***@host/x": dial tcp`},
-	}
-	for _, tt := range tests {
-		if got := RedactURL(tt.in); got != tt.want {
-			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestScrubKeepsChain(t *testing.T) {
 	creds := &Credentials{Password: "pa55word", BearerToken: "tok-abc"}
 	base := errors.New("server said pa55word and tok-abc at https://u:pa55word@h/r")

@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // Bounds of Log's answer: a history is for display, so neither a long
@@ -92,18 +94,18 @@ func (c *Client) Log(ctx context.Context, repoURL string, creds *Credentials, sh
 	defer wc.finishExclusiveKeep()
 	repo, err := openOrInit(wc.dir, ep.fetchURL)
 	if err != nil {
-		return nil, fmt.Errorf("working copy for %s: %w", RedactURL(ep.fetchURL), err)
+		return nil, fmt.Errorf("working copy for %s: %w", repourl.Redact(ep.fetchURL), err)
 	}
 	commits, complete, err := walkHistory(repo, hash, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read history of %s in %s: %w", hash, RedactURL(ep.fetchURL), err)
+		return nil, fmt.Errorf("read history of %s in %s: %w", hash, repourl.Redact(ep.fetchURL), err)
 	}
 	if !complete {
 		if err := c.fetchHistory(ctx, repo, ep, creds, hash, limit); err != nil {
 			return nil, err
 		}
 		if commits, _, err = walkHistory(repo, hash, limit); err != nil {
-			return nil, fmt.Errorf("read history of %s in %s: %w", hash, RedactURL(ep.fetchURL), err)
+			return nil, fmt.Errorf("read history of %s in %s: %w", hash, repourl.Redact(ep.fetchURL), err)
 		}
 	}
 	out := make([]Commit, len(commits))
@@ -136,7 +138,7 @@ func (c *Client) fetchHistory(ctx context.Context, repo *gogit.Repository, ep *e
 		return err
 	}
 	if !hasCommit(repo, hash) {
-		return fmt.Errorf("commit %s in %s: %w", hash, RedactURL(ep.fetchURL), ErrRevisionNotFound)
+		return fmt.Errorf("commit %s in %s: %w", hash, repourl.Redact(ep.fetchURL), ErrRevisionNotFound)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // maxCachedRevisions bounds the revision cache.
@@ -78,7 +80,9 @@ func (rc *revisionCache) invalidate(repo string) {
 // InvalidateRevision forgets every cached resolution for repoURL, e.g. when
 // a webhook reports a push.
 func (c *Client) InvalidateRevision(repoURL string) {
-	c.cache.invalidate(NormalizeURL(repoURL))
+	if ep, err := parseURL(repoURL, true); err == nil {
+		c.cache.invalidate(ep.normalized)
+	}
 }
 
 // ResolveRevision turns revision into a 40-hex commit SHA. See the package
@@ -125,7 +129,7 @@ func (c *Client) resolveRemote(ctx context.Context, ep *endpoint, creds *Credent
 	}
 	sha, ok, err := resolveFromRefs(refs, revision)
 	if err != nil {
-		return "", fmt.Errorf("resolve %q in %s: %w", revision, RedactURL(ep.fetchURL), err)
+		return "", fmt.Errorf("resolve %q in %s: %w", revision, repourl.Redact(ep.fetchURL), err)
 	}
 	if ok {
 		return sha, nil
@@ -133,7 +137,7 @@ func (c *Client) resolveRemote(ctx context.Context, ep *endpoint, creds *Credent
 	if isShortSHA(revision) {
 		return c.resolveShortSHA(ctx, ep, creds, strings.ToLower(revision))
 	}
-	return "", fmt.Errorf("resolve %q in %s: %w", revision, RedactURL(ep.fetchURL), ErrRevisionNotFound)
+	return "", fmt.Errorf("resolve %q in %s: %w", revision, repourl.Redact(ep.fetchURL), ErrRevisionNotFound)
 }
 
 // refTable indexes ls-remote output: name -> commit (annotated tags peeled).

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
+
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // updateSubmodules checks out every submodule of repo at the commit its
@@ -16,7 +18,7 @@ import (
 // top-level URL; relative URLs resolve against the parent's URL.
 func (c *Client) updateSubmodules(ctx context.Context, repo *gogit.Repository, parent *endpoint, creds *Credentials, level int) error {
 	if level > maxSubmoduleDepth {
-		return fmt.Errorf("submodules of %s nest deeper than %d levels", RedactURL(parent.fetchURL), maxSubmoduleDepth)
+		return fmt.Errorf("submodules of %s nest deeper than %d levels", repourl.Redact(parent.fetchURL), maxSubmoduleDepth)
 	}
 	wt, err := repo.Worktree()
 	if err != nil {
@@ -24,7 +26,7 @@ func (c *Client) updateSubmodules(ctx context.Context, repo *gogit.Repository, p
 	}
 	subs, err := wt.Submodules()
 	if err != nil {
-		return fmt.Errorf("read .gitmodules of %s: %w", RedactURL(parent.fetchURL), err)
+		return fmt.Errorf("read .gitmodules of %s: %w", repourl.Redact(parent.fetchURL), err)
 	}
 	for _, sub := range subs {
 		cfg := sub.Config()
@@ -74,11 +76,7 @@ func resolveSubmoduleURL(parent *endpoint, raw string) (string, error) {
 	if !strings.HasPrefix(raw, "./") && !strings.HasPrefix(raw, "../") {
 		return raw, nil
 	}
-	base := parent.fetchURL
-	if parent.kind == kindSSH && !strings.Contains(base, "://") {
-		base = parent.normalized // scp-style: use its ssh:// form
-	}
-	u, err := url.Parse(base)
+	u, err := url.Parse(parent.base)
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot resolve relative submodule URL", ErrUnsafeURL)
 	}

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // ErrUnsafeURL is returned for repository URLs that are refused before any
@@ -32,8 +33,12 @@ type endpoint struct {
 	// fetchURL is what go-git connects to: no HTTP userinfo, scp-style
 	// URLs kept as they were given.
 	fetchURL string
-	// normalized identifies the repository for caches and working copies.
+	// normalized identifies the repository for caches and working copies
+	// (repourl's key).
 	normalized string
+	// base is what relative submodule URLs resolve against: fetchURL, an
+	// scp-style one written as ssh://.
+	base string
 	// host is lower-case host[:port], used to decide whether a submodule
 	// may receive the parent's credentials.
 	host string
@@ -57,7 +62,7 @@ var injectionMarkers = []string{"--upload-pack", "--receive-pack", "--config", "
 // parseURL validates raw and describes it. Errors never contain raw's
 // credentials.
 func parseURL(raw string, allowFile bool) (*endpoint, error) {
-	safe := RedactURL(raw)
+	safe := repourl.Redact(raw)
 	refuse := func(why string) (*endpoint, error) {
 		return nil, fmt.Errorf("%w %q: %s", ErrUnsafeURL, safe, why)
 	}
@@ -154,7 +159,8 @@ func parseHTTP(u *url.URL, scheme string, refuse func(string) (*endpoint, error)
 	clean.Fragment = ""
 	clean.RawFragment = ""
 	ep.fetchURL = clean.String()
-	ep.normalized = scheme + "://" + ep.host + normalizePath(clean.Path)
+	ep.base = ep.fetchURL
+	ep.normalized = repourl.Normalize(ep.fetchURL)
 	return ep, nil
 }
 
@@ -184,11 +190,8 @@ func parseSSH(user *url.Userinfo, host, p string, refuse func(string) (*endpoint
 		u.User = url.User(name)
 	}
 	ep.fetchURL = u.String()
-	prefix := "ssh://"
-	if name != "" {
-		prefix += name + "@"
-	}
-	ep.normalized = prefix + ep.host + normalizePath(p)
+	ep.base = ep.fetchURL
+	ep.normalized = repourl.Normalize(ep.fetchURL)
 	return ep, nil
 }
 
@@ -197,31 +200,8 @@ func fileEndpoint(p string, refuse func(string) (*endpoint, error)) (*endpoint, 
 	if err != nil {
 		return refuse("invalid local path")
 	}
-	return &endpoint{kind: kindFile, fetchURL: "file://" + filepath.ToSlash(abs), normalized: "file://" + normalizePath(filepath.ToSlash(abs))}, nil
-}
-
-// normalizePath makes equivalent spellings of one repository path equal:
-// cleaned, without a trailing slash or ".git".
-func normalizePath(p string) string {
-	if p == "" {
-		return "/"
-	}
-	p = path.Clean("/" + p)
-	p = strings.TrimSuffix(p, ".git")
-	p = strings.TrimSuffix(p, "/")
-	return p
-}
-
-// NormalizeURL returns the form used to identify a repository in caches and
-// working copies: lower-case scheme and host, no HTTP credentials, no
-// trailing ".git" or slash, scp-style rewritten as ssh://. It returns the
-// input redacted when the URL is refused.
-func NormalizeURL(raw string) string {
-	ep, err := parseURL(raw, true)
-	if err != nil {
-		return RedactURL(raw)
-	}
-	return ep.normalized
+	fetch := "file://" + filepath.ToSlash(abs)
+	return &endpoint{kind: kindFile, fetchURL: fetch, base: fetch, normalized: repourl.Normalize(fetch)}, nil
 }
 
 // validateRevision refuses revisions that could be read as options or that

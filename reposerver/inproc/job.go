@@ -3,13 +3,13 @@ package inproc
 import (
 	"context"
 	"fmt"
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/render"
 	"github.com/graphcd/graphcd/reposerver/render/directory"
 	"github.com/graphcd/graphcd/reposerver/render/helm"
@@ -87,11 +87,11 @@ func (job renderJob) run(ctx context.Context) ([]*unstructured.Unstructured, err
 func (job renderJob) helmDependencies() helm.Dependencies {
 	repos := job.HelmRepos
 	return helm.Dependencies{CacheDir: job.ChartCacheDir, Credentials: func(url string) *helm.Credentials {
-		want := git.NormalizeURL(url)
+		want := repourl.Normalize(url)
 		var best *helmRepo
 		bestLen := -1
 		for i := range repos {
-			prefix := git.NormalizeURL(repos[i].URL)
+			prefix := repourl.Normalize(repos[i].URL)
 			if strings.HasPrefix(want, prefix) && len(prefix) > bestLen {
 				best, bestLen = &repos[i], len(prefix)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
 	"io"
 	"io/fs"
@@ -153,7 +154,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	src := req.Source
 	src.TargetRevision = ""
 	key, err := cache.KeyOf(cacheKey{
-		Repo: git.NormalizeURL(req.Repo.URL), Revision: revision, Source: src,
+		Repo: repourl.Normalize(req.Repo.URL), Revision: revision, Source: src,
 		AppName: req.AppName, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
 		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys,
 	})

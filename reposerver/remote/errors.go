@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/render"
@@ -68,7 +69,7 @@ func toStatus(err error, creds *reposerver.Credentials) error {
 
 // scrubMessage removes URL userinfo and every secret of creds from msg.
 func scrubMessage(msg string, creds *reposerver.Credentials) string {
-	msg = git.RedactURL(msg)
+	msg = repourl.Redact(msg)
 	if creds == nil {
 		return msg
 	}

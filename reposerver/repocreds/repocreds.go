@@ -12,8 +12,8 @@
 //	  username: bot
 //	  password: ghp_...
 //
-// A `repository` Secret matches its URL exactly (after normalization: case
-// of the host, a trailing .git or slash, scp-style ssh). A `repo-creds`
+// A `repository` Secret matches its URL as one repository (internal/repourl:
+// case, a trailing .git or slash, scp-style ssh). A `repo-creds`
 // Secret is a template matched by URL prefix; the longest prefix wins, and a
 // repository Secret without credentials inherits them. SSH known hosts come
 // from the graphcd-ssh-known-hosts-cm ConfigMap (key ssh_known_hosts) and
@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,19 +36,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/graphcd/graphcd/internal/repourl"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
 
-// Labels and ConfigMaps read by Store (label names, not credentials).
-//
-//nolint:gosec // G101: these are label keys and values
+// The ConfigMaps Store reads besides the Secrets.
 const (
-	SecretTypeLabel     = wellknown.SecretTypeLabel
-	ArgoSecretTypeLabel = wellknown.ArgoSecretTypeLabel
-	TypeRepository      = "repository"
-	TypeRepoCreds       = "repo-creds"
 	KnownHostsConfigMap = "graphcd-ssh-known-hosts-cm"
 	TLSCertsConfigMap   = "graphcd-tls-certs-cm"
 )
@@ -145,12 +140,12 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 	if err != nil {
 		return reposerver.Repository{}, err
 	}
-	want := git.NormalizeURL(repoURL)
+	want := repourl.Normalize(repoURL)
 	repo := reposerver.Repository{URL: repoURL}
 	var exact, template *entry
 	for i := range entries {
 		e := &entries[i]
-		norm := git.NormalizeURL(e.info.URL)
+		norm := repourl.Normalize(e.info.URL)
 		if e.err != nil {
 			if e.info.URL != "" && (norm == want || e.info.Template && strings.HasPrefix(want, norm)) {
 				return reposerver.Repository{}, e.err // it was meant for this repository
@@ -160,7 +155,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 		switch {
 		case !e.info.Template && norm == want && exact == nil:
 			exact = e
-		case e.info.Template && strings.HasPrefix(want, norm) && (template == nil || len(norm) > len(git.NormalizeURL(template.info.URL))):
+		case e.info.Template && strings.HasPrefix(want, norm) && (template == nil || len(norm) > len(repourl.Normalize(template.info.URL))):
 			template = e
 		}
 	}
@@ -207,24 +202,19 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 // own repository.
 func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 	var out []entry
-	for _, label := range []string{SecretTypeLabel, ArgoSecretTypeLabel} {
+	for _, label := range []string{wellknown.SecretTypeLabel, wellknown.ArgoSecretTypeLabel} {
 		list, err := s.client.CoreV1().Secrets(s.namespace).List(ctx, metav1.ListOptions{
-			LabelSelector: label + " in (" + TypeRepository + "," + TypeRepoCreds + ")",
+			LabelSelector: label + " in (" + secretcodec.TypeRepository + "," + secretcodec.TypeRepoCreds + ")",
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list repository secrets: %w", err)
 		}
 		for i := range list.Items {
 			sec := &list.Items[i]
-			if label == ArgoSecretTypeLabel && sec.Labels[SecretTypeLabel] != "" {
+			if label == wellknown.ArgoSecretTypeLabel && sec.Labels[wellknown.SecretTypeLabel] != "" {
 				continue // already read under our own label
 			}
-			template := sec.Labels[label] == TypeRepoCreds
-			e, err := parse(sec, template)
-			if err != nil {
-				e = entry{secret: sec.Name, info: Info{Name: strings.TrimSpace(string(sec.Data["name"])), URL: withoutUserInfo(sec.Data["url"]), Template: template}, err: err}
-			}
-			out = append(out, e)
+			out = append(out, newEntry(sec))
 		}
 	}
 	// Deterministic: the first exact match is the oldest-named Secret.
@@ -232,59 +222,29 @@ func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 	return out, nil
 }
 
-// withoutUserInfo is a Secret's url with any user name and password taken
-// out. An scp-like SSH address (git@host:path), which has no password, is
-// kept as it is; anything else that does not parse gives "".
-func withoutUserInfo(raw []byte) string {
-	s := strings.TrimSpace(string(raw))
-	u, err := url.Parse(s)
+// newEntry decodes a repository Secret into its entry; a broken one keeps
+// the URL (without user information) and name it claims.
+func newEntry(sec *corev1.Secret) entry {
+	r, err := secretcodec.DecodeRepository(sec)
+	e := entry{secret: sec.Name, info: Info{Name: r.Name, URL: r.URL, Project: r.Project, Template: r.Template}, err: err}
 	if err != nil {
-		if isSSH(s) && !strings.Contains(s, "://") {
-			return s
-		}
-		return ""
+		return e
 	}
-	u.User = nil
-	return u.String()
+	e.info.Type, e.info.HasCredentials, e.enableOCI = reposerver.RepoType(r.Type), r.HasCredentials(), r.EnableOCI
+	e.creds = git.Credentials{
+		Username: r.Username, Password: r.Password, BearerToken: r.BearerToken,
+		SSHPrivateKey: bytesOf(r.SSHPrivateKey), TLSClientCert: bytesOf(r.TLSClientCertData), TLSClientKey: bytesOf(r.TLSClientCertKey),
+		Insecure: r.Insecure,
+	}
+	return e
 }
 
-func parse(sec *corev1.Secret, template bool) (entry, error) {
-	get := func(k string) string { return strings.TrimSpace(string(sec.Data[k])) }
-	fail := func(format string, args ...any) (entry, error) {
-		return entry{}, fmt.Errorf("repository secret %s/%s: %s", sec.Namespace, sec.Name, fmt.Sprintf(format, args...))
+// bytesOf is s as bytes; nil when s is empty, as an absent key reads.
+func bytesOf(s string) []byte {
+	if s == "" {
+		return nil
 	}
-	e := entry{secret: sec.Name, info: Info{Name: get("name"), URL: get("url"), Project: get("project"), Template: template}}
-	if e.info.URL == "" {
-		return fail("url is missing")
-	}
-	if u, err := url.Parse(e.info.URL); err == nil && u.User != nil {
-		return fail("url must not embed credentials; use the username and password keys")
-	}
-	switch t := get("type"); t {
-	case "", "git":
-		e.info.Type = reposerver.RepoTypeGit
-	case "helm":
-		e.info.Type = reposerver.RepoTypeHelm
-	default:
-		return fail("type %q: want git or helm", t)
-	}
-	for key, dst := range map[string]*bool{"insecure": &e.creds.Insecure, "enableOCI": &e.enableOCI} {
-		if v := get(key); v != "" {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fail("%s: want true or false", key)
-			}
-			*dst = b
-		}
-	}
-	e.creds.Username, e.creds.Password, e.creds.BearerToken = get("username"), string(sec.Data["password"]), string(sec.Data["bearerToken"])
-	e.creds.SSHPrivateKey = sec.Data["sshPrivateKey"]
-	e.creds.TLSClientCert, e.creds.TLSClientKey = sec.Data["tlsClientCertData"], sec.Data["tlsClientCertKey"]
-	if (len(e.creds.TLSClientCert) == 0) != (len(e.creds.TLSClientKey) == 0) {
-		return fail("tlsClientCertData and tlsClientCertKey must be set together")
-	}
-	e.info.HasCredentials = hasSecrets(e.creds)
-	return e, nil
+	return []byte(s)
 }
 
 // hasSecrets reports whether c carries anything that authenticates.

@@ -12,7 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
@@ -51,21 +53,21 @@ func TestLookup(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Namespace(t)
 	create(t,
-		secret(ns, "exact", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+		secret(ns, "exact", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{
 			"url": "https://git.example.com/org/app.git", "username": "bot", "password": "pw-exact",
 		}),
-		secret(ns, "org-template", repocreds.SecretTypeLabel, repocreds.TypeRepoCreds, map[string]string{
+		secret(ns, "org-template", wellknown.SecretTypeLabel, secretcodec.TypeRepoCreds, map[string]string{
 			"url": "https://git.example.com/org", "username": "org-bot", "password": "pw-org",
 		}),
-		secret(ns, "broad-template", repocreds.SecretTypeLabel, repocreds.TypeRepoCreds, map[string]string{
+		secret(ns, "broad-template", wellknown.SecretTypeLabel, secretcodec.TypeRepoCreds, map[string]string{
 			"url": "https://git.example.com", "bearerToken": "tok-broad",
 		}),
 		// Argo CD's label works too; this repository has no credentials of
 		// its own and inherits the template's.
-		secret(ns, "argo-style", repocreds.ArgoSecretTypeLabel, repocreds.TypeRepository, map[string]string{
+		secret(ns, "argo-style", wellknown.ArgoSecretTypeLabel, secretcodec.TypeRepository, map[string]string{
 			"url": "https://git.example.com/org/other", "insecure": "true",
 		}),
-		secret(ns, "charts", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+		secret(ns, "charts", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{
 			"url": "https://charts.example.com", "type": "helm", "enableOCI": "true",
 		}),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: repocreds.TLSCertsConfigMap, Namespace: ns},
@@ -112,14 +114,14 @@ func TestLookupBadSecret(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Namespace(t)
 	create(t,
-		secret(ns, "broken", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+		secret(ns, "broken", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{
 			"url": "https://bot:hunter2@git.example.com/org/app",
 		}),
-		secret(ns, "broken-template", repocreds.SecretTypeLabel, repocreds.TypeRepoCreds, map[string]string{
+		secret(ns, "broken-template", wellknown.SecretTypeLabel, secretcodec.TypeRepoCreds, map[string]string{
 			"url": "https://git.example.com/team", "type": "svn",
 		}),
-		secret(ns, "no-url", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{"password": "hunter3"}),
-		secret(ns, "good", repocreds.SecretTypeLabel, repocreds.TypeRepository, map[string]string{
+		secret(ns, "no-url", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{"password": "hunter3"}),
+		secret(ns, "good", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{
 			"url": "https://git.example.com/org/good", "username": "bot", "password": "pw-good",
 		}),
 	)

@@ -7,6 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // Lookups within the TTL reuse one read of the Secrets and ConfigMaps;
@@ -15,7 +18,7 @@ import (
 // server in repocreds_integration_test.go.)
 func TestLookupReadsOncePerTTL(t *testing.T) {
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", Labels: map[string]string{SecretTypeLabel: TypeRepository}},
+		ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns", Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeRepository}},
 		Data:       map[string][]byte{"url": []byte("https://git.example.com/a"), "username": []byte("bot"), "password": []byte("one")},
 	}
 	client := fake.NewClientset(sec)

@@ -14,6 +14,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/controller/diff"
+	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/controller/sync"
 )
 
@@ -100,7 +101,7 @@ func runAdminDiff(c *cobra.Command, o *adminDiffOptions) (bool, error) {
 			return false, fmt.Errorf("%s: %w", o.app, err)
 		}
 	}
-	d, err := diff.New(diff.Options{Ignore: s.IgnoreRules(app.Spec.IgnoreDifferences), ServerSide: o.serverSide})
+	d, err := diff.New(diff.Options{Ignore: engineopts.IgnoreRules(s, app.Spec.IgnoreDifferences), ServerSide: o.serverSide})
 	if err != nil {
 		return false, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/controller/health"
 )
 
@@ -57,7 +58,7 @@ func runAdminHealth(c *cobra.Command, o *adminHealthOptions) error {
 	if err != nil {
 		return err
 	}
-	engine, err := health.New(health.Options{LuaChecks: s.HealthChecks()})
+	engine, err := health.New(health.Options{LuaChecks: engineopts.HealthChecks(s)})
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.settings, err)
 	}

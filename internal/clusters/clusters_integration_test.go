@@ -22,8 +22,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/clusters"
+	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // management runs graphcd's Secrets; second is the destination cluster.
@@ -116,7 +118,7 @@ func tokenConfig(t *testing.T, token string) string {
 // clusterSecret builds a cluster Secret in ns with the given label key.
 func clusterSecret(ns, name, label string, data map[string]string) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{label: clusters.SecretTypeCluster}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{label: secretcodec.TypeCluster}},
 		StringData: data,
 	}
 }
@@ -213,7 +215,7 @@ func TestSecondClusterBySecret(t *testing.T) {
 	t.Parallel()
 	ns := management.Namespace(t)
 	server := second.Config.Host
-	createSecret(t, clusterSecret(ns, "second", clusters.SecretTypeLabel, map[string]string{
+	createSecret(t, clusterSecret(ns, "second", wellknown.SecretTypeLabel, map[string]string{
 		"name": "second", "server": server + "/", "namespaces": "apps, tools", "clusterResources": "true",
 		"config": tokenConfig(t, serviceAccountToken(t)),
 	}))
@@ -265,7 +267,7 @@ func TestInClusterUsesOwnConfig(t *testing.T) {
 
 	// A Secret for the in-cluster server renames it and limits its
 	// namespaces, and keeps the controller's own credentials.
-	createSecret(t, clusterSecret(ns, "local", clusters.ArgoSecretTypeLabel, map[string]string{
+	createSecret(t, clusterSecret(ns, "local", wellknown.ArgoSecretTypeLabel, map[string]string{
 		"name": "management", "server": clusters.InClusterServer, "namespaces": ns,
 	}))
 	awaitChange(t, changes, clusters.InClusterServer)
@@ -290,7 +292,7 @@ func TestRotateAndDelete(t *testing.T) {
 	server := second.Config.Host
 	r, changes := startRegistry(t, ns, nil)
 
-	s := clusterSecret(ns, "second", clusters.ArgoSecretTypeLabel, map[string]string{
+	s := clusterSecret(ns, "second", wellknown.ArgoSecretTypeLabel, map[string]string{
 		"name": "second", "server": server, "config": tokenConfig(t, serviceAccountToken(t)),
 	})
 	createSecret(t, s)
@@ -339,9 +341,9 @@ func TestBadSecrets(t *testing.T) {
 		"aws":       {map[string]string{"name": "d", "server": "https://d", "config": `{"awsAuthConfig":{"clusterName":"d"}}`}, "awsAuthConfig is not supported"},
 	}
 	for name, b := range bad {
-		createSecret(t, clusterSecret(ns, name, clusters.SecretTypeLabel, b.data))
+		createSecret(t, clusterSecret(ns, name, wellknown.SecretTypeLabel, b.data))
 	}
-	createSecret(t, clusterSecret(ns, "good", clusters.SecretTypeLabel, map[string]string{
+	createSecret(t, clusterSecret(ns, "good", wellknown.SecretTypeLabel, map[string]string{
 		"name": "second", "server": second.Config.Host, "config": tokenConfig(t, token),
 	}))
 	// A Secret without the label is not a cluster, however broken.
@@ -424,7 +426,7 @@ func TestClientCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createSecret(t, clusterSecret(ns, "second-admin", clusters.SecretTypeLabel, map[string]string{
+	createSecret(t, clusterSecret(ns, "second-admin", wellknown.SecretTypeLabel, map[string]string{
 		"name": "second-admin", "server": second.Config.Host, "config": string(cfg),
 	}))
 	r, _ := startRegistry(t, ns, nil)

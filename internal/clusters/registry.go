@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/graphcd/graphcd/internal/kubeerror"
+	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // Options configure a Registry.
@@ -80,8 +81,8 @@ func New(opts Options) (*Registry, error) {
 	r.rebuild()
 	// One informer per label: a selector cannot OR two label keys, and
 	// selecting on the server side keeps every other Secret out of memory.
-	for _, label := range []string{SecretTypeLabel, ArgoSecretTypeLabel} {
-		selector := label + "=" + SecretTypeCluster
+	for _, label := range []string{wellknown.SecretTypeLabel, wellknown.ArgoSecretTypeLabel} {
+		selector := label + "=" + secretcodec.TypeCluster
 		inf := coreinformers.NewFilteredSecretInformer(opts.Client, opts.Namespace, 0, cache.Indexers{},
 			func(o *metav1.ListOptions) { o.LabelSelector = selector })
 		if err := inf.SetTransform(dropManagedFields); err != nil {
@@ -193,9 +194,8 @@ func newEntry(key string, secret *corev1.Secret) *entry {
 	e := &entry{key: key, created: secret.CreationTimestamp.Time}
 	c, err := Parse(secret)
 	if err != nil {
-		data := secretData(secret)
-		e.err, e.server = err, NormaliseServer(data["server"])
-		e.name = cmp.Or(strings.TrimSpace(data["name"]), e.server)
+		claimed, _ := secretcodec.DecodeCluster(secret)
+		e.err, e.server, e.name = err, claimed.Server, claimed.Name
 		return e
 	}
 	e.cluster, e.server, e.name = c, c.Server, c.Name

@@ -19,6 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // Credentials that must never show up in an error.
@@ -59,7 +62,7 @@ func clusterSecret(data map[string]string) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "graphcd", Name: "foo",
-			Labels: map[string]string{SecretTypeLabel: SecretTypeCluster},
+			Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster},
 		},
 		StringData: data,
 	}

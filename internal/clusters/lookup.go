@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 )
 
 // ErrNotFound is wrapped by the lookup errors for a cluster nobody
@@ -18,7 +19,7 @@ var ErrNotFound = errors.New("cluster not registered")
 func (r *Registry) ByServer(server string) (*Cluster, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	c, ok := r.byServer[NormaliseServer(server)]
+	c, ok := r.byServer[secretcodec.NormaliseServer(server)]
 	return c, ok
 }
 
@@ -74,7 +75,7 @@ func (r *Registry) Resolve(dest v1alpha1.ApplicationDestination) (*Cluster, erro
 		if c, ok := r.ByServer(dest.Server); ok {
 			return c, nil
 		}
-		return nil, r.notFound(func(e *entry) bool { return e.server == NormaliseServer(dest.Server) },
+		return nil, r.notFound(func(e *entry) bool { return e.server == secretcodec.NormaliseServer(dest.Server) },
 			fmt.Errorf("cluster %s not found: %w", dest.Server, ErrNotFound))
 	}
 	c, ok := r.ByName(dest.Name)
@@ -82,7 +83,7 @@ func (r *Registry) Resolve(dest v1alpha1.ApplicationDestination) (*Cluster, erro
 		return nil, r.notFound(func(e *entry) bool { return e.name == dest.Name },
 			fmt.Errorf("there are no clusters with this name: %s: %w", dest.Name, ErrNotFound))
 	}
-	if dest.Server != "" && NormaliseServer(dest.Server) != c.Server {
+	if dest.Server != "" && secretcodec.NormaliseServer(dest.Server) != c.Server {
 		return nil, fmt.Errorf("application destination can't have both name and server defined unless they agree: cluster %s has server %s, not %s", dest.Name, c.Server, dest.Server)
 	}
 	return c, nil

@@ -1,11 +1,9 @@
 package clusters
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,89 +15,13 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/graphcd/graphcd/internal/kubeerror"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 )
 
-// config is the JSON under a cluster Secret's "config" key, field for
-// field as in Argo CD.
-type config struct {
-	Username           string              `json:"username"`
-	Password           string              `json:"password"`
-	BearerToken        string              `json:"bearerToken"`
-	TLSClientConfig    tlsClientConfig     `json:"tlsClientConfig"`
-	ExecProviderConfig *execProviderConfig `json:"execProviderConfig"`
-	AWSAuthConfig      json.RawMessage     `json:"awsAuthConfig"`
-	ProxyURL           string              `json:"proxyUrl"`
-	DisableCompression bool                `json:"disableCompression"`
-}
-
-// tlsClientConfig holds base64 strings for the PEM blocks, as Argo CD
-// writes them.
-type tlsClientConfig struct {
-	Insecure   bool   `json:"insecure"`
-	ServerName string `json:"serverName"`
-	CAData     string `json:"caData"`
-	CertData   string `json:"certData"`
-	KeyData    string `json:"keyData"`
-}
-
-// execProviderConfig runs a client-go credential plugin.
-type execProviderConfig struct {
-	Command     string            `json:"command"`
-	Args        []string          `json:"args"`
-	Env         map[string]string `json:"env"`
-	APIVersion  string            `json:"apiVersion"`
-	InstallHint string            `json:"installHint"`
-}
-
-// parseConfig decodes the config JSON. Its errors quote no part of the
-// input: a JSON error is reported by position or field, never by value.
-func parseConfig(raw string) (*config, error) {
-	cfg := &config{}
-	if strings.TrimSpace(raw) == "" {
-		return cfg, nil
-	}
-	if err := json.Unmarshal([]byte(raw), cfg); err != nil {
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syntax):
-			return nil, fmt.Errorf("config is not valid JSON (syntax error at byte %d)", syntax.Offset)
-		case errors.As(err, &typ):
-			return nil, fmt.Errorf("config.%s must be a %s, not a JSON %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
-		default:
-			return nil, errors.New("config is not valid JSON")
-		}
-	}
-	if len(cfg.AWSAuthConfig) > 0 && !bytes.Equal(bytes.TrimSpace(cfg.AWSAuthConfig), []byte("null")) {
-		return nil, errors.New("config.awsAuthConfig is not supported by graphcd; use execProviderConfig with a credential plugin (such as aws eks get-token) instead")
-	}
-	return cfg, nil
-}
-
-// jsonKind names a Go kind the way a JSON author thinks of it.
-func jsonKind(kind string) string {
-	switch kind {
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean"
-	case "slice":
-		return "list"
-	case "map", "struct":
-		return "object"
-	default:
-		return "number"
-	}
-}
-
-// hasCredentials reports whether the config logs in at all.
-func (c *config) hasCredentials() bool {
-	return c.BearerToken != "" || c.Username != "" || c.Password != "" ||
-		c.TLSClientConfig.CertData != "" || c.TLSClientConfig.KeyData != "" || c.ExecProviderConfig != nil
-}
-
-// restConfig builds the client configuration for server.
-func (c *config) restConfig(server string) (*rest.Config, error) {
+// restConfig builds the client configuration for server from c, and
+// checks what the codec leaves to it: PEM blocks, the exec plugin, the
+// proxy.
+func restConfig(c *secretcodec.ClusterConfig, server string) (*rest.Config, error) {
 	rc := &rest.Config{
 		Host:               server,
 		BearerToken:        c.BearerToken,
@@ -110,13 +32,13 @@ func (c *config) restConfig(server string) (*rest.Config, error) {
 	if (c.Username == "") != (c.Password == "") {
 		return nil, errors.New("config.username and config.password must be set together")
 	}
-	tc, err := c.TLSClientConfig.rest()
+	tc, err := tlsConfig(c.TLSClientConfig)
 	if err != nil {
 		return nil, err
 	}
 	rc.TLSClientConfig = tc
 	if c.ExecProviderConfig != nil {
-		if rc.ExecProvider, err = c.ExecProviderConfig.exec(); err != nil {
+		if rc.ExecProvider, err = execConfig(c.ExecProviderConfig); err != nil {
 			return nil, err
 		}
 	}
@@ -131,8 +53,8 @@ func (c *config) restConfig(server string) (*rest.Config, error) {
 	return rc, nil
 }
 
-// rest checks and decodes the TLS settings.
-func (t tlsClientConfig) rest() (rest.TLSClientConfig, error) {
+// tlsConfig checks and decodes the TLS settings.
+func tlsConfig(t secretcodec.TLSClientConfig) (rest.TLSClientConfig, error) {
 	out := rest.TLSClientConfig{Insecure: t.Insecure, ServerName: t.ServerName}
 	var err error
 	if out.CAData, err = decodePEM("caData", t.CAData); err != nil {
@@ -183,9 +105,9 @@ func decodePEM(field, value string) ([]byte, error) {
 	return b, nil
 }
 
-// exec turns the Argo CD exec settings into a client-go credential plugin
-// that never prompts.
-func (e *execProviderConfig) exec() (*clientcmdapi.ExecConfig, error) {
+// execConfig turns the Argo CD exec settings into a client-go credential
+// plugin that never prompts.
+func execConfig(e *secretcodec.ExecProviderConfig) (*clientcmdapi.ExecConfig, error) {
 	if strings.TrimSpace(e.Command) == "" {
 		return nil, errors.New("config.execProviderConfig.command is missing")
 	}

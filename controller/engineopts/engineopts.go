@@ -1,14 +1,19 @@
-package settings
+// Package engineopts turns the settings, a plain view of graphcd-cm,
+// into the diff and health engines' options. It sits above both, so that
+// neither the engines nor the settings import the other, and below the
+// reconciler and the offline admin tools, which both use it.
+package engineopts
 
 import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/health"
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
-// HealthChecks returns the Lua health checks the settings configure, for
+// HealthChecks returns the Lua health checks s configures, for
 // health.New.
-func (s *Settings) HealthChecks() []health.LuaCheck {
+func HealthChecks(s *settings.Settings) []health.LuaCheck {
 	var checks []health.LuaCheck
 	for _, c := range s.Customizations {
 		if c.HealthLua != "" {
@@ -18,9 +23,9 @@ func (s *Settings) HealthChecks() []health.LuaCheck {
 	return checks
 }
 
-// IgnoreRules returns the system-level ignoreDifferences rules followed by
-// the application's own, for diff.New.
-func (s *Settings) IgnoreRules(app []v1alpha1.ResourceIgnoreDifferences) []diff.IgnoreRule {
+// IgnoreRules returns the system-level ignoreDifferences rules of s
+// followed by the application's own, for diff.New.
+func IgnoreRules(s *settings.Settings, app []v1alpha1.ResourceIgnoreDifferences) []diff.IgnoreRule {
 	var rules []diff.IgnoreRule
 	if all := s.IgnoreDifferencesAll; all != nil {
 		rules = append(rules, rule("*", "*", "", "", all))
@@ -31,14 +36,14 @@ func (s *Settings) IgnoreRules(app []v1alpha1.ResourceIgnoreDifferences) []diff.
 		}
 	}
 	for _, d := range app {
-		rules = append(rules, rule(d.Group, d.Kind, d.Name, d.Namespace, &IgnoreDifferences{
+		rules = append(rules, rule(d.Group, d.Kind, d.Name, d.Namespace, &settings.IgnoreDifferences{
 			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers,
 		}))
 	}
 	return rules
 }
 
-func rule(group, kind, name, namespace string, ig *IgnoreDifferences) diff.IgnoreRule {
+func rule(group, kind, name, namespace string, ig *settings.IgnoreDifferences) diff.IgnoreRule {
 	return diff.IgnoreRule{
 		Group: group, Kind: kind, Name: name, Namespace: namespace,
 		JSONPointers: ig.JSONPointers, JQPathExpressions: ig.JQPathExpressions, ManagedFieldsManagers: ig.ManagedFieldsManagers,
