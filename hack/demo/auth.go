@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // The demo's single sign-on user, a user of the embedded Dex's local
@@ -39,11 +41,11 @@ staticPasswords:
 `, ssoEmail, hash, ssoGroup)
 	for _, cm := range []*corev1.ConfigMap{
 		{
-			ObjectMeta: metav1.ObjectMeta{Name: "graphcd-cm", Namespace: namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: wellknown.SettingsConfigMap, Namespace: namespace},
 			Data:       map[string]string{"url": url, "dex.config": dexConfig},
 		},
 		{
-			ObjectMeta: metav1.ObjectMeta{Name: "graphcd-rbac-cm", Namespace: namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: wellknown.RBACConfigMap, Namespace: namespace},
 			Data: map[string]string{
 				"policy.default": "role:readonly",
 				"policy.csv":     "g, " + ssoGroup + ", role:admin\n",
