@@ -166,7 +166,8 @@ func (s *clusterSet) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.runCtx = ctx
 	s.mu.Unlock()
-	s.reg.OnChange(func(server string) { s.clusterChanged(ctx, server) })
+	remove := s.reg.OnChange(func(server string) { s.clusterChanged(ctx, server) })
+	defer remove() // a standby that wins the lease again registers anew
 	if err := s.reg.Start(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil //nolint:nilerr // shutting down before the Secrets were listed

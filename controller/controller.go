@@ -70,6 +70,9 @@ type Config struct {
 	// Watch is the process's watch of the settings objects, through which
 	// graphcd-cm is followed; nil makes one for the controller alone.
 	Watch *kubewatch.Source
+	// Clusters is the process's registry of destination clusters, shared
+	// with the API; nil makes one for the controller alone.
+	Clusters *clusters.Registry
 }
 
 // Controller runs the destination clusters' caches and the Application
@@ -171,13 +174,15 @@ func New(cfg Config) (*Controller, error) {
 // the controller's namespace and the (not yet started) in-cluster cache.
 func (c *Controller) newClusterSet() (*clusterSet, error) {
 	cfg := c.cfg
-	kc, err := kubernetes.NewForConfig(cfg.RESTConfig)
-	if err != nil {
-		return nil, fmt.Errorf("cluster registry client: %w", err)
-	}
-	reg, err := clusters.New(clusters.Options{Client: kc, Namespace: cfg.Namespace, InCluster: cfg.RESTConfig, Logger: cfg.Logger})
-	if err != nil {
-		return nil, err
+	reg := cfg.Clusters
+	if reg == nil {
+		kc, err := kubernetes.NewForConfig(cfg.RESTConfig)
+		if err != nil {
+			return nil, fmt.Errorf("cluster registry client: %w", err)
+		}
+		if reg, err = clusters.New(clusters.Options{Client: kc, Namespace: cfg.Namespace, InCluster: cfg.RESTConfig, Logger: cfg.Logger}); err != nil {
+			return nil, err
+		}
 	}
 	set := &clusterSet{
 		reg: reg, shard: cfg.Shard, log: cfg.Logger, qps: cfg.RESTConfig.QPS, burst: cfg.RESTConfig.Burst,

@@ -40,6 +40,7 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
@@ -129,7 +130,11 @@ func startAPI(c *localcluster.Cluster) (func(), error) {
 		return fail(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	if clusterList, err = catalog.StartClusters(ctx, c.Client, secretsNS, c.Config, quiet); err != nil {
+	registry, err := clusters.New(clusters.Options{Client: c.Client, Namespace: secretsNS, InCluster: c.Config, Logger: quiet})
+	if err != nil {
+		return fail(err)
+	}
+	if clusterList, err = catalog.StartClusters(ctx, registry, quiet); err != nil {
 		return fail(err)
 	}
 	repoList = catalog.NewRepositories(c.Client, secretsNS)

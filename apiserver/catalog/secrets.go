@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/clusters"
@@ -16,12 +15,11 @@ import (
 // credentials.
 type Clusters struct{ reg *clusters.Registry }
 
-// StartClusters watches the cluster Secrets of namespace in the background
-// until ctx ends; the list is empty until they are loaded. inCluster is the
-// server's own configuration, listed as the in-cluster cluster.
-func StartClusters(ctx context.Context, kc kubernetes.Interface, namespace string, inCluster *rest.Config, log *slog.Logger) (*Clusters, error) {
-	reg, err := clusters.New(clusters.Options{Client: kc, Namespace: namespace, InCluster: inCluster, Logger: log})
-	if err != nil {
+// StartClusters lists the clusters of reg, the process's registry shared
+// with its controller, and runs it until ctx ends; the list is empty
+// until the Secrets are loaded.
+func StartClusters(ctx context.Context, reg *clusters.Registry, log *slog.Logger) (*Clusters, error) {
+	if err := reg.Run(ctx); err != nil {
 		return nil, err
 	}
 	go func() {

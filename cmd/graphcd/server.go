@@ -24,6 +24,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/manifests"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/internal/wellknown"
@@ -165,7 +166,13 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	clusterList, err := catalog.StartClusters(ctx, kc, o.app.namespace, k.Config, log)
+	// One registry of destination clusters, read by the API and the
+	// controller alike.
+	registry, err := clusters.New(clusters.Options{Client: kc, Namespace: o.app.namespace, InCluster: k.Config, Logger: log})
+	if err != nil {
+		return err
+	}
+	clusterList, err := catalog.StartClusters(ctx, registry, log)
 	if err != nil {
 		return err
 	}
@@ -226,7 +233,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	ctlDone := make(chan error, 1)
 	go func() {
 		cfg := o.app.config()
-		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch = svc, log, sh.states, watch
+		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch, cfg.Clusters = svc, log, sh.states, watch, registry
 		err := runController(ctx, k, cfg, sh.events, pushed.ctl.Store)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose

@@ -439,3 +439,35 @@ func TestClientCertificate(t *testing.T) {
 		t.Errorf("namespaces with the client certificate = %v, %v; want them to include %s", names, err, marker)
 	}
 }
+
+// A registry shared by the API and a controller is started by both and
+// watches once; a listener that was removed (a controller that lost its
+// lease) hears nothing more, while the others still do.
+func TestSharedRegistry(t *testing.T) {
+	t.Parallel()
+	ns := management.Namespace(t)
+	server := second.Config.Host
+	r, changes := startRegistry(t, ns, nil)
+
+	leader, cancel := context.WithCancel(t.Context())
+	removed := make(chan string, 100)
+	remove := r.OnChange(func(server string) { removed <- server })
+	if err := r.Start(leader); err != nil {
+		t.Fatalf("second Start: %v", err)
+	}
+	remove()
+	cancel() // the second user's context ends; the first's informers go on
+
+	createSecret(t, clusterSecret(ns, "second", wellknown.SecretTypeLabel, map[string]string{
+		"name": "second", "server": server, "config": tokenConfig(t, serviceAccountToken(t)),
+	}))
+	awaitChange(t, changes, server)
+	if _, ok := r.ByServer(server); !ok {
+		t.Fatalf("cluster not registered after its Secret was created; errors: %v", r.Errors())
+	}
+	select {
+	case got := <-removed:
+		t.Errorf("a removed listener heard of %s", got)
+	default:
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -49,8 +50,14 @@ type Registry struct {
 	byName    map[string]*Cluster
 	byServer  map[string]*Cluster
 	warned    map[string]bool // duplicate warnings already logged
-	listeners []func(server string)
+	listeners map[int]func(server string)
+	nextID    int
 	notify    bool // set once the initial list has been delivered
+
+	// start runs the informers once, however many users Start them.
+	start  sync.Once
+	synced []cache.InformerSynced
+	err    error
 }
 
 // entry is what one Secret contributed: a cluster, or an error with the
@@ -101,25 +108,37 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// Start runs the informers until ctx ends and returns once the initial
-// list is loaded, or with an error when ctx ends first. OnChange
-// listeners hear only about changes after that initial list.
-func (r *Registry) Start(ctx context.Context) error {
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    r.changed,
-		UpdateFunc: func(_, obj any) { r.changed(obj) },
-		DeleteFunc: r.changed,
-	}
-	var synced []cache.InformerSynced
-	for _, inf := range r.informers {
-		reg, err := inf.AddEventHandler(handler)
-		if err != nil {
-			return fmt.Errorf("clusters: watch cluster Secrets: %w", err)
+// Run starts the informers, once: they run until the ctx of the first
+// call ends. A registry shared by several users (the API and the
+// controller of one process) is run by the one that lives longest.
+func (r *Registry) Run(ctx context.Context) error {
+	r.start.Do(func() {
+		handler := cache.ResourceEventHandlerFuncs{
+			AddFunc:    r.changed,
+			UpdateFunc: func(_, obj any) { r.changed(obj) },
+			DeleteFunc: r.changed,
 		}
-		synced = append(synced, reg.HasSynced)
-		go inf.RunWithContext(ctx)
+		for _, inf := range r.informers {
+			reg, err := inf.AddEventHandler(handler)
+			if err != nil {
+				r.err = fmt.Errorf("clusters: watch cluster Secrets: %w", err)
+				return
+			}
+			r.synced = append(r.synced, reg.HasSynced)
+			go inf.RunWithContext(ctx)
+		}
+	})
+	return r.err
+}
+
+// Start runs the informers (see Run) and returns once the initial list is
+// loaded, or with an error when ctx ends first. OnChange listeners hear
+// only about changes after that initial list.
+func (r *Registry) Start(ctx context.Context) error {
+	if err := r.Run(ctx); err != nil {
+		return err
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !cache.WaitForCacheSync(ctx.Done(), r.synced...) {
 		return fmt.Errorf("clusters: list cluster Secrets in %s: %w", r.opts.Namespace, context.Cause(ctx))
 	}
 	r.mu.Lock()
@@ -131,11 +150,22 @@ func (r *Registry) Start(ctx context.Context) error {
 // OnChange registers fn to be called with the server URL of every cluster
 // that appears, disappears, or whose Secret data (credentials, name,
 // namespaces...) changes, so that a cluster cache can be restarted. fn
-// runs on the informer's goroutine and must not block.
-func (r *Registry) OnChange(fn func(server string)) {
+// runs on the informer's goroutine and must not block. The returned
+// function unregisters fn.
+func (r *Registry) OnChange(fn func(server string)) (remove func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.listeners = append(r.listeners, fn)
+	if r.listeners == nil {
+		r.listeners = map[int]func(string){}
+	}
+	id := r.nextID
+	r.nextID++
+	r.listeners[id] = fn
+	return func() {
+		r.mu.Lock()
+		delete(r.listeners, id)
+		r.mu.Unlock()
+	}
 }
 
 // changed re-reads one Secret from the informer caches.
@@ -179,7 +209,7 @@ func (r *Registry) set(key string, secret *corev1.Secret) {
 	if r.notify {
 		servers = changedServers(before, r.byServer)
 	}
-	listeners := slices.Clone(r.listeners)
+	listeners := slices.Collect(maps.Values(r.listeners))
 	r.mu.Unlock()
 	for _, server := range servers {
 		for _, fn := range listeners {
