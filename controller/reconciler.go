@@ -26,6 +26,7 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
+	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -58,7 +59,7 @@ type LiveState interface {
 }
 
 // InClusterServer is the destination server of the cluster graphcd runs in.
-const InClusterServer = "https://kubernetes.default.svc"
+const InClusterServer = clusters.InClusterServer
 
 // Options configure the Reconciler.
 type Options struct {
