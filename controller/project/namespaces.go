@@ -1,6 +1,7 @@
 package project
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -20,10 +21,10 @@ func (n nsRule) match(namespace string) bool {
 	return n.g.match(namespace)
 }
 
-func compileSourceNamespaces(patterns []string, probs *problems) []nsRule {
+func compileSourceNamespaces(field string, patterns []string, probs *problems) []nsRule {
 	rules := make([]nsRule, 0, len(patterns))
 	for i, p := range patterns {
-		field := fmt.Sprintf("spec.sourceNamespaces[%d]", i)
+		field := fmt.Sprintf("%s[%d]", field, i)
 		if len(p) > maxPatternLen {
 			probs.addf(field, "%v", errPatternTooLong)
 			continue
@@ -62,4 +63,70 @@ func (r *Rules) AppNamespaceAllowed(namespace, controllerNamespace string) error
 		}
 	}
 	return denied(r.name, "application namespace '%s' is not permitted in project '%s' (not in sourceNamespaces)", namespace, r.name)
+}
+
+// AppNamespaces is the set of namespaces whose Applications a server or a
+// controller serves: graphcd's own namespace and those matching the
+// --application-namespaces patterns (globs, or /regular expressions/, as
+// in spec.sourceNamespaces). Safe for concurrent use.
+type AppNamespaces struct {
+	own   string
+	rules []nsRule
+	names []string // the patterns when each is a plain name, else nil
+}
+
+// CompileAppNamespaces compiles the patterns of --application-namespaces
+// around own, graphcd's namespace ("" with no patterns serves every
+// namespace, as tests that isolate by namespace do).
+func CompileAppNamespaces(own string, patterns []string) (*AppNamespaces, error) {
+	probs := &problems{}
+	a := &AppNamespaces{own: own, rules: compileSourceNamespaces("--application-namespaces", patterns, probs)}
+	if len(probs.list) > 0 {
+		return nil, errors.New(strings.Join(probs.list, "; "))
+	}
+	literal := true
+	for _, r := range a.rules {
+		literal = literal && r.re == nil && r.g.shape == shapeLiteral
+	}
+	if literal {
+		a.names = append([]string{}, patterns...)
+	}
+	return a, nil
+}
+
+// Own returns graphcd's namespace, where an Application named without a
+// namespace lives.
+func (a *AppNamespaces) Own() string { return a.own }
+
+// Any reports whether Applications may live outside graphcd's namespace.
+func (a *AppNamespaces) Any() bool { return a.own == "" || len(a.rules) > 0 }
+
+// Allowed reports whether an Application in namespace is served.
+func (a *AppNamespaces) Allowed(namespace string) bool {
+	if a.own == "" || namespace == a.own {
+		return true
+	}
+	for _, r := range a.rules {
+		if r.match(namespace) {
+			return true
+		}
+	}
+	return false
+}
+
+// Watch returns the namespaces to watch for Applications: graphcd's own
+// and the patterns when every pattern is a plain name, or nil when any is
+// a glob or expression and every namespace must be watched (and filtered
+// with Allowed).
+func (a *AppNamespaces) Watch() []string {
+	if a.own == "" || a.names == nil {
+		return nil
+	}
+	out := []string{a.own}
+	for _, n := range a.names {
+		if n != a.own {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -65,7 +65,7 @@ func compile(name string, spec *v1alpha1.AppProjectSpec) (*Rules, *problems) {
 		nsAllow:       compileKinds("spec.namespaceResourceWhitelist", spec.NamespaceResourceWhitelist, probs),
 		nsAllowAll:    spec.NamespaceResourceWhitelist == nil,
 		nsDeny:        compileKinds("spec.namespaceResourceBlacklist", spec.NamespaceResourceBlacklist, probs),
-		appNamespaces: compileSourceNamespaces(spec.SourceNamespaces, probs),
+		appNamespaces: compileSourceNamespaces("spec.sourceNamespaces", spec.SourceNamespaces, probs),
 		windows:       compileWindows(spec.SyncWindows, probs),
 		orphansOn:     spec.OrphanedResources != nil,
 		orphansWarn:   OrphanedWarn(spec.OrphanedResources),
