@@ -1,0 +1,69 @@
+// Package gitserver serves git repositories to tests the way a forge
+// does: the git CLI's own smart-HTTP backend (git http-backend) on
+// loopback, optionally behind basic auth. Fill a working copy with
+// reposervertest.CommitFiles and serve it:
+//
+//	dir, sha := reposervertest.CommitFiles(t, files)
+//	url := gitserver.Serve(t, dir, gitserver.Options{User: "u", Password: "p"})
+package gitserver
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Options says how the repository is served.
+type Options struct {
+	// User and Password, when User is set, are the only basic-auth
+	// credentials the server accepts; every other request gets 401.
+	User, Password string
+}
+
+// Serve serves a bare clone of the working copy dir (a git repository)
+// until the test ends and returns its URL, http://127.0.0.1:PORT/repo.git.
+// Later commits to dir are not seen; serve again, or push, to publish them.
+func Serve(tb testing.TB, dir string, opts Options) string {
+	tb.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		tb.Fatal("git CLI not installed (make test-deps installs it)")
+	}
+	root := tb.TempDir()
+	env := append(os.Environ(), "HOME="+root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	clone := exec.CommandContext(tb.Context(), gitBin, "clone", "-q", "--bare", dir, filepath.Join(root, "repo.git"))
+	clone.Env = env
+	if out, err := clone.CombinedOutput(); err != nil {
+		tb.Fatalf("git clone --bare: %v\n%s", err, out)
+	}
+	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
+		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "HOME=" + root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+	}}
+	var handler http.Handler = backend
+	if opts.User != "" {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u, p, ok := r.BasicAuth()
+			if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(opts.User)) != 1 ||
+				subtle.ConstantTimeCompare([]byte(p), []byte(opts.Password)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			backend.ServeHTTP(w, r)
+		})
+	}
+	lis, err := (&net.ListenConfig{}).Listen(tb.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(lis) }()
+	tb.Cleanup(func() { _ = srv.Close() })
+	return "http://" + lis.Addr().String() + "/repo.git"
+}
