@@ -35,6 +35,7 @@ type attack struct {
 const (
 	classTraversal = "path traversal and symlinks out of a checkout"
 	classBomb      = "YAML and archive bombs"
+	classCache     = "cache poisoning"
 	classTokens    = "forged, unsigned, expired and foreign tokens"
 	classLogin     = "login brute force and user enumeration"
 	classCSRF      = "CSRF and cross-origin websockets"
@@ -48,6 +49,7 @@ var attacks = []attack{
 	{"helm-values-outside-checkout", classTraversal, valuesOutsideCheckout},
 	{"symlink-out-of-checkout", classTraversal, symlinkOutOfCheckout},
 	{"yaml-alias-bomb", classBomb, yamlAliasBomb},
+	{"cache-entry-replayed-across-apps", classCache, cacheEntryReplayed},
 	{"token-wrong-key", classTokens, forgedToken(func(c jwt.MapClaims) {}, []byte("not-the-server-key-0123456789abcdef"), jwt.SigningMethodHS256)},
 	{"token-unsigned", classTokens, forgedToken(func(c jwt.MapClaims) {}, nil, jwt.SigningMethodNone)},
 	{"token-expired", classTokens, forgedToken(func(c jwt.MapClaims) {
@@ -461,5 +463,47 @@ func secretInDiffAndEvents(t *testing.T, e *env) {
 	}
 	if strings.Contains(state.Message, secretMarker) {
 		t.Errorf("the sync's message shows the Secret's value: %s", state.Message)
+	}
+}
+
+// cacheEntryReplayed is an attacker who can write to Redis but lacks the
+// signing key: bob's app's stored state copied under alice's app's key,
+// and a state of alice's app rewritten with a forged signature. The API
+// must refuse both (and say so in its log) and never show bob's objects
+// as alice's.
+func cacheEntryReplayed(t *testing.T, e *env) {
+	e.createAs(t, "alice", "cache-a", "team-a", "good", e.nsA)
+	e.createAs(t, "bob", "cache-b", "team-b", "chart", e.nsB)
+	keyA, keyB := "graphcd|appstate|"+e.ns+"/cache-a", "graphcd|appstate|"+e.ns+"/cache-b"
+	var stateB []byte
+	poll(t, "both apps' states in Redis", func() (bool, string) {
+		var err error
+		stateB, err = e.redis.Get(t.Context(), keyB).Bytes()
+		n, _ := e.redis.Exists(t.Context(), keyA).Result()
+		return err == nil && n == 1, fmt.Sprint(err)
+	})
+	read := func() string {
+		return string(e.mustAsk(t, e.tokens["alice"], `{ application(name: "cache-a") { managedResources { kind name } resourceTree { nodes { kind name } } } }`, nil))
+	}
+	for _, forged := range []struct {
+		what  string
+		value []byte
+	}{
+		{"bob's state replayed under alice's key", stateB},
+		{"a state with a forged signature", append(bytes.Repeat([]byte{0x42}, 32), stateB[32:]...)},
+	} {
+		before := strings.Count(e.logs.String(), "application state failed its signature check")
+		// The controller rewrites the state as it reconciles; write the
+		// forgery until the API has read (and refused) it.
+		poll(t, "the API to refuse "+forged.what, func() (bool, string) {
+			if err := e.redis.Set(t.Context(), keyA, forged.value, time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+			answer := read()
+			if strings.Contains(answer, `"name":"chart"`) {
+				t.Fatalf("%s: alice's app shows bob's object: %s", forged.what, answer)
+			}
+			return strings.Count(e.logs.String(), "application state failed its signature check") > before, "no refusal logged yet"
+		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/testenv/gitserver"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/localredis"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -53,6 +55,7 @@ type env struct {
 	repo      string // the git repository every project permits
 	logs      *syncBuffer
 	kube      client.Client
+	redis     *redis.Client // the Redis the server shares state through
 	tokens    map[string]string
 	secretKey []byte // server.secretkey, to forge tokens signed right
 }
@@ -139,6 +142,20 @@ func startEnv(t *testing.T) *env {
 		}
 	}
 
+	// Redis carries the resource trees between the controller and the API,
+	// signed with a key an attacker who reaches Redis does not have.
+	rds, err := localredis.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rds.Stop() })
+	e.redis = redis.NewClient(&redis.Options{Addr: rds.Addr, Password: rds.Password})
+	t.Cleanup(func() { _ = e.redis.Close() })
+	redisKey := filepath.Join(t.TempDir(), "redis.key")
+	if err := os.WriteFile(redisKey, []byte("security-suite-redis-signing-key-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -146,13 +163,23 @@ func startEnv(t *testing.T) *env {
 	e.base = "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), e.bin, "server", "--insecure", "--kubeconfig", cluster.Kubeconfig,
 		"--namespace", e.ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-format", "text", "--log-level", "debug",
-		"--login-trusted-proxies", "127.0.0.9")
+		"--login-trusted-proxies", "127.0.0.9", "--redis", rds.Addr, "--redis-password", rds.Password, "--redis-secret-file", redisKey)
 	cmd.Env = binaryEnv()
 	cmd.Stdout, cmd.Stderr = e.logs, e.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			if f, err := os.CreateTemp("", "graphcd-security-*.log"); err == nil {
+				_, _ = f.WriteString(e.logs.String())
+				_ = f.Close()
+				t.Logf("the server's log: %s", f.Name())
+			}
+		}
+	})
 	poll(t, "graphcd server to be ready", func() (bool, string) {
 		resp, err := http.Get(e.base + "/readyz")
 		if err != nil {
