@@ -50,6 +50,7 @@ var attacks = []attack{
 	{"symlink-out-of-checkout", classTraversal, symlinkOutOfCheckout},
 	{"yaml-alias-bomb", classBomb, yamlAliasBomb},
 	{"cache-entry-replayed-across-apps", classCache, cacheEntryReplayed},
+	{"chart-archive-bomb", classBomb, chartArchiveBomb},
 	{"token-wrong-key", classTokens, forgedToken(func(c jwt.MapClaims) {}, []byte("not-the-server-key-0123456789abcdef"), jwt.SigningMethodHS256)},
 	{"token-unsigned", classTokens, forgedToken(func(c jwt.MapClaims) {}, nil, jwt.SigningMethodNone)},
 	{"token-expired", classTokens, forgedToken(func(c jwt.MapClaims) {
@@ -506,4 +507,14 @@ func cacheEntryReplayed(t *testing.T, e *env) {
 			return strings.Count(e.logs.String(), "application state failed its signature check") > before, "no refusal logged yet"
 		})
 	}
+}
+
+func chartArchiveBomb(t *testing.T, e *env) {
+	e.createAs(t, "alice", "archive-bomb", "team-a", "archive", e.nsA)
+	msg := e.comparisonError(t, "archive-bomb")
+	t.Logf("refused: %s", msg)
+	if !strings.Contains(msg, "dep-0.1.0.tgz") {
+		t.Errorf("condition %q, want the archive named", msg)
+	}
+	e.mustAsk(t, e.tokens["bob"], `{ me { username } }`, nil)
 }

@@ -3,7 +3,9 @@
 package security
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -87,7 +89,9 @@ func repoFiles(otherNS string) map[string]string {
 		"chart/values.yaml":      "name: chart\n",
 		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n" +
 			"data:\n  leak: {{ .Values.leak | default \"none\" | quote }}\n",
-		"escape/README": "the symlink beside this file points out of the checkout\n",
+		"escape/README":                "the symlink beside this file points out of the checkout\n",
+		"archive/Chart.yaml":           "apiVersion: v2\nname: archive\nversion: 0.1.0\n",
+		"archive/charts/dep-0.1.0.tgz": gzipBomb(),
 	}
 }
 
@@ -439,6 +443,23 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// gzipBomb is a chart archive of about 200 KB whose one file expands to
+// 200 MiB of zeros.
+func gzipBomb() string {
+	var buf bytes.Buffer
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	tw := tar.NewWriter(gz)
+	const size = 200 << 20
+	_ = tw.WriteHeader(&tar.Header{Name: "dep/values.yaml", Mode: 0o644, Size: size})
+	zeros := make([]byte, 1<<20)
+	for range size / len(zeros) {
+		_, _ = tw.Write(zeros)
+	}
+	_ = tw.Close()
+	_ = gz.Close()
+	return buf.String()
 }
 
 // osHostname is the content of /etc/hostname, which the repository's
