@@ -1632,7 +1632,7 @@ type ClusterInput struct {
 	Namespaces []string `json:"namespaces"`
 	// Manage cluster-scoped resources too when namespaces is set.
 	ClusterResources bool `json:"clusterResources"`
-	// The only project that may use the cluster.
+	// The only project that may use the cluster (RBAC object `<project>/<server>`); none: every project.
 	Project *string `json:"project"`
 	// Labels for cluster selection.
 	Labels []KeyValueInput `json:"labels"`
@@ -2260,6 +2260,9 @@ type CreateRepositoryResponse struct {
 	// Declares a repository (or, with template, credentials for every
 	// repository under a URL prefix). The repository is reached with the
 	// credentials first unless skipTest is set; a failed test changes nothing.
+	// With a project it is scoped to that project (RBAC object
+	// `<project>/<url>`): only its applications use it, and it is a
+	// declaration apart from a global one of the same URL.
 	CreateRepository CreateRepositoryCreateRepository `json:"createRepository"`
 }
 
@@ -2328,7 +2331,8 @@ func (v *DeleteProjectTokenResponse) GetDeleteProjectToken() bool { return v.Del
 
 // DeleteRepositoryResponse is returned by DeleteRepository on success.
 type DeleteRepositoryResponse struct {
-	// Removes a repository or credential template. Returns its ID.
+	// Removes a repository or credential template (the one scoped to project,
+	// when project is set). Returns its ID.
 	DeleteRepository string `json:"deleteRepository"`
 }
 
@@ -3678,7 +3682,7 @@ type RepositoryInput struct {
 	Type *string `json:"type"`
 	// A display name (needed for Helm repositories).
 	Name *string `json:"name"`
-	// The only project that may use it.
+	// The only project that may use it (RBAC object `<project>/<url>`); none: every project.
 	Project *string `json:"project"`
 	// HTTPS user name.
 	Username *string `json:"username"`
@@ -3696,7 +3700,7 @@ type RepositoryInput struct {
 	EnableOCI bool `json:"enableOCI"`
 	// A credential template (repo-creds) rather than a repository.
 	Template bool `json:"template"`
-	// Replace an existing declaration of the same URL.
+	// Replace an existing declaration of the same URL (and project).
 	Upsert bool `json:"upsert"`
 	// Do not reach the repository before saving (templates are never tested).
 	SkipTest bool `json:"skipTest"`
@@ -4837,8 +4841,9 @@ func (v *__DeleteProjectTokenInput) GetId() string { return v.Id }
 
 // __DeleteRepositoryInput is used internally by genqlient
 type __DeleteRepositoryInput struct {
-	Url      string `json:"url"`
-	Template bool   `json:"template"`
+	Url      string  `json:"url"`
+	Template bool    `json:"template"`
+	Project  *string `json:"project"`
 }
 
 // GetUrl returns __DeleteRepositoryInput.Url, and is useful for accessing the field via an interface.
@@ -4846,6 +4851,9 @@ func (v *__DeleteRepositoryInput) GetUrl() string { return v.Url }
 
 // GetTemplate returns __DeleteRepositoryInput.Template, and is useful for accessing the field via an interface.
 func (v *__DeleteRepositoryInput) GetTemplate() bool { return v.Template }
+
+// GetProject returns __DeleteRepositoryInput.Project, and is useful for accessing the field via an interface.
+func (v *__DeleteRepositoryInput) GetProject() *string { return v.Project }
 
 // __FollowPodLogsInput is used internally by genqlient
 type __FollowPodLogsInput struct {
@@ -5690,8 +5698,8 @@ func DeleteProjectToken(
 
 // The mutation executed by DeleteRepository.
 const DeleteRepository_Operation = `
-mutation DeleteRepository ($url: String!, $template: Boolean!) {
-	deleteRepository(url: $url, template: $template)
+mutation DeleteRepository ($url: String!, $template: Boolean!, $project: String) {
+	deleteRepository(url: $url, template: $template, project: $project)
 }
 `
 
@@ -5700,6 +5708,7 @@ func DeleteRepository(
 	client_ graphql.Client,
 	url string,
 	template bool,
+	project *string,
 ) (data_ *DeleteRepositoryResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "DeleteRepository",
@@ -5707,6 +5716,7 @@ func DeleteRepository(
 		Variables: &__DeleteRepositoryInput{
 			Url:      url,
 			Template: template,
+			Project:  project,
 		},
 	}
 

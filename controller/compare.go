@@ -234,7 +234,7 @@ func (r *Reconciler) specAllowed(app *v1alpha1.Application, proj *v1alpha1.AppPr
 	}
 	rules, err := r.projects.Rules(proj)
 	if err == nil {
-		err = rules.AppAllowed(&app.Spec, c.Server, c.Name)
+		err = rules.AppAllowed(&app.Spec, projectCluster(c))
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", errInvalidSpec, err)

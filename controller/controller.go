@@ -46,7 +46,7 @@ type Config struct {
 	// Processors is how many apps are reconciled at once (default
 	// DefaultProcessors).
 	Processors int
-	RepoFor    func(ctx context.Context, url string) (reposerver.Repository, error)
+	RepoFor    func(ctx context.Context, url, project string) (reposerver.Repository, error)
 	Logger     *slog.Logger
 	// Shard selects the destination clusters this controller reconciles
 	// (see ShardOf and Shard.OwnsCluster); the zero Shard owns them all. A

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/project"
 	appsync "github.com/graphcd/graphcd/controller/sync"
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/secretcodec"
@@ -89,19 +90,17 @@ func (t *target) liveErr() error {
 }
 
 // resolveTarget checks that an app may use cluster c: a cluster Secret
-// with a project is usable only by the apps of that project.
+// with a project is usable only by the apps of that project. It runs as
+// soon as the destination resolves, so another project's cluster is never
+// connected to on the app's behalf; the project's rules check it again
+// (project.Rules.ClusterAllowed) with permitOnlyProjectScopedClusters.
 func resolveTarget(app *v1alpha1.Application, c *clusters.Cluster) error {
-	if c.Project == "" {
-		return nil
-	}
-	name := app.Spec.Project
-	if name == "" {
-		name = "default"
-	}
-	if name != c.Project {
-		return fmt.Errorf("cluster %s is reserved for project %s; this application belongs to project %s", c.Name, c.Project, name)
-	}
-	return nil
+	return project.ClusterScopeAllowed(projectOf(app), projectCluster(c))
+}
+
+// projectCluster is c as the project rules check it.
+func projectCluster(c *clusters.Cluster) project.Cluster {
+	return project.Cluster{Server: c.Server, Name: c.Name, Project: c.Project}
 }
 
 // singleDestination is the reconciler's only cluster when it is built

@@ -224,8 +224,8 @@ func endOperation(st *v1alpha1.OperationState, phase v1alpha1.OperationPhase, me
 }
 
 // operationRules returns the compiled rules of the app's project after
-// checking the source repository and the destination (cluster c) against
-// them.
+// checking the source repository and the destination (cluster c, and the
+// project its Secret scopes it to) against them.
 func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Application, c *clusters.Cluster, src *v1alpha1.ApplicationSource) (*project.Rules, error) {
 	proj, err := r.project(ctx, app)
 	if err != nil {
@@ -242,6 +242,9 @@ func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Applicati
 		return nil, err
 	}
 	if err := rules.DestinationAllowed(c.Server, c.Name, app.Spec.Destination.Namespace); err != nil {
+		return nil, err
+	}
+	if err := rules.ClusterAllowed(projectCluster(c)); err != nil {
 		return nil, err
 	}
 	return rules, nil

@@ -73,8 +73,9 @@ type Options struct {
 	// Resync is the periodic refresh (default 120 s, plus up to half of it
 	// as jitter).
 	Resync time.Duration
-	// RepoFor resolves a repository URL to its credentials; nil uses none.
-	RepoFor func(ctx context.Context, url string) (reposerver.Repository, error)
+	// RepoFor resolves a repository URL to its credentials for the
+	// applications of project (repocreds.Store.Lookup); nil uses none.
+	RepoFor func(ctx context.Context, url, project string) (reposerver.Repository, error)
 	// Recorder records Kubernetes Events on Applications when their sync
 	// status or health changes; nil records none.
 	Recorder events.EventRecorder
@@ -167,7 +168,7 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.RepoFor == nil {
-		opts.RepoFor = func(_ context.Context, url string) (reposerver.Repository, error) {
+		opts.RepoFor = func(_ context.Context, url, _ string) (reposerver.Repository, error) {
 			return reposerver.Repository{URL: url}, nil
 		}
 	}

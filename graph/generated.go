@@ -374,7 +374,7 @@ type ComplexityRoot struct {
 		DeleteApplicationResource func(childComplexity int, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) int
 		DeleteProject             func(childComplexity int, name string) int
 		DeleteProjectToken        func(childComplexity int, project string, role string, id string) int
-		DeleteRepository          func(childComplexity int, url string, template bool) int
+		DeleteRepository          func(childComplexity int, url string, template bool, project *string) int
 		PatchApplication          func(childComplexity int, input model.PatchApplicationInput) int
 		PatchApplicationResource  func(childComplexity int, input model.ApplicationResourceInput, patch string, patchType model.PatchType) int
 		RefreshApplication        func(childComplexity int, input model.RefreshApplicationInput) int
@@ -382,7 +382,7 @@ type ComplexityRoot struct {
 		RollbackApplication       func(childComplexity int, input model.RollbackApplicationInput) int
 		SyncApplication           func(childComplexity int, input model.SyncApplicationInput) int
 		TerminateOperation        func(childComplexity int, input model.ApplicationRef) int
-		TestRepository            func(childComplexity int, url string) int
+		TestRepository            func(childComplexity int, url string, project *string) int
 		UpdateApplicationSpec     func(childComplexity int, input model.UpdateApplicationSpecInput) int
 		UpdatePassword            func(childComplexity int, input model.UpdatePasswordInput) int
 		UpdateProjectSpec         func(childComplexity int, input model.UpdateProjectSpecInput) int
@@ -791,8 +791,8 @@ type MutationResolver interface {
 	UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*model.Project, error)
 	DeleteProject(ctx context.Context, name string) (string, error)
 	CreateRepository(ctx context.Context, input model.RepositoryInput) (*model.Repository, error)
-	DeleteRepository(ctx context.Context, url string, template bool) (string, error)
-	TestRepository(ctx context.Context, url string) (*model.ConnectionState, error)
+	DeleteRepository(ctx context.Context, url string, template bool, project *string) (string, error)
+	TestRepository(ctx context.Context, url string, project *string) (*model.ConnectionState, error)
 	AddCluster(ctx context.Context, input model.ClusterInput) (*model.Cluster, error)
 	RemoveCluster(ctx context.Context, server string) (string, error)
 	UpdatePassword(ctx context.Context, input model.UpdatePasswordInput) (bool, error)
@@ -2222,7 +2222,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DeleteRepository(childComplexity, args["url"].(string), args["template"].(bool)), true
+		return e.ComplexityRoot.Mutation.DeleteRepository(childComplexity, args["url"].(string), args["template"].(bool), args["project"].(*string)), true
 	case "Mutation.patchApplication":
 		if e.ComplexityRoot.Mutation.PatchApplication == nil {
 			break
@@ -2310,7 +2310,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.TestRepository(childComplexity, args["url"].(string)), true
+		return e.ComplexityRoot.Mutation.TestRepository(childComplexity, args["url"].(string), args["project"].(*string)), true
 	case "Mutation.updateApplicationSpec":
 		if e.ComplexityRoot.Mutation.UpdateApplicationSpec == nil {
 			break
@@ -4003,18 +4003,23 @@ type Mutation {
   Declares a repository (or, with template, credentials for every
   repository under a URL prefix). The repository is reached with the
   credentials first unless skipTest is set; a failed test changes nothing.
+  With a project it is scoped to that project (RBAC object
+  ` + "`" + `<project>/<url>` + "`" + `): only its applications use it, and it is a
+  declaration apart from a global one of the same URL.
   """
   createRepository(input: RepositoryInput!): Repository!
   """
-  Removes a repository or credential template. Returns its ID.
+  Removes a repository or credential template (the one scoped to project,
+  when project is set). Returns its ID.
   """
-  deleteRepository(url: String!, template: Boolean! = false): ID!
+  deleteRepository(url: String!, template: Boolean! = false, "The project it is scoped to; none for a global one." project: String): ID!
   """
-  Reaches a declared repository with its stored credentials now, whatever
+  Reaches a declared repository (the one scoped to project, when project is
+  set) with its stored credentials now, as its applications would, whatever
   an earlier test found, and returns the outcome (which the repository's
   connectionState shows from then on).
   """
-  testRepository(url: String!): ConnectionState!
+  testRepository(url: String!, "The project it is scoped to; none for a global one." project: String): ConnectionState!
   """
   Registers a destination cluster.
   """
@@ -4138,7 +4143,7 @@ input RepositoryInput {
   type: String
   "A display name (needed for Helm repositories)."
   name: String
-  "The only project that may use it."
+  "The only project that may use it (RBAC object ` + "`" + `<project>/<url>` + "`" + `); none: every project."
   project: String
   "HTTPS user name."
   username: String
@@ -4156,7 +4161,7 @@ input RepositoryInput {
   enableOCI: Boolean! = false
   "A credential template (repo-creds) rather than a repository."
   template: Boolean! = false
-  "Replace an existing declaration of the same URL."
+  "Replace an existing declaration of the same URL (and project)."
   upsert: Boolean! = false
   "Do not reach the repository before saving (templates are never tested)."
   skipTest: Boolean! = false
@@ -4186,7 +4191,7 @@ input ClusterInput {
   namespaces: [String!]
   "Manage cluster-scoped resources too when namespaces is set."
   clusterResources: Boolean! = false
-  "The only project that may use the cluster."
+  "The only project that may use the cluster (RBAC object ` + "`" + `<project>/<server>` + "`" + `); none: every project."
   project: String
   "Labels for cluster selection."
   labels: [KeyValueInput!]
@@ -7757,6 +7762,14 @@ func (ec *executionContext) field_Mutation_deleteRepository_args(ctx context.Con
 		return nil, err
 	}
 	args["template"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "project",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["project"] = arg2
 	return args, nil
 }
 
@@ -7885,6 +7898,14 @@ func (ec *executionContext) field_Mutation_testRepository_args(ctx context.Conte
 		return nil, err
 	}
 	args["url"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "project",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["project"] = arg1
 	return args, nil
 }
 
@@ -13973,7 +13994,7 @@ func (ec *executionContext) _Mutation_deleteRepository(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeleteRepository(ctx, fc.Args["url"].(string), fc.Args["template"].(bool))
+			return ec.Resolvers.Mutation().DeleteRepository(ctx, fc.Args["url"].(string), fc.Args["template"].(bool), fc.Args["project"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -14017,7 +14038,7 @@ func (ec *executionContext) _Mutation_testRepository(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().TestRepository(ctx, fc.Args["url"].(string))
+			return ec.Resolvers.Mutation().TestRepository(ctx, fc.Args["url"].(string), fc.Args["project"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ConnectionState) graphql.Marshaler {

@@ -12,6 +12,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/apiserver/secretops"
+	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -33,9 +34,12 @@ type ProjectWriter interface {
 // implements it).
 type SecretWriter interface {
 	PutRepository(ctx context.Context, r secretops.Repository, upsert bool) error
-	DeleteRepository(ctx context.Context, url string, template bool) error
+	DeleteRepository(ctx context.Context, url, project string, template bool) error
 	PutCluster(ctx context.Context, c secretops.Cluster, upsert bool) error
 	DeleteCluster(ctx context.Context, server string) error
+	// ClusterProject returns the project of the cluster at server ("" for
+	// a global one), secretops.ErrNotFound when none is declared.
+	ClusterProject(ctx context.Context, server string) (string, error)
 }
 
 // RepoTester reaches a repository with its credentials
@@ -119,6 +123,9 @@ func (r *Resolver) deleteProject(ctx context.Context, name string) (string, erro
 	return model.NodeID(model.KindProject, key), nil
 }
 
+// createRepository declares a repository, authorized as Argo CD does on
+// its RBAC object: the URL, or "<project>/<url>" for a project's own (so a
+// project role may declare its project's repositories).
 func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInput) (*model.Repository, error) {
 	repo := secretops.Repository{
 		URL: in.URL, Name: deref(in.Name), Project: deref(in.Project), Type: deref(in.Type),
@@ -129,11 +136,12 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 	if err := repo.Validate(); err != nil {
 		return nil, Errorf(CodeBadUserInput, "repository: %v", err)
 	}
-	if err := r.authorize(ctx, "repositories", "create", in.URL); err != nil {
+	object := rbac.ScopedObject(repo.Project, repo.URL)
+	if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionCreate, object); err != nil {
 		return nil, err
 	}
 	if in.Upsert { // replacing one needs the update right too, as in Argo CD
-		if err := r.authorize(ctx, "repositories", "update", in.URL); err != nil {
+		if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionUpdate, object); err != nil {
 			return nil, err
 		}
 	}
@@ -153,13 +161,13 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 		}
 	}
 	if err := w.PutRepository(ctx, repo, in.Upsert); err != nil {
-		return nil, objectError("repository", in.URL, err)
+		return nil, objectError("repository", in.URL+inProject(repo.Project), err)
 	}
 	r.repositoriesChanged()
 	if tested { // the credentials just stored were the ones tested
-		r.conns.record(repo.URL, &model.ConnectionState{Status: model.ConnectionStatusSuccessful, AttemptedAt: metav1.Now()})
+		r.conns.record(repo.URL, repo.Project, &model.ConnectionState{Status: model.ConnectionStatusSuccessful, AttemptedAt: metav1.Now()})
 	} else {
-		r.conns.record(repo.URL, nil)
+		r.conns.record(repo.URL, repo.Project, nil)
 	}
 	typ := repo.Type
 	if typ == "" {
@@ -171,22 +179,29 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 	}, nil
 }
 
-func (r *Resolver) deleteRepository(ctx context.Context, url string, template bool) (string, error) {
-	if err := r.authorize(ctx, "repositories", "delete", url); err != nil {
+// deleteRepository removes the repository (or template) url of project
+// ("": the global one), authorized on its RBAC object.
+func (r *Resolver) deleteRepository(ctx context.Context, url string, template bool, project string) (string, error) {
+	if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionDelete, rbac.ScopedObject(project, url)); err != nil {
 		return "", err
 	}
 	w, err := r.secretWriter()
 	if err != nil {
 		return "", err
 	}
-	if err := w.DeleteRepository(ctx, url, template); err != nil {
-		return "", objectError("repository", url, err)
+	if err := w.DeleteRepository(ctx, url, project, template); err != nil {
+		return "", objectError("repository", url+inProject(project), err)
 	}
 	r.repositoriesChanged()
-	r.conns.record(url, nil)
-	return model.Repository{URL: url, Template: template}.ID(), nil
+	r.conns.record(url, project, nil)
+	return model.Repository{URL: url, Template: template, Project: project}.ID(), nil
 }
 
+// addCluster registers a cluster, authorized on its RBAC object: the
+// server, or "<project>/<server>" for a project's own. Replacing a cluster
+// (upsert) needs update on the object it has now too, so a project role
+// can neither take another project's cluster nor make a global one its
+// own.
 func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*model.Cluster, error) {
 	c := secretops.Cluster{
 		Name: in.Name, Server: in.Server, BearerToken: deref(in.BearerToken),
@@ -200,12 +215,28 @@ func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*mode
 	if err := c.Validate(); err != nil {
 		return nil, Errorf(CodeBadUserInput, "cluster: %v", err)
 	}
-	if err := r.authorize(ctx, "clusters", "create", in.Server); err != nil {
+	object := rbac.ScopedObject(c.Project, c.Server)
+	if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionCreate, object); err != nil {
 		return nil, err
 	}
 	w, err := r.secretWriter()
 	if err != nil {
 		return nil, err
+	}
+	if in.Upsert {
+		if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionUpdate, object); err != nil {
+			return nil, err
+		}
+		current, err := w.ClusterProject(ctx, c.Server)
+		switch {
+		case errors.Is(err, secretops.ErrNotFound):
+		case err != nil:
+			return nil, err
+		case current != c.Project:
+			if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionUpdate, rbac.ScopedObject(current, c.Server)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := w.PutCluster(ctx, c, in.Upsert); err != nil {
 		return nil, objectError("cluster", in.Server, err)
@@ -216,12 +247,22 @@ func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*mode
 	}, nil
 }
 
+// removeCluster unregisters the cluster at server, authorized on the RBAC
+// object it has. A cluster the caller may not see is not found for them.
 func (r *Resolver) removeCluster(ctx context.Context, server string) (string, error) {
-	if err := r.authorize(ctx, "clusters", "delete", server); err != nil {
-		return "", err
-	}
 	w, err := r.secretWriter()
 	if err != nil {
+		return "", err
+	}
+	project, err := w.ClusterProject(ctx, server)
+	if err != nil && !errors.Is(err, secretops.ErrNotFound) {
+		return "", err
+	}
+	object := rbac.ScopedObject(project, server)
+	if err == nil && r.Authz != nil && r.Authz.Authenticated(ctx) && !r.can(ctx, rbac.ResourceClusters, rbac.ActionGet, object) {
+		return "", Errorf(CodeNotFound, "cluster %s not found", truncate(server, 253))
+	}
+	if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionDelete, object); err != nil {
 		return "", err
 	}
 	if err := w.DeleteCluster(ctx, server); err != nil {

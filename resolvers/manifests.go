@@ -25,10 +25,10 @@ type RepoServer interface {
 }
 
 // RepoCredentials finds the credentials of a repository URL in the
-// repository Secrets, as the controller does (repocreds.Store implements
-// it).
+// repository Secrets, as the controller does for the applications of
+// project (repocreds.Store implements it).
 type RepoCredentials interface {
-	Lookup(ctx context.Context, repoURL string) (reposerver.Repository, error)
+	Lookup(ctx context.Context, repoURL, project string) (reposerver.Repository, error)
 }
 
 // ManifestRenderer renders application sources with their projects'
@@ -198,33 +198,34 @@ func (r *Resolver) specAllowed(ctx context.Context, app *v1alpha1.Application) e
 	if proj == nil {
 		return Errorf(CodeBadUserInput, "application spec is invalid: application references project %s which does not exist", projectName(app))
 	}
-	server, name, err := r.destinationCluster(ctx, app.Spec.Destination)
+	dest, err := r.destinationCluster(ctx, app.Spec.Destination)
 	if err != nil {
 		return err
 	}
-	if err := project.AppAllowed(proj, &app.Spec, server, name); err != nil {
+	if err := project.AppAllowed(proj, &app.Spec, dest); err != nil {
 		return &Error{Code: CodeBadUserInput, Message: "application spec is invalid: " + err.Error(), Err: err}
 	}
 	return nil
 }
 
-// destinationCluster returns the server and name of the registered
-// cluster dest points at, or dest's own server and name when none
-// matches (the controller reports such a destination as invalid).
-func (r *Resolver) destinationCluster(ctx context.Context, dest v1alpha1.ApplicationDestination) (string, string, error) {
+// destinationCluster returns the server, name and project of the
+// registered cluster dest points at, or dest's own server and name when
+// none matches (the controller reports such a destination as invalid).
+func (r *Resolver) destinationCluster(ctx context.Context, dest v1alpha1.ApplicationDestination) (project.Cluster, error) {
+	own := project.Cluster{Server: dest.Server, Name: dest.Name}
 	if r.Clusters == nil {
-		return dest.Server, dest.Name, nil
+		return own, nil
 	}
 	list, err := r.Clusters.Clusters(ctx)
 	if err != nil {
-		return "", "", err
+		return project.Cluster{}, err
 	}
 	for _, c := range list {
 		if (dest.Name == "" && secretcodec.NormaliseServer(dest.Server) == c.Server) || (dest.Name != "" && dest.Name == c.Name) {
-			return c.Server, c.Name, nil
+			return project.Cluster{Server: c.Server, Name: c.Name, Project: c.Project}, nil
 		}
 	}
-	return dest.Server, dest.Name, nil
+	return own, nil
 }
 
 // renderError turns an error of manifests.Renderer about the source at

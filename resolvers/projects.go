@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
 )
 
@@ -96,7 +97,7 @@ func (r *Resolver) clusters(ctx context.Context) ([]model.Cluster, error) {
 		return nil, err
 	}
 	return slices.DeleteFunc(all, func(c model.Cluster) bool {
-		return r.authorize(ctx, "clusters", "get", c.Server) != nil
+		return !r.can(ctx, rbac.ResourceClusters, rbac.ActionGet, rbac.ScopedObject(c.Project, c.Server))
 	}), nil
 }
 
@@ -109,14 +110,14 @@ func (r *Resolver) repositories(ctx context.Context) ([]model.Repository, error)
 		return nil, err
 	}
 	return slices.DeleteFunc(all, func(repo model.Repository) bool {
-		return r.authorize(ctx, "repositories", "get", repo.URL) != nil
+		return !r.can(ctx, rbac.ResourceRepositories, rbac.ActionGet, rbac.ScopedObject(repo.Project, repo.URL))
 	}), nil
 }
 
 func projectKey(p model.Project) string { return p.Name }
 func clusterKey(c model.Cluster) string { return c.Server }
 func repositoryKey(r model.Repository) string {
-	return r.URL + "\x00" + r.Type + boolKey(r.Template)
+	return r.URL + "\x00" + r.Type + boolKey(r.Template) + "\x00" + r.Project
 }
 
 func boolKey(b bool) string {

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
@@ -21,58 +22,65 @@ const (
 	connectionTimeout = 30 * time.Second
 )
 
-// connections remembers the last connection test of each repository URL,
-// so that listing repositories does not reach every one of them each
-// time; concurrent tests of one URL share one attempt.
+// connections remembers the last connection test of each repository (URL
+// and project: a project-scoped repository has credentials of its own), so
+// that listing repositories does not reach every one of them each time;
+// concurrent tests of one repository share one attempt.
 type connections struct {
 	mu      sync.Mutex
 	last    map[string]*model.ConnectionState
 	flights singleflight.Group
 }
 
-// connectionState tests the repository at url with its stored
-// credentials, or returns the last outcome when it is fresh and force is
-// false. It returns nil when this server cannot test repositories.
-func (r *Resolver) connectionState(ctx context.Context, url string, force bool) *model.ConnectionState {
+// connectionState tests the repository at url, as the applications of
+// project reach it, with its stored credentials, or returns the last
+// outcome when it is fresh and force is false. It returns nil when this
+// server cannot test repositories.
+func (r *Resolver) connectionState(ctx context.Context, url, project string, force bool) *model.ConnectionState {
 	if r.RepoTester == nil {
 		return nil
 	}
 	c := &r.conns
+	key := connectionKey(url, project)
 	if !force {
 		c.mu.Lock()
-		last := c.last[url]
+		last := c.last[key]
 		c.mu.Unlock()
 		if last != nil && time.Since(last.AttemptedAt.Time) < connectionTTL {
 			return last
 		}
 	}
-	v, _, _ := c.flights.Do(url, func() (any, error) {
+	v, _, _ := c.flights.Do(key, func() (any, error) {
 		// The caller may go away; the outcome serves the next one.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectionTimeout)
 		defer cancel()
 		state := &model.ConnectionState{Status: model.ConnectionStatusSuccessful, AttemptedAt: metav1.Now()}
-		if err := r.testStoredRepository(ctx, url); err != nil {
+		if err := r.testStoredRepository(ctx, url, project); err != nil {
 			state.Status, state.Message = model.ConnectionStatusFailed, err.Error()
 		}
-		c.record(url, state)
+		c.record(url, project, state)
 		return state, nil
 	})
 	return v.(*model.ConnectionState)
 }
 
-// record keeps state as url's last test; nil forgets it (the stored
-// credentials changed untested, or the repository went).
-func (c *connections) record(url string, state *model.ConnectionState) {
+// connectionKey names the repository url of project ("" for a global one).
+func connectionKey(url, project string) string { return project + "\x00" + url }
+
+// record keeps state as the last test of url for project; nil forgets it
+// (the stored credentials changed untested, or the repository went).
+func (c *connections) record(url, project string, state *model.ConnectionState) {
+	key := connectionKey(url, project)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if state == nil {
-		delete(c.last, url)
+		delete(c.last, key)
 		return
 	}
 	if c.last == nil {
 		c.last = map[string]*model.ConnectionState{}
 	}
-	c.last[url] = state
+	c.last[key] = state
 }
 
 // repositoriesChanged makes the repository list and credentials read the
@@ -87,12 +95,12 @@ func (r *Resolver) repositoriesChanged() {
 }
 
 // testStoredRepository reaches url with the credentials graphcd stores
-// for it, as a render would.
-func (r *Resolver) testStoredRepository(ctx context.Context, url string) error {
+// for it, as a render for an application of project would.
+func (r *Resolver) testStoredRepository(ctx context.Context, url, project string) error {
 	repo := reposerver.Repository{URL: url}
 	if r.RepoCreds != nil {
 		var err error
-		if repo, err = r.RepoCreds.Lookup(ctx, url); err != nil {
+		if repo, err = r.RepoCreds.Lookup(ctx, url, project); err != nil {
 			return err
 		}
 	}
@@ -100,9 +108,10 @@ func (r *Resolver) testStoredRepository(ctx context.Context, url string) error {
 }
 
 // testRepository is the testRepository mutation: a declared repository
-// the caller may see, tested now.
-func (r *Resolver) testRepository(ctx context.Context, url string) (*model.ConnectionState, error) {
-	if err := r.authorize(ctx, "repositories", "get", url); err != nil {
+// the caller may see (the one scoped to project, when project is set),
+// tested now.
+func (r *Resolver) testRepository(ctx context.Context, url, project string) (*model.ConnectionState, error) {
+	if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionGet, rbac.ScopedObject(project, url)); err != nil {
 		return nil, err
 	}
 	all, err := r.repositories(ctx)
@@ -111,14 +120,23 @@ func (r *Resolver) testRepository(ctx context.Context, url string) (*model.Conne
 	}
 	declared := false
 	for _, repo := range all {
-		declared = declared || (repourl.Same(repo.URL, url) && !repo.Template)
+		declared = declared || (repourl.Same(repo.URL, url) && repo.Project == project && !repo.Template)
 	}
 	if !declared {
-		return nil, Errorf(CodeNotFound, "repository %q is not declared", url)
+		return nil, Errorf(CodeNotFound, "repository %q is not declared%s", url, inProject(project))
 	}
-	state := r.connectionState(ctx, url, true)
+	state := r.connectionState(ctx, url, project, true)
 	if state == nil {
 		return nil, Errorf(CodeForbidden, "this server cannot test repositories")
 	}
 	return state, nil
+}
+
+// inProject words the project of a project-scoped repository or cluster
+// for messages: "" for a global one.
+func inProject(project string) string {
+	if project == "" {
+		return ""
+	}
+	return " in project " + project
 }

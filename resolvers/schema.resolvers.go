@@ -277,13 +277,13 @@ func (r *mutationResolver) CreateRepository(ctx context.Context, input model.Rep
 }
 
 // DeleteRepository is the resolver for the deleteRepository field.
-func (r *mutationResolver) DeleteRepository(ctx context.Context, url string, template bool) (string, error) {
-	return r.deleteRepository(ctx, url, template)
+func (r *mutationResolver) DeleteRepository(ctx context.Context, url string, template bool, project *string) (string, error) {
+	return r.deleteRepository(ctx, url, template, deref(project))
 }
 
 // TestRepository is the resolver for the testRepository field.
-func (r *mutationResolver) TestRepository(ctx context.Context, url string) (*model.ConnectionState, error) {
-	return r.testRepository(ctx, url)
+func (r *mutationResolver) TestRepository(ctx context.Context, url string, project *string) (*model.ConnectionState, error) {
+	return r.testRepository(ctx, url, deref(project))
 }
 
 // AddCluster is the resolver for the addCluster field.
@@ -430,7 +430,7 @@ func (r *repositoryResolver) ConnectionState(ctx context.Context, obj *model.Rep
 	if obj.Template {
 		return nil, nil
 	}
-	return r.connectionState(ctx, obj.URL, false), nil
+	return r.connectionState(ctx, obj.URL, obj.Project, false), nil
 }
 
 // Status is the resolver for the status field.

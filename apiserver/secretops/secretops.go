@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
@@ -48,9 +49,14 @@ type Service struct {
 }
 
 // Repository declares a repository or, with Template, a credential
-// template for every repository under URL.
+// template for every repository under URL. A repository is identified by
+// its URL, its Project and Template: a project's repository (one with a
+// Project) is a Secret apart from a global one of the same URL, as in
+// Argo CD, so that a team may declare its own credentials.
 type Repository struct {
-	URL, Name, Project string
+	URL, Name string
+	// Project scopes the repository to one AppProject; empty: global.
+	Project string
 	// Type is git (default) or helm.
 	Type                                string
 	Username, Password                  string
@@ -71,6 +77,9 @@ func (r Repository) Validate() error {
 	if (r.Username == "") != (r.Password == "") {
 		return invalid("username and password go together")
 	}
+	if err := validProject(r.Project); err != nil {
+		return err
+	}
 	scpStyle := strings.HasPrefix(r.URL, "git@") && !strings.Contains(r.URL, "://")
 	if scpStyle || (r.EnableOCI && !strings.Contains(r.URL, "://")) {
 		return nil // user@host:path, or an OCI registry without a scheme
@@ -88,7 +97,7 @@ func (r Repository) Validate() error {
 }
 
 // PutRepository writes the Secret of r; without upsert an existing one
-// for the same URL is ErrExists.
+// for the same URL and project is ErrExists.
 func (s Service) PutRepository(ctx context.Context, r Repository, upsert bool) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -97,22 +106,26 @@ func (s Service) PutRepository(ctx context.Context, r Repository, upsert bool) e
 	if r.Template {
 		prefix = "creds-"
 	}
+	name := prefix + hashName(r.URL)
+	if r.Project != "" {
+		name = prefix + hashName(r.Project+"/"+r.URL)
+	}
 	sr := secretcodec.Repository{
 		URL: r.URL, Name: r.Name, Project: r.Project, Type: r.Type, Username: r.Username, Password: r.Password,
 		SSHPrivateKey: r.SSHPrivateKey, TLSClientCertData: r.TLSClientCertData, TLSClientCertKey: r.TLSClientCertKey,
 		Insecure: r.Insecure, EnableOCI: r.EnableOCI, Template: r.Template,
 	}
-	existing, err := s.find(ctx, sr.Label(), sameURL(r.URL))
+	existing, err := s.find(ctx, sr.Label(), sameURL(r.URL, r.Project))
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, existing, prefix+hashName(r.URL), sr.Label(), sr.Data(), nil, upsert)
+	return s.put(ctx, existing, name, sr.Label(), sr.Data(), nil, upsert)
 }
 
 // DeleteRepository deletes the Secret declaring the repository (or
-// template) url.
-func (s Service) DeleteRepository(ctx context.Context, repoURL string, template bool) error {
-	sec, err := s.find(ctx, secretcodec.Repository{Template: template}.Label(), sameURL(repoURL))
+// template) url of project ("": the global one).
+func (s Service) DeleteRepository(ctx context.Context, repoURL, project string, template bool) error {
+	sec, err := s.find(ctx, secretcodec.Repository{Template: template}.Label(), sameURL(repoURL, project))
 	if err != nil {
 		return err
 	}
@@ -132,8 +145,10 @@ type Cluster struct {
 	ServerName                string
 	Namespaces                []string
 	ClusterResources          bool
-	Project                   string
-	Labels                    map[string]string
+	// Project scopes the cluster to one AppProject; empty: global. A
+	// server has one Secret whatever its project.
+	Project string
+	Labels  map[string]string
 }
 
 // Validate checks c before anything is written.
@@ -152,7 +167,27 @@ func (c Cluster) Validate() error {
 			return invalid("label %s is reserved", k)
 		}
 	}
+	return validProject(c.Project)
+}
+
+// validProject checks the name of the project a repository or cluster is
+// scoped to: empty, or an AppProject name.
+func validProject(project string) error {
+	if project == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(project); len(errs) > 0 {
+		return invalid("project %q is not a project name: %s", truncate(project, 64), strings.Join(errs, "; "))
+	}
 	return nil
+}
+
+// truncate shortens s for a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // PutCluster writes the Secret of c; without upsert an existing one for
@@ -183,6 +218,22 @@ func (s Service) PutCluster(ctx context.Context, c Cluster, upsert bool) error {
 	return s.put(ctx, existing, "cluster-"+hashName(c.Server), secretcodec.TypeCluster, data, c.Labels, upsert)
 }
 
+// ClusterProject returns the project the Secret declaring the cluster at
+// server scopes it to ("" for a global cluster), so that a change to the
+// cluster can be authorized on the object it has now; ErrNotFound when no
+// Secret declares it. A malformed Secret still names its project.
+func (s Service) ClusterProject(ctx context.Context, server string) (string, error) {
+	sec, err := s.find(ctx, secretcodec.TypeCluster, sameServer(server))
+	if err != nil {
+		return "", err
+	}
+	if sec == nil {
+		return "", ErrNotFound
+	}
+	c, _ := secretcodec.DecodeCluster(sec)
+	return c.Project, nil
+}
+
 // DeleteCluster deletes the Secret declaring the cluster at server.
 func (s Service) DeleteCluster(ctx context.Context, server string) error {
 	sec, err := s.find(ctx, secretcodec.TypeCluster, sameServer(server))
@@ -207,12 +258,12 @@ func sameServer(server string) func(*corev1.Secret) bool {
 	}
 }
 
-// sameURL selects the repository Secret of repoURL, under any spelling of
-// the URL.
-func sameURL(repoURL string) func(*corev1.Secret) bool {
+// sameURL selects the repository Secret of repoURL (under any spelling
+// of the URL) scoped to project ("": the global one).
+func sameURL(repoURL, project string) func(*corev1.Secret) bool {
 	return func(sec *corev1.Secret) bool {
-		r, _ := secretcodec.DecodeRepository(sec) // a broken Secret still claims its URL
-		return repourl.Same(r.URL, repoURL)
+		r, _ := secretcodec.DecodeRepository(sec) // a broken Secret still claims its URL and project
+		return repourl.Same(r.URL, repoURL) && r.Project == project
 	}
 }
 

@@ -22,6 +22,9 @@ func TestValidate(t *testing.T) {
 		{Repository{URL: "https://git.example.com/a", Type: "svn"}, false},
 		{Repository{URL: "https://git.example.com/a", Username: "bob"}, false},
 		{Repository{URL: "not a url"}, false},
+		{Repository{URL: "https://git.example.com/a", Project: "team-a"}, true},
+		{Repository{URL: "https://git.example.com/a", Project: "team/a"}, false},
+		{Repository{URL: "https://git.example.com/a", Project: "Team A"}, false},
 	}
 	for _, tt := range repos {
 		if err := tt.r.Validate(); (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrInvalid)) {
@@ -37,6 +40,8 @@ func TestValidate(t *testing.T) {
 		{Cluster{Name: "prod", Server: "prod.example.com"}, false},
 		{Cluster{Name: "prod", Server: "https://admin:pw@prod.example.com"}, false},
 		{Cluster{Name: "prod", Server: "https://prod.example.com", Labels: map[string]string{wellknown.SecretTypeLabel: "x"}}, false},
+		{Cluster{Name: "prod", Server: "https://prod.example.com", Project: "team-a"}, true},
+		{Cluster{Name: "prod", Server: "https://prod.example.com", Project: "team-a/*"}, false},
 	}
 	for _, tt := range clusters {
 		if err := tt.c.Validate(); (err == nil) != tt.ok {

@@ -326,6 +326,67 @@ func TestProjectRolesRegexQuotesProject(t *testing.T) {
 	})
 }
 
+// A project role may create, update, delete and get the repositories and
+// clusters scoped to its project, whose objects are "<project>/<url>", as
+// in Argo CD; never the global ones or another project's, in either match
+// mode.
+func TestProjectRolesScopedRepositories(t *testing.T) {
+	for _, tc := range []struct {
+		mode, any, pattern, narrow string
+		// invalid are refused; confined is accepted but matches only
+		// inside the project.
+		invalid  []string
+		confined string
+	}{
+		{mode: "glob", any: "*", pattern: "team/*", narrow: "team/https://git.example.com/team/*",
+			invalid: []string{"team*", "*", "other/*", "team/"}, confined: "team/*app"},
+		{mode: "regex", any: ".*", pattern: "team/.*", narrow: "team/https://git\\.example\\.com/team/.*",
+			invalid: []string{"team/a)|(.*", ".*", "other/.*"}, confined: "team/a|.*"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			e := newTestEnforcer(t, map[string]string{"policy.matchMode": tc.mode})
+			policies := []string{
+				"p, proj:team:admin, repositories, " + tc.any + ", " + tc.pattern + ", allow",
+				"p, proj:team:admin, clusters, get, " + tc.pattern + ", allow",
+				"p, proj:team:narrow, repositories, create, " + tc.narrow + ", allow",
+			}
+			err := e.SetProjectRoles("team", []v1alpha1.ProjectRole{
+				{Name: "admin", Policies: policies[:2]},
+				{Name: "narrow", Policies: policies[2:3]},
+				{Name: "escape", Policies: escapeLines(append(tc.invalid, tc.confined))},
+			})
+			var ve *ValidationError
+			if !errors.As(err, &ve) || len(ve.Lines) != len(tc.invalid) {
+				t.Fatalf("SetProjectRoles error = %v, want %d invalid lines", err, len(tc.invalid))
+			}
+			admin, narrow, escape := ProjectRoleSubject("team", "admin"), ProjectRoleSubject("team", "narrow"), ProjectRoleSubject("team", "escape")
+			repo := "https://git.example.com/team/app"
+			checkRequests(t, e, []request{
+				{sub: admin, res: "repositories", act: "create", obj: ScopedObject("team", repo), want: true},
+				{sub: admin, res: "repositories", act: "delete", obj: ScopedObject("team", repo), want: true},
+				{sub: admin, res: "clusters", act: "get", obj: ScopedObject("team", "https://k8s.example.com"), want: true},
+				{sub: admin, res: "clusters", act: "create", obj: ScopedObject("team", "https://k8s.example.com"), want: false},
+				{sub: admin, res: "repositories", act: "create", obj: ScopedObject("", repo), want: false},
+				{sub: admin, res: "repositories", act: "create", obj: ScopedObject("other", repo), want: false},
+				{sub: admin, res: "repositories", act: "create", obj: ScopedObject("team-b", repo), want: false},
+				{sub: narrow, res: "repositories", act: "create", obj: ScopedObject("team", repo), want: true},
+				{sub: narrow, res: "repositories", act: "create", obj: ScopedObject("team", "https://github.com/x/y"), want: false},
+				{sub: escape, res: "repositories", act: "get", obj: ScopedObject("other", repo), want: false},
+				{sub: escape, res: "repositories", act: "get", obj: repo, want: false},
+				{sub: escape, res: "repositories", act: "get", obj: ScopedObject("team", repo), want: true},
+			})
+		})
+	}
+}
+
+func escapeLines(objs []string) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = "p, proj:team:escape, repositories, get, " + o + ", allow"
+	}
+	return out
+}
+
 func TestParseInvalidLines(t *testing.T) {
 	data := map[string]string{
 		"policy.csv": `p, alice, applications, get, */*, allow

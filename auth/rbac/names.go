@@ -97,6 +97,17 @@ func ApplicationObject(project, namespace, app string) string {
 	return project + "/" + namespace + "/" + app
 }
 
+// ScopedObject is the object of a repository, credential template or
+// cluster: its URL (server), or "<project>/<url>" for one scoped to a
+// project, as in Argo CD, so that a project role's
+// "repositories, create, <project>/*" covers the project's own.
+func ScopedObject(project, url string) string {
+	if project == "" {
+		return url
+	}
+	return project + "/" + url
+}
+
 // SubresourceAction is the action for updating or deleting (verb) one
 // resource managed by an application, in Argo CD's fine-grained form
 // "update/<group>/<kind>/<namespace>/<name>" (group empty for the core

@@ -12,8 +12,13 @@ import (
 // objects live inside the project.
 var projectResources = map[string]bool{
 	ResourceApplications: true, ResourceApplicationSets: true, ResourceLogs: true, ResourceExec: true,
-	ResourceProjects: true,
+	ResourceProjects: true, ResourceRepositories: true, ResourceClusters: true,
 }
+
+// scopedResources are the project resources whose objects are
+// "<project>/<url>" (ScopedObject): the URL after the project is any
+// pattern, not path segments.
+var scopedResources = map[string]bool{ResourceRepositories: true, ResourceClusters: true}
 
 // objectSegment is one path segment of a project role's object.
 var objectSegment = regexp.MustCompile(`^[\w.*-]+$`)
@@ -83,9 +88,11 @@ func (e *Enforcer) removeProjectLocked(project string) {
 
 // parseProjectPolicy checks a project role policy as Argo CD does: six
 // fields, the role's own subject, a project resource, and an object in the
-// project ("<project>/<app>", "<project>/<namespace>/<app>", or the
-// project itself for projects). In regex mode the project part is quoted,
-// so a "." in its name matches only a ".".
+// project ("<project>/<app>", "<project>/<namespace>/<app>", the project
+// itself for projects, "<project>/<url pattern>" for the project's own
+// repositories and clusters). In regex mode the project part is quoted,
+// so a "." in its name matches only a ".", and a repository or cluster
+// pattern is a group of its own, so it cannot match outside the project.
 func (e *Enforcer) parseProjectPolicy(project, sub, line string) (Rule, error) {
 	f, err := splitLine(strings.TrimSpace(line))
 	if err != nil {
@@ -114,6 +121,9 @@ func (e *Enforcer) parseProjectPolicy(project, sub, line string) (Rule, error) {
 		return r, nil
 	}
 	rest, ok := strings.CutPrefix(r.Object, project+"/")
+	if scopedResources[r.Resource] {
+		return scopedPolicy(r, project, rest, ok, e.mode)
+	}
 	segs := strings.Split(rest, "/")
 	valid := ok && len(segs) <= 2
 	for _, s := range segs {
@@ -125,5 +135,24 @@ func (e *Enforcer) parseProjectPolicy(project, sub, line string) (Rule, error) {
 	if e.mode == MatchRegex {
 		r.Object = regexp.QuoteMeta(project) + "/" + rest
 	}
+	return r, nil
+}
+
+// scopedPolicy checks the object of a project role's repository or
+// cluster rule: "<project>/" and a non-empty pattern of URLs. In regex
+// mode the pattern must compile on its own (so its groups are balanced)
+// and is wrapped in a group: "team/a|.*" would otherwise match every
+// object.
+func scopedPolicy(r Rule, project, rest string, ok bool, mode MatchMode) (Rule, error) {
+	if !ok || rest == "" {
+		return Rule{}, fmt.Errorf("object must be %s/<url> or %s/*", project, project)
+	}
+	if mode != MatchRegex {
+		return r, nil
+	}
+	if _, err := regexp.Compile(rest); err != nil {
+		return Rule{}, fmt.Errorf("object %q: %w", clip(r.Object), unwrapRegexpError(err))
+	}
+	r.Object = regexp.QuoteMeta(project) + "/(?:" + rest + ")"
 	return r, nil
 }

@@ -10,7 +10,9 @@
 //     valid (*project.InvalidError otherwise);
 //  2. the project permits the source's repository (*project.DeniedError
 //     otherwise, in Argo CD's words);
-//  3. the repository's credentials, from the repository Secrets;
+//  3. the repository's credentials, from the repository Secrets that
+//     serve the project: its own project-scoped Secret, else a global one,
+//     never another project's (repocreds.Store.Lookup);
 //  4. the project's signatureKeys: their public keys are read from
 //     ConfigMap graphcd-gpg-keys-cm in the project's namespace and handed
 //     to the repository server, which renders nothing from a commit none

@@ -27,8 +27,9 @@ type Renderer struct {
 	// Repo is the repository server.
 	Repo Generator
 	// Credentials returns the repository of a URL with the credentials of
-	// its repository Secret (repocreds.Store.Lookup); nil uses none.
-	Credentials func(ctx context.Context, repoURL string) (reposerver.Repository, error)
+	// its repository Secret as the applications of project see them
+	// (repocreds.Store.Lookup); nil uses none.
+	Credentials func(ctx context.Context, repoURL, project string) (reposerver.Repository, error)
 	// Keys reads ConfigMap GPGKeysConfigMap. Read past any cache, so a key
 	// just added counts at once. Nil reads none: a project that requires
 	// signed commits then refuses every commit.
@@ -132,7 +133,8 @@ func (r *Renderer) rules(req Request) (*project.Rules, error) {
 }
 
 // repository checks src's repository against rules and looks up its
-// credentials.
+// credentials for the project: a repository Secret scoped to another
+// project gives none, and the error of a lookup never names one.
 func (r *Renderer) repository(ctx context.Context, rules *project.Rules, src v1alpha1.ApplicationSource) (reposerver.Repository, error) {
 	if err := rules.SourceAllowed(src.RepoURL); err != nil {
 		return reposerver.Repository{}, err
@@ -140,7 +142,7 @@ func (r *Renderer) repository(ctx context.Context, rules *project.Rules, src v1a
 	if r.Credentials == nil {
 		return reposerver.Repository{URL: src.RepoURL}, nil
 	}
-	repo, err := r.Credentials(ctx, src.RepoURL)
+	repo, err := r.Credentials(ctx, src.RepoURL, rules.Name())
 	if err != nil {
 		return reposerver.Repository{}, &LookupError{What: "credentials of " + repourl.Redact(src.RepoURL), Err: err}
 	}

@@ -89,7 +89,7 @@ func TestRender(t *testing.T) {
 				b = b.WithObjects(cm)
 			}
 			repo := &repoServer{}
-			r := &manifests.Renderer{Repo: repo, Keys: b.Build(), Credentials: func(_ context.Context, url string) (reposerver.Repository, error) {
+			r := &manifests.Renderer{Repo: repo, Keys: b.Build(), Credentials: func(_ context.Context, url, _ string) (reposerver.Repository, error) {
 				return reposerver.Repository{URL: url}, tc.creds
 			}}
 			_, err := r.Render(t.Context(), manifests.Request{App: app, Project: tc.project, Source: tc.source, Revision: "main"})

@@ -99,6 +99,11 @@
 // also refuses a destination that does not give one, since it might be
 // the cluster named: pass both server and name once the cluster is known.
 //
+// The cluster's Secret may scope it to a project (its project key): then
+// it serves that project's applications only, and with
+// permitOnlyProjectScopedClusters a project deploys only to the clusters
+// scoped to it (ClusterAllowed; AppAllowed applies it too).
+//
 // # Kinds
 //
 // Cluster-scoped kinds need an entry in clusterResourceWhitelist (empty

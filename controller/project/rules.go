@@ -27,6 +27,8 @@ type Rules struct {
 	orphansWarn   bool
 	orphans       []orphanRule
 	keys          []string
+	// onlyScoped is spec.permitOnlyProjectScopedClusters.
+	onlyScoped bool
 }
 
 // Compile checks and compiles proj. A spec that does not validate gives a
@@ -71,6 +73,7 @@ func compile(name string, spec *v1alpha1.AppProjectSpec) (*Rules, *problems) {
 		orphansWarn:   OrphanedWarn(spec.OrphanedResources),
 		orphans:       compileOrphans(spec.OrphanedResources, probs),
 		keys:          compileSignatureKeys(spec.SignatureKeys, probs),
+		onlyScoped:    spec.PermitOnlyProjectScopedClusters,
 	}
 	return r, probs
 }
@@ -78,11 +81,12 @@ func compile(name string, spec *v1alpha1.AppProjectSpec) (*Rules, *problems) {
 // AppAllowed checks what an application's spec asks of the project: the
 // repository of every source, and the destination — the cluster by the
 // server and the name it is registered under (pass both when it is
-// registered; see DestinationAllowed) and the namespace. The API refuses a
-// spec that fails it when the spec is written, and the controller neither
-// renders nor compares such an application, so a repository the project
-// does not permit is never fetched on its behalf.
-func (r *Rules) AppAllowed(spec *v1alpha1.ApplicationSpec, server, name string) error {
+// registered; see DestinationAllowed) and the project it is scoped to (see
+// ClusterAllowed), and the namespace. The API refuses a spec that fails it
+// when the spec is written, and the controller neither renders nor
+// compares such an application, so a repository the project does not
+// permit is never fetched on its behalf.
+func (r *Rules) AppAllowed(spec *v1alpha1.ApplicationSpec, dest Cluster) error {
 	if spec.Source != nil {
 		if err := r.SourceAllowed(spec.Source.RepoURL); err != nil {
 			return err
@@ -93,7 +97,10 @@ func (r *Rules) AppAllowed(spec *v1alpha1.ApplicationSpec, server, name string) 
 			return err
 		}
 	}
-	return r.DestinationAllowed(server, name, spec.Destination.Namespace)
+	if err := r.DestinationAllowed(dest.Server, dest.Name, spec.Destination.Namespace); err != nil {
+		return err
+	}
+	return r.ClusterAllowed(dest)
 }
 
 // Name returns the project's name.
@@ -117,14 +124,14 @@ func SourceAllowed(proj *v1alpha1.AppProject, repoURL string) error {
 	return r.SourceAllowed(repoURL)
 }
 
-// AppAllowed reports whether an application of proj may have spec; see
-// Rules.AppAllowed.
-func AppAllowed(proj *v1alpha1.AppProject, spec *v1alpha1.ApplicationSpec, server, name string) error {
+// AppAllowed reports whether an application of proj may have spec with
+// its destination cluster dest; see Rules.AppAllowed.
+func AppAllowed(proj *v1alpha1.AppProject, spec *v1alpha1.ApplicationSpec, dest Cluster) error {
 	r, err := Compile(proj)
 	if err != nil {
 		return err
 	}
-	return r.AppAllowed(spec, server, name)
+	return r.AppAllowed(spec, dest)
 }
 
 // DestinationAllowed reports whether applications of proj may deploy to a

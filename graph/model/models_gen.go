@@ -114,7 +114,7 @@ type ClusterInput struct {
 	Namespaces []string `json:"namespaces,omitempty"`
 	// Manage cluster-scoped resources too when namespaces is set.
 	ClusterResources bool `json:"clusterResources"`
-	// The only project that may use the cluster.
+	// The only project that may use the cluster (RBAC object `<project>/<server>`); none: every project.
 	Project *string `json:"project,omitempty"`
 	// Labels for cluster selection.
 	Labels []*KeyValueInput `json:"labels,omitempty"`
@@ -259,7 +259,7 @@ type RepositoryInput struct {
 	Type *string `json:"type,omitempty"`
 	// A display name (needed for Helm repositories).
 	Name *string `json:"name,omitempty"`
-	// The only project that may use it.
+	// The only project that may use it (RBAC object `<project>/<url>`); none: every project.
 	Project *string `json:"project,omitempty"`
 	// HTTPS user name.
 	Username *string `json:"username,omitempty"`
@@ -277,7 +277,7 @@ type RepositoryInput struct {
 	EnableOci bool `json:"enableOCI"`
 	// A credential template (repo-creds) rather than a repository.
 	Template bool `json:"template"`
-	// Replace an existing declaration of the same URL.
+	// Replace an existing declaration of the same URL (and project).
 	Upsert bool `json:"upsert"`
 	// Do not reach the repository before saving (templates are never tested).
 	SkipTest bool `json:"skipTest"`

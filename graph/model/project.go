@@ -49,11 +49,16 @@ type Repository struct {
 	Template       bool
 }
 
-// ID returns the global ID, from the URL and whether it is a template.
+// ID returns the global ID, from the URL, whether it is a template and the
+// project it is scoped to: a project's repository is a declaration apart
+// from a global one of the same URL.
 func (r Repository) ID() string {
 	kind := "repository"
 	if r.Template {
 		kind = "repo-creds"
+	}
+	if r.Project != "" {
+		kind += ":" + r.Project
 	}
 	return NodeID(KindRepository, types.NamespacedName{Namespace: kind, Name: r.URL})
 }

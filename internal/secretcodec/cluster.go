@@ -75,14 +75,15 @@ func (c *ClusterConfig) HasCredentials() bool {
 
 // DecodeCluster reads a cluster Secret. It checks the keys' syntax; what
 // the config means for a client (PEM blocks, the exec plugin) is the
-// reader's to check. On error the Cluster still holds the Name and Server
-// the Secret claims, so that a broken Secret is reported under them.
+// reader's to check. On error the Cluster still holds the Name, Server and
+// Project the Secret claims, so that a broken Secret is reported under
+// them, and only to whom may see them.
 func DecodeCluster(sec *corev1.Secret) (Cluster, error) {
 	data := Data(sec)
 	c, err := decodeCluster(data)
 	if err != nil {
 		server := NormaliseServer(data["server"])
-		return Cluster{Name: cmp.Or(strings.TrimSpace(data["name"]), server), Server: server}, keyError(sec, "cluster", "%v", err)
+		return Cluster{Name: cmp.Or(strings.TrimSpace(data["name"]), server), Server: server, Project: strings.TrimSpace(data["project"])}, keyError(sec, "cluster", "%v", err)
 	}
 	return c, nil
 }

@@ -32,14 +32,14 @@ const (
 
 // DecodeRepository reads a repository or repo-creds Secret. On error the
 // Repository still holds what names it (URL without user information,
-// Name, Template), so that a broken Secret can be listed and fail only
-// the lookups of its own repository.
+// Name, Project, Template), so that a broken Secret can be listed and fail
+// only the lookups of its own repository, and only for its own project.
 func DecodeRepository(sec *corev1.Secret) (Repository, error) {
 	data := Data(sec)
 	get := func(k string) string { return strings.TrimSpace(data[k]) }
 	r := Repository{URL: get("url"), Name: get("name"), Project: get("project"), Template: Type(sec) == TypeRepoCreds}
 	fail := func(format string, args ...any) (Repository, error) {
-		return Repository{URL: withoutUserInfo(r.URL), Name: r.Name, Template: r.Template}, keyError(sec, "repository", format, args...)
+		return Repository{URL: withoutUserInfo(r.URL), Name: r.Name, Project: r.Project, Template: r.Template}, keyError(sec, "repository", format, args...)
 	}
 	if r.URL == "" {
 		return fail("url is missing")

@@ -15,7 +15,9 @@
 // A `repository` Secret matches its URL as one repository (internal/repourl:
 // case, a trailing .git or slash, scp-style ssh). A `repo-creds`
 // Secret is a template matched by URL prefix; the longest prefix wins, and a
-// repository Secret without credentials inherits them. SSH known hosts come
+// repository Secret without credentials inherits them. A Secret with a
+// `project` key serves only the applications of that project, and for
+// them wins over one without (see Store.Lookup). SSH known hosts come
 // from the graphcd-ssh-known-hosts-cm ConfigMap (key ssh_known_hosts) and
 // custom CAs from graphcd-tls-certs-cm (key: the repository host), so a
 // repository Secret need not repeat them. A Store reads them at most once
@@ -132,10 +134,18 @@ type entry struct {
 	err error
 }
 
-// Lookup returns the Repository for repoURL with the credentials of the
-// matching Secret, the best repo-creds template, and the known-hosts and
-// CA ConfigMaps. An URL nothing matches is returned without credentials.
-func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Repository, error) {
+// Lookup returns the Repository for repoURL, as an application of project
+// reaches it: with the credentials of the matching Secret, the best
+// repo-creds template, and the known-hosts and CA ConfigMaps. An URL
+// nothing matches is returned without credentials.
+//
+// A Secret with a project key serves only that project, as in Argo CD: for
+// an application of the project it wins over a Secret without one (a
+// template: over one with an equally long prefix), and for every other
+// project it does not exist: its credentials are never given, and a
+// malformed one fails no other project's lookup. Pass project "" for a
+// lookup on behalf of no project; only Secrets without a project serve it.
+func (s *Store) Lookup(ctx context.Context, repoURL, project string) (reposerver.Repository, error) {
 	entries, cms, err := s.snapshot(ctx)
 	if err != nil {
 		return reposerver.Repository{}, err
@@ -145,18 +155,23 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 	var exact, template *entry
 	for i := range entries {
 		e := &entries[i]
-		norm := repourl.Normalize(e.info.URL)
-		if e.err != nil {
-			if e.info.URL != "" && (norm == want || e.info.Template && strings.HasPrefix(want, norm)) {
-				return reposerver.Repository{}, e.err // it was meant for this repository
-			}
-			continue
+		if e.info.Project != "" && e.info.Project != project {
+			continue // another project's: not there for this lookup
 		}
+		norm := repourl.Normalize(e.info.URL)
 		switch {
-		case !e.info.Template && norm == want && exact == nil:
+		case e.info.URL == "":
+		case !e.info.Template && norm == want && ranksAbove(e, exact, 0, 0):
 			exact = e
-		case e.info.Template && strings.HasPrefix(want, norm) && (template == nil || len(norm) > len(repourl.Normalize(template.info.URL))):
+		case e.info.Template && strings.HasPrefix(want, norm) && ranksAbove(e, template, len(norm), prefixLen(template)):
 			template = e
+		}
+	}
+	// A malformed Secret that would have served the lookup fails it: it was
+	// meant for this repository.
+	for _, e := range []*entry{exact, template} {
+		if e != nil && e.err != nil {
+			return reposerver.Repository{}, e.err
 		}
 	}
 	var creds git.Credentials
@@ -179,6 +194,28 @@ func (s *Store) Lookup(ctx context.Context, repoURL string) (reposerver.Reposito
 		repo.Credentials = &creds
 	}
 	return repo, nil
+}
+
+// ranksAbove reports whether candidate e (whose match is n long) serves a
+// lookup better than best (whose match is bestN long, nil: none yet): a
+// longer match first, then a project-scoped Secret over a global one, then
+// the first by Secret name (entries come sorted by it).
+func ranksAbove(e, best *entry, n, bestN int) bool {
+	switch {
+	case best == nil:
+		return true
+	case n != bestN:
+		return n > bestN
+	}
+	return e.info.Project != "" && best.info.Project == ""
+}
+
+// prefixLen is the length of a template's normalised URL; 0 for none.
+func prefixLen(e *entry) int {
+	if e == nil {
+		return 0
+	}
+	return len(repourl.Normalize(e.info.URL))
 }
 
 // List returns the configured repositories and templates, sorted by URL,

@@ -89,7 +89,7 @@ func TestLookup(t *testing.T) {
 		{"git@git.example.com:org/ssh-only.git", reposerver.Repository{Credentials: &git.Credentials{SSHKnownHosts: []byte("git.example.com ssh-ed25519 AAAA\n")}}},
 		{"https://elsewhere.example.org/x", reposerver.Repository{}},
 	} {
-		got, err := store.Lookup(t.Context(), tc.url)
+		got, err := store.Lookup(t.Context(), tc.url, "")
 		if err != nil {
 			t.Fatalf("Lookup(%s): %v", tc.url, err)
 		}
@@ -130,12 +130,12 @@ func TestLookupBadSecret(t *testing.T) {
 		"https://git.example.com/org/app":      "repository secret " + ns + "/broken: url must not embed credentials",
 		"https://git.example.com/team/service": "repository secret " + ns + "/broken-template: type \"svn\": want git or helm",
 	} {
-		_, err := store.Lookup(t.Context(), url)
+		_, err := store.Lookup(t.Context(), url, "")
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter") {
 			t.Errorf("Lookup(%s): error = %v; want one containing %q, without a password", url, err, want)
 		}
 	}
-	repo, err := store.Lookup(t.Context(), "https://git.example.com/org/good")
+	repo, err := store.Lookup(t.Context(), "https://git.example.com/org/good", "")
 	if err != nil || repo.Credentials == nil || repo.Credentials.Password != "pw-good" {
 		t.Errorf("Lookup(good) = %+v, %v; want its credentials despite the broken Secrets", repo, err)
 	}
@@ -152,5 +152,89 @@ func TestLookupBadSecret(t *testing.T) {
 	}
 	if want := []string{"", "https://git.example.com/org/app", "https://git.example.com/org/good", "https://git.example.com/team"}; !slices.Equal(urls, want) {
 		t.Errorf("List URLs = %q, want %q", urls, want)
+	}
+}
+
+// A Secret with a project serves only that project's applications, and
+// for them wins over one without; another project's Secret is as if absent:
+// its credentials never serve, and a malformed one fails no lookup.
+func TestLookupProjectScoped(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	const app = "https://git.example.com/org/app.git"
+	create(t,
+		secret(ns, "app-global", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{
+			"url": app, "username": "global-bot", "password": "pw-global",
+		}),
+		secret(ns, "app-team-a", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{
+			"url": app, "project": "team-a", "username": "a-bot", "password": "pw-team-a",
+		}),
+		// Only team-b has credentials for this one.
+		secret(ns, "lib-team-b", wellknown.ArgoSecretTypeLabel, secretcodec.TypeRepository, map[string]string{
+			"url": "https://git.example.com/org/lib", "project": "team-b", "username": "b-bot", "password": "pw-team-b",
+		}),
+		// A broken Secret of team-b claims the repository "broken".
+		secret(ns, "broken-team-b", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{
+			"url": "https://git.example.com/org/broken", "project": "team-b", "type": "svn", "password": "hunter2",
+		}),
+		// Templates: a global one for the host, team-a's for the same
+		// prefix (it wins the tie for team-a), team-b's for a longer one.
+		secret(ns, "host-global", wellknown.SecretTypeLabel, secretcodec.TypeRepoCreds, map[string]string{
+			"url": "https://git.example.com/", "bearerToken": "tok-global",
+		}),
+		secret(ns, "host-team-a", wellknown.SecretTypeLabel, secretcodec.TypeRepoCreds, map[string]string{
+			"url": "https://git.example.com/", "project": "team-a", "bearerToken": "tok-team-a",
+		}),
+		secret(ns, "tools-team-b", wellknown.SecretTypeLabel, secretcodec.TypeRepoCreds, map[string]string{
+			"url": "https://git.example.com/tools", "project": "team-b", "bearerToken": "tok-team-b",
+		}),
+	)
+	store := repocreds.New(cluster.Client, ns)
+	for _, tc := range []struct {
+		url, project string
+		want         *git.Credentials
+	}{
+		{app, "team-a", &git.Credentials{Username: "a-bot", Password: "pw-team-a"}},
+		{app, "team-b", &git.Credentials{Username: "global-bot", Password: "pw-global"}},
+		{app, "", &git.Credentials{Username: "global-bot", Password: "pw-global"}},
+		// team-b's repository is not there for team-a: the templates serve.
+		{"https://git.example.com/org/lib", "team-b", &git.Credentials{Username: "b-bot", Password: "pw-team-b"}},
+		{"https://git.example.com/org/lib", "team-a", &git.Credentials{BearerToken: "tok-team-a"}},
+		{"https://git.example.com/org/lib", "default", &git.Credentials{BearerToken: "tok-global"}},
+		// team-b's broken Secret fails only team-b's lookups.
+		{"https://git.example.com/org/broken", "team-a", &git.Credentials{BearerToken: "tok-team-a"}},
+		{"https://git.example.com/tools/x", "team-b", &git.Credentials{BearerToken: "tok-team-b"}},
+		{"https://git.example.com/tools/x", "team-c", &git.Credentials{BearerToken: "tok-global"}},
+		{"https://elsewhere.example.org/x", "team-b", nil},
+	} {
+		got, err := store.Lookup(t.Context(), tc.url, tc.project)
+		if err != nil {
+			t.Fatalf("Lookup(%s, %s): %v", tc.url, tc.project, err)
+		}
+		if diff := cmp.Diff(got.Credentials, tc.want); diff != "" {
+			t.Errorf("Lookup(%s, %s) credentials (-got +want):\n%s", tc.url, tc.project, diff)
+		}
+	}
+	_, err := store.Lookup(t.Context(), "https://git.example.com/org/broken", "team-b")
+	if want := "repository secret " + ns + "/broken-team-b: type \"svn\""; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("Lookup(broken, team-b): error = %v; want one containing %q, without the password", err, want)
+	}
+
+	infos, err := store.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, i := range infos {
+		got = append(got, i.Project+" "+i.URL)
+	}
+	slices.Sort(got)
+	want := []string{
+		" https://git.example.com/", " https://git.example.com/org/app.git",
+		"team-a https://git.example.com/", "team-a https://git.example.com/org/app.git",
+		"team-b https://git.example.com/org/broken", "team-b https://git.example.com/org/lib", "team-b https://git.example.com/tools",
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("List (project URL) (-got +want):\n%s", diff)
 	}
 }

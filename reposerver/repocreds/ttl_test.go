@@ -27,7 +27,7 @@ func TestLookupReadsOncePerTTL(t *testing.T) {
 	s.now = func() time.Time { return now }
 	lookup := func() string {
 		t.Helper()
-		repo, err := s.Lookup(t.Context(), "https://git.example.com/a")
+		repo, err := s.Lookup(t.Context(), "https://git.example.com/a", "")
 		if err != nil || repo.Credentials == nil {
 			t.Fatalf("Lookup: %+v, %v", repo, err)
 		}

@@ -170,9 +170,9 @@ stdin is a terminal; the SSH key from --ssh-private-key-path.`,
 	fs.BoolVar(&f.insecure, "insecure-skip-server-verification", false, "do not verify the repository's TLS certificate (Argo CD's flag; --insecure is about the graphcd server)")
 	fs.StringVar(&f.repoType, "type", "", "git (the default) or helm")
 	fs.StringVar(&f.name, "name", "", "a display name (Helm repositories need one)")
-	fs.StringVar(&f.project, "project", "", "the only project that may use it")
+	fs.StringVar(&f.project, "project", "", "the only project that may use it (its RBAC object is <project>/<url>)")
 	fs.BoolVar(&f.enableOCI, "enable-oci", false, "a Helm URL without a scheme is an OCI registry")
-	fs.BoolVar(&f.upsert, "upsert", false, "replace an existing declaration of the same URL")
+	fs.BoolVar(&f.upsert, "upsert", false, "replace an existing declaration of the same URL and project")
 	if !template {
 		fs.BoolVar(&f.skipTest, "skip-test", false, "save without reaching the repository first")
 	}
@@ -216,7 +216,8 @@ func (f *repoFlags) input(c *cobra.Command, o *apiOptions, url string) (client.R
 
 func newRepoRmCmd(o *apiOptions, template bool) *cobra.Command {
 	arg := map[bool]string{false: "URL", true: "URL-PREFIX"}[template]
-	return &cobra.Command{
+	var project string
+	cmd := &cobra.Command{
 		Use:               "rm " + arg,
 		Aliases:           []string{"remove"},
 		Short:             "Remove a " + repoNoun(template) + " and its credentials",
@@ -227,10 +228,12 @@ func newRepoRmCmd(o *apiOptions, template bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := client.DeleteRepository(c.Context(), cl.GraphQL, args[0], template); err != nil {
+			if _, err := client.DeleteRepository(c.Context(), cl.GraphQL, args[0], template, optional(project)); err != nil {
 				return err
 			}
 			return printDone(c.OutOrStdout(), o.output.String(), args[0], fmt.Sprintf("%s %q removed", repoNoun(template), args[0]))
 		}),
 	}
+	cmd.Flags().StringVar(&project, "project", "", "remove the one scoped to this project (the global one without)")
+	return cmd
 }

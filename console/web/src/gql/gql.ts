@@ -59,9 +59,9 @@ type Documents = {
     "\n  fragment Connection on ConnectionState {\n    status\n    message\n    attemptedAt\n  }\n": typeof types.ConnectionFragmentDoc,
     "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        ...RepositoryRow\n      }\n    }\n  }\n": typeof types.SettingsRepositoriesDocument,
     "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n": typeof types.SettingsRepositoryConnectionsDocument,
-    "\n  mutation SettingsTestRepository($url: String!) {\n    testRepository(url: $url) {\n      ...Connection\n    }\n  }\n": typeof types.SettingsTestRepositoryDocument,
+    "\n  mutation SettingsTestRepository($url: String!, $project: String) {\n    testRepository(url: $url, project: $project) {\n      ...Connection\n    }\n  }\n": typeof types.SettingsTestRepositoryDocument,
     "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      ...RepositoryRow\n    }\n  }\n": typeof types.SettingsCreateRepositoryDocument,
-    "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n": typeof types.SettingsDeleteRepositoryDocument,
+    "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!, $project: String) {\n    deleteRepository(url: $url, template: $template, project: $project)\n  }\n": typeof types.SettingsDeleteRepositoryDocument,
     "\n  fragment ClusterRow on Cluster {\n    id\n    name\n    server\n    namespaces\n    clusterResources\n    project\n    shard\n    labels {\n      key\n      value\n    }\n  }\n": typeof types.ClusterRowFragmentDoc,
     "\n  query SettingsClusters {\n    clusters(first: 500) {\n      totalCount\n      nodes {\n        ...ClusterRow\n      }\n    }\n  }\n": typeof types.SettingsClustersDocument,
     "\n  mutation SettingsAddCluster($input: ClusterInput!) {\n    addCluster(input: $input) {\n      ...ClusterRow\n    }\n  }\n": typeof types.SettingsAddClusterDocument,
@@ -124,9 +124,9 @@ const documents: Documents = {
     "\n  fragment Connection on ConnectionState {\n    status\n    message\n    attemptedAt\n  }\n": types.ConnectionFragmentDoc,
     "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        ...RepositoryRow\n      }\n    }\n  }\n": types.SettingsRepositoriesDocument,
     "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n": types.SettingsRepositoryConnectionsDocument,
-    "\n  mutation SettingsTestRepository($url: String!) {\n    testRepository(url: $url) {\n      ...Connection\n    }\n  }\n": types.SettingsTestRepositoryDocument,
+    "\n  mutation SettingsTestRepository($url: String!, $project: String) {\n    testRepository(url: $url, project: $project) {\n      ...Connection\n    }\n  }\n": types.SettingsTestRepositoryDocument,
     "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      ...RepositoryRow\n    }\n  }\n": types.SettingsCreateRepositoryDocument,
-    "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n": types.SettingsDeleteRepositoryDocument,
+    "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!, $project: String) {\n    deleteRepository(url: $url, template: $template, project: $project)\n  }\n": types.SettingsDeleteRepositoryDocument,
     "\n  fragment ClusterRow on Cluster {\n    id\n    name\n    server\n    namespaces\n    clusterResources\n    project\n    shard\n    labels {\n      key\n      value\n    }\n  }\n": types.ClusterRowFragmentDoc,
     "\n  query SettingsClusters {\n    clusters(first: 500) {\n      totalCount\n      nodes {\n        ...ClusterRow\n      }\n    }\n  }\n": types.SettingsClustersDocument,
     "\n  mutation SettingsAddCluster($input: ClusterInput!) {\n    addCluster(input: $input) {\n      ...ClusterRow\n    }\n  }\n": types.SettingsAddClusterDocument,
@@ -338,7 +338,7 @@ export function graphql(source: "\n  query SettingsRepositoryConnections {\n    
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation SettingsTestRepository($url: String!) {\n    testRepository(url: $url) {\n      ...Connection\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsTestRepository($url: String!) {\n    testRepository(url: $url) {\n      ...Connection\n    }\n  }\n"];
+export function graphql(source: "\n  mutation SettingsTestRepository($url: String!, $project: String) {\n    testRepository(url: $url, project: $project) {\n      ...Connection\n    }\n  }\n"): (typeof documents)["\n  mutation SettingsTestRepository($url: String!, $project: String) {\n    testRepository(url: $url, project: $project) {\n      ...Connection\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -346,7 +346,7 @@ export function graphql(source: "\n  mutation SettingsCreateRepository($input: R
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n"): (typeof documents)["\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {\n    deleteRepository(url: $url, template: $template)\n  }\n"];
+export function graphql(source: "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!, $project: String) {\n    deleteRepository(url: $url, template: $template, project: $project)\n  }\n"): (typeof documents)["\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!, $project: String) {\n    deleteRepository(url: $url, template: $template, project: $project)\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -58,7 +58,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
 
   async function doTest(r: Repo) {
     setError(null)
-    const res = await test({ url: r.url })
+    const res = await test({ url: r.url, project: r.project || null })
     if (res.error) setError(errorText(`Testing ${r.url} failed`, res.error))
     else if (res.data) {
       const st = connectionStatus(res.data.testRepository)
@@ -68,7 +68,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
 
   async function doRemove(r: Repo) {
     setError(null)
-    const res = await remove({ url: r.url, template: r.template })
+    const res = await remove({ url: r.url, template: r.template, project: r.project || null })
     if (res.error) setError(errorText(`Removing ${r.url} failed`, res.error))
     else {
       setWritten((w) => withRemoved(w, repoKey(r), repoKey))
@@ -107,7 +107,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
         {repos.map((r) => {
           const st = status[r.url] ?? serverStatus[r.url]
           return (
-            <li key={r.url} className="card-row" data-url={r.url}>
+            <li key={repoKey(r)} className="card-row" data-url={r.url}>
               <div className="card-main">
                 <strong className="ellipsis">
                   <ExternalLink url={r.url} />
@@ -129,12 +129,12 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
                     Test connection
                   </button>
                 ) : null}
-                {canCreate(r.url) ? (
+                {canCreate(repoObject(r)) ? (
                   <button type="button" className="small" onClick={() => setEditing(r)}>
                     Edit…
                   </button>
                 ) : null}
-                {canDelete(r.url) ? <ConfirmButton label="Remove" confirm={`Remove ${r.url}?`} onConfirm={() => void doRemove(r)} /> : null}
+                {canDelete(repoObject(r)) ? <ConfirmButton label="Remove" confirm={`Remove ${r.url}?`} onConfirm={() => void doRemove(r)} /> : null}
               </div>
             </li>
           )
@@ -144,9 +144,17 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
   )
 }
 
-/** repoKey tells repositories apart: a template may share a repository's URL. */
+/**
+ * repoKey tells repositories apart: a template may share a repository's
+ * URL, and so may a project's own declaration.
+ */
 export function repoKey(r: Repo): string {
-  return `${r.url} ${r.template ? 'template' : 'repo'}`
+  return `${r.url} ${r.template ? 'template' : 'repo'}${r.project ? ` ${r.project}` : ''}`
+}
+
+/** repoObject is a repository's RBAC object: `<project>/<url>` for a project's own. */
+export function repoObject(r: Repo): string {
+  return r.project ? `${r.project}/${r.url}` : r.url
 }
 
 

@@ -50,8 +50,8 @@ export const RepositoryConnectionsQuery = graphql(`
 `)
 
 export const TestRepositoryMutation = graphql(`
-  mutation SettingsTestRepository($url: String!) {
-    testRepository(url: $url) {
+  mutation SettingsTestRepository($url: String!, $project: String) {
+    testRepository(url: $url, project: $project) {
       ...Connection
     }
   }
@@ -66,8 +66,8 @@ export const CreateRepositoryMutation = graphql(`
 `)
 
 export const DeleteRepositoryMutation = graphql(`
-  mutation SettingsDeleteRepository($url: String!, $template: Boolean!) {
-    deleteRepository(url: $url, template: $template)
+  mutation SettingsDeleteRepository($url: String!, $template: Boolean!, $project: String) {
+    deleteRepository(url: $url, template: $template, project: $project)
   }
 `)
 

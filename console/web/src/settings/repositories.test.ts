@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { repoKey, repositoryInput } from './Repositories'
+import { repoKey, repoObject, repositoryInput } from './Repositories'
 import { mergeWrites, noWrites, withRemoved, withSaved } from './writes'
 
 const repo = (url: string, template = false) => ({ url, name: '', type: 'git', project: '', hasCredentials: false, template })
@@ -13,6 +13,14 @@ describe('repositories', () => {
     expect(w.saved).toHaveLength(1)
     const got = mergeWrites(listed, w, repoKey)
     expect(got.map((r) => `${r.url}${r.template ? ' (template)' : ''}`)).toEqual(['https://a.example/r.git', 'https://b.example/r.git', 'https://c.example/ (template)'])
+  })
+
+  it("tells a project's own declaration from a global one of the same URL", () => {
+    const global = repo('https://c.example/r.git')
+    const scoped = { ...global, project: 'shop' }
+    expect(repoKey(scoped)).not.toEqual(repoKey(global))
+    expect(repoObject(global)).toEqual('https://c.example/r.git')
+    expect(repoObject(scoped)).toEqual('shop/https://c.example/r.git')
   })
 
   it('sends credentials as typed, leaves empty fields out, and never tests templates', () => {
