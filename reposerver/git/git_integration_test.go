@@ -173,6 +173,41 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+// A commit SHA is not a key to what others fetched: once a caller with
+// credentials has checked a commit out, a caller without them (or with
+// wrong ones) asking for the same SHA is refused as it would be for a
+// branch, instead of being handed the SHA the working copy and the
+// manifest cache already hold.
+func TestCommitSHANeedsAccess(t *testing.T) {
+	f := newFixture(t)
+	srv := newGitServer(t, f)
+	c := newTestClient(t)
+	ctx := t.Context()
+	sha := f.commits["c1"]
+	_, release, err := c.Checkout(ctx, srv.url("app.git"), basicCreds(), sha, CheckoutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	for name, creds := range map[string]*Credentials{
+		"no credentials": nil,
+		"wrong password": {Username: testUser, Password: "Wr0ng-S3cret"},
+	} {
+		if got, err := c.ResolveRevision(ctx, srv.url("app.git"), creds, sha); !errors.Is(err, ErrAuthentication) {
+			t.Errorf("%s: ResolveRevision(%s) = %q, %v; want ErrAuthentication", name, sha, got, err)
+		}
+	}
+	before := srv.count("app.git", "ls-remote")
+	for range 2 {
+		if got, err := c.ResolveRevision(ctx, srv.url("app.git"), basicCreds(), strings.ToUpper(sha)); err != nil || got != sha {
+			t.Errorf("with the credentials: %q, %v; want %s", got, err, sha)
+		}
+	}
+	if n := srv.count("app.git", "ls-remote") - before; n != 1 {
+		t.Errorf("two resolutions of a SHA made %d ls-remotes, want 1 (the access check is cached)", n)
+	}
+}
+
 func TestListRefs(t *testing.T) {
 	f := newFixture(t)
 	srv := newGitServer(t, f)

@@ -98,18 +98,34 @@ func (c *Client) ResolveRevision(ctx context.Context, repoURL string, creds *Cre
 	if err := validateRevision(revision); err != nil {
 		return "", err
 	}
-	if isFullSHA(revision) {
-		return strings.ToLower(revision), nil
+	// A commit SHA needs no lookup, but the caller must still be able to
+	// reach the repository with its credentials: the working copy and the
+	// manifest cache hold what callers with other credentials fetched, and
+	// a SHA must not open them to a caller the server would refuse. The
+	// check is an ls-remote cached like a resolved revision.
+	full := isFullSHA(revision)
+	if full {
+		revision = strings.ToLower(revision)
 	}
 	key := cacheKey{repo: ep.normalized, creds: creds.fingerprint(), revision: revision}
+	if full {
+		key.revision = accessChecked
+	}
 	if sha, ok := c.cache.get(key); ok {
-		return sha, nil
+		return resolved(full, revision, sha), nil
 	}
 	v, err, _ := c.resolve.Do(key.repo+"\x00"+key.creds+"\x00"+key.revision, func() (any, error) {
 		if sha, ok := c.cache.get(key); ok {
 			return sha, nil
 		}
-		sha, err := c.resolveRemote(ctx, ep, creds, revision)
+		var sha string
+		var err error
+		if full {
+			_, err = c.lsRemote(ctx, ep, creds)
+			sha = accessChecked
+		} else {
+			sha, err = c.resolveRemote(ctx, ep, creds, revision)
+		}
 		if err != nil {
 			return "", err
 		}
@@ -119,7 +135,21 @@ func (c *Client) ResolveRevision(ctx context.Context, repoURL string, creds *Cre
 	if err != nil {
 		return "", err
 	}
-	return v.(string), nil
+	return resolved(full, revision, v.(string)), nil
+}
+
+// accessChecked is the revision under which the revision cache remembers
+// that credentials reached a repository (for commit SHAs, which need no
+// lookup); it is no valid revision, so it never meets a real one.
+const accessChecked = "\x00access"
+
+// resolved is what ResolveRevision returns: the SHA asked for when it was
+// one (cached is then only the access check), else the cached resolution.
+func resolved(full bool, revision, cached string) string {
+	if full {
+		return revision
+	}
+	return cached
 }
 
 func (c *Client) resolveRemote(ctx context.Context, ep *endpoint, creds *Credentials, revision string) (string, error) {
