@@ -59,7 +59,9 @@ func namedNamespace(t *testing.T, name string) string {
 	if _, err := cluster.Client.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cluster.Client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cluster.Client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	return name
 }
 
@@ -121,7 +123,9 @@ p, carol, applications, *, closed/%[2]s/*, allow
 				return fmt.Errorf("%+v", errs)
 			}
 			var got struct {
-				Applications struct{ Nodes []struct{ Name, Namespace string } }
+				Applications struct {
+					Nodes []struct{ Name, Namespace string }
+				}
 			}
 			if err := json.Unmarshal(raw, &got); err != nil {
 				return err
