@@ -180,7 +180,8 @@ func (op *operationOptions) finish(c *cobra.Command, o *appOptions, cl *client.C
 		prevStart = &s.StartedAt
 	}
 	pending := false
-	a, err := watchApp(c, o, cl, prev.Name, op.timeout, func(a *client.AppDetail) (bool, error) {
+	// The app as the API named it: its namespace wins over --app-namespace.
+	a, err := watchApp(c, o, cl, qualified(prev.Namespace, prev.Name), op.timeout, func(a *client.AppDetail) (bool, error) {
 		if a == nil {
 			return false, notFound(prev.Name)
 		}
