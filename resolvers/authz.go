@@ -125,15 +125,14 @@ func (r *Resolver) admission(ctx context.Context) func(*v1alpha1.Application) bo
 		if app.Namespace == ns.Own() {
 			return true
 		}
-		if !ns.Allowed(app.Namespace) {
-			return false
-		}
+		// A list runs this for every app: one map lookup, the patterns
+		// and the project only once per project and namespace.
 		k := [2]string{projectName(app), app.Namespace}
 		mu.Lock()
 		defer mu.Unlock()
 		ok, seen := memo[k]
 		if !seen {
-			ok = r.projectAllowsNamespace(ctx, app)
+			ok = ns.Allowed(app.Namespace) && r.projectAllowsNamespace(ctx, app)
 			memo[k] = ok
 		}
 		return ok
