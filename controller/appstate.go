@@ -62,7 +62,7 @@ func (r *Reconciler) writeAppState(ctx context.Context, app *v1alpha1.Applicatio
 		health: r.engines.Load().health, now: time.Now(), versions: func(schema.GroupKind) string { return "" },
 	}
 	if ts, ok := lv.(treeSource); ok {
-		in.tree = ts.Tree(app.Name)
+		in.tree = ts.Tree(r.instance(app))
 		in.versions = func(gk schema.GroupKind) string {
 			gvr, err := ts.ResourceFor(gk)
 			if err != nil {

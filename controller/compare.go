@@ -213,7 +213,7 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 		return nil, nil, err
 	}
 	cmp.Revision, cmp.SourceType, cmp.predictions = rendered.revision, rendered.sourceType, predictions
-	cmp.Warnings = warnings(lv, app.Name, desired, live)
+	cmp.Warnings = warnings(lv, r.instance(app), desired, live)
 	if len(excluded) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")
 	}
@@ -251,16 +251,27 @@ func projectOf(app *v1alpha1.Application) string {
 }
 
 // project returns the app's AppProject, or nil when it does not exist yet
-// (projects are enforced by the sync engine).
+// (projects are enforced by the sync engine). A project that does not
+// allow the app's namespace (spec.sourceNamespaces) is an invalid spec:
+// the app is neither compared, synced nor deleted with its resources
+// until the project allows it or the app moves, as in Argo CD.
 func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
 	name := projectOf(app)
 	var proj v1alpha1.AppProject
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, &proj)
+	ns := r.projectNamespace(app.Namespace)
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &proj)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read project %s: %w", name, err)
+	}
+	rules, err := r.projects.Rules(&proj)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errInvalidSpec, err)
+	}
+	if err := rules.AppNamespaceAllowed(app.Namespace, ns); err != nil {
+		return nil, fmt.Errorf("%w: %w", errInvalidSpec, err)
 	}
 	return &proj, nil
 }

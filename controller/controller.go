@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -38,11 +39,16 @@ type Config struct {
 	// cluster Secrets, and the destination in-cluster. Its QPS and Burst
 	// apply to every destination cluster's clients too.
 	RESTConfig *rest.Config
-	// Namespace holds the Applications the controller reconciles.
+	// Namespace is graphcd's namespace: its settings, AppProjects,
+	// repository and cluster Secrets, and the Applications it reconciles.
 	Namespace string
-	Repo      reposerver.Service
-	Settings  *settings.Settings
-	Resync    time.Duration
+	// AppNamespaces adds the namespaces matching --application-namespaces
+	// to Namespace for Applications (see project.CompileAppNamespaces);
+	// nil reconciles those of Namespace only.
+	AppNamespaces *project.AppNamespaces
+	Repo          reposerver.Service
+	Settings      *settings.Settings
+	Resync        time.Duration
 	// Processors is how many apps are reconciled at once (default
 	// DefaultProcessors).
 	Processors int
@@ -103,6 +109,13 @@ func New(cfg Config) (*Controller, error) {
 	if err := cfg.Shard.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.AppNamespaces == nil {
+		own, err := project.CompileAppNamespaces(cfg.Namespace, nil)
+		if err != nil {
+			return nil, err
+		}
+		cfg.AppNamespaces = own
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -115,6 +128,7 @@ func New(cfg Config) (*Controller, error) {
 		Metrics: metricsOptions(cfg.MetricsListen),
 		Cache: crcache.Options{
 			DefaultNamespaces: map[string]crcache.Config{cfg.Namespace: {}},
+			ByObject:          map[client.Object]crcache.ByObject{&v1alpha1.Application{}: {Namespaces: appCacheNamespaces(cfg.AppNamespaces)}},
 		},
 		HealthProbeBindAddress: "0",
 		// Several Controllers may run in one process (tests, a restart in
@@ -149,7 +163,7 @@ func New(cfg Config) (*Controller, error) {
 		Repo: cfg.Repo, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
 		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard,
 		Sync:      SyncConfig{WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval},
-		APIReader: mgr.GetAPIReader(), State: cfg.State,
+		APIReader: mgr.GetAPIReader(), State: cfg.State, AppNamespaces: cfg.AppNamespaces,
 	})
 	if err != nil {
 		return nil, err
@@ -168,6 +182,21 @@ func New(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// appCacheNamespaces are the namespaces whose Applications the manager's
+// cache holds: those named, or every namespace when a pattern is a glob
+// or an expression (the reconciler then ignores the others).
+func appCacheNamespaces(ns *project.AppNamespaces) map[string]crcache.Config {
+	watch := ns.Watch()
+	if watch == nil {
+		return map[string]crcache.Config{metav1.NamespaceAll: {}}
+	}
+	out := make(map[string]crcache.Config, len(watch))
+	for _, n := range watch {
+		out[n] = crcache.Config{}
+	}
+	return out
 }
 
 // newClusterSet builds the cluster registry over the cluster Secrets of
@@ -213,10 +242,12 @@ func (c *Controller) newCache(cl *clusters.Cluster, rc *rest.Config) (*cache.Clu
 	if err != nil {
 		return nil, err
 	}
-	// A change to a live object refreshes only the app that owns it.
-	live.OnChange(func(app string, _ ResourceKey) {
-		name := types.NamespacedName{Namespace: c.cfg.Namespace, Name: app}
-		if c.reconciler.memory.onCluster(name, server) {
+	// A change to a live object refreshes only the app that owns it,
+	// named by its instance name (see cache.InstanceName).
+	live.OnChange(func(instance string, _ ResourceKey) {
+		ns, app := cache.AppOfInstance(instance, c.cfg.AppNamespaces.Own())
+		name := types.NamespacedName{Namespace: ns, Name: app}
+		if c.cfg.AppNamespaces.Allowed(ns) && c.reconciler.memory.onCluster(name, server) {
 			c.reconciler.broker.publish(Event{App: name, Type: EventResourceChanged})
 			c.reconciler.Refresh(name)
 		}
@@ -237,19 +268,19 @@ func (c *Controller) newCache(cl *clusters.Cluster, rc *rest.Config) (*cache.Clu
 // server, by server or by one of names (the cluster's names before and
 // after its Secret changed).
 func (c *Controller) refreshCluster(ctx context.Context, server string, names []string) {
-	var list v1alpha1.ApplicationList
-	if err := c.mgr.GetClient().List(ctx, &list, client.InNamespace(c.cfg.Namespace)); err != nil {
+	apps, err := c.reconciler.listApps(ctx)
+	if err != nil {
 		if ctx.Err() == nil {
 			c.cfg.Logger.Warn("list the apps of a changed cluster", "server", server, "err", err)
 		}
 		return
 	}
-	for i := range list.Items {
-		d := list.Items[i].Spec.Destination
+	for _, app := range apps {
+		d := app.Spec.Destination
 		hit := d.Server != "" && secretcodec.NormaliseServer(d.Server) == server
 		hit = hit || (d.Name != "" && slices.Contains(names, d.Name))
 		if hit {
-			if err := c.reconciler.refreshWait(ctx, types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}); err != nil {
+			if err := c.reconciler.refreshWait(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}); err != nil {
 				return
 			}
 		}

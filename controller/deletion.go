@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/project"
 	appsync "github.com/graphcd/graphcd/controller/sync"
 )
 
@@ -102,13 +103,21 @@ const (
 //     waits for them to succeed; a failed one keeps the Application.
 //
 // Then it removes its finalizers so the Application goes away. When the
-// destination names no known cluster it does none of this. A failed step
+// destination names no known cluster it does none of this; when the app's
+// project does not allow its namespace it waits, reporting why. A failed step
 // is reported as a DeletionError condition and retried.
 func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application, t *target) (ctrl.Result, error) {
 	finalizers, policy, cascade := cascadeOf(app)
 	pre, post := slices.Contains(app.Finalizers, PreDeleteFinalizer), slices.Contains(app.Finalizers, PostDeleteFinalizer)
 	if !cascade && !pre && !post {
 		return ctrl.Result{}, nil
+	}
+	// An app its project does not allow in its namespace touches nothing
+	// of the project's, not even to delete it (as in Argo CD).
+	if _, err := r.project(ctx, app); errors.Is(err, errInvalidSpec) {
+		if _, refused := errors.AsType[*project.DeniedError](err); refused {
+			return r.deletionFailed(ctx, app, err)
+		}
 	}
 	if t.resolveErr != nil {
 		// Like Argo CD: with no such cluster there is nothing to delete,
@@ -325,7 +334,7 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 	}
 	remaining := 0
 	var failed, awaiting []string
-	for _, key := range dest.Live.Managed(app.Name) {
+	for _, key := range dest.Live.Managed(r.instance(app)) {
 		if createdNamespace(app, key) {
 			continue
 		}

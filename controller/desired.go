@@ -62,7 +62,7 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv L
 			out.excluded = append(out.excluded, describe(KeyOf(m)))
 			continue
 		}
-		tracking.Mark(m, gk, app.Name, dest.Namespace)
+		tracking.Mark(m, gk, r.instance(app), dest.Namespace)
 		out.desired = append(out.desired, m)
 	}
 	if err := outOfScope(lv, out.desired); err != nil {
@@ -75,7 +75,7 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv L
 // hooks included.
 func (r *Reconciler) liveObjects(ctx context.Context, app *v1alpha1.Application, lv LiveState) (map[ResourceKey]*unstructured.Unstructured, error) {
 	live := map[ResourceKey]*unstructured.Unstructured{}
-	for _, key := range lv.Managed(app.Name) {
+	for _, key := range lv.Managed(r.instance(app)) {
 		obj, err := lv.Get(ctx, key)
 		if apierrors.IsNotFound(err) {
 			continue

@@ -183,7 +183,7 @@ func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t 
 	violations := projectViolations(rules, t.cluster, plan)
 	plan.Errors = append(plan.Errors, violations...)
 	if !started && len(violations) == 0 {
-		if msg := sharedResources(app, t.dest.Live, plan); msg != "" {
+		if msg := sharedResources(r.instance(app), t.dest.Live, plan); msg != "" {
 			next, res := endOperation(st, v1alpha1.OperationFailed, msg, now)
 			return next, res, true
 		}
@@ -457,14 +457,14 @@ func initiator(by v1alpha1.OperationInitiator) string {
 // sharedResources returns, when FailOnSharedResource is set, the message
 // naming the first desired object that exists live and is tracked to
 // another application; "" when there is none.
-func sharedResources(app *v1alpha1.Application, lv LiveState, plan *appsync.Plan) string {
+func sharedResources(instance string, lv LiveState, plan *appsync.Plan) string {
 	for i := range plan.Tasks {
 		t := &plan.Tasks[i]
 		if !t.SyncOptions.FailOnSharedResource || t.Prune || t.IsHook() || t.CreatesNamespace || t.Name == "" {
 			continue
 		}
 		key := ResourceKey{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
-		if owner, exists := lv.Owner(key); exists && owner != "" && owner != app.Name {
+		if owner, exists := lv.Owner(key); exists && owner != "" && owner != instance {
 			return fmt.Sprintf("Shared resource found: %s is already managed by application %s", describe(key), owner)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
@@ -96,6 +97,11 @@ type Options struct {
 	// State receives each app's resource tree and managed resources after
 	// every comparison that changed them, for the API; nil writes none.
 	State appstate.Store
+	// AppNamespaces are the namespaces whose Applications are reconciled,
+	// around graphcd's own, where the AppProjects live; others are
+	// ignored. Nil serves every namespace, each app using the projects of
+	// its own namespace (a Reconciler built on its own, in tests).
+	AppNamespaces *project.AppNamespaces
 }
 
 // SyncConfig configures the sync executor.
@@ -167,6 +173,13 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.AppNamespaces == nil {
+		all, err := project.CompileAppNamespaces("", nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.AppNamespaces = all
+	}
 	if opts.RepoFor == nil {
 		opts.RepoFor = func(_ context.Context, url, _ string) (reposerver.Repository, error) {
 			return reposerver.Repository{URL: url}, nil
@@ -214,19 +227,63 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, processors int) error {
 
 // appsOfProject lists the apps of a project, from the manager's cache.
 func (r *Reconciler) appsOfProject(ctx context.Context, obj client.Object) []ctrl.Request {
-	var list v1alpha1.ApplicationList
-	if err := r.client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+	if r.projectNamespace(obj.GetNamespace()) != obj.GetNamespace() {
+		return nil // not a project of this controller's
+	}
+	apps, err := r.listApps(ctx)
+	if err != nil {
 		r.log.Warn("list the apps of a changed project", "project", obj.GetName(), "err", err)
 		return nil
 	}
 	var out []ctrl.Request
-	for i := range list.Items {
-		a := &list.Items[i]
+	for _, a := range apps {
+		if r.projectNamespace(a.Namespace) != obj.GetNamespace() {
+			continue
+		}
 		if p := a.Spec.Project; p == obj.GetName() || (p == "" && obj.GetName() == "default") {
 			out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Name}})
 		}
 	}
 	return out
+}
+
+// listApps lists the apps this reconciler serves, from the manager's
+// cache: those of every namespace AppNamespaces allows.
+func (r *Reconciler) listApps(ctx context.Context) ([]*v1alpha1.Application, error) {
+	ns := r.opts.AppNamespaces
+	watch := ns.Watch()
+	if watch == nil {
+		watch = []string{metav1.NamespaceAll}
+	}
+	var out []*v1alpha1.Application
+	for _, n := range watch {
+		var list v1alpha1.ApplicationList
+		if err := r.client.List(ctx, &list, client.InNamespace(n)); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if ns.Allowed(list.Items[i].Namespace) {
+				out = append(out, &list.Items[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+// projectNamespace is where the AppProjects of an app in namespace live:
+// graphcd's namespace, or the app's own when the reconciler serves every
+// namespace alone.
+func (r *Reconciler) projectNamespace(namespace string) string {
+	if own := r.opts.AppNamespaces.Own(); own != "" {
+		return own
+	}
+	return namespace
+}
+
+// instance is the name that tracks app's live objects (see
+// cache.InstanceName).
+func (r *Reconciler) instance(app *v1alpha1.Application) string {
+	return cache.InstanceName(app.Namespace, app.Name, r.opts.AppNamespaces.Own())
 }
 
 // Refresh asks for app to be reconciled soon, e.g. because one of its live

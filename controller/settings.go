@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/controller/health"
 	appsync "github.com/graphcd/graphcd/controller/sync"
@@ -186,11 +185,11 @@ func (w *settingsWatch) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 	w.log.InfoContext(ctx, "settings: reloaded; refreshing every app", "configmap", req.String())
-	var list v1alpha1.ApplicationList
-	if err := w.client.List(ctx, &list, client.InNamespace(w.namespace)); err != nil {
+	apps, err := w.r.listApps(ctx)
+	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("list applications after a settings change: %w", err)
 	}
-	for _, app := range list.Items {
+	for _, app := range apps {
 		if err := w.r.refreshWait(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -21,6 +21,7 @@ type step func(p *pass, ctx context.Context) (done bool, err error)
 
 // steps are the stages of every reconcile, in order.
 var steps = []step{
+	(*pass).admit,
 	(*pass).load,
 	(*pass).claim,
 	(*pass).catchUp,
@@ -68,6 +69,15 @@ type pass struct {
 	queued bool
 	// result is what Reconcile returns when a step is done.
 	result ctrl.Result
+}
+
+// admit ignores an app outside the namespaces the controller serves
+// (--application-namespaces): when they are globs the cache holds every
+// namespace's apps, and those of the others are nobody's business here.
+// An app whose project does not allow its namespace is admitted, and
+// refused by the project's rules with an InvalidSpecError condition.
+func (p *pass) admit(context.Context) (bool, error) {
+	return !p.r.opts.AppNamespaces.Allowed(p.key.Namespace), nil
 }
 
 // load reads the app. One that is gone is forgotten, here and in the

@@ -2,12 +2,14 @@ package resolvers
 
 import (
 	"context"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/rbac"
+	"github.com/graphcd/graphcd/controller/project"
 )
 
 // Authorizer decides what the caller of a request may do, in Argo CD's
@@ -89,9 +91,62 @@ func projectName(app *v1alpha1.Application) string {
 	return app.Spec.Project
 }
 
-// canSeeApp reports whether the caller may get app.
+// canSeeApp reports whether the caller may get app: the API serves it
+// (see admission) and RBAC allows get on it.
 func (r *Resolver) canSeeApp(ctx context.Context, app *v1alpha1.Application) bool {
+	if admitted := r.admission(ctx); admitted != nil && !admitted(app) {
+		return false
+	}
 	return r.can(ctx, rbac.ResourceApplications, rbac.ActionGet, r.appObject(app))
+}
+
+// served reports whether the API serves the Applications of namespace
+// (graphcd's own, or one of --application-namespaces).
+func (r *Resolver) served(namespace string) bool {
+	return r.AppNamespaces == nil || r.AppNamespaces.Allowed(namespace)
+}
+
+// admission returns the test of whether the API serves an app at all:
+// its namespace is served, and, outside graphcd's namespace, its project
+// allows it there (spec.sourceNamespaces). An app that fails it does not
+// exist for anybody, whatever their rights, so the answer about it is the
+// answer about an app that does not exist and tells nothing (no names can
+// be probed). Nil when every app passes (no AppNamespaces: every
+// namespace is served, each with its own projects). The test remembers
+// each project's answer for a namespace: make one per request.
+func (r *Resolver) admission(ctx context.Context) func(*v1alpha1.Application) bool {
+	ns := r.AppNamespaces
+	if ns == nil || ns.Own() == "" {
+		return nil
+	}
+	var mu sync.Mutex
+	memo := map[[2]string]bool{}
+	return func(app *v1alpha1.Application) bool {
+		if app.Namespace == ns.Own() {
+			return true
+		}
+		// A list runs this for every app: one map lookup, the patterns
+		// and the project only once per project and namespace.
+		k := [2]string{projectName(app), app.Namespace}
+		mu.Lock()
+		defer mu.Unlock()
+		ok, seen := memo[k]
+		if !seen {
+			ok = ns.Allowed(app.Namespace) && r.projectAllowsNamespace(ctx, app)
+			memo[k] = ok
+		}
+		return ok
+	}
+}
+
+// projectAllowsNamespace reports whether app's project exists and allows
+// apps in app's namespace.
+func (r *Resolver) projectAllowsNamespace(ctx context.Context, app *v1alpha1.Application) bool {
+	proj, err := r.findProject(ctx, app)
+	if err != nil || proj == nil {
+		return false
+	}
+	return project.AppNamespaceAllowed(proj, app.Namespace, r.AppNamespaces.Own()) == nil
 }
 
 // visibleApp returns the app at key when it exists and the caller may see
@@ -134,6 +189,9 @@ func (r *Resolver) authorizeApp(ctx context.Context, action string, key types.Na
 func (r *Resolver) appFor(ctx context.Context, resource, action string, key types.NamespacedName) (*v1alpha1.Application, error) {
 	if r.Authz != nil && !r.Authz.Authenticated(ctx) {
 		return nil, Errorf(CodeUnauthenticated, "log in first")
+	}
+	if !r.served(key.Namespace) {
+		return nil, Errorf(CodeNotFound, "application %s not found", key)
 	}
 	app := r.apps().Get(key)
 	if app == nil && r.Writer != nil {

@@ -178,11 +178,32 @@ func (r *Resolver) findProject(ctx context.Context, app *v1alpha1.Application) (
 	name := projectName(app)
 	var found *v1alpha1.AppProject
 	for _, p := range all {
-		if p.Name == name && (found == nil || p.Namespace == app.Namespace) {
+		if p.Name != name {
+			continue
+		}
+		if own := r.projectNamespace(); own != "" {
+			// Projects live in graphcd's namespace only: one a tenant
+			// made in theirs grants nothing.
+			if p.Namespace == own {
+				return p, nil
+			}
+			continue
+		}
+		if found == nil || p.Namespace == app.Namespace {
 			found = p
 		}
 	}
 	return found, nil
+}
+
+// projectNamespace is where AppProjects live when the API serves
+// applications of several namespaces, "" when it serves every namespace
+// (each app with the projects of its own).
+func (r *Resolver) projectNamespace() string {
+	if r.AppNamespaces == nil {
+		return ""
+	}
+	return r.AppNamespaces.Own()
 }
 
 // specAllowed refuses, when an application is written, a spec its
@@ -197,6 +218,11 @@ func (r *Resolver) specAllowed(ctx context.Context, app *v1alpha1.Application) e
 	}
 	if proj == nil {
 		return Errorf(CodeBadUserInput, "application spec is invalid: application references project %s which does not exist", projectName(app))
+	}
+	if own := r.projectNamespace(); own != "" {
+		if err := project.AppNamespaceAllowed(proj, app.Namespace, own); err != nil {
+			return &Error{Code: CodeBadUserInput, Message: "application spec is invalid: " + err.Error(), Err: err}
+		}
 	}
 	dest, err := r.destinationCluster(ctx, app.Spec.Destination)
 	if err != nil {

@@ -63,7 +63,11 @@ func (r *Resolver) refKey(ref model.ApplicationRef) types.NamespacedName {
 // decodeApplication reads an Application manifest for this API's
 // namespaces.
 func (r *Resolver) decodeApplication(manifest string) (*v1alpha1.Application, error) {
-	app, err := appops.DecodeApplication(manifest, appops.Namespaces{Default: r.Namespace, Only: r.OnlyNamespace})
+	ns := appops.Namespaces{Default: r.Namespace}
+	if r.AppNamespaces != nil {
+		ns.Allowed = r.AppNamespaces.Allowed
+	}
+	app, err := appops.DecodeApplication(manifest, ns)
 	return app, invalidInput(err)
 }
 

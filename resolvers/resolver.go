@@ -16,6 +16,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/version"
 )
 
@@ -43,12 +44,13 @@ type Config struct {
 	// Namespace is where Applications live when a query names no
 	// namespace.
 	Namespace string
-	// OnlyNamespace, when set, keeps Applications in Namespace: the API's
-	// index and the controller watch no other, so a manifest that names
-	// another namespace is refused rather than created where nothing
-	// would ever read it. Unset, any namespace is taken (tests that
-	// isolate by namespace).
-	OnlyNamespace bool
+	// AppNamespaces are the namespaces whose Applications the API serves:
+	// Namespace and those of --application-namespaces. An app elsewhere
+	// does not exist for the API (the index and the controller watch no
+	// other), and a manifest that names another namespace is refused
+	// rather than created where nothing would ever read it. Nil serves
+	// every namespace (tests that isolate by namespace).
+	AppNamespaces *project.AppNamespaces
 	// Writer changes Applications. Nil makes the API read-only.
 	Writer ApplicationWriter
 	// Authz authorizes reads and writes. Nil allows everything (the API

@@ -15,9 +15,11 @@ const argoGroup = "argoproj.io"
 type Namespaces struct {
 	// Default is the namespace of a manifest that names none.
 	Default string
-	// Only, when set, refuses any namespace but Default: nothing would
-	// ever read an Application elsewhere.
-	Only bool
+	// Allowed, when set, refuses the namespaces it does not allow: the
+	// API and the controller serve the Applications of graphcd's
+	// namespace and of --application-namespaces only, and nothing would
+	// ever read an Application elsewhere. Nil allows any.
+	Allowed func(namespace string) bool
 }
 
 // DecodeApplication reads an Application manifest (YAML or JSON, of
@@ -45,12 +47,12 @@ func DecodeApplication(manifest string, ns Namespaces) (*v1alpha1.Application, e
 		},
 		Spec: in.Spec,
 	}
-	switch {
-	case out.Namespace == "":
+	if out.Namespace == "" {
 		out.Namespace = ns.Default
-	case ns.Only && out.Namespace != ns.Default:
-		return nil, invalid("manifest: metadata.namespace %q: graphcd keeps Applications in %q only; set it to %q or leave it out",
-			out.Namespace, ns.Default, ns.Default)
+	}
+	if ns.Allowed != nil && !ns.Allowed(out.Namespace) {
+		return nil, invalid("manifest: metadata.namespace %q: graphcd serves Applications in %q and the namespaces of --application-namespaces only; set it to one of those or leave it out",
+			truncate(out.Namespace, 63), ns.Default)
 	}
 	return out, nil
 }
@@ -88,4 +90,12 @@ func DecodeProject(manifest, namespace string) (*v1alpha1.AppProject, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: namespace, Labels: p.Labels, Annotations: p.Annotations},
 		Spec:       p.Spec,
 	}, nil
+}
+
+// truncate shortens s, a client's input, for an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

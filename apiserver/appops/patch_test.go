@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/project"
 )
 
 func TestPatchApply(t *testing.T) {
@@ -60,7 +61,7 @@ func TestDecodeApplication(t *testing.T) {
 	const manifest = "apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  project: web\n"
 	for _, tc := range []struct {
 		name, apiVersion, kind, app, ns string
-		only                            bool
+		served                          bool // graphcd and team-* only
 		wantNS, wantInvalid             string
 	}{
 		{"graphcd's group", "graphcd.io/v1alpha1", "Application", "a", "apps", false, "apps", ""},
@@ -68,10 +69,20 @@ func TestDecodeApplication(t *testing.T) {
 		{"wrong kind", "graphcd.io/v1alpha1", "AppProject", "a", "", false, "", "manifest: kind must be Application"},
 		{"wrong group", "example.com/v1", "Application", "a", "", false, "", "manifest: apiVersion must be"},
 		{"no name", "graphcd.io/v1alpha1", "Application", `""`, "", false, "", "manifest: metadata.name is required"},
+		{"graphcd's namespace by default", "graphcd.io/v1alpha1", "Application", "a", "", true, "graphcd", ""},
+		{"a served namespace", "graphcd.io/v1alpha1", "Application", "a", "team-a", true, "team-a", ""},
 		{"another namespace", "graphcd.io/v1alpha1", "Application", "a", "apps", true, "", `manifest: metadata.namespace "apps"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			app, err := DecodeApplication(fmt.Sprintf(manifest, tc.apiVersion, tc.kind, tc.app, tc.ns), Namespaces{Default: "graphcd", Only: tc.only})
+			ns := Namespaces{Default: "graphcd"}
+			if tc.served {
+				served, err := project.CompileAppNamespaces("graphcd", []string{"team-*"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ns.Allowed = served.Allowed
+			}
+			app, err := DecodeApplication(fmt.Sprintf(manifest, tc.apiVersion, tc.kind, tc.app, tc.ns), ns)
 			if tc.wantInvalid != "" {
 				if inv, ok := errors.AsType[*InvalidError](err); !ok || !strings.HasPrefix(inv.Msg, tc.wantInvalid) {
 					t.Fatalf("err = %v, want an InvalidError starting %q", err, tc.wantInvalid)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -22,6 +23,16 @@ import (
 	"github.com/graphcd/graphcd/apiserver/appindex"
 )
 
+// AppNamespaces says which namespaces' Applications the catalog holds
+// (project.AppNamespaces implements it).
+type AppNamespaces interface {
+	// Allowed reports whether the Applications of namespace are served.
+	Allowed(namespace string) bool
+	// Watch returns the namespaces to watch, or nil to watch every
+	// namespace and keep those Allowed.
+	Watch() []string
+}
+
 // Catalog answers reads of Applications and AppProjects from memory.
 type Catalog struct {
 	// Apps is the index of Applications.
@@ -29,13 +40,16 @@ type Catalog struct {
 	cache ctrlcache.Cache
 	// namespace is where AppProjects live; "" means every namespace.
 	namespace string
+	// apps selects the namespaces of the Applications; nil: namespace.
+	apps AppNamespaces
 }
 
-// Start watches the Applications and AppProjects of namespace (all
-// namespaces when empty) through cfg until ctx ends. The catalog fills in
-// the background, once graphcd's CRDs are served; ready is closed when it
-// holds everything the first lists returned.
-func Start(ctx context.Context, cfg *rest.Config, namespace string) (c *Catalog, ready <-chan struct{}, err error) {
+// Start watches the AppProjects of namespace (all namespaces when empty)
+// and the Applications of apps (those of namespace when nil) through cfg
+// until ctx ends. The catalog fills in the background, once graphcd's
+// CRDs are served; ready is closed when it holds everything the first
+// lists returned.
+func Start(ctx context.Context, cfg *rest.Config, namespace string, apps AppNamespaces) (c *Catalog, ready <-chan struct{}, err error) {
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return nil, nil, err
@@ -49,11 +63,21 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string) (c *Catalog,
 	if namespace != "" {
 		opts.DefaultNamespaces = map[string]ctrlcache.Config{namespace: {}}
 	}
+	if apps != nil {
+		watch := map[string]ctrlcache.Config{metav1.NamespaceAll: {}}
+		if names := apps.Watch(); names != nil {
+			watch = map[string]ctrlcache.Config{}
+			for _, n := range names {
+				watch[n] = ctrlcache.Config{}
+			}
+		}
+		opts.ByObject = map[client.Object]ctrlcache.ByObject{&v1alpha1.Application{}: {Namespaces: watch}}
+	}
 	cache, err := ctrlcache.New(cfg, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("object cache: %w", err)
 	}
-	c = &Catalog{Apps: appindex.New(), cache: cache, namespace: namespace}
+	c = &Catalog{Apps: appindex.New(), cache: cache, namespace: namespace, apps: apps}
 	synced := make(chan struct{})
 	go func() { _ = cache.Start(ctx) }()
 	go func() {
@@ -77,7 +101,7 @@ func (c *Catalog) watch(ctx context.Context) error {
 			_, err = c.cache.GetInformer(ctx, &v1alpha1.AppProject{})
 		}
 		if err == nil {
-			if err := c.Apps.Watch(ctx, apps); err != nil {
+			if err := c.Apps.Watch(ctx, servedOnly{apps, c.apps}); err != nil {
 				return err
 			}
 			if !c.cache.WaitForCacheSync(ctx) {
@@ -91,6 +115,29 @@ func (c *Catalog) watch(ctx context.Context) error {
 		case <-time.After(crdRetry):
 		}
 	}
+}
+
+// servedOnly passes on the events of the Applications in the namespaces
+// apps allows: with globs the informer watches every namespace.
+type servedOnly struct {
+	ctrlcache.Informer
+	apps AppNamespaces
+}
+
+func (s servedOnly) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	if s.apps == nil {
+		return s.Informer.AddEventHandler(h)
+	}
+	return s.Informer.AddEventHandler(toolscache.FilteringResourceEventHandler{
+		FilterFunc: func(obj any) bool {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			o, ok := obj.(client.Object)
+			return ok && s.apps.Allowed(o.GetNamespace())
+		},
+		Handler: h,
+	})
 }
 
 // Projects returns every AppProject, ordered by name. The objects are

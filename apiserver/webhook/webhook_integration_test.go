@@ -59,7 +59,7 @@ func startCatalog(c *localcluster.Cluster) (func(), error) {
 	if kube, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
-	cat, ready, err := catalog.Start(ctx, c.Config, "")
+	cat, ready, err := catalog.Start(ctx, c.Config, "", nil)
 	if err != nil {
 		return fail(err)
 	}

@@ -9,12 +9,16 @@ import (
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/controller/project"
 )
 
 // appControllerOptions are the Application controller flags that
 // `graphcd server` and `graphcd controller` share.
 type appControllerOptions struct {
 	namespace     string
+	appNamespaces []string
+	// served is namespace with appNamespaces, compiled by validate.
+	served        *project.AppNamespaces
 	appResync     time.Duration
 	shard, shards int
 	processors    int
@@ -27,6 +31,8 @@ type appControllerOptions struct {
 // addFlags adds the flags; leaderElect is the default of --leader-elect.
 func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.StringVar(&o.namespace, "namespace", "graphcd", "namespace of the Applications, settings and repository Secrets")
+	f.StringSliceVar(&o.appNamespaces, "application-namespaces", nil,
+		"more namespaces whose Applications are served, comma-separated: names, globs (team-*) or /regular expressions/; each app's project must allow its namespace in spec.sourceNamespaces")
 	f.DurationVar(&o.appResync, "app-resync", 120*time.Second, "periodic refresh of every application (plus up to half as jitter)")
 	f.IntVar(&o.processors, "status-processors", controller.DefaultProcessors, "how many applications are compared (and synced) at once")
 	f.IntVar(&o.shard, "shard", 0, "the shard this controller reconciles, from 0 to --shards - 1")
@@ -43,6 +49,11 @@ func (o *appControllerOptions) validate(c *cobra.Command) error {
 	usage := func(format string, args ...any) error {
 		return command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf(format, args...)}
 	}
+	served, err := project.CompileAppNamespaces(o.namespace, o.appNamespaces)
+	if err != nil {
+		return usage("%s: %w", command.FlagOrigin(c, "application-namespaces"), err)
+	}
+	o.served = served
 	if o.appResync < 0 {
 		return usage("%s: must not be negative, got %s", command.FlagOrigin(c, "app-resync"), o.appResync)
 	}
@@ -83,7 +94,7 @@ func (o *appControllerOptions) leaderElection() controller.LeaderElection {
 // the rest.
 func (o *appControllerOptions) config() controller.Config {
 	return controller.Config{
-		Namespace: o.namespace, Resync: o.appResync, Processors: o.processors,
+		Namespace: o.namespace, AppNamespaces: o.served, Resync: o.appResync, Processors: o.processors,
 		Shard:          controller.Shard{Index: o.shard, Count: o.shards},
 		LeaderElection: o.leaderElection(),
 	}

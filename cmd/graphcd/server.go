@@ -150,7 +150,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	objects, objectsReady, err := catalog.Start(ctx, k.Config, o.app.namespace)
+	objects, objectsReady, err := catalog.Start(ctx, k.Config, o.app.namespace, o.app.served)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications and projects", objectsReady),
 		Logger: log, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
 		API: resolvers.Config{
-			Build: build, Namespace: o.app.namespace, OnlyNamespace: o.app.namespace != "",
+			Build: build, Namespace: o.app.namespace, AppNamespaces: o.app.served,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,

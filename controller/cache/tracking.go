@@ -152,3 +152,29 @@ func parseTrackingID(id string, obj metav1.Object, gk schema.GroupKind) (string,
 	}
 	return app, true
 }
+
+// instanceSeparator joins an app's namespace and name in its instance
+// name. Kubernetes names never hold it, so the split is unambiguous.
+const instanceSeparator = "_"
+
+// InstanceName is the name that tracks app's objects (the instance label
+// value and the app part of the tracking id): the app's name when it
+// lives in graphcd's namespace own (or own is "", one namespace serving
+// alone), "<namespace>_<name>" elsewhere, as Argo CD names applications
+// in any namespace. Objects of two apps of one name in two namespaces
+// thus never mix.
+func InstanceName(namespace, name, own string) string {
+	if own == "" || namespace == own || namespace == "" {
+		return name
+	}
+	return namespace + instanceSeparator + name
+}
+
+// AppOfInstance is InstanceName's inverse: the namespace and name of the
+// app an instance name tracks, the namespace own for a plain name.
+func AppOfInstance(instance, own string) (namespace, name string) {
+	if ns, n, ok := strings.Cut(instance, instanceSeparator); ok && ns != "" && n != "" {
+		return ns, n
+	}
+	return own, instance
+}

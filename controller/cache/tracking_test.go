@@ -178,3 +178,32 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+func TestInstanceName(t *testing.T) {
+	for _, tc := range []struct {
+		namespace, name, own, want string
+	}{
+		{"graphcd", "web", "graphcd", "web"},
+		{"team-a", "web", "graphcd", "team-a_web"},
+		{"team-a", "web", "", "web"}, // one namespace serving alone
+		{"", "web", "graphcd", "web"},
+	} {
+		got := InstanceName(tc.namespace, tc.name, tc.own)
+		if got != tc.want {
+			t.Errorf("InstanceName(%q, %q, %q) = %q, want %q", tc.namespace, tc.name, tc.own, got, tc.want)
+		}
+		ns, name := AppOfInstance(got, tc.own)
+		wantNS := tc.namespace
+		if got == tc.name {
+			wantNS = tc.own
+		}
+		if ns != wantNS || name != tc.name {
+			t.Errorf("AppOfInstance(%q, %q) = %q, %q; want %q, %q", got, tc.own, ns, name, wantNS, tc.name)
+		}
+	}
+	for _, odd := range []string{"_web", "team-a_", "_"} {
+		if ns, name := AppOfInstance(odd, "graphcd"); ns != "graphcd" || name != odd {
+			t.Errorf("AppOfInstance(%q) = %q, %q; want it taken as a name in graphcd", odd, ns, name)
+		}
+	}
+}

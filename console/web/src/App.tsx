@@ -7,13 +7,14 @@ import { ApplicationPage } from './pages/Application'
 import { ApplicationsPage } from './pages/Applications'
 import { LoginPage } from './pages/Login'
 import { SettingsPage } from './pages/Settings'
-import { appName, navigate, useLocation } from './router'
+import { appRef, navigate, useLocation } from './router'
 import { safeHref } from './safeurl'
 import { THEME_CHOICES, useTheme, type ThemeChoice } from './theme'
 import { Link } from './ui/Link'
 
 export function App() {
   const { path } = useLocation()
+  const app = appRef(path)
   const [session] = useQuery({ query: SessionQuery })
   const me = session.data?.me
   const settings = session.data?.settings
@@ -68,8 +69,8 @@ export function App() {
         ) : null}
       </header>
       <main>
-        {appName(path) !== null ? (
-          <ApplicationPage name={appName(path) ?? ''} />
+        {app !== null ? (
+          <ApplicationPage name={app.name} namespace={app.namespace} />
         ) : path === '/applications' ? (
           <ApplicationsPage />
         ) : path === NEW_APP_PATH ? (

@@ -38,15 +38,38 @@ export function safeReturnPath(p: string | null | undefined, fallback = '/applic
   return p
 }
 
-/** appPath is the path of an application's page. */
-export function appPath(name: string): string {
-  return `/applications/${encodeURIComponent(name)}`
+/** AppRef names an application: namespace null for one in the server's namespace. */
+export interface AppRef {
+  name: string
+  namespace: string | null
 }
 
-/** appName is the application named by /applications/NAME, or null. */
-export function appName(path: string): string | null {
-  const m = /^\/applications\/([^/]+)\/?$/.exec(path)
-  return m ? decodeSegment(m[1] ?? '') : null
+/**
+ * appPath is the path of an application's page: /applications/NAME for an app
+ * in the server's namespace, /applications/NAMESPACE/NAME (as in Argo CD) for
+ * one elsewhere.
+ */
+export function appPath(name: string, namespace?: string | null): string {
+  const n = encodeURIComponent(name)
+  return namespace ? `/applications/${encodeURIComponent(namespace)}/${n}` : `/applications/${n}`
+}
+
+/** appRef is the application of /applications/NAME or /applications/NAMESPACE/NAME, or null. */
+export function appRef(path: string): AppRef | null {
+  const m = /^\/applications\/([^/]+)(?:\/([^/]+))?\/?$/.exec(path)
+  if (!m) return null
+  const first = decodeSegment(m[1] ?? '')
+  if (m[2] === undefined) return first ? { name: first, namespace: null } : null
+  const name = decodeSegment(m[2])
+  return first && name ? { name, namespace: first } : null
+}
+
+/**
+ * appLabel is how a list names an application: NAMESPACE/NAME outside the
+ * server's namespace (serverNamespace, null while unknown), NAME in it.
+ */
+export function appLabel(app: { name: string; namespace: string }, serverNamespace: string | null): string {
+  return serverNamespace === null || app.namespace === serverNamespace ? app.name : `${app.namespace}/${app.name}`
 }
 
 /** decodeSegment decodes one percent-encoded path segment; null when it does not decode. */

@@ -20,16 +20,67 @@ type appOptions struct {
 	output    *command.Enum
 }
 
-// ns is the --app-namespace argument: nil for the server's own.
-func (o *appOptions) ns() *string {
+// An application argument is NAME, or NAMESPACE/NAME as in Argo CD for
+// an app outside the server's namespace (--app-namespace says the same).
+// appArgs checks it before the command runs; name and nsOf split it.
+
+// appArgs accepts one application argument, NAME or NAMESPACE/NAME, whose
+// namespace agrees with --app-namespace when both are given.
+func appArgs(o *appOptions) cobra.PositionalArgs {
+	count := cliArgs(1, "NAME")
+	return func(c *cobra.Command, args []string) error {
+		if err := count(c, args); err != nil {
+			return err
+		}
+		usage := func(format string, a ...any) error {
+			return &command.UsageError{Cmd: c, Err: fmt.Errorf(format, a...)}
+		}
+		ns, name, qualified := strings.Cut(args[0], "/")
+		switch {
+		case !qualified && name == "" && ns == "":
+			return usage("the application name is empty")
+		case !qualified:
+			return nil
+		case ns == "" || name == "" || strings.Contains(name, "/"):
+			return usage("application %q: want NAME or NAMESPACE/NAME", truncate(args[0], 253))
+		case o.namespace != "" && o.namespace != ns:
+			return usage("application %q is in namespace %q, but --app-namespace says %q", truncate(args[0], 253), truncate(ns, 63), truncate(o.namespace, 63))
+		}
+		return nil
+	}
+}
+
+// name is the application name of arg (see appArgs).
+func (o *appOptions) name(arg string) string {
+	if _, name, ok := strings.Cut(arg, "/"); ok {
+		return name
+	}
+	return arg
+}
+
+// nsOf is the namespace of the application arg: the one it names, else
+// --app-namespace, else nil for the server's own.
+func (o *appOptions) nsOf(arg string) *string {
+	if ns, _, ok := strings.Cut(arg, "/"); ok {
+		return &ns
+	}
 	if o.namespace == "" {
 		return nil
 	}
 	return &o.namespace
 }
 
-func (o *appOptions) ref(name string) client.ApplicationRef {
-	return client.ApplicationRef{Name: name, Namespace: o.ns()}
+// ref is the API's reference to the application arg.
+func (o *appOptions) ref(arg string) client.ApplicationRef {
+	return client.ApplicationRef{Name: o.name(arg), Namespace: o.nsOf(arg)}
+}
+
+// truncate shortens s, a user's input, for an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // ListPageSize is how many items the list commands ask for at once: the
@@ -202,7 +253,7 @@ func shortRevision(r string) string {
 // getApp fetches an application; one that does not exist is a NOT_FOUND
 // error.
 func getApp(c *cobra.Command, o *appOptions, cl *client.Client, name string) (*client.AppDetail, error) {
-	resp, err := client.GetApplication(c.Context(), cl.GraphQL, name, o.ns())
+	resp, err := client.GetApplication(c.Context(), cl.GraphQL, o.name(name), o.nsOf(name))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +271,7 @@ func newAppGetCmd(o *appOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:               "get NAME",
 		Short:             "Show an application: source, destination, status, resources",
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			cl, err := o.connect()
@@ -304,7 +355,7 @@ func newAppResourcesCmd(o *appOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:               "resources NAME",
 		Short:             "List an application's resources and how each compares with Git",
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			cl, err := o.connect()
@@ -386,7 +437,7 @@ func newAppDeleteCmd(o *appOptions) *cobra.Command {
 		Short: "Delete an application (and, with --cascade, the default, its resources)",
 		Example: `  graphcd app delete guestbook --wait
   graphcd app delete guestbook --cascade=false`,
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			cl, err := o.connect()

@@ -32,7 +32,7 @@ With --follow the lines come over the API's websocket as the container
 writes them, until interrupted or the log ends.`,
 		Example: `  graphcd app logs guestbook --pod guestbook-ui-7d4b9c-x2k8p --tail 20
   graphcd app logs guestbook --pod guestbook-ui-7d4b9c-x2k8p --container ui --follow`,
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			if l.pod == "" {
@@ -47,7 +47,7 @@ writes them, until interrupted or the log ends.`,
 			}
 			name := args[0]
 			if l.namespace == "" {
-				resp, err := client.AppDestinationNamespace(c.Context(), cl.GraphQL, name, o.ns())
+				resp, err := client.AppDestinationNamespace(c.Context(), cl.GraphQL, o.name(name), o.nsOf(name))
 				if err != nil {
 					return err
 				}
@@ -62,7 +62,7 @@ writes them, until interrupted or the log ends.`,
 			if l.tail == 0 {
 				return nil // the query's tailLines starts at 1: nothing asked for
 			}
-			resp, err := client.PodLogs(c.Context(), cl.GraphQL, name, o.ns(), l.namespace, l.pod, optional(l.container), l.tail)
+			resp, err := client.PodLogs(c.Context(), cl.GraphQL, o.name(name), o.nsOf(name), l.namespace, l.pod, optional(l.container), l.tail)
 			if err != nil {
 				return err
 			}

@@ -31,7 +31,7 @@ func watchApp(c *cobra.Command, o *appOptions, cl *client.Client, name string, t
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	sub, err := cl.WatchApplication(ctx, name, o.ns())
+	sub, err := cl.WatchApplication(ctx, o.name(name), o.nsOf(name))
 	if err != nil {
 		return nil, timedOut(c, err)
 	}
@@ -108,7 +108,7 @@ when none is given. The state comes from the API's subscription, so the
 wait ends as soon as the controller reports it. Exits 1 when --timeout
 passes first, 2 when the application does not exist or is deleted.`,
 		Example:           `  graphcd app wait guestbook --health --timeout 5m`,
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			if !w.sync && !w.health && !w.operation {
@@ -180,7 +180,8 @@ func (op *operationOptions) finish(c *cobra.Command, o *appOptions, cl *client.C
 		prevStart = &s.StartedAt
 	}
 	pending := false
-	a, err := watchApp(c, o, cl, prev.Name, op.timeout, func(a *client.AppDetail) (bool, error) {
+	// The app as the API named it: its namespace wins over --app-namespace.
+	a, err := watchApp(c, o, cl, qualified(prev.Namespace, prev.Name), op.timeout, func(a *client.AppDetail) (bool, error) {
 		if a == nil {
 			return false, notFound(prev.Name)
 		}
@@ -276,7 +277,7 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 		Example: `  graphcd app sync guestbook
   graphcd app sync guestbook --prune --revision v1.2.0
   graphcd app sync guestbook --resource apps:Deployment:guestbook-ui --async`,
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			in := client.SyncApplicationInput{Application: o.ref(args[0]), Prune: prune, DryRun: dryRun, Force: force}
@@ -349,7 +350,7 @@ func newAppTerminateOpCmd(o *appOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:               "terminate-op NAME",
 		Short:             "Stop an application's running operation",
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			cl, err := o.connect()
@@ -369,7 +370,7 @@ func newAppHistoryCmd(o *appOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:               "history NAME",
 		Short:             "List an application's deployments, oldest first",
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			cl, err := o.connect()
@@ -417,14 +418,14 @@ func newAppDiffCmd(o *appOptions) *cobra.Command {
 		Long: `Show how an application's live resources differ from the desired state
 the controller last compared with. Exits 0 when nothing differs, 1 when
 something does, 2 on errors.`,
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			cl, err := o.connect()
 			if err != nil {
 				return err
 			}
-			resp, err := client.ApplicationDiff(c.Context(), cl.GraphQL, args[0], o.ns())
+			resp, err := client.ApplicationDiff(c.Context(), cl.GraphQL, o.name(args[0]), o.nsOf(args[0]))
 			if err != nil {
 				return err
 			}
@@ -480,14 +481,14 @@ func newAppEventsCmd(o *appOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:               "events NAME",
 		Short:             "List the Kubernetes Events about an application, newest first",
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			cl, err := o.connect()
 			if err != nil {
 				return err
 			}
-			resp, err := client.ApplicationEvents(c.Context(), cl.GraphQL, args[0], o.ns(), first)
+			resp, err := client.ApplicationEvents(c.Context(), cl.GraphQL, o.name(args[0]), o.nsOf(args[0]), first)
 			if err != nil {
 				return err
 			}

@@ -21,7 +21,7 @@ func newAppManifestsCmd(o *appOptions) *cobra.Command {
 		Short: "Print an application's desired manifests as the repository server renders them",
 		Example: `  graphcd app manifests guestbook
   graphcd app manifests guestbook --revision v1.2.0`,
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			cl, err := o.connect()
@@ -36,7 +36,7 @@ func newAppManifestsCmd(o *appOptions) *cobra.Command {
 			if source > 0 {
 				pos = &source
 			}
-			resp, err := client.ApplicationManifests(c.Context(), cl.GraphQL, args[0], o.ns(), rev, pos)
+			resp, err := client.ApplicationManifests(c.Context(), cl.GraphQL, o.name(args[0]), o.nsOf(args[0]), rev, pos)
 			if err != nil {
 				return err
 			}
@@ -98,7 +98,7 @@ func newAppSetCmd(o *appOptions) *cobra.Command {
 		Example: `  graphcd app set guestbook --revision v1.3.0
   graphcd app set guestbook --sync-policy automated --auto-prune --self-heal
   graphcd app set guestbook --sync-policy none`,
-		Args:              cliArgs(1, "NAME"),
+		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
 			e = specEdit{
@@ -114,7 +114,7 @@ func newAppSetCmd(o *appOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := client.ApplicationYAML(c.Context(), cl.GraphQL, args[0], o.ns())
+			resp, err := client.ApplicationYAML(c.Context(), cl.GraphQL, o.name(args[0]), o.nsOf(args[0]))
 			if err != nil {
 				return err
 			}

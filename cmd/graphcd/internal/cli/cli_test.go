@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
@@ -150,5 +152,45 @@ func TestSpecEditApply(t *testing.T) {
 				t.Errorf("spec (-got +want):\n%s", d)
 			}
 		})
+	}
+}
+
+func TestAppArgument(t *testing.T) {
+	for _, tc := range []struct {
+		arg, flag string
+		wantName  string
+		wantNS    string // "" for the server's own
+		wantUsage string
+	}{
+		{arg: "web", wantName: "web"},
+		{arg: "web", flag: "team-a", wantName: "web", wantNS: "team-a"},
+		{arg: "team-a/web", wantName: "web", wantNS: "team-a"},
+		{arg: "team-a/web", flag: "team-a", wantName: "web", wantNS: "team-a"},
+		{arg: "team-a/web", flag: "team-b", wantUsage: `is in namespace "team-a", but --app-namespace says "team-b"`},
+		{arg: "/web", wantUsage: "want NAME or NAMESPACE/NAME"},
+		{arg: "team-a/", wantUsage: "want NAME or NAMESPACE/NAME"},
+		{arg: "a/b/c", wantUsage: "want NAME or NAMESPACE/NAME"},
+		{arg: "", wantUsage: "the application name is empty"},
+	} {
+		o := &appOptions{namespace: tc.flag}
+		err := appArgs(o)(&cobra.Command{Use: "get"}, []string{tc.arg})
+		if tc.wantUsage != "" {
+			if _, ok := errors.AsType[*command.UsageError](err); !ok || !strings.Contains(err.Error(), tc.wantUsage) {
+				t.Errorf("%q (--app-namespace %q): err = %v, want a usage error saying %q", tc.arg, tc.flag, err, tc.wantUsage)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.arg, err)
+			continue
+		}
+		ref := o.ref(tc.arg)
+		ns := ""
+		if ref.Namespace != nil {
+			ns = *ref.Namespace
+		}
+		if ref.Name != tc.wantName || ns != tc.wantNS {
+			t.Errorf("%q (--app-namespace %q) = %q in %q, want %q in %q", tc.arg, tc.flag, ref.Name, ns, tc.wantName, tc.wantNS)
+		}
 	}
 }

@@ -3,6 +3,7 @@
 // matches) and a container picker for Pods with several containers.
 import { useEffect, useRef, useState } from 'react'
 import { useClient } from 'urql'
+import type { AppRef } from '../router'
 import { ErrorLine } from '../ui/Alert'
 import { errorMessage } from '../ui/errors'
 import { PodLogsSubscription } from './documents'
@@ -10,7 +11,7 @@ import { appendLines, containersFromError, countMatches, splitMatches } from './
 
 const TAIL = 500
 
-export function PodLogs({ app, namespace, pod, images }: { app: string; namespace: string; pod: string; images: readonly string[] }) {
+export function PodLogs({ app, namespace, pod, images }: { app: AppRef; namespace: string; pod: string; images: readonly string[] }) {
   const client = useClient()
   const [container, setContainer] = useState('')
   // What is typed in the picker; the stream restarts only once it is chosen.
@@ -41,7 +42,7 @@ export function PodLogs({ app, namespace, pod, images }: { app: string; namespac
       else setLines((l) => appendLines(l, add))
     }
     const sub = client
-      .subscription(PodLogsSubscription, { app, namespace, pod, container: container || null, tailLines: TAIL })
+      .subscription(PodLogsSubscription, { app: app.name, appNamespace: app.namespace, namespace, pod, container: container || null, tailLines: TAIL })
       .subscribe((res) => {
         if (res.error) {
           const msg = errorMessage(res.error)
@@ -58,7 +59,7 @@ export function PodLogs({ app, namespace, pod, images }: { app: string; namespac
       cancelAnimationFrame(frame)
       sub.unsubscribe()
     }
-  }, [client, app, namespace, pod, container])
+  }, [client, app.name, app.namespace, namespace, pod, container])
 
   useEffect(() => {
     if (follow && box.current) box.current.scrollTop = box.current.scrollHeight

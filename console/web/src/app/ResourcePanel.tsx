@@ -6,6 +6,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import { useQuery } from 'urql'
 import { DiffView, YamlView } from '../editor'
 import type { EventRowFragment } from '../gql/graphql'
+import type { AppRef } from '../router'
 import { ErrorLine, Loading } from '../ui/Alert'
 import { Badge } from '../ui/Badge'
 import { healthBadge, syncBadge } from '../ui/badges'
@@ -24,7 +25,7 @@ type Tab = 'summary' | 'live' | 'desired' | 'diff' | 'events' | 'logs'
 const tabLabels: Record<Tab, string> = { summary: 'Summary', live: 'Live', desired: 'Desired', diff: 'Diff', events: 'Events', logs: 'Logs' }
 
 export interface ResourcePanelProps {
-  app: string
+  app: AppRef
   id: ResourceId
   /** The object in the current tree; null when the tree does not hold it (any more). */
   resource: TreeResource | null
@@ -48,7 +49,7 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
     heading.current?.focus()
   }, [key])
 
-  const [managed, refetch] = useQuery({ query: ManagedResourceQuery, variables: { app, ...id }, requestPolicy: 'network-only' })
+  const [managed, refetch] = useQuery({ query: ManagedResourceQuery, variables: { app: app.name, appNamespace: app.namespace, ...id }, requestPolicy: 'network-only' })
   useEffect(() => {
     if (version > 0) refetch({ requestPolicy: 'network-only' })
   }, [version, refetch])
@@ -133,8 +134,8 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
 }
 
 // LiveTab reads an object Git does not declare from its cluster.
-function LiveTab({ app, id, version, mask }: { app: string; id: ResourceId; version: number; mask: (s: string) => string }) {
-  const [res, refetch] = useQuery({ query: LiveResourceQuery, variables: { app, ...id, events: 0 }, requestPolicy: 'network-only' })
+function LiveTab({ app, id, version, mask }: { app: AppRef; id: ResourceId; version: number; mask: (s: string) => string }) {
+  const [res, refetch] = useQuery({ query: LiveResourceQuery, variables: { app: app.name, appNamespace: app.namespace, ...id, events: 0 }, requestPolicy: 'network-only' })
   useEffect(() => {
     if (version > 0) refetch({ requestPolicy: 'network-only' })
   }, [version, refetch])
@@ -222,9 +223,9 @@ function Summary({ id, resource, status, requiresPruning }: { id: ResourceId; re
   )
 }
 
-function Events({ app, id, version }: { app: string; id: ResourceId; version: number }) {
-  const [own, refetchOwn] = useQuery({ query: LiveResourceQuery, variables: { app, ...id, events: 100 }, requestPolicy: 'network-only' })
-  const [res, refetch] = useQuery({ query: AppEventsQuery, variables: { app }, requestPolicy: 'network-only' })
+function Events({ app, id, version }: { app: AppRef; id: ResourceId; version: number }) {
+  const [own, refetchOwn] = useQuery({ query: LiveResourceQuery, variables: { app: app.name, appNamespace: app.namespace, ...id, events: 100 }, requestPolicy: 'network-only' })
+  const [res, refetch] = useQuery({ query: AppEventsQuery, variables: { app: app.name, appNamespace: app.namespace }, requestPolicy: 'network-only' })
   useEffect(() => {
     if (version > 0) {
       refetchOwn({ requestPolicy: 'network-only' })

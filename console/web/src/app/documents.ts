@@ -56,8 +56,8 @@ export const TreeFragment = graphql(`
 `)
 
 export const ApplicationPageQuery = graphql(`
-  query ApplicationPage($name: String!) {
-    application(name: $name) {
+  query ApplicationPage($name: String!, $namespace: String) {
+    application(name: $name, namespace: $namespace) {
       ...AppHeader
       resourceTree {
         ...Tree
@@ -67,24 +67,24 @@ export const ApplicationPageQuery = graphql(`
 `)
 
 export const ApplicationPageSubscription = graphql(`
-  subscription ApplicationPageLive($name: String!) {
-    application(name: $name) {
+  subscription ApplicationPageLive($name: String!, $namespace: String) {
+    application(name: $name, namespace: $namespace) {
       ...AppHeader
     }
   }
 `)
 
 export const ResourceTreeSubscription = graphql(`
-  subscription ResourceTreeLive($name: String!) {
-    resourceTree(name: $name) {
+  subscription ResourceTreeLive($name: String!, $namespace: String) {
+    resourceTree(name: $name, namespace: $namespace) {
       ...Tree
     }
   }
 `)
 
 export const ManagedResourceQuery = graphql(`
-  query ManagedResource($app: String!, $group: String!, $kind: String!, $namespace: String!, $name: String!) {
-    application(name: $app) {
+  query ManagedResource($app: String!, $appNamespace: String, $group: String!, $kind: String!, $namespace: String!, $name: String!) {
+    application(name: $app, namespace: $appNamespace) {
       id
       managedResources(filter: { group: $group, kind: $kind, namespace: $namespace, name: $name }) {
         status
@@ -101,8 +101,8 @@ export const ManagedResourceQuery = graphql(`
 // Any object of the app's tree as its cluster has it now, with the
 // Events about it.
 export const LiveResourceQuery = graphql(`
-  query LiveResource($app: String!, $group: String!, $kind: String!, $namespace: String!, $name: String!, $events: Int!) {
-    application(name: $app) {
+  query LiveResource($app: String!, $appNamespace: String, $group: String!, $kind: String!, $namespace: String!, $name: String!, $events: Int!) {
+    application(name: $app, namespace: $appNamespace) {
       id
       liveResource(group: $group, kind: $kind, namespace: $namespace, name: $name) {
         manifest
@@ -115,8 +115,8 @@ export const LiveResourceQuery = graphql(`
 `)
 
 export const AppEventsQuery = graphql(`
-  query AppEvents($app: String!) {
-    application(name: $app) {
+  query AppEvents($app: String!, $appNamespace: String) {
+    application(name: $app, namespace: $appNamespace) {
       id
       events(first: 200) {
         ...EventRow
@@ -126,7 +126,7 @@ export const AppEventsQuery = graphql(`
 `)
 
 export const PodLogsSubscription = graphql(`
-  subscription PodLogs($app: String!, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {
-    podLogs(application: { name: $app }, namespace: $namespace, pod: $pod, container: $container, tailLines: $tailLines)
+  subscription PodLogs($app: String!, $appNamespace: String, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {
+    podLogs(application: { name: $app, namespace: $appNamespace }, namespace: $namespace, pod: $pod, container: $container, tailLines: $tailLines)
   }
 `)

@@ -26,7 +26,7 @@ export interface ApplicationData {
 
 const empty: ReadonlySet<string> = new Set()
 
-export function useApplication(name: string): ApplicationData {
+export function useApplication(name: string, namespace: string | null = null): ApplicationData {
   const client = useClient()
   const [data, setData] = useState<ApplicationData>({ state: { kind: 'loading' }, app: null, tree: null, changed: empty, version: 0 })
 
@@ -47,7 +47,7 @@ export function useApplication(name: string): ApplicationData {
       setData((d) => ({ ...d, app, state: app ? { kind: 'ready' } : d.state.kind === 'forbidden' ? d.state : { kind: 'notFound' } }))
 
     const load = async () => {
-      const res = await client.query(ApplicationPageQuery, { name }, { requestPolicy: 'network-only' }).toPromise()
+      const res = await client.query(ApplicationPageQuery, { name, namespace }, { requestPolicy: 'network-only' }).toPromise()
       if (!alive) return
       if (res.error) {
         const error = res.error
@@ -60,7 +60,7 @@ export function useApplication(name: string): ApplicationData {
     }
     void load()
 
-    const appSub = client.subscription(ApplicationPageSubscription, { name }).subscribe((res) => {
+    const appSub = client.subscription(ApplicationPageSubscription, { name, namespace }).subscribe((res) => {
       if (!alive) return
       if (res.error) {
         const error = res.error
@@ -69,7 +69,7 @@ export function useApplication(name: string): ApplicationData {
       }
       if (res.data) setApp(res.data.application ?? null)
     })
-    const treeSub = client.subscription(ResourceTreeSubscription, { name }).subscribe((res) => {
+    const treeSub = client.subscription(ResourceTreeSubscription, { name, namespace }).subscribe((res) => {
       if (alive && res.data?.resourceTree) setTree(res.data.resourceTree)
     })
     // Updates sent while the socket was down are lost: read the state again.

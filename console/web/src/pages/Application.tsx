@@ -21,12 +21,13 @@ const views = [
 ] as const
 
 /** ApplicationPage shows one application: header, resource tree, resource panel. */
-export function ApplicationPage({ name }: { name: string }) {
+export function ApplicationPage({ name, namespace = null }: { name: string; namespace?: string | null }) {
   const { path, search } = useLocation()
   const params = useMemo(() => new URLSearchParams(search), [search])
   const table = params.get('view') === 'table'
   const selectedId = useMemo(() => parseResource(params.get('resource')), [params])
-  const data = useApplication(name)
+  const data = useApplication(name, namespace)
+  const app = useMemo(() => ({ name, namespace }), [name, namespace])
   const resources = data.tree?.nodes ?? []
   const selected = selectedId ? (resources.find((r) => sameResource(r, selectedId)) ?? null) : null
   const selectedKey = selected ? nodeId(selected) : null
@@ -77,7 +78,7 @@ export function ApplicationPage({ name }: { name: string }) {
       ) : null}
       {selectedId && data.app ? (
         <Suspense fallback={null}>
-          <ResourcePanel app={name} id={selectedId} resource={selected} version={data.version} onClose={() => navigate(path + withResource(search, null))} />
+          <ResourcePanel app={app} id={selectedId} resource={selected} version={data.version} onClose={() => navigate(path + withResource(search, null))} />
         </Suspense>
       ) : null}
     </section>

@@ -4,7 +4,7 @@ import { useClient, useQuery } from 'urql'
 import { ProjectsQuery, ServerNamespaceProbe, StatusCountsQuery } from '../documents'
 import { HEALTH_CODES, SORTS, SYNC_CODES, formatView, parseView, toFilter, type ListView, type Sort } from '../filters'
 import { serverPermissions, type Permissions } from '../permissions'
-import { appPath, navigate, useLocation } from '../router'
+import { appLabel, appPath, navigate, useLocation } from '../router'
 import type { AppRow } from '../rows'
 import { SyncButton } from '../SyncButton'
 import { ErrorLine } from '../ui/Alert'
@@ -232,8 +232,10 @@ function StatusCounts({ view, update, refresh }: { view: ListView; update: (c: P
   )
 }
 
-function AppLink({ name }: { name: string }) {
-  return <Link to={appPath(name)}>{name}</Link>
+/** AppLink links an app's page, named NAMESPACE/NAME outside the server's namespace. */
+function AppLink({ app, serverNamespace }: { app: { name: string; namespace: string }; serverNamespace: string | null }) {
+  const ns = app.namespace === serverNamespace ? null : app.namespace
+  return <Link to={appPath(app.name, ns)}>{appLabel(app, serverNamespace)}</Link>
 }
 
 function destination(r: AppRow): string {
@@ -299,7 +301,7 @@ function AppTable({ rows, hasNext, loadMore, actions }: ListProps) {
         return (
           <div key={r.id} className="tr" data-app={r.name} {...props}>
             <span role="cell" className="name" title={`${r.namespace}/${r.name}`}>
-              <AppLink name={r.name} />
+              <AppLink app={r} serverNamespace={actions.serverNamespace} />
               {r.deleting ? <em> (deleting)</em> : null}
             </span>
             <span role="cell">{r.project}</span>
@@ -352,7 +354,7 @@ function AppTiles(props: ListProps) {
             {rows.slice(it.index * cols, it.index * cols + cols).map((r) => (
               <li key={r.id} className="tile" data-app={r.name}>
                 <h2 title={`${r.namespace}/${r.name}`}>
-                  <AppLink name={r.name} />
+                  <AppLink app={r} serverNamespace={props.actions.serverNamespace} />
                 </h2>
                 <p className="status">
                   <StatusBadges r={r} />
