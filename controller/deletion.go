@@ -195,7 +195,13 @@ func (r *Reconciler) deletionHooks(ctx context.Context, app *v1alpha1.Applicatio
 	if err := t.liveErr(); err != nil {
 		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
 	}
-	exec, err := r.engines.Load().executor(t.dest)
+	// Deletion hooks are hooks: with impersonation on they run as the
+	// app's service account, as its syncs' hooks do.
+	user, err := r.accountOf(ctx, app, t.cluster)
+	if err != nil {
+		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
+	}
+	exec, err := r.engines.Load().executor(t.dest, user)
 	if err != nil {
 		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
 	}
