@@ -7,7 +7,9 @@
 // from its start to the first and to all apps reconciled (Synced and
 // Healthy), its CPU seconds and peak RSS, and its steady-state CPU at the
 // default resync. --unrelated adds ConfigMaps no app owns, to show that an
-// app's cost does not grow with unrelated objects.
+// app's cost does not grow with unrelated objects. --sync times automated
+// syncs instead, and --impersonate runs them as service accounts (sync
+// impersonation).
 //
 //	go run ./hack/loadtest --graphcd bin/graphcd --apps 1000
 package main
@@ -32,6 +34,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,6 +69,10 @@ type options struct {
 	resources int
 	steady    time.Duration
 	timeout   time.Duration
+	// impersonate turns sync impersonation on: "shared" syncs every app
+	// as one service account, "per-app" as a service account of each
+	// app's namespace (500 apps, 500 accounts); "" leaves it off.
+	impersonate string
 }
 
 func run() error {
@@ -77,6 +84,7 @@ func run() error {
 	flag.IntVar(&o.resources, "resources", 1, "resources per app: 1 (ConfigMap) or 5 (Deployment, Service, ConfigMap, ServiceAccount, Secret in waves)")
 	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "how long to measure steady-state CPU after all apps reconciled")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after")
+	flag.StringVar(&o.impersonate, "impersonate", "", "sync impersonation: shared (one service account for every app) or per-app (one per app namespace); needs --sync")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -84,6 +92,12 @@ func run() error {
 
 	if o.resources != 1 && o.resources != 5 {
 		return fmt.Errorf("--resources must be 1 or 5, not %d", o.resources)
+	}
+	switch {
+	case o.impersonate != "" && o.impersonate != "shared" && o.impersonate != "per-app":
+		return fmt.Errorf("--impersonate must be shared or per-app, not %q", o.impersonate)
+	case o.impersonate != "" && !o.sync:
+		return fmt.Errorf("--impersonate needs --sync")
 	}
 	mode := localcluster.Minimal
 	if o.resources > 1 {
@@ -157,8 +171,12 @@ func run() error {
 	}
 	steady := (cpuEnd - cpuAll) / o.steady.Seconds() * 1000
 	if o.sync {
-		fmt.Printf("| %d | %d | %.1f s | %.1f s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
-			o.apps, o.resources, first.Seconds(), all.Seconds(), cpuAll, peak>>20, steady)
+		mode := o.impersonate
+		if mode == "" {
+			mode = "off"
+		}
+		fmt.Printf("| %d | %d | %s | %.1f s | %.1f s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
+			o.apps, o.resources, mode, first.Seconds(), all.Seconds(), cpuAll, peak>>20, steady)
 		return nil
 	}
 	fmt.Printf("| %d | %d | %.1f s | %.1f s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
@@ -375,6 +393,11 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 			"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
 		},
 	}
+	if o.impersonate != "" {
+		if err := impersonation(ctx, c, proj, o.impersonate); err != nil {
+			return err
+		}
+	}
 	if _, err := dyn.Resource(projGVR).Namespace("graphcd").Create(ctx, toUnstructured(proj), metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -382,6 +405,45 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 	return forEach(max(o.apps, o.unrelated), func(i int) error {
 		return createOne(ctx, c, dyn, appsGVR, repoURL, i, o)
 	})
+}
+
+// impersonation turns sync impersonation on in graphcd-cm and names the
+// service accounts in proj: one account of the graphcd namespace
+// (shared), or "deployer" of each app's namespace (per-app). A
+// ClusterRole gives them what the workload creates, namespaces included
+// (CreateNamespace); the per-app accounts get it through their group, as
+// they live in namespaces the syncs create.
+func impersonation(ctx context.Context, c *localcluster.Cluster, proj map[string]any, mode string) error {
+	cs := c.Client
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "graphcd-cm", Namespace: "graphcd"},
+		Data: map[string]string{"application.sync.impersonation.enabled": "true"}}
+	if _, err := cs.CoreV1().ConfigMaps("graphcd").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "loadtest-deployer"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps", "secrets", "serviceaccounts", "services"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"*"}},
+	}}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	account, subject := "graphcd:loadtest-deployer", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "loadtest-deployer", Namespace: "graphcd"}
+	if mode == "per-app" {
+		account, subject = "deployer", rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts"}
+	} else if _, err := cs.CoreV1().ServiceAccounts("graphcd").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "loadtest-deployer"}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "loadtest-deployer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "loadtest-deployer"},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	spec, _ := proj["spec"].(map[string]any)
+	spec["destinationServiceAccounts"] = []any{map[string]any{"server": "*", "namespace": "*", "defaultServiceAccount": account}}
+	return nil
 }
 
 // forEach calls fn for 0..n-1 from 16 goroutines and returns the first
