@@ -140,29 +140,37 @@ type dryRunner interface {
 }
 
 // impersonatedDryRun sends server-side diff's dry runs as an impersonated
-// service account.
+// service account; its client is looked up on the first dry run, so apps
+// without server-side diff never ask for one.
 type impersonatedDryRun struct {
-	user   string
-	client dynamic.Interface
-	mapper meta.RESTMapper
+	user string
+	dest *Destination
 }
 
 // DryRunApply implements dryRunner.
 func (d impersonatedDryRun) DryRunApply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	client, err := d.dest.ClientAs(d.user)
+	if err != nil {
+		return nil, err
+	}
+	mapper := d.dest.Mapper
+	if mapper == nil {
+		return nil, errors.New("sync impersonation is not available: the controller has no REST mapper for the destination cluster")
+	}
 	gvk := obj.GroupVersionKind()
-	m, err := d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
-		if r, ok := d.mapper.(meta.ResettableRESTMapper); ok {
+		if r, ok := mapper.(meta.ResettableRESTMapper); ok {
 			r.Reset() // a CRD created since discovery last ran
-			m, err = d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			m, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("server-side apply dry run of %s: %w", describe(KeyOf(obj)), err)
 	}
-	var res dynamic.ResourceInterface = d.client.Resource(m.Resource)
+	var res dynamic.ResourceInterface = client.Resource(m.Resource)
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		res = d.client.Resource(m.Resource).Namespace(obj.GetNamespace())
+		res = client.Resource(m.Resource).Namespace(obj.GetNamespace())
 	}
 	out, err := res.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
@@ -191,12 +199,5 @@ func dryRunnerFor(d *Destination, user string, accountErr error) dryRunner {
 	case user == "":
 		return d.Live
 	}
-	c, err := d.ClientAs(user)
-	if err != nil {
-		return failedDryRun{err}
-	}
-	if d.Mapper == nil {
-		return failedDryRun{errors.New("sync impersonation is not available: the controller has no REST mapper for the destination cluster")}
-	}
-	return impersonatedDryRun{user: user, client: c, mapper: d.Mapper}
+	return impersonatedDryRun{user: user, dest: d}
 }

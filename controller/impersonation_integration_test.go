@@ -146,7 +146,8 @@ func dumpOp(app *v1alpha1.Application) string {
 // no account for its destination does not sync at all. An app that stays
 // in its namespace syncs. Switched off in graphcd-cm (no restart), the
 // same apps sync with graphcd's credentials and report that their
-// project's accounts are ignored.
+// project's accounts are ignored. Back on, deleting an app deletes its
+// resources as the account, which may not delete the ClusterRole.
 func TestImpersonatedSync(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Namespace(t)
@@ -266,6 +267,35 @@ func TestImpersonatedSync(t *testing.T) {
 		impersonationSettings(t, ns, true)
 		waitIn(t, ns, "a-cluster", "no ImpersonationDisabledWarning", func(s *v1alpha1.ApplicationStatus) bool {
 			return !hasCondition(s, v1alpha1.ApplicationConditionImpersonationDisabledWarning, "")
+		})
+	})
+	// The cascade deletes as the account too: the ClusterRole graphcd
+	// created while impersonation was off stays, the ConfigMap goes.
+	t.Run("cascade deletion as the account", func(t *testing.T) {
+		key := types.NamespacedName{Namespace: ns, Name: "a-cluster"}
+		var app v1alpha1.Application
+		if err := apps.Get(t.Context(), key, &app); err != nil {
+			t.Fatal(err)
+		}
+		app.Finalizers = append(app.Finalizers, v1alpha1.ResourcesFinalizer)
+		if err := apps.Update(t.Context(), &app); err != nil {
+			t.Fatal(err)
+		}
+		if err := apps.Delete(t.Context(), &app); err != nil {
+			t.Fatal(err)
+		}
+		waitIn(t, ns, "a-cluster", "DeletionError naming the account", withCondition(v1alpha1.ApplicationConditionDeletionError, saA))
+		poll(t, "the ConfigMap deleted", func(ctx context.Context) (bool, error) {
+			_, err := cluster.Client.CoreV1().ConfigMaps(tenantA).Get(ctx, "a-cluster", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+		if _, err := cluster.Client.RbacV1().ClusterRoles().Get(t.Context(), role, metav1.GetOptions{}); err != nil {
+			t.Errorf("the ClusterRole the account may not delete: %v", err)
+		}
+		impersonationSettings(t, ns, false)
+		poll(t, "the app deleted with impersonation off", func(ctx context.Context) (bool, error) {
+			err := apps.Get(ctx, key, &app)
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 	})
 }
