@@ -195,6 +195,10 @@ func TestImpersonatedSync(t *testing.T) {
 	defer stop()
 
 	saA := fmt.Sprintf("User %q cannot", "system:serviceaccount:"+tenantA+":deployer")
+	// First, as it also shows that the controller has read graphcd-cm.
+	t.Run("server-side diff is forbidden", func(t *testing.T) {
+		waitIn(t, ns, "a-ssd", "ComparisonError naming the account", withCondition(v1alpha1.ApplicationConditionComparisonError, saA))
+	})
 	t.Run("own namespace syncs", func(t *testing.T) {
 		app := syncIn(t, ns, "a-own")
 		if app.Status.OperationState.Phase != v1alpha1.OperationSucceeded {
@@ -229,9 +233,6 @@ func TestImpersonatedSync(t *testing.T) {
 		if _, err := cluster.Client.CoreV1().ConfigMaps(tenantB).Get(t.Context(), "a-into-b", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the ConfigMap in tenant B's namespace: %v, want NotFound", err)
 		}
-	})
-	t.Run("server-side diff is forbidden", func(t *testing.T) {
-		waitIn(t, ns, "a-ssd", "ComparisonError naming the account", withCondition(v1alpha1.ApplicationConditionComparisonError, saA))
 	})
 	t.Run("no account for the destination", func(t *testing.T) {
 		app := syncIn(t, ns, "b-astray")
