@@ -170,6 +170,14 @@ func run() error {
 		return err
 	}
 	steady := (cpuEnd - cpuAll) / o.steady.Seconds() * 1000
+	if o.impersonate != "" {
+		// After the measurement: proof that the syncs acted as the
+		// accounts, not as graphcd.
+		if err := canary(ctx, cluster, repoURL); err != nil {
+			return err
+		}
+		log.Info("impersonation verified: a sync outside the accounts' rights was refused by the API server")
+	}
 	if o.sync {
 		mode := o.impersonate
 		if mode == "" {
@@ -346,6 +354,16 @@ func serveRepo(base string, o options) (string, func(), error) {
 			}
 		}
 	}
+	if o.impersonate != "" {
+		dir := filepath.Join(work, "canary")
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return "", nil, err
+		}
+		quota := "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: canary\nspec:\n  hard: {pods: \"1\"}\n"
+		if err := os.WriteFile(filepath.Join(dir, "quota.yaml"), []byte(quota), 0o600); err != nil {
+			return "", nil, err
+		}
+	}
 	env := append(os.Environ(), "HOME="+base, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "apps"}, {"clone", "-q", "--bare", ".", filepath.Join(base, "git", "apps.git")}} {
 		cmd := exec.Command("git", args...) //nolint:noctx // short-lived
@@ -444,6 +462,44 @@ func impersonation(ctx context.Context, c *localcluster.Cluster, proj map[string
 	spec, _ := proj["spec"].(map[string]any)
 	spec["destinationServiceAccounts"] = []any{map[string]any{"server": "*", "namespace": "*", "defaultServiceAccount": account}}
 	return nil
+}
+
+// canary syncs one more app whose manifests hold a ResourceQuota, which
+// the impersonated accounts may not create (graphcd itself may), and
+// checks that the sync fails with the API server's refusal of a service
+// account.
+func canary(ctx context.Context, c *localcluster.Cluster, repoURL string) error {
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
+	app := application(repoURL, 0, true)
+	app["metadata"] = map[string]any{"name": "canary", "namespace": "graphcd"}
+	spec, _ := app["spec"].(map[string]any)
+	spec["source"] = map[string]any{"repoURL": repoURL, "path": "canary", "targetRevision": "main"}
+	spec["destination"] = map[string]any{"server": "https://kubernetes.default.svc", "namespace": "canary"}
+	if _, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(app), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	for {
+		a, err := dyn.Resource(appsGVR).Namespace("graphcd").Get(ctx, "canary", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		phase, _, _ := unstructuredString(a.Object, "status", "operationState", "phase")
+		if phase == "Failed" || phase == "Succeeded" || phase == "Error" {
+			results, _, _ := unstructured.NestedSlice(a.Object, "status", "operationState", "syncResult", "resources")
+			for _, r := range results {
+				if msg, _, _ := unstructuredString(r.(map[string]any), "message"); strings.Contains(msg, `User "system:serviceaccount:`) {
+					return nil
+				}
+			}
+			return fmt.Errorf("the canary sync ended %s without a service account's refusal: impersonation did not apply", phase)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // forEach calls fn for 0..n-1 from 16 goroutines and returns the first
