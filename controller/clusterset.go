@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
@@ -59,7 +58,9 @@ type clusterSet struct {
 	inCluster *cache.Cluster
 }
 
-// conn is one cluster's cache and clients.
+// conn is one cluster's cache and clients. A cluster whose Secret changes
+// gets a new conn, so its clients, impersonating ones included, are built
+// again from the new credentials.
 type conn struct {
 	dest    *Destination
 	cache   *cache.Cluster
@@ -114,7 +115,7 @@ func (s *clusterSet) newConn(c *clusters.Cluster) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster cache of %s: %w", c.Name, err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	clients, err := newSyncClients(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sync client of %s: %w", c.Name, err)
 	}
@@ -124,8 +125,8 @@ func (s *clusterSet) newConn(c *clusters.Cluster) (*conn, error) {
 	}
 	cn := &conn{cache: lc, ready: make(chan struct{})}
 	cn.dest = &Destination{
-		Server: c.Server, Live: lc, Client: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
-		ready: cn.ready, err: func() error { return cn.err },
+		Server: c.Server, Live: lc, Client: clients.own, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		clients: clients, ready: cn.ready, err: func() error { return cn.err },
 	}
 	if c.Server == InClusterServer {
 		s.inCluster = lc

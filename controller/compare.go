@@ -178,7 +178,8 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := r.specAllowed(app, proj, t.cluster); err != nil {
+	rules, err := r.specAllowed(app, proj, t.cluster)
+	if err != nil {
 		return nil, nil, err
 	}
 	rendered, err := r.render(ctx, app, lv, *src, "", mode)
@@ -200,7 +201,10 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if st := r.memory.state(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}); st != nil {
 		prev = st.predictions
 	}
-	predictions, err := r.predict(ctx, lv, serverSideDiff(app, eng.settings.ServerSideDiff), desired, live, prev)
+	// Server-side diff's dry runs act as the app's syncs do.
+	user, accountErr := syncAccount(eng.settings, rules, app, t.cluster)
+	dry := dryRun{as: user, runner: dryRunnerFor(t.dest, user, accountErr)}
+	predictions, err := r.predict(ctx, lv, dry, serverSideDiff(app, eng.settings.ServerSideDiff), desired, live, prev)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -217,6 +221,9 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if len(excluded) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")
 	}
+	if msg := impersonationIgnored(eng.settings, rules); msg != "" {
+		cmp.Warnings[v1alpha1.ApplicationConditionImpersonationDisabledWarning] = msg
+	}
 	if err := r.addOrphans(cmp, app, proj, lv); err != nil {
 		return nil, nil, err
 	}
@@ -227,19 +234,19 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 // specAllowed checks the app's spec against its project (proj, nil when
 // it does not exist) before anything is rendered: a repository or a
 // destination the project does not permit is an invalid spec, as in Argo
-// CD, and its source is never fetched.
-func (r *Reconciler) specAllowed(app *v1alpha1.Application, proj *v1alpha1.AppProject, c *clusters.Cluster) error {
+// CD, and its source is never fetched. It returns the project's rules.
+func (r *Reconciler) specAllowed(app *v1alpha1.Application, proj *v1alpha1.AppProject, c *clusters.Cluster) (*project.Rules, error) {
 	if proj == nil {
-		return fmt.Errorf("%w: application references project %s which does not exist", errInvalidSpec, projectOf(app))
+		return nil, fmt.Errorf("%w: application references project %s which does not exist", errInvalidSpec, projectOf(app))
 	}
 	rules, err := r.projects.Rules(proj)
 	if err == nil {
 		err = rules.AppAllowed(&app.Spec, projectCluster(c))
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", errInvalidSpec, err)
+		return nil, fmt.Errorf("%w: %w", errInvalidSpec, err)
 	}
-	return nil
+	return rules, nil
 }
 
 // projectOf names the app's project; an empty one is the default.

@@ -33,6 +33,7 @@ var warningConditions = []v1alpha1.ApplicationConditionType{
 	v1alpha1.ApplicationConditionSharedResourceWarning,
 	v1alpha1.ApplicationConditionExcludedResourceWarning,
 	v1alpha1.ApplicationConditionOrphanedResourceWarning,
+	v1alpha1.ApplicationConditionImpersonationDisabledWarning,
 }
 
 // noteComparison reports a comparison in status: its error as a condition

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -204,7 +205,13 @@ func (r *Reconciler) deletionHooks(ctx context.Context, app *v1alpha1.Applicatio
 	if err := t.liveErr(); err != nil {
 		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
 	}
-	exec, err := r.engines.Load().executor(t.dest)
+	// Deletion hooks are hooks: with impersonation on they run as the
+	// app's service account, as its syncs' hooks do.
+	user, err := r.accountOf(ctx, app, t.cluster)
+	if err != nil {
+		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
+	}
+	exec, err := r.engines.Load().executor(t.dest, user)
 	if err != nil {
 		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
 	}
@@ -332,6 +339,16 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 	if dest.Client == nil || dest.Mapper == nil {
 		return 0, fmt.Errorf("cannot delete the application's resources: no client for cluster %s", t.cluster.Name)
 	}
+	// With impersonation on, the cascade deletes as the app's syncs
+	// write: as the project's service account for the destination.
+	user, err := r.accountOf(ctx, app, t.cluster)
+	if err != nil {
+		return 0, fmt.Errorf("cannot delete the application's resources: %w", err)
+	}
+	client, err := dest.ClientAs(user)
+	if err != nil {
+		return 0, fmt.Errorf("cannot delete the application's resources: %w", err)
+	}
 	remaining := 0
 	var failed, awaiting []string
 	for _, key := range dest.Live.Managed(r.instance(app)) {
@@ -357,7 +374,7 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 		if obj.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := deleteObject(ctx, dest, obj, policy); err != nil {
+		if err := deleteObject(ctx, dest.Mapper, client, obj, policy); err != nil {
 			failed = append(failed, fmt.Sprintf("delete %s: %v", describe(key), err))
 		}
 	}
@@ -390,14 +407,15 @@ func deletionTime(app *v1alpha1.Application) time.Time {
 	return time.Now()
 }
 
-// deleteObject deletes obj, if it still is the object read, with policy.
-func deleteObject(ctx context.Context, dest *Destination, obj *unstructured.Unstructured, policy metav1.DeletionPropagation) error {
+// deleteObject deletes obj, if it still is the object read, with policy,
+// through client.
+func deleteObject(ctx context.Context, mapper meta.RESTMapper, client dynamic.Interface, obj *unstructured.Unstructured, policy metav1.DeletionPropagation) error {
 	gvk := obj.GroupVersionKind()
-	m, err := dest.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return fmt.Errorf("find the resource of %s: %w", gvk.Kind, err)
 	}
-	res := dest.Client.Resource(m.Resource)
+	res := client.Resource(m.Resource)
 	var c interface {
 		Delete(context.Context, string, metav1.DeleteOptions, ...string) error
 	} = res

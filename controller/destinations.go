@@ -30,6 +30,11 @@ type Destination struct {
 	Client dynamic.Interface
 	Mapper meta.RESTMapper
 
+	// clients build the clients that impersonate service accounts (see
+	// ClientAs); nil when the destination has no credentials of its own
+	// (a Reconciler given only a Client).
+	clients *syncClients
+
 	// ready is closed once Live holds the cluster's initial state (nil:
 	// ready now); err then says why the cache did not start.
 	ready <-chan struct{}

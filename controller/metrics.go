@@ -17,8 +17,12 @@ var (
 		Name: "graphcd_cluster_cache_running",
 		Help: "1 while this replica runs the cluster cache (informers) of a destination cluster, else 0.",
 	}, []string{"server"})
+	impersonatingClients = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "graphcd_impersonating_clients_created_total",
+		Help: "Clients built to impersonate a destination service account (sync impersonation). Each is kept per cluster and account, so this grows with new accounts and cluster Secret changes, not with syncs.",
+	})
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(appReconciles, clusterCacheRunning)
+	crmetrics.Registry.MustRegister(appReconciles, clusterCacheRunning, impersonatingClients)
 }

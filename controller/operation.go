@@ -106,11 +106,6 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 		return next, res, t.resolveErr != nil
 	}
-	exec, err := r.engines.Load().executor(t.dest)
-	if err != nil {
-		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
-		return next, res, true
-	}
 	op := st.Operation.Sync
 	if op == nil {
 		next, res := endOperation(st, v1alpha1.OperationError, "the operation requests nothing: only sync operations are supported", now)
@@ -127,16 +122,53 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 	}
 	runID := runIdentity(app, st)
 	if st.Phase == v1alpha1.OperationTerminating {
+		// Running hooks are deleted as the sync created them: as the
+		// app's service account when impersonation is on.
+		user, err := r.accountOf(ctx, app, t.cluster)
+		var exec *appsync.Executor
+		if err == nil {
+			exec, err = r.engines.Load().executor(t.dest, user)
+		}
+		if err != nil {
+			next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
+			return next, res, true
+		}
 		next, res, err := exec.Step(ctx, appsync.Run{ID: runID, Plan: &appsync.Plan{}, Terminate: true}, st)
 		return next, r.stepResult(app, res, err), true
 	}
-	return r.stepSync(ctx, app, t, exec, st, runID, now)
+	return r.stepSync(ctx, app, t, st, runID, now)
+}
+
+// executorFor returns the sync executor of the app's destination that
+// acts as the app's sync account (see syncAccount): graphcd itself, or
+// the service account rules (its project) names when impersonation is on.
+func (r *Reconciler) executorFor(app *v1alpha1.Application, t *target, rules *project.Rules) (*appsync.Executor, error) {
+	eng := r.engines.Load()
+	user, err := syncAccount(eng.settings, rules, app, t.cluster)
+	if err != nil {
+		return nil, err
+	}
+	return eng.executor(t.dest, user)
+}
+
+// accountOf is syncAccount for callers without the project's rules at
+// hand: the project is read only when impersonation is on.
+func (r *Reconciler) accountOf(ctx context.Context, app *v1alpha1.Application, c *clusters.Cluster) (string, error) {
+	s := r.engines.Load().settings
+	if !s.SyncImpersonation {
+		return "", nil
+	}
+	rules, err := r.rulesOf(ctx, app)
+	if err != nil {
+		return "", err
+	}
+	return syncAccount(s, rules, app, c)
 }
 
 // stepSync checks the sync in st against the app's project and sync
 // windows, plans it against the live state, and takes its next step as
 // run runID. terminal is as runSync's.
-func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t *target, exec *appsync.Executor, st *v1alpha1.OperationState, runID string, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
+func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t *target, st *v1alpha1.OperationState, runID string, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
 	op := st.Operation.Sync
 	src := app.Spec.Source
 	if op.Source != nil {
@@ -154,6 +186,13 @@ func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t 
 			phase = v1alpha1.OperationError
 		}
 		next, res := endOperation(st, phase, err.Error(), now)
+		return next, res, true
+	}
+	// Nothing is applied when the sync has no account to act as: Argo
+	// CD ends such an operation in Error.
+	exec, err := r.executorFor(app, t, rules)
+	if err != nil {
+		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 		return next, res, true
 	}
 	started := st.SyncResult != nil && len(st.SyncResult.Resources) > 0
@@ -227,14 +266,7 @@ func endOperation(st *v1alpha1.OperationState, phase v1alpha1.OperationPhase, me
 // checking the source repository and the destination (cluster c, and the
 // project its Secret scopes it to) against them.
 func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Application, c *clusters.Cluster, src *v1alpha1.ApplicationSource) (*project.Rules, error) {
-	proj, err := r.project(ctx, app)
-	if err != nil {
-		return nil, err
-	}
-	if proj == nil {
-		return nil, fmt.Errorf("application references project %s which does not exist", projectOf(app))
-	}
-	rules, err := r.projects.Rules(proj)
+	rules, err := r.rulesOf(ctx, app)
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +280,19 @@ func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Applicati
 		return nil, err
 	}
 	return rules, nil
+}
+
+// rulesOf returns the compiled rules of the app's project; a project
+// that does not exist is an error.
+func (r *Reconciler) rulesOf(ctx context.Context, app *v1alpha1.Application) (*project.Rules, error) {
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	if proj == nil {
+		return nil, fmt.Errorf("application references project %s which does not exist", projectOf(app))
+	}
+	return r.projects.Rules(proj)
 }
 
 // windowTarget is what the project's sync windows select the app by; c

@@ -17,12 +17,21 @@ import (
 // and Git no longer declares show up as removals.
 const FieldManager = "graphcd"
 
-// prediction is a cached dry-run result: valid while both the desired
-// object and the live object's version are unchanged.
+// prediction is a cached dry-run result: valid while the desired object,
+// the live object's version and the user the dry run acted as are
+// unchanged.
 type prediction struct {
 	desired [sha256.Size]byte
 	liveRV  string
+	as      string
 	obj     *unstructured.Unstructured
+}
+
+// dryRun is how an app's server-side diff asks the API server: runner
+// acts as the user as ("" for graphcd itself; see syncAccount).
+type dryRun struct {
+	as     string
+	runner dryRunner
 }
 
 // serverSideDiff reports whether app asks for server-side diff: its
@@ -38,10 +47,10 @@ func serverSideDiff(app *v1alpha1.Application, global bool) bool {
 // predict returns, for every desired object that exists live and uses
 // server-side diff (the app's choice, or the object's own compare
 // options), the object a server-side apply would leave: the dry run's
-// answer. Answers are reused from prev while the desired object and the
-// live version are the same, so a periodic refresh of an unchanged app
-// costs no API call.
-func (r *Reconciler) predict(ctx context.Context, lv LiveState, appSSD bool, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured, prev map[ResourceKey]prediction) (map[ResourceKey]prediction, error) {
+// answer, asked through dry. Answers are reused from prev while the
+// desired object, the live version and the user are the same, so a
+// periodic refresh of an unchanged app costs no API call.
+func (r *Reconciler) predict(ctx context.Context, lv LiveState, dry dryRun, appSSD bool, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured, prev map[ResourceKey]prediction) (map[ResourceKey]prediction, error) {
 	out := map[ResourceKey]prediction{}
 	for _, d := range desired {
 		key := KeyOf(d)
@@ -61,11 +70,11 @@ func (r *Reconciler) predict(ctx context.Context, lv LiveState, appSSD bool, des
 			return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
 		}
 		sum := sha256.Sum256(raw)
-		if p, ok := prev[key]; ok && p.desired == sum && p.liveRV == l.GetResourceVersion() {
+		if p, ok := prev[key]; ok && p.desired == sum && p.liveRV == l.GetResourceVersion() && p.as == dry.as {
 			out[key] = p
 			continue
 		}
-		obj, err := lv.DryRunApply(ctx, d, FieldManager)
+		obj, err := dry.runner.DryRunApply(ctx, d, FieldManager)
 		if err != nil {
 			return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
 		}
@@ -76,11 +85,11 @@ func (r *Reconciler) predict(ctx context.Context, lv LiveState, appSSD bool, des
 				return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
 			}
 			live[key] = l
-			if obj, err = lv.DryRunApply(ctx, d, FieldManager); err != nil {
+			if obj, err = dry.runner.DryRunApply(ctx, d, FieldManager); err != nil {
 				return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
 			}
 		}
-		out[key] = prediction{desired: sum, liveRV: l.GetResourceVersion(), obj: obj}
+		out[key] = prediction{desired: sum, liveRV: l.GetResourceVersion(), as: dry.as, obj: obj}
 	}
 	return out, nil
 }

@@ -42,10 +42,15 @@ type engines struct {
 	pace SyncConfig
 
 	// execs run sync operations with the same health checks, one per
-	// destination cluster, built on first use.
+	// destination cluster and user the syncs act as (see syncAccount),
+	// built on first use.
 	mu    gosync.Mutex
-	execs map[string]destExec
+	execs map[execKey]destExec
 }
+
+// execKey names an executor: a destination's server and the user its
+// syncs impersonate ("": graphcd itself).
+type execKey struct{ server, user string }
 
 // destExec is the executor of one Destination.
 type destExec struct {
@@ -58,22 +63,28 @@ func newEngines(s *settings.Settings, sc SyncConfig) (*engines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("health checks from settings: %w", err)
 	}
-	return &engines{settings: s, health: h, pace: sc, execs: map[string]destExec{}}, nil
+	return &engines{settings: s, health: h, pace: sc, execs: map[execKey]destExec{}}, nil
 }
 
-// executor returns the sync executor of d, the same one for every step of
-// its syncs while d and the settings stay.
-func (e *engines) executor(d *Destination) (*appsync.Executor, error) {
+// executor returns the sync executor of d that acts as user ("":
+// graphcd's own credentials), the same one for every step of its syncs
+// while d and the settings stay.
+func (e *engines) executor(d *Destination, user string) (*appsync.Executor, error) {
 	if d.Client == nil || d.Mapper == nil {
 		return nil, errors.New("syncs are not available: the controller has no client for the destination cluster")
 	}
+	key := execKey{server: d.Server, user: user}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if x, ok := e.execs[d.Server]; ok && x.dest == d {
+	if x, ok := e.execs[key]; ok && x.dest == d {
 		return x.exec, nil
 	}
+	client, err := d.ClientAs(user)
+	if err != nil {
+		return nil, err
+	}
 	cfg := appsync.Config{
-		Client: d.Client, Mapper: d.Mapper, Health: e.health, WaveDelay: e.pace.WaveDelay, PollInterval: e.pace.PollInterval,
+		Client: client, Mapper: d.Mapper, Health: e.health, WaveDelay: e.pace.WaveDelay, PollInterval: e.pace.PollInterval,
 	}
 	if d.Live != nil {
 		cfg.Reader = liveReader{d.Live}
@@ -82,7 +93,7 @@ func (e *engines) executor(d *Destination) (*appsync.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.execs[d.Server] = destExec{dest: d, exec: exec}
+	e.execs[key] = destExec{dest: d, exec: exec}
 	return exec, nil
 }
 

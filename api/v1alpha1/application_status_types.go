@@ -74,6 +74,10 @@ const (
 	// ApplicationConditionOrphanedResourceWarning means the destination
 	// namespace has resources no application manages.
 	ApplicationConditionOrphanedResourceWarning ApplicationConditionType = "OrphanedResourceWarning"
+	// ApplicationConditionImpersonationDisabledWarning means the project
+	// names destination service accounts but sync impersonation is off, so
+	// syncs ignore them (graphcd's own; Argo CD ignores them silently).
+	ApplicationConditionImpersonationDisabledWarning ApplicationConditionType = "ImpersonationDisabledWarning"
 )
 
 // ApplicationStatus is what the controller last observed about an

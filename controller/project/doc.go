@@ -45,6 +45,13 @@
 //	    - {kind: ConfigMap, name: 'istio-ca-*'}
 //	  signatureKeys:
 //	  - keyID: 4AEE18F83AFDEB23
+//	  destinationServiceAccounts:               # used when impersonation is on
+//	  - server: https://kubernetes.default.svc
+//	    namespace: 'team-a-*'
+//	    defaultServiceAccount: deployer         # in the destination namespace
+//	  - server: '*'
+//	    namespace: '*'
+//	    defaultServiceAccount: team-a:deployer  # namespace:name
 //
 // Compile a project once per change and check against the result; a
 // Cache does that by metadata.generation:
@@ -54,6 +61,7 @@
 //	err = rules.DestinationAllowed(dst.Server, dst.Name, dst.Namespace)
 //	err = rules.ResourceAllowed(group, kind, obj.GetNamespace(), dst.Server, dst.Name)
 //	err = rules.SyncAllowed(project.WindowTarget{...}, time.Now(), manual)
+//	sa, err := rules.ServiceAccountFor(dst.Server, dst.Namespace, app.Namespace)
 //
 // A check that refuses returns a *DeniedError whose message users see in
 // conditions and API errors, worded as Argo CD words it:
@@ -145,6 +153,18 @@
 // closes or, for allow windows, when the next one opens. Evaluating
 // windows costs well under a microsecond per window while none opens or
 // closes: each window remembers its last start.
+//
+// # Destination service accounts
+//
+// When sync impersonation is on (application.sync.impersonation.enabled),
+// a sync runs as the service account of the first
+// destinationServiceAccounts entry whose server and namespace globs match
+// the destination (an empty namespace pattern matches only cluster-scoped
+// destinations), as in Argo CD; no match refuses the sync. An account
+// written without "namespace:" lives in the destination namespace, or in
+// the Application's namespace when the destination has none. Entries with
+// "!", an account that is not a valid Kubernetes name, and a second entry
+// for the same server and namespace make the project invalid.
 //
 // # Orphaned resources, signature keys and the default project
 //

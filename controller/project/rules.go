@@ -27,6 +27,7 @@ type Rules struct {
 	orphansWarn   bool
 	orphans       []orphanRule
 	keys          []string
+	accounts      []saRule
 	// onlyScoped is spec.permitOnlyProjectScopedClusters.
 	onlyScoped bool
 }
@@ -45,9 +46,10 @@ func Compile(proj *v1alpha1.AppProject) (*Rules, error) {
 	return r, nil
 }
 
-// Validate checks every glob, sync window, kind and signature key of spec
-// and returns a *InvalidError listing the problems, or nil. Project role
-// policies are checked by the RBAC package, not here.
+// Validate checks every glob, sync window, kind, signature key and
+// destination service account of spec and returns a *InvalidError listing
+// the problems, or nil. Project role policies are checked by the RBAC
+// package, not here.
 func Validate(spec *v1alpha1.AppProjectSpec) error {
 	if spec == nil {
 		return nil
@@ -73,6 +75,7 @@ func compile(name string, spec *v1alpha1.AppProjectSpec) (*Rules, *problems) {
 		orphansWarn:   OrphanedWarn(spec.OrphanedResources),
 		orphans:       compileOrphans(spec.OrphanedResources, probs),
 		keys:          compileSignatureKeys(spec.SignatureKeys, probs),
+		accounts:      compileServiceAccounts(spec.DestinationServiceAccounts, probs),
 		onlyScoped:    spec.PermitOnlyProjectScopedClusters,
 	}
 	return r, probs

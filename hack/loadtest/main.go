@@ -7,7 +7,9 @@
 // from its start to the first and to all apps reconciled (Synced and
 // Healthy), its CPU seconds and peak RSS, and its steady-state CPU at the
 // default resync. --unrelated adds ConfigMaps no app owns, to show that an
-// app's cost does not grow with unrelated objects.
+// app's cost does not grow with unrelated objects. --sync times automated
+// syncs instead, and --impersonate runs them as service accounts (sync
+// impersonation).
 //
 //	go run ./hack/loadtest --graphcd bin/graphcd --apps 1000
 package main
@@ -32,6 +34,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,6 +69,10 @@ type options struct {
 	resources int
 	steady    time.Duration
 	timeout   time.Duration
+	// impersonate turns sync impersonation on: "shared" syncs every app
+	// as one service account, "per-app" as a service account of each
+	// app's namespace (500 apps, 500 accounts); "" leaves it off.
+	impersonate string
 }
 
 func run() error {
@@ -77,6 +84,7 @@ func run() error {
 	flag.IntVar(&o.resources, "resources", 1, "resources per app: 1 (ConfigMap) or 5 (Deployment, Service, ConfigMap, ServiceAccount, Secret in waves)")
 	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "how long to measure steady-state CPU after all apps reconciled")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after")
+	flag.StringVar(&o.impersonate, "impersonate", "", "sync impersonation: shared (one service account for every app) or per-app (one per app namespace); needs --sync")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -84,6 +92,12 @@ func run() error {
 
 	if o.resources != 1 && o.resources != 5 {
 		return fmt.Errorf("--resources must be 1 or 5, not %d", o.resources)
+	}
+	switch {
+	case o.impersonate != "" && o.impersonate != "shared" && o.impersonate != "per-app":
+		return fmt.Errorf("--impersonate must be shared or per-app, not %q", o.impersonate)
+	case o.impersonate != "" && !o.sync:
+		return fmt.Errorf("--impersonate needs --sync")
 	}
 	mode := localcluster.Minimal
 	if o.resources > 1 {
@@ -121,7 +135,7 @@ func run() error {
 	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
 	pid := srv.Process.Pid
 
-	var cpuStart float64
+	var cpuStart, clusterStart float64
 	if o.sync {
 		// Timed from creating the Applications, on a running graphcd.
 		if err := waitReady(ctx, "http://"+listen+"/readyz"); err != nil {
@@ -129,6 +143,9 @@ func run() error {
 		}
 		time.Sleep(2 * time.Second) // the controller's caches fill after readiness
 		if cpuStart, err = cpuSeconds(pid); err != nil {
+			return err
+		}
+		if clusterStart, err = clusterCPU(cluster); err != nil {
 			return err
 		}
 		start = time.Now()
@@ -146,6 +163,11 @@ func run() error {
 		return err
 	}
 	cpuAll -= cpuStart
+	clusterAll, err := clusterCPU(cluster)
+	if err != nil {
+		return err
+	}
+	clusterAll -= clusterStart
 	time.Sleep(o.steady)
 	cpuEnd, err := cpuSeconds(pid)
 	if err != nil {
@@ -156,9 +178,21 @@ func run() error {
 		return err
 	}
 	steady := (cpuEnd - cpuAll) / o.steady.Seconds() * 1000
+	if o.impersonate != "" {
+		// After the measurement: proof that the syncs acted as the
+		// accounts, not as graphcd.
+		if err := canary(ctx, cluster, repoURL); err != nil {
+			return err
+		}
+		log.Info("impersonation verified: a sync outside the accounts' rights was refused by the API server")
+	}
 	if o.sync {
-		fmt.Printf("| %d | %d | %.1f s | %.1f s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
-			o.apps, o.resources, first.Seconds(), all.Seconds(), cpuAll, peak>>20, steady)
+		mode := o.impersonate
+		if mode == "" {
+			mode = "off"
+		}
+		fmt.Printf("| %d | %d | %s | %.1f s | %.1f s | %.1f CPU-s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
+			o.apps, o.resources, mode, first.Seconds(), all.Seconds(), cpuAll, clusterAll, peak>>20, steady)
 		return nil
 	}
 	fmt.Printf("| %d | %d | %.1f s | %.1f s | %.1f CPU-s | %d MiB | %.1f mCPU |\n",
@@ -328,6 +362,16 @@ func serveRepo(base string, o options) (string, func(), error) {
 			}
 		}
 	}
+	if o.impersonate != "" {
+		dir := filepath.Join(work, "canary")
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return "", nil, err
+		}
+		quota := "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: canary\nspec:\n  hard: {pods: \"1\"}\n"
+		if err := os.WriteFile(filepath.Join(dir, "quota.yaml"), []byte(quota), 0o600); err != nil {
+			return "", nil, err
+		}
+	}
 	env := append(os.Environ(), "HOME="+base, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "apps"}, {"clone", "-q", "--bare", ".", filepath.Join(base, "git", "apps.git")}} {
 		cmd := exec.Command("git", args...) //nolint:noctx // short-lived
@@ -375,6 +419,11 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 			"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
 		},
 	}
+	if o.impersonate != "" {
+		if err := impersonation(ctx, c, proj, o.impersonate); err != nil {
+			return err
+		}
+	}
 	if _, err := dyn.Resource(projGVR).Namespace("graphcd").Create(ctx, toUnstructured(proj), metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -382,6 +431,83 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 	return forEach(max(o.apps, o.unrelated), func(i int) error {
 		return createOne(ctx, c, dyn, appsGVR, repoURL, i, o)
 	})
+}
+
+// impersonation turns sync impersonation on in graphcd-cm and names the
+// service accounts in proj: one account of the graphcd namespace
+// (shared), or "deployer" of each app's namespace (per-app). A
+// ClusterRole gives them what the workload creates, namespaces included
+// (CreateNamespace); the per-app accounts get it through their group, as
+// they live in namespaces the syncs create.
+func impersonation(ctx context.Context, c *localcluster.Cluster, proj map[string]any, mode string) error {
+	cs := c.Client
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "graphcd-cm", Namespace: "graphcd"},
+		Data: map[string]string{"application.sync.impersonation.enabled": "true"}}
+	if _, err := cs.CoreV1().ConfigMaps("graphcd").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "loadtest-deployer"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps", "secrets", "serviceaccounts", "services"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"*"}},
+	}}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	account, subject := "graphcd:loadtest-deployer", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "loadtest-deployer", Namespace: "graphcd"}
+	if mode == "per-app" {
+		account, subject = "deployer", rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts"}
+	} else if _, err := cs.CoreV1().ServiceAccounts("graphcd").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "loadtest-deployer"}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "loadtest-deployer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "loadtest-deployer"},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	spec, _ := proj["spec"].(map[string]any)
+	spec["destinationServiceAccounts"] = []any{map[string]any{"server": "*", "namespace": "*", "defaultServiceAccount": account}}
+	return nil
+}
+
+// canary syncs one more app whose manifests hold a ResourceQuota, which
+// the impersonated accounts may not create (graphcd itself may), and
+// checks that the sync fails with the API server's refusal of a service
+// account.
+func canary(ctx context.Context, c *localcluster.Cluster, repoURL string) error {
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
+	app := application(repoURL, 0, true)
+	app["metadata"] = map[string]any{"name": "canary", "namespace": "graphcd"}
+	spec, _ := app["spec"].(map[string]any)
+	spec["source"] = map[string]any{"repoURL": repoURL, "path": "canary", "targetRevision": "main"}
+	spec["destination"] = map[string]any{"server": "https://kubernetes.default.svc", "namespace": "canary"}
+	if _, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(app), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	for {
+		a, err := dyn.Resource(appsGVR).Namespace("graphcd").Get(ctx, "canary", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		phase, _, _ := unstructuredString(a.Object, "status", "operationState", "phase")
+		if phase == "Failed" || phase == "Succeeded" || phase == "Error" {
+			results, _, _ := unstructured.NestedSlice(a.Object, "status", "operationState", "syncResult", "resources")
+			for _, r := range results {
+				if msg, _, _ := unstructuredString(r.(map[string]any), "message"); strings.Contains(msg, `User "system:serviceaccount:`) {
+					return nil
+				}
+			}
+			return fmt.Errorf("the canary sync ended %s without a service account's refusal: impersonation did not apply", phase)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // forEach calls fn for 0..n-1 from 16 goroutines and returns the first
@@ -494,6 +620,20 @@ func cpuSeconds(pid int) (float64, error) {
 	ut, _ := strconv.ParseFloat(fields[11], 64)
 	st, _ := strconv.ParseFloat(fields[12], 64)
 	return (ut + st) / 100, nil // clock ticks; 100 Hz on Linux
+}
+
+// clusterCPU sums the CPU seconds of the cluster's processes (etcd and
+// kube-apiserver, and the rest in a full cluster).
+func clusterCPU(c *localcluster.Cluster) (float64, error) {
+	var sum float64
+	for _, pid := range c.PIDs() {
+		s, err := cpuSeconds(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += s
+	}
+	return sum, nil
 }
 
 // peakRSS reads VmHWM of pid, in bytes.

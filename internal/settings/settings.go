@@ -53,6 +53,10 @@ type Settings struct {
 	// uses server-side diff unless its compare-options say
 	// ServerSideDiff=false.
 	ServerSideDiff bool
+	// SyncImpersonation is application.sync.impersonation.enabled: syncs
+	// (and server-side diff) run as the service account the app's project
+	// names for its destination in spec.destinationServiceAccounts.
+	SyncImpersonation bool
 }
 
 // Customization is what the settings say about one group/kind pattern.
@@ -114,6 +118,7 @@ const (
 	keyInstanceLabelKey  = "application.instanceLabelKey"
 	keyTrackingMethod    = "application.resourceTrackingMethod"
 	keyServerSideDiff    = "controller.diff.server.side"
+	keyImpersonation     = "application.sync.impersonation.enabled"
 	ignoreDifferencesAll = "all"
 )
 
@@ -239,7 +244,9 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 		case key == keyTrackingMethod:
 			err = s.setTrackingMethod(strings.TrimSpace(v))
 		case key == keyServerSideDiff:
-			err = s.setServerSideDiff(strings.TrimSpace(v))
+			err = setBool(&s.ServerSideDiff, strings.TrimSpace(v))
+		case key == keyImpersonation:
+			err = setBool(&s.SyncImpersonation, strings.TrimSpace(v))
 		}
 		if err != nil {
 			return nil, fail(key, err)
@@ -270,7 +277,8 @@ func (s *Settings) setTrackingMethod(v string) error {
 	return nil
 }
 
-func (s *Settings) setServerSideDiff(v string) error {
+// setBool sets *dst from a switch's value; "" leaves the default.
+func setBool(dst *bool, v string) error {
 	if v == "" {
 		return nil
 	}
@@ -278,7 +286,7 @@ func (s *Settings) setServerSideDiff(v string) error {
 	if err != nil {
 		return fmt.Errorf("want true or false, got %q", v)
 	}
-	s.ServerSideDiff = b
+	*dst = b
 	return nil
 }
 

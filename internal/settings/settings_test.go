@@ -34,6 +34,7 @@ func TestParseConfigMapBothForms(t *testing.T) {
 		InstanceLabelKey:     "argocd.argoproj.io/instance",
 		TrackingMethod:       "annotation+label",
 		ServerSideDiff:       true,
+		SyncImpersonation:    true,
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("settings (-got +want):\n%s", diff)
@@ -82,6 +83,11 @@ func TestParseConfigMapErrors(t *testing.T) {
 			name: "bad server-side diff switch",
 			file: "kind: ConfigMap\ndata:\n  controller.diff.server.side: sometimes\n",
 			want: `settings key "controller.diff.server.side" (line 3): want true or false, got "sometimes"`,
+		},
+		{
+			name: "bad impersonation switch",
+			file: "kind: ConfigMap\ndata:\n  application.sync.impersonation.enabled: on\n",
+			want: `settings key "application.sync.impersonation.enabled" (line 3): want true or false, got "on"`,
 		},
 		{name: "not a configmap", file: "kind: Secret\n", want: `kind is "Secret", want ConfigMap`},
 		{name: "not an object", file: "- a\n- b\n", want: "line 1: want a ConfigMap object"},
