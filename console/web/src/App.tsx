@@ -5,6 +5,7 @@ import { logout } from './client'
 import { SessionQuery } from './documents'
 import { ApplicationPage } from './pages/Application'
 import { ApplicationsPage } from './pages/Applications'
+import { AuditPage } from './pages/Audit'
 import { LoginPage } from './pages/Login'
 import { SettingsPage } from './pages/Settings'
 import { appName, navigate, useLocation } from './router'
@@ -47,6 +48,7 @@ export function App() {
         ) : null}
         <Link to={NEW_APP_PATH}>New application</Link>
         <Link to="/settings">Settings</Link>
+        {me?.loggedIn ? <Link to="/audit">Audit</Link> : null}
         <span className="spacer" />
         <label className="theme-choice">
           <span className="visually-hidden">Theme</span>
@@ -74,6 +76,8 @@ export function App() {
           <ApplicationsPage />
         ) : path === NEW_APP_PATH ? (
           <NewApplicationPage />
+        ) : path === '/audit' ? (
+          <AuditPage />
         ) : path === '/settings' || path.startsWith('/settings/') ? (
           <SettingsPage path={path} />
         ) : (
