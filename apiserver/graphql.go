@@ -169,6 +169,9 @@ func setComplexity(c *graph.ComplexityRoot) {
 	c.Query.Applications = func(child int, first int32, _ *string, _ *model.ApplicationFilter, _ *model.ApplicationOrder) int {
 		return 1 + child*max(int(first), 1)
 	}
+	c.Query.AuditLog = func(child int, first int32, _ *string, _ *model.AuditFilter) int {
+		return 1 + child*max(int(first), 1)
+	}
 }
 
 // presentError decides what a client sees of an error. Errors marked safe
