@@ -46,9 +46,13 @@ func auditMutations(log *audit.Log, authenticated func(context.Context) bool) gr
 		seen := len(graphql.GetErrors(ctx))
 		out := next(ctx)
 		p, _ := auth.FromContext(ctx)
+		name := op.OperationName // the request's operationName, else the document's
+		if name == "" {
+			name = op.Operation.Name
+		}
 		e := rec.Entry(audit.Call{
 			Time: start, Principal: p, Client: audit.ClientFrom(ctx),
-			Operation: op.OperationName, Field: fc.Field.Name,
+			Operation: name, Field: fc.Field.Name,
 			ErrorCode: fieldErrorCode(graphql.GetErrors(ctx)[seen:], fc.Field.Alias),
 		})
 		log.Record(ctx, &e)

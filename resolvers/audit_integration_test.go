@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -163,7 +164,7 @@ g, boss, role:admin
 	var running sync.WaitGroup
 	running.Go(func() { _ = store.Run(ctx) })
 	t.Cleanup(func() { cancel(); running.Wait() })
-	log := &audit.Log{Store: store, Events: audit.NewEventWriter(cluster.Client, ns, "test")}
+	log := &audit.Log{Store: store, Events: audit.NewEventWriter(cluster.Client, ns, "test"), Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	// The API behind a trusted proxy (the test's own address), and one
 	// that trusts no proxy.
 	proxied := auditAPI(t, ns, tt, log, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")})

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // EventIDAnnotation on an Event names the audit entry it records.
@@ -35,8 +36,9 @@ const (
 const maxNote = 1000
 
 // EventWriter writes one Kubernetes Event (events.k8s.io/v1) per entry,
-// regarding the entry's object in its namespace, or graphcd's namespace
-// for objects without one. Events carry who, what and the outcome, never
+// regarding the entry's object in its namespace, or graphcd's settings
+// ConfigMap in graphcd's namespace for entries whose object is not one of
+// graphcd's (see event). Events carry who, what and the outcome, never
 // the patch.
 type EventWriter struct {
 	client    kubernetes.Interface
@@ -66,18 +68,31 @@ func (w *EventWriter) Write(ctx context.Context, e *Entry) error {
 // event builds the Event of e.
 func (w *EventWriter) event(e *Entry) *eventsv1.Event {
 	o := e.Object
-	// The objects of graphcd's management cluster carry their Events;
-	// for the rest (a refused mutation, a live resource of a destination
-	// cluster, an account) the Event goes to graphcd's namespace.
-	ns, regarding := w.namespace, corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: w.namespace}
+	// The objects of graphcd's management cluster carry their Events,
+	// and so does the application or project a refused mutation named.
+	// The rest (a mutation refused before it named an object, a live
+	// resource of a destination cluster, an account, a repository or
+	// cluster by URL) regard graphcd's settings ConfigMap, which stands
+	// for graphcd itself in its namespace.
+	ns, regarding := w.namespace, corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: w.namespace, Name: wellknown.SettingsConfigMap}
+	graphcd := func(kind, namespace string) {
+		if namespace == "" {
+			namespace = w.namespace
+		}
+		ns = namespace
+		regarding = corev1.ObjectReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind, Namespace: namespace, Name: o.Name, UID: types.UID(o.UID)}
+	}
 	switch {
-	case o.Namespace == "":
-	case o.Group == v1alpha1.GroupVersion.Group:
-		ns = o.Namespace
-		regarding = corev1.ObjectReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: types.UID(o.UID)}
-	case o.Group == "" && o.Kind == "Secret":
+	case o.Name == "":
+	case o.Group == v1alpha1.GroupVersion.Group && o.Namespace != "":
+		graphcd(o.Kind, o.Namespace)
+	case o.Group == "" && o.Kind == "Secret" && o.Namespace != "":
 		ns = o.Namespace
 		regarding = corev1.ObjectReference{APIVersion: "v1", Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: types.UID(o.UID)}
+	case o.Kind == "applications":
+		graphcd("Application", o.Namespace)
+	case o.Kind == "projects":
+		graphcd("AppProject", "")
 	}
 	reason, typ := reasonOf(e)
 	note := fmt.Sprintf("%s %s %s", e.User, e.Field, describe(o))

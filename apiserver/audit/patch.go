@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -57,10 +58,23 @@ func diff(kind string, before, after []byte) ([]byte, error) {
 			ops[i].Value = redact(kind, splitPointer(ops[i].Path), ops[i].Value)
 		}
 	}
-	if ops == nil {
-		ops = []jsonpatch.Operation{}
+	// Plain maps, so that "<redacted>" reads as it is, not as
+	// \u003credacted\u003e (jsonpatch's own encoding escapes it).
+	out := make([]map[string]any, 0, len(ops))
+	for _, op := range ops {
+		m := map[string]any{"op": op.Operation, "path": op.Path}
+		if op.Operation != "remove" {
+			m["value"] = op.Value
+		}
+		out = append(out, m)
 	}
-	return json.Marshal(ops)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // normalise drops the volatile metadata from an object's JSON.

@@ -70,9 +70,12 @@ func Change(ctx context.Context, before, after any) {
 		return
 	}
 	if r.object == nil {
-		r.object, r.before = &o, b
+		r.object = &o
 	} else if o.Project != "" {
 		r.object.Project = o.Project
+	}
+	if !r.changed {
+		r.before = b // the object as first read for a write (Touch keeps none)
 	}
 	if o.UID != "" {
 		r.object.UID = o.UID

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -73,10 +74,14 @@ func (r *Redis) Rejected() uint64 { return r.rejected.Load() }
 func (r *Redis) Append(ctx context.Context, e *Entry) error {
 	stored := *e
 	stored.ID = ""
-	payload, err := json.Marshal(stored)
-	if err != nil {
+	// Without HTML escaping: the patch's "<redacted>" stays as it is.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(stored); err != nil {
 		return err
 	}
+	payload := bytes.TrimRight(buf.Bytes(), "\n")
 	id, err := r.client.XAdd(ctx, &redis.XAddArgs{
 		Stream: r.key, MaxLen: r.size, Values: []any{redisField, r.sign(payload)},
 	}).Result()
