@@ -755,12 +755,12 @@ spec:
 		}
 		created := 0
 		for _, ev := range list.Items {
-			if ev.ReportingController == "graphcd.io/api-server" && ev.Regarding.Kind == "AppProject" && ev.Reason == "ResourceCreated" {
+			if ev.ReportingController == "graphcd.io/api-server" && ev.Regarding.Kind == "AppProject" && ev.Reason == "ResourceCreated" && ev.Action == "createProject" {
 				created++
 			}
 		}
 		if created != 2 {
-			t.Errorf("%d ResourceCreated Events on AppProjects, want 2", created)
+			t.Errorf("%d ResourceCreated Events of createProject, want 2", created)
 		}
 	})
 }
