@@ -19,7 +19,8 @@ type Store interface {
 	// List returns one page of the entries q selects, newest first.
 	List(ctx context.Context, q Query) (Page, error)
 	// Subscribe streams entries appended from now on (by any replica
-	// sharing the store) until ctx ends. A subscriber that falls behind
+	// sharing the store; a Redis store's follower may still hand over a
+	// few appended just before) until ctx ends. A subscriber that falls behind
 	// by more than SubscriberBuffer entries misses entries.
 	Subscribe(ctx context.Context) <-chan Entry
 }
