@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/graphcd/graphcd/apiserver/audit"
 	"github.com/graphcd/graphcd/graph"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/resolvers"
@@ -81,6 +82,8 @@ type graphQLOptions struct {
 	authenticator                 Authenticator
 	// sockets ends every websocket when it is done.
 	sockets context.Context
+	// audit records the mutations; nil records none.
+	audit *audit.Log
 	// shared groups the subscribers of applicationEvents who share the
 	// execution of their selection.
 	shared *sharedSubscriptions
@@ -151,6 +154,10 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	})
 	// Only the public fields answer callers who are not logged in.
 	srv.AroundRootFields(root.GuardRootField)
+	// Every mutation of a caller who is goes in the audit trail.
+	if opts.audit != nil {
+		srv.AroundRootFields(auditMutations(opts.audit, authenticated))
+	}
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(recoverPanic(log))
 	return serveSockets(srv, opts.sockets)
@@ -160,6 +167,9 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 // page costs its selection times first.
 func setComplexity(c *graph.ComplexityRoot) {
 	c.Query.Applications = func(child int, first int32, _ *string, _ *model.ApplicationFilter, _ *model.ApplicationOrder) int {
+		return 1 + child*max(int(first), 1)
+	}
+	c.Query.AuditLog = func(child int, first int32, _ *string, _ *model.AuditFilter) int {
 		return 1 + child*max(int(first), 1)
 	}
 }

@@ -31,11 +31,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/graphcd/graphcd/apiserver/audit"
 	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/console"
 	"github.com/graphcd/graphcd/internal/version"
@@ -129,6 +131,12 @@ type Options struct {
 	Authenticator Authenticator
 	// Routes are more handlers to serve (login, SSO callback, Dex).
 	Routes []Route
+	// TrustedProxies are the addresses of reverse proxies whose
+	// X-Forwarded-For names the client the audit trail records (the rule
+	// of auth.ClientAddr). Empty means none: the peer's address counts.
+	TrustedProxies []netip.Prefix
+	// Audit, when set, records every mutation (see package audit).
+	Audit *audit.Log
 	// TLS, when set, serves HTTPS (and HTTP/2 where its NextProtos offer
 	// it) instead of plain HTTP. A plain-HTTP request to it gets 400 and
 	// a message saying the server speaks HTTPS.
@@ -184,12 +192,12 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
-	s.handle(mux, m, "/api/graphql", "graphql", authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(resolvers.New(opts.API), graphQLOptions{
+	s.handle(mux, m, "/api/graphql", "graphql", withClient(opts.TrustedProxies, authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(resolvers.New(opts.API), graphQLOptions{
 		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
-		sockets: baseCtx, shared: shared,
-	}, s.log))))
+		sockets: baseCtx, shared: shared, audit: opts.Audit,
+	}, s.log)))))
 	for _, r := range opts.Routes {
 		s.handle(mux, m, r.Pattern, r.Name, r.Handler)
 	}

@@ -43,8 +43,9 @@ type Handlers struct {
 	// Secure marks cookies Secure (graphcd is served over https).
 	Secure bool
 	// TrustedProxies are the addresses of reverse proxies whose
-	// X-Forwarded-For names the client for the login limits. Empty means
-	// none: the header is ignored, since any client can send it.
+	// X-Forwarded-For names the client for the login limits (see
+	// ClientAddr). Empty means none: the header is ignored, since any
+	// client can send it.
 	TrustedProxies []netip.Prefix
 	Log            *slog.Logger
 }
@@ -255,43 +256,19 @@ func BearerToken(v string) string {
 	return strings.TrimSpace(token)
 }
 
-// clientOf names the client of r for the login limits: its address, or
-// when that is a trusted proxy, the nearest address in X-Forwarded-For
-// that is not one. An IPv6 client is named by its /64, the block one
-// host usually holds, so that it cannot start afresh from a new address.
+// clientOf names the client of r for the login limits: its address (see
+// ClientAddr). An IPv6 client is named by its /64, the block one host
+// usually holds, so that it cannot start afresh from a new address.
 func (h *Handlers) clientOf(r *http.Request) string {
-	addr, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
+	client, ok := ClientAddr(r, h.TrustedProxies)
+	if !ok {
 		return r.RemoteAddr
-	}
-	client := addr.Addr().Unmap()
-	if h.trusted(client) {
-		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-		for i := len(hops) - 1; i >= 0; i-- {
-			hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-			if err != nil {
-				break
-			}
-			client = hop.Unmap()
-			if !h.trusted(client) {
-				break
-			}
-		}
 	}
 	if client.Is6() {
 		p, _ := client.Prefix(64)
 		return p.String()
 	}
 	return client.String()
-}
-
-func (h *Handlers) trusted(a netip.Addr) bool {
-	for _, p := range h.TrustedProxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1610,6 +1610,416 @@ type ApplicationYAMLResponse struct {
 // GetApplication returns ApplicationYAMLResponse.Application, and is useful for accessing the field via an interface.
 func (v *ApplicationYAMLResponse) GetApplication() *ApplicationYAMLApplication { return v.Application }
 
+// AuditFields includes the GraphQL fields of AuditEntry requested by the fragment AuditFields.
+// The GraphQL type's documentation follows.
+//
+// One mutation made through the API: who made it, from where, on which
+// object, what it changed and how it ended.
+type AuditFields struct {
+	// The entry's id; later entries have greater ids.
+	Id string `json:"id"`
+	// When the mutation was made.
+	Time time.Time `json:"time"`
+	// The caller's subject (account, SSO user, or proj:<project>:<role>).
+	User string `json:"user"`
+	// The caller's SSO groups.
+	Groups []string `json:"groups"`
+	// The client's address: X-Forwarded-For is believed only from trusted proxies.
+	ClientAddress *string `json:"clientAddress"`
+	// The GraphQL operation's name, when the client gave one.
+	OperationName *string `json:"operationName"`
+	// The mutation field, say createApplication.
+	Mutation string `json:"mutation"`
+	// The object the mutation acted on.
+	Object AuditFieldsObjectAuditObject `json:"object"`
+	// What changed, as the JSON text of an RFC 6902 JSON patch from the object
+	// before to after ("add" at "" for a create, "remove" at "" for a delete).
+	// Secret values and credential fields read "<redacted>". Null when nothing
+	// was written.
+	Patch *string `json:"patch"`
+	// Whether the patch was too large to keep.
+	PatchOmitted bool `json:"patchOmitted"`
+	// Whether the mutation succeeded.
+	Outcome AuditOutcome `json:"outcome"`
+	// The extensions.code of the error the client got, on failure.
+	ErrorCode *string `json:"errorCode"`
+}
+
+// GetId returns AuditFields.Id, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetId() string { return v.Id }
+
+// GetTime returns AuditFields.Time, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetTime() time.Time { return v.Time }
+
+// GetUser returns AuditFields.User, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetUser() string { return v.User }
+
+// GetGroups returns AuditFields.Groups, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetGroups() []string { return v.Groups }
+
+// GetClientAddress returns AuditFields.ClientAddress, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetClientAddress() *string { return v.ClientAddress }
+
+// GetOperationName returns AuditFields.OperationName, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetOperationName() *string { return v.OperationName }
+
+// GetMutation returns AuditFields.Mutation, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetMutation() string { return v.Mutation }
+
+// GetObject returns AuditFields.Object, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetObject() AuditFieldsObjectAuditObject { return v.Object }
+
+// GetPatch returns AuditFields.Patch, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetPatch() *string { return v.Patch }
+
+// GetPatchOmitted returns AuditFields.PatchOmitted, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetPatchOmitted() bool { return v.PatchOmitted }
+
+// GetOutcome returns AuditFields.Outcome, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetOutcome() AuditOutcome { return v.Outcome }
+
+// GetErrorCode returns AuditFields.ErrorCode, and is useful for accessing the field via an interface.
+func (v *AuditFields) GetErrorCode() *string { return v.ErrorCode }
+
+// AuditFieldsObjectAuditObject includes the requested fields of the GraphQL type AuditObject.
+// The GraphQL type's documentation follows.
+//
+// The object a mutation acted on. For a mutation refused before it found
+// its object, kind is the RBAC resource (applications, projects ...) and
+// name the RBAC object.
+type AuditFieldsObjectAuditObject struct {
+	// The Kubernetes kind (Application, AppProject, Secret, a live resource's kind) or the RBAC resource.
+	Kind string `json:"kind"`
+	// The API group; empty for the core group.
+	Group string `json:"group"`
+	// The namespace; empty for cluster-scoped objects.
+	Namespace string `json:"namespace"`
+	// The name.
+	Name string `json:"name"`
+	// The project the object belongs to; empty when none.
+	Project string `json:"project"`
+}
+
+// GetKind returns AuditFieldsObjectAuditObject.Kind, and is useful for accessing the field via an interface.
+func (v *AuditFieldsObjectAuditObject) GetKind() string { return v.Kind }
+
+// GetGroup returns AuditFieldsObjectAuditObject.Group, and is useful for accessing the field via an interface.
+func (v *AuditFieldsObjectAuditObject) GetGroup() string { return v.Group }
+
+// GetNamespace returns AuditFieldsObjectAuditObject.Namespace, and is useful for accessing the field via an interface.
+func (v *AuditFieldsObjectAuditObject) GetNamespace() string { return v.Namespace }
+
+// GetName returns AuditFieldsObjectAuditObject.Name, and is useful for accessing the field via an interface.
+func (v *AuditFieldsObjectAuditObject) GetName() string { return v.Name }
+
+// GetProject returns AuditFieldsObjectAuditObject.Project, and is useful for accessing the field via an interface.
+func (v *AuditFieldsObjectAuditObject) GetProject() string { return v.Project }
+
+// Selects audit entries; every field given must match.
+type AuditFilter struct {
+	// The caller's subject.
+	User *string `json:"user"`
+	// The object's kind (or RBAC resource).
+	Kind *string `json:"kind"`
+	// The object's namespace.
+	Namespace *string `json:"namespace"`
+	// The object's name.
+	Name *string `json:"name"`
+	// The object's project.
+	Project *string `json:"project"`
+	// The mutation field.
+	Mutation *string `json:"mutation"`
+	// The outcome.
+	Outcome *AuditOutcome `json:"outcome"`
+	// Entries at or after this time.
+	Since *time.Time `json:"since"`
+	// Entries before this time.
+	Until *time.Time `json:"until"`
+}
+
+// GetUser returns AuditFilter.User, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetUser() *string { return v.User }
+
+// GetKind returns AuditFilter.Kind, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetKind() *string { return v.Kind }
+
+// GetNamespace returns AuditFilter.Namespace, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetNamespace() *string { return v.Namespace }
+
+// GetName returns AuditFilter.Name, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetName() *string { return v.Name }
+
+// GetProject returns AuditFilter.Project, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetProject() *string { return v.Project }
+
+// GetMutation returns AuditFilter.Mutation, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetMutation() *string { return v.Mutation }
+
+// GetOutcome returns AuditFilter.Outcome, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetOutcome() *AuditOutcome { return v.Outcome }
+
+// GetSince returns AuditFilter.Since, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetSince() *time.Time { return v.Since }
+
+// GetUntil returns AuditFilter.Until, and is useful for accessing the field via an interface.
+func (v *AuditFilter) GetUntil() *time.Time { return v.Until }
+
+// AuditLogAuditLogAuditConnection includes the requested fields of the GraphQL type AuditConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of audit entries, newest first.
+type AuditLogAuditLogAuditConnection struct {
+	// Where the page sits.
+	PageInfo AuditLogAuditLogAuditConnectionPageInfo `json:"pageInfo"`
+	// The entries.
+	Nodes []AuditLogAuditLogAuditConnectionNodesAuditEntry `json:"nodes"`
+}
+
+// GetPageInfo returns AuditLogAuditLogAuditConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnection) GetPageInfo() AuditLogAuditLogAuditConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetNodes returns AuditLogAuditLogAuditConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnection) GetNodes() []AuditLogAuditLogAuditConnectionNodesAuditEntry {
+	return v.Nodes
+}
+
+// AuditLogAuditLogAuditConnectionNodesAuditEntry includes the requested fields of the GraphQL type AuditEntry.
+// The GraphQL type's documentation follows.
+//
+// One mutation made through the API: who made it, from where, on which
+// object, what it changed and how it ended.
+type AuditLogAuditLogAuditConnectionNodesAuditEntry struct {
+	AuditFields `json:"-"`
+}
+
+// GetId returns AuditLogAuditLogAuditConnectionNodesAuditEntry.Id, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetId() string { return v.AuditFields.Id }
+
+// GetTime returns AuditLogAuditLogAuditConnectionNodesAuditEntry.Time, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetTime() time.Time {
+	return v.AuditFields.Time
+}
+
+// GetUser returns AuditLogAuditLogAuditConnectionNodesAuditEntry.User, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetUser() string { return v.AuditFields.User }
+
+// GetGroups returns AuditLogAuditLogAuditConnectionNodesAuditEntry.Groups, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetGroups() []string {
+	return v.AuditFields.Groups
+}
+
+// GetClientAddress returns AuditLogAuditLogAuditConnectionNodesAuditEntry.ClientAddress, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetClientAddress() *string {
+	return v.AuditFields.ClientAddress
+}
+
+// GetOperationName returns AuditLogAuditLogAuditConnectionNodesAuditEntry.OperationName, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetOperationName() *string {
+	return v.AuditFields.OperationName
+}
+
+// GetMutation returns AuditLogAuditLogAuditConnectionNodesAuditEntry.Mutation, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetMutation() string {
+	return v.AuditFields.Mutation
+}
+
+// GetObject returns AuditLogAuditLogAuditConnectionNodesAuditEntry.Object, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetObject() AuditFieldsObjectAuditObject {
+	return v.AuditFields.Object
+}
+
+// GetPatch returns AuditLogAuditLogAuditConnectionNodesAuditEntry.Patch, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetPatch() *string {
+	return v.AuditFields.Patch
+}
+
+// GetPatchOmitted returns AuditLogAuditLogAuditConnectionNodesAuditEntry.PatchOmitted, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetPatchOmitted() bool {
+	return v.AuditFields.PatchOmitted
+}
+
+// GetOutcome returns AuditLogAuditLogAuditConnectionNodesAuditEntry.Outcome, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetOutcome() AuditOutcome {
+	return v.AuditFields.Outcome
+}
+
+// GetErrorCode returns AuditLogAuditLogAuditConnectionNodesAuditEntry.ErrorCode, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) GetErrorCode() *string {
+	return v.AuditFields.ErrorCode
+}
+
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*AuditLogAuditLogAuditConnectionNodesAuditEntry
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.AuditLogAuditLogAuditConnectionNodesAuditEntry = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.AuditFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalAuditLogAuditLogAuditConnectionNodesAuditEntry struct {
+	Id string `json:"id"`
+
+	Time time.Time `json:"time"`
+
+	User string `json:"user"`
+
+	Groups []string `json:"groups"`
+
+	ClientAddress *string `json:"clientAddress"`
+
+	OperationName *string `json:"operationName"`
+
+	Mutation string `json:"mutation"`
+
+	Object AuditFieldsObjectAuditObject `json:"object"`
+
+	Patch *string `json:"patch"`
+
+	PatchOmitted bool `json:"patchOmitted"`
+
+	Outcome AuditOutcome `json:"outcome"`
+
+	ErrorCode *string `json:"errorCode"`
+}
+
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *AuditLogAuditLogAuditConnectionNodesAuditEntry) __premarshalJSON() (*__premarshalAuditLogAuditLogAuditConnectionNodesAuditEntry, error) {
+	var retval __premarshalAuditLogAuditLogAuditConnectionNodesAuditEntry
+
+	retval.Id = v.AuditFields.Id
+	retval.Time = v.AuditFields.Time
+	retval.User = v.AuditFields.User
+	retval.Groups = v.AuditFields.Groups
+	retval.ClientAddress = v.AuditFields.ClientAddress
+	retval.OperationName = v.AuditFields.OperationName
+	retval.Mutation = v.AuditFields.Mutation
+	retval.Object = v.AuditFields.Object
+	retval.Patch = v.AuditFields.Patch
+	retval.PatchOmitted = v.AuditFields.PatchOmitted
+	retval.Outcome = v.AuditFields.Outcome
+	retval.ErrorCode = v.AuditFields.ErrorCode
+	return &retval, nil
+}
+
+// AuditLogAuditLogAuditConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection sits in the whole list.
+type AuditLogAuditLogAuditConnectionPageInfo struct {
+	PageFields `json:"-"`
+}
+
+// GetHasNextPage returns AuditLogAuditLogAuditConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionPageInfo) GetHasNextPage() bool {
+	return v.PageFields.HasNextPage
+}
+
+// GetEndCursor returns AuditLogAuditLogAuditConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *AuditLogAuditLogAuditConnectionPageInfo) GetEndCursor() *string {
+	return v.PageFields.EndCursor
+}
+
+func (v *AuditLogAuditLogAuditConnectionPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*AuditLogAuditLogAuditConnectionPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.AuditLogAuditLogAuditConnectionPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalAuditLogAuditLogAuditConnectionPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *AuditLogAuditLogAuditConnectionPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *AuditLogAuditLogAuditConnectionPageInfo) __premarshalJSON() (*__premarshalAuditLogAuditLogAuditConnectionPageInfo, error) {
+	var retval __premarshalAuditLogAuditLogAuditConnectionPageInfo
+
+	retval.HasNextPage = v.PageFields.HasNextPage
+	retval.EndCursor = v.PageFields.EndCursor
+	return &retval, nil
+}
+
+// AuditLogResponse is returned by AuditLog on success.
+type AuditLogResponse struct {
+	// The audit trail: every mutation made through the API, newest first, a
+	// page at a time. Needs `get` on the RBAC resource `audit` with the
+	// entry's project as object (`*` for entries without one); entries the
+	// caller may not read are left out. The log is bounded: the oldest
+	// entries are dropped beyond the server's --audit-log-size.
+	AuditLog AuditLogAuditLogAuditConnection `json:"auditLog"`
+}
+
+// GetAuditLog returns AuditLogResponse.AuditLog, and is useful for accessing the field via an interface.
+func (v *AuditLogResponse) GetAuditLog() AuditLogAuditLogAuditConnection { return v.AuditLog }
+
+// How a mutation ended.
+type AuditOutcome string
+
+const (
+	// It succeeded.
+	AuditOutcomeSuccess AuditOutcome = "SUCCESS"
+	// It failed or was refused; errorCode says why.
+	AuditOutcomeFailure AuditOutcome = "FAILURE"
+)
+
+var AllAuditOutcome = []AuditOutcome{
+	AuditOutcomeSuccess,
+	AuditOutcomeFailure,
+}
+
 // A destination cluster with its (write-only) credentials.
 type ClusterInput struct {
 	// The name applications use in spec.destination.name.
@@ -4675,6 +5085,146 @@ func (v *WatchApplicationResponse) GetApplication() *WatchApplicationApplication
 	return v.Application
 }
 
+// WatchAuditAuditEventsAuditEntry includes the requested fields of the GraphQL type AuditEntry.
+// The GraphQL type's documentation follows.
+//
+// One mutation made through the API: who made it, from where, on which
+// object, what it changed and how it ended.
+type WatchAuditAuditEventsAuditEntry struct {
+	AuditFields `json:"-"`
+}
+
+// GetId returns WatchAuditAuditEventsAuditEntry.Id, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetId() string { return v.AuditFields.Id }
+
+// GetTime returns WatchAuditAuditEventsAuditEntry.Time, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetTime() time.Time { return v.AuditFields.Time }
+
+// GetUser returns WatchAuditAuditEventsAuditEntry.User, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetUser() string { return v.AuditFields.User }
+
+// GetGroups returns WatchAuditAuditEventsAuditEntry.Groups, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetGroups() []string { return v.AuditFields.Groups }
+
+// GetClientAddress returns WatchAuditAuditEventsAuditEntry.ClientAddress, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetClientAddress() *string {
+	return v.AuditFields.ClientAddress
+}
+
+// GetOperationName returns WatchAuditAuditEventsAuditEntry.OperationName, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetOperationName() *string {
+	return v.AuditFields.OperationName
+}
+
+// GetMutation returns WatchAuditAuditEventsAuditEntry.Mutation, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetMutation() string { return v.AuditFields.Mutation }
+
+// GetObject returns WatchAuditAuditEventsAuditEntry.Object, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetObject() AuditFieldsObjectAuditObject {
+	return v.AuditFields.Object
+}
+
+// GetPatch returns WatchAuditAuditEventsAuditEntry.Patch, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetPatch() *string { return v.AuditFields.Patch }
+
+// GetPatchOmitted returns WatchAuditAuditEventsAuditEntry.PatchOmitted, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetPatchOmitted() bool { return v.AuditFields.PatchOmitted }
+
+// GetOutcome returns WatchAuditAuditEventsAuditEntry.Outcome, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetOutcome() AuditOutcome { return v.AuditFields.Outcome }
+
+// GetErrorCode returns WatchAuditAuditEventsAuditEntry.ErrorCode, and is useful for accessing the field via an interface.
+func (v *WatchAuditAuditEventsAuditEntry) GetErrorCode() *string { return v.AuditFields.ErrorCode }
+
+func (v *WatchAuditAuditEventsAuditEntry) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*WatchAuditAuditEventsAuditEntry
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.WatchAuditAuditEventsAuditEntry = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.AuditFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalWatchAuditAuditEventsAuditEntry struct {
+	Id string `json:"id"`
+
+	Time time.Time `json:"time"`
+
+	User string `json:"user"`
+
+	Groups []string `json:"groups"`
+
+	ClientAddress *string `json:"clientAddress"`
+
+	OperationName *string `json:"operationName"`
+
+	Mutation string `json:"mutation"`
+
+	Object AuditFieldsObjectAuditObject `json:"object"`
+
+	Patch *string `json:"patch"`
+
+	PatchOmitted bool `json:"patchOmitted"`
+
+	Outcome AuditOutcome `json:"outcome"`
+
+	ErrorCode *string `json:"errorCode"`
+}
+
+func (v *WatchAuditAuditEventsAuditEntry) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *WatchAuditAuditEventsAuditEntry) __premarshalJSON() (*__premarshalWatchAuditAuditEventsAuditEntry, error) {
+	var retval __premarshalWatchAuditAuditEventsAuditEntry
+
+	retval.Id = v.AuditFields.Id
+	retval.Time = v.AuditFields.Time
+	retval.User = v.AuditFields.User
+	retval.Groups = v.AuditFields.Groups
+	retval.ClientAddress = v.AuditFields.ClientAddress
+	retval.OperationName = v.AuditFields.OperationName
+	retval.Mutation = v.AuditFields.Mutation
+	retval.Object = v.AuditFields.Object
+	retval.Patch = v.AuditFields.Patch
+	retval.PatchOmitted = v.AuditFields.PatchOmitted
+	retval.Outcome = v.AuditFields.Outcome
+	retval.ErrorCode = v.AuditFields.ErrorCode
+	return &retval, nil
+}
+
+// WatchAuditResponse is returned by WatchAudit on success.
+type WatchAuditResponse struct {
+	// New entries of the audit trail as they are recorded, by any API
+	// replica, that the filter selects and the caller may read (see
+	// Query.auditLog). At most once: a subscriber that falls far behind
+	// misses entries, which Query.auditLog still lists.
+	AuditEvents WatchAuditAuditEventsAuditEntry `json:"auditEvents"`
+}
+
+// GetAuditEvents returns WatchAuditResponse.AuditEvents, and is useful for accessing the field via an interface.
+func (v *WatchAuditResponse) GetAuditEvents() WatchAuditAuditEventsAuditEntry { return v.AuditEvents }
+
 // __AddClusterInput is used internally by genqlient
 type __AddClusterInput struct {
 	Input ClusterInput `json:"input"`
@@ -4754,6 +5304,22 @@ func (v *__ApplicationYAMLInput) GetName() string { return v.Name }
 
 // GetNamespace returns __ApplicationYAMLInput.Namespace, and is useful for accessing the field via an interface.
 func (v *__ApplicationYAMLInput) GetNamespace() *string { return v.Namespace }
+
+// __AuditLogInput is used internally by genqlient
+type __AuditLogInput struct {
+	First  int          `json:"first"`
+	After  *string      `json:"after"`
+	Filter *AuditFilter `json:"filter"`
+}
+
+// GetFirst returns __AuditLogInput.First, and is useful for accessing the field via an interface.
+func (v *__AuditLogInput) GetFirst() int { return v.First }
+
+// GetAfter returns __AuditLogInput.After, and is useful for accessing the field via an interface.
+func (v *__AuditLogInput) GetAfter() *string { return v.After }
+
+// GetFilter returns __AuditLogInput.Filter, and is useful for accessing the field via an interface.
+func (v *__AuditLogInput) GetFilter() *AuditFilter { return v.Filter }
 
 // __CreateAccountTokenInput is used internally by genqlient
 type __CreateAccountTokenInput struct {
@@ -5047,6 +5613,14 @@ func (v *__WatchApplicationInput) GetName() string { return v.Name }
 // GetNamespace returns __WatchApplicationInput.Namespace, and is useful for accessing the field via an interface.
 func (v *__WatchApplicationInput) GetNamespace() *string { return v.Namespace }
 
+// __WatchAuditInput is used internally by genqlient
+type __WatchAuditInput struct {
+	Filter *AuditFilter `json:"filter"`
+}
+
+// GetFilter returns __WatchAuditInput.Filter, and is useful for accessing the field via an interface.
+func (v *__WatchAuditInput) GetFilter() *AuditFilter { return v.Filter }
+
 // The mutation executed by AddCluster.
 const AddCluster_Operation = `
 mutation AddCluster ($input: ClusterInput!) {
@@ -5289,6 +5863,73 @@ func ApplicationYAML(
 	}
 
 	data_ = &ApplicationYAMLResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by AuditLog.
+const AuditLog_Operation = `
+query AuditLog ($first: Int!, $after: String, $filter: AuditFilter) {
+	auditLog(first: $first, after: $after, filter: $filter) {
+		pageInfo {
+			... PageFields
+		}
+		nodes {
+			... AuditFields
+		}
+	}
+}
+fragment PageFields on PageInfo {
+	hasNextPage
+	endCursor
+}
+fragment AuditFields on AuditEntry {
+	id
+	time
+	user
+	groups
+	clientAddress
+	operationName
+	mutation
+	object {
+		kind
+		group
+		namespace
+		name
+		project
+	}
+	patch
+	patchOmitted
+	outcome
+	errorCode
+}
+`
+
+func AuditLog(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first int,
+	after *string,
+	filter *AuditFilter,
+) (data_ *AuditLogResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AuditLog",
+		Query:  AuditLog_Operation,
+		Variables: &__AuditLogInput{
+			First:  first,
+			After:  after,
+			Filter: filter,
+		},
+	}
+
+	data_ = &AuditLogResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -7088,6 +7729,82 @@ func WatchApplicationForwardData(interfaceChan interface{}, jsonRawMsg json.RawM
 	dataChan_, ok := interfaceChan.(chan WatchApplicationWsResponse)
 	if !ok {
 		return errors.New("failed to cast interface into 'chan WatchApplicationWsResponse'")
+	}
+	dataChan_ <- wsResp
+	return nil
+}
+
+// The subscription executed by WatchAudit.
+const WatchAudit_Operation = `
+subscription WatchAudit ($filter: AuditFilter) {
+	auditEvents(filter: $filter) {
+		... AuditFields
+	}
+}
+fragment AuditFields on AuditEntry {
+	id
+	time
+	user
+	groups
+	clientAddress
+	operationName
+	mutation
+	object {
+		kind
+		group
+		namespace
+		name
+		project
+	}
+	patch
+	patchOmitted
+	outcome
+	errorCode
+}
+`
+
+// New audit entries as they are recorded. Sent over the websocket by
+// Subscribe, not by genqlient.
+// To unsubscribe, use [graphql.WebSocketClient.Unsubscribe]
+func WatchAudit(
+	ctx_ context.Context,
+	client_ graphql.WebSocketClient,
+	filter *AuditFilter,
+) (dataChan_ chan WatchAuditWsResponse, subscriptionID_ string, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "WatchAudit",
+		Query:  WatchAudit_Operation,
+		Variables: &__WatchAuditInput{
+			Filter: filter,
+		},
+	}
+
+	dataChan_ = make(chan WatchAuditWsResponse)
+	subscriptionID_, err_ = client_.Subscribe(req_, dataChan_, WatchAuditForwardData)
+
+	return dataChan_, subscriptionID_, err_
+}
+
+type WatchAuditWsResponse graphql.BaseResponse[*WatchAuditResponse]
+
+func WatchAuditForwardData(interfaceChan interface{}, jsonRawMsg json.RawMessage) error {
+	var gqlResp graphql.Response
+	var wsResp WatchAuditWsResponse
+	err := json.Unmarshal(jsonRawMsg, &gqlResp)
+	if err != nil {
+		return err
+	}
+	if len(gqlResp.Errors) == 0 {
+		err = json.Unmarshal(jsonRawMsg, &wsResp)
+		if err != nil {
+			return err
+		}
+	} else {
+		wsResp.Errors = gqlResp.Errors
+	}
+	dataChan_, ok := interfaceChan.(chan WatchAuditWsResponse)
+	if !ok {
+		return errors.New("failed to cast interface into 'chan WatchAuditWsResponse'")
 	}
 	dataChan_ <- wsResp
 	return nil

@@ -17,3 +17,12 @@ func (c *Client) FollowPodLogs(ctx context.Context, app ApplicationRef, namespac
 			"container": container, "tailLines": tailLines},
 	})
 }
+
+// WatchAudit subscribes to new audit entries that filter selects.
+func (c *Client) WatchAudit(ctx context.Context, filter *AuditFilter) (*Subscription[WatchAuditResponse], error) {
+	return Subscribe[WatchAuditResponse](ctx, c, &graphql.Request{
+		OpName:    "WatchAudit",
+		Query:     WatchAudit_Operation,
+		Variables: map[string]any{"filter": filter},
+	})
+}

@@ -153,7 +153,8 @@ func serveRepoCommits(t *testing.T, trees []map[string]string) (string, []string
 // repository) is listed with a successful connection test; a project is
 // created and given a role, a token shown once and a sync window; a
 // cluster is added and removed; account ci gets an API token, shown once,
-// then deleted; user info lists admin's permissions; the dark theme
+// then deleted; user info lists admin's permissions; the audit page lists
+// those changes and filters them by kind; the dark theme
 // applies and survives a reload (see web/e2e/settings-pages.mjs). The
 // objects the forms wrote are then checked in the cluster.
 func TestSettingsPages(t *testing.T) {

@@ -219,6 +219,40 @@ type ComplexityRoot struct {
 		Images       func(childComplexity int) int
 	}
 
+	AuditConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	AuditEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	AuditEntry struct {
+		ClientAddress func(childComplexity int) int
+		ErrorCode     func(childComplexity int) int
+		Groups        func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Mutation      func(childComplexity int) int
+		Object        func(childComplexity int) int
+		OperationName func(childComplexity int) int
+		Outcome       func(childComplexity int) int
+		Patch         func(childComplexity int) int
+		PatchOmitted  func(childComplexity int) int
+		Time          func(childComplexity int) int
+		User          func(childComplexity int) int
+	}
+
+	AuditObject struct {
+		Group     func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Project   func(childComplexity int) int
+	}
+
 	Backoff struct {
 		Duration    func(childComplexity int) int
 		Factor      func(childComplexity int) int
@@ -498,6 +532,7 @@ type ComplexityRoot struct {
 		Accounts     func(childComplexity int) int
 		Application  func(childComplexity int, name string, namespace *string) int
 		Applications func(childComplexity int, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) int
+		AuditLog     func(childComplexity int, first int32, after *string, filter *model.AuditFilter) int
 		Clusters     func(childComplexity int, first int32, after *string) int
 		Me           func(childComplexity int) int
 		Node         func(childComplexity int, id string) int
@@ -645,6 +680,7 @@ type ComplexityRoot struct {
 	Subscription struct {
 		Application       func(childComplexity int, name string, namespace *string) int
 		ApplicationEvents func(childComplexity int, filter *model.ApplicationEventFilter) int
+		AuditEvents       func(childComplexity int, filter *model.AuditFilter) int
 		PodLogs           func(childComplexity int, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
 		ResourceTree      func(childComplexity int, name string, namespace *string) int
 	}
@@ -823,6 +859,7 @@ type QueryResolver interface {
 	Project(ctx context.Context, name string) (*model.Project, error)
 	Clusters(ctx context.Context, first int32, after *string) (*model.Connection[model.Cluster], error)
 	Repositories(ctx context.Context, first int32, after *string) (*model.Connection[model.Repository], error)
+	AuditLog(ctx context.Context, first int32, after *string, filter *model.AuditFilter) (*model.AuditConnection, error)
 }
 type RepositoryResolver interface {
 	ConnectionState(ctx context.Context, obj *model.Repository) (*model.ConnectionState, error)
@@ -836,6 +873,7 @@ type ResourceResultResolver interface {
 }
 type SubscriptionResolver interface {
 	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *model.ApplicationEvent, error)
+	AuditEvents(ctx context.Context, filter *model.AuditFilter) (<-chan *model.AuditEntry, error)
 	Application(ctx context.Context, name string, namespace *string) (<-chan *model.Application, error)
 	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error)
 	PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error)
@@ -1596,6 +1634,142 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplicationSummary.Images(childComplexity), true
+
+	case "AuditConnection.edges":
+		if e.ComplexityRoot.AuditConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.Edges(childComplexity), true
+	case "AuditConnection.nodes":
+		if e.ComplexityRoot.AuditConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.Nodes(childComplexity), true
+	case "AuditConnection.pageInfo":
+		if e.ComplexityRoot.AuditConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditConnection.PageInfo(childComplexity), true
+
+	case "AuditEdge.cursor":
+		if e.ComplexityRoot.AuditEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEdge.Cursor(childComplexity), true
+	case "AuditEdge.node":
+		if e.ComplexityRoot.AuditEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEdge.Node(childComplexity), true
+
+	case "AuditEntry.clientAddress":
+		if e.ComplexityRoot.AuditEntry.ClientAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ClientAddress(childComplexity), true
+	case "AuditEntry.errorCode":
+		if e.ComplexityRoot.AuditEntry.ErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ErrorCode(childComplexity), true
+	case "AuditEntry.groups":
+		if e.ComplexityRoot.AuditEntry.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Groups(childComplexity), true
+	case "AuditEntry.id":
+		if e.ComplexityRoot.AuditEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ID(childComplexity), true
+	case "AuditEntry.mutation":
+		if e.ComplexityRoot.AuditEntry.Mutation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Mutation(childComplexity), true
+	case "AuditEntry.object":
+		if e.ComplexityRoot.AuditEntry.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Object(childComplexity), true
+	case "AuditEntry.operationName":
+		if e.ComplexityRoot.AuditEntry.OperationName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.OperationName(childComplexity), true
+	case "AuditEntry.outcome":
+		if e.ComplexityRoot.AuditEntry.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Outcome(childComplexity), true
+	case "AuditEntry.patch":
+		if e.ComplexityRoot.AuditEntry.Patch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Patch(childComplexity), true
+	case "AuditEntry.patchOmitted":
+		if e.ComplexityRoot.AuditEntry.PatchOmitted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.PatchOmitted(childComplexity), true
+	case "AuditEntry.time":
+		if e.ComplexityRoot.AuditEntry.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Time(childComplexity), true
+	case "AuditEntry.user":
+		if e.ComplexityRoot.AuditEntry.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.User(childComplexity), true
+
+	case "AuditObject.group":
+		if e.ComplexityRoot.AuditObject.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditObject.Group(childComplexity), true
+	case "AuditObject.kind":
+		if e.ComplexityRoot.AuditObject.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditObject.Kind(childComplexity), true
+	case "AuditObject.name":
+		if e.ComplexityRoot.AuditObject.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditObject.Name(childComplexity), true
+	case "AuditObject.namespace":
+		if e.ComplexityRoot.AuditObject.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditObject.Namespace(childComplexity), true
+	case "AuditObject.project":
+		if e.ComplexityRoot.AuditObject.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditObject.Project(childComplexity), true
 
 	case "Backoff.duration":
 		if e.ComplexityRoot.Backoff.Duration == nil {
@@ -2776,6 +2950,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Applications(childComplexity, args["first"].(int32), args["after"].(*string), args["filter"].(*model.ApplicationFilter), args["orderBy"].(*model.ApplicationOrder)), true
+	case "Query.auditLog":
+		if e.ComplexityRoot.Query.AuditLog == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["first"].(int32), args["after"].(*string), args["filter"].(*model.AuditFilter)), true
 	case "Query.clusters":
 		if e.ComplexityRoot.Query.Clusters == nil {
 			break
@@ -3422,6 +3607,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ApplicationEvents(childComplexity, args["filter"].(*model.ApplicationEventFilter)), true
+	case "Subscription.auditEvents":
+		if e.ComplexityRoot.Subscription.AuditEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_auditEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AuditEvents(childComplexity, args["filter"].(*model.AuditFilter)), true
 	case "Subscription.podLogs":
 		if e.ComplexityRoot.Subscription.PodLogs == nil {
 			break
@@ -3728,6 +3924,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ApplicationOrder", ec.unmarshalInputApplicationOrder),
 			graphql.NewInputUnmarshaler("ApplicationRef", ec.unmarshalInputApplicationRef),
 			graphql.NewInputUnmarshaler("ApplicationResourceInput", ec.unmarshalInputApplicationResourceInput),
+			graphql.NewInputUnmarshaler("AuditFilter", ec.unmarshalInputAuditFilter),
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("CreateAccountTokenInput", ec.unmarshalInputCreateAccountTokenInput),
 			graphql.NewInputUnmarshaler("CreateApplicationInput", ec.unmarshalInputCreateApplicationInput),
@@ -3923,6 +4120,21 @@ type Query {
     "The endCursor of the previous page."
     after: String
   ): RepositoryConnection!
+  """
+  The audit trail: every mutation made through the API, newest first, a
+  page at a time. Needs ` + "`" + `get` + "`" + ` on the RBAC resource ` + "`" + `audit` + "`" + ` with the
+  entry's project as object (` + "`" + `*` + "`" + ` for entries without one); entries the
+  caller may not read are left out. The log is bounded: the oldest
+  entries are dropped beyond the server's --audit-log-size.
+  """
+  auditLog(
+    "How many entries to return, 1 to 500."
+    first: Int! = 50
+    "The endCursor of the previous page; the page holds older entries."
+    after: String
+    "Which entries to return; all of them when omitted."
+    filter: AuditFilter
+  ): AuditConnection!
 }
 
 """
@@ -4407,6 +4619,13 @@ type Subscription {
   controller produces them, from any API replica.
   """
   applicationEvents(filter: ApplicationEventFilter): ApplicationEvent!
+  """
+  New entries of the audit trail as they are recorded, by any API
+  replica, that the filter selects and the caller may read (see
+  Query.auditLog). At most once: a subscriber that falls far behind
+  misses entries, which Query.auditLog still lists.
+  """
+  auditEvents(filter: AuditFilter): AuditEntry!
   """
   An application's state now, then again each time it changes; null while
   it does not exist.
@@ -5977,6 +6196,116 @@ type ResourceResult {
   "The wave the resource ran in."
   syncWave: Int!
 }
+
+"""
+One mutation made through the API: who made it, from where, on which
+object, what it changed and how it ended.
+"""
+type AuditEntry {
+  "The entry's id; later entries have greater ids."
+  id: ID!
+  "When the mutation was made."
+  time: Time!
+  "The caller's subject (account, SSO user, or proj:<project>:<role>)."
+  user: String!
+  "The caller's SSO groups."
+  groups: [String!]!
+  "The client's address: X-Forwarded-For is believed only from trusted proxies."
+  clientAddress: String
+  "The GraphQL operation's name, when the client gave one."
+  operationName: String
+  "The mutation field, say createApplication."
+  mutation: String!
+  "The object the mutation acted on."
+  object: AuditObject!
+  """
+  What changed, as the JSON text of an RFC 6902 JSON patch from the object
+  before to after ("add" at "" for a create, "remove" at "" for a delete).
+  Secret values and credential fields read "<redacted>". Null when nothing
+  was written.
+  """
+  patch: String
+  "Whether the patch was too large to keep."
+  patchOmitted: Boolean!
+  "Whether the mutation succeeded."
+  outcome: AuditOutcome!
+  "The extensions.code of the error the client got, on failure."
+  errorCode: String
+}
+
+"""
+The object a mutation acted on. For a mutation refused before it found
+its object, kind is the RBAC resource (applications, projects ...) and
+name the RBAC object.
+"""
+type AuditObject {
+  "The Kubernetes kind (Application, AppProject, Secret, a live resource's kind) or the RBAC resource."
+  kind: String!
+  "The API group; empty for the core group."
+  group: String!
+  "The namespace; empty for cluster-scoped objects."
+  namespace: String!
+  "The name."
+  name: String!
+  "The project the object belongs to; empty when none."
+  project: String!
+}
+
+"""
+How a mutation ended.
+"""
+enum AuditOutcome {
+  "It succeeded."
+  SUCCESS
+  "It failed or was refused; errorCode says why."
+  FAILURE
+}
+
+"""
+Selects audit entries; every field given must match.
+"""
+input AuditFilter {
+  "The caller's subject."
+  user: String
+  "The object's kind (or RBAC resource)."
+  kind: String
+  "The object's namespace."
+  namespace: String
+  "The object's name."
+  name: String
+  "The object's project."
+  project: String
+  "The mutation field."
+  mutation: String
+  "The outcome."
+  outcome: AuditOutcome
+  "Entries at or after this time."
+  since: Time
+  "Entries before this time."
+  until: Time
+}
+
+"""
+A page of audit entries, newest first.
+"""
+type AuditConnection {
+  "The entries with their cursors."
+  edges: [AuditEdge!]!
+  "The entries."
+  nodes: [AuditEntry!]!
+  "Where the page sits."
+  pageInfo: PageInfo!
+}
+
+"""
+An audit entry with its cursor.
+"""
+type AuditEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start after this entry."
+  cursor: String!
+  "The entry."
+  node: AuditEntry!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6307,6 +6636,74 @@ func (ec *executionContext) childFields_ApplicationSummary(ctx context.Context, 
 		return ec.fieldContext_ApplicationSummary_images(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApplicationSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AuditConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_AuditConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AuditConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_AuditEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_AuditEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEntry_id(ctx, field)
+	case "time":
+		return ec.fieldContext_AuditEntry_time(ctx, field)
+	case "user":
+		return ec.fieldContext_AuditEntry_user(ctx, field)
+	case "groups":
+		return ec.fieldContext_AuditEntry_groups(ctx, field)
+	case "clientAddress":
+		return ec.fieldContext_AuditEntry_clientAddress(ctx, field)
+	case "operationName":
+		return ec.fieldContext_AuditEntry_operationName(ctx, field)
+	case "mutation":
+		return ec.fieldContext_AuditEntry_mutation(ctx, field)
+	case "object":
+		return ec.fieldContext_AuditEntry_object(ctx, field)
+	case "patch":
+		return ec.fieldContext_AuditEntry_patch(ctx, field)
+	case "patchOmitted":
+		return ec.fieldContext_AuditEntry_patchOmitted(ctx, field)
+	case "outcome":
+		return ec.fieldContext_AuditEntry_outcome(ctx, field)
+	case "errorCode":
+		return ec.fieldContext_AuditEntry_errorCode(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditObject(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_AuditObject_kind(ctx, field)
+	case "group":
+		return ec.fieldContext_AuditObject_group(ctx, field)
+	case "namespace":
+		return ec.fieldContext_AuditObject_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_AuditObject_name(ctx, field)
+	case "project":
+		return ec.fieldContext_AuditObject_project(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditObject", field.Name)
 }
 
 func (ec *executionContext) childFields_Backoff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8047,6 +8444,36 @@ func (ec *executionContext) field_Query_applications_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.AuditFilter, error) {
+			return ec.unmarshalOAuditFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_clusters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8174,6 +8601,20 @@ func (ec *executionContext) field_Subscription_application_args(ctx context.Cont
 		return nil, err
 	}
 	args["namespace"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_auditEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.AuditFilter, error) {
+			return ec.unmarshalOAuditFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
 	return args, nil
 }
 
@@ -11445,6 +11886,557 @@ func (ec *executionContext) _ApplicationSummary_images(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_ApplicationSummary_images(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApplicationSummary", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AuditEdge) graphql.Marshaler {
+			return ec.marshalNAuditEdge2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AuditEntry) graphql.Marshaler {
+			return ec.marshalNAuditEntry2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.AuditConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AuditEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AuditEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditEntry) graphql.Marshaler {
+			return ec.marshalNAuditEntry2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEntry_id(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditEntry_time(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AuditEntry_user(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.User, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_groups(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_clientAddress(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_clientAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_clientAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_operationName(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_operationName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperationName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_operationName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_mutation(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_mutation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mutation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_mutation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_object(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditObject) graphql.Marshaler {
+			return ec.marshalNAuditObject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditObject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditObject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditEntry_patch(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_patch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Patch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_patch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_patchOmitted(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_patchOmitted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PatchOmitted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_patchOmitted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AuditEntry_outcome(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.AuditOutcome) graphql.Marshaler {
+			return ec.marshalNAuditOutcome2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditOutcome(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "AuditOutcome")
+}
+
+func (ec *executionContext) _AuditEntry_errorCode(ctx context.Context, field graphql.CollectedField, obj *model.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_errorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_errorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditObject_kind(ctx context.Context, field graphql.CollectedField, obj *model.AuditObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditObject_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditObject_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditObject", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditObject_group(ctx context.Context, field graphql.CollectedField, obj *model.AuditObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditObject_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditObject_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditObject", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditObject_namespace(ctx context.Context, field graphql.CollectedField, obj *model.AuditObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditObject_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditObject_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditObject", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditObject_name(ctx context.Context, field graphql.CollectedField, obj *model.AuditObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditObject_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditObject_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditObject", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditObject_project(ctx context.Context, field graphql.CollectedField, obj *model.AuditObject) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditObject_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditObject_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditObject", field, false, false, "String")
 }
 
 func (ec *executionContext) _Backoff_duration(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Backoff) (ret graphql.Marshaler) {
@@ -16516,6 +17508,50 @@ func (ec *executionContext) fieldContext_Query_repositories(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string), fc.Args["filter"].(*model.AuditFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditConnection) graphql.Marshaler {
+			return ec.marshalNAuditConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18812,6 +19848,50 @@ func (ec *executionContext) fieldContext_Subscription_applicationEvents(ctx cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_applicationEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_auditEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_auditEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AuditEvents(ctx, fc.Args["filter"].(*model.AuditFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditEntry) graphql.Marshaler {
+			return ec.marshalNAuditEntry2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_auditEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_auditEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21443,6 +22523,104 @@ func UnmarshalApplicationResourceInput(ctx context.Context, raw any) (model.Appl
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputAuditFilter(ctx context.Context, obj any) (model.AuditFilter, error) {
+	var it model.AuditFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"user", "kind", "namespace", "name", "project", "mutation", "outcome", "since", "until"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "user":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("user"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.User = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "namespace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespace"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespace = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "project":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("project"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Project = data
+		case "mutation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mutation"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Mutation = data
+		case "outcome":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outcome"))
+			data, err := ec.unmarshalOAuditOutcome2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditOutcome(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Outcome = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAuditFilter unmarshals raw into the AuditFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAuditFilter(ctx context.Context, raw any) (model.AuditFilter, error) {
+	var out model.AuditFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AuditFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj any) (model.ClusterInput, error) {
 	var it model.ClusterInput
 	if obj == nil {
@@ -23795,6 +24973,228 @@ func (ec *executionContext) _ApplicationSummary(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var auditConnectionImplementors = []string{"AuditConnection"}
+
+func (ec *executionContext) _AuditConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AuditConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditConnection")
+		case "edges":
+			out.Values[i] = ec._AuditConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._AuditConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AuditConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditEdgeImplementors = []string{"AuditEdge"}
+
+func (ec *executionContext) _AuditEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEdge")
+		case "cursor":
+			out.Values[i] = ec._AuditEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._AuditEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditEntryImplementors = []string{"AuditEntry"}
+
+func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEntry")
+		case "id":
+			out.Values[i] = ec._AuditEntry_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "time":
+			out.Values[i] = ec._AuditEntry_time(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "user":
+			out.Values[i] = ec._AuditEntry_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._AuditEntry_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientAddress":
+			out.Values[i] = ec._AuditEntry_clientAddress(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "operationName":
+			out.Values[i] = ec._AuditEntry_operationName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mutation":
+			out.Values[i] = ec._AuditEntry_mutation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "object":
+			out.Values[i] = ec._AuditEntry_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "patch":
+			out.Values[i] = ec._AuditEntry_patch(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "patchOmitted":
+			out.Values[i] = ec._AuditEntry_patchOmitted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outcome":
+			out.Values[i] = ec._AuditEntry_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorCode":
+			out.Values[i] = ec._AuditEntry_errorCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var auditObjectImplementors = []string{"AuditObject"}
+
+func (ec *executionContext) _AuditObject(ctx context.Context, sel ast.SelectionSet, obj *model.AuditObject) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditObjectImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditObject")
+		case "kind":
+			out.Values[i] = ec._AuditObject_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "group":
+			out.Values[i] = ec._AuditObject_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._AuditObject_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AuditObject_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "project":
+			out.Values[i] = ec._AuditObject_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var backoffImplementors = []string{"Backoff"}
 
 func (ec *executionContext) _Backoff(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.Backoff) graphql.Marshaler {
@@ -25802,6 +27202,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_repositories(ctx, field)
 				})
+		case "auditLog":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_auditLog(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -26718,6 +28124,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "applicationEvents":
 		return ec._Subscription_applicationEvents(ctx, fields[0])
+	case "auditEvents":
+		return ec._Subscription_auditEvents(ctx, fields[0])
 	case "application":
 		return ec._Subscription_application(ctx, fields[0])
 	case "resourceTree":
@@ -27818,6 +29226,80 @@ func (ec *executionContext) marshalNApplicationSummary2githubᚗcomᚋgraphcdᚋ
 	return ec._ApplicationSummary(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNAuditConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditConnection(ctx context.Context, sel ast.SelectionSet, v *model.AuditConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditConnection!")
+		return graphql.Null
+	}
+	return ec._AuditConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditEdge2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditEdge2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditEdge2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEdge(ctx context.Context, sel ast.SelectionSet, v *model.AuditEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEdge!")
+		return graphql.Null
+	}
+	return ec._AuditEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditEntry2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditEntry2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditEntry2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditEntry(ctx context.Context, sel ast.SelectionSet, v *model.AuditEntry) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEntry!")
+		return graphql.Null
+	}
+	return ec._AuditEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditObject2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditObject(ctx context.Context, sel ast.SelectionSet, v *model.AuditObject) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditObject!")
+		return graphql.Null
+	}
+	return ec._AuditObject(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAuditOutcome2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditOutcome(ctx context.Context, v any) (model.AuditOutcome, error) {
+	var res model.AuditOutcome
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAuditOutcome2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditOutcome(ctx context.Context, sel ast.SelectionSet, v model.AuditOutcome) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -28419,6 +29901,14 @@ func (ec *executionContext) marshalNOrphanedResourceKey2ᚕgithubᚗcomᚋgraphc
 
 func (ec *executionContext) marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PageInfo!")
+		return graphql.Null
+	}
+	return ec._PageInfo(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNPatchApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPatchApplicationInput(ctx context.Context, v any) (model.PatchApplicationInput, error) {
@@ -29289,6 +30779,30 @@ func (ec *executionContext) marshalOApplicationSourcePlugin2ᚖgithubᚗcomᚋgr
 		return graphql.Null
 	}
 	return ec._ApplicationSourcePlugin(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAuditFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditFilter(ctx context.Context, v any) (*model.AuditFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAuditFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOAuditOutcome2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditOutcome(ctx context.Context, v any) (*model.AuditOutcome, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.AuditOutcome)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAuditOutcome2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditOutcome(ctx context.Context, sel ast.SelectionSet, v *model.AuditOutcome) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOBackoff2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐBackoff(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.Backoff) graphql.Marshaler {

@@ -59,7 +59,9 @@ func (r *Resolver) can(ctx context.Context, resource, action, object string) boo
 // authorize returns nil when the caller may do action on object, and
 // otherwise an error saying so (UNAUTHENTICATED without a session).
 func (r *Resolver) authorize(ctx context.Context, resource, action, object string) error {
-	if r.can(ctx, resource, action, object) {
+	allowed := r.can(ctx, resource, action, object)
+	recordDecision(ctx, resource, object, allowed)
+	if allowed {
 		return nil
 	}
 	if !r.Authz.Authenticated(ctx) {

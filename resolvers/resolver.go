@@ -94,6 +94,9 @@ type Config struct {
 	// Repo lists the commits of sources (Application.revisions); nil
 	// makes it fail.
 	Repo RepoServer
+	// Audit reads the audit trail (Query.auditLog, Subscription.auditEvents);
+	// nil means the server keeps none.
+	Audit AuditLog
 	// RepoCreds finds repository credentials for the connection state of
 	// repositories; nil uses none.
 	RepoCreds RepoCredentials

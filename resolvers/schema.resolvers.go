@@ -425,6 +425,11 @@ func (r *queryResolver) Repositories(ctx context.Context, first int32, after *st
 	return page(all, repositoryKey, first, after)
 }
 
+// AuditLog is the resolver for the auditLog field.
+func (r *queryResolver) AuditLog(ctx context.Context, first int32, after *string, filter *model.AuditFilter) (*model.AuditConnection, error) {
+	return r.auditPage(ctx, first, after, filter)
+}
+
 // ConnectionState is the resolver for the connectionState field.
 func (r *repositoryResolver) ConnectionState(ctx context.Context, obj *model.Repository) (*model.ConnectionState, error) {
 	if obj.Template {
@@ -463,6 +468,11 @@ func (r *subscriptionResolver) ApplicationEvents(ctx context.Context, filter *mo
 		return nil, err
 	}
 	return r.streamEvents(ctx, filter, release), nil
+}
+
+// AuditEvents is the resolver for the auditEvents field.
+func (r *subscriptionResolver) AuditEvents(ctx context.Context, filter *model.AuditFilter) (<-chan *model.AuditEntry, error) {
+	return r.streamAudit(ctx, filter)
 }
 
 // Application is the resolver for the application field.

@@ -11,6 +11,9 @@
 // tokens (AddProjectToken, RemoveProjectToken). An *InvalidError is a
 // request the client must change.
 //
+// Every write is reported to the audit trail of its context (see
+// audit.Change).
+//
 // Every write is optimistic: it reads the current object, checks the
 // request against it (say, no operation already running) and writes with
 // its resourceVersion, retrying when someone else wrote in between.
@@ -29,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/audit"
 )
 
 // Errors the caller shows the user as they are.
@@ -77,6 +81,9 @@ func (s Service) Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.A
 // stay), and without, Create returns an AlreadyExists error.
 func (s Service) Create(ctx context.Context, app *v1alpha1.Application, upsert bool, mayReplace func(existing *v1alpha1.Application) error) (*v1alpha1.Application, error) {
 	err := s.Client.Create(ctx, app)
+	if err == nil {
+		audit.Change(ctx, nil, app)
+	}
 	if err == nil || !apierrors.IsAlreadyExists(err) {
 		return app, err
 	}
@@ -116,7 +123,7 @@ func (s Service) Update(ctx context.Context, key types.NamespacedName, change fu
 // first (by the controller, through a finalizer; background propagation
 // when policy says so); without, they stay in the cluster.
 func (s Service) Delete(ctx context.Context, key types.NamespacedName, cascade bool, policy metav1.DeletionPropagation) error {
-	_, err := s.update(ctx, key, func(cur *v1alpha1.Application) error {
+	deleted, err := s.update(ctx, key, func(cur *v1alpha1.Application) error {
 		fins := slices.DeleteFunc(slices.Clone(cur.Finalizers), func(f string) bool {
 			return f == v1alpha1.ArgoResourcesFinalizer || f == v1alpha1.ArgoResourcesFinalizerBackground || f == v1alpha1.ResourcesFinalizer
 		})
@@ -134,7 +141,11 @@ func (s Service) Delete(ctx context.Context, key types.NamespacedName, cascade b
 		return err
 	}
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	return client.IgnoreNotFound(s.Client.Delete(ctx, app))
+	if err := s.Client.Delete(ctx, app); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	audit.Change(ctx, deleted, nil)
+	return nil
 }
 
 // Sync requests a sync of the app at key: the controller runs op. It
@@ -182,6 +193,8 @@ func (s Service) Terminate(ctx context.Context, key types.NamespacedName) (*v1al
 		if err := s.Client.Get(ctx, key, cur); err != nil {
 			return err
 		}
+		audit.Touch(ctx, cur)
+		before := cur.DeepCopy()
 		st := cur.Status.OperationState
 		switch {
 		case st != nil && st.Phase == v1alpha1.OperationRunning:
@@ -199,6 +212,7 @@ func (s Service) Terminate(ctx context.Context, key types.NamespacedName) (*v1al
 		default:
 			return ErrNoOperation
 		}
+		audit.Change(ctx, before, cur)
 		out = cur
 		return nil
 	})
@@ -231,12 +245,15 @@ func (s Service) update(ctx context.Context, key types.NamespacedName, change fu
 		if err := s.Client.Get(ctx, key, cur); err != nil {
 			return err
 		}
+		audit.Touch(ctx, cur)
+		before := cur.DeepCopy()
 		if err := change(cur); err != nil {
 			return err
 		}
 		if err := s.Client.Update(ctx, cur); err != nil {
 			return err
 		}
+		audit.Change(ctx, before, cur)
 		out = cur
 		return nil
 	})

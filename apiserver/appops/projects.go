@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/audit"
 )
 
 // ErrProjectInUse: a project that applications still use cannot be
@@ -22,6 +23,9 @@ var ErrProjectInUse = errors.New("the project is used by applications")
 // gets p's spec, labels and annotations instead.
 func (s Service) CreateProject(ctx context.Context, p *v1alpha1.AppProject, upsert bool) (*v1alpha1.AppProject, error) {
 	err := s.Client.Create(ctx, p)
+	if err == nil {
+		audit.Change(ctx, nil, p)
+	}
 	if err == nil || !upsert || !apierrors.IsAlreadyExists(err) {
 		return p, err
 	}
@@ -39,10 +43,12 @@ func (s Service) UpdateProject(ctx context.Context, key types.NamespacedName, ch
 		if err := s.Client.Get(ctx, key, cur); err != nil {
 			return err
 		}
+		before := cur.DeepCopy()
 		change(cur)
 		if err := s.Client.Update(ctx, cur); err != nil {
 			return err
 		}
+		audit.Change(ctx, before, cur)
 		out = cur
 		return nil
 	})
@@ -62,5 +68,9 @@ func (s Service) DeleteProject(ctx context.Context, key types.NamespacedName) er
 		}
 	}
 	p := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	return s.Client.Delete(ctx, p)
+	if err := s.Client.Delete(ctx, p); err != nil {
+		return err
+	}
+	audit.Change(ctx, p, nil)
+	return nil
 }

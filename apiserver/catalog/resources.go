@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/audit"
 )
 
 // ResourceRef names one live object of an application.
@@ -109,7 +110,20 @@ func (r *Resources) Delete(ctx context.Context, dest v1alpha1.ApplicationDestina
 	if policy == "" {
 		policy = metav1.DeletePropagationBackground
 	}
-	return ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
+	if err := ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+		return err
+	}
+	audit.Change(ctx, auditStub(ref), nil)
+	return nil
+}
+
+// auditStub names ref for the audit trail of a delete.
+func auditStub(ref ResourceRef) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.Group, Kind: ref.Kind})
+	u.SetNamespace(ref.Namespace)
+	u.SetName(ref.Name)
+	return u
 }
 
 // Patch patches ref on the cluster dest names.
@@ -118,8 +132,15 @@ func (r *Resources) Patch(ctx context.Context, dest v1alpha1.ApplicationDestinat
 	if err != nil {
 		return err
 	}
-	_, err = ri.Patch(ctx, ref.Name, pt, patch, metav1.PatchOptions{FieldManager: "graphcd-api"})
-	return err
+	// The object before, for the audit trail's patch: when it cannot be
+	// read, the patch is recorded from nothing.
+	before, _ := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	after, err := ri.Patch(ctx, ref.Name, pt, patch, metav1.PatchOptions{FieldManager: "graphcd-api"})
+	if err != nil {
+		return err
+	}
+	audit.Change(ctx, before, after)
+	return nil
 }
 
 // resource returns the dynamic client of ref's kind on the cluster dest

@@ -2,7 +2,8 @@
 // repository credential templates and destination clusters, encoded by
 // internal/secretcodec, which their readers (reposerver/repocreds,
 // internal/clusters) decode with. Credentials go in and never come back
-// out: no function here returns Secret data.
+// out: no function here returns Secret data, and the audit trail gets
+// each write with the values redacted (see audit.Change).
 package secretops
 
 import (
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/graphcd/graphcd/apiserver/audit"
 	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/wellknown"
@@ -132,7 +134,16 @@ func (s Service) DeleteRepository(ctx context.Context, repoURL, project string, 
 	if sec == nil {
 		return ErrNotFound
 	}
-	return s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{})
+	return s.delete(ctx, sec)
+}
+
+// delete deletes sec, as found, and reports it to the audit trail.
+func (s Service) delete(ctx context.Context, sec *corev1.Secret) error {
+	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &sec.UID}})
+	if err == nil {
+		audit.Change(ctx, sec, nil)
+	}
+	return err
 }
 
 // Cluster declares a destination cluster.
@@ -246,7 +257,7 @@ func (s Service) DeleteCluster(ctx context.Context, server string) error {
 		}
 		return ErrNotFound
 	}
-	return s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{})
+	return s.delete(ctx, sec)
 }
 
 // sameServer selects the cluster Secret of server.
@@ -295,6 +306,7 @@ func (s Service) put(ctx context.Context, existing *corev1.Secret, name, typ str
 			if err != nil {
 				return err
 			}
+			before := cur.DeepCopy()
 			cur.Data, cur.StringData = nil, data
 			for k, v := range labels {
 				if cur.Labels == nil {
@@ -302,7 +314,10 @@ func (s Service) put(ctx context.Context, existing *corev1.Secret, name, typ str
 				}
 				cur.Labels[k] = v
 			}
-			_, err = secrets.Update(ctx, cur, metav1.UpdateOptions{})
+			after, err := secrets.Update(ctx, cur, metav1.UpdateOptions{})
+			if err == nil {
+				audit.Change(ctx, before, after)
+			}
 			return err
 		})
 	}
@@ -311,9 +326,12 @@ func (s Service) put(ctx context.Context, existing *corev1.Secret, name, typ str
 		all[k] = v
 	}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: all}, StringData: data}
-	_, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
+	created, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return ErrExists
+	}
+	if err == nil {
+		audit.Change(ctx, nil, created)
 	}
 	return err
 }

@@ -17,6 +17,9 @@ const (
 	ResourceGPGKeys         = "gpgkeys"
 	ResourceLogs            = "logs"
 	ResourceExec            = "exec"
+	// ResourceAudit is graphcd's own (Argo CD has no audit log): get on
+	// it, with a project as object, reads that project's audit entries.
+	ResourceAudit = "audit"
 )
 
 // Actions of policies. Besides these, "action/<group>/<kind>/<name>" runs
@@ -34,7 +37,7 @@ const (
 // Resources lists every resource graphcd asks about.
 var Resources = []string{
 	ResourceApplications, ResourceApplicationSets, ResourceClusters, ResourceRepositories, ResourceProjects,
-	ResourceAccounts, ResourceCertificates, ResourceGPGKeys, ResourceLogs, ResourceExec,
+	ResourceAccounts, ResourceCertificates, ResourceGPGKeys, ResourceLogs, ResourceExec, ResourceAudit,
 }
 
 // Actions lists the plain actions.
@@ -174,6 +177,9 @@ func builtinPolicy(mode MatchMode) *Policy {
 		allow(RoleAdmin, res, "*", ActionCreate, ActionUpdate, ActionDelete)
 	}
 	allow(RoleAdmin, ResourceAccounts, "*", ActionUpdate)
+	// Only admins read the audit trail: it tells who changed what across
+	// every project.
+	allow(RoleAdmin, ResourceAudit, "*", ActionGet)
 	allow(RoleAdmin, ResourceGPGKeys, "*", ActionCreate, ActionDelete)
 	allow(RoleAdmin, ResourceExec, "*/*", ActionCreate, actionDebug)
 	for _, b := range [][2]string{{RoleAdmin, RoleReadonly}, {"admin", RoleAdmin}} {

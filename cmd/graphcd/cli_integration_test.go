@@ -714,4 +714,53 @@ spec:
 			return unauthenticated(r, tok.Token), fmt.Sprintf("%+v", r)
 		})
 	})
+
+	// The audit trail of everything above, through the real server's
+	// wiring: the repository's password never shows, a project token may
+	// not read it.
+	t.Run("audit", func(t *testing.T) {
+		var entries []struct {
+			User, Mutation, Outcome string
+			ClientAddress           *string
+			Object                  struct{ Kind, Name, Project string }
+			Patch                   *string
+		}
+		out := runOK("", "audit", "--limit", "0", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &entries); err != nil {
+			t.Fatalf("audit -o json = %q: %v", out, err)
+		}
+		seen := map[string]int{}
+		for _, e := range entries {
+			seen[e.Mutation+" "+e.Outcome]++
+			if e.Mutation == "createProject" && e.Outcome == "SUCCESS" && (e.User != "admin" || e.Object.Kind != "AppProject" ||
+				e.Object.Name != "cli-proj" || e.ClientAddress == nil || *e.ClientAddress != "127.0.0.1") {
+				t.Errorf("createProject entry = %+v", e)
+			}
+		}
+		// proj create, the refused second create, the upsert; repo add, rm.
+		if seen["createProject SUCCESS"] != 2 || seen["createProject FAILURE"] != 1 || seen["createRepository SUCCESS"] != 2 ||
+			seen["deleteRepository SUCCESS"] != 2 || seen["deleteRepository FAILURE"] != 1 {
+			t.Errorf("audit entries by mutation and outcome: %v", seen)
+		}
+		wide := runOK("", "audit", "--limit", "0", "-o", "wide")
+		if strings.Contains(out+wide, "repo-password-1") || !strings.Contains(wide, "createRepository") {
+			t.Errorf("audit -o wide = %s", wide)
+		}
+		if got := names("audit", "--mutation", "deleteRepository", "--outcome", "failure"); len(got) != 1 {
+			t.Errorf("audit --mutation deleteRepository --outcome failure -o name = %v", got)
+		}
+		list, err := cluster.Client.EventsV1().Events(s.namespace).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created := 0
+		for _, ev := range list.Items {
+			if ev.ReportingController == "graphcd.io/api-server" && ev.Regarding.Kind == "AppProject" && ev.Reason == "ResourceCreated" && ev.Action == "createProject" {
+				created++
+			}
+		}
+		if created != 2 {
+			t.Errorf("%d ResourceCreated Events of createProject, want 2", created)
+		}
+	})
 }

@@ -46,6 +46,7 @@ type serverOptions struct {
 	app             appControllerOptions
 	controller      bool
 	auth            authOptions
+	audit           auditOptions
 }
 
 func newServerCmd(root *rootOptions) *cobra.Command {
@@ -83,6 +84,7 @@ ingress that terminates TLS, or for local use.`,
 	o.app.addFlags(f, false)
 	f.BoolVar(&o.controller, "controller", true, "run the application controller in this process")
 	o.auth.addFlags(f)
+	o.audit.addFlags(f)
 	return c
 }
 
@@ -192,18 +194,27 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err := settings.Start(ctx); err != nil {
 		return fmt.Errorf("watch %s: %w", wellknown.SettingsConfigMap, err)
 	}
+	proxies, err := o.auth.proxies()
+	if err != nil {
+		return err
+	}
+	auditLog, auditStore, err := o.audit.setUp(ctx, kc, o.app.namespace, sh, log)
+	if err != nil {
+		return err
+	}
 	creds := repocreds.New(kc, o.app.namespace)
 	opts := apiserver.Options{
 		Listen: o.listen,
 		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications and projects", objectsReady),
 		Logger: log, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
+		TrustedProxies: proxies, Audit: auditLog,
 		API: resolvers.Config{
 			Build: build, Namespace: o.app.namespace, AppNamespaces: o.app.served,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
-			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds,
+			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds, Audit: auditStore,
 			// The controller renders with a Renderer of its own: the same rules.
 			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client},
 		},

@@ -32,7 +32,8 @@ type authOptions struct {
 	disable    bool
 	sessionTTL time.Duration
 	dexStorage *command.Enum
-	// trustedProxies are --login-trusted-proxies, addresses or CIDRs.
+	// trustedProxies are --trusted-proxies (or its old name
+	// --login-trusted-proxies), addresses or CIDRs.
 	trustedProxies []string
 	// kubeconfig is the root's --kubeconfig, for Dex's Kubernetes storage.
 	kubeconfig string
@@ -42,11 +43,22 @@ func (o *authOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.disable, "disable-auth", false,
 		"serve without authentication or RBAC: every request may do everything (local experiments only)")
 	f.DurationVar(&o.sessionTTL, "session-duration", session.DefaultTTL, "how long a login lasts")
-	f.StringSliceVar(&o.trustedProxies, "login-trusted-proxies", nil,
-		"addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client for the login limits (default none: the header is ignored)")
+	f.StringSliceVar(&o.trustedProxies, "trusted-proxies", nil,
+		"addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client for the login limits and the audit trail (default none: the header is ignored)")
+	f.StringSliceVar(&o.trustedProxies, "login-trusted-proxies", nil, "old name of --trusted-proxies")
+	_ = f.MarkDeprecated("login-trusted-proxies", "use --trusted-proxies")
 	o.dexStorage = command.NewEnum("memory", "memory", "kubernetes")
 	f.Var(o.dexStorage, "dex-storage",
 		"where the embedded Dex keeps logins in progress: memory (one replica) or kubernetes (Dex's CRDs, shared by replicas; needs dex.clientSecret in graphcd-secret)")
+}
+
+// proxies parses --trusted-proxies.
+func (o *authOptions) proxies() ([]netip.Prefix, error) {
+	p, err := parsePrefixes(o.trustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	return p, nil
 }
 
 // dexClientSecretKey is the graphcd-secret key replicas sharing Dex's
@@ -76,9 +88,9 @@ func (o *authOptions) setUp(ctx context.Context, watch *kubewatch.Source, object
 	if o.sessionTTL <= 0 {
 		return nil, fmt.Errorf("--session-duration must be positive, got %s", o.sessionTTL)
 	}
-	proxies, err := parsePrefixes(o.trustedProxies)
+	proxies, err := o.proxies()
 	if err != nil {
-		return nil, fmt.Errorf("--login-trusted-proxies: %w", err)
+		return nil, err
 	}
 	kc, namespace := watch.Client(), watch.Namespace()
 	authz := auth.NewAuthorizer()

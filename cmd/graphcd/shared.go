@@ -43,6 +43,8 @@ type shared struct {
 	states appstate.Store
 	// redis is the Redis client behind them; nil without --redis.
 	redis *redis.Client
+	// secret signs what is shared through redis.
+	secret []byte
 }
 
 // connect returns the event bus and state store the flags ask for; the
@@ -77,7 +79,7 @@ func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog
 		}
 	}()
 	log.Info("sharing live events and resource trees through Redis", "addr", ropts.Addr)
-	return &shared{events: bus, states: states, redis: client}, nil
+	return &shared{events: bus, states: states, redis: client, secret: secret}, nil
 }
 
 // forwardEvents publishes the controller's events on bus until ctx ends.

@@ -92,6 +92,94 @@ type ApplicationResourceInput struct {
 	Name string `json:"name"`
 }
 
+// A page of audit entries, newest first.
+type AuditConnection struct {
+	// The entries with their cursors.
+	Edges []*AuditEdge `json:"edges"`
+	// The entries.
+	Nodes []*AuditEntry `json:"nodes"`
+	// Where the page sits.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// An audit entry with its cursor.
+type AuditEdge struct {
+	// Pass as `after` to start after this entry.
+	Cursor string `json:"cursor"`
+	// The entry.
+	Node *AuditEntry `json:"node"`
+}
+
+// One mutation made through the API: who made it, from where, on which
+// object, what it changed and how it ended.
+type AuditEntry struct {
+	// The entry's id; later entries have greater ids.
+	ID string `json:"id"`
+	// When the mutation was made.
+	Time v1.Time `json:"time"`
+	// The caller's subject (account, SSO user, or proj:<project>:<role>).
+	User string `json:"user"`
+	// The caller's SSO groups.
+	Groups []string `json:"groups"`
+	// The client's address: X-Forwarded-For is believed only from trusted proxies.
+	ClientAddress *string `json:"clientAddress,omitempty"`
+	// The GraphQL operation's name, when the client gave one.
+	OperationName *string `json:"operationName,omitempty"`
+	// The mutation field, say createApplication.
+	Mutation string `json:"mutation"`
+	// The object the mutation acted on.
+	Object *AuditObject `json:"object"`
+	// What changed, as the JSON text of an RFC 6902 JSON patch from the object
+	// before to after ("add" at "" for a create, "remove" at "" for a delete).
+	// Secret values and credential fields read "<redacted>". Null when nothing
+	// was written.
+	Patch *string `json:"patch,omitempty"`
+	// Whether the patch was too large to keep.
+	PatchOmitted bool `json:"patchOmitted"`
+	// Whether the mutation succeeded.
+	Outcome AuditOutcome `json:"outcome"`
+	// The extensions.code of the error the client got, on failure.
+	ErrorCode *string `json:"errorCode,omitempty"`
+}
+
+// Selects audit entries; every field given must match.
+type AuditFilter struct {
+	// The caller's subject.
+	User *string `json:"user,omitempty"`
+	// The object's kind (or RBAC resource).
+	Kind *string `json:"kind,omitempty"`
+	// The object's namespace.
+	Namespace *string `json:"namespace,omitempty"`
+	// The object's name.
+	Name *string `json:"name,omitempty"`
+	// The object's project.
+	Project *string `json:"project,omitempty"`
+	// The mutation field.
+	Mutation *string `json:"mutation,omitempty"`
+	// The outcome.
+	Outcome *AuditOutcome `json:"outcome,omitempty"`
+	// Entries at or after this time.
+	Since *v1.Time `json:"since,omitempty"`
+	// Entries before this time.
+	Until *v1.Time `json:"until,omitempty"`
+}
+
+// The object a mutation acted on. For a mutation refused before it found
+// its object, kind is the RBAC resource (applications, projects ...) and
+// name the RBAC object.
+type AuditObject struct {
+	// The Kubernetes kind (Application, AppProject, Secret, a live resource's kind) or the RBAC resource.
+	Kind string `json:"kind"`
+	// The API group; empty for the core group.
+	Group string `json:"group"`
+	// The namespace; empty for cluster-scoped objects.
+	Namespace string `json:"namespace"`
+	// The name.
+	Name string `json:"name"`
+	// The project the object belongs to; empty when none.
+	Project string `json:"project"`
+}
+
 // A destination cluster with its (write-only) credentials.
 type ClusterInput struct {
 	// The name applications use in spec.destination.name.
@@ -521,6 +609,64 @@ func (e *ApplicationOrderField) UnmarshalJSON(b []byte) error {
 }
 
 func (e ApplicationOrderField) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a mutation ended.
+type AuditOutcome string
+
+const (
+	// It succeeded.
+	AuditOutcomeSuccess AuditOutcome = "SUCCESS"
+	// It failed or was refused; errorCode says why.
+	AuditOutcomeFailure AuditOutcome = "FAILURE"
+)
+
+var AllAuditOutcome = []AuditOutcome{
+	AuditOutcomeSuccess,
+	AuditOutcomeFailure,
+}
+
+func (e AuditOutcome) IsValid() bool {
+	switch e {
+	case AuditOutcomeSuccess, AuditOutcomeFailure:
+		return true
+	}
+	return false
+}
+
+func (e AuditOutcome) String() string {
+	return string(e)
+}
+
+func (e *AuditOutcome) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AuditOutcome(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AuditOutcome", str)
+	}
+	return nil
+}
+
+func (e AuditOutcome) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AuditOutcome) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AuditOutcome) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -167,7 +167,7 @@ func startEnv(t *testing.T) *env {
 	e.base = "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), e.bin, "server", "--insecure", "--kubeconfig", cluster.Kubeconfig,
 		"--namespace", e.ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--log-format", "text", "--log-level", "debug",
-		"--login-trusted-proxies", "127.0.0.9", "--redis", rds.Addr, "--redis-password", rds.Password, "--redis-secret-file", redisKey)
+		"--trusted-proxies", "127.0.0.9", "--redis", rds.Addr, "--redis-password", rds.Password, "--redis-secret-file", redisKey)
 	cmd.Env = binaryEnv()
 	cmd.Stdout, cmd.Stderr = e.logs, e.logs
 	if err := cmd.Start(); err != nil {

@@ -3,8 +3,9 @@
 // with a successful connection test; create project "shop", add role
 // "ci" with a policy, create a token (shown once) and add a sync window;
 // add and remove a cluster; create and delete an API token of account
-// "ci"; user info lists the caller's permissions; the dark theme applies
-// and survives a reload.
+// "ci"; user info lists the caller's permissions; the audit trail lists
+// those changes and filters them; the dark theme applies and survives a
+// reload.
 //
 //   GRAPHCD_E2E_REPO=URL node e2e/settings-pages.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
 import { args, login, run } from './browser.mjs'
@@ -121,6 +122,22 @@ await run(artifacts, async (page, { shot, check }) => {
   const perms = await page.getByRole('table', { name: 'Permissions' }).getByRole('row').count()
   check(perms > 1, `user info lists ${perms - 1} permission rules`)
   await shot('user-info')
+
+  // The audit trail lists what the forms above did, newest first, and
+  // filters by kind through the URL.
+  await page.getByRole('link', { name: 'Audit', exact: true }).first().click()
+  await page.getByRole('heading', { name: 'Audit trail' }).waitFor()
+  const entries = page.getByRole('list', { name: 'Audit entries' })
+  await entries.locator('li', { hasText: 'createProject' }).first().waitFor()
+  check((await entries.locator('li', { hasText: 'createProject' }).count()) === 1, 'the audit trail lists the project creation once')
+  check((await entries.locator('li', { hasText: 'createRepository' }).count()) >= 1, 'and the repository added')
+  await page.getByRole('form', { name: 'Filter the audit trail' }).getByLabel('Kind').fill('AppProject')
+  await page.getByRole('button', { name: 'Filter', exact: true }).click()
+  await page.waitForURL(/\/audit\?kind=AppProject$/)
+  await entries.locator('li', { hasText: 'createRepository' }).waitFor({ state: 'detached' })
+  const kinds = await entries.locator('.audit-object').allTextContents()
+  check(kinds.length > 0 && kinds.every((k) => k.startsWith('AppProject ')), `filtered by kind: ${kinds.join(', ')}`)
+  await shot('audit')
 
   const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor || getComputedStyle(document.documentElement).backgroundColor)
   await page.getByLabel('Theme').selectOption('light')

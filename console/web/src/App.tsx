@@ -5,6 +5,7 @@ import { logout } from './client'
 import { SessionQuery } from './documents'
 import { ApplicationPage } from './pages/Application'
 import { ApplicationsPage } from './pages/Applications'
+import { AuditPage } from './pages/Audit'
 import { LoginPage } from './pages/Login'
 import { SettingsPage } from './pages/Settings'
 import { appRef, navigate, useLocation } from './router'
@@ -48,6 +49,7 @@ export function App() {
         ) : null}
         <Link to={NEW_APP_PATH}>New application</Link>
         <Link to="/settings">Settings</Link>
+        {me?.loggedIn ? <Link to="/audit">Audit</Link> : null}
         <span className="spacer" />
         <label className="theme-choice">
           <span className="visually-hidden">Theme</span>
@@ -75,6 +77,8 @@ export function App() {
           <ApplicationsPage />
         ) : path === NEW_APP_PATH ? (
           <NewApplicationPage />
+        ) : path === '/audit' ? (
+          <AuditPage />
         ) : path === '/settings' || path.startsWith('/settings/') ? (
           <SettingsPage path={path} />
         ) : (

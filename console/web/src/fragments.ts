@@ -108,3 +108,27 @@ export const WhoFragment = graphql(`
     groups
   }
 `)
+
+/** One audit entry, as the audit page's list and its live updates show it. */
+export const AuditEntryFragment = graphql(`
+  fragment AuditEntryRow on AuditEntry {
+    id
+    time
+    user
+    groups
+    clientAddress
+    operationName
+    mutation
+    object {
+      kind
+      group
+      namespace
+      name
+      project
+    }
+    patch
+    patchOmitted
+    outcome
+    errorCode
+  }
+`)

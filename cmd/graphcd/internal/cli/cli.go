@@ -42,7 +42,7 @@ const (
 // API, for the graphcd root command to mount.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{newLoginCmd(), newLogoutCmd(), newContextCmd(), newAppCmd(),
-		newProjCmd(), newRepoCmd(), newRepoCredsCmd(), newClusterCmd(), newAccountCmd()}
+		newProjCmd(), newRepoCmd(), newRepoCredsCmd(), newClusterCmd(), newAccountCmd(), newAuditCmd()}
 }
 
 // cliOptions are the flags that choose the server and credentials; each

@@ -36,6 +36,8 @@ type Documents = {
     "\n  query LiveResource($app: String!, $appNamespace: String, $group: String!, $kind: String!, $namespace: String!, $name: String!, $events: Int!) {\n    application(name: $app, namespace: $appNamespace) {\n      id\n      liveResource(group: $group, kind: $kind, namespace: $namespace, name: $name) {\n        manifest\n        events(first: $events) {\n          ...EventRow\n        }\n      }\n    }\n  }\n": typeof types.LiveResourceDocument,
     "\n  query AppEvents($app: String!, $appNamespace: String) {\n    application(name: $app, namespace: $appNamespace) {\n      id\n      events(first: 200) {\n        ...EventRow\n      }\n    }\n  }\n": typeof types.AppEventsDocument,
     "\n  subscription PodLogs($app: String!, $appNamespace: String, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {\n    podLogs(application: { name: $app, namespace: $appNamespace }, namespace: $namespace, pod: $pod, container: $container, tailLines: $tailLines)\n  }\n": typeof types.PodLogsDocument,
+    "\n  query AuditLog($first: Int!, $after: String, $filter: AuditFilter) {\n    auditLog(first: $first, after: $after, filter: $filter) {\n      nodes {\n        ...AuditEntryRow\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": typeof types.AuditLogDocument,
+    "\n  subscription AuditEvents($filter: AuditFilter) {\n    auditEvents(filter: $filter) {\n      ...AuditEntryRow\n    }\n  }\n": typeof types.AuditEventsDocument,
     "\n  query Session {\n    me {\n      ...Who\n    }\n    settings {\n      url\n      ssoProviders\n      uiBannerContent\n      uiBannerURL\n    }\n  }\n": typeof types.SessionDocument,
     "\n  fragment AppRow on Application {\n    ...AppSummary\n    spec {\n      destination {\n        ...Destination\n      }\n      sources {\n        repoURL\n      }\n    }\n    status {\n      health {\n        ...Health\n      }\n      operationState {\n        phase\n        message\n      }\n      reconciledAt\n    }\n  }\n": typeof types.AppRowFragmentDoc,
     "\n  query Applications($first: Int!, $after: String, $filter: ApplicationFilter, $orderBy: ApplicationOrder) {\n    applications(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...AppRow\n      }\n    }\n  }\n": typeof types.ApplicationsDocument,
@@ -55,6 +57,7 @@ type Documents = {
     "\n  fragment Token on JWTToken {\n    id\n    issuedAt\n    expiresAt\n  }\n": typeof types.TokenFragmentDoc,
     "\n  fragment IssuedToken on NewToken {\n    id\n    token\n    issuedAt\n    expiresAt\n  }\n": typeof types.IssuedTokenFragmentDoc,
     "\n  fragment Who on Me {\n    loggedIn\n    username\n    groups\n  }\n": typeof types.WhoFragmentDoc,
+    "\n  fragment AuditEntryRow on AuditEntry {\n    id\n    time\n    user\n    groups\n    clientAddress\n    operationName\n    mutation\n    object {\n      kind\n      group\n      namespace\n      name\n      project\n    }\n    patch\n    patchOmitted\n    outcome\n    errorCode\n  }\n": typeof types.AuditEntryRowFragmentDoc,
     "\n  fragment RepositoryRow on Repository {\n    id\n    name\n    url\n    project\n    type\n    hasCredentials\n    template\n  }\n": typeof types.RepositoryRowFragmentDoc,
     "\n  fragment Connection on ConnectionState {\n    status\n    message\n    attemptedAt\n  }\n": typeof types.ConnectionFragmentDoc,
     "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        ...RepositoryRow\n      }\n    }\n  }\n": typeof types.SettingsRepositoriesDocument,
@@ -101,6 +104,8 @@ const documents: Documents = {
     "\n  query LiveResource($app: String!, $appNamespace: String, $group: String!, $kind: String!, $namespace: String!, $name: String!, $events: Int!) {\n    application(name: $app, namespace: $appNamespace) {\n      id\n      liveResource(group: $group, kind: $kind, namespace: $namespace, name: $name) {\n        manifest\n        events(first: $events) {\n          ...EventRow\n        }\n      }\n    }\n  }\n": types.LiveResourceDocument,
     "\n  query AppEvents($app: String!, $appNamespace: String) {\n    application(name: $app, namespace: $appNamespace) {\n      id\n      events(first: 200) {\n        ...EventRow\n      }\n    }\n  }\n": types.AppEventsDocument,
     "\n  subscription PodLogs($app: String!, $appNamespace: String, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {\n    podLogs(application: { name: $app, namespace: $appNamespace }, namespace: $namespace, pod: $pod, container: $container, tailLines: $tailLines)\n  }\n": types.PodLogsDocument,
+    "\n  query AuditLog($first: Int!, $after: String, $filter: AuditFilter) {\n    auditLog(first: $first, after: $after, filter: $filter) {\n      nodes {\n        ...AuditEntryRow\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": types.AuditLogDocument,
+    "\n  subscription AuditEvents($filter: AuditFilter) {\n    auditEvents(filter: $filter) {\n      ...AuditEntryRow\n    }\n  }\n": types.AuditEventsDocument,
     "\n  query Session {\n    me {\n      ...Who\n    }\n    settings {\n      url\n      ssoProviders\n      uiBannerContent\n      uiBannerURL\n    }\n  }\n": types.SessionDocument,
     "\n  fragment AppRow on Application {\n    ...AppSummary\n    spec {\n      destination {\n        ...Destination\n      }\n      sources {\n        repoURL\n      }\n    }\n    status {\n      health {\n        ...Health\n      }\n      operationState {\n        phase\n        message\n      }\n      reconciledAt\n    }\n  }\n": types.AppRowFragmentDoc,
     "\n  query Applications($first: Int!, $after: String, $filter: ApplicationFilter, $orderBy: ApplicationOrder) {\n    applications(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...AppRow\n      }\n    }\n  }\n": types.ApplicationsDocument,
@@ -120,6 +125,7 @@ const documents: Documents = {
     "\n  fragment Token on JWTToken {\n    id\n    issuedAt\n    expiresAt\n  }\n": types.TokenFragmentDoc,
     "\n  fragment IssuedToken on NewToken {\n    id\n    token\n    issuedAt\n    expiresAt\n  }\n": types.IssuedTokenFragmentDoc,
     "\n  fragment Who on Me {\n    loggedIn\n    username\n    groups\n  }\n": types.WhoFragmentDoc,
+    "\n  fragment AuditEntryRow on AuditEntry {\n    id\n    time\n    user\n    groups\n    clientAddress\n    operationName\n    mutation\n    object {\n      kind\n      group\n      namespace\n      name\n      project\n    }\n    patch\n    patchOmitted\n    outcome\n    errorCode\n  }\n": types.AuditEntryRowFragmentDoc,
     "\n  fragment RepositoryRow on Repository {\n    id\n    name\n    url\n    project\n    type\n    hasCredentials\n    template\n  }\n": types.RepositoryRowFragmentDoc,
     "\n  fragment Connection on ConnectionState {\n    status\n    message\n    attemptedAt\n  }\n": types.ConnectionFragmentDoc,
     "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        ...RepositoryRow\n      }\n    }\n  }\n": types.SettingsRepositoriesDocument,
@@ -246,6 +252,14 @@ export function graphql(source: "\n  subscription PodLogs($app: String!, $appNam
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  query AuditLog($first: Int!, $after: String, $filter: AuditFilter) {\n    auditLog(first: $first, after: $after, filter: $filter) {\n      nodes {\n        ...AuditEntryRow\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n"): (typeof documents)["\n  query AuditLog($first: Int!, $after: String, $filter: AuditFilter) {\n    auditLog(first: $first, after: $after, filter: $filter) {\n      nodes {\n        ...AuditEntryRow\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription AuditEvents($filter: AuditFilter) {\n    auditEvents(filter: $filter) {\n      ...AuditEntryRow\n    }\n  }\n"): (typeof documents)["\n  subscription AuditEvents($filter: AuditFilter) {\n    auditEvents(filter: $filter) {\n      ...AuditEntryRow\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  query Session {\n    me {\n      ...Who\n    }\n    settings {\n      url\n      ssoProviders\n      uiBannerContent\n      uiBannerURL\n    }\n  }\n"): (typeof documents)["\n  query Session {\n    me {\n      ...Who\n    }\n    settings {\n      url\n      ssoProviders\n      uiBannerContent\n      uiBannerURL\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
@@ -319,6 +333,10 @@ export function graphql(source: "\n  fragment IssuedToken on NewToken {\n    id\
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  fragment Who on Me {\n    loggedIn\n    username\n    groups\n  }\n"): (typeof documents)["\n  fragment Who on Me {\n    loggedIn\n    username\n    groups\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment AuditEntryRow on AuditEntry {\n    id\n    time\n    user\n    groups\n    clientAddress\n    operationName\n    mutation\n    object {\n      kind\n      group\n      namespace\n      name\n      project\n    }\n    patch\n    patchOmitted\n    outcome\n    errorCode\n  }\n"): (typeof documents)["\n  fragment AuditEntryRow on AuditEntry {\n    id\n    time\n    user\n    groups\n    clientAddress\n    operationName\n    mutation\n    object {\n      kind\n      group\n      namespace\n      name\n      project\n    }\n    patch\n    patchOmitted\n    outcome\n    errorCode\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

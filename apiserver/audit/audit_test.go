@@ -1,0 +1,131 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/auth"
+)
+
+// A Secret's values and credential fields never reach a patch, whether
+// the patch creates, changes or deletes them.
+func TestDiffRedacts(t *testing.T) {
+	meta := metav1.ObjectMeta{Namespace: "graphcd", Name: "repo-1", ResourceVersion: "7",
+		Annotations: map[string]string{lastApplied: `{"data":{"password":"c2VjcmV0"}}`}}
+	before := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"url": []byte("https://git"), "password": []byte("old-secret")}}
+	after := before.DeepCopy()
+	after.ResourceVersion = "8"
+	after.Data["password"] = []byte("new-secret")
+	after.Data["sshPrivateKey"] = []byte("-----BEGIN KEY")
+	after.StringData = map[string]string{"bearerToken": "tok-secret"}
+	tests := []struct {
+		name          string
+		before, after any
+		want          string
+	}{
+		{"create", nil, before, `[{"op":"add","path":"","value":{"data":{"password":"<redacted>","url":"<redacted>"},` +
+			`"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"<redacted>"},"name":"repo-1","namespace":"graphcd"}}}]`},
+		{"update", before, after, `[{"op":"replace","path":"/data/password","value":"<redacted>"},` +
+			`{"op":"add","path":"/data/sshPrivateKey","value":"<redacted>"},{"op":"add","path":"/stringData","value":{"bearerToken":"<redacted>"}}]`},
+		{"delete", before, nil, `[{"op":"remove","path":""}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, rec := Begin(t.Context())
+			Change(ctx, tt.before, tt.after)
+			e := rec.Entry(Call{Field: "createRepository"})
+			var got, want any
+			if err := json.Unmarshal(e.Patch, &got); err != nil {
+				t.Fatalf("patch %s: %v", e.Patch, err)
+			}
+			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			// Ops on different paths may come in any order.
+			byPath := cmpopts.SortSlices(func(a, b any) bool {
+				return a.(map[string]any)["path"].(string) < b.(map[string]any)["path"].(string)
+			})
+			if d := cmp.Diff(got, want, byPath); d != "" {
+				t.Errorf("patch (-got +want):\n%s", d)
+			}
+			if strings.Contains(string(e.Patch), "secret") && !strings.Contains(tt.want, "secret") {
+				t.Errorf("patch leaks: %s", e.Patch)
+			}
+			if e.Object.Kind != "Secret" || e.Object.Name != "repo-1" {
+				t.Errorf("object = %+v", e.Object)
+			}
+		})
+	}
+}
+
+// Credential fields are redacted in any kind; an application's other
+// fields are not.
+func TestDiffRedactsCredentialFields(t *testing.T) {
+	before := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n"}}
+	after := before.DeepCopy()
+	after.Spec.Project = "p"
+	after.Annotations = map[string]string{"token": "abc"}
+	ctx, rec := Begin(context.Background())
+	Change(ctx, before, after)
+	e := rec.Entry(Call{Field: "updateApplicationSpec", Principal: auth.Principal{Subject: "alice"}, ErrorCode: ""})
+	if !strings.Contains(string(e.Patch), `"value":"p"`) || strings.Contains(string(e.Patch), "abc") {
+		t.Errorf("patch = %s", e.Patch)
+	}
+	if e.Object.Project != "p" || e.User != "alice" || e.Outcome != Success {
+		t.Errorf("entry = %+v", e)
+	}
+}
+
+// A refused mutation names the RBAC object it was refused for.
+func TestRefusedNamesRBACObject(t *testing.T) {
+	ctx, rec := Begin(context.Background())
+	Authorized(ctx, "applications", "shop/apps/web", false)
+	Authorized(ctx, "applications", "other/x", true)
+	e := rec.Entry(Call{Field: "syncApplication", ErrorCode: "FORBIDDEN"})
+	want := Object{Kind: "applications", Project: "shop", Namespace: "apps", Name: "web"}
+	if d := cmp.Diff(e.Object, want); d != "" || e.Outcome != Failure || e.User != "anonymous" || e.Patch != nil {
+		t.Errorf("entry = %+v (-got +want object):\n%s", e, d)
+	}
+}
+
+// The memory store keeps its size, newest first, and pages by cursor.
+func TestMemoryBounded(t *testing.T) {
+	m := NewMemory(3)
+	for i := range 5 {
+		e := &Entry{Field: string(rune('a' + i)), User: "u"}
+		if err := m.Append(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := m.List(t.Context(), Query{First: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := func(p Page) (out []string) {
+		for _, e := range p.Entries {
+			out = append(out, e.Field)
+		}
+		return out
+	}
+	if d := cmp.Diff(fields(p), []string{"e", "d"}); d != "" || !p.More {
+		t.Errorf("first page (-got +want):\n%s more=%v", d, p.More)
+	}
+	p, err = m.List(t.Context(), Query{First: 2, After: p.Entries[1].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(fields(p), []string{"c"}); d != "" || p.More {
+		t.Errorf("second page (-got +want):\n%s more=%v", d, p.More)
+	}
+	if _, err := m.List(t.Context(), Query{After: "nonsense"}); err == nil {
+		t.Error("a bad cursor is accepted")
+	}
+}
