@@ -42,6 +42,7 @@ const (
 	classRBAC      = "RBAC bypass through a body naming another project or cluster"
 	classHooks     = "project rules bypassed by hooks"
 	classLeaks     = "secrets leaking into errors, events, diffs or logs"
+	classTenant    = "tenant escape through impersonation"
 )
 
 var attacks = []attack{
@@ -71,6 +72,8 @@ var attacks = []attack{
 	{"hook-other-namespace", classHooks, hookOtherNamespace},
 	{"repository-credentials-in-errors", classLeaks, repositoryCredentialsInErrors},
 	{"secret-in-diff-and-events", classLeaks, secretInDiffAndEvents},
+	{"impersonation-cluster-admin", classTenant, impersonationClusterAdmin},
+	{"impersonation-other-namespace", classTenant, impersonationOtherNamespace},
 }
 
 // TestAttacks runs every case against one server, in parallel, and then
@@ -517,4 +520,33 @@ func chartArchiveBomb(t *testing.T, e *env) {
 		t.Errorf("condition %q, want the archive named", msg)
 	}
 	e.mustAsk(t, e.tokens["bob"], `{ me { username } }`, nil)
+}
+
+// impersonationClusterAdmin is alice's app in team-wide, a project that
+// permits every cluster-scoped kind, binding her own service account to
+// cluster-admin: the project lets it through, her service account may
+// not, and the API server says so.
+func impersonationClusterAdmin(t *testing.T, e *env) {
+	e.createAs(t, "alice", "escape-wide", "team-wide", "cluster-escape", e.nsA)
+	state := e.syncAndWait(t, "alice", "escape-wide")
+	want := fmt.Sprintf(`User "system:serviceaccount:%s:deployer" cannot`, e.nsA)
+	if state.Phase == v1alpha1.OperationSucceeded || !strings.Contains(fmt.Sprint(state.SyncResult), want) && !strings.Contains(state.Message, want) {
+		t.Errorf("sync binding cluster-admin: %s %q %+v, want the API server's Forbidden for %s", state.Phase, state.Message, state.SyncResult, want)
+	}
+	if _, err := cluster.Client.RbacV1().ClusterRoleBindings().Get(t.Context(), "tenant-escape", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the ClusterRoleBinding: %v, want it never created", err)
+	}
+}
+
+// impersonationOtherNamespace is alice's app whose object names bob's
+// namespace while its project, wrongly, permits both: her service
+// account cannot write there.
+func impersonationOtherNamespace(t *testing.T, e *env) {
+	e.createAs(t, "alice", "escape-ns", "team-wide", "neighbour", e.nsA)
+	state := e.syncAndWait(t, "alice", "escape-ns")
+	want := fmt.Sprintf(`User "system:serviceaccount:%s:deployer" cannot`, e.nsA)
+	if state.Phase == v1alpha1.OperationSucceeded || !strings.Contains(fmt.Sprint(state.SyncResult), want) && !strings.Contains(state.Message, want) {
+		t.Errorf("sync into bob's namespace: %s %q %+v, want the API server's Forbidden for %s", state.Phase, state.Message, state.SyncResult, want)
+	}
+	noConfigMap(t, e.nsB, "planted-by-a")
 }

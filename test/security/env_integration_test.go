@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,9 +64,9 @@ type env struct {
 }
 
 // repoFiles is the repository the tenants deploy from: good objects and
-// hostile ones, one directory each; otherNS is the namespace a hook
-// reaches into.
-func repoFiles(otherNS string) map[string]string {
+// hostile ones, one directory each; tenantNS is alice's namespace and
+// otherNS bob's, which her manifests reach into.
+func repoFiles(tenantNS, otherNS string) map[string]string {
 	cm := func(name string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  a: b\n"
 	}
@@ -89,7 +90,12 @@ func repoFiles(otherNS string) map[string]string {
 		"chart/values.yaml":      "name: chart\n",
 		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n" +
 			"data:\n  leak: {{ .Values.leak | default \"none\" | quote }}\n",
-		"escape/README":                "the symlink beside this file points out of the checkout\n",
+		"escape/README": "the symlink beside this file points out of the checkout\n",
+		"cluster-escape/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: tenant-escape\n" +
+			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n" +
+			"subjects:\n- {kind: ServiceAccount, name: deployer, namespace: " + tenantNS + "}\n",
+		"cluster-escape/cm.yaml":       cm("wide"),
+		"neighbour/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planted-by-a\n  namespace: " + otherNS + "\ndata:\n  a: b\n",
 		"archive/Chart.yaml":           "apiVersion: v2\nname: archive\nversion: 0.1.0\n",
 		"archive/charts/dep-0.1.0.tgz": gzipBomb(),
 	}
@@ -111,7 +117,7 @@ func startEnv(t *testing.T) *env {
 		logs: &syncBuffer{}, kube: kube, tokens: map[string]string{}}
 	e.run(t, "install", "crds", "--kubeconfig", cluster.Kubeconfig)
 
-	dir, _ := reposervertest.CommitFiles(t, repoFiles(e.nsB))
+	dir, _ := reposervertest.CommitFiles(t, repoFiles(e.nsA, e.nsB))
 	if err := os.Symlink("/etc/hostname", filepath.Join(dir, "escape", "cm.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +133,9 @@ func startEnv(t *testing.T) *env {
 	}
 	e.create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "graphcd-cm"}, Data: map[string]string{
 		"accounts.alice": "login", "accounts.bob": "login", "accounts.dave": "login", "accounts.dave.enabled": "false",
+		// Every sync runs as the project's service account for the
+		// destination, which may write only its own namespace.
+		"application.sync.impersonation.enabled": "true",
 	}})
 	e.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "graphcd-secret"}, StringData: map[string]string{
 		"admin.password": hash(tenantPassword), "accounts.alice.password": hash(tenantPassword), "accounts.bob.password": hash(tenantPassword),
@@ -134,16 +143,30 @@ func startEnv(t *testing.T) *env {
 	}})
 	e.create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "graphcd-rbac-cm"}, Data: map[string]string{
 		"policy.csv": "p, alice, applications, *, team-a/*, allow\np, alice, projects, get, team-a, allow\n" +
+			"p, alice, applications, *, team-wide/*, allow\n" +
 			"p, bob, applications, *, team-b/*, allow\np, bob, projects, get, team-b, allow\n",
 	}})
-	for team, dest := range map[string]string{"team-a": e.nsA, "team-b": e.nsB} {
+	// team-wide is alice's too and, wrongly, permits every cluster-scoped
+	// kind and bob's namespace: only the rights of the service account it
+	// names for her namespace stand between her and the cluster.
+	for team, dest := range map[string]string{"team-a": e.nsA, "team-b": e.nsB, "team-wide": e.nsA} {
 		proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: team, Namespace: e.ns}, Spec: v1alpha1.AppProjectSpec{
 			SourceRepos:  []string{e.repo},
 			Destinations: []v1alpha1.ApplicationDestination{{Server: inClusterURL, Namespace: dest}},
+			DestinationServiceAccounts: []v1alpha1.ApplicationDestinationServiceAccount{
+				{Server: inClusterURL, Namespace: dest, DefaultServiceAccount: "deployer"},
+			},
 		}}
+		if team == "team-wide" {
+			proj.Spec.ClusterResourceWhitelist = []metav1.GroupKind{{Group: "*", Kind: "*"}}
+			proj.Spec.Destinations = append(proj.Spec.Destinations, v1alpha1.ApplicationDestination{Server: inClusterURL, Namespace: e.nsB})
+		}
 		if err := kube.Create(t.Context(), proj); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, ns := range []string{e.nsA, e.nsB} {
+		deployer(t, ns)
 	}
 
 	// Redis carries the resource trees between the controller and the API,
@@ -209,6 +232,26 @@ func startEnv(t *testing.T) *env {
 		t.Fatal("graphcd-secret has no server.secretkey after the server started")
 	}
 	return e
+}
+
+// deployer creates the ServiceAccount deployer in namespace, allowed
+// everything in that namespace and nothing elsewhere.
+func deployer(t *testing.T, namespace string) {
+	t.Helper()
+	ctx, core, rbac := t.Context(), cluster.Client.CoreV1(), cluster.Client.RbacV1()
+	if _, err := core.ServiceAccounts(namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "deployer"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
+	if _, err := rbac.Roles(namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "deployer"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: namespace}}}
+	if _, err := rbac.RoleBindings(namespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // buildGraphcd builds the graphcd binary into a temporary directory.
