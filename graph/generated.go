@@ -5037,7 +5037,7 @@ type Me {
   object: "default/guestbook"). The console asks before showing a control.
   """
   can(
-    "applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs or exec."
+    "applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs, exec or audit."
     resource: String!
     "get, create, update, delete, sync, override, action/<group>/<kind>/<name>, update/... or delete/..."
     action: String!

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -63,15 +65,21 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string, apps AppName
 	if namespace != "" {
 		opts.DefaultNamespaces = map[string]ctrlcache.Config{namespace: {}}
 	}
-	if apps != nil {
+	// Applications of graphcd's namespace alone need no watch of their own.
+	if names := appsWatch(apps); apps != nil && !slices.Equal(names, []string{namespace}) {
 		watch := map[string]ctrlcache.Config{metav1.NamespaceAll: {}}
-		if names := apps.Watch(); names != nil {
+		if names != nil {
 			watch = map[string]ctrlcache.Config{}
 			for _, n := range names {
 				watch[n] = ctrlcache.Config{}
 			}
 		}
 		opts.ByObject = map[client.Object]ctrlcache.ByObject{&v1alpha1.Application{}: {Namespaces: watch}}
+		// Per-object namespaces make the cache ask whether Applications
+		// are namespaced when it is built, which discovery cannot answer
+		// before graphcd's CRDs are installed; graphcd's own kinds need
+		// no discovery.
+		opts.Mapper = ownKinds()
 	}
 	cache, err := ctrlcache.New(cfg, opts)
 	if err != nil {
@@ -86,6 +94,22 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string, apps AppName
 		}
 	}()
 	return c, synced, nil
+}
+
+// appsWatch is apps.Watch(), nil for no apps.
+func appsWatch(apps AppNamespaces) []string {
+	if apps == nil {
+		return nil
+	}
+	return apps.Watch()
+}
+
+// ownKinds maps graphcd's two kinds without asking the API server.
+func ownKinds() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper([]schema.GroupVersion{v1alpha1.GroupVersion})
+	m.Add(v1alpha1.GroupVersion.WithKind("Application"), meta.RESTScopeNamespace)
+	m.Add(v1alpha1.GroupVersion.WithKind("AppProject"), meta.RESTScopeNamespace)
+	return m
 }
 
 // crdRetry is how often the catalog looks again for graphcd's CRDs when the

@@ -566,9 +566,10 @@ spec:
 		if strings.Contains(out+runOK("", "repocreds", "list", "-o", "yaml"), pw) {
 			t.Error("a list shows the password")
 		}
-		runOK("", "repo", "rm", url)
+		// The repository is the default project's: removing it names it.
+		runOK("", "repo", "rm", url, "--project", "default")
 		runOK("", "repocreds", "rm", prefix)
-		if r := run("", "repo", "rm", url); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
+		if r := run("", "repo", "rm", url, "--project", "default"); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
 			t.Errorf("removing the repository twice = %d %q, want exit 2 NOT_FOUND", r.code, r.stderr)
 		}
 		poll(t, "repo list to forget the repository", func() (bool, string) {

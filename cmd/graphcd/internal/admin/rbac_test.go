@@ -77,7 +77,7 @@ func TestAdminRBACCanErrors(t *testing.T) {
 // resource nobody knows, the policy's answer (no, unless a rule's pattern
 // covers it) with a warning.
 func TestAdminRBACCanArgoCompatible(t *testing.T) {
-	const unknown = `graphcd: warning: unknown resource "widgets" (want one of applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs, exec); graphcd never asks about it` + "\n"
+	const unknown = `graphcd: warning: unknown resource "widgets" (want one of applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs, exec, audit); graphcd never asks about it` + "\n"
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -120,7 +120,7 @@ func TestAdminRBACCanWithInvalidLines(t *testing.T) {
 
 func TestAdminRBACValidate(t *testing.T) {
 	code, stdout, stderr := runCLI(t, nil, "admin", "rbac", "validate", "--rbac-config", "testdata/rbac/bad-rbac-cm.yaml")
-	want := `testdata/rbac/bad-rbac-cm.yaml:8: policy.csv line 2: unknown resource "aplications" (want one of applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs, exec)
+	want := `testdata/rbac/bad-rbac-cm.yaml:8: policy.csv line 2: unknown resource "aplications" (want one of applications, applicationsets, clusters, repositories, projects, accounts, certificates, gpgkeys, logs, exec, audit)
 testdata/rbac/bad-rbac-cm.yaml:10: policy.csv line 4: effect "perhaps" is not allow or deny
 testdata/rbac/bad-rbac-cm.yaml:11: policy.csv line 5: a g line has 3 fields (g, subject, role), this one has 2
 `
