@@ -140,6 +140,8 @@ await run(artifacts, async (page, { shot, check }) => {
   const kinds = await entries.locator('.audit-object').allTextContents()
   check(kinds.length > 0 && kinds.every((k) => k.startsWith('AppProject ')), `filtered by kind: ${kinds.join(', ')}`)
   await shot('audit')
+  await page.goto(`${base}/settings/user`)
+  await page.locator('[data-field="username"]').waitFor()
 
   const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor || getComputedStyle(document.documentElement).backgroundColor)
   await page.getByLabel('Theme').selectOption('light')
