@@ -4,8 +4,6 @@ package controller_test
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -75,23 +73,7 @@ func TestAppsInAnyNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := controller.New(controller.Config{
-		RESTConfig: cluster.Config, Namespace: own, AppNamespaces: served, Repo: repoSvc, Resync: time.Hour,
-		SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := c.Run(ctx); err != nil {
-			t.Errorf("controller: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(runController(t, controller.Config{Namespace: own, AppNamespaces: served, Repo: repoSvc}))
 
 	// newTenantApp creates an auto-synced app of a ConfigMap in a
 	// destination namespace of its own.

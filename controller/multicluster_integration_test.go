@@ -4,10 +4,8 @@ package controller_test
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -51,27 +49,11 @@ func startSecond(*localcluster.Cluster) (func(), error) {
 // in with its admin client certificate, and deletes it when the test ends.
 func registerSecond(t *testing.T, name string) *corev1.Secret {
 	t.Helper()
-	read := func(path string, inline []byte) string {
-		if len(inline) == 0 {
-			var err error
-			if inline, err = os.ReadFile(path); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return base64.StdEncoding.EncodeToString(inline)
-	}
-	tls := second.Config.TLSClientConfig
-	cfg, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
-		"caData": read(tls.CAFile, tls.CAData), "certData": read(tls.CertFile, tls.CertData), "keyData": read(tls.KeyFile, tls.KeyData),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}},
-		StringData: map[string]string{"name": name, "server": second.Config.Host, "config": string(cfg)},
+		StringData: clusterSecretData(t, second, name, ""),
 	}
-	s, err = cluster.Client.CoreV1().Secrets(appNamespace).Create(t.Context(), s, metav1.CreateOptions{})
+	s, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(t.Context(), s, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

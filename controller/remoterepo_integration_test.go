@@ -37,11 +37,31 @@ func startOwnController(t *testing.T, ns string, repo reposerver.Service, wrap t
 	if wrap != nil {
 		cfg.Wrap(wrap)
 	}
-	c, err := controller.New(controller.Config{
-		RESTConfig: cfg, Namespace: ns, Repo: repo, Resync: time.Hour,
-		SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	return runController(t, controller.Config{RESTConfig: cfg, Namespace: ns, Repo: repo})
+}
+
+// runController runs a controller of the test's own with cfg, whose unset
+// fields get the tests' defaults: the shared cluster, an hour's resync,
+// short sync pauses, warnings logged. The returned function stops it (as
+// a crash would: nothing is flushed).
+func runController(t *testing.T, cfg controller.Config) (stop func()) {
+	t.Helper()
+	if cfg.RESTConfig == nil {
+		cfg.RESTConfig = cluster.Config
+	}
+	if cfg.Resync == 0 {
+		cfg.Resync = time.Hour
+	}
+	if cfg.SyncWaveDelay == 0 {
+		cfg.SyncWaveDelay = 100 * time.Millisecond
+	}
+	if cfg.SyncPollInterval == 0 {
+		cfg.SyncPollInterval = 200 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	c, err := controller.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,16 +6,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"log/slog"
-	"net"
-	"net/http"
-	"net/http/cgi" //nolint:gosec // G504: Go 1.26 is not affected; serves git http-backend on loopback
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,46 +19,19 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/internal/testenv/gitserver"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
-// serveAuthGit commits files to a repository and serves it over smart
-// HTTP (git http-backend) on loopback behind basic auth user:password;
-// it returns the repository's URL.
+// serveAuthGit commits files to a repository and serves it behind basic
+// auth user:password; it returns the repository's URL.
 func serveAuthGit(t *testing.T, user, password string, files map[string]string) string {
 	t.Helper()
-	gitBin, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
 	work, _ := reposervertest.CommitFiles(t, files)
-	root := t.TempDir()
-	clone := exec.CommandContext(t.Context(), gitBin, "clone", "-q", "--bare", work, filepath.Join(root, "apps.git"))
-	clone.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-	if out, err := clone.CombinedOutput(); err != nil {
-		t.Fatalf("git clone --bare: %v: %s", err, out)
-	}
-	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
-		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
-	}}
-	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{ReadHeaderTimeout: time.Minute, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	return "http://" + l.Addr().String() + "/apps.git"
+	return gitserver.Serve(t, work, gitserver.Options{User: user, Password: password})
 }
 
 // startScopedController runs a controller of the test's own over the
@@ -73,24 +39,7 @@ func serveAuthGit(t *testing.T, user, password string, files map[string]string) 
 // looking repository credentials up as graphcd's does.
 func startScopedController(t *testing.T, ns string) {
 	t.Helper()
-	c, err := controller.New(controller.Config{
-		RESTConfig: cluster.Config, Namespace: ns, Repo: repoSvc, Resync: time.Hour,
-		RepoFor:       repocreds.New(cluster.Client, ns).Lookup,
-		SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := c.Run(ctx); err != nil {
-			t.Errorf("controller: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(runController(t, controller.Config{Namespace: ns, Repo: repoSvc, RepoFor: repocreds.New(cluster.Client, ns).Lookup}))
 }
 
 // createProjects creates AppProjects in ns that permit every repository,
@@ -244,7 +193,11 @@ func clusterSecretData(t *testing.T, c *localcluster.Cluster, name, project stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]string{"name": name, "server": c.Config.Host, "project": project, "config": string(cfg)}
+	data := map[string]string{"name": name, "server": c.Config.Host, "config": string(cfg)}
+	if project != "" {
+		data["project"] = project
+	}
+	return data
 }
 
 // invalidSpec waits for app name in ns to report an InvalidSpecError and
