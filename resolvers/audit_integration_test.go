@@ -8,9 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/netip"
 	"os"
 	"strings"
@@ -50,43 +48,6 @@ func auditAPI(t *testing.T, ns string, tt tokenTable, log *audit.Log, proxies []
 	}
 	t.Cleanup(ts.Close)
 	return ts.URL
-}
-
-// askFrom posts q to the API at base as token, with X-Forwarded-For xff
-// when not empty, and returns the data and the errors.
-func askFrom(t *testing.T, base, token, xff, q string, vars map[string]any) (json.RawMessage, []gqlError) {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": q, "variables": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/graphql", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	if xff != "" {
-		req.Header.Set("X-Forwarded-For", xff)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out response
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("response is not JSON: %v\n%s", err, raw)
-	}
-	errs := make([]gqlError, len(out.Errors))
-	for i, e := range out.Errors {
-		errs[i] = gqlError{Message: e.Message, Extensions: e.Extensions}
-	}
-	return out.Data, errs
 }
 
 // auditEntry is an entry as the API shows it.

@@ -86,7 +86,14 @@ type gqlError struct {
 // errors.
 func ask(t *testing.T, base, token, q string, vars map[string]any) (json.RawMessage, []gqlError) {
 	t.Helper()
-	_, resp := queryAt(t, base, token, q, vars)
+	return askFrom(t, base, token, "", q, vars)
+}
+
+// askFrom is ask through a proxy: it sends X-Forwarded-For xff when not
+// empty.
+func askFrom(t *testing.T, base, token, xff, q string, vars map[string]any) (json.RawMessage, []gqlError) {
+	t.Helper()
+	_, resp := queryFrom(t, base, token, xff, q, vars)
 	errs := make([]gqlError, len(resp.Errors))
 	for i, e := range resp.Errors {
 		errs[i] = gqlError{Message: e.Message, Extensions: e.Extensions}

@@ -237,6 +237,13 @@ func query(t *testing.T, q string, vars map[string]any) (int, response) {
 // bearer token unless empty.
 func queryAt(t *testing.T, base, token, q string, vars map[string]any) (int, response) {
 	t.Helper()
+	return queryFrom(t, base, token, "", q, vars)
+}
+
+// queryFrom is queryAt through a proxy: it sends X-Forwarded-For xff when
+// not empty.
+func queryFrom(t *testing.T, base, token, xff, q string, vars map[string]any) (int, response) {
+	t.Helper()
 	body, err := json.Marshal(map[string]any{"query": q, "variables": vars})
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +255,9 @@ func queryAt(t *testing.T, base, token, q string, vars map[string]any) (int, res
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
