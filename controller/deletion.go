@@ -207,11 +207,7 @@ func (r *Reconciler) deletionHooks(ctx context.Context, app *v1alpha1.Applicatio
 	}
 	// Deletion hooks are hooks: with impersonation on they run as the
 	// app's service account, as its syncs' hooks do.
-	user, err := r.accountOf(ctx, app, t.cluster)
-	if err != nil {
-		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
-	}
-	exec, err := r.engines.Load().executor(t.dest, user)
+	exec, err := r.executorOf(ctx, app, t)
 	if err != nil {
 		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
 	}
@@ -341,7 +337,7 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 	}
 	// With impersonation on, the cascade deletes as the app's syncs
 	// write: as the project's service account for the destination.
-	user, err := r.accountOf(ctx, app, t.cluster)
+	user, err := r.accountOf(ctx, r.engines.Load().settings, app, t.cluster)
 	if err != nil {
 		return 0, fmt.Errorf("cannot delete the application's resources: %w", err)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	gosync "sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -41,12 +41,13 @@ const maxImpersonated = 4096
 // syncClients are one cluster's clients for syncs: graphcd's own and one
 // per impersonated user, built on first use and kept for as long as the
 // cluster's Secret stays the same. They share one rate limiter (the
-// cluster's QPS and burst hold for all of graphcd's syncs together) and,
-// through client-go's transport cache, one connection pool: an
-// impersonating client only adds the Impersonate-User header.
+// cluster's QPS and burst hold for all of graphcd's syncs together) and
+// one HTTP transport, so one connection pool: an impersonating client
+// only adds the Impersonate-User header.
 type syncClients struct {
-	cfg *rest.Config
-	own dynamic.Interface
+	cfg  *rest.Config
+	http *http.Client // graphcd's own: its transport carries every client's requests
+	own  dynamic.Interface
 
 	mu gosync.Mutex
 	as map[string]dynamic.Interface
@@ -54,18 +55,25 @@ type syncClients struct {
 
 func newSyncClients(cfg *rest.Config) (*syncClients, error) {
 	cfg = rest.CopyConfig(cfg)
-	if cfg.RateLimiter == nil && cfg.QPS > 0 {
-		burst := cfg.Burst
+	if cfg.RateLimiter == nil && cfg.QPS >= 0 {
+		qps, burst := cfg.QPS, cfg.Burst
+		if qps == 0 {
+			qps = rest.DefaultQPS
+		}
 		if burst <= 0 {
 			burst = rest.DefaultBurst
 		}
-		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, burst)
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
 	}
-	own, err := dynamic.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &syncClients{cfg: cfg, own: own, as: map[string]dynamic.Interface{}}, nil
+	own, err := dynamic.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &syncClients{cfg: cfg, http: hc, own: own, as: map[string]dynamic.Interface{}}, nil
 }
 
 // clientAs returns the client that acts as user; "" is graphcd itself.
@@ -78,9 +86,15 @@ func (s *syncClients) clientAs(user string) (dynamic.Interface, error) {
 	if c, ok := s.as[user]; ok {
 		return c, nil
 	}
-	cfg := rest.CopyConfig(s.cfg)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	c, err := dynamic.NewForConfig(cfg)
+	base := s.http.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc := &http.Client{
+		Transport: transport.NewImpersonatingRoundTripper(transport.ImpersonationConfig{UserName: user}, base),
+		Timeout:   s.http.Timeout,
+	}
+	c, err := dynamic.NewForConfigAndClient(s.cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("client impersonating %s: %w", user, err)
 	}
@@ -129,7 +143,7 @@ func impersonationIgnored(s *settings.Settings, rules *project.Rules) string {
 		return ""
 	}
 	return fmt.Sprintf("spec.destinationServiceAccounts of project '%s' is ignored: sync impersonation is disabled (set %s to \"true\" in %s); syncs run with graphcd's own credentials",
-		rules.Name(), "application.sync.impersonation.enabled", wellknown.SettingsConfigMap)
+		rules.Name(), settings.KeySyncImpersonation, wellknown.SettingsConfigMap)
 }
 
 // dryRunner predicts what a server-side apply would store: a cluster
@@ -153,28 +167,9 @@ func (d impersonatedDryRun) DryRunApply(ctx context.Context, obj *unstructured.U
 	if err != nil {
 		return nil, err
 	}
-	mapper := d.dest.Mapper
-	if mapper == nil {
-		return nil, errors.New("sync impersonation is not available: the controller has no REST mapper for the destination cluster")
-	}
-	gvk := obj.GroupVersionKind()
-	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		if r, ok := mapper.(meta.ResettableRESTMapper); ok {
-			r.Reset() // a CRD created since discovery last ran
-			m, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		}
-	}
+	out, err := d.dest.Live.DryRunApplyAs(ctx, client, obj, fieldManager)
 	if err != nil {
-		return nil, fmt.Errorf("server-side apply dry run of %s: %w", describe(KeyOf(obj)), err)
-	}
-	var res dynamic.ResourceInterface = client.Resource(m.Resource)
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		res = client.Resource(m.Resource).Namespace(obj.GetNamespace())
-	}
-	out, err := res.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
-	if err != nil {
-		return nil, fmt.Errorf("server-side apply dry run of %s as %s: %w", describe(KeyOf(obj)), d.user, err)
+		return nil, fmt.Errorf("%w (as %s)", err, d.user)
 	}
 	return out, nil
 }

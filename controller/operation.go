@@ -21,6 +21,7 @@ import (
 	"github.com/graphcd/graphcd/controller/project"
 	appsync "github.com/graphcd/graphcd/controller/sync"
 	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/settings"
 )
 
 // Kubernetes Event reasons of operations.
@@ -124,11 +125,7 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 	if st.Phase == v1alpha1.OperationTerminating {
 		// Running hooks are deleted as the sync created them: as the
 		// app's service account when impersonation is on.
-		user, err := r.accountOf(ctx, app, t.cluster)
-		var exec *appsync.Executor
-		if err == nil {
-			exec, err = r.engines.Load().executor(t.dest, user)
-		}
+		exec, err := r.executorOf(ctx, app, t)
 		if err != nil {
 			next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 			return next, res, true
@@ -152,9 +149,8 @@ func (r *Reconciler) executorFor(app *v1alpha1.Application, t *target, rules *pr
 }
 
 // accountOf is syncAccount for callers without the project's rules at
-// hand: the project is read only when impersonation is on.
-func (r *Reconciler) accountOf(ctx context.Context, app *v1alpha1.Application, c *clusters.Cluster) (string, error) {
-	s := r.engines.Load().settings
+// hand: it reads the project only when impersonation is on in s.
+func (r *Reconciler) accountOf(ctx context.Context, s *settings.Settings, app *v1alpha1.Application, c *clusters.Cluster) (string, error) {
 	if !s.SyncImpersonation {
 		return "", nil
 	}
@@ -163,6 +159,17 @@ func (r *Reconciler) accountOf(ctx context.Context, app *v1alpha1.Application, c
 		return "", err
 	}
 	return syncAccount(s, rules, app, c)
+}
+
+// executorOf is executorFor for callers without the project's rules at
+// hand; the account and the executor come from the same settings.
+func (r *Reconciler) executorOf(ctx context.Context, app *v1alpha1.Application, t *target) (*appsync.Executor, error) {
+	eng := r.engines.Load()
+	user, err := r.accountOf(ctx, eng.settings, app, t.cluster)
+	if err != nil {
+		return nil, err
+	}
+	return eng.executor(t.dest, user)
 }
 
 // stepSync checks the sync in st against the app's project and sync
@@ -273,10 +280,7 @@ func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Applicati
 	if err := rules.SourceAllowed(src.RepoURL); err != nil {
 		return nil, err
 	}
-	if err := rules.DestinationAllowed(c.Server, c.Name, app.Spec.Destination.Namespace); err != nil {
-		return nil, err
-	}
-	if err := rules.ClusterAllowed(projectCluster(c)); err != nil {
+	if err := rules.TargetAllowed(projectCluster(c), app.Spec.Destination.Namespace); err != nil {
 		return nil, err
 	}
 	return rules, nil

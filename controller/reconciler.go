@@ -57,6 +57,8 @@ type LiveState interface {
 	Observed(key ResourceKey, rv string) bool
 	// DryRunApply predicts the object a server-side apply would store.
 	DryRunApply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
+	// DryRunApplyAs is DryRunApply sent through client.
+	DryRunApplyAs(ctx context.Context, client dynamic.Interface, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
 }
 
 // InClusterServer is the destination server of the cluster graphcd runs in.

@@ -93,6 +93,16 @@ func (e *engines) executor(d *Destination, user string) (*appsync.Executor, erro
 	if err != nil {
 		return nil, err
 	}
+	// A cluster whose Secret changed has a new Destination: the executors
+	// of the old one (its cache, its clients) go with it.
+	for k, x := range e.execs {
+		if k.server == d.Server && x.dest != d {
+			delete(e.execs, k)
+		}
+	}
+	if len(e.execs) >= maxImpersonated {
+		clear(e.execs)
+	}
 	e.execs[key] = destExec{dest: d, exec: exec}
 	return exec, nil
 }

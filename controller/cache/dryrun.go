@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 )
 
 // DryRunApply sends obj to the cluster as a server-side apply in dry-run
@@ -14,6 +15,13 @@ import (
 // admission applied, fields the manager no longer sets removed. Nothing is
 // persisted. It is the predicted live state of server-side diff.
 func (c *Cluster) DryRunApply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	return c.DryRunApplyAs(ctx, c.dyn, obj, fieldManager)
+}
+
+// DryRunApplyAs is DryRunApply sent through client, such as one that
+// impersonates the app's service account; the kind is looked up in the
+// cache's discovery as for DryRunApply.
+func (c *Cluster) DryRunApplyAs(ctx context.Context, client dynamic.Interface, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
 	gk := obj.GroupVersionKind().GroupKind()
 	res, err := c.resourceFor(gk)
 	if err != nil {
@@ -23,7 +31,7 @@ func (c *Cluster) DryRunApply(ctx context.Context, obj *unstructured.Unstructure
 	if !res.namespaced {
 		ns = ""
 	}
-	out, err := c.dyn.Resource(res.gvr).Namespace(ns).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
+	out, err := client.Resource(res.gvr).Namespace(ns).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
 		FieldManager: fieldManager, Force: true, DryRun: []string{metav1.DryRunAll},
 	})
 	if err != nil {

@@ -98,9 +98,6 @@ func CompileAppNamespaces(own string, patterns []string) (*AppNamespaces, error)
 // namespace lives.
 func (a *AppNamespaces) Own() string { return a.own }
 
-// Any reports whether Applications may live outside graphcd's namespace.
-func (a *AppNamespaces) Any() bool { return a.own == "" || len(a.rules) > 0 }
-
 // Allowed reports whether an Application in namespace is served.
 func (a *AppNamespaces) Allowed(namespace string) bool {
 	if a.own == "" || namespace == a.own {

@@ -100,7 +100,13 @@ func (r *Rules) AppAllowed(spec *v1alpha1.ApplicationSpec, dest Cluster) error {
 			return err
 		}
 	}
-	if err := r.DestinationAllowed(dest.Server, dest.Name, spec.Destination.Namespace); err != nil {
+	return r.TargetAllowed(dest, spec.Destination.Namespace)
+}
+
+// TargetAllowed checks a destination: the cluster (by server and name,
+// and the project its Secret scopes it to) and the namespace.
+func (r *Rules) TargetAllowed(dest Cluster, namespace string) error {
+	if err := r.DestinationAllowed(dest.Server, dest.Name, namespace); err != nil {
 		return err
 	}
 	return r.ClusterAllowed(dest)

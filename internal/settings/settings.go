@@ -118,9 +118,12 @@ const (
 	keyInstanceLabelKey  = "application.instanceLabelKey"
 	keyTrackingMethod    = "application.resourceTrackingMethod"
 	keyServerSideDiff    = "controller.diff.server.side"
-	keyImpersonation     = "application.sync.impersonation.enabled"
 	ignoreDifferencesAll = "all"
 )
+
+// KeySyncImpersonation is the graphcd-cm key that turns sync impersonation
+// on (SyncImpersonation).
+const KeySyncImpersonation = "application.sync.impersonation.enabled"
 
 // Error is a problem with one settings key, with the line where it was
 // found (0 when unknown).
@@ -245,7 +248,7 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 			err = s.setTrackingMethod(strings.TrimSpace(v))
 		case key == keyServerSideDiff:
 			err = setBool(&s.ServerSideDiff, strings.TrimSpace(v))
-		case key == keyImpersonation:
+		case key == KeySyncImpersonation:
 			err = setBool(&s.SyncImpersonation, strings.TrimSpace(v))
 		}
 		if err != nil {
