@@ -49,6 +49,9 @@ func (c *Client) Checkout(ctx context.Context, repoURL string, creds *Credential
 		return "", nil, fmt.Errorf("%w %q: Checkout needs a 40-hex commit SHA (use ResolveRevision)", ErrInvalidRevision, sha)
 	}
 	sha = strings.ToLower(sha)
+	if err := c.checkAccess(ctx, ep, creds); err != nil {
+		return "", nil, err
+	}
 	wc := c.workingCopy(ep.normalized)
 	shared, err := wc.acquire(ctx, sha, opts.Submodules)
 	if err != nil {

@@ -25,7 +25,8 @@
 // ("refs/pull/1/head"), or a semantic-version constraint over tags
 // (">=1.2.0 <2.0.0", "1.2.*", "^1.2"), which selects the highest matching tag.
 // A full SHA needs no lookup, but the credentials are still checked against
-// the remote (one ls-remote, cached like a resolution): working copies and
-// the manifest cache are shared by every caller, and a SHA must not hand a
-// caller without access what one with access fetched.
+// the remote, by ResolveRevision and by Checkout (one ls-remote, cached like
+// a resolution): working copies and the manifest cache are shared by every
+// caller, and a SHA must not hand a caller without access what one with
+// access fetched.
 package git

@@ -196,6 +196,9 @@ func TestCommitSHANeedsAccess(t *testing.T) {
 		if got, err := c.ResolveRevision(ctx, srv.url("app.git"), creds, sha); !errors.Is(err, ErrAuthentication) {
 			t.Errorf("%s: ResolveRevision(%s) = %q, %v; want ErrAuthentication", name, sha, got, err)
 		}
+		if _, _, err := c.Checkout(ctx, srv.url("app.git"), creds, sha, CheckoutOptions{}); !errors.Is(err, ErrAuthentication) {
+			t.Errorf("%s: Checkout(%s) of the commit already checked out: %v; want ErrAuthentication", name, sha, err)
+		}
 	}
 	before := srv.count("app.git", "ls-remote")
 	for range 2 {
@@ -203,8 +206,8 @@ func TestCommitSHANeedsAccess(t *testing.T) {
 			t.Errorf("with the credentials: %q, %v; want %s", got, err, sha)
 		}
 	}
-	if n := srv.count("app.git", "ls-remote") - before; n != 1 {
-		t.Errorf("two resolutions of a SHA made %d ls-remotes, want 1 (the access check is cached)", n)
+	if n := srv.count("app.git", "ls-remote") - before; n != 0 {
+		t.Errorf("two resolutions of a SHA after the checkout made %d ls-remotes, want none (the access check is cached)", n)
 	}
 }
 

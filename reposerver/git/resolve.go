@@ -99,57 +99,63 @@ func (c *Client) ResolveRevision(ctx context.Context, repoURL string, creds *Cre
 		return "", err
 	}
 	// A commit SHA needs no lookup, but the caller must still be able to
-	// reach the repository with its credentials: the working copy and the
-	// manifest cache hold what callers with other credentials fetched, and
-	// a SHA must not open them to a caller the server would refuse. The
-	// check is an ls-remote cached like a resolved revision.
-	full := isFullSHA(revision)
-	if full {
-		revision = strings.ToLower(revision)
+	// reach the repository with its credentials (see checkAccess).
+	if isFullSHA(revision) {
+		if err := c.checkAccess(ctx, ep, creds); err != nil {
+			return "", err
+		}
+		return strings.ToLower(revision), nil
 	}
 	key := cacheKey{repo: ep.normalized, creds: creds.fingerprint(), revision: revision}
-	if full {
-		key.revision = accessChecked
-	}
 	if sha, ok := c.cache.get(key); ok {
-		return resolved(full, revision, sha), nil
+		return sha, nil
 	}
 	v, err, _ := c.resolve.Do(key.repo+"\x00"+key.creds+"\x00"+key.revision, func() (any, error) {
 		if sha, ok := c.cache.get(key); ok {
 			return sha, nil
 		}
-		var sha string
-		var err error
-		if full {
-			_, err = c.lsRemote(ctx, ep, creds)
-			sha = accessChecked
-		} else {
-			sha, err = c.resolveRemote(ctx, ep, creds, revision)
-		}
+		sha, err := c.resolveRemote(ctx, ep, creds, revision)
 		if err != nil {
 			return "", err
 		}
 		c.cache.put(key, sha)
+		// The ls-remote just made is also proof of access.
+		c.cache.put(cacheKey{repo: key.repo, creds: key.creds, revision: accessChecked}, accessChecked)
 		return sha, nil
 	})
 	if err != nil {
 		return "", err
 	}
-	return resolved(full, revision, v.(string)), nil
+	return v.(string), nil
 }
 
 // accessChecked is the revision under which the revision cache remembers
-// that credentials reached a repository (for commit SHAs, which need no
-// lookup); it is no valid revision, so it never meets a real one.
+// that credentials reached a repository; it is no valid revision, so it
+// never meets a real one.
 const accessChecked = "\x00access"
 
-// resolved is what ResolveRevision returns: the SHA asked for when it was
-// one (cached is then only the access check), else the cached resolution.
-func resolved(full bool, revision, cached string) string {
-	if full {
-		return revision
+// checkAccess makes sure creds reach the repository at ep. Working copies
+// and the manifest cache are shared by every caller, so what one caller's
+// credentials fetched must not be handed to a caller the remote would
+// refuse, however it names the commit. It costs one ls-remote per
+// repository and credentials, remembered like a resolved revision (and
+// answered by any resolution those credentials made).
+func (c *Client) checkAccess(ctx context.Context, ep *endpoint, creds *Credentials) error {
+	key := cacheKey{repo: ep.normalized, creds: creds.fingerprint(), revision: accessChecked}
+	if _, ok := c.cache.get(key); ok {
+		return nil
 	}
-	return cached
+	_, err, _ := c.resolve.Do(key.repo+"\x00"+key.creds+"\x00"+key.revision, func() (any, error) {
+		if _, ok := c.cache.get(key); ok {
+			return nil, nil
+		}
+		if _, err := c.lsRemote(ctx, ep, creds); err != nil {
+			return nil, err
+		}
+		c.cache.put(key, accessChecked)
+		return nil, nil
+	})
+	return err
 }
 
 func (c *Client) resolveRemote(ctx context.Context, ep *endpoint, creds *Credentials, revision string) (string, error) {
