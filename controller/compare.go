@@ -182,7 +182,7 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		return nil, nil, err
 	}
-	rendered, err := r.render(ctx, app, lv, *src, "", mode)
+	rendered, err := r.render(ctx, app, proj, lv, *src, "", mode)
 	if err != nil {
 		return nil, nil, err
 	}

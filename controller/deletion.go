@@ -216,7 +216,11 @@ func (r *Reconciler) deletionHooks(ctx context.Context, app *v1alpha1.Applicatio
 		return nil, fmt.Errorf("cannot find the deletion hooks: spec.source is required (remove the %s and %s finalizers to delete without hooks)", PreDeleteFinalizer, PostDeleteFinalizer)
 	}
 	lv := t.dest.Live
-	rendered, err := r.render(ctx, app, lv, *src, app.Status.Sync.Revision, "")
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the deletion hooks: %w", err)
+	}
+	rendered, err := r.render(ctx, app, proj, lv, *src, app.Status.Sync.Revision, "")
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the deletion hooks: %w (remove the %s and %s finalizers to delete without hooks)", err, PreDeleteFinalizer, PostDeleteFinalizer)
 	}

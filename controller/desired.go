@@ -28,14 +28,10 @@ type rendered struct {
 }
 
 // render renders src for app at revision ("" means src.TargetRevision)
-// with the rules of the app's project (see package manifests). mode is
-// the refresh mode ("", "normal" or "hard").
-func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string) (*rendered, error) {
+// with the rules of proj, the app's project as r.project returns it (see
+// package manifests). mode is the refresh mode ("", "normal" or "hard").
+func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string) (*rendered, error) {
 	dest := app.Spec.Destination
-	proj, err := r.project(ctx, app)
-	if err != nil {
-		return nil, err
-	}
 	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
 		inv.InvalidateRevision(src.RepoURL)
 	}

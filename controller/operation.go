@@ -329,7 +329,11 @@ func projectViolations(rules *project.Rules, c *clusters.Cluster, plan *appsync.
 // the live objects; it also returns the resolved revision.
 func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv LiveState, st *v1alpha1.OperationState, src v1alpha1.ApplicationSource, revision string) (*appsync.Plan, string, error) {
 	op := st.Operation.Sync
-	rendered, err := r.render(ctx, app, lv, src, revision, "")
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return nil, "", err
+	}
+	rendered, err := r.render(ctx, app, proj, lv, src, revision, "")
 	if err != nil {
 		return nil, "", err
 	}
