@@ -104,11 +104,16 @@ func appsWatch(apps AppNamespaces) []string {
 	return apps.Watch()
 }
 
-// ownKinds maps graphcd's two kinds without asking the API server.
+// ownKinds maps graphcd's two kinds without asking the API server. Their
+// list kinds are mapped too: a cache over several namespaces (the
+// --application-namespaces case) asks the mapper whether the list passed
+// to List is namespaced.
 func ownKinds() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper([]schema.GroupVersion{v1alpha1.GroupVersion})
-	m.Add(v1alpha1.GroupVersion.WithKind("Application"), meta.RESTScopeNamespace)
-	m.Add(v1alpha1.GroupVersion.WithKind("AppProject"), meta.RESTScopeNamespace)
+	for _, kind := range []string{"Application", "AppProject"} {
+		m.Add(v1alpha1.GroupVersion.WithKind(kind), meta.RESTScopeNamespace)
+		m.Add(v1alpha1.GroupVersion.WithKind(kind+"List"), meta.RESTScopeNamespace)
+	}
 	return m
 }
 

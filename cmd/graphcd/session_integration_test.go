@@ -19,13 +19,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/oidc"
@@ -91,7 +89,13 @@ func startAuthServer(t *testing.T, serverArgs ...string) *authServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("graphcd server's log:\n%s", logs)
+		}
+	})
 	poll(t, "graphcd server to be ready", func() (bool, string) {
 		resp, err := http.Get(s.base + "/readyz")
 		if err != nil {
@@ -152,7 +156,6 @@ var dexForm = regexp.MustCompile(`<form method="post" action="([^"]*)"`)
 // embedded Dex ending in a cookie whose groups drive RBAC, and logout.
 func TestServerLogin(t *testing.T) {
 	s := startAuthServer(t)
-	ctrllog.SetLogger(logr.Discard())
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
