@@ -11,11 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
@@ -87,7 +85,6 @@ func TestServerSurvivesRenderBombs(t *testing.T) {
 	}
 	poll(t, "graphcd server to be ready", ready)
 
-	ctrllog.SetLogger(logr.Discard())
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Setup prepares a package's shared fixtures on the started cluster (CRDs,
@@ -30,6 +32,9 @@ func RunMain(m *testing.M, opts Options, into **Cluster, setups ...Setup) int {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	// controller-runtime's clients log nothing a test needs, and print a
+	// stack trace when no logger was ever set.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	c, err := Start(ctx, opts)
 	cancel()
