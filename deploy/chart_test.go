@@ -62,6 +62,18 @@ func TestChartHAIsHA(t *testing.T) {
 	}
 }
 
+// TestChartAppNamespacesIsComponent wants the chart's
+// applicationNamespaces with ha.enabled to install what deploy/ha does
+// with the component application-namespaces and the flag its comment
+// tells to add (testdata/ha-application-namespaces).
+func TestChartAppNamespacesIsComponent(t *testing.T) {
+	t.Parallel()
+	values := map[string]any{"ha": map[string]any{"enabled": true}, "applicationNamespaces": []any{"team-*"}}
+	for _, d := range diffWithKustomization(t, "testdata/ha-application-namespaces", values) {
+		t.Error(d)
+	}
+}
+
 // TestChartDiffSeesChanges keeps the comparison honest: a value that
 // changes one field of one object, or adds one, must be reported.
 func TestChartDiffSeesChanges(t *testing.T) {

@@ -280,6 +280,38 @@ func TestChartValues(t *testing.T) {
 			}
 		},
 	}, {
+		name:   "apps in any namespace, one process",
+		values: map[string]any{"applicationNamespaces": []any{"team-*", "ops"}},
+		check: func(t *testing.T, r rendered) {
+			if c := r.container(t, "Deployment", "graphcd-server"); !slices.Contains(c.Args, "--application-namespaces=team-*,ops") {
+				t.Errorf("server args %q, want --application-namespaces=team-*,ops", c.Args)
+			}
+			if r.has("ClusterRole", "graphcd-server-applications") {
+				t.Error("ClusterRole graphcd-server-applications rendered for the single process, which has every right")
+			}
+		},
+	}, {
+		name:   "apps in any namespace, ha",
+		values: map[string]any{"ha": ha, "applicationNamespaces": []any{"team-*"}},
+		check: func(t *testing.T, r rendered) {
+			for _, w := range haWorkloads[:2] {
+				if c := r.container(t, w[0], w[1]); !slices.Contains(c.Args, "--application-namespaces=team-*") {
+					t.Errorf("%s/%s args %q, want --application-namespaces=team-*", w[0], w[1], c.Args)
+				}
+			}
+			rules, _, _ := unstructured.NestedSlice(r.get(t, "ClusterRole", "graphcd-server-applications").Object, "rules")
+			want := []any{
+				map[string]any{"apiGroups": []any{"graphcd.io"}, "resources": []any{"applications"}, "verbs": []any{"get", "list", "watch", "create", "update", "delete"}},
+				map[string]any{"apiGroups": []any{"graphcd.io"}, "resources": []any{"applications/status"}, "verbs": []any{"update"}},
+			}
+			if diff := cmp.Diff(rules, want); diff != "" {
+				t.Errorf("ClusterRole graphcd-server-applications rules (-got +want):\n%s", diff)
+			}
+			if got := r.field(t, "ClusterRoleBinding", "graphcd-server-applications", "roleRef", "name"); got != "graphcd-server-applications" {
+				t.Errorf("ClusterRoleBinding graphcd-server-applications binds %q", got)
+			}
+		},
+	}, {
 		name:   "no NetworkPolicies",
 		values: map[string]any{"ha": ha, "networkPolicy": map[string]any{"enabled": false}},
 		check: func(t *testing.T, r rendered) {
@@ -336,6 +368,7 @@ func TestChartRejects(t *testing.T) {
 		{map[string]any{"image": map[string]any{"pullPolicy": "always"}}, "at '/image/pullPolicy'"},
 		{map[string]any{"configs": map[string]any{"cm": map[string]any{"timeout.reconciliation": 180}}}, "at '/configs/cm/timeout.reconciliation': got number, want string"},
 		{map[string]any{"ha": map[string]any{"enabled": "yes"}}, "at '/ha/enabled': got string, want boolean"},
+		{map[string]any{"applicationNamespaces": []any{"a,b"}}, "at '/applicationNamespaces/0'"},
 		{map[string]any{"server": map[string]any{"replicas": 2}}, "server.replicas above 1 needs ha.enabled"},
 		{map[string]any{"redis": map[string]any{"external": map[string]any{"address": "redis:6379"}}}, "redis.external.address applies with ha.enabled only"},
 		{map[string]any{"ha": ha, "redis": map[string]any{"external": map[string]any{"address": "redis:6379"}}}, "set redis.enabled=false to use your own Redis"},

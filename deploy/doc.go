@@ -5,6 +5,8 @@
 //	ha/                 the roles split: API, sharded controllers,
 //	                    mutual-TLS repo-servers, Redis
 //	namespace-install/  one process managing only its own namespace
+//	components/         the image tag; application-namespaces, the API
+//	                    server's rights for apps in any namespace
 //
 // It has no Go code; its tests build each kustomization with the
 // kustomize library, apply it to a local cluster and check that every
