@@ -4,7 +4,7 @@ import { YamlEditor } from '../editor'
 import { ErrorLine, ErrorList } from '../ui/Alert'
 import { errorText } from '../ui/errors'
 import { Check, Field, FormButtons } from '../ui/form'
-import { formOf, formProblems, fromYaml, specYaml, toYaml, withForm, type AppForm } from './appform'
+import { createdAppPath, formOf, formProblems, fromYaml, specYaml, toYaml, withForm, type AppForm } from './appform'
 import { CreateAppMutation, FormChoicesQuery, UpdateAppSpecMutation } from './documents'
 import { SYNC_OPTIONS } from './syncform'
 import './actions.css'
@@ -17,7 +17,8 @@ interface Props {
   initial: Manifest
   /** the namespace of the Application object being edited */
   namespace?: string
-  onDone: (name: string) => void
+  /** called with the page to open: the created app's, or null after an edit */
+  onDone: (path: string | null) => void
   onCancel: () => void
 }
 
@@ -62,11 +63,11 @@ export function AppEditor({ mode, initial, namespace, onDone, onCancel }: Props)
     if (mode === 'create') {
       const res = await create({ input: { manifest: toYaml(manifest) } })
       if (res.error) setProblems([errorText(`Creating ${form.name} failed`, res.error)])
-      else onDone(res.data?.createApplication.name ?? form.name)
+      else onDone(createdAppPath(manifest, res.data?.createApplication ?? { name: form.name, namespace: '' }))
     } else {
       const res = await update({ input: { application: { name: form.name, namespace }, spec: specYaml(manifest) } })
       if (res.error) setProblems([errorText(`Saving ${form.name} failed`, res.error)])
-      else onDone(form.name)
+      else onDone(null)
     }
   }
 

@@ -1,5 +1,5 @@
 import { useMemo } from 'react'
-import { appPath, navigate } from '../router'
+import { navigate } from '../router'
 import { AppEditor } from './AppEditor'
 import { newManifest } from './appform'
 
@@ -15,7 +15,7 @@ export function NewApplicationPage() {
       <AppEditor
         mode="create"
         initial={initial}
-        onDone={(name) => navigate(appPath(name))}
+        onDone={(path) => navigate(path ?? '/applications')}
         onCancel={() => (window.history.length > 1 ? window.history.back() : navigate('/applications'))}
       />
     </section>

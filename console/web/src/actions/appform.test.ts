@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { editableManifest, formOf, fromYaml, formProblems, newManifest, toYaml, withForm } from './appform'
+import { createdAppPath, editableManifest, formOf, fromYaml, formProblems, newManifest, toYaml, withForm } from './appform'
 
 const helmApp = `apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -108,5 +108,17 @@ describe('form and YAML', () => {
       'Repository URL is required.',
       'Destination cluster is required.',
     ])
+  })
+})
+
+describe('createdAppPath', () => {
+  it('opens an app the server put in its own namespace by name', () => {
+    expect(createdAppPath({ metadata: { name: 'web' } }, { name: 'web', namespace: 'graphcd' })).toBe('/applications/web')
+  })
+  it('opens an app created in a namespace of its own as NAMESPACE/NAME', () => {
+    expect(createdAppPath({ metadata: { name: 'web', namespace: 'team-a' } }, { name: 'web', namespace: 'team-a' })).toBe('/applications/team-a/web')
+  })
+  it('takes the name and namespace the server answered', () => {
+    expect(createdAppPath({ metadata: { name: 'web', namespace: 'team a' } }, { name: 'web-2', namespace: 'team a' })).toBe('/applications/team%20a/web-2')
   })
 })

@@ -3,6 +3,7 @@
 // (Helm values, labels, ignoreDifferences ...) as it was, so the form and
 // the YAML tab can take turns without losing anything.
 import { parse, stringify } from 'yaml'
+import { appPath } from '../router'
 
 export interface AppForm {
   name: string
@@ -57,6 +58,16 @@ export function editableManifest(m: Obj): Obj {
   const kept: Obj = { name: meta.name }
   for (const k of ['namespace', 'labels', 'annotations', 'finalizers']) if (meta[k] !== undefined) kept[k] = meta[k]
   return { apiVersion: m.apiVersion, kind: m.kind, metadata: kept, spec: m.spec }
+}
+
+/**
+ * createdAppPath is the page to open after creating manifest as created:
+ * /applications/NAMESPACE/NAME when the manifest named a namespace (which
+ * may lie outside the server's), /applications/NAME when the server put
+ * the app in its own.
+ */
+export function createdAppPath(m: Obj, created: { name: string; namespace: string }): string {
+  return appPath(created.name, str(obj(m.metadata).namespace) === '' ? null : created.namespace)
 }
 
 /** formOf reads the form's fields out of a manifest. */
