@@ -566,7 +566,11 @@ spec:
 		if strings.Contains(out+runOK("", "repocreds", "list", "-o", "yaml"), pw) {
 			t.Error("a list shows the password")
 		}
-		// The repository is the default project's: removing it names it.
+		// The repository is the default project's: removing it names it,
+		// and removing it without says so.
+		if r := run("", "repo", "rm", url); r.code != cli.ExitError || !strings.Contains(r.stderr, "scoped to project default: remove it with --project default (NOT_FOUND)") {
+			t.Errorf("repo rm of a project's repository without --project = %d %q, want exit 2 naming --project default", r.code, r.stderr)
+		}
 		runOK("", "repo", "rm", url, "--project", "default")
 		runOK("", "repocreds", "rm", prefix)
 		if r := run("", "repo", "rm", url, "--project", "default"); r.code != cli.ExitError || !strings.Contains(r.stderr, client.CodeNotFound) {
@@ -738,16 +742,17 @@ spec:
 				t.Errorf("createProject entry = %+v", e)
 			}
 		}
-		// proj create, the refused second create, the upsert; repo add, rm.
+		// proj create, the refused second create, the upsert; repo add,
+		// rm without --project (refused), rm, rm again (refused).
 		if seen["createProject SUCCESS"] != 2 || seen["createProject FAILURE"] != 1 || seen["createRepository SUCCESS"] != 2 ||
-			seen["deleteRepository SUCCESS"] != 2 || seen["deleteRepository FAILURE"] != 1 {
+			seen["deleteRepository SUCCESS"] != 2 || seen["deleteRepository FAILURE"] != 2 {
 			t.Errorf("audit entries by mutation and outcome: %v", seen)
 		}
 		wide := runOK("", "audit", "--limit", "0", "-o", "wide")
 		if strings.Contains(out+wide, "repo-password-1") || !strings.Contains(wide, "createRepository") {
 			t.Errorf("audit -o wide = %s", wide)
 		}
-		if got := names("audit", "--mutation", "deleteRepository", "--outcome", "failure"); len(got) != 1 {
+		if got := names("audit", "--mutation", "deleteRepository", "--outcome", "failure"); len(got) != 2 {
 			t.Errorf("audit --mutation deleteRepository --outcome failure -o name = %v", got)
 		}
 		list, err := cluster.Client.EventsV1().Events(s.namespace).List(t.Context(), metav1.ListOptions{})

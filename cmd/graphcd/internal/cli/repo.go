@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -214,6 +215,27 @@ func (f *repoFlags) input(c *cobra.Command, o *apiOptions, url string) (client.R
 	return in, nil
 }
 
+// scopedOnly explains notFound, the answer to removing the global
+// declaration of url, when the caller can see project-scoped ones of that
+// URL: they are removed with --project.
+func scopedOnly(c *cobra.Command, o *apiOptions, template bool, url string, notFound error) error {
+	repos, err := listRepos(c, o, template)
+	if err != nil {
+		return notFound
+	}
+	var projects []string
+	for _, r := range repos {
+		if r.Url == url && r.Project != "" {
+			projects = append(projects, r.Project)
+		}
+	}
+	if len(projects) == 0 {
+		return notFound
+	}
+	return fmt.Errorf("%s %q has no global declaration; it is scoped to project %s: remove it with --project %s (%s)",
+		repoNoun(template), url, strings.Join(projects, ", "), projects[0], client.CodeNotFound)
+}
+
 func newRepoRmCmd(o *apiOptions, template bool) *cobra.Command {
 	arg := map[bool]string{false: "URL", true: "URL-PREFIX"}[template]
 	var project string
@@ -229,6 +251,9 @@ func newRepoRmCmd(o *apiOptions, template bool) *cobra.Command {
 				return err
 			}
 			if _, err := client.DeleteRepository(c.Context(), cl.GraphQL, args[0], template, optional(project)); err != nil {
+				if project == "" && client.HasCode(err, client.CodeNotFound) {
+					return scopedOnly(c, o, template, args[0], err)
+				}
 				return err
 			}
 			return printDone(c.OutOrStdout(), o.output.String(), args[0], fmt.Sprintf("%s %q removed", repoNoun(template), args[0]))
