@@ -349,10 +349,21 @@ func (r *Reconciler) deleteResources(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		return 0, fmt.Errorf("cannot delete the application's resources: %w", err)
 	}
+	// Only what the project permits, as a sync: an object carrying the
+	// app's tracking id in a namespace or of a kind the project does not
+	// (or no longer) allow is left alone, as Argo CD leaves it.
+	rules, err := r.rulesOf(ctx, app)
+	if err != nil {
+		return 0, fmt.Errorf("cannot delete the application's resources: %w", err)
+	}
 	remaining := 0
 	var failed, awaiting []string
 	for _, key := range dest.Live.Managed(r.instance(app)) {
 		if createdNamespace(app, key) {
+			continue
+		}
+		if err := rules.ResourceAllowed(key.Group, key.Kind, key.Namespace, t.cluster.Server, t.cluster.Name); err != nil {
+			r.log.Info("leaving a resource of a deleted application that its project does not permit", "app", app.Namespace+"/"+app.Name, "resource", describe(key), "reason", err)
 			continue
 		}
 		obj, err := dest.Live.Get(ctx, key)

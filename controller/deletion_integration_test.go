@@ -4,6 +4,7 @@ package controller_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -99,6 +100,43 @@ func TestCascadingDelete(t *testing.T) {
 				t.Error("the Delete=false ConfigMap was deleted")
 			}
 		})
+	}
+}
+
+// A cascading delete deletes only what the app's project permits: a
+// Secret carrying the app's tracking id, of a kind the project forbids,
+// is left where it is, while the ConfigMap goes.
+func TestCascadingDeleteKeepsWhatTheProjectForbids(t *testing.T) {
+	t.Parallel()
+	const name = "cascade-forbidden"
+	newProject(t, name, v1alpha1.AppProjectSpec{
+		SourceRepos:                []string{"*"},
+		Destinations:               []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		NamespaceResourceBlacklist: []metav1.GroupKind{{Group: "", Kind: "Secret"}},
+	})
+	_, dest, _ := newAppWith(t, name, map[string]string{"app/cm.yaml": configMap("DEST", name, "prod")}, func(a *v1alpha1.Application) {
+		a.Spec.Project = name
+		a.Finalizers = []string{v1alpha1.ArgoResourcesFinalizer}
+	})
+	requestSync(t, name, manual(v1alpha1.SyncOperation{}))
+	waitStatus(t, name, "synced", opDone(v1alpha1.OperationSucceeded))
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: "planted", Namespace: dest,
+		Annotations: map[string]string{"argocd.argoproj.io/tracking-id": name + ":/Secret:" + dest + "/planted"},
+	}}
+	if _, err := cluster.Client.CoreV1().Secrets(dest).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The app sees the Secret as its own (extraneous) before the delete.
+	waitStatus(t, name, "the planted Secret in the app's resources", func(s *v1alpha1.ApplicationStatus) bool {
+		return slices.ContainsFunc(s.Resources, func(r v1alpha1.ResourceStatus) bool { return r.Kind == "Secret" && r.Name == "planted" })
+	})
+	deleteAppAndWait(t, name)
+	if exists(t, dest, "ConfigMap", "settings") {
+		t.Error("the ConfigMap outlived its Application")
+	}
+	if _, err := cluster.Client.CoreV1().Secrets(dest).Get(t.Context(), "planted", metav1.GetOptions{}); err != nil {
+		t.Errorf("the Secret the project forbids: %v, want it left", err)
 	}
 }
 
