@@ -23,6 +23,7 @@ type step func(p *pass, ctx context.Context) (done bool, err error)
 var steps = []step{
 	(*pass).admit,
 	(*pass).load,
+	(*pass).skip,
 	(*pass).claim,
 	(*pass).catchUp,
 	(*pass).finalize,
@@ -90,6 +91,13 @@ func (p *pass) load(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	return err != nil, err
+}
+
+// skip stops at an app annotated argocd.argoproj.io/skip-reconcile:
+// nothing of it is processed, not even its deletion, until the annotation
+// goes (its removal is an update, which brings the app back here).
+func (p *pass) skip(context.Context) (bool, error) {
+	return v1alpha1.SkipsReconcile(&p.app), nil
 }
 
 // claim resolves the app's destination, and goes on only when this

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "strconv"
+
 // Finalizers that make deleting an Application delete its resources first
 // (a cascading delete); the controller removes them once the resources
 // are gone. Argo CD's name means foreground propagation, its "/background"
@@ -27,3 +29,15 @@ const (
 	// RefreshHard renders the manifests again first.
 	RefreshHard = "hard"
 )
+
+// SkipReconcileAnnotation stops all processing of an Application while its
+// value parses as true (strconv.ParseBool), as Argo CD's: no comparison,
+// operation, status write or deletion. Removing it, or "false", resumes.
+const SkipReconcileAnnotation = "argocd.argoproj.io/skip-reconcile"
+
+// SkipsReconcile reports whether a's annotations stop its processing
+// (SkipReconcileAnnotation).
+func SkipsReconcile(a *Application) bool {
+	skip, err := strconv.ParseBool(a.Annotations[SkipReconcileAnnotation])
+	return err == nil && skip
+}

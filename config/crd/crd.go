@@ -98,6 +98,9 @@ func Install(ctx context.Context, c apiextensionsclientset.Interface) error {
 	var last error
 	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		last = established(ctx, c, crds)
+		if last == nil {
+			last = discoverable(c, crds)
+		}
 		return last == nil, nil
 	})
 	if err != nil {
@@ -135,6 +138,28 @@ func established(ctx context.Context, c apiextensionsclientset.Interface, want [
 		}
 		if cond := condition(got, apiextensionsv1.Established); cond == nil || cond.Status != apiextensionsv1.ConditionTrue {
 			return fmt.Errorf("crd %s %w%s", w.Name, ErrNotEstablished, describe(cond))
+		}
+	}
+	return nil
+}
+
+// discoverable checks that API discovery lists each served version of the
+// CRDs in want: it follows Established by a moment, and clients that map
+// kinds through discovery (controller-runtime's) fail until it does.
+func discoverable(c apiextensionsclientset.Interface, want []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, w := range want {
+		for _, v := range w.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gv := w.Spec.Group + "/" + v.Name
+			list, err := c.Discovery().ServerResourcesForGroupVersion(gv)
+			if err != nil {
+				return fmt.Errorf("crd %s %w: discovery of %s: %w", w.Name, ErrNotEstablished, gv, err)
+			}
+			if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == w.Spec.Names.Plural }) {
+				return fmt.Errorf("crd %s %w: discovery of %s does not list %s yet", w.Name, ErrNotEstablished, gv, w.Spec.Names.Plural)
+			}
 		}
 	}
 	return nil
