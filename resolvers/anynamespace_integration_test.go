@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -211,6 +212,56 @@ p, carol, applications, *, closed/%[2]s/*, allow
 		_, errs := ask(t, api, "bob", createMutation, map[string]any{"m": appIn(other, "new", "tenants"), "upsert": false})
 		if codeOf(errs) != "BAD_USER_INPUT" || !strings.Contains(errs[0].Message, "metadata.namespace") {
 			t.Errorf("bob creates an app in %s: %+v, want BAD_USER_INPUT", other, errs)
+		}
+	})
+
+	t.Run("a project a tenant made in their namespace grants nothing", func(t *testing.T) {
+		// A tenant who may write AppProjects in their namespace makes one
+		// that allows every namespace, and an app that uses it.
+		rogue := &v1alpha1.AppProject{
+			ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "rogue"},
+			Spec: v1alpha1.AppProjectSpec{
+				SourceRepos: []string{"*"}, SourceNamespaces: []string{"*"},
+				Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+			},
+		}
+		if err := kube.Create(t.Context(), rogue); err != nil {
+			t.Fatal(err)
+		}
+		app := &v1alpha1.Application{}
+		if err := yaml.Unmarshal([]byte(appIn(teamA, "takeover", "rogue")), app); err != nil {
+			t.Fatal(err)
+		}
+		if err := kube.Create(t.Context(), app); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the catalog holds the project and the app", func() error {
+			p, err := objects.Project(t.Context(), "rogue")
+			if err != nil {
+				return err
+			}
+			if p == nil || index.Get(client.ObjectKeyFromObject(app)) == nil {
+				return errNotYet
+			}
+			return nil
+		})
+		if got := list("bob", all); slices.Contains(got, teamA+"/takeover") {
+			t.Errorf("bob's list = %q: it holds the app of the tenant's project", got)
+		}
+		if raw, errs := ask(t, api, "bob", get, map[string]any{"n": "takeover", "ns": teamA}); len(errs) > 0 || string(raw) != `{"application":null}` {
+			t.Errorf("bob gets %s/takeover: %s %+v, want null", teamA, raw, errs)
+		}
+		_, refused := ask(t, api, "bob", sync, map[string]any{"n": "takeover", "ns": teamA})
+		_, missing := ask(t, api, "bob", sync, map[string]any{"n": "ghost", "ns": teamA})
+		if codeOf(refused) != "NOT_FOUND" || !same(refused, "takeover", missing, "ghost") {
+			t.Errorf("bob syncs the app of the tenant's project: %+v; a missing one: %+v; want the same NOT_FOUND", refused, missing)
+		}
+		got := &v1alpha1.Application{}
+		if err := kube.Get(t.Context(), client.ObjectKeyFromObject(app), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Operation != nil {
+			t.Errorf("the refused sync wrote an operation: %+v", got.Operation)
 		}
 	})
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appindex"
-	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
 )
 
@@ -50,19 +49,14 @@ func (r *Resolver) application(ctx context.Context, key types.NamespacedName) *m
 	return &model.Application{Application: app}
 }
 
-// appFilter is the index filter of the apps the caller may see, nil when
-// the caller may see everything (auth is off, every app is served).
+// appFilter is the index filter of the apps the caller may see
+// (canSeeApp), nil when the caller may see everything (auth is off, every
+// app is served).
 func (r *Resolver) appFilter(ctx context.Context) func(*v1alpha1.Application) bool {
-	admitted := r.admission(ctx)
-	if r.Authz == nil && admitted == nil {
+	if r.Authz == nil && r.admitsAll() {
 		return nil
 	}
-	return func(app *v1alpha1.Application) bool {
-		if admitted != nil && !admitted(app) {
-			return false
-		}
-		return r.can(ctx, rbac.ResourceApplications, rbac.ActionGet, r.appObject(app))
-	}
+	return func(app *v1alpha1.Application) bool { return r.canSeeApp(ctx, app) }
 }
 
 // applicationQuery turns the arguments of Query.applications into an index

@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"k8s.io/apimachinery/pkg/types"
@@ -94,12 +93,12 @@ func projectName(app *v1alpha1.Application) string {
 }
 
 // canSeeApp reports whether the caller may get app: the API serves it
-// (see admission) and RBAC allows get on it.
+// (see admitted) and RBAC allows get on it. It runs for every app of a
+// list (appFilter) and every delivered event, so it remembers nothing
+// per request: the project lookup is a cache Get and its rules are
+// compiled once per change (Resolver.compiled).
 func (r *Resolver) canSeeApp(ctx context.Context, app *v1alpha1.Application) bool {
-	if admitted := r.admission(ctx); admitted != nil && !admitted(app) {
-		return false
-	}
-	return r.can(ctx, rbac.ResourceApplications, rbac.ActionGet, r.appObject(app))
+	return r.admitted(ctx, app) && r.can(ctx, rbac.ResourceApplications, rbac.ActionGet, r.appObject(app))
 }
 
 // served reports whether the API serves the Applications of namespace
@@ -108,47 +107,30 @@ func (r *Resolver) served(namespace string) bool {
 	return r.AppNamespaces == nil || r.AppNamespaces.Allowed(namespace)
 }
 
-// admission returns the test of whether the API serves an app at all:
-// its namespace is served, and, outside graphcd's namespace, its project
-// allows it there (spec.sourceNamespaces). An app that fails it does not
-// exist for anybody, whatever their rights, so the answer about it is the
-// answer about an app that does not exist and tells nothing (no names can
-// be probed). Nil when every app passes (no AppNamespaces: every
-// namespace is served, each with its own projects). The test remembers
-// each project's answer for a namespace: make one per request.
-func (r *Resolver) admission(ctx context.Context) func(*v1alpha1.Application) bool {
-	ns := r.AppNamespaces
-	if ns == nil || ns.Own() == "" {
-		return nil
-	}
-	var mu sync.Mutex
-	memo := map[[2]string]bool{}
-	return func(app *v1alpha1.Application) bool {
-		if app.Namespace == ns.Own() {
-			return true
-		}
-		// A list runs this for every app: one map lookup, the patterns
-		// and the project only once per project and namespace.
-		k := [2]string{projectName(app), app.Namespace}
-		mu.Lock()
-		defer mu.Unlock()
-		ok, seen := memo[k]
-		if !seen {
-			ok = ns.Allowed(app.Namespace) && r.projectAllowsNamespace(ctx, app)
-			memo[k] = ok
-		}
-		return ok
-	}
+// admitsAll reports whether every app passes admitted: no AppNamespaces,
+// or none around an own namespace (every namespace is served, each with
+// its own projects).
+func (r *Resolver) admitsAll() bool {
+	return r.AppNamespaces == nil || r.AppNamespaces.Own() == ""
 }
 
-// projectAllowsNamespace reports whether app's project exists and allows
-// apps in app's namespace.
-func (r *Resolver) projectAllowsNamespace(ctx context.Context, app *v1alpha1.Application) bool {
-	proj, err := r.findProject(ctx, app)
-	if err != nil || proj == nil {
-		return false
+// admitted reports whether the API serves app at all
+// (project.AppNamespaces.Admits): its namespace is served and, outside
+// graphcd's namespace, its project allows it there (spec.sourceNamespaces).
+// An app that fails it does not exist for anybody, whatever their rights,
+// so the answer about it is the answer about an app that does not exist
+// and tells nothing (no names can be probed).
+func (r *Resolver) admitted(ctx context.Context, app *v1alpha1.Application) bool {
+	if r.admitsAll() {
+		return true
 	}
-	return project.AppNamespaceAllowed(proj, app.Namespace, r.AppNamespaces.Own()) == nil
+	return r.AppNamespaces.Admits(app.Namespace, func() (*project.Rules, error) {
+		proj, err := r.findProject(ctx, app)
+		if err != nil || proj == nil {
+			return nil, err
+		}
+		return r.compiled.Rules(proj)
+	})
 }
 
 // visibleApp returns the app at key when it exists and the caller may see

@@ -167,23 +167,35 @@ func (r *Resolver) appProject(ctx context.Context, app *v1alpha1.Application) (*
 }
 
 // findProject is appProject with nil for a project that does not exist.
+// It runs for every app outside graphcd's namespace that a list or an
+// event admits, so when projects live in one namespace it is one cache
+// Get.
 func (r *Resolver) findProject(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
 	if r.Projects == nil {
 		return nil, nil
+	}
+	name := projectName(app)
+	own := r.projectNamespace()
+	if own != "" {
+		// Projects live in graphcd's namespace only: one a tenant made
+		// in theirs grants nothing. A store of that namespace (the
+		// server's) answers with it; one of every namespace may answer
+		// with a tenant's, and then the list below decides.
+		p, err := r.Projects.Project(ctx, name)
+		if err != nil || p == nil || p.Namespace == own {
+			return p, err
+		}
 	}
 	all, err := r.Projects.Projects(ctx)
 	if err != nil {
 		return nil, err
 	}
-	name := projectName(app)
 	var found *v1alpha1.AppProject
 	for _, p := range all {
 		if p.Name != name {
 			continue
 		}
-		if own := r.projectNamespace(); own != "" {
-			// Projects live in graphcd's namespace only: one a tenant
-			// made in theirs grants nothing.
+		if own != "" {
 			if p.Namespace == own {
 				return p, nil
 			}

@@ -27,6 +27,10 @@ type Resolver struct {
 
 	// conns are the repositories' last connection tests.
 	conns connections
+	// compiled keeps each project compiled, as the controller's does: an
+	// app outside graphcd's namespace is admitted (see admitted) on every
+	// read and delivered event, and a project compiles only when it changes.
+	compiled project.Cache
 }
 
 // New returns the root resolver over the services in c.

@@ -1,8 +1,11 @@
 package project
 
 import (
+	"errors"
 	"slices"
 	"testing"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
 )
 
 func TestAppNamespaces(t *testing.T) {
@@ -43,5 +46,42 @@ func TestAppNamespaces(t *testing.T) {
 	all, err := CompileAppNamespaces("", nil)
 	if err != nil || !all.Allowed("anything") || all.Watch() != nil {
 		t.Errorf("no own namespace: %v %v", all, err)
+	}
+}
+
+func TestAdmits(t *testing.T) {
+	t.Parallel()
+	served, err := CompileAppNamespaces("graphcd", []string{"team-*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants := mustCompile(t, v1alpha1.AppProjectSpec{SourceNamespaces: []string{"team-a"}})
+	found := func(r *Rules) func() (*Rules, error) { return func() (*Rules, error) { return r, nil } }
+	broken := func() (*Rules, error) { return nil, errors.New("cache unavailable") }
+	asked := func() (*Rules, error) { t.Error("rules asked for an app in graphcd's namespace"); return nil, nil }
+	tests := []struct {
+		name      string
+		namespace string
+		rules     func() (*Rules, error)
+		want      bool
+	}{
+		{"graphcd's namespace, project not asked", "graphcd", asked, true},
+		{"served, project allows it", "team-a", found(tenants), true},
+		{"served, project does not allow it", "team-b", found(tenants), false},
+		{"served, project does not exist", "team-a", found(nil), false},
+		{"served, project cannot be read", "team-a", broken, false},
+		{"not served, whatever the project", "other", found(mustCompile(t, v1alpha1.AppProjectSpec{SourceNamespaces: []string{"*"}})), false},
+	}
+	for _, tt := range tests {
+		if got := served.Admits(tt.namespace, tt.rules); got != tt.want {
+			t.Errorf("%s: Admits(%q) = %v, want %v", tt.name, tt.namespace, got, tt.want)
+		}
+	}
+	all, err := CompileAppNamespaces("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !all.Admits("anywhere", asked) {
+		t.Error("a server of every namespace refuses an app")
 	}
 }

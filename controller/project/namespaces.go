@@ -54,15 +54,24 @@ func compileSourceNamespaces(field string, patterns []string, probs *problems) [
 // spec.sourceNamespaces, a glob or a /regular expression/ (unanchored, as
 // in Argo CD: anchor it with ^ and $ to match whole names).
 func (r *Rules) AppNamespaceAllowed(namespace, controllerNamespace string) error {
-	if namespace == "" || namespace == controllerNamespace {
+	if r.allowsAppNamespace(namespace, controllerNamespace) {
 		return nil
+	}
+	return denied(r.name, "application namespace '%s' is not permitted in project '%s' (not in sourceNamespaces)", namespace, r.name)
+}
+
+// allowsAppNamespace is AppNamespaceAllowed without the error, which
+// AppNamespaces.Admits, run for every app of a list, does not build.
+func (r *Rules) allowsAppNamespace(namespace, controllerNamespace string) bool {
+	if namespace == "" || namespace == controllerNamespace {
+		return true
 	}
 	for _, n := range r.appNamespaces {
 		if n.match(namespace) {
-			return nil
+			return true
 		}
 	}
-	return denied(r.name, "application namespace '%s' is not permitted in project '%s' (not in sourceNamespaces)", namespace, r.name)
+	return false
 }
 
 // AppNamespaces is the set of namespaces whose Applications a server or a
@@ -109,6 +118,24 @@ func (a *AppNamespaces) Allowed(namespace string) bool {
 		}
 	}
 	return false
+}
+
+// Admits reports whether an Application in namespace is served at all:
+// it lives in graphcd's namespace, or in a served namespace (Allowed) and
+// its project allows it there (spec.sourceNamespaces). rules returns the
+// app's project compiled, nil when the project does not exist; it is
+// called only for an app outside graphcd's namespace. The API and its
+// benchmarks call this one test, so that what is listed and what is
+// measured are the same.
+func (a *AppNamespaces) Admits(namespace string, rules func() (*Rules, error)) bool {
+	if a.own == "" || namespace == a.own {
+		return true
+	}
+	if !a.Allowed(namespace) {
+		return false
+	}
+	r, err := rules()
+	return err == nil && r != nil && r.allowsAppNamespace(namespace, a.own)
 }
 
 // Watch returns the namespaces to watch for Applications: graphcd's own

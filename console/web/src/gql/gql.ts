@@ -61,7 +61,8 @@ type Documents = {
     "\n  fragment RepositoryRow on Repository {\n    id\n    name\n    url\n    project\n    type\n    hasCredentials\n    template\n  }\n": typeof types.RepositoryRowFragmentDoc,
     "\n  fragment Connection on ConnectionState {\n    status\n    message\n    attemptedAt\n  }\n": typeof types.ConnectionFragmentDoc,
     "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        ...RepositoryRow\n      }\n    }\n  }\n": typeof types.SettingsRepositoriesDocument,
-    "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n": typeof types.SettingsRepositoryConnectionsDocument,
+    "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        project\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n": typeof types.SettingsRepositoryConnectionsDocument,
+    "\n  query SettingsRepositoryRights {\n    me {\n      permissions {\n        resource\n        action\n        object\n        effect\n      }\n    }\n  }\n": typeof types.SettingsRepositoryRightsDocument,
     "\n  mutation SettingsTestRepository($url: String!, $project: String) {\n    testRepository(url: $url, project: $project) {\n      ...Connection\n    }\n  }\n": typeof types.SettingsTestRepositoryDocument,
     "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      ...RepositoryRow\n    }\n  }\n": typeof types.SettingsCreateRepositoryDocument,
     "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!, $project: String) {\n    deleteRepository(url: $url, template: $template, project: $project)\n  }\n": typeof types.SettingsDeleteRepositoryDocument,
@@ -129,7 +130,8 @@ const documents: Documents = {
     "\n  fragment RepositoryRow on Repository {\n    id\n    name\n    url\n    project\n    type\n    hasCredentials\n    template\n  }\n": types.RepositoryRowFragmentDoc,
     "\n  fragment Connection on ConnectionState {\n    status\n    message\n    attemptedAt\n  }\n": types.ConnectionFragmentDoc,
     "\n  query SettingsRepositories {\n    repositories(first: 500) {\n      totalCount\n      nodes {\n        ...RepositoryRow\n      }\n    }\n  }\n": types.SettingsRepositoriesDocument,
-    "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n": types.SettingsRepositoryConnectionsDocument,
+    "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        project\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n": types.SettingsRepositoryConnectionsDocument,
+    "\n  query SettingsRepositoryRights {\n    me {\n      permissions {\n        resource\n        action\n        object\n        effect\n      }\n    }\n  }\n": types.SettingsRepositoryRightsDocument,
     "\n  mutation SettingsTestRepository($url: String!, $project: String) {\n    testRepository(url: $url, project: $project) {\n      ...Connection\n    }\n  }\n": types.SettingsTestRepositoryDocument,
     "\n  mutation SettingsCreateRepository($input: RepositoryInput!) {\n    createRepository(input: $input) {\n      ...RepositoryRow\n    }\n  }\n": types.SettingsCreateRepositoryDocument,
     "\n  mutation SettingsDeleteRepository($url: String!, $template: Boolean!, $project: String) {\n    deleteRepository(url: $url, template: $template, project: $project)\n  }\n": types.SettingsDeleteRepositoryDocument,
@@ -352,7 +354,11 @@ export function graphql(source: "\n  query SettingsRepositories {\n    repositor
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        project\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsRepositoryConnections {\n    repositories(first: 500) {\n      nodes {\n        id\n        url\n        project\n        template\n        connectionState {\n          ...Connection\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SettingsRepositoryRights {\n    me {\n      permissions {\n        resource\n        action\n        object\n        effect\n      }\n    }\n  }\n"): (typeof documents)["\n  query SettingsRepositoryRights {\n    me {\n      permissions {\n        resource\n        action\n        object\n        effect\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -14,13 +14,17 @@ import {
   DeleteRepositoryMutation,
   RepositoriesQuery,
   RepositoryConnectionsQuery,
+  RepositoryRightsQuery,
   TestRepositoryMutation,
 } from './documents'
 import { mergeWrites, noWrites, refetchSoon, withRemoved, withSaved, type Writes } from './writes'
 
 type Repo = { url: string; name: string; type: string; project: string; hasCredentials: boolean; template: boolean }
+/** What tells one declaration from another: the server keeps a project's and the global one of a URL apart. */
+type RepoIdentity = Pick<Repo, 'url' | 'project' | 'template'>
 type Status = { ok: boolean; text: string }
 type ConnectionState = { status: string; message: string; attemptedAt: string }
+type Rule = { resource: string; action: string; object: string; effect: string }
 
 /** connectionStatus words a server-side connection test for the page. */
 export function connectionStatus(c: ConnectionState): Status {
@@ -31,6 +35,42 @@ export function connectionStatus(c: ConnectionState): Status {
 }
 
 /**
+ * connectionStatuses words the server's connection tests, keyed by
+ * repoKey: a project's declaration of a URL and the global one are
+ * reached with their own credentials, so one's outcome is not the other's.
+ */
+export function connectionStatuses(nodes: readonly (RepoIdentity & { connectionState?: ConnectionState | null })[]): Record<string, Status> {
+  const out: Record<string, Status> = {}
+  for (const n of nodes) {
+    if (n.connectionState) out[repoKey(n)] = connectionStatus(n.connectionState)
+  }
+  return out
+}
+
+/**
+ * createObjects lists the RBAC objects to ask me.can about before offering
+ * "Add": any object ('*') and the object of each of the caller's rules that
+ * may allow creating a repository, so a role allowed only `team/*` sees the
+ * button too. The server still decides each save.
+ */
+export function createObjects(rules: readonly Rule[]): string[] {
+  const out = new Set(['*'])
+  for (const r of rules) {
+    if (r.effect === 'allow' && globMatch(r.resource, 'repositories') && globMatch(r.action, 'create')) out.add(r.object)
+  }
+  return [...out]
+}
+
+/** globMatch matches value against an RBAC pattern, where * stands for any run of characters. */
+function globMatch(pattern: string, value: string): boolean {
+  const re = pattern
+    .split('*')
+    .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*')
+  return new RegExp(`^${re}$`).test(value)
+}
+
+/**
  * RepositoriesPage lists repositories (or, with templates, credential
  * templates) and declares, tests and removes them. Credentials are
  * write-only: the form never shows stored ones.
@@ -38,6 +78,7 @@ export function connectionStatus(c: ConnectionState): Status {
 export function RepositoriesPage({ templates }: { templates: boolean }) {
   const [list, refetch] = useQuery({ query: RepositoriesQuery })
   const [connections] = useQuery({ query: RepositoryConnectionsQuery, pause: templates })
+  const [rights] = useQuery({ query: RepositoryRightsQuery })
   const [, remove] = useMutation(DeleteRepositoryMutation)
   const [testing, test] = useMutation(TestRepositoryMutation)
   const [editing, setEditing] = useState<Repo | 'new' | null>(null)
@@ -45,14 +86,12 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
   // connection" asks the server to test the stored credentials); they
   // replace what the connection query said.
   const [status, setStatus] = useState<Record<string, Status>>({})
-  const serverStatus: Record<string, Status> = {}
-  for (const n of connections.data?.repositories.nodes ?? []) {
-    if (n.connectionState) serverStatus[n.url] = connectionStatus(n.connectionState)
-  }
+  const serverStatus = connectionStatuses(connections.data?.repositories.nodes ?? [])
   const [error, setError] = useState<string | null>(null)
   const [written, setWritten] = useState<Writes<Repo>>(noWrites)
   const canCreate = useCan('repositories', 'create')
   const canDelete = useCan('repositories', 'delete')
+  const mayAdd = createObjects(rights.data?.me.permissions ?? []).some((o) => canCreate(o) === true)
   const repos = mergeWrites(list.data?.repositories.nodes ?? [], written, repoKey).filter((r) => r.template === templates)
   const noun = templates ? 'credential template' : 'repository'
 
@@ -62,7 +101,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
     if (res.error) setError(errorText(`Testing ${r.url} failed`, res.error))
     else if (res.data) {
       const st = connectionStatus(res.data.testRepository)
-      setStatus((s) => ({ ...s, [r.url]: st }))
+      setStatus((s) => ({ ...s, [repoKey(r)]: st }))
     }
   }
 
@@ -80,7 +119,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
     <section className="settings-page" aria-labelledby="repos-title">
       <h1 id="repos-title">{templates ? 'Repository credential templates' : 'Repositories'}</h1>
       {templates ? <p className="k">Credentials used for every repository whose URL starts with the template's URL.</p> : null}
-      {canCreate('*') ? (
+      {mayAdd ? (
         <p>
           <button type="button" className="primary" onClick={() => setEditing('new')}>
             Add {noun}
@@ -93,11 +132,11 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
           existing={editing === 'new' ? null : editing}
           onSaved={(repo, tested) => {
             setEditing(null)
-            if (tested) setStatus((s) => ({ ...s, [repo.url]: { ok: true, text: `Connection successful (tested ${clockTime()})` } }))
+            if (tested) setStatus((s) => ({ ...s, [repoKey(repo)]: { ok: true, text: `Connection successful (tested ${clockTime()})` } }))
             setWritten((w) => withSaved(w, repo, repoKey))
             refetchSoon(refetch)
           }}
-          onFailed={(url, text) => setStatus((s) => ({ ...s, [url]: { ok: false, text } }))}
+          onFailed={(repo, text) => setStatus((s) => ({ ...s, [repoKey(repo)]: { ok: false, text } }))}
           onCancel={() => setEditing(null)}
         />
       ) : null}
@@ -105,7 +144,7 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
       {list.data && repos.length === 0 ? <p className="empty">No {noun} yet.</p> : null}
       <ul className="cards" aria-label={templates ? 'Credential templates' : 'Repositories'}>
         {repos.map((r) => {
-          const st = status[r.url] ?? serverStatus[r.url]
+          const st = status[repoKey(r)] ?? serverStatus[repoKey(r)]
           return (
             <li key={repoKey(r)} className="card-row" data-url={r.url}>
               <div className="card-main">
@@ -148,12 +187,12 @@ export function RepositoriesPage({ templates }: { templates: boolean }) {
  * repoKey tells repositories apart: a template may share a repository's
  * URL, and so may a project's own declaration.
  */
-export function repoKey(r: Repo): string {
+export function repoKey(r: RepoIdentity): string {
   return `${r.url} ${r.template ? 'template' : 'repo'}${r.project ? ` ${r.project}` : ''}`
 }
 
 /** repoObject is a repository's RBAC object: `<project>/<url>` for a project's own. */
-export function repoObject(r: Repo): string {
+export function repoObject(r: RepoIdentity): string {
   return r.project ? `${r.project}/${r.url}` : r.url
 }
 
@@ -198,7 +237,7 @@ function RepoForm(props: {
   template: boolean
   existing: Repo | null
   onSaved: (repo: Repo, tested: boolean) => void
-  onFailed: (url: string, text: string) => void
+  onFailed: (repo: RepoIdentity, text: string) => void
   onCancel: () => void
 }) {
   const e = props.existing
@@ -221,7 +260,15 @@ function RepoForm(props: {
   const set = (c: Partial<FormState>) => setF((x) => ({ ...x, ...c }))
   const text = (key: 'url' | 'name' | 'project' | 'username', label: string, placeholder = '') => (
     <Field label={label}>
-      <input name={key} value={f[key]} placeholder={placeholder} disabled={key === 'url' && e !== null} onChange={(ev) => set({ [key]: ev.target.value })} />
+      <input
+        name={key}
+        value={f[key]}
+        placeholder={placeholder}
+        // The URL and the project are the declaration's identity: another
+        // project would be a second declaration, not this one changed.
+        disabled={(key === 'url' || key === 'project') && e !== null}
+        onChange={(ev) => set({ [key]: ev.target.value })}
+      />
     </Field>
   )
   const secret = (key: 'password' | 'sshPrivateKey' | 'tlsClientCertData' | 'tlsClientCertKey', label: string, multiline: boolean) => (
@@ -244,7 +291,7 @@ function RepoForm(props: {
     if (res.error) {
       const msg = errorText(`Saving ${input.url} failed`, res.error)
       setError(msg)
-      props.onFailed(input.url, msg)
+      props.onFailed({ url: input.url, project: input.project ?? '', template: props.template }, msg)
       return
     }
     if (res.data) props.onSaved(res.data.createRepository, !input.skipTest)

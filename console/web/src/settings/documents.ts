@@ -40,10 +40,26 @@ export const RepositoryConnectionsQuery = graphql(`
       nodes {
         id
         url
+        project
         template
         connectionState {
           ...Connection
         }
+      }
+    }
+  }
+`)
+
+// The caller's rules on repositories: where it may create one (a role
+// with create on team/* only may still add a repository to team).
+export const RepositoryRightsQuery = graphql(`
+  query SettingsRepositoryRights {
+    me {
+      permissions {
+        resource
+        action
+        object
+        effect
       }
     }
   }

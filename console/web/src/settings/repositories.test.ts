@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { repoKey, repoObject, repositoryInput } from './Repositories'
+import { connectionStatuses, createObjects, repoKey, repoObject, repositoryInput } from './Repositories'
 import { mergeWrites, noWrites, withRemoved, withSaved } from './writes'
 
 const repo = (url: string, template = false) => ({ url, name: '', type: 'git', project: '', hasCredentials: false, template })
@@ -55,5 +55,40 @@ describe('repositories', () => {
       skipTest: false,
     })
     expect(repositoryInput(form, true, false).skipTest).toBe(true)
+  })
+
+  it("keys a connection test by its declaration: a project's and the global one of a URL apart", () => {
+    const url = 'https://c.example/r.git'
+    const at = '2026-12-04T10:00:00Z'
+    const global = { ...repo(url), connectionState: { status: 'SUCCESSFUL', message: '', attemptedAt: at } }
+    const scoped = { ...repo(url), project: 'shop', connectionState: { status: 'FAILED', message: 'authentication required', attemptedAt: at } }
+    const untested = { ...repo('https://d.example/r.git'), project: 'shop', connectionState: null }
+    for (const nodes of [
+      [global, scoped, untested],
+      [scoped, global, untested],
+    ]) {
+      const got = connectionStatuses(nodes)
+      expect(Object.keys(got).sort()).toEqual([repoKey(global), repoKey(scoped)].sort())
+      expect(got[repoKey(global)]?.ok).toBe(true)
+      expect(got[repoKey(scoped)]?.ok).toBe(false)
+      expect(got[repoKey(scoped)]?.text).toContain('authentication required')
+      expect(got[url]).toBeUndefined()
+    }
+  })
+
+  it('asks about every object a rule may allow creating a repository on', () => {
+    const rule = (resource: string, action: string, object: string, effect = 'allow') => ({ resource, action, object, effect })
+    expect(createObjects([])).toEqual(['*'])
+    expect(
+      createObjects([
+        rule('repositories', 'create', 'team/*'),
+        rule('repositories', 'get', 'other/*'),
+        rule('repositories', 'create', 'denied/*', 'deny'),
+        rule('clusters', 'create', 'clusters/*'),
+        rule('*', '*', 'admin/*'),
+        rule('repo*', 'cr*', 'glob/*'),
+        rule('repositories', 'create', 'team/*'),
+      ]),
+    ).toEqual(['*', 'team/*', 'admin/*', 'glob/*'])
   })
 })
