@@ -188,9 +188,3 @@ func auditEntry(e *audit.Entry) *model.AuditEntry {
 	}
 	return out
 }
-
-// recordDecision reports an RBAC decision of a mutation to its audit
-// recorder, which names the object of a refused one.
-func recordDecision(ctx context.Context, resource, object string, allowed bool) {
-	audit.Authorized(ctx, resource, object, allowed)
-}

@@ -161,7 +161,7 @@ func appSources(app *v1alpha1.Application, sourcePosition *int32) ([]v1alpha1.Ap
 func (r *Resolver) appProject(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
 	proj, err := r.findProject(ctx, app)
 	if err == nil && proj == nil {
-		err = Errorf(CodeForbidden, "application references project %s which does not exist", projectName(app))
+		err = Errorf(CodeForbidden, "application references project %s which does not exist", app.ProjectName())
 	}
 	return proj, err
 }
@@ -175,7 +175,7 @@ func (r *Resolver) findProject(ctx context.Context, app *v1alpha1.Application) (
 	if err != nil {
 		return nil, err
 	}
-	name := projectName(app)
+	name := app.ProjectName()
 	var found *v1alpha1.AppProject
 	for _, p := range all {
 		if p.Name != name {
@@ -217,7 +217,7 @@ func (r *Resolver) specAllowed(ctx context.Context, app *v1alpha1.Application) e
 		return err
 	}
 	if proj == nil {
-		return Errorf(CodeBadUserInput, "application spec is invalid: application references project %s which does not exist", projectName(app))
+		return Errorf(CodeBadUserInput, "application spec is invalid: application references project %s which does not exist", app.ProjectName())
 	}
 	if own := r.projectNamespace(); own != "" {
 		if err := project.AppNamespaceAllowed(proj, app.Namespace, own); err != nil {

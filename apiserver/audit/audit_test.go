@@ -87,8 +87,8 @@ func TestDiffRedactsCredentialFields(t *testing.T) {
 // A refused mutation names the RBAC object it was refused for.
 func TestRefusedNamesRBACObject(t *testing.T) {
 	ctx, rec := Begin(context.Background())
-	Authorized(ctx, "applications", "shop/apps/web", false)
-	Authorized(ctx, "applications", "other/x", true)
+	Authorized(ctx, Object{Kind: "applications", Project: "shop", Namespace: "apps", Name: "web"}, false)
+	Authorized(ctx, Object{Kind: "applications", Project: "other", Name: "x"}, true)
 	e := rec.Entry(Call{Field: "syncApplication", ErrorCode: "FORBIDDEN"})
 	want := Object{Kind: "applications", Project: "shop", Namespace: "apps", Name: "web"}
 	if d := cmp.Diff(e.Object, want); d != "" || e.Outcome != Failure || e.User != "anonymous" || e.Patch != nil {
@@ -127,5 +127,44 @@ func TestMemoryBounded(t *testing.T) {
 	}
 	if _, err := m.List(t.Context(), Query{After: "nonsense"}); err == nil {
 		t.Error("a bad cursor is accepted")
+	}
+}
+
+// A refusal's Event fits the Event API's note however long the names the
+// client sent: every name is clipped in the entry, the note after the
+// project is added, and the client's address stays out of it.
+func TestEventNoteBounded(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	ctx, rec := Begin(t.Context())
+	Authorized(ctx, Object{Kind: long, Group: long, Namespace: long, Name: long, Project: "p" + long}, false)
+	e := rec.Entry(Call{Field: long, Operation: long, Principal: auth.Principal{Subject: long}, Client: "192.0.2.7", ErrorCode: "FORBIDDEN"})
+	o := e.Object
+	for what, s := range map[string]string{"kind": o.Kind, "group": o.Group, "namespace": o.Namespace, "name": o.Name, "project": o.Project} {
+		if len(s) > maxName {
+			t.Errorf("%s of %d bytes kept", what, len(s))
+		}
+	}
+	ev := NewEventWriter(nil, "graphcd", "").event(&e)
+	if len(ev.Note) > 1024 || strings.Contains(ev.Note, "192.0.2.7") {
+		t.Errorf("note of %d bytes: %.80q", len(ev.Note), ev.Note)
+	}
+	if ev.Regarding.Kind != "ConfigMap" || ev.Namespace != "graphcd" {
+		t.Errorf("a refusal's Event regards %+v in %s", ev.Regarding, ev.Namespace)
+	}
+}
+
+// Credentials in the URLs of any field never reach a patch; other
+// strings with an "@" are kept.
+func TestDiffRedactsURLCredentials(t *testing.T) {
+	before := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n"}}
+	after := before.DeepCopy()
+	after.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: "https://bot:tok-secret@git.example.com/apps.git"}
+	after.Annotations = map[string]string{"owner": "alice@example.com", "notes": "mirror of https://x:tok-secret@example.org/a"}
+	ctx, rec := Begin(t.Context())
+	Change(ctx, before, after)
+	e := rec.Entry(Call{Field: "updateApplicationSpec"})
+	p := string(e.Patch)
+	if strings.Contains(p, "tok-secret") || !strings.Contains(p, "git.example.com/apps.git") || !strings.Contains(p, "alice@example.com") {
+		t.Errorf("patch = %s", p)
 	}
 }

@@ -28,6 +28,9 @@ type Object struct {
 	Project string `json:"project,omitempty"`
 	// UID identifies the object in its cluster, when known.
 	UID string `json:"uid,omitempty"`
+	// Live says the object is a live resource of a destination cluster
+	// (written through catalog), not one of the management cluster's.
+	Live bool `json:"live,omitempty"`
 }
 
 // Entry is one mutation in the audit trail.
