@@ -168,3 +168,34 @@ func TestDiffRedactsURLCredentials(t *testing.T) {
 		t.Errorf("patch = %s", p)
 	}
 }
+
+// Memory.List asks Query.Allow outside the store's lock: an Allow that
+// appends (as a mutation may while a page is read) does not deadlock,
+// and the page holds only what Allow let through.
+func TestMemoryAllowOutsideLock(t *testing.T) {
+	m := NewMemory(2000) // room for the appends during the read
+	for i := range 500 {
+		if err := m.Append(t.Context(), &Entry{Field: "f", Object: Object{Project: []string{"a", "b"}[i%2]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := 0
+	p, err := m.List(t.Context(), Query{First: MaxPage, Allow: func(e *Entry) bool {
+		asked++
+		if err := m.Append(t.Context(), &Entry{Field: "during"}); err != nil {
+			t.Error(err)
+		}
+		return e.Object.Project == "a"
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Entries) != 250 || p.More || asked != 500 {
+		t.Errorf("got %d entries (more %v) after %d asks, want 250 of project a after 500", len(p.Entries), p.More, asked)
+	}
+	for _, e := range p.Entries {
+		if e.Object.Project != "a" {
+			t.Errorf("entry of project %q listed", e.Object.Project)
+		}
+	}
+}

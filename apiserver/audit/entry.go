@@ -95,6 +95,7 @@ type Query struct {
 	After  string
 	Filter Filter
 	// Allow, when set, hides the entries it refuses (the caller's RBAC).
+	// List calls it from its own goroutine, outside the store's lock.
 	Allow func(*Entry) bool
 }
 
