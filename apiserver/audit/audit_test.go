@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth"
@@ -196,6 +197,36 @@ func TestMemoryAllowOutsideLock(t *testing.T) {
 	for _, e := range p.Entries {
 		if e.Object.Project != "a" {
 			t.Errorf("entry of project %q listed", e.Object.Project)
+		}
+	}
+}
+
+// A Secret patched on a destination cluster (through catalog, as an
+// unstructured object) is no Secret of graphcd's: its Event regards
+// graphcd's settings ConfigMap, never a Secret of that name in the
+// management cluster; graphcd's own Secrets keep theirs.
+func TestLiveSecretEventRegardsGraphcd(t *testing.T) {
+	live := &unstructured.Unstructured{}
+	live.SetAPIVersion("v1")
+	live.SetKind("Secret")
+	live.SetNamespace("prod")
+	live.SetName("db")
+	own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "repo-1"}}
+	w := NewEventWriter(nil, "graphcd", "")
+	for _, tt := range []struct {
+		name     string
+		obj      any
+		kind, ns string
+	}{
+		{"live", live, "ConfigMap", "graphcd"},
+		{"graphcd's", own, "Secret", "graphcd"},
+	} {
+		ctx, rec := Begin(t.Context())
+		Change(ctx, tt.obj, tt.obj)
+		e := rec.Entry(Call{Field: "patchResource"})
+		ev := w.event(&e)
+		if ev.Regarding.Kind != tt.kind || ev.Namespace != tt.ns {
+			t.Errorf("%s: Event in %s regards %+v, want a %s in %s", tt.name, ev.Namespace, ev.Regarding, tt.kind, tt.ns)
 		}
 	}
 }
