@@ -62,7 +62,7 @@ func (r *Resolver) accountFor(ctx context.Context, name *string, action string) 
 		account = *name
 	}
 	if account != self {
-		if err := r.authorize(ctx, rbac.ResourceAccounts, action, account); err != nil {
+		if err := r.authorize(ctx, rbac.ResourceAccounts, action, accountTarget(account)); err != nil {
 			return "", "", err
 		}
 	}
@@ -152,7 +152,7 @@ func (r *Resolver) projectForTokens(ctx context.Context, project, role string) (
 	if p == nil {
 		return nil, Errorf(CodeNotFound, "project %s not found", project)
 	}
-	if err := r.authorize(ctx, rbac.ResourceProjects, rbac.ActionUpdate, project); err != nil {
+	if err := r.authorize(ctx, rbac.ResourceProjects, rbac.ActionUpdate, projectTarget(project)); err != nil {
 		return nil, err
 	}
 	if !slices.ContainsFunc(p.Spec.Roles, func(x v1alpha1.ProjectRole) bool { return x.Name == role }) {

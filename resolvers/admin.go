@@ -68,11 +68,11 @@ func (r *Resolver) createProject(ctx context.Context, in model.CreateProjectInpu
 	if err != nil {
 		return nil, invalidInput(err)
 	}
-	if err := r.authorize(ctx, "projects", "create", p.Name); err != nil {
+	if err := r.authorize(ctx, rbac.ResourceProjects, rbac.ActionCreate, projectTarget(p.Name)); err != nil {
 		return nil, err
 	}
 	if in.Upsert {
-		if err := r.authorize(ctx, "projects", "update", p.Name); err != nil {
+		if err := r.authorize(ctx, rbac.ResourceProjects, rbac.ActionUpdate, projectTarget(p.Name)); err != nil {
 			return nil, err
 		}
 	}
@@ -92,7 +92,7 @@ func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProject
 	if err := yaml.UnmarshalStrict([]byte(in.Spec), &spec); err != nil {
 		return nil, Errorf(CodeBadUserInput, "spec: %v", err)
 	}
-	if err := r.authorize(ctx, "projects", "update", in.Name); err != nil {
+	if err := r.authorize(ctx, rbac.ResourceProjects, rbac.ActionUpdate, projectTarget(in.Name)); err != nil {
 		return nil, err
 	}
 	w, err := r.projectWriter()
@@ -109,7 +109,7 @@ func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProject
 }
 
 func (r *Resolver) deleteProject(ctx context.Context, name string) (string, error) {
-	if err := r.authorize(ctx, "projects", "delete", name); err != nil {
+	if err := r.authorize(ctx, rbac.ResourceProjects, rbac.ActionDelete, projectTarget(name)); err != nil {
 		return "", err
 	}
 	w, err := r.projectWriter()
@@ -136,7 +136,7 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 	if err := repo.Validate(); err != nil {
 		return nil, Errorf(CodeBadUserInput, "repository: %v", err)
 	}
-	object := rbac.ScopedObject(repo.Project, repo.URL)
+	object := scopedTarget(repo.Project, repo.URL)
 	if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionCreate, object); err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (r *Resolver) createRepository(ctx context.Context, in model.RepositoryInpu
 // deleteRepository removes the repository (or template) url of project
 // ("": the global one), authorized on its RBAC object.
 func (r *Resolver) deleteRepository(ctx context.Context, url string, template bool, project string) (string, error) {
-	if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionDelete, rbac.ScopedObject(project, url)); err != nil {
+	if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionDelete, scopedTarget(project, url)); err != nil {
 		return "", err
 	}
 	w, err := r.secretWriter()
@@ -215,7 +215,7 @@ func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*mode
 	if err := c.Validate(); err != nil {
 		return nil, Errorf(CodeBadUserInput, "cluster: %v", err)
 	}
-	object := rbac.ScopedObject(c.Project, c.Server)
+	object := scopedTarget(c.Project, c.Server)
 	if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionCreate, object); err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*mode
 		case err != nil:
 			return nil, err
 		case current != c.Project:
-			if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionUpdate, rbac.ScopedObject(current, c.Server)); err != nil {
+			if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionUpdate, scopedTarget(current, c.Server)); err != nil {
 				return nil, err
 			}
 		}
@@ -258,8 +258,8 @@ func (r *Resolver) removeCluster(ctx context.Context, server string) (string, er
 	if err != nil && !errors.Is(err, secretops.ErrNotFound) {
 		return "", err
 	}
-	object := rbac.ScopedObject(project, server)
-	if err == nil && r.Authz != nil && r.Authz.Authenticated(ctx) && !r.can(ctx, rbac.ResourceClusters, rbac.ActionGet, object) {
+	object := scopedTarget(project, server)
+	if err == nil && r.Authz != nil && r.Authz.Authenticated(ctx) && !r.can(ctx, rbac.ResourceClusters, rbac.ActionGet, r.policyObject(rbac.ResourceClusters, object)) {
 		return "", Errorf(CodeNotFound, "cluster %s not found", truncate(server, 253))
 	}
 	if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionDelete, object); err != nil {

@@ -52,6 +52,25 @@ func (r *Resolver) mayReadAudit(ctx context.Context) (func(*audit.Entry) bool, e
 	}, nil
 }
 
+// memoizeAllow returns allow deciding once per project: a page may scan
+// thousands of entries, of a few projects. Only for one page: a
+// subscription asks again, so that it follows changes of the policy.
+func memoizeAllow(allow func(*audit.Entry) bool) func(*audit.Entry) bool {
+	if allow == nil {
+		return nil
+	}
+	memo := map[string]bool{}
+	return func(e *audit.Entry) bool {
+		k := auditObject(e)
+		ok, seen := memo[k]
+		if !seen {
+			ok = allow(e)
+			memo[k] = ok
+		}
+		return ok
+	}
+}
+
 // anyRule reports whether a rule of the caller may allow action on some
 // object of resource.
 func (r *Resolver) anyRule(ctx context.Context, resource, action string) bool {
@@ -102,7 +121,7 @@ func (r *Resolver) auditPage(ctx context.Context, first int32, after *string, fi
 	if first < 1 || first > audit.MaxPage {
 		return nil, Errorf(CodeBadUserInput, "first must be 1 to %d", audit.MaxPage)
 	}
-	q := audit.Query{First: int(first), Filter: auditFilter(filter), Allow: allow}
+	q := audit.Query{First: int(first), Filter: auditFilter(filter), Allow: memoizeAllow(allow)}
 	if after != nil {
 		q.After = *after
 	}
@@ -187,10 +206,4 @@ func auditEntry(e *audit.Entry) *model.AuditEntry {
 		out.Patch = opt(string(e.Patch))
 	}
 	return out
-}
-
-// recordDecision reports an RBAC decision of a mutation to its audit
-// recorder, which names the object of a refused one.
-func recordDecision(ctx context.Context, resource, object string, allowed bool) {
-	audit.Authorized(ctx, resource, object, allowed)
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/audit"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/controller/project"
 )
@@ -55,11 +56,15 @@ func (r *Resolver) can(ctx context.Context, resource, action, object string) boo
 	return r.Authz == nil || r.Authz.Can(ctx, resource, action, object)
 }
 
-// authorize returns nil when the caller may do action on object, and
-// otherwise an error saying so (UNAUTHENTICATED without a session).
-func (r *Resolver) authorize(ctx context.Context, resource, action, object string) error {
+// authorize returns nil when the caller may do action of resource on o
+// (see policyObject), and otherwise an error saying so (UNAUTHENTICATED
+// without a session). The decision, with o as the caller knows it, goes
+// to the mutation's audit trail, which names the object of a refusal.
+func (r *Resolver) authorize(ctx context.Context, resource, action string, o audit.Object) error {
+	object := r.policyObject(resource, o)
 	allowed := r.can(ctx, resource, action, object)
-	recordDecision(ctx, resource, object, allowed)
+	o.Kind = resource
+	audit.Authorized(ctx, o, allowed)
 	if allowed {
 		return nil
 	}
@@ -67,6 +72,44 @@ func (r *Resolver) authorize(ctx context.Context, resource, action, object strin
 		return Errorf(CodeUnauthenticated, "log in first")
 	}
 	return denied(resource, action, object)
+}
+
+// policyObject is the RBAC object of o for resource: "<project>/[<namespace>/]<name>"
+// for an app (its namespace only outside the server's), "[<project>/]<url>"
+// for a repository or cluster, the name for the rest.
+func (r *Resolver) policyObject(resource string, o audit.Object) string {
+	switch resource {
+	case rbac.ResourceApplications, rbac.ResourceLogs, rbac.ResourceExec:
+		ns := o.Namespace
+		if ns == r.Namespace {
+			ns = ""
+		}
+		return rbac.ApplicationObject(o.Project, ns, o.Name)
+	case rbac.ResourceRepositories, rbac.ResourceClusters:
+		return rbac.ScopedObject(o.Project, o.Name)
+	}
+	return o.Name
+}
+
+// appTarget names app for authorize.
+func appTarget(app *v1alpha1.Application) audit.Object {
+	return audit.Object{Project: app.ProjectName(), Namespace: app.Namespace, Name: app.Name}
+}
+
+// projectTarget names the project name for authorize.
+func projectTarget(name string) audit.Object {
+	return audit.Object{Project: name, Name: name}
+}
+
+// accountTarget names the account name for authorize.
+func accountTarget(name string) audit.Object {
+	return audit.Object{Name: name}
+}
+
+// scopedTarget names the repository or cluster url of project ("" for a
+// global one) for authorize.
+func scopedTarget(project, url string) audit.Object {
+	return audit.Object{Project: project, Name: url}
 }
 
 // denied is the error of a caller who may not do action on object.
@@ -77,19 +120,7 @@ func denied(resource, action, object string) error {
 // appObject is the RBAC object of app: "<project>/<name>", or
 // "<project>/<namespace>/<name>" outside the server's namespace.
 func (r *Resolver) appObject(app *v1alpha1.Application) string {
-	ns := app.Namespace
-	if ns == r.Namespace {
-		ns = ""
-	}
-	return rbac.ApplicationObject(projectName(app), ns, app.Name)
-}
-
-// projectName returns the app's project; an empty one is "default".
-func projectName(app *v1alpha1.Application) string {
-	if app.Spec.Project == "" {
-		return "default"
-	}
-	return app.Spec.Project
+	return r.policyObject(rbac.ResourceApplications, appTarget(app))
 }
 
 // canSeeApp reports whether the caller may get app: the API serves it
@@ -192,7 +223,7 @@ func (r *Resolver) appFor(ctx context.Context, resource, action string, key type
 	if resource == rbac.ResourceApplications && action == rbac.ActionGet {
 		return app, nil
 	}
-	if err := r.authorize(ctx, resource, action, r.appObject(app)); err != nil {
+	if err := r.authorize(ctx, resource, action, appTarget(app)); err != nil {
 		return nil, err
 	}
 	return app, nil

@@ -161,7 +161,7 @@ func appSources(app *v1alpha1.Application, sourcePosition *int32) ([]v1alpha1.Ap
 func (r *Resolver) appProject(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
 	proj, err := r.findProject(ctx, app)
 	if err == nil && proj == nil {
-		err = Errorf(CodeForbidden, "application references project %s which does not exist", projectName(app))
+		err = Errorf(CodeForbidden, "application references project %s which does not exist", app.ProjectName())
 	}
 	return proj, err
 }
@@ -174,7 +174,7 @@ func (r *Resolver) findProject(ctx context.Context, app *v1alpha1.Application) (
 	if r.Projects == nil {
 		return nil, nil
 	}
-	name := projectName(app)
+	name := app.ProjectName()
 	own := r.projectNamespace()
 	if own != "" {
 		// Projects live in graphcd's namespace only: one a tenant made
@@ -229,7 +229,7 @@ func (r *Resolver) specAllowed(ctx context.Context, app *v1alpha1.Application) e
 		return err
 	}
 	if proj == nil {
-		return Errorf(CodeBadUserInput, "application spec is invalid: application references project %s which does not exist", projectName(app))
+		return Errorf(CodeBadUserInput, "application spec is invalid: application references project %s which does not exist", app.ProjectName())
 	}
 	if own := r.projectNamespace(); own != "" {
 		if err := project.AppNamespaceAllowed(proj, app.Namespace, own); err != nil {

@@ -183,7 +183,7 @@ func statusMessage(err error) string {
 // authorizeManifest authorizes creating app, and with upsert updating it
 // too (Argo CD asks for both rights).
 func (r *Resolver) authorizeManifest(ctx context.Context, app *v1alpha1.Application, upsert bool) error {
-	object := r.appObject(app)
+	object := appTarget(app)
 	if err := r.authorize(ctx, rbac.ResourceApplications, rbac.ActionCreate, object); err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func (r *Resolver) mayReplace(ctx context.Context, app *v1alpha1.Application, up
 		if !upsert {
 			return nil
 		}
-		return r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, r.appObject(existing))
+		return r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, appTarget(existing))
 	}
 }
 

@@ -66,7 +66,7 @@ func (r *Resolver) changeApplication(ctx context.Context, key types.NamespacedNa
 	out, err := w.Update(ctx, key, func(cur *v1alpha1.Application) error {
 		// The index the check above read may lag: judge the app as
 		// written, whose project may have changed meanwhile.
-		if err := r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, r.appObject(cur)); err != nil {
+		if err := r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, appTarget(cur)); err != nil {
 			return err
 		}
 		return change(cur)
@@ -103,10 +103,10 @@ func (r *Resolver) authorizeMove(ctx context.Context, app *v1alpha1.Application,
 	if project == "" {
 		project = "default"
 	}
-	if project == projectName(app) {
+	if project == app.ProjectName() {
 		return nil
 	}
 	moved := app.DeepCopy()
 	moved.Spec.Project = project
-	return r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, r.appObject(moved))
+	return r.authorize(ctx, rbac.ResourceApplications, rbac.ActionUpdate, appTarget(moved))
 }

@@ -66,7 +66,7 @@ func (r *Resolver) projects(ctx context.Context) ([]model.Project, error) {
 	}
 	out := make([]model.Project, 0, len(all))
 	for _, p := range all {
-		if r.authorize(ctx, "projects", "get", p.Name) == nil {
+		if r.can(ctx, rbac.ResourceProjects, rbac.ActionGet, p.Name) {
 			out = append(out, model.Project{AppProject: p})
 		}
 	}
@@ -78,7 +78,7 @@ func (r *Resolver) project(ctx context.Context, name string) (*model.Project, er
 	if r.Projects == nil {
 		return nil, nil
 	}
-	if err := r.authorize(ctx, "projects", "get", name); err != nil {
+	if err := r.authorize(ctx, rbac.ResourceProjects, rbac.ActionGet, projectTarget(name)); err != nil {
 		return nil, err
 	}
 	p, err := r.Projects.Project(ctx, name)

@@ -111,7 +111,7 @@ func (r *Resolver) testStoredRepository(ctx context.Context, url, project string
 // the caller may see (the one scoped to project, when project is set),
 // tested now.
 func (r *Resolver) testRepository(ctx context.Context, url, project string) (*model.ConnectionState, error) {
-	if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionGet, rbac.ScopedObject(project, url)); err != nil {
+	if err := r.authorize(ctx, rbac.ResourceRepositories, rbac.ActionGet, scopedTarget(project, url)); err != nil {
 		return nil, err
 	}
 	all, err := r.repositories(ctx)

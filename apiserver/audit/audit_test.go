@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth"
@@ -87,8 +88,8 @@ func TestDiffRedactsCredentialFields(t *testing.T) {
 // A refused mutation names the RBAC object it was refused for.
 func TestRefusedNamesRBACObject(t *testing.T) {
 	ctx, rec := Begin(context.Background())
-	Authorized(ctx, "applications", "shop/apps/web", false)
-	Authorized(ctx, "applications", "other/x", true)
+	Authorized(ctx, Object{Kind: "applications", Project: "shop", Namespace: "apps", Name: "web"}, false)
+	Authorized(ctx, Object{Kind: "applications", Project: "other", Name: "x"}, true)
 	e := rec.Entry(Call{Field: "syncApplication", ErrorCode: "FORBIDDEN"})
 	want := Object{Kind: "applications", Project: "shop", Namespace: "apps", Name: "web"}
 	if d := cmp.Diff(e.Object, want); d != "" || e.Outcome != Failure || e.User != "anonymous" || e.Patch != nil {
@@ -127,5 +128,105 @@ func TestMemoryBounded(t *testing.T) {
 	}
 	if _, err := m.List(t.Context(), Query{After: "nonsense"}); err == nil {
 		t.Error("a bad cursor is accepted")
+	}
+}
+
+// A refusal's Event fits the Event API's note however long the names the
+// client sent: every name is clipped in the entry, the note after the
+// project is added, and the client's address stays out of it.
+func TestEventNoteBounded(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	ctx, rec := Begin(t.Context())
+	Authorized(ctx, Object{Kind: long, Group: long, Namespace: long, Name: long, Project: "p" + long}, false)
+	e := rec.Entry(Call{Field: long, Operation: long, Principal: auth.Principal{Subject: long}, Client: "192.0.2.7", ErrorCode: "FORBIDDEN"})
+	o := e.Object
+	for what, s := range map[string]string{"kind": o.Kind, "group": o.Group, "namespace": o.Namespace, "name": o.Name, "project": o.Project} {
+		if len(s) > maxName {
+			t.Errorf("%s of %d bytes kept", what, len(s))
+		}
+	}
+	ev := NewEventWriter(nil, "graphcd", "").event(&e)
+	if len(ev.Note) > 1024 || strings.Contains(ev.Note, "192.0.2.7") {
+		t.Errorf("note of %d bytes: %.80q", len(ev.Note), ev.Note)
+	}
+	if ev.Regarding.Kind != "ConfigMap" || ev.Namespace != "graphcd" {
+		t.Errorf("a refusal's Event regards %+v in %s", ev.Regarding, ev.Namespace)
+	}
+}
+
+// Credentials in the URLs of any field never reach a patch; other
+// strings with an "@" are kept.
+func TestDiffRedactsURLCredentials(t *testing.T) {
+	before := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n"}}
+	after := before.DeepCopy()
+	after.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: "https://bot:tok-secret@git.example.com/apps.git"}
+	after.Annotations = map[string]string{"owner": "alice@example.com", "notes": "mirror of https://x:tok-secret@example.org/a"}
+	ctx, rec := Begin(t.Context())
+	Change(ctx, before, after)
+	e := rec.Entry(Call{Field: "updateApplicationSpec"})
+	p := string(e.Patch)
+	if strings.Contains(p, "tok-secret") || !strings.Contains(p, "git.example.com/apps.git") || !strings.Contains(p, "alice@example.com") {
+		t.Errorf("patch = %s", p)
+	}
+}
+
+// Memory.List asks Query.Allow outside the store's lock: an Allow that
+// appends (as a mutation may while a page is read) does not deadlock,
+// and the page holds only what Allow let through.
+func TestMemoryAllowOutsideLock(t *testing.T) {
+	m := NewMemory(2000) // room for the appends during the read
+	for i := range 500 {
+		if err := m.Append(t.Context(), &Entry{Field: "f", Object: Object{Project: []string{"a", "b"}[i%2]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := 0
+	p, err := m.List(t.Context(), Query{First: MaxPage, Allow: func(e *Entry) bool {
+		asked++
+		if err := m.Append(t.Context(), &Entry{Field: "during"}); err != nil {
+			t.Error(err)
+		}
+		return e.Object.Project == "a"
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Entries) != 250 || p.More || asked != 500 {
+		t.Errorf("got %d entries (more %v) after %d asks, want 250 of project a after 500", len(p.Entries), p.More, asked)
+	}
+	for _, e := range p.Entries {
+		if e.Object.Project != "a" {
+			t.Errorf("entry of project %q listed", e.Object.Project)
+		}
+	}
+}
+
+// A Secret patched on a destination cluster (through catalog, as an
+// unstructured object) is no Secret of graphcd's: its Event regards
+// graphcd's settings ConfigMap, never a Secret of that name in the
+// management cluster; graphcd's own Secrets keep theirs.
+func TestLiveSecretEventRegardsGraphcd(t *testing.T) {
+	live := &unstructured.Unstructured{}
+	live.SetAPIVersion("v1")
+	live.SetKind("Secret")
+	live.SetNamespace("prod")
+	live.SetName("db")
+	own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "repo-1"}}
+	w := NewEventWriter(nil, "graphcd", "")
+	for _, tt := range []struct {
+		name     string
+		obj      any
+		kind, ns string
+	}{
+		{"live", live, "ConfigMap", "graphcd"},
+		{"graphcd's", own, "Secret", "graphcd"},
+	} {
+		ctx, rec := Begin(t.Context())
+		Change(ctx, tt.obj, tt.obj)
+		e := rec.Entry(Call{Field: "patchResource"})
+		ev := w.event(&e)
+		if ev.Regarding.Kind != tt.kind || ev.Namespace != tt.ns {
+			t.Errorf("%s: Event in %s regards %+v, want a %s in %s", tt.name, ev.Namespace, ev.Regarding, tt.kind, tt.ns)
+		}
 	}
 }

@@ -28,6 +28,9 @@ type Object struct {
 	Project string `json:"project,omitempty"`
 	// UID identifies the object in its cluster, when known.
 	UID string `json:"uid,omitempty"`
+	// Live says the object is a live resource of a destination cluster
+	// (written through catalog), not one of the management cluster's.
+	Live bool `json:"live,omitempty"`
 }
 
 // Entry is one mutation in the audit trail.
@@ -92,6 +95,7 @@ type Query struct {
 	After  string
 	Filter Filter
 	// Allow, when set, hides the entries it refuses (the caller's RBAC).
+	// List calls it from its own goroutine, outside the store's lock.
 	Allow func(*Entry) bool
 }
 

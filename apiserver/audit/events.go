@@ -67,50 +67,21 @@ func (w *EventWriter) Write(ctx context.Context, e *Entry) error {
 
 // event builds the Event of e.
 func (w *EventWriter) event(e *Entry) *eventsv1.Event {
-	o := e.Object
-	// The objects of graphcd's management cluster carry their Events,
-	// and so does the application or project a refused mutation named.
-	// The rest (a mutation refused before it named an object, a live
-	// resource of a destination cluster, an account, a repository or
-	// cluster by URL) regard graphcd's settings ConfigMap, which stands
-	// for graphcd itself in its namespace.
-	ns, regarding := w.namespace, corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: w.namespace, Name: wellknown.SettingsConfigMap}
-	graphcd := func(kind, namespace string) {
-		if namespace == "" {
-			namespace = w.namespace
-		}
-		ns = namespace
-		regarding = corev1.ObjectReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind, Namespace: namespace, Name: o.Name, UID: types.UID(o.UID)}
-	}
-	switch {
-	case o.Name == "":
-	case o.Group == v1alpha1.GroupVersion.Group && o.Namespace != "":
-		graphcd(o.Kind, o.Namespace)
-	case o.Group == "" && o.Kind == "Secret" && o.Namespace != "":
-		ns = o.Namespace
-		regarding = corev1.ObjectReference{APIVersion: "v1", Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: types.UID(o.UID)}
-	case o.Kind == "applications":
-		graphcd("Application", o.Namespace)
-	case o.Kind == "projects":
-		graphcd("AppProject", "")
-	}
+	ns, regarding := w.regarding(e)
 	reason, typ := reasonOf(e)
-	note := fmt.Sprintf("%s %s %s", e.User, e.Field, describe(o))
-	if e.Client != "" {
-		note += " from " + e.Client
+	// The client's address stays in the store, which only readers of
+	// the audit trail see; Events are read by anyone who may read the
+	// object.
+	note := fmt.Sprintf("%s %s %s", e.User, e.Field, describe(e.Object))
+	if e.Object.Project != "" {
+		note += " (project " + e.Object.Project + ")"
 	}
 	if e.Outcome == Failure {
 		note += ": " + e.ErrorCode
 	}
-	if len(note) > maxNote {
-		note = note[:maxNote]
-	}
 	t := e.Time
 	if t.IsZero() {
 		t = time.Now()
-	}
-	if e.Object.Project != "" {
-		note += " (project " + e.Object.Project + ")"
 	}
 	return &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
@@ -125,8 +96,29 @@ func (w *EventWriter) event(e *Entry) *eventsv1.Event {
 		Reason:              reason,
 		Type:                typ,
 		Regarding:           regarding,
-		Note:                note,
+		Note:                cut(note, maxNote),
 	}
+}
+
+// regarding picks the object an Event of e regards, and its namespace.
+// The objects graphcd writes in the management cluster carry the Events
+// of their successful mutations: its own kinds, and the repository and
+// cluster Secrets it keeps. The rest regard graphcd's settings ConfigMap,
+// which stands for graphcd itself in its namespace: a refused or failed
+// mutation (whose object the client named, and which must neither reach
+// the Events of an object the client may not change nor crowd out its
+// real ones), a live resource of a destination cluster (a Secret there
+// included), an account, a repository or cluster by URL.
+func (w *EventWriter) regarding(e *Entry) (string, corev1.ObjectReference) {
+	o := e.Object
+	switch {
+	case e.Outcome == Failure, o.Name == "", o.Live:
+	case o.Group == v1alpha1.GroupVersion.Group && o.Namespace != "":
+		return o.Namespace, corev1.ObjectReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: types.UID(o.UID)}
+	case o.Group == "" && o.Kind == "Secret" && o.Namespace != "":
+		return o.Namespace, corev1.ObjectReference{APIVersion: "v1", Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: types.UID(o.UID)}
+	}
+	return w.namespace, corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: w.namespace, Name: wellknown.SettingsConfigMap}
 }
 
 func describe(o Object) string {

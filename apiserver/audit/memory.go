@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"sync"
 )
@@ -43,13 +44,15 @@ func (m *Memory) Append(_ context.Context, e *Entry) error {
 // ErrCursor is a malformed Query.After.
 var ErrCursor = errors.New("invalid cursor")
 
-// List implements Store.
+// memoryBatch is how many entries List copies under the lock at a time.
+const memoryBatch = 256
+
+// List implements Store. It copies the entries the filter selects under
+// the lock, a batch at a time, and asks Query.Allow (the caller's RBAC,
+// which may be slow) outside it, so that reading never holds up Append.
 func (m *Memory) List(_ context.Context, q Query) (Page, error) {
 	first := clampFirst(q.First)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	size := uint64(len(m.ring))
-	newest := m.next - 1
+	from := uint64(math.MaxUint64)
 	if q.After != "" {
 		after, err := strconv.ParseUint(q.After, 10, 64)
 		if err != nil {
@@ -58,25 +61,48 @@ func (m *Memory) List(_ context.Context, q Query) (Page, error) {
 		if after == 0 {
 			return Page{}, nil
 		}
-		newest = min(newest, after-1)
+		from = after - 1
 	}
+	var p Page
+	for from > 0 {
+		var batch []Entry
+		batch, from = m.scan(from, q.Filter)
+		for i := range batch {
+			if q.Allow != nil && !q.Allow(&batch[i]) {
+				continue
+			}
+			if len(p.Entries) == first {
+				p.More = true
+				return p, nil
+			}
+			p.Entries = append(p.Entries, batch[i])
+		}
+	}
+	return p, nil
+}
+
+// scan copies up to memoryBatch entries that f selects, newest first,
+// from entry from down, and returns them with the entry to go on from (0
+// when none is left).
+func (m *Memory) scan(from uint64, f Filter) ([]Entry, uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	size := uint64(len(m.ring))
 	oldest := uint64(1)
 	if m.next > size {
 		oldest = m.next - size
 	}
-	var p Page
-	for n := newest; n >= oldest && n > 0; n-- {
-		e := &m.ring[n%size]
-		if !q.match(e) {
-			continue
+	var out []Entry
+	n := min(from, m.next-1)
+	for ; n >= oldest && n > 0 && len(out) < memoryBatch; n-- {
+		if e := &m.ring[n%size]; f.Match(e) {
+			out = append(out, e.clone())
 		}
-		if len(p.Entries) == first {
-			p.More = true
-			break
-		}
-		p.Entries = append(p.Entries, e.clone())
 	}
-	return p, nil
+	if n < oldest {
+		return out, 0
+	}
+	return out, n
 }
 
 // Subscribe implements Store.

@@ -7,20 +7,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 )
 
-// objectOf names obj, one of the kinds graphcd's API writes.
+// objectOf names obj, one of the kinds graphcd's API writes: its own
+// kinds and Secrets in the management cluster, and as unstructured
+// objects the live resources of destination clusters.
 func objectOf(obj any) (Object, bool) {
 	switch o := obj.(type) {
 	case *v1alpha1.Application:
 		if o == nil {
 			return Object{}, false
 		}
-		p := o.Spec.Project
-		if p == "" {
-			p = "default"
-		}
-		return Object{Kind: "Application", Group: v1alpha1.GroupVersion.Group, Namespace: o.Namespace, Name: o.Name, Project: p, UID: string(o.UID)}, true
+		return Object{Kind: "Application", Group: v1alpha1.GroupVersion.Group, Namespace: o.Namespace, Name: o.Name, Project: o.ProjectName(), UID: string(o.UID)}, true
 	case *v1alpha1.AppProject:
 		if o == nil {
 			return Object{}, false
@@ -30,19 +29,13 @@ func objectOf(obj any) (Object, bool) {
 		if o == nil {
 			return Object{}, false
 		}
-		// Repository and cluster Secrets name their project in the key
-		// "project" (see secretcodec).
-		p := o.StringData["project"]
-		if p == "" {
-			p = string(o.Data["project"])
-		}
-		return Object{Kind: "Secret", Namespace: o.Namespace, Name: o.Name, Project: p, UID: string(o.UID)}, true
+		return Object{Kind: "Secret", Namespace: o.Namespace, Name: o.Name, Project: secretcodec.Project(o), UID: string(o.UID)}, true
 	case *unstructured.Unstructured:
 		if o == nil {
 			return Object{}, false
 		}
 		gvk := o.GroupVersionKind()
-		return Object{Kind: gvk.Kind, Group: gvk.Group, Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID())}, true
+		return Object{Kind: gvk.Kind, Group: gvk.Group, Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID()), Live: true}, true
 	}
 	return Object{}, false
 }

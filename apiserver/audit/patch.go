@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
+
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // Redacted replaces every Secret value and credential in a patch.
@@ -113,7 +115,8 @@ func splitPointer(p string) []string {
 }
 
 // redact returns v, found at path in an object of kind, with every value
-// at a sensitive path replaced by Redacted (maps keep their keys).
+// at a sensitive path replaced by Redacted (maps keep their keys) and the
+// credentials of URLs elsewhere masked (see redactURL).
 func redact(kind string, path []string, v any) any {
 	if sensitive(kind, path) {
 		return redactAll(v)
@@ -131,8 +134,19 @@ func redact(kind string, path []string, v any) any {
 			out[i] = redact(kind, append(path[:len(path):len(path)], "-"), x)
 		}
 		return out
+	case string:
+		return redactURL(t)
 	}
 	return v
+}
+
+// redactURL masks the credentials of the URLs in s ("https://user:token@
+// host/...", an application's repoURL, say): any field may hold one.
+func redactURL(s string) string {
+	if !strings.Contains(s, "@") || !strings.Contains(s, "://") {
+		return s
+	}
+	return repourl.Redact(s)
 }
 
 // redactAll replaces every leaf of v.

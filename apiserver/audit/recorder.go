@@ -3,9 +3,9 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/graphcd/graphcd/auth"
 )
@@ -33,6 +33,10 @@ func Begin(ctx context.Context) (context.Context, *Recorder) {
 	return context.WithValue(ctx, recorderKey{}, r), r
 }
 
+// Recording reports whether ctx carries a Recorder: a writer that reads
+// an object only for the audit trail's patch skips the read without one.
+func Recording(ctx context.Context) bool { return from(ctx) != nil }
+
 func from(ctx context.Context) *Recorder {
 	r, _ := ctx.Value(recorderKey{}).(*Recorder)
 	return r
@@ -49,7 +53,7 @@ func Change(ctx context.Context, before, after any) {
 		return
 	}
 	ref := before
-	if ref == nil {
+	if isNil(ref) { // a typed nil too: an object that could not be read
 		ref = after
 	}
 	o, ok := objectOf(ref)
@@ -102,48 +106,22 @@ func Touch(ctx context.Context, obj any) {
 	}
 }
 
-// Authorized reports an RBAC decision of the mutation: resource, the
-// policy object ("<project>/<app>", "<project>/<repo URL>", a project's
-// name ...) and whether it was allowed. A refusal is kept over any later
-// decision. Without a Recorder in ctx it does nothing.
-func Authorized(ctx context.Context, resource, object string, allowed bool) {
+// Authorized reports an RBAC decision of the mutation about o: its Kind
+// the RBAC resource ("applications"), its Project, Namespace and Name as
+// the caller of the check knows them, and whether it was allowed. A
+// refusal is kept over any later decision. Without a Recorder in ctx it
+// does nothing.
+func Authorized(ctx context.Context, o Object, allowed bool) {
 	r := from(ctx)
 	if r == nil {
 		return
 	}
-	o := rbacObject(resource, object)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.targetDenied {
 		return
 	}
 	r.target, r.targetDenied = &o, !allowed
-}
-
-// rbacObject names the object of an RBAC decision: applications and logs
-// objects are "<project>/[<namespace>/]<name>", projects are named by
-// themselves, and the others may carry a leading "<project>/".
-func rbacObject(resource, object string) Object {
-	o := Object{Kind: resource, Name: object}
-	switch resource {
-	case "applications", "logs", "exec", "applicationsets":
-		parts := strings.SplitN(object, "/", 3)
-		switch len(parts) {
-		case 2:
-			o.Project, o.Name = parts[0], parts[1]
-		case 3:
-			o.Project, o.Namespace, o.Name = parts[0], parts[1], parts[2]
-		}
-	case "projects":
-		o.Project = object
-	case "repositories", "clusters":
-		// "<project>/<url>" for a project-scoped one; a URL has "://"
-		// or "@" before any slash of its own.
-		if p, rest, ok := strings.Cut(object, "/"); ok && !strings.ContainsAny(p, ":@.") && rest != "" && !strings.HasPrefix(rest, "/") {
-			o.Project, o.Name = p, rest
-		}
-	}
-	return o
 }
 
 // Call is what the API knows of a mutation besides its Recorder.
@@ -188,7 +166,8 @@ func (r *Recorder) Entry(c Call) Entry {
 	case r.target != nil:
 		e.Object = *r.target
 	}
-	e.Object.Name, e.Object.Namespace = clip(e.Object.Name), clip(e.Object.Namespace)
+	o := &e.Object
+	o.Kind, o.Group, o.Namespace, o.Name, o.Project = clip(o.Kind), clip(o.Group), clip(o.Namespace), clip(o.Name), clip(o.Project)
 	if r.changed {
 		p, err := diff(e.Object.Kind, r.before, r.after)
 		switch {
@@ -203,11 +182,17 @@ func (r *Recorder) Entry(c Call) Entry {
 	return e
 }
 
-func clip(s string) string {
-	if len(s) > maxName {
-		return s[:maxName]
+func clip(s string) string { return cut(s, maxName) }
+
+// cut returns s cut to at most n bytes, at the start of a rune.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // toJSON returns the JSON of obj, nil for nil.

@@ -132,9 +132,13 @@ func (r *Resources) Patch(ctx context.Context, dest v1alpha1.ApplicationDestinat
 	if err != nil {
 		return err
 	}
-	// The object before, for the audit trail's patch: when it cannot be
-	// read, the patch is recorded from nothing.
-	before, _ := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	// The object before, for the audit trail's patch, read only when
+	// the mutation is recorded: when it cannot be read, the patch is
+	// recorded from nothing.
+	var before *unstructured.Unstructured
+	if audit.Recording(ctx) {
+		before, _ = ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	}
 	after, err := ri.Patch(ctx, ref.Name, pt, patch, metav1.PatchOptions{FieldManager: "graphcd-api"})
 	if err != nil {
 		return err

@@ -185,18 +185,20 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
+	// --trusted-proxies, parsed once: the login limits and the audit
+	// trail name the client by the same rule.
+	proxies, err := o.auth.proxies()
+	if err != nil {
+		return err
+	}
 	o.auth.kubeconfig = root.kubeconfig
-	authParts, err := o.auth.setUp(ctx, watch, objects, sh, log)
+	authParts, err := o.auth.setUp(ctx, watch, objects, sh, proxies, log)
 	if err != nil {
 		return err
 	}
 	settings := catalog.NewSettings(watch)
 	if err := settings.Start(ctx); err != nil {
 		return fmt.Errorf("watch %s: %w", wellknown.SettingsConfigMap, err)
-	}
-	proxies, err := o.auth.proxies()
-	if err != nil {
-		return err
 	}
 	auditLog, auditStore, err := o.audit.setUp(ctx, kc, o.app.namespace, sh, log)
 	if err != nil {

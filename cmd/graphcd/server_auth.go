@@ -79,18 +79,15 @@ const projectRetry = 2 * time.Second
 // setUpAuth starts what authentication and RBAC need in namespace: the
 // policy and project-role watches, the session keys and revocation list,
 // the local accounts (with the initial admin password), and single sign-on
-// when graphcd-cm configures it. It returns nil with --disable-auth.
-func (o *authOptions) setUp(ctx context.Context, watch *kubewatch.Source, objects *catalog.Catalog, sh *shared, log *slog.Logger) (*authParts, error) {
+// when graphcd-cm configures it; proxies are --trusted-proxies, parsed. It
+// returns nil with --disable-auth.
+func (o *authOptions) setUp(ctx context.Context, watch *kubewatch.Source, objects *catalog.Catalog, sh *shared, proxies []netip.Prefix, log *slog.Logger) (*authParts, error) {
 	if o.disable {
 		log.Warn("authentication is disabled (--disable-auth): every request may do everything")
 		return nil, nil
 	}
 	if o.sessionTTL <= 0 {
 		return nil, fmt.Errorf("--session-duration must be positive, got %s", o.sessionTTL)
-	}
-	proxies, err := o.proxies()
-	if err != nil {
-		return nil, err
 	}
 	kc, namespace := watch.Client(), watch.Namespace()
 	authz := auth.NewAuthorizer()

@@ -59,6 +59,12 @@ func Data(sec *corev1.Secret) map[string]string {
 	return out
 }
 
+// Project is the project a repository or cluster Secret is scoped to
+// (its key "project"), "" for a global one.
+func Project(sec *corev1.Secret) string {
+	return strings.TrimSpace(Data(sec)["project"])
+}
+
 // keyError is a problem with one key of a Secret.
 func keyError(sec *corev1.Secret, kind, format string, args ...any) error {
 	return fmt.Errorf("%s secret %s/%s: %s", kind, sec.Namespace, sec.Name, fmt.Sprintf(format, args...))

@@ -86,6 +86,18 @@ func runAudit(c *cobra.Command, o *apiOptions, a *auditOptions) error {
 		return err
 	}
 	filter := a.filter(time.Now())
+	// With --watch the subscription opens before the list is read, so
+	// that no entry recorded in between is missed; one recorded since
+	// comes twice and is printed once.
+	var sub *client.Subscription[client.WatchAuditResponse]
+	if a.watch {
+		live := *filter
+		live.Since = nil
+		if sub, err = cl.WatchAudit(c.Context(), &live); err != nil {
+			return err
+		}
+		defer sub.Close()
+	}
 	var entries []client.AuditFields
 	var after *string
 	for a.limit == 0 || len(entries) < a.limit {
@@ -111,15 +123,13 @@ func runAudit(c *cobra.Command, o *apiOptions, a *auditOptions) error {
 	if err := printAudit(w, format, entries, true); err != nil {
 		return err
 	}
-	if !a.watch {
+	if sub == nil {
 		return nil
 	}
-	filter.Since = nil
-	sub, err := cl.WatchAudit(c.Context(), filter)
-	if err != nil {
-		return err
+	listed := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		listed[e.Id] = true
 	}
-	defer sub.Close()
 	for {
 		r, err := sub.Next()
 		switch {
@@ -128,7 +138,11 @@ func runAudit(c *cobra.Command, o *apiOptions, a *auditOptions) error {
 		case err != nil:
 			return err
 		}
-		if err := printAudit(w, format, []client.AuditFields{r.AuditEvents.AuditFields}, false); err != nil {
+		e := r.AuditEvents.AuditFields
+		if listed[e.Id] {
+			continue
+		}
+		if err := printAudit(w, format, []client.AuditFields{e}, false); err != nil {
 			return err
 		}
 	}
