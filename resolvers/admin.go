@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/audit"
 	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
@@ -35,11 +36,11 @@ type ProjectWriter interface {
 type SecretWriter interface {
 	PutRepository(ctx context.Context, r secretops.Repository, upsert bool) error
 	DeleteRepository(ctx context.Context, url, project string, template bool) error
-	PutCluster(ctx context.Context, c secretops.Cluster, upsert bool) error
-	DeleteCluster(ctx context.Context, server string) error
-	// ClusterProject returns the project of the cluster at server ("" for
-	// a global one), secretops.ErrNotFound when none is declared.
-	ClusterProject(ctx context.Context, server string) (string, error)
+	// PutCluster and DeleteCluster call authorize with the project of
+	// the cluster they found ("" for a global one) before they change it,
+	// and return its error as it is.
+	PutCluster(ctx context.Context, c secretops.Cluster, upsert bool, authorize func(currentProject string) error) error
+	DeleteCluster(ctx context.Context, server string, authorize func(currentProject string) error) error
 }
 
 // RepoTester reaches a repository with its credentials
@@ -201,7 +202,9 @@ func (r *Resolver) deleteRepository(ctx context.Context, url string, template bo
 // server, or "<project>/<server>" for a project's own. Replacing a cluster
 // (upsert) needs update on the object it has now too, so a project role
 // can neither take another project's cluster nor make a global one its
-// own.
+// own; the built-in in-cluster cluster is such a global one. A cluster
+// the caller may not get is refused as the new object would be, without
+// saying whose it is.
 func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*model.Cluster, error) {
 	c := secretops.Cluster{
 		Name: in.Name, Server: in.Server, BearerToken: deref(in.BearerToken),
@@ -216,7 +219,8 @@ func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*mode
 		return nil, Errorf(CodeBadUserInput, "cluster: %v", err)
 	}
 	object := scopedTarget(c.Project, c.Server)
-	if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionCreate, object); err != nil {
+	action := rbac.ActionCreate
+	if err := r.authorize(ctx, rbac.ResourceClusters, action, object); err != nil {
 		return nil, err
 	}
 	w, err := r.secretWriter()
@@ -224,21 +228,23 @@ func (r *Resolver) addCluster(ctx context.Context, in model.ClusterInput) (*mode
 		return nil, err
 	}
 	if in.Upsert {
-		if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionUpdate, object); err != nil {
+		action = rbac.ActionUpdate
+		if err := r.authorize(ctx, rbac.ResourceClusters, action, object); err != nil {
 			return nil, err
-		}
-		current, err := w.ClusterProject(ctx, c.Server)
-		switch {
-		case errors.Is(err, secretops.ErrNotFound):
-		case err != nil:
-			return nil, err
-		case current != c.Project:
-			if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionUpdate, scopedTarget(current, c.Server)); err != nil {
-				return nil, err
-			}
 		}
 	}
-	if err := w.PutCluster(ctx, c, in.Upsert); err != nil {
+	err = w.PutCluster(ctx, c, in.Upsert, func(current string) error {
+		currentObject := scopedTarget(current, c.Server)
+		if !r.canSee(ctx, rbac.ResourceClusters, r.policyObject(rbac.ResourceClusters, currentObject)) {
+			audit.Authorized(ctx, audit.Object{Kind: rbac.ResourceClusters, Project: current, Name: c.Server}, false)
+			return denied(rbac.ResourceClusters, action, r.policyObject(rbac.ResourceClusters, object))
+		}
+		if in.Upsert && current != c.Project {
+			return r.authorize(ctx, rbac.ResourceClusters, rbac.ActionUpdate, currentObject)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, objectError("cluster", in.Server, err)
 	}
 	return &model.Cluster{
@@ -254,21 +260,25 @@ func (r *Resolver) removeCluster(ctx context.Context, server string) (string, er
 	if err != nil {
 		return "", err
 	}
-	project, err := w.ClusterProject(ctx, server)
-	if err != nil && !errors.Is(err, secretops.ErrNotFound) {
-		return "", err
-	}
-	object := scopedTarget(project, server)
-	if err == nil && r.Authz != nil && r.Authz.Authenticated(ctx) && !r.can(ctx, rbac.ResourceClusters, rbac.ActionGet, r.policyObject(rbac.ResourceClusters, object)) {
-		return "", Errorf(CodeNotFound, "cluster %s not found", truncate(server, 253))
-	}
-	if err := r.authorize(ctx, rbac.ResourceClusters, rbac.ActionDelete, object); err != nil {
-		return "", err
-	}
-	if err := w.DeleteCluster(ctx, server); err != nil {
+	err = w.DeleteCluster(ctx, server, func(project string) error {
+		object := scopedTarget(project, server)
+		if !r.canSee(ctx, rbac.ResourceClusters, r.policyObject(rbac.ResourceClusters, object)) {
+			audit.Authorized(ctx, audit.Object{Kind: rbac.ResourceClusters, Project: project, Name: server}, false)
+			return Errorf(CodeNotFound, "cluster %s not found", truncate(server, 253))
+		}
+		return r.authorize(ctx, rbac.ResourceClusters, rbac.ActionDelete, object)
+	})
+	if err != nil {
 		return "", objectError("cluster", server, err)
 	}
 	return model.Cluster{Server: server}.ID(), nil
+}
+
+// canSee reports whether the caller may get object of resource; without a
+// session every object counts as seen, so that the refusal that follows
+// asks to log in.
+func (r *Resolver) canSee(ctx context.Context, resource, object string) bool {
+	return r.Authz == nil || !r.Authz.Authenticated(ctx) || r.can(ctx, resource, rbac.ActionGet, object)
 }
 
 // objectError maps the error of a write to a project, repository or
@@ -279,6 +289,8 @@ func objectError(what, name string, err error) error {
 		return Errorf(CodeConflict, "%s %s: %v", what, name, err)
 	case errors.Is(err, secretops.ErrExists), apierrors.IsAlreadyExists(err):
 		return Errorf(CodeConflict, "%s %s already exists (set upsert to replace it)", what, name)
+	case errors.Is(err, secretops.ErrNameTaken):
+		return Errorf(CodeConflict, "%s %s: %v", what, name, err)
 	case errors.Is(err, secretops.ErrNotFound), apierrors.IsNotFound(err):
 		return Errorf(CodeNotFound, "%s %s not found", what, name)
 	case errors.Is(err, secretops.ErrInvalid):

@@ -13,7 +13,6 @@ import (
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/repourl"
-	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
@@ -236,34 +235,25 @@ func (r *Resolver) specAllowed(ctx context.Context, app *v1alpha1.Application) e
 			return &Error{Code: CodeBadUserInput, Message: "application spec is invalid: " + err.Error(), Err: err}
 		}
 	}
-	dest, err := r.destinationCluster(ctx, app.Spec.Destination)
-	if err != nil {
-		return err
-	}
-	if err := project.AppAllowed(proj, &app.Spec, dest); err != nil {
+	if err := project.AppAllowed(proj, &app.Spec, r.destinationCluster(ctx, app.Spec.Destination)); err != nil {
 		return &Error{Code: CodeBadUserInput, Message: "application spec is invalid: " + err.Error(), Err: err}
 	}
 	return nil
 }
 
 // destinationCluster returns the server, name and project of the
-// registered cluster dest points at, or dest's own server and name when
-// none matches (the controller reports such a destination as invalid).
-func (r *Resolver) destinationCluster(ctx context.Context, dest v1alpha1.ApplicationDestination) (project.Cluster, error) {
-	own := project.Cluster{Server: dest.Server, Name: dest.Name}
+// registered cluster dest points at, found as the controller finds it, or
+// dest's own server and name when none matches (the controller reports
+// such a destination as invalid).
+func (r *Resolver) destinationCluster(ctx context.Context, dest v1alpha1.ApplicationDestination) project.Cluster {
 	if r.Clusters == nil {
-		return own, nil
+		return project.Cluster{Server: dest.Server, Name: dest.Name}
 	}
-	list, err := r.Clusters.Clusters(ctx)
-	if err != nil {
-		return project.Cluster{}, err
+	c, ok := r.Clusters.Destination(ctx, dest)
+	if !ok {
+		return project.Cluster{Server: dest.Server, Name: dest.Name}
 	}
-	for _, c := range list {
-		if (dest.Name == "" && secretcodec.NormaliseServer(dest.Server) == c.Server) || (dest.Name != "" && dest.Name == c.Name) {
-			return project.Cluster{Server: c.Server, Name: c.Name, Project: c.Project}, nil
-		}
-	}
-	return own, nil
+	return project.Cluster{Server: c.Server, Name: c.Name, Project: c.Project}
 }
 
 // renderError turns an error of manifests.Renderer about the source at

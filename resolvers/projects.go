@@ -28,6 +28,10 @@ type ProjectStore interface {
 // ClusterLister lists the registered clusters without credentials.
 type ClusterLister interface {
 	Clusters(ctx context.Context) ([]model.Cluster, error)
+	// Destination returns the cluster an application destination points
+	// at, by the rule the controller resolves it with; false when none
+	// does (or the destination is invalid).
+	Destination(ctx context.Context, dest v1alpha1.ApplicationDestination) (model.Cluster, bool)
 }
 
 // RepositoryLister lists the configured repositories without credentials.

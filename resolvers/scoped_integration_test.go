@@ -207,7 +207,7 @@ func TestProjectScopedClustersWhenWritten(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, s := range []string{hiddenServer, onlyServer} {
-			_ = secretops.Service{Client: cluster.Client, Namespace: secretsNS}.DeleteCluster(context.Background(), s)
+			_ = secretops.Service{Client: cluster.Client, Namespace: secretsNS}.DeleteCluster(context.Background(), s, func(string) error { return nil })
 		}
 	})
 	eventually(t, "both clusters registered", func() error {

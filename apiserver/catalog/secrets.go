@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
@@ -35,12 +36,28 @@ func (l *Clusters) Clusters(context.Context) ([]model.Cluster, error) {
 	all := l.reg.List()
 	out := make([]model.Cluster, len(all))
 	for i, c := range all {
-		out[i] = model.Cluster{
-			Name: c.Name, Server: c.Server, Namespaces: c.Namespaces, ClusterResources: c.ClusterResources,
-			Project: c.Project, Shard: c.Shard, Labels: model.KeyValues(c.Labels),
-		}
+		out[i] = clusterModel(c)
 	}
 	return out, nil
+}
+
+// Destination returns the cluster dest points at, resolved by the
+// registry as the controller resolves it; false when it resolves to none,
+// which the controller reports as an invalid destination.
+func (l *Clusters) Destination(_ context.Context, dest v1alpha1.ApplicationDestination) (model.Cluster, bool) {
+	c, err := l.reg.Resolve(dest)
+	if err != nil {
+		return model.Cluster{}, false
+	}
+	return clusterModel(c), true
+}
+
+// clusterModel is c without its credentials.
+func clusterModel(c *clusters.Cluster) model.Cluster {
+	return model.Cluster{
+		Name: c.Name, Server: c.Server, Namespaces: c.Namespaces, ClusterResources: c.ClusterResources,
+		Project: c.Project, Shard: c.Shard, Labels: model.KeyValues(c.Labels),
+	}
 }
 
 // Repositories lists the configured repositories and credential

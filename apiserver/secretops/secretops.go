@@ -7,11 +7,13 @@
 package secretops
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -20,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
@@ -38,7 +41,20 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrInvalid wraps input errors.
 	ErrInvalid = errors.New("invalid input")
+	// ErrNameTaken: another cluster (a Secret, or the built-in in-cluster
+	// one) has the name.
+	ErrNameTaken = errors.New("the name is used by another cluster")
 )
+
+// errReplaced is the error of a write to the Secret name that was
+// deleted and created again since it was read: a conflict, which the
+// write does not retry since the new Secret was never authorized.
+func errReplaced(name string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 409, Reason: metav1.StatusReasonConflict,
+		Message: "secret " + name + " was replaced while being written",
+	}}
+}
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -201,9 +217,16 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// PutCluster writes the Secret of c; without upsert an existing one for
-// the same server is ErrExists.
-func (s Service) PutCluster(ctx context.Context, c Cluster, upsert bool) error {
+// PutCluster writes the Secret of c. A cluster that exists already, by
+// Secrets for its server or as the built-in in-cluster one (which is
+// global), is first shown to authorize with each project it has now (""
+// for a global one), and authorize's error is returned as it is; without
+// upsert it is then ErrExists. The Secret replaced is the one the
+// registry uses, as found: one deleted and created again meanwhile is a
+// conflict. A name another cluster has, the built-in "in-cluster"
+// included, is ErrNameTaken, so that no Secret shadows another cluster by
+// name.
+func (s Service) PutCluster(ctx context.Context, c Cluster, upsert bool, authorize func(currentProject string) error) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -222,40 +245,83 @@ func (s Service) PutCluster(ctx context.Context, c Cluster, upsert bool) error {
 	if err != nil {
 		return err
 	}
-	existing, err := s.find(ctx, secretcodec.TypeCluster, sameServer(c.Server))
+	all, err := s.list(ctx, secretcodec.TypeCluster)
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, existing, "cluster-"+hashName(c.Server), secretcodec.TypeCluster, data, c.Labels, upsert)
-}
-
-// ClusterProject returns the project the Secret declaring the cluster at
-// server scopes it to ("" for a global cluster), so that a change to the
-// cluster can be authorized on the object it has now; ErrNotFound when no
-// Secret declares it. A malformed Secret still names its project.
-func (s Service) ClusterProject(ctx context.Context, server string) (string, error) {
-	sec, err := s.find(ctx, secretcodec.TypeCluster, sameServer(server))
-	if err != nil {
-		return "", err
-	}
-	if sec == nil {
-		return "", ErrNotFound
-	}
-	c, _ := secretcodec.DecodeCluster(sec)
-	return c.Project, nil
-}
-
-// DeleteCluster deletes the Secret declaring the cluster at server.
-func (s Service) DeleteCluster(ctx context.Context, server string) error {
-	sec, err := s.find(ctx, secretcodec.TypeCluster, sameServer(server))
-	if err != nil {
-		return err
-	}
-	if sec == nil {
-		if secretcodec.NormaliseServer(server) == secretcodec.InClusterServer {
-			return invalid("the cluster graphcd runs in has no Secret to remove")
+	server := secretcodec.NormaliseServer(c.Server)
+	claimants, nameTaken := claims(all, server, c.Name)
+	if len(claimants) > 0 || server == secretcodec.InClusterServer {
+		projects := map[string]bool{}
+		for _, sec := range claimants {
+			current, _ := secretcodec.DecodeCluster(sec) // a broken Secret still names its project
+			projects[current.Project] = true
 		}
-		return ErrNotFound
+		if len(claimants) == 0 {
+			projects[""] = true // the built-in in-cluster cluster is global
+		}
+		for _, project := range slices.Sorted(maps.Keys(projects)) {
+			if err := authorize(project); err != nil {
+				return err
+			}
+		}
+		if !upsert {
+			return ErrExists
+		}
+	}
+	if nameTaken {
+		return ErrNameTaken
+	}
+	var existing *corev1.Secret
+	if len(claimants) > 0 {
+		existing = claimants[len(claimants)-1]
+	}
+	return s.put(ctx, existing, "cluster-"+hashName(c.Server), secretcodec.TypeCluster, data, c.Labels, true)
+}
+
+// claims returns the cluster Secrets among all that claim server, oldest
+// first as the registry orders them (so that the last is the one it
+// uses), and whether another one, or the built-in in-cluster cluster,
+// claims name. A broken Secret still claims its server and name.
+func claims(all []corev1.Secret, server, name string) (claimants []*corev1.Secret, nameTaken bool) {
+	nameTaken = name == secretcodec.InClusterName && server != secretcodec.InClusterServer
+	for i := range all {
+		claimed, _ := secretcodec.DecodeCluster(&all[i])
+		switch {
+		case secretcodec.NormaliseServer(claimed.Server) == server:
+			claimants = append(claimants, &all[i])
+		case claimed.Name == name:
+			nameTaken = true
+		}
+	}
+	slices.SortFunc(claimants, func(a, b *corev1.Secret) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
+	})
+	return claimants, nameTaken
+}
+
+// DeleteCluster deletes the Secret declaring the cluster at server once
+// authorize has accepted the project it scopes the cluster to ("" for a
+// global one); authorize's error is returned as it is. The Secret
+// authorize saw is the one deleted (by UID). The built-in in-cluster
+// cluster, authorized as a global one, has no Secret to delete.
+func (s Service) DeleteCluster(ctx context.Context, server string, authorize func(currentProject string) error) error {
+	sec, err := s.find(ctx, secretcodec.TypeCluster, sameServer(server))
+	if err != nil {
+		return err
+	}
+	if sec == nil {
+		if secretcodec.NormaliseServer(server) != secretcodec.InClusterServer {
+			return ErrNotFound
+		}
+		if err := authorize(""); err != nil {
+			return err
+		}
+		return invalid("the cluster graphcd runs in has no Secret to remove")
+	}
+	current, _ := secretcodec.DecodeCluster(sec) // a broken Secret still names its project
+	if err := authorize(current.Project); err != nil {
+		return err
 	}
 	return s.delete(ctx, sec)
 }
@@ -265,7 +331,7 @@ func sameServer(server string) func(*corev1.Secret) bool {
 	want := secretcodec.NormaliseServer(server)
 	return func(sec *corev1.Secret) bool {
 		c, _ := secretcodec.DecodeCluster(sec) // a broken Secret still claims its server
-		return c.Server == want
+		return secretcodec.NormaliseServer(c.Server) == want
 	}
 }
 
@@ -281,30 +347,54 @@ func sameURL(repoURL, project string) func(*corev1.Secret) bool {
 // find returns the Secret of type typ (under either label) that match
 // selects, or nil.
 func (s Service) find(ctx context.Context, typ string, match func(*corev1.Secret) bool) (*corev1.Secret, error) {
+	all, err := s.list(ctx, typ)
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(all, func(sec corev1.Secret) bool { return match(&sec) }); i >= 0 {
+		return &all[i], nil
+	}
+	return nil, nil
+}
+
+// list returns the Secrets of type typ, those under graphcd's label
+// first, then those under Argo CD's; a Secret with both is listed once.
+func (s Service) list(ctx context.Context, typ string) ([]corev1.Secret, error) {
+	var out []corev1.Secret
+	seen := map[types.UID]bool{}
 	for _, label := range []string{wellknown.SecretTypeLabel, wellknown.ArgoSecretTypeLabel} {
 		list, err := s.Client.CoreV1().Secrets(s.Namespace).List(ctx, metav1.ListOptions{LabelSelector: label + "=" + typ})
 		if err != nil {
 			return nil, fmt.Errorf("list %s secrets: %w", typ, err)
 		}
-		if i := slices.IndexFunc(list.Items, func(sec corev1.Secret) bool { return match(&sec) }); i >= 0 {
-			return &list.Items[i], nil
+		for _, sec := range list.Items {
+			if !seen[sec.UID] {
+				seen[sec.UID] = true
+				out = append(out, sec)
+			}
 		}
 	}
-	return nil, nil
+	return out, nil
 }
 
 // put creates the Secret name with data, or with upsert replaces the data
-// of existing (keeping its name and labels).
+// of existing (keeping its name and labels): existing as found, not
+// another Secret created under its name since, which is a conflict.
 func (s Service) put(ctx context.Context, existing *corev1.Secret, name, typ string, data, labels map[string]string, upsert bool) error {
 	secrets := s.Client.CoreV1().Secrets(s.Namespace)
 	if existing != nil {
 		if !upsert {
 			return ErrExists
 		}
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var replaced error
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			cur, err := secrets.Get(ctx, existing.Name, metav1.GetOptions{})
 			if err != nil {
 				return err
+			}
+			if cur.UID != existing.UID {
+				replaced = errReplaced(existing.Name)
+				return nil
 			}
 			before := cur.DeepCopy()
 			cur.Data, cur.StringData = nil, data
@@ -320,6 +410,7 @@ func (s Service) put(ctx context.Context, existing *corev1.Secret, name, typ str
 			}
 			return err
 		})
+		return cmp.Or(replaced, err)
 	}
 	all := map[string]string{wellknown.SecretTypeLabel: typ}
 	for k, v := range labels {

@@ -2,8 +2,13 @@ package secretops
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
@@ -46,6 +51,42 @@ func TestValidate(t *testing.T) {
 	for _, tt := range clusters {
 		if err := tt.c.Validate(); (err == nil) != tt.ok {
 			t.Errorf("Validate(%+v) = %v, want ok=%v", tt.c, err, tt.ok)
+		}
+	}
+}
+
+func TestClaims(t *testing.T) {
+	secret := func(name, server, clusterName string, created int64) corev1.Secret {
+		return corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.Unix(created, 0)},
+			Data:       map[string][]byte{"server": []byte(server), "name": []byte(clusterName)},
+		}
+	}
+	all := []corev1.Secret{
+		secret("b-newer", "https://a.example.com/", "a", 20),
+		secret("a-older", "https://a.example.com", "a", 10),
+		secret("c-tie", "https://a.example.com", "a", 20),
+		secret("other", "https://b.example.com", "bee", 5),
+	}
+	for _, tt := range []struct {
+		what, server, name string
+		claimants          []string
+		nameTaken          bool
+	}{
+		{"the server's Secrets, the registry's choice last", "https://a.example.com", "a", []string{"a-older", "b-newer", "c-tie"}, false},
+		{"another cluster's name", "https://c.example.com", "bee", nil, true},
+		{"a name of the server's own", "https://a.example.com", "renamed", []string{"a-older", "b-newer", "c-tie"}, false},
+		{"the built-in name for another server", "https://c.example.com", secretcodec.InClusterName, nil, true},
+		{"the built-in name for in-cluster", "https://kubernetes.default.svc", secretcodec.InClusterName, nil, false},
+		{"a new name", "https://c.example.com", "sea", nil, false},
+	} {
+		claimants, nameTaken := claims(all, tt.server, tt.name)
+		var got []string
+		for _, sec := range claimants {
+			got = append(got, sec.Name)
+		}
+		if !slices.Equal(got, tt.claimants) || nameTaken != tt.nameTaken {
+			t.Errorf("%s: claims = %v, %v; want %v, %v", tt.what, got, nameTaken, tt.claimants, tt.nameTaken)
 		}
 	}
 }

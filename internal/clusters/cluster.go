@@ -16,7 +16,7 @@ const (
 	// InClusterServer is the API server URL of the cluster graphcd runs in.
 	InClusterServer = secretcodec.InClusterServer
 	// InClusterName is the default name of that cluster.
-	InClusterName = "in-cluster"
+	InClusterName = secretcodec.InClusterName
 )
 
 // Cluster is one destination cluster: where its API server is, how to log

@@ -13,8 +13,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// InClusterServer is the API server URL of the cluster graphcd runs in.
-const InClusterServer = "https://kubernetes.default.svc"
+// The cluster graphcd runs in, which needs no Secret.
+const (
+	// InClusterServer is the API server URL of the cluster graphcd runs in.
+	InClusterServer = "https://kubernetes.default.svc"
+	// InClusterName is the name of that cluster while no Secret renames it.
+	InClusterName = "in-cluster"
+)
 
 // Cluster is a cluster Secret: where the API server is, how to log in
 // (Config), and what graphcd may manage there.

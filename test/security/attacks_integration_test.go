@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -68,6 +69,9 @@ var attacks = []attack{
 	{"patch-app-into-other-project", classRBAC, patchIntoOtherProject},
 	{"destination-outside-project", classRBAC, destinationOutsideProject},
 	{"act-on-other-tenant-app", classRBAC, actOnOtherTenantApp},
+	{"cluster-in-cluster-takeover", classRBAC, clusterInClusterTakeover},
+	{"cluster-name-shadowing", classRBAC, clusterNameShadowing},
+	{"cluster-upsert-over-other-tenant", classRBAC, clusterUpsertOverOtherTenant},
 	{"hook-cluster-resource", classHooks, hookClusterResource},
 	{"hook-other-namespace", classHooks, hookOtherNamespace},
 	{"repository-credentials-in-errors", classLeaks, repositoryCredentialsInErrors},
@@ -397,6 +401,105 @@ func actOnOtherTenantApp(t *testing.T, e *env) {
 	if after := e.app(t, "bobs-db"); after == nil || after.Generation != before.Generation || after.Operation != nil {
 		t.Error("alice's refused requests changed bob's app")
 	}
+}
+
+const addCluster = `mutation($in: ClusterInput!) { addCluster(input: $in) { server } }`
+
+// clusterInput is the input of addCluster for a cluster of project.
+func clusterInput(name, server, project string, upsert bool) map[string]any {
+	return map[string]any{"in": map[string]any{"name": name, "server": server, "project": project, "bearerToken": "tenant-token", "upsert": upsert}}
+}
+
+func clusterInClusterTakeover(t *testing.T, e *env) {
+	// No Secret declares the cluster graphcd runs in; it is a global
+	// cluster all the same, which alice may not make team-a's.
+	for _, tt := range []struct {
+		name   string
+		upsert bool
+		want   string
+	}{
+		{"in-cluster", false, "permission denied: clusters create team-a/" + inClusterURL},
+		{"in-cluster", true, "permission denied: clusters update team-a/" + inClusterURL},
+		{"team-a-local", true, "permission denied: clusters update team-a/" + inClusterURL},
+	} {
+		a := e.ask(t, e.tokens["alice"], addCluster, clusterInput(tt.name, inClusterURL, "team-a", tt.upsert))
+		if ok, got := a.refused("FORBIDDEN", tt.want); !ok {
+			t.Errorf("alice declaring in-cluster as %s (upsert %v): %s", tt.name, tt.upsert, got)
+		}
+	}
+	if a := e.ask(t, e.tokens["alice"], `mutation { removeCluster(server: "`+inClusterURL+`") }`, nil); len(a.Errors) == 0 || a.Errors[0].Extensions.Code != "NOT_FOUND" {
+		t.Errorf("alice removing in-cluster: %s, want NOT_FOUND", a.body)
+	}
+	if secs := e.clusterSecrets(t, inClusterURL); len(secs) > 0 {
+		t.Errorf("cluster Secrets for in-cluster after alice's refused requests: %v", secs)
+	}
+	// bob's apps still deploy to in-cluster, as a global cluster.
+	e.createAs(t, "bob", "bobs-local", "team-b", "good", e.nsB)
+}
+
+func clusterNameShadowing(t *testing.T, e *env) {
+	const bobs = "https://192.0.2.21:6443"
+	e.mustAsk(t, e.tokens["bob"], addCluster, clusterInput("team-b-prod", bobs, "team-b", false))
+	before := e.clusterSecrets(t, bobs)
+	// alice's server under the built-in name, and under bob's cluster's
+	// name, would win the name for apps that deploy by name.
+	const alices = "https://192.0.2.22:6443"
+	for _, name := range []string{"in-cluster", "team-b-prod"} {
+		for _, upsert := range []bool{false, true} {
+			a := e.ask(t, e.tokens["alice"], addCluster, clusterInput(name, alices, "team-a", upsert))
+			if ok, _ := a.refused("CONFLICT", "the name is used by another cluster"); !ok || strings.Contains(a.body, "team-b") {
+				t.Errorf("alice naming her cluster %s (upsert %v): %s, want CONFLICT without naming team-b", name, upsert, a.body)
+			}
+		}
+	}
+	if secs := e.clusterSecrets(t, alices); len(secs) > 0 {
+		t.Errorf("alice's cluster was written: %v", secs)
+	}
+	if after := e.clusterSecrets(t, bobs); !maps.Equal(after, before) {
+		t.Errorf("bob's cluster Secret changed: %v → %v", before, after)
+	}
+}
+
+func clusterUpsertOverOtherTenant(t *testing.T, e *env) {
+	const bobs = "https://192.0.2.23:6443"
+	e.mustAsk(t, e.tokens["bob"], addCluster, clusterInput("team-b-edge", bobs, "team-b", false))
+	before := e.clusterSecrets(t, bobs)
+	// alice gets the refusal of her own new object, as if bob's cluster did
+	// not exist: neither its project nor that it exists.
+	for upsert, want := range map[bool]string{
+		false: "permission denied: clusters create team-a/" + bobs,
+		true:  "permission denied: clusters update team-a/" + bobs,
+	} {
+		a := e.ask(t, e.tokens["alice"], addCluster, clusterInput("team-a-edge", bobs, "team-a", upsert))
+		if ok, _ := a.refused("FORBIDDEN", want); !ok || strings.Contains(a.body, "team-b") {
+			t.Errorf("alice declaring bob's cluster as hers (upsert %v): %s, want FORBIDDEN %q", upsert, a.body, want)
+		}
+	}
+	if a := e.ask(t, e.tokens["alice"], `mutation { removeCluster(server: "`+bobs+`") }`, nil); len(a.Errors) == 0 || a.Errors[0].Extensions.Code != "NOT_FOUND" {
+		t.Errorf("alice removing bob's cluster: %s, want NOT_FOUND", a.body)
+	}
+	if after := e.clusterSecrets(t, bobs); !maps.Equal(after, before) {
+		t.Errorf("bob's cluster Secret changed: %v → %v", before, after)
+	}
+}
+
+// clusterSecrets returns the name and resource version of each cluster
+// Secret in graphcd's namespace whose server is server.
+func (e *env) clusterSecrets(t *testing.T, server string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, label := range []string{"graphcd.io/secret-type", "argocd.argoproj.io/secret-type"} {
+		secs, err := cluster.Client.CoreV1().Secrets(e.ns).List(t.Context(), metav1.ListOptions{LabelSelector: label + "=cluster"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sec := range secs.Items {
+			if got := strings.TrimRight(string(sec.Data["server"]), "/"); got == server {
+				out[sec.Name] = sec.ResourceVersion
+			}
+		}
+	}
+	return out
 }
 
 func hookClusterResource(t *testing.T, e *env) {

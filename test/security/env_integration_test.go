@@ -143,8 +143,8 @@ func startEnv(t *testing.T) *env {
 	}})
 	e.create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "graphcd-rbac-cm"}, Data: map[string]string{
 		"policy.csv": "p, alice, applications, *, team-a/*, allow\np, alice, projects, get, team-a, allow\n" +
-			"p, alice, applications, *, team-wide/*, allow\n" +
-			"p, bob, applications, *, team-b/*, allow\np, bob, projects, get, team-b, allow\n",
+			"p, alice, applications, *, team-wide/*, allow\np, alice, clusters, *, team-a/*, allow\n" +
+			"p, bob, applications, *, team-b/*, allow\np, bob, projects, get, team-b, allow\np, bob, clusters, *, team-b/*, allow\n",
 	}})
 	// team-wide is alice's too and, wrongly, permits every cluster-scoped
 	// kind and bob's namespace: only the rights of the service account it
