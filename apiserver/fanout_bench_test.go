@@ -667,7 +667,9 @@ type rawFanout struct {
 	conns []*gorillaConn
 }
 
-func newRawFanout() *rawFanout { return &rawFanout{ws: newGorillaWebsocket(nil)} }
+func newRawFanout() *rawFanout {
+	return &rawFanout{ws: newGorillaWebsocket(nil, DefaultWebsocketWriteTimeout)}
+}
 
 func (r *rawFanout) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -714,7 +716,7 @@ func (r *rawFanout) publish(app, revision string) {
 		go func() {
 			for _, c := range chunk {
 				c.mu.Lock()
-				_ = c.conn.SetWriteDeadline(time.Now().Add(websocketWriteTimeout))
+				_ = c.conn.SetWriteDeadline(time.Now().Add(DefaultWebsocketWriteTimeout))
 				_ = c.conn.WritePreparedMessage(pm)
 				c.mu.Unlock()
 			}

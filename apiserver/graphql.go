@@ -78,6 +78,7 @@ type graphQLOptions struct {
 	documents, anonymousDocuments documentLimits
 	disableIntrospection          bool
 	allowedOrigins                []string
+	websocketWriteTimeout         time.Duration
 	maxSubscriptions              int
 	authenticator                 Authenticator
 	// sockets ends every websocket when it is done.
@@ -95,7 +96,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	srv := handler.New(graph.NewExecutableSchema(cfg))
 	readLimit := int64(websocketReadLimit)
 	srv.AddTransport(sharingWebsocket{shared: opts.shared, Websocket: transport.Websocket{
-		Implementation:        newGorillaWebsocket(opts.allowedOrigins),
+		Implementation:        newGorillaWebsocket(opts.allowedOrigins, opts.websocketWriteTimeout),
 		KeepAlivePingInterval: 10 * time.Second,
 		InitTimeout:           websocketInitTimeout,
 		// Each socket counts its own subscriptions (authentication of

@@ -24,6 +24,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -125,6 +126,10 @@ type Options struct {
 	// MaxSubscriptions is how many subscriptions one websocket may carry
 	// at once. Zero means resolvers.DefaultMaxSubscriptions.
 	MaxSubscriptions int
+	// WebsocketWriteTimeout bounds the write of one websocket frame: a
+	// client that stops reading for longer is disconnected. Zero means
+	// DefaultWebsocketWriteTimeout.
+	WebsocketWriteTimeout time.Duration
 	// Authenticator finds the principal of each request's token (bearer
 	// header, session cookie or websocket connection_init). Nil means no
 	// request has a principal.
@@ -194,7 +199,7 @@ func New(opts Options) (*Server, error) {
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	s.handle(mux, m, "/api/graphql", "graphql", withClient(opts.TrustedProxies, authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(resolvers.New(opts.API), graphQLOptions{
 		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
-		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins,
+		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins, websocketWriteTimeout: cmp.Or(opts.WebsocketWriteTimeout, DefaultWebsocketWriteTimeout),
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
 		sockets: baseCtx, shared: shared, audit: opts.Audit,
 	}, s.log)))))

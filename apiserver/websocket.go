@@ -18,9 +18,10 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// websocketWriteTimeout bounds one frame write, so a client that stops
-// reading cannot hold a server goroutine forever.
-const websocketWriteTimeout = 10 * time.Second
+// DefaultWebsocketWriteTimeout bounds one frame write, so a client that
+// stops reading cannot hold a server goroutine forever: past it the socket
+// is closed (see gorillaConn.WriteJSON).
+const DefaultWebsocketWriteTimeout = 10 * time.Second
 
 // websocketReadBuffer is the size of a socket's own read buffer. Client
 // messages are small (subscribe, complete, ping); larger ones are read
@@ -113,10 +114,12 @@ type gorillaWebsocket struct {
 	// allowed are extra origins, as scheme://host[:port], compared
 	// case-insensitively.
 	allowed map[string]bool
+	// writeTimeout bounds one frame write.
+	writeTimeout time.Duration
 }
 
-func newGorillaWebsocket(allowedOrigins []string) gorillaWebsocket {
-	g := gorillaWebsocket{allowed: map[string]bool{}}
+func newGorillaWebsocket(allowedOrigins []string, writeTimeout time.Duration) gorillaWebsocket {
+	g := gorillaWebsocket{allowed: map[string]bool{}, writeTimeout: writeTimeout}
 	for _, o := range allowedOrigins {
 		g.allowed[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
 	}
@@ -153,7 +156,7 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		// copy of the request, so the caller's is left whole.
 		r.Header = nil
 	}
-	return &gorillaConn{conn: conn}, nil
+	return &gorillaConn{conn: conn, writeTimeout: g.writeTimeout}, nil
 }
 
 // checkOrigin allows a missing Origin, the request's own host, and the
@@ -176,8 +179,9 @@ func (g gorillaWebsocket) checkOrigin(r *http.Request) bool {
 // gorillaConn adapts a gorilla connection to gqlgen's WebsocketConn.
 // gqlgen serialises its own writes; the mutex also covers WriteClose.
 type gorillaConn struct {
-	conn *websocket.Conn
-	mu   sync.Mutex
+	conn         *websocket.Conn
+	mu           sync.Mutex
+	writeTimeout time.Duration
 }
 
 var (
@@ -202,10 +206,24 @@ func (c *gorillaConn) NextReader() (int, io.Reader, error) {
 // JSON it has just marshalled; WriteJSON writes that as it is instead of
 // letting encoding/json validate and compact it a second time for every
 // delivery. A message of any other shape goes through encoding/json.
+//
+// A write that fails (past the write timeout, for a client that stopped
+// reading) leaves gorilla's connection unable to write again, and gqlgen
+// only reports the error: the connection is closed here, so the read loop
+// ends, the subscriptions stop and the client sees the socket go instead
+// of a silence.
 func (c *gorillaConn) WriteJSON(v any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_ = c.conn.SetWriteDeadline(time.Now().Add(websocketWriteTimeout))
+	err := c.writeJSON(v)
+	if err != nil {
+		_ = c.conn.Close()
+	}
+	return err
+}
+
+func (c *gorillaConn) writeJSON(v any) error {
+	_ = c.conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
 	layout := frameLayoutOf(reflect.TypeOf(v))
 	if layout == nil {
 		return c.conn.WriteJSON(v)

@@ -173,6 +173,23 @@ func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
 	return serveAPI(opts)
 }
 
+// serveAPIWith serves an API like newAPI, with edit's changes to its
+// options, until the test ends.
+func serveAPIWith(t *testing.T, bus resolvers.EventSource, edit func(*apiserver.Options)) *httptest.Server {
+	t.Helper()
+	opts, err := apiOptions(bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&opts)
+	ts, err := serveAPI(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ts.Close)
+	return ts
+}
+
 // apiOptions are the options of an API over the shared fixtures with
 // events from bus, as graphcd server sets them, without authentication.
 func apiOptions(bus resolvers.EventSource) (apiserver.Options, error) {

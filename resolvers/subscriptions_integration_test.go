@@ -5,6 +5,7 @@ package resolvers_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/resolvers"
 )
@@ -299,11 +301,11 @@ func TestReplicasShareEvents(t *testing.T) {
 func TestSlowSubscriberLagged(t *testing.T) {
 	t.Parallel()
 	bus := eventbus.NewMemory()
-	ts, err := newAPI(bus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ts.Close)
+	// The slow client reads nothing until the fast one has read
+	// everything, which takes longer than the default write timeout on a
+	// loaded machine: here the server waits, so only the lag is tested
+	// (TestStalledSubscriberDisconnected tests the timeout).
+	ts := serveAPIWith(t, bus, func(o *apiserver.Options) { o.WebsocketWriteTimeout = time.Hour })
 	const q = `subscription { applicationEvents(filter: {namespaces: ["lag"]}) { lagged name message } }`
 	fast, slow := dialWS(t, ts.URL, 0), dialWS(t, ts.URL, 64<<10)
 	fast.subscribe("f", q, nil)
@@ -358,6 +360,38 @@ func TestSlowSubscriberLagged(t *testing.T) {
 		if n > batches*perBatch {
 			t.Fatal("the slow client received everything without a marker")
 		}
+	}
+}
+
+// TestStalledSubscriberDisconnected checks that the server closes the
+// socket of a client that stops reading for longer than the write timeout
+// (here 1 ms), rather than leaving it open and silent: once the events
+// fill the socket's buffers, the client reads what was sent and then the
+// end of the connection.
+func TestStalledSubscriberDisconnected(t *testing.T) {
+	t.Parallel()
+	bus := eventbus.NewMemory()
+	ts := serveAPIWith(t, bus, func(o *apiserver.Options) { o.WebsocketWriteTimeout = time.Millisecond })
+	c := dialWS(t, ts.URL, 4<<10)
+	c.subscribe("s", `subscription { applicationEvents(filter: {namespaces: ["stall"]}) { name message } }`, nil)
+	publish := func(ev eventbus.Event) { _ = bus.Publish(t.Context(), ev) }
+	waitSubscribed(t, publish, c, "s", eventbus.Event{App: types.NamespacedName{Namespace: "stall", Name: "probe"}, Type: eventbus.ReconcileCompleted})
+	// Far more than loopback's socket buffers hold.
+	big := strings.Repeat("m", eventbus.MaxMessage-16)
+	for i := range 5000 {
+		publish(eventbus.Event{App: types.NamespacedName{Namespace: "stall", Name: fmt.Sprint("app-", i)}, Type: eventbus.ReconcileCompleted, Message: big})
+	}
+	for {
+		_ = c.conn.SetReadDeadline(time.Now().Add(time.Minute)) // a hang fails; no timing is asserted
+		var m wsMessage
+		err := c.conn.ReadJSON(&m)
+		if err == nil {
+			continue
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			t.Fatalf("the stalled socket stayed open and silent: %v", err)
+		}
+		return // closed by the server
 	}
 }
 
