@@ -293,7 +293,7 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RenderTimeout)
 	defer cancel()
 	rreq := render.Request{
-		Path: req.Source.Path, Source: req.Source, AppName: req.AppName, Namespace: req.Namespace,
+		Path: req.Source.Path, Source: req.Source, AppName: req.AppName, Namespace: req.Namespace, Revision: revision,
 		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, Limits: l.opts.Limits,
 	}
 	if isChart(req) {
@@ -332,7 +332,7 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 		if l.opts.PluginSocketDir == "" {
 			return nil, errors.New("the source needs a config-management plugin, and this repository server has no plugin socket directory")
 		}
-		objs, err = plugin.Render(ctx, rreq, plugin.ClientOptions{SocketDir: l.opts.PluginSocketDir, Timeout: l.opts.PluginTimeout, Revision: revision})
+		objs, err = plugin.Render(ctx, rreq, plugin.ClientOptions{SocketDir: l.opts.PluginSocketDir, Timeout: l.opts.PluginTimeout})
 	default:
 		err = fmt.Errorf("source type %s is not supported by this repository server", tool)
 	}

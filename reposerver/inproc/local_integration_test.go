@@ -91,6 +91,41 @@ func TestGenerateManifestsDetectsAndCaches(t *testing.T) {
 	}
 }
 
+// The resolved revision reaches a Helm parameter through the build
+// environment and follows each commit: once a refresh resolves the branch
+// again, the new commit renders with its own SHA, never the cached
+// manifests of the one before.
+func TestGenerateManifestsBuildEnvironment(t *testing.T) {
+	url, first := newRepo(t)
+	l := newLocal(t)
+	req := reposerver.ManifestRequest{
+		Repo: reposerver.Repository{URL: url},
+		Source: v1alpha1.ApplicationSource{RepoURL: url, Path: "apps/chart", TargetRevision: "main", Helm: &v1alpha1.ApplicationSourceHelm{
+			Parameters: []v1alpha1.HelmParameter{{Name: "replicas", Value: "${ARGOCD_APP_NAME}@$ARGOCD_APP_REVISION", ForceString: true}},
+		}},
+		AppName: "guestbook", Namespace: "demo",
+	}
+	rendered := func(want string) {
+		t.Helper()
+		res, err := l.GenerateManifests(t.Context(), req)
+		if err != nil {
+			t.Fatalf("GenerateManifests: %v", err)
+		}
+		got, _, _ := unstructured.NestedString(res.Manifests[0].Object, "data", "replicas")
+		if got != want || res.Revision != strings.TrimPrefix(want, "guestbook@") {
+			t.Errorf("rendered %q at %s, want %q", got, res.Revision, want)
+		}
+	}
+	rendered("guestbook@" + first)
+	second := reposervertest.CommitMore(t, strings.TrimPrefix(url, "file://"), map[string]string{"apps/chart/README.md": "a second commit\n"})
+	if second == first {
+		t.Fatal("the second commit has the first one's SHA")
+	}
+	// What a refresh does: forget the branch's resolution.
+	l.InvalidateRevision(url)
+	rendered("guestbook@" + second)
+}
+
 // Concurrent identical requests render once and agree.
 func TestGenerateManifestsConcurrent(t *testing.T) {
 	url, _ := newRepo(t)

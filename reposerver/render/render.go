@@ -38,6 +38,8 @@ type Request struct {
 	Path        string                     // the app's path relative to RepoRoot ("" or "." = root)
 	Source      v1alpha1.ApplicationSource // helm / kustomize / directory / plugin options (api/v1alpha1)
 	AppName     string
+	Project     string   // the app's project, for ARGOCD_APP_PROJECT_NAME
+	Revision    string   // the resolved revision (commit SHA or chart version), for ARGOCD_APP_REVISION
 	Namespace   string   // destination namespace
 	KubeVersion string   // e.g. "1.37.2" or "v1.37.2"
 	APIVersions []string // e.g. "apps/v1", "monitoring.coreos.com/v1/ServiceMonitor"

@@ -26,19 +26,19 @@ func (r *renderer) evaluate(ctx context.Context, p string) ([]*unstructured.Unst
 	}
 	vm := jsonnet.MakeVM()
 	vm.Importer(imp)
-	env := r.buildEnv()
+	env := r.req.BuildEnv()
 	for _, v := range r.opts.Jsonnet.ExtVars {
 		if v.Code {
-			vm.ExtCode(v.Name, env.subst(v.Value))
+			vm.ExtCode(v.Name, env.Expand(v.Value))
 		} else {
-			vm.ExtVar(v.Name, env.subst(v.Value))
+			vm.ExtVar(v.Name, env.Expand(v.Value))
 		}
 	}
 	for _, v := range r.opts.Jsonnet.TLAs {
 		if v.Code {
-			vm.TLACode(v.Name, env.subst(v.Value))
+			vm.TLACode(v.Name, env.Expand(v.Value))
 		} else {
-			vm.TLAVar(v.Name, env.subst(v.Value))
+			vm.TLAVar(v.Name, env.Expand(v.Value))
 		}
 	}
 
@@ -202,35 +202,4 @@ func (im *importer) failure() error {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	return im.denied
-}
-
-// buildEnv is the part of Argo CD's build environment a render request
-// carries.
-func (r *renderer) buildEnv() buildEnv {
-	kube := strings.TrimPrefix(r.req.KubeVersion, "v")
-	if i := strings.IndexAny(kube, "+-"); i >= 0 {
-		kube = kube[:i]
-	}
-	return buildEnv{
-		"ARGOCD_APP_NAME":                   r.req.AppName,
-		"ARGOCD_APP_NAMESPACE":              r.req.Namespace,
-		"ARGOCD_APP_SOURCE_PATH":            r.req.Path,
-		"ARGOCD_APP_SOURCE_REPO_URL":        r.req.Source.RepoURL,
-		"ARGOCD_APP_SOURCE_TARGET_REVISION": r.req.Source.TargetRevision,
-		"KUBE_VERSION":                      kube,
-		"KUBE_API_VERSIONS":                 strings.Join(r.req.APIVersions, ","),
-	}
-}
-
-type buildEnv map[string]string
-
-// subst expands $NAME and ${NAME} as Argo CD does: unknown names become
-// empty and "$$" is a literal "$".
-func (e buildEnv) subst(s string) string {
-	return os.Expand(s, func(name string) string {
-		if name == "$" {
-			return "$"
-		}
-		return e[name]
-	})
 }

@@ -191,6 +191,43 @@ func TestRenderParameters(t *testing.T) {
 	}
 }
 
+// Parameter values, value file paths and file parameter paths expand the
+// build environment, as in Argo CD: the resolved revision reaches a value,
+// and $$ stays a literal "$".
+func TestRenderBuildEnvironment(t *testing.T) {
+	root := testRepo(t)
+	writeFile(t, filepath.Join(root, "apps", "app", "values-guestbook.yaml"), "image:\n  tag: from-guestbook-values\n")
+	writeFile(t, filepath.Join(root, "apps", "app", "files", "guestbook.txt"), "the guestbook's file\n")
+	h := &v1alpha1.ApplicationSourceHelm{
+		ValueFiles: []string{"values-${ARGOCD_APP_NAME}.yaml"},
+		Parameters: []v1alpha1.HelmParameter{
+			{Name: "message", Value: "$ARGOCD_APP_NAME@${ARGOCD_APP_REVISION_SHORT} costs $$5"},
+			{Name: "enabled", Value: "$ARGOCD_APP_NAMESPACE", ForceString: true},
+		},
+		FileParameters: []v1alpha1.HelmFileParameter{{Name: "fromFile", Path: "files/$ARGOCD_APP_NAME.txt"}},
+	}
+	req := appRequest(root, h)
+	req.Revision = "0123456789abcdef0123456789abcdef01234567"
+	objs, err := Render(t.Context(), req, ChartSource{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := configData(t, objs, "guestbook-app")
+	want := map[string]string{
+		"message":  "guestbook@0123456 costs $5",
+		"enabled":  "guestbook-ns",
+		"tag":      "from-guestbook-values",
+		"fromFile": "the guestbook's file\n",
+	}
+	got := map[string]string{}
+	for k := range want {
+		got[k] = data[k]
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("data (-got +want):\n%s", diff)
+	}
+}
+
 func TestRenderFileParameters(t *testing.T) {
 	root := testRepo(t)
 	h := &v1alpha1.ApplicationSourceHelm{FileParameters: []v1alpha1.HelmFileParameter{{Name: "fromFile", Path: "files/motd.txt"}}}

@@ -22,13 +22,18 @@ const maxValuesFileSize int64 = 10 << 20
 // inline values (Argo CD passes them as one more values file), then
 // parameters (--set), forceString parameters (--set-string), and
 // fileParameters (--set-file). appDir is the application's directory in
-// t, where relative paths start.
-func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm) (map[string]any, error) {
+// t, where relative paths start. As in Argo CD, value file paths,
+// parameter values and file parameter paths may refer to the build
+// environment ($ARGOCD_APP_NAME, ${ARGOCD_APP_REVISION}; $$ is a "$").
+func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm, env render.BuildEnv) (map[string]any, error) {
 	base := map[string]any{}
 	if h == nil {
 		return base, nil
 	}
 	for _, vf := range h.ValueFiles {
+		if !refSource(vf, env) {
+			vf = env.Expand(vf)
+		}
 		data, err := readAppFile(t, appDir, vf)
 		if errors.Is(err, fs.ErrNotExist) && h.IgnoreMissingValueFiles {
 			continue
@@ -53,7 +58,7 @@ func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm) (map[s
 		if p.ForceString {
 			continue
 		}
-		if err := strvals.ParseInto(p.Name+"="+escapeSetValue(p.Value), base); err != nil {
+		if err := strvals.ParseInto(p.Name+"="+escapeSetValue(env.Expand(p.Value)), base); err != nil {
 			return nil, fmt.Errorf("parameter %q: %w", p.Name, err)
 		}
 	}
@@ -61,7 +66,7 @@ func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm) (map[s
 		if !p.ForceString {
 			continue
 		}
-		if err := strvals.ParseIntoString(p.Name+"="+escapeSetValue(p.Value), base); err != nil {
+		if err := strvals.ParseIntoString(p.Name+"="+escapeSetValue(env.Expand(p.Value)), base); err != nil {
 			return nil, fmt.Errorf("parameter %q: %w", p.Name, err)
 		}
 	}
@@ -73,7 +78,7 @@ func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm) (map[s
 			}
 			return string(data), nil
 		}
-		if err := strvals.ParseIntoFile(p.Name+"="+p.Path, base, reader); err != nil {
+		if err := strvals.ParseIntoFile(p.Name+"="+env.Expand(p.Path), base, reader); err != nil {
 			return nil, fmt.Errorf("file parameter %q: %w", p.Name, err)
 		}
 	}
@@ -112,6 +117,19 @@ func parseValues(data []byte) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	return m, nil
+}
+
+// refSource reports whether a value file names another source of a
+// multi-source app ($ref/path): a "$" whose name, up to the first "/", is
+// not one of the build environment's. Such a path is not expanded.
+func refSource(name string, env render.BuildEnv) bool {
+	rest, ok := strings.CutPrefix(name, "$")
+	if !ok {
+		return false
+	}
+	ref, _, ok := strings.Cut(rest, "/")
+	_, known := env[ref]
+	return ok && !known && !strings.HasPrefix(ref, "{")
 }
 
 // readAppFile reads a values file or file parameter named relative to the

@@ -121,7 +121,7 @@ func prepare(fsys *repoFS, appPath string, req render.Request) (string, bool, er
 	if err != nil {
 		return "", false, err
 	}
-	if err := applyOverrides(&k, opts, buildEnv(req), components); err != nil {
+	if err := applyOverrides(&k, opts, req.BuildEnv(), components); err != nil {
 		return "", false, err
 	}
 	edited, err := json.Marshal(&k)
@@ -181,20 +181,6 @@ func relTo(dir, target string) string {
 		return "."
 	}
 	return strings.Join(parts, "/")
-}
-
-// buildEnv is the environment override values may refer to, named as in
-// Argo CD's build environment.
-func buildEnv(req render.Request) map[string]string {
-	return map[string]string{
-		"ARGOCD_APP_NAME":                   req.AppName,
-		"ARGOCD_APP_NAMESPACE":              req.Namespace,
-		"ARGOCD_APP_SOURCE_PATH":            req.Source.Path,
-		"ARGOCD_APP_SOURCE_REPO_URL":        req.Source.RepoURL,
-		"ARGOCD_APP_SOURCE_TARGET_REVISION": req.Source.TargetRevision,
-		"KUBE_VERSION":                      strings.TrimPrefix(req.KubeVersion, "v"),
-		"KUBE_API_VERSIONS":                 strings.Join(req.APIVersions, ","),
-	}
 }
 
 // build runs kustomize with plugins (exec, Go, KRM functions, Helm)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/reposerver/render"
 )
 
 // hasOverrides reports whether o changes the app's kustomization at all.
@@ -36,7 +36,7 @@ func hasOverrides(o *v1alpha1.ApplicationSourceKustomize) bool {
 // the file system) and passed in. env holds the variables that images,
 // label values and (with commonAnnotationsEnvsubst) annotation values may
 // use, as Argo CD's build environment does.
-func applyOverrides(k *types.Kustomization, o *v1alpha1.ApplicationSourceKustomize, env map[string]string, components []string) error {
+func applyOverrides(k *types.Kustomization, o *v1alpha1.ApplicationSourceKustomize, env render.BuildEnv, components []string) error {
 	if o.NamePrefix != "" {
 		k.NamePrefix = o.NamePrefix
 	}
@@ -46,7 +46,7 @@ func applyOverrides(k *types.Kustomization, o *v1alpha1.ApplicationSourceKustomi
 	if len(o.Images) > 0 {
 		images := make([]types.Image, 0, len(o.Images))
 		for _, arg := range o.Images {
-			img, err := parseImage(envsubst(arg, env))
+			img, err := parseImage(env.Expand(arg))
 			if err != nil {
 				return err
 			}
@@ -64,7 +64,7 @@ func applyOverrides(k *types.Kustomization, o *v1alpha1.ApplicationSourceKustomi
 	if len(o.CommonLabels) > 0 {
 		labels := make(map[string]string, len(o.CommonLabels))
 		for name, value := range o.CommonLabels {
-			labels[name] = envsubst(value, env)
+			labels[name] = env.Expand(value)
 		}
 		if errs := metav1validation.ValidateLabels(labels, field.NewPath("commonLabels")); len(errs) > 0 {
 			return fmt.Errorf("invalid override: %w", errs.ToAggregate())
@@ -78,7 +78,7 @@ func applyOverrides(k *types.Kustomization, o *v1alpha1.ApplicationSourceKustomi
 		if o.CommonAnnotationsEnvsubst {
 			annotations = make(map[string]string, len(o.CommonAnnotations))
 			for name, value := range o.CommonAnnotations {
-				annotations[name] = envsubst(value, env)
+				annotations[name] = env.Expand(value)
 			}
 		}
 		if errs := apivalidation.ValidateAnnotations(annotations, field.NewPath("commonAnnotations")); len(errs) > 0 {
@@ -267,18 +267,4 @@ func convertPatch(p v1alpha1.KustomizePatch) types.Patch {
 		}
 	}
 	return out
-}
-
-// envsubst expands $VAR and ${VAR} from env, as Argo CD does for override
-// values; unknown variables become empty and $$ is a literal $.
-func envsubst(s string, env map[string]string) string {
-	if !strings.Contains(s, "$") {
-		return s
-	}
-	return os.Expand(s, func(name string) string {
-		if name == "$" {
-			return "$"
-		}
-		return env[name]
-	})
 }

@@ -37,11 +37,6 @@ var ErrNoPlugin = errors.New("no matching config management plugin")
 type ClientOptions struct {
 	SocketDir string        // where the plugins' sockets are; DefaultSocketDir when empty
 	Timeout   time.Duration // per call, discovery included; DefaultClientTimeout when zero
-	// Revision is the resolved commit, for ARGOCD_APP_REVISION and its
-	// _SHORT (7) and _SHORT_8 forms; Source.TargetRevision when empty.
-	Revision string
-	// Project is the application's project, for ARGOCD_APP_PROJECT_NAME.
-	Project string
 }
 
 func (o ClientOptions) withDefaults() ClientOptions {
@@ -67,7 +62,7 @@ func Render(ctx context.Context, req render.Request, opts ClientOptions) ([]*uns
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	meta := wireFor(req, opts)
+	meta := wireFor(req)
 	meta.MaxOutput = req.Limits.WithDefaults().MaxCombinedSize
 
 	name, out, err := callSelected(ctx, req, opts, pathGenerate, meta)
@@ -87,7 +82,7 @@ func Parameters(ctx context.Context, req render.Request, opts ClientOptions) ([]
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	meta := wireFor(req, opts)
+	meta := wireFor(req)
 	_, out, err := callSelected(ctx, req, opts, pathParameters, meta)
 	if err != nil {
 		return nil, err
@@ -208,52 +203,18 @@ func callSelected(ctx context.Context, req render.Request, opts ClientOptions, e
 }
 
 // wireFor builds the request metadata: the app path and Argo CD's build
-// environment, the plugin env and parameters.
-func wireFor(req render.Request, opts ClientOptions) wireRequest {
-	kube := strings.TrimPrefix(req.KubeVersion, "v")
-	if i := strings.IndexAny(kube, "+-"); i >= 0 {
-		kube = kube[:i]
-	}
-	rev := opts.Revision
-	if rev == "" {
-		rev = req.Source.TargetRevision
-	}
-	srcPath := req.Source.Path
-	if srcPath == "" {
-		srcPath = req.Path
-	}
+// environment (render.Request.BuildEnv), the plugin env and parameters.
+func wireFor(req render.Request) wireRequest {
 	appPath := filepath.ToSlash(req.Path)
 	if appPath == "" {
 		appPath = "."
 	}
-	w := wireRequest{
-		AppPath: appPath,
-		BuildEnv: map[string]string{
-			"ARGOCD_APP_NAME":                   req.AppName,
-			"ARGOCD_APP_NAMESPACE":              req.Namespace,
-			"ARGOCD_APP_PROJECT_NAME":           opts.Project,
-			"ARGOCD_APP_REVISION":               rev,
-			"ARGOCD_APP_REVISION_SHORT":         prefix(rev, 7),
-			"ARGOCD_APP_REVISION_SHORT_8":       prefix(rev, 8),
-			"ARGOCD_APP_SOURCE_PATH":            srcPath,
-			"ARGOCD_APP_SOURCE_REPO_URL":        req.Source.RepoURL,
-			"ARGOCD_APP_SOURCE_TARGET_REVISION": req.Source.TargetRevision,
-			"KUBE_VERSION":                      kube,
-			"KUBE_API_VERSIONS":                 strings.Join(req.APIVersions, ","),
-		},
-	}
+	w := wireRequest{AppPath: appPath, BuildEnv: req.BuildEnv()}
 	if p := req.Source.Plugin; p != nil {
 		w.Env = p.Env
 		w.Parameters = p.Parameters
 	}
 	return w
-}
-
-func prefix(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // httpClient talks HTTP over the Unix socket sock, one connection per

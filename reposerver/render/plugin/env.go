@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/reposerver/render"
 )
 
 // User environment variables reach plugin commands only under these
@@ -21,28 +22,12 @@ const (
 // defaultPath is the PATH commands get when the server has none.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// buildEnvNames are Argo CD's build environment variables: the only names
-// a client may set directly.
-var buildEnvNames = []string{
-	"ARGOCD_APP_NAME",
-	"ARGOCD_APP_NAMESPACE",
-	"ARGOCD_APP_PROJECT_NAME",
-	"ARGOCD_APP_REVISION",
-	"ARGOCD_APP_REVISION_SHORT",
-	"ARGOCD_APP_REVISION_SHORT_8",
-	"ARGOCD_APP_SOURCE_PATH",
-	"ARGOCD_APP_SOURCE_REPO_URL",
-	"ARGOCD_APP_SOURCE_TARGET_REVISION",
-	"KUBE_VERSION",
-	"KUBE_API_VERSIONS",
-}
-
 // envSpec is everything a command's environment is made of.
 type envSpec struct {
-	path       string            // PATH
-	home       string            // HOME and TMPDIR: a directory of this call
-	passed     []string          // NAME=value pairs the operator passes through from the server
-	build      map[string]string // build environment; names from buildEnvNames only
+	path       string          // PATH
+	home       string          // HOME and TMPDIR: a directory of this call
+	passed     []string        // NAME=value pairs the operator passes through from the server
+	build      render.BuildEnv // build environment; names from render.BuildEnvNames only
 	user       []v1alpha1.EnvEntry
 	parameters []v1alpha1.ApplicationSourcePluginParameter
 }
@@ -65,7 +50,7 @@ func (s envSpec) environ() ([]string, error) {
 	env["TMPDIR"] = s.home
 
 	for name, value := range s.build {
-		if !slices.Contains(buildEnvNames, name) {
+		if !slices.Contains(render.BuildEnvNames, name) {
 			return nil, fmt.Errorf("build environment variable %q is not one of Argo CD's", name)
 		}
 		if err := checkEnvValue(name, value); err != nil {
@@ -74,19 +59,11 @@ func (s envSpec) environ() ([]string, error) {
 		env[name] = value
 	}
 
-	expand := func(v string) string {
-		return os.Expand(v, func(name string) string {
-			if name == "$" {
-				return "$"
-			}
-			return s.build[name]
-		})
-	}
 	for _, e := range s.user {
 		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
 			return nil, fmt.Errorf("plugin env name %q: must be non-empty without '=' or NUL", e.Name)
 		}
-		v := expand(e.Value)
+		v := s.build.Expand(e.Value)
 		if err := checkEnvValue(e.Name, v); err != nil {
 			return nil, err
 		}

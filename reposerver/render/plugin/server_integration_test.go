@@ -139,11 +139,12 @@ func TestRenderEnvironment(t *testing.T) {
 			},
 		},
 		AppName:     "guestbook",
+		Revision:    "0123456789abcdef",
 		Namespace:   "prod",
 		KubeVersion: "v1.37.2",
 		APIVersions: []string{"apps/v1", "v1"},
 	}
-	objs, err := Render(t.Context(), req, ClientOptions{SocketDir: socketDir, Revision: "0123456789abcdef"})
+	objs, err := Render(t.Context(), req, ClientOptions{SocketDir: socketDir})
 	if err != nil {
 		t.Fatalf("Render() error = %v", err)
 	}
@@ -171,7 +172,7 @@ func TestRenderEnvironment(t *testing.T) {
 
 	// Every variable is one we put there; nothing of the test process
 	// leaks, and the user's PATH only arrives prefixed.
-	allowed := append(slices.Clone(buildEnvNames), "PATH", "HOME", "TMPDIR", "PWD", "ARGOCD_APP_PARAMETERS",
+	allowed := append(slices.Clone(render.BuildEnvNames), "PATH", "HOME", "TMPDIR", "PWD", "ARGOCD_APP_PARAMETERS",
 		"ARGOCD_ENV_FOO", "ARGOCD_ENV_PATH", "ARGOCD_ENV_REF", "GRAPHCD_ENV_FOO", "GRAPHCD_ENV_PATH", "GRAPHCD_ENV_REF",
 		"PARAM_MODE", "PARAM_FILES_0")
 	env := map[string]string{}
