@@ -151,10 +151,11 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	if err != nil {
 		return nil, err
 	}
-	src := req.Source
-	src.TargetRevision = ""
+	// The source stays whole, target revision included: the build
+	// environment (ARGOCD_APP_SOURCE_TARGET_REVISION) may put it into
+	// the manifests.
 	key, err := cache.KeyOf(cacheKey{
-		Repo: repourl.Normalize(req.Repo.URL), Revision: revision, Source: src,
+		Repo: repourl.Normalize(req.Repo.URL), Revision: revision, Source: req.Source,
 		AppName: req.AppName, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
 		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys,
 	})
