@@ -71,8 +71,11 @@ type ManifestRequest struct {
 	Source v1alpha1.ApplicationSource
 	// Revision overrides Source.TargetRevision when set (a sync to a given
 	// revision, history, rollback).
-	Revision    string
-	AppName     string
+	Revision string
+	AppName  string
+	// Project is the app's project, for the build environment's
+	// ARGOCD_APP_PROJECT_NAME.
+	Project     string
 	Namespace   string
 	KubeVersion string
 	APIVersions []string

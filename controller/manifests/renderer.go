@@ -105,7 +105,7 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*reposerver.Manifes
 	}
 	return r.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
 		Repo: repo, Source: req.Source, Revision: req.Revision, NoCache: req.NoCache,
-		AppName: req.App.Name, Namespace: req.App.Spec.Destination.Namespace, SignatureKeys: keys,
+		AppName: req.App.Name, Project: rules.Name(), Namespace: req.App.Spec.Destination.Namespace, SignatureKeys: keys,
 	})
 }
 

@@ -107,7 +107,7 @@ func TestRender(t *testing.T) {
 			}
 			want := &reposerver.ManifestRequest{
 				Repo: reposerver.Repository{URL: tc.source.RepoURL}, Source: tc.source, Revision: "main",
-				AppName: "web", Namespace: "web", SignatureKeys: tc.wantKeys,
+				AppName: "web", Project: "team", Namespace: "web", SignatureKeys: tc.wantKeys,
 			}
 			if diff := cmp.Diff(repo.got, want); diff != "" {
 				t.Errorf("request to the repository server (-got +want):\n%s", diff)

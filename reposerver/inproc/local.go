@@ -135,6 +135,7 @@ type cacheKey struct {
 	Revision    string
 	Source      v1alpha1.ApplicationSource
 	AppName     string
+	Project     string
 	Namespace   string
 	KubeVersion string
 	APIVersions []string
@@ -156,7 +157,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	// the manifests.
 	key, err := cache.KeyOf(cacheKey{
 		Repo: repourl.Normalize(req.Repo.URL), Revision: revision, Source: req.Source,
-		AppName: req.AppName, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
+		AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
 		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys,
 	})
 	if err != nil {
@@ -294,7 +295,7 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RenderTimeout)
 	defer cancel()
 	rreq := render.Request{
-		Path: req.Source.Path, Source: req.Source, AppName: req.AppName, Namespace: req.Namespace, Revision: revision,
+		Path: req.Source.Path, Source: req.Source, AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, Revision: revision,
 		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, Limits: l.opts.Limits,
 	}
 	if isChart(req) {

@@ -101,9 +101,9 @@ func TestGenerateManifestsBuildEnvironment(t *testing.T) {
 	req := reposerver.ManifestRequest{
 		Repo: reposerver.Repository{URL: url},
 		Source: v1alpha1.ApplicationSource{RepoURL: url, Path: "apps/chart", TargetRevision: "main", Helm: &v1alpha1.ApplicationSourceHelm{
-			Parameters: []v1alpha1.HelmParameter{{Name: "replicas", Value: "${ARGOCD_APP_NAME}@$ARGOCD_APP_REVISION", ForceString: true}},
+			Parameters: []v1alpha1.HelmParameter{{Name: "replicas", Value: "${ARGOCD_APP_PROJECT_NAME}/${ARGOCD_APP_NAME}@$ARGOCD_APP_REVISION", ForceString: true}},
 		}},
-		AppName: "guestbook", Namespace: "demo",
+		AppName: "guestbook", Project: "team-a", Namespace: "demo",
 	}
 	rendered := func(want string) {
 		t.Helper()
@@ -112,18 +112,18 @@ func TestGenerateManifestsBuildEnvironment(t *testing.T) {
 			t.Fatalf("GenerateManifests: %v", err)
 		}
 		got, _, _ := unstructured.NestedString(res.Manifests[0].Object, "data", "replicas")
-		if got != want || res.Revision != strings.TrimPrefix(want, "guestbook@") {
+		if got != want || res.Revision != strings.TrimPrefix(want, "team-a/guestbook@") {
 			t.Errorf("rendered %q at %s, want %q", got, res.Revision, want)
 		}
 	}
-	rendered("guestbook@" + first)
+	rendered("team-a/guestbook@" + first)
 	second := reposervertest.CommitMore(t, strings.TrimPrefix(url, "file://"), map[string]string{"apps/chart/README.md": "a second commit\n"})
 	if second == first {
 		t.Fatal("the second commit has the first one's SHA")
 	}
 	// What a refresh does: forget the branch's resolution.
 	l.InvalidateRevision(url)
-	rendered("guestbook@" + second)
+	rendered("team-a/guestbook@" + second)
 }
 
 // Concurrent identical requests render once and agree.
