@@ -25,24 +25,7 @@ import (
 func TestProjectRoleCannotClaimOtherClusters(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Namespace(t)
-	team, other := "team-"+ns, "other-"+ns
-	for _, name := range []string{team, other} {
-		role := v1alpha1.ProjectRole{Name: "admin", Policies: []string{
-			fmt.Sprintf("p, proj:%[1]s:admin, clusters, *, %[1]s/*, allow", name),
-		}}
-		proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.AppProjectSpec{
-			SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
-			Roles: []v1alpha1.ProjectRole{role},
-		}}
-		if err := kube.Create(t.Context(), proj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setPolicy(t, ns, "")
-	api := authAPI(t, ns, tokenTable{
-		"team-token":  {Subject: "proj:" + team + ":admin"},
-		"admin-token": {Subject: "admin"},
-	}, nil)
+	team, other, api := projectAdmins(t, ns, "clusters")
 	const add = `mutation($in: ClusterInput!) { addCluster(input: $in) { server } }`
 	const inCluster = secretcodec.InClusterServer
 	globalServer, otherServer, shadowServer := "https://g-"+ns+".example.com", "https://o-"+ns+".example.com", "https://s-"+ns+".example.com"

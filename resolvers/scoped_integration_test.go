@@ -16,18 +16,18 @@ import (
 	"github.com/graphcd/graphcd/apiserver/secretops"
 )
 
-// A project role with Argo CD's "repositories, *, <project>/*" declares,
-// tests, lists and removes its own project's repositories and clusters,
-// and none of anybody else's; the lists show each caller what it may get.
-func TestProjectScopedRepositoriesAndClusters(t *testing.T) {
-	t.Parallel()
-	ns := cluster.Namespace(t)
-	team, other := "team-"+ns, "other-"+ns
+// projectAdmins creates two projects in ns, team-<ns> and other-<ns>, each
+// with a role "admin" that may do everything to its own project's objects
+// of resources, and returns their names and an API on which "team-token"
+// is team's admin and "admin-token" graphcd's admin.
+func projectAdmins(t *testing.T, ns string, resources ...string) (team, other, api string) {
+	t.Helper()
+	team, other = "team-"+ns, "other-"+ns
 	for _, name := range []string{team, other} {
-		role := v1alpha1.ProjectRole{Name: "admin", Policies: []string{
-			fmt.Sprintf("p, proj:%[1]s:admin, repositories, *, %[1]s/*, allow", name),
-			fmt.Sprintf("p, proj:%[1]s:admin, clusters, *, %[1]s/*, allow", name),
-		}}
+		role := v1alpha1.ProjectRole{Name: "admin"}
+		for _, r := range resources {
+			role.Policies = append(role.Policies, fmt.Sprintf("p, proj:%[1]s:admin, %[2]s, *, %[1]s/*, allow", name, r))
+		}
 		proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.AppProjectSpec{
 			SourceRepos: []string{"*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
 			Roles: []v1alpha1.ProjectRole{role},
@@ -37,10 +37,20 @@ func TestProjectScopedRepositoriesAndClusters(t *testing.T) {
 		}
 	}
 	setPolicy(t, ns, "")
-	api := authAPI(t, ns, tokenTable{
+	api = authAPI(t, ns, tokenTable{
 		"team-token":  {Subject: "proj:" + team + ":admin"},
 		"admin-token": {Subject: "admin"},
 	}, nil)
+	return team, other, api
+}
+
+// A project role with Argo CD's "repositories, *, <project>/*" declares,
+// tests, lists and removes its own project's repositories and clusters,
+// and none of anybody else's; the lists show each caller what it may get.
+func TestProjectScopedRepositoriesAndClusters(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	team, other, api := projectAdmins(t, ns, "repositories", "clusters")
 	const password = "scoped-hunter2"
 	url := serveGit(t, "bot", password)
 	otherURL := "https://git.example.com/" + ns + "/other.git"
