@@ -91,6 +91,20 @@ type ManifestRequest struct {
 	// commit must carry a signature one of them verifies, or nothing is
 	// rendered.
 	SignatureKeys []string
+	// RefSources are the other sources of a multi-source application
+	// that Source's Helm value files name as $ref/path, keyed by "$"
+	// and their ref. Each is read from its own checkout with its own
+	// credentials; a ref Source's value files use but is missing here
+	// fails the render.
+	RefSources map[string]RefSource
+}
+
+// RefSource is a source of a multi-source application that others read
+// value files from: a Git repository at a revision.
+type RefSource struct {
+	Repo Repository
+	// TargetRevision is the revision to read; the server resolves it.
+	TargetRevision string
 }
 
 // ManifestResponse is the result of a render.

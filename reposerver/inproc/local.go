@@ -10,9 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,6 +145,83 @@ type cacheKey struct {
 	// SignatureKeys is part of the key so that manifests rendered without
 	// verification never answer a request that demands it.
 	SignatureKeys []string
+	// Refs are the sources value files are read from, each at its
+	// resolved revision.
+	Refs map[string]refKey `json:",omitempty"`
+}
+
+// refKey identifies a ref source's content in a cacheKey.
+type refKey struct {
+	Repo     string
+	Revision string
+}
+
+// ref is a source a render reads value files from ($ref/path), at its
+// resolved revision.
+type ref struct {
+	name     string
+	src      reposerver.RefSource
+	revision string
+	// files are the value files as the rendered source names them.
+	files []string
+}
+
+// resolveRefs finds the ref sources req's value files name and resolves
+// their revisions. A value file naming a ref the request does not carry,
+// or one in a Helm repository, is an error: value files are read from Git.
+func (l *Local) resolveRefs(ctx context.Context, req reposerver.ManifestRequest) ([]ref, error) {
+	used := helm.RefValueFiles(req.Source)
+	if len(used) == 0 {
+		return nil, nil
+	}
+	names := slices.Sorted(maps.Keys(used))
+	out := make([]ref, 0, len(names))
+	for _, name := range names {
+		src, ok := req.RefSources[name]
+		if !ok {
+			return nil, fmt.Errorf("values file %q: no source of the application has ref %q", used[name][0], strings.TrimPrefix(name, "$"))
+		}
+		if src.Repo.Type == reposerver.RepoTypeHelm {
+			return nil, fmt.Errorf("values file %q: source %s is a Helm repository; value files are read from Git sources", used[name][0], name)
+		}
+		rev, err := l.ResolveRevision(ctx, src.Repo, src.TargetRevision)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", name, err)
+		}
+		out = append(out, ref{name: name, src: src, revision: rev, files: used[name]})
+	}
+	return out, nil
+}
+
+// readRefs reads the value files of refs, each from its own checkout,
+// held only while its files are read: a render never holds two working
+// copies at once, so renders cannot wait on each other's. A file that
+// does not exist is left out for the renderer to judge
+// (ignoreMissingValueFiles).
+func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv) (map[string][]byte, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	out := map[string][]byte{}
+	for _, r := range refs {
+		dir, release, err := l.git.Checkout(ctx, r.src.Repo.URL, r.src.Repo.Credentials, r.revision, git.CheckoutOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", r.name, err)
+		}
+		for _, f := range r.files {
+			data, err := helm.ReadRefFile(dir, f, env)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				release()
+				return nil, err
+			}
+			out[f] = data
+		}
+		release()
+	}
+	return out, nil
 }
 
 // GenerateManifests implements Service. Identical concurrent requests share
@@ -152,13 +231,24 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	if err != nil {
 		return nil, err
 	}
+	refs, err := l.resolveRefs(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var refKeys map[string]refKey
+	for _, r := range refs {
+		if refKeys == nil {
+			refKeys = map[string]refKey{}
+		}
+		refKeys[r.name] = refKey{Repo: repourl.Normalize(r.src.Repo.URL), Revision: r.revision}
+	}
 	// The source stays whole, target revision included: the build
 	// environment (ARGOCD_APP_SOURCE_TARGET_REVISION) may put it into
 	// the manifests.
 	key, err := cache.KeyOf(cacheKey{
 		Repo: repourl.Normalize(req.Repo.URL), Revision: revision, Source: req.Source,
 		AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
-		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys,
+		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys, Refs: refKeys,
 	})
 	if err != nil {
 		return nil, err
@@ -171,7 +261,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	v, err, shared := l.flights.Do(key, func() (any, error) {
 		rctx, stop := l.renderContext(ctx)
 		defer stop()
-		res, err := l.render(rctx, req, revision)
+		res, err := l.render(rctx, req, revision, refs)
 		l.toCache(ctx, key, res, err)
 		return res, err
 	})
@@ -291,13 +381,18 @@ func (l *Local) toCache(ctx context.Context, key string, res *reposerver.Manifes
 // render checks out (or pulls) the source and renders it within the render
 // timeout: Helm, Kustomize and directory sources through runJob (in a
 // worker process when Options.Worker is set), plugins over their socket.
-func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revision string) (*reposerver.ManifestResponse, error) {
+func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revision string, refs []ref) (*reposerver.ManifestResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RenderTimeout)
 	defer cancel()
 	rreq := render.Request{
 		Path: req.Source.Path, Source: req.Source, AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, Revision: revision,
 		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, Limits: l.opts.Limits,
 	}
+	refFiles, err := l.readRefs(ctx, refs, rreq.BuildEnv())
+	if err != nil {
+		return nil, err
+	}
+	rreq.RefFiles = refFiles
 	if isChart(req) {
 		dir, err := l.pullChart(ctx, req, revision)
 		if err != nil {

@@ -126,6 +126,26 @@ func (c *Client) Check(ctx context.Context) error {
 	return nil
 }
 
+// requestCredentials returns the first credentials req carries, of its
+// repository, a Helm repository or a ref source, or nil when it carries
+// none.
+func requestCredentials(req reposerver.ManifestRequest) *reposerver.Credentials {
+	if req.Repo.Credentials != nil {
+		return req.Repo.Credentials
+	}
+	for _, r := range req.HelmRepos {
+		if r.Credentials != nil {
+			return r.Credentials
+		}
+	}
+	for _, r := range req.RefSources {
+		if r.Repo.Credentials != nil {
+			return r.Repo.Credentials
+		}
+	}
+	return nil
+}
+
 // invoke calls method with the JSON codec, refusing credentials on a
 // plaintext connection before anything is sent.
 func (c *Client) invoke(ctx context.Context, method string, creds *reposerver.Credentials, req, resp any) error {
@@ -138,7 +158,7 @@ func (c *Client) invoke(ctx context.Context, method string, creds *reposerver.Cr
 // GenerateManifests implements reposerver.Service.
 func (c *Client) GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
 	res := &reposerver.ManifestResponse{}
-	if err := c.invoke(ctx, MethodGenerateManifests, req.Repo.Credentials, &req, res); err != nil {
+	if err := c.invoke(ctx, MethodGenerateManifests, requestCredentials(req), &req, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -165,7 +185,7 @@ func (c *Client) ListRefs(ctx context.Context, repo reposerver.Repository) (git.
 // GetAppDetails implements reposerver.Service.
 func (c *Client) GetAppDetails(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.AppDetails, error) {
 	res := &reposerver.AppDetails{}
-	if err := c.invoke(ctx, MethodGetAppDetails, req.Repo.Credentials, &req, res); err != nil {
+	if err := c.invoke(ctx, MethodGetAppDetails, requestCredentials(req), &req, res); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -392,6 +392,18 @@ func TestCredentialsRequireTLS(t *testing.T) {
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("server, ListCommits: error = %v, want FailedPrecondition", err)
 	}
+	// Credentials of a ref source count as much as the repository's.
+	refOnly := reposerver.ManifestRequest{
+		Repo:       reposerver.Repository{URL: "https://git.example.com/public"},
+		RefSources: map[string]reposerver.RefSource{"$values": {Repo: withCreds}},
+	}
+	if _, err := c.GenerateManifests(t.Context(), refOnly); !errors.Is(err, errCredentialsWithoutTLS) {
+		t.Errorf("client, ref source: error = %v, want a refusal", err)
+	}
+	err = conn.Invoke(t.Context(), MethodGenerateManifests, &refOnly, &reposerver.ManifestResponse{}, grpc.ForceCodec(jsonCodec{}))
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("server, ref source: error = %v, want FailedPrecondition", err)
+	}
 	if svc.calls.Load() != calls {
 		t.Error("the Service was called with credentials over plaintext")
 	}

@@ -191,9 +191,11 @@ func unaryMethod[Req any](name string, creds func(*Req) *reposerver.Credentials,
 	}
 }
 
-func manifestCreds(r *reposerver.ManifestRequest) *reposerver.Credentials { return r.Repo.Credentials }
-func repoCreds(r *repoRequest) *reposerver.Credentials                    { return r.Repo.Credentials }
-func listCommitsCreds(r *listCommitsRequest) *reposerver.Credentials      { return r.Repo.Credentials }
+func manifestCreds(r *reposerver.ManifestRequest) *reposerver.Credentials {
+	return requestCredentials(*r)
+}
+func repoCreds(r *repoRequest) *reposerver.Credentials               { return r.Repo.Credentials }
+func listCommitsCreds(r *listCommitsRequest) *reposerver.Credentials { return r.Repo.Credentials }
 
 // revisionInvalidator is implemented by services with a revision cache
 // (inproc.Local).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -382,7 +383,9 @@ func TestRenderValueFilesRefused(t *testing.T) {
 		{file: "missing.yaml", ignore: true},
 		{file: "../values/inside.yaml"},
 		{file: "../values/shared.yaml"},
-		{file: "$values/apps/app/values-prod.yaml", wantMsg: "not supported"},
+		// Another source's value file comes only through RefFiles.
+		{file: "$values/apps/app/values-prod.yaml", wantErr: fs.ErrNotExist},
+		{file: "$values/apps/app/values-prod.yaml", ignore: true},
 		{file: "https://example.com/values.yaml", wantMsg: "not supported"},
 	}
 	for _, tc := range tests {
@@ -407,6 +410,120 @@ func TestRenderValueFilesRefused(t *testing.T) {
 				t.Errorf("error shows a host path: %v", err)
 			}
 		})
+	}
+}
+
+// Value files of another source ($ref/path) come from the request's
+// RefFiles, in their place among the chart's own; one that is missing
+// fails the render unless missing value files are ignored.
+func TestRenderRefValueFiles(t *testing.T) {
+	root := testRepo(t)
+	h := &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"values-prod.yaml", "$values/envs/prod.yaml", "$ARGOCD_APP_NAME/../values-extra.yaml"}}
+	req := appRequest(root, h)
+	req.RefFiles = map[string][]byte{"$values/envs/prod.yaml": []byte("message: from-values-repo\nimage:\n  tag: \"9.9\"\n")}
+	objs, err := Render(t.Context(), req, ChartSource{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// $ARGOCD_APP_NAME is the build environment, not a ref: it expands
+	// to the app's name, a directory that is not there, and ".." leaves
+	// it again.
+	data := configData(t, objs, "guestbook-app")
+	if data["replicas"] != "3" || data["message"] != "extra" || data["tag"] != "2.0" {
+		t.Errorf("data = %v, want replicas 3 from values-prod.yaml, message and tag from values-extra.yaml, the last file", data)
+	}
+
+	h.ValueFiles = []string{"values-prod.yaml", "$values/envs/prod.yaml"}
+	objs, err = Render(t.Context(), req, ChartSource{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data := configData(t, objs, "guestbook-app"); data["replicas"] != "3" || data["message"] != "from-values-repo" || data["tag"] != "9.9" {
+		t.Errorf("data = %v, want replicas 3 and the values repository's message and tag", data)
+	}
+
+	h.ValueFiles = []string{"$values/envs/missing.yaml"}
+	if _, err := Render(t.Context(), req, ChartSource{}); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "$values/envs/missing.yaml") {
+		t.Errorf("missing ref file: err = %v, want one naming the file", err)
+	}
+	h.IgnoreMissingValueFiles = true
+	if _, err := Render(t.Context(), req, ChartSource{}); err != nil {
+		t.Errorf("missing ref file, ignored: %v", err)
+	}
+}
+
+// ReadRefFile reads inside the ref's checkout only.
+func TestReadRefFile(t *testing.T) {
+	root := testRepo(t)
+	writeFile(t, filepath.Join(root, "envs", "prod.yaml"), "message: prod\n")
+	writeFile(t, filepath.Join(root, "envs", "guestbook.yaml"), "message: guestbook\n")
+	symlink(t, "../../outside.txt", filepath.Join(root, "envs", "leak.yaml"))
+	symlink(t, "prod.yaml", filepath.Join(root, "envs", "alias.yaml"))
+	if err := os.Mkdir(filepath.Join(root, "envs", "dir.yaml"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(root, "envs", "big.yaml")
+	if err := os.WriteFile(big, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, maxValuesFileSize+1); err != nil {
+		t.Fatal(err)
+	}
+	env := render.BuildEnv{"ARGOCD_APP_NAME": "guestbook"}
+	for _, tc := range []struct {
+		name    string
+		want    string
+		wantErr error
+		wantMsg string
+	}{
+		{name: "$values/envs/prod.yaml", want: "message: prod\n"},
+		{name: "$values/./envs/../envs/alias.yaml", want: "message: prod\n"},
+		{name: "$values/envs/$ARGOCD_APP_NAME.yaml", want: "message: guestbook\n"},
+		{name: "$values/envs/missing.yaml", wantErr: fs.ErrNotExist},
+		{name: "$values/../outside.txt", wantErr: render.ErrOutsideRoot},
+		{name: "$values/envs/../../outside.txt", wantErr: render.ErrOutsideRoot},
+		{name: "$values//etc/passwd", wantErr: render.ErrOutsideRoot},
+		{name: "$values/envs/leak.yaml", wantErr: render.ErrOutsideRoot},
+		{name: "$values/envs/big.yaml", wantErr: render.ErrTooLarge},
+		{name: "$values/envs/dir.yaml", wantMsg: "not a regular file"},
+		{name: "$values/https://example.com/v.yaml", wantMsg: "not a URL"},
+		{name: "envs/prod.yaml", wantMsg: "does not name another source"},
+		{name: "$ARGOCD_APP_NAME/prod.yaml", wantMsg: "does not name another source"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := ReadRefFile(root, tc.name, env)
+			switch {
+			case tc.wantErr != nil:
+				if !errors.Is(err, tc.wantErr) {
+					t.Errorf("err = %v, want %v", err, tc.wantErr)
+				}
+			case tc.wantMsg != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantMsg) {
+					t.Errorf("err = %v, want one saying %q", err, tc.wantMsg)
+				}
+			case err != nil:
+				t.Errorf("err = %v", err)
+			case string(data) != tc.want:
+				t.Errorf("read %q, want %q", data, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), filepath.Dir(root)) {
+				t.Errorf("error shows a host path: %v", err)
+			}
+		})
+	}
+}
+
+func TestRefValueFiles(t *testing.T) {
+	src := v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{
+		"values.yaml", "$values/a.yaml", "$ARGOCD_APP_NAME/b.yaml", "${ARGOCD_APP_NAME}/c.yaml", "$values/d.yaml", "$other/e.yaml", "$nopath",
+	}}}
+	got := RefValueFiles(src)
+	want := map[string][]string{"$values": {"$values/a.yaml", "$values/d.yaml"}, "$other": {"$other/e.yaml"}}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("RefValueFiles (-got +want):\n%s", diff)
+	}
+	if got := RefValueFiles(v1alpha1.ApplicationSource{}); got != nil {
+		t.Errorf("no Helm options: %v", got)
 	}
 }
 

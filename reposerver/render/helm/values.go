@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -25,16 +26,24 @@ const maxValuesFileSize int64 = 10 << 20
 // t, where relative paths start. As in Argo CD, value file paths,
 // parameter values and file parameter paths may refer to the build
 // environment ($ARGOCD_APP_NAME, ${ARGOCD_APP_REVISION}; $$ is a "$").
-func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm, env render.BuildEnv) (map[string]any, error) {
+// A value file of another source ($ref/path) comes from refFiles.
+func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm, env render.BuildEnv, refFiles map[string][]byte) (map[string]any, error) {
 	base := map[string]any{}
 	if h == nil {
 		return base, nil
 	}
 	for _, vf := range h.ValueFiles {
-		if !refSource(vf, env) {
+		var data []byte
+		var err error
+		if ref, _, ok := refSource(vf); ok {
+			var found bool
+			if data, found = refFiles[vf]; !found {
+				err = fmt.Errorf("not found in source %s: %w", ref, fs.ErrNotExist)
+			}
+		} else {
 			vf = env.Expand(vf)
+			data, err = readAppFile(t, appDir, vf)
 		}
-		data, err := readAppFile(t, appDir, vf)
 		if errors.Is(err, fs.ErrNotExist) && h.IgnoreMissingValueFiles {
 			continue
 		}
@@ -121,19 +130,76 @@ func parseValues(data []byte) (map[string]any, error) {
 
 // refSource reports whether a value file names another source of a
 // multi-source app ($ref/path): a "$" whose name, up to the first "/", is
-// not one of the build environment's. Such a path is not expanded.
-func refSource(name string, env render.BuildEnv) bool {
+// not one of the build environment's. It returns the ref with its "$"
+// and the path inside that source, not yet expanded.
+func refSource(name string) (ref, rel string, ok bool) {
 	rest, ok := strings.CutPrefix(name, "$")
 	if !ok {
-		return false
+		return "", "", false
 	}
-	ref, _, ok := strings.Cut(rest, "/")
-	_, known := env[ref]
-	return ok && !known && !strings.HasPrefix(ref, "{")
+	ref, rel, ok = strings.Cut(rest, "/")
+	if !ok || ref == "" || strings.HasPrefix(ref, "{") || slices.Contains(render.BuildEnvNames, ref) {
+		return "", "", false
+	}
+	return "$" + ref, rel, true
+}
+
+// RefValueFiles returns the value files of src that name another source
+// of a multi-source application ($ref/path), grouped by ref ("$values").
+func RefValueFiles(src v1alpha1.ApplicationSource) map[string][]string {
+	if src.Helm == nil {
+		return nil
+	}
+	var out map[string][]string
+	for _, vf := range src.Helm.ValueFiles {
+		if ref, _, ok := refSource(vf); ok {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[ref] = append(out[ref], vf)
+		}
+	}
+	return out
+}
+
+// ReadRefFile reads value file name ($ref/path) from dir, the checkout
+// of its ref source, as Argo CD does: the path after the ref, with the
+// build environment expanded, from the checkout's root. Nothing outside
+// dir is read (".." past the root, absolute paths and symlinks that lead
+// out fail with render.ErrOutsideRoot), and the file is size-limited. A
+// missing file gives an error wrapping fs.ErrNotExist.
+func ReadRefFile(dir, name string, env render.BuildEnv) ([]byte, error) {
+	_, rel, ok := refSource(name)
+	if !ok {
+		return nil, fmt.Errorf("values file %q does not name another source ($ref/path)", name)
+	}
+	rel = env.Expand(rel)
+	if u, err := url.Parse(rel); err == nil && u.Scheme != "" {
+		return nil, fmt.Errorf("values file %q: a path in the source is expected, not a URL", name)
+	}
+	clean, err := relPath(rel)
+	if err != nil {
+		return nil, fmt.Errorf("values file %q: %w", name, err)
+	}
+	t, err := openTree(dir)
+	if err != nil {
+		return nil, fmt.Errorf("values file %q: %w", name, err)
+	}
+	defer t.close()
+	resolved, err := t.resolve(filepath.ToSlash(clean))
+	if err != nil {
+		return nil, fmt.Errorf("values file %q: %w", name, err)
+	}
+	data, err := t.readFile(resolved, maxValuesFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("values file %q: %w", name, err)
+	}
+	return data, nil
 }
 
 // readAppFile reads a values file or file parameter named relative to the
-// application directory. Remote URLs and $ref sources are refused;
+// application directory. Remote URLs and $ref paths are refused (value
+// files of other sources come through ReadRefFile);
 // absolute paths, ".." that climbs out of the repository and symlinks that
 // point out of it fail with render.ErrOutsideRoot.
 func readAppFile(t *tree, appDir, name string) ([]byte, error) {
