@@ -158,11 +158,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	cpuAll, err := cpuSeconds(pid)
+	cpuReconciled, err := cpuSeconds(pid)
 	if err != nil {
 		return err
 	}
-	cpuAll -= cpuStart
+	cpuAll := cpuReconciled - cpuStart
 	clusterAll, err := clusterCPU(cluster)
 	if err != nil {
 		return err
@@ -177,7 +177,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	steady := (cpuEnd - cpuAll) / o.steady.Seconds() * 1000
+	steady := (cpuEnd - cpuReconciled) / o.steady.Seconds() * 1000
 	if o.impersonate != "" {
 		// After the measurement: proof that the syncs acted as the
 		// accounts, not as graphcd.
