@@ -14,10 +14,11 @@ import (
 	"github.com/graphcd/graphcd/reposerver/git"
 )
 
-// Generator renders a source; reposerver.Service implements it, in process
-// or over gRPC.
+// Generator renders a source and resolves revisions; reposerver.Service
+// implements it, in process or over gRPC.
 type Generator interface {
 	GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error)
+	ResolveRevision(ctx context.Context, repo reposerver.Repository, revision string) (string, error)
 }
 
 // Renderer renders applications' sources with their projects' rules. The
@@ -55,6 +56,18 @@ type Request struct {
 	// NoCache renders again even when the repository server has the result
 	// cached (a hard refresh).
 	NoCache bool
+	// Refs are the sources of App with a ref (a multi-source app), whose
+	// files Source's Helm value files may name as $ref/path. Each must
+	// be permitted by Project like Source, and is read with its own
+	// repository's credentials.
+	Refs []Ref
+}
+
+// Ref is a source other sources read files from, at a revision.
+type Ref struct {
+	Source v1alpha1.ApplicationSource
+	// Revision is the revision to read; "" reads Source.TargetRevision.
+	Revision string
 }
 
 // MissingProjectError is returned for an application whose project does
@@ -103,10 +116,54 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*reposerver.Manifes
 	if err != nil {
 		return nil, err
 	}
+	refs, err := r.refSources(ctx, rules, req.Refs)
+	if err != nil {
+		return nil, err
+	}
 	return r.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
 		Repo: repo, Source: req.Source, Revision: req.Revision, NoCache: req.NoCache,
 		AppName: req.App.Name, Project: rules.Name(), Namespace: req.App.Spec.Destination.Namespace, SignatureKeys: keys,
+		RefSources: refs,
 	})
+}
+
+// refSources checks each ref's repository against rules and looks up its
+// credentials, keyed "$"+ref as value files name them.
+func (r *Renderer) refSources(ctx context.Context, rules *project.Rules, refs []Ref) (map[string]reposerver.RefSource, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]reposerver.RefSource, len(refs))
+	for _, ref := range refs {
+		repo, err := r.repository(ctx, rules, ref.Source)
+		if err != nil {
+			return nil, err
+		}
+		if ref.Source.Chart != "" {
+			repo.Type = reposerver.RepoTypeHelm
+		}
+		rev := ref.Revision
+		if rev == "" {
+			rev = ref.Source.TargetRevision
+		}
+		out["$"+ref.Source.Ref] = reposerver.RefSource{Repo: repo, TargetRevision: rev}
+	}
+	return out, nil
+}
+
+// ResolveRevision resolves req.Revision (or req.Source.TargetRevision) of
+// req.Source if req.Project permits it: a commit SHA for Git, the
+// version constraint as it is for a Helm repository.
+func (r *Renderer) ResolveRevision(ctx context.Context, req Request) (string, error) {
+	repo, err := r.Repository(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	rev := req.Revision
+	if rev == "" {
+		rev = req.Source.TargetRevision
+	}
+	return r.Repo.ResolveRevision(ctx, repo, rev)
 }
 
 // Repository returns the repository of req.Source with its credentials if

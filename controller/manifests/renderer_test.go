@@ -26,6 +26,10 @@ func (s *repoServer) GenerateManifests(_ context.Context, req reposerver.Manifes
 	return &reposerver.ManifestResponse{Revision: "abc"}, nil
 }
 
+func (s *repoServer) ResolveRevision(_ context.Context, _ reposerver.Repository, revision string) (string, error) {
+	return "resolved-" + revision, nil
+}
+
 const (
 	keyID       = "4AEE18F83AFDEB23"
 	fingerprint = "0123456789ABCDEF01234567" + keyID
@@ -113,5 +117,53 @@ func TestRender(t *testing.T) {
 				t.Errorf("request to the repository server (-got +want):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The refs of a multi-source app reach the repository server keyed as
+// value files name them, each with the credentials its own repository
+// has for the project; a ref the project does not permit stops the render.
+func TestRenderRefs(t *testing.T) {
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "web"},
+		Spec:       v1alpha1.ApplicationSpec{Project: "team", Destination: v1alpha1.ApplicationDestination{Namespace: "web"}},
+	}
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "team"}}
+	proj.Spec.SourceRepos = []string{"https://git.example.com/*", "https://charts.example.com"}
+	creds := func(_ context.Context, url, project string) (reposerver.Repository, error) {
+		return reposerver.Repository{URL: url, Credentials: &reposerver.Credentials{Username: project, Password: "pw-of-" + url}}, nil
+	}
+	repo := &repoServer{}
+	r := &manifests.Renderer{Repo: repo, Credentials: creds}
+	chart := v1alpha1.ApplicationSource{RepoURL: "https://charts.example.com", Chart: "web", TargetRevision: "1.2.3"}
+	values := v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/values", TargetRevision: "main", Ref: "values"}
+	if _, err := r.Render(t.Context(), manifests.Request{App: app, Project: proj, Source: chart, Refs: []manifests.Ref{{Source: values, Revision: "0123abc"}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]reposerver.RefSource{"$values": {
+		Repo:           reposerver.Repository{URL: values.RepoURL, Credentials: &reposerver.Credentials{Username: "team", Password: "pw-of-" + values.RepoURL}},
+		TargetRevision: "0123abc",
+	}}
+	if diff := cmp.Diff(repo.got.RefSources, want); diff != "" {
+		t.Errorf("ref sources (-got +want):\n%s", diff)
+	}
+	if repo.got.Repo.Credentials.Password != "pw-of-"+chart.RepoURL {
+		t.Errorf("the chart's repository got credentials %v", repo.got.Repo.Credentials)
+	}
+
+	repo.got = nil
+	denied := v1alpha1.ApplicationSource{RepoURL: "https://evil.example.com/values", Ref: "values"}
+	_, err := r.Render(t.Context(), manifests.Request{App: app, Project: proj, Source: chart, Refs: []manifests.Ref{{Source: denied}}})
+	var de *project.DeniedError
+	if !errors.As(err, &de) || repo.got != nil {
+		t.Errorf("ref in a repository the project refuses: err = %v, rendered %v", err, repo.got != nil)
+	}
+
+	rev, err := r.ResolveRevision(t.Context(), manifests.Request{App: app, Project: proj, Source: values})
+	if err != nil || rev != "resolved-main" {
+		t.Errorf("ResolveRevision = %q, %v", rev, err)
+	}
+	if _, err := r.ResolveRevision(t.Context(), manifests.Request{App: app, Project: proj, Source: denied}); !errors.As(err, &de) {
+		t.Errorf("ResolveRevision of a refused repository: err = %v", err)
 	}
 }

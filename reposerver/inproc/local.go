@@ -197,8 +197,9 @@ func (l *Local) resolveRefs(ctx context.Context, req reposerver.ManifestRequest)
 // held only while its files are read: a render never holds two working
 // copies at once, so renders cannot wait on each other's. A file that
 // does not exist is left out for the renderer to judge
-// (ignoreMissingValueFiles).
-func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv) (map[string][]byte, error) {
+// (ignoreMissingValueFiles). With signatureKeys, each ref's commit must
+// be signed as the rendered source's must.
+func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv, signatureKeys []string) (map[string][]byte, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -207,6 +208,12 @@ func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv) (
 		dir, release, err := l.git.Checkout(ctx, r.src.Repo.URL, r.src.Repo.Credentials, r.revision, git.CheckoutOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %w", r.name, err)
+		}
+		if len(signatureKeys) > 0 {
+			if _, err := git.VerifyCommitSignature(dir, r.revision, signatureKeys); err != nil {
+				release()
+				return nil, fmt.Errorf("source %s revision %s: %w", r.name, shortSHA(r.revision), err)
+			}
 		}
 		for _, f := range r.files {
 			data, err := helm.ReadRefFile(dir, f, env)
@@ -388,7 +395,7 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 		Path: req.Source.Path, Source: req.Source, AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, Revision: revision,
 		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, Limits: l.opts.Limits,
 	}
-	refFiles, err := l.readRefs(ctx, refs, rreq.BuildEnv())
+	refFiles, err := l.readRefs(ctx, refs, rreq.BuildEnv(), req.SignatureKeys)
 	if err != nil {
 		return nil, err
 	}
