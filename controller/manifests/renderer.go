@@ -139,9 +139,6 @@ func (r *Renderer) refSources(ctx context.Context, rules *project.Rules, refs []
 		if err != nil {
 			return nil, err
 		}
-		if ref.Source.Chart != "" {
-			repo.Type = reposerver.RepoTypeHelm
-		}
 		rev := ref.Revision
 		if rev == "" {
 			rev = ref.Source.TargetRevision
@@ -196,12 +193,17 @@ func (r *Renderer) repository(ctx context.Context, rules *project.Rules, src v1a
 	if err := rules.SourceAllowed(src.RepoURL); err != nil {
 		return reposerver.Repository{}, err
 	}
-	if r.Credentials == nil {
-		return reposerver.Repository{URL: src.RepoURL}, nil
+	repo := reposerver.Repository{URL: src.RepoURL}
+	if r.Credentials != nil {
+		var err error
+		if repo, err = r.Credentials(ctx, src.RepoURL, rules.Name()); err != nil {
+			return reposerver.Repository{}, &LookupError{What: "credentials of " + repourl.Redact(src.RepoURL), Err: err}
+		}
 	}
-	repo, err := r.Credentials(ctx, src.RepoURL, rules.Name())
-	if err != nil {
-		return reposerver.Repository{}, &LookupError{What: "credentials of " + repourl.Redact(src.RepoURL), Err: err}
+	// A source naming a chart is in a Helm repository, registered or
+	// not, as in Argo CD.
+	if src.Chart != "" && repo.Type == "" {
+		repo.Type = reposerver.RepoTypeHelm
 	}
 	return repo, nil
 }

@@ -234,9 +234,12 @@ func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv, s
 // GenerateManifests implements Service. Identical concurrent requests share
 // one render.
 func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
-	revision, err := l.ResolveRevision(ctx, req.Repo, revisionOf(req))
-	if err != nil {
-		return nil, err
+	revision := revisionOf(req)
+	if !isChart(req) { // a chart pull resolves a version constraint
+		var err error
+		if revision, err = l.ResolveRevision(ctx, req.Repo, revision); err != nil {
+			return nil, err
+		}
 	}
 	refs, err := l.resolveRefs(ctx, req)
 	if err != nil {
