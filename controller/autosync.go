@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,14 +47,18 @@ func automated(app *v1alpha1.Application) *v1alpha1.SyncPolicyAutomated {
 func decideAutoSync(app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, cmp *Comparison, now time.Time) autoSyncDecision {
 	auto := automated(app)
 	if auto == nil || app.Operation != nil || inProgress(status.OperationState) || app.DeletionTimestamp != nil ||
-		cmp.Sync != v1alpha1.SyncStatusCodeOutOfSync || app.Spec.Source == nil {
+		cmp.Sync != v1alpha1.SyncStatusCodeOutOfSync {
 		return autoSyncDecision{}
 	}
-	src := *app.Spec.Source
+	set, err := specSources(app)
+	if err != nil {
+		return autoSyncDecision{}
+	}
+	revision := cmp.shownRevision()
 	heals := int64(0)
-	if last, ok := lastAttempt(status.OperationState, cmp.Revision, src); ok {
+	if last, ok := lastAttempt(status.OperationState, cmp, set); ok {
 		if last.Phase != v1alpha1.OperationSucceeded {
-			return autoSyncDecision{refusal: fmt.Sprintf("Failed sync attempt to %s: %s", cmp.Revision, last.Message)}
+			return autoSyncDecision{refusal: fmt.Sprintf("Failed sync attempt to %s: %s", revision, last.Message)}
 		}
 		if !auto.SelfHeal {
 			return autoSyncDecision{}
@@ -75,13 +80,13 @@ func decideAutoSync(app *v1alpha1.Application, status *v1alpha1.ApplicationStatu
 		}
 	}
 	if auto.Prune && !auto.AllowEmpty && all {
-		return autoSyncDecision{refusal: fmt.Sprintf("Skipping sync attempt to %s: auto-sync will wipe out all resources", cmp.Revision)}
+		return autoSyncDecision{refusal: fmt.Sprintf("Skipping sync attempt to %s: auto-sync will wipe out all resources", revision)}
 	}
 	if !auto.Prune && prunesOnly {
 		return autoSyncDecision{} // only pruning is left, and automated prune is off
 	}
 	op := &v1alpha1.Operation{
-		Sync:        &v1alpha1.SyncOperation{Revision: cmp.Revision, Prune: auto.Prune, SelfHealAttemptsCount: heals},
+		Sync:        &v1alpha1.SyncOperation{Revision: cmp.Revision, Revisions: cmp.Revisions, Prune: auto.Prune, SelfHealAttemptsCount: heals},
 		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
 	}
 	if r := app.Spec.SyncPolicy.Retry; r != nil {
@@ -90,13 +95,18 @@ func decideAutoSync(app *v1alpha1.Application, status *v1alpha1.ApplicationStatu
 	return autoSyncDecision{op: op}
 }
 
-// lastAttempt returns the last operation when it synced revision from
-// src, Argo CD's test for "already attempted".
-func lastAttempt(st *v1alpha1.OperationState, revision string, src v1alpha1.ApplicationSource) (*v1alpha1.OperationState, bool) {
-	if st == nil || st.Operation.Sync == nil || st.SyncResult == nil || st.SyncResult.Revision != revision {
+// lastAttempt returns the last operation when it synced the revisions
+// cmp compared from the sources of set, Argo CD's test for "already
+// attempted".
+func lastAttempt(st *v1alpha1.OperationState, cmp *Comparison, set sourceSet) (*v1alpha1.OperationState, bool) {
+	if st == nil || st.Operation.Sync == nil || st.SyncResult == nil {
 		return nil, false
 	}
-	return st, reflect.DeepEqual(st.SyncResult.Source, src)
+	res := st.SyncResult
+	if set.multi {
+		return st, slices.Equal(res.Revisions, cmp.Revisions) && reflect.DeepEqual(res.Sources, set.list)
+	}
+	return st, res.Revision == cmp.Revision && reflect.DeepEqual(res.Source, set.list[0])
 }
 
 // selfHealBackoff is the wait before the n-th self-heal sync in a row.

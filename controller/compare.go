@@ -53,11 +53,26 @@ type Comparison struct {
 	// Orphans are the orphaned resources of the destination namespace,
 	// when the app's project monitors them.
 	Orphans []ResourceKey
-	// Revision is the commit (or chart version) compared.
+	// Revision is the commit (or chart version) compared and SourceType
+	// the source's type, for a single-source app.
 	Revision   string
 	SourceType v1alpha1.ApplicationSourceType
+	// Revisions and SourceTypes are those of each source, by position,
+	// for a multi-source app (nil for a single-source one).
+	Revisions   []string
+	SourceTypes []v1alpha1.ApplicationSourceType
 
 	predictions map[ResourceKey]prediction
+}
+
+// shownRevision is the revision compared, for messages: the revision of
+// a single-source app, those of a multi-source app's sources joined by
+// commas.
+func (c *Comparison) shownRevision() string {
+	if c.Revisions == nil {
+		return c.Revision
+	}
+	return strings.Join(c.Revisions, ",")
 }
 
 // compareInput is what compare needs; the reconciler gathers it.
@@ -163,12 +178,9 @@ func collectImages(obj *unstructured.Unstructured, images map[string]bool) {
 // state of its destination cluster. It also returns what it rendered.
 func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Application, t *target, mode string) (*Comparison, *rendered, error) {
 	eng := r.engines.Load()
-	src := app.Spec.Source
-	if src == nil {
-		if len(app.Spec.Sources) > 0 {
-			return nil, nil, fmt.Errorf("%w: multiple sources are not supported yet", errInvalidSpec)
-		}
-		return nil, nil, fmt.Errorf("%w: spec.source is required", errInvalidSpec)
+	set, err := specSources(app)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := t.liveErr(); err != nil {
 		return nil, nil, err
@@ -182,7 +194,7 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		return nil, nil, err
 	}
-	rendered, err := r.render(ctx, app, proj, lv, *src, "", mode)
+	rendered, err := r.renderSources(ctx, app, proj, lv, set, mode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -216,7 +228,12 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	if err != nil {
 		return nil, nil, err
 	}
-	cmp.Revision, cmp.SourceType, cmp.predictions = rendered.revision, rendered.sourceType, predictions
+	cmp.predictions = predictions
+	if set.multi {
+		cmp.Revisions, cmp.SourceTypes = rendered.revisions, rendered.sourceTypes
+	} else {
+		cmp.Revision, cmp.SourceType = rendered.revisions[0], rendered.sourceTypes[0]
+	}
 	cmp.Warnings = warnings(lv, r.instance(app), desired, live)
 	if len(excluded) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")

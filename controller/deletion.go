@@ -211,16 +211,20 @@ func (r *Reconciler) deletionHooks(ctx context.Context, app *v1alpha1.Applicatio
 	if err != nil {
 		return nil, fmt.Errorf("cannot run the deletion hooks: %w", err)
 	}
-	src := app.Spec.Source
-	if src == nil {
-		return nil, fmt.Errorf("cannot find the deletion hooks: spec.source is required (remove the %s and %s finalizers to delete without hooks)", PreDeleteFinalizer, PostDeleteFinalizer)
+	set, err := specSources(app)
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the deletion hooks: %w (remove the %s and %s finalizers to delete without hooks)", err, PreDeleteFinalizer, PostDeleteFinalizer)
+	}
+	set.revisions = []string{app.Status.Sync.Revision}
+	if set.multi {
+		set.revisions = app.Status.Sync.Revisions
 	}
 	lv := t.dest.Live
 	proj, err := r.project(ctx, app)
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the deletion hooks: %w", err)
 	}
-	rendered, err := r.render(ctx, app, proj, lv, *src, app.Status.Sync.Revision, "")
+	rendered, err := r.renderSources(ctx, app, proj, lv, set, "")
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the deletion hooks: %w (remove the %s and %s finalizers to delete without hooks)", err, PreDeleteFinalizer, PostDeleteFinalizer)
 	}

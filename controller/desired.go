@@ -13,8 +13,8 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 )
 
-// rendered is an app's desired state at one revision: what the comparison
-// and a sync both start from.
+// rendered is an app's desired state at one revision of each of its
+// sources: what the comparison and a sync both start from.
 type rendered struct {
 	// desired are the manageable objects, with the destination namespace
 	// filled in for namespaced kinds and the instance label set. Hooks
@@ -22,26 +22,32 @@ type rendered struct {
 	desired []*unstructured.Unstructured
 	// excluded names the objects left out by resource.exclusions /
 	// resource.inclusions.
-	excluded   []string
-	revision   string
-	sourceType v1alpha1.ApplicationSourceType
+	excluded []string
+	// revisions and sourceTypes are by source position: the resolved
+	// revision (commit SHA or chart version) and the detected type. A
+	// ref-only source has a revision and no type.
+	revisions   []string
+	sourceTypes []v1alpha1.ApplicationSourceType
 }
 
 // render renders src for app at revision ("" means src.TargetRevision)
 // with the rules of proj, the app's project as r.project returns it (see
 // package manifests). mode is the refresh mode ("", "normal" or "hard").
-func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string) (*rendered, error) {
+// refs are the app's ref sources src's value files may read (see
+// renderSources, which renders every source of an app).
+func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string, refs []manifests.Ref) (*rendered, error) {
 	dest := app.Spec.Destination
-	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
-		inv.InvalidateRevision(src.RepoURL)
-	}
+	r.invalidate(src.RepoURL, mode)
 	res, err := r.manifests.Render(ctx, manifests.Request{
-		App: app, Project: proj, Source: src, Revision: revision, NoCache: mode == v1alpha1.RefreshHard,
+		App: app, Project: proj, Source: src, Revision: revision, NoCache: mode == v1alpha1.RefreshHard, Refs: refs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering manifests: %w", err)
 	}
-	out := &rendered{desired: make([]*unstructured.Unstructured, 0, len(res.Manifests)), revision: res.Revision, sourceType: res.SourceType}
+	out := &rendered{
+		desired:   make([]*unstructured.Unstructured, 0, len(res.Manifests)),
+		revisions: []string{res.Revision}, sourceTypes: []v1alpha1.ApplicationSourceType{res.SourceType},
+	}
 	tracking := cache.Tracking{Method: r.opts.Settings.TrackingMethod, LabelKey: r.opts.Settings.InstanceLabelKey}
 	for _, m := range res.Manifests {
 		gk := m.GroupVersionKind().GroupKind()
@@ -65,6 +71,14 @@ func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, proj
 		return nil, err
 	}
 	return out, nil
+}
+
+// invalidate forgets the resolved revisions of repoURL before a refresh
+// (mode "normal" or "hard"), so it sees the newest commits.
+func (r *Reconciler) invalidate(repoURL, mode string) {
+	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
+		inv.InvalidateRevision(repoURL)
+	}
 }
 
 // liveObjects reads the objects tracked to app from its cluster's cache,

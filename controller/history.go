@@ -23,6 +23,7 @@ func addHistory(status *v1alpha1.ApplicationStatus, app *v1alpha1.Application, s
 	}
 	if st.SyncResult != nil {
 		entry.Revision, entry.Source = st.SyncResult.Revision, st.SyncResult.Source
+		entry.Revisions, entry.Sources = st.SyncResult.Revisions, st.SyncResult.Sources
 	}
 	status.History = append(status.History, entry)
 	limit := int64(DefaultRevisionHistoryLimit)

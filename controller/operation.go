@@ -176,16 +176,12 @@ func (r *Reconciler) executorOf(ctx context.Context, app *v1alpha1.Application, 
 // windows, plans it against the live state, and takes its next step as
 // run runID. terminal is as runSync's.
 func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t *target, st *v1alpha1.OperationState, runID string, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
-	op := st.Operation.Sync
-	src := app.Spec.Source
-	if op.Source != nil {
-		src = op.Source
-	}
-	if src == nil {
-		next, res := endOperation(st, v1alpha1.OperationError, "spec.source is required (multiple sources are not supported yet)", now)
+	set, err := syncSources(app, st)
+	if err != nil {
+		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 		return next, res, true
 	}
-	rules, err := r.operationRules(ctx, app, t.cluster, src)
+	rules, err := r.operationRules(ctx, app, t.cluster, set)
 	if err != nil {
 		phase := v1alpha1.OperationFailed
 		var denied *project.DeniedError
@@ -210,11 +206,7 @@ func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t 
 			return next, appsync.Result{RequeueAfter: windowRecheck}, false
 		}
 	}
-	revision := op.Revision
-	if st.SyncResult != nil && st.SyncResult.Revision != "" {
-		revision = st.SyncResult.Revision // the revision the sync resolved first
-	}
-	plan, resolved, err := r.planSync(ctx, app, t.dest.Live, st, *src, revision)
+	plan, resolved, err := r.planSync(ctx, app, t.dest.Live, st, set)
 	if err != nil {
 		if manifests.SignatureRefused(err) || scopeRefused(err) {
 			// Retrying renders the same refusal.
@@ -234,10 +226,15 @@ func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t 
 			return next, res, true
 		}
 	}
+	op := st.Operation.Sync
 	run := appsync.Run{ID: runID, Plan: plan, DryRun: op.DryRun, Force: strategyForce(op.SyncStrategy)}
 	next, res, err := exec.Step(ctx, run, st)
 	if next.SyncResult != nil {
-		next.SyncResult.Revision, next.SyncResult.Source = resolved, *src
+		if set.multi {
+			next.SyncResult.Revisions, next.SyncResult.Sources = resolved, set.list
+		} else {
+			next.SyncResult.Revision, next.SyncResult.Source = resolved[0], set.list[0]
+		}
 	}
 	return next, r.stepResult(app, res, err), len(violations) > 0
 }
@@ -269,16 +266,55 @@ func endOperation(st *v1alpha1.OperationState, phase v1alpha1.OperationPhase, me
 	return next, appsync.Result{Done: true}
 }
 
+// syncSources returns what the sync in st renders: the operation's
+// sources (a rollback's) or source, else the app's, at the revisions the
+// sync resolved first when it has started, else those it asks for.
+func syncSources(app *v1alpha1.Application, st *v1alpha1.OperationState) (sourceSet, error) {
+	op := st.Operation.Sync
+	var set sourceSet
+	switch {
+	case len(op.Sources) > 0:
+		set = sourceSet{multi: true, list: op.Sources}
+		if err := set.validate(); err != nil {
+			return sourceSet{}, err
+		}
+	case op.Source != nil:
+		set = sourceSet{list: []v1alpha1.ApplicationSource{*op.Source}}
+	default:
+		var err error
+		if set, err = specSources(app); err != nil {
+			return sourceSet{}, err
+		}
+	}
+	if set.multi && op.Revision != "" && len(op.Revisions) == 0 {
+		return sourceSet{}, fmt.Errorf("sync.revision %q names no source: a multi-source application is synced to sync.revisions, one per source", op.Revision)
+	}
+	res := st.SyncResult
+	switch {
+	case set.multi && res != nil && len(res.Revisions) > 0:
+		set.revisions = res.Revisions
+	case set.multi:
+		set.revisions = op.Revisions
+	case res != nil && res.Revision != "":
+		set.revisions = []string{res.Revision}
+	default:
+		set.revisions = []string{op.Revision}
+	}
+	return set, nil
+}
+
 // operationRules returns the compiled rules of the app's project after
-// checking the source repository and the destination (cluster c, and the
-// project its Secret scopes it to) against them.
-func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Application, c *clusters.Cluster, src *v1alpha1.ApplicationSource) (*project.Rules, error) {
+// checking the source repositories and the destination (cluster c, and
+// the project its Secret scopes it to) against them.
+func (r *Reconciler) operationRules(ctx context.Context, app *v1alpha1.Application, c *clusters.Cluster, set sourceSet) (*project.Rules, error) {
 	rules, err := r.rulesOf(ctx, app)
 	if err != nil {
 		return nil, err
 	}
-	if err := rules.SourceAllowed(src.RepoURL); err != nil {
-		return nil, err
+	for _, src := range set.list {
+		if err := rules.SourceAllowed(src.RepoURL); err != nil {
+			return nil, err
+		}
 	}
 	if err := rules.TargetAllowed(projectCluster(c), app.Spec.Destination.Namespace); err != nil {
 		return nil, err
@@ -325,21 +361,21 @@ func projectViolations(rules *project.Rules, c *clusters.Cluster, plan *appsync.
 	return out
 }
 
-// planSync renders the sync's source at revision and plans it against
-// the live objects; it also returns the resolved revision.
-func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv LiveState, st *v1alpha1.OperationState, src v1alpha1.ApplicationSource, revision string) (*appsync.Plan, string, error) {
+// planSync renders the sync's sources and plans them against the live
+// objects; it also returns the resolved revision of each source.
+func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv LiveState, st *v1alpha1.OperationState, set sourceSet) (*appsync.Plan, []string, error) {
 	op := st.Operation.Sync
 	proj, err := r.project(ctx, app)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	rendered, err := r.render(ctx, app, proj, lv, src, revision, "")
+	rendered, err := r.renderSources(ctx, app, proj, lv, set, "")
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	live, err := r.liveObjects(ctx, app, lv)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	liveList := make([]*unstructured.Unstructured, 0, len(live))
 	for _, obj := range live {
@@ -364,12 +400,12 @@ func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv
 	opts.SyncOptions = append(opts.SyncOptions, op.SyncOptions...)
 	plan, err := appsync.Build(rendered.desired, liveList, opts)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if err := r.respectIgnored(app, plan); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return plan, rendered.revision, nil
+	return plan, rendered.revisions, nil
 }
 
 // outOfSync answers ApplyOutOfSyncOnly from the app's last comparison;

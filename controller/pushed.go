@@ -38,9 +38,15 @@ func (r *Reconciler) refreshPushed(ctx context.Context, apps []types.NamespacedN
 			if err := r.client.Get(ctx, key, &app); err != nil {
 				continue // deleted since: its reconcile forgets it
 			}
-			if src := app.Spec.Source; src != nil && !seen[src.RepoURL] {
-				seen[src.RepoURL] = true
-				inv.InvalidateRevision(src.RepoURL)
+			set, err := specSources(&app)
+			if err != nil {
+				continue // its reconcile reports the spec
+			}
+			for _, src := range set.list {
+				if !seen[src.RepoURL] {
+					seen[src.RepoURL] = true
+					inv.InvalidateRevision(src.RepoURL)
+				}
 			}
 		}
 	}

@@ -18,13 +18,19 @@ func applyComparison(status *v1alpha1.ApplicationStatus, app *v1alpha1.Applicati
 	status.Sync = v1alpha1.SyncStatus{
 		Status:     cmp.Sync,
 		Revision:   cmp.Revision,
-		ComparedTo: v1alpha1.ComparedTo{Source: *app.Spec.Source, Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences},
+		Revisions:  cmp.Revisions,
+		ComparedTo: v1alpha1.ComparedTo{Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences},
+	}
+	if len(app.Spec.Sources) > 0 {
+		status.Sync.ComparedTo.Sources = app.Spec.Sources
+	} else if app.Spec.Source != nil {
+		status.Sync.ComparedTo.Source = *app.Spec.Source
 	}
 	if status.Health.Status != cmp.Health {
 		status.Health.LastTransitionTime = &now
 	}
 	status.Health.Status, status.Health.Message = cmp.Health, ""
-	status.SourceType = cmp.SourceType
+	status.SourceType, status.SourceTypes = cmp.SourceType, cmp.SourceTypes
 	status.Summary.Images = cmp.Images
 	status.Resources = make([]v1alpha1.ResourceStatus, 0, len(cmp.Resources))
 	for _, res := range cmp.Resources {

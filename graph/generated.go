@@ -210,6 +210,7 @@ type ComplexityRoot struct {
 		ReconciledAt   func(childComplexity int) int
 		Resources      func(childComplexity int) int
 		SourceType     func(childComplexity int) int
+		SourceTypes    func(childComplexity int) int
 		Summary        func(childComplexity int) int
 		Sync           func(childComplexity int) int
 	}
@@ -793,6 +794,7 @@ type ApplicationSourceKustomizeResolver interface {
 }
 type ApplicationStatusResolver interface {
 	SourceType(ctx context.Context, obj *v1alpha1.ApplicationStatus) (string, error)
+	SourceTypes(ctx context.Context, obj *v1alpha1.ApplicationStatus) ([]string, error)
 }
 type JWTTokenResolver interface {
 	IssuedAt(ctx context.Context, obj *v1alpha1.JWTToken) (*v1.Time, error)
@@ -1609,6 +1611,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplicationStatus.SourceType(childComplexity), true
+	case "ApplicationStatus.sourceTypes":
+		if e.ComplexityRoot.ApplicationStatus.SourceTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.SourceTypes(childComplexity), true
 	case "ApplicationStatus.summary":
 		if e.ComplexityRoot.ApplicationStatus.Summary == nil {
 			break
@@ -5941,6 +5949,12 @@ type ApplicationStatus {
   operationState: OperationState
   "The kind of source: Helm, Kustomize, Directory or Plugin."
   sourceType: String!
+  """
+  The kind of each source of a multi-source application, by position;
+  empty for a source that only lends its files (ref) and for a
+  single-source application.
+  """
+  sourceTypes: [String!]!
   "Images and external URLs found in the resources."
   summary: ApplicationSummary!
 }
@@ -6622,6 +6636,8 @@ func (ec *executionContext) childFields_ApplicationStatus(ctx context.Context, f
 		return ec.fieldContext_ApplicationStatus_operationState(ctx, field)
 	case "sourceType":
 		return ec.fieldContext_ApplicationStatus_sourceType(ctx, field)
+	case "sourceTypes":
+		return ec.fieldContext_ApplicationStatus_sourceTypes(ctx, field)
 	case "summary":
 		return ec.fieldContext_ApplicationStatus_summary(ctx, field)
 	}
@@ -11807,6 +11823,29 @@ func (ec *executionContext) _ApplicationStatus_sourceType(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ApplicationStatus_sourceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationStatus", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationStatus_sourceTypes(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_sourceTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationStatus().SourceTypes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_sourceTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApplicationStatus", field, true, true, "String")
 }
 
@@ -24912,6 +24951,12 @@ func (ec *executionContext) _ApplicationStatus(ctx context.Context, sel ast.Sele
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ApplicationStatus_sourceType(ctx, field, obj)
+				})
+		case "sourceTypes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationStatus_sourceTypes(ctx, field, obj)
 				})
 		case "summary":
 			out.Values[i] = ec._ApplicationStatus_summary(ctx, field, obj)

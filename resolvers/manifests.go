@@ -63,12 +63,25 @@ func (r *Resolver) applicationManifests(ctx context.Context, obj *model.Applicat
 	if err != nil {
 		return nil, err
 	}
+	// The sources with a ref lend their files ($ref/path value files)
+	// to the others, at the revision asked for when it is theirs.
+	var refs []manifests.Ref
+	for i, src := range srcs {
+		if src.Ref == "" {
+			continue
+		}
+		ref := manifests.Ref{Source: src}
+		if i == pos && revision != nil {
+			ref.Revision = *revision
+		}
+		refs = append(refs, ref)
+	}
 	out := []string{}
 	for i, src := range srcs {
 		if src.Ref != "" && src.Path == "" && src.Chart == "" {
 			continue // provides files to the other sources, renders nothing
 		}
-		req := manifests.Request{App: app, Project: proj, Source: src}
+		req := manifests.Request{App: app, Project: proj, Source: src, Refs: refs}
 		if i == pos && revision != nil {
 			req.Revision = *revision
 		}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
 // historyCommit is one commit serveHistory makes.
@@ -283,6 +284,55 @@ func TestApplicationManifestsAndRevisions(t *testing.T) {
 			}
 			if strings.Contains(resp.Errors[0].Message, password) {
 				t.Errorf("the repository password reached the client: %s", resp.Errors[0].Message)
+			}
+		})
+	}
+}
+
+// A multi-source app's chart reads its values from a Git source through
+// $values: the API renders it with the values repository's own
+// credentials, and a revision for the ref's position changes the values.
+func TestApplicationManifestsRefValues(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	const user, password = "values-bot", "values-pw-7731"
+	url, shas := serveHistory(t, user, password)
+	addRepoSecret(t, url, user, password)
+	// app/web.yaml is a ConfigMap, read here as a values file: its
+	// data.version is the value the chart shows.
+	charts := reposervertest.ServeChartRepo(t, reposervertest.ConfigMapChart("web", "1.0.0", map[string]string{"version": "{{ .Values.data.version | quote }}"}, nil))
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deliver"}, Spec: v1alpha1.AppProjectSpec{SourceRepos: []string{url, charts}}}
+	if err := kube.Create(t.Context(), proj); err != nil {
+		t.Fatal(err)
+	}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "chart-values"}, Spec: v1alpha1.ApplicationSpec{
+		Project: "deliver", Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"},
+		Sources: []v1alpha1.ApplicationSource{
+			{RepoURL: charts, Chart: "web", TargetRevision: "1.0.0", Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"$values/app/web.yaml"}}},
+			{RepoURL: url, TargetRevision: "main", Ref: "values"},
+		},
+	}}
+	if err := kube.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, ns, 1)
+	const q = `query($ns: String, $rev: String, $pos: Int) {
+  application(name: "chart-values", namespace: $ns) { manifests(revision: $rev, sourcePosition: $pos) }
+}`
+	for _, tc := range []struct {
+		name string
+		rev  *string
+		pos  *int
+		want []string
+	}{
+		{"values at their target revision", nil, nil, []string{"web=2"}},
+		{"values at the first commit", ptr(shas[0]), ptr(2), []string{"web=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got struct{ Application struct{ Manifests []string } }
+			data(t, q, map[string]any{"ns": ns, "rev": tc.rev, "pos": tc.pos}, &got)
+			if diff := cmp.Diff(manifestSummary(t, got.Application.Manifests), tc.want); diff != "" {
+				t.Errorf("manifests (-got +want):\n%s", diff)
 			}
 		})
 	}

@@ -98,6 +98,15 @@ func (r *applicationStatusResolver) SourceType(ctx context.Context, obj *v1alpha
 	return string(obj.SourceType), nil
 }
 
+// SourceTypes is the resolver for the sourceTypes field.
+func (r *applicationStatusResolver) SourceTypes(ctx context.Context, obj *v1alpha1.ApplicationStatus) ([]string, error) {
+	out := make([]string, len(obj.SourceTypes))
+	for i, t := range obj.SourceTypes {
+		out[i] = string(t)
+	}
+	return out, nil
+}
+
 // IssuedAt is the resolver for the issuedAt field.
 func (r *jWTTokenResolver) IssuedAt(ctx context.Context, obj *v1alpha1.JWTToken) (*v1.Time, error) {
 	t := unixTime(obj.IssuedAt)

@@ -160,8 +160,8 @@ func (s Service) Sync(ctx context.Context, key types.NamespacedName, op v1alpha1
 	})
 }
 
-// Rollback requests a sync back to the revision and source of history
-// entry id. It refuses while auto-sync is on (it would sync straight back
+// Rollback requests a sync back to the revision and source (or the
+// revisions and sources, for a multi-source app) of history entry id. It refuses while auto-sync is on (it would sync straight back
 // to Git) and while another operation is requested or running.
 func (s Service) Rollback(ctx context.Context, key types.NamespacedName, id int64, sync v1alpha1.SyncOperation, by v1alpha1.OperationInitiator) (*v1alpha1.Application, error) {
 	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
@@ -176,8 +176,12 @@ func (s Service) Rollback(ctx context.Context, key types.NamespacedName, id int6
 			return fmt.Errorf("%w %d", ErrNoHistory, id)
 		}
 		entry := cur.Status.History[i]
-		src := entry.Source
-		sync.Revision, sync.Source = entry.Revision, &src
+		if len(entry.Sources) > 0 {
+			sync.Revisions, sync.Sources = entry.Revisions, entry.Sources
+		} else {
+			src := entry.Source
+			sync.Revision, sync.Source = entry.Revision, &src
+		}
 		cur.Operation = &v1alpha1.Operation{Sync: &sync, InitiatedBy: by}
 		return nil
 	})

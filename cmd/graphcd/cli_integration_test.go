@@ -749,6 +749,7 @@ spec:
 			t.Errorf("audit entries by mutation and outcome: %v", seen)
 		}
 		wide := runOK("", "audit", "--limit", "0", "-o", "wide")
+		t.Logf("graphcd audit --limit 0 -o wide:\n%s", wide)
 		if strings.Contains(out+wide, "repo-password-1") || !strings.Contains(wide, "createRepository") {
 			t.Errorf("audit -o wide = %s", wide)
 		}

@@ -633,12 +633,25 @@ func impersonationClusterAdmin(t *testing.T, e *env) {
 	e.createAs(t, "alice", "escape-wide", "team-wide", "cluster-escape", e.nsA)
 	state := e.syncAndWait(t, "alice", "escape-wide")
 	want := fmt.Sprintf(`User "system:serviceaccount:%s:deployer" cannot`, e.nsA)
+	t.Logf("refused: %s %q %s", state.Phase, state.Message, syncMessages(state))
 	if state.Phase == v1alpha1.OperationSucceeded || !strings.Contains(fmt.Sprint(state.SyncResult), want) && !strings.Contains(state.Message, want) {
 		t.Errorf("sync binding cluster-admin: %s %q %+v, want the API server's Forbidden for %s", state.Phase, state.Message, state.SyncResult, want)
 	}
 	if _, err := cluster.Client.RbacV1().ClusterRoleBindings().Get(t.Context(), "tenant-escape", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the ClusterRoleBinding: %v, want it never created", err)
 	}
+}
+
+// syncMessages lists the resource results of a sync, one per line.
+func syncMessages(st *v1alpha1.OperationState) string {
+	if st.SyncResult == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range st.SyncResult.Resources {
+		fmt.Fprintf(&b, "\n  %s %s/%s: %s %s", r.Kind, r.Namespace, r.Name, r.Status, r.Message)
+	}
+	return b.String()
 }
 
 // impersonationOtherNamespace is alice's app whose object names bob's
@@ -648,6 +661,7 @@ func impersonationOtherNamespace(t *testing.T, e *env) {
 	e.createAs(t, "alice", "escape-ns", "team-wide", "neighbour", e.nsA)
 	state := e.syncAndWait(t, "alice", "escape-ns")
 	want := fmt.Sprintf(`User "system:serviceaccount:%s:deployer" cannot`, e.nsA)
+	t.Logf("refused: %s %q %s", state.Phase, state.Message, syncMessages(state))
 	if state.Phase == v1alpha1.OperationSucceeded || !strings.Contains(fmt.Sprint(state.SyncResult), want) && !strings.Contains(state.Message, want) {
 		t.Errorf("sync into bob's namespace: %s %q %+v, want the API server's Forbidden for %s", state.Phase, state.Message, state.SyncResult, want)
 	}

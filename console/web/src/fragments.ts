@@ -9,6 +9,7 @@ export const SourceFragment = graphql(`
     repoURL
     path
     chart
+    ref
     targetRevision
   }
 `)

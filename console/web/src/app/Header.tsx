@@ -9,16 +9,28 @@ import { destinationText } from '../ui/format'
 import { ExternalLink } from '../ui/ExternalLink'
 import { shortRevision } from './text'
 
+// Sources lists where the application comes from; for a multi-source
+// application each source with the revision it was compared at.
 function Sources({ app }: { app: AppHeaderFragment }) {
   const sources = app.spec.source ? [app.spec.source] : app.spec.sources
+  const compared = app.spec.source ? [] : (app.status?.sync.revisions ?? [])
   return (
     <>
       {sources.map((s, i) => (
         <span key={i} className="source">
           <ExternalLink url={s.repoURL} />
           {s.chart ? <> · chart {s.chart}</> : s.path ? <> · {s.path}</> : null}
+          {s.ref ? <> · ref {s.ref}</> : null}
           {' @ '}
           {s.targetRevision || 'HEAD'}
+          {compared[i] ? (
+            <>
+              {' '}
+              <code title={compared[i]} className="rev">
+                {shortRevision(compared[i])}
+              </code>
+            </>
+          ) : null}
         </span>
       ))}
     </>

@@ -47,7 +47,7 @@ type Documents = {
     "\n  mutation SyncApplication($name: String!, $namespace: String) {\n    syncApplication(input: { application: { name: $name, namespace: $namespace } }) {\n      ...AppRow\n    }\n  }\n": typeof types.SyncApplicationDocument,
     "\n  query ServerNamespaceProbe($name: String!) {\n    application(name: $name) {\n      namespace\n    }\n  }\n": typeof types.ServerNamespaceProbeDocument,
     "\n  query ApplicationRow($name: String!, $namespace: String) {\n    application(name: $name, namespace: $namespace) {\n      ...AppRow\n    }\n  }\n": typeof types.ApplicationRowDocument,
-    "\n  fragment Source on ApplicationSource {\n    repoURL\n    path\n    chart\n    targetRevision\n  }\n": typeof types.SourceFragmentDoc,
+    "\n  fragment Source on ApplicationSource {\n    repoURL\n    path\n    chart\n    ref\n    targetRevision\n  }\n": typeof types.SourceFragmentDoc,
     "\n  fragment Destination on ApplicationDestination {\n    server\n    name\n    namespace\n  }\n": typeof types.DestinationFragmentDoc,
     "\n  fragment Health on HealthStatus {\n    status\n    message\n  }\n": typeof types.HealthFragmentDoc,
     "\n  fragment Initiator on OperationInitiator {\n    username\n    automated\n  }\n": typeof types.InitiatorFragmentDoc,
@@ -116,7 +116,7 @@ const documents: Documents = {
     "\n  mutation SyncApplication($name: String!, $namespace: String) {\n    syncApplication(input: { application: { name: $name, namespace: $namespace } }) {\n      ...AppRow\n    }\n  }\n": types.SyncApplicationDocument,
     "\n  query ServerNamespaceProbe($name: String!) {\n    application(name: $name) {\n      namespace\n    }\n  }\n": types.ServerNamespaceProbeDocument,
     "\n  query ApplicationRow($name: String!, $namespace: String) {\n    application(name: $name, namespace: $namespace) {\n      ...AppRow\n    }\n  }\n": types.ApplicationRowDocument,
-    "\n  fragment Source on ApplicationSource {\n    repoURL\n    path\n    chart\n    targetRevision\n  }\n": types.SourceFragmentDoc,
+    "\n  fragment Source on ApplicationSource {\n    repoURL\n    path\n    chart\n    ref\n    targetRevision\n  }\n": types.SourceFragmentDoc,
     "\n  fragment Destination on ApplicationDestination {\n    server\n    name\n    namespace\n  }\n": types.DestinationFragmentDoc,
     "\n  fragment Health on HealthStatus {\n    status\n    message\n  }\n": types.HealthFragmentDoc,
     "\n  fragment Initiator on OperationInitiator {\n    username\n    automated\n  }\n": types.InitiatorFragmentDoc,
@@ -298,7 +298,7 @@ export function graphql(source: "\n  query ApplicationRow($name: String!, $names
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment Source on ApplicationSource {\n    repoURL\n    path\n    chart\n    targetRevision\n  }\n"): (typeof documents)["\n  fragment Source on ApplicationSource {\n    repoURL\n    path\n    chart\n    targetRevision\n  }\n"];
+export function graphql(source: "\n  fragment Source on ApplicationSource {\n    repoURL\n    path\n    chart\n    ref\n    targetRevision\n  }\n"): (typeof documents)["\n  fragment Source on ApplicationSource {\n    repoURL\n    path\n    chart\n    ref\n    targetRevision\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
