@@ -3,15 +3,10 @@
 package inproc_test
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver"
@@ -23,34 +18,15 @@ import (
 // renders with the credentials the request carries for that repository,
 // and fails clearly without them.
 func TestChartDependencyUsesRepositoryCredentials(t *testing.T) {
-	charts := t.TempDir()
 	lib := &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: "v2", Name: "lib", Version: "1.2.0"},
 		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(
 			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-lib\n")}},
 	}
-	if _, err := chartutil.Save(lib, charts); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != "chart-bot" || p != "chart-pw" {
-			w.Header().Set("WWW-Authenticate", `Basic realm="charts"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		http.FileServer(http.Dir(charts)).ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	idx, err := repo.IndexDirectory(charts, srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := idx.WriteFile(filepath.Join(charts, "index.yaml"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	chartsURL := reposervertest.ServePrivateChartRepo(t, "chart-bot", "chart-pw", lib)
 
 	dir, _ := reposervertest.CommitFiles(t, map[string]string{
-		"app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: lib\n  version: 1.2.0\n  repository: " + srv.URL + "\n",
+		"app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: lib\n  version: 1.2.0\n  repository: " + chartsURL + "\n",
 	})
 	l := newLocal(t)
 	req := reposerver.ManifestRequest{
@@ -60,7 +36,7 @@ func TestChartDependencyUsesRepositoryCredentials(t *testing.T) {
 		t.Fatalf("without credentials: err = %v; want a failure that shows no password", err)
 	}
 	req.NoCache = true // the failure above is cached briefly
-	req.HelmRepos = []reposerver.Repository{{URL: srv.URL, Type: reposerver.RepoTypeHelm, Credentials: &git.Credentials{Username: "chart-bot", Password: "chart-pw"}}}
+	req.HelmRepos = []reposerver.Repository{{URL: chartsURL, Type: reposerver.RepoTypeHelm, Credentials: &git.Credentials{Username: "chart-bot", Password: "chart-pw"}}}
 	res, err := l.GenerateManifests(t.Context(), req)
 	if err != nil {
 		t.Fatalf("with credentials: %v", err)

@@ -18,13 +18,28 @@ import (
 // index.yaml, over plain HTTP), holding charts, and returns its URL.
 func ServeChartRepo(tb testing.TB, charts ...*chart.Chart) string {
 	tb.Helper()
+	return ServePrivateChartRepo(tb, "", "", charts...)
+}
+
+// ServePrivateChartRepo is ServeChartRepo behind HTTP basic auth as user
+// with password; an empty user serves everyone.
+func ServePrivateChartRepo(tb testing.TB, user, password string, charts ...*chart.Chart) string {
+	tb.Helper()
 	dir := tb.TempDir()
 	for _, c := range charts {
 		if _, err := chartutil.Save(c, dir); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); user != "" && (!ok || u != user || p != password) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="charts"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	tb.Cleanup(srv.Close)
 	idx, err := repo.IndexDirectory(dir, srv.URL)
 	if err != nil {

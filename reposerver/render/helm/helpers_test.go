@@ -1,9 +1,11 @@
 package helm
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -85,4 +87,24 @@ func configData(t testing.TB, objs []*unstructured.Unstructured, name string) ma
 		t.Fatal(err)
 	}
 	return data
+}
+
+// checkErr reports an error unless err wraps wantErr (when set) or says
+// wantMsg (when set). It returns true when neither is set, for the caller
+// to check the success case.
+func checkErr(t testing.TB, err, wantErr error, wantMsg string) bool {
+	t.Helper()
+	switch {
+	case wantErr != nil:
+		if !errors.Is(err, wantErr) {
+			t.Errorf("err = %v, want %v", err, wantErr)
+		}
+	case wantMsg != "":
+		if err == nil || !strings.Contains(err.Error(), wantMsg) {
+			t.Errorf("err = %v, want one saying %q", err, wantMsg)
+		}
+	default:
+		return true
+	}
+	return false
 }

@@ -392,19 +392,8 @@ func TestRenderValueFilesRefused(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			h := &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{tc.file}, IgnoreMissingValueFiles: tc.ignore}
 			_, err := Render(t.Context(), appRequest(root, h), ChartSource{})
-			switch {
-			case tc.wantErr != nil:
-				if !errors.Is(err, tc.wantErr) {
-					t.Errorf("err = %v, want %v", err, tc.wantErr)
-				}
-			case tc.wantMsg != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Errorf("err = %v, want one saying %q", err, tc.wantMsg)
-				}
-			default:
-				if err != nil {
-					t.Errorf("err = %v, want none", err)
-				}
+			if checkErr(t, err, tc.wantErr, tc.wantMsg) && err != nil {
+				t.Errorf("err = %v, want none", err)
 			}
 			if err != nil && strings.Contains(err.Error(), filepath.Dir(root)) {
 				t.Errorf("error shows a host path: %v", err)
@@ -493,14 +482,7 @@ func TestReadRefFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			data, err := ReadRefFile(root, tc.name, env)
 			switch {
-			case tc.wantErr != nil:
-				if !errors.Is(err, tc.wantErr) {
-					t.Errorf("err = %v, want %v", err, tc.wantErr)
-				}
-			case tc.wantMsg != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Errorf("err = %v, want one saying %q", err, tc.wantMsg)
-				}
+			case !checkErr(t, err, tc.wantErr, tc.wantMsg):
 			case err != nil:
 				t.Errorf("err = %v", err)
 			case string(data) != tc.want:
