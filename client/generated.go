@@ -4380,6 +4380,11 @@ type SyncApplicationInput struct {
 	Application ApplicationRef `json:"application"`
 	// The revision to sync to; the target revision when omitted.
 	Revision *string `json:"revision"`
+	// The source revision applies to, counted from 1 as Argo CD's
+	// --source-positions; the first when omitted. The other sources of a
+	// multi-source application sync at their target revisions.
+	// BAD_USER_INPUT when the application has no source there.
+	SourcePosition *int `json:"sourcePosition"`
 	// Delete resources that are no longer in Git.
 	Prune bool `json:"prune"`
 	// Preview only: change nothing.
@@ -4401,6 +4406,9 @@ func (v *SyncApplicationInput) GetApplication() ApplicationRef { return v.Applic
 
 // GetRevision returns SyncApplicationInput.Revision, and is useful for accessing the field via an interface.
 func (v *SyncApplicationInput) GetRevision() *string { return v.Revision }
+
+// GetSourcePosition returns SyncApplicationInput.SourcePosition, and is useful for accessing the field via an interface.
+func (v *SyncApplicationInput) GetSourcePosition() *int { return v.SourcePosition }
 
 // GetPrune returns SyncApplicationInput.Prune, and is useful for accessing the field via an interface.
 func (v *SyncApplicationInput) GetPrune() bool { return v.Prune }

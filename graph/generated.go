@@ -4537,6 +4537,13 @@ input SyncApplicationInput {
   application: ApplicationRef!
   "The revision to sync to; the target revision when omitted."
   revision: String
+  """
+  The source revision applies to, counted from 1 as Argo CD's
+  --source-positions; the first when omitted. The other sources of a
+  multi-source application sync at their target revisions.
+  BAD_USER_INPUT when the application has no source there.
+  """
+  sourcePosition: Int
   "Delete resources that are no longer in Git."
   prune: Boolean! = false
   "Preview only: change nothing."
@@ -23619,7 +23626,7 @@ func (ec *executionContext) unmarshalInputSyncApplicationInput(ctx context.Conte
 		asMap["force"] = false
 	}
 
-	fieldsInOrder := [...]string{"application", "revision", "prune", "dryRun", "resources", "syncOptions", "strategy", "force", "retry"}
+	fieldsInOrder := [...]string{"application", "revision", "sourcePosition", "prune", "dryRun", "resources", "syncOptions", "strategy", "force", "retry"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -23640,6 +23647,13 @@ func (ec *executionContext) unmarshalInputSyncApplicationInput(ctx context.Conte
 				return it, err
 			}
 			it.Revision = data
+		case "sourcePosition":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourcePosition"))
+			data, err := ec.unmarshalOInt2ᚖint32(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourcePosition = data
 		case "prune":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prune"))
 			data, err := ec.unmarshalNBoolean2bool(ctx, v)

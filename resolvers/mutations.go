@@ -29,7 +29,7 @@ type ApplicationWriter interface {
 	Create(ctx context.Context, app *v1alpha1.Application, upsert bool, mayReplace func(existing *v1alpha1.Application) error) (*v1alpha1.Application, error)
 	Update(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*v1alpha1.Application, error)
 	Delete(ctx context.Context, key types.NamespacedName, cascade bool, policy metav1.DeletionPropagation) error
-	Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation) (*v1alpha1.Application, error)
+	Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation, sourcePosition int) (*v1alpha1.Application, error)
 	Rollback(ctx context.Context, key types.NamespacedName, id int64, sync v1alpha1.SyncOperation, by v1alpha1.OperationInitiator) (*v1alpha1.Application, error)
 	Terminate(ctx context.Context, key types.NamespacedName) (*v1alpha1.Application, error)
 	Refresh(ctx context.Context, key types.NamespacedName, hard bool) (*v1alpha1.Application, error)
@@ -158,7 +158,7 @@ func writeError(err error, key types.NamespacedName) error {
 	case errors.Is(err, appops.ErrOperationInProgress), errors.Is(err, appops.ErrNoOperation),
 		errors.Is(err, appops.ErrRollbackAutoSync):
 		return Errorf(CodeConflict, "application %s: %v", key, err)
-	case errors.Is(err, appops.ErrNoHistory):
+	case errors.Is(err, appops.ErrNoHistory), errors.Is(err, appops.ErrNoSource):
 		return Errorf(CodeBadUserInput, "application %s: %v", key, err)
 	case apierrors.IsNotFound(err):
 		return Errorf(CodeNotFound, "application %s not found", key)

@@ -313,3 +313,49 @@ func TestQueryReadsMutationsWrite(t *testing.T) {
 		t.Errorf("the app just deleted is still found: %+v", got.Application)
 	}
 }
+
+// A multi-source app syncs a revision at the source position asked for,
+// the others at their targets, and rolls back to an entry's sources and
+// revisions together.
+func TestSyncAndRollbackMultiSource(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	sources := []v1alpha1.ApplicationSource{
+		{RepoURL: "https://charts.example.com", Chart: "web", TargetRevision: "1.0.0", Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"$values/prod.yaml"}}},
+		{RepoURL: "https://git.example.com/values.git", TargetRevision: "main", Ref: "values"},
+	}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "multi"}, Spec: v1alpha1.ApplicationSpec{
+		Project: "default", Sources: sources, Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"},
+	}}
+	if err := kube.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	app.Status.History = []v1alpha1.RevisionHistory{{ID: 1, DeployedAt: metav1.Now(), Sources: sources, Revisions: []string{"1.0.0", "0123456789abcdef0123456789abcdef01234567"}}}
+	if err := kube.Status().Update(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	ref := map[string]any{"name": "multi", "namespace": ns}
+	const sync = `mutation($in: SyncApplicationInput!) { syncApplication(input: $in) { name } }`
+	const terminate = `mutation($ref: ApplicationRef!) { terminateOperation(input: $ref) { name } }`
+	var got map[string]any
+
+	if code := errorCode(t, sync, map[string]any{"in": map[string]any{"application": ref, "revision": "v2", "sourcePosition": 3}}); code != "BAD_USER_INPUT" {
+		t.Errorf("sync of a third source: code %q, want BAD_USER_INPUT", code)
+	}
+	data(t, sync, map[string]any{"in": map[string]any{"application": ref, "revision": "9f1c2e4", "sourcePosition": 2}}, &got)
+	if op := getApp(t, ns, "multi").Operation; op == nil || op.Sync.Revision != "" || !slices.Equal(op.Sync.Revisions, []string{"", "9f1c2e4"}) {
+		t.Errorf("sync at source 2: operation %+v, want revisions [\"\" 9f1c2e4]", op)
+	}
+	data(t, terminate, map[string]any{"ref": ref}, &got)
+	data(t, sync, map[string]any{"in": map[string]any{"application": ref, "revision": "1.1.0"}}, &got)
+	if op := getApp(t, ns, "multi").Operation; op == nil || !slices.Equal(op.Sync.Revisions, []string{"1.1.0", ""}) {
+		t.Errorf("sync without a position: operation %+v, want the first source's revision", op)
+	}
+	data(t, terminate, map[string]any{"ref": ref}, &got)
+
+	data(t, `mutation($ref: ApplicationRef!) { rollbackApplication(input: {application: $ref, id: 1}) { name } }`, map[string]any{"ref": ref}, &got)
+	op := getApp(t, ns, "multi").Operation
+	if op == nil || op.Sync.Source != nil || len(op.Sync.Sources) != 2 || !slices.Equal(op.Sync.Revisions, app.Status.History[0].Revisions) {
+		t.Errorf("rollback operation = %+v, want the entry's sources and revisions", op)
+	}
+}

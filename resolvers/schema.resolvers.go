@@ -209,7 +209,11 @@ func (r *mutationResolver) SyncApplication(ctx context.Context, input model.Sync
 	if err != nil {
 		return nil, err
 	}
-	out, err := w.Sync(ctx, key, syncOperation(ctx, input))
+	pos := 0
+	if input.SourcePosition != nil {
+		pos = int(*input.SourcePosition)
+	}
+	out, err := w.Sync(ctx, key, syncOperation(ctx, input), pos)
 	return r.written(ctx, out, err, key)
 }
 

@@ -46,6 +46,8 @@ var (
 	ErrRollbackAutoSync = errors.New("rollback cannot be initiated when auto-sync is enabled")
 	// ErrNoHistory: the history holds no entry with the id asked for.
 	ErrNoHistory = errors.New("no history entry with that id")
+	// ErrNoSource: a sync names a source position the app does not have.
+	ErrNoSource = errors.New("no source at that position")
 )
 
 // Values of the refresh annotation the controller honours.
@@ -149,15 +151,44 @@ func (s Service) Delete(ctx context.Context, key types.NamespacedName, cascade b
 }
 
 // Sync requests a sync of the app at key: the controller runs op. It
-// refuses while another operation is requested or running.
-func (s Service) Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation) (*v1alpha1.Application, error) {
+// refuses while another operation is requested or running. For a
+// multi-source app, op's revision is the revision of the source at
+// sourcePosition (from 1; 0 is the first), as Argo CD's --revisions with
+// --source-positions: the other sources sync at their target revisions.
+func (s Service) Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation, sourcePosition int) (*v1alpha1.Application, error) {
 	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
 		if operationActive(cur) {
 			return ErrOperationInProgress
 		}
-		cur.Operation = &op
+		sync := *op.Sync
+		if err := placeRevision(cur, &sync, sourcePosition); err != nil {
+			return err
+		}
+		next := op
+		next.Sync = &sync
+		cur.Operation = &next
 		return nil
 	})
+}
+
+// placeRevision moves sync's revision to the position of its source in a
+// multi-source app (sync.revisions), and checks sourcePosition against
+// app's sources.
+func placeRevision(app *v1alpha1.Application, sync *v1alpha1.SyncOperation, sourcePosition int) error {
+	n := len(app.Spec.Sources)
+	if n == 0 {
+		n = 1
+	}
+	if sourcePosition < 0 || sourcePosition > n {
+		return fmt.Errorf("%w %d: the application has %d", ErrNoSource, sourcePosition, n)
+	}
+	if len(app.Spec.Sources) == 0 || sync.Revision == "" {
+		return nil
+	}
+	pos := max(sourcePosition, 1)
+	sync.Revisions = make([]string, len(app.Spec.Sources))
+	sync.Revisions[pos-1], sync.Revision = sync.Revision, ""
+	return nil
 }
 
 // Rollback requests a sync back to the revision and source (or the

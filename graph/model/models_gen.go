@@ -417,6 +417,11 @@ type SyncApplicationInput struct {
 	Application *ApplicationRef `json:"application"`
 	// The revision to sync to; the target revision when omitted.
 	Revision *string `json:"revision,omitempty"`
+	// The source revision applies to, counted from 1 as Argo CD's
+	// --source-positions; the first when omitted. The other sources of a
+	// multi-source application sync at their target revisions.
+	// BAD_USER_INPUT when the application has no source there.
+	SourcePosition *int32 `json:"sourcePosition,omitempty"`
 	// Delete resources that are no longer in Git.
 	Prune bool `json:"prune"`
 	// Preview only: change nothing.

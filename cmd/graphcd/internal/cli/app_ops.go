@@ -266,6 +266,7 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 	var (
 		op        operationOptions
 		revision  string
+		source    int
 		prune     bool
 		dryRun    bool
 		force     bool
@@ -276,6 +277,7 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 		Short: "Sync an application and wait for the sync to end (exit 1 when it fails)",
 		Example: `  graphcd app sync guestbook
   graphcd app sync guestbook --prune --revision v1.2.0
+  graphcd app sync web --revision 9f1c2e4 --source-position 2
   graphcd app sync guestbook --resource apps:Deployment:guestbook-ui --async`,
 		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
@@ -283,6 +285,9 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 			in := client.SyncApplicationInput{Application: o.ref(args[0]), Prune: prune, DryRun: dryRun, Force: force}
 			if revision != "" {
 				in.Revision = &revision
+			}
+			if source != 0 {
+				in.SourcePosition = &source
 			}
 			for _, s := range resources {
 				r, err := parseResource(s)
@@ -305,6 +310,7 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 	op.addFlags(c)
 	f := c.Flags()
 	f.StringVar(&revision, "revision", "", "sync to this revision rather than the target revision")
+	f.IntVar(&source, "source-position", 0, "the source --revision applies to, from 1, for a multi-source application; the first when 0")
 	f.BoolVar(&prune, "prune", false, "delete resources that are no longer in Git")
 	f.BoolVar(&dryRun, "dry-run", false, "preview only: change nothing")
 	f.BoolVar(&force, "force", false, "delete and re-create resources that cannot be patched")

@@ -323,6 +323,13 @@ export type SyncApplicationInput = {
   retry?: RetryInput | null | undefined;
   /** The revision to sync to; the target revision when omitted. */
   revision?: string | null | undefined;
+  /**
+   * The source revision applies to, counted from 1 as Argo CD's
+   * --source-positions; the first when omitted. The other sources of a
+   * multi-source application sync at their target revisions.
+   * BAD_USER_INPUT when the application has no source there.
+   */
+  sourcePosition?: number | null | undefined;
   /** How to apply; the hook strategy (with hooks) when omitted. */
   strategy?: SyncStrategyKind | null | undefined;
   /** Sync options for this sync, such as "ServerSideApply=true" or "Replace=true". */
