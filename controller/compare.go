@@ -234,7 +234,7 @@ func (r *Reconciler) compareRendered(ctx context.Context, app *v1alpha1.Applicat
 	} else {
 		cmp.Revision, cmp.SourceType = rendered.revisions[0], rendered.sourceTypes[0]
 	}
-	cmp.Warnings = warnings(lv, r.instance(app), desired, live)
+	cmp.Warnings = warnings(lv, r.instance(app), desired, live, rendered.repeated)
 	if len(excluded) > 0 {
 		cmp.Warnings[v1alpha1.ApplicationConditionExcludedResourceWarning] = "resources excluded by the resource.exclusions / resource.inclusions settings are not managed: " + strings.Join(excluded, ", ")
 	}
@@ -313,13 +313,14 @@ func describe(k ResourceKey) string {
 	return kind + " " + k.Namespace + "/" + k.Name
 }
 
-// warnings reports resources Git declares twice, and desired resources
-// that exist live but are tracked to another app (Argo CD's
-// SharedResourceWarning), from the cache's index.
-func warnings(lv LiveState, app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured) map[v1alpha1.ApplicationConditionType]string {
+// warnings reports resources Git declares twice (those repeated across
+// the sources of a multi-source app, already dropped from desired, come
+// in repeated), and desired resources that exist live but are tracked to
+// another app (Argo CD's SharedResourceWarning), from the cache's index.
+func warnings(lv LiveState, app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured, repeated []string) map[v1alpha1.ApplicationConditionType]string {
 	out := map[v1alpha1.ApplicationConditionType]string{}
 	count := map[ResourceKey]int{}
-	var repeated, shared []string
+	var shared []string
 	for _, d := range desired {
 		key := KeyOf(d)
 		count[key]++

@@ -28,6 +28,9 @@ type rendered struct {
 	// ref-only source has a revision and no type.
 	revisions   []string
 	sourceTypes []v1alpha1.ApplicationSourceType
+	// repeated names the objects more than one source of a multi-source
+	// app declares; desired holds the last source's.
+	repeated []string
 }
 
 // render renders src for app at revision ("" means src.TargetRevision)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/manifests"
@@ -121,15 +122,42 @@ func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Applicatio
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	var all []*unstructured.Unstructured
 	for i, p := range parts {
 		if p == nil {
 			continue
 		}
-		out.desired = append(out.desired, p.desired...)
+		all = append(all, p.desired...)
 		out.excluded = append(out.excluded, p.excluded...)
 		out.revisions[i], out.sourceTypes[i] = p.revisions[0], p.sourceTypes[0]
 	}
+	out.desired, out.repeated = lastWins(all)
 	return out, nil
+}
+
+// lastWins keeps, of the objects several sources declare with the same
+// key, the one of the last source, as Argo CD does, and names the keys
+// it dropped objects of. Objects keep the order of the ones kept.
+func lastWins(objs []*unstructured.Unstructured) (kept []*unstructured.Unstructured, repeated []string) {
+	last := make(map[ResourceKey]int, len(objs))
+	for i, o := range objs {
+		last[KeyOf(o)] = i
+	}
+	if len(last) == len(objs) {
+		return objs, nil
+	}
+	kept = make([]*unstructured.Unstructured, 0, len(last))
+	seen := map[ResourceKey]bool{}
+	for i, o := range objs {
+		key := KeyOf(o)
+		if last[key] == i {
+			kept = append(kept, o)
+		} else if !seen[key] {
+			seen[key] = true
+			repeated = append(repeated, describe(key))
+		}
+	}
+	return kept, repeated
 }
 
 // sourceName names source i of a multi-source app in messages.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/graphcd/graphcd/api/v1alpha1"
 )
 
@@ -105,5 +107,31 @@ func TestDecideAutoSyncMultiSource(t *testing.T) {
 	d = decideAutoSync(app, &v1alpha1.ApplicationStatus{OperationState: failed("1.0.0", "r2")}, cmp, now)
 	if d.op != nil || d.refusal != "Failed sync attempt to 1.0.0,r2: boom" {
 		t.Errorf("after a failure at the same revisions: decision %+v, want a refusal", d)
+	}
+}
+
+// Of an object several sources declare, the last source's is kept, in
+// its place, and the key is reported once.
+func TestLastWins(t *testing.T) {
+	cm := func(name, from string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		u.SetNamespace("web")
+		u.SetName(name)
+		u.SetLabels(map[string]string{"from": from})
+		return u
+	}
+	objs := []*unstructured.Unstructured{cm("a", "1"), cm("b", "1"), cm("a", "2"), cm("c", "2"), cm("a", "3")}
+	kept, repeated := lastWins(objs)
+	var got []string
+	for _, o := range kept {
+		got = append(got, o.GetName()+"@"+o.GetLabels()["from"])
+	}
+	if !slices.Equal(got, []string{"b@1", "c@2", "a@3"}) || !slices.Equal(repeated, []string{"ConfigMap web/a"}) {
+		t.Errorf("kept %v, repeated %v", got, repeated)
+	}
+	if kept, repeated := lastWins(objs[:2]); len(kept) != 2 || repeated != nil {
+		t.Errorf("no repeats: kept %d, repeated %v", len(kept), repeated)
 	}
 }
