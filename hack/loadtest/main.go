@@ -9,7 +9,11 @@
 // default resync. --unrelated adds ConfigMaps no app owns, to show that an
 // app's cost does not grow with unrelated objects. --sync times automated
 // syncs instead, and --impersonate runs them as service accounts (sync
-// impersonation).
+// impersonation). --service-account runs graphcd itself as a
+// ServiceAccount bound to cluster-admin, as an installed graphcd runs,
+// rather than as the cluster's system:masters admin, whose requests the
+// API server authorizes at once and never queues (API Priority and
+// Fairness exempts them).
 //
 //	go run ./hack/loadtest --graphcd bin/graphcd --apps 1000
 package main
@@ -33,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -40,6 +45,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
@@ -73,6 +80,8 @@ type options struct {
 	// as one service account, "per-app" as a service account of each
 	// app's namespace (500 apps, 500 accounts); "" leaves it off.
 	impersonate string
+	// serviceAccount runs graphcd with a ServiceAccount's token.
+	serviceAccount bool
 }
 
 func run() error {
@@ -85,6 +94,7 @@ func run() error {
 	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "how long to measure steady-state CPU after all apps reconciled")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after")
 	flag.StringVar(&o.impersonate, "impersonate", "", "sync impersonation: shared (one service account for every app) or per-app (one per app namespace); needs --sync")
+	flag.BoolVar(&o.serviceAccount, "service-account", false, "run graphcd as a ServiceAccount bound to cluster-admin, as installed, instead of as system:masters")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -121,11 +131,17 @@ func run() error {
 		return err
 	}
 
+	kubeconfig := cluster.Kubeconfig
+	if o.serviceAccount {
+		if kubeconfig, err = serviceAccountKubeconfig(ctx, cluster); err != nil {
+			return err
+		}
+	}
 	listen, err := freeAddr()
 	if err != nil {
 		return err
 	}
-	srv := exec.Command(o.graphcd, "server", "--insecure", "--listen", listen, "--kubeconfig", cluster.Kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx // stopped with SIGTERM
+	srv := exec.Command(o.graphcd, "server", "--insecure", "--listen", listen, "--kubeconfig", kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx // stopped with SIGTERM
 	srv.Stderr = os.Stderr
 	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
@@ -653,4 +669,38 @@ func peakRSS(pid int) (int64, error) {
 
 func toUnstructured(m map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: m}
+}
+
+// serviceAccountKubeconfig makes ServiceAccount graphcd/graphcd-server
+// with cluster-admin (which holds impersonate) and writes a kubeconfig
+// with a token of it, for graphcd to run as an install runs it.
+func serviceAccountKubeconfig(ctx context.Context, c *localcluster.Cluster) (string, error) {
+	const ns, name = "graphcd", "graphcd-server"
+	cs := c.Client
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "loadtest-graphcd-server"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	hours := int64(24 * 3600)
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hours}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("token of %s/%s: %w", ns, name, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.Config.Host, CertificateAuthority: c.Config.CAFile, CertificateAuthorityData: c.Config.CAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name}
+	cfg.CurrentContext = "local"
+	path := filepath.Join(c.Dir, "graphcd-server.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return "", err
+	}
+	return path, nil
 }
