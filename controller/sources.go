@@ -83,7 +83,12 @@ func refOnly(src v1alpha1.ApplicationSource) bool {
 // mode is the refresh mode, as render's.
 func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState, set sourceSet, mode string) (*rendered, error) {
 	if !set.multi {
-		return r.render(ctx, app, proj, lv, set.list[0], set.revision(0), mode, nil)
+		out, err := r.render(ctx, app, proj, lv, set.list[0], set.revision(0), mode, nil)
+		if err != nil {
+			return nil, err
+		}
+		out.desired, out.repeated = lastWins(out.desired)
+		return out, nil
 	}
 	n := len(set.list)
 	out := &rendered{revisions: make([]string, n), sourceTypes: make([]v1alpha1.ApplicationSourceType, n)}
@@ -135,22 +140,28 @@ func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Applicatio
 	return out, nil
 }
 
-// lastWins keeps, of the objects several sources declare with the same
-// key, the one of the last source, as Argo CD does, and names the keys
-// it dropped objects of. Objects keep the order of the ones kept.
+// lastWins keeps, of the objects declared more than once with the same
+// key, the last one, as Argo CD does, and names the keys it dropped
+// objects of. Objects keep the order of the ones kept; objects without a
+// name (hooks with generateName) are each their own.
 func lastWins(objs []*unstructured.Unstructured) (kept []*unstructured.Unstructured, repeated []string) {
 	last := make(map[ResourceKey]int, len(objs))
+	unnamed := 0
 	for i, o := range objs {
+		if o.GetName() == "" {
+			unnamed++
+			continue
+		}
 		last[KeyOf(o)] = i
 	}
-	if len(last) == len(objs) {
+	if len(last)+unnamed == len(objs) {
 		return objs, nil
 	}
-	kept = make([]*unstructured.Unstructured, 0, len(last))
+	kept = make([]*unstructured.Unstructured, 0, len(last)+unnamed)
 	seen := map[ResourceKey]bool{}
 	for i, o := range objs {
 		key := KeyOf(o)
-		if last[key] == i {
+		if o.GetName() == "" || last[key] == i {
 			kept = append(kept, o)
 		} else if !seen[key] {
 			seen[key] = true

@@ -110,8 +110,8 @@ func TestDecideAutoSyncMultiSource(t *testing.T) {
 	}
 }
 
-// Of an object several sources declare, the last source's is kept, in
-// its place, and the key is reported once.
+// Of an object declared more than once, the last is kept, in its place,
+// and the key is reported once; hooks without a name are never merged.
 func TestLastWins(t *testing.T) {
 	cm := func(name, from string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
@@ -122,16 +122,21 @@ func TestLastWins(t *testing.T) {
 		u.SetLabels(map[string]string{"from": from})
 		return u
 	}
-	objs := []*unstructured.Unstructured{cm("a", "1"), cm("b", "1"), cm("a", "2"), cm("c", "2"), cm("a", "3")}
+	hook := func(from string) *unstructured.Unstructured {
+		u := cm("", from)
+		u.SetGenerateName("migrate-")
+		return u
+	}
+	objs := []*unstructured.Unstructured{cm("a", "1"), hook("1"), cm("b", "1"), cm("a", "2"), hook("2"), cm("c", "2"), cm("a", "3")}
 	kept, repeated := lastWins(objs)
 	var got []string
 	for _, o := range kept {
-		got = append(got, o.GetName()+"@"+o.GetLabels()["from"])
+		got = append(got, o.GetName()+o.GetGenerateName()+"@"+o.GetLabels()["from"])
 	}
-	if !slices.Equal(got, []string{"b@1", "c@2", "a@3"}) || !slices.Equal(repeated, []string{"ConfigMap web/a"}) {
+	if !slices.Equal(got, []string{"migrate-@1", "b@1", "migrate-@2", "c@2", "a@3"}) || !slices.Equal(repeated, []string{"ConfigMap web/a"}) {
 		t.Errorf("kept %v, repeated %v", got, repeated)
 	}
-	if kept, repeated := lastWins(objs[:2]); len(kept) != 2 || repeated != nil {
+	if kept, repeated := lastWins(objs[:3]); len(kept) != 3 || repeated != nil {
 		t.Errorf("no repeats: kept %d, repeated %v", len(kept), repeated)
 	}
 }
