@@ -41,8 +41,10 @@ type rendered struct {
 func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string, refs []manifests.Ref) (*rendered, error) {
 	dest := app.Spec.Destination
 	r.invalidate(src.RepoURL, mode)
+	kubeVersion, apiVersions := lv.Capabilities()
 	res, err := r.manifests.Render(ctx, manifests.Request{
 		App: app, Project: proj, Source: src, Revision: revision, NoCache: mode == v1alpha1.RefreshHard, Refs: refs,
+		KubeVersion: kubeVersion, APIVersions: apiVersions,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering manifests: %w", err)

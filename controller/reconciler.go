@@ -59,6 +59,9 @@ type LiveState interface {
 	DryRunApply(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
 	// DryRunApplyAs is DryRunApply sent through client.
 	DryRunApplyAs(ctx context.Context, client dynamic.Interface, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
+	// Capabilities are the cluster's version and API versions, for
+	// renders (Helm's .Capabilities, KUBE_VERSION, KUBE_API_VERSIONS).
+	Capabilities() (kubeVersion string, apiVersions []string)
 }
 
 // InClusterServer is the destination server of the cluster graphcd runs in.

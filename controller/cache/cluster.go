@@ -182,6 +182,8 @@ type Cluster struct {
 
 	mu        sync.RWMutex
 	resources map[schema.GroupKind]apiResource
+	// caps come from the same discovery run as resources.
+	caps capabilities
 	// discoveries counts discovery runs; resourcesFrom is the run
 	// resources came from, so that a run that ends late cannot replace
 	// the result of one that started after it (and saw a newer CRD).
@@ -387,10 +389,11 @@ func (c *Cluster) discover() (map[schema.GroupKind]apiResource, error) {
 			}
 		}
 	}
+	caps := c.readCapabilities(lists)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if run > c.resourcesFrom {
-		c.resources, c.resourcesFrom = res, run
+		c.resources, c.caps, c.resourcesFrom = res, caps, run
 	}
 	return c.resources, nil
 }

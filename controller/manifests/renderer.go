@@ -56,6 +56,11 @@ type Request struct {
 	// NoCache renders again even when the repository server has the result
 	// cached (a hard refresh).
 	NoCache bool
+	// KubeVersion and APIVersions describe the destination cluster to the
+	// render (Helm's .Capabilities, KUBE_VERSION, KUBE_API_VERSIONS);
+	// empty leaves each tool's defaults.
+	KubeVersion string
+	APIVersions []string
 	// Refs are the sources of App with a ref (a multi-source app), whose
 	// files Source's Helm value files may name as $ref/path. Each must
 	// be permitted by Project like Source, and is read with its own
@@ -123,7 +128,7 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*reposerver.Manifes
 	return r.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
 		Repo: repo, Source: req.Source, Revision: req.Revision, NoCache: req.NoCache,
 		AppName: req.App.Name, Project: rules.Name(), Namespace: req.App.Spec.Destination.Namespace, SignatureKeys: keys,
-		RefSources: refs,
+		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, RefSources: refs,
 	})
 }
 
