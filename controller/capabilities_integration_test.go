@@ -45,7 +45,11 @@ data:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"kube": "v1.37.2", "deployments": "true", "applications": "true", "nothing": "false", "fromEnv": "1.37.2"}
+	v, err := cluster.Client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"kube": v.GitVersion, "deployments": "true", "applications": "true", "nothing": "false", "fromEnv": strings.TrimPrefix(v.GitVersion, "v")}
 	for k, v := range want {
 		if cm.Data[k] != v {
 			t.Errorf("data[%s] = %q, want %q", k, cm.Data[k], v)
