@@ -313,21 +313,16 @@ func describe(k ResourceKey) string {
 	return kind + " " + k.Namespace + "/" + k.Name
 }
 
-// warnings reports resources Git declares twice (those repeated across
-// the sources of a multi-source app, already dropped from desired, come
-// in repeated), and desired resources that exist live but are tracked to
-// another app (Argo CD's SharedResourceWarning), from the cache's index.
+// warnings reports the resources Git declares more than once (repeated,
+// which lastWins dropped from desired), and desired resources that exist
+// live but are tracked to another app (Argo CD's SharedResourceWarning),
+// from the cache's index.
 func warnings(lv LiveState, app string, desired []*unstructured.Unstructured, live map[ResourceKey]*unstructured.Unstructured, repeated []string) map[v1alpha1.ApplicationConditionType]string {
 	out := map[v1alpha1.ApplicationConditionType]string{}
-	count := map[ResourceKey]int{}
 	var shared []string
 	for _, d := range desired {
 		key := KeyOf(d)
-		count[key]++
-		if count[key] == 2 {
-			repeated = append(repeated, describe(key))
-		}
-		if _, ok := live[key]; ok || count[key] > 1 {
+		if _, ok := live[key]; ok {
 			continue
 		}
 		if owner, exists := lv.Owner(key); exists && owner != "" && owner != app {
