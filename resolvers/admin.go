@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/resourceversion"
 	"github.com/graphcd/graphcd/reposerver"
 )
 
@@ -85,7 +87,39 @@ func (r *Resolver) createProject(ctx context.Context, in model.CreateProjectInpu
 	if err != nil {
 		return nil, objectError("project", p.Name, err)
 	}
+	r.awaitProject(ctx, created)
 	return &model.Project{AppProject: created}, nil
+}
+
+// awaitProject waits, for at most indexWait, until the project store the
+// API reads has written (or a later version): an application created
+// right after its project, or a query, then finds it, as awaitIndexed
+// does for applications. The store follows the API server through a
+// watch, usually a few milliseconds behind.
+func (r *Resolver) awaitProject(ctx context.Context, written *v1alpha1.AppProject) {
+	if r.Projects == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, indexWait)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		all, err := r.Projects.Projects(ctx)
+		if err != nil {
+			return
+		}
+		for _, p := range all {
+			if p.Name == written.Name && p.Namespace == written.Namespace && resourceversion.AtLeast(p.ResourceVersion, written.ResourceVersion) {
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProjectSpecInput) (*model.Project, error) {
@@ -106,6 +140,7 @@ func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProject
 	if err != nil {
 		return nil, objectError("project", in.Name, err)
 	}
+	r.awaitProject(ctx, p)
 	return &model.Project{AppProject: p}, nil
 }
 
