@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,24 +93,24 @@ func tenantApp(t *testing.T, ns, name, proj, dest string, files map[string]strin
 	t.Cleanup(func() { _ = apps.Delete(context.Background(), app) })
 }
 
+// syncRequests numbers the syncs syncIn requests.
+var syncRequests atomic.Int64
+
 // syncIn requests a manual sync of app ns/name and waits for it to end.
+// Each request is told apart by its initiator, not by when it started:
+// status keeps whole seconds, and two syncs of one app may start in the
+// same second.
 func syncIn(t *testing.T, ns, name string) *v1alpha1.Application {
 	t.Helper()
-	var before v1alpha1.Application
-	if err := apps.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, &before); err != nil {
-		t.Fatal(err)
-	}
-	var started *metav1.Time
-	if st := before.Status.OperationState; st != nil {
-		started = &st.StartedAt
-	}
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"operation":{"sync":{},"initiatedBy":{"username":"alice"}}}`))
-	if err := apps.Patch(t.Context(), &before, patch); err != nil {
+	user := fmt.Sprintf("alice-%d", syncRequests.Add(1))
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"operation":{"sync":{},"initiatedBy":{"username":%q}}}`, user))
+	if err := apps.Patch(t.Context(), app, patch); err != nil {
 		t.Fatal(err)
 	}
 	return waitIn(t, ns, name, "the sync ended", func(s *v1alpha1.ApplicationStatus) bool {
 		st := s.OperationState
-		return st != nil && st.FinishedAt != nil && st.Phase != v1alpha1.OperationRunning && (started == nil || !st.StartedAt.Equal(started))
+		return st != nil && st.Operation.InitiatedBy.Username == user && st.FinishedAt != nil && st.Phase != v1alpha1.OperationRunning
 	})
 }
 
