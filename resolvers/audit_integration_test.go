@@ -139,24 +139,7 @@ g, boss, role:admin
 		t.Fatalf("after connection_init: %s %s", m.Type, m.Payload)
 	}
 	ws.subscribe("audit", `subscription { auditEvents { `+auditFields+` } }`, nil)
-	probing, stopProbe := context.WithCancel(t.Context())
-	go func() {
-		for probing.Err() == nil {
-			_ = store.Append(probing, &audit.Entry{Time: time.Now(), User: "probe", Field: "probe", Outcome: audit.Success})
-			select {
-			case <-probing.Done():
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
-	for {
-		var got struct{ AuditEvents auditEntry }
-		ws.next("audit", &got)
-		if got.AuditEvents.User == "probe" {
-			break
-		}
-	}
-	stopProbe()
+	awaitLive(t, ws, store, "")
 
 	app := "guestbook"
 	const password = "hunter2-secret"
@@ -375,6 +358,31 @@ func TestAuditLogBounded(t *testing.T) {
 			if e.Mutation != "refreshApplication" {
 				t.Errorf("%s: kept %s, want only the 3 newest (refreshes)", name, e.Mutation)
 			}
+		}
+	}
+}
+
+// awaitLive appends probe entries (of project, "" for none) to store
+// until the audit subscription on ws delivers one: the subscription is
+// then live, and every entry appended later reaches it.
+func awaitLive(t *testing.T, ws *wsClient, store audit.Store, project string) {
+	t.Helper()
+	probing, stopProbe := context.WithCancel(t.Context())
+	defer stopProbe()
+	go func() {
+		for probing.Err() == nil {
+			_ = store.Append(probing, &audit.Entry{Time: time.Now(), User: "probe", Field: "probe", Object: audit.Object{Project: project}, Outcome: audit.Success})
+			select {
+			case <-probing.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	for {
+		var got struct{ AuditEvents auditEntry }
+		ws.next("audit", &got)
+		if got.AuditEvents.User == "probe" {
+			return
 		}
 	}
 }

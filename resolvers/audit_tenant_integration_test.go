@@ -3,12 +3,10 @@
 package resolvers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/graphcd/graphcd/apiserver/audit"
 )
@@ -49,24 +47,7 @@ g, boss, role:admin
 		t.Fatalf("after connection_init: %s %s", m.Type, m.Payload)
 	}
 	ws.subscribe("audit", `subscription { auditEvents { `+auditFields+` } }`, nil)
-	probing, stopProbe := context.WithCancel(t.Context())
-	go func() {
-		for probing.Err() == nil {
-			_ = store.Append(probing, &audit.Entry{Time: time.Now(), User: "probe", Field: "probe", Object: audit.Object{Project: mine}, Outcome: audit.Success})
-			select {
-			case <-probing.Done():
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
-	for {
-		var got struct{ AuditEvents auditEntry }
-		ws.next("audit", &got)
-		if got.AuditEvents.User == "probe" {
-			break
-		}
-	}
-	stopProbe()
+	awaitLive(t, ws, store, mine)
 
 	app := func(name, project string) string {
 		return strings.Replace(manifest(ns, name, "argoproj.io/v1alpha1", ""), "project: default", "project: "+project, 1)
