@@ -193,6 +193,12 @@ func (l *Local) resolveRefs(ctx context.Context, req reposerver.ManifestRequest)
 	return out, nil
 }
 
+// maxRefValuesSize bounds the value files one render reads from other
+// sources, all together: they are held in memory and handed to the
+// render worker, so a source naming one large file many times over must
+// not cost more.
+const maxRefValuesSize = 32 << 20
+
 // readRefs reads the value files of refs, each from its own checkout,
 // held only while its files are read: a render never holds two working
 // copies at once, so renders cannot wait on each other's. A file that
@@ -204,6 +210,7 @@ func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv, s
 		return nil, nil
 	}
 	out := map[string][]byte{}
+	total := 0
 	for _, r := range refs {
 		dir, release, err := l.git.Checkout(ctx, r.src.Repo.URL, r.src.Repo.Credentials, r.revision, git.CheckoutOptions{})
 		if err != nil {
@@ -223,6 +230,10 @@ func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv, s
 			if err != nil {
 				release()
 				return nil, err
+			}
+			if total += len(data); total > maxRefValuesSize {
+				release()
+				return nil, fmt.Errorf("value files of other sources: more than %d bytes in all: %w", maxRefValuesSize, render.ErrTooLarge)
 			}
 			out[f] = data
 		}

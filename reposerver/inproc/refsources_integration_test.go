@@ -3,6 +3,7 @@
 package inproc_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/inproc"
+	"github.com/graphcd/graphcd/reposerver/render"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -59,6 +61,21 @@ func TestGenerateManifestsRefValueFiles(t *testing.T) {
 				t.Errorf("ref to a Helm repository: err = %v", err)
 			}
 		})
+	}
+
+	// A value file named over and over under different spellings is
+	// read each time, within a budget for the render.
+	bigDir, _ := reposervertest.CommitFiles(t, map[string]string{"big.yaml": "big: \"" + strings.Repeat("x", 9<<20) + "\"\n"})
+	big := reposerver.ManifestRequest{
+		Repo: reposerver.Repository{URL: chartURL},
+		Source: v1alpha1.ApplicationSource{RepoURL: chartURL, Path: "apps/chart", TargetRevision: "main", Helm: &v1alpha1.ApplicationSourceHelm{
+			ValueFiles: []string{"$values/big.yaml", "$values/./big.yaml", "$values/././big.yaml", "$values/./././big.yaml"},
+		}},
+		AppName: "guestbook", Namespace: "demo",
+		RefSources: map[string]reposerver.RefSource{"$values": {Repo: reposerver.Repository{URL: "file://" + bigDir}, TargetRevision: "main"}},
+	}
+	if _, err := newLocal(t).GenerateManifests(t.Context(), big); !errors.Is(err, render.ErrTooLarge) || !strings.Contains(err.Error(), "in all") {
+		t.Errorf("36 MiB of ref value files: err = %v, want the budget exceeded", err)
 	}
 
 	// A new commit of the values repository is a new render.
