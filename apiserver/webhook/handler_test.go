@@ -145,7 +145,10 @@ func TestMultiSourceAppRefreshedOnce(t *testing.T) {
 	}
 	chart := newApp("chart", "https://github.com/team/guestbook", "main")
 	chart.Spec.Source.Chart = "guestbook"
-	h, rec := testHandler([]*v1alpha1.Application{app, chart}, StaticSecrets{}, nil)
+	// spec.source is ignored when spec.sources is set, here a chart.
+	ignored := newApp("ignored-source", "https://github.com/team/guestbook", "main")
+	ignored.Spec.Sources = []v1alpha1.ApplicationSource{{RepoURL: "https://charts.example.com", Chart: "redis", TargetRevision: "1.0.0"}}
+	h, rec := testHandler([]*v1alpha1.Application{app, chart, ignored}, StaticSecrets{}, nil)
 	serve(h, delivery(t, "github", "push", readFixture(t, "github-push.json"), ""))
 	if diff := cmp.Diff(rec.refreshed(), []string{"multi"}); diff != "" {
 		t.Errorf("refreshed apps (-got +want):\n%s", diff)

@@ -102,11 +102,12 @@ func cleanRepoPath(p string) string {
 func (m *matcher) empty() bool { return len(m.repos) == 0 || len(m.push.Refs) == 0 }
 
 // app reports whether any Git source of app is the pushed repository at a
-// pushed revision.
+// pushed revision. As everywhere, spec.sources when set is the app's
+// sources and spec.source is ignored.
 func (m *matcher) app(app *v1alpha1.Application) bool {
 	paths := app.Annotations[ManifestPathsAnnotation]
-	if s := app.Spec.Source; s != nil && m.source(s, paths) {
-		return true
+	if s := app.Spec.Source; s != nil && len(app.Spec.Sources) == 0 {
+		return m.source(s, paths)
 	}
 	for i := range app.Spec.Sources {
 		if m.source(&app.Spec.Sources[i], paths) {
