@@ -11,6 +11,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/controller/manifests"
+	"github.com/graphcd/graphcd/reposerver"
 )
 
 // rendered is an app's desired state at one revision of each of its
@@ -36,19 +37,25 @@ type rendered struct {
 // render renders src for app at revision ("" means src.TargetRevision)
 // with the rules of proj, the app's project as r.project returns it (see
 // package manifests). mode is the refresh mode ("", "normal" or "hard").
-// refs are the app's ref sources src's value files may read (see
-// renderSources, which renders every source of an app).
-func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string, refs []manifests.Ref) (*rendered, error) {
-	dest := app.Spec.Destination
+// renderSources renders every source of an app.
+func (r *Reconciler) render(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState, src v1alpha1.ApplicationSource, revision, mode string) (*rendered, error) {
 	r.invalidate(src.RepoURL, mode)
 	kubeVersion, apiVersions := lv.Capabilities()
 	res, err := r.manifests.Render(ctx, manifests.Request{
-		App: app, Project: proj, Source: src, Revision: revision, NoCache: mode == v1alpha1.RefreshHard, Refs: refs,
+		App: app, Project: proj, Source: src, Revision: revision, NoCache: mode == v1alpha1.RefreshHard,
 		KubeVersion: kubeVersion, APIVersions: apiVersions,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rendering manifests: %w", err)
 	}
+	return r.place(app, lv, res)
+}
+
+// place turns one source's render into the app's desired objects: the
+// destination namespace filled in for namespaced kinds (and dropped from
+// cluster-scoped ones), excluded kinds left out, the tracking set.
+func (r *Reconciler) place(app *v1alpha1.Application, lv LiveState, res *reposerver.ManifestResponse) (*rendered, error) {
+	dest := app.Spec.Destination
 	out := &rendered{
 		desired:   make([]*unstructured.Unstructured, 0, len(res.Manifests)),
 		revisions: []string{res.Revision}, sourceTypes: []v1alpha1.ApplicationSourceType{res.SourceType},

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"regexp"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/manifests"
-	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // sourceSet is what a comparison or a sync renders: an application's one
@@ -70,71 +68,44 @@ func (s sourceSet) revision(i int) string {
 	return ""
 }
 
-// refOnly reports whether a source only lends its files to the others
-// (a ref and neither a path nor a chart): it is not rendered itself.
-func refOnly(src v1alpha1.ApplicationSource) bool {
-	return src.Ref != "" && src.Path == "" && src.Chart == ""
-}
-
 // renderSources renders every source of set for app with the rules of
-// proj and joins their manifests in source order. The revisions of ref
-// sources are resolved first, so that every source reading one reads the
-// same commit, the one status reports; the others render concurrently.
-// mode is the refresh mode, as render's.
+// proj (manifests.Renderer.RenderApp: refs resolved once, the others
+// concurrently) and joins their manifests in source order; of a resource
+// declared more than once the last declaration wins. mode is the refresh
+// mode, as render's.
 func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Application, proj *v1alpha1.AppProject, lv LiveState, set sourceSet, mode string) (*rendered, error) {
 	if !set.multi {
-		out, err := r.render(ctx, app, proj, lv, set.list[0], set.revision(0), mode, nil)
+		out, err := r.render(ctx, app, proj, lv, set.list[0], set.revision(0), mode)
 		if err != nil {
 			return nil, err
 		}
 		out.desired, out.repeated = lastWins(out.desired)
 		return out, nil
 	}
-	n := len(set.list)
-	out := &rendered{revisions: make([]string, n), sourceTypes: make([]v1alpha1.ApplicationSourceType, n)}
-	var refs []manifests.Ref
-	for i, src := range set.list {
-		if src.Ref == "" {
-			continue
-		}
+	for _, src := range set.list {
 		r.invalidate(src.RepoURL, mode)
-		rev, err := r.manifests.ResolveRevision(ctx, manifests.Request{App: app, Project: proj, Source: src, Revision: set.revision(i)})
-		if err != nil {
-			return nil, fmt.Errorf("%s: resolving revision: %w", sourceName(i, src), err)
-		}
-		out.revisions[i] = rev
-		refs = append(refs, manifests.Ref{Source: src, Revision: rev})
 	}
-	parts := make([]*rendered, n)
-	g, gctx := errgroup.WithContext(ctx)
-	for i, src := range set.list {
-		if refOnly(src) {
-			continue
-		}
-		rev := set.revision(i)
-		if src.Ref != "" {
-			rev = out.revisions[i]
-		}
-		g.Go(func() error {
-			p, err := r.render(gctx, app, proj, lv, src, rev, mode, refs)
-			if err != nil {
-				return fmt.Errorf("%s: %w", sourceName(i, src), err)
-			}
-			parts[i] = p
-			return nil
-		})
+	kubeVersion, apiVersions := lv.Capabilities()
+	res, err := r.manifests.RenderApp(ctx, manifests.AppRequest{
+		App: app, Project: proj, Sources: set.list, Revisions: set.revisions, NoCache: mode == v1alpha1.RefreshHard,
+		KubeVersion: kubeVersion, APIVersions: apiVersions,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rendering manifests: %w", err)
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
+	out := &rendered{revisions: res.Revisions, sourceTypes: make([]v1alpha1.ApplicationSourceType, len(set.list))}
 	var all []*unstructured.Unstructured
-	for i, p := range parts {
-		if p == nil {
+	for i, one := range res.Sources {
+		if one == nil {
 			continue
+		}
+		p, err := r.place(app, lv, one)
+		if err != nil {
+			return nil, err
 		}
 		all = append(all, p.desired...)
 		out.excluded = append(out.excluded, p.excluded...)
-		out.revisions[i], out.sourceTypes[i] = p.revisions[0], p.sourceTypes[0]
+		out.sourceTypes[i] = one.SourceType
 	}
 	out.desired, out.repeated = lastWins(all)
 	return out, nil
@@ -169,19 +140,4 @@ func lastWins(objs []*unstructured.Unstructured) (kept []*unstructured.Unstructu
 		}
 	}
 	return kept, repeated
-}
-
-// sourceName names source i of a multi-source app in messages.
-func sourceName(i int, src v1alpha1.ApplicationSource) string {
-	what := repourl.Redact(src.RepoURL)
-	switch {
-	case src.Chart != "":
-		what += " chart " + src.Chart
-	case src.Path != "":
-		what += " path " + src.Path
-	}
-	if src.Name != "" {
-		return fmt.Sprintf("source %d (%s, %s)", i+1, src.Name, what)
-	}
-	return fmt.Sprintf("source %d (%s)", i+1, what)
 }

@@ -34,8 +34,8 @@ type RepoCredentials interface {
 // rules (*manifests.Renderer implements it; the controller renders with
 // the same code, so the API refuses what the controller refuses).
 type ManifestRenderer interface {
-	// Render renders one source of an application.
-	Render(ctx context.Context, req manifests.Request) (*reposerver.ManifestResponse, error)
+	// RenderApp renders every source of an application.
+	RenderApp(ctx context.Context, req manifests.AppRequest) (*manifests.AppResponse, error)
 	// Repository returns the repository of a source, with its
 	// credentials, when the project permits it.
 	Repository(ctx context.Context, req manifests.Request) (reposerver.Repository, error)
@@ -63,33 +63,24 @@ func (r *Resolver) applicationManifests(ctx context.Context, obj *model.Applicat
 	if err != nil {
 		return nil, err
 	}
-	// The sources with a ref lend their files ($ref/path value files)
-	// to the others, at the revision asked for when it is theirs.
-	var refs []manifests.Ref
-	for i, src := range srcs {
-		if src.Ref == "" {
-			continue
-		}
-		ref := manifests.Ref{Source: src}
-		if i == pos && revision != nil {
-			ref.Revision = *revision
-		}
-		refs = append(refs, ref)
+	revisions := make([]string, len(srcs))
+	if revision != nil {
+		revisions[pos] = *revision
+	}
+	res, err := r.Manifests.RenderApp(ctx, manifests.AppRequest{App: app, Project: proj, Sources: srcs, Revisions: revisions})
+	var failed *manifests.SourceError
+	if errors.As(err, &failed) {
+		return nil, renderError(failed.Index, failed.Err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	out := []string{}
-	for i, src := range srcs {
-		if src.Ref != "" && src.Path == "" && src.Chart == "" {
+	for _, one := range res.Sources {
+		if one == nil {
 			continue // provides files to the other sources, renders nothing
 		}
-		req := manifests.Request{App: app, Project: proj, Source: src, Refs: refs}
-		if i == pos && revision != nil {
-			req.Revision = *revision
-		}
-		res, err := r.Manifests.Render(ctx, req)
-		if err != nil {
-			return nil, renderError(i, err)
-		}
-		for _, m := range res.Manifests {
+		for _, m := range one.Manifests {
 			b, err := yaml.Marshal(m.Object)
 			if err != nil {
 				return nil, fmt.Errorf("print %s %s: %w", m.GetKind(), m.GetName(), err)

@@ -45,6 +45,11 @@
 //		// the project refuses the commit; rendering again will not help
 //	}
 //
+// RenderApp renders every source of an application the same way for
+// both callers: the sources with a ref ($ref/path value files) are
+// resolved to one commit first and handed to the others, which render
+// concurrently; a failure names its source (*SourceError).
+//
 // The package sits under controller/ because these are the controller's
 // rules, next to controller/project that holds them. It imports only the
 // API types, controller/project, the repository server's Service contract

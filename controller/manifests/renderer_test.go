@@ -3,6 +3,9 @@ package manifests_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -165,5 +168,75 @@ func TestRenderRefs(t *testing.T) {
 	}
 	if _, err := r.ResolveRevision(t.Context(), manifests.Request{App: app, Project: proj, Source: denied}); !errors.As(err, &de) {
 		t.Errorf("ResolveRevision of a refused repository: err = %v", err)
+	}
+}
+
+// recordingRepo renders every source as one request it records, and
+// resolves revisions by naming them; safe for RenderApp's goroutines.
+type recordingRepo struct {
+	mu  sync.Mutex
+	got map[string]reposerver.ManifestRequest // by repository URL
+}
+
+func (s *recordingRepo) GenerateManifests(_ context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.got == nil {
+		s.got = map[string]reposerver.ManifestRequest{}
+	}
+	s.got[req.Repo.URL] = req
+	if strings.Contains(req.Repo.URL, "broken") {
+		return nil, errors.New("no such path")
+	}
+	return &reposerver.ManifestResponse{Revision: "rendered-" + req.Revision}, nil
+}
+
+func (s *recordingRepo) ResolveRevision(_ context.Context, _ reposerver.Repository, revision string) (string, error) {
+	return "resolved-" + revision, nil
+}
+
+// RenderApp resolves each ref once, hands every rendered source the refs
+// at those revisions, renders nothing of a ref-only source, reports every
+// revision by position, and names the source that failed.
+func TestRenderApp(t *testing.T) {
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "web"},
+		Spec:       v1alpha1.ApplicationSpec{Project: "team", Destination: v1alpha1.ApplicationDestination{Namespace: "web"}},
+	}
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "team"}}
+	proj.Spec.SourceRepos = []string{"*"}
+	repo := &recordingRepo{}
+	r := &manifests.Renderer{Repo: repo}
+	sources := []v1alpha1.ApplicationSource{
+		{RepoURL: "https://charts.example.com", Chart: "web", TargetRevision: "1.0.0"},
+		{RepoURL: "https://git.example.com/values", TargetRevision: "main", Ref: "values"},
+		{RepoURL: "https://git.example.com/extra", Path: "extra", TargetRevision: "main", Ref: "extra"},
+	}
+	res, err := r.RenderApp(t.Context(), manifests.AppRequest{App: app, Project: proj, Sources: sources, Revisions: []string{"", "v2"}, KubeVersion: "v1.37.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"rendered-", "resolved-v2", "rendered-resolved-main"}; !slices.Equal(res.Revisions, want) {
+		t.Errorf("revisions %v, want %v", res.Revisions, want)
+	}
+	if res.Sources[0] == nil || res.Sources[1] != nil || res.Sources[2] == nil || len(repo.got) != 2 {
+		t.Errorf("rendered %v (requests %d), want the chart and the extra path, not the ref-only source", res.Sources, len(repo.got))
+	}
+	chart := repo.got["https://charts.example.com"]
+	wantRefs := map[string]string{"$values": "resolved-v2", "$extra": "resolved-main"}
+	for ref, rev := range wantRefs {
+		if chart.RefSources[ref].TargetRevision != rev {
+			t.Errorf("chart's ref %s at %q, want %q", ref, chart.RefSources[ref].TargetRevision, rev)
+		}
+	}
+	if chart.KubeVersion != "v1.37.2" || repo.got["https://git.example.com/extra"].Revision != "resolved-main" {
+		t.Errorf("requests %+v", repo.got)
+	}
+
+	sources = append(sources, v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/broken", Path: "app", Name: "broken-one"})
+	_, err = r.RenderApp(t.Context(), manifests.AppRequest{App: app, Project: proj, Sources: sources})
+	var se *manifests.SourceError
+	if !errors.As(err, &se) || se.Index != 3 || err.Error() != "source 4 (broken-one, https://git.example.com/broken path app): no such path" {
+		t.Errorf("err = %v, want source 4 named", err)
 	}
 }
