@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -20,6 +21,8 @@ import (
 )
 
 type renderOptions struct {
+	app                                                          string
+	sourceRevisions                                              []string
 	repo, revision, path, chart, appName, releaseName, namespace string
 	kubeVersion                                                  string
 	helmValues, helmSet, helmSetString, kustomizeImages          []string
@@ -32,7 +35,7 @@ type renderOptions struct {
 func newRenderCmd() *cobra.Command {
 	o := &renderOptions{output: command.NewEnum("yaml", "yaml", "json")}
 	c := &cobra.Command{
-		Use:   "render --repo URL|PATH",
+		Use:   "render --repo URL|PATH | --app FILE",
 		Short: "Render an application source's manifests, as the repository server would",
 		Long: `Render the manifests of an application source through the same code path as
 the repository server: resolve --revision, check out (or pull the chart),
@@ -40,11 +43,20 @@ detect the tool (Helm, Kustomize, directory/Jsonnet), render in process.
 
 --repo is a Git URL, a local Git working copy, or with --chart a Helm
 repository URL (oci://... for an OCI registry). -o json prints one JSON
-array of objects; -o yaml a multi-document stream.`,
+array of objects; -o yaml a multi-document stream.
+
+--app renders an Application manifest instead (graphcd's or Argo CD's,
+single or multiple sources, file:// and remote repository URLs) as the
+controller does: every source, the ref sources' $ref/path value files
+read at one resolved revision, with a project that permits everything.
+--source-revision POSITION=REVISION renders the source at POSITION (from
+1) at REVISION instead of its targetRevision.`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runRender(c, o) },
 	}
 	f := c.Flags()
+	f.StringVar(&o.app, "app", "", "an Application manifest (YAML or JSON) to render every source of, as the controller would")
+	f.StringArrayVar(&o.sourceRevisions, "source-revision", nil, "with --app: POSITION=REVISION, the revision of the source at POSITION, from 1 (repeatable)")
 	f.StringVar(&o.repo, "repo", "", "Git URL, local Git working copy, or Helm repository URL")
 	f.StringVar(&o.revision, "revision", "HEAD", "branch, tag, commit, semver constraint, or chart version")
 	f.StringVar(&o.path, "path", ".", "path of the app in the repository")
@@ -63,13 +75,17 @@ array of objects; -o yaml a multi-document stream.`,
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of running `graphcd cmp-server`s (enables plugins)")
 	f.VarP(o.output, "output", "o", "output format: yaml, json")
 	o.render.AddFlags(f)
-	_ = c.MarkFlagRequired("repo")
+	c.MarkFlagsOneRequired("repo", "app")
+	c.MarkFlagsMutuallyExclusive("repo", "app")
 	return c
 }
 
 // runRender renders o's source, logging to the process logger that the
 // root command sets up.
 func runRender(c *cobra.Command, o *renderOptions) error {
+	if o.app != "" {
+		return runRenderApp(c, o)
+	}
 	log := slog.Default()
 	src, err := o.source()
 	if err != nil {
@@ -115,17 +131,22 @@ func runRender(c *cobra.Command, o *renderOptions) error {
 		return err
 	}
 	log.Debug("rendered", "type", res.SourceType, "revision", res.Revision, "objects", len(res.Manifests))
+	return printObjects(c, o, res.Manifests)
+}
+
+// printObjects prints objs as -o asks: a JSON array or a YAML stream.
+func printObjects(c *cobra.Command, o *renderOptions, objs []*unstructured.Unstructured) error {
 	out := c.OutOrStdout()
 	if o.output.String() == "json" {
-		list := make([]map[string]any, 0, len(res.Manifests))
-		for _, m := range res.Manifests {
+		list := make([]map[string]any, 0, len(objs))
+		for _, m := range objs {
 			list = append(list, m.Object)
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
-	for i, m := range res.Manifests {
+	for i, m := range objs {
 		b, err := yaml.Marshal(m.Object)
 		if err != nil {
 			return err

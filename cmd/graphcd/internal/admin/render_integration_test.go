@@ -95,3 +95,47 @@ func TestAdminRenderLocalRepo(t *testing.T) {
 		t.Errorf("escaping path: exit %d, stderr %q; want a one-line error", code, stderr)
 	}
 }
+
+// admin render --app renders a multi-source Application as the
+// controller does: a chart from a chart repository with its values from a
+// Git repository ($values), at the values' target revision or at the one
+// --source-revision names.
+func TestAdminRenderApp(t *testing.T) {
+	charts := reposervertest.ServeChartRepo(t, reposervertest.ConfigMapChart("web", "1.0.0", map[string]string{"mode": "{{ .Values.mode | quote }}"}, nil))
+	values, first := reposervertest.CommitFiles(t, map[string]string{"envs/prod.yaml": "mode: blue\n"})
+	reposervertest.CommitMore(t, values, map[string]string{"envs/prod.yaml": "mode: green\n"})
+	app := filepath.Join(t.TempDir(), "app.yaml")
+	manifest := `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: web}
+  sources:
+  - repoURL: ` + charts + `
+    chart: web
+    targetRevision: 1.0.0
+    helm: {valueFiles: [$values/envs/prod.yaml]}
+  - repoURL: file://` + values + `
+    targetRevision: main
+    ref: values
+`
+	if err := os.WriteFile(app, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, `mode: green`},
+		{[]string{"--source-revision", "2=" + first}, `mode: blue`},
+	} {
+		code, stdout, stderr := runCLI(t, nil, append([]string{"admin", "render", "--app", app}, tc.args...)...)
+		if code != 0 || !strings.Contains(stdout, tc.want) || !strings.Contains(stdout, "name: web") {
+			t.Errorf("render --app %v: exit %d, stdout %q, stderr %q; want %s", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	if code, _, stderr := runCLI(t, nil, "admin", "render", "--app", app, "--source-revision", "3=main"); code == 0 || !strings.Contains(stderr, "sources 1 to 2") {
+		t.Errorf("a third source: exit %d, stderr %q", code, stderr)
+	}
+}
