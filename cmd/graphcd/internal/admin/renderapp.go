@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/reposerver/inproc"
@@ -94,11 +94,14 @@ func readApp(path string) (*v1alpha1.Application, error) {
 	if len(b) > maxAppManifestSize {
 		return nil, fmt.Errorf("%s: more than %d bytes", path, maxAppManifestSize)
 	}
-	app, err := appops.DecodeApplication(string(b), appops.Namespaces{Default: "default"})
-	if err != nil {
+	var app v1alpha1.Application
+	if err := yaml.UnmarshalStrict(b, &app); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return app, nil
+	if gv := app.APIVersion; app.Kind != "Application" || (gv != v1alpha1.GroupVersion.String() && gv != "argoproj.io/v1alpha1") {
+		return nil, fmt.Errorf("%s: not an Application of %s (or argoproj.io/v1alpha1), but %s %s", path, v1alpha1.GroupVersion, gv, app.Kind)
+	}
+	return &app, nil
 }
 
 // sourceRevisions turns POSITION=REVISION flags into revisions by
