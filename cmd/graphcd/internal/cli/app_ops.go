@@ -61,11 +61,15 @@ func timedOut(c *cobra.Command, err error) error {
 	return err
 }
 
-// waitGone waits until the application no longer exists.
+// waitGone waits until the application no longer exists. One gone
+// before the watch starts is NOT_FOUND to it: that is the end waited for.
 func waitGone(c *cobra.Command, o *appOptions, cl *client.Client, name string, timeout time.Duration) error {
 	_, err := watchApp(c, o, cl, name, timeout, func(a *client.AppDetail) (bool, error) { return a == nil, nil })
 	if errors.Is(err, errWaitTimeout) {
 		return notAsExpected(fmt.Errorf("application %q is still there after %s", name, timeout))
+	}
+	if client.HasCode(err, client.CodeNotFound) {
+		return nil
 	}
 	return err
 }
