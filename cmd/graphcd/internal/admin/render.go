@@ -103,25 +103,11 @@ func runRender(c *cobra.Command, o *renderOptions) error {
 		repo.URL, local = "file://"+top, true
 		src.Path = filepath.ToSlash(filepath.Join(sub, src.Path))
 	}
-	work, err := os.MkdirTemp("", "graphcd-render-")
+	svc, cleanup, err := o.service(c, local)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(work) }()
-	worker, err := o.render.Worker(c)
-	if err != nil {
-		return err
-	}
-	svc, err := inproc.New(inproc.Options{
-		WorkDir: work, AllowFileURLs: local, Logger: log,
-		PluginSocketDir: o.pluginSocketDir, Worker: worker,
-	})
-	if err != nil {
-		return err
-	}
-	// SIGINT/SIGTERM stops the render (and its worker) at once.
-	defer context.AfterFunc(c.Context(), svc.Close)()
-	defer svc.Close()
+	defer cleanup()
 	src.RepoURL = o.repo
 	res, err := svc.GenerateManifests(c.Context(), reposerver.ManifestRequest{
 		Repo: repo, Source: src, Revision: o.revision,
@@ -132,6 +118,33 @@ func runRender(c *cobra.Command, o *renderOptions) error {
 	}
 	log.Debug("rendered", "type", res.SourceType, "revision", res.Revision, "objects", len(res.Manifests))
 	return printObjects(c, o, res.Manifests)
+}
+
+// service starts the in-process repository service a render goes
+// through, in a temporary working directory; cleanup stops it (at once on
+// SIGINT/SIGTERM too) and removes the directory. allowFiles lets it read
+// file:// repositories.
+func (o *renderOptions) service(c *cobra.Command, allowFiles bool) (svc *inproc.Local, cleanup func(), err error) {
+	work, err := os.MkdirTemp("", "graphcd-render-")
+	if err != nil {
+		return nil, nil, err
+	}
+	removeWork := func() { _ = os.RemoveAll(work) }
+	worker, err := o.render.Worker(c)
+	if err != nil {
+		removeWork()
+		return nil, nil, err
+	}
+	svc, err = inproc.New(inproc.Options{
+		WorkDir: work, AllowFileURLs: allowFiles, Logger: slog.Default(),
+		PluginSocketDir: o.pluginSocketDir, Worker: worker,
+	})
+	if err != nil {
+		removeWork()
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(c.Context(), svc.Close)
+	return svc, func() { stop(); svc.Close(); removeWork() }, nil
 }
 
 // printObjects prints objs as -o asks: a JSON array or a YAML stream.

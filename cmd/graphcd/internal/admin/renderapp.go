@@ -15,7 +15,6 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/manifests"
-	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
 // maxAppManifestSize bounds the --app file.
@@ -41,23 +40,11 @@ func runRenderApp(c *cobra.Command, o *renderOptions) error {
 	if err != nil {
 		return &command.UsageError{Cmd: c, Err: err}
 	}
-	work, err := os.MkdirTemp("", "graphcd-render-")
+	svc, cleanup, err := o.service(c, true)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(work) }()
-	worker, err := o.render.Worker(c)
-	if err != nil {
-		return err
-	}
-	svc, err := inproc.New(inproc.Options{
-		WorkDir: work, AllowFileURLs: true, Logger: slog.Default(),
-		PluginSocketDir: o.pluginSocketDir, Worker: worker,
-	})
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
+	defer cleanup()
 	proj := &v1alpha1.AppProject{Spec: v1alpha1.AppProjectSpec{
 		SourceRepos:  []string{"*"},
 		Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
