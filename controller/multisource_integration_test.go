@@ -124,7 +124,8 @@ func TestMultiSourceChartWithGitValues(t *testing.T) {
 }
 
 // Value files that leave their source, name a ref no source has, or refs
-// that cannot be told apart are refused with a clear condition, and
+// that cannot be told apart, and value file URLs of a scheme
+// helm.valuesFileSchemes leaves out or at a metadata address, are refused with a clear condition, and
 // nothing is rendered.
 func TestMultiSourceRefusals(t *testing.T) {
 	t.Parallel()
@@ -140,6 +141,8 @@ func TestMultiSourceRefusals(t *testing.T) {
 		{"multi-source-unknown-ref", "$other/envs/prod.yaml", "", `no source of the application has ref "other"`},
 		{"multi-source-duplicate-ref", "$values/envs/prod.yaml", "values", `ref "values" names more than one source`},
 		{"multi-source-bad-ref", "$values/envs/prod.yaml", "a/b", `ref "a/b" may hold only`},
+		{"values-url-scheme", "file:///etc/passwd", "", `URL scheme not allowed: "file" (allowed: http, https)`},
+		{"values-url-metadata", "http://169.254.169.254/latest/meta-data/iam/", "", "is link-local"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -201,7 +201,9 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 			Server: InClusterServer, Live: opts.Live, Client: opts.Sync.Client, Mapper: opts.Sync.Mapper, ready: opts.LiveReady,
 		}},
 	}
-	r.manifests = &manifests.Renderer{Repo: opts.Repo, Credentials: opts.RepoFor, Keys: r.apiReader()}
+	r.manifests = &manifests.Renderer{Repo: opts.Repo, Credentials: opts.RepoFor, Keys: r.apiReader(), Tools: func() reposerver.ToolOptions {
+		return reposerver.ToolOptions{HelmValuesFileSchemes: r.engines.Load().settings.HelmValuesFileSchemes}
+	}}
 	if opts.State != nil {
 		r.states = appstate.NewWriter(opts.State, appstate.WriterOptions{})
 	}

@@ -97,6 +97,32 @@ type ManifestRequest struct {
 	// credentials; a ref Source's value files use but is missing here
 	// fails the render.
 	RefSources map[string]RefSource
+	// Tools are the installation's settings for the tools (graphcd-cm).
+	Tools ToolOptions
+}
+
+// ToolOptions are the installation's settings for the tools that render,
+// from graphcd-cm (Argo CD's argocd-cm keys). The caller sends them with
+// each request, as Argo CD's controller does, so a repository server
+// needs no settings of its own.
+type ToolOptions struct {
+	// HelmValuesFileSchemes are the URL schemes a Helm value file may be
+	// fetched with (helm.valuesFileSchemes); empty means
+	// DefaultValuesFileSchemes. graphcd fetches http and https only:
+	// others are refused even when listed.
+	HelmValuesFileSchemes []string `json:",omitempty"`
+}
+
+// DefaultValuesFileSchemes are the schemes of remote Helm value files
+// when helm.valuesFileSchemes is unset: Argo CD's.
+var DefaultValuesFileSchemes = []string{"http", "https"}
+
+// ValuesFileSchemes returns the allowed value file schemes.
+func (o ToolOptions) ValuesFileSchemes() []string {
+	if len(o.HelmValuesFileSchemes) == 0 {
+		return DefaultValuesFileSchemes
+	}
+	return o.HelmValuesFileSchemes
 }
 
 // RefSource is a source of a multi-source application that others read

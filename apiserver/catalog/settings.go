@@ -12,7 +12,9 @@ import (
 
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/kubewatch"
+	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/internal/wellknown"
+	"github.com/graphcd/graphcd/reposerver"
 )
 
 // Settings reads the public part of graphcd-cm: the URL, the UI banner and
@@ -30,6 +32,8 @@ type settingsView struct {
 	// maxPayload is webhook.maxPayloadSizeMB in bytes; 0 when unset or
 	// invalid.
 	maxPayload int64
+	// tools are the settings renders carry to the repository server.
+	tools reposerver.ToolOptions
 }
 
 // NewSettings reads graphcd-cm in the namespace of watch; call Start.
@@ -45,7 +49,10 @@ func (s *Settings) Start(ctx context.Context) error {
 			s.view.Store(&settingsView{})
 			return
 		}
-		s.view.Store(&settingsView{public: publicSettings(cm.Data), maxPayload: maxPayloadBytes(cm.Data["webhook.maxPayloadSizeMB"])})
+		s.view.Store(&settingsView{
+			public: publicSettings(cm.Data), maxPayload: maxPayloadBytes(cm.Data["webhook.maxPayloadSizeMB"]),
+			tools: reposerver.ToolOptions{HelmValuesFileSchemes: settings.ValuesFileSchemes(cm.Data[settings.KeyValuesFileSchemes])},
+		})
 	})
 	if err != nil {
 		return err
@@ -75,6 +82,16 @@ func (s *Settings) WebhookMaxPayloadBytes(_ context.Context, def int64) int64 {
 		return v.maxPayload
 	}
 	return def
+}
+
+// ToolOptions are the settings the API's renders (the manifests query)
+// send to the repository server, as the controller's do: the same
+// helm.valuesFileSchemes.
+func (s *Settings) ToolOptions() reposerver.ToolOptions {
+	if v := s.view.Load(); v != nil {
+		return v.tools
+	}
+	return reposerver.ToolOptions{}
 }
 
 // maxPayloadBytes parses a size in megabytes (MiB, as Argo CD counts

@@ -218,7 +218,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
 			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds, Audit: auditStore,
 			// The controller renders with a Renderer of its own: the same rules.
-			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client},
+			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client, Tools: settings.ToolOptions},
 		},
 	}
 	if authParts != nil {

@@ -35,6 +35,10 @@ type Renderer struct {
 	// just added counts at once. Nil reads none: a project that requires
 	// signed commits then refuses every commit.
 	Keys client.Reader
+	// Tools returns the installation's settings for the tools
+	// (graphcd-cm's helm.valuesFileSchemes) at each render; nil sends
+	// none, which leaves the repository server's defaults.
+	Tools func() reposerver.ToolOptions
 
 	// projects compiles each project once per generation.
 	projects project.Cache
@@ -128,8 +132,15 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*reposerver.Manifes
 	return r.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
 		Repo: repo, Source: req.Source, Revision: req.Revision, NoCache: req.NoCache,
 		AppName: req.App.Name, Project: rules.Name(), Namespace: req.App.Spec.Destination.Namespace, SignatureKeys: keys,
-		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, RefSources: refs,
+		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, RefSources: refs, Tools: r.tools(),
 	})
+}
+
+func (r *Renderer) tools() reposerver.ToolOptions {
+	if r.Tools == nil {
+		return reposerver.ToolOptions{}
+	}
+	return r.Tools()
 }
 
 // refSources checks each ref's repository against rules and looks up its

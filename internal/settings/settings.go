@@ -57,6 +57,10 @@ type Settings struct {
 	// (and server-side diff) run as the service account the app's project
 	// names for its destination in spec.destinationServiceAccounts.
 	SyncImpersonation bool
+	// HelmValuesFileSchemes is helm.valuesFileSchemes: the URL schemes
+	// Helm value files may be fetched with; nil leaves the repository
+	// server's default (http, https).
+	HelmValuesFileSchemes []string
 }
 
 // Customization is what the settings say about one group/kind pattern.
@@ -120,6 +124,9 @@ const (
 	keyServerSideDiff    = "controller.diff.server.side"
 	ignoreDifferencesAll = "all"
 )
+
+// KeyValuesFileSchemes is the graphcd-cm key of HelmValuesFileSchemes.
+const KeyValuesFileSchemes = "helm.valuesFileSchemes"
 
 // KeySyncImpersonation is the graphcd-cm key that turns sync impersonation
 // on (SyncImpersonation).
@@ -250,6 +257,8 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 			err = setBool(&s.ServerSideDiff, strings.TrimSpace(v))
 		case key == KeySyncImpersonation:
 			err = setBool(&s.SyncImpersonation, strings.TrimSpace(v))
+		case key == KeyValuesFileSchemes:
+			s.HelmValuesFileSchemes = ValuesFileSchemes(v)
 		}
 		if err != nil {
 			return nil, fail(key, err)
@@ -281,6 +290,18 @@ func (s *Settings) setTrackingMethod(v string) error {
 }
 
 // setBool sets *dst from a switch's value; "" leaves the default.
+// ValuesFileSchemes parses helm.valuesFileSchemes, a comma-separated
+// list of URL schemes ("https, http"); nil when it names none.
+func ValuesFileSchemes(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.ToLower(strings.TrimSpace(f)); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func setBool(dst *bool, v string) error {
 	if v == "" {
 		return nil

@@ -35,6 +35,8 @@ func TestParseConfigMapBothForms(t *testing.T) {
 		TrackingMethod:       "annotation+label",
 		ServerSideDiff:       true,
 		SyncImpersonation:    true,
+		// A comma-separated list, as in Argo CD; blanks are skipped.
+		HelmValuesFileSchemes: []string{"https", "s3", "http"},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("settings (-got +want):\n%s", diff)

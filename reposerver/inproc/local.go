@@ -2,9 +2,11 @@ package inproc
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/graphcd/graphcd/internal/egress"
 	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
 	"io"
@@ -52,6 +54,9 @@ type Options struct {
 	// AllowFileURLs permits file:// and local-path Git repositories (the
 	// CLI's `admin render --repo PATH`; off for servers).
 	AllowFileURLs bool
+	// RootCAs are the certificate authorities of HTTPS servers that
+	// value files are fetched from; nil means the system's.
+	RootCAs *x509.CertPool
 	// Worker, when set, runs each Helm, Kustomize and directory render in
 	// a worker process under a memory limit; nil renders in this process.
 	Worker *WorkerOptions
@@ -65,6 +70,7 @@ const DefaultRenderTimeout = 90 * time.Second
 type Local struct {
 	opts    Options
 	git     *git.Client
+	egress  *egress.Client
 	charts  string
 	flights singleflight.Group
 	workers *workers // nil: render in process
@@ -111,6 +117,7 @@ func New(opts Options) (*Local, error) {
 			AllowFileURLs:    opts.AllowFileURLs,
 			Logger:           opts.Logger,
 		}),
+		egress: egress.New(egress.Options{RootCAs: opts.RootCAs}),
 		charts: charts,
 		log:    opts.Logger,
 	}, nil
@@ -148,6 +155,8 @@ type cacheKey struct {
 	// Refs are the sources value files are read from, each at its
 	// resolved revision.
 	Refs map[string]refKey `json:",omitempty"`
+	// Tools decide what may be fetched (remote value files).
+	Tools reposerver.ToolOptions
 }
 
 // refKey identifies a ref source's content in a cacheKey.
@@ -193,53 +202,92 @@ func (l *Local) resolveRefs(ctx context.Context, req reposerver.ManifestRequest)
 	return out, nil
 }
 
-// maxRefValuesSize bounds the value files one render reads from other
-// sources, all together: they are held in memory and handed to the
-// render worker, so a source naming one large file many times over must
-// not cost more.
-const maxRefValuesSize = 32 << 20
+// maxFetchedValuesSize bounds the value files one render reads from
+// other sources and from URLs, all together: they are held in memory and
+// handed to the render worker, so a source naming one large file many
+// times over must not cost more.
+const maxFetchedValuesSize = 32 << 20
 
-// readRefs reads the value files of refs, each from its own checkout,
-// held only while its files are read: a render never holds two working
-// copies at once, so renders cannot wait on each other's. A file that
-// does not exist is left out for the renderer to judge
+// fetchedFiles are the value files read for one render, within
+// maxFetchedValuesSize.
+type fetchedFiles struct {
+	files map[string][]byte
+	size  int
+}
+
+// add keeps data as value file name, or fails when the budget is spent.
+func (f *fetchedFiles) add(name string, data []byte) error {
+	if f.size += len(data); f.size > maxFetchedValuesSize {
+		return fmt.Errorf("value files of other sources and URLs: more than %d bytes in all: %w", maxFetchedValuesSize, render.ErrTooLarge)
+	}
+	if f.files == nil {
+		f.files = map[string][]byte{}
+	}
+	f.files[name] = data
+	return nil
+}
+
+// readRefs reads the value files of refs into out, each from its own
+// checkout, held only while its files are read: a render never holds two
+// working copies at once, so renders cannot wait on each other's. A file
+// that does not exist is left out for the renderer to judge
 // (ignoreMissingValueFiles). With signatureKeys, each ref's commit must
 // be signed as the rendered source's must.
-func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv, signatureKeys []string) (map[string][]byte, error) {
-	if len(refs) == 0 {
-		return nil, nil
-	}
-	out := map[string][]byte{}
-	total := 0
+func (l *Local) readRefs(ctx context.Context, refs []ref, env render.BuildEnv, signatureKeys []string, out *fetchedFiles) error {
 	for _, r := range refs {
-		dir, release, err := l.git.Checkout(ctx, r.src.Repo.URL, r.src.Repo.Credentials, r.revision, git.CheckoutOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %w", r.name, err)
+		if err := l.readRef(ctx, r, env, signatureKeys, out); err != nil {
+			return err
 		}
-		if len(signatureKeys) > 0 {
-			if _, err := git.VerifyCommitSignature(dir, r.revision, signatureKeys); err != nil {
-				release()
-				return nil, fmt.Errorf("source %s revision %s: %w", r.name, shortSHA(r.revision), err)
-			}
-		}
-		for _, f := range r.files {
-			data, err := helm.ReadRefFile(dir, f, env)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				release()
-				return nil, err
-			}
-			if total += len(data); total > maxRefValuesSize {
-				release()
-				return nil, fmt.Errorf("value files of other sources: more than %d bytes in all: %w", maxRefValuesSize, render.ErrTooLarge)
-			}
-			out[f] = data
-		}
-		release()
 	}
-	return out, nil
+	return nil
+}
+
+func (l *Local) readRef(ctx context.Context, r ref, env render.BuildEnv, signatureKeys []string, out *fetchedFiles) error {
+	dir, release, err := l.git.Checkout(ctx, r.src.Repo.URL, r.src.Repo.Credentials, r.revision, git.CheckoutOptions{})
+	if err != nil {
+		return fmt.Errorf("source %s: %w", r.name, err)
+	}
+	defer release()
+	if len(signatureKeys) > 0 {
+		if _, err := git.VerifyCommitSignature(dir, r.revision, signatureKeys); err != nil {
+			return fmt.Errorf("source %s revision %s: %w", r.name, shortSHA(r.revision), err)
+		}
+	}
+	for _, f := range r.files {
+		data, err := helm.ReadRefFile(dir, f, env)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := out.add(f, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetchRemote fetches the value files src names by URL into out, with
+// no credentials, under the schemes tools allow (see package egress).
+func (l *Local) fetchRemote(ctx context.Context, src v1alpha1.ApplicationSource, env render.BuildEnv, tools reposerver.ToolOptions, out *fetchedFiles) error {
+	remote := helm.RemoteValueFiles(src, env)
+	for _, name := range slices.Sorted(maps.Keys(remote)) {
+		data, err := l.egress.Get(ctx, remote[name], tools.ValuesFileSchemes(), helm.MaxValuesFileSize)
+		if errors.Is(err, egress.ErrTooLarge) {
+			err = fmt.Errorf("%w: %w", err, render.ErrTooLarge)
+		}
+		if errors.Is(err, egress.ErrSchemeNotAllowed) {
+			err = fmt.Errorf("%w (helm.valuesFileSchemes)", err)
+		}
+		if err != nil {
+			return fmt.Errorf("values file %q: %w", name, err)
+		}
+		if err := out.add(name, data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // GenerateManifests implements Service. Identical concurrent requests share
@@ -270,6 +318,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 		Repo: repourl.Normalize(req.Repo.URL), Revision: revision, Source: req.Source,
 		AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
 		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys, Refs: refKeys,
+		Tools: req.Tools,
 	})
 	if err != nil {
 		return nil, err
@@ -409,11 +458,14 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 		Path: req.Source.Path, Source: req.Source, AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, Revision: revision,
 		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, Limits: l.opts.Limits,
 	}
-	refFiles, err := l.readRefs(ctx, refs, rreq.BuildEnv(), req.SignatureKeys)
-	if err != nil {
+	var fetched fetchedFiles
+	if err := l.readRefs(ctx, refs, rreq.BuildEnv(), req.SignatureKeys, &fetched); err != nil {
 		return nil, err
 	}
-	rreq.RefFiles = refFiles
+	if err := l.fetchRemote(ctx, req.Source, rreq.BuildEnv(), req.Tools, &fetched); err != nil {
+		return nil, err
+	}
+	rreq.FetchedFiles = fetched.files
 	if isChart(req) {
 		dir, err := l.pullChart(ctx, req, revision)
 		if err != nil {

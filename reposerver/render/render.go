@@ -44,11 +44,13 @@ type Request struct {
 	KubeVersion string   // e.g. "1.37.2" or "v1.37.2"
 	APIVersions []string // e.g. "apps/v1", "monitoring.coreos.com/v1/ServiceMonitor"
 	Limits      Limits
-	// RefFiles are the Helm value files Source names as $ref/path (in
-	// another source of a multi-source application), keyed as Source
-	// names them and read by the caller from that source's checkout
-	// (helm.ReadRefFile). A file that does not exist is absent.
-	RefFiles map[string][]byte `json:",omitempty"`
+	// FetchedFiles are the Helm value files the caller read for the
+	// renderer, keyed as Source names them: those named $ref/path, read
+	// from another source's checkout (helm.ReadRefFile; a file that does
+	// not exist is absent), and those at a URL (helm.RemoteValueFile),
+	// fetched under the installation's helm.valuesFileSchemes. Renderers
+	// read no file over the network themselves.
+	FetchedFiles map[string][]byte `json:",omitempty"`
 }
 
 // ErrOutsideRoot is wrapped whenever a path, or a symlink on the way to it,

@@ -108,7 +108,7 @@ func renderChart(ctx context.Context, req render.Request, src ChartSource) ([]*u
 	if err := checkDependencies(ch); err != nil {
 		return nil, fmt.Errorf("helm render: %w", err)
 	}
-	vals, err := valuesFor(t, chartDir, h, req.BuildEnv(), req.RefFiles)
+	vals, err := valuesFor(t, chartDir, h, req.BuildEnv(), req.FetchedFiles)
 	if err != nil {
 		return nil, fmt.Errorf("helm render: %w", err)
 	}

@@ -383,10 +383,10 @@ func TestRenderValueFilesRefused(t *testing.T) {
 		{file: "missing.yaml", ignore: true},
 		{file: "../values/inside.yaml"},
 		{file: "../values/shared.yaml"},
-		// Another source's value file comes only through RefFiles.
+		// Another source's value file comes only through FetchedFiles.
 		{file: "$values/apps/app/values-prod.yaml", wantErr: fs.ErrNotExist},
 		{file: "$values/apps/app/values-prod.yaml", ignore: true},
-		{file: "https://example.com/values.yaml", wantMsg: "not supported"},
+		{file: "https://example.com/values.yaml", wantMsg: "did not fetch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -403,13 +403,13 @@ func TestRenderValueFilesRefused(t *testing.T) {
 }
 
 // Value files of another source ($ref/path) come from the request's
-// RefFiles, in their place among the chart's own; one that is missing
+// FetchedFiles, in their place among the chart's own; one that is missing
 // fails the render unless missing value files are ignored.
 func TestRenderRefValueFiles(t *testing.T) {
 	root := testRepo(t)
 	h := &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"values-prod.yaml", "$values/envs/prod.yaml", "$ARGOCD_APP_NAME/../values-extra.yaml"}}
 	req := appRequest(root, h)
-	req.RefFiles = map[string][]byte{"$values/envs/prod.yaml": []byte("message: from-values-repo\nimage:\n  tag: \"9.9\"\n")}
+	req.FetchedFiles = map[string][]byte{"$values/envs/prod.yaml": []byte("message: from-values-repo\nimage:\n  tag: \"9.9\"\n")}
 	objs, err := Render(t.Context(), req, ChartSource{})
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +455,7 @@ func TestReadRefFile(t *testing.T) {
 	if err := os.WriteFile(big, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(big, maxValuesFileSize+1); err != nil {
+	if err := os.Truncate(big, MaxValuesFileSize+1); err != nil {
 		t.Fatal(err)
 	}
 	env := render.BuildEnv{"ARGOCD_APP_NAME": "guestbook"}

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// maxValuesFileSize bounds one values file or file parameter.
-const maxValuesFileSize int64 = 10 << 20
+// MaxValuesFileSize bounds one values file or file parameter.
+const MaxValuesFileSize int64 = 10 << 20
 
 // valuesFor merges the Helm values an application asks for, in the order
 // `helm template` applies Argo CD's flags: valueFiles in order, then the
@@ -26,8 +26,9 @@ const maxValuesFileSize int64 = 10 << 20
 // t, where relative paths start. As in Argo CD, value file paths,
 // parameter values and file parameter paths may refer to the build
 // environment ($ARGOCD_APP_NAME, ${ARGOCD_APP_REVISION}; $$ is a "$").
-// A value file of another source ($ref/path) comes from refFiles.
-func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm, env render.BuildEnv, refFiles map[string][]byte) (map[string]any, error) {
+// A value file of another source ($ref/path) or at a URL comes from
+// fetched, where the caller put it.
+func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm, env render.BuildEnv, fetched map[string][]byte) (map[string]any, error) {
 	base := map[string]any{}
 	if h == nil {
 		return base, nil
@@ -37,8 +38,13 @@ func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm, env re
 		var err error
 		if ref, _, ok := refSource(vf); ok {
 			var found bool
-			if data, found = refFiles[vf]; !found {
+			if data, found = fetched[vf]; !found {
 				err = fmt.Errorf("not found in source %s: %w", ref, fs.ErrNotExist)
+			}
+		} else if _, ok := RemoteValueFile(vf, env); ok {
+			var found bool
+			if data, found = fetched[vf]; !found {
+				return nil, fmt.Errorf("values file %q: the repository server did not fetch it", vf)
 			}
 		} else {
 			vf = env.Expand(vf)
@@ -107,8 +113,8 @@ func inlineValues(h *v1alpha1.ApplicationSourceHelm) (map[string]any, error) {
 	if strings.TrimSpace(h.Values) == "" {
 		return map[string]any{}, nil
 	}
-	if int64(len(h.Values)) > maxValuesFileSize {
-		return nil, fmt.Errorf("values: more than %d bytes: %w", maxValuesFileSize, render.ErrTooLarge)
+	if int64(len(h.Values)) > MaxValuesFileSize {
+		return nil, fmt.Errorf("values: more than %d bytes: %w", MaxValuesFileSize, render.ErrTooLarge)
 	}
 	m, err := parseValues([]byte(h.Values))
 	if err != nil {
@@ -190,16 +196,50 @@ func ReadRefFile(dir, name string, env render.BuildEnv) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("values file %q: %w", name, err)
 	}
-	data, err := t.readFile(resolved, maxValuesFileSize)
+	data, err := t.readFile(resolved, MaxValuesFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("values file %q: %w", name, err)
 	}
 	return data, nil
 }
 
+// RemoteValueFile reports whether value file name, as a source names it,
+// is at a URL (a scheme and "://", after the build environment is
+// expanded, as in Argo CD), and returns the expanded URL. Whether it may
+// be fetched is the fetcher's to judge (helm.valuesFileSchemes).
+func RemoteValueFile(name string, env render.BuildEnv) (string, bool) {
+	if _, _, ok := refSource(name); ok {
+		return "", false
+	}
+	expanded := env.Expand(name)
+	u, err := url.Parse(expanded)
+	if err != nil || u.Scheme == "" || !strings.Contains(expanded, "://") {
+		return "", false
+	}
+	return expanded, true
+}
+
+// RemoteValueFiles returns the value files of src at a URL: the names as
+// src writes them, with the URLs they expand to.
+func RemoteValueFiles(src v1alpha1.ApplicationSource, env render.BuildEnv) map[string]string {
+	if src.Helm == nil {
+		return nil
+	}
+	var out map[string]string
+	for _, vf := range src.Helm.ValueFiles {
+		if u, ok := RemoteValueFile(vf, env); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[vf] = u
+		}
+	}
+	return out
+}
+
 // readAppFile reads a values file or file parameter named relative to the
-// application directory. Remote URLs and $ref paths are refused (value
-// files of other sources come through ReadRefFile);
+// application directory. URLs and $ref paths are refused (the caller
+// fetches those);
 // absolute paths, ".." that climbs out of the repository and symlinks that
 // point out of it fail with render.ErrOutsideRoot.
 func readAppFile(t *tree, appDir, name string) ([]byte, error) {
@@ -207,7 +247,7 @@ func readAppFile(t *tree, appDir, name string) ([]byte, error) {
 		return nil, errors.New("$ref value sources (multi-source applications) are not supported")
 	}
 	if u, err := url.Parse(name); err == nil && u.Scheme != "" && u.Host != "" {
-		return nil, errors.New("remote value files are not supported")
+		return nil, errors.New("a path in the repository is expected, not a URL")
 	}
 	if filepath.IsAbs(name) || strings.HasPrefix(name, "/") {
 		return nil, fmt.Errorf("path %q is absolute: %w", name, render.ErrOutsideRoot)
@@ -220,7 +260,7 @@ func readAppFile(t *tree, appDir, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.readFile(resolved, maxValuesFileSize)
+	return t.readFile(resolved, MaxValuesFileSize)
 }
 
 // mergeValues merges b into a copy of a: nested maps merge, anything else
