@@ -3,10 +3,12 @@ package reposerver
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver/git"
 )
 
@@ -99,6 +101,30 @@ type ManifestRequest struct {
 	RefSources map[string]RefSource
 	// Tools are the installation's settings for the tools (graphcd-cm).
 	Tools ToolOptions
+	// Repos are the repositories the source's remote references (a
+	// kustomization's remote bases) may be fetched from, each with the
+	// credentials of its own repository Secret, as the app's project
+	// permits them. A remote base in a repository missing here fails the
+	// render with a *RepositoriesNeededError naming it.
+	Repos []Repository `json:",omitempty"`
+}
+
+// RepositoriesNeededError is GenerateManifests' answer to a source whose
+// kustomizations name remote bases in repositories the request does not
+// carry in Repos. The caller checks each against the app's project,
+// looks up its credentials and asks again with them.
+type RepositoriesNeededError struct {
+	// URLs are the repositories, as the kustomizations name them.
+	URLs []string
+}
+
+// Error names the repositories, without credentials.
+func (e *RepositoriesNeededError) Error() string {
+	urls := make([]string, len(e.URLs))
+	for i, u := range e.URLs {
+		urls[i] = repourl.Redact(u)
+	}
+	return "remote bases need the repositories " + strings.Join(urls, ", ")
 }
 
 // ToolOptions are the installation's settings for the tools that render,

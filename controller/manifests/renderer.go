@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,7 +44,17 @@ type Renderer struct {
 
 	// projects compiles each project once per generation.
 	projects project.Cache
+	// remoteRepos remembers, by source repository and path, the
+	// repositories of the remote bases its kustomizations named last
+	// time (remoteKey -> []string), so the next render sends them at
+	// once instead of being told again.
+	remoteRepos sync.Map
 }
+
+// maxRepoRounds bounds how often one render is asked again for the
+// repositories of remote bases: nested bases in new repositories are
+// found one level per round.
+const maxRepoRounds = 4
 
 // Request is one source of an application to render.
 type Request struct {
@@ -129,11 +141,46 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*reposerver.Manifes
 	if err != nil {
 		return nil, err
 	}
-	return r.Repo.GenerateManifests(ctx, reposerver.ManifestRequest{
+	mreq := reposerver.ManifestRequest{
 		Repo: repo, Source: req.Source, Revision: req.Revision, NoCache: req.NoCache,
 		AppName: req.App.Name, Project: rules.Name(), Namespace: req.App.Spec.Destination.Namespace, SignatureKeys: keys,
 		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, RefSources: refs, Tools: r.tools(),
-	})
+	}
+	key := repourl.Normalize(req.Source.RepoURL) + "\x00" + req.Source.Path
+	var urls []string
+	if known, ok := r.remoteRepos.Load(key); ok {
+		urls = known.([]string)
+	}
+	for round := 0; ; round++ {
+		if mreq.Repos, err = r.remoteRepositories(ctx, rules, urls); err != nil {
+			return nil, err
+		}
+		res, err := r.Repo.GenerateManifests(ctx, mreq)
+		var needed *reposerver.RepositoriesNeededError
+		if !errors.As(err, &needed) || round == maxRepoRounds {
+			if err == nil && len(urls) > 0 {
+				r.remoteRepos.Store(key, urls)
+			}
+			return res, err
+		}
+		urls = append(slices.Clone(urls), needed.URLs...)
+	}
+}
+
+// remoteRepositories checks the repositories of remote bases against
+// rules, as sources are, and looks up their credentials: a tenant's
+// kustomization fetches from no repository its project does not permit,
+// with no credentials the project may not use.
+func (r *Renderer) remoteRepositories(ctx context.Context, rules *project.Rules, urls []string) ([]reposerver.Repository, error) {
+	var out []reposerver.Repository
+	for _, u := range urls {
+		repo, err := r.repository(ctx, rules, v1alpha1.ApplicationSource{RepoURL: u})
+		if err != nil {
+			return nil, fmt.Errorf("remote base: %w", err)
+		}
+		out = append(out, repo)
+	}
+	return out, nil
 }
 
 func (r *Renderer) tools() reposerver.ToolOptions {

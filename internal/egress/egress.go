@@ -84,6 +84,30 @@ func CheckHost(host string) error {
 	return CheckIP(ip)
 }
 
+// CheckResolved checks host as CheckHost does and, when it is a name,
+// every address it resolves to now: for a client that dials without
+// Client (a Git transport), which a name resolving to another address
+// later could still mislead.
+func CheckResolved(ctx context.Context, host string) error {
+	if err := CheckHost(host); err != nil {
+		return err
+	}
+	h := strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if _, err := netip.ParseAddr(h); err == nil || h == "" {
+		return nil
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+	if err != nil {
+		return nil //nolint:nilerr // the fetch reports the name that does not resolve
+	}
+	for _, a := range addrs {
+		if err := CheckIP(a); err != nil {
+			return fmt.Errorf("%s resolves to %w", h, err)
+		}
+	}
+	return nil
+}
+
 // CheckURL checks u before it is fetched: its scheme is one of schemes
 // (case-insensitive) and one graphcd fetches, and its host is allowed.
 func CheckURL(u *url.URL, schemes []string) error {

@@ -98,6 +98,10 @@ func trimRepo(s string) string {
 	return strings.TrimRight(s, "/")
 }
 
+// Host is the URL's host name (lower case, without port or user); ""
+// when raw is no URL.
+func (u URL) Host() string { return u.host }
+
 // Key is the form two URLs of one repository share, and the key of
 // caches and lookups: "https://github.com/org/repo",
 // "ssh://git@github.com/org/repo". It holds no credentials, so it may be

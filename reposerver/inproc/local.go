@@ -30,6 +30,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/render"
 	"github.com/graphcd/graphcd/reposerver/render/helm"
+	"github.com/graphcd/graphcd/reposerver/render/kustomize"
 	"github.com/graphcd/graphcd/reposerver/render/plugin"
 )
 
@@ -68,13 +69,15 @@ const DefaultRenderTimeout = 90 * time.Second
 
 // Local is the in-process Service.
 type Local struct {
-	opts    Options
-	git     *git.Client
-	egress  *egress.Client
-	charts  string
-	flights singleflight.Group
-	workers *workers // nil: render in process
-	log     *slog.Logger
+	opts   Options
+	git    *git.Client
+	egress *egress.Client
+	// snapshots hold copies of remote bases' repositories.
+	snapshots *snapshots
+	charts    string
+	flights   singleflight.Group
+	workers   *workers // nil: render in process
+	log       *slog.Logger
 	// life ends every render in progress when Close is called; renders
 	// are shared by identical requests, so no one caller's context may.
 	life  context.Context
@@ -117,9 +120,10 @@ func New(opts Options) (*Local, error) {
 			AllowFileURLs:    opts.AllowFileURLs,
 			Logger:           opts.Logger,
 		}),
-		egress: egress.New(egress.Options{RootCAs: opts.RootCAs}),
-		charts: charts,
-		log:    opts.Logger,
+		egress:    egress.New(egress.Options{RootCAs: opts.RootCAs}),
+		snapshots: newSnapshots(filepath.Join(opts.WorkDir, "snapshots")),
+		charts:    charts,
+		log:       opts.Logger,
 	}, nil
 }
 
@@ -157,6 +161,34 @@ type cacheKey struct {
 	Refs map[string]refKey `json:",omitempty"`
 	// Tools decide what may be fetched (remote value files).
 	Tools reposerver.ToolOptions
+	// Repos are the repositories remote bases may come from, each with
+	// a digest of its credentials: a caller without the credentials
+	// never gets a render made with them.
+	Repos []repoKey `json:",omitempty"`
+}
+
+// repoKey identifies an entry of ManifestRequest.Repos in a cacheKey.
+type repoKey struct {
+	URL         string
+	Credentials string `json:",omitempty"`
+}
+
+// repoKeys returns the cache key entries of repos.
+func repoKeys(repos []reposerver.Repository) ([]repoKey, error) {
+	var out []repoKey
+	for _, r := range repos {
+		k := repoKey{URL: repourl.Normalize(r.URL)}
+		if r.Credentials != nil {
+			digest, err := cache.KeyOf(r.Credentials)
+			if err != nil {
+				return nil, err
+			}
+			k.Credentials = digest
+		}
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b repoKey) int { return strings.Compare(a.URL+a.Credentials, b.URL+b.Credentials) })
+	return out, nil
 }
 
 // refKey identifies a ref source's content in a cacheKey.
@@ -314,11 +346,15 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	// The source stays whole, target revision included: the build
 	// environment (ARGOCD_APP_SOURCE_TARGET_REVISION) may put it into
 	// the manifests.
+	repos, err := repoKeys(req.Repos)
+	if err != nil {
+		return nil, err
+	}
 	key, err := cache.KeyOf(cacheKey{
 		Repo: repourl.Normalize(req.Repo.URL), Revision: revision, Source: req.Source,
 		AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
 		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys, Refs: refKeys,
-		Tools: req.Tools,
+		Tools: req.Tools, Repos: repos,
 	})
 	if err != nil {
 		return nil, err
@@ -429,7 +465,8 @@ func objectsToJSON(objs []*unstructured.Unstructured) ([]byte, error) {
 }
 
 func (l *Local) toCache(ctx context.Context, key string, res *reposerver.ManifestResponse, renderErr error) {
-	if l.opts.Cache == nil || errors.Is(renderErr, context.Canceled) || errors.Is(renderErr, context.DeadlineExceeded) {
+	var needed *reposerver.RepositoriesNeededError
+	if l.opts.Cache == nil || errors.Is(renderErr, context.Canceled) || errors.Is(renderErr, context.DeadlineExceeded) || errors.As(renderErr, &needed) {
 		return
 	}
 	var e cache.Entry
@@ -481,7 +518,7 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer func() { release() }()
 	if len(req.SignatureKeys) > 0 {
 		keyID, err := git.VerifyCommitSignature(dir, revision, req.SignatureKeys)
 		if err != nil {
@@ -493,6 +530,32 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 	tool, err := l.detect(ctx, dir, req.Source)
 	if err != nil {
 		return nil, err
+	}
+	if tool == v1alpha1.ApplicationSourceTypeKustomize {
+		remotes, err := kustomize.ScanRemotes(dir, req.Source.Path)
+		if err != nil {
+			return nil, fmt.Errorf("kustomize %s: %w", req.Source.Path, err)
+		}
+		if len(remotes) > 0 {
+			// The working copy goes back while the bases are fetched:
+			// a render holds one working copy at a time (a base in
+			// the same repository at another commit needs it).
+			release()
+			release = func() {}
+			set, err := l.fetchRemotes(ctx, req, remotes, &fetched)
+			if err != nil {
+				return nil, fmt.Errorf("kustomize %s: %w", req.Source.Path, err)
+			}
+			defer set.release()
+			if len(set.needed) > 0 {
+				return nil, &reposerver.RepositoriesNeededError{URLs: set.needed}
+			}
+			rreq.RemoteBases, rreq.FetchedFiles = set.bases, fetched.files
+			if dir, release, err = l.git.Checkout(ctx, req.Repo.URL, req.Repo.Credentials, revision, git.CheckoutOptions{Submodules: true}); err != nil {
+				return nil, err
+			}
+			rreq.RepoRoot = dir
+		}
 	}
 	var objs []*unstructured.Unstructured
 	switch tool {

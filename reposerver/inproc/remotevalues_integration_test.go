@@ -51,9 +51,7 @@ func TestGenerateManifestsRemoteValueFiles(t *testing.T) {
 	t.Cleanup(tlsSrv.Close)
 	plain := httptest.NewServer(files)
 	t.Cleanup(plain.Close)
-	roots := x509.NewCertPool()
-	roots.AddCert(tlsSrv.Certificate())
-	l, err := inproc.New(inproc.Options{WorkDir: t.TempDir(), AllowFileURLs: true, RootCAs: roots})
+	l, err := inproc.New(inproc.Options{WorkDir: t.TempDir(), AllowFileURLs: true, RootCAs: poolOf(tlsSrv)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,4 +118,11 @@ func TestGenerateManifestsRemoteValueFiles(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// poolOf trusts srv's certificate.
+func poolOf(srv *httptest.Server) *x509.CertPool {
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	return roots
 }

@@ -127,8 +127,8 @@ func (c *Client) Check(ctx context.Context) error {
 }
 
 // requestCredentials returns the first credentials req carries, of its
-// repository, a Helm repository or a ref source, or nil when it carries
-// none.
+// repository, a Helm repository, a ref source or a remote base's
+// repository, or nil when it carries none.
 func requestCredentials(req reposerver.ManifestRequest) *reposerver.Credentials {
 	if req.Repo.Credentials != nil {
 		return req.Repo.Credentials
@@ -141,6 +141,11 @@ func requestCredentials(req reposerver.ManifestRequest) *reposerver.Credentials 
 	for _, r := range req.RefSources {
 		if r.Repo.Credentials != nil {
 			return r.Repo.Credentials
+		}
+	}
+	for _, r := range req.Repos {
+		if r.Credentials != nil {
+			return r.Credentials
 		}
 	}
 	return nil

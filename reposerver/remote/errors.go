@@ -49,6 +49,14 @@ var errorClasses = []errorClass{
 	{os.ErrNotExist, codes.NotFound, "NOT_FOUND"},
 }
 
+// reasonReposNeeded marks a *reposerver.RepositoriesNeededError; its
+// repositories travel in the ErrorInfo's metadata, under reposKey, one per
+// line.
+const (
+	reasonReposNeeded = "REPOSITORIES_NEEDED"
+	reposKey          = "repositories"
+)
+
 // toStatus turns a Service error into a gRPC status error. The message is
 // the Service's (already redacted), scrubbed once more of the request's
 // secrets and of any URL userinfo.
@@ -60,8 +68,14 @@ func toStatus(err error, creds *reposerver.Credentials) error {
 			break
 		}
 	}
+	info := &errdetails.ErrorInfo{Reason: reason, Domain: errorDomain}
+	var needed *reposerver.RepositoriesNeededError
+	if errors.As(err, &needed) {
+		code, info.Reason = codes.FailedPrecondition, reasonReposNeeded
+		info.Metadata = map[string]string{reposKey: strings.Join(needed.URLs, "\n")}
+	}
 	st := status.New(code, scrubMessage(err.Error(), creds))
-	if withInfo, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: errorDomain}); derr == nil {
+	if withInfo, derr := st.WithDetails(info); derr == nil {
 		st = withInfo
 	}
 	return st.Err()
@@ -114,6 +128,9 @@ func fromStatus(err error, addr string) error {
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == errorDomain {
 			reason, remote = info.GetReason(), true
+			if reason == reasonReposNeeded {
+				return &reposerver.RepositoriesNeededError{URLs: strings.Split(info.GetMetadata()[reposKey], "\n")}
+			}
 			break
 		}
 	}

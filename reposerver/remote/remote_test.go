@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -237,6 +238,19 @@ func TestErrorsKeepMeaning(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The repositories a render needs cross the wire whole, for the caller
+// to look up and ask again with.
+func TestRepositoriesNeededCrossesTheWire(t *testing.T) {
+	urls := []string{"https://git.example.com/base.git", "git@git.example.com:org/other.git"}
+	srv, addr := serve(t, &scripted{err: fmt.Errorf("kustomize: %w", &reposerver.RepositoriesNeededError{URLs: urls})}, ServerOptions{})
+	c := dial(t, addr, ClientOptions{CACert: srv.CertificatePEM()})
+	_, err := c.GenerateManifests(t.Context(), reposerver.ManifestRequest{Repo: reposerver.Repository{URL: "https://git.example.com/a"}})
+	var needed *reposerver.RepositoriesNeededError
+	if !errors.As(err, &needed) || !slices.Equal(needed.URLs, urls) {
+		t.Fatalf("err = %#v, want RepositoriesNeededError{%v}", err, urls)
 	}
 }
 

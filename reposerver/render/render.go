@@ -51,6 +51,19 @@ type Request struct {
 	// fetched under the installation's helm.valuesFileSchemes. Renderers
 	// read no file over the network themselves.
 	FetchedFiles map[string][]byte `json:",omitempty"`
+	// RemoteBases are the Kustomize remote bases the kustomizations name
+	// (resources, bases, components at a Git URL), keyed as written, each
+	// fetched by the caller into a read-only copy of its repository. The
+	// files they name by http(s) URL are in FetchedFiles, keyed by URL.
+	// Renderers fetch nothing themselves.
+	RemoteBases map[string]RemoteBase `json:",omitempty"`
+}
+
+// RemoteBase is a Kustomize remote base as fetched: the directory Path in
+// the copy of its repository at Root, which confines what it reads.
+type RemoteBase struct {
+	Root string
+	Path string `json:",omitempty"`
 }
 
 // ErrOutsideRoot is wrapped whenever a path, or a symlink on the way to it,

@@ -24,6 +24,12 @@ type Options struct {
 	// User and Password, when User is set, are the only basic-auth
 	// credentials the server accepts; every other request gets 401.
 	User, Password string
+	// OnRequest, when set, sees every request before it is served (to
+	// count fetches, or check the credentials that came).
+	OnRequest func(*http.Request)
+	// BeforeClone, when set, is called with the repository's URL before
+	// dir is published: it may commit files that name the URL itself.
+	BeforeClone func(url string)
 }
 
 // Serve serves a bare clone of the working copy dir (a git repository)
@@ -36,6 +42,14 @@ func Serve(tb testing.TB, dir string, opts Options) string {
 		tb.Fatal("git CLI not installed (make test-deps installs it)")
 	}
 	root := tb.TempDir()
+	lis, err := (&net.ListenConfig{}).Listen(tb.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	url := "http://" + lis.Addr().String() + "/repo.git"
+	if opts.BeforeClone != nil {
+		opts.BeforeClone(url)
+	}
 	env := append(os.Environ(), "HOME="+root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
 	clone := exec.CommandContext(tb.Context(), gitBin, "clone", "-q", "--bare", dir, filepath.Join(root, "repo.git"))
 	clone.Env = env
@@ -58,12 +72,15 @@ func Serve(tb testing.TB, dir string, opts Options) string {
 			backend.ServeHTTP(w, r)
 		})
 	}
-	lis, err := (&net.ListenConfig{}).Listen(tb.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	if opts.OnRequest != nil {
+		inner := handler
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			opts.OnRequest(r)
+			inner.ServeHTTP(w, r)
+		})
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
 	tb.Cleanup(func() { _ = srv.Close() })
-	return "http://" + lis.Addr().String() + "/repo.git"
+	return url
 }

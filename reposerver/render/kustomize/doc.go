@@ -42,10 +42,19 @@
 // used, as with kustomize's LoadRestrictionsNone: the repository, not the
 // kustomization directory, is the boundary.
 //
+// Remote bases (resources, bases and components at a Git URL) and
+// resources at an http(s) URL are fetched by the caller, never by
+// kustomize: ScanRemotes finds them in a checkout, the repository server
+// fetches them through its own Git layer and egress rules, and the
+// request carries them (render.Request.RemoteBases, FetchedFiles). Each
+// base is served at /remote/N, confined to its own repository's copy,
+// and a kustomization naming it sees a relative path there instead.
+//
 // Before kustomize sees a kustomization (or a builtin generator or
-// transformer configuration), its references are checked: remote bases
-// (Git URLs) and HTTP(S) files fail with ErrRemote, since kustomize would
-// clone or download them itself; helmCharts fail with ErrHelmUnsupported,
+// transformer configuration), its references are checked: a remote
+// reference the caller did not fetch (and any URL in other fields:
+// patches, generators, crds) fails with ErrRemote, since kustomize would
+// clone or download it itself; helmCharts fail with ErrHelmUnsupported,
 // since kustomize would run the helm binary. Exec, Go and KRM-function
 // plugins are disabled. Reads are bounded (one file, and all reads of a
 // render, by multiples of render.Limits), the output is decoded with

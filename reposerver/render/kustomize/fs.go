@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,24 +27,35 @@ import (
 // directory layout, and any absolute path outside it is refused.
 const virtualRoot = "/repo"
 
+// remoteRoot holds the copies of remote bases' repositories, one at
+// /remote/N each, and fetchedRoot the files of http(s) resources, at
+// /fetched/N/NAME.
+const (
+	remoteRoot  = "/remote"
+	fetchedRoot = "/fetched"
+)
+
 // errReadOnly is returned by every write: rendering never changes anything.
 var errReadOnly = errors.New("the repository file system is read-only")
 
 // repoFS is the filesys.FileSystem kustomize renders from. It serves the
 // checkout read-only and lazily from disk, confined to the repository root
 // (symlinks included), with a few files replaced by in-memory versions (the
-// app's kustomization with Argo CD's overrides applied). Every kustomization
-// it serves is checked for remote references and Helm charts before
-// kustomize sees it, since kustomize would fetch those itself. Reads stop
-// once ctx is done and are bounded in size.
+// app's kustomization with Argo CD's overrides applied). The remote bases
+// the caller fetched are served the same way, each confined to its own
+// repository's copy, and the kustomizations that name them (or files at a
+// URL the caller fetched) see their virtual paths instead. Every
+// kustomization it serves is checked for other remote references and Helm
+// charts before kustomize sees it, since kustomize would fetch those
+// itself. Reads stop once ctx is done and are bounded in size.
 type repoFS struct {
-	ctx  context.Context
-	root *os.Root
-	// dir is the repository root as given; ResolveInRoot resolves from it.
-	dir string
-	// realDir is dir with its own symlinks resolved.
-	realDir string
-	overlay map[string][]byte // virtual path -> content
+	ctx    context.Context
+	mounts []*mount
+	// overlay holds in-memory files by virtual path.
+	overlay map[string][]byte
+	// remotes maps a remote entry, as kustomizations write it, to the
+	// virtual path the caller fetched it to.
+	remotes map[string]string
 
 	maxFile int64 // bytes of one file
 
@@ -50,7 +64,17 @@ type repoFS struct {
 	refused error // first refusal (outside root, remote, helm), reported by Render
 }
 
-func newRepoFS(ctx context.Context, dir string, limits render.Limits) (*repoFS, error) {
+// mount is a directory tree served at a virtual path.
+type mount struct {
+	vroot string
+	root  *os.Root
+	// dir is the tree's root as given; ResolveInRoot resolves from it.
+	dir string
+	// realDir is dir with its own symlinks resolved.
+	realDir string
+}
+
+func newMount(vroot, dir string) (*mount, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("repository root must be absolute")
 	}
@@ -62,16 +86,56 @@ func newRepoFS(ctx context.Context, dir string, limits render.Limits) (*repoFS, 
 	if err != nil {
 		return nil, fmt.Errorf("open repository root: %w", cause(err))
 	}
-	limits = limits.WithDefaults()
-	return &repoFS{
+	return &mount{vroot: vroot, root: root, dir: dir, realDir: realDir}, nil
+}
+
+// newRepoFS serves req's checkout at virtualRoot, with its remote bases
+// and fetched files.
+func newRepoFS(ctx context.Context, req render.Request) (*repoFS, error) {
+	limits := req.Limits.WithDefaults()
+	f := &repoFS{
 		ctx:     ctx,
-		root:    root,
-		dir:     dir,
-		realDir: realDir,
 		overlay: map[string][]byte{},
+		remotes: map[string]string{},
 		maxFile: limits.MaxCombinedSize,
 		budget:  readBudgetFactor * limits.MaxCombinedSize,
-	}, nil
+	}
+	m, err := newMount(virtualRoot, req.RepoRoot)
+	if err != nil {
+		return nil, err
+	}
+	f.mounts = append(f.mounts, m)
+	byRoot := map[string]string{}
+	for _, ref := range slices.Sorted(maps.Keys(req.RemoteBases)) {
+		b := req.RemoteBases[ref]
+		vroot, ok := byRoot[b.Root]
+		if !ok {
+			vroot = fmt.Sprintf("%s/%d", remoteRoot, len(byRoot))
+			m, err := newMount(vroot, b.Root)
+			if err != nil {
+				f.close()
+				return nil, fmt.Errorf("remote base %q: %w", ref, err)
+			}
+			f.mounts = append(f.mounts, m)
+			byRoot[b.Root] = vroot
+		}
+		f.remotes[ref] = path.Join(vroot, b.Path)
+	}
+	n := 0
+	for _, ref := range slices.Sorted(maps.Keys(req.FetchedFiles)) {
+		if !isRemoteFile(ref) {
+			continue
+		}
+		name := "file.yaml"
+		if u, err := url.Parse(ref); err == nil && path.Base(u.Path) != "/" && path.Base(u.Path) != "." {
+			name = path.Base(u.Path)
+		}
+		vpath := fmt.Sprintf("%s/%d/%s", fetchedRoot, n, name)
+		n++
+		f.overlay[vpath] = req.FetchedFiles[ref]
+		f.remotes[ref] = vpath
+	}
+	return f, nil
 }
 
 // readBudgetFactor bounds the bytes one render may read, as a multiple of
@@ -79,7 +143,11 @@ func newRepoFS(ctx context.Context, dir string, limits render.Limits) (*repoFS, 
 // per use, so input may exceed output, but not without bound.
 const readBudgetFactor = 4
 
-func (f *repoFS) close() { _ = f.root.Close() }
+func (f *repoFS) close() {
+	for _, m := range f.mounts {
+		_ = m.root.Close()
+	}
+}
 
 // refuse records err (outside the root, remote, too large) as the reason
 // the render failed, unless an earlier refusal is recorded, and returns it.
@@ -100,51 +168,58 @@ func (f *repoFS) refusal() error {
 }
 
 // virtualPath cleans name (absolute, or relative to the virtual root) and
-// returns it with its path relative to the repository root.
-func (f *repoFS) virtualPath(name string) (vpath, rel string, err error) {
+// returns the mount it is in, with its path relative to the mount's root.
+// An overlay file outside every mount has no mount.
+func (f *repoFS) virtualPath(name string) (m *mount, vpath, rel string, err error) {
 	if err := f.ctx.Err(); err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
 	name = filepath.ToSlash(name)
 	if !path.IsAbs(name) {
 		name = path.Join(virtualRoot, name)
 	}
 	vpath = path.Clean(name)
-	switch {
-	case vpath == virtualRoot:
-		return vpath, ".", nil
-	case strings.HasPrefix(vpath, virtualRoot+"/"):
-		return vpath, vpath[len(virtualRoot)+1:], nil
-	}
-	return "", "", f.refuse(fmt.Errorf("%q: %w", shownPath(vpath), render.ErrOutsideRoot))
-}
-
-// resolve maps name to a path relative to the repository root with every
-// symlink resolved, refusing anything that leaves the root.
-func (f *repoFS) resolve(name string) (vpath, rel string, err error) {
-	vpath, rel, err = f.virtualPath(name)
-	if err != nil {
-		return "", "", err
+	for _, m := range f.mounts {
+		switch {
+		case vpath == m.vroot:
+			return m, vpath, ".", nil
+		case strings.HasPrefix(vpath, m.vroot+"/"):
+			return m, vpath, vpath[len(m.vroot)+1:], nil
+		}
 	}
 	if _, ok := f.overlay[vpath]; ok {
-		return vpath, rel, nil
+		return nil, vpath, path.Base(vpath), nil
 	}
-	abs, err := render.ResolveInRoot(f.dir, rel)
+	return nil, "", "", f.refuse(fmt.Errorf("%q: %w", shownPath(vpath), render.ErrOutsideRoot))
+}
+
+// resolve maps name to its mount and its path relative to the mount's
+// root with every symlink resolved, refusing anything that leaves the
+// mount.
+func (f *repoFS) resolve(name string) (m *mount, vpath, rel string, err error) {
+	m, vpath, rel, err = f.virtualPath(name)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if _, ok := f.overlay[vpath]; ok {
+		return m, vpath, rel, nil
+	}
+	abs, err := render.ResolveInRoot(m.dir, rel)
 	if err != nil {
 		if errors.Is(err, render.ErrOutsideRoot) {
-			return "", "", f.refuse(err)
+			return nil, "", "", f.refuse(err)
 		}
-		return "", "", err
+		return nil, "", "", err
 	}
-	resolved, err := filepath.Rel(f.realDir, abs)
+	resolved, err := filepath.Rel(m.realDir, abs)
 	if err != nil || resolved == ".." || strings.HasPrefix(resolved, "../") {
-		return "", "", f.refuse(fmt.Errorf("%q: %w", shownPath(vpath), render.ErrOutsideRoot))
+		return nil, "", "", f.refuse(fmt.Errorf("%q: %w", shownPath(vpath), render.ErrOutsideRoot))
 	}
 	resolved = filepath.ToSlash(resolved)
 	if resolved == "." {
-		return virtualRoot, ".", nil
+		return m, m.vroot, ".", nil
 	}
-	return virtualRoot + "/" + resolved, resolved, nil
+	return m, m.vroot + "/" + resolved, resolved, nil
 }
 
 // shownPath is a virtual path as messages show it.
@@ -155,19 +230,19 @@ func shownPath(vpath string) string {
 	return vpath
 }
 
-func (f *repoFS) stat(name string) (vpath, rel string, fi fs.FileInfo, err error) {
-	vpath, rel, err = f.resolve(name)
+func (f *repoFS) stat(name string) (vpath string, fi fs.FileInfo, err error) {
+	m, vpath, rel, err := f.resolve(name)
 	if err != nil {
-		return "", "", nil, err
+		return "", nil, err
 	}
 	if data, ok := f.overlay[vpath]; ok {
-		return vpath, rel, memInfo{name: path.Base(vpath), size: int64(len(data))}, nil
+		return vpath, memInfo{name: path.Base(vpath), size: int64(len(data))}, nil
 	}
-	fi, err = f.root.Stat(rel)
+	fi, err = m.root.Stat(rel)
 	if err != nil {
-		return "", "", nil, fmt.Errorf("stat %q: %w", shownPath(vpath), cause(err))
+		return "", nil, fmt.Errorf("stat %q: %w", shownPath(vpath), cause(err))
 	}
-	return vpath, rel, fi, nil
+	return vpath, fi, nil
 }
 
 // Create implements filesys.FileSystem; the file system is read-only.
@@ -187,14 +262,14 @@ func (f *repoFS) WriteFile(string, []byte) error { return errReadOnly }
 
 // Open implements filesys.FileSystem for reading.
 func (f *repoFS) Open(name string) (filesys.File, error) {
-	vpath, rel, err := f.resolve(name)
+	m, vpath, rel, err := f.resolve(name)
 	if err != nil {
 		return nil, err
 	}
 	if data, ok := f.overlay[vpath]; ok {
 		return &memFile{Reader: bytes.NewReader(data), info: memInfo{name: path.Base(vpath), size: int64(len(data))}}, nil
 	}
-	file, err := f.root.Open(rel)
+	file, err := m.root.Open(rel)
 	if err != nil {
 		return nil, fmt.Errorf("open %q: %w", shownPath(vpath), cause(err))
 	}
@@ -203,23 +278,26 @@ func (f *repoFS) Open(name string) (filesys.File, error) {
 
 // IsDir implements filesys.FileSystem.
 func (f *repoFS) IsDir(name string) bool {
-	_, _, fi, err := f.stat(name)
+	_, fi, err := f.stat(name)
 	return err == nil && fi.IsDir()
 }
 
 // Exists implements filesys.FileSystem.
 func (f *repoFS) Exists(name string) bool {
-	_, _, _, err := f.stat(name)
+	_, _, err := f.stat(name)
 	return err == nil
 }
 
 // ReadDir implements filesys.FileSystem: the names in the directory.
 func (f *repoFS) ReadDir(name string) ([]string, error) {
-	vpath, rel, err := f.resolve(name)
+	m, vpath, rel, err := f.resolve(name)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := fs.ReadDir(f.root.FS(), rel)
+	if m == nil {
+		return nil, fmt.Errorf("read directory %q: not a directory", shownPath(vpath))
+	}
+	entries, err := fs.ReadDir(m.root.FS(), rel)
 	if err != nil {
 		return nil, fmt.Errorf("read directory %q: %w", shownPath(vpath), cause(err))
 	}
@@ -234,7 +312,7 @@ func (f *repoFS) ReadDir(name string) ([]string, error) {
 // system it resolves symlinks and splits off the file name unless the whole
 // path is a directory.
 func (f *repoFS) CleanedAbs(name string) (filesys.ConfirmedDir, string, error) {
-	vpath, _, fi, err := f.stat(name)
+	vpath, fi, err := f.stat(name)
 	if err != nil {
 		return "", "", err
 	}
@@ -247,19 +325,19 @@ func (f *repoFS) CleanedAbs(name string) (filesys.ConfirmedDir, string, error) {
 // Glob implements filesys.FileSystem. Patterns are matched inside the
 // repository only.
 func (f *repoFS) Glob(pattern string) ([]string, error) {
-	vpath, rel, err := f.virtualPath(pattern)
+	m, vpath, rel, err := f.virtualPath(pattern)
 	if err != nil {
 		return nil, err
 	}
-	if rel == "." {
+	if m == nil || rel == "." {
 		return []string{vpath}, nil
 	}
-	matches, err := fs.Glob(f.root.FS(), rel)
+	matches, err := fs.Glob(m.root.FS(), rel)
 	if err != nil {
 		return nil, fmt.Errorf("glob %q: %w", shownPath(vpath), err)
 	}
-	for i, m := range matches {
-		matches[i] = virtualRoot + "/" + m
+	for i, match := range matches {
+		matches[i] = m.vroot + "/" + match
 	}
 	return matches, nil
 }
@@ -268,13 +346,13 @@ func (f *repoFS) Glob(pattern string) ([]string, error) {
 // kustomization or builtin plugin configuration is checked for references
 // kustomize would fetch over the network before it is returned.
 func (f *repoFS) ReadFile(name string) ([]byte, error) {
-	vpath, rel, err := f.resolve(name)
+	m, vpath, rel, err := f.resolve(name)
 	if err != nil {
 		return nil, err
 	}
 	data, ok := f.overlay[vpath]
 	if !ok {
-		data, err = f.readDisk(vpath, rel)
+		data, err = f.readDisk(m, vpath, rel)
 		if err != nil {
 			return nil, err
 		}
@@ -282,14 +360,17 @@ func (f *repoFS) ReadFile(name string) ([]byte, error) {
 	if err := f.take(int64(len(data))); err != nil {
 		return nil, err
 	}
+	if data, err = f.placeRemotes(vpath, data); err != nil {
+		return nil, f.refuse(fmt.Errorf("%s: %w", shownPath(vpath), err))
+	}
 	if err := checkFile(path.Base(vpath), data); err != nil {
 		return nil, f.refuse(fmt.Errorf("%s: %w", shownPath(vpath), err))
 	}
 	return data, nil
 }
 
-func (f *repoFS) readDisk(vpath, rel string) ([]byte, error) {
-	file, err := f.root.Open(rel)
+func (f *repoFS) readDisk(m *mount, vpath, rel string) ([]byte, error) {
+	file, err := m.root.Open(rel)
 	if err != nil {
 		return nil, fmt.Errorf("read %q: %w", shownPath(vpath), cause(err))
 	}
@@ -327,11 +408,20 @@ func (f *repoFS) take(n int64) error {
 
 // Walk implements filesys.FileSystem inside the repository.
 func (f *repoFS) Walk(name string, walkFn filepath.WalkFunc) error {
-	vpath, rel, err := f.resolve(name)
+	m, vpath, rel, err := f.resolve(name)
 	if err != nil {
 		return err
 	}
-	return fs.WalkDir(f.root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
+	if m == nil {
+		fi, err := f.Open(vpath)
+		if err != nil {
+			return walkFn(vpath, nil, err)
+		}
+		info, err := fi.Stat()
+		_ = fi.Close()
+		return walkFn(vpath, info, err)
+	}
+	return fs.WalkDir(m.root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
 		if ctxErr := f.ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}

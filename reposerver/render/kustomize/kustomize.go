@@ -35,7 +35,7 @@ func Render(ctx context.Context, req render.Request) ([]*unstructured.Unstructur
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fsys, err := newRepoFS(ctx, req.RepoRoot, req.Limits)
+	fsys, err := newRepoFS(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize: %w", err)
 	}
@@ -87,7 +87,7 @@ func Render(ctx context.Context, req render.Request) ([]*unstructured.Unstructur
 // returns the app directory as kustomize sees it and whether the
 // kustomization sets its own OpenAPI schema.
 func prepare(fsys *repoFS, appPath string, req render.Request) (string, bool, error) {
-	appDir, _, err := fsys.resolve(appPath)
+	_, appDir, _, err := fsys.resolve(appPath)
 	if err != nil {
 		return "", false, err
 	}
@@ -148,7 +148,7 @@ func resolveComponents(fsys *repoFS, appDir string, components []string, ignoreM
 		}
 		var found []string
 		for _, m := range matches {
-			if _, _, err := fsys.resolve(m); err != nil {
+			if _, _, _, err := fsys.resolve(m); err != nil {
 				return nil, fmt.Errorf("component %q: %w", c, err)
 			}
 			found = append(found, relTo(appDir, m))

@@ -15,9 +15,9 @@ import (
 )
 
 // ErrRemote is wrapped when a kustomization refers to something kustomize
-// would fetch itself: a remote base (a Git URL in resources or components)
-// or a file over HTTP(S). Rendering reads the checked-out repository only.
-var ErrRemote = errors.New("remote bases and URLs are not supported; vendor them into the repository")
+// would fetch itself that the caller did not fetch: a URL outside
+// resources, bases and components (a patch, a generator's file).
+var ErrRemote = errors.New("a URL the repository server did not fetch (it fetches those in resources, bases and components; vendor others into the repository)")
 
 // ErrHelmUnsupported is wrapped when a kustomization inflates Helm charts
 // (helmCharts, helmGlobals or a HelmChartInflationGenerator): kustomize
