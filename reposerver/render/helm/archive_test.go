@@ -123,12 +123,12 @@ func TestExtractChart(t *testing.T) {
 		{
 			name:    "entry climbing out",
 			entries: []tarEntry{chartYAML, {name: "mychart/../../evil.yaml", body: "x"}},
-			wantMsg: "leaves the chart directory",
+			wantMsg: "leaves the archive's root",
 		},
 		{
 			name:    "absolute entry",
 			entries: []tarEntry{chartYAML, {name: "mychart//etc/cron.d/x", body: "x"}},
-			wantMsg: "leaves the chart directory",
+			wantMsg: "absolute path",
 		},
 		{
 			name:    "no Chart.yaml",
@@ -138,7 +138,7 @@ func TestExtractChart(t *testing.T) {
 		{
 			name:    "Chart.yaml at the top",
 			entries: []tarEntry{{name: "Chart.yaml", body: "name: x\n"}},
-			wantMsg: "not inside a top directory",
+			wantMsg: "no Chart.yaml in the chart's top directory",
 		},
 		{
 			name:    "one file too large",

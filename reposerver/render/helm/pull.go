@@ -20,6 +20,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/reposerver/archive"
 )
 
 // Download limits used where a DownloadLimits field is zero.
@@ -30,15 +32,16 @@ const (
 	DefaultMaxChartSize int64 = 20 << 20
 	// DefaultMaxDecompressedSize bounds an unpacked chart: 100 MiB, as
 	// Helm's own loader does.
-	DefaultMaxDecompressedSize int64 = 100 << 20
+	DefaultMaxDecompressedSize = archive.DefaultMaxSize
 )
 
 // maxChartFileSize bounds one file of a chart, as Helm's loader does.
-const maxChartFileSize int64 = 5 << 20
+const maxChartFileSize = archive.DefaultMaxFileSize
 
 // ErrDownloadTooLarge is wrapped when an index, a chart archive or an
-// unpacked chart exceeds its DownloadLimits.
-var ErrDownloadTooLarge = errors.New("download size limit exceeded")
+// unpacked chart exceeds its DownloadLimits. It is archive.ErrTooLarge,
+// which OCI artifact pulls wrap too.
+var ErrDownloadTooLarge = archive.ErrTooLarge
 
 // DownloadLimits bound what Pull fetches and unpacks.
 type DownloadLimits struct {
