@@ -3,7 +3,6 @@ package archive
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"io/fs"
 	"os"
@@ -13,50 +12,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
-
-type entry struct {
-	name     string
-	body     string
-	size     int64 // zeros instead of body when > 0
-	typeflag byte
-	link     string
-}
-
-func tarGz(t testing.TB, entries []entry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, e := range entries {
-		hd := &tar.Header{Name: e.name, Mode: 0o644, Typeflag: e.typeflag, Linkname: e.link}
-		if hd.Typeflag == 0 {
-			hd.Typeflag = tar.TypeReg
-		}
-		body := []byte(e.body)
-		if e.size > 0 {
-			body = make([]byte, e.size)
-		}
-		if hd.Typeflag == tar.TypeReg {
-			hd.Size = int64(len(body))
-		}
-		if err := tw.WriteHeader(hd); err != nil {
-			t.Fatal(err)
-		}
-		if hd.Typeflag == tar.TypeReg {
-			if _, err := tw.Write(body); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // tree lists dir: files as "path", links as "path -> target".
 func tree(t testing.TB, dir string) []string {
@@ -86,106 +44,106 @@ func tree(t testing.TB, dir string) []string {
 }
 
 func TestExtractTarGz(t *testing.T) {
-	cm := entry{name: "apps/cm.yaml", body: "kind: ConfigMap\n"}
+	cm := reposervertest.TarEntry{Name: "apps/cm.yaml", Body: "kind: ConfigMap\n"}
 	tests := []struct {
-		name    string
-		entries []entry
+		Name    string
+		entries []reposervertest.TarEntry
 		opts    Options
 		want    []string
 		wantErr error
 		wantMsg string
 	}{
 		{
-			name:    "files and directories",
-			entries: []entry{{name: "./", typeflag: tar.TypeDir}, {name: "apps/", typeflag: tar.TypeDir}, cm, {name: "./base/k.yaml", body: "a: 1\n"}},
+			Name:    "files and directories",
+			entries: []reposervertest.TarEntry{{Name: "./", Type: tar.TypeDir}, {Name: "apps/", Type: tar.TypeDir}, cm, {Name: "./base/k.yaml", Body: "a: 1\n"}},
 			want:    []string{"apps/cm.yaml", "base/k.yaml"},
 		},
 		{
-			name:    "strip the top directory",
-			entries: []entry{{name: "top.txt", body: "x"}, {name: "chart/Chart.yaml", body: "name: c\n"}},
+			Name:    "strip the top directory",
+			entries: []reposervertest.TarEntry{{Name: "top.txt", Body: "x"}, {Name: "chart/Chart.yaml", Body: "Name: c\n"}},
 			opts:    Options{StripTop: true},
 			want:    []string{"Chart.yaml"},
 		},
 		{
-			name:    "links inside are written last",
-			entries: []entry{{name: "apps/base", typeflag: tar.TypeSymlink, link: "../base"}, {name: "base/k.yaml", body: "a: 1\n"}},
+			Name:    "links inside are written last",
+			entries: []reposervertest.TarEntry{{Name: "apps/base", Type: tar.TypeSymlink, Link: "../base"}, {Name: "base/k.yaml", Body: "a: 1\n"}},
 			opts:    Options{Links: true},
 			want:    []string{"apps/base -> ../base", "base/k.yaml"},
 		},
 		{
-			name:    "links skipped without Links",
-			entries: []entry{cm, {name: "apps/passwd", typeflag: tar.TypeSymlink, link: "/etc/passwd"}, {name: "apps/hard", typeflag: tar.TypeLink, link: "apps/cm.yaml"}},
+			Name:    "links skipped without Links",
+			entries: []reposervertest.TarEntry{cm, {Name: "apps/passwd", Type: tar.TypeSymlink, Link: "/etc/passwd"}, {Name: "apps/hard", Type: tar.TypeLink, Link: "apps/cm.yaml"}},
 			want:    []string{"apps/cm.yaml"},
 		},
 		{
-			name:    "entry climbing out",
-			entries: []entry{{name: "apps/../../evil.yaml", body: "x"}},
+			Name:    "entry climbing out",
+			entries: []reposervertest.TarEntry{{Name: "apps/../../evil.yaml", Body: "x"}},
 			wantMsg: "leaves the archive's root",
 		},
 		{
-			name:    "absolute entry",
-			entries: []entry{{name: "/etc/cron.d/x", body: "x"}},
+			Name:    "absolute entry",
+			entries: []reposervertest.TarEntry{{Name: "/etc/cron.d/x", Body: "x"}},
 			wantMsg: "absolute path",
 		},
 		{
-			name:    "absolute symlink",
-			entries: []entry{{name: "apps/passwd", typeflag: tar.TypeSymlink, link: "/etc/passwd"}},
+			Name:    "absolute symlink",
+			entries: []reposervertest.TarEntry{{Name: "apps/passwd", Type: tar.TypeSymlink, Link: "/etc/passwd"}},
 			opts:    Options{Links: true},
 			wantMsg: "outside the archive's root",
 		},
 		{
-			name:    "symlink climbing out",
-			entries: []entry{{name: "apps/up", typeflag: tar.TypeSymlink, link: "../../.."}},
+			Name:    "symlink climbing out",
+			entries: []reposervertest.TarEntry{{Name: "apps/up", Type: tar.TypeSymlink, Link: "../../.."}},
 			opts:    Options{Links: true},
 			wantMsg: "outside the archive's root",
 		},
 		{
-			name: "symlink below a symlink",
-			entries: []entry{
-				{name: "a/b/c", typeflag: tar.TypeSymlink, link: "../.."},
-				{name: "a/b/c/l", typeflag: tar.TypeSymlink, link: "../x"},
+			Name: "symlink below a symlink",
+			entries: []reposervertest.TarEntry{
+				{Name: "a/b/c", Type: tar.TypeSymlink, Link: "../.."},
+				{Name: "a/b/c/l", Type: tar.TypeSymlink, Link: "../x"},
 			},
 			opts:    Options{Links: true},
 			wantMsg: "lies below symlink",
 		},
 		{
-			name: "symlink leaving through another",
-			entries: []entry{
-				{name: "a/b/c", typeflag: tar.TypeSymlink, link: ".."},
-				{name: "l", typeflag: tar.TypeSymlink, link: "a/b/c/../../../etc"},
+			Name: "symlink leaving through another",
+			entries: []reposervertest.TarEntry{
+				{Name: "a/b/c", Type: tar.TypeSymlink, Link: ".."},
+				{Name: "l", Type: tar.TypeSymlink, Link: "a/b/c/../../../etc"},
 			},
 			opts:    Options{Links: true},
 			wantMsg: "outside",
 		},
 		{
-			name:    "hard link",
-			entries: []entry{cm, {name: "apps/hard", typeflag: tar.TypeLink, link: "apps/cm.yaml"}},
+			Name:    "hard link",
+			entries: []reposervertest.TarEntry{cm, {Name: "apps/hard", Type: tar.TypeLink, Link: "apps/cm.yaml"}},
 			opts:    Options{Links: true},
 			wantMsg: "hard link",
 		},
 		{
-			name:    "too many entries",
-			entries: []entry{cm, cm, cm},
+			Name:    "too many entries",
+			entries: []reposervertest.TarEntry{cm, cm, cm},
 			opts:    Options{Limits: Limits{MaxEntries: 2}},
 			wantErr: ErrTooLarge,
 		},
 		{
-			name:    "one file too large",
-			entries: []entry{{name: "big.bin", size: 1 << 10}},
+			Name:    "one file too large",
+			entries: []reposervertest.TarEntry{{Name: "big.bin", Size: 1 << 10}},
 			opts:    Options{Limits: Limits{MaxFileSize: 1 << 9}},
 			wantErr: ErrTooLarge,
 		},
 		{
-			name:    "too much in all",
-			entries: []entry{{name: "a.bin", size: 600}, {name: "b.bin", size: 600}},
+			Name:    "too much in all",
+			entries: []reposervertest.TarEntry{{Name: "a.bin", Size: 600}, {Name: "b.bin", Size: 600}},
 			opts:    Options{Limits: Limits{MaxSize: 1000}},
 			wantErr: ErrTooLarge,
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			dest := filepath.Join(t.TempDir(), "out")
-			err := ExtractTarGz(bytes.NewReader(tarGz(t, tc.entries)), dest, tc.opts)
+			err := ExtractTarGz(bytes.NewReader(reposervertest.TarGz(t, tc.entries...)), dest, tc.opts)
 			switch {
 			case tc.wantErr != nil:
 				if !errors.Is(err, tc.wantErr) {
