@@ -128,7 +128,7 @@ func TestLookupBadSecret(t *testing.T) {
 	store := repocreds.New(cluster.Client, ns)
 	for url, want := range map[string]string{
 		"https://git.example.com/org/app":      "repository secret " + ns + "/broken: url must not embed credentials",
-		"https://git.example.com/team/service": "repository secret " + ns + "/broken-template: type \"svn\": want git or helm",
+		"https://git.example.com/team/service": "repository secret " + ns + "/broken-template: type \"svn\": want git, helm or oci",
 	} {
 		_, err := store.Lookup(t.Context(), url, "")
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter") {
