@@ -3,7 +3,6 @@ package archive
 import (
 	"archive/tar"
 	"bytes"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -144,22 +143,11 @@ func TestExtractTarGz(t *testing.T) {
 		t.Run(tc.Name, func(t *testing.T) {
 			dest := filepath.Join(t.TempDir(), "out")
 			err := ExtractTarGz(bytes.NewReader(reposervertest.TarGz(t, tc.entries...)), dest, tc.opts)
-			switch {
-			case tc.wantErr != nil:
-				if !errors.Is(err, tc.wantErr) {
-					t.Fatalf("err = %v, want %v", err, tc.wantErr)
-				}
-			case tc.wantMsg != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Fatalf("err = %v, want one containing %q", err, tc.wantMsg)
-				}
-			default:
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(tree(t, dest), tc.want); diff != "" {
-					t.Errorf("files (-got +want):\n%s", diff)
-				}
+			if reposervertest.WantError(t, err, tc.wantErr, tc.wantMsg) {
+				return
+			}
+			if diff := cmp.Diff(tree(t, dest), tc.want); diff != "" {
+				t.Errorf("files (-got +want):\n%s", diff)
 			}
 		})
 	}

@@ -6,10 +6,12 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/pem"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/distribution/distribution/v3/configuration"
@@ -180,4 +182,28 @@ func TarGz(tb testing.TB, entries ...TarEntry) []byte {
 // Digest is the sha256 digest of data.
 func Digest(data []byte) string {
 	return digest.FromBytes(data).String()
+}
+
+// WantError checks err against a table test's expectation: wrapping
+// target when it is not nil, else holding substr when that is not "".
+// It reports whether an error was expected, so the caller checks the
+// success case only when it returns false.
+func WantError(tb testing.TB, err, target error, substr string) bool {
+	tb.Helper()
+	switch {
+	case target != nil:
+		if !errors.Is(err, target) {
+			tb.Fatalf("err = %v, want %v", err, target)
+		}
+	case substr != "":
+		if err == nil || !strings.Contains(err.Error(), substr) {
+			tb.Fatalf("err = %v, want one containing %q", err, substr)
+		}
+	default:
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return false
+	}
+	return true
 }

@@ -3,11 +3,9 @@ package helm
 import (
 	"archive/tar"
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,22 +109,11 @@ func TestExtractChart(t *testing.T) {
 				lim = lim.WithDefaults()
 			}
 			err := extractChart(bytes.NewReader(reposervertest.TarGz(t, tc.entries...)), dest, lim)
-			switch {
-			case tc.wantErr != nil:
-				if !errors.Is(err, tc.wantErr) {
-					t.Fatalf("err = %v, want %v", err, tc.wantErr)
-				}
-			case tc.wantMsg != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Fatalf("err = %v, want one containing %q", err, tc.wantMsg)
-				}
-			default:
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(listFiles(t, dest), tc.wantFiles); diff != "" {
-					t.Errorf("files (-got +want):\n%s", diff)
-				}
+			if reposervertest.WantError(t, err, tc.wantErr, tc.wantMsg) {
+				return
+			}
+			if diff := cmp.Diff(listFiles(t, dest), tc.wantFiles); diff != "" {
+				t.Errorf("files (-got +want):\n%s", diff)
 			}
 		})
 	}
