@@ -4088,7 +4088,7 @@ func (v *RemoveClusterResponse) GetRemoveCluster() string { return v.RemoveClust
 type RepositoryInput struct {
 	// The URL (https, http, ssh or scp-style; an OCI registry for Helm with enableOCI); a URL prefix for a template.
 	Url string `json:"url"`
-	// git (default) or helm.
+	// git (default), helm, or oci (OCI artifacts holding manifests).
 	Type *string `json:"type"`
 	// A display name (needed for Helm repositories).
 	Name *string `json:"name"`
@@ -4170,7 +4170,7 @@ type RepositorySummary struct {
 	Url string `json:"url"`
 	// The only project that may use it; empty means any.
 	Project string `json:"project"`
-	// git or helm.
+	// git, helm or oci.
 	Type string `json:"type"`
 	// Whether credentials are configured.
 	HasCredentials bool `json:"hasCredentials"`

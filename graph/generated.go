@@ -4359,7 +4359,7 @@ A repository or credential template, with its (write-only) credentials.
 input RepositoryInput {
   "The URL (https, http, ssh or scp-style; an OCI registry for Helm with enableOCI); a URL prefix for a template."
   url: String!
-  "git (default) or helm."
+  "git (default), helm, or oci (OCI artifacts holding manifests)."
   type: String
   "A display name (needed for Helm repositories)."
   name: String
@@ -4967,7 +4967,7 @@ type Repository implements Node {
   url: String!
   "The only project that may use it; empty means any."
   project: String!
-  "git or helm."
+  "git, helm or oci."
   type: String!
   "Whether credentials are configured."
   hasCredentials: Boolean!

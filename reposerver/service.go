@@ -18,9 +18,11 @@ type Service interface {
 	// GenerateManifests renders the source at the requested revision.
 	GenerateManifests(ctx context.Context, req ManifestRequest) (*ManifestResponse, error)
 	// ResolveRevision turns a branch, tag, semver constraint, short SHA or
-	// HEAD into a commit SHA (Git) or a chart version (Helm).
+	// HEAD into a commit SHA (Git), a chart version (Helm), or a tag,
+	// constraint or digest into a manifest digest (an OCI artifact).
 	ResolveRevision(ctx context.Context, repo Repository, revision string) (string, error)
-	// ListRefs lists the branches and tags of a Git repository.
+	// ListRefs lists the branches and tags of a Git repository, or the
+	// tags of an OCI repository.
 	ListRefs(ctx context.Context, repo Repository) (git.Refs, error)
 	// GetAppDetails reports the detected tool and its options (Helm values
 	// files and parameters, Kustomize images) for a source.
@@ -50,6 +52,9 @@ type RepoType string
 const (
 	RepoTypeGit  RepoType = "git"
 	RepoTypeHelm RepoType = "helm"
+	// RepoTypeOCI is an OCI repository whose artifacts hold manifests
+	// (Argo CD's OCI source); an oci:// URL without a chart is one too.
+	RepoTypeOCI RepoType = "oci"
 )
 
 // Credentials authenticate to a repository. They never appear in logs or
@@ -59,11 +64,14 @@ type Credentials = git.Credentials
 // Repository identifies a source repository and how to reach it.
 type Repository struct {
 	URL  string
-	Type RepoType // "" means git, or helm when the source names a chart
+	Type RepoType // "" means git, helm when the source names a chart, oci for an oci:// URL without one
 	// EnableOCI treats a Helm repository URL without a scheme as an OCI
 	// registry.
-	EnableOCI   bool
-	Credentials *Credentials
+	EnableOCI bool
+	// InsecureOCIForceHTTP reaches an OCI registry over plain HTTP
+	// (Argo CD's insecureOCIForceHttp).
+	InsecureOCIForceHTTP bool
+	Credentials          *Credentials
 }
 
 // ManifestRequest asks for the manifests of one application source.
@@ -162,7 +170,8 @@ type RefSource struct {
 // ManifestResponse is the result of a render.
 type ManifestResponse struct {
 	Manifests []*unstructured.Unstructured
-	// Revision is the commit SHA, or the chart version, rendered.
+	// Revision is the commit SHA, the chart version, or the OCI
+	// artifact's manifest digest (sha256:...), rendered.
 	Revision   string
 	SourceType v1alpha1.ApplicationSourceType
 	// Cached reports whether the manifests came from the cache.

@@ -75,7 +75,7 @@ type Repository struct {
 	URL, Name string
 	// Project scopes the repository to one AppProject; empty: global.
 	Project string
-	// Type is git (default) or helm.
+	// Type is git (default), helm or oci.
 	Type                                string
 	Username, Password                  string
 	SSHPrivateKey                       string
@@ -89,8 +89,8 @@ func (r Repository) Validate() error {
 	if r.URL == "" {
 		return invalid("url is required")
 	}
-	if r.Type != "" && r.Type != "git" && r.Type != "helm" {
-		return invalid("type must be git or helm, got %q", r.Type)
+	if r.Type != "" && r.Type != "git" && r.Type != "helm" && r.Type != "oci" {
+		return invalid("type must be git, helm or oci, got %q", r.Type)
 	}
 	if (r.Username == "") != (r.Password == "") {
 		return invalid("username and password go together")
@@ -99,7 +99,7 @@ func (r Repository) Validate() error {
 		return err
 	}
 	scpStyle := strings.HasPrefix(r.URL, "git@") && !strings.Contains(r.URL, "://")
-	if scpStyle || (r.EnableOCI && !strings.Contains(r.URL, "://")) {
+	if scpStyle || ((r.EnableOCI || r.Type == "oci") && !strings.Contains(r.URL, "://")) {
 		return nil // user@host:path, or an OCI registry without a scheme
 	}
 	u, err := url.Parse(r.URL)

@@ -36,6 +36,8 @@ func TestSourceAllowed(t *testing.T) {
 		{"https and ssh differ", []string{"https://github.com/org/*"}, "git@github.com:org/repo", "~is not permitted"},
 		{"helm repository", []string{"https://charts.example.com"}, "https://charts.example.com/", ""},
 		{"oci repository", []string{"oci://registry.example.com/charts/*"}, "oci://registry.example.com/charts/app", ""},
+		{"other oci repository refused", []string{"oci://registry.example.com/team/*"}, "oci://registry.example.com/other/app", "~is not permitted"},
+		{"oci and https differ", []string{"https://registry.example.com/team/*"}, "oci://registry.example.com/team/app", "~is not permitted"},
 		{"negation denies", []string{"!https://gitlab.com/group/**", "*"}, "https://gitlab.com/group/sub/repo",
 			"application repo https://gitlab.com/group/sub/repo is not permitted in project 'team-a' (denied by sourceRepos entry '!https://gitlab.com/group/**')"},
 		{"negation lets others through", []string{"!https://gitlab.com/group/**", "*"}, "https://gitlab.com/other/repo", ""},

@@ -343,7 +343,7 @@ type RefreshApplicationInput struct {
 type RepositoryInput struct {
 	// The URL (https, http, ssh or scp-style; an OCI registry for Helm with enableOCI); a URL prefix for a template.
 	URL string `json:"url"`
-	// git (default) or helm.
+	// git (default), helm, or oci (OCI artifacts holding manifests).
 	Type *string `json:"type,omitempty"`
 	// A display name (needed for Helm repositories).
 	Name *string `json:"name,omitempty"`

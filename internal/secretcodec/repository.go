@@ -11,7 +11,9 @@ import (
 // (repo-creds) for every repository whose URL starts with URL.
 type Repository struct {
 	URL, Name, Project string
-	// Type is "git" (also when the key is absent) or "helm".
+	// Type is "git" (also when the key is absent), "helm" or "oci" (a
+	// registry of OCI artifacts holding manifests; its URL may leave out
+	// the oci:// scheme, as Argo CD allows).
 	Type string
 	// Username and Password log in over HTTPS (a token as password works
 	// too); BearerToken is sent as "Authorization: Bearer".
@@ -20,6 +22,8 @@ type Repository struct {
 	// PEM and go together.
 	SSHPrivateKey, TLSClientCertData, TLSClientCertKey string
 	Insecure, EnableOCI                                bool
+	// InsecureOCIForceHTTP reaches an OCI registry over plain HTTP.
+	InsecureOCIForceHTTP bool
 	// Template is set for a repo-creds Secret.
 	Template bool
 }
@@ -28,6 +32,7 @@ type Repository struct {
 const (
 	RepoTypeGit  = "git"
 	RepoTypeHelm = "helm"
+	RepoTypeOCI  = "oci"
 )
 
 // DecodeRepository reads a repository or repo-creds Secret. On error the
@@ -50,11 +55,11 @@ func DecodeRepository(sec *corev1.Secret) (Repository, error) {
 	switch r.Type = get("type"); r.Type {
 	case "":
 		r.Type = RepoTypeGit
-	case RepoTypeGit, RepoTypeHelm:
+	case RepoTypeGit, RepoTypeHelm, RepoTypeOCI:
 	default:
-		return fail("type %q: want git or helm", r.Type)
+		return fail("type %q: want git, helm or oci", r.Type)
 	}
-	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI} {
+	for key, dst := range map[string]*bool{"insecure": &r.Insecure, "enableOCI": &r.EnableOCI, "insecureOCIForceHttp": &r.InsecureOCIForceHTTP} {
 		b, err := parseBool(data, key)
 		if err != nil {
 			return fail("%s: want true or false", key)
@@ -107,6 +112,9 @@ func (r Repository) Data() map[string]string {
 	}
 	if r.EnableOCI {
 		data["enableOCI"] = "true"
+	}
+	if r.InsecureOCIForceHTTP {
+		data["insecureOCIForceHttp"] = "true"
 	}
 	return data
 }

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/graphcd/graphcd/internal/repourl"
+	"github.com/graphcd/graphcd/reposerver/revisioncache"
 )
 
 // Options configure a Client.
@@ -53,7 +54,7 @@ type Client struct {
 	log    *slog.Logger
 	netSem chan struct{}
 
-	cache   *revisionCache
+	cache   *revisioncache.Cache
 	resolve singleflight.Group
 
 	mu     sync.Mutex
@@ -79,7 +80,7 @@ func New(opts Options) *Client {
 		opts:   opts,
 		log:    log,
 		netSem: make(chan struct{}, opts.MaxParallel),
-		cache:  newRevisionCache(opts.RevisionCacheTTL),
+		cache:  revisioncache.New(opts.RevisionCacheTTL),
 		copies: map[string]*workingCopy{},
 	}
 }

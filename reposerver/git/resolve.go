@@ -4,84 +4,19 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/graphcd/graphcd/internal/repourl"
+	"github.com/graphcd/graphcd/reposerver/revisioncache"
 )
-
-// maxCachedRevisions bounds the revision cache.
-const maxCachedRevisions = 10000
-
-type cacheKey struct{ repo, creds, revision string }
-
-type cacheEntry struct {
-	sha     string
-	expires time.Time
-}
-
-// revisionCache remembers resolved revisions for a TTL.
-type revisionCache struct {
-	ttl     time.Duration
-	mu      sync.Mutex
-	entries map[cacheKey]cacheEntry
-}
-
-func newRevisionCache(ttl time.Duration) *revisionCache {
-	return &revisionCache{ttl: ttl, entries: map[cacheKey]cacheEntry{}}
-}
-
-func (rc *revisionCache) get(k cacheKey) (string, bool) {
-	if rc.ttl < 0 {
-		return "", false
-	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	e, ok := rc.entries[k]
-	if !ok || time.Now().After(e.expires) {
-		return "", false
-	}
-	return e.sha, true
-}
-
-func (rc *revisionCache) put(k cacheKey, sha string) {
-	if rc.ttl < 0 {
-		return
-	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	now := time.Now()
-	if len(rc.entries) >= maxCachedRevisions {
-		for key, e := range rc.entries {
-			if now.After(e.expires) {
-				delete(rc.entries, key)
-			}
-		}
-		if len(rc.entries) >= maxCachedRevisions {
-			clear(rc.entries)
-		}
-	}
-	rc.entries[k] = cacheEntry{sha: sha, expires: now.Add(rc.ttl)}
-}
-
-func (rc *revisionCache) invalidate(repo string) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	for k := range rc.entries {
-		if k.repo == repo {
-			delete(rc.entries, k)
-		}
-	}
-}
 
 // InvalidateRevision forgets every cached resolution for repoURL, e.g. when
 // a webhook reports a push.
 func (c *Client) InvalidateRevision(repoURL string) {
 	if ep, err := parseURL(repoURL, true); err == nil {
-		c.cache.invalidate(ep.normalized)
+		c.cache.Invalidate(ep.normalized)
 	}
 }
 
@@ -106,21 +41,21 @@ func (c *Client) ResolveRevision(ctx context.Context, repoURL string, creds *Cre
 		}
 		return strings.ToLower(revision), nil
 	}
-	key := cacheKey{repo: ep.normalized, creds: creds.fingerprint(), revision: revision}
-	if sha, ok := c.cache.get(key); ok {
+	key := revisioncache.Key{Repo: ep.normalized, Creds: creds.fingerprint(), Revision: revision}
+	if sha, ok := c.cache.Get(key); ok {
 		return sha, nil
 	}
-	v, err, _ := c.resolve.Do(key.repo+"\x00"+key.creds+"\x00"+key.revision, func() (any, error) {
-		if sha, ok := c.cache.get(key); ok {
+	v, err, _ := c.resolve.Do(key.Repo+"\x00"+key.Creds+"\x00"+key.Revision, func() (any, error) {
+		if sha, ok := c.cache.Get(key); ok {
 			return sha, nil
 		}
 		sha, err := c.resolveRemote(ctx, ep, creds, revision)
 		if err != nil {
 			return "", err
 		}
-		c.cache.put(key, sha)
+		c.cache.Put(key, sha)
 		// The ls-remote just made is also proof of access.
-		c.cache.put(cacheKey{repo: key.repo, creds: key.creds, revision: accessChecked}, accessChecked)
+		c.cache.Put(revisioncache.Key{Repo: key.Repo, Creds: key.Creds, Revision: accessChecked}, accessChecked)
 		return sha, nil
 	})
 	if err != nil {
@@ -141,18 +76,18 @@ const accessChecked = "\x00access"
 // repository and credentials, remembered like a resolved revision (and
 // answered by any resolution those credentials made).
 func (c *Client) checkAccess(ctx context.Context, ep *endpoint, creds *Credentials) error {
-	key := cacheKey{repo: ep.normalized, creds: creds.fingerprint(), revision: accessChecked}
-	if _, ok := c.cache.get(key); ok {
+	key := revisioncache.Key{Repo: ep.normalized, Creds: creds.fingerprint(), Revision: accessChecked}
+	if _, ok := c.cache.Get(key); ok {
 		return nil
 	}
-	_, err, _ := c.resolve.Do(key.repo+"\x00"+key.creds+"\x00"+key.revision, func() (any, error) {
-		if _, ok := c.cache.get(key); ok {
+	_, err, _ := c.resolve.Do(key.Repo+"\x00"+key.Creds+"\x00"+key.Revision, func() (any, error) {
+		if _, ok := c.cache.Get(key); ok {
 			return nil, nil
 		}
 		if _, err := c.lsRemote(ctx, ep, creds); err != nil {
 			return nil, err
 		}
-		c.cache.put(key, accessChecked)
+		c.cache.Put(key, accessChecked)
 		return nil, nil
 	})
 	return err

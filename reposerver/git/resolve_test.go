@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -81,27 +80,5 @@ func TestResolveFromRefsAmbiguousShortSHA(t *testing.T) {
 	}
 	if _, _, err := resolveFromRefs(refs, "abcd"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
 		t.Fatalf("err = %v, want ambiguous", err)
-	}
-}
-
-func TestRevisionCacheExpiresAndInvalidates(t *testing.T) {
-	rc := newRevisionCache(time.Hour)
-	k := cacheKey{repo: "https://h/r", creds: "c", revision: "main"}
-	rc.put(k, sha('a'))
-	if got, ok := rc.get(k); !ok || got != sha('a') {
-		t.Fatalf("get = %q, %v", got, ok)
-	}
-	if _, ok := rc.get(cacheKey{repo: "https://h/r", creds: "other", revision: "main"}); ok {
-		t.Error("cache answered for other credentials")
-	}
-	rc.invalidate("https://h/r")
-	if _, ok := rc.get(k); ok {
-		t.Error("entry survived invalidate")
-	}
-	short := newRevisionCache(time.Nanosecond)
-	short.put(k, sha('a'))
-	time.Sleep(time.Millisecond)
-	if _, ok := short.get(k); ok {
-		t.Error("entry survived its TTL")
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/oci"
 	"github.com/graphcd/graphcd/reposerver/render"
 	"github.com/graphcd/graphcd/reposerver/render/helm"
 	"github.com/graphcd/graphcd/reposerver/render/kustomize"
@@ -36,12 +37,16 @@ import (
 
 // Options configure Local.
 type Options struct {
-	// WorkDir holds Git working copies and pulled charts.
+	// WorkDir holds Git working copies, pulled charts and unpacked OCI
+	// artifacts.
 	WorkDir string
 	// Cache stores rendered manifests; nil disables caching.
 	Cache *cache.Cache
 	// Limits bound one render's output.
 	Limits render.Limits
+	// OCILimits bound what an OCI artifact source downloads and unpacks
+	// (zero fields: the oci package's defaults).
+	OCILimits oci.Limits
 	// RenderTimeout bounds one render (default 90 s).
 	RenderTimeout time.Duration
 	// RevisionCacheTTL is how long resolved revisions are reused (default
@@ -75,6 +80,7 @@ type Local struct {
 	// snapshots hold copies of remote bases' repositories.
 	snapshots *snapshots
 	charts    string
+	oci       *oci.Puller
 	flights   singleflight.Group
 	workers   *workers // nil: render in process
 	log       *slog.Logger
@@ -101,6 +107,12 @@ func New(opts Options) (*Local, error) {
 	if err := os.MkdirAll(charts, 0o700); err != nil {
 		return nil, fmt.Errorf("reposerver: create chart cache: %w", err)
 	}
+	artifacts, err := oci.NewPuller(oci.Options{
+		CacheDir: filepath.Join(opts.WorkDir, "oci"), RevisionCacheTTL: opts.RevisionCacheTTL, Limits: opts.OCILimits,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reposerver: %w", err)
+	}
 	var w *workers
 	if opts.Worker != nil {
 		var err error
@@ -123,14 +135,39 @@ func New(opts Options) (*Local, error) {
 		egress:    egress.New(egress.Options{RootCAs: opts.RootCAs}),
 		snapshots: newSnapshots(filepath.Join(opts.WorkDir, "snapshots")),
 		charts:    charts,
+		oci:       artifacts,
 		log:       opts.Logger,
 	}, nil
 }
 
 // isChart reports whether the source is a chart from a Helm repository or
-// OCI registry rather than a path in Git.
+// OCI registry rather than a path in Git or in an OCI artifact.
 func isChart(req reposerver.ManifestRequest) bool {
-	return req.Source.Chart != "" || req.Repo.Type == reposerver.RepoTypeHelm
+	return !isArtifact(req) && (req.Source.Chart != "" || req.Repo.Type == reposerver.RepoTypeHelm)
+}
+
+// isArtifact reports whether the source is a path in an OCI artifact
+// (Argo CD's OCI source): an oci:// URL, or a repository of type oci,
+// without a chart. A Helm repository Secret that matches the URL lends
+// its credentials and does not make it a chart.
+func isArtifact(req reposerver.ManifestRequest) bool {
+	return req.Source.Chart == "" && (req.Repo.Type == reposerver.RepoTypeOCI || oci.HasScheme(req.Repo.URL))
+}
+
+// isOCIRepo reports whether repo holds OCI artifacts rather than Git
+// commits or Helm charts.
+func isOCIRepo(repo reposerver.Repository) bool {
+	return repo.Type == reposerver.RepoTypeOCI || (repo.Type != reposerver.RepoTypeHelm && oci.HasScheme(repo.URL))
+}
+
+// ociAuth is how repo's registry is reached.
+func ociAuth(repo reposerver.Repository) oci.Auth {
+	a := oci.Auth{PlainHTTP: repo.InsecureOCIForceHTTP}
+	if c := repo.Credentials; c != nil {
+		a.Username, a.Password, a.CACert, a.Insecure = c.Username, c.Password, c.CACert, c.Insecure
+		a.TLSClientCert, a.TLSClientKey = c.TLSClientCert, c.TLSClientKey
+	}
+	return a
 }
 
 // revisionOf is the revision req renders: Revision, else the source's
@@ -224,6 +261,9 @@ func (l *Local) resolveRefs(ctx context.Context, req reposerver.ManifestRequest)
 		}
 		if src.Repo.Type == reposerver.RepoTypeHelm {
 			return nil, fmt.Errorf("values file %q: source %s is a Helm repository; value files are read from Git sources", used[name][0], name)
+		}
+		if isOCIRepo(src.Repo) || oci.HasScheme(src.Repo.URL) {
+			return nil, fmt.Errorf("values file %q: source %s is an OCI repository; value files are read from Git sources", used[name][0], name)
 		}
 		rev, err := l.ResolveRevision(ctx, src.Repo, src.TargetRevision)
 		if err != nil {
@@ -325,12 +365,9 @@ func (l *Local) fetchRemote(ctx context.Context, src v1alpha1.ApplicationSource,
 // GenerateManifests implements Service. Identical concurrent requests share
 // one render.
 func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
-	revision := revisionOf(req)
-	if !isChart(req) { // a chart pull resolves a version constraint
-		var err error
-		if revision, err = l.ResolveRevision(ctx, req.Repo, revision); err != nil {
-			return nil, err
-		}
+	revision, err := l.resolveSource(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	refs, err := l.resolveRefs(ctx, req)
 	if err != nil {
@@ -388,6 +425,20 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	return res, nil
 }
 
+// resolveSource is the revision req renders: a commit SHA (Git), the
+// manifest digest (an OCI artifact), or, for a chart, the version or
+// constraint as it is (the chart pull resolves it).
+func (l *Local) resolveSource(ctx context.Context, req reposerver.ManifestRequest) (string, error) {
+	switch {
+	case isArtifact(req):
+		return l.oci.Resolve(ctx, req.Repo.URL, ociAuth(req.Repo), revisionOf(req))
+	case isChart(req):
+		return revisionOf(req), nil
+	default:
+		return l.ResolveRevision(ctx, req.Repo, revisionOf(req))
+	}
+}
+
 // renderContext carries ctx's values but ends only when Local is closed:
 // the render it runs is shared with every identical request.
 func (l *Local) renderContext(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -411,6 +462,7 @@ func (l *Local) Close() {
 
 // cacheable reports whether a cached render may be reused: a chart version
 // range may match a newer chart at any time, so only exact versions are.
+// Commits and artifact digests never change.
 func cacheable(req reposerver.ManifestRequest, revision string) bool {
 	return !isChart(req) || (revision != "" && !strings.ContainsAny(revision, "^~*<>=|, xX"))
 }
@@ -514,7 +566,7 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 		}
 		return &reposerver.ManifestResponse{Manifests: objs, Revision: revision, SourceType: v1alpha1.ApplicationSourceTypeHelm}, nil
 	}
-	dir, release, err := l.git.Checkout(ctx, req.Repo.URL, req.Repo.Credentials, revision, git.CheckoutOptions{Submodules: true})
+	dir, release, err := l.tree(ctx, req, revision, git.CheckoutOptions{Submodules: true})
 	if err != nil {
 		return nil, err
 	}
@@ -551,7 +603,7 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 				return nil, &reposerver.RepositoriesNeededError{URLs: set.needed}
 			}
 			rreq.RemoteBases, rreq.FetchedFiles = set.bases, fetched.files
-			if dir, release, err = l.git.Checkout(ctx, req.Repo.URL, req.Repo.Credentials, revision, git.CheckoutOptions{Submodules: true}); err != nil {
+			if dir, release, err = l.tree(ctx, req, revision, git.CheckoutOptions{Submodules: true}); err != nil {
 				return nil, err
 			}
 			rreq.RepoRoot = dir
@@ -575,6 +627,27 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 	return &reposerver.ManifestResponse{Manifests: objs, Revision: revision, SourceType: tool}, nil
 }
 
+// ErrArtifactUnsigned refuses an OCI artifact to a project with
+// signatureKeys: an artifact carries no commit signature to verify.
+var ErrArtifactUnsigned = errors.New("the project requires commits signed by its signatureKeys, and an OCI artifact carries no commit signature")
+
+// tree returns the files of a path source at revision: a Git working copy,
+// or an OCI artifact's unpacked content (shared, read-only; release does
+// nothing). An artifact is refused when signatures are required.
+func (l *Local) tree(ctx context.Context, req reposerver.ManifestRequest, revision string, opts git.CheckoutOptions) (string, func(), error) {
+	if !isArtifact(req) {
+		return l.git.Checkout(ctx, req.Repo.URL, req.Repo.Credentials, revision, opts)
+	}
+	if len(req.SignatureKeys) > 0 {
+		return "", nil, fmt.Errorf("OCI artifact %s: %w", repourl.Redact(req.Repo.URL), ErrArtifactUnsigned)
+	}
+	dir, err := l.oci.Pull(ctx, req.Repo.URL, ociAuth(req.Repo), revision)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() {}, nil
+}
+
 // detect is DetectSourceType, then, for what would be a plain directory,
 // the discovery rules of the configured plugins (as Argo CD's sidecar
 // plugins claim apps).
@@ -593,7 +666,15 @@ func (l *Local) detect(ctx context.Context, dir string, src v1alpha1.Application
 	return tool, nil
 }
 
+// shortSHA shortens a commit SHA to 8 characters, and a digest to its
+// algorithm and 12 characters.
 func shortSHA(s string) string {
+	if algo, hex, ok := strings.Cut(s, ":"); ok {
+		if len(hex) > 12 {
+			hex = hex[:12]
+		}
+		return algo + ":" + hex
+	}
 	if len(s) > 8 {
 		return s[:8]
 	}
@@ -608,6 +689,7 @@ func (l *Local) pullChart(ctx context.Context, req reposerver.ManifestRequest, v
 	if c := req.Repo.Credentials; c != nil {
 		pr.Username, pr.Password, pr.CACert, pr.Insecure = c.Username, c.Password, c.CACert, c.Insecure
 	}
+	pr.PlainHTTP = req.Repo.InsecureOCIForceHTTP
 	if req.Source.Helm != nil {
 		pr.PassCredentials = req.Source.Helm.PassCredentials
 	}
@@ -615,10 +697,14 @@ func (l *Local) pullChart(ctx context.Context, req reposerver.ManifestRequest, v
 }
 
 // ResolveRevision implements Service. For charts the version constraint is
-// returned as it is: the chart pull resolves it.
+// returned as it is: the chart pull resolves it. For an OCI repository it
+// is the digest of the manifest the tag, constraint or digest names.
 func (l *Local) ResolveRevision(ctx context.Context, repo reposerver.Repository, revision string) (string, error) {
 	if repo.Type == reposerver.RepoTypeHelm {
 		return revision, nil
+	}
+	if isOCIRepo(repo) {
+		return l.oci.Resolve(ctx, repo.URL, ociAuth(repo), revision)
 	}
 	return l.git.ResolveRevision(ctx, repo.URL, repo.Credentials, revision)
 }
@@ -628,6 +714,10 @@ func (l *Local) ListRefs(ctx context.Context, repo reposerver.Repository) (git.R
 	if repo.Type == reposerver.RepoTypeHelm {
 		return git.Refs{}, errors.New("list refs: not a Git repository")
 	}
+	if isOCIRepo(repo) {
+		tags, err := l.oci.Tags(ctx, repo.URL, ociAuth(repo))
+		return git.Refs{Tags: tags}, err
+	}
 	return l.git.ListRefs(ctx, repo.URL, repo.Credentials)
 }
 
@@ -636,12 +726,15 @@ func (l *Local) TestRepository(ctx context.Context, repo reposerver.Repository) 
 	if repo.Type == reposerver.RepoTypeHelm {
 		return errors.New("test repository: Helm repositories are checked when a chart is pulled")
 	}
+	if isOCIRepo(repo) {
+		return l.oci.Test(ctx, repo.URL, ociAuth(repo))
+	}
 	return l.git.TestRepository(ctx, repo.URL, repo.Credentials)
 }
 
 // ListCommits implements Service.
 func (l *Local) ListCommits(ctx context.Context, repo reposerver.Repository, revision string, limit int) ([]reposerver.Commit, error) {
-	if repo.Type == reposerver.RepoTypeHelm {
+	if repo.Type == reposerver.RepoTypeHelm || isOCIRepo(repo) {
 		return nil, fmt.Errorf("list commits: %w", reposerver.ErrNotGit)
 	}
 	sha, err := l.ResolveRevision(ctx, repo, revision)
@@ -651,16 +744,16 @@ func (l *Local) ListCommits(ctx context.Context, repo reposerver.Repository, rev
 	return l.git.Log(ctx, repo.URL, repo.Credentials, sha, limit)
 }
 
-// GetAppDetails implements Service for sources in Git.
+// GetAppDetails implements Service for sources in Git and OCI artifacts.
 func (l *Local) GetAppDetails(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.AppDetails, error) {
 	if isChart(req) {
 		return &reposerver.AppDetails{SourceType: v1alpha1.ApplicationSourceTypeHelm, Helm: &reposerver.HelmDetails{}}, nil
 	}
-	revision, err := l.ResolveRevision(ctx, req.Repo, revisionOf(req))
+	revision, err := l.resolveSource(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	dir, release, err := l.git.Checkout(ctx, req.Repo.URL, req.Repo.Credentials, revision, git.CheckoutOptions{})
+	dir, release, err := l.tree(ctx, req, revision, git.CheckoutOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -750,4 +843,5 @@ func cleanRel(p string) string {
 // request sees new commits at once (a refresh, a webhook).
 func (l *Local) InvalidateRevision(repoURL string) {
 	l.git.InvalidateRevision(repoURL)
+	l.oci.Invalidate(repoURL)
 }

@@ -128,6 +128,10 @@ type entry struct {
 	info      Info
 	creds     git.Credentials
 	enableOCI bool
+	forceHTTP bool // insecureOCIForceHttp
+	// match is the URL lookups compare with, normalised: an OCI
+	// repository's URL with the oci:// scheme it may leave out.
+	match string
 	// err is why the Secret could not be parsed: it serves no lookup, and
 	// a lookup it would match fails with err. info holds only its URL
 	// (without user information) and name then.
@@ -158,7 +162,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL, project string) (reposerver
 		if e.info.Project != "" && e.info.Project != project {
 			continue // another project's: not there for this lookup
 		}
-		norm := repourl.Normalize(e.info.URL)
+		norm := e.match
 		switch {
 		case e.info.URL == "":
 		case !e.info.Template && norm == want && ranksAbove(e, exact, 0, 0):
@@ -176,7 +180,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL, project string) (reposerver
 	}
 	var creds git.Credentials
 	if template != nil {
-		creds, repo.Type, repo.EnableOCI = template.creds, template.info.Type, template.enableOCI
+		creds, repo.Type, repo.EnableOCI, repo.InsecureOCIForceHTTP = template.creds, template.info.Type, template.enableOCI, template.forceHTTP
 	}
 	if exact != nil {
 		if exact.info.HasCredentials {
@@ -188,6 +192,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL, project string) (reposerver
 			repo.Type = exact.info.Type
 		}
 		repo.EnableOCI = repo.EnableOCI || exact.enableOCI
+		repo.InsecureOCIForceHTTP = repo.InsecureOCIForceHTTP || exact.forceHTTP
 	}
 	addHostTrust(cms, repoURL, &creds)
 	if hasSecrets(creds) || creds.Insecure || len(creds.CACert) > 0 || len(creds.SSHKnownHosts) > 0 {
@@ -215,7 +220,7 @@ func prefixLen(e *entry) int {
 	if e == nil {
 		return 0
 	}
-	return len(repourl.Normalize(e.info.URL))
+	return len(e.match)
 }
 
 // List returns the configured repositories and templates, sorted by URL,
@@ -264,10 +269,14 @@ func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 func newEntry(sec *corev1.Secret) entry {
 	r, err := secretcodec.DecodeRepository(sec)
 	e := entry{secret: sec.Name, info: Info{Name: r.Name, URL: r.URL, Project: r.Project, Template: r.Template}, err: err}
+	e.match = repourl.Normalize(r.URL)
 	if err != nil {
 		return e
 	}
-	e.info.Type, e.info.HasCredentials, e.enableOCI = reposerver.RepoType(r.Type), r.HasCredentials(), r.EnableOCI
+	if r.Type == secretcodec.RepoTypeOCI && r.URL != "" && !strings.Contains(r.URL, "://") {
+		e.match = repourl.Normalize("oci://" + r.URL)
+	}
+	e.info.Type, e.info.HasCredentials, e.enableOCI, e.forceHTTP = reposerver.RepoType(r.Type), r.HasCredentials(), r.EnableOCI, r.InsecureOCIForceHTTP
 	e.creds = git.Credentials{
 		Username: r.Username, Password: r.Password, BearerToken: r.BearerToken,
 		SSHPrivateKey: bytesOf(r.SSHPrivateKey), TLSClientCert: bytesOf(r.TLSClientCertData), TLSClientKey: bytesOf(r.TLSClientCertKey),

@@ -70,6 +70,10 @@ func TestLookup(t *testing.T) {
 		secret(ns, "charts", wellknown.SecretTypeLabel, secretcodec.TypeRepository, map[string]string{
 			"url": "https://charts.example.com", "type": "helm", "enableOCI": "true",
 		}),
+		// An OCI repository as Argo CD writes one: the scheme may be left out.
+		secret(ns, "artifacts", wellknown.ArgoSecretTypeLabel, secretcodec.TypeRepository, map[string]string{
+			"url": "registry.example.com/team/app", "type": "oci", "username": "puller", "password": "pw-oci", "insecureOCIForceHttp": "true",
+		}),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: repocreds.TLSCertsConfigMap, Namespace: ns},
 			Data: map[string]string{"git.example.com": "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: repocreds.KnownHostsConfigMap, Namespace: ns},
@@ -86,6 +90,8 @@ func TestLookup(t *testing.T) {
 		{"https://git.example.com/other-org/x", reposerver.Repository{Type: reposerver.RepoTypeGit, Credentials: &git.Credentials{BearerToken: "tok-broad", CACert: ca}}},
 		{"https://git.example.com/org/other", reposerver.Repository{Type: reposerver.RepoTypeGit, Credentials: &git.Credentials{Username: "org-bot", Password: "pw-org", CACert: ca, Insecure: true}}},
 		{"https://charts.example.com", reposerver.Repository{Type: reposerver.RepoTypeHelm, EnableOCI: true}},
+		{"oci://registry.example.com/team/app", reposerver.Repository{Type: reposerver.RepoTypeOCI, InsecureOCIForceHTTP: true, Credentials: &git.Credentials{Username: "puller", Password: "pw-oci"}}},
+		{"oci://registry.example.com/team/other", reposerver.Repository{}},
 		{"git@git.example.com:org/ssh-only.git", reposerver.Repository{Credentials: &git.Credentials{SSHKnownHosts: []byte("git.example.com ssh-ed25519 AAAA\n")}}},
 		{"https://elsewhere.example.org/x", reposerver.Repository{}},
 	} {
@@ -100,8 +106,8 @@ func TestLookup(t *testing.T) {
 	}
 
 	infos, err := store.List(t.Context())
-	if err != nil || len(infos) != 5 {
-		t.Fatalf("List = %d entries, %v; want 5", len(infos), err)
+	if err != nil || len(infos) != 6 {
+		t.Fatalf("List = %d entries, %v; want 6", len(infos), err)
 	}
 	if s := strings.Join([]string{infos[0].URL, infos[0].Name}, " "); strings.Contains(s, "pw-") {
 		t.Errorf("List leaks a password: %s", s)
@@ -128,7 +134,7 @@ func TestLookupBadSecret(t *testing.T) {
 	store := repocreds.New(cluster.Client, ns)
 	for url, want := range map[string]string{
 		"https://git.example.com/org/app":      "repository secret " + ns + "/broken: url must not embed credentials",
-		"https://git.example.com/team/service": "repository secret " + ns + "/broken-template: type \"svn\": want git or helm",
+		"https://git.example.com/team/service": "repository secret " + ns + "/broken-template: type \"svn\": want git, helm or oci",
 	} {
 		_, err := store.Lookup(t.Context(), url, "")
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter") {

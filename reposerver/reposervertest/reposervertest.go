@@ -1,4 +1,5 @@
-// Package reposervertest builds real Git repositories for tests of the
+// Package reposervertest builds real Git repositories, Helm chart
+// repositories and OCI registries for tests of the
 // repository server and its clients.
 package reposervertest
 

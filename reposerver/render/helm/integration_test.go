@@ -3,7 +3,6 @@
 package helm
 
 import (
-	"context"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -16,22 +15,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/distribution/distribution/v3/configuration"
-	"github.com/distribution/distribution/v3/registry/handlers"
 	"github.com/google/go-cmp/cmp"
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver/render"
-	"github.com/sirupsen/logrus"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
-	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
 )
 
 const (
@@ -237,11 +230,11 @@ func TestPullHTTPGzipBomb(t *testing.T) {
 	r := newHelmRepo(t)
 	// 120 MiB of zeros (over the default 100 MiB unpacked limit) in files
 	// under the per-file limit, compressing to a few hundred KiB.
-	entries := []tarEntry{{name: "bomb/Chart.yaml", body: "apiVersion: v2\nname: bomb\nversion: 1.0.0\n"}}
+	entries := []reposervertest.TarEntry{{Name: "bomb/Chart.yaml", Body: "apiVersion: v2\nname: bomb\nversion: 1.0.0\n"}}
 	for i := range 30 {
-		entries = append(entries, tarEntry{name: fmt.Sprintf("bomb/files/%02d.bin", i), size: 4 << 20})
+		entries = append(entries, reposervertest.TarEntry{Name: fmt.Sprintf("bomb/files/%02d.bin", i), Size: 4 << 20})
 	}
-	archive := tarGz(t, entries)
+	archive := reposervertest.TarGz(t, entries...)
 	if err := os.WriteFile(filepath.Join(r.dir, "bomb-1.0.0.tgz"), archive, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -298,26 +291,8 @@ func TestPullHTTPEndlessIndex(t *testing.T) {
 // the test process and returns it with its host:port.
 func ociRegistry(t testing.TB) (*httptest.Server, string) {
 	t.Helper()
-	logrus.SetLevel(logrus.ErrorLevel)
-	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	htpasswd := filepath.Join(t.TempDir(), "htpasswd")
-	if err := os.WriteFile(htpasswd, []byte(testUser+":"+string(hash)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := &configuration.Configuration{}
-	cfg.Storage = configuration.Storage{
-		"inmemory":    configuration.Parameters{},
-		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
-	}
-	cfg.Auth = configuration.Auth{"htpasswd": configuration.Parameters{"realm": "test-registry", "path": htpasswd}}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv := httptest.NewTLSServer(handlers.NewApp(ctx, cfg))
-	t.Cleanup(srv.Close)
-	return srv, srv.Listener.Addr().String()
+	r := reposervertest.ServeRegistry(t, testUser, testPassword, nil)
+	return r.Server, r.Host
 }
 
 // pushChart pushes ch with Helm's registry client, as `helm push` does.

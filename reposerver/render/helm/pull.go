@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,6 +18,9 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/repo"
 	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/reposerver/archive"
+	"github.com/graphcd/graphcd/reposerver/oci"
 )
 
 // Download limits used where a DownloadLimits field is zero.
@@ -30,15 +31,16 @@ const (
 	DefaultMaxChartSize int64 = 20 << 20
 	// DefaultMaxDecompressedSize bounds an unpacked chart: 100 MiB, as
 	// Helm's own loader does.
-	DefaultMaxDecompressedSize int64 = 100 << 20
+	DefaultMaxDecompressedSize = archive.DefaultMaxSize
 )
 
 // maxChartFileSize bounds one file of a chart, as Helm's loader does.
-const maxChartFileSize int64 = 5 << 20
+const maxChartFileSize = archive.DefaultMaxFileSize
 
 // ErrDownloadTooLarge is wrapped when an index, a chart archive or an
-// unpacked chart exceeds its DownloadLimits.
-var ErrDownloadTooLarge = errors.New("download size limit exceeded")
+// unpacked chart exceeds its DownloadLimits. It is archive.ErrTooLarge,
+// which OCI artifact pulls wrap too.
+var ErrDownloadTooLarge = archive.ErrTooLarge
 
 // DownloadLimits bound what Pull fetches and unpacks.
 type DownloadLimits struct {
@@ -129,7 +131,7 @@ func pullHTTP(ctx context.Context, ref PullRequest) (string, error) {
 	if ref.Chart == "" {
 		return "", fmt.Errorf("pull chart from %s: no chart name", shown)
 	}
-	hc, err := newHTTPClient(ref.CACert, ref.Insecure)
+	hc, err := oci.HTTPClient(ref.CACert, ref.Insecure, nil, nil)
 	if err != nil {
 		return "", fmt.Errorf("pull chart %s from %s: %w", ref.Chart, shown, err)
 	}
@@ -231,37 +233,6 @@ func resolveChartURL(base *url.URL, ref string) (*url.URL, error) {
 
 func sameOrigin(a, b *url.URL) bool {
 	return a.Scheme == b.Scheme && strings.EqualFold(a.Host, b.Host)
-}
-
-// newHTTPClient returns a client trusting the system roots plus caCert.
-func newHTTPClient(caCert []byte, insecure bool) (*http.Client, error) {
-	tr, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return nil, errors.New("unexpected default HTTP transport")
-	}
-	tr = tr.Clone()
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if len(caCert) > 0 {
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(caCert) {
-			return nil, errors.New("CA certificate bundle holds no PEM certificate")
-		}
-		cfg.RootCAs = pool
-	}
-	cfg.InsecureSkipVerify = insecure // #nosec G402 -- the repository's own setting, off by default
-	tr.TLSClientConfig = cfg
-	return &http.Client{
-		Transport: tr,
-		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return errors.New("stopped after 10 redirects")
-			}
-			return nil
-		},
-	}, nil
 }
 
 // httpGet fetches u and returns at most limit bytes of its body; a longer

@@ -169,7 +169,7 @@ stdin is a terminal; the SSH key from --ssh-private-key-path.`,
 	fs.BoolVar(&f.passwordStdin, "password-stdin", false, "read the HTTPS password or token from the first line of stdin")
 	fs.StringVar(&f.sshKeyPath, "ssh-private-key-path", "", "a file with the SSH private key (PEM)")
 	fs.BoolVar(&f.insecure, "insecure-skip-server-verification", false, "do not verify the repository's TLS certificate (Argo CD's flag; --insecure is about the graphcd server)")
-	fs.StringVar(&f.repoType, "type", "", "git (the default) or helm")
+	fs.StringVar(&f.repoType, "type", "", "git (the default), helm, or oci (OCI artifacts holding manifests)")
 	fs.StringVar(&f.name, "name", "", "a display name (Helm repositories need one)")
 	fs.StringVar(&f.project, "project", "", "the only project that may use it (its RBAC object is <project>/<url>)")
 	fs.BoolVar(&f.enableOCI, "enable-oci", false, "a Helm URL without a scheme is an OCI registry")
@@ -184,8 +184,8 @@ stdin is a terminal; the SSH key from --ssh-private-key-path.`,
 func (f *repoFlags) input(c *cobra.Command, o *apiOptions, url string) (client.RepositoryInput, error) {
 	in := client.RepositoryInput{Url: url, Type: optional(f.repoType), Name: optional(f.name), Project: optional(f.project),
 		Username: optional(f.username), Insecure: f.insecure, EnableOCI: f.enableOCI, Upsert: f.upsert, SkipTest: f.skipTest}
-	if f.repoType != "" && f.repoType != "git" && f.repoType != "helm" {
-		return in, &command.UsageError{Cmd: c, Err: fmt.Errorf("--type %q: want git or helm", f.repoType)}
+	if f.repoType != "" && f.repoType != "git" && f.repoType != "helm" && f.repoType != "oci" {
+		return in, &command.UsageError{Cmd: c, Err: fmt.Errorf("--type %q: want git, helm or oci", f.repoType)}
 	}
 	s := newSecrets(c, c.ErrOrStderr())
 	switch {

@@ -273,7 +273,7 @@ export type RepositoryInput = {
   tlsClientCertData?: string | null | undefined;
   /** TLS client key (PEM). */
   tlsClientCertKey?: string | null | undefined;
-  /** git (default) or helm. */
+  /** git (default), helm, or oci (OCI artifacts holding manifests). */
   type?: string | null | undefined;
   /** Replace an existing declaration of the same URL (and project). */
   upsert?: boolean;
