@@ -202,7 +202,8 @@ func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 		}},
 	}
 	r.manifests = &manifests.Renderer{Repo: opts.Repo, Credentials: opts.RepoFor, Keys: r.apiReader(), Tools: func() reposerver.ToolOptions {
-		return reposerver.ToolOptions{HelmValuesFileSchemes: r.engines.Load().settings.HelmValuesFileSchemes}
+		s := r.engines.Load().settings
+		return reposerver.ToolOptions{HelmValuesFileSchemes: s.HelmValuesFileSchemes, KustomizeBuildOptions: s.KustomizeBuildOptions}
 	}}
 	if opts.State != nil {
 		r.states = appstate.NewWriter(opts.State, appstate.WriterOptions{})

@@ -145,6 +145,9 @@ type ToolOptions struct {
 	// DefaultValuesFileSchemes. graphcd fetches http and https only:
 	// others are refused even when listed.
 	HelmValuesFileSchemes []string `json:",omitempty"`
+	// KustomizeBuildOptions are `kustomize build` flags for every
+	// Kustomize source (kustomize.buildOptions), such as --enable-helm.
+	KustomizeBuildOptions string `json:",omitempty"`
 }
 
 // DefaultValuesFileSchemes are the schemes of remote Helm value files

@@ -51,7 +51,10 @@ func (s *Settings) Start(ctx context.Context) error {
 		}
 		s.view.Store(&settingsView{
 			public: publicSettings(cm.Data), maxPayload: maxPayloadBytes(cm.Data["webhook.maxPayloadSizeMB"]),
-			tools: reposerver.ToolOptions{HelmValuesFileSchemes: settings.ValuesFileSchemes(cm.Data[settings.KeyValuesFileSchemes])},
+			tools: reposerver.ToolOptions{
+				HelmValuesFileSchemes: settings.ValuesFileSchemes(cm.Data[settings.KeyValuesFileSchemes]),
+				KustomizeBuildOptions: strings.TrimSpace(cm.Data[settings.KeyKustomizeBuildOptions]),
+			},
 		})
 	})
 	if err != nil {
@@ -86,7 +89,7 @@ func (s *Settings) WebhookMaxPayloadBytes(_ context.Context, def int64) int64 {
 
 // ToolOptions are the settings the API's renders (the manifests query)
 // send to the repository server, as the controller's do: the same
-// helm.valuesFileSchemes.
+// helm.valuesFileSchemes and kustomize.buildOptions.
 func (s *Settings) ToolOptions() reposerver.ToolOptions {
 	if v := s.view.Load(); v != nil {
 		return v.tools

@@ -61,6 +61,9 @@ type Settings struct {
 	// Helm value files may be fetched with; nil leaves the repository
 	// server's default (http, https).
 	HelmValuesFileSchemes []string
+	// KustomizeBuildOptions is kustomize.buildOptions: `kustomize build`
+	// flags for every Kustomize source ("--enable-helm").
+	KustomizeBuildOptions string
 }
 
 // Customization is what the settings say about one group/kind pattern.
@@ -127,6 +130,9 @@ const (
 
 // KeyValuesFileSchemes is the graphcd-cm key of HelmValuesFileSchemes.
 const KeyValuesFileSchemes = "helm.valuesFileSchemes"
+
+// KeyKustomizeBuildOptions is the graphcd-cm key of KustomizeBuildOptions.
+const KeyKustomizeBuildOptions = "kustomize.buildOptions"
 
 // KeySyncImpersonation is the graphcd-cm key that turns sync impersonation
 // on (SyncImpersonation).
@@ -259,6 +265,8 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 			err = setBool(&s.SyncImpersonation, strings.TrimSpace(v))
 		case key == KeyValuesFileSchemes:
 			s.HelmValuesFileSchemes = ValuesFileSchemes(v)
+		case key == KeyKustomizeBuildOptions:
+			s.KustomizeBuildOptions = strings.TrimSpace(v)
 		}
 		if err != nil {
 			return nil, fail(key, err)

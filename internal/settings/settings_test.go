@@ -37,6 +37,7 @@ func TestParseConfigMapBothForms(t *testing.T) {
 		SyncImpersonation:    true,
 		// A comma-separated list, as in Argo CD; blanks are skipped.
 		HelmValuesFileSchemes: []string{"https", "s3", "http"},
+		KustomizeBuildOptions: "--enable-helm --load-restrictor LoadRestrictionsNone",
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("settings (-got +want):\n%s", diff)

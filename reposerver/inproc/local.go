@@ -584,17 +584,18 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 		return nil, err
 	}
 	if tool == v1alpha1.ApplicationSourceTypeKustomize {
-		remotes, err := kustomize.ScanRemotes(dir, req.Source.Path)
+		rreq.KustomizeBuildOptions = req.Tools.KustomizeBuildOptions
+		needs, err := kustomize.Scan(dir, req.Source.Path)
 		if err != nil {
 			return nil, fmt.Errorf("kustomize %s: %w", req.Source.Path, err)
 		}
-		if len(remotes) > 0 {
+		if len(needs.Remotes) > 0 || (len(needs.Charts) > 0 && kustomize.HelmEnabled(rreq.KustomizeBuildOptions)) {
 			// The working copy goes back while the bases are fetched:
 			// a render holds one working copy at a time (a base in
 			// the same repository at another commit needs it).
 			release()
 			release = func() {}
-			set, err := l.fetchRemotes(ctx, req, remotes, &fetched)
+			set, err := l.fetchRemotes(ctx, req, needs, &fetched)
 			if err != nil {
 				return nil, fmt.Errorf("kustomize %s: %w", req.Source.Path, err)
 			}
@@ -602,7 +603,7 @@ func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revi
 			if len(set.needed) > 0 {
 				return nil, &reposerver.RepositoriesNeededError{URLs: set.needed}
 			}
-			rreq.RemoteBases, rreq.FetchedFiles = set.bases, fetched.files
+			rreq.RemoteBases, rreq.HelmCharts, rreq.FetchedFiles = set.bases, set.charts, fetched.files
 			if dir, release, err = l.tree(ctx, req, revision, git.CheckoutOptions{Submodules: true}); err != nil {
 				return nil, err
 			}

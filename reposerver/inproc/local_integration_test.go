@@ -24,14 +24,20 @@ import (
 // file:// URL and the commit.
 func newRepo(t *testing.T) (string, string) {
 	t.Helper()
-	files := map[string]string{
+	return newRepoWith(t, map[string]string{
 		"apps/plain/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\ndata:\n  a: b\n",
 		"apps/chart/Chart.yaml":        "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
 		"apps/chart/values.yaml":       "replicas: 1\n",
 		"apps/chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n  namespace: {{ .Release.Namespace }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n",
 		"apps/kust/kustomization.yaml": "resources:\n- cm.yaml\nnamePrefix: k-\nimages:\n- name: nginx\n  newTag: \"1.27\"\n",
 		"apps/kust/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kust\n",
-	}
+	})
+}
+
+// newRepoWith commits files to a repository and returns its file:// URL
+// and the commit.
+func newRepoWith(t *testing.T, files map[string]string) (string, string) {
+	t.Helper()
 	dir, sha := reposervertest.CommitFiles(t, files)
 	return "file://" + dir, sha
 }

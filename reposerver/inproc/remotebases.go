@@ -14,6 +14,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/render"
+	"github.com/graphcd/graphcd/reposerver/render/helm"
 	"github.com/graphcd/graphcd/reposerver/render/kustomize"
 )
 
@@ -31,9 +32,11 @@ const (
 var remoteFileSchemes = []string{"https", "http"}
 
 // remoteSet is what a render's kustomizations fetched: the bases, the
-// files (in fetched), and the snapshots it holds until release.
+// files (in fetched), the pulled charts, and the snapshots it holds until
+// release.
 type remoteSet struct {
 	bases    map[string]render.RemoteBase
+	charts   map[string]string
 	releases []func()
 	// needed are the repositories of remote bases the request does not
 	// carry.
@@ -46,21 +49,24 @@ func (s *remoteSet) release() {
 	}
 }
 
-// fetchRemotes fetches the remote bases and files of remotes (found in
-// the source's checkout) and of the bases they lead to, depth first:
+// fetchRemotes fetches what the kustomizations need (found in the
+// source's checkout) and what the bases they lead to need, depth first:
 // each base from a snapshot of its repository at the revision it names,
 // taken through the Git layer with the credentials of the matching entry
-// of req.Repos; each file through egress. A base whose repository
-// req.Repos lacks is recorded in needed (and not followed); a base that
-// leads back to itself is a cycle.
-func (l *Local) fetchRemotes(ctx context.Context, req reposerver.ManifestRequest, remotes []kustomize.Remote, fetched *fetchedFiles) (*remoteSet, error) {
-	set := &remoteSet{bases: map[string]render.RemoteBase{}}
-	w := &remoteWalk{l: l, req: req, set: set, fetched: fetched, done: map[string]bool{}}
-	for _, r := range remotes {
-		if err := w.fetch(ctx, r, nil); err != nil {
-			set.release()
-			return nil, err
-		}
+// of req.Repos; each file through egress; each chart of helmCharts
+// pulled from its repository, when kustomize.buildOptions enable Helm. A
+// base or chart whose repository req.Repos lacks is recorded in needed
+// (and not followed); a base that leads back to itself is a cycle.
+func (l *Local) fetchRemotes(ctx context.Context, req reposerver.ManifestRequest, needs kustomize.Needs, fetched *fetchedFiles) (*remoteSet, error) {
+	set := &remoteSet{bases: map[string]render.RemoteBase{}, charts: map[string]string{}}
+	w := &remoteWalk{l: l, req: req, set: set, fetched: fetched, done: map[string]bool{}, helm: kustomize.HelmEnabled(req.Tools.KustomizeBuildOptions)}
+	err := w.add(ctx, needs, nil)
+	if err == nil {
+		err = w.pullCharts(ctx)
+	}
+	if err != nil {
+		set.release()
+		return nil, err
 	}
 	return set, nil
 }
@@ -73,6 +79,56 @@ type remoteWalk struct {
 	// done are the entries fetched, by Ref.
 	done map[string]bool
 	n    int
+	// helm is whether helmCharts inflate; charts are those to pull.
+	helm   bool
+	charts []kustomize.Chart
+}
+
+// add fetches what a kustomization reached through path needs.
+func (w *remoteWalk) add(ctx context.Context, needs kustomize.Needs, path []string) error {
+	if w.helm {
+		w.charts = append(w.charts, needs.Charts...)
+	}
+	for _, r := range needs.Remotes {
+		if err := w.fetch(ctx, r, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pullCharts pulls each chart once, with the credentials of its
+// repository's entry of req.Repos.
+func (w *remoteWalk) pullCharts(ctx context.Context) error {
+	for _, c := range w.charts {
+		key := render.ChartKey(c.Repo, c.Name, c.Version)
+		if _, ok := w.set.charts[key]; ok {
+			continue
+		}
+		repo, ok := w.repository(c.Repo)
+		if !ok {
+			if !slices.Contains(w.set.needed, c.Repo) {
+				w.set.needed = append(w.set.needed, c.Repo)
+			}
+			continue
+		}
+		if err := checkRemoteHost(ctx, c.Repo); err != nil {
+			return fmt.Errorf("helmCharts %s from %s: %w", c.Name, repourl.Redact(c.Repo), err)
+		}
+		if w.n++; w.n > maxRemoteBases {
+			return fmt.Errorf("more than %d remote bases, files and charts: %w", maxRemoteBases, render.ErrTooLarge)
+		}
+		pr := helm.PullRequest{RepoURL: c.Repo, Chart: c.Name, Version: c.Version, CacheDir: w.l.charts}
+		if cr := repo.Credentials; cr != nil {
+			pr.Username, pr.Password, pr.CACert, pr.Insecure = cr.Username, cr.Password, cr.CACert, cr.Insecure
+		}
+		dir, err := helm.Pull(ctx, pr)
+		if err != nil {
+			return fmt.Errorf("helmCharts %s: %w", c.Name, err)
+		}
+		w.set.charts[key] = dir
+	}
+	return nil
 }
 
 // fetch fetches r, whose kustomization is reached through the bases in
@@ -88,7 +144,7 @@ func (w *remoteWalk) fetch(ctx context.Context, r kustomize.Remote, path []strin
 		return fmt.Errorf("remote bases nest more than %d deep: %s", maxRemoteDepth, strings.Join(append(path, r.Ref), " -> "))
 	}
 	if w.n++; w.n > maxRemoteBases {
-		return fmt.Errorf("more than %d remote bases and files: %w", maxRemoteBases, render.ErrTooLarge)
+		return fmt.Errorf("more than %d remote bases, files and charts: %w", maxRemoteBases, render.ErrTooLarge)
 	}
 	w.done[r.Ref] = true
 	if r.File {
@@ -131,16 +187,11 @@ func (w *remoteWalk) fetch(ctx context.Context, r kustomize.Remote, path []strin
 	}
 	w.set.releases = append(w.set.releases, release)
 	w.set.bases[r.Ref] = render.RemoteBase{Root: dir, Path: r.Path}
-	nested, err := kustomize.ScanRemotes(dir, r.Path)
+	nested, err := kustomize.Scan(dir, r.Path)
 	if err != nil {
 		return fmt.Errorf("remote base %s: %w", repourl.Redact(r.Ref), err)
 	}
-	for _, n := range nested {
-		if err := w.fetch(ctx, n, append(path, r.Ref)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.add(ctx, nested, append(path, r.Ref))
 }
 
 // repository returns the entry of req.Repos for repoURL.

@@ -57,6 +57,19 @@ type Request struct {
 	// files they name by http(s) URL are in FetchedFiles, keyed by URL.
 	// Renderers fetch nothing themselves.
 	RemoteBases map[string]RemoteBase `json:",omitempty"`
+	// HelmCharts are the charts the kustomizations' helmCharts pull
+	// from chart repositories, unpacked by the caller, keyed by
+	// ChartKey.
+	HelmCharts map[string]string `json:",omitempty"`
+	// KustomizeBuildOptions are the installation's `kustomize build`
+	// flags (kustomize.buildOptions).
+	KustomizeBuildOptions string `json:",omitempty"`
+}
+
+// ChartKey is the key of a chart of a chart repository in
+// Request.HelmCharts.
+func ChartKey(repo, name, version string) string {
+	return repo + "\x00" + name + "\x00" + version
 }
 
 // RemoteBase is a Kustomize remote base as fetched: the directory Path in

@@ -60,14 +60,14 @@ func valuesFor(t *tree, appDir string, h *v1alpha1.ApplicationSourceHelm, env re
 		if err != nil {
 			return nil, fmt.Errorf("values file %q: %w", vf, err)
 		}
-		base = mergeValues(base, m)
+		base = MergeValues(base, m)
 	}
 
 	inline, err := inlineValues(h)
 	if err != nil {
 		return nil, err
 	}
-	base = mergeValues(base, inline)
+	base = MergeValues(base, inline)
 
 	for _, p := range h.Parameters {
 		if p.ForceString {
@@ -263,9 +263,10 @@ func readAppFile(t *tree, appDir, name string) ([]byte, error) {
 	return t.readFile(resolved, MaxValuesFileSize)
 }
 
-// mergeValues merges b into a copy of a: nested maps merge, anything else
-// in b replaces what a holds, like Helm's values-file merge.
-func mergeValues(a, b map[string]any) map[string]any {
+// MergeValues merges b into a copy of a: nested maps merge, anything else
+// in b replaces what a holds, like Helm's values-file merge. Either may
+// be nil; the result never is.
+func MergeValues(a, b map[string]any) map[string]any {
 	out := make(map[string]any, len(a))
 	for k, v := range a {
 		out[k] = v
@@ -273,7 +274,7 @@ func mergeValues(a, b map[string]any) map[string]any {
 	for k, v := range b {
 		if vm, ok := v.(map[string]any); ok {
 			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeValues(am, vm)
+				out[k] = MergeValues(am, vm)
 				continue
 			}
 		}

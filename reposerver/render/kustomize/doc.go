@@ -54,9 +54,15 @@
 // transformer configuration), its references are checked: a remote
 // reference the caller did not fetch (and any URL in other fields:
 // patches, generators, crds) fails with ErrRemote, since kustomize would
-// clone or download it itself; helmCharts fail with ErrHelmUnsupported,
-// since kustomize would run the helm binary. Exec, Go and KRM-function
-// plugins are disabled. Reads are bounded (one file, and all reads of a
+// clone or download it itself. helmCharts inflate only with
+// --enable-helm in the build options: graphcd renders each chart with
+// its own Helm renderer (package helm) from the kustomization's chart
+// home or from a chart the caller pulled (render.Request.HelmCharts), and
+// the kustomization sees the output as one more resource; otherwise, and
+// for HelmChartInflationGenerator configurations, they fail with
+// ErrHelmUnsupported, since kustomize would run the helm binary. Exec, Go
+// and KRM-function plugins are disabled, and so are build options that
+// would enable them. Reads are bounded (one file, and all reads of a
 // render, by multiples of render.Limits), the output is decoded with
 // render.Decode under req.Limits, panics in kustomize become errors, and
 // the render stops reading once its context is done.

@@ -56,6 +56,13 @@ type repoFS struct {
 	// remotes maps a remote entry, as kustomizations write it, to the
 	// virtual path the caller fetched it to.
 	remotes map[string]string
+	// prepared are the kustomizations as prepare rewrote them, by path
+	// and content.
+	prepared map[string][]byte
+	// build are the kustomize.buildOptions; req is the render's request
+	// (charts to inflate, capabilities, limits).
+	build buildOptions
+	req   render.Request
 
 	maxFile int64 // bytes of one file
 
@@ -91,14 +98,17 @@ func newMount(vroot, dir string) (*mount, error) {
 
 // newRepoFS serves req's checkout at virtualRoot, with its remote bases
 // and fetched files.
-func newRepoFS(ctx context.Context, req render.Request) (*repoFS, error) {
+func newRepoFS(ctx context.Context, req render.Request, build buildOptions) (*repoFS, error) {
 	limits := req.Limits.WithDefaults()
 	f := &repoFS{
-		ctx:     ctx,
-		overlay: map[string][]byte{},
-		remotes: map[string]string{},
-		maxFile: limits.MaxCombinedSize,
-		budget:  readBudgetFactor * limits.MaxCombinedSize,
+		ctx:      ctx,
+		overlay:  map[string][]byte{},
+		remotes:  map[string]string{},
+		prepared: map[string][]byte{},
+		build:    build,
+		req:      req,
+		maxFile:  limits.MaxCombinedSize,
+		budget:   readBudgetFactor * limits.MaxCombinedSize,
 	}
 	m, err := newMount(virtualRoot, req.RepoRoot)
 	if err != nil {
@@ -360,7 +370,7 @@ func (f *repoFS) ReadFile(name string) ([]byte, error) {
 	if err := f.take(int64(len(data))); err != nil {
 		return nil, err
 	}
-	if data, err = f.placeRemotes(vpath, data); err != nil {
+	if data, err = f.prepare(vpath, data); err != nil {
 		return nil, f.refuse(fmt.Errorf("%s: %w", shownPath(vpath), err))
 	}
 	if err := checkFile(path.Base(vpath), data); err != nil {

@@ -35,7 +35,16 @@ func Render(ctx context.Context, req render.Request) ([]*unstructured.Unstructur
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fsys, err := newRepoFS(ctx, req)
+	build, err := parseBuildOptions(req.KustomizeBuildOptions)
+	if err != nil {
+		return nil, err
+	}
+	if k := req.Source.Kustomize; k != nil {
+		if err := checkVersion(k.Version); err != nil {
+			return nil, err
+		}
+	}
+	fsys, err := newRepoFS(ctx, req, build)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize: %w", err)
 	}
@@ -60,7 +69,7 @@ func Render(ctx context.Context, req render.Request) ([]*unstructured.Unstructur
 		openapiMu.RLock()
 		defer openapiMu.RUnlock()
 	}
-	m, err := build(fsys, appDir)
+	m, err := runBuild(fsys, appDir, build)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", appPath, ctxErr)
 	}
@@ -183,10 +192,12 @@ func relTo(dir, target string) string {
 	return strings.Join(parts, "/")
 }
 
-// build runs kustomize with plugins (exec, Go, KRM functions, Helm)
-// disabled and load restrictions left to fsys, which confines every read to
-// the repository. A panic in kustomize becomes an error.
-func build(fsys *repoFS, appDir string) (m resmap.ResMap, err error) {
+// runBuild runs kustomize with plugins (exec, Go, KRM functions, Helm)
+// disabled and, unless the build options restrict them further, load
+// restrictions left to fsys, which confines every read to what the render
+// was given. helmCharts reach kustomize already inflated. A panic in
+// kustomize becomes an error.
+func runBuild(fsys *repoFS, appDir string, build buildOptions) (m resmap.ResMap, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("kustomize panicked: %v", r)
@@ -194,9 +205,11 @@ func build(fsys *repoFS, appDir string) (m resmap.ResMap, err error) {
 	}()
 	opts := krusty.MakeDefaultOptions()
 	// The kustomize CLI, which Argo CD runs, sorts the output in its
-	// legacy order unless the kustomization sets sortOptions.
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	opts.LoadRestrictions = types.LoadRestrictionsNone
+	// legacy order unless the kustomization sets sortOptions (or
+	// --reorder says otherwise).
+	opts.Reorder = build.reorder
+	opts.LoadRestrictions = build.loadRestrictions
+	opts.AddManagedbyLabel = build.managedBy
 	opts.PluginConfig = types.DisabledPluginConfig()
 	return krusty.MakeKustomizer(opts).Run(fsys, appDir)
 }

@@ -20,10 +20,10 @@ import (
 var ErrRemote = errors.New("a URL the repository server did not fetch (it fetches those in resources, bases and components; vendor others into the repository)")
 
 // ErrHelmUnsupported is wrapped when a kustomization inflates Helm charts
-// (helmCharts, helmGlobals or a HelmChartInflationGenerator): kustomize
-// would run the helm binary and download charts, which graphcd does not
-// allow from a kustomize render.
-var ErrHelmUnsupported = errors.New("helmCharts inflation not supported yet")
+// that graphcd does not inflate: helmCharts without --enable-helm in
+// kustomize.buildOptions (as in Argo CD), or a HelmChartInflationGenerator
+// configuration of its own.
+var ErrHelmUnsupported = errors.New("helmCharts inflate only with --enable-helm in graphcd-cm's kustomize.buildOptions, and only from the kustomization's helmCharts field")
 
 // scpUser matches the user@ prefix of an scp-style Git URL (git@host:org/repo).
 var scpUser = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@`)

@@ -1,6 +1,7 @@
 package kustomize
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,19 +44,32 @@ const (
 	maxKustomizationSize     = 1 << 20
 )
 
-// ScanRemotes returns the remote entries (resources, bases, components)
-// of the kustomization at appPath in the checkout at root and of every
-// kustomization in the same repository it uses, each once, in the order
-// found. Everything it reads stays inside root.
-func ScanRemotes(root, appPath string) ([]Remote, error) {
+// Chart is a chart a kustomization's helmCharts pull from a chart
+// repository (or OCI registry): one its chart home does not hold.
+type Chart struct {
+	Repo, Name, Version string
+}
+
+// Needs are what the kustomizations of a render fetch: remote entries
+// (resources, bases, components), each once in the order found, and the
+// charts of their helmCharts.
+type Needs struct {
+	Remotes []Remote
+	Charts  []Chart
+}
+
+// Scan returns what the kustomization at appPath in the checkout at root,
+// and every kustomization in the same repository it uses, fetch.
+// Everything it reads stays inside root.
+func Scan(root, appPath string) (Needs, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
-		return nil, fmt.Errorf("open repository: %w", cause(err))
+		return Needs{}, fmt.Errorf("open repository: %w", cause(err))
 	}
 	defer func() { _ = r.Close() }()
 	s := &scanner{dir: root, root: r, seen: map[string]bool{}, refs: map[string]bool{}}
 	if err := s.scan(path.Clean("/" + filepath.ToSlash(appPath))[1:]); err != nil {
-		return nil, err
+		return Needs{}, err
 	}
 	return s.out, nil
 }
@@ -64,8 +78,8 @@ type scanner struct {
 	dir  string
 	root *os.Root
 	seen map[string]bool // directories scanned
-	refs map[string]bool // remote entries found
-	out  []Remote
+	refs map[string]bool // remote entries and charts found
+	out  Needs
 }
 
 // scan reads the kustomization in dir (relative to the root, "" = the
@@ -99,6 +113,7 @@ func (s *scanner) scan(dir string) error {
 	if err := k.Unmarshal(data); err != nil {
 		return nil //nolint:nilerr // kustomize reports the parse error when it builds
 	}
+	s.charts(rel, &k)
 	for _, entries := range [][]string{k.Resources, k.Bases, k.Components} { //nolint:staticcheck // bases: deprecated, still honoured
 		for _, e := range entries {
 			if isInline(e) {
@@ -111,7 +126,7 @@ func (s *scanner) scan(dir string) error {
 						return fmt.Errorf("%s: %w", path.Join(rel, name), err)
 					}
 					s.refs[e] = true
-					s.out = append(s.out, remote)
+					s.out.Remotes = append(s.out.Remotes, remote)
 				}
 				continue
 			}
@@ -125,6 +140,25 @@ func (s *scanner) scan(dir string) error {
 		}
 	}
 	return nil
+}
+
+// charts records the helmCharts of the kustomization k in dir that its
+// chart home does not hold.
+func (s *scanner) charts(dir string, k *types.Kustomization) {
+	home := chartHome(path.Join(dir, "kustomization.yaml"), k)
+	for _, c := range k.HelmCharts {
+		if c.Repo == "" || c.Name == "" {
+			continue // a local chart, or kustomize's error
+		}
+		if fi, err := s.root.Stat(path.Join(home, c.Name)); err == nil && fi.IsDir() {
+			continue
+		}
+		chart := Chart{Repo: c.Repo, Name: c.Name, Version: c.Version}
+		if key := "chart\x00" + render.ChartKey(chart.Repo, chart.Name, chart.Version); !s.refs[key] {
+			s.refs[key] = true
+			s.out.Charts = append(s.out.Charts, chart)
+		}
+	}
 }
 
 // readKustomization returns the kustomization file of dir and its name,
@@ -248,14 +282,21 @@ func splitRepo(rest string) (repo, sub string) {
 	return rest, ""
 }
 
-// placeRemotes points the remote entries of the kustomization at vpath
-// (resources, bases, components) that the caller fetched at their
-// virtual paths, relative to its directory (kustomize takes no absolute
-// root); anything else is returned as it is. Entries left remote are
-// refused afterwards by checkFile.
-func (f *repoFS) placeRemotes(vpath string, data []byte) ([]byte, error) {
-	if len(f.remotes) == 0 || !slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(vpath)) {
+// prepare returns the kustomization at vpath as kustomize is to see it:
+// its remote entries (resources, bases, components) that the caller
+// fetched pointed at their virtual paths, relative to its directory
+// (kustomize takes no absolute root), and its helmCharts inflated into
+// resources (inflateCharts). Anything else is returned as it is;
+// entries left remote are refused afterwards by checkFile. Each content
+// of a file is prepared once per render.
+func (f *repoFS) prepare(vpath string, data []byte) ([]byte, error) {
+	if !slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(vpath)) {
 		return data, nil
+	}
+	sum := sha256.Sum256(data)
+	key := vpath + "\x00" + string(sum[:])
+	if done, ok := f.prepared[key]; ok {
+		return done, nil
 	}
 	var k types.Kustomization
 	if err := k.Unmarshal(data); err != nil {
@@ -272,12 +313,19 @@ func (f *repoFS) placeRemotes(vpath string, data []byte) ([]byte, error) {
 	place(k.Resources)
 	place(k.Bases) //nolint:staticcheck // deprecated, still honoured by kustomize
 	place(k.Components)
-	if !changed {
-		return data, nil
+	if len(k.HelmCharts) > 0 && f.build.enableHelm {
+		if err := f.inflateCharts(vpath, &k); err != nil {
+			return nil, err
+		}
+		changed = true
 	}
-	out, err := json.Marshal(&k)
-	if err != nil {
-		return nil, fmt.Errorf("place remote bases: %w", err)
+	if changed {
+		out, err := json.Marshal(&k)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", shownPath(vpath), err)
+		}
+		data = out
 	}
-	return out, nil
+	f.prepared[key] = data
+	return data, nil
 }
