@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -178,7 +176,7 @@ func (w *remoteWalk) fetch(ctx context.Context, r kustomize.Remote, path []strin
 		}
 		defer done()
 		if err := copyTree(ctx, src, dst); err != nil {
-			return withoutPath(err)
+			return render.Bare(err)
 		}
 		return nil
 	})
@@ -210,17 +208,4 @@ func (w *remoteWalk) repository(repoURL string) (reposerver.Repository, bool) {
 // graphcd at (egress.CheckIP), by the addresses its name has now.
 func checkRemoteHost(ctx context.Context, repoURL string) error {
 	return egress.CheckResolved(ctx, repourl.Parse(repoURL).Host())
-}
-
-// withoutPath drops the host path a file system error carries.
-func withoutPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
 }

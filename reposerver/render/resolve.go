@@ -30,7 +30,7 @@ func ResolveInRoot(root, rel string) (string, error) {
 	}
 	realRoot, err := filepath.EvalSymlinks(absRoot)
 	if err != nil {
-		return "", fmt.Errorf("resolve repository root: %w", bare(err))
+		return "", fmt.Errorf("resolve repository root: %w", Bare(err))
 	}
 	shown := filepath.ToSlash(rel)
 	if filepath.IsAbs(rel) || strings.HasPrefix(shown, "/") {
@@ -71,7 +71,7 @@ func (r *resolver) walk(pending []string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("resolve %q: stat %q: %w", r.shown, r.rel(next), bare(err))
+			return "", fmt.Errorf("resolve %q: stat %q: %w", r.shown, r.rel(next), Bare(err))
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			cur = next
@@ -83,7 +83,7 @@ func (r *resolver) walk(pending []string) (string, error) {
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", fmt.Errorf("resolve %q: read symlink %q: %w", r.shown, r.rel(next), bare(err))
+			return "", fmt.Errorf("resolve %q: read symlink %q: %w", r.shown, r.rel(next), Bare(err))
 		}
 		if filepath.IsAbs(target) {
 			inner, ok := r.inside(filepath.Clean(target))
@@ -129,11 +129,16 @@ func splitPath(p string) []string {
 	return strings.Split(filepath.ToSlash(p), "/")
 }
 
-// bare drops the absolute path from a *fs.PathError, keeping its cause.
-func bare(err error) error {
+// Bare drops the path of a *fs.PathError or *os.LinkError, keeping its
+// cause: the path is the host's, which messages must never show.
+func Bare(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }

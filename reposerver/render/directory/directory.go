@@ -95,11 +95,11 @@ func Render(ctx context.Context, req render.Request) ([]*unstructured.Unstructur
 
 	root, err := os.OpenRoot(realRoot)
 	if err != nil {
-		return nil, fmt.Errorf("open repository: %w", bare(err))
+		return nil, fmt.Errorf("open repository: %w", render.Bare(err))
 	}
 	defer func() { _ = root.Close() }()
 	if fi, err := root.Stat(appRel); err != nil {
-		return nil, fmt.Errorf("app path %q: %w", appPath, bare(err))
+		return nil, fmt.Errorf("app path %q: %w", appPath, render.Bare(err))
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("app path %q is not a directory", appPath)
 	}
@@ -159,7 +159,7 @@ func (r *renderer) find(ctx context.Context, include, exclude *glob) ([]string, 
 	var files []string
 	err := fs.WalkDir(r.root.FS(), r.appRel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("read %s: %w", p, bare(err))
+			return fmt.Errorf("read %s: %w", p, render.Bare(err))
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -206,7 +206,7 @@ func (r *renderer) find(ctx context.Context, include, exclude *glob) ([]string, 
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil // dangling: Argo CD skips it too
 				}
-				return fmt.Errorf("stat %s: %w", p, bare(err))
+				return fmt.Errorf("stat %s: %w", p, render.Bare(err))
 			}
 			if wanted && fi.Mode().IsRegular() {
 				files = append(files, p)
@@ -251,12 +251,12 @@ func looksLikeManifest(data []byte) bool {
 func (r *renderer) read(p string, yamlDocs bool) ([]byte, error) {
 	f, err := r.root.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", p, bare(err))
+		return nil, fmt.Errorf("open %s: %w", p, render.Bare(err))
 	}
 	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", p, bare(err))
+		return nil, fmt.Errorf("stat %s: %w", p, render.Bare(err))
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", p)
@@ -325,16 +325,7 @@ func readBounded(rd io.Reader, size, limit, docMax int64) ([]byte, error) {
 			return buf, nil
 		}
 		if err != nil {
-			return nil, bare(err)
+			return nil, render.Bare(err)
 		}
 	}
-}
-
-// bare drops the absolute path from a *fs.PathError, keeping its cause.
-func bare(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -170,12 +170,12 @@ func (im *importer) load(candidate string) (jsonnet.Contents, bool, error) {
 		return jsonnet.Contents{}, false, nil
 	}
 	if err != nil {
-		return jsonnet.Contents{}, false, bare(err)
+		return jsonnet.Contents{}, false, render.Bare(err)
 	}
 	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
-		return jsonnet.Contents{}, false, bare(err)
+		return jsonnet.Contents{}, false, render.Bare(err)
 	}
 	if !fi.Mode().IsRegular() {
 		return jsonnet.Contents{}, false, nil

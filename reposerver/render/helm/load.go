@@ -39,11 +39,11 @@ func openTree(dir string) (*tree, error) {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, fmt.Errorf("open chart tree: %w", bareErr(err))
+		return nil, fmt.Errorf("open chart tree: %w", render.Bare(err))
 	}
 	r, err := os.OpenRoot(real)
 	if err != nil {
-		return nil, fmt.Errorf("open chart tree: %w", bareErr(err))
+		return nil, fmt.Errorf("open chart tree: %w", render.Bare(err))
 	}
 	return &tree{path: real, root: r}, nil
 }
@@ -69,7 +69,7 @@ func (t *tree) resolve(rel string) (string, error) {
 func (t *tree) readFile(rel string, limit int64) ([]byte, error) {
 	fi, err := t.root.Stat(rel)
 	if err != nil {
-		return nil, bareErr(err)
+		return nil, render.Bare(err)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, errors.New("not a regular file")
@@ -79,7 +79,7 @@ func (t *tree) readFile(rel string, limit int64) ([]byte, error) {
 	}
 	data, err := t.root.ReadFile(rel)
 	if err != nil {
-		return nil, bareErr(err)
+		return nil, render.Bare(err)
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("more than %d bytes: %w", limit, render.ErrTooLarge)
@@ -98,7 +98,7 @@ func (t *tree) loadChart(dir string) (*chart.Chart, error) {
 	}
 	fi, err := t.root.Stat(top)
 	if err != nil {
-		return nil, fmt.Errorf("chart directory %q: %w", filepath.ToSlash(dir), bareErr(err))
+		return nil, fmt.Errorf("chart directory %q: %w", filepath.ToSlash(dir), render.Bare(err))
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("chart directory %q is not a directory", filepath.ToSlash(dir))
@@ -142,19 +142,19 @@ func (w *chartWalker) walk(dir, name string, depth int) error {
 	}
 	f, err := w.t.root.Open(dir)
 	if err != nil {
-		return fmt.Errorf("open chart directory %q: %w", name, bareErr(err))
+		return fmt.Errorf("open chart directory %q: %w", name, render.Bare(err))
 	}
 	entries, err := f.ReadDir(-1)
 	_ = f.Close()
 	if err != nil {
-		return fmt.Errorf("read chart directory %q: %w", name, bareErr(err))
+		return fmt.Errorf("read chart directory %q: %w", name, render.Bare(err))
 	}
 	for _, e := range entries {
 		entryName := path.Join(name, e.Name())
 		entryPath := filepath.Join(dir, e.Name())
 		fi, err := e.Info()
 		if err != nil {
-			return fmt.Errorf("stat chart file %q: %w", entryName, bareErr(err))
+			return fmt.Errorf("stat chart file %q: %w", entryName, render.Bare(err))
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			// Follow links as Helm does, but only inside the tree.
@@ -162,7 +162,7 @@ func (w *chartWalker) walk(dir, name string, depth int) error {
 				return fmt.Errorf("chart file %q: %w", entryName, err)
 			}
 			if fi, err = w.t.root.Stat(entryPath); err != nil {
-				return fmt.Errorf("stat chart file %q: %w", entryName, bareErr(err))
+				return fmt.Errorf("stat chart file %q: %w", entryName, render.Bare(err))
 			}
 		}
 		if fi.IsDir() {
@@ -191,16 +191,6 @@ func (w *chartWalker) walk(dir, name string, depth int) error {
 		w.files = append(w.files, &loader.BufferedFile{Name: entryName, Data: bytes.TrimPrefix(data, utf8BOM)})
 	}
 	return nil
-}
-
-// bareErr drops the path from a *fs.PathError so errors never show
-// absolute paths of the host.
-func bareErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // relPath cleans a slash path relative to the tree and refuses absolute

@@ -87,11 +87,11 @@ func newMount(vroot, dir string) (*mount, error) {
 	}
 	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, fmt.Errorf("resolve repository root: %w", cause(err))
+		return nil, fmt.Errorf("resolve repository root: %w", render.Bare(err))
 	}
 	root, err := os.OpenRoot(realDir)
 	if err != nil {
-		return nil, fmt.Errorf("open repository root: %w", cause(err))
+		return nil, fmt.Errorf("open repository root: %w", render.Bare(err))
 	}
 	return &mount{vroot: vroot, root: root, dir: dir, realDir: realDir}, nil
 }
@@ -250,7 +250,7 @@ func (f *repoFS) stat(name string) (vpath string, fi fs.FileInfo, err error) {
 	}
 	fi, err = m.root.Stat(rel)
 	if err != nil {
-		return "", nil, fmt.Errorf("stat %q: %w", shownPath(vpath), cause(err))
+		return "", nil, fmt.Errorf("stat %q: %w", shownPath(vpath), render.Bare(err))
 	}
 	return vpath, fi, nil
 }
@@ -281,7 +281,7 @@ func (f *repoFS) Open(name string) (filesys.File, error) {
 	}
 	file, err := m.root.Open(rel)
 	if err != nil {
-		return nil, fmt.Errorf("open %q: %w", shownPath(vpath), cause(err))
+		return nil, fmt.Errorf("open %q: %w", shownPath(vpath), render.Bare(err))
 	}
 	return file, nil
 }
@@ -309,7 +309,7 @@ func (f *repoFS) ReadDir(name string) ([]string, error) {
 	}
 	entries, err := fs.ReadDir(m.root.FS(), rel)
 	if err != nil {
-		return nil, fmt.Errorf("read directory %q: %w", shownPath(vpath), cause(err))
+		return nil, fmt.Errorf("read directory %q: %w", shownPath(vpath), render.Bare(err))
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -382,19 +382,19 @@ func (f *repoFS) ReadFile(name string) ([]byte, error) {
 func (f *repoFS) readDisk(m *mount, vpath, rel string) ([]byte, error) {
 	file, err := m.root.Open(rel)
 	if err != nil {
-		return nil, fmt.Errorf("read %q: %w", shownPath(vpath), cause(err))
+		return nil, fmt.Errorf("read %q: %w", shownPath(vpath), render.Bare(err))
 	}
 	defer func() { _ = file.Close() }()
 	fi, err := file.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("read %q: %w", shownPath(vpath), cause(err))
+		return nil, fmt.Errorf("read %q: %w", shownPath(vpath), render.Bare(err))
 	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("read %q: is a directory", shownPath(vpath))
 	}
 	data, err := io.ReadAll(io.LimitReader(file, f.maxFile+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %q: %w", shownPath(vpath), cause(err))
+		return nil, fmt.Errorf("read %q: %w", shownPath(vpath), render.Bare(err))
 	}
 	if int64(len(data)) > f.maxFile {
 		return nil, f.refuse(fmt.Errorf("read %q: file larger than %d bytes: %w", shownPath(vpath), f.maxFile, render.ErrTooLarge))
@@ -449,16 +449,6 @@ func (f *repoFS) Walk(name string, walkFn filepath.WalkFunc) error {
 		}
 		return walkFn(vp, info, nil)
 	})
-}
-
-// cause strips the *fs.PathError around an OS error: its path is the real
-// one on disk, which messages must not show.
-func cause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // memFile is an overlay file opened for reading.

@@ -64,7 +64,7 @@ type Needs struct {
 func Scan(root, appPath string) (Needs, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
-		return Needs{}, fmt.Errorf("open repository: %w", cause(err))
+		return Needs{}, fmt.Errorf("open repository: %w", render.Bare(err))
 	}
 	defer func() { _ = r.Close() }()
 	s := &scanner{dir: root, root: r, seen: map[string]bool{}, refs: map[string]bool{}}
@@ -170,12 +170,12 @@ func (s *scanner) readKustomization(dir string) ([]byte, string, error) {
 			continue
 		}
 		if err != nil {
-			return nil, "", fmt.Errorf("read %s: %w", path.Join(dir, name), cause(err))
+			return nil, "", fmt.Errorf("read %s: %w", path.Join(dir, name), render.Bare(err))
 		}
 		data, err := io.ReadAll(io.LimitReader(f, maxKustomizationSize+1))
 		_ = f.Close()
 		if err != nil {
-			return nil, "", fmt.Errorf("read %s: %w", path.Join(dir, name), cause(err))
+			return nil, "", fmt.Errorf("read %s: %w", path.Join(dir, name), render.Bare(err))
 		}
 		if len(data) > maxKustomizationSize {
 			return nil, "", fmt.Errorf("%s: more than %d bytes: %w", path.Join(dir, name), maxKustomizationSize, render.ErrTooLarge)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/graphcd/graphcd/reposerver/render"
 )
 
 // Errors a plugin command can end with; the client sees them again
@@ -60,7 +62,7 @@ func runCommand(ctx context.Context, c *Command, dir string, env []string, out o
 	cmd.WaitDelay = waitDelay
 
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: start %s: %w", ErrCommandFailed, argv[0], unwrapPath(err))
+		return nil, fmt.Errorf("%w: start %s: %w", ErrCommandFailed, argv[0], render.Bare(err))
 	}
 	err := cmd.Wait()
 	_ = killGroup(cmd.Process.Pid) // children left running in the background

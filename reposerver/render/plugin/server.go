@@ -308,7 +308,7 @@ func (s *server) receive(ctx context.Context, w http.ResponseWriter, r *http.Req
 
 	c.workDir, err = os.MkdirTemp(s.opts.WorkDir, "cmp-")
 	if err != nil {
-		return nil, fmt.Errorf("create work directory: %w", unwrapPath(err))
+		return nil, fmt.Errorf("create work directory: %w", render.Bare(err))
 	}
 	if real, err := filepath.EvalSymlinks(c.workDir); err == nil {
 		c.workDir = real // so redact finds the paths commands see
@@ -317,7 +317,7 @@ func (s *server) receive(ctx context.Context, w http.ResponseWriter, r *http.Req
 	home := filepath.Join(c.workDir, "home")
 	for _, d := range []string{c.repoDir, home} {
 		if err := os.Mkdir(d, 0o700); err != nil {
-			return c, fmt.Errorf("create work directory: %w", unwrapPath(err))
+			return c, fmt.Errorf("create work directory: %w", render.Bare(err))
 		}
 	}
 

@@ -90,12 +90,12 @@ func writeLink(tw *tar.Writer, realRoot, rel, name string) error {
 func writeFile(tw *tar.Writer, p, name string) error {
 	f, err := os.Open(p)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", name, unwrapPath(err))
+		return fmt.Errorf("read %s: %w", name, render.Bare(err))
 	}
 	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("read %s: %w", name, unwrapPath(err))
+		return fmt.Errorf("read %s: %w", name, render.Bare(err))
 	}
 	mode := int64(0o644)
 	if fi.Mode()&0o100 != 0 {
@@ -107,7 +107,7 @@ func writeFile(tw *tar.Writer, p, name string) error {
 	// A file that shrank while being read fails here; one that grew is
 	// cut at the size in the header.
 	if _, err := io.CopyN(tw, f, fi.Size()); err != nil {
-		return fmt.Errorf("read %s: %w", name, unwrapPath(err))
+		return fmt.Errorf("read %s: %w", name, render.Bare(err))
 	}
 	return nil
 }
@@ -182,7 +182,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		if err := x.root.MkdirAll(name, 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", name, unwrapPath(err))
+			return fmt.Errorf("create %s: %w", name, render.Bare(err))
 		}
 		return nil
 	case tar.TypeReg:
@@ -191,7 +191,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 		}
 		x.used += hdr.Size
 		if err := x.root.MkdirAll(parent, 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", parent, unwrapPath(err))
+			return fmt.Errorf("create %s: %w", parent, render.Bare(err))
 		}
 		perm := os.FileMode(0o644)
 		if x.limits.preserveFileMode {
@@ -199,14 +199,14 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 		}
 		f, err := x.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err != nil {
-			return fmt.Errorf("create %s: %w", name, unwrapPath(err))
+			return fmt.Errorf("create %s: %w", name, render.Bare(err))
 		}
 		_, err = io.CopyN(f, body, hdr.Size)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("write %s: %w", name, unwrapPath(err))
+			return fmt.Errorf("write %s: %w", name, render.Bare(err))
 		}
 		return nil
 	case tar.TypeSymlink:
@@ -214,10 +214,10 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 			return err
 		}
 		if err := x.root.MkdirAll(parent, 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", parent, unwrapPath(err))
+			return fmt.Errorf("create %s: %w", parent, render.Bare(err))
 		}
 		if err := x.root.Symlink(hdr.Linkname, name); err != nil {
-			return fmt.Errorf("create %s: %w", name, unwrapPath(err))
+			return fmt.Errorf("create %s: %w", name, render.Bare(err))
 		}
 		x.links[name] = true
 		return nil
@@ -268,18 +268,4 @@ func checkLinkTarget(name, target string) error {
 		return fmt.Errorf("%w: symlink %q -> %q: \"..\" after a path component", errUnsafeArchive, name, target)
 	}
 	return nil
-}
-
-// unwrapPath drops an *fs.PathError's path, which may be absolute and
-// name a temporary directory of the server.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
 }
