@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
@@ -12,6 +13,7 @@ import (
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
 // defaultControllerMetricsListen is where `graphcd controller` serves
@@ -97,6 +99,11 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		}
 		defer cleanup()
 		svc = local
+		for _, m := range inproc.Collectors() {
+			if err := crmetrics.Registry.Register(m); err != nil {
+				return fmt.Errorf("register repository server metrics: %w", err)
+			}
+		}
 	}
 	cfg := o.app.config()
 	cfg.Repo, cfg.Logger, cfg.MetricsListen = svc, log, o.metricsListen

@@ -29,6 +29,7 @@ import (
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 	"github.com/graphcd/graphcd/resolvers"
 )
@@ -137,7 +138,9 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 
 	// The API tests repositories with it; the controller renders with it.
 	var svc reposerver.Service = repoServer
+	metrics := apiserver.NewRegistry()
 	if repoServer == nil {
+		metrics.MustRegister(inproc.Collectors()...)
 		worker, err := o.render.Worker(c)
 		if err != nil {
 			return err
@@ -206,7 +209,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	}
 	creds := repocreds.New(kc, o.app.namespace)
 	opts := apiserver.Options{
-		Listen: o.listen,
+		Listen: o.listen, Registry: metrics,
 		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications and projects", objectsReady),
 		Logger: log, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
 		TrustedProxies: proxies, Audit: auditLog,

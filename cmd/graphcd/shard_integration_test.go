@@ -75,7 +75,10 @@ func TestControllerReplicasElectOneLeader(t *testing.T) {
 			t.Errorf("leader: %s{%s} = %v, want %v", c.series, c.labels, got, c.want)
 		}
 	}
-	for _, series := range []string{"graphcd_app_reconciles_total", "graphcd_cluster_cache_running", "controller_runtime_reconcile_total"} {
+	if got := leader.metric(t, "graphcd_repo_renders_total", ""); got < 1 {
+		t.Errorf("leader: graphcd_repo_renders_total = %v, want the apps' renders", got)
+	}
+	for _, series := range []string{"graphcd_app_reconciles_total", "graphcd_cluster_cache_running", "controller_runtime_reconcile_total", "graphcd_repo_renders_total"} {
 		if got := standby.metric(t, series, ""); got != 0 {
 			t.Errorf("standby: %s = %v while the leader runs, want 0", series, got)
 		}

@@ -398,12 +398,14 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	}
 	if !req.NoCache && cacheable(req, revision) {
 		if res, ok, err := l.fromCache(ctx, key); ok {
+			cacheHits.Inc()
 			return res, err
 		}
 	}
 	v, err, shared := l.flights.Do(key, func() (any, error) {
 		rctx, stop := l.renderContext(ctx)
 		defer stop()
+		rendersRun.Inc()
 		res, err := l.render(rctx, req, revision, refs)
 		l.toCache(ctx, key, res, err)
 		return res, err
