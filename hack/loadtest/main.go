@@ -82,6 +82,12 @@ type options struct {
 	impersonate string
 	// serviceAccount runs graphcd with a ServiceAccount's token.
 	serviceAccount bool
+	// multiSource makes each app a chart from a chart repository with
+	// its values from the Git repository (two sources), and times a
+	// values push after the syncs.
+	multiSource bool
+	// chartsURL is the chart repository of multiSource.
+	chartsURL string
 }
 
 func run() error {
@@ -95,6 +101,7 @@ func run() error {
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after")
 	flag.StringVar(&o.impersonate, "impersonate", "", "sync impersonation: shared (one service account for every app) or per-app (one per app namespace); needs --sync")
 	flag.BoolVar(&o.serviceAccount, "service-account", false, "run graphcd as a ServiceAccount bound to cluster-admin, as installed, instead of as system:masters")
+	flag.BoolVar(&o.multiSource, "multi-source", false, "each app is a chart from a chart repository with values from the Git repository ($values); after the syncs, push new values and time the re-syncs; needs --sync")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -108,6 +115,8 @@ func run() error {
 		return fmt.Errorf("--impersonate must be shared or per-app, not %q", o.impersonate)
 	case o.impersonate != "" && !o.sync:
 		return fmt.Errorf("--impersonate needs --sync")
+	case o.multiSource && (!o.sync || o.resources != 1):
+		return fmt.Errorf("--multi-source needs --sync and --resources 1")
 	}
 	mode := localcluster.Minimal
 	if o.resources > 1 {
@@ -126,6 +135,13 @@ func run() error {
 		return err
 	}
 	defer stopGit()
+	if o.multiSource {
+		var stopCharts func()
+		if o.chartsURL, stopCharts, err = serveCharts(cluster.Dir); err != nil {
+			return err
+		}
+		defer stopCharts()
+	}
 	log.Info("creating workload", "apps", o.apps, "unrelated", o.unrelated)
 	if err := createWorkload(ctx, cluster, repoURL, o); err != nil {
 		return err
@@ -201,6 +217,9 @@ func run() error {
 			return err
 		}
 		log.Info("impersonation verified: a sync outside the accounts' rights was refused by the API server")
+	}
+	if o.multiSource {
+		return valuesPush(ctx, cluster, listen, repoURL, o, first, all, cpuAll, clusterAll, peak, steady)
 	}
 	if o.sync {
 		mode := o.impersonate
@@ -376,6 +395,11 @@ func serveRepo(base string, o options) (string, func(), error) {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 				return "", nil, err
 			}
+		}
+	}
+	if o.multiSource {
+		if err := writeValues(work, o.apps, ""); err != nil {
+			return "", nil, err
 		}
 	}
 	if o.impersonate != "" {
@@ -563,7 +587,13 @@ func createApps(ctx context.Context, c *localcluster.Cluster, repoURL string, o 
 	dyn := dynamic.NewForConfigOrDie(c.Config)
 	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	return forEach(o.apps, func(i int) error {
-		_, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(application(repoURL, i, true)), metav1.CreateOptions{})
+		app := application(repoURL, i, true)
+		if o.multiSource {
+			spec := app["spec"].(map[string]any)
+			delete(spec, "source")
+			spec["sources"] = multiSourceSpec(o.chartsURL, repoURL, fmt.Sprintf("app-%04d", i))
+		}
+		_, err := dyn.Resource(appsGVR).Namespace("graphcd").Create(ctx, toUnstructured(app), metav1.CreateOptions{})
 		return err
 	})
 }
