@@ -3,6 +3,7 @@
 package controller_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
@@ -43,6 +45,28 @@ func webData(t *testing.T, ns string) map[string]string {
 // (spec.sources with ref: values): it syncs with both revisions in
 // status and history, goes OutOfSync on a values commit and on a chart
 // version bump, and rolls back to the earlier pair of revisions.
+// statusYAML is the named fields of st as YAML, for the test log.
+func statusYAML(t *testing.T, st v1alpha1.ApplicationStatus, fields ...string) string {
+	t.Helper()
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		t.Fatal(err)
+	}
+	picked := map[string]any{}
+	for _, f := range fields {
+		picked[f] = all[f]
+	}
+	out, err := yaml.Marshal(picked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
 func TestMultiSourceChartWithGitValues(t *testing.T) {
 	t.Parallel()
 	const name = "multi-source"
@@ -98,6 +122,7 @@ func TestMultiSourceChartWithGitValues(t *testing.T) {
 	if d := webData(t, dest); d["mode"] != "green" {
 		t.Errorf("after the values commit: ConfigMap data = %v, want mode green", d)
 	}
+	t.Logf("status after the values commit's sync:\n%s", statusYAML(t, got.Status, "sync", "sourceTypes", "history"))
 	first, second := got.Status.History[0], got.Status.History[1]
 	if !slices.Equal(first.Revisions, []string{"1.0.0", values1}) || !slices.Equal(second.Revisions, []string{"1.0.0", values2}) || len(first.Sources) != 2 {
 		t.Errorf("history: %+v, %+v; want each sync's pair of revisions and the sources", first, second)
@@ -167,6 +192,7 @@ func TestMultiSourceRefusals(t *testing.T) {
 			waitStatus(t, tc.name, fmt.Sprintf("refused with %q", tc.want), func(s *v1alpha1.ApplicationStatus) bool {
 				for _, c := range s.Conditions {
 					if strings.Contains(c.Message, tc.want) && (c.Type == v1alpha1.ApplicationConditionComparisonError || c.Type == v1alpha1.ApplicationConditionInvalidSpecError) {
+						t.Logf("%s: %s", c.Type, c.Message)
 						return true
 					}
 				}
