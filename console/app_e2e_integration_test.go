@@ -134,6 +134,33 @@ func TestAppPage(t *testing.T) {
 	}
 }
 
+// TestAppPageMultiSource opens a multi-source application (a directory
+// and a ref source of one repository, each at its own commit) and checks
+// that the header lists both sources, each with the commit it was
+// compared at (see web/e2e/app-sources.mjs).
+func TestAppPageMultiSource(t *testing.T) {
+	if skipReason != "" {
+		t.Skip("browser test skipped: " + skipReason)
+	}
+	base, ns := startServer(t, true)
+	repo, shas := serveRepoCommits(t, []map[string]string{
+		{"app/cm.yaml": configMap("multi", "one", "")},
+		{"app/cm.yaml": configMap("multi", "two", ""), "values/prod.yaml": "greeting: two\n"},
+	})
+	kube := newKube(t)
+	createDefaultProject(t, kube, ns)
+	app := gitApp(ns, "multi", "default", repo, "")
+	app.Spec.Source = nil
+	app.Spec.Sources = []v1alpha1.ApplicationSource{
+		{RepoURL: repo, Path: "app", TargetRevision: shas[0]},
+		{RepoURL: repo, TargetRevision: "main", Ref: "values"},
+	}
+	if err := kube.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, "e2e/app-sources.mjs", base, ns, "APP=multi", "REVISIONS="+shas[0]+","+shas[1])
+}
+
 // BenchmarkTreeScale measures the application page with a resource tree of
 // GRAPHCD_CONSOLE_TREE ConfigMaps (default 2,000) through
 // web/e2e/app-scale.mjs: ms from navigation until the graph shows its
