@@ -147,38 +147,58 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*reposerver.Manifes
 		KubeVersion: req.KubeVersion, APIVersions: req.APIVersions, RefSources: refs, Tools: r.tools(),
 	}
 	key := repourl.Normalize(req.Source.RepoURL) + "\x00" + req.Source.Path
-	var urls []string
+	// Repositories remembered from the last render are sent when the
+	// project permits them; those the repository server names now must
+	// be permitted, or the render fails saying which.
+	var remembered, needed []string
 	if known, ok := r.remoteRepos.Load(key); ok {
-		urls = known.([]string)
+		remembered = known.([]string)
 	}
 	for round := 0; ; round++ {
-		if mreq.Repos, err = r.remoteRepositories(ctx, rules, urls); err != nil {
+		if mreq.Repos, err = r.remoteRepositories(ctx, rules, remembered, needed); err != nil {
 			return nil, err
 		}
 		res, err := r.Repo.GenerateManifests(ctx, mreq)
-		var needed *reposerver.RepositoriesNeededError
-		if !errors.As(err, &needed) || round == maxRepoRounds {
-			if err == nil && len(urls) > 0 {
+		var more *reposerver.RepositoriesNeededError
+		if !errors.As(err, &more) || round == maxRepoRounds {
+			if err == nil && len(mreq.Repos) > 0 {
+				urls := make([]string, len(mreq.Repos))
+				for i, repo := range mreq.Repos {
+					urls[i] = repo.URL
+				}
 				r.remoteRepos.Store(key, urls)
 			}
 			return res, err
 		}
-		urls = append(slices.Clone(urls), needed.URLs...)
+		needed = append(slices.Clone(needed), more.URLs...)
 	}
 }
 
-// remoteRepositories checks the repositories of remote bases against
-// rules, as sources are, and looks up their credentials: a tenant's
-// kustomization fetches from no repository its project does not permit,
-// with no credentials the project may not use.
-func (r *Renderer) remoteRepositories(ctx context.Context, rules *project.Rules, urls []string) ([]reposerver.Repository, error) {
+// remoteRepositories checks the repositories of remote bases and charts
+// against rules, as sources are, and looks up their credentials: a
+// tenant's kustomization fetches from no repository its project does not
+// permit, with no credentials the project may not use. A remembered
+// repository that fails is left out (the kustomization may not need it
+// any more); a needed one fails the render.
+func (r *Renderer) remoteRepositories(ctx context.Context, rules *project.Rules, remembered, needed []string) ([]reposerver.Repository, error) {
 	var out []reposerver.Repository
-	for _, u := range urls {
+	seen := map[string]bool{}
+	for _, u := range needed {
 		repo, err := r.repository(ctx, rules, v1alpha1.ApplicationSource{RepoURL: u})
 		if err != nil {
 			return nil, fmt.Errorf("remote base: %w", err)
 		}
+		seen[repourl.Normalize(u)] = true
 		out = append(out, repo)
+	}
+	for _, u := range remembered {
+		if seen[repourl.Normalize(u)] {
+			continue
+		}
+		if repo, err := r.repository(ctx, rules, v1alpha1.ApplicationSource{RepoURL: u}); err == nil {
+			seen[repourl.Normalize(u)] = true
+			out = append(out, repo)
+		}
 	}
 	return out, nil
 }

@@ -240,3 +240,79 @@ func TestRenderApp(t *testing.T) {
 		t.Errorf("err = %v, want source 4 named", err)
 	}
 }
+
+// basesRepo answers like a repository server whose source has remote
+// bases in the repositories needs: it names those the request lacks.
+type basesRepo struct {
+	needs []string
+	calls int
+	last  []string // the repositories of the last request
+}
+
+func (s *basesRepo) GenerateManifests(_ context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
+	s.calls++
+	s.last = nil
+	for _, r := range req.Repos {
+		s.last = append(s.last, r.URL+" as "+r.Credentials.Username)
+	}
+	var missing []string
+	for _, u := range s.needs {
+		if !slices.ContainsFunc(req.Repos, func(r reposerver.Repository) bool { return r.URL == u }) {
+			missing = append(missing, u)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &reposerver.RepositoriesNeededError{URLs: missing}
+	}
+	return &reposerver.ManifestResponse{Revision: "abc"}, nil
+}
+
+func (s *basesRepo) ResolveRevision(_ context.Context, _ reposerver.Repository, revision string) (string, error) {
+	return revision, nil
+}
+
+// The repositories remote bases need are asked for again with the
+// credentials of each, once the project permits them, and remembered for
+// the next render; one the project refuses fails the render naming it,
+// and a remembered one the kustomization no longer needs is dropped
+// quietly when the project stops permitting it.
+func TestRenderRemoteBaseRepositories(t *testing.T) {
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "web"},
+		Spec:       v1alpha1.ApplicationSpec{Project: "team", Destination: v1alpha1.ApplicationDestination{Namespace: "web"}},
+	}
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: "team", Generation: 1}}
+	proj.Spec.SourceRepos = []string{"https://git.example.com/*"}
+	creds := func(_ context.Context, url, project string) (reposerver.Repository, error) {
+		return reposerver.Repository{URL: url, Credentials: &reposerver.Credentials{Username: project + "@" + strings.TrimPrefix(url, "https://git.example.com/")}}, nil
+	}
+	repo := &basesRepo{needs: []string{"https://git.example.com/bases"}}
+	r := &manifests.Renderer{Repo: repo, Credentials: creds}
+	overlay := v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/overlay", Path: "prod"}
+	render := func() error {
+		_, err := r.Render(t.Context(), manifests.Request{App: app, Project: proj, Source: overlay})
+		return err
+	}
+	if err := render(); err != nil || repo.calls != 2 || !slices.Equal(repo.last, []string{"https://git.example.com/bases as team@bases"}) {
+		t.Fatalf("first render: err %v after %d calls, repositories %v", err, repo.calls, repo.last)
+	}
+	if err := render(); err != nil || repo.calls != 3 {
+		t.Errorf("second render: err %v, %d calls in all; want one more, with the remembered repository", err, repo.calls)
+	}
+
+	// The kustomization moves to bases the project refuses.
+	repo.needs = []string{"https://evil.example.com/bases"}
+	var de *project.DeniedError
+	if err := render(); !errors.As(err, &de) || !strings.Contains(err.Error(), "remote base: application repo https://evil.example.com/bases is not permitted") {
+		t.Errorf("a base the project refuses: err = %v", err)
+	}
+
+	// The old bases are no longer needed, and no longer permitted.
+	repo.needs = nil
+	proj = proj.DeepCopy()
+	proj.Generation = 2
+	proj.Spec.SourceRepos = []string{"https://git.example.com/overlay"}
+	if err := render(); err != nil || len(repo.last) != 0 {
+		t.Errorf("a remembered repository the project stopped permitting: err %v, repositories sent %v", err, repo.last)
+	}
+}
