@@ -16,12 +16,12 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
-	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
 type renderOptions struct {
-	app                                                          string
+	app, settings                                                string
 	sourceRevisions                                              []string
 	repo, revision, path, chart, appName, releaseName, namespace string
 	kubeVersion                                                  string
@@ -50,13 +50,18 @@ single or multiple sources, file:// and remote repository URLs) as the
 controller does: every source, the ref sources' $ref/path value files
 read at one resolved revision, with a project that permits everything.
 --source-revision POSITION=REVISION renders the source at POSITION (from
-1) at REVISION instead of its targetRevision.`,
+1) at REVISION instead of its targetRevision.
+
+--settings reads a graphcd-cm (or argocd-cm) ConfigMap for the tool
+settings the server would apply: kustomize.buildOptions (--enable-helm
+for helmCharts) and helm.valuesFileSchemes.`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runRender(c, o) },
 	}
 	f := c.Flags()
 	f.StringVar(&o.app, "app", "", "an Application manifest (YAML or JSON) to render every source of, as the controller would")
 	f.StringArrayVar(&o.sourceRevisions, "source-revision", nil, "with --app: POSITION=REVISION, the revision of the source at POSITION, from 1 (repeatable)")
+	f.StringVar(&o.settings, "settings", "", "graphcd-cm / argocd-cm ConfigMap whose kustomize.buildOptions and helm.valuesFileSchemes apply")
 	f.StringVar(&o.repo, "repo", "", "Git URL, local Git working copy, or Helm repository URL")
 	f.StringVar(&o.revision, "revision", "HEAD", "branch, tag, commit, semver constraint, or chart version")
 	f.StringVar(&o.path, "path", ".", "path of the app in the repository")
@@ -91,16 +96,14 @@ func runRender(c *cobra.Command, o *renderOptions) error {
 	if err != nil {
 		return &command.UsageError{Cmd: c, Err: err}
 	}
-	repo := reposerver.Repository{URL: o.repo}
+	src.RepoURL = o.repo
 	local := false
-	if o.chart != "" {
-		repo.Type = reposerver.RepoTypeHelm
-	} else if st, err := os.Stat(o.repo); err == nil && st.IsDir() {
+	if st, err := os.Stat(o.repo); o.chart == "" && err == nil && st.IsDir() {
 		top, sub, err := gitTopLevel(o.repo)
 		if err != nil {
 			return err
 		}
-		repo.URL, local = "file://"+top, true
+		src.RepoURL, local = "file://"+top, true
 		src.Path = filepath.ToSlash(filepath.Join(sub, src.Path))
 	}
 	svc, cleanup, err := o.service(c, local)
@@ -108,11 +111,15 @@ func runRender(c *cobra.Command, o *renderOptions) error {
 		return err
 	}
 	defer cleanup()
-	src.RepoURL = o.repo
-	res, err := svc.GenerateManifests(c.Context(), reposerver.ManifestRequest{
-		Repo: repo, Source: src, Revision: o.revision,
-		AppName: o.appName, Namespace: o.namespace, KubeVersion: o.kubeVersion,
-	})
+	app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{
+		Source: &src, Destination: v1alpha1.ApplicationDestination{Namespace: o.namespace},
+	}}
+	app.Name = o.appName
+	r, proj, err := o.renderer(c, svc, "default")
+	if err != nil {
+		return err
+	}
+	res, err := r.Render(c.Context(), manifests.Request{App: app, Project: proj, Source: src, Revision: o.revision, KubeVersion: o.kubeVersion})
 	if err != nil {
 		return err
 	}

@@ -96,6 +96,29 @@ func TestAdminRenderLocalRepo(t *testing.T) {
 	}
 }
 
+// admin render --settings applies the installation's tool settings: a
+// kustomization's helmCharts inflate only with --enable-helm in its
+// kustomize.buildOptions, as on the server.
+func TestAdminRenderSettings(t *testing.T) {
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{
+		"apps/inflate/kustomization.yaml":                "namePrefix: k-\nhelmCharts:\n- name: vendored\n  releaseName: web\n",
+		"apps/inflate/charts/vendored/Chart.yaml":        "apiVersion: v2\nname: vendored\nversion: 0.1.0\n",
+		"apps/inflate/charts/vendored/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+	})
+	settings := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(settings, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  kustomize.buildOptions: --enable-helm\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, nil, "admin", "render", "--repo", dir, "--path", "apps/inflate")
+	if code != 1 || !strings.Contains(stderr, "--enable-helm") {
+		t.Errorf("helmCharts without --settings: exit %d, stderr %q; want a refusal naming --enable-helm", code, stderr)
+	}
+	code, stdout, stderr := runCLI(t, nil, "admin", "render", "--repo", dir, "--path", "apps/inflate", "--settings", settings)
+	if code != 0 || !strings.Contains(stdout, "name: k-web") {
+		t.Errorf("helmCharts with --enable-helm: exit %d, stdout %q, stderr %q; want ConfigMap k-web", code, stdout, stderr)
+	}
+}
+
 // admin render --app renders a multi-source Application as the
 // controller does: a chart from a chart repository with its values from a
 // Git repository ($values), at the values' target revision or at the one

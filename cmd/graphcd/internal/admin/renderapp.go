@@ -15,6 +15,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/manifests"
+	"github.com/graphcd/graphcd/reposerver"
 )
 
 // maxAppManifestSize bounds the --app file.
@@ -45,12 +46,10 @@ func runRenderApp(c *cobra.Command, o *renderOptions) error {
 		return err
 	}
 	defer cleanup()
-	proj := &v1alpha1.AppProject{Spec: v1alpha1.AppProjectSpec{
-		SourceRepos:  []string{"*"},
-		Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
-	}}
-	proj.Name = app.ProjectName()
-	r := &manifests.Renderer{Repo: svc}
+	r, proj, err := o.renderer(c, svc, app.ProjectName())
+	if err != nil {
+		return err
+	}
 	res, err := r.RenderApp(c.Context(), manifests.AppRequest{
 		App: app, Project: proj, Sources: sources, Revisions: revisions, KubeVersion: o.kubeVersion,
 	})
@@ -65,6 +64,24 @@ func runRenderApp(c *cobra.Command, o *renderOptions) error {
 		}
 	}
 	return printObjects(c, o, objs)
+}
+
+// renderer is the controller's renderer over svc with the tool settings
+// of --settings, and a project named name that permits every repository
+// and destination: offline, the user's own files and repositories are
+// theirs to read.
+func (o *renderOptions) renderer(c *cobra.Command, svc manifests.Generator, name string) (*manifests.Renderer, *v1alpha1.AppProject, error) {
+	s, err := loadSettings(c, o.settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	tools := reposerver.ToolOptions{HelmValuesFileSchemes: s.HelmValuesFileSchemes, KustomizeBuildOptions: s.KustomizeBuildOptions}
+	proj := &v1alpha1.AppProject{Spec: v1alpha1.AppProjectSpec{
+		SourceRepos:  []string{"*"},
+		Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+	}}
+	proj.Name = name
+	return &manifests.Renderer{Repo: svc, Tools: func() reposerver.ToolOptions { return tools }}, proj, nil
 }
 
 // readApp reads and decodes an Application manifest file.
