@@ -82,8 +82,8 @@ type ApplicationSpec struct {
 	// +optional
 	Sources []ApplicationSource `json:"sources,omitempty"`
 	// SourceHydrator renders manifests from a "dry" source and commits them
-	// to a branch that is then synced. It is accepted so Argo CD manifests
-	// load unchanged.
+	// to a branch that is then synced. When set, it wins over source and
+	// sources: the application syncs syncSource.
 	// +optional
 	SourceHydrator *SourceHydrator `json:"sourceHydrator,omitempty"`
 }
