@@ -27,9 +27,18 @@ type sourceSet struct {
 // $ref/path, so it cannot hold a "/" or a "$".
 var refName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// specSources returns the sources of app's spec: spec.sources when set
-// (spec.source is then ignored, as in Argo CD), else spec.source.
+// specSources returns the sources of app's spec: with spec.sourceHydrator
+// its sync source (see syncSource; spec.source and spec.sources are then
+// ignored, as in Argo CD), else spec.sources when set (spec.source is then
+// ignored), else spec.source.
 func specSources(app *v1alpha1.Application) (sourceSet, error) {
+	if sh := app.Spec.SourceHydrator; sh != nil {
+		src, err := syncSource(sh)
+		if err != nil {
+			return sourceSet{}, err
+		}
+		return sourceSet{list: []v1alpha1.ApplicationSource{src}}, nil
+	}
 	if len(app.Spec.Sources) > 0 {
 		set := sourceSet{multi: true, list: app.Spec.Sources}
 		return set, set.validate()
