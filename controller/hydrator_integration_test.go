@@ -55,8 +55,8 @@ func startHydratingController(t *testing.T, ns string) {
 
 // hydratorApp creates an app of the default project in ns whose source
 // hydrator renders base/ of repoURL at main into path of branch env/prod,
-// synced automatically to dest.
-func hydratorApp(t *testing.T, ns, name, repoURL, path, dest string) {
+// synced automatically to dest; edits change its sourceHydrator first.
+func hydratorApp(t *testing.T, ns, name, repoURL, path, dest string, edits ...func(*v1alpha1.SourceHydrator)) {
 	t.Helper()
 	app := &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -69,6 +69,9 @@ func hydratorApp(t *testing.T, ns, name, repoURL, path, dest string) {
 			},
 			SyncPolicy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, SyncOptions: []string{"CreateNamespace=true"}},
 		},
+	}
+	for _, edit := range edits {
+		edit(app.Spec.SourceHydrator)
 	}
 	if err := apps.Create(t.Context(), app); err != nil {
 		t.Fatal(err)
@@ -238,5 +241,55 @@ func TestSourceHydratorRefusals(t *testing.T) {
 	gitCLI(t, clone, "init", "-q")
 	if refs := gitCLI(t, clone, "ls-remote", withAuth(t, repoURL)); strings.Contains(refs, "env/prod") {
 		t.Errorf("a refused app pushed:\n%s", refs)
+	}
+}
+
+// With hydrateTo the manifests go to the staging branch and the app syncs
+// only what is promoted to syncSource.targetBranch.
+func TestSourceHydratorHydrateToStagesUntilPromoted(t *testing.T) {
+	t.Parallel()
+	ns, dest := cluster.Namespace(t), cluster.Namespace(t)
+	_, repoURL, dry := serveDryRepo(t)
+	createProjects(t, ns, false, "default")
+	creds := map[string]string{"url": repoURL, "username": hydratorUser, "password": hydratorPassword}
+	createSecret(t, ns, "read", secretcodec.TypeRepository, creds)
+	createSecret(t, ns, "write", secretcodec.TypeRepositoryWrite, creds)
+	startHydratingController(t, ns)
+	hydratorApp(t, ns, "staged", repoURL, "apps/web", dest, func(sh *v1alpha1.SourceHydrator) {
+		sh.HydrateTo = &v1alpha1.HydrateTo{TargetBranch: "env/prod-next"}
+	})
+
+	got := waitApp(t, types.NamespacedName{Namespace: ns, Name: "staged"}, "hydrated to the staging branch", func(s *v1alpha1.ApplicationStatus) bool {
+		last := s.SourceHydrator.LastSuccessfulOperation
+		return last != nil && last.DrySHA == dry
+	})
+	staged := got.Status.SourceHydrator.LastSuccessfulOperation.HydratedSHA
+	clone := t.TempDir()
+	gitCLI(t, clone, "init", "-q")
+	refs := map[string]string{}
+	for line := range strings.Lines(gitCLI(t, clone, "ls-remote", withAuth(t, repoURL))) {
+		sha, name, _ := strings.Cut(strings.TrimSpace(line), "\t")
+		refs[name] = sha
+	}
+	if refs["refs/heads/env/prod-next"] != staged || refs["refs/heads/env/prod"] != "" {
+		t.Fatalf("want %s on env/prod-next and no env/prod; the server has %v", staged, refs)
+	}
+	if exists(t, dest, "ConfigMap", "hydrated") {
+		t.Fatal("the app synced what was only staged")
+	}
+
+	// Promote: env/prod-next becomes env/prod.
+	gitCLI(t, clone, "fetch", "-q", withAuth(t, repoURL), "env/prod-next")
+	gitCLI(t, clone, "push", "-q", withAuth(t, repoURL), "FETCH_HEAD:refs/heads/env/prod")
+	patch := client.MergeFrom(got.DeepCopy())
+	got.Annotations = map[string]string{v1alpha1.RefreshAnnotation: v1alpha1.RefreshNormal}
+	if err := apps.Patch(t.Context(), got, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitApp(t, types.NamespacedName{Namespace: ns, Name: "staged"}, "synced the promoted commit", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.Sync.Status == v1alpha1.SyncStatusCodeSynced && s.Sync.Revision == staged
+	})
+	if !exists(t, dest, "ConfigMap", "hydrated") {
+		t.Error("the promoted ConfigMap is not in the cluster")
 	}
 }
