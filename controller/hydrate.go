@@ -26,28 +26,25 @@ type Committer interface {
 // without a Committer or write credentials.
 var errHydrationOff = errors.New("source hydration is not configured in this controller (no committer or write credentials lookup)")
 
-// syncSource is the source an app with a source hydrator compares and
-// syncs: the dry repository at syncSource.targetBranch, under
-// syncSource.path. With hydrateTo it syncs only what was promoted from
-// the hydrateTo branch to syncSource.targetBranch, as in Argo CD. A path
-// or branch that could escape its directory or be read as something else
-// is an invalid spec.
-func syncSource(sh *v1alpha1.SourceHydrator) (v1alpha1.ApplicationSource, error) {
+// validateHydrator checks what a source hydrator commits to and syncs
+// from: a path or branch that could escape its directory or be read as
+// something else is an invalid spec.
+func validateHydrator(sh *v1alpha1.SourceHydrator) error {
 	if sh.DrySource.RepoURL == "" {
-		return v1alpha1.ApplicationSource{}, fmt.Errorf("%w: sourceHydrator.drySource.repoURL is required", errInvalidSpec)
+		return fmt.Errorf("%w: sourceHydrator.drySource.repoURL is required", errInvalidSpec)
 	}
 	if err := git.ValidateCommitDir(sh.SyncSource.Path); err != nil {
-		return v1alpha1.ApplicationSource{}, fmt.Errorf("%w: sourceHydrator.syncSource.path: %w", errInvalidSpec, err)
+		return fmt.Errorf("%w: sourceHydrator.syncSource.path: %w", errInvalidSpec, err)
 	}
 	if _, err := git.BranchRef(sh.SyncSource.TargetBranch); err != nil {
-		return v1alpha1.ApplicationSource{}, fmt.Errorf("%w: sourceHydrator.syncSource.targetBranch: %w", errInvalidSpec, err)
+		return fmt.Errorf("%w: sourceHydrator.syncSource.targetBranch: %w", errInvalidSpec, err)
 	}
 	if sh.HydrateTo != nil {
 		if _, err := git.BranchRef(sh.HydrateTo.TargetBranch); err != nil {
-			return v1alpha1.ApplicationSource{}, fmt.Errorf("%w: sourceHydrator.hydrateTo.targetBranch: %w", errInvalidSpec, err)
+			return fmt.Errorf("%w: sourceHydrator.hydrateTo.targetBranch: %w", errInvalidSpec, err)
 		}
 	}
-	return v1alpha1.ApplicationSource{RepoURL: sh.DrySource.RepoURL, TargetRevision: sh.SyncSource.TargetBranch, Path: sh.SyncSource.Path}, nil
+	return nil
 }
 
 // hydrateBranch is the branch hydrated manifests are committed to:
@@ -98,14 +95,14 @@ func (p *pass) hydrate(ctx context.Context) (bool, error) {
 // it got no further).
 func (r *Reconciler) hydrate(ctx context.Context, app *v1alpha1.Application, t *target, status *v1alpha1.ApplicationStatus) (string, error) {
 	sh := app.Spec.SourceHydrator
-	if _, err := syncSource(sh); err != nil {
+	if err := validateHydrator(sh); err != nil {
 		return "", err
 	}
 	proj, err := r.project(ctx, app)
 	if err != nil {
 		return "", err
 	}
-	dry := v1alpha1.ApplicationSource{RepoURL: sh.DrySource.RepoURL, TargetRevision: sh.DrySource.TargetRevision, Path: sh.DrySource.Path}
+	dry := sh.GetDrySource()
 	req := manifests.Request{App: app, Project: proj, Source: dry}
 	if mode := refreshMode(app); mode != "" {
 		r.invalidate(dry.RepoURL, mode)

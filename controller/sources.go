@@ -33,20 +33,16 @@ var refName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 // ignored), else spec.source.
 func specSources(app *v1alpha1.Application) (sourceSet, error) {
 	if sh := app.Spec.SourceHydrator; sh != nil {
-		src, err := syncSource(sh)
-		if err != nil {
+		if err := validateHydrator(sh); err != nil {
 			return sourceSet{}, err
 		}
-		return sourceSet{list: []v1alpha1.ApplicationSource{src}}, nil
 	}
-	if len(app.Spec.Sources) > 0 {
-		set := sourceSet{multi: true, list: app.Spec.Sources}
-		return set, set.validate()
-	}
-	if app.Spec.Source == nil {
+	list, multi := app.Spec.EffectiveSources()
+	if len(list) == 0 {
 		return sourceSet{}, fmt.Errorf("%w: spec.source or spec.sources is required", errInvalidSpec)
 	}
-	return sourceSet{list: []v1alpha1.ApplicationSource{*app.Spec.Source}}, nil
+	set := sourceSet{multi: multi, list: list}
+	return set, set.validate()
 }
 
 // validate checks what rendering a multi-source set needs: refs that

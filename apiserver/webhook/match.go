@@ -109,8 +109,7 @@ func (m *matcher) empty() bool { return len(m.repos) == 0 || len(m.push.Refs) ==
 func (m *matcher) app(app *v1alpha1.Application) bool {
 	paths := app.Annotations[ManifestPathsAnnotation]
 	if sh := app.Spec.SourceHydrator; sh != nil {
-		dry := v1alpha1.ApplicationSource{RepoURL: sh.DrySource.RepoURL, TargetRevision: sh.DrySource.TargetRevision, Path: sh.DrySource.Path}
-		synced := v1alpha1.ApplicationSource{RepoURL: sh.DrySource.RepoURL, TargetRevision: sh.SyncSource.TargetBranch, Path: sh.SyncSource.Path}
+		dry, synced := sh.GetDrySource(), sh.GetSyncSource()
 		return m.source(&dry, paths) || m.source(&synced, paths)
 	}
 	if s := app.Spec.Source; s != nil && len(app.Spec.Sources) == 0 {
