@@ -53,7 +53,11 @@ type Config struct {
 	// DefaultProcessors).
 	Processors int
 	RepoFor    func(ctx context.Context, url, project string) (reposerver.Repository, error)
-	Logger     *slog.Logger
+	// WriteRepoFor and Committer serve the source hydrator (see
+	// Options.WriteRepoFor); without both, hydration is off.
+	WriteRepoFor func(ctx context.Context, url, project string) (reposerver.Repository, error)
+	Committer    Committer
+	Logger       *slog.Logger
 	// Shard selects the destination clusters this controller reconciles
 	// (see ShardOf and Shard.OwnsCluster); the zero Shard owns them all. A
 	// shard runs caches only for the clusters it owns.
@@ -161,6 +165,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	r, err := NewReconciler(mgr.GetClient(), Options{
 		Repo: cfg.Repo, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
+		WriteRepoFor: cfg.WriteRepoFor, Committer: cfg.Committer,
 		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard,
 		Sync:      SyncConfig{WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval},
 		APIReader: mgr.GetAPIReader(), State: cfg.State, AppNamespaces: cfg.AppNamespaces,

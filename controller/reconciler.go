@@ -82,6 +82,14 @@ type Options struct {
 	// RepoFor resolves a repository URL to its credentials for the
 	// applications of project (repocreds.Store.Lookup); nil uses none.
 	RepoFor func(ctx context.Context, url, project string) (reposerver.Repository, error)
+	// WriteRepoFor resolves a repository URL to the credentials that push
+	// to it for the applications of project (repocreds.Store.LookupWrite),
+	// for the source hydrator; nil leaves hydration off.
+	WriteRepoFor func(ctx context.Context, url, project string) (reposerver.Repository, error)
+	// Committer pushes hydrated manifests (a git.Client); nil leaves
+	// hydration off: apps with spec.sourceHydrator then report a
+	// HydrationError and still sync what their sync branch holds.
+	Committer Committer
 	// Recorder records Kubernetes Events on Applications when their sync
 	// status or health changes; nil records none.
 	Recorder events.EventRecorder

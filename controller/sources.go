@@ -27,17 +27,22 @@ type sourceSet struct {
 // $ref/path, so it cannot hold a "/" or a "$".
 var refName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// specSources returns the sources of app's spec: spec.sources when set
-// (spec.source is then ignored, as in Argo CD), else spec.source.
+// specSources returns the sources of app's spec: with spec.sourceHydrator
+// its sync source (see syncSource; spec.source and spec.sources are then
+// ignored, as in Argo CD), else spec.sources when set (spec.source is then
+// ignored), else spec.source.
 func specSources(app *v1alpha1.Application) (sourceSet, error) {
-	if len(app.Spec.Sources) > 0 {
-		set := sourceSet{multi: true, list: app.Spec.Sources}
-		return set, set.validate()
+	if sh := app.Spec.SourceHydrator; sh != nil {
+		if err := validateHydrator(sh); err != nil {
+			return sourceSet{}, err
+		}
 	}
-	if app.Spec.Source == nil {
+	list, multi := app.Spec.EffectiveSources()
+	if len(list) == 0 {
 		return sourceSet{}, fmt.Errorf("%w: spec.source or spec.sources is required", errInvalidSpec)
 	}
-	return sourceSet{list: []v1alpha1.ApplicationSource{*app.Spec.Source}}, nil
+	set := sourceSet{multi: multi, list: list}
+	return set, set.validate()
 }
 
 // validate checks what rendering a multi-source set needs: refs that

@@ -31,6 +31,11 @@ func TestSpecSources(t *testing.T) {
 		{"one entry in sources is still multi-source", v1alpha1.ApplicationSpec{Sources: []v1alpha1.ApplicationSource{chartSource}}, true, 1, ""},
 		{"none", v1alpha1.ApplicationSpec{}, false, 0, "spec.source or spec.sources is required"},
 		{"a ref twice", v1alpha1.ApplicationSpec{Sources: []v1alpha1.ApplicationSource{valuesSource, chartSource, valuesSource}}, false, 0, `sources[2]: ref "values" names more than one source`},
+		{"sourceHydrator wins and syncs its sync source", v1alpha1.ApplicationSpec{Source: &single, SourceHydrator: hydratorSpec("env/prod", "prod")}, false, 1, ""},
+		{"sourceHydrator at the root", v1alpha1.ApplicationSpec{SourceHydrator: hydratorSpec(".", "prod")}, false, 0, "the repository root is not allowed"},
+		{"sourceHydrator path escapes", v1alpha1.ApplicationSpec{SourceHydrator: hydratorSpec("../x", "prod")}, false, 0, "must not contain '..'"},
+		{"sourceHydrator absolute path", v1alpha1.ApplicationSpec{SourceHydrator: hydratorSpec("/abs", "prod")}, false, 0, "must be relative"},
+		{"sourceHydrator bad branch", v1alpha1.ApplicationSpec{SourceHydrator: hydratorSpec("env/prod", "a..b")}, false, 0, "syncSource.targetBranch"},
 		{"a ref with a slash", v1alpha1.ApplicationSpec{Sources: []v1alpha1.ApplicationSource{{RepoURL: "https://git.example.com/v.git", Ref: "a/b"}}}, false, 0, `sources[0]: ref "a/b" may hold only`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,7 +49,20 @@ func TestSpecSources(t *testing.T) {
 			if err != nil || set.multi != tc.wantMulti || len(set.list) != tc.wantLen {
 				t.Errorf("set %+v, err %v; want multi %v with %d sources", set, err, tc.wantMulti, tc.wantLen)
 			}
+			if sh := tc.spec.SourceHydrator; sh != nil {
+				want := v1alpha1.ApplicationSource{RepoURL: sh.DrySource.RepoURL, TargetRevision: sh.SyncSource.TargetBranch, Path: sh.SyncSource.Path}
+				if set.list[0] != want {
+					t.Errorf("source %+v, want the sync source %+v", set.list[0], want)
+				}
+			}
 		})
+	}
+}
+
+func hydratorSpec(path, branch string) *v1alpha1.SourceHydrator {
+	return &v1alpha1.SourceHydrator{
+		DrySource:  v1alpha1.DrySource{RepoURL: "https://git.example.com/dry.git", TargetRevision: "main", Path: "base"},
+		SyncSource: v1alpha1.SyncSource{TargetBranch: branch, Path: path},
 	}
 }
 

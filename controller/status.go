@@ -21,10 +21,11 @@ func applyComparison(status *v1alpha1.ApplicationStatus, app *v1alpha1.Applicati
 		Revisions:  cmp.Revisions,
 		ComparedTo: v1alpha1.ComparedTo{Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences},
 	}
-	if len(app.Spec.Sources) > 0 {
-		status.Sync.ComparedTo.Sources = app.Spec.Sources
-	} else if app.Spec.Source != nil {
-		status.Sync.ComparedTo.Source = *app.Spec.Source
+	// The sources compared: a source hydrator's sync source, or the spec's.
+	if set, err := specSources(app); err == nil && set.multi {
+		status.Sync.ComparedTo.Sources = set.list
+	} else if err == nil {
+		status.Sync.ComparedTo.Source = set.list[0]
 	}
 	if status.Health.Status != cmp.Health {
 		status.Health.LastTransitionTime = &now

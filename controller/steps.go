@@ -28,6 +28,7 @@ var steps = []step{
 	(*pass).catchUp,
 	(*pass).finalize,
 	(*pass).operate,
+	(*pass).hydrate,
 	(*pass).compare,
 	(*pass).autoSync,
 	(*pass).summarize,

@@ -141,10 +141,7 @@ func (r *Resolver) applicationRevisions(ctx context.Context, obj *model.Applicat
 // appSources returns the sources of app and the index sourcePosition
 // (counted from 1, default 1) names among them.
 func appSources(app *v1alpha1.Application, sourcePosition *int32) ([]v1alpha1.ApplicationSource, int, error) {
-	srcs := app.Spec.Sources
-	if len(srcs) == 0 && app.Spec.Source != nil {
-		srcs = []v1alpha1.ApplicationSource{*app.Spec.Source}
-	}
+	srcs, _ := app.Spec.EffectiveSources()
 	if len(srcs) == 0 {
 		return nil, 0, Errorf(CodeBadUserInput, "application %s has no source", app.Name)
 	}

@@ -78,6 +78,10 @@ const (
 	// names destination service accounts but sync impersonation is off, so
 	// syncs ignore them (graphcd's own; Argo CD ignores them silently).
 	ApplicationConditionImpersonationDisabledWarning ApplicationConditionType = "ImpersonationDisabledWarning"
+	// ApplicationConditionHydrationError means hydrating
+	// spec.sourceHydrator's dry source failed (graphcd's own; Argo CD
+	// reports it in status.sourceHydrator only).
+	ApplicationConditionHydrationError ApplicationConditionType = "HydrationError"
 )
 
 // ApplicationStatus is what the controller last observed about an
@@ -126,6 +130,76 @@ type ApplicationStatus struct {
 	// application.
 	// +optional
 	ControllerNamespace string `json:"controllerNamespace,omitempty"`
+	// SourceHydrator is the state of spec.sourceHydrator's hydration: the
+	// operation in progress or last run, and the last one that succeeded.
+	// +optional
+	SourceHydrator SourceHydratorStatus `json:"sourceHydrator,omitempty"`
+}
+
+// SourceHydratorStatus is what the controller last did to hydrate an
+// application's dry source, as Argo CD reports it.
+type SourceHydratorStatus struct {
+	// LastSuccessfulOperation is the last hydration that committed (or
+	// found already committed) the manifests of a dry commit.
+	// +optional
+	LastSuccessfulOperation *SuccessfulHydrateOperation `json:"lastSuccessfulOperation,omitempty"`
+	// CurrentOperation is the hydration in progress or the last one run,
+	// successful or not.
+	// +optional
+	CurrentOperation *HydrateOperation `json:"currentOperation,omitempty"`
+}
+
+// HydrateOperationPhase is the phase of a hydration.
+// +kubebuilder:validation:Enum=Hydrating;Failed;Hydrated
+type HydrateOperationPhase string
+
+// The phases of a hydration.
+const (
+	// HydrateOperationPhaseHydrating means the dry source is being
+	// rendered and committed.
+	HydrateOperationPhaseHydrating HydrateOperationPhase = "Hydrating"
+	// HydrateOperationPhaseFailed means the hydration failed; it is tried
+	// again at the next reconcile.
+	HydrateOperationPhaseFailed HydrateOperationPhase = "Failed"
+	// HydrateOperationPhaseHydrated means the manifests are committed.
+	HydrateOperationPhaseHydrated HydrateOperationPhase = "Hydrated"
+)
+
+// HydrateOperation is one hydration: rendering a dry commit and committing
+// the manifests.
+type HydrateOperation struct {
+	// StartedAt is when the hydration started.
+	// +optional
+	StartedAt metav1.Time `json:"startedAt,omitempty"`
+	// FinishedAt is when the hydration ended, successful or not.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// Phase is where the hydration is.
+	Phase HydrateOperationPhase `json:"phase"`
+	// Message says why a hydration failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// DrySHA is the dry source's commit being hydrated.
+	// +optional
+	DrySHA string `json:"drySHA,omitempty"`
+	// HydratedSHA is the commit holding the hydrated manifests.
+	// +optional
+	HydratedSHA string `json:"hydratedSHA,omitempty"`
+	// SourceHydrator is the spec.sourceHydrator the hydration ran for.
+	SourceHydrator SourceHydrator `json:"sourceHydrator,omitempty"`
+}
+
+// SuccessfulHydrateOperation is a hydration that committed the manifests
+// of a dry commit.
+type SuccessfulHydrateOperation struct {
+	// DrySHA is the dry source's commit that was hydrated.
+	// +optional
+	DrySHA string `json:"drySHA,omitempty"`
+	// HydratedSHA is the commit holding its hydrated manifests.
+	// +optional
+	HydratedSHA string `json:"hydratedSHA,omitempty"`
+	// SourceHydrator is the spec.sourceHydrator the hydration ran for.
+	SourceHydrator SourceHydrator `json:"sourceHydrator,omitempty"`
 }
 
 // ResourceStatus is the sync and health status of one resource.

@@ -82,8 +82,8 @@ type ApplicationSpec struct {
 	// +optional
 	Sources []ApplicationSource `json:"sources,omitempty"`
 	// SourceHydrator renders manifests from a "dry" source and commits them
-	// to a branch that is then synced. It is accepted so Argo CD manifests
-	// load unchanged.
+	// to a branch that is then synced. When set, it wins over source and
+	// sources: the application syncs syncSource.
 	// +optional
 	SourceHydrator *SourceHydrator `json:"sourceHydrator,omitempty"`
 }
@@ -163,6 +163,34 @@ type SourceHydrator struct {
 	// to; something else (such as a pull request) moves them to syncSource.
 	// +optional
 	HydrateTo *HydrateTo `json:"hydrateTo,omitempty"`
+}
+
+// GetSyncSource is the source an application with a source hydrator
+// compares and syncs (Argo CD's name): the dry repository at
+// syncSource.targetBranch, under syncSource.path.
+func (h *SourceHydrator) GetSyncSource() ApplicationSource {
+	return ApplicationSource{RepoURL: h.DrySource.RepoURL, TargetRevision: h.SyncSource.TargetBranch, Path: h.SyncSource.Path}
+}
+
+// GetDrySource is the source a source hydrator renders.
+func (h *SourceHydrator) GetDrySource() ApplicationSource {
+	return ApplicationSource{RepoURL: h.DrySource.RepoURL, TargetRevision: h.DrySource.TargetRevision, Path: h.DrySource.Path}
+}
+
+// EffectiveSources are the sources an application compares and syncs,
+// and whether it is multi-source: sourceHydrator's sync source when set,
+// else sources when set (source is then ignored), else source; none when
+// the spec has neither.
+func (s *ApplicationSpec) EffectiveSources() (list []ApplicationSource, multi bool) {
+	switch {
+	case s.SourceHydrator != nil:
+		return []ApplicationSource{s.SourceHydrator.GetSyncSource()}, false
+	case len(s.Sources) > 0:
+		return s.Sources, true
+	case s.Source != nil:
+		return []ApplicationSource{*s.Source}, false
+	}
+	return nil, false
 }
 
 // DrySource is the location of the unrendered sources of a SourceHydrator.

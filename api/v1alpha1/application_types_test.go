@@ -106,3 +106,31 @@ func TestApplicationDeepCopy(t *testing.T) {
 		t.Error("DeepCopy shares memory with the original")
 	}
 }
+
+// The sources an app compares and syncs: a source hydrator's sync source
+// wins over sources, which win over source.
+func TestEffectiveSources(t *testing.T) {
+	one := v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/a", Path: "a"}
+	two := []v1alpha1.ApplicationSource{{RepoURL: "https://git.example.com/b"}, {RepoURL: "https://git.example.com/c"}}
+	sh := &v1alpha1.SourceHydrator{
+		DrySource:  v1alpha1.DrySource{RepoURL: "https://git.example.com/dry", TargetRevision: "main", Path: "base"},
+		SyncSource: v1alpha1.SyncSource{TargetBranch: "env/prod", Path: "apps/web"},
+	}
+	for _, tc := range []struct {
+		name      string
+		spec      v1alpha1.ApplicationSpec
+		want      []v1alpha1.ApplicationSource
+		wantMulti bool
+	}{
+		{"source", v1alpha1.ApplicationSpec{Source: &one}, []v1alpha1.ApplicationSource{one}, false},
+		{"sources win", v1alpha1.ApplicationSpec{Source: &one, Sources: two}, two, true},
+		{"hydrator wins", v1alpha1.ApplicationSpec{Source: &one, Sources: two, SourceHydrator: sh},
+			[]v1alpha1.ApplicationSource{{RepoURL: "https://git.example.com/dry", TargetRevision: "env/prod", Path: "apps/web"}}, false},
+		{"none", v1alpha1.ApplicationSpec{}, nil, false},
+	} {
+		got, multi := tc.spec.EffectiveSources()
+		if !cmp.Equal(got, tc.want) || multi != tc.wantMulti {
+			t.Errorf("%s: %+v multi=%v, want %+v multi=%v", tc.name, got, multi, tc.want, tc.wantMulti)
+		}
+	}
+}

@@ -103,9 +103,15 @@ func (m *matcher) empty() bool { return len(m.repos) == 0 || len(m.push.Refs) ==
 
 // app reports whether any Git source of app is the pushed repository at a
 // pushed revision. As everywhere, spec.sources when set is the app's
-// sources and spec.source is ignored.
+// sources and spec.source is ignored; with spec.sourceHydrator (which wins
+// over both) its dry source is matched, which a push makes hydrate again,
+// and its sync source, which a promotion to syncSource.targetBranch moves.
 func (m *matcher) app(app *v1alpha1.Application) bool {
 	paths := app.Annotations[ManifestPathsAnnotation]
+	if sh := app.Spec.SourceHydrator; sh != nil {
+		dry, synced := sh.GetDrySource(), sh.GetSyncSource()
+		return m.source(&dry, paths) || m.source(&synced, paths)
+	}
 	if s := app.Spec.Source; s != nil && len(app.Spec.Sources) == 0 {
 		return m.source(s, paths)
 	}

@@ -1,6 +1,10 @@
 package webhook
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
 
 func TestRevisionMatch(t *testing.T) {
 	branch := func(name string) Ref { return Ref{Name: name} }
@@ -72,5 +76,37 @@ func TestManifestPaths(t *testing.T) {
 				t.Errorf("paths %q from %q, files %v: touched %v, want %v", tt.paths, tt.sourcePath, tt.files, got, tt.want)
 			}
 		})
+	}
+}
+
+// An app with a source hydrator is matched by a push to its dry source's
+// branch and path (a push to hydrate) and by one to its sync branch (a
+// promotion), and by nothing else.
+func TestSourceHydratorMatch(t *testing.T) {
+	app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{
+		Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/org/ignored", TargetRevision: "main"},
+		SourceHydrator: &v1alpha1.SourceHydrator{
+			DrySource:  v1alpha1.DrySource{RepoURL: "https://git.example.com/org/dry", TargetRevision: "main", Path: "base"},
+			SyncSource: v1alpha1.SyncSource{TargetBranch: "env/prod", Path: "apps/web"},
+		},
+	}}
+	app.Annotations = map[string]string{ManifestPathsAnnotation: "."}
+	push := func(repo, branch, file string) Push {
+		return Push{RepoURLs: []string{repo}, Refs: []Ref{{Name: branch}}, ChangedFiles: []string{file}, FilesKnown: true}
+	}
+	for _, tc := range []struct {
+		name string
+		push Push
+		want bool
+	}{
+		{"dry source", push("https://git.example.com/org/dry.git", "main", "base/cm.yaml"), true},
+		{"dry branch, other path", push("https://git.example.com/org/dry", "main", "docs/x.md"), false},
+		{"sync branch", push("https://git.example.com/org/dry", "env/prod", "apps/web/manifest.yaml"), true},
+		{"other branch", push("https://git.example.com/org/dry", "feature", "base/cm.yaml"), false},
+		{"spec.source's repository is ignored", push("https://git.example.com/org/ignored", "main", "x.yaml"), false},
+	} {
+		if got := newMatcher(tc.push).app(app); got != tc.want {
+			t.Errorf("%s: match %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
+	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/repocreds"
 )
@@ -58,7 +59,11 @@ func runController(ctx context.Context, k *kubeconn.Conn, cfg controller.Config,
 	if err != nil {
 		return err
 	}
-	cfg.RESTConfig, cfg.Settings, cfg.RepoFor = k.Config, s, repocreds.New(clients, namespace).Lookup
+	creds := repocreds.New(clients, namespace)
+	cfg.RESTConfig, cfg.Settings, cfg.RepoFor = k.Config, s, creds.Lookup
+	// The source hydrator pushes from the controller, with write
+	// credentials only, in memory (no working copies on disk).
+	cfg.WriteRepoFor, cfg.Committer = creds.LookupWrite, git.New(git.Options{Logger: log})
 	ctl, err := controller.New(cfg)
 	if err != nil {
 		return err

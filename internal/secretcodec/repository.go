@@ -24,8 +24,11 @@ type Repository struct {
 	Insecure, EnableOCI                                bool
 	// InsecureOCIForceHTTP reaches an OCI registry over plain HTTP.
 	InsecureOCIForceHTTP bool
-	// Template is set for a repo-creds Secret.
+	// Template is set for a repo-creds or repo-write-creds Secret.
 	Template bool
+	// Write is set for a repository-write or repo-write-creds Secret:
+	// credentials that push (the source hydrator's), never used to read.
+	Write bool
 }
 
 // Repository types (the "type" key).
@@ -35,16 +38,22 @@ const (
 	RepoTypeOCI  = "oci"
 )
 
-// DecodeRepository reads a repository or repo-creds Secret. On error the
+// DecodeRepository reads a repository or repo-creds Secret, or one of
+// their write counterparts (repository-write, repo-write-creds). On error the
 // Repository still holds what names it (URL without user information,
 // Name, Project, Template), so that a broken Secret can be listed and fail
 // only the lookups of its own repository, and only for its own project.
 func DecodeRepository(sec *corev1.Secret) (Repository, error) {
 	data := Data(sec)
 	get := func(k string) string { return strings.TrimSpace(data[k]) }
-	r := Repository{URL: get("url"), Name: get("name"), Project: get("project"), Template: Type(sec) == TypeRepoCreds}
+	typ := Type(sec)
+	r := Repository{
+		URL: get("url"), Name: get("name"), Project: get("project"),
+		Template: typ == TypeRepoCreds || typ == TypeRepoWriteCreds,
+		Write:    typ == TypeRepositoryWrite || typ == TypeRepoWriteCreds,
+	}
 	fail := func(format string, args ...any) (Repository, error) {
-		return Repository{URL: withoutUserInfo(r.URL), Name: r.Name, Project: r.Project, Template: r.Template}, keyError(sec, "repository", format, args...)
+		return Repository{URL: withoutUserInfo(r.URL), Name: r.Name, Project: r.Project, Template: r.Template, Write: r.Write}, keyError(sec, "repository", format, args...)
 	}
 	if r.URL == "" {
 		return fail("url is missing")
@@ -121,7 +130,12 @@ func (r Repository) Data() map[string]string {
 
 // Label is the secret-type label value of r's Secret.
 func (r Repository) Label() string {
-	if r.Template {
+	switch {
+	case r.Write && r.Template:
+		return TypeRepoWriteCreds
+	case r.Write:
+		return TypeRepositoryWrite
+	case r.Template:
 		return TypeRepoCreds
 	}
 	return TypeRepository

@@ -5,7 +5,8 @@
 //
 //	metadata:
 //	  labels:
-//	    graphcd.io/secret-type: repository   # repo-creds, cluster; or argocd.argoproj.io/secret-type
+//	    graphcd.io/secret-type: repository   # repo-creds, repository-write, repo-write-creds, cluster;
+//	                                         # or argocd.argoproj.io/secret-type
 //	stringData:
 //	  url: https://github.com/org/private
 //	  username: bot
@@ -35,6 +36,12 @@ const (
 	TypeRepository = "repository"
 	TypeRepoCreds  = "repo-creds"
 	TypeCluster    = "cluster"
+	// TypeRepositoryWrite and TypeRepoWriteCreds are the write
+	// credentials of a repository and their templates, as Argo CD's
+	// source hydrator reads them: only they push, never the credentials
+	// of the read types above.
+	TypeRepositoryWrite = "repository-write"
+	TypeRepoWriteCreds  = "repo-write-creds"
 )
 
 // Type is the secret type sec declares: under graphcd's label, else under

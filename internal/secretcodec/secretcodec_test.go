@@ -76,3 +76,24 @@ func TestType(t *testing.T) {
 		t.Errorf("Type = %q, want graphcd's label to win", got)
 	}
 }
+
+// A write Secret and a write template read back as what they were, under
+// their own secret types.
+func TestRoundTripWrite(t *testing.T) {
+	for _, tc := range []struct {
+		template bool
+		label    string
+	}{{false, TypeRepositoryWrite}, {true, TypeRepoWriteCreds}} {
+		repo := Repository{URL: "https://github.com/org/deploy", Type: RepoTypeGit, Username: "bot", Password: "push-token", Write: true, Template: tc.template}
+		if got := repo.Label(); got != tc.label {
+			t.Errorf("Label() = %q, want %q", got, tc.label)
+		}
+		got, err := DecodeRepository(secret(repo.Label(), repo.Data()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got, repo); diff != "" {
+			t.Errorf("%s (-got +want):\n%s", tc.label, diff)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 // Package git is the repository server's Git layer: it resolves revisions
 // with ls-remote, keeps one working copy per repository and checks out exact
-// commits in it, and verifies commit signatures. It uses go-git only and
+// commits in it, and verifies commit signatures. For the source hydrator it
+// also commits a directory's files to a branch and pushes them
+// (CommitFiles), in memory. It uses go-git only and
 // never runs the git binary itself (file:// URLs, allowed only on request,
 // are served by go-git's file transport, which does start git-upload-pack).
 //

@@ -22,10 +22,16 @@
 // custom CAs from graphcd-tls-certs-cm (key: the repository host), so a
 // repository Secret need not repeat them. A Store reads them at most once
 // per DefaultTTL.
+//
+// The source hydrator pushes with write credentials only: Secrets of type
+// `repository-write` and templates of type `repo-write-creds`, matched
+// and scoped the same way (see Store.LookupWrite). Read lookups never see
+// them, and write lookups never see read Secrets.
 package repocreds
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -136,6 +142,9 @@ type entry struct {
 	// a lookup it would match fails with err. info holds only its URL
 	// (without user information) and name then.
 	err error
+	// write marks a repository-write or repo-write-creds Secret: it
+	// serves LookupWrite only, and Lookup never sees it.
+	write bool
 }
 
 // Lookup returns the Repository for repoURL, as an application of project
@@ -154,11 +163,50 @@ func (s *Store) Lookup(ctx context.Context, repoURL, project string) (reposerver
 	if err != nil {
 		return reposerver.Repository{}, err
 	}
+	exact, template, err := matching(entries, repoURL, project, false)
+	if err != nil {
+		return reposerver.Repository{}, err
+	}
+	return withCredentials(repoURL, exact, template, cms), nil
+}
+
+// ErrNoWriteCredentials is returned by LookupWrite when no
+// repository-write Secret or repo-write-creds template serves the
+// repository for the project.
+var ErrNoWriteCredentials = errors.New("no repository-write Secret or repo-write-creds template with credentials matches the repository")
+
+// LookupWrite returns the Repository for repoURL with the credentials that
+// push to it on behalf of an application of project: those of a
+// repository-write Secret or repo-write-creds template (under graphcd's
+// secret-type label or Argo CD's), matched and scoped as Lookup matches
+// read Secrets. Read credentials never serve it: without a write Secret
+// that carries credentials it fails with ErrNoWriteCredentials.
+func (s *Store) LookupWrite(ctx context.Context, repoURL, project string) (reposerver.Repository, error) {
+	entries, cms, err := s.snapshot(ctx)
+	if err != nil {
+		return reposerver.Repository{}, err
+	}
+	exact, template, err := matching(entries, repoURL, project, true)
+	if err != nil {
+		return reposerver.Repository{}, err
+	}
+	if (exact == nil || !exact.info.HasCredentials) && (template == nil || !template.info.HasCredentials) {
+		return reposerver.Repository{}, fmt.Errorf("%w %s (project %s)", ErrNoWriteCredentials, repourl.Redact(repoURL), project)
+	}
+	return withCredentials(repoURL, exact, template, cms), nil
+}
+
+// matching finds the Secret and the template that serve repoURL for
+// project among the write or the read ones: see Lookup for the ranking.
+// A malformed Secret that would have served the lookup fails it: it was
+// meant for this repository.
+func matching(entries []entry, repoURL, project string, write bool) (exact, template *entry, err error) {
 	want := repourl.Normalize(repoURL)
-	repo := reposerver.Repository{URL: repoURL}
-	var exact, template *entry
 	for i := range entries {
 		e := &entries[i]
+		if e.write != write {
+			continue
+		}
 		if e.info.Project != "" && e.info.Project != project {
 			continue // another project's: not there for this lookup
 		}
@@ -171,13 +219,19 @@ func (s *Store) Lookup(ctx context.Context, repoURL, project string) (reposerver
 			template = e
 		}
 	}
-	// A malformed Secret that would have served the lookup fails it: it was
-	// meant for this repository.
 	for _, e := range []*entry{exact, template} {
 		if e != nil && e.err != nil {
-			return reposerver.Repository{}, e.err
+			return nil, nil, e.err
 		}
 	}
+	return exact, template, nil
+}
+
+// withCredentials is the repository of repoURL with the credentials of
+// the matching Secret (exact) and template, and the host trust of the
+// ConfigMaps.
+func withCredentials(repoURL string, exact, template *entry, cms map[string]map[string]string) reposerver.Repository {
+	repo := reposerver.Repository{URL: repoURL}
 	var creds git.Credentials
 	if template != nil {
 		creds, repo.Type, repo.EnableOCI, repo.InsecureOCIForceHTTP = template.creds, template.info.Type, template.enableOCI, template.forceHTTP
@@ -198,7 +252,7 @@ func (s *Store) Lookup(ctx context.Context, repoURL, project string) (reposerver
 	if hasSecrets(creds) || creds.Insecure || len(creds.CACert) > 0 || len(creds.SSHKnownHosts) > 0 {
 		repo.Credentials = &creds
 	}
-	return repo, nil
+	return repo
 }
 
 // ranksAbove reports whether candidate e (whose match is n long) serves a
@@ -223,8 +277,8 @@ func prefixLen(e *entry) int {
 	return len(e.match)
 }
 
-// List returns the configured repositories and templates, sorted by URL,
-// without secrets; a malformed Secret is listed by its URL and name only.
+// List returns the configured repositories and templates (not the write
+// ones), sorted by URL, without secrets; a malformed Secret is listed by its URL and name only.
 func (s *Store) List(ctx context.Context) ([]Info, error) {
 	entries, _, err := s.snapshot(ctx)
 	if err != nil {
@@ -232,7 +286,9 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	}
 	out := make([]Info, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, e.info)
+		if !e.write {
+			out = append(out, e.info)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].URL < out[j].URL })
 	return out, nil
@@ -246,7 +302,9 @@ func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 	var out []entry
 	for _, label := range []string{wellknown.SecretTypeLabel, wellknown.ArgoSecretTypeLabel} {
 		list, err := s.client.CoreV1().Secrets(s.namespace).List(ctx, metav1.ListOptions{
-			LabelSelector: label + " in (" + secretcodec.TypeRepository + "," + secretcodec.TypeRepoCreds + ")",
+			LabelSelector: label + " in (" + strings.Join([]string{
+				secretcodec.TypeRepository, secretcodec.TypeRepoCreds, secretcodec.TypeRepositoryWrite, secretcodec.TypeRepoWriteCreds,
+			}, ",") + ")",
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list repository secrets: %w", err)
@@ -268,7 +326,7 @@ func (s *Store) readEntries(ctx context.Context) ([]entry, error) {
 // the URL (without user information) and name it claims.
 func newEntry(sec *corev1.Secret) entry {
 	r, err := secretcodec.DecodeRepository(sec)
-	e := entry{secret: sec.Name, info: Info{Name: r.Name, URL: r.URL, Project: r.Project, Template: r.Template}, err: err}
+	e := entry{secret: sec.Name, info: Info{Name: r.Name, URL: r.URL, Project: r.Project, Template: r.Template}, err: err, write: r.Write}
 	e.match = repourl.Normalize(r.URL)
 	if err != nil {
 		return e

@@ -30,11 +30,15 @@ type Options struct {
 	// BeforeClone, when set, is called with the repository's URL before
 	// dir is published: it may commit files that name the URL itself.
 	BeforeClone func(url string)
+	// Push accepts pushes (git receive-pack, http.receivepack on the bare
+	// repository), behind the same basic auth as fetches.
+	Push bool
 }
 
 // Serve serves a bare clone of the working copy dir (a git repository)
 // until the test ends and returns its URL, http://127.0.0.1:PORT/repo.git.
-// Later commits to dir are not seen; serve again, or push, to publish them.
+// Later commits to dir are not seen; serve again, or push (Options.Push),
+// to publish them.
 func Serve(tb testing.TB, dir string, opts Options) string {
 	tb.Helper()
 	gitBin, err := exec.LookPath("git")
@@ -55,6 +59,13 @@ func Serve(tb testing.TB, dir string, opts Options) string {
 	clone.Env = env
 	if out, err := clone.CombinedOutput(); err != nil {
 		tb.Fatalf("git clone --bare: %v\n%s", err, out)
+	}
+	if opts.Push {
+		cfg := exec.CommandContext(tb.Context(), gitBin, "-C", filepath.Join(root, "repo.git"), "config", "http.receivepack", "true")
+		cfg.Env = env
+		if out, err := cfg.CombinedOutput(); err != nil {
+			tb.Fatalf("git config http.receivepack: %v\n%s", err, out)
+		}
 	}
 	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"}, Env: []string{
 		"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "HOME=" + root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,

@@ -30,10 +30,7 @@ func runRenderApp(c *cobra.Command, o *renderOptions) error {
 	if err != nil {
 		return &command.UsageError{Cmd: c, Err: err}
 	}
-	sources := app.Spec.Sources
-	if len(sources) == 0 && app.Spec.Source != nil {
-		sources = []v1alpha1.ApplicationSource{*app.Spec.Source}
-	}
+	sources, _ := app.Spec.EffectiveSources()
 	if len(sources) == 0 {
 		return &command.UsageError{Cmd: c, Err: fmt.Errorf("%s: the Application has no source", o.app)}
 	}
