@@ -44,7 +44,7 @@
 //
 // Remote bases (resources, bases and components at a Git URL) and
 // resources at an http(s) URL are fetched by the caller, never by
-// kustomize: ScanRemotes finds them in a checkout, the repository server
+// kustomize: Scan finds them in a checkout, the repository server
 // fetches them through its own Git layer and egress rules, and the
 // request carries them (render.Request.RemoteBases, FetchedFiles). Each
 // base is served at /remote/N, confined to its own repository's copy,

@@ -37,7 +37,7 @@ type Remote struct {
 // a scheme or form graphcd does not fetch (file://, a local path).
 var ErrRemoteBase = errors.New("remote base not allowed")
 
-// Limits of ScanRemotes: kustomizations visited in one repository, and the
+// Limits of Scan: kustomizations visited in one repository, and the
 // size of one kustomization file.
 const (
 	maxScannedKustomizations = 500
