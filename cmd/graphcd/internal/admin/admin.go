@@ -34,7 +34,7 @@ func NewCommand(kubeconfig *string) *cobra.Command {
 		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newRotateSessionKeyCmd(kubeconfig))
+	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newRotateSessionKeyCmd(kubeconfig))
 	return c
 }
 
