@@ -80,7 +80,7 @@ type ApplicationSetGenerator struct {
 	// +optional
 	Merge *MergeGenerator `json:"merge,omitempty"`
 	// +optional
-	Clusters *runtime.RawExtension `json:"clusters,omitempty"`
+	Clusters *ClusterGenerator `json:"clusters,omitempty"`
 	// +optional
 	Git *runtime.RawExtension `json:"git,omitempty"`
 	// +optional
@@ -140,7 +140,7 @@ type ApplicationSetNestedGenerator struct {
 	// +optional
 	Merge *runtime.RawExtension `json:"merge,omitempty"`
 	// +optional
-	Clusters *runtime.RawExtension `json:"clusters,omitempty"`
+	Clusters *ClusterGenerator `json:"clusters,omitempty"`
 	// +optional
 	Git *runtime.RawExtension `json:"git,omitempty"`
 	// +optional
@@ -153,6 +153,27 @@ type ApplicationSetNestedGenerator struct {
 	Plugin *runtime.RawExtension `json:"plugin,omitempty"`
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// ClusterGenerator produces one parameter set per registered cluster
+// (cluster Secrets, and the cluster graphcd runs in): name,
+// nameNormalized, server, project, metadata.labels, metadata.annotations
+// and values.
+type ClusterGenerator struct {
+	// Selector keeps the clusters whose Secret's labels match; the
+	// cluster graphcd runs in has none.
+	// +optional
+	Selector metav1.LabelSelector `json:"selector,omitempty"`
+	// +optional
+	Template *ApplicationSetTemplate `json:"template,omitempty"`
+	// Values are more parameters, under values.<key>, each templated
+	// with the cluster's parameters.
+	// +optional
+	Values map[string]string `json:"values,omitempty"`
+	// FlatList gives one parameter set whose clusters parameter lists
+	// every cluster's.
+	// +optional
+	FlatList bool `json:"flatList,omitempty"`
 }
 
 // ApplicationSetSyncPolicy says what the set may do to the Applications

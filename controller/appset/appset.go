@@ -1,5 +1,5 @@
 // Package appset generates the Applications of an ApplicationSet: its
-// generators' parameter sets (list, matrix and merge so far), each
+// generators' parameter sets (list, clusters, matrix and merge so far), each
 // rendered into the set's template (Argo CD's "{{param}}" placeholders,
 // or Go templates with Sprig's functions under goTemplate, then
 // templatePatch). A template error fails only its own element, reported
@@ -45,16 +45,18 @@ type Set struct {
 
 // setRun is one generation of a set.
 type setRun struct {
-	set *Set
-	r   renderer
+	set     *Set
+	r       renderer
+	sources Sources
 }
 
 // Generate renders the Applications of set, in generator order. It fails
 // as a whole only when a generator cannot run (an unsupported one, bad
 // elements, too many parameter sets); a template error or an invalid or
-// duplicate name fails that element alone.
-func Generate(set *Set) ([]Result, error) {
-	s := &setRun{set: set, r: renderer{goTemplate: set.Spec.GoTemplate, options: set.Spec.GoTemplateOptions}}
+// duplicate name fails that element alone. sources give what generators
+// read outside the set (the clusters); nil has none.
+func Generate(set *Set, sources Sources) ([]Result, error) {
+	s := &setRun{set: set, r: renderer{goTemplate: set.Spec.GoTemplate, options: set.Spec.GoTemplateOptions}, sources: sources}
 	if len(set.Spec.Generators) == 0 {
 		return nil, fmt.Errorf("ApplicationSet %s has no generators", set.Name)
 	}

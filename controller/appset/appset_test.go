@@ -58,7 +58,7 @@ spec:
       - {cluster: engineering-dev, url: https://1.2.3.4, env: dev}
       - {cluster: engineering-prod, url: https://2.4.6.8, env: prod}
 `+guestbookTemplate)
-	got, err := Generate(s)
+	got, err := Generate(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ spec:
       source: {repoURL: https://git.example.com/apps.git, path: '{{ printf "shops/%s" (.name | slugify) }}'}
       destination: {server: https://kubernetes.default.svc, namespace: '{{ .region }}'}
 `)
-	got, err := Generate(s)
+	got, err := Generate(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ spec:
       source: {repoURL: https://git.example.com/apps.git, path: '{{ .app }}'}
       destination: {server: https://kubernetes.default.svc, namespace: '{{ .cluster }}'}
 `)
-	got, err := Generate(s)
+	got, err := Generate(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ spec:
         automated: {prune: true}
     {{- end }}
 `)
-	got, err := Generate(s)
+	got, err := Generate(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestHostileSets(t *testing.T) {
 metadata: {name: git}
 spec:
   generators: [{git: {repoURL: https://git.example.com/a.git, directories: [{path: '*'}]}}]
-`+guestbookTemplate)); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "generator 0 (git)") {
+`+guestbookTemplate), nil); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "generator 0 (git)") {
 		t.Errorf("git generator: err = %v", err)
 	}
 	var elems strings.Builder
@@ -229,7 +229,7 @@ spec:
       - list: {elements: [` + elems.String() + `]}
       - list: {elements: [` + elems.String() + `]}
 ` + guestbookTemplate
-	if _, err := Generate(set(t, bomb)); err == nil || !strings.Contains(err.Error(), "more than 10000 parameter sets") {
+	if _, err := Generate(set(t, bomb), nil); err == nil || !strings.Contains(err.Error(), "more than 10000 parameter sets") {
 		t.Errorf("200 × 200 matrix: err = %v", err)
 	}
 
@@ -245,7 +245,7 @@ spec:
     spec:
       project: default
       destination: {server: https://kubernetes.default.svc}
-`))
+`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,5 +253,86 @@ spec:
 	if sum[0] != "ok  " || !strings.Contains(sum[1], "template output too large") ||
 		!strings.Contains(sum[2], `application name "Not_A_Name"`) || !strings.Contains(sum[3], `"ok" is generated twice (also by element 0)`) {
 		t.Errorf("generated %q", sum)
+	}
+}
+
+// fleet is a fixed cluster list.
+type fleet []Cluster
+
+func (f fleet) Clusters() ([]Cluster, error) { return f, nil }
+
+var clusters = fleet{
+	{Name: "in-cluster", Server: "https://kubernetes.default.svc"},
+	{Name: "prod", Server: "https://prod.example.com", Project: "team", Labels: map[string]string{"env": "prod"}, Annotations: map[string]string{"owner": "sre"}},
+	{Name: "Staging_EU", Server: "https://staging.example.com", Labels: map[string]string{"env": "staging"}},
+}
+
+// The clusters generator gives each matching cluster's name (and its
+// normalized form), server, project, labels, annotations and templated
+// values; with flatList, one set listing them; in a matrix, each cluster
+// times each element.
+func TestClustersGenerator(t *testing.T) {
+	t.Parallel()
+	got, err := Generate(set(t, `
+metadata: {name: addons, namespace: graphcd}
+spec:
+  generators:
+  - clusters:
+      selector:
+        matchExpressions: [{key: env, operator: In, values: [prod, staging]}]
+      values: {revision: '{{metadata.labels.env}}-main'}
+  template:
+    metadata: {name: 'addons-{{nameNormalized}}'}
+    spec:
+      project: default
+      source: {repoURL: https://git.example.com/addons.git, targetRevision: '{{values.revision}}', path: '{{metadata.annotations.owner}}'}
+      destination: {server: '{{server}}', namespace: addons}
+`), clusters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"addons-prod addons sre", "addons-staging-eu addons {{metadata.annotations.owner}}"}; !slices.Equal(summary(got), want) {
+		t.Errorf("generated %v, want %v", summary(got), want)
+	}
+	if got[0].App.Spec.Source.TargetRevision != "prod-main" || got[0].App.Spec.Destination.Server != "https://prod.example.com" {
+		t.Errorf("prod: %+v", got[0].App.Spec)
+	}
+
+	got, err = Generate(set(t, `
+metadata: {name: matrix, namespace: graphcd}
+spec:
+  goTemplate: true
+  generators:
+  - matrix:
+      generators:
+      - clusters: {}
+      - list: {elements: [{app: web}, {app: api}]}
+  - clusters: {flatList: true}
+    selector: {}
+  template:
+    metadata: {name: '{{ if .clusters }}all-{{ len .clusters }}{{ else }}{{ .nameNormalized }}-{{ .app }}{{ end }}'}
+    spec:
+      project: default
+      destination: {server: https://kubernetes.default.svc}
+`), clusters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range got {
+		if r.Err != nil {
+			t.Fatalf("element: %v", r.Err)
+		}
+		names = append(names, r.App.Name)
+	}
+	if want := []string{"in-cluster-web", "in-cluster-api", "prod-web", "prod-api", "staging-eu-web", "staging-eu-api", "all-3"}; !slices.Equal(names, want) {
+		t.Errorf("generated %v, want %v", names, want)
+	}
+	if _, err := Generate(set(t, `
+metadata: {name: none}
+spec:
+  generators: [{clusters: {}}]
+`+guestbookTemplate), nil); !errors.Is(err, errNoClusters) {
+		t.Errorf("clusters without a cluster list: err = %v", err)
 	}
 }

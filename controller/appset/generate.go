@@ -34,6 +34,7 @@ type paramSet struct {
 // generator is any generator, top-level or nested.
 type generator struct {
 	list                      *v1alpha1.ListGenerator
+	clusters                  *v1alpha1.ClusterGenerator
 	matrix                    *v1alpha1.MatrixGenerator
 	merge                     *v1alpha1.MergeGenerator
 	unsupported               string
@@ -42,13 +43,13 @@ type generator struct {
 }
 
 func topLevel(g v1alpha1.ApplicationSetGenerator) generator {
-	return generator{list: g.List, matrix: g.Matrix, merge: g.Merge, selector: g.Selector,
-		unsupported: unsupportedName(g.Clusters != nil, g.Git != nil, g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
+	return generator{list: g.List, clusters: g.Clusters, matrix: g.Matrix, merge: g.Merge, selector: g.Selector,
+		unsupported: unsupportedName(g.Git != nil, g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
 }
 
 func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
-	out := generator{list: g.List, selector: g.Selector,
-		unsupported: unsupportedName(g.Clusters != nil, g.Git != nil, g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
+	out := generator{list: g.List, clusters: g.Clusters, selector: g.Selector,
+		unsupported: unsupportedName(g.Git != nil, g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
 	if g.Matrix != nil {
 		out.nestedMatrix = g.Matrix.Raw
 	}
@@ -58,11 +59,11 @@ func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
 	return out
 }
 
-func unsupportedName(clusters, git, scm, cdr, pr, plugin bool) string {
+func unsupportedName(git, scm, cdr, pr, plugin bool) string {
 	for _, g := range []struct {
 		set  bool
 		name string
-	}{{clusters, "clusters"}, {git, "git"}, {scm, "scmProvider"}, {cdr, "clusterDecisionResource"}, {pr, "pullRequest"}, {plugin, "plugin"}} {
+	}{{git, "git"}, {scm, "scmProvider"}, {cdr, "clusterDecisionResource"}, {pr, "pullRequest"}, {plugin, "plugin"}} {
 		if g.set {
 			return g.name
 		}
@@ -80,9 +81,11 @@ func (s *setRun) generate(g generator, depth int) ([]paramSet, error) {
 	var err error
 	switch {
 	case g.unsupported != "":
-		return nil, fmt.Errorf("%s: %w (graphcd runs list, matrix and merge)", g.unsupported, ErrUnsupported)
+		return nil, fmt.Errorf("%s: %w (graphcd runs list, clusters, matrix and merge)", g.unsupported, ErrUnsupported)
 	case g.list != nil:
 		out, err = s.list(g.list)
+	case g.clusters != nil:
+		out, err = s.clusters(g.clusters)
 	case g.matrix != nil:
 		out, err = s.matrix(g.matrix, depth)
 	case g.merge != nil:
@@ -296,6 +299,8 @@ func describe(g v1alpha1.ApplicationSetGenerator) string {
 	switch {
 	case g.List != nil:
 		return "list"
+	case g.Clusters != nil:
+		return "clusters"
 	case g.Matrix != nil:
 		return "matrix"
 	case g.Merge != nil:

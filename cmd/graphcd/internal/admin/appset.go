@@ -8,12 +8,15 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/appset"
+	"github.com/graphcd/graphcd/internal/secretcodec"
 )
 
 // maxAppSetSize bounds the -f file.
@@ -31,16 +34,19 @@ func newAppSetCmd() *cobra.Command {
 }
 
 func newAppSetGenerateCmd() *cobra.Command {
-	var file string
+	var file, clustersFile string
 	output := command.NewEnum("yaml", "yaml", "json")
 	c := &cobra.Command{
 		Use:   "generate -f FILE",
 		Short: "Print the Applications an ApplicationSet generates",
 		Long: `Print the Applications an ApplicationSet manifest (graphcd's or Argo CD's)
 generates, through the code the controller will use: its generators'
-parameter sets (list, matrix and merge so far) rendered into its template
+parameter sets (list, clusters, matrix and merge so far) rendered into its template
 ({{param}} placeholders, or goTemplate with Sprig's functions), then
-templatePatch. An element whose template fails is reported on stderr with
+templatePatch. --clusters reads the cluster Secrets the clusters
+generator sees (a YAML stream or List, as kubectl get secrets -o yaml
+prints them); the cluster graphcd runs in is always there, as in-cluster,
+unless a Secret names its server. An element whose template fails is reported on stderr with
 its parameters and the reason, and the command exits 2; the other
 elements are printed. -o json prints one JSON array, -o yaml a
 multi-document stream.`,
@@ -50,7 +56,11 @@ multi-document stream.`,
 			if err != nil {
 				return &command.UsageError{Cmd: c, Err: err}
 			}
-			results, err := appset.Generate(set)
+			clusters, err := readClusters(c, clustersFile)
+			if err != nil {
+				return &command.UsageError{Cmd: c, Err: err}
+			}
+			results, err := appset.Generate(set, clusters)
 			if err != nil {
 				return command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: %w", file, err)}
 			}
@@ -74,9 +84,50 @@ multi-document stream.`,
 		},
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "the ApplicationSet manifest (YAML or JSON; - reads stdin)")
+	c.Flags().StringVar(&clustersFile, "clusters", "", "cluster Secrets for the clusters generator (YAML stream or List)")
 	c.Flags().VarP(output, "output", "o", "output format: yaml, json")
 	_ = c.MarkFlagRequired("file")
 	return c
+}
+
+// clusterList is the clusters generator's view of a file of cluster
+// Secrets.
+type clusterList []appset.Cluster
+
+func (l clusterList) Clusters() ([]appset.Cluster, error) { return l, nil }
+
+// readClusters decodes the cluster Secrets in path ("" reads none) and
+// adds the cluster graphcd runs in unless one of them is it.
+func readClusters(c *cobra.Command, path string) (clusterList, error) {
+	var out clusterList
+	inCluster := false
+	if path != "" {
+		b, err := command.ReadInput(c, path)
+		if err != nil {
+			return nil, err
+		}
+		for _, doc := range splitDocuments(path, b) {
+			if doc.err != nil {
+				return nil, doc.err
+			}
+			for _, obj := range doc.objs {
+				var sec corev1.Secret
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &sec); err != nil || obj.GetKind() != "Secret" {
+					return nil, fmt.Errorf("%s document %d: %s %s is not a Secret", path, doc.index, obj.GetKind(), obj.GetName())
+				}
+				cl, err := secretcodec.DecodeCluster(&sec)
+				if err != nil {
+					return nil, fmt.Errorf("%s document %d: %w", path, doc.index, err)
+				}
+				inCluster = inCluster || cl.Server == secretcodec.InClusterServer
+				out = append(out, appset.Cluster{Name: cl.Name, Server: cl.Server, Project: cl.Project, Labels: sec.Labels, Annotations: sec.Annotations})
+			}
+		}
+	}
+	if !inCluster {
+		out = append(clusterList{{Name: secretcodec.InClusterName, Server: secretcodec.InClusterServer}}, out...)
+	}
+	return out, nil
 }
 
 // readAppSet reads and decodes an ApplicationSet manifest file.

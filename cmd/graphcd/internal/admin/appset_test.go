@@ -39,3 +39,23 @@ func TestAdminAppSetGenerate(t *testing.T) {
 		t.Errorf("not an ApplicationSet: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// --clusters gives the clusters generator the cluster Secrets of a file;
+// the cluster graphcd runs in is always there, and only matching
+// clusters generate.
+func TestAdminAppSetGenerateClusters(t *testing.T) {
+	code, stdout, stderr := runCLI(t, nil, "admin", "appset", "generate", "-f", "testdata/appset/addons.yaml", "--clusters", "testdata/appset/clusters.yaml", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var apps []v1alpha1.Application
+	if err := json.Unmarshal([]byte(stdout), &apps); err != nil || len(apps) != 1 {
+		t.Fatalf("stdout %q (%v), want one Application", stdout, err)
+	}
+	if a := apps[0]; a.Name != "addons-prod-eu" || a.Spec.Destination.Server != "https://prod.example.com" || a.Spec.Source.Path != "envs/prod" {
+		t.Errorf("generated %+v", a)
+	}
+	if strings.Contains(stdout, "not-a-real-token") {
+		t.Error("the output carries a cluster's credentials")
+	}
+}

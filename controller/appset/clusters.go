@@ -1,0 +1,82 @@
+package appset
+
+import (
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// Cluster is a registered destination cluster as the clusters generator
+// sees it: a cluster Secret's fields, labels and annotations.
+type Cluster struct {
+	Name, Server, Project string
+	Labels, Annotations   map[string]string
+}
+
+// Sources give the generators what lives outside the set.
+type Sources interface {
+	// Clusters lists the registered clusters.
+	Clusters() ([]Cluster, error)
+}
+
+// errNoClusters is the clusters generator's error without Sources.
+var errNoClusters = errors.New("clusters: no cluster list to generate from")
+
+// clusters returns one parameter set per cluster whose labels match
+// the selector, or one set listing them all with flatList.
+func (s *setRun) clusters(g *v1alpha1.ClusterGenerator) ([]paramSet, error) {
+	if s.sources == nil {
+		return nil, errNoClusters
+	}
+	all, err := s.sources.Clusters()
+	if err != nil {
+		return nil, fmt.Errorf("clusters: %w", err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&g.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("clusters: selector: %w", err)
+	}
+	var out []paramSet
+	var flat []any
+	for _, c := range all {
+		if !sel.Matches(labels.Set(c.Labels)) {
+			continue
+		}
+		params := map[string]any{
+			"name": c.Name, "nameNormalized": normalize(c.Name), "server": c.Server, "project": c.Project,
+			"metadata": map[string]any{"labels": stringMap(c.Labels), "annotations": stringMap(c.Annotations)},
+		}
+		if len(g.Values) > 0 {
+			values := map[string]any{}
+			for k, v := range g.Values {
+				rendered, err := s.r.field(v, params)
+				if err != nil {
+					return nil, fmt.Errorf("clusters: values.%s: %w", k, err)
+				}
+				values[k] = rendered
+			}
+			params["values"] = values
+		}
+		if g.FlatList {
+			flat = append(flat, params)
+			continue
+		}
+		out = append(out, paramSet{params: params, template: g.Template})
+	}
+	if g.FlatList {
+		return []paramSet{{params: map[string]any{"clusters": flat}, template: g.Template}}, nil
+	}
+	return out, nil
+}
+
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
