@@ -82,7 +82,7 @@ type ApplicationSetGenerator struct {
 	// +optional
 	Clusters *ClusterGenerator `json:"clusters,omitempty"`
 	// +optional
-	Git *runtime.RawExtension `json:"git,omitempty"`
+	Git *GitGenerator `json:"git,omitempty"`
 	// +optional
 	SCMProvider *runtime.RawExtension `json:"scmProvider,omitempty"`
 	// +optional
@@ -142,7 +142,7 @@ type ApplicationSetNestedGenerator struct {
 	// +optional
 	Clusters *ClusterGenerator `json:"clusters,omitempty"`
 	// +optional
-	Git *runtime.RawExtension `json:"git,omitempty"`
+	Git *GitGenerator `json:"git,omitempty"`
 	// +optional
 	SCMProvider *runtime.RawExtension `json:"scmProvider,omitempty"`
 	// +optional
@@ -174,6 +174,47 @@ type ClusterGenerator struct {
 	// every cluster's.
 	// +optional
 	FlatList bool `json:"flatList,omitempty"`
+}
+
+// GitGenerator produces parameter sets from a Git repository at a
+// revision: one per directory matching Directories, or one per element
+// of each JSON or YAML file matching Files.
+type GitGenerator struct {
+	RepoURL string `json:"repoURL"`
+	// Revision is a branch, tag or commit (HEAD when empty).
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// +optional
+	Directories []GitDirectoryGeneratorItem `json:"directories,omitempty"`
+	// +optional
+	Files []GitFileGeneratorItem `json:"files,omitempty"`
+	// PathParamPrefix puts the path parameters under this name.
+	// +optional
+	PathParamPrefix string `json:"pathParamPrefix,omitempty"`
+	// Values are more parameters, under values.<key>, each templated
+	// with the set's other parameters.
+	// +optional
+	Values map[string]string `json:"values,omitempty"`
+	// +optional
+	Template *ApplicationSetTemplate `json:"template,omitempty"`
+	// RequeueAfterSeconds is how often the repository is read again.
+	// +optional
+	RequeueAfterSeconds *int64 `json:"requeueAfterSeconds,omitempty"`
+}
+
+// GitDirectoryGeneratorItem is a directory glob ("apps/*"); Exclude
+// removes the directories it matches.
+type GitDirectoryGeneratorItem struct {
+	Path string `json:"path"`
+	// +optional
+	Exclude bool `json:"exclude,omitempty"`
+}
+
+// GitFileGeneratorItem is a file glob ("clusters/**/config.json").
+type GitFileGeneratorItem struct {
+	Path string `json:"path"`
+	// +optional
+	Exclude bool `json:"exclude,omitempty"`
 }
 
 // ApplicationSetSyncPolicy says what the set may do to the Applications

@@ -1,8 +1,8 @@
 // Package appset generates the Applications of an ApplicationSet: its
-// generators' parameter sets (list, clusters, matrix and merge so far), each
-// rendered into the set's template (Argo CD's "{{param}}" placeholders,
-// or Go templates with Sprig's functions under goTemplate, then
-// templatePatch). A template error fails only its own element, reported
+// generators' parameter sets (list, clusters, git, matrix and merge so
+// far), each rendered into the set's template (Argo CD's "{{param}}"
+// placeholders, or Go templates with Sprig's functions under goTemplate,
+// then templatePatch). A template error fails only its own element, reported
 // with the parameters that produced it; the others are generated.
 //
 // Every input is the set author's: parameter sets are bounded

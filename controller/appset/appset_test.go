@@ -210,11 +210,11 @@ spec:
 func TestHostileSets(t *testing.T) {
 	t.Parallel()
 	if _, err := Generate(set(t, `
-metadata: {name: git}
+metadata: {name: scm}
 spec:
-  generators: [{git: {repoURL: https://git.example.com/a.git, directories: [{path: '*'}]}}]
-`+guestbookTemplate), nil); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "generator 0 (git)") {
-		t.Errorf("git generator: err = %v", err)
+  generators: [{scmProvider: {github: {organization: example}}}]
+`+guestbookTemplate), nil); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "generator 0 (scmProvider)") {
+		t.Errorf("scmProvider generator: err = %v", err)
 	}
 	var elems strings.Builder
 	for i := range 200 {

@@ -35,6 +35,7 @@ type paramSet struct {
 type generator struct {
 	list                      *v1alpha1.ListGenerator
 	clusters                  *v1alpha1.ClusterGenerator
+	git                       *v1alpha1.GitGenerator
 	matrix                    *v1alpha1.MatrixGenerator
 	merge                     *v1alpha1.MergeGenerator
 	unsupported               string
@@ -43,13 +44,13 @@ type generator struct {
 }
 
 func topLevel(g v1alpha1.ApplicationSetGenerator) generator {
-	return generator{list: g.List, clusters: g.Clusters, matrix: g.Matrix, merge: g.Merge, selector: g.Selector,
-		unsupported: unsupportedName(g.Git != nil, g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
+	return generator{list: g.List, clusters: g.Clusters, git: g.Git, matrix: g.Matrix, merge: g.Merge, selector: g.Selector,
+		unsupported: unsupportedName(g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
 }
 
 func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
-	out := generator{list: g.List, clusters: g.Clusters, selector: g.Selector,
-		unsupported: unsupportedName(g.Git != nil, g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
+	out := generator{list: g.List, clusters: g.Clusters, git: g.Git, selector: g.Selector,
+		unsupported: unsupportedName(g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
 	if g.Matrix != nil {
 		out.nestedMatrix = g.Matrix.Raw
 	}
@@ -59,11 +60,11 @@ func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
 	return out
 }
 
-func unsupportedName(git, scm, cdr, pr, plugin bool) string {
+func unsupportedName(scm, cdr, pr, plugin bool) string {
 	for _, g := range []struct {
 		set  bool
 		name string
-	}{{git, "git"}, {scm, "scmProvider"}, {cdr, "clusterDecisionResource"}, {pr, "pullRequest"}, {plugin, "plugin"}} {
+	}{{scm, "scmProvider"}, {cdr, "clusterDecisionResource"}, {pr, "pullRequest"}, {plugin, "plugin"}} {
 		if g.set {
 			return g.name
 		}
@@ -81,11 +82,13 @@ func (s *setRun) generate(g generator, depth int) ([]paramSet, error) {
 	var err error
 	switch {
 	case g.unsupported != "":
-		return nil, fmt.Errorf("%s: %w (graphcd runs list, clusters, matrix and merge)", g.unsupported, ErrUnsupported)
+		return nil, fmt.Errorf("%s: %w (graphcd runs list, clusters, git, matrix and merge)", g.unsupported, ErrUnsupported)
 	case g.list != nil:
 		out, err = s.list(g.list)
 	case g.clusters != nil:
 		out, err = s.clusters(g.clusters)
+	case g.git != nil:
+		out, err = s.git(g.git)
 	case g.matrix != nil:
 		out, err = s.matrix(g.matrix, depth)
 	case g.merge != nil:
@@ -301,6 +304,8 @@ func describe(g v1alpha1.ApplicationSetGenerator) string {
 		return "list"
 	case g.Clusters != nil:
 		return "clusters"
+	case g.Git != nil:
+		return "git"
 	case g.Matrix != nil:
 		return "matrix"
 	case g.Merge != nil:

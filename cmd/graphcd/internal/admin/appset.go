@@ -1,10 +1,12 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -17,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/reposerver/git"
 )
 
 // maxAppSetSize bounds the -f file.
@@ -41,12 +44,14 @@ func newAppSetGenerateCmd() *cobra.Command {
 		Short: "Print the Applications an ApplicationSet generates",
 		Long: `Print the Applications an ApplicationSet manifest (graphcd's or Argo CD's)
 generates, through the code the controller will use: its generators'
-parameter sets (list, clusters, matrix and merge so far) rendered into its template
+parameter sets (list, clusters, git, matrix and merge so far) rendered into its template
 ({{param}} placeholders, or goTemplate with Sprig's functions), then
 templatePatch. --clusters reads the cluster Secrets the clusters
 generator sees (a YAML stream or List, as kubectl get secrets -o yaml
 prints them); the cluster graphcd runs in is always there, as in-cluster,
-unless a Secret names its server. An element whose template fails is reported on stderr with
+unless a Secret names its server. The git generators read their
+repositories (URLs, file:// URLs or local working copies) through
+graphcd's Git layer. An element whose template fails is reported on stderr with
 its parameters and the reason, and the command exits 2; the other
 elements are printed. -o json prints one JSON array, -o yaml a
 multi-document stream.`,
@@ -60,7 +65,12 @@ multi-document stream.`,
 			if err != nil {
 				return &command.UsageError{Cmd: c, Err: err}
 			}
-			results, err := appset.Generate(set, clusters)
+			sources, err := newOfflineSources(clusters)
+			if err != nil {
+				return err
+			}
+			defer sources.close()
+			results, err := appset.Generate(set, sources)
 			if err != nil {
 				return command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: %w", file, err)}
 			}
@@ -89,6 +99,66 @@ multi-document stream.`,
 	_ = c.MarkFlagRequired("file")
 	return c
 }
+
+// offlineSources give the generators the clusters of --clusters and the
+// Git repositories the git generators name, checked out through
+// graphcd's Git layer into a temporary directory (file:// URLs and local
+// working copies allowed: offline, the user's own repositories are
+// theirs to read).
+type offlineSources struct {
+	clusterList
+	work     string
+	git      *git.Client
+	releases []func()
+	roots    []*os.Root
+}
+
+func newOfflineSources(clusters clusterList) (*offlineSources, error) {
+	work, err := os.MkdirTemp("", "graphcd-appset-")
+	if err != nil {
+		return nil, err
+	}
+	return &offlineSources{clusterList: clusters, work: work, git: git.New(git.Options{WorkDir: work, AllowFileURLs: true})}, nil
+}
+
+// GitTree checks repoURL out at revision and serves it confined to the
+// checkout.
+func (o *offlineSources) GitTree(repoURL, revision string) (appset.Tree, error) {
+	ctx := context.Background()
+	sha, err := o.git.ResolveRevision(ctx, repoURL, nil, revision)
+	if err != nil {
+		return nil, err
+	}
+	dir, release, err := o.git.Checkout(ctx, repoURL, nil, sha, git.CheckoutOptions{})
+	if err != nil {
+		return nil, err
+	}
+	o.releases = append(o.releases, release)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	o.roots = append(o.roots, root)
+	return checkoutTree{FS: root.FS(), sha: sha}, nil
+}
+
+func (o *offlineSources) close() {
+	for _, r := range o.roots {
+		_ = r.Close()
+	}
+	for _, r := range o.releases {
+		r()
+	}
+	_ = os.RemoveAll(o.work)
+}
+
+// checkoutTree is a checkout at a commit.
+type checkoutTree struct {
+	fs.FS
+	sha string
+}
+
+func (t checkoutTree) Revision() string { return t.sha }
 
 // clusterList is the clusters generator's view of a file of cluster
 // Secrets.
