@@ -14,6 +14,7 @@ package appset
 import (
 	"encoding/json"
 	"fmt"
+	"text/template"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -56,7 +57,7 @@ type setRun struct {
 // duplicate name fails that element alone. sources give what generators
 // read outside the set (the clusters); nil has none.
 func Generate(set *Set, sources Sources) ([]Result, error) {
-	s := &setRun{set: set, r: renderer{goTemplate: set.Spec.GoTemplate, options: set.Spec.GoTemplateOptions}, sources: sources}
+	s := &setRun{set: set, r: renderer{goTemplate: set.Spec.GoTemplate, options: set.Spec.GoTemplateOptions, parsed: map[string]*template.Template{}}, sources: sources}
 	if len(set.Spec.Generators) == 0 {
 		return nil, fmt.Errorf("ApplicationSet %s has no generators", set.Name)
 	}

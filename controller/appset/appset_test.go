@@ -10,7 +10,7 @@ import (
 )
 
 // set decodes an ApplicationSet manifest.
-func set(t *testing.T, manifest string) *Set {
+func set(t testing.TB, manifest string) *Set {
 	t.Helper()
 	var s Set
 	if err := yaml.UnmarshalStrict([]byte(manifest), &s); err != nil {

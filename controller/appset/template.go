@@ -32,6 +32,9 @@ var errTooLarge = errors.New("template output too large")
 type renderer struct {
 	goTemplate bool
 	options    []string
+	// parsed caches the Go templates by text: a set's elements render
+	// the same fields.
+	parsed map[string]*template.Template
 }
 
 // field renders one string field.
@@ -42,13 +45,19 @@ func (r renderer) field(text string, params map[string]any) (string, error) {
 	if !r.goTemplate {
 		return replacePlaceholders(text, flatten(params)), nil
 	}
-	t := template.New("").Funcs(funcs)
-	for _, o := range r.options {
-		t = t.Option(o)
-	}
-	t, err := t.Parse(text)
-	if err != nil {
-		return "", err
+	t, ok := r.parsed[text]
+	if !ok {
+		t = template.New("").Funcs(funcs)
+		for _, o := range r.options {
+			t = t.Option(o)
+		}
+		var err error
+		if t, err = t.Parse(text); err != nil {
+			return "", err
+		}
+		if r.parsed != nil {
+			r.parsed[text] = t
+		}
 	}
 	var out limitedBuffer
 	if err := t.Execute(&out, params); err != nil {
