@@ -216,6 +216,13 @@ spec:
 `+guestbookTemplate), nil); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "generator 0 (scmProvider)") {
 		t.Errorf("scmProvider generator: err = %v", err)
 	}
+	if _, err := Generate(set(t, `
+metadata: {name: two}
+spec:
+  generators: [{list: {elements: [{a: b}]}, clusters: {}}]
+`+guestbookTemplate), clusters); err == nil || !strings.Contains(err.Error(), "sets 2 generators") {
+		t.Errorf("two generators in one entry: err = %v", err)
+	}
 	var elems strings.Builder
 	for i := range 200 {
 		elems.WriteString("{n: '" + strings.Repeat("x", i%7+1) + "'},")

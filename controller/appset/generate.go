@@ -60,6 +60,18 @@ func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
 	return out
 }
 
+// kinds counts the generators g sets.
+func (g generator) kinds() int {
+	n := 0
+	for _, set := range []bool{g.list != nil, g.clusters != nil, g.git != nil, g.matrix != nil, g.merge != nil,
+		g.nestedMatrix != nil, g.nestedMerge != nil, g.unsupported != ""} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
 func unsupportedName(scm, cdr, pr, plugin bool) string {
 	for _, g := range []struct {
 		set  bool
@@ -77,6 +89,9 @@ func unsupportedName(scm, cdr, pr, plugin bool) string {
 func (s *setRun) generate(g generator, depth int) ([]paramSet, error) {
 	if depth > maxNesting {
 		return nil, fmt.Errorf("matrix and merge generators nest more than %d deep", maxNesting)
+	}
+	if n := g.kinds(); n > 1 {
+		return nil, fmt.Errorf("one generator entry sets %d generators; give each its own entry", n)
 	}
 	var out []paramSet
 	var err error
