@@ -84,7 +84,7 @@ multi-document stream.`,
 				}
 				apps = append(apps, r.App)
 			}
-			if err := printApps(c.OutOrStdout(), apps, output.String()); err != nil {
+			if err := printList(c.OutOrStdout(), apps, output.String()); err != nil {
 				return err
 			}
 			if len(failed) > 0 {
@@ -230,31 +230,4 @@ func readAppSet(path string) (*appset.Set, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &set, nil
-}
-
-// printApps prints apps as a JSON array or a YAML stream.
-func printApps(out io.Writer, apps []*v1alpha1.Application, format string) error {
-	if format == "json" {
-		if apps == nil {
-			apps = []*v1alpha1.Application{}
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(apps)
-	}
-	for i, a := range apps {
-		b, err := yaml.Marshal(a)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			if _, err := fmt.Fprintln(out, "---"); err != nil {
-				return err
-			}
-		}
-		if _, err := out.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -156,18 +157,26 @@ func (o *renderOptions) service(c *cobra.Command, allowFiles bool) (svc *inproc.
 
 // printObjects prints objs as -o asks: a JSON array or a YAML stream.
 func printObjects(c *cobra.Command, o *renderOptions, objs []*unstructured.Unstructured) error {
-	out := c.OutOrStdout()
-	if o.output.String() == "json" {
-		list := make([]map[string]any, 0, len(objs))
-		for _, m := range objs {
-			list = append(list, m.Object)
+	list := make([]map[string]any, 0, len(objs))
+	for _, m := range objs {
+		list = append(list, m.Object)
+	}
+	return printList(c.OutOrStdout(), list, o.output.String())
+}
+
+// printList prints items as format says: "json" one JSON array (empty
+// when there are none), else a YAML stream.
+func printList[T any](out io.Writer, items []T, format string) error {
+	if format == "json" {
+		if items == nil {
+			items = []T{}
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return enc.Encode(items)
 	}
-	for i, m := range objs {
-		b, err := yaml.Marshal(m.Object)
+	for i, item := range items {
+		b, err := yaml.Marshal(item)
 		if err != nil {
 			return err
 		}
