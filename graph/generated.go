@@ -37,6 +37,7 @@ type ResolverRoot interface {
 	ApplicationSourceHelm() ApplicationSourceHelmResolver
 	ApplicationSourceKustomize() ApplicationSourceKustomizeResolver
 	ApplicationStatus() ApplicationStatusResolver
+	HydrateOperation() HydrateOperationResolver
 	JWTToken() JWTTokenResolver
 	KustomizeReplica() KustomizeReplicaResolver
 	LiveResource() LiveResourceResolver
@@ -198,6 +199,7 @@ type ComplexityRoot struct {
 		Project              func(childComplexity int) int
 		RevisionHistoryLimit func(childComplexity int) int
 		Source               func(childComplexity int) int
+		SourceHydrator       func(childComplexity int) int
 		Sources              func(childComplexity int) int
 		SyncPolicy           func(childComplexity int) int
 	}
@@ -209,6 +211,7 @@ type ComplexityRoot struct {
 		OperationState func(childComplexity int) int
 		ReconciledAt   func(childComplexity int) int
 		Resources      func(childComplexity int) int
+		SourceHydrator func(childComplexity int) int
 		SourceType     func(childComplexity int) int
 		SourceTypes    func(childComplexity int) int
 		Summary        func(childComplexity int) int
@@ -300,6 +303,12 @@ type ComplexityRoot struct {
 		Status      func(childComplexity int) int
 	}
 
+	DrySource struct {
+		Path           func(childComplexity int) int
+		RepoURL        func(childComplexity int) int
+		TargetRevision func(childComplexity int) int
+	}
+
 	EnvEntry struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
@@ -325,6 +334,20 @@ type ComplexityRoot struct {
 		ForceString func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Value       func(childComplexity int) int
+	}
+
+	HydrateOperation struct {
+		DrySHA         func(childComplexity int) int
+		FinishedAt     func(childComplexity int) int
+		HydratedSHA    func(childComplexity int) int
+		Message        func(childComplexity int) int
+		Phase          func(childComplexity int) int
+		SourceHydrator func(childComplexity int) int
+		StartedAt      func(childComplexity int) int
+	}
+
+	HydrateTo struct {
+		TargetBranch func(childComplexity int) int
 	}
 
 	Info struct {
@@ -678,12 +701,29 @@ type ComplexityRoot struct {
 		KeyID func(childComplexity int) int
 	}
 
+	SourceHydrator struct {
+		DrySource  func(childComplexity int) int
+		HydrateTo  func(childComplexity int) int
+		SyncSource func(childComplexity int) int
+	}
+
+	SourceHydratorStatus struct {
+		CurrentOperation        func(childComplexity int) int
+		LastSuccessfulOperation func(childComplexity int) int
+	}
+
 	Subscription struct {
 		Application       func(childComplexity int, name string, namespace *string) int
 		ApplicationEvents func(childComplexity int, filter *model.ApplicationEventFilter) int
 		AuditEvents       func(childComplexity int, filter *model.AuditFilter) int
 		PodLogs           func(childComplexity int, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
 		ResourceTree      func(childComplexity int, name string, namespace *string) int
+	}
+
+	SuccessfulHydrateOperation struct {
+		DrySHA         func(childComplexity int) int
+		HydratedSHA    func(childComplexity int) int
+		SourceHydrator func(childComplexity int) int
 	}
 
 	SyncOperation struct {
@@ -721,6 +761,11 @@ type ComplexityRoot struct {
 		Enabled    func(childComplexity int) int
 		Prune      func(childComplexity int) int
 		SelfHeal   func(childComplexity int) int
+	}
+
+	SyncSource struct {
+		Path         func(childComplexity int) int
+		TargetBranch func(childComplexity int) int
 	}
 
 	SyncStatus struct {
@@ -795,6 +840,9 @@ type ApplicationSourceKustomizeResolver interface {
 type ApplicationStatusResolver interface {
 	SourceType(ctx context.Context, obj *v1alpha1.ApplicationStatus) (string, error)
 	SourceTypes(ctx context.Context, obj *v1alpha1.ApplicationStatus) ([]string, error)
+}
+type HydrateOperationResolver interface {
+	Phase(ctx context.Context, obj *v1alpha1.HydrateOperation) (string, error)
 }
 type JWTTokenResolver interface {
 	IssuedAt(ctx context.Context, obj *v1alpha1.JWTToken) (*v1.Time, error)
@@ -1556,6 +1604,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplicationSpec.Source(childComplexity), true
+	case "ApplicationSpec.sourceHydrator":
+		if e.ComplexityRoot.ApplicationSpec.SourceHydrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.SourceHydrator(childComplexity), true
 	case "ApplicationSpec.sources":
 		if e.ComplexityRoot.ApplicationSpec.Sources == nil {
 			break
@@ -1605,6 +1659,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplicationStatus.Resources(childComplexity), true
+	case "ApplicationStatus.sourceHydrator":
+		if e.ComplexityRoot.ApplicationStatus.SourceHydrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationStatus.SourceHydrator(childComplexity), true
 	case "ApplicationStatus.sourceType":
 		if e.ComplexityRoot.ApplicationStatus.SourceType == nil {
 			break
@@ -1936,6 +1996,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConnectionState.Status(childComplexity), true
 
+	case "DrySource.path":
+		if e.ComplexityRoot.DrySource.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DrySource.Path(childComplexity), true
+	case "DrySource.repoURL":
+		if e.ComplexityRoot.DrySource.RepoURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DrySource.RepoURL(childComplexity), true
+	case "DrySource.targetRevision":
+		if e.ComplexityRoot.DrySource.TargetRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DrySource.TargetRevision(childComplexity), true
+
 	case "EnvEntry.name":
 		if e.ComplexityRoot.EnvEntry.Name == nil {
 			break
@@ -2012,6 +2091,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.HelmParameter.Value(childComplexity), true
+
+	case "HydrateOperation.drySHA":
+		if e.ComplexityRoot.HydrateOperation.DrySHA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HydrateOperation.DrySHA(childComplexity), true
+	case "HydrateOperation.finishedAt":
+		if e.ComplexityRoot.HydrateOperation.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HydrateOperation.FinishedAt(childComplexity), true
+	case "HydrateOperation.hydratedSHA":
+		if e.ComplexityRoot.HydrateOperation.HydratedSHA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HydrateOperation.HydratedSHA(childComplexity), true
+	case "HydrateOperation.message":
+		if e.ComplexityRoot.HydrateOperation.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HydrateOperation.Message(childComplexity), true
+	case "HydrateOperation.phase":
+		if e.ComplexityRoot.HydrateOperation.Phase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HydrateOperation.Phase(childComplexity), true
+	case "HydrateOperation.sourceHydrator":
+		if e.ComplexityRoot.HydrateOperation.SourceHydrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HydrateOperation.SourceHydrator(childComplexity), true
+	case "HydrateOperation.startedAt":
+		if e.ComplexityRoot.HydrateOperation.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HydrateOperation.StartedAt(childComplexity), true
+
+	case "HydrateTo.targetBranch":
+		if e.ComplexityRoot.HydrateTo.TargetBranch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HydrateTo.TargetBranch(childComplexity), true
 
 	case "Info.name":
 		if e.ComplexityRoot.Info.Name == nil {
@@ -3593,6 +3722,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SignatureKey.KeyID(childComplexity), true
 
+	case "SourceHydrator.drySource":
+		if e.ComplexityRoot.SourceHydrator.DrySource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceHydrator.DrySource(childComplexity), true
+	case "SourceHydrator.hydrateTo":
+		if e.ComplexityRoot.SourceHydrator.HydrateTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceHydrator.HydrateTo(childComplexity), true
+	case "SourceHydrator.syncSource":
+		if e.ComplexityRoot.SourceHydrator.SyncSource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceHydrator.SyncSource(childComplexity), true
+
+	case "SourceHydratorStatus.currentOperation":
+		if e.ComplexityRoot.SourceHydratorStatus.CurrentOperation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceHydratorStatus.CurrentOperation(childComplexity), true
+	case "SourceHydratorStatus.lastSuccessfulOperation":
+		if e.ComplexityRoot.SourceHydratorStatus.LastSuccessfulOperation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SourceHydratorStatus.LastSuccessfulOperation(childComplexity), true
+
 	case "Subscription.application":
 		if e.ComplexityRoot.Subscription.Application == nil {
 			break
@@ -3648,6 +3809,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ResourceTree(childComplexity, args["name"].(string), args["namespace"].(*string)), true
+
+	case "SuccessfulHydrateOperation.drySHA":
+		if e.ComplexityRoot.SuccessfulHydrateOperation.DrySHA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuccessfulHydrateOperation.DrySHA(childComplexity), true
+	case "SuccessfulHydrateOperation.hydratedSHA":
+		if e.ComplexityRoot.SuccessfulHydrateOperation.HydratedSHA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuccessfulHydrateOperation.HydratedSHA(childComplexity), true
+	case "SuccessfulHydrateOperation.sourceHydrator":
+		if e.ComplexityRoot.SuccessfulHydrateOperation.SourceHydrator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuccessfulHydrateOperation.SourceHydrator(childComplexity), true
 
 	case "SyncOperation.dryRun":
 		if e.ComplexityRoot.SyncOperation.DryRun == nil {
@@ -3785,6 +3965,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SyncPolicyAutomated.SelfHeal(childComplexity), true
+
+	case "SyncSource.path":
+		if e.ComplexityRoot.SyncSource.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncSource.Path(childComplexity), true
+	case "SyncSource.targetBranch":
+		if e.ComplexityRoot.SyncSource.TargetBranch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncSource.TargetBranch(childComplexity), true
 
 	case "SyncStatus.comparedTo":
 		if e.ComplexityRoot.SyncStatus.ComparedTo == nil {
@@ -5589,6 +5782,45 @@ type ApplicationSpec {
   info: [Info!]!
   "How many deployments the history keeps; null means 10."
   revisionHistoryLimit: Int
+  "The source hydrator, when set: its sync source is what the application compares and syncs."
+  sourceHydrator: SourceHydrator
+}
+
+"""
+Argo CD's source hydrator: the dry source is rendered and its manifests
+committed to a branch, from which the application syncs.
+"""
+type SourceHydrator {
+  "Where the unrendered sources are."
+  drySource: DrySource!
+  "The branch and directory the manifests are committed to and synced from."
+  syncSource: SyncSource!
+  "A staging branch committed to instead, which someone promotes to syncSource; null when not set."
+  hydrateTo: HydrateTo
+}
+
+"The unrendered sources of a source hydrator."
+type DrySource {
+  "The Git repository."
+  repoURL: String!
+  "The revision rendered."
+  targetRevision: String!
+  "The directory rendered."
+  path: String!
+}
+
+"Where a source hydrator commits and the application syncs from."
+type SyncSource {
+  "The branch."
+  targetBranch: String!
+  "The directory in the branch."
+  path: String!
+}
+
+"A source hydrator's staging branch."
+type HydrateTo {
+  "The branch."
+  targetBranch: String!
 }
 
 """
@@ -5964,6 +6196,44 @@ type ApplicationStatus {
   sourceTypes: [String!]!
   "Images and external URLs found in the resources."
   summary: ApplicationSummary!
+  "What the source hydrator last did; empty without one."
+  sourceHydrator: SourceHydratorStatus!
+}
+
+"What the source hydrator last did."
+type SourceHydratorStatus {
+  "The last hydration that committed the manifests of a dry commit."
+  lastSuccessfulOperation: SuccessfulHydrateOperation
+  "The hydration in progress or the last one run, successful or not."
+  currentOperation: HydrateOperation
+}
+
+"One hydration: a dry commit rendered and its manifests committed."
+type HydrateOperation {
+  "When it started."
+  startedAt: Time!
+  "When it ended; null while it runs."
+  finishedAt: Time
+  "Hydrating, Failed or Hydrated."
+  phase: String!
+  "Why it failed."
+  message: String!
+  "The dry commit."
+  drySHA: String!
+  "The commit holding the hydrated manifests."
+  hydratedSHA: String!
+  "The spec.sourceHydrator it ran for."
+  sourceHydrator: SourceHydrator!
+}
+
+"A hydration that committed the manifests of a dry commit."
+type SuccessfulHydrateOperation {
+  "The dry commit."
+  drySHA: String!
+  "The commit holding the hydrated manifests."
+  hydratedSHA: String!
+  "The spec.sourceHydrator it ran for."
+  sourceHydrator: SourceHydrator!
 }
 
 """
@@ -6621,6 +6891,8 @@ func (ec *executionContext) childFields_ApplicationSpec(ctx context.Context, fie
 		return ec.fieldContext_ApplicationSpec_info(ctx, field)
 	case "revisionHistoryLimit":
 		return ec.fieldContext_ApplicationSpec_revisionHistoryLimit(ctx, field)
+	case "sourceHydrator":
+		return ec.fieldContext_ApplicationSpec_sourceHydrator(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApplicationSpec", field.Name)
 }
@@ -6647,6 +6919,8 @@ func (ec *executionContext) childFields_ApplicationStatus(ctx context.Context, f
 		return ec.fieldContext_ApplicationStatus_sourceTypes(ctx, field)
 	case "summary":
 		return ec.fieldContext_ApplicationStatus_summary(ctx, field)
+	case "sourceHydrator":
+		return ec.fieldContext_ApplicationStatus_sourceHydrator(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApplicationStatus", field.Name)
 }
@@ -6821,6 +7095,18 @@ func (ec *executionContext) childFields_ConnectionState(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type ConnectionState", field.Name)
 }
 
+func (ec *executionContext) childFields_DrySource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "repoURL":
+		return ec.fieldContext_DrySource_repoURL(ctx, field)
+	case "targetRevision":
+		return ec.fieldContext_DrySource_targetRevision(ctx, field)
+	case "path":
+		return ec.fieldContext_DrySource_path(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DrySource", field.Name)
+}
+
 func (ec *executionContext) childFields_EnvEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -6873,6 +7159,34 @@ func (ec *executionContext) childFields_HelmParameter(ctx context.Context, field
 		return ec.fieldContext_HelmParameter_forceString(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HelmParameter", field.Name)
+}
+
+func (ec *executionContext) childFields_HydrateOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "startedAt":
+		return ec.fieldContext_HydrateOperation_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_HydrateOperation_finishedAt(ctx, field)
+	case "phase":
+		return ec.fieldContext_HydrateOperation_phase(ctx, field)
+	case "message":
+		return ec.fieldContext_HydrateOperation_message(ctx, field)
+	case "drySHA":
+		return ec.fieldContext_HydrateOperation_drySHA(ctx, field)
+	case "hydratedSHA":
+		return ec.fieldContext_HydrateOperation_hydratedSHA(ctx, field)
+	case "sourceHydrator":
+		return ec.fieldContext_HydrateOperation_sourceHydrator(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HydrateOperation", field.Name)
+}
+
+func (ec *executionContext) childFields_HydrateTo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "targetBranch":
+		return ec.fieldContext_HydrateTo_targetBranch(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HydrateTo", field.Name)
 }
 
 func (ec *executionContext) childFields_Info(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7495,6 +7809,40 @@ func (ec *executionContext) childFields_SignatureKey(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type SignatureKey", field.Name)
 }
 
+func (ec *executionContext) childFields_SourceHydrator(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "drySource":
+		return ec.fieldContext_SourceHydrator_drySource(ctx, field)
+	case "syncSource":
+		return ec.fieldContext_SourceHydrator_syncSource(ctx, field)
+	case "hydrateTo":
+		return ec.fieldContext_SourceHydrator_hydrateTo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SourceHydrator", field.Name)
+}
+
+func (ec *executionContext) childFields_SourceHydratorStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "lastSuccessfulOperation":
+		return ec.fieldContext_SourceHydratorStatus_lastSuccessfulOperation(ctx, field)
+	case "currentOperation":
+		return ec.fieldContext_SourceHydratorStatus_currentOperation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SourceHydratorStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_SuccessfulHydrateOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "drySHA":
+		return ec.fieldContext_SuccessfulHydrateOperation_drySHA(ctx, field)
+	case "hydratedSHA":
+		return ec.fieldContext_SuccessfulHydrateOperation_hydratedSHA(ctx, field)
+	case "sourceHydrator":
+		return ec.fieldContext_SuccessfulHydrateOperation_sourceHydrator(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuccessfulHydrateOperation", field.Name)
+}
+
 func (ec *executionContext) childFields_SyncOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "revision":
@@ -7567,6 +7915,16 @@ func (ec *executionContext) childFields_SyncPolicyAutomated(ctx context.Context,
 		return ec.fieldContext_SyncPolicyAutomated_enabled(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyncPolicyAutomated", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "targetBranch":
+		return ec.fieldContext_SyncSource_targetBranch(ctx, field)
+	case "path":
+		return ec.fieldContext_SyncSource_path(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncSource", field.Name)
 }
 
 func (ec *executionContext) childFields_SyncStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11595,6 +11953,38 @@ func (ec *executionContext) fieldContext_ApplicationSpec_revisionHistoryLimit(_ 
 	return graphql.NewScalarFieldContext("ApplicationSpec", field, false, false, "Int")
 }
 
+func (ec *executionContext) _ApplicationSpec_sourceHydrator(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_sourceHydrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceHydrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SourceHydrator) graphql.Marshaler {
+			return ec.marshalOSourceHydrator2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSourceHydrator(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_sourceHydrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SourceHydrator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ApplicationStatus_resources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11883,6 +12273,38 @@ func (ec *executionContext) fieldContext_ApplicationStatus_summary(_ context.Con
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApplicationSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationStatus_sourceHydrator(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationStatus_sourceHydrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceHydrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SourceHydratorStatus) graphql.Marshaler {
+			return ec.marshalNSourceHydratorStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSourceHydratorStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationStatus_sourceHydrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SourceHydratorStatus(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13132,6 +13554,75 @@ func (ec *executionContext) fieldContext_ConnectionState_attemptedAt(_ context.C
 	return graphql.NewScalarFieldContext("ConnectionState", field, false, false, "Time")
 }
 
+func (ec *executionContext) _DrySource_repoURL(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.DrySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DrySource_repoURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RepoURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DrySource_repoURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DrySource", field, false, false, "String")
+}
+
+func (ec *executionContext) _DrySource_targetRevision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.DrySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DrySource_targetRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DrySource_targetRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DrySource", field, false, false, "String")
+}
+
+func (ec *executionContext) _DrySource_path(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.DrySource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DrySource_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DrySource_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DrySource", field, false, false, "String")
+}
+
 func (ec *executionContext) _EnvEntry_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.EnvEntry) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13406,6 +13897,199 @@ func (ec *executionContext) _HelmParameter_forceString(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_HelmParameter_forceString(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HelmParameter", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _HydrateOperation_startedAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HydrateOperation_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HydrateOperation_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HydrateOperation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _HydrateOperation_finishedAt(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HydrateOperation_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HydrateOperation_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HydrateOperation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _HydrateOperation_phase(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HydrateOperation_phase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.HydrateOperation().Phase(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HydrateOperation_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HydrateOperation", field, true, true, "String")
+}
+
+func (ec *executionContext) _HydrateOperation_message(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HydrateOperation_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HydrateOperation_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HydrateOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _HydrateOperation_drySHA(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HydrateOperation_drySHA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DrySHA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HydrateOperation_drySHA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HydrateOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _HydrateOperation_hydratedSHA(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HydrateOperation_hydratedSHA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HydratedSHA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HydrateOperation_hydratedSHA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HydrateOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _HydrateOperation_sourceHydrator(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HydrateOperation_sourceHydrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceHydrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SourceHydrator) graphql.Marshaler {
+			return ec.marshalNSourceHydrator2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSourceHydrator(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HydrateOperation_sourceHydrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HydrateOperation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SourceHydrator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HydrateTo_targetBranch(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HydrateTo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HydrateTo_targetBranch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetBranch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HydrateTo_targetBranch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HydrateTo", field, false, false, "String")
 }
 
 func (ec *executionContext) _Info_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Info) (ret graphql.Marshaler) {
@@ -19856,6 +20540,166 @@ func (ec *executionContext) fieldContext_SignatureKey_keyID(_ context.Context, f
 	return graphql.NewScalarFieldContext("SignatureKey", field, false, false, "String")
 }
 
+func (ec *executionContext) _SourceHydrator_drySource(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SourceHydrator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceHydrator_drySource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DrySource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.DrySource) graphql.Marshaler {
+			return ec.marshalNDrySource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐDrySource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceHydrator_drySource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SourceHydrator",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DrySource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SourceHydrator_syncSource(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SourceHydrator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceHydrator_syncSource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncSource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SyncSource) graphql.Marshaler {
+			return ec.marshalNSyncSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncSource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SourceHydrator_syncSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SourceHydrator",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SourceHydrator_hydrateTo(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SourceHydrator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceHydrator_hydrateTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HydrateTo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.HydrateTo) graphql.Marshaler {
+			return ec.marshalOHydrateTo2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHydrateTo(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SourceHydrator_hydrateTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SourceHydrator",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HydrateTo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SourceHydratorStatus_lastSuccessfulOperation(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SourceHydratorStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceHydratorStatus_lastSuccessfulOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSuccessfulOperation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SuccessfulHydrateOperation) graphql.Marshaler {
+			return ec.marshalOSuccessfulHydrateOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSuccessfulHydrateOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SourceHydratorStatus_lastSuccessfulOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SourceHydratorStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuccessfulHydrateOperation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SourceHydratorStatus_currentOperation(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SourceHydratorStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SourceHydratorStatus_currentOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentOperation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.HydrateOperation) graphql.Marshaler {
+			return ec.marshalOHydrateOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHydrateOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SourceHydratorStatus_currentOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SourceHydratorStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HydrateOperation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_applicationEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -20072,6 +20916,84 @@ func (ec *executionContext) fieldContext_Subscription_podLogs(ctx context.Contex
 	if fc.Args, err = ec.field_Subscription_podLogs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuccessfulHydrateOperation_drySHA(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SuccessfulHydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuccessfulHydrateOperation_drySHA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DrySHA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuccessfulHydrateOperation_drySHA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuccessfulHydrateOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _SuccessfulHydrateOperation_hydratedSHA(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SuccessfulHydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuccessfulHydrateOperation_hydratedSHA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HydratedSHA, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuccessfulHydrateOperation_hydratedSHA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuccessfulHydrateOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _SuccessfulHydrateOperation_sourceHydrator(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SuccessfulHydrateOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuccessfulHydrateOperation_sourceHydrator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceHydrator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SourceHydrator) graphql.Marshaler {
+			return ec.marshalNSourceHydrator2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSourceHydrator(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuccessfulHydrateOperation_sourceHydrator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuccessfulHydrateOperation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SourceHydrator(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -20634,6 +21556,52 @@ func (ec *executionContext) _SyncPolicyAutomated_enabled(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_SyncPolicyAutomated_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyncPolicyAutomated", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _SyncSource_targetBranch(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncSource_targetBranch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetBranch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncSource_targetBranch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncSource_path(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncSource_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncSource_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncSource", field, false, false, "String")
 }
 
 func (ec *executionContext) _SyncStatus_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncStatus) (ret graphql.Marshaler) {
@@ -24897,6 +25865,11 @@ func (ec *executionContext) _ApplicationSpec(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "sourceHydrator":
+			out.Values[i] = ec._ApplicationSpec_sourceHydrator(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24974,6 +25947,11 @@ func (ec *executionContext) _ApplicationStatus(ctx context.Context, sel ast.Sele
 				})
 		case "summary":
 			out.Values[i] = ec._ApplicationStatus_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceHydrator":
+			out.Values[i] = ec._ApplicationStatus_sourceHydrator(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -25575,6 +26553,49 @@ func (ec *executionContext) _ConnectionState(ctx context.Context, sel ast.Select
 	return out
 }
 
+var drySourceImplementors = []string{"DrySource"}
+
+func (ec *executionContext) _DrySource(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.DrySource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, drySourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DrySource")
+		case "repoURL":
+			out.Values[i] = ec._DrySource_repoURL(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetRevision":
+			out.Values[i] = ec._DrySource_targetRevision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._DrySource_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var envEntryImplementors = []string{"EnvEntry"}
 
 func (ec *executionContext) _EnvEntry(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.EnvEntry) graphql.Marshaler {
@@ -25755,6 +26776,103 @@ func (ec *executionContext) _HelmParameter(ctx context.Context, sel ast.Selectio
 			}
 		case "forceString":
 			out.Values[i] = ec._HelmParameter_forceString(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var hydrateOperationImplementors = []string{"HydrateOperation"}
+
+func (ec *executionContext) _HydrateOperation(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.HydrateOperation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, hydrateOperationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HydrateOperation")
+		case "startedAt":
+			out.Values[i] = ec._HydrateOperation_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finishedAt":
+			out.Values[i] = ec._HydrateOperation_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "phase":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._HydrateOperation_phase(ctx, field, obj)
+				})
+		case "message":
+			out.Values[i] = ec._HydrateOperation_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "drySHA":
+			out.Values[i] = ec._HydrateOperation_drySHA(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hydratedSHA":
+			out.Values[i] = ec._HydrateOperation_hydratedSHA(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceHydrator":
+			out.Values[i] = ec._HydrateOperation_sourceHydrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var hydrateToImplementors = []string{"HydrateTo"}
+
+func (ec *executionContext) _HydrateTo(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.HydrateTo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, hydrateToImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HydrateTo")
+		case "targetBranch":
+			out.Values[i] = ec._HydrateTo_targetBranch(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28168,6 +29286,87 @@ func (ec *executionContext) _SignatureKey(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var sourceHydratorImplementors = []string{"SourceHydrator"}
+
+func (ec *executionContext) _SourceHydrator(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SourceHydrator) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sourceHydratorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SourceHydrator")
+		case "drySource":
+			out.Values[i] = ec._SourceHydrator_drySource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncSource":
+			out.Values[i] = ec._SourceHydrator_syncSource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hydrateTo":
+			out.Values[i] = ec._SourceHydrator_hydrateTo(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var sourceHydratorStatusImplementors = []string{"SourceHydratorStatus"}
+
+func (ec *executionContext) _SourceHydratorStatus(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SourceHydratorStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sourceHydratorStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SourceHydratorStatus")
+		case "lastSuccessfulOperation":
+			out.Values[i] = ec._SourceHydratorStatus_lastSuccessfulOperation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currentOperation":
+			out.Values[i] = ec._SourceHydratorStatus_currentOperation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
@@ -28194,6 +29393,49 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var successfulHydrateOperationImplementors = []string{"SuccessfulHydrateOperation"}
+
+func (ec *executionContext) _SuccessfulHydrateOperation(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SuccessfulHydrateOperation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, successfulHydrateOperationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuccessfulHydrateOperation")
+		case "drySHA":
+			out.Values[i] = ec._SuccessfulHydrateOperation_drySHA(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hydratedSHA":
+			out.Values[i] = ec._SuccessfulHydrateOperation_hydratedSHA(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceHydrator":
+			out.Values[i] = ec._SuccessfulHydrateOperation_sourceHydrator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
 }
 
 var syncOperationImplementors = []string{"SyncOperation"}
@@ -28430,6 +29672,44 @@ func (ec *executionContext) _SyncPolicyAutomated(ctx context.Context, sel ast.Se
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._SyncPolicyAutomated_enabled(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncSourceImplementors = []string{"SyncSource"}
+
+func (ec *executionContext) _SyncSource(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncSource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncSourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncSource")
+		case "targetBranch":
+			out.Values[i] = ec._SyncSource_targetBranch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._SyncSource_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -29489,6 +30769,10 @@ func (ec *executionContext) unmarshalNDeleteApplicationInput2githubᚗcomᚋgrap
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNDrySource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐDrySource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.DrySource) graphql.Marshaler {
+	return ec._DrySource(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNEnvEntry2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐEnvEntry(ctx context.Context, sel ast.SelectionSet, v v1alpha1.EnvEntry) graphql.Marshaler {
 	return ec._EnvEntry(ctx, sel, &v)
 }
@@ -30386,6 +31670,14 @@ func (ec *executionContext) marshalNSignatureKey2ᚕgithubᚗcomᚋgraphcdᚋgra
 	return ret
 }
 
+func (ec *executionContext) marshalNSourceHydrator2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSourceHydrator(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SourceHydrator) graphql.Marshaler {
+	return ec._SourceHydrator(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSourceHydratorStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSourceHydratorStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SourceHydratorStatus) graphql.Marshaler {
+	return ec._SourceHydratorStatus(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30457,6 +31749,10 @@ func (ec *executionContext) marshalNSyncOperationResource2ᚕgithubᚗcomᚋgrap
 func (ec *executionContext) unmarshalNSyncResourceInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncResourceInput(ctx context.Context, v any) (*model.SyncResourceInput, error) {
 	res, err := ec.unmarshalInputSyncResourceInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSyncSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncSource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncSource) graphql.Marshaler {
+	return ec._SyncSource(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNSyncStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncStatus) graphql.Marshaler {
@@ -30951,6 +32247,20 @@ func (ec *executionContext) marshalOHealthStatusCode2ᚕgithubᚗcomᚋgraphcd�
 	return ret
 }
 
+func (ec *executionContext) marshalOHydrateOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHydrateOperation(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.HydrateOperation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._HydrateOperation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOHydrateTo2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHydrateTo(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.HydrateTo) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._HydrateTo(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -31094,6 +32404,13 @@ func (ec *executionContext) marshalORetryStrategy2ᚖgithubᚗcomᚋgraphcdᚋgr
 	return ec._RetryStrategy(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOSourceHydrator2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSourceHydrator(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SourceHydrator) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SourceHydrator(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -31145,6 +32462,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOSuccessfulHydrateOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSuccessfulHydrateOperation(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SuccessfulHydrateOperation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SuccessfulHydrateOperation(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSyncOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperation(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncOperation) graphql.Marshaler {

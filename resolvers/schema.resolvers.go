@@ -107,6 +107,11 @@ func (r *applicationStatusResolver) SourceTypes(ctx context.Context, obj *v1alph
 	return out, nil
 }
 
+// Phase is the resolver for the phase field.
+func (r *hydrateOperationResolver) Phase(ctx context.Context, obj *v1alpha1.HydrateOperation) (string, error) {
+	return string(obj.Phase), nil
+}
+
 // IssuedAt is the resolver for the issuedAt field.
 func (r *jWTTokenResolver) IssuedAt(ctx context.Context, obj *v1alpha1.JWTToken) (*v1.Time, error) {
 	t := unixTime(obj.IssuedAt)
@@ -556,6 +561,11 @@ func (r *Resolver) ApplicationStatus() graph.ApplicationStatusResolver {
 	return &applicationStatusResolver{r}
 }
 
+// HydrateOperation returns graph.HydrateOperationResolver implementation.
+func (r *Resolver) HydrateOperation() graph.HydrateOperationResolver {
+	return &hydrateOperationResolver{r}
+}
+
 // JWTToken returns graph.JWTTokenResolver implementation.
 func (r *Resolver) JWTToken() graph.JWTTokenResolver { return &jWTTokenResolver{r} }
 
@@ -615,6 +625,7 @@ type (
 	applicationSourceHelmResolver      struct{ *Resolver }
 	applicationSourceKustomizeResolver struct{ *Resolver }
 	applicationStatusResolver          struct{ *Resolver }
+	hydrateOperationResolver           struct{ *Resolver }
 	jWTTokenResolver                   struct{ *Resolver }
 	kustomizeReplicaResolver           struct{ *Resolver }
 	liveResourceResolver               struct{ *Resolver }
