@@ -66,6 +66,7 @@ func TestInstall(t *testing.T) {
 	t.Parallel()
 	ns := applySet(t, "install", nil, []string{
 		"CustomResourceDefinition/applications.graphcd.io",
+		"CustomResourceDefinition/applicationsets.graphcd.io",
 		"CustomResourceDefinition/appprojects.graphcd.io",
 		"ServiceAccount/graphcd-server",
 		"ClusterRole/graphcd-server",
@@ -122,6 +123,7 @@ func TestNamespaceInstall(t *testing.T) {
 		{sa: "graphcd-server", verb: "list", resource: "namespaces", allowed: false},
 		{sa: "graphcd-server", verb: "get", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "applications.graphcd.io", allowed: true},
 		{sa: "graphcd-server", verb: "get", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "appprojects.graphcd.io", allowed: true},
+		{sa: "graphcd-server", verb: "get", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "applicationsets.graphcd.io", allowed: true},
 		{sa: "graphcd-server", verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", allowed: false},
 		{sa: "graphcd-server", verb: "update", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "applications.graphcd.io", allowed: false},
 	})
@@ -140,6 +142,7 @@ func TestHA(t *testing.T) {
 	t.Parallel()
 	ns := applySet(t, "ha", nil, []string{
 		"CustomResourceDefinition/applications.graphcd.io",
+		"CustomResourceDefinition/applicationsets.graphcd.io",
 		"CustomResourceDefinition/appprojects.graphcd.io",
 		"ServiceAccount/graphcd-controller",
 		"ServiceAccount/graphcd-redis",

@@ -235,7 +235,7 @@ func TestSelfManage(t *testing.T) {
 		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 	})
 	check(t, ov.tag)
-	for _, name := range []string{"applications.graphcd.io", "appprojects.graphcd.io"} {
+	for _, name := range []string{"applications.graphcd.io", "applicationsets.graphcd.io", "appprojects.graphcd.io"} {
 		c, err := cluster.Client.Discovery().RESTClient().Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).DoRaw(ctx)
 		if err != nil || !bytes.Contains(c, []byte(`"argocd.argoproj.io/sync-options":"Prune=false,Delete=false"`)) {
 			t.Errorf("CRD %s after the app's deletion: %v, or without Prune=false,Delete=false", name, err)

@@ -3,14 +3,37 @@ package v1alpha1
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// ApplicationSetSpec is the spec of an ApplicationSet, which generates
-// Applications from one template and the parameter sets its generators
-// produce, field for field as Argo CD's (argoproj.io manifests convert by
-// changing the group). `graphcd admin appset generate` reads it; the
-// ApplicationSet resource (its CustomResourceDefinition) and its
-// controller come with issue 25's later slices.
+// ApplicationSet generates Applications from one template and the
+// parameter sets its generators produce, field for field as Argo CD's
+// (argoproj.io manifests convert by changing the group).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=applicationsets,singular=applicationset,shortName=appset;appsets,scope=Namespaced
+// +kubebuilder:printcolumn:name="Generated",type=integer,JSONPath=`.status.resourcesCount`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ApplicationSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ApplicationSetSpec `json:"spec"`
+	// +optional
+	Status ApplicationSetStatus `json:"status,omitempty"`
+}
+
+// ApplicationSetList is a list of ApplicationSets.
+//
+// +kubebuilder:object:root=true
+type ApplicationSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ApplicationSet `json:"items"`
+}
+
+// ApplicationSetSpec is what an ApplicationSet generates and how.
 type ApplicationSetSpec struct {
 	// GoTemplate renders the template with Go's text/template and
 	// Sprig's functions; otherwise "{{param}}" placeholders are replaced.
@@ -35,14 +58,15 @@ type ApplicationSetSpec struct {
 	SyncPolicy *ApplicationSetSyncPolicy `json:"syncPolicy,omitempty"`
 	// Strategy is the rollout of changes (RollingSync).
 	// +optional
-	Strategy *runtime.RawExtension `json:"strategy,omitempty"`
-	// PreservedFields are Application fields the set leaves as they are.
+	Strategy *ApplicationSetStrategy `json:"strategy,omitempty"`
+	// PreservedFields are annotations and labels of the generated
+	// Applications the set leaves as they are.
 	// +optional
-	PreservedFields *runtime.RawExtension `json:"preservedFields,omitempty"`
-	// IgnoreApplicationDifferences are Application fields the set does
-	// not overwrite.
+	PreservedFields *ApplicationPreservedFields `json:"preservedFields,omitempty"`
+	// IgnoreApplicationDifferences are fields of the generated
+	// Applications the set does not overwrite once they exist.
 	// +optional
-	IgnoreApplicationDifferences []runtime.RawExtension `json:"ignoreApplicationDifferences,omitempty"`
+	IgnoreApplicationDifferences []ApplicationSetResourceIgnoreDifferences `json:"ignoreApplicationDifferences,omitempty"`
 	// ApplyNestedSelectors applies the selectors of generators nested in
 	// a matrix or merge.
 	// +optional
@@ -108,6 +132,9 @@ type ListGenerator struct {
 	ElementsYaml string `json:"elementsYaml,omitempty"`
 	// Template overrides parts of the set's template for these elements.
 	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
 	Template *ApplicationSetTemplate `json:"template,omitempty"`
 }
 
@@ -117,6 +144,9 @@ type ListGenerator struct {
 type MatrixGenerator struct {
 	Generators []ApplicationSetNestedGenerator `json:"generators"`
 	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
 	Template *ApplicationSetTemplate `json:"template,omitempty"`
 }
 
@@ -126,6 +156,9 @@ type MergeGenerator struct {
 	Generators []ApplicationSetNestedGenerator `json:"generators"`
 	MergeKeys  []string                        `json:"mergeKeys"`
 	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
 	Template *ApplicationSetTemplate `json:"template,omitempty"`
 }
 
@@ -165,6 +198,9 @@ type ClusterGenerator struct {
 	// +optional
 	Selector metav1.LabelSelector `json:"selector,omitempty"`
 	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
 	Template *ApplicationSetTemplate `json:"template,omitempty"`
 	// Values are more parameters, under values.<key>, each templated
 	// with the cluster's parameters.
@@ -196,6 +232,9 @@ type GitGenerator struct {
 	// +optional
 	Values map[string]string `json:"values,omitempty"`
 	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
 	Template *ApplicationSetTemplate `json:"template,omitempty"`
 	// RequeueAfterSeconds is how often the repository is read again.
 	// +optional
@@ -227,5 +266,204 @@ type ApplicationSetSyncPolicy struct {
 	// ApplicationsSync is create-only, create-update, create-delete or
 	// sync (the default: all).
 	// +optional
+	// +kubebuilder:validation:Enum=create-only;create-update;create-delete;sync
 	ApplicationsSync *string `json:"applicationsSync,omitempty"`
+}
+
+// The values of ApplicationSetSyncPolicy.ApplicationsSync.
+const (
+	ApplicationsSyncCreateOnly   = "create-only"
+	ApplicationsSyncCreateUpdate = "create-update"
+	ApplicationsSyncCreateDelete = "create-delete"
+	ApplicationsSyncSync         = "sync"
+)
+
+// ApplicationSetStrategy is how changes reach the generated
+// Applications: all at once (AllAtOnce, the default) or in steps
+// (RollingSync).
+type ApplicationSetStrategy struct {
+	// +optional
+	Type string `json:"type,omitempty"`
+	// +optional
+	RollingSync *ApplicationSetRolloutStrategy `json:"rollingSync,omitempty"`
+	// DeletionOrder is AllAtOnce or Reverse (the RollingSync steps
+	// backwards) when the set is deleted.
+	// +optional
+	DeletionOrder string `json:"deletionOrder,omitempty"`
+}
+
+// ApplicationSetRolloutStrategy is a RollingSync's steps, in order.
+type ApplicationSetRolloutStrategy struct {
+	// +optional
+	Steps []ApplicationSetRolloutStep `json:"steps,omitempty"`
+}
+
+// ApplicationSetRolloutStep selects generated Applications by their
+// labels and syncs at most MaxUpdate of them at once (a number or a
+// percentage; all when unset).
+type ApplicationSetRolloutStep struct {
+	// +optional
+	MatchExpressions []ApplicationMatchExpression `json:"matchExpressions,omitempty"`
+	// +optional
+	MaxUpdate *intstr.IntOrString `json:"maxUpdate,omitempty"`
+}
+
+// ApplicationMatchExpression is a label selector requirement (In,
+// NotIn).
+type ApplicationMatchExpression struct {
+	// +optional
+	Key string `json:"key,omitempty"`
+	// +optional
+	Operator string `json:"operator,omitempty"`
+	// +optional
+	Values []string `json:"values,omitempty"`
+}
+
+// ApplicationPreservedFields are annotation and label keys whose values
+// on a generated Application the set keeps.
+type ApplicationPreservedFields struct {
+	// +optional
+	Annotations []string `json:"annotations,omitempty"`
+	// +optional
+	Labels []string `json:"labels,omitempty"`
+}
+
+// ApplicationSetResourceIgnoreDifferences names fields of the generated
+// Applications (all, or the one called Name) the set leaves as they are.
+type ApplicationSetResourceIgnoreDifferences struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	JSONPointers []string `json:"jsonPointers,omitempty"`
+	// +optional
+	JQPathExpressions []string `json:"jqPathExpressions,omitempty"`
+}
+
+// ApplicationSetStatus is what the controller last did with the set.
+type ApplicationSetStatus struct {
+	// Conditions are ErrorOccurred, ParametersGenerated,
+	// ResourcesUpToDate and RolloutProgressing.
+	// +optional
+	Conditions []ApplicationSetCondition `json:"conditions,omitempty"`
+	// ApplicationStatus is each generated Application's progress through
+	// a RollingSync.
+	// +optional
+	ApplicationStatus []ApplicationSetApplicationStatus `json:"applicationStatus,omitempty"`
+	// Resources are the generated Applications with their sync and
+	// health status.
+	// +optional
+	Resources []ApplicationSetResourceStatus `json:"resources,omitempty"`
+	// ResourcesCount is how many Applications the set owns.
+	// +optional
+	ResourcesCount int64 `json:"resourcesCount,omitempty"`
+	// Generated explains the last generation, element by element (a
+	// graphcd field): the Application each produced, the parameters
+	// that produced it, and what the controller did and why.
+	// +optional
+	Generated []ApplicationSetGeneratedApp `json:"generated,omitempty"`
+}
+
+// ApplicationSetConditionType is the kind of an ApplicationSet
+// condition.
+type ApplicationSetConditionType string
+
+// ApplicationSet condition types, as Argo CD's.
+const (
+	ApplicationSetConditionErrorOccurred       ApplicationSetConditionType = "ErrorOccurred"
+	ApplicationSetConditionParametersGenerated ApplicationSetConditionType = "ParametersGenerated"
+	ApplicationSetConditionResourcesUpToDate   ApplicationSetConditionType = "ResourcesUpToDate"
+	ApplicationSetConditionRolloutProgressing  ApplicationSetConditionType = "RolloutProgressing"
+)
+
+// ApplicationSetCondition is one condition of a set.
+type ApplicationSetCondition struct {
+	Type ApplicationSetConditionType `json:"type"`
+	// Status is "True", "False" or "Unknown".
+	Status metav1.ConditionStatus `json:"status"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+}
+
+// ApplicationSetApplicationStatus is one Application's place in a
+// RollingSync.
+type ApplicationSetApplicationStatus struct {
+	Application string `json:"application"`
+	// Status is Waiting, Pending, Progressing or Healthy.
+	Status string `json:"status"`
+	// Step is the (1-based) step the Application belongs to.
+	// +optional
+	Step string `json:"step,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	// +optional
+	TargetRevisions []string `json:"targetrevisions,omitempty"`
+}
+
+// ApplicationSetResourceStatus is a generated Application's state.
+type ApplicationSetResourceStatus struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Status is the Application's sync status.
+	// +optional
+	Status SyncStatusCode `json:"status,omitempty"`
+	// +optional
+	Health *HealthStatus `json:"health,omitempty"`
+}
+
+// ApplicationSetAction is what the controller did with one generated
+// element.
+type ApplicationSetAction string
+
+// The actions of ApplicationSetGeneratedApp.
+const (
+	// ApplicationSetCreated: the Application did not exist and was created.
+	ApplicationSetCreated ApplicationSetAction = "Created"
+	// ApplicationSetUpdated: the Application differed and was updated.
+	ApplicationSetUpdated ApplicationSetAction = "Updated"
+	// ApplicationSetUnchanged: the Application was as generated.
+	ApplicationSetUnchanged ApplicationSetAction = "Unchanged"
+	// ApplicationSetSkipped: the Application was not written (the
+	// policy forbids it, or another owner has it).
+	ApplicationSetSkipped ApplicationSetAction = "Skipped"
+	// ApplicationSetFailed: the element generated nothing, or its
+	// Application was refused.
+	ApplicationSetFailed ApplicationSetAction = "Failed"
+	// ApplicationSetDeleted: the Application is no longer generated and
+	// was deleted.
+	ApplicationSetDeleted ApplicationSetAction = "Deleted"
+	// ApplicationSetKept: the Application is no longer generated and the
+	// policy keeps it.
+	ApplicationSetKept ApplicationSetAction = "Kept"
+)
+
+// ApplicationSetGeneratedApp is one element of a generation: the
+// Application it produced (none when it failed), the generator and
+// parameters behind it, and what was done and why.
+type ApplicationSetGeneratedApp struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Generator is the index of the set's generator; -1 for an
+	// Application no generator produces any more.
+	Generator int `json:"generator"`
+	// Params are the parameters as JSON, shortened past 1 KiB and left
+	// out when the status would grow too large.
+	// +optional
+	Params string `json:"params,omitempty"`
+	Action ApplicationSetAction `json:"action"`
+	// +optional
+	Message string `json:"message,omitempty"`
 }

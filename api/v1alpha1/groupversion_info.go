@@ -19,7 +19,7 @@ var (
 	// types with a runtime.Scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
-	// AddToScheme registers Application, AppProject and their lists with a
+	// AddToScheme registers Application, AppProject, ApplicationSet and their lists with a
 	// scheme, so typed clients and codecs can encode and decode them.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
@@ -38,6 +38,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ApplicationList{},
 		&AppProject{},
 		&AppProjectList{},
+		&ApplicationSet{},
+		&ApplicationSetList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

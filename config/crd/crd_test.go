@@ -57,6 +57,15 @@ func TestObjects(t *testing.T) {
 			Status:     true,
 		},
 		{
+			Name:       "applicationsets.graphcd.io",
+			Kind:       "ApplicationSet",
+			Scope:      apiextensionsv1.NamespaceScoped,
+			ShortNames: []string{"appset", "appsets"},
+			Versions:   []string{"v1alpha1"},
+			Columns:    []string{"Generated", "Age"},
+			Status:     true,
+		},
+		{
 			Name:       "appprojects.graphcd.io",
 			Kind:       "AppProject",
 			Scope:      apiextensionsv1.NamespaceScoped,
@@ -115,7 +124,7 @@ func TestEstablished(t *testing.T) {
 		},
 		{
 			name:    "one missing",
-			objects: []runtime.Object{withCondition(crds[0], apiextensionsv1.ConditionTrue)},
+			objects: []runtime.Object{withCondition(crds[0], apiextensionsv1.ConditionTrue), withCondition(crds[1], apiextensionsv1.ConditionTrue)},
 			wantErr: "crd appprojects.graphcd.io not established: not found",
 		},
 		{
@@ -123,12 +132,13 @@ func TestEstablished(t *testing.T) {
 			objects: []runtime.Object{
 				withCondition(crds[0], apiextensionsv1.ConditionFalse),
 				withCondition(crds[1], apiextensionsv1.ConditionTrue),
+				withCondition(crds[2], apiextensionsv1.ConditionTrue),
 			},
 			wantErr: "crd applications.graphcd.io not established",
 		},
 		{
 			name:    "no conditions yet",
-			objects: []runtime.Object{crds[0], crds[1]},
+			objects: []runtime.Object{crds[0], crds[1], crds[2]},
 			wantErr: "crd applications.graphcd.io not established",
 		},
 		{
@@ -136,6 +146,7 @@ func TestEstablished(t *testing.T) {
 			objects: []runtime.Object{
 				withCondition(crds[0], apiextensionsv1.ConditionTrue),
 				withCondition(crds[1], apiextensionsv1.ConditionTrue),
+				withCondition(crds[2], apiextensionsv1.ConditionTrue),
 			},
 		},
 	}

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"text/template"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
@@ -36,17 +35,9 @@ type Result struct {
 	Err error
 }
 
-// Set is an ApplicationSet: where it lives and its spec.
-type Set struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-
-	Spec v1alpha1.ApplicationSetSpec `json:"spec"`
-}
-
 // setRun is one generation of a set.
 type setRun struct {
-	set     *Set
+	set     *v1alpha1.ApplicationSet
 	r       renderer
 	sources Sources
 }
@@ -56,7 +47,7 @@ type setRun struct {
 // elements, too many parameter sets); a template error or an invalid or
 // duplicate name fails that element alone. sources give what generators
 // read outside the set (the clusters); nil has none.
-func Generate(set *Set, sources Sources) ([]Result, error) {
+func Generate(set *v1alpha1.ApplicationSet, sources Sources) ([]Result, error) {
 	s := &setRun{set: set, r: renderer{goTemplate: set.Spec.GoTemplate, options: set.Spec.GoTemplateOptions, parsed: map[string]*template.Template{}}, sources: sources}
 	if len(set.Spec.Generators) == 0 {
 		return nil, fmt.Errorf("ApplicationSet %s has no generators", set.Name)

@@ -7,12 +7,14 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
 )
 
 // set decodes an ApplicationSet manifest.
-func set(t testing.TB, manifest string) *Set {
+func set(t testing.TB, manifest string) *v1alpha1.ApplicationSet {
 	t.Helper()
-	var s Set
+	var s v1alpha1.ApplicationSet
 	if err := yaml.UnmarshalStrict([]byte(manifest), &s); err != nil {
 		t.Fatal(err)
 	}

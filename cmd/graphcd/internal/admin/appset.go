@@ -201,7 +201,7 @@ func readClusters(c *cobra.Command, path string) (clusterList, error) {
 }
 
 // readAppSet reads and decodes an ApplicationSet manifest file.
-func readAppSet(path string) (*appset.Set, error) {
+func readAppSet(path string) (*v1alpha1.ApplicationSet, error) {
 	var r io.Reader = os.Stdin
 	if path != "-" {
 		f, err := os.Open(path) //nolint:gosec // the user's own file, named on the command line
@@ -225,7 +225,7 @@ func readAppSet(path string) (*appset.Set, error) {
 	if gv := meta.APIVersion; meta.Kind != "ApplicationSet" || (gv != v1alpha1.GroupVersion.String() && gv != "argoproj.io/v1alpha1") {
 		return nil, fmt.Errorf("%s: not an ApplicationSet of %s (or argoproj.io/v1alpha1), but %s %s", path, v1alpha1.GroupVersion, gv, meta.Kind)
 	}
-	var set appset.Set
+	var set v1alpha1.ApplicationSet
 	if err := yaml.UnmarshalStrict(b, &set); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
