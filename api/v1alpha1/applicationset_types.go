@@ -462,7 +462,7 @@ type ApplicationSetGeneratedApp struct {
 	// Params are the parameters as JSON, shortened past 1 KiB and left
 	// out when the status would grow too large.
 	// +optional
-	Params string `json:"params,omitempty"`
+	Params string               `json:"params,omitempty"`
 	Action ApplicationSetAction `json:"action"`
 	// +optional
 	Message string `json:"message,omitempty"`

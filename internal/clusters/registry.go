@@ -51,8 +51,11 @@ type Registry struct {
 	byServer  map[string]*Cluster
 	warned    map[string]bool // duplicate warnings already logged
 	listeners map[int]func(server string)
-	nextID    int
-	notify    bool // set once the initial list has been delivered
+	// secretListeners hear of every change of a cluster Secret, its
+	// labels and annotations included.
+	secretListeners []func()
+	nextID          int
+	notify          bool // set once the initial list has been delivered
 
 	// start runs the informers once, however many users Start them.
 	start  sync.Once
@@ -168,6 +171,16 @@ func (r *Registry) OnChange(fn func(server string)) (remove func()) {
 	}
 }
 
+// OnSecretChange registers fn to be called after any cluster Secret
+// appears, disappears or changes, labels and annotations included (the
+// clusters generator of ApplicationSets selects by them). fn runs on the
+// informer's goroutine and must not block.
+func (r *Registry) OnSecretChange(fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secretListeners = append(r.secretListeners, fn)
+}
+
 // changed re-reads one Secret from the informer caches.
 func (r *Registry) changed(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -210,11 +223,15 @@ func (r *Registry) set(key string, secret *corev1.Secret) {
 		servers = changedServers(before, r.byServer)
 	}
 	listeners := slices.Collect(maps.Values(r.listeners))
+	secretListeners := r.secretListeners
 	r.mu.Unlock()
 	for _, server := range servers {
 		for _, fn := range listeners {
 			fn(server)
 		}
+	}
+	for _, fn := range secretListeners {
+		fn()
 	}
 }
 

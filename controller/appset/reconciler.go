@@ -1,0 +1,485 @@
+package appset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/project"
+	clusterreg "github.com/graphcd/graphcd/internal/clusters"
+)
+
+// ownerIndex is the field index of Applications by the UID of the
+// ApplicationSet that controls them.
+const ownerIndex = "graphcd.io/applicationset-owner"
+
+// writers bounds the Application writes one set makes at once.
+const writers = 8
+
+// Options configure a Reconciler.
+type Options struct {
+	// Namespace is graphcd's namespace, where the AppProjects are.
+	Namespace string
+	// AppNamespaces are the namespaces whose sets (and so Applications)
+	// this controller serves.
+	AppNamespaces *project.AppNamespaces
+	// Clusters is the registry of destination clusters: the clusters
+	// generator's input and the destinations the projects check.
+	Clusters *clusterreg.Registry
+	// ClustersLoaded is closed once Clusters knows every cluster Secret;
+	// no set is generated before (a clusters generator would see too few
+	// clusters and a create-delete policy would delete the others' apps).
+	ClustersLoaded <-chan struct{}
+	Recorder       events.EventRecorder
+	Logger         *slog.Logger
+}
+
+// Reconciler keeps the Applications of every ApplicationSet as its
+// generators, template and policy say, and reports in the set's status
+// what it did with each element and why.
+type Reconciler struct {
+	client  client.Client
+	opts    Options
+	log     *slog.Logger
+	changed chan event.GenericEvent
+}
+
+// NewReconciler builds a Reconciler over the manager's cached client.
+func NewReconciler(c client.Client, opts Options) *Reconciler {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Reconciler{client: c, opts: opts, log: opts.Logger, changed: make(chan event.GenericEvent, 1)}
+}
+
+// SetupWithManager registers the reconciler: it follows ApplicationSets,
+// the Applications they own, and the cluster Secrets.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Application{}, ownerIndex, func(o client.Object) []string {
+		for _, ref := range o.GetOwnerReferences() {
+			if ref.Controller != nil && *ref.Controller && ref.Kind == "ApplicationSet" && ref.APIVersion == v1alpha1.GroupVersion.String() {
+				return []string{string(ref.UID)}
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if r.opts.Clusters != nil {
+		r.opts.Clusters.OnSecretChange(func() {
+			select {
+			case r.changed <- event.GenericEvent{Object: &v1alpha1.ApplicationSet{}}:
+			default: // one pending refresh serves every change
+			}
+		})
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("applicationset").
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 2}).
+		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Owns(&v1alpha1.Application{}).
+		WatchesRawSource(source.Channel(r.changed, handler.EnqueueRequestsFromMapFunc(r.setsWithClusters))).
+		Complete(r)
+}
+
+// setsWithClusters lists the sets a cluster Secret change may change:
+// those with a clusters generator, at any depth.
+func (r *Reconciler) setsWithClusters(ctx context.Context, _ client.Object) []ctrl.Request {
+	var sets v1alpha1.ApplicationSetList
+	if err := r.client.List(ctx, &sets, client.UnsafeDisableDeepCopy); err != nil {
+		r.log.Warn("list the ApplicationSets of a changed cluster", "err", err)
+		return nil
+	}
+	var out []ctrl.Request
+	for i := range sets.Items {
+		s := &sets.Items[i]
+		if usesClusters(s.Spec.Generators) {
+			out = append(out, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}})
+		}
+	}
+	return out
+}
+
+// Reconcile generates one set's Applications and writes the differences.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if !r.opts.AppNamespaces.Allowed(req.Namespace) {
+		return ctrl.Result{}, nil
+	}
+	var set v1alpha1.ApplicationSet
+	if err := r.client.Get(ctx, req.NamespacedName, &set); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if set.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil // the owner references delete the Applications
+	}
+	if r.opts.ClustersLoaded != nil {
+		select {
+		case <-r.opts.ClustersLoaded:
+		case <-ctx.Done():
+			return ctrl.Result{}, ctx.Err()
+		}
+	}
+	var owned v1alpha1.ApplicationList
+	if err := r.client.List(ctx, &owned, client.InNamespace(set.Namespace), client.MatchingFields{ownerIndex: string(set.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, err
+	}
+	p := r.plan(ctx, &set, owned.Items)
+	r.apply(ctx, &set, p)
+	if err := r.writeStatus(ctx, &set, p); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil // written meanwhile: generate again
+		}
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+// step is what to do with one Application.
+type step struct {
+	entry v1alpha1.ApplicationSetGeneratedApp
+	// write is the Application to create (existing nil) or update; nil
+	// writes nothing.
+	write    *v1alpha1.Application
+	existing *v1alpha1.Application
+	// remove deletes existing.
+	remove bool
+}
+
+// plan is one generation of a set, compared with the Applications the
+// set owns.
+type plan struct {
+	// genErr fails the whole generation: nothing is written.
+	genErr error
+	steps  []*step
+	owned  []v1alpha1.Application
+}
+
+// plan generates the set's Applications and decides, for each, what to
+// write, within the set's policy and the projects' rules.
+func (r *Reconciler) plan(ctx context.Context, set *v1alpha1.ApplicationSet, owned []v1alpha1.Application) *plan {
+	p := &plan{owned: owned}
+	if set.Spec.Strategy != nil && set.Spec.Strategy.Type != "" && set.Spec.Strategy.Type != "AllAtOnce" {
+		p.genErr = fmt.Errorf("strategy %q is not run yet: graphcd applies AllAtOnce only, so nothing is generated rather than synced all at once", set.Spec.Strategy.Type)
+		return p
+	}
+	results, err := Generate(set, r.sources())
+	if err != nil {
+		p.genErr = err
+		return p
+	}
+	byName := make(map[string]*v1alpha1.Application, len(owned))
+	for i := range owned {
+		byName[owned[i].Name] = &owned[i]
+	}
+	policy := applicationsSync(set)
+	projects := projectRules{r: r, ctx: ctx, rules: map[string]*project.Rules{}}
+	ignore, ignoreErr := newIgnorer(set.Spec.IgnoreApplicationDifferences)
+	generated := map[string]bool{}
+	failed := false
+	for _, res := range results {
+		s := &step{entry: v1alpha1.ApplicationSetGeneratedApp{Generator: res.Generator, Params: paramsJSON(res.Params)}}
+		p.steps = append(p.steps, s)
+		if res.Err != nil {
+			failed = true
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, res.Err.Error()
+			continue
+		}
+		app := res.App
+		s.entry.Name = app.Name
+		generated[app.Name] = true
+		if err := r.admit(set, app, &projects); err != nil {
+			failed = true
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, err.Error()
+			continue
+		}
+		existing := byName[app.Name]
+		if existing == nil {
+			if taken, err := r.exists(ctx, app); taken || err != nil {
+				s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, "an Application of this name exists and is not this ApplicationSet's"
+				if err != nil {
+					s.entry.Message = err.Error()
+				}
+				continue
+			}
+			s.write = app
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetCreated, "generated, and no Application of this name existed"
+			continue
+		}
+		s.existing = existing
+		if ignoreErr != nil {
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, ignoreErr.Error()
+			continue
+		}
+		want, err := updated(existing, app, set, ignore)
+		if err != nil {
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, err.Error()
+			continue
+		}
+		switch {
+		case want == nil:
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetUnchanged, "the Application is as generated"
+		case existing.DeletionTimestamp != nil:
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetSkipped, "the Application is being deleted"
+		case policy == v1alpha1.ApplicationsSyncCreateOnly || policy == v1alpha1.ApplicationsSyncCreateDelete:
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetSkipped, "the Application differs from the template; applicationsSync "+policy+" does not update Applications"
+		default:
+			s.write, s.entry.Action, s.entry.Message = want, v1alpha1.ApplicationSetUpdated, "the Application differed from the template"
+		}
+	}
+	for i := range owned {
+		app := &owned[i]
+		if generated[app.Name] {
+			continue
+		}
+		s := &step{existing: app, entry: v1alpha1.ApplicationSetGeneratedApp{Name: app.Name, Generator: -1}}
+		p.steps = append(p.steps, s)
+		switch {
+		case policy == v1alpha1.ApplicationsSyncCreateOnly || policy == v1alpha1.ApplicationsSyncCreateUpdate:
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetKept, "no longer generated; applicationsSync "+policy+" does not delete Applications"
+		case failed:
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetKept, "no longer generated, but kept while an element fails: it may be the one that would generate it"
+		case app.DeletionTimestamp != nil:
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetDeleted, "no longer generated; being deleted"
+		default:
+			s.remove = true
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetDeleted, "no longer generated by any element"
+		}
+	}
+	return p
+}
+
+// exists reports whether an Application named as app exists (one the set
+// does not own: the set never takes another's over).
+func (r *Reconciler) exists(ctx context.Context, app *v1alpha1.Application) (bool, error) {
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(app), &v1alpha1.Application{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// sources are what the generators read outside the set.
+func (r *Reconciler) sources() Sources {
+	if r.opts.Clusters == nil {
+		return nil
+	}
+	return registrySources{r.opts.Clusters}
+}
+
+// admit completes a generated Application and checks it: it lives in the
+// set's namespace, is controlled by the set, and its project exists and
+// allows its namespace, sources and destination.
+func (r *Reconciler) admit(set *v1alpha1.ApplicationSet, app *v1alpha1.Application, projects *projectRules) error {
+	if app.Namespace != set.Namespace {
+		return fmt.Errorf("the template's namespace %q is not the ApplicationSet's: a set creates Applications in its own namespace (%s)", app.Namespace, set.Namespace)
+	}
+	if !r.opts.AppNamespaces.Allowed(app.Namespace) {
+		return fmt.Errorf("namespace %s is not one graphcd reconciles Applications in", app.Namespace)
+	}
+	app.OwnerReferences = []metav1.OwnerReference{ownerRef(set)}
+	if set.Spec.SyncPolicy != nil && set.Spec.SyncPolicy.PreserveResourcesOnDeletion {
+		app.Finalizers = slices.DeleteFunc(app.Finalizers, isResourcesFinalizer)
+	}
+	rules, err := projects.get(app.ProjectName())
+	if err != nil {
+		return err
+	}
+	if err := rules.AppNamespaceAllowed(app.Namespace, r.opts.Namespace); err != nil {
+		return err
+	}
+	dest := project.Cluster{Server: app.Spec.Destination.Server, Name: app.Spec.Destination.Name}
+	if r.opts.Clusters != nil {
+		c, err := r.opts.Clusters.Resolve(app.Spec.Destination)
+		if err != nil {
+			return fmt.Errorf("destination: %w", err)
+		}
+		dest = project.Cluster{Server: c.Server, Name: c.Name, Project: c.Project}
+	}
+	return rules.AppAllowed(&app.Spec, dest)
+}
+
+// projectRules compiles each project once per generation.
+type projectRules struct {
+	r     *Reconciler
+	ctx   context.Context
+	rules map[string]*project.Rules
+	errs  map[string]error
+}
+
+func (p *projectRules) get(name string) (*project.Rules, error) {
+	if r, ok := p.rules[name]; ok {
+		return r, nil
+	}
+	if err, ok := p.errs[name]; ok {
+		return nil, err
+	}
+	var proj v1alpha1.AppProject
+	err := p.r.client.Get(p.ctx, types.NamespacedName{Namespace: p.r.opts.Namespace, Name: name}, &proj)
+	var rules *project.Rules
+	switch {
+	case apierrors.IsNotFound(err):
+		err = fmt.Errorf("project %s does not exist", name)
+	case err != nil:
+		err = fmt.Errorf("read project %s: %w", name, err)
+	default:
+		rules, err = project.Compile(&proj)
+	}
+	if err != nil {
+		if p.errs == nil {
+			p.errs = map[string]error{}
+		}
+		p.errs[name] = err
+		return nil, err
+	}
+	p.rules[name] = rules
+	return rules, nil
+}
+
+// apply makes the plan's writes, a few at once; a failed write turns its
+// step into a failure with the API server's reason.
+func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p *plan) {
+	if p.genErr != nil {
+		return
+	}
+	var g errgroup.Group
+	g.SetLimit(writers)
+	var mu sync.Mutex
+	fail := func(s *step, verb string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, fmt.Sprintf("%s: %v", verb, err)
+	}
+	for _, s := range p.steps {
+		switch {
+		case s.write != nil && s.existing == nil:
+			g.Go(func() error {
+				if err := r.client.Create(ctx, s.write); err != nil {
+					if apierrors.IsAlreadyExists(err) {
+						err = errors.New("an Application of this name exists and is not this ApplicationSet's")
+					}
+					fail(s, "create", err)
+					return nil
+				}
+				r.event(set, "Created", "created Application %s", s.write.Name)
+				return nil
+			})
+		case s.write != nil:
+			g.Go(func() error {
+				if err := r.client.Update(ctx, s.write); err != nil {
+					fail(s, "update", err)
+					return nil
+				}
+				r.event(set, "Updated", "updated Application %s", s.write.Name)
+				return nil
+			})
+		case s.remove:
+			g.Go(func() error {
+				if err := r.remove(ctx, set, s.existing); err != nil {
+					fail(s, "delete", err)
+					return nil
+				}
+				r.event(set, "Deleted", "deleted Application %s, no longer generated", s.existing.Name)
+				return nil
+			})
+		}
+	}
+	_ = g.Wait()
+}
+
+// remove deletes an Application the set no longer generates; with
+// preserveResourcesOnDeletion its resources finalizers go first, so its
+// resources stay.
+func (r *Reconciler) remove(ctx context.Context, set *v1alpha1.ApplicationSet, app *v1alpha1.Application) error {
+	if set.Spec.SyncPolicy != nil && set.Spec.SyncPolicy.PreserveResourcesOnDeletion && slices.ContainsFunc(app.Finalizers, isResourcesFinalizer) {
+		app = app.DeepCopy()
+		app.Finalizers = slices.DeleteFunc(app.Finalizers, isResourcesFinalizer)
+		if err := r.client.Update(ctx, app); err != nil {
+			return err
+		}
+	}
+	err := r.client.Delete(ctx, app, client.Preconditions{UID: &app.UID})
+	return client.IgnoreNotFound(err)
+}
+
+func (r *Reconciler) event(set *v1alpha1.ApplicationSet, reason, format string, args ...any) {
+	if r.opts.Recorder != nil {
+		r.opts.Recorder.Eventf(set, nil, corev1.EventTypeNormal, reason, reason, format, args...)
+	}
+}
+
+// applicationsSync is the set's policy; "sync" (everything) by default.
+func applicationsSync(set *v1alpha1.ApplicationSet) string {
+	if sp := set.Spec.SyncPolicy; sp != nil && sp.ApplicationsSync != nil && *sp.ApplicationsSync != "" {
+		return *sp.ApplicationsSync
+	}
+	return v1alpha1.ApplicationsSyncSync
+}
+
+func ownerRef(set *v1alpha1.ApplicationSet) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: "ApplicationSet",
+		Name: set.Name, UID: set.UID, Controller: &yes, BlockOwnerDeletion: &yes,
+	}
+}
+
+func isResourcesFinalizer(f string) bool {
+	return f == v1alpha1.ResourcesFinalizer || strings.HasPrefix(f, v1alpha1.ArgoResourcesFinalizer)
+}
+
+// usesClusters reports whether a generator reads the clusters, at any
+// depth (a nested matrix or merge is decoded to look).
+func usesClusters(gens []v1alpha1.ApplicationSetGenerator) bool {
+	for _, g := range gens {
+		if g.Clusters != nil || g.ClusterDecisionResource != nil {
+			return true
+		}
+		if g.Matrix != nil && nestedUseClusters(g.Matrix.Generators) || g.Merge != nil && nestedUseClusters(g.Merge.Generators) {
+			return true
+		}
+	}
+	return false
+}
+
+func nestedUseClusters(gens []v1alpha1.ApplicationSetNestedGenerator) bool {
+	for _, g := range gens {
+		if g.Clusters != nil || g.ClusterDecisionResource != nil || g.Matrix != nil || g.Merge != nil {
+			return true // a nested matrix or merge: assume it may
+		}
+	}
+	return false
+}
+
+// registrySources give the generators the registered clusters.
+type registrySources struct{ reg *clusterreg.Registry }
+
+func (s registrySources) Clusters() ([]Cluster, error) {
+	list := s.reg.List()
+	out := make([]Cluster, len(list))
+	for i, c := range list {
+		out[i] = Cluster{Name: c.Name, Server: c.Server, Project: c.Project, Labels: c.Labels, Annotations: c.Annotations}
+	}
+	return out, nil
+}

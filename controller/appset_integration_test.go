@@ -1,0 +1,375 @@
+//go:build integration
+
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/internal/wellknown"
+)
+
+// createAppSet creates the ApplicationSet manifest (YAML) in the
+// controller's namespace; the test's end deletes it.
+func createAppSet(t *testing.T, manifest string) *v1alpha1.ApplicationSet {
+	t.Helper()
+	var set v1alpha1.ApplicationSet
+	if err := yaml.UnmarshalStrict([]byte(manifest), &set); err != nil {
+		t.Fatal(err)
+	}
+	set.Namespace = appNamespace
+	if err := apps.Create(t.Context(), &set); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = apps.Delete(context.Background(), &set) })
+	return &set
+}
+
+// updateAppSet changes the set's spec, retrying on conflicts.
+func updateAppSet(t *testing.T, name string, edit func(*v1alpha1.ApplicationSetSpec)) {
+	t.Helper()
+	update(t, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name}}, func(s *v1alpha1.ApplicationSet) { edit(&s.Spec) })
+}
+
+// update reads obj, edits and writes it, again while the write
+// conflicts (the controllers write the same objects).
+func update[T client.Object](t *testing.T, obj T, edit func(T)) {
+	t.Helper()
+	poll(t, "update "+obj.GetName(), func(ctx context.Context) (bool, error) {
+		if err := apps.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return false, err
+		}
+		edit(obj)
+		err := apps.Update(ctx, obj)
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+func rawJSON(s string) runtime.RawExtension { return runtime.RawExtension{Raw: []byte(s)} }
+
+// ownedApps lists the Applications the set controls, by name.
+func ownedApps(ctx context.Context, set string) (map[string]*v1alpha1.Application, error) {
+	var list v1alpha1.ApplicationList
+	if err := apps.List(ctx, &list, client.InNamespace(appNamespace)); err != nil {
+		return nil, err
+	}
+	out := map[string]*v1alpha1.Application{}
+	for i := range list.Items {
+		a := &list.Items[i]
+		if ref := metav1.GetControllerOf(a); ref != nil && ref.Kind == "ApplicationSet" && ref.Name == set {
+			out[a.Name] = a
+		}
+	}
+	return out, nil
+}
+
+// waitOwned waits until the set controls exactly the Applications named.
+func waitOwned(t *testing.T, set string, want ...string) map[string]*v1alpha1.Application {
+	t.Helper()
+	slices.Sort(want)
+	var got map[string]*v1alpha1.Application
+	poll(t, fmt.Sprintf("ApplicationSet %s to own %v", set, want), func(ctx context.Context) (bool, error) {
+		var err error
+		if got, err = ownedApps(ctx, set); err != nil {
+			return false, err
+		}
+		var names []string
+		for n, a := range got {
+			if a.DeletionTimestamp == nil {
+				names = append(names, n)
+			}
+		}
+		slices.Sort(names)
+		return slices.Equal(names, want), nil
+	})
+	return got
+}
+
+// waitSetStatus waits until the set's status satisfies cond.
+func waitSetStatus(t *testing.T, name, what string, cond func(*v1alpha1.ApplicationSetStatus) bool) *v1alpha1.ApplicationSet {
+	t.Helper()
+	var set v1alpha1.ApplicationSet
+	poll(t, what, func(ctx context.Context) (bool, error) {
+		if err := apps.Get(ctx, client.ObjectKey{Namespace: appNamespace, Name: name}, &set); err != nil {
+			return false, err
+		}
+		return cond(&set.Status), nil
+	})
+	return &set
+}
+
+func setCondition(s *v1alpha1.ApplicationSetStatus, t v1alpha1.ApplicationSetConditionType) *v1alpha1.ApplicationSetCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func generatedEntry(s *v1alpha1.ApplicationSetStatus, name string) *v1alpha1.ApplicationSetGeneratedApp {
+	for i := range s.Generated {
+		if s.Generated[i].Name == name {
+			return &s.Generated[i]
+		}
+	}
+	return nil
+}
+
+// A list set creates its Applications with the set as their controller;
+// an element whose template fails is reported by its parameters and
+// leaves the others untouched; a hand edit is put back; an element
+// removed deletes its Application; another owner's Application of the
+// same name and a project that refuses the destination are reported, not
+// written; deleting the set deletes its Applications.
+func TestApplicationSetList(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	p := uniqueName("als")
+	foreign := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: p + "-taken", Namespace: appNamespace},
+		Spec: v1alpha1.ApplicationSpec{Project: "default", Source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/other.git", Path: "x"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "other"}},
+	}
+	if err := apps.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = apps.Delete(context.Background(), foreign) })
+	newProject(t, p+"-narrow", v1alpha1.AppProjectSpec{
+		SourceRepos:  []string{"*"},
+		Destinations: []v1alpha1.ApplicationDestination{{Server: "https://kubernetes.default.svc", Namespace: "allowed"}},
+	})
+	createAppSet(t, fmt.Sprintf(`
+metadata: {name: %[1]s}
+spec:
+  goTemplate: true
+  goTemplateOptions: ["missingkey=error"]
+  generators:
+  - list:
+      elements:
+      - {name: a, env: prod}
+      - {name: b, env: dev}
+      - {name: c}
+      - {name: taken, env: dev}
+      - {name: refused, env: dev, project: %[1]s-narrow}
+  template:
+    metadata:
+      name: '%[1]s-{{ .name }}'
+      labels: {env: '{{ .env }}'}
+    spec:
+      project: '{{ dig "project" "default" . }}'
+      source: {repoURL: https://git.example.com/apps.git, path: '{{ .name }}', targetRevision: main}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{ .env }}'}
+`, p))
+	owned := waitOwned(t, p, p+"-a", p+"-b")
+	if a := owned[p+"-a"]; a.Labels["env"] != "prod" || a.Spec.Destination.Namespace != "prod" || a.Spec.Source.Path != "a" {
+		t.Errorf("app a: labels %v, spec %+v", a.Labels, a.Spec)
+	}
+	set := waitSetStatus(t, p, "the failures reported", func(s *v1alpha1.ApplicationSetStatus) bool {
+		return len(s.Generated) == 5 && s.ResourcesCount == 2
+	})
+	for _, g := range set.Status.Generated {
+		t.Logf("%s %q generator %d params %s: %s", g.Action, g.Name, g.Generator, g.Params, g.Message)
+	}
+	for _, c := range set.Status.Conditions {
+		t.Logf("condition %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	failedC := set.Status.Generated[slices.IndexFunc(set.Status.Generated, func(g v1alpha1.ApplicationSetGeneratedApp) bool {
+		return strings.Contains(g.Params, `"name":"c"`)
+	})]
+	if failedC.Action != v1alpha1.ApplicationSetFailed || !strings.Contains(failedC.Message, `map has no entry for key "env"`) {
+		t.Errorf("element c: %+v, want Failed with its template error", failedC)
+	}
+	if g := generatedEntry(&set.Status, p+"-taken"); g == nil || g.Action != v1alpha1.ApplicationSetFailed || !strings.Contains(g.Message, "not this ApplicationSet's") {
+		t.Errorf("the taken name: %+v", g)
+	}
+	if g := generatedEntry(&set.Status, p+"-refused"); g == nil || g.Action != v1alpha1.ApplicationSetFailed || !strings.Contains(g.Message, "allowed destinations in project '"+p+"-narrow'") {
+		t.Errorf("the refused project: %+v", g)
+	}
+	if g := generatedEntry(&set.Status, p+"-a"); g == nil || (g.Action != v1alpha1.ApplicationSetCreated && g.Action != v1alpha1.ApplicationSetUnchanged) || g.Params != `{"env":"prod","name":"a"}` {
+		t.Errorf("app a's entry: %+v", g)
+	}
+	if c := setCondition(&set.Status, v1alpha1.ApplicationSetConditionErrorOccurred); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "3 of 5 elements failed") {
+		t.Errorf("ErrorOccurred: %+v", c)
+	}
+	var untouched v1alpha1.Application
+	if err := apps.Get(ctx, client.ObjectKeyFromObject(foreign), &untouched); err != nil || untouched.Spec.Source.Path != "x" || len(untouched.OwnerReferences) != 0 {
+		t.Errorf("the other owner's app: %v, %+v", err, untouched.OwnerReferences)
+	}
+
+	// A hand edit is put back.
+	a := owned[p+"-a"]
+	update(t, a, func(a *v1alpha1.Application) { a.Spec.Destination.Namespace = "edited" })
+	poll(t, "the hand edit put back", func(ctx context.Context) (bool, error) {
+		var got v1alpha1.Application
+		err := apps.Get(ctx, client.ObjectKeyFromObject(a), &got)
+		return err == nil && got.Spec.Destination.Namespace == "prod", err
+	})
+
+	// Fixing element c and dropping b, the others' failures gone too:
+	// c is created, b deleted.
+	updateAppSet(t, p, func(s *v1alpha1.ApplicationSetSpec) {
+		s.Generators[0].List.Elements = s.Generators[0].List.Elements[:1]
+		s.Generators[0].List.Elements = append(s.Generators[0].List.Elements, rawJSON(`{"name":"c","env":"qa"}`))
+	})
+	waitOwned(t, p, p+"-a", p+"-c")
+	waitSetStatus(t, p, "the set up to date", func(s *v1alpha1.ApplicationSetStatus) bool {
+		c := setCondition(s, v1alpha1.ApplicationSetConditionResourcesUpToDate)
+		return c != nil && c.Status == metav1.ConditionTrue && s.ResourcesCount == 2
+	})
+
+	// Deleting the set deletes its Applications (owner references).
+	if err := apps.Delete(ctx, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p}}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the generated apps deleted with the set", func(ctx context.Context) (bool, error) {
+		var list v1alpha1.ApplicationList
+		if err := apps.List(ctx, &list, client.InNamespace(appNamespace)); err != nil {
+			return false, err
+		}
+		return !slices.ContainsFunc(list.Items, func(a v1alpha1.Application) bool { return a.Name == p+"-a" || a.Name == p+"-c" }), nil
+	})
+}
+
+// applicationsSync create-only neither updates nor deletes; create-update
+// updates but keeps; a removed element's app under create-delete goes;
+// preserveResourcesOnDeletion strips the resources finalizer;
+// ignoreApplicationDifferences keeps a field users change; preserved
+// annotations stay.
+func TestApplicationSetPolicies(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	p := uniqueName("asp")
+	createAppSet(t, fmt.Sprintf(`
+metadata: {name: %[1]s}
+spec:
+  generators:
+  - list:
+      elements: [{name: one}, {name: two}]
+  syncPolicy: {applicationsSync: create-only, preserveResourcesOnDeletion: true}
+  preservedFields: {annotations: [team.example.com/owner]}
+  ignoreApplicationDifferences:
+  - jsonPointers: [/spec/source/targetRevision]
+  template:
+    metadata:
+      name: '%[1]s-{{name}}'
+      finalizers: [resources-finalizer.argocd.argoproj.io]
+      annotations: {generated: "1"}
+    spec:
+      project: default
+      source: {repoURL: https://git.example.com/apps.git, path: '{{name}}', targetRevision: main}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{name}}'}
+`, p))
+	owned := waitOwned(t, p, p+"-one", p+"-two")
+	if f := owned[p+"-one"].Finalizers; len(f) != 0 {
+		t.Errorf("finalizers %v under preserveResourcesOnDeletion, want none", f)
+	}
+	one := owned[p+"-one"]
+	update(t, one, func(a *v1alpha1.Application) {
+		a.Annotations["team.example.com/owner"] = "alice"
+		a.Spec.Source.TargetRevision = "v2"
+	})
+
+	// create-only: a template change and a removed element change nothing.
+	updateAppSet(t, p, func(s *v1alpha1.ApplicationSetSpec) {
+		s.Generators[0].List.Elements = s.Generators[0].List.Elements[:1]
+		s.Template.Annotations["generated"] = "2"
+	})
+	set := waitSetStatus(t, p, "create-only reported", func(s *v1alpha1.ApplicationSetStatus) bool {
+		g := generatedEntry(s, p+"-two")
+		return g != nil && g.Action == v1alpha1.ApplicationSetKept
+	})
+	if g := generatedEntry(&set.Status, p+"-one"); g == nil || g.Action != v1alpha1.ApplicationSetSkipped || !strings.Contains(g.Message, "create-only") {
+		t.Errorf("one under create-only: %+v", g)
+	}
+	waitOwned(t, p, p+"-one", p+"-two")
+
+	// create-update: updated, the preserved annotation and the ignored
+	// revision kept; two still kept.
+	updateAppSet(t, p, func(s *v1alpha1.ApplicationSetSpec) {
+		s.SyncPolicy.ApplicationsSync = new(v1alpha1.ApplicationsSyncCreateUpdate)
+	})
+	poll(t, "one updated under create-update", func(ctx context.Context) (bool, error) {
+		var got v1alpha1.Application
+		err := apps.Get(ctx, client.ObjectKeyFromObject(one), &got)
+		return err == nil && got.Annotations["generated"] == "2", err
+	})
+	var got v1alpha1.Application
+	if err := apps.Get(ctx, client.ObjectKeyFromObject(one), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations["team.example.com/owner"] != "alice" || got.Spec.Source.TargetRevision != "v2" {
+		t.Errorf("after the update: annotations %v, targetRevision %q; want the preserved annotation and the ignored revision", got.Annotations, got.Spec.Source.TargetRevision)
+	}
+	waitOwned(t, p, p+"-one", p+"-two")
+
+	// create-delete: two goes.
+	updateAppSet(t, p, func(s *v1alpha1.ApplicationSetSpec) {
+		s.SyncPolicy.ApplicationsSync = new(v1alpha1.ApplicationsSyncCreateDelete)
+	})
+	waitOwned(t, p, p+"-one")
+}
+
+// A clusters generator makes one Application per selected cluster; a new
+// cluster Secret adds one, and a Secret losing the label removes its
+// Application.
+func TestApplicationSetClusters(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	p := uniqueName("asc")
+	secret := func(name, server string) *corev1.Secret {
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster, "fleet": p}},
+			StringData: map[string]string{"name": name, "server": server, "config": `{"bearerToken":"unused"}`},
+		}
+		s, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(ctx, s, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+		})
+		return s
+	}
+	secret(p+"-east", "https://"+p+"-east.example.com")
+	createAppSet(t, fmt.Sprintf(`
+metadata: {name: %[1]s}
+spec:
+  generators:
+  - clusters:
+      selector: {matchLabels: {fleet: %[1]s}}
+  template:
+    metadata: {name: '%[1]s-{{name}}'}
+    spec:
+      project: default
+      source: {repoURL: https://git.example.com/apps.git, path: guestbook}
+      destination: {server: '{{server}}', namespace: guestbook}
+`, p))
+	owned := waitOwned(t, p, p+"-"+p+"-east")
+	if s := owned[p+"-"+p+"-east"].Spec.Destination.Server; s != "https://"+p+"-east.example.com" {
+		t.Errorf("destination %q", s)
+	}
+	west := secret(p+"-west", "https://"+p+"-west.example.com")
+	waitOwned(t, p, p+"-"+p+"-east", p+"-"+p+"-west")
+
+	delete(west.Labels, "fleet")
+	if _, err := cluster.Client.CoreV1().Secrets(appNamespace).Update(ctx, west, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitOwned(t, p, p+"-"+p+"-east")
+}
