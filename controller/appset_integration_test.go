@@ -5,6 +5,8 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,8 +19,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/wellknown"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
 // createAppSet creates the ApplicationSet manifest (YAML) in the
@@ -372,4 +376,97 @@ spec:
 		t.Fatal(err)
 	}
 	waitOwned(t, p, p+"-"+p+"-east")
+}
+
+// A git directories set follows the commits of its repository when asked
+// to refresh (as the push webhook asks): a new directory adds an
+// Application, a removed one deletes its Application under the default
+// policy and keeps it under create-only; a matrix of clusters × directories
+// gives one Application per pair.
+func TestApplicationSetGitDirectories(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	p := uniqueName("asg")
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{
+		"apps/web/cm.yaml": "kind: ConfigMap", "apps/api/cm.yaml": "kind: ConfigMap", "docs/readme.md": "not an app",
+	})
+	repoURL := "file://" + dir
+	manifest := func(name, policy string) string {
+		return fmt.Sprintf(`
+metadata: {name: %[1]s}
+spec:
+  generators:
+  - git:
+      repoURL: %[2]s
+      revision: main
+      directories: [{path: 'apps/*'}]
+  syncPolicy: {applicationsSync: %[3]s}
+  template:
+    metadata: {name: '%[1]s-{{path.basename}}'}
+    spec:
+      project: default
+      source: {repoURL: %[2]s, path: '{{path}}', targetRevision: main}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{path.basename}}'}
+`, name, repoURL, policy)
+	}
+	createAppSet(t, manifest(p+"-sync", "sync"))
+	createAppSet(t, manifest(p+"-keep", "create-only"))
+	owned := waitOwned(t, p+"-sync", p+"-sync-api", p+"-sync-web")
+	if src := owned[p+"-sync-web"].Spec.Source; src.Path != "apps/web" {
+		t.Errorf("source %+v", src)
+	}
+	waitOwned(t, p+"-keep", p+"-keep-api", p+"-keep-web")
+
+	// Matrix: the clusters of a fleet label × the directories.
+	for _, c := range []string{"east", "west"} {
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p + "-" + c, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster, "fleet": p}},
+			StringData: map[string]string{"name": p + "-" + c, "server": "https://" + p + "-" + c + ".example.com", "config": `{"bearerToken":"unused"}`},
+		}
+		if _, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+		})
+	}
+	createAppSet(t, fmt.Sprintf(`
+metadata: {name: %[1]s-mx}
+spec:
+  goTemplate: true
+  generators:
+  - matrix:
+      generators:
+      - clusters: {selector: {matchLabels: {fleet: %[1]s}}}
+      - git: {repoURL: %[2]s, revision: main, directories: [{path: 'apps/*'}]}
+  template:
+    metadata: {name: '{{ .path.basename }}-{{ .name }}'}
+    spec:
+      project: default
+      source: {repoURL: %[2]s, path: '{{ .path.path }}', targetRevision: main}
+      destination: {server: '{{ .server }}', namespace: '{{ .path.basename }}'}
+`, p, repoURL))
+	waitOwned(t, p+"-mx", "api-"+p+"-east", "api-"+p+"-west", "web-"+p+"-east", "web-"+p+"-west")
+
+	// A push adds docs/ under apps and removes api; the refresh
+	// annotation (what the webhook sets) makes the sets read it.
+	if err := os.RemoveAll(filepath.Join(dir, "apps", "api")); err != nil {
+		t.Fatal(err)
+	}
+	reposervertest.CommitMore(t, dir, map[string]string{"apps/docs/cm.yaml": "kind: ConfigMap"})
+	for _, name := range []string{p + "-sync", p + "-keep"} {
+		update(t, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name}}, func(s *v1alpha1.ApplicationSet) {
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, appset.RefreshAnnotation, "true")
+		})
+	}
+	waitOwned(t, p+"-sync", p+"-sync-docs", p+"-sync-web")
+	waitOwned(t, p+"-keep", p+"-keep-api", p+"-keep-docs", p+"-keep-web")
+	set := waitSetStatus(t, p+"-keep", "the refresh annotation removed", func(*v1alpha1.ApplicationSetStatus) bool { return true })
+	poll(t, "the refresh annotation removed", func(ctx context.Context) (bool, error) {
+		err := apps.Get(ctx, client.ObjectKeyFromObject(set), set)
+		return err == nil && set.Annotations[appset.RefreshAnnotation] == "", err
+	})
+	if g := generatedEntry(&set.Status, p+"-keep-api"); g == nil || g.Action != v1alpha1.ApplicationSetKept {
+		t.Errorf("api under create-only: %+v", g)
+	}
 }

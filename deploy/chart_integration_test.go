@@ -34,6 +34,7 @@ func TestChartHA(t *testing.T) {
 		{sa: "graphcd-server", verb: "create", group: "apps", resource: "deployments", namespace: "default", allowed: false},
 		{sa: "graphcd-controller", verb: "create", group: "apps", resource: "deployments", namespace: "default", allowed: true},
 		{sa: "graphcd-secret-init", verb: "create", resource: "secrets", namespace: "own", allowed: true},
+		{sa: "graphcd-server", verb: "patch", group: "graphcd.io", resource: "applicationsets", namespace: "own", allowed: true},
 	})
 }
 

@@ -196,6 +196,7 @@ func TestHA(t *testing.T) {
 	checkSecretRefs(t, ns, "ha")
 
 	checkAccess(t, ns, []access{
+		{sa: "graphcd-server", verb: "patch", group: "graphcd.io", resource: "applicationsets", namespace: "own", allowed: true},
 		{sa: "graphcd-server", verb: "get", resource: "pods", sub: "log", namespace: "default", allowed: true},
 		{sa: "graphcd-server", verb: "get", group: "apps", resource: "deployments", namespace: "default", allowed: true},
 		{sa: "graphcd-server", verb: "patch", group: "apps", resource: "deployments", namespace: "default", allowed: true},

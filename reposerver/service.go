@@ -10,6 +10,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 )
 
 // Service renders manifests and answers questions about repositories.
@@ -36,6 +37,11 @@ type Service interface {
 	// its revision picker show. Helm repositories have no commits; they
 	// get an error wrapping ErrNotGit.
 	ListCommits(ctx context.Context, repo Repository, revision string, limit int) ([]Commit, error)
+	// MatchTree returns the directories, or the files with their
+	// contents, that req's globs match in a Git repository at revision,
+	// within gittree's bounds: what the git generators of ApplicationSets
+	// read. Helm and OCI repositories get an error wrapping ErrNotGit.
+	MatchTree(ctx context.Context, repo Repository, revision string, req gittree.Request) (*gittree.Result, error)
 }
 
 // ErrNotGit is wrapped by errors of Git-only methods called on a Helm

@@ -52,6 +52,15 @@ type Queue interface {
 	RefreshPushed(ctx context.Context, apps []types.NamespacedName) (rest []types.NamespacedName, err error)
 }
 
+// Sets asks the controller to generate again the ApplicationSets whose
+// git generators read a pushed repository; appset.PushRefresher is one.
+type Sets interface {
+	// RefreshPushed refreshes the sets for which reads says the push
+	// concerns a git generator's repoURL and revision, and returns how
+	// many.
+	RefreshPushed(ctx context.Context, reads func(repoURL, revision string) bool) (int, error)
+}
+
 // Limits reads the body size limit from configuration; *catalog.Settings
 // is one.
 type Limits interface {
@@ -72,6 +81,8 @@ type Options struct {
 	Queue Queue
 	// Refresher refreshes the apps a push matches.
 	Refresher Refresher
+	// Sets, when set, refreshes the ApplicationSets a push concerns.
+	Sets Sets
 	// Secrets hold the providers' secrets (see the Key constants).
 	Secrets Secrets
 	// MaxBodyBytes bounds the request body; 0 means DefaultMaxBodyBytes.
@@ -280,6 +291,14 @@ func (h *Handler) refresh(ctx context.Context, push Push) (failed int) {
 	}
 	// The provider may hang up; the refreshes it asked for still happen.
 	ctx = context.WithoutCancel(ctx)
+	if h.opts.Sets != nil {
+		sets, err := h.opts.Sets.RefreshPushed(ctx, m.git)
+		if err != nil {
+			failed++
+			h.log.LogAttrs(ctx, slog.LevelError, "webhook push: cannot refresh ApplicationSets", append(attrs, slog.String("err", err.Error()))...)
+		}
+		attrs = append(attrs, slog.Int("applicationsets", sets))
+	}
 	matched := len(keys)
 	if h.opts.Queue != nil {
 		if keys, err = h.opts.Queue.RefreshPushed(ctx, keys); err != nil {
@@ -304,7 +323,7 @@ func (h *Handler) refresh(ctx context.Context, push Push) (failed int) {
 		})
 	}
 	wg.Wait()
-	failed = int(nFailed.Load())
+	failed += int(nFailed.Load())
 	h.log.LogAttrs(ctx, slog.LevelInfo, "webhook push", append(attrs,
 		slog.Int("matched", matched), slog.Int("queued", queued), slog.Int("annotated", len(keys)), slog.Int("failed", failed))...)
 	return failed

@@ -136,6 +136,13 @@ func (m *matcher) source(s *v1alpha1.ApplicationSource, paths string) bool {
 	return m.revision(strings.TrimSpace(s.TargetRevision)) && m.touches(paths, s.Path)
 }
 
+// git reports whether the push concerns a Git repository at repoURL
+// tracked at revision (an ApplicationSet's git generator).
+func (m *matcher) git(repoURL, revision string) bool {
+	n, ok := repourl.Parse(repoURL).Location()
+	return ok && m.repos[n] && m.revision(strings.TrimSpace(revision))
+}
+
 // touches reports whether the push changed a file under one of paths (a
 // ManifestPathsAnnotation value) of a source at sourcePath. Without
 // paths, or without the list of changed files, every push touches.

@@ -25,6 +25,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
@@ -280,5 +281,54 @@ func TestMaxPayloadFromConfigMap(t *testing.T) {
 	big := append(bytes.Repeat([]byte(" "), 3<<19), ping...) // 1.5 MiB of JSON whitespace, then the ping
 	if got := post(t, srv.URL, delivery(t, "github", "ping", big, "")); got != http.StatusRequestEntityTooLarge {
 		t.Fatalf("a 1.5 MiB delivery with a 1 MB limit: status %d, want 413", got)
+	}
+}
+
+// A push annotates the ApplicationSets whose git generators (nested in a
+// matrix too) read the pushed repository at a pushed branch, and no
+// other.
+func TestPushRefreshesApplicationSets(t *testing.T) {
+	const ns = "webhook-sets"
+	createNamespace(t, ns)
+	gh := pushCases[0]
+	gen := func(repoURL, revision string) v1alpha1.ApplicationSetGenerator {
+		return v1alpha1.ApplicationSetGenerator{Git: &v1alpha1.GitGenerator{RepoURL: repoURL, Revision: revision, Directories: []v1alpha1.GitDirectoryGeneratorItem{{Path: "*"}}}}
+	}
+	nestedGit := func(repoURL string) v1alpha1.ApplicationSetGenerator {
+		return v1alpha1.ApplicationSetGenerator{Matrix: &v1alpha1.MatrixGenerator{Generators: []v1alpha1.ApplicationSetNestedGenerator{
+			{List: &v1alpha1.ListGenerator{}},
+			{Git: &v1alpha1.GitGenerator{RepoURL: repoURL, Directories: []v1alpha1.GitDirectoryGeneratorItem{{Path: "*"}}}},
+		}}}
+	}
+	sets := map[string]struct {
+		gen  v1alpha1.ApplicationSetGenerator
+		want bool
+	}{
+		"pushed-branch": {gen(gh.repoForms[1], "main"), true},
+		"nested":        {nestedGit(gh.repoForms[0]), true},
+		"other-branch":  {gen(gh.repoForms[0], "develop"), false},
+		"other-repo":    {gen(gh.otherRepo, "main"), false},
+	}
+	for name, s := range sets {
+		set := &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.ApplicationSetSpec{Generators: []v1alpha1.ApplicationSetGenerator{s.gen}}}
+		if err := kube.Create(t.Context(), set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := New(Options{Apps: objects.Apps, Refresher: appops.Service{Client: kube}, Secrets: StaticSecrets{}, Sets: appset.PushRefresher{Client: kube, Namespace: ns},
+		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	if got := post(t, srv.URL, delivery(t, gh.provider, gh.event, readFixture(t, gh.fixture), "")); got != http.StatusOK {
+		t.Fatalf("status %d, want 200", got)
+	}
+	for name, s := range sets {
+		var got v1alpha1.ApplicationSet
+		if err := kube.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if refreshed := got.Annotations[appset.RefreshAnnotation] == "true"; refreshed != s.want {
+			t.Errorf("set %s refreshed = %v, want %v", name, refreshed, s.want)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/kubewatch"
@@ -231,7 +232,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// Providers cannot log in: the webhook authenticates with their secrets.
 	hookSecrets := webhook.NewSecretWatch(watch)
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
-	opts.Webhook = &webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log}
+	opts.Webhook = &webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log,
+		Sets: appset.PushRefresher{Client: writer.Client, Namespace: o.app.namespace}}
 	pushed := &pushQueue{}
 	if o.controller {
 		opts.Webhook.Queue = pushed

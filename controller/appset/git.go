@@ -3,39 +3,21 @@ package appset
 import (
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"path"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 )
-
-// Limits of the git generators.
-const (
-	// maxGitEntries bounds the entries of a repository a generator walks.
-	maxGitEntries = 100000
-	// maxGitFile bounds one file the files generator reads.
-	maxGitFile = 1 << 20
-	// maxGitFiles bounds the files one generator reads.
-	maxGitFiles = 10000
-)
-
-// Tree is a repository's files at a commit, for the git generators.
-type Tree interface {
-	fs.FS
-	// Revision is the commit the tree is at.
-	Revision() string
-}
 
 // GitSources also give the git generators their repositories.
 type GitSources interface {
 	Sources
-	// GitTree returns repoURL's tree at revision ("" is HEAD).
-	GitTree(repoURL, revision string) (Tree, error)
+	// GitMatch matches req in repoURL at revision ("" is HEAD), with
+	// gittree.Match's bounds.
+	GitMatch(repoURL, revision string, req gittree.Request) (*gittree.Result, error)
 }
 
 // errNoGit is the git generator's error without GitSources.
@@ -52,15 +34,22 @@ func (s *setRun) git(g *v1alpha1.GitGenerator) ([]paramSet, error) {
 	if (len(g.Directories) == 0) == (len(g.Files) == 0) {
 		return nil, errors.New("git: set exactly one of directories and files")
 	}
-	tree, err := src.GitTree(g.RepoURL, g.Revision)
+	req := gittree.Request{Files: len(g.Files) > 0}
+	for _, d := range g.Directories {
+		req.Items = append(req.Items, gittree.Item{Path: d.Path, Exclude: d.Exclude})
+	}
+	for _, f := range g.Files {
+		req.Items = append(req.Items, gittree.Item{Path: f.Path, Exclude: f.Exclude})
+	}
+	matched, err := src.GitMatch(g.RepoURL, g.Revision, req)
 	if err != nil {
 		return nil, fmt.Errorf("git: %w", err)
 	}
 	var sets []map[string]any
-	if len(g.Directories) > 0 {
-		sets, err = s.gitDirectories(tree, g)
+	if req.Files {
+		sets, err = s.gitFiles(matched, g)
 	} else {
-		sets, err = s.gitFiles(tree, g)
+		sets = s.gitDirectories(matched, g)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("git %s: %w", g.RepoURL, err)
@@ -83,39 +72,26 @@ func (s *setRun) git(g *v1alpha1.GitGenerator) ([]paramSet, error) {
 	return out, nil
 }
 
-// gitDirectories returns the path parameters of each directory that a
-// directory item includes and none excludes, in path order.
-func (s *setRun) gitDirectories(tree Tree, g *v1alpha1.GitGenerator) ([]map[string]any, error) {
-	var out []map[string]any
-	err := walk(tree, func(p string, d fs.DirEntry) error {
-		if !d.IsDir() || !matchItems(p, g.Directories) {
-			return nil
-		}
-		out = append(out, s.pathParams(p, g.PathParamPrefix, false))
-		return nil
-	})
-	return out, err
+// gitDirectories returns the path parameters of each matched directory.
+func (s *setRun) gitDirectories(matched *gittree.Result, g *v1alpha1.GitGenerator) []map[string]any {
+	out := make([]map[string]any, len(matched.Paths))
+	for i, p := range matched.Paths {
+		out[i] = s.pathParams(p, g.PathParamPrefix, false)
+	}
+	return out
 }
 
-// gitFiles returns, for each file a file item matches, its fields (an
-// object) or each element's (a list), with the path parameters.
-func (s *setRun) gitFiles(tree Tree, g *v1alpha1.GitGenerator) ([]map[string]any, error) {
-	items := make([]v1alpha1.GitDirectoryGeneratorItem, len(g.Files))
-	for i, f := range g.Files {
-		items[i] = v1alpha1.GitDirectoryGeneratorItem(f)
+// gitFiles returns, for each matched file, its fields (an object) or
+// each element's (a list), with the path parameters.
+func (s *setRun) gitFiles(matched *gittree.Result, g *v1alpha1.GitGenerator) ([]map[string]any, error) {
+	if len(matched.Contents) != len(matched.Paths) {
+		return nil, fmt.Errorf("%d files but %d contents", len(matched.Paths), len(matched.Contents))
 	}
 	var out []map[string]any
-	files := 0
-	err := walk(tree, func(p string, d fs.DirEntry) error {
-		if d.IsDir() || !d.Type().IsRegular() || !matchItems(p, items) {
-			return nil
-		}
-		if files++; files > maxGitFiles {
-			return fmt.Errorf("more than %d matching files", maxGitFiles)
-		}
-		elements, err := readElements(tree, p)
+	for i, p := range matched.Paths {
+		elements, err := parseElements(p, matched.Contents[i])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, e := range elements {
 			for k, v := range s.pathParams(p, g.PathParamPrefix, true) {
@@ -123,26 +99,13 @@ func (s *setRun) gitFiles(tree Tree, g *v1alpha1.GitGenerator) ([]map[string]any
 			}
 			out = append(out, e)
 		}
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
-// readElements reads a JSON or YAML file: an object is one element, a
+// parseElements decodes a JSON or YAML file: an object is one element, a
 // list of objects several.
-func readElements(tree Tree, p string) ([]map[string]any, error) {
-	f, err := tree.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxGitFile {
-		return nil, fmt.Errorf("%s: more than %d bytes", p, maxGitFile)
-	}
+func parseElements(p string, data []byte) ([]map[string]any, error) {
 	var v any
 	if err := yaml.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
@@ -207,65 +170,4 @@ func toAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
-}
-
-// walk visits every entry of tree but .git, in lexical order, within
-// maxGitEntries.
-func walk(tree Tree, visit func(p string, d fs.DirEntry) error) error {
-	n := 0
-	return fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == "." {
-			return nil
-		}
-		if d.Name() == ".git" {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if n++; n > maxGitEntries {
-			return fmt.Errorf("more than %d entries in the repository", maxGitEntries)
-		}
-		return visit(p, d)
-	})
-}
-
-// matchItems reports whether p matches an including item and no
-// excluding one.
-func matchItems(p string, items []v1alpha1.GitDirectoryGeneratorItem) bool {
-	included := slices.ContainsFunc(items, func(it v1alpha1.GitDirectoryGeneratorItem) bool { return !it.Exclude && matchGlob(it.Path, p) })
-	return included && !slices.ContainsFunc(items, func(it v1alpha1.GitDirectoryGeneratorItem) bool { return it.Exclude && matchGlob(it.Path, p) })
-}
-
-// matchGlob matches a slash-separated path against a glob whose "**"
-// element matches any number of elements and whose other elements are
-// path.Match patterns.
-func matchGlob(pattern, p string) bool {
-	return matchParts(strings.Split(strings.Trim(pattern, "/"), "/"), strings.Split(p, "/"))
-}
-
-func matchParts(pat, parts []string) bool {
-	// match[i][j]: pat[i:] matches parts[j:]; filled from the end, so
-	// any number of "**" costs len(pat) × len(parts) steps.
-	match := make([][]bool, len(pat)+1)
-	for i := range match {
-		match[i] = make([]bool, len(parts)+1)
-	}
-	match[len(pat)][len(parts)] = true
-	for i := len(pat) - 1; i >= 0; i-- {
-		for j := len(parts); j >= 0; j-- {
-			if pat[i] == "**" {
-				match[i][j] = match[i+1][j] || (j < len(parts) && match[i][j+1])
-				continue
-			}
-			if j < len(parts) {
-				ok, err := path.Match(pat[i], parts[j])
-				match[i][j] = err == nil && ok && match[i+1][j+1]
-			}
-		}
-	}
-	return match[0][0]
 }

@@ -6,27 +6,24 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/graphcd/graphcd/reposerver/gittree"
 )
 
-// repo is a repository tree in memory.
-type repo struct{ fstest.MapFS }
-
-func (repo) Revision() string { return "0123abcd" }
-
-// repos serves one repository, and the clusters.
+// repos serves one repository, in memory, and the clusters.
 type repos struct {
 	fleet
-	tree repo
+	tree fstest.MapFS
 }
 
-func (r repos) GitTree(repoURL, revision string) (Tree, error) {
+func (r repos) GitMatch(repoURL, _ string, req gittree.Request) (*gittree.Result, error) {
 	if repoURL != "https://git.example.com/apps.git" {
 		return nil, errors.New("no such repository")
 	}
-	return r.tree, nil
+	return gittree.Match(r.tree, req)
 }
 
-var appsRepo = repos{fleet: clusters, tree: repo{fstest.MapFS{
+var appsRepo = repos{fleet: clusters, tree: fstest.MapFS{
 	"apps/web/kustomization.yaml":        {Data: []byte("resources: []\n")},
 	"apps/api/kustomization.yaml":        {Data: []byte("resources: []\n")},
 	"apps/legacy/kustomization.yaml":     {Data: []byte("resources: []\n")},
@@ -36,7 +33,7 @@ var appsRepo = repos{fleet: clusters, tree: repo{fstest.MapFS{
 	"clusters/eu/prod/notes.txt":         {Data: []byte("not matched")},
 	"apps/web/.git/HEAD":                 {Data: []byte("not walked")},
 	"apps/deep/a/b/c/kustomization.yaml": {Data: []byte("{}")},
-}}}
+}}
 
 // The git directories generator gives each matching directory's path
 // parameters, flat or under .path with goTemplate; exclusions apply;
@@ -104,25 +101,5 @@ spec:
   generators: [{git: {repoURL: https://git.example.com/apps.git, directories: [{path: '*'}]}}]
 `+guestbookTemplate), clusters); !errors.Is(err, errNoGit) {
 		t.Errorf("git without repositories: err = %v", err)
-	}
-}
-
-func TestMatchGlob(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		pattern, path string
-		want          bool
-	}{
-		{"apps/*", "apps/web", true},
-		{"apps/*", "apps/web/x", false},
-		{"**/config.json", "config.json", true},
-		{"**/config.json", "a/b/c/config.json", true},
-		{"a/**/b/**/c", "a/x/b/y/z/c", true},
-		{"a/**/b/**/c", "a/x/y/z/c", false},
-		{strings.Repeat("**/", 40) + "x", strings.Repeat("d/", 60) + "y", false},
-	} {
-		if got := matchGlob(tc.pattern, tc.path); got != tc.want {
-			t.Errorf("matchGlob(%q, %q) = %v, want %v", tc.pattern, tc.path, got, tc.want)
-		}
 	}
 }

@@ -28,6 +28,8 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/project"
 	clusterreg "github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 )
 
 // ownerIndex is the field index of Applications by the UID of the
@@ -51,8 +53,13 @@ type Options struct {
 	// no set is generated before (a clusters generator would see too few
 	// clusters and a create-delete policy would delete the others' apps).
 	ClustersLoaded <-chan struct{}
-	Recorder       events.EventRecorder
-	Logger         *slog.Logger
+	// Repo reads the repositories of the git generators; RepoFor gives a
+	// repository its credentials (see GitMatch). Without Repo, git
+	// generators fail.
+	Repo     reposerver.Service
+	RepoFor  func(ctx context.Context, url, project string) (reposerver.Repository, error)
+	Recorder events.EventRecorder
+	Logger   *slog.Logger
 }
 
 // Reconciler keeps the Applications of every ApplicationSet as its
@@ -134,6 +141,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if set.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil // the owner references delete the Applications
 	}
+	refresh := set.Annotations[RefreshAnnotation] == "true"
+	if refresh {
+		r.invalidateRevisions(&set)
+	}
 	if r.opts.ClustersLoaded != nil {
 		select {
 		case <-r.opts.ClustersLoaded:
@@ -153,7 +164,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	if refresh {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+RefreshAnnotation+`":null}}}`))
+		if err := r.client.Patch(ctx, &set, patch); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeueAfter(&set)}, nil
+}
+
+// invalidateRevisions makes the repository service resolve the branches
+// and tags of the set's git generators again (a push was reported).
+func (r *Reconciler) invalidateRevisions(set *v1alpha1.ApplicationSet) {
+	inv, ok := r.opts.Repo.(interface{ InvalidateRevision(repoURL string) })
+	if !ok {
+		return
+	}
+	for _, g := range gitGenerators(set.Spec.Generators) {
+		inv.InvalidateRevision(g.RepoURL)
+	}
 }
 
 // step is what to do with one Application.
@@ -184,7 +213,7 @@ func (r *Reconciler) plan(ctx context.Context, set *v1alpha1.ApplicationSet, own
 		p.genErr = fmt.Errorf("strategy %q is not run yet: graphcd applies AllAtOnce only, so nothing is generated rather than synced all at once", set.Spec.Strategy.Type)
 		return p
 	}
-	results, err := Generate(set, r.sources())
+	results, err := Generate(set, r.sources(ctx, set))
 	if err != nil {
 		p.genErr = err
 		return p
@@ -280,12 +309,9 @@ func (r *Reconciler) exists(ctx context.Context, app *v1alpha1.Application) (boo
 	return err == nil, err
 }
 
-// sources are what the generators read outside the set.
-func (r *Reconciler) sources() Sources {
-	if r.opts.Clusters == nil {
-		return nil
-	}
-	return registrySources{r.opts.Clusters}
+// sources are what the generators of set read outside it.
+func (r *Reconciler) sources(ctx context.Context, set *v1alpha1.ApplicationSet) Sources {
+	return controllerSources{ctx: ctx, r: r, credentials: set.Namespace == r.opts.Namespace}
 }
 
 // admit completes a generated Application and checks it: it lives in the
@@ -472,14 +498,44 @@ func nestedUseClusters(gens []v1alpha1.ApplicationSetNestedGenerator) bool {
 	return false
 }
 
-// registrySources give the generators the registered clusters.
-type registrySources struct{ reg *clusterreg.Registry }
+// controllerSources give the generators of one set the registered
+// clusters and the repositories.
+type controllerSources struct {
+	ctx context.Context
+	r   *Reconciler
+	// credentials: the set is in graphcd's namespace, where only
+	// administrators write; the git generators of sets in other
+	// namespaces read without credentials (public repositories only), so
+	// that a tenant's set cannot read a repository through graphcd's
+	// credentials.
+	credentials bool
+}
 
-func (s registrySources) Clusters() ([]Cluster, error) {
-	list := s.reg.List()
+func (s controllerSources) Clusters() ([]Cluster, error) {
+	if s.r.opts.Clusters == nil {
+		return nil, errNoClusters
+	}
+	list := s.r.opts.Clusters.List()
 	out := make([]Cluster, len(list))
 	for i, c := range list {
 		out[i] = Cluster{Name: c.Name, Server: c.Server, Project: c.Project, Labels: c.Labels, Annotations: c.Annotations}
 	}
 	return out, nil
+}
+
+// GitMatch reads through the repository service, with the credentials
+// of a repository Secret that serves no particular project (see
+// credentials).
+func (s controllerSources) GitMatch(repoURL, revision string, req gittree.Request) (*gittree.Result, error) {
+	if s.r.opts.Repo == nil {
+		return nil, errNoGit
+	}
+	repo := reposerver.Repository{URL: repoURL}
+	if s.credentials && s.r.opts.RepoFor != nil {
+		var err error
+		if repo, err = s.r.opts.RepoFor(s.ctx, repoURL, ""); err != nil {
+			return nil, err
+		}
+	}
+	return s.r.opts.Repo.MatchTree(s.ctx, repo, revision, req)
 }

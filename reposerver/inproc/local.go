@@ -28,6 +28,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 	"github.com/graphcd/graphcd/reposerver/oci"
 	"github.com/graphcd/graphcd/reposerver/render"
 	"github.com/graphcd/graphcd/reposerver/render/helm"
@@ -745,6 +746,34 @@ func (l *Local) ListCommits(ctx context.Context, repo reposerver.Repository, rev
 		return nil, err
 	}
 	return l.git.Log(ctx, repo.URL, repo.Credentials, sha, limit)
+}
+
+// MatchTree implements Service: it matches req in a checkout of the
+// resolved commit, confined to it.
+func (l *Local) MatchTree(ctx context.Context, repo reposerver.Repository, revision string, req gittree.Request) (*gittree.Result, error) {
+	if repo.Type == reposerver.RepoTypeHelm || isOCIRepo(repo) {
+		return nil, fmt.Errorf("match tree: %w", reposerver.ErrNotGit)
+	}
+	sha, err := l.ResolveRevision(ctx, repo, revision)
+	if err != nil {
+		return nil, err
+	}
+	dir, release, err := l.git.Checkout(ctx, repo.URL, repo.Credentials, sha, git.CheckoutOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = root.Close() }()
+	res, err := gittree.Match(root.FS(), req) // errors name paths in the checkout
+	if err != nil {
+		return nil, err
+	}
+	res.Revision = sha
+	return res, nil
 }
 
 // GetAppDetails implements Service for sources in Git and OCI artifacts.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 )
 
 // ClientOptions configure a Client.
@@ -211,6 +212,15 @@ func (c *Client) ListCommits(ctx context.Context, repo reposerver.Repository, re
 		res = []reposerver.Commit{}
 	}
 	return res, nil
+}
+
+// MatchTree implements reposerver.Service.
+func (c *Client) MatchTree(ctx context.Context, repo reposerver.Repository, revision string, req gittree.Request) (*gittree.Result, error) {
+	var res gittree.Result
+	if err := c.invoke(ctx, MethodMatchTree, repo.Credentials, &matchTreeRequest{Repo: repo, Revision: revision, Request: req}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }
 
 // InvalidateRevision asks the repo-server to forget the resolved revisions

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 )
 
 // ServiceName is the fully qualified gRPC service name, also used as the
@@ -22,6 +23,7 @@ const (
 	MethodTestRepository     = "/" + ServiceName + "/TestRepository"
 	MethodInvalidateRevision = "/" + ServiceName + "/InvalidateRevision"
 	MethodListCommits        = "/" + ServiceName + "/ListCommits"
+	MethodMatchTree          = "/" + ServiceName + "/MatchTree"
 )
 
 // DefaultMaxMessageSize bounds one request or response when options leave
@@ -39,6 +41,13 @@ type listCommitsRequest struct {
 	Repo     reposerver.Repository `json:"repo"`
 	Revision string                `json:"revision,omitempty"`
 	Limit    int                   `json:"limit"`
+}
+
+// matchTreeRequest carries the arguments of MatchTree.
+type matchTreeRequest struct {
+	Repo     reposerver.Repository `json:"repo"`
+	Revision string                `json:"revision,omitempty"`
+	Request  gittree.Request       `json:"request"`
 }
 
 // revisionResponse is the answer of ResolveRevision.

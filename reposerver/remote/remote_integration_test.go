@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
@@ -254,4 +255,36 @@ func BenchmarkGenerateManifestsCacheHit(b *testing.B) {
 	}
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+// MatchTree answers over the wire what it answers in process: the
+// matched files with their contents at the resolved commit, and refuses a
+// Helm repository.
+func TestMatchTreeOverTheWire(t *testing.T) {
+	dir, sha := reposervertest.CommitFiles(t, map[string]string{
+		"clusters/eu/config.json": `{"name": "eu"}`, "clusters/us/config.json": `{"name": "us"}`, "clusters/us/notes.txt": "no",
+	})
+	local := newLocal(t)
+	srv, addr := serve(t, local, ServerOptions{})
+	c := dial(t, addr, ClientOptions{CACert: srv.CertificatePEM()})
+	repo := reposerver.Repository{URL: "file://" + dir}
+	req := gittree.Request{Files: true, Items: []gittree.Item{{Path: "clusters/*/config.json"}}}
+
+	got, err := c.MatchTree(t.Context(), repo, "main", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := local.MatchTree(t.Context(), repo, "main", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("remote vs local (-got +want):\n%s", diff)
+	}
+	if got.Revision != sha || strings.Join(got.Paths, ",") != "clusters/eu/config.json,clusters/us/config.json" || string(got.Contents[1]) != `{"name": "us"}` {
+		t.Errorf("MatchTree = %+v", got)
+	}
+	if _, err := c.MatchTree(t.Context(), reposerver.Repository{URL: "https://charts.example.com", Type: reposerver.RepoTypeHelm}, "", req); !errors.Is(err, reposerver.ErrNotGit) {
+		t.Errorf("a Helm repository: error = %v, want ErrNotGit", err)
+	}
 }

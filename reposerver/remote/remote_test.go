@@ -32,6 +32,7 @@ import (
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 	"github.com/graphcd/graphcd/reposerver/render"
 )
 
@@ -87,6 +88,11 @@ func (s *scripted) ListCommits(_ context.Context, _ reposerver.Repository, _ str
 		return nil, s.err
 	}
 	return scriptedCommits[:min(limit, len(scriptedCommits))], nil
+}
+
+func (s *scripted) MatchTree(context.Context, reposerver.Repository, string, gittree.Request) (*gittree.Result, error) {
+	s.calls.Add(1)
+	return nil, s.err
 }
 
 func (s *scripted) InvalidateRevision(url string) { s.invalidated.Store(&url) }

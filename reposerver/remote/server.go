@@ -196,6 +196,7 @@ func manifestCreds(r *reposerver.ManifestRequest) *reposerver.Credentials {
 }
 func repoCreds(r *repoRequest) *reposerver.Credentials               { return r.Repo.Credentials }
 func listCommitsCreds(r *listCommitsRequest) *reposerver.Credentials { return r.Repo.Credentials }
+func matchTreeCreds(r *matchTreeRequest) *reposerver.Credentials     { return r.Repo.Credentials }
 
 // revisionInvalidator is implemented by services with a revision cache
 // (inproc.Local).
@@ -239,6 +240,9 @@ var serviceDesc = grpc.ServiceDesc{
 				return nil, err
 			}
 			return &commits, nil
+		}),
+		unaryMethod("MatchTree", matchTreeCreds, func(ctx context.Context, svc reposerver.Service, r *matchTreeRequest) (any, error) {
+			return svc.MatchTree(ctx, r.Repo, r.Revision, r.Request)
 		}),
 		unaryMethod("InvalidateRevision", repoCreds, func(_ context.Context, svc reposerver.Service, r *repoRequest) (any, error) {
 			if inv, ok := svc.(revisionInvalidator); ok {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -19,7 +19,9 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/internal/secretcodec"
-	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/gittree"
+	"github.com/graphcd/graphcd/reposerver/inproc"
 )
 
 // maxAppSetSize bounds the -f file.
@@ -101,16 +103,14 @@ multi-document stream.`,
 }
 
 // offlineSources give the generators the clusters of --clusters and the
-// Git repositories the git generators name, checked out through
-// graphcd's Git layer into a temporary directory (file:// URLs and local
-// working copies allowed: offline, the user's own repositories are
-// theirs to read).
+// Git repositories the git generators name, read through the repository
+// service the controller uses, in process with a temporary working
+// directory (file:// URLs and local working copies allowed: offline, the
+// user's own repositories are theirs to read).
 type offlineSources struct {
 	clusterList
-	work     string
-	git      *git.Client
-	releases []func()
-	roots    []*os.Root
+	svc  *inproc.Local
+	work string
 }
 
 func newOfflineSources(clusters clusterList) (*offlineSources, error) {
@@ -118,47 +118,23 @@ func newOfflineSources(clusters clusterList) (*offlineSources, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &offlineSources{clusterList: clusters, work: work, git: git.New(git.Options{WorkDir: work, AllowFileURLs: true})}, nil
+	svc, err := inproc.New(inproc.Options{WorkDir: work, AllowFileURLs: true, Logger: slog.Default()})
+	if err != nil {
+		_ = os.RemoveAll(work)
+		return nil, err
+	}
+	return &offlineSources{clusterList: clusters, svc: svc, work: work}, nil
 }
 
-// GitTree checks repoURL out at revision and serves it confined to the
-// checkout.
-func (o *offlineSources) GitTree(repoURL, revision string) (appset.Tree, error) {
-	ctx := context.Background()
-	sha, err := o.git.ResolveRevision(ctx, repoURL, nil, revision)
-	if err != nil {
-		return nil, err
-	}
-	dir, release, err := o.git.Checkout(ctx, repoURL, nil, sha, git.CheckoutOptions{})
-	if err != nil {
-		return nil, err
-	}
-	o.releases = append(o.releases, release)
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	o.roots = append(o.roots, root)
-	return checkoutTree{FS: root.FS(), sha: sha}, nil
+// GitMatch implements appset.GitSources.
+func (o *offlineSources) GitMatch(repoURL, revision string, req gittree.Request) (*gittree.Result, error) {
+	return o.svc.MatchTree(context.Background(), reposerver.Repository{URL: repoURL}, revision, req)
 }
 
 func (o *offlineSources) close() {
-	for _, r := range o.roots {
-		_ = r.Close()
-	}
-	for _, r := range o.releases {
-		r()
-	}
+	o.svc.Close()
 	_ = os.RemoveAll(o.work)
 }
-
-// checkoutTree is a checkout at a commit.
-type checkoutTree struct {
-	fs.FS
-	sha string
-}
-
-func (t checkoutTree) Revision() string { return t.sha }
 
 // clusterList is the clusters generator's view of a file of cluster
 // Secrets.

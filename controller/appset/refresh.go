@@ -1,0 +1,119 @@
+package appset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+)
+
+// RefreshAnnotation set to "true" on an ApplicationSet asks the
+// controller to generate it again now, its git generators' branches and
+// tags resolved afresh; the controller removes it. Argo CD's name, which
+// its webhook sets too.
+const RefreshAnnotation = "argocd.argoproj.io/application-set-refresh"
+
+// Polling of the git generators, as Argo CD's requeueAfterSeconds.
+const (
+	// DefaultRequeueAfter is how often a set with git generators is
+	// generated again when none says.
+	DefaultRequeueAfter = 3 * time.Minute
+	// minRequeueAfter bounds how often a tenant's set may poll.
+	minRequeueAfter = 10 * time.Second
+)
+
+// requeueAfter is when to generate set again without an event: the
+// shortest requeueAfterSeconds of its git generators (0 disables it), 0
+// for a set without any.
+func requeueAfter(set *v1alpha1.ApplicationSet) time.Duration {
+	var out time.Duration
+	for _, g := range gitGenerators(set.Spec.Generators) {
+		every := DefaultRequeueAfter
+		if g.RequeueAfterSeconds != nil {
+			if *g.RequeueAfterSeconds <= 0 {
+				continue
+			}
+			every = max(time.Duration(*g.RequeueAfterSeconds)*time.Second, minRequeueAfter)
+		}
+		if out == 0 || every < out {
+			out = every
+		}
+	}
+	return out
+}
+
+// gitGenerators are the git generators of gens, at any depth (nested
+// matrices and merges decoded, to maxNesting).
+func gitGenerators(gens []v1alpha1.ApplicationSetGenerator) []*v1alpha1.GitGenerator {
+	var out []*v1alpha1.GitGenerator
+	for _, g := range gens {
+		switch {
+		case g.Git != nil:
+			out = append(out, g.Git)
+		case g.Matrix != nil:
+			out = append(out, nestedGit(g.Matrix.Generators, 1)...)
+		case g.Merge != nil:
+			out = append(out, nestedGit(g.Merge.Generators, 1)...)
+		}
+	}
+	return out
+}
+
+func nestedGit(gens []v1alpha1.ApplicationSetNestedGenerator, depth int) []*v1alpha1.GitGenerator {
+	if depth > maxNesting {
+		return nil
+	}
+	var out []*v1alpha1.GitGenerator
+	for _, g := range gens {
+		var inner struct {
+			Generators []v1alpha1.ApplicationSetNestedGenerator `json:"generators"`
+		}
+		switch {
+		case g.Git != nil:
+			out = append(out, g.Git)
+		case g.Matrix != nil && json.Unmarshal(g.Matrix.Raw, &inner) == nil:
+			out = append(out, nestedGit(inner.Generators, depth+1)...)
+		case g.Merge != nil && json.Unmarshal(g.Merge.Raw, &inner) == nil:
+			out = append(out, nestedGit(inner.Generators, depth+1)...)
+		}
+	}
+	return out
+}
+
+// PushRefresher asks the controller to generate again the sets whose git
+// generators read a pushed repository, by RefreshAnnotation: the API's
+// webhook uses it, whichever process runs the controller.
+type PushRefresher struct {
+	// Client reads and annotates the ApplicationSets of Namespace.
+	Client    client.Client
+	Namespace string
+}
+
+// RefreshPushed annotates each set with a git generator for which reads
+// says the push concerns its repoURL and revision, and returns how many.
+func (p PushRefresher) RefreshPushed(ctx context.Context, reads func(repoURL, revision string) bool) (int, error) {
+	var sets v1alpha1.ApplicationSetList
+	if err := p.Client.List(ctx, &sets, client.InNamespace(p.Namespace)); err != nil {
+		return 0, fmt.Errorf("list ApplicationSets: %w", err)
+	}
+	n := 0
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+RefreshAnnotation+`":"true"}}}`))
+	for i := range sets.Items {
+		set := &sets.Items[i]
+		for _, g := range gitGenerators(set.Spec.Generators) {
+			if reads(g.RepoURL, g.Revision) {
+				if err := p.Client.Patch(ctx, set, patch); client.IgnoreNotFound(err) != nil {
+					return n, fmt.Errorf("refresh ApplicationSet %s/%s: %w", set.Namespace, set.Name, err)
+				}
+				n++
+				break
+			}
+		}
+	}
+	return n, nil
+}
