@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -189,10 +190,14 @@ func apply(t *testing.T, manifests ...string) {
 		if err := yaml.Unmarshal([]byte(m), &u.Object); err != nil {
 			t.Fatal(err)
 		}
-		gvr, err := ctl.Live().ResourceFor(u.GroupVersionKind().GroupKind())
-		if err != nil {
-			t.Fatal(err)
-		}
+		// A kind whose CRD was just created can drop out of the cache's
+		// discovery for a moment while another CRD event re-discovers.
+		var gvr schema.GroupVersionResource
+		poll(t, "the cluster cache to serve "+u.GroupVersionKind().Kind, func(context.Context) (bool, error) {
+			var err error
+			gvr, err = ctl.Live().ResourceFor(u.GroupVersionKind().GroupKind())
+			return err == nil, nil
+		})
 		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(t.Context(), &u, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
