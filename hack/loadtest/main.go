@@ -86,6 +86,7 @@ type options struct {
 	// its values from the Git repository (two sources), and times a
 	// values push after the syncs.
 	multiSource bool
+	appset      bool
 	// chartsURL is the chart repository of multiSource.
 	chartsURL string
 }
@@ -101,6 +102,7 @@ func run() error {
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after")
 	flag.StringVar(&o.impersonate, "impersonate", "", "sync impersonation: shared (one service account for every app) or per-app (one per app namespace); needs --sync")
 	flag.BoolVar(&o.serviceAccount, "service-account", false, "run graphcd as a ServiceAccount bound to cluster-admin, as installed, instead of as system:masters")
+	flag.BoolVar(&o.appset, "appset", false, "generate the apps with one ApplicationSet (git directories) instead of creating them; time the generation and a push adding an app; needs --sync")
 	flag.BoolVar(&o.multiSource, "multi-source", false, "each app is a chart from a chart repository with values from the Git repository ($values); after the syncs, push new values and time the re-syncs; needs --sync")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -117,6 +119,8 @@ func run() error {
 		return fmt.Errorf("--impersonate needs --sync")
 	case o.multiSource && (!o.sync || o.resources != 1):
 		return fmt.Errorf("--multi-source needs --sync and --resources 1")
+	case o.appset && (!o.sync || o.resources != 1 || o.multiSource):
+		return fmt.Errorf("--appset needs --sync and --resources 1, without --multi-source")
 	}
 	mode := localcluster.Minimal
 	if o.resources > 1 {
@@ -168,6 +172,9 @@ func run() error {
 	pid := srv.Process.Pid
 
 	var cpuStart, clusterStart float64
+	var generated time.Duration
+	var generatedErr error
+	generatedDone := make(chan struct{})
 	if o.sync {
 		// Timed from creating the Applications, on a running graphcd.
 		if err := waitReady(ctx, "http://"+listen+"/readyz"); err != nil {
@@ -181,8 +188,13 @@ func run() error {
 			return err
 		}
 		start = time.Now()
-		log.Info("creating applications", "apps", o.apps, "resources", o.resources)
-		if err := createApps(ctx, cluster, repoURL, o); err != nil {
+		log.Info("creating applications", "apps", o.apps, "resources", o.resources, "appset", o.appset)
+		if o.appset {
+			if err := createAppSet(ctx, cluster, repoURL); err != nil {
+				return err
+			}
+			go func() { generated, generatedErr = waitGenerated(ctx, cluster, start, o.apps); close(generatedDone) }()
+		} else if err := createApps(ctx, cluster, repoURL, o); err != nil {
 			return err
 		}
 	}
@@ -220,6 +232,19 @@ func run() error {
 	}
 	if o.multiSource {
 		return valuesPush(ctx, cluster, listen, repoURL, o, first, all, cpuAll, clusterAll, peak, steady)
+	}
+	if o.appset {
+		<-generatedDone
+		if generatedErr != nil {
+			return generatedErr
+		}
+		pushed, writes, err := appsetPush(ctx, cluster, listen, repoURL, o)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %d | %.1f s | %.1f s | %.1f s | %.2f s | %d | %.1f CPU-s | %d MiB |\n",
+			o.apps, generated.Seconds(), first.Seconds(), all.Seconds(), pushed.Seconds(), writes, cpuAll, peak>>20)
+		return nil
 	}
 	if o.sync {
 		mode := o.impersonate

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,22 +122,10 @@ func multiSourceSpec(chartsURL, repoURL, ns string) []any {
 // base/repo-work, commits, pushes to the served bare repository and
 // returns the new commit.
 func pushValues(base string, apps int) (string, error) {
-	work := filepath.Join(base, "repo-work")
-	if err := writeValues(work, apps, "pushed-"); err != nil {
+	if err := writeValues(filepath.Join(base, "repo-work"), apps, "pushed-"); err != nil {
 		return "", err
 	}
-	env := append(os.Environ(), "HOME="+base, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
-	var sha string
-	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "values"}, {"push", "-q", filepath.Join(base, "git", "apps.git"), "main"}, {"rev-parse", "HEAD"}} {
-		cmd := exec.Command("git", args...) //nolint:noctx // short-lived
-		cmd.Dir, cmd.Env = work, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("git %v: %w: %s", args, err, out)
-		}
-		sha = strings.TrimSpace(string(out))
-	}
-	return sha, nil
+	return commitAndPush(base, "values")
 }
 
 // postPush tells graphcd's webhook that repoURL's main branch moved, as
