@@ -470,3 +470,114 @@ spec:
 		t.Errorf("api under create-only: %+v", g)
 	}
 }
+
+// RollingSync syncs step 1, waits until it is Healthy, then syncs step 2:
+// a step-1 app whose Deployment cannot become available holds step 2
+// back; once a commit fixes it, step 1 is synced again, turns Healthy, and
+// only then does step 2 sync.
+func TestApplicationSetRollingSync(t *testing.T) {
+	t.Parallel()
+	p := uniqueName("asr")
+	devNS, prodNS := cluster.Namespace(t), cluster.Namespace(t)
+	blocked := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      nodeSelector: {graphcd.io/no-such-node: "true"}
+      containers: [{name: web, image: "nginx:1.27"}]
+`
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{
+		"apps/dev/deploy.yaml": blocked,
+		"apps/prod/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: prod}\n",
+	})
+	createAppSet(t, fmt.Sprintf(`
+metadata: {name: %[1]s}
+spec:
+  generators:
+  - list:
+      elements:
+      - {env: dev, ns: %[2]s}
+      - {env: prod, ns: %[3]s}
+  strategy:
+    type: RollingSync
+    rollingSync:
+      steps:
+      - matchExpressions: [{key: env, operator: In, values: [dev]}]
+      - matchExpressions: [{key: env, operator: In, values: [prod]}]
+        maxUpdate: 1
+  template:
+    metadata:
+      name: '%[1]s-{{env}}'
+      labels: {env: '{{env}}'}
+    spec:
+      project: default
+      source: {repoURL: 'file://%[4]s', path: 'apps/{{env}}', targetRevision: main}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{ns}}'}
+      syncPolicy:
+        automated: {prune: true}
+`, p, devNS, prodNS, dir))
+	dev, prod := p+"-dev", p+"-prod"
+	owned := waitOwned(t, p, dev, prod)
+	if sp := owned[dev].Spec.SyncPolicy; sp != nil && sp.Automated != nil {
+		t.Errorf("generated with automated sync %+v under RollingSync", sp.Automated)
+	}
+
+	// Step 1 syncs but its Deployment never becomes available: step 2
+	// waits, unsynced.
+	set := waitSetStatus(t, p, "step 1 synced and Progressing, step 2 waiting", func(s *v1alpha1.ApplicationSetStatus) bool {
+		return rolloutOf(s, dev) == "Progressing 1" && rolloutOf(s, prod) == "Waiting 2"
+	})
+	for _, a := range set.Status.ApplicationStatus {
+		t.Logf("%s step %s %s: %s", a.Application, a.Step, a.Status, a.Message)
+	}
+	if c := setCondition(&set.Status, v1alpha1.ApplicationSetConditionRolloutProgressing); c == nil || c.Status != metav1.ConditionTrue || c.Message != "the rollout is at step 1" {
+		t.Errorf("RolloutProgressing = %+v", c)
+	}
+	devApp := waitStatus(t, dev, "step 1 synced by the set", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.OperationState != nil && s.OperationState.Operation.InitiatedBy.Username == "applicationset-controller" && s.OperationState.Phase == v1alpha1.OperationSucceeded
+	})
+	var prodApp v1alpha1.Application
+	if err := apps.Get(t.Context(), client.ObjectKey{Namespace: appNamespace, Name: prod}, &prodApp); err != nil {
+		t.Fatal(err)
+	}
+	if prodApp.Operation != nil || prodApp.Status.OperationState != nil {
+		t.Fatalf("step 2 synced while step 1 is %s: %+v", devApp.Status.Health.Status, prodApp.Status.OperationState)
+	}
+
+	// A commit lets the Deployment schedule: step 1 turns OutOfSync, is
+	// synced again and turns Healthy; then step 2 syncs.
+	reposervertest.CommitMore(t, dir, map[string]string{"apps/dev/deploy.yaml": strings.Replace(blocked, "      nodeSelector: {graphcd.io/no-such-node: \"true\"}\n", "", 1)})
+	update(t, &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: dev}}, func(a *v1alpha1.Application) {
+		metav1.SetMetaDataAnnotation(&a.ObjectMeta, v1alpha1.RefreshAnnotation, v1alpha1.RefreshNormal)
+	})
+	waitSetStatus(t, p, "the rollout complete", func(s *v1alpha1.ApplicationSetStatus) bool {
+		c := setCondition(s, v1alpha1.ApplicationSetConditionRolloutProgressing)
+		return rolloutOf(s, dev) == "Healthy 1" && rolloutOf(s, prod) == "Healthy 2" && c != nil && c.Status == metav1.ConditionFalse
+	})
+	devApp = waitStatus(t, dev, "step 1 synced", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.OperationState != nil && s.OperationState.FinishedAt != nil
+	})
+	prodSynced := waitStatus(t, prod, "step 2 synced", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.OperationState != nil && s.OperationState.FinishedAt != nil
+	})
+	devDone, prodStart := devApp.Status.OperationState.FinishedAt, prodSynced.Status.OperationState.StartedAt
+	if prodStart.Before(devDone) {
+		t.Errorf("step 2 started syncing at %v, before step 1's sync finished at %v", prodStart, devDone)
+	}
+	t.Logf("step 1 synced by %v; step 2 started at %v", devDone, prodStart)
+}
+
+// rolloutOf is an app's RollingSync progress as "Status step".
+func rolloutOf(s *v1alpha1.ApplicationSetStatus, app string) string {
+	for _, a := range s.ApplicationStatus {
+		if a.Application == app {
+			return a.Status + " " + a.Step
+		}
+	}
+	return ""
+}

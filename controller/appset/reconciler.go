@@ -158,6 +158,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	p := r.plan(ctx, &set, owned.Items)
 	r.apply(ctx, &set, p)
+	if p.genErr == nil && isRolling(&set) {
+		p.rollout = r.rollout(ctx, &set, p)
+	}
 	if err := r.writeStatus(ctx, &set, p); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: time.Second}, nil // written meanwhile: generate again
@@ -203,15 +206,25 @@ type plan struct {
 	genErr error
 	steps  []*step
 	owned  []v1alpha1.Application
+	// rollout is each Application's RollingSync progress (RollingSync
+	// only).
+	rollout []v1alpha1.ApplicationSetApplicationStatus
 }
 
 // plan generates the set's Applications and decides, for each, what to
 // write, within the set's policy and the projects' rules.
 func (r *Reconciler) plan(ctx context.Context, set *v1alpha1.ApplicationSet, owned []v1alpha1.Application) *plan {
 	p := &plan{owned: owned}
-	if set.Spec.Strategy != nil && set.Spec.Strategy.Type != "" && set.Spec.Strategy.Type != "AllAtOnce" {
-		p.genErr = fmt.Errorf("strategy %q is not run yet: graphcd applies AllAtOnce only, so nothing is generated rather than synced all at once", set.Spec.Strategy.Type)
+	if st := set.Spec.Strategy; st != nil && st.Type != "" && st.Type != "AllAtOnce" && st.Type != rollingSync {
+		p.genErr = fmt.Errorf("strategy %q: want AllAtOnce or %s", st.Type, rollingSync)
 		return p
+	}
+	rolling := isRolling(set)
+	if rolling {
+		if _, err := rolloutSteps(set); err != nil {
+			p.genErr = err
+			return p
+		}
 	}
 	results, err := Generate(set, r.sources(ctx, set))
 	if err != nil {
@@ -242,6 +255,9 @@ func (r *Reconciler) plan(ctx context.Context, set *v1alpha1.ApplicationSet, own
 			failed = true
 			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, err.Error()
 			continue
+		}
+		if rolling && app.Spec.SyncPolicy != nil {
+			app.Spec.SyncPolicy.Automated = nil // the rollout syncs
 		}
 		existing := byName[app.Name]
 		if existing == nil {

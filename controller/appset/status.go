@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,7 +67,31 @@ func status(p *plan) v1alpha1.ApplicationSetStatus {
 	if len(out.Resources) > maxStatusEntries {
 		out.Resources = out.Resources[:maxStatusEntries]
 	}
+	if p.rollout != nil {
+		out.ApplicationStatus = p.rollout
+		if len(out.ApplicationStatus) > maxStatusEntries {
+			out.ApplicationStatus = out.ApplicationStatus[:maxStatusEntries]
+		}
+		out.Conditions = append(out.Conditions, rolloutCondition(p.rollout))
+	}
 	return out
+}
+
+// rolloutCondition is RolloutProgressing: true while an Application is
+// not Healthy, naming the first step that is not done.
+func rolloutCondition(apps []v1alpha1.ApplicationSetApplicationStatus) v1alpha1.ApplicationSetCondition {
+	step := 0
+	for _, a := range apps {
+		if n, err := strconv.Atoi(a.Step); err == nil && a.Status != rolloutHealthy && (step == 0 || n < step) {
+			step = n
+		}
+	}
+	if step == 0 {
+		return v1alpha1.ApplicationSetCondition{Type: v1alpha1.ApplicationSetConditionRolloutProgressing, Status: metav1.ConditionFalse,
+			Reason: "ApplicationSetRolloutComplete", Message: "every Application a step selects is synced and Healthy"}
+	}
+	return v1alpha1.ApplicationSetCondition{Type: v1alpha1.ApplicationSetConditionRolloutProgressing, Status: metav1.ConditionTrue,
+		Reason: "ApplicationSetModified", Message: "the rollout is at step " + strconv.Itoa(step)}
 }
 
 // generated lists the steps' entries, those that need a look first,
