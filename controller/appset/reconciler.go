@@ -400,7 +400,8 @@ func (p *projectRules) get(name string) (*project.Rules, error) {
 }
 
 // apply makes the plan's writes, a few at once; a failed write turns its
-// step into a failure with the API server's reason.
+// step into a failure with the API server's reason. One Event on the set
+// sums the writes up.
 func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p *plan) {
 	if p.genErr != nil {
 		return
@@ -408,46 +409,62 @@ func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p 
 	var g errgroup.Group
 	g.SetLimit(writers)
 	var mu sync.Mutex
-	fail := func(s *step, verb string, err error) {
+	done := map[string][]string{}
+	finish := func(s *step, verb, name string, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, fmt.Sprintf("%s: %v", verb, err)
+		if err != nil {
+			s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetFailed, fmt.Sprintf("%s: %v", verb, err)
+			return
+		}
+		done[verb] = append(done[verb], name)
 	}
 	for _, s := range p.steps {
 		switch {
 		case s.write != nil && s.existing == nil:
 			g.Go(func() error {
-				if err := r.client.Create(ctx, s.write); err != nil {
-					if apierrors.IsAlreadyExists(err) {
-						err = errors.New("an Application of this name exists and is not this ApplicationSet's")
-					}
-					fail(s, "create", err)
-					return nil
+				err := r.client.Create(ctx, s.write)
+				if apierrors.IsAlreadyExists(err) {
+					err = errors.New("an Application of this name exists and is not this ApplicationSet's")
 				}
-				r.event(set, "Created", "created Application %s", s.write.Name)
+				finish(s, "create", s.write.Name, err)
 				return nil
 			})
 		case s.write != nil:
 			g.Go(func() error {
-				if err := r.client.Update(ctx, s.write); err != nil {
-					fail(s, "update", err)
-					return nil
-				}
-				r.event(set, "Updated", "updated Application %s", s.write.Name)
+				finish(s, "update", s.write.Name, r.client.Update(ctx, s.write))
 				return nil
 			})
 		case s.remove:
 			g.Go(func() error {
-				if err := r.remove(ctx, set, s.existing); err != nil {
-					fail(s, "delete", err)
-					return nil
-				}
-				r.event(set, "Deleted", "deleted Application %s, no longer generated", s.existing.Name)
+				finish(s, "delete", s.existing.Name, r.remove(ctx, set, s.existing))
 				return nil
 			})
 		}
 	}
 	_ = g.Wait()
+	if len(done) > 0 {
+		r.event(set, "Generated", "%s", writesNote(done))
+	}
+}
+
+// writesNote sums writes up: "created 3 Applications (a, b, c); deleted 1
+// (d)", naming at most five per verb.
+func writesNote(done map[string][]string) string {
+	var parts []string
+	for _, verb := range []string{"create", "update", "delete"} {
+		names := done[verb]
+		if len(names) == 0 {
+			continue
+		}
+		slices.Sort(names)
+		shown := strings.Join(names[:min(len(names), 5)], ", ")
+		if len(names) > 5 {
+			shown += ", ..."
+		}
+		parts = append(parts, fmt.Sprintf("%sd %d (%s)", verb, len(names), shown))
+	}
+	return "Applications " + strings.Join(parts, "; ")
 }
 
 // remove deletes an Application the set no longer generates; with

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,8 +128,26 @@ func appsetPush(ctx context.Context, c *localcluster.Cluster, listen, repoURL st
 	}
 	pushed := time.Since(start)
 
-	// A refresh that generates what exists writes no Application.
-	before, err := appsetWrites(ctx, c)
+	// A refresh that generates what exists writes no Application: count
+	// the API server's writes of Applications (not their status) around
+	// it, once the new app has settled.
+	for {
+		app, err := dyn.Resource(appsGVR).Namespace("graphcd").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, 0, err
+		}
+		sync, _, _ := unstructuredString(app.Object, "status", "sync", "status")
+		health, _, _ := unstructuredString(app.Object, "status", "health", "status")
+		if sync == "Synced" && health == "Healthy" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, fmt.Errorf("app %s never Synced and Healthy: %w", name, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	before, err := appWrites(ctx, c)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -150,22 +169,31 @@ func appsetPush(ctx context.Context, c *localcluster.Cluster, listen, repoURL st
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	after, err := appsetWrites(ctx, c)
-	return pushed, after - before, err
+	after, err := appWrites(ctx, c)
+	return pushed, int(after - before), err
 }
 
-// appsetWrites counts the Events the controller recorded for the set's
-// Application writes (Created, Updated, Deleted).
-func appsetWrites(ctx context.Context, c *localcluster.Cluster) (int, error) {
-	evs, err := c.Client.EventsV1().Events("graphcd").List(ctx, metav1.ListOptions{})
+// appWrites sums the API server's counts of requests that write an
+// Application (create, update, patch, delete; not its status).
+func appWrites(ctx context.Context, c *localcluster.Cluster) (float64, error) {
+	raw, err := c.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, e := range evs.Items {
-		if e.Regarding.Kind == "ApplicationSet" && e.Regarding.Name == appsetName && (e.Reason == "Created" || e.Reason == "Updated" || e.Reason == "Deleted") {
-			n++
+	var n float64
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="applications"`) || !strings.Contains(line, `subresource=""`) {
+			continue
 		}
+		if strings.Contains(line, `verb="GET"`) || strings.Contains(line, `verb="LIST"`) || strings.Contains(line, `verb="WATCH"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return 0, err
+		}
+		n += v
 	}
 	return n, nil
 }
