@@ -12,9 +12,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -580,4 +585,104 @@ func rolloutOf(s *v1alpha1.ApplicationSetStatus, app string) string {
 		}
 	}
 	return ""
+}
+
+// A clusterDecisionResource generator makes one Application per decision
+// of a duck-typed resource's status that names a registered cluster, as
+// the ConfigMap says where to look; a new decision adds one.
+func TestApplicationSetClusterDecisionResource(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	p := uniqueName("asd")
+	cs := apiextensionsclientset.NewForConfigOrDie(cluster.Config)
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "placementdecisions.test.graphcd.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "test.graphcd.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "placementdecisions", Singular: "placementdecision", Kind: "PlacementDecision", ListKind: "PlacementDecisionList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: new(true)}},
+			}},
+		},
+	}
+	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(cluster.Config)
+	gvr := schema.GroupVersionResource{Group: "test.graphcd.io", Version: "v1", Resource: "placementdecisions"}
+	decisions := func(names ...string) []any {
+		var out []any
+		for _, n := range names {
+			out = append(out, map[string]any{"clusterName": n, "reason": "placed by " + p})
+		}
+		return out
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "test.graphcd.io/v1", "kind": "PlacementDecision",
+		"metadata": map[string]any{"name": p, "namespace": appNamespace},
+		"status":   map[string]any{"decisions": decisions(p+"-east", "not-registered")},
+	}}
+	poll(t, "the PlacementDecision created", func(ctx context.Context) (bool, error) {
+		_, err := dyn.Resource(gvr).Namespace(appNamespace).Create(ctx, obj, metav1.CreateOptions{})
+		return err == nil, nil // the CRD may not be served yet
+	})
+	t.Cleanup(func() {
+		_ = dyn.Resource(gvr).Namespace(appNamespace).Delete(context.Background(), p, metav1.DeleteOptions{})
+	})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p},
+		Data: map[string]string{"apiVersion": "test.graphcd.io/v1", "kind": "placementdecisions", "statusListKey": "decisions", "matchKey": "clusterName"}}
+	if _, err := cluster.Client.CoreV1().ConfigMaps(appNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cluster.Client.CoreV1().ConfigMaps(appNamespace).Delete(context.Background(), p, metav1.DeleteOptions{})
+	})
+	for _, c := range []string{"east", "west"} {
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p + "-" + c, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}},
+			StringData: map[string]string{"name": p + "-" + c, "server": "https://" + p + "-" + c + ".example.com", "config": `{"bearerToken":"unused"}`},
+		}
+		if _, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+		})
+	}
+	createAppSet(t, fmt.Sprintf(`
+metadata: {name: %[1]s}
+spec:
+  goTemplate: true
+  generators:
+  - clusterDecisionResource:
+      configMapRef: %[1]s
+      name: %[1]s
+      values: {why: '{{ .reason }}'}
+  template:
+    metadata: {name: 'app-{{ .name }}', annotations: {why: '{{ .values.why }}'}}
+    spec:
+      project: default
+      source: {repoURL: https://git.example.com/apps.git, path: guestbook}
+      destination: {server: '{{ .server }}', namespace: guestbook}
+`, p))
+	owned := waitOwned(t, p, "app-"+p+"-east")
+	if a := owned["app-"+p+"-east"]; a.Spec.Destination.Server != "https://"+p+"-east.example.com" || a.Annotations["why"] != "placed by "+p {
+		t.Errorf("generated %+v with annotations %v", a.Spec.Destination, a.Annotations)
+	}
+
+	// A new decision, then a refresh: one more app.
+	cur, err := dyn.Resource(gvr).Namespace(appNamespace).Get(ctx, p, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedSlice(cur.Object, decisions(p+"-east", p+"-west"), "status", "decisions")
+	if _, err := dyn.Resource(gvr).Namespace(appNamespace).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	update(t, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p}}, func(s *v1alpha1.ApplicationSet) {
+		metav1.SetMetaDataAnnotation(&s.ObjectMeta, appset.RefreshAnnotation, "true")
+	})
+	waitOwned(t, p, "app-"+p+"-east", "app-"+p+"-west")
 }

@@ -110,7 +110,7 @@ type ApplicationSetGenerator struct {
 	// +optional
 	SCMProvider *runtime.RawExtension `json:"scmProvider,omitempty"`
 	// +optional
-	ClusterDecisionResource *runtime.RawExtension `json:"clusterDecisionResource,omitempty"`
+	ClusterDecisionResource *DuckTypeGenerator `json:"clusterDecisionResource,omitempty"`
 	// +optional
 	PullRequest *runtime.RawExtension `json:"pullRequest,omitempty"`
 	// +optional
@@ -179,7 +179,7 @@ type ApplicationSetNestedGenerator struct {
 	// +optional
 	SCMProvider *runtime.RawExtension `json:"scmProvider,omitempty"`
 	// +optional
-	ClusterDecisionResource *runtime.RawExtension `json:"clusterDecisionResource,omitempty"`
+	ClusterDecisionResource *DuckTypeGenerator `json:"clusterDecisionResource,omitempty"`
 	// +optional
 	PullRequest *runtime.RawExtension `json:"pullRequest,omitempty"`
 	// +optional
@@ -210,6 +210,31 @@ type ClusterGenerator struct {
 	// every cluster's.
 	// +optional
 	FlatList bool `json:"flatList,omitempty"`
+}
+
+// DuckTypeGenerator (clusterDecisionResource) produces one parameter set
+// per decision that resources of a kind list in their status: the kind,
+// the status list and the key naming a cluster come from a ConfigMap in
+// graphcd's namespace (apiVersion, kind — the resource's plural name —,
+// statusListKey, matchKey); the resources are the set's namespace's of
+// that kind named Name or matching LabelSelector. Each decision's fields
+// are parameters, with name and server of the cluster its matchKey
+// names.
+type DuckTypeGenerator struct {
+	ConfigMapRef string `json:"configMapRef"`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	LabelSelector metav1.LabelSelector `json:"labelSelector,omitempty"`
+	// +optional
+	RequeueAfterSeconds *int64 `json:"requeueAfterSeconds,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Template *ApplicationSetTemplate `json:"template,omitempty"`
+	// +optional
+	Values map[string]string `json:"values,omitempty"`
 }
 
 // GitGenerator produces parameter sets from a Git repository at a

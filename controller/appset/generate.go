@@ -36,6 +36,7 @@ type generator struct {
 	list                      *v1alpha1.ListGenerator
 	clusters                  *v1alpha1.ClusterGenerator
 	git                       *v1alpha1.GitGenerator
+	decisions                 *v1alpha1.DuckTypeGenerator
 	matrix                    *v1alpha1.MatrixGenerator
 	merge                     *v1alpha1.MergeGenerator
 	unsupported               string
@@ -44,13 +45,13 @@ type generator struct {
 }
 
 func topLevel(g v1alpha1.ApplicationSetGenerator) generator {
-	return generator{list: g.List, clusters: g.Clusters, git: g.Git, matrix: g.Matrix, merge: g.Merge, selector: g.Selector,
-		unsupported: unsupportedName(g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
+	return generator{list: g.List, clusters: g.Clusters, git: g.Git, decisions: g.ClusterDecisionResource, matrix: g.Matrix, merge: g.Merge, selector: g.Selector,
+		unsupported: unsupportedName(g.SCMProvider != nil, g.PullRequest != nil, g.Plugin != nil)}
 }
 
 func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
-	out := generator{list: g.List, clusters: g.Clusters, git: g.Git, selector: g.Selector,
-		unsupported: unsupportedName(g.SCMProvider != nil, g.ClusterDecisionResource != nil, g.PullRequest != nil, g.Plugin != nil)}
+	out := generator{list: g.List, clusters: g.Clusters, git: g.Git, decisions: g.ClusterDecisionResource, selector: g.Selector,
+		unsupported: unsupportedName(g.SCMProvider != nil, g.PullRequest != nil, g.Plugin != nil)}
 	if g.Matrix != nil {
 		out.nestedMatrix = g.Matrix.Raw
 	}
@@ -63,7 +64,7 @@ func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
 // kinds counts the generators g sets.
 func (g generator) kinds() int {
 	n := 0
-	for _, set := range []bool{g.list != nil, g.clusters != nil, g.git != nil, g.matrix != nil, g.merge != nil,
+	for _, set := range []bool{g.list != nil, g.clusters != nil, g.git != nil, g.decisions != nil, g.matrix != nil, g.merge != nil,
 		g.nestedMatrix != nil, g.nestedMerge != nil, g.unsupported != ""} {
 		if set {
 			n++
@@ -72,11 +73,11 @@ func (g generator) kinds() int {
 	return n
 }
 
-func unsupportedName(scm, cdr, pr, plugin bool) string {
+func unsupportedName(scm, pr, plugin bool) string {
 	for _, g := range []struct {
 		set  bool
 		name string
-	}{{scm, "scmProvider"}, {cdr, "clusterDecisionResource"}, {pr, "pullRequest"}, {plugin, "plugin"}} {
+	}{{scm, "scmProvider"}, {pr, "pullRequest"}, {plugin, "plugin"}} {
 		if g.set {
 			return g.name
 		}
@@ -97,13 +98,15 @@ func (s *setRun) generate(g generator, depth int) ([]paramSet, error) {
 	var err error
 	switch {
 	case g.unsupported != "":
-		return nil, fmt.Errorf("%s: %w (graphcd runs list, clusters, git, matrix and merge)", g.unsupported, ErrUnsupported)
+		return nil, fmt.Errorf("%s: %w (graphcd runs list, clusters, git, clusterDecisionResource, matrix and merge)", g.unsupported, ErrUnsupported)
 	case g.list != nil:
 		out, err = s.list(g.list)
 	case g.clusters != nil:
 		out, err = s.clusters(g.clusters)
 	case g.git != nil:
 		out, err = s.git(g.git)
+	case g.decisions != nil:
+		out, err = s.duckType(g.decisions)
 	case g.matrix != nil:
 		out, err = s.matrix(g.matrix, depth)
 	case g.merge != nil:
@@ -325,6 +328,8 @@ func describe(g v1alpha1.ApplicationSetGenerator) string {
 		return "matrix"
 	case g.Merge != nil:
 		return "merge"
+	case g.ClusterDecisionResource != nil:
+		return "clusterDecisionResource"
 	}
 	if n := topLevel(g).unsupported; n != "" {
 		return n

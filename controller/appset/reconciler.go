@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -327,7 +329,7 @@ func (r *Reconciler) exists(ctx context.Context, app *v1alpha1.Application) (boo
 
 // sources are what the generators of set read outside it.
 func (r *Reconciler) sources(ctx context.Context, set *v1alpha1.ApplicationSet) Sources {
-	return controllerSources{ctx: ctx, r: r, credentials: set.Namespace == r.opts.Namespace}
+	return controllerSources{ctx: ctx, r: r, namespace: set.Namespace, credentials: set.Namespace == r.opts.Namespace}
 }
 
 // admit completes a generated Application and checks it: it lives in the
@@ -509,26 +511,11 @@ func isResourcesFinalizer(f string) bool {
 }
 
 // usesClusters reports whether a generator reads the clusters, at any
-// depth (a nested matrix or merge is decoded to look).
+// depth.
 func usesClusters(gens []v1alpha1.ApplicationSetGenerator) bool {
-	for _, g := range gens {
-		if g.Clusters != nil || g.ClusterDecisionResource != nil {
-			return true
-		}
-		if g.Matrix != nil && nestedUseClusters(g.Matrix.Generators) || g.Merge != nil && nestedUseClusters(g.Merge.Generators) {
-			return true
-		}
-	}
-	return false
-}
-
-func nestedUseClusters(gens []v1alpha1.ApplicationSetNestedGenerator) bool {
-	for _, g := range gens {
-		if g.Clusters != nil || g.ClusterDecisionResource != nil || g.Matrix != nil || g.Merge != nil {
-			return true // a nested matrix or merge: assume it may
-		}
-	}
-	return false
+	return slices.ContainsFunc(leafGenerators(gens), func(g v1alpha1.ApplicationSetNestedGenerator) bool {
+		return g.Clusters != nil || g.ClusterDecisionResource != nil
+	})
 }
 
 // controllerSources give the generators of one set the registered
@@ -536,6 +523,9 @@ func nestedUseClusters(gens []v1alpha1.ApplicationSetNestedGenerator) bool {
 type controllerSources struct {
 	ctx context.Context
 	r   *Reconciler
+	// namespace is the set's: its clusterDecisionResource generators read
+	// resources there.
+	namespace string
 	// credentials: the set is in graphcd's namespace, where only
 	// administrators write; the git generators of sets in other
 	// namespaces read without credentials (public repositories only), so
@@ -571,4 +561,55 @@ func (s controllerSources) GitMatch(repoURL, revision string, req gittree.Reques
 		}
 	}
 	return s.r.opts.Repo.MatchTree(s.ctx, repo, revision, req)
+}
+
+// Decisions reads the duck-typed resources a clusterDecisionResource
+// generator names, in the set's namespace, as its ConfigMap (in graphcd's
+// namespace) describes them.
+func (s controllerSources) Decisions(configMapRef, name string, selector *metav1.LabelSelector) (string, []map[string]any, error) {
+	var cm corev1.ConfigMap
+	if err := s.r.client.Get(s.ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: configMapRef}, &cm); err != nil {
+		return "", nil, fmt.Errorf("ConfigMap %s: %w", configMapRef, err)
+	}
+	apiVersion, resource, listKey, matchKey := cm.Data["apiVersion"], cm.Data["kind"], cm.Data["statusListKey"], cm.Data["matchKey"]
+	if apiVersion == "" || resource == "" || listKey == "" || matchKey == "" {
+		return "", nil, fmt.Errorf("ConfigMap %s: apiVersion, kind, statusListKey and matchKey are all required", configMapRef)
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return "", nil, fmt.Errorf("ConfigMap %s: apiVersion: %w", configMapRef, err)
+	}
+	gvk, err := s.r.client.RESTMapper().KindFor(gv.WithResource(resource))
+	if err != nil {
+		return "", nil, fmt.Errorf("ConfigMap %s: %w", configMapRef, err)
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	opts := []client.ListOption{client.InNamespace(s.namespace)}
+	if name == "" {
+		sel, err := metav1.LabelSelectorAsSelector(selector)
+		if err != nil {
+			return "", nil, fmt.Errorf("labelSelector: %w", err)
+		}
+		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+	}
+	if err := s.r.client.List(s.ctx, list, opts...); err != nil {
+		return "", nil, fmt.Errorf("list %s: %w", resource, err)
+	}
+	var out []map[string]any
+	for _, item := range list.Items {
+		if name != "" && item.GetName() != name {
+			continue
+		}
+		entries, _, err := unstructured.NestedSlice(item.Object, "status", listKey)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s %s: status.%s: %w", resource, item.GetName(), listKey, err)
+		}
+		for _, e := range entries {
+			if m, ok := e.(map[string]any); ok && len(out) <= MaxParams {
+				out = append(out, m)
+			}
+		}
+	}
+	return matchKey, out, nil
 }

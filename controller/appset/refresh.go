@@ -28,58 +28,84 @@ const (
 )
 
 // requeueAfter is when to generate set again without an event: the
-// shortest requeueAfterSeconds of its git generators (0 disables it), 0
-// for a set without any.
+// shortest requeueAfterSeconds of its git and clusterDecisionResource
+// generators (0 disables it), 0 for a set without any.
 func requeueAfter(set *v1alpha1.ApplicationSet) time.Duration {
 	var out time.Duration
-	for _, g := range gitGenerators(set.Spec.Generators) {
-		every := DefaultRequeueAfter
-		if g.RequeueAfterSeconds != nil {
-			if *g.RequeueAfterSeconds <= 0 {
+	for _, leaf := range leafGenerators(set.Spec.Generators) {
+		var every *int64
+		switch {
+		case leaf.Git != nil:
+			every = leaf.Git.RequeueAfterSeconds
+		case leaf.ClusterDecisionResource != nil:
+			every = leaf.ClusterDecisionResource.RequeueAfterSeconds
+		default:
+			continue
+		}
+		d := DefaultRequeueAfter
+		if every != nil {
+			if *every <= 0 {
 				continue
 			}
-			every = max(time.Duration(*g.RequeueAfterSeconds)*time.Second, minRequeueAfter)
+			d = max(time.Duration(*every)*time.Second, minRequeueAfter)
 		}
-		if out == 0 || every < out {
-			out = every
+		if out == 0 || d < out {
+			out = d
 		}
 	}
 	return out
 }
 
-// gitGenerators are the git generators of gens, at any depth (nested
-// matrices and merges decoded, to maxNesting).
+// gitGenerators are the git generators of gens, at any depth.
 func gitGenerators(gens []v1alpha1.ApplicationSetGenerator) []*v1alpha1.GitGenerator {
 	var out []*v1alpha1.GitGenerator
-	for _, g := range gens {
-		switch {
-		case g.Git != nil:
-			out = append(out, g.Git)
-		case g.Matrix != nil:
-			out = append(out, nestedGit(g.Matrix.Generators, 1)...)
-		case g.Merge != nil:
-			out = append(out, nestedGit(g.Merge.Generators, 1)...)
+	for _, leaf := range leafGenerators(gens) {
+		if leaf.Git != nil {
+			out = append(out, leaf.Git)
 		}
 	}
 	return out
 }
 
-func nestedGit(gens []v1alpha1.ApplicationSetNestedGenerator, depth int) []*v1alpha1.GitGenerator {
+// leafGenerators are the generators of gens that are neither a matrix
+// nor a merge, at any depth (nested matrices and merges decoded, to
+// maxNesting).
+func leafGenerators(gens []v1alpha1.ApplicationSetGenerator) []v1alpha1.ApplicationSetNestedGenerator {
+	var out []v1alpha1.ApplicationSetNestedGenerator
+	for _, g := range gens {
+		switch {
+		case g.Matrix != nil:
+			out = append(out, nestedLeaves(g.Matrix.Generators, 1)...)
+		case g.Merge != nil:
+			out = append(out, nestedLeaves(g.Merge.Generators, 1)...)
+		default:
+			out = append(out, v1alpha1.ApplicationSetNestedGenerator{List: g.List, Clusters: g.Clusters, Git: g.Git,
+				SCMProvider: g.SCMProvider, ClusterDecisionResource: g.ClusterDecisionResource, PullRequest: g.PullRequest, Plugin: g.Plugin})
+		}
+	}
+	return out
+}
+
+func nestedLeaves(gens []v1alpha1.ApplicationSetNestedGenerator, depth int) []v1alpha1.ApplicationSetNestedGenerator {
 	if depth > maxNesting {
 		return nil
 	}
-	var out []*v1alpha1.GitGenerator
+	var out []v1alpha1.ApplicationSetNestedGenerator
 	for _, g := range gens {
 		var inner struct {
 			Generators []v1alpha1.ApplicationSetNestedGenerator `json:"generators"`
 		}
 		switch {
-		case g.Git != nil:
-			out = append(out, g.Git)
-		case g.Matrix != nil && json.Unmarshal(g.Matrix.Raw, &inner) == nil:
-			out = append(out, nestedGit(inner.Generators, depth+1)...)
-		case g.Merge != nil && json.Unmarshal(g.Merge.Raw, &inner) == nil:
-			out = append(out, nestedGit(inner.Generators, depth+1)...)
+		case g.Matrix != nil:
+			if json.Unmarshal(g.Matrix.Raw, &inner) == nil {
+				out = append(out, nestedLeaves(inner.Generators, depth+1)...)
+			}
+		case g.Merge != nil:
+			if json.Unmarshal(g.Merge.Raw, &inner) == nil {
+				out = append(out, nestedLeaves(inner.Generators, depth+1)...)
+			}
+		default:
+			out = append(out, g)
 		}
 	}
 	return out
