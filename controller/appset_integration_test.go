@@ -69,6 +69,29 @@ func update[T client.Object](t *testing.T, obj T, edit func(T)) {
 	})
 }
 
+// fleetCluster registers a cluster Secret named name for the server
+// https://NAME.example.com (never contacted by these tests), labelled
+// fleet=fleet unless fleet is "", and deletes it when the test ends.
+func fleetCluster(t *testing.T, name, fleet string) *corev1.Secret {
+	t.Helper()
+	labels := map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}
+	if fleet != "" {
+		labels["fleet"] = fleet
+	}
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name, Labels: labels},
+		StringData: map[string]string{"name": name, "server": "https://" + name + ".example.com", "config": `{"bearerToken":"unused"}`},
+	}
+	s, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(t.Context(), s, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), s.Name, metav1.DeleteOptions{})
+	})
+	return s
+}
+
 func rawJSON(s string) runtime.RawExtension { return runtime.RawExtension{Raw: []byte(s)} }
 
 // ownedApps lists the Applications the set controls, by name.
@@ -341,21 +364,7 @@ func TestApplicationSetClusters(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	p := uniqueName("asc")
-	secret := func(name, server string) *corev1.Secret {
-		s := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster, "fleet": p}},
-			StringData: map[string]string{"name": name, "server": server, "config": `{"bearerToken":"unused"}`},
-		}
-		s, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(ctx, s, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), s.Name, metav1.DeleteOptions{})
-		})
-		return s
-	}
-	secret(p+"-east", "https://"+p+"-east.example.com")
+	fleetCluster(t, p+"-east", p)
 	createAppSet(t, fmt.Sprintf(`
 metadata: {name: %[1]s}
 spec:
@@ -373,7 +382,7 @@ spec:
 	if s := owned[p+"-"+p+"-east"].Spec.Destination.Server; s != "https://"+p+"-east.example.com" {
 		t.Errorf("destination %q", s)
 	}
-	west := secret(p+"-west", "https://"+p+"-west.example.com")
+	west := fleetCluster(t, p+"-west", p)
 	waitOwned(t, p, p+"-"+p+"-east", p+"-"+p+"-west")
 
 	delete(west.Labels, "fleet")
@@ -390,7 +399,6 @@ spec:
 // gives one Application per pair.
 func TestApplicationSetGitDirectories(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
 	p := uniqueName("asg")
 	dir, _ := reposervertest.CommitFiles(t, map[string]string{
 		"apps/web/cm.yaml": "kind: ConfigMap", "apps/api/cm.yaml": "kind: ConfigMap", "docs/readme.md": "not an app",
@@ -423,18 +431,8 @@ spec:
 	waitOwned(t, p+"-keep", p+"-keep-api", p+"-keep-web")
 
 	// Matrix: the clusters of a fleet label × the directories.
-	for _, c := range []string{"east", "west"} {
-		s := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p + "-" + c, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster, "fleet": p}},
-			StringData: map[string]string{"name": p + "-" + c, "server": "https://" + p + "-" + c + ".example.com", "config": `{"bearerToken":"unused"}`},
-		}
-		if _, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), s.Name, metav1.DeleteOptions{})
-		})
-	}
+	fleetCluster(t, p+"-east", p)
+	fleetCluster(t, p+"-west", p)
 	createAppSet(t, fmt.Sprintf(`
 metadata: {name: %[1]s-mx}
 spec:
@@ -639,18 +637,8 @@ func TestApplicationSetClusterDecisionResource(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cluster.Client.CoreV1().ConfigMaps(appNamespace).Delete(context.Background(), p, metav1.DeleteOptions{})
 	})
-	for _, c := range []string{"east", "west"} {
-		s := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p + "-" + c, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}},
-			StringData: map[string]string{"name": p + "-" + c, "server": "https://" + p + "-" + c + ".example.com", "config": `{"bearerToken":"unused"}`},
-		}
-		if _, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), s.Name, metav1.DeleteOptions{})
-		})
-	}
+	fleetCluster(t, p+"-east", "")
+	fleetCluster(t, p+"-west", "")
 	createAppSet(t, fmt.Sprintf(`
 metadata: {name: %[1]s}
 spec:

@@ -50,16 +50,8 @@ func (s *setRun) clusters(g *v1alpha1.ClusterGenerator) ([]paramSet, error) {
 			"name": c.Name, "nameNormalized": normalize(c.Name), "server": c.Server, "project": c.Project,
 			"metadata": map[string]any{"labels": stringMap(c.Labels), "annotations": stringMap(c.Annotations)},
 		}
-		if len(g.Values) > 0 {
-			values := map[string]any{}
-			for k, v := range g.Values {
-				rendered, err := s.r.field(v, params)
-				if err != nil {
-					return nil, fmt.Errorf("clusters: values.%s: %w", k, err)
-				}
-				values[k] = rendered
-			}
-			params["values"] = values
+		if err := s.addValues(params, g.Values); err != nil {
+			return nil, fmt.Errorf("clusters: %w", err)
 		}
 		if g.FlatList {
 			flat = append(flat, params)
@@ -71,6 +63,24 @@ func (s *setRun) clusters(g *v1alpha1.ClusterGenerator) ([]paramSet, error) {
 		return []paramSet{{params: map[string]any{"clusters": flat}, template: g.Template}}, nil
 	}
 	return out, nil
+}
+
+// addValues sets params["values"] to values, each rendered with params
+// (a generator's values field); none leaves params as they are.
+func (s *setRun) addValues(params map[string]any, values map[string]string) error {
+	if len(values) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		rendered, err := s.r.field(v, params)
+		if err != nil {
+			return fmt.Errorf("values.%s: %w", k, err)
+		}
+		out[k] = rendered
+	}
+	params["values"] = out
+	return nil
 }
 
 func stringMap(m map[string]string) map[string]any {

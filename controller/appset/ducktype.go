@@ -63,16 +63,8 @@ func (s *setRun) duckType(g *v1alpha1.DuckTypeGenerator) ([]paramSet, error) {
 		}
 		params := maps.Clone(d)
 		params["name"], params["server"] = c.Name, c.Server
-		if len(g.Values) > 0 {
-			values := map[string]any{}
-			for k, v := range g.Values {
-				rendered, err := s.r.field(v, params)
-				if err != nil {
-					return nil, fmt.Errorf("clusterDecisionResource: values.%s: %w", k, err)
-				}
-				values[k] = rendered
-			}
-			params["values"] = values
+		if err := s.addValues(params, g.Values); err != nil {
+			return nil, fmt.Errorf("clusterDecisionResource: %w", err)
 		}
 		out = append(out, paramSet{params: params, template: g.Template})
 	}

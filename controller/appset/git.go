@@ -56,16 +56,8 @@ func (s *setRun) git(g *v1alpha1.GitGenerator) ([]paramSet, error) {
 	}
 	out := make([]paramSet, 0, len(sets))
 	for _, params := range sets {
-		if len(g.Values) > 0 {
-			values := map[string]any{}
-			for k, v := range g.Values {
-				rendered, err := s.r.field(v, params)
-				if err != nil {
-					return nil, fmt.Errorf("git: values.%s: %w", k, err)
-				}
-				values[k] = rendered
-			}
-			params["values"] = values
+		if err := s.addValues(params, g.Values); err != nil {
+			return nil, fmt.Errorf("git: %w", err)
 		}
 		out = append(out, paramSet{params: params, template: g.Template})
 	}
