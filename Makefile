@@ -86,6 +86,7 @@ test-unit: ## Run the unit tests only (no external processes).
 bench: test-deps cluster-bins ## Run the benchmarks (figures go to docs/benchmarks.md).
 	PATH="$(BIN):$$PATH" $(GO) test -tags integration -run '^$$' -bench . -benchmem -count 5 ./...
 	cd bench/diffpeer && $(GO) test -run . -bench . -benchmem -count 5
+	cd bench/appsetpeer && GOTOOLCHAIN=go1.27.3 $(GO) test -run . -bench . -benchmem -count 5
 
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.
