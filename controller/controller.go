@@ -190,7 +190,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Shard.Index == 0 {
 		sets := appset.NewReconciler(mgr.GetClient(), appset.Options{
 			Namespace: cfg.Namespace, AppNamespaces: cfg.AppNamespaces, Clusters: c.clusters.reg, ClustersLoaded: c.clusters.loaded(),
-			Repo: cfg.Repo, RepoFor: cfg.RepoFor,
+			Repo: cfg.Repo, RepoFor: cfg.RepoFor, APIReader: mgr.GetAPIReader(),
 			Recorder: mgr.GetEventRecorder("graphcd-applicationset-controller"), Logger: cfg.Logger,
 		})
 		if err := sets.SetupWithManager(context.Background(), mgr); err != nil {

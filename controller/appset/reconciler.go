@@ -12,12 +12,14 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,10 +60,13 @@ type Options struct {
 	// Repo reads the repositories of the git generators; RepoFor gives a
 	// repository its credentials (see GitMatch). Without Repo, git
 	// generators fail.
-	Repo     reposerver.Service
-	RepoFor  func(ctx context.Context, url, project string) (reposerver.Repository, error)
-	Recorder events.EventRecorder
-	Logger   *slog.Logger
+	Repo    reposerver.Service
+	RepoFor func(ctx context.Context, url, project string) (reposerver.Repository, error)
+	// APIReader reads past the cache (an Application an earlier
+	// generation created that the cache has not seen yet).
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Logger    *slog.Logger
 }
 
 // Reconciler keeps the Applications of every ApplicationSet as its
@@ -108,9 +113,70 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 2}).
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Owns(&v1alpha1.Application{}).
+		Watches(&v1alpha1.Application{}, ownedApps{}).
 		WatchesRawSource(source.Channel(r.changed, handler.EnqueueRequestsFromMapFunc(r.setsWithClusters))).
 		Complete(r)
+}
+
+// statusDelay is how long a change of an owned Application's sync or
+// health status waits before its set is generated again: the changes of
+// a thousand syncing Applications come together into a few generations,
+// not one each.
+const statusDelay = 2 * time.Second
+
+// ownedApps enqueues the set that controls a changed Application: at once
+// when what the set writes changed (spec, metadata, existence), after
+// statusDelay when only its sync or health status did (the set's
+// resources and a RollingSync follow them), not at all otherwise.
+type ownedApps struct{}
+
+func (ownedApps) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+	enqueueOwner(e.Object, q, 0)
+}
+
+func (ownedApps) Delete(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+	enqueueOwner(e.Object, q, 0)
+}
+
+func (ownedApps) Generic(context.Context, event.TypedGenericEvent[client.Object], workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+}
+
+func (ownedApps) Update(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+	before, ok1 := e.ObjectOld.(*v1alpha1.Application)
+	after, ok2 := e.ObjectNew.(*v1alpha1.Application)
+	if !ok1 || !ok2 {
+		return
+	}
+	switch {
+	case before.Generation != after.Generation || after.DeletionTimestamp != nil ||
+		!sameMap(before.Labels, after.Labels) || !sameMap(before.Annotations, after.Annotations) ||
+		!slices.Equal(before.Finalizers, after.Finalizers) || !equality.Semantic.DeepEqual(before.OwnerReferences, after.OwnerReferences):
+		enqueueOwner(after, q, 0)
+	case before.Status.Sync.Status != after.Status.Sync.Status || before.Status.Health.Status != after.Status.Health.Status ||
+		(before.Operation == nil) != (after.Operation == nil) || operationPhase(before) != operationPhase(after):
+		enqueueOwner(after, q, statusDelay)
+	}
+}
+
+func operationPhase(a *v1alpha1.Application) v1alpha1.OperationPhase {
+	if a.Status.OperationState == nil {
+		return ""
+	}
+	return a.Status.OperationState.Phase
+}
+
+// enqueueOwner queues the set that controls obj, after delay.
+func enqueueOwner(obj client.Object, q workqueue.TypedRateLimitingInterface[ctrl.Request], delay time.Duration) {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "ApplicationSet" || ref.APIVersion != v1alpha1.GroupVersion.String() {
+		return
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}
+	if delay == 0 {
+		q.Add(req)
+		return
+	}
+	q.AddAfter(req, delay)
 }
 
 // setsWithClusters lists the sets a cluster Secret change may change:
@@ -427,6 +493,12 @@ func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p 
 			g.Go(func() error {
 				err := r.client.Create(ctx, s.write)
 				if apierrors.IsAlreadyExists(err) {
+					if r.controls(ctx, set, s.write) {
+						// An earlier generation created it; the cache has not
+						// seen it yet.
+						s.entry.Action, s.entry.Message = v1alpha1.ApplicationSetUnchanged, "created by an earlier generation"
+						return nil
+					}
 					err = errors.New("an Application of this name exists and is not this ApplicationSet's")
 				}
 				finish(s, "create", s.write.Name, err)
@@ -448,6 +520,21 @@ func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p 
 	if len(done) > 0 {
 		r.event(set, "Generated", "%s", writesNote(done))
 	}
+}
+
+// controls reports whether the Application named as app, read from the
+// API server, is the set's.
+func (r *Reconciler) controls(ctx context.Context, set *v1alpha1.ApplicationSet, app *v1alpha1.Application) bool {
+	reader := client.Reader(r.client)
+	if r.opts.APIReader != nil {
+		reader = r.opts.APIReader
+	}
+	var cur v1alpha1.Application
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(app), &cur); err != nil {
+		return false
+	}
+	ref := metav1.GetControllerOf(&cur)
+	return ref != nil && ref.UID == set.UID
 }
 
 // writesNote sums writes up: "created 3 Applications (a, b, c); deleted 1
