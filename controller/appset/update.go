@@ -44,29 +44,41 @@ func newIgnorer(rules []v1alpha1.ApplicationSetResourceIgnoreDifferences) (*diff
 // annotations and labels and the fields ignoreApplicationDifferences
 // names; nil when existing already is.
 func updated(existing, generated *v1alpha1.Application, set *v1alpha1.ApplicationSet, ignore *diff.Differ) (*v1alpha1.Application, error) {
-	want := existing.DeepCopy()
-	want.Spec = *generated.Spec.DeepCopy()
 	var keepLabels, keepAnnotations []string
 	if pf := set.Spec.PreservedFields; pf != nil {
 		keepLabels, keepAnnotations = pf.Labels, pf.Annotations
 	}
+	// The parts first, compared with existing's, so that an Application
+	// as generated (the common case) costs no copy of its status.
+	want := existing.ObjectMeta
 	want.Labels = withKept(generated.Labels, existing.Labels, keepLabels)
 	want.Annotations = withKept(generated.Annotations, existing.Annotations, append(slices.Clone(keptAnnotations), keepAnnotations...))
 	want.Finalizers = slices.Clone(generated.Finalizers)
 	want.OwnerReferences = withOwner(existing.OwnerReferences, ownerRef(set))
-	if ignore != nil {
-		var err error
-		if want, err = applyIgnored(ignore, want, existing); err != nil {
-			return nil, fmt.Errorf("ignoreApplicationDifferences: %w", err)
-		}
-	}
-	if equality.Semantic.DeepEqual(want.Spec, existing.Spec) &&
-		sameMap(want.Labels, existing.Labels) && sameMap(want.Annotations, existing.Annotations) &&
-		slices.Equal(want.Finalizers, existing.Finalizers) &&
-		equality.Semantic.DeepEqual(want.OwnerReferences, existing.OwnerReferences) {
+	spec := &generated.Spec
+	if ignore == nil && equality.Semantic.DeepEqual(*spec, existing.Spec) && sameMeta(&want, &existing.ObjectMeta) {
 		return nil, nil
 	}
-	return want, nil
+	out := existing.DeepCopy()
+	out.Spec = *spec.DeepCopy()
+	out.Labels, out.Annotations, out.Finalizers, out.OwnerReferences = want.Labels, want.Annotations, want.Finalizers, want.OwnerReferences
+	if ignore != nil {
+		var err error
+		if out, err = applyIgnored(ignore, out, existing); err != nil {
+			return nil, fmt.Errorf("ignoreApplicationDifferences: %w", err)
+		}
+		if equality.Semantic.DeepEqual(out.Spec, existing.Spec) && sameMeta(&out.ObjectMeta, &existing.ObjectMeta) {
+			return nil, nil
+		}
+	}
+	return out, nil
+}
+
+// sameMeta reports whether the metadata a set writes is the same in a
+// and b.
+func sameMeta(a, b *metav1.ObjectMeta) bool {
+	return sameMap(a.Labels, b.Labels) && sameMap(a.Annotations, b.Annotations) &&
+		slices.Equal(a.Finalizers, b.Finalizers) && equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences)
 }
 
 // withKept is generated's map plus the keys of keep that existing has.
