@@ -1,6 +1,7 @@
 package appset
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -272,7 +273,9 @@ func (f fleet) Clusters() ([]Cluster, error) { return f, nil }
 
 var clusters = fleet{
 	{Name: "in-cluster", Server: "https://kubernetes.default.svc"},
-	{Name: "prod", Server: "https://prod.example.com", Project: "team", Labels: map[string]string{"env": "prod"}, Annotations: map[string]string{"owner": "sre"}},
+	{Name: "prod", Server: "https://prod.example.com", Project: "team", Labels: map[string]string{"env": "prod"}, Annotations: map[string]string{
+		"owner": "sre", "kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"config":"{\"bearerToken\":\"s3cret\"}"}}`,
+	}},
 	{Name: "Staging_EU", Server: "https://staging.example.com", Labels: map[string]string{"env": "staging"}},
 }
 
@@ -305,6 +308,11 @@ spec:
 	}
 	if got[0].App.Spec.Source.TargetRevision != "prod-main" || got[0].App.Spec.Destination.Server != "https://prod.example.com" {
 		t.Errorf("prod: %+v", got[0].App.Spec)
+	}
+	// kubectl's last-applied copy of a cluster Secret holds its
+	// credentials: it is no parameter (parameters reach the status).
+	if params, _ := json.Marshal(got[0].Params); strings.Contains(string(params), "s3cret") {
+		t.Errorf("the parameters carry the Secret's last-applied copy: %s", params)
 	}
 
 	got, err = Generate(set(t, `

@@ -48,7 +48,7 @@ func (s *setRun) clusters(g *v1alpha1.ClusterGenerator) ([]paramSet, error) {
 		}
 		params := map[string]any{
 			"name": c.Name, "nameNormalized": normalize(c.Name), "server": c.Server, "project": c.Project,
-			"metadata": map[string]any{"labels": stringMap(c.Labels), "annotations": stringMap(c.Annotations)},
+			"metadata": map[string]any{"labels": stringMap(c.Labels), "annotations": clusterAnnotations(c.Annotations)},
 		}
 		if err := s.addValues(params, g.Values); err != nil {
 			return nil, fmt.Errorf("clusters: %w", err)
@@ -81,6 +81,19 @@ func (s *setRun) addValues(params map[string]any, values map[string]string) erro
 	}
 	params["values"] = out
 	return nil
+}
+
+// lastApplied is kubectl's copy of an object applied client-side: on a
+// cluster Secret it holds the credentials.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// clusterAnnotations are a cluster Secret's annotations as parameters,
+// without kubectl's last-applied copy of the Secret: parameters reach
+// Applications and the set's status.
+func clusterAnnotations(m map[string]string) map[string]any {
+	out := stringMap(m)
+	delete(out, lastApplied)
+	return out
 }
 
 func stringMap(m map[string]string) map[string]any {

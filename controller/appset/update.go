@@ -19,7 +19,7 @@ import (
 // state).
 var keptAnnotations = []string{
 	v1alpha1.RefreshAnnotation, v1alpha1.ArgoRefreshAnnotation,
-	"notified.notifications.argoproj.io", "kubectl.kubernetes.io/last-applied-configuration",
+	"notified.notifications.argoproj.io", lastApplied,
 }
 
 // newIgnorer compiles ignoreApplicationDifferences; nil when there are
