@@ -7397,10 +7397,10 @@ type ApplicationSet implements Node {
   "The global ID."
   id: ID!
   """
-  Whether the caller may do action (get, create, update, delete) on this
-  set, exactly as the API will decide it; the RBAC object
-  (<project>/<name>, or <project>/<namespace>/<name>) is worked out for
-  them.
+  Whether the caller may do action (get, update, delete) on this set's
+  RBAC object (<project>/<name>, or <project>/<namespace>/<name>), worked
+  out for them. An update that changes the spec also needs the action on
+  every project the new spec names (see createApplicationSet).
   """
   can(action: String!): Boolean!
   "The name of the ApplicationSet object."
