@@ -65,24 +65,28 @@ func DecodeApplicationSetSpec(doc string) (v1alpha1.ApplicationSetSpec, error) {
 	return spec, nil
 }
 
-// maxTemplateDepth bounds how deep SetProjects looks into matrices and
-// merges; a set nested deeper counts as templated (the controller
-// refuses it anyway).
-const maxTemplateDepth = 4
+// maxGeneratorDepth bounds how deep SetProjects looks into a set's
+// generators (as JSON: matrices and merges nest); a set nested deeper
+// counts as templated (the controller refuses it anyway).
+const maxGeneratorDepth = 64
 
 // SetProjects returns the projects the Applications of set may be
-// generated in, as written: the template's (DefaultProject when empty)
-// and any a generator's template overrides it with. templated is true
-// when that is not known before generating: a project with a placeholder
-// ("{{"), or a templatePatch, which may set any project. The API asks
-// for a right on every project a set names, and on every project at all
-// when it is templated.
+// generated in, as written: the template's (DefaultProject when empty),
+// then, sorted, any other that a generator's own template names (the
+// "template" of any generator, at any depth of matrices and merges, so
+// that generators added later count too). templated is true when that is
+// not known before generating: a project with a placeholder ("{{"), or a
+// templatePatch, which may set any project. The API asks for a right on
+// every project a set names, and on every project at all when it is
+// templated.
 func SetProjects(set *v1alpha1.ApplicationSet) (projects []string, templated bool) {
+	seen := map[string]bool{}
 	add := func(p string) {
 		if strings.Contains(p, "{{") {
 			templated = true
 		}
-		if !slices.Contains(projects, p) {
+		if !seen[p] {
+			seen[p] = true
 			projects = append(projects, p)
 		}
 	}
@@ -90,65 +94,55 @@ func SetProjects(set *v1alpha1.ApplicationSet) (projects []string, templated boo
 	if set.Spec.TemplatePatch != nil && strings.TrimSpace(*set.Spec.TemplatePatch) != "" {
 		templated = true
 	}
-	over := func(t *v1alpha1.ApplicationSetTemplate) {
-		if t != nil && t.Spec.Project != "" {
-			add(t.Spec.Project)
-		}
+	raw, err := json.Marshal(set.Spec.Generators)
+	var gens any
+	if err == nil {
+		err = json.Unmarshal(raw, &gens)
 	}
-	var nested func(gens []v1alpha1.ApplicationSetNestedGenerator, depth int)
-	raw := func(ext []byte, depth int) {
-		// A nested matrix or merge is kept as written: both decode as a
-		// list of generators and a template.
-		var m struct {
-			Generators []v1alpha1.ApplicationSetNestedGenerator `json:"generators"`
-			Template   *v1alpha1.ApplicationSetTemplate         `json:"template"`
-		}
-		if depth > maxTemplateDepth || json.Unmarshal(ext, &m) != nil {
-			templated = true
-			return
-		}
-		over(m.Template)
-		nested(m.Generators, depth+1)
+	if err != nil {
+		return projects, true
 	}
-	nested = func(gens []v1alpha1.ApplicationSetNestedGenerator, depth int) {
-		for _, g := range gens {
-			if g.List != nil {
-				over(g.List.Template)
-			}
-			if g.Clusters != nil {
-				over(g.Clusters.Template)
-			}
-			if g.Git != nil {
-				over(g.Git.Template)
-			}
-			if g.Matrix != nil {
-				raw(g.Matrix.Raw, depth)
-			}
-			if g.Merge != nil {
-				raw(g.Merge.Raw, depth)
-			}
-		}
+	if !generatorProjects(gens, 0, add) {
+		templated = true
 	}
-	for _, g := range set.Spec.Generators {
-		if g.List != nil {
-			over(g.List.Template)
-		}
-		if g.Clusters != nil {
-			over(g.Clusters.Template)
-		}
-		if g.Git != nil {
-			over(g.Git.Template)
-		}
-		if g.Matrix != nil {
-			over(g.Matrix.Template)
-			nested(g.Matrix.Generators, 1)
-		}
-		if g.Merge != nil {
-			over(g.Merge.Template)
-			nested(g.Merge.Generators, 1)
-		}
-	}
+	slices.Sort(projects[1:])
 	return projects, templated
+}
+
+// generatorProjects calls add with the spec.project of every generator
+// template in v, a set's generators as decoded JSON. Parameters (a list's
+// elements, values) are not templates. It reports false when v nests
+// deeper than maxGeneratorDepth.
+func generatorProjects(v any, depth int, add func(string)) bool {
+	if depth > maxGeneratorDepth {
+		return false
+	}
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			if !generatorProjects(e, depth+1, add) {
+				return false
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			switch k {
+			case "elements", "elementsYaml", "values":
+				continue
+			case "template":
+				t, _ := e.(map[string]any)
+				spec, _ := t["spec"].(map[string]any)
+				if p, _ := spec["project"].(string); p != "" {
+					add(p)
+				}
+				continue
+			}
+			if !generatorProjects(e, depth+1, add) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // GetApplicationSet reads the set at key from the API server, nil when

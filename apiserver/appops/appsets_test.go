@@ -76,6 +76,12 @@ func TestSetProjects(t *testing.T) {
     {merge: {mergeKeys: [k], generators: [{list: {elements: [], template: {metadata: {}, spec: {project: deep, destination: {}}}}}]}}]}}],
   template: {metadata: {}, spec: {project: web, destination: {}}}}`,
 			wantProjects: []string{"web", "c", "deep"}},
+		{name: "any generator's template counts, clusterDecisionResource's too", spec: `{generators: [{clusterDecisionResource: {configMapRef: cm, name: n,
+    template: {metadata: {}, spec: {project: decided, destination: {}}}}}], template: {metadata: {}, spec: {project: web, destination: {}}}}`,
+			wantProjects: []string{"web", "decided"}},
+		{name: "a parameter named template is not one", spec: `{generators: [{list: {elements: [{template: {spec: {project: param}}}]}}],
+  template: {metadata: {}, spec: {project: web, destination: {}}}}`,
+			wantProjects: []string{"web"}},
 		{name: "templatePatch may set any", spec: `{generators: [{list: {elements: []}}], templatePatch: 'spec: {project: x}', template: {metadata: {}, spec: {project: web, destination: {}}}}`,
 			wantProjects: []string{"web"}, wantTemplated: true},
 	}
