@@ -4945,7 +4945,8 @@ type Query {
   Generates the Applications of an ApplicationSet manifest as the
   controller would, and writes nothing (Argo CD's ` + "`" + `appset generate` + "`" + `).
   The clusters generator sees the registered clusters the caller may get;
-  git generators are not run through the API yet and fail. Each
+  git and clusterDecisionResource generators are not run through the API
+  yet and fail. Each
   Application is also checked against its project, as the controller
   checks it before writing. Needs the rights createApplicationSet needs.
   BAD_USER_INPUT when the manifest is invalid or a generator cannot run

@@ -16,8 +16,9 @@ import (
 // the controller would, and checks each against its project as the
 // controller does before writing it; nothing is written. The caller needs
 // the rights a create needs, and the clusters generator sees the clusters
-// the caller may get. Git generators get no repositories here and fail
-// with the generation package's error.
+// the caller may get. Git and clusterDecisionResource generators get no
+// repositories or resources here and fail with the generation package's
+// errors.
 func (r *Resolver) dryRunApplicationSet(ctx context.Context, in model.DryRunApplicationSetInput, first int32) (*model.ApplicationSetPreview, error) {
 	if first < 0 || first > appset.MaxParams {
 		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", appset.MaxParams, first)

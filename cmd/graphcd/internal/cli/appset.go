@@ -424,8 +424,8 @@ func newApplicationSetPreviewCmd(o *appsetOptions) *cobra.Command {
 its controller would, and check each against its project; nothing is
 written (Argo CD's appset generate). Elements that fail are listed on
 stderr with their generator, parameters and reason, and the command then
-exits 1. The clusters generator sees the clusters you may see; git
-generators are not run through the API yet.`,
+exits 1. The clusters generator sees the clusters you may see; git and
+clusterDecisionResource generators are not run through the API yet.`,
 		Example: `  graphcd appset preview -f guestbook-set.yaml
   graphcd appset preview -f guestbook-set.yaml -o yaml`,
 		Args: command.NoArgs,
