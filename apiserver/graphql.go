@@ -173,6 +173,15 @@ func setComplexity(c *graph.ComplexityRoot) {
 	c.Query.AuditLog = func(child int, first int32, _ *string, _ *model.AuditFilter) int {
 		return 1 + child*max(int(first), 1)
 	}
+	c.Query.ApplicationSets = func(child int, first int32, _ *string, _ *model.ApplicationSetFilter) int {
+		return 1 + child*max(int(first), 1)
+	}
+	c.Query.DryRunApplicationSet = func(child int, _ model.DryRunApplicationSetInput, first int32) int {
+		return 1 + child*max(int(first), 1)
+	}
+	c.ApplicationSet.Applications = func(child int, first int32, _ *string) int {
+		return 1 + child*max(int(first), 1)
+	}
 }
 
 // presentError decides what a client sees of an error. Errors marked safe

@@ -1047,6 +1047,777 @@ func (v *AppDetailStatusApplicationStatusSyncSyncStatus) GetRevision() string { 
 // GetRevisions returns AppDetailStatusApplicationStatusSyncSyncStatus.Revisions, and is useful for accessing the field via an interface.
 func (v *AppDetailStatusApplicationStatusSyncSyncStatus) GetRevisions() []string { return v.Revisions }
 
+// What `graphcd appset get` shows.
+type AppSetDetail struct {
+	// The name of the ApplicationSet object.
+	Name string `json:"name"`
+	// The namespace of the ApplicationSet object.
+	Namespace string `json:"namespace"`
+	// The project of the template (spec.template.spec.project; "default"
+	// when empty), which the set is authorized on. May be templated, e.g.
+	// "{{.project}}".
+	Project string `json:"project"`
+	// The Kubernetes UID.
+	Uid string `json:"uid"`
+	// When the ApplicationSet object was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// True while the set is being deleted.
+	Deleting bool `json:"deleting"`
+	// The labels of the ApplicationSet object.
+	Labels []AppSetDetailLabelsKeyValue `json:"labels"`
+	// The annotations of the ApplicationSet object.
+	Annotations []AppSetDetailAnnotationsKeyValue `json:"annotations"`
+	// What the set generates and how.
+	Spec AppSetDetailSpecApplicationSetSpec `json:"spec"`
+	// What the controller last did with the set.
+	Status AppSetDetailStatusApplicationSetStatus `json:"status"`
+}
+
+// GetName returns AppSetDetail.Name, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetName() string { return v.Name }
+
+// GetNamespace returns AppSetDetail.Namespace, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetNamespace() string { return v.Namespace }
+
+// GetProject returns AppSetDetail.Project, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetProject() string { return v.Project }
+
+// GetUid returns AppSetDetail.Uid, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetUid() string { return v.Uid }
+
+// GetCreatedAt returns AppSetDetail.CreatedAt, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetCreatedAt() time.Time { return v.CreatedAt }
+
+// GetDeleting returns AppSetDetail.Deleting, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetDeleting() bool { return v.Deleting }
+
+// GetLabels returns AppSetDetail.Labels, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetLabels() []AppSetDetailLabelsKeyValue { return v.Labels }
+
+// GetAnnotations returns AppSetDetail.Annotations, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetAnnotations() []AppSetDetailAnnotationsKeyValue { return v.Annotations }
+
+// GetSpec returns AppSetDetail.Spec, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetSpec() AppSetDetailSpecApplicationSetSpec { return v.Spec }
+
+// GetStatus returns AppSetDetail.Status, and is useful for accessing the field via an interface.
+func (v *AppSetDetail) GetStatus() AppSetDetailStatusApplicationSetStatus { return v.Status }
+
+// AppSetDetailAnnotationsKeyValue includes the requested fields of the GraphQL type KeyValue.
+// The GraphQL type's documentation follows.
+//
+// A label, annotation or other string map entry.
+type AppSetDetailAnnotationsKeyValue struct {
+	// The key.
+	Key string `json:"key"`
+	// The value.
+	Value string `json:"value"`
+}
+
+// GetKey returns AppSetDetailAnnotationsKeyValue.Key, and is useful for accessing the field via an interface.
+func (v *AppSetDetailAnnotationsKeyValue) GetKey() string { return v.Key }
+
+// GetValue returns AppSetDetailAnnotationsKeyValue.Value, and is useful for accessing the field via an interface.
+func (v *AppSetDetailAnnotationsKeyValue) GetValue() string { return v.Value }
+
+// AppSetDetailLabelsKeyValue includes the requested fields of the GraphQL type KeyValue.
+// The GraphQL type's documentation follows.
+//
+// A label, annotation or other string map entry.
+type AppSetDetailLabelsKeyValue struct {
+	// The key.
+	Key string `json:"key"`
+	// The value.
+	Value string `json:"value"`
+}
+
+// GetKey returns AppSetDetailLabelsKeyValue.Key, and is useful for accessing the field via an interface.
+func (v *AppSetDetailLabelsKeyValue) GetKey() string { return v.Key }
+
+// GetValue returns AppSetDetailLabelsKeyValue.Value, and is useful for accessing the field via an interface.
+func (v *AppSetDetailLabelsKeyValue) GetValue() string { return v.Value }
+
+// AppSetDetailSpecApplicationSetSpec includes the requested fields of the GraphQL type ApplicationSetSpec.
+// The GraphQL type's documentation follows.
+//
+// What an ApplicationSet generates and how, with Argo CD's field names.
+type AppSetDetailSpecApplicationSetSpec struct {
+	// Whether the template is a Go template (with Sprig's functions) rather than {{param}} placeholders.
+	GoTemplate bool `json:"goTemplate"`
+	// Go template options, e.g. missingkey=error.
+	GoTemplateOptions []string `json:"goTemplateOptions"`
+	// The generators as JSON: the list under spec.generators, as written.
+	Generators string `json:"generators"`
+	// The Application each parameter set fills in.
+	Template AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplate `json:"template"`
+	// The templated patch applied to each rendered Application, if any.
+	TemplatePatch *string `json:"templatePatch"`
+	// Which changes to generated Applications the set makes.
+	SyncPolicy *AppSetDetailSpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy `json:"syncPolicy"`
+	// The rollout strategy: AllAtOnce (when empty) or RollingSync.
+	Strategy *string `json:"strategy"`
+}
+
+// GetGoTemplate returns AppSetDetailSpecApplicationSetSpec.GoTemplate, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpec) GetGoTemplate() bool { return v.GoTemplate }
+
+// GetGoTemplateOptions returns AppSetDetailSpecApplicationSetSpec.GoTemplateOptions, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpec) GetGoTemplateOptions() []string {
+	return v.GoTemplateOptions
+}
+
+// GetGenerators returns AppSetDetailSpecApplicationSetSpec.Generators, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpec) GetGenerators() string { return v.Generators }
+
+// GetTemplate returns AppSetDetailSpecApplicationSetSpec.Template, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpec) GetTemplate() AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplate {
+	return v.Template
+}
+
+// GetTemplatePatch returns AppSetDetailSpecApplicationSetSpec.TemplatePatch, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpec) GetTemplatePatch() *string { return v.TemplatePatch }
+
+// GetSyncPolicy returns AppSetDetailSpecApplicationSetSpec.SyncPolicy, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpec) GetSyncPolicy() *AppSetDetailSpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy {
+	return v.SyncPolicy
+}
+
+// GetStrategy returns AppSetDetailSpecApplicationSetSpec.Strategy, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpec) GetStrategy() *string { return v.Strategy }
+
+// AppSetDetailSpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy includes the requested fields of the GraphQL type ApplicationSetSyncPolicy.
+// The GraphQL type's documentation follows.
+//
+// What an ApplicationSet may do to the Applications it generated.
+type AppSetDetailSpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy struct {
+	// create-only, create-update, create-delete or sync (all; the default).
+	ApplicationsSync string `json:"applicationsSync"`
+	// Whether deleting a generated Application keeps its resources.
+	PreserveResourcesOnDeletion bool `json:"preserveResourcesOnDeletion"`
+}
+
+// GetApplicationsSync returns AppSetDetailSpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy.ApplicationsSync, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy) GetApplicationsSync() string {
+	return v.ApplicationsSync
+}
+
+// GetPreserveResourcesOnDeletion returns AppSetDetailSpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy.PreserveResourcesOnDeletion, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy) GetPreserveResourcesOnDeletion() bool {
+	return v.PreserveResourcesOnDeletion
+}
+
+// AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplate includes the requested fields of the GraphQL type ApplicationSetTemplate.
+// The GraphQL type's documentation follows.
+//
+// The Application template of an ApplicationSet; its strings may hold
+// placeholders.
+type AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplate struct {
+	// The name of each Application.
+	Name string `json:"name"`
+	// The spec of each Application.
+	Spec AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec `json:"spec"`
+}
+
+// GetName returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplate.Name, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplate) GetName() string {
+	return v.Name
+}
+
+// GetSpec returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplate.Spec, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplate) GetSpec() AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec {
+	return v.Spec
+}
+
+// AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec includes the requested fields of the GraphQL type ApplicationSpec.
+// The GraphQL type's documentation follows.
+//
+// The desired state of an application.
+type AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec struct {
+	// The single source; null when the application uses `sources`.
+	Source *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource `json:"source"`
+	// The sources of a multi-source application; empty for a single source.
+	Sources []AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource `json:"sources"`
+	// Where the manifests are deployed.
+	Destination AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination `json:"destination"`
+}
+
+// GetSource returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec.Source, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec) GetSource() *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource {
+	return v.Source
+}
+
+// GetSources returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec.Sources, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec) GetSources() []AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource {
+	return v.Sources
+}
+
+// GetDestination returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec.Destination, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec) GetDestination() AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination {
+	return v.Destination
+}
+
+// AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination includes the requested fields of the GraphQL type ApplicationDestination.
+// The GraphQL type's documentation follows.
+//
+// Where an application's manifests are deployed.
+type AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination struct {
+	// The cluster's API server URL; empty when the cluster is named.
+	Server string `json:"server"`
+	// The cluster's name; empty when the server is given.
+	Name string `json:"name"`
+	// The namespace for namespaced resources that name none.
+	Namespace string `json:"namespace"`
+}
+
+// GetServer returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination.Server, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination) GetServer() string {
+	return v.Server
+}
+
+// GetName returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination.Name, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination) GetName() string {
+	return v.Name
+}
+
+// GetNamespace returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination.Namespace, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination) GetNamespace() string {
+	return v.Namespace
+}
+
+// AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource includes the requested fields of the GraphQL type ApplicationSource.
+// The GraphQL type's documentation follows.
+//
+// Where manifests come from: a Git repository path or a Helm chart, and how to
+// render them.
+type AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource struct {
+	// The Git repository or Helm repository URL.
+	RepoURL string `json:"repoURL"`
+	// The directory in the repository; empty for a Helm chart from a Helm repository.
+	Path string `json:"path"`
+	// The branch, tag, commit or chart version; empty means HEAD.
+	TargetRevision string `json:"targetRevision"`
+	// The chart name, for a chart from a Helm repository.
+	Chart string `json:"chart"`
+}
+
+// GetRepoURL returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource.RepoURL, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource) GetRepoURL() string {
+	return v.RepoURL
+}
+
+// GetPath returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource.Path, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource) GetPath() string {
+	return v.Path
+}
+
+// GetTargetRevision returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource.TargetRevision, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource) GetTargetRevision() string {
+	return v.TargetRevision
+}
+
+// GetChart returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource.Chart, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource) GetChart() string {
+	return v.Chart
+}
+
+// AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource includes the requested fields of the GraphQL type ApplicationSource.
+// The GraphQL type's documentation follows.
+//
+// Where manifests come from: a Git repository path or a Helm chart, and how to
+// render them.
+type AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource struct {
+	// The Git repository or Helm repository URL.
+	RepoURL string `json:"repoURL"`
+	// The directory in the repository; empty for a Helm chart from a Helm repository.
+	Path string `json:"path"`
+	// The branch, tag, commit or chart version; empty means HEAD.
+	TargetRevision string `json:"targetRevision"`
+	// The chart name, for a chart from a Helm repository.
+	Chart string `json:"chart"`
+}
+
+// GetRepoURL returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource.RepoURL, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource) GetRepoURL() string {
+	return v.RepoURL
+}
+
+// GetPath returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource.Path, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource) GetPath() string {
+	return v.Path
+}
+
+// GetTargetRevision returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource.TargetRevision, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource) GetTargetRevision() string {
+	return v.TargetRevision
+}
+
+// GetChart returns AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource.Chart, and is useful for accessing the field via an interface.
+func (v *AppSetDetailSpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource) GetChart() string {
+	return v.Chart
+}
+
+// AppSetDetailStatusApplicationSetStatus includes the requested fields of the GraphQL type ApplicationSetStatus.
+// The GraphQL type's documentation follows.
+//
+// What the ApplicationSet controller last did with a set.
+type AppSetDetailStatusApplicationSetStatus struct {
+	// How many Applications the set owns.
+	ResourcesCount int `json:"resourcesCount"`
+	// ErrorOccurred, ParametersGenerated, ResourcesUpToDate (as Argo CD's).
+	Conditions []AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition `json:"conditions"`
+	// The Applications the set owns with their sync and health status, by name (at most 2,000).
+	Resources []AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource `json:"resources"`
+	// Every element of the last generation, those that need a look first (at
+	// most 2,000): the Application it produced, the generator and parameters
+	// behind it, and what the controller did and why.
+	Generated []AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp `json:"generated"`
+}
+
+// GetResourcesCount returns AppSetDetailStatusApplicationSetStatus.ResourcesCount, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatus) GetResourcesCount() int { return v.ResourcesCount }
+
+// GetConditions returns AppSetDetailStatusApplicationSetStatus.Conditions, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatus) GetConditions() []AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition {
+	return v.Conditions
+}
+
+// GetResources returns AppSetDetailStatusApplicationSetStatus.Resources, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatus) GetResources() []AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource {
+	return v.Resources
+}
+
+// GetGenerated returns AppSetDetailStatusApplicationSetStatus.Generated, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatus) GetGenerated() []AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp {
+	return v.Generated
+}
+
+// AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition includes the requested fields of the GraphQL type ApplicationSetCondition.
+// The GraphQL type's documentation follows.
+//
+// A condition of an ApplicationSet.
+type AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition struct {
+	// ErrorOccurred, ParametersGenerated, ResourcesUpToDate or RolloutProgressing.
+	Type string `json:"type"`
+	// True, False or Unknown.
+	Status string `json:"status"`
+	// Why, in one word.
+	Reason string `json:"reason"`
+	// Why, in words.
+	Message string `json:"message"`
+	// When the status last changed.
+	LastTransitionTime *time.Time `json:"lastTransitionTime"`
+}
+
+// GetType returns AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition.Type, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition) GetType() string {
+	return v.Type
+}
+
+// GetStatus returns AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition.Status, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition) GetStatus() string {
+	return v.Status
+}
+
+// GetReason returns AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition.Reason, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition) GetReason() string {
+	return v.Reason
+}
+
+// GetMessage returns AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition.Message, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition) GetMessage() string {
+	return v.Message
+}
+
+// GetLastTransitionTime returns AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition.LastTransitionTime, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusConditionsApplicationSetCondition) GetLastTransitionTime() *time.Time {
+	return v.LastTransitionTime
+}
+
+// AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp includes the requested fields of the GraphQL type ApplicationSetGeneratedApp.
+// The GraphQL type's documentation follows.
+//
+// One element of an ApplicationSet's last generation.
+type AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp struct {
+	// The Application's name; empty when the element generated none.
+	Name string `json:"name"`
+	// The index of the set's generator that produced it; -1 for an Application no generator produces any more.
+	Generator int `json:"generator"`
+	// The parameters that produced it as JSON, shortened past 1 KiB; empty when left out to keep the status small.
+	Params string `json:"params"`
+	// What the controller did.
+	Action ApplicationSetAction `json:"action"`
+	// Why.
+	Message string `json:"message"`
+}
+
+// GetName returns AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp.Name, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp) GetName() string {
+	return v.Name
+}
+
+// GetGenerator returns AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp.Generator, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp) GetGenerator() int {
+	return v.Generator
+}
+
+// GetParams returns AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp.Params, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp) GetParams() string {
+	return v.Params
+}
+
+// GetAction returns AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp.Action, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp) GetAction() ApplicationSetAction {
+	return v.Action
+}
+
+// GetMessage returns AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp.Message, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusGeneratedApplicationSetGeneratedApp) GetMessage() string {
+	return v.Message
+}
+
+// AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource includes the requested fields of the GraphQL type ApplicationSetResource.
+// The GraphQL type's documentation follows.
+//
+// An Application an ApplicationSet owns.
+type AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource struct {
+	// The Application's name.
+	Name string `json:"name"`
+	// The Application's namespace.
+	Namespace string `json:"namespace"`
+	// Its sync status; Unknown before it is compared.
+	Status SyncStatusCode `json:"status"`
+	// Its health; null before it is assessed.
+	Health *AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResourceHealthHealthStatus `json:"health"`
+}
+
+// GetName returns AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource.Name, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource) GetName() string {
+	return v.Name
+}
+
+// GetNamespace returns AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource.Namespace, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource) GetNamespace() string {
+	return v.Namespace
+}
+
+// GetStatus returns AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource.Status, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource) GetStatus() SyncStatusCode {
+	return v.Status
+}
+
+// GetHealth returns AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource.Health, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResource) GetHealth() *AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResourceHealthHealthStatus {
+	return v.Health
+}
+
+// AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResourceHealthHealthStatus includes the requested fields of the GraphQL type HealthStatus.
+// The GraphQL type's documentation follows.
+//
+// A health status with its reason.
+type AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResourceHealthHealthStatus struct {
+	// The status.
+	Status HealthStatusCode `json:"status"`
+	// Why, when not healthy.
+	Message string `json:"message"`
+}
+
+// GetStatus returns AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResourceHealthHealthStatus.Status, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResourceHealthHealthStatus) GetStatus() HealthStatusCode {
+	return v.Status
+}
+
+// GetMessage returns AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResourceHealthHealthStatus.Message, and is useful for accessing the field via an interface.
+func (v *AppSetDetailStatusApplicationSetStatusResourcesApplicationSetResourceHealthHealthStatus) GetMessage() string {
+	return v.Message
+}
+
+// The columns of `graphcd appset list`.
+type AppSetSummary struct {
+	// The name of the ApplicationSet object.
+	Name string `json:"name"`
+	// The namespace of the ApplicationSet object.
+	Namespace string `json:"namespace"`
+	// The project of the template (spec.template.spec.project; "default"
+	// when empty), which the set is authorized on. May be templated, e.g.
+	// "{{.project}}".
+	Project string `json:"project"`
+	// What the set generates and how.
+	Spec AppSetSummarySpecApplicationSetSpec `json:"spec"`
+	// What the controller last did with the set.
+	Status AppSetSummaryStatusApplicationSetStatus `json:"status"`
+}
+
+// GetName returns AppSetSummary.Name, and is useful for accessing the field via an interface.
+func (v *AppSetSummary) GetName() string { return v.Name }
+
+// GetNamespace returns AppSetSummary.Namespace, and is useful for accessing the field via an interface.
+func (v *AppSetSummary) GetNamespace() string { return v.Namespace }
+
+// GetProject returns AppSetSummary.Project, and is useful for accessing the field via an interface.
+func (v *AppSetSummary) GetProject() string { return v.Project }
+
+// GetSpec returns AppSetSummary.Spec, and is useful for accessing the field via an interface.
+func (v *AppSetSummary) GetSpec() AppSetSummarySpecApplicationSetSpec { return v.Spec }
+
+// GetStatus returns AppSetSummary.Status, and is useful for accessing the field via an interface.
+func (v *AppSetSummary) GetStatus() AppSetSummaryStatusApplicationSetStatus { return v.Status }
+
+// AppSetSummarySpecApplicationSetSpec includes the requested fields of the GraphQL type ApplicationSetSpec.
+// The GraphQL type's documentation follows.
+//
+// What an ApplicationSet generates and how, with Argo CD's field names.
+type AppSetSummarySpecApplicationSetSpec struct {
+	// The generators as JSON: the list under spec.generators, as written.
+	Generators string `json:"generators"`
+	// The Application each parameter set fills in.
+	Template AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplate `json:"template"`
+	// Which changes to generated Applications the set makes.
+	SyncPolicy *AppSetSummarySpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy `json:"syncPolicy"`
+	// The rollout strategy: AllAtOnce (when empty) or RollingSync.
+	Strategy *string `json:"strategy"`
+}
+
+// GetGenerators returns AppSetSummarySpecApplicationSetSpec.Generators, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpec) GetGenerators() string { return v.Generators }
+
+// GetTemplate returns AppSetSummarySpecApplicationSetSpec.Template, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpec) GetTemplate() AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplate {
+	return v.Template
+}
+
+// GetSyncPolicy returns AppSetSummarySpecApplicationSetSpec.SyncPolicy, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpec) GetSyncPolicy() *AppSetSummarySpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy {
+	return v.SyncPolicy
+}
+
+// GetStrategy returns AppSetSummarySpecApplicationSetSpec.Strategy, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpec) GetStrategy() *string { return v.Strategy }
+
+// AppSetSummarySpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy includes the requested fields of the GraphQL type ApplicationSetSyncPolicy.
+// The GraphQL type's documentation follows.
+//
+// What an ApplicationSet may do to the Applications it generated.
+type AppSetSummarySpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy struct {
+	// create-only, create-update, create-delete or sync (all; the default).
+	ApplicationsSync string `json:"applicationsSync"`
+	// Whether deleting a generated Application keeps its resources.
+	PreserveResourcesOnDeletion bool `json:"preserveResourcesOnDeletion"`
+}
+
+// GetApplicationsSync returns AppSetSummarySpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy.ApplicationsSync, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy) GetApplicationsSync() string {
+	return v.ApplicationsSync
+}
+
+// GetPreserveResourcesOnDeletion returns AppSetSummarySpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy.PreserveResourcesOnDeletion, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecSyncPolicyApplicationSetSyncPolicy) GetPreserveResourcesOnDeletion() bool {
+	return v.PreserveResourcesOnDeletion
+}
+
+// AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplate includes the requested fields of the GraphQL type ApplicationSetTemplate.
+// The GraphQL type's documentation follows.
+//
+// The Application template of an ApplicationSet; its strings may hold
+// placeholders.
+type AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplate struct {
+	// The name of each Application.
+	Name string `json:"name"`
+	// The spec of each Application.
+	Spec AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec `json:"spec"`
+}
+
+// GetName returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplate.Name, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplate) GetName() string {
+	return v.Name
+}
+
+// GetSpec returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplate.Spec, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplate) GetSpec() AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec {
+	return v.Spec
+}
+
+// AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec includes the requested fields of the GraphQL type ApplicationSpec.
+// The GraphQL type's documentation follows.
+//
+// The desired state of an application.
+type AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec struct {
+	// The single source; null when the application uses `sources`.
+	Source *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource `json:"source"`
+	// The sources of a multi-source application; empty for a single source.
+	Sources []AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource `json:"sources"`
+	// Where the manifests are deployed.
+	Destination AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination `json:"destination"`
+}
+
+// GetSource returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec.Source, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec) GetSource() *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource {
+	return v.Source
+}
+
+// GetSources returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec.Sources, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec) GetSources() []AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource {
+	return v.Sources
+}
+
+// GetDestination returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec.Destination, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpec) GetDestination() AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination {
+	return v.Destination
+}
+
+// AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination includes the requested fields of the GraphQL type ApplicationDestination.
+// The GraphQL type's documentation follows.
+//
+// Where an application's manifests are deployed.
+type AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination struct {
+	// The cluster's API server URL; empty when the cluster is named.
+	Server string `json:"server"`
+	// The cluster's name; empty when the server is given.
+	Name string `json:"name"`
+	// The namespace for namespaced resources that name none.
+	Namespace string `json:"namespace"`
+}
+
+// GetServer returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination.Server, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination) GetServer() string {
+	return v.Server
+}
+
+// GetName returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination.Name, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination) GetName() string {
+	return v.Name
+}
+
+// GetNamespace returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination.Namespace, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecDestinationApplicationDestination) GetNamespace() string {
+	return v.Namespace
+}
+
+// AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource includes the requested fields of the GraphQL type ApplicationSource.
+// The GraphQL type's documentation follows.
+//
+// Where manifests come from: a Git repository path or a Helm chart, and how to
+// render them.
+type AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource struct {
+	// The Git repository or Helm repository URL.
+	RepoURL string `json:"repoURL"`
+	// The directory in the repository; empty for a Helm chart from a Helm repository.
+	Path string `json:"path"`
+	// The branch, tag, commit or chart version; empty means HEAD.
+	TargetRevision string `json:"targetRevision"`
+	// The chart name, for a chart from a Helm repository.
+	Chart string `json:"chart"`
+}
+
+// GetRepoURL returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource.RepoURL, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource) GetRepoURL() string {
+	return v.RepoURL
+}
+
+// GetPath returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource.Path, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource) GetPath() string {
+	return v.Path
+}
+
+// GetTargetRevision returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource.TargetRevision, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource) GetTargetRevision() string {
+	return v.TargetRevision
+}
+
+// GetChart returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource.Chart, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourceApplicationSource) GetChart() string {
+	return v.Chart
+}
+
+// AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource includes the requested fields of the GraphQL type ApplicationSource.
+// The GraphQL type's documentation follows.
+//
+// Where manifests come from: a Git repository path or a Helm chart, and how to
+// render them.
+type AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource struct {
+	// The Git repository or Helm repository URL.
+	RepoURL string `json:"repoURL"`
+	// The directory in the repository; empty for a Helm chart from a Helm repository.
+	Path string `json:"path"`
+	// The branch, tag, commit or chart version; empty means HEAD.
+	TargetRevision string `json:"targetRevision"`
+	// The chart name, for a chart from a Helm repository.
+	Chart string `json:"chart"`
+}
+
+// GetRepoURL returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource.RepoURL, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource) GetRepoURL() string {
+	return v.RepoURL
+}
+
+// GetPath returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource.Path, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource) GetPath() string {
+	return v.Path
+}
+
+// GetTargetRevision returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource.TargetRevision, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource) GetTargetRevision() string {
+	return v.TargetRevision
+}
+
+// GetChart returns AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource.Chart, and is useful for accessing the field via an interface.
+func (v *AppSetSummarySpecApplicationSetSpecTemplateApplicationSetTemplateSpecApplicationSpecSourcesApplicationSource) GetChart() string {
+	return v.Chart
+}
+
+// AppSetSummaryStatusApplicationSetStatus includes the requested fields of the GraphQL type ApplicationSetStatus.
+// The GraphQL type's documentation follows.
+//
+// What the ApplicationSet controller last did with a set.
+type AppSetSummaryStatusApplicationSetStatus struct {
+	// How many Applications the set owns.
+	ResourcesCount int `json:"resourcesCount"`
+	// ErrorOccurred, ParametersGenerated, ResourcesUpToDate (as Argo CD's).
+	Conditions []AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition `json:"conditions"`
+}
+
+// GetResourcesCount returns AppSetSummaryStatusApplicationSetStatus.ResourcesCount, and is useful for accessing the field via an interface.
+func (v *AppSetSummaryStatusApplicationSetStatus) GetResourcesCount() int { return v.ResourcesCount }
+
+// GetConditions returns AppSetSummaryStatusApplicationSetStatus.Conditions, and is useful for accessing the field via an interface.
+func (v *AppSetSummaryStatusApplicationSetStatus) GetConditions() []AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition {
+	return v.Conditions
+}
+
+// AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition includes the requested fields of the GraphQL type ApplicationSetCondition.
+// The GraphQL type's documentation follows.
+//
+// A condition of an ApplicationSet.
+type AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition struct {
+	// ErrorOccurred, ParametersGenerated, ResourcesUpToDate or RolloutProgressing.
+	Type string `json:"type"`
+	// True, False or Unknown.
+	Status string `json:"status"`
+	// Why, in one word.
+	Reason string `json:"reason"`
+	// Why, in words.
+	Message string `json:"message"`
+}
+
+// GetType returns AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition.Type, and is useful for accessing the field via an interface.
+func (v *AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition) GetType() string {
+	return v.Type
+}
+
+// GetStatus returns AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition.Status, and is useful for accessing the field via an interface.
+func (v *AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition) GetStatus() string {
+	return v.Status
+}
+
+// GetReason returns AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition.Reason, and is useful for accessing the field via an interface.
+func (v *AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition) GetReason() string {
+	return v.Reason
+}
+
+// GetMessage returns AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition.Message, and is useful for accessing the field via an interface.
+func (v *AppSetSummaryStatusApplicationSetStatusConditionsApplicationSetCondition) GetMessage() string {
+	return v.Message
+}
+
 // The columns of `graphcd app list`: kept small, since a page of 500 costs
 // 500 times this selection against the server's complexity limit.
 type AppSummary struct {
@@ -1586,6 +2357,56 @@ func (v *ApplicationRef) GetName() string { return v.Name }
 
 // GetNamespace returns ApplicationRef.Namespace, and is useful for accessing the field via an interface.
 func (v *ApplicationRef) GetNamespace() *string { return v.Namespace }
+
+// What the controller did with one element of a generation.
+type ApplicationSetAction string
+
+const (
+	// The Application did not exist and was created.
+	ApplicationSetActionCreated ApplicationSetAction = "Created"
+	// The Application differed from the template and was updated.
+	ApplicationSetActionUpdated ApplicationSetAction = "Updated"
+	// The Application was as generated.
+	ApplicationSetActionUnchanged ApplicationSetAction = "Unchanged"
+	// The Application was not written (the policy forbids it, or it is being deleted).
+	ApplicationSetActionSkipped ApplicationSetAction = "Skipped"
+	// The element generated nothing, or its Application was refused or could not be written.
+	ApplicationSetActionFailed ApplicationSetAction = "Failed"
+	// The Application is no longer generated and was deleted.
+	ApplicationSetActionDeleted ApplicationSetAction = "Deleted"
+	// The Application is no longer generated and was kept.
+	ApplicationSetActionKept ApplicationSetAction = "Kept"
+)
+
+var AllApplicationSetAction = []ApplicationSetAction{
+	ApplicationSetActionCreated,
+	ApplicationSetActionUpdated,
+	ApplicationSetActionUnchanged,
+	ApplicationSetActionSkipped,
+	ApplicationSetActionFailed,
+	ApplicationSetActionDeleted,
+	ApplicationSetActionKept,
+}
+
+// Selects ApplicationSets. Every field given must match; a list matches when
+// any of its values does.
+type ApplicationSetFilter struct {
+	// Namespaces of the ApplicationSet objects.
+	Namespaces []string `json:"namespaces"`
+	// Projects of the sets' templates, as written ("default" for none).
+	Projects []string `json:"projects"`
+	// A case-insensitive substring of the set's name.
+	Search *string `json:"search"`
+}
+
+// GetNamespaces returns ApplicationSetFilter.Namespaces, and is useful for accessing the field via an interface.
+func (v *ApplicationSetFilter) GetNamespaces() []string { return v.Namespaces }
+
+// GetProjects returns ApplicationSetFilter.Projects, and is useful for accessing the field via an interface.
+func (v *ApplicationSetFilter) GetProjects() []string { return v.Projects }
+
+// GetSearch returns ApplicationSetFilter.Search, and is useful for accessing the field via an interface.
+func (v *ApplicationSetFilter) GetSearch() *string { return v.Search }
 
 // ApplicationYAMLApplication includes the requested fields of the GraphQL type Application.
 // The GraphQL type's documentation follows.
@@ -2374,6 +3195,128 @@ func (v *CreateApplicationResponse) GetCreateApplication() CreateApplicationCrea
 	return v.CreateApplication
 }
 
+// CreateApplicationSetCreateApplicationSet includes the requested fields of the GraphQL type ApplicationSet.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible ApplicationSet: generators whose parameter sets
+// each fill in one template, making one Application each, which the
+// ApplicationSet controller creates, updates and deletes.
+type CreateApplicationSetCreateApplicationSet struct {
+	AppSetSummary `json:"-"`
+}
+
+// GetName returns CreateApplicationSetCreateApplicationSet.Name, and is useful for accessing the field via an interface.
+func (v *CreateApplicationSetCreateApplicationSet) GetName() string { return v.AppSetSummary.Name }
+
+// GetNamespace returns CreateApplicationSetCreateApplicationSet.Namespace, and is useful for accessing the field via an interface.
+func (v *CreateApplicationSetCreateApplicationSet) GetNamespace() string {
+	return v.AppSetSummary.Namespace
+}
+
+// GetProject returns CreateApplicationSetCreateApplicationSet.Project, and is useful for accessing the field via an interface.
+func (v *CreateApplicationSetCreateApplicationSet) GetProject() string {
+	return v.AppSetSummary.Project
+}
+
+// GetSpec returns CreateApplicationSetCreateApplicationSet.Spec, and is useful for accessing the field via an interface.
+func (v *CreateApplicationSetCreateApplicationSet) GetSpec() AppSetSummarySpecApplicationSetSpec {
+	return v.AppSetSummary.Spec
+}
+
+// GetStatus returns CreateApplicationSetCreateApplicationSet.Status, and is useful for accessing the field via an interface.
+func (v *CreateApplicationSetCreateApplicationSet) GetStatus() AppSetSummaryStatusApplicationSetStatus {
+	return v.AppSetSummary.Status
+}
+
+func (v *CreateApplicationSetCreateApplicationSet) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateApplicationSetCreateApplicationSet
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateApplicationSetCreateApplicationSet = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.AppSetSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateApplicationSetCreateApplicationSet struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Project string `json:"project"`
+
+	Spec AppSetSummarySpecApplicationSetSpec `json:"spec"`
+
+	Status AppSetSummaryStatusApplicationSetStatus `json:"status"`
+}
+
+func (v *CreateApplicationSetCreateApplicationSet) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateApplicationSetCreateApplicationSet) __premarshalJSON() (*__premarshalCreateApplicationSetCreateApplicationSet, error) {
+	var retval __premarshalCreateApplicationSetCreateApplicationSet
+
+	retval.Name = v.AppSetSummary.Name
+	retval.Namespace = v.AppSetSummary.Namespace
+	retval.Project = v.AppSetSummary.Project
+	retval.Spec = v.AppSetSummary.Spec
+	retval.Status = v.AppSetSummary.Status
+	return &retval, nil
+}
+
+// A new ApplicationSet.
+type CreateApplicationSetInput struct {
+	// The ApplicationSet as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
+	// argoproj.io/v1alpha1 as written for Argo CD). Unknown fields are errors;
+	// status and finalizers are ignored.
+	Manifest string `json:"manifest"`
+	// Update the set if one of that name exists, rather than fail.
+	Upsert bool `json:"upsert"`
+}
+
+// GetManifest returns CreateApplicationSetInput.Manifest, and is useful for accessing the field via an interface.
+func (v *CreateApplicationSetInput) GetManifest() string { return v.Manifest }
+
+// GetUpsert returns CreateApplicationSetInput.Upsert, and is useful for accessing the field via an interface.
+func (v *CreateApplicationSetInput) GetUpsert() bool { return v.Upsert }
+
+// CreateApplicationSetResponse is returned by CreateApplicationSet on success.
+type CreateApplicationSetResponse struct {
+	// Creates an ApplicationSet from its manifest; the controller then
+	// generates its Applications. Needs `create` on `applicationsets` for
+	// every project its templates name (and, with upsert, `update`); a set
+	// whose project is templated, or that has a templatePatch, needs the
+	// right on every project (`*/*` and each existing project). With upsert,
+	// an existing set of that name gets the manifest's spec, labels and
+	// annotations.
+	CreateApplicationSet CreateApplicationSetCreateApplicationSet `json:"createApplicationSet"`
+}
+
+// GetCreateApplicationSet returns CreateApplicationSetResponse.CreateApplicationSet, and is useful for accessing the field via an interface.
+func (v *CreateApplicationSetResponse) GetCreateApplicationSet() CreateApplicationSetCreateApplicationSet {
+	return v.CreateApplicationSet
+}
+
 // CreateProjectCreateProject includes the requested fields of the GraphQL type Project.
 // The GraphQL type's documentation follows.
 //
@@ -2720,6 +3663,19 @@ type DeleteApplicationResponse struct {
 // GetDeleteApplication returns DeleteApplicationResponse.DeleteApplication, and is useful for accessing the field via an interface.
 func (v *DeleteApplicationResponse) GetDeleteApplication() string { return v.DeleteApplication }
 
+// DeleteApplicationSetResponse is returned by DeleteApplicationSet on success.
+type DeleteApplicationSetResponse struct {
+	// Deletes an ApplicationSet. The Applications it generated go with it
+	// (they are owned by it), and their resources with them unless its
+	// syncPolicy preserves them. Returns the deleted set's ID.
+	DeleteApplicationSet string `json:"deleteApplicationSet"`
+}
+
+// GetDeleteApplicationSet returns DeleteApplicationSetResponse.DeleteApplicationSet, and is useful for accessing the field via an interface.
+func (v *DeleteApplicationSetResponse) GetDeleteApplicationSet() string {
+	return v.DeleteApplicationSet
+}
+
 // DeleteProjectResponse is returned by DeleteProject on success.
 type DeleteProjectResponse struct {
 	// Deletes a project; refused (CONFLICT) while applications use it.
@@ -2748,6 +3704,15 @@ type DeleteRepositoryResponse struct {
 
 // GetDeleteRepository returns DeleteRepositoryResponse.DeleteRepository, and is useful for accessing the field via an interface.
 func (v *DeleteRepositoryResponse) GetDeleteRepository() string { return v.DeleteRepository }
+
+// An ApplicationSet to generate without writing anything.
+type DryRunApplicationSetInput struct {
+	// The ApplicationSet as YAML or JSON, as for createApplicationSet.
+	Manifest string `json:"manifest"`
+}
+
+// GetManifest returns DryRunApplicationSetInput.Manifest, and is useful for accessing the field via an interface.
+func (v *DryRunApplicationSetInput) GetManifest() string { return v.Manifest }
 
 // FollowPodLogsResponse is returned by FollowPodLogs on success.
 type FollowPodLogsResponse struct {
@@ -2894,6 +3859,139 @@ type GetApplicationResponse struct {
 
 // GetApplication returns GetApplicationResponse.Application, and is useful for accessing the field via an interface.
 func (v *GetApplicationResponse) GetApplication() *GetApplicationApplication { return v.Application }
+
+// GetApplicationSetApplicationSet includes the requested fields of the GraphQL type ApplicationSet.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible ApplicationSet: generators whose parameter sets
+// each fill in one template, making one Application each, which the
+// ApplicationSet controller creates, updates and deletes.
+type GetApplicationSetApplicationSet struct {
+	AppSetDetail `json:"-"`
+}
+
+// GetName returns GetApplicationSetApplicationSet.Name, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetName() string { return v.AppSetDetail.Name }
+
+// GetNamespace returns GetApplicationSetApplicationSet.Namespace, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetNamespace() string { return v.AppSetDetail.Namespace }
+
+// GetProject returns GetApplicationSetApplicationSet.Project, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetProject() string { return v.AppSetDetail.Project }
+
+// GetUid returns GetApplicationSetApplicationSet.Uid, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetUid() string { return v.AppSetDetail.Uid }
+
+// GetCreatedAt returns GetApplicationSetApplicationSet.CreatedAt, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetCreatedAt() time.Time { return v.AppSetDetail.CreatedAt }
+
+// GetDeleting returns GetApplicationSetApplicationSet.Deleting, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetDeleting() bool { return v.AppSetDetail.Deleting }
+
+// GetLabels returns GetApplicationSetApplicationSet.Labels, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetLabels() []AppSetDetailLabelsKeyValue {
+	return v.AppSetDetail.Labels
+}
+
+// GetAnnotations returns GetApplicationSetApplicationSet.Annotations, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetAnnotations() []AppSetDetailAnnotationsKeyValue {
+	return v.AppSetDetail.Annotations
+}
+
+// GetSpec returns GetApplicationSetApplicationSet.Spec, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetSpec() AppSetDetailSpecApplicationSetSpec {
+	return v.AppSetDetail.Spec
+}
+
+// GetStatus returns GetApplicationSetApplicationSet.Status, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetApplicationSet) GetStatus() AppSetDetailStatusApplicationSetStatus {
+	return v.AppSetDetail.Status
+}
+
+func (v *GetApplicationSetApplicationSet) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetApplicationSetApplicationSet
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetApplicationSetApplicationSet = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.AppSetDetail)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetApplicationSetApplicationSet struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Project string `json:"project"`
+
+	Uid string `json:"uid"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	Deleting bool `json:"deleting"`
+
+	Labels []AppSetDetailLabelsKeyValue `json:"labels"`
+
+	Annotations []AppSetDetailAnnotationsKeyValue `json:"annotations"`
+
+	Spec AppSetDetailSpecApplicationSetSpec `json:"spec"`
+
+	Status AppSetDetailStatusApplicationSetStatus `json:"status"`
+}
+
+func (v *GetApplicationSetApplicationSet) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetApplicationSetApplicationSet) __premarshalJSON() (*__premarshalGetApplicationSetApplicationSet, error) {
+	var retval __premarshalGetApplicationSetApplicationSet
+
+	retval.Name = v.AppSetDetail.Name
+	retval.Namespace = v.AppSetDetail.Namespace
+	retval.Project = v.AppSetDetail.Project
+	retval.Uid = v.AppSetDetail.Uid
+	retval.CreatedAt = v.AppSetDetail.CreatedAt
+	retval.Deleting = v.AppSetDetail.Deleting
+	retval.Labels = v.AppSetDetail.Labels
+	retval.Annotations = v.AppSetDetail.Annotations
+	retval.Spec = v.AppSetDetail.Spec
+	retval.Status = v.AppSetDetail.Status
+	return &retval, nil
+}
+
+// GetApplicationSetResponse is returned by GetApplicationSet on success.
+type GetApplicationSetResponse struct {
+	// One ApplicationSet by name. Null when it does not exist or the caller
+	// may not get it (RBAC resource `applicationsets`, object
+	// `<project>/<name>` with the project of its template, or
+	// `<project>/<namespace>/<name>` outside the server's namespace).
+	ApplicationSet *GetApplicationSetApplicationSet `json:"applicationSet"`
+}
+
+// GetApplicationSet returns GetApplicationSetResponse.ApplicationSet, and is useful for accessing the field via an interface.
+func (v *GetApplicationSetResponse) GetApplicationSet() *GetApplicationSetApplicationSet {
+	return v.ApplicationSet
+}
 
 // GetProjectProject includes the requested fields of the GraphQL type Project.
 // The GraphQL type's documentation follows.
@@ -3101,6 +4199,194 @@ type ListAccountsResponse struct {
 
 // GetAccounts returns ListAccountsResponse.Accounts, and is useful for accessing the field via an interface.
 func (v *ListAccountsResponse) GetAccounts() []ListAccountsAccountsAccount { return v.Accounts }
+
+// ListApplicationSetsApplicationSetsApplicationSetConnection includes the requested fields of the GraphQL type ApplicationSetConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of ApplicationSets.
+type ListApplicationSetsApplicationSetsApplicationSetConnection struct {
+	// Where the page sits in the whole list.
+	PageInfo ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo `json:"pageInfo"`
+	// The sets of the page, when cursors are not needed.
+	Nodes []ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet `json:"nodes"`
+}
+
+// GetPageInfo returns ListApplicationSetsApplicationSetsApplicationSetConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnection) GetPageInfo() ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetNodes returns ListApplicationSetsApplicationSetsApplicationSetConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnection) GetNodes() []ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet {
+	return v.Nodes
+}
+
+// ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet includes the requested fields of the GraphQL type ApplicationSet.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible ApplicationSet: generators whose parameter sets
+// each fill in one template, making one Application each, which the
+// ApplicationSet controller creates, updates and deletes.
+type ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet struct {
+	AppSetSummary `json:"-"`
+}
+
+// GetName returns ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet.Name, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet) GetName() string {
+	return v.AppSetSummary.Name
+}
+
+// GetNamespace returns ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet.Namespace, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet) GetNamespace() string {
+	return v.AppSetSummary.Namespace
+}
+
+// GetProject returns ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet.Project, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet) GetProject() string {
+	return v.AppSetSummary.Project
+}
+
+// GetSpec returns ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet.Spec, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet) GetSpec() AppSetSummarySpecApplicationSetSpec {
+	return v.AppSetSummary.Spec
+}
+
+// GetStatus returns ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet.Status, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet) GetStatus() AppSetSummaryStatusApplicationSetStatus {
+	return v.AppSetSummary.Status
+}
+
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.AppSetSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Project string `json:"project"`
+
+	Spec AppSetSummarySpecApplicationSetSpec `json:"spec"`
+
+	Status AppSetSummaryStatusApplicationSetStatus `json:"status"`
+}
+
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet) __premarshalJSON() (*__premarshalListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet, error) {
+	var retval __premarshalListApplicationSetsApplicationSetsApplicationSetConnectionNodesApplicationSet
+
+	retval.Name = v.AppSetSummary.Name
+	retval.Namespace = v.AppSetSummary.Namespace
+	retval.Project = v.AppSetSummary.Project
+	retval.Spec = v.AppSetSummary.Spec
+	retval.Status = v.AppSetSummary.Status
+	return &retval, nil
+}
+
+// ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection sits in the whole list.
+type ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo struct {
+	PageFields `json:"-"`
+}
+
+// GetHasNextPage returns ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo) GetHasNextPage() bool {
+	return v.PageFields.HasNextPage
+}
+
+// GetEndCursor returns ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo) GetEndCursor() *string {
+	return v.PageFields.EndCursor
+}
+
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo) __premarshalJSON() (*__premarshalListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo, error) {
+	var retval __premarshalListApplicationSetsApplicationSetsApplicationSetConnectionPageInfo
+
+	retval.HasNextPage = v.PageFields.HasNextPage
+	retval.EndCursor = v.PageFields.EndCursor
+	return &retval, nil
+}
+
+// ListApplicationSetsResponse is returned by ListApplicationSets on success.
+type ListApplicationSetsResponse struct {
+	// The ApplicationSets the caller may get, ordered by namespace and name.
+	ApplicationSets ListApplicationSetsApplicationSetsApplicationSetConnection `json:"applicationSets"`
+}
+
+// GetApplicationSets returns ListApplicationSetsResponse.ApplicationSets, and is useful for accessing the field via an interface.
+func (v *ListApplicationSetsResponse) GetApplicationSets() ListApplicationSetsApplicationSetsApplicationSetConnection {
+	return v.ApplicationSets
+}
 
 // ListApplicationsApplicationsApplicationConnection includes the requested fields of the GraphQL type ApplicationConnection.
 // The GraphQL type's documentation follows.
@@ -3918,6 +5204,329 @@ type PodLogsResponse struct {
 
 // GetApplication returns PodLogsResponse.Application, and is useful for accessing the field via an interface.
 func (v *PodLogsResponse) GetApplication() *PodLogsApplication { return v.Application }
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreview includes the requested fields of the GraphQL type ApplicationSetPreview.
+// The GraphQL type's documentation follows.
+//
+// The outcome of dryRunApplicationSet: what the set would generate.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreview struct {
+	// How many elements the generators produced.
+	TotalCount int `json:"totalCount"`
+	// How many of them failed.
+	FailedCount int `json:"failedCount"`
+	// The elements in generator order, at most first of them.
+	Elements []PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement `json:"elements"`
+}
+
+// GetTotalCount returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreview.TotalCount, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreview) GetTotalCount() int {
+	return v.TotalCount
+}
+
+// GetFailedCount returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreview.FailedCount, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreview) GetFailedCount() int {
+	return v.FailedCount
+}
+
+// GetElements returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreview.Elements, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreview) GetElements() []PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement {
+	return v.Elements
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement includes the requested fields of the GraphQL type ApplicationSetPreviewElement.
+// The GraphQL type's documentation follows.
+//
+// One element a set would generate: an Application, or why it fails.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement struct {
+	// The index of the set's generator that produced it.
+	Generator int `json:"generator"`
+	// The parameters that render it, as JSON.
+	Params string `json:"params"`
+	// Why the element fails (a template error, a duplicate name, a project that refuses it); null when it does not.
+	Error *string `json:"error"`
+	// The Application as rendered; null when the element failed before one was rendered.
+	Application *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication `json:"application"`
+}
+
+// GetGenerator returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement.Generator, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement) GetGenerator() int {
+	return v.Generator
+}
+
+// GetParams returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement.Params, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement) GetParams() string {
+	return v.Params
+}
+
+// GetError returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement.Error, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement) GetError() *string {
+	return v.Error
+}
+
+// GetApplication returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement.Application, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElement) GetApplication() *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication {
+	return v.Application
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication includes the requested fields of the GraphQL type GeneratedApplication.
+// The GraphQL type's documentation follows.
+//
+// An Application as an ApplicationSet renders it, not written.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication struct {
+	// The Application's name.
+	Name string `json:"name"`
+	// The Application's namespace.
+	Namespace string `json:"namespace"`
+	// The project; "default" when the spec names none.
+	Project string `json:"project"`
+	// The labels.
+	Labels []PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationLabelsKeyValue `json:"labels"`
+	// The spec.
+	Spec PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec `json:"spec"`
+}
+
+// GetName returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication.Name, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication) GetName() string {
+	return v.Name
+}
+
+// GetNamespace returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication.Namespace, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication) GetNamespace() string {
+	return v.Namespace
+}
+
+// GetProject returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication.Project, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication) GetProject() string {
+	return v.Project
+}
+
+// GetLabels returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication.Labels, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication) GetLabels() []PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationLabelsKeyValue {
+	return v.Labels
+}
+
+// GetSpec returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication.Spec, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplication) GetSpec() PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec {
+	return v.Spec
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationLabelsKeyValue includes the requested fields of the GraphQL type KeyValue.
+// The GraphQL type's documentation follows.
+//
+// A label, annotation or other string map entry.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationLabelsKeyValue struct {
+	// The key.
+	Key string `json:"key"`
+	// The value.
+	Value string `json:"value"`
+}
+
+// GetKey returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationLabelsKeyValue.Key, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationLabelsKeyValue) GetKey() string {
+	return v.Key
+}
+
+// GetValue returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationLabelsKeyValue.Value, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationLabelsKeyValue) GetValue() string {
+	return v.Value
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec includes the requested fields of the GraphQL type ApplicationSpec.
+// The GraphQL type's documentation follows.
+//
+// The desired state of an application.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec struct {
+	// The single source; null when the application uses `sources`.
+	Source *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource `json:"source"`
+	// The sources of a multi-source application; empty for a single source.
+	Sources []PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource `json:"sources"`
+	// Where the manifests are deployed.
+	Destination PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination `json:"destination"`
+	// When and how the application is synced.
+	SyncPolicy *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicy `json:"syncPolicy"`
+}
+
+// GetSource returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec.Source, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec) GetSource() *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource {
+	return v.Source
+}
+
+// GetSources returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec.Sources, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec) GetSources() []PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource {
+	return v.Sources
+}
+
+// GetDestination returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec.Destination, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec) GetDestination() PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination {
+	return v.Destination
+}
+
+// GetSyncPolicy returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec.SyncPolicy, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpec) GetSyncPolicy() *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicy {
+	return v.SyncPolicy
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination includes the requested fields of the GraphQL type ApplicationDestination.
+// The GraphQL type's documentation follows.
+//
+// Where an application's manifests are deployed.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination struct {
+	// The cluster's API server URL; empty when the cluster is named.
+	Server string `json:"server"`
+	// The cluster's name; empty when the server is given.
+	Name string `json:"name"`
+	// The namespace for namespaced resources that name none.
+	Namespace string `json:"namespace"`
+}
+
+// GetServer returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination.Server, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination) GetServer() string {
+	return v.Server
+}
+
+// GetName returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination.Name, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination) GetName() string {
+	return v.Name
+}
+
+// GetNamespace returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination.Namespace, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecDestinationApplicationDestination) GetNamespace() string {
+	return v.Namespace
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource includes the requested fields of the GraphQL type ApplicationSource.
+// The GraphQL type's documentation follows.
+//
+// Where manifests come from: a Git repository path or a Helm chart, and how to
+// render them.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource struct {
+	// The Git repository or Helm repository URL.
+	RepoURL string `json:"repoURL"`
+	// The directory in the repository; empty for a Helm chart from a Helm repository.
+	Path string `json:"path"`
+	// The branch, tag, commit or chart version; empty means HEAD.
+	TargetRevision string `json:"targetRevision"`
+	// The chart name, for a chart from a Helm repository.
+	Chart string `json:"chart"`
+}
+
+// GetRepoURL returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource.RepoURL, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource) GetRepoURL() string {
+	return v.RepoURL
+}
+
+// GetPath returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource.Path, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource) GetPath() string {
+	return v.Path
+}
+
+// GetTargetRevision returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource.TargetRevision, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource) GetTargetRevision() string {
+	return v.TargetRevision
+}
+
+// GetChart returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource.Chart, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourceApplicationSource) GetChart() string {
+	return v.Chart
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource includes the requested fields of the GraphQL type ApplicationSource.
+// The GraphQL type's documentation follows.
+//
+// Where manifests come from: a Git repository path or a Helm chart, and how to
+// render them.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource struct {
+	// The Git repository or Helm repository URL.
+	RepoURL string `json:"repoURL"`
+	// The directory in the repository; empty for a Helm chart from a Helm repository.
+	Path string `json:"path"`
+	// The branch, tag, commit or chart version; empty means HEAD.
+	TargetRevision string `json:"targetRevision"`
+	// The chart name, for a chart from a Helm repository.
+	Chart string `json:"chart"`
+}
+
+// GetRepoURL returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource.RepoURL, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource) GetRepoURL() string {
+	return v.RepoURL
+}
+
+// GetPath returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource.Path, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource) GetPath() string {
+	return v.Path
+}
+
+// GetTargetRevision returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource.TargetRevision, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource) GetTargetRevision() string {
+	return v.TargetRevision
+}
+
+// GetChart returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource.Chart, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSourcesApplicationSource) GetChart() string {
+	return v.Chart
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicy includes the requested fields of the GraphQL type SyncPolicy.
+// The GraphQL type's documentation follows.
+//
+// When and how an application is synced.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicy struct {
+	// Automated sync; null for manual syncs only.
+	Automated *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated `json:"automated"`
+}
+
+// GetAutomated returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicy.Automated, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicy) GetAutomated() *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated {
+	return v.Automated
+}
+
+// PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated includes the requested fields of the GraphQL type SyncPolicyAutomated.
+// The GraphQL type's documentation follows.
+//
+// Automated sync settings.
+type PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated struct {
+	// Whether automated sync is on (the settings may be kept while it is off).
+	Enabled bool `json:"enabled"`
+	// Whether automated syncs prune resources no longer in Git.
+	Prune bool `json:"prune"`
+	// Whether changes made in the cluster are reverted.
+	SelfHeal bool `json:"selfHeal"`
+}
+
+// GetEnabled returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated.Enabled, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated) GetEnabled() bool {
+	return v.Enabled
+}
+
+// GetPrune returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated.Prune, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated) GetPrune() bool {
+	return v.Prune
+}
+
+// GetSelfHeal returns PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated.SelfHeal, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetDryRunApplicationSetApplicationSetPreviewElementsApplicationSetPreviewElementApplicationGeneratedApplicationSpecSyncPolicyAutomated) GetSelfHeal() bool {
+	return v.SelfHeal
+}
+
+// PreviewApplicationSetResponse is returned by PreviewApplicationSet on success.
+type PreviewApplicationSetResponse struct {
+	// Generates the Applications of an ApplicationSet manifest as the
+	// controller would, and writes nothing (Argo CD's `appset generate`).
+	// The clusters generator sees the registered clusters the caller may get;
+	// git and clusterDecisionResource generators are not run through the API
+	// yet and fail. Each
+	// Application is also checked against its project, as the controller
+	// checks it before writing. Needs the rights createApplicationSet needs.
+	// BAD_USER_INPUT when the manifest is invalid or a generator cannot run
+	// at all (the error names it); an element that fails alone is reported
+	// in the answer with its parameters.
+	DryRunApplicationSet PreviewApplicationSetDryRunApplicationSetApplicationSetPreview `json:"dryRunApplicationSet"`
+}
+
+// GetDryRunApplicationSet returns PreviewApplicationSetResponse.DryRunApplicationSet, and is useful for accessing the field via an interface.
+func (v *PreviewApplicationSetResponse) GetDryRunApplicationSet() PreviewApplicationSetDryRunApplicationSetApplicationSetPreview {
+	return v.DryRunApplicationSet
+}
 
 // ProjectSummary includes the GraphQL fields of Project requested by the fragment ProjectSummary.
 // The GraphQL type's documentation follows.
@@ -5345,6 +6954,14 @@ type __CreateApplicationInput struct {
 // GetInput returns __CreateApplicationInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateApplicationInput) GetInput() CreateApplicationInput { return v.Input }
 
+// __CreateApplicationSetInput is used internally by genqlient
+type __CreateApplicationSetInput struct {
+	Input CreateApplicationSetInput `json:"input"`
+}
+
+// GetInput returns __CreateApplicationSetInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateApplicationSetInput) GetInput() CreateApplicationSetInput { return v.Input }
+
 // __CreateProjectInput is used internally by genqlient
 type __CreateProjectInput struct {
 	Input CreateProjectInput `json:"input"`
@@ -5388,6 +7005,18 @@ type __DeleteApplicationInput struct {
 
 // GetInput returns __DeleteApplicationInput.Input, and is useful for accessing the field via an interface.
 func (v *__DeleteApplicationInput) GetInput() DeleteApplicationInput { return v.Input }
+
+// __DeleteApplicationSetInput is used internally by genqlient
+type __DeleteApplicationSetInput struct {
+	Name      string  `json:"name"`
+	Namespace *string `json:"namespace"`
+}
+
+// GetName returns __DeleteApplicationSetInput.Name, and is useful for accessing the field via an interface.
+func (v *__DeleteApplicationSetInput) GetName() string { return v.Name }
+
+// GetNamespace returns __DeleteApplicationSetInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__DeleteApplicationSetInput) GetNamespace() *string { return v.Namespace }
 
 // __DeleteProjectInput is used internally by genqlient
 type __DeleteProjectInput struct {
@@ -5465,6 +7094,18 @@ func (v *__GetApplicationInput) GetName() string { return v.Name }
 // GetNamespace returns __GetApplicationInput.Namespace, and is useful for accessing the field via an interface.
 func (v *__GetApplicationInput) GetNamespace() *string { return v.Namespace }
 
+// __GetApplicationSetInput is used internally by genqlient
+type __GetApplicationSetInput struct {
+	Name      string  `json:"name"`
+	Namespace *string `json:"namespace"`
+}
+
+// GetName returns __GetApplicationSetInput.Name, and is useful for accessing the field via an interface.
+func (v *__GetApplicationSetInput) GetName() string { return v.Name }
+
+// GetNamespace returns __GetApplicationSetInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__GetApplicationSetInput) GetNamespace() *string { return v.Namespace }
+
 // __GetProjectInput is used internally by genqlient
 type __GetProjectInput struct {
 	Name string `json:"name"`
@@ -5472,6 +7113,22 @@ type __GetProjectInput struct {
 
 // GetName returns __GetProjectInput.Name, and is useful for accessing the field via an interface.
 func (v *__GetProjectInput) GetName() string { return v.Name }
+
+// __ListApplicationSetsInput is used internally by genqlient
+type __ListApplicationSetsInput struct {
+	First  int                   `json:"first"`
+	After  *string               `json:"after"`
+	Filter *ApplicationSetFilter `json:"filter"`
+}
+
+// GetFirst returns __ListApplicationSetsInput.First, and is useful for accessing the field via an interface.
+func (v *__ListApplicationSetsInput) GetFirst() int { return v.First }
+
+// GetAfter returns __ListApplicationSetsInput.After, and is useful for accessing the field via an interface.
+func (v *__ListApplicationSetsInput) GetAfter() *string { return v.After }
+
+// GetFilter returns __ListApplicationSetsInput.Filter, and is useful for accessing the field via an interface.
+func (v *__ListApplicationSetsInput) GetFilter() *ApplicationSetFilter { return v.Filter }
 
 // __ListApplicationsInput is used internally by genqlient
 type __ListApplicationsInput struct {
@@ -5552,6 +7209,18 @@ func (v *__PodLogsInput) GetContainer() *string { return v.Container }
 
 // GetTailLines returns __PodLogsInput.TailLines, and is useful for accessing the field via an interface.
 func (v *__PodLogsInput) GetTailLines() int { return v.TailLines }
+
+// __PreviewApplicationSetInput is used internally by genqlient
+type __PreviewApplicationSetInput struct {
+	Input DryRunApplicationSetInput `json:"input"`
+	First int                       `json:"first"`
+}
+
+// GetInput returns __PreviewApplicationSetInput.Input, and is useful for accessing the field via an interface.
+func (v *__PreviewApplicationSetInput) GetInput() DryRunApplicationSetInput { return v.Input }
+
+// GetFirst returns __PreviewApplicationSetInput.First, and is useful for accessing the field via an interface.
+func (v *__PreviewApplicationSetInput) GetFirst() int { return v.First }
 
 // __RemoveClusterInput is used internally by genqlient
 type __RemoveClusterInput struct {
@@ -6071,6 +7740,84 @@ func CreateApplication(
 	return data_, err_
 }
 
+// The mutation executed by CreateApplicationSet.
+const CreateApplicationSet_Operation = `
+mutation CreateApplicationSet ($input: CreateApplicationSetInput!) {
+	createApplicationSet(input: $input) {
+		... AppSetSummary
+	}
+}
+fragment AppSetSummary on ApplicationSet {
+	name
+	namespace
+	project
+	spec {
+		generators
+		template {
+			name
+			spec {
+				source {
+					repoURL
+					path
+					targetRevision
+					chart
+				}
+				sources {
+					repoURL
+					path
+					targetRevision
+					chart
+				}
+				destination {
+					server
+					name
+					namespace
+				}
+			}
+		}
+		syncPolicy {
+			applicationsSync
+			preserveResourcesOnDeletion
+		}
+		strategy
+	}
+	status {
+		resourcesCount
+		conditions {
+			type
+			status
+			reason
+			message
+		}
+	}
+}
+`
+
+func CreateApplicationSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateApplicationSetInput,
+) (data_ *CreateApplicationSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateApplicationSet",
+		Query:  CreateApplicationSet_Operation,
+		Variables: &__CreateApplicationSetInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateApplicationSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateProject.
 const CreateProject_Operation = `
 mutation CreateProject ($input: CreateProjectInput!) {
@@ -6266,6 +8013,40 @@ func DeleteApplication(
 	}
 
 	data_ = &DeleteApplicationResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteApplicationSet.
+const DeleteApplicationSet_Operation = `
+mutation DeleteApplicationSet ($name: String!, $namespace: String) {
+	deleteApplicationSet(name: $name, namespace: $namespace)
+}
+`
+
+func DeleteApplicationSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+	namespace *string,
+) (data_ *DeleteApplicationSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteApplicationSet",
+		Query:  DeleteApplicationSet_Operation,
+		Variables: &__DeleteApplicationSetInput{
+			Name:      name,
+			Namespace: namespace,
+		},
+	}
+
+	data_ = &DeleteApplicationSetResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -6619,6 +8400,117 @@ func GetApplication(
 	return data_, err_
 }
 
+// The query executed by GetApplicationSet.
+const GetApplicationSet_Operation = `
+query GetApplicationSet ($name: String!, $namespace: String) {
+	applicationSet(name: $name, namespace: $namespace) {
+		... AppSetDetail
+	}
+}
+fragment AppSetDetail on ApplicationSet {
+	name
+	namespace
+	project
+	uid
+	createdAt
+	deleting
+	labels {
+		key
+		value
+	}
+	annotations {
+		key
+		value
+	}
+	spec {
+		goTemplate
+		goTemplateOptions
+		generators
+		template {
+			name
+			spec {
+				source {
+					repoURL
+					path
+					targetRevision
+					chart
+				}
+				sources {
+					repoURL
+					path
+					targetRevision
+					chart
+				}
+				destination {
+					server
+					name
+					namespace
+				}
+			}
+		}
+		templatePatch
+		syncPolicy {
+			applicationsSync
+			preserveResourcesOnDeletion
+		}
+		strategy
+	}
+	status {
+		resourcesCount
+		conditions {
+			type
+			status
+			reason
+			message
+			lastTransitionTime
+		}
+		resources {
+			name
+			namespace
+			status
+			health {
+				status
+				message
+			}
+		}
+		generated {
+			name
+			generator
+			params
+			action
+			message
+		}
+	}
+}
+`
+
+func GetApplicationSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+	namespace *string,
+) (data_ *GetApplicationSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetApplicationSet",
+		Query:  GetApplicationSet_Operation,
+		Variables: &__GetApplicationSetInput{
+			Name:      name,
+			Namespace: namespace,
+		},
+	}
+
+	data_ = &GetApplicationSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by GetProject.
 const GetProject_Operation = `
 query GetProject ($name: String!) {
@@ -6704,6 +8596,97 @@ func ListAccounts(
 	}
 
 	data_ = &ListAccountsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListApplicationSets.
+const ListApplicationSets_Operation = `
+query ListApplicationSets ($first: Int!, $after: String, $filter: ApplicationSetFilter) {
+	applicationSets(first: $first, after: $after, filter: $filter) {
+		pageInfo {
+			... PageFields
+		}
+		nodes {
+			... AppSetSummary
+		}
+	}
+}
+fragment PageFields on PageInfo {
+	hasNextPage
+	endCursor
+}
+fragment AppSetSummary on ApplicationSet {
+	name
+	namespace
+	project
+	spec {
+		generators
+		template {
+			name
+			spec {
+				source {
+					repoURL
+					path
+					targetRevision
+					chart
+				}
+				sources {
+					repoURL
+					path
+					targetRevision
+					chart
+				}
+				destination {
+					server
+					name
+					namespace
+				}
+			}
+		}
+		syncPolicy {
+			applicationsSync
+			preserveResourcesOnDeletion
+		}
+		strategy
+	}
+	status {
+		resourcesCount
+		conditions {
+			type
+			status
+			reason
+			message
+		}
+	}
+}
+`
+
+func ListApplicationSets(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first int,
+	after *string,
+	filter *ApplicationSetFilter,
+) (data_ *ListApplicationSetsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListApplicationSets",
+		Query:  ListApplicationSets_Operation,
+		Variables: &__ListApplicationSetsInput{
+			First:  first,
+			After:  after,
+			Filter: filter,
+		},
+	}
+
+	data_ = &ListApplicationSetsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -7052,6 +9035,84 @@ func PodLogs(
 	}
 
 	data_ = &PodLogsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PreviewApplicationSet.
+const PreviewApplicationSet_Operation = `
+query PreviewApplicationSet ($input: DryRunApplicationSetInput!, $first: Int!) {
+	dryRunApplicationSet(input: $input, first: $first) {
+		totalCount
+		failedCount
+		elements {
+			generator
+			params
+			error
+			application {
+				name
+				namespace
+				project
+				labels {
+					key
+					value
+				}
+				spec {
+					source {
+						repoURL
+						path
+						targetRevision
+						chart
+					}
+					sources {
+						repoURL
+						path
+						targetRevision
+						chart
+					}
+					destination {
+						server
+						name
+						namespace
+					}
+					syncPolicy {
+						automated {
+							enabled
+							prune
+							selfHeal
+						}
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+// What `graphcd appset preview` shows of each element a set would generate.
+func PreviewApplicationSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input DryRunApplicationSetInput,
+	first int,
+) (data_ *PreviewApplicationSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PreviewApplicationSet",
+		Query:  PreviewApplicationSet_Operation,
+		Variables: &__PreviewApplicationSetInput{
+			Input: input,
+			First: first,
+		},
+	}
+
+	data_ = &PreviewApplicationSetResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

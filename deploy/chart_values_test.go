@@ -301,7 +301,7 @@ func TestChartValues(t *testing.T) {
 			}
 			rules, _, _ := unstructured.NestedSlice(r.get(t, "ClusterRole", "graphcd-server-applications").Object, "rules")
 			want := []any{
-				map[string]any{"apiGroups": []any{"graphcd.io"}, "resources": []any{"applications"}, "verbs": []any{"get", "list", "watch", "create", "update", "delete"}},
+				map[string]any{"apiGroups": []any{"graphcd.io"}, "resources": []any{"applications", "applicationsets"}, "verbs": []any{"get", "list", "watch", "create", "update", "delete"}},
 				map[string]any{"apiGroups": []any{"graphcd.io"}, "resources": []any{"applications/status"}, "verbs": []any{"update"}},
 			}
 			if diff := cmp.Diff(rules, want); diff != "" {

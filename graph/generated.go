@@ -34,6 +34,12 @@ type ResolverRoot interface {
 	Application() ApplicationResolver
 	ApplicationCondition() ApplicationConditionResolver
 	ApplicationEvent() ApplicationEventResolver
+	ApplicationSet() ApplicationSetResolver
+	ApplicationSetCondition() ApplicationSetConditionResolver
+	ApplicationSetResource() ApplicationSetResourceResolver
+	ApplicationSetSpec() ApplicationSetSpecResolver
+	ApplicationSetSyncPolicy() ApplicationSetSyncPolicyResolver
+	ApplicationSetTemplate() ApplicationSetTemplateResolver
 	ApplicationSourceHelm() ApplicationSourceHelmResolver
 	ApplicationSourceKustomize() ApplicationSourceKustomizeResolver
 	ApplicationStatus() ApplicationStatusResolver
@@ -126,6 +132,101 @@ type ComplexityRoot struct {
 		SyncStatus     func(childComplexity int) int
 		Time           func(childComplexity int) int
 		Type           func(childComplexity int) int
+	}
+
+	ApplicationSet struct {
+		Annotations  func(childComplexity int) int
+		Applications func(childComplexity int, first int32, after *string) int
+		Can          func(childComplexity int, action string) int
+		CreatedAt    func(childComplexity int) int
+		Deleting     func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Labels       func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Namespace    func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Spec         func(childComplexity int) int
+		Status       func(childComplexity int) int
+		UID          func(childComplexity int) int
+		Yaml         func(childComplexity int) int
+	}
+
+	ApplicationSetCondition struct {
+		LastTransitionTime func(childComplexity int) int
+		Message            func(childComplexity int) int
+		Reason             func(childComplexity int) int
+		Status             func(childComplexity int) int
+		Type               func(childComplexity int) int
+	}
+
+	ApplicationSetConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ApplicationSetEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ApplicationSetGeneratedApp struct {
+		Action    func(childComplexity int) int
+		Generator func(childComplexity int) int
+		Message   func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Params    func(childComplexity int) int
+	}
+
+	ApplicationSetPreview struct {
+		Elements    func(childComplexity int) int
+		FailedCount func(childComplexity int) int
+		TotalCount  func(childComplexity int) int
+	}
+
+	ApplicationSetPreviewElement struct {
+		Application func(childComplexity int) int
+		Error       func(childComplexity int) int
+		Generator   func(childComplexity int) int
+		Params      func(childComplexity int) int
+	}
+
+	ApplicationSetResource struct {
+		Health    func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Status    func(childComplexity int) int
+	}
+
+	ApplicationSetSpec struct {
+		Generators        func(childComplexity int) int
+		GoTemplate        func(childComplexity int) int
+		GoTemplateOptions func(childComplexity int) int
+		Strategy          func(childComplexity int) int
+		SyncPolicy        func(childComplexity int) int
+		Template          func(childComplexity int) int
+		TemplatePatch     func(childComplexity int) int
+	}
+
+	ApplicationSetStatus struct {
+		Conditions     func(childComplexity int) int
+		Generated      func(childComplexity int) int
+		Resources      func(childComplexity int) int
+		ResourcesCount func(childComplexity int) int
+	}
+
+	ApplicationSetSyncPolicy struct {
+		ApplicationsSync            func(childComplexity int) int
+		PreserveResourcesOnDeletion func(childComplexity int) int
+	}
+
+	ApplicationSetTemplate struct {
+		Annotations func(childComplexity int) int
+		Labels      func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Namespace   func(childComplexity int) int
+		Spec        func(childComplexity int) int
 	}
 
 	ApplicationSource struct {
@@ -314,6 +415,15 @@ type ComplexityRoot struct {
 		Value func(childComplexity int) int
 	}
 
+	GeneratedApplication struct {
+		Annotations func(childComplexity int) int
+		Labels      func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Namespace   func(childComplexity int) int
+		Project     func(childComplexity int) int
+		Spec        func(childComplexity int) int
+	}
+
 	GroupKind struct {
 		Group func(childComplexity int) int
 		Kind  func(childComplexity int) int
@@ -424,12 +534,14 @@ type ComplexityRoot struct {
 		AddCluster                func(childComplexity int, input model.ClusterInput) int
 		CreateAccountToken        func(childComplexity int, input model.CreateAccountTokenInput) int
 		CreateApplication         func(childComplexity int, input model.CreateApplicationInput) int
+		CreateApplicationSet      func(childComplexity int, input model.CreateApplicationSetInput) int
 		CreateProject             func(childComplexity int, input model.CreateProjectInput) int
 		CreateProjectToken        func(childComplexity int, input model.CreateProjectTokenInput) int
 		CreateRepository          func(childComplexity int, input model.RepositoryInput) int
 		DeleteAccountToken        func(childComplexity int, account *string, id string) int
 		DeleteApplication         func(childComplexity int, input model.DeleteApplicationInput) int
 		DeleteApplicationResource func(childComplexity int, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) int
+		DeleteApplicationSet      func(childComplexity int, name string, namespace *string) int
 		DeleteProject             func(childComplexity int, name string) int
 		DeleteProjectToken        func(childComplexity int, project string, role string, id string) int
 		DeleteRepository          func(childComplexity int, url string, template bool, project *string) int
@@ -441,6 +553,7 @@ type ComplexityRoot struct {
 		SyncApplication           func(childComplexity int, input model.SyncApplicationInput) int
 		TerminateOperation        func(childComplexity int, input model.ApplicationRef) int
 		TestRepository            func(childComplexity int, url string, project *string) int
+		UpdateApplicationSet      func(childComplexity int, input model.UpdateApplicationSetInput) int
 		UpdateApplicationSpec     func(childComplexity int, input model.UpdateApplicationSpecInput) int
 		UpdatePassword            func(childComplexity int, input model.UpdatePasswordInput) int
 		UpdateProjectSpec         func(childComplexity int, input model.UpdateProjectSpecInput) int
@@ -553,18 +666,21 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Accounts     func(childComplexity int) int
-		Application  func(childComplexity int, name string, namespace *string) int
-		Applications func(childComplexity int, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) int
-		AuditLog     func(childComplexity int, first int32, after *string, filter *model.AuditFilter) int
-		Clusters     func(childComplexity int, first int32, after *string) int
-		Me           func(childComplexity int) int
-		Node         func(childComplexity int, id string) int
-		Project      func(childComplexity int, name string) int
-		Projects     func(childComplexity int, first int32, after *string) int
-		Repositories func(childComplexity int, first int32, after *string) int
-		Settings     func(childComplexity int) int
-		Version      func(childComplexity int) int
+		Accounts             func(childComplexity int) int
+		Application          func(childComplexity int, name string, namespace *string) int
+		ApplicationSet       func(childComplexity int, name string, namespace *string) int
+		ApplicationSets      func(childComplexity int, first int32, after *string, filter *model.ApplicationSetFilter) int
+		Applications         func(childComplexity int, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) int
+		AuditLog             func(childComplexity int, first int32, after *string, filter *model.AuditFilter) int
+		Clusters             func(childComplexity int, first int32, after *string) int
+		DryRunApplicationSet func(childComplexity int, input model.DryRunApplicationSetInput, first int32) int
+		Me                   func(childComplexity int) int
+		Node                 func(childComplexity int, id string) int
+		Project              func(childComplexity int, name string) int
+		Projects             func(childComplexity int, first int32, after *string) int
+		Repositories         func(childComplexity int, first int32, after *string) int
+		Settings             func(childComplexity int) int
+		Version              func(childComplexity int) int
 	}
 
 	Repository struct {
@@ -715,6 +831,7 @@ type ComplexityRoot struct {
 	Subscription struct {
 		Application       func(childComplexity int, name string, namespace *string) int
 		ApplicationEvents func(childComplexity int, filter *model.ApplicationEventFilter) int
+		ApplicationSet    func(childComplexity int, name string, namespace *string) int
 		AuditEvents       func(childComplexity int, filter *model.AuditFilter) int
 		PodLogs           func(childComplexity int, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
 		ResourceTree      func(childComplexity int, name string, namespace *string) int
@@ -830,6 +947,31 @@ type ApplicationConditionResolver interface {
 type ApplicationEventResolver interface {
 	Application(ctx context.Context, obj *model.ApplicationEvent) (*model.Application, error)
 }
+type ApplicationSetResolver interface {
+	Can(ctx context.Context, obj *model.ApplicationSet, action string) (bool, error)
+
+	Applications(ctx context.Context, obj *model.ApplicationSet, first int32, after *string) (*model.ApplicationConnection, error)
+	Yaml(ctx context.Context, obj *model.ApplicationSet) (string, error)
+}
+type ApplicationSetConditionResolver interface {
+	Type(ctx context.Context, obj *v1alpha1.ApplicationSetCondition) (string, error)
+	Status(ctx context.Context, obj *v1alpha1.ApplicationSetCondition) (string, error)
+}
+type ApplicationSetResourceResolver interface {
+	Status(ctx context.Context, obj *v1alpha1.ApplicationSetResourceStatus) (v1alpha1.SyncStatusCode, error)
+}
+type ApplicationSetSpecResolver interface {
+	Generators(ctx context.Context, obj *v1alpha1.ApplicationSetSpec) (string, error)
+
+	Strategy(ctx context.Context, obj *v1alpha1.ApplicationSetSpec) (*string, error)
+}
+type ApplicationSetSyncPolicyResolver interface {
+	ApplicationsSync(ctx context.Context, obj *v1alpha1.ApplicationSetSyncPolicy) (string, error)
+}
+type ApplicationSetTemplateResolver interface {
+	Labels(ctx context.Context, obj *v1alpha1.ApplicationSetTemplate) ([]*model.KeyValue, error)
+	Annotations(ctx context.Context, obj *v1alpha1.ApplicationSetTemplate) ([]*model.KeyValue, error)
+}
 type ApplicationSourceHelmResolver interface {
 	ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error)
 }
@@ -867,6 +1009,9 @@ type MutationResolver interface {
 	UpdateApplicationSpec(ctx context.Context, input model.UpdateApplicationSpecInput) (*model.Application, error)
 	PatchApplication(ctx context.Context, input model.PatchApplicationInput) (*model.Application, error)
 	DeleteApplication(ctx context.Context, input model.DeleteApplicationInput) (string, error)
+	CreateApplicationSet(ctx context.Context, input model.CreateApplicationSetInput) (*model.ApplicationSet, error)
+	UpdateApplicationSet(ctx context.Context, input model.UpdateApplicationSetInput) (*model.ApplicationSet, error)
+	DeleteApplicationSet(ctx context.Context, name string, namespace *string) (string, error)
 	SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*model.Application, error)
 	RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*model.Application, error)
 	RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*model.Application, error)
@@ -902,6 +1047,9 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Application(ctx context.Context, name string, namespace *string) (*model.Application, error)
 	Applications(ctx context.Context, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) (*model.ApplicationConnection, error)
+	ApplicationSet(ctx context.Context, name string, namespace *string) (*model.ApplicationSet, error)
+	ApplicationSets(ctx context.Context, first int32, after *string, filter *model.ApplicationSetFilter) (*model.Connection[model.ApplicationSet], error)
+	DryRunApplicationSet(ctx context.Context, input model.DryRunApplicationSetInput, first int32) (*model.ApplicationSetPreview, error)
 	Me(ctx context.Context) (*model.Me, error)
 	Accounts(ctx context.Context) ([]*model.Account, error)
 	Settings(ctx context.Context) (*model.Settings, error)
@@ -925,6 +1073,7 @@ type SubscriptionResolver interface {
 	ApplicationEvents(ctx context.Context, filter *model.ApplicationEventFilter) (<-chan *model.ApplicationEvent, error)
 	AuditEvents(ctx context.Context, filter *model.AuditFilter) (<-chan *model.AuditEntry, error)
 	Application(ctx context.Context, name string, namespace *string) (<-chan *model.Application, error)
+	ApplicationSet(ctx context.Context, name string, namespace *string) (<-chan *model.ApplicationSet, error)
 	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error)
 	PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error)
 }
@@ -1285,6 +1434,382 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplicationEvent.Type(childComplexity), true
+
+	case "ApplicationSet.annotations":
+		if e.ComplexityRoot.ApplicationSet.Annotations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Annotations(childComplexity), true
+	case "ApplicationSet.applications":
+		if e.ComplexityRoot.ApplicationSet.Applications == nil {
+			break
+		}
+
+		args, err := ec.field_ApplicationSet_applications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Applications(childComplexity, args["first"].(int32), args["after"].(*string)), true
+	case "ApplicationSet.can":
+		if e.ComplexityRoot.ApplicationSet.Can == nil {
+			break
+		}
+
+		args, err := ec.field_ApplicationSet_can_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Can(childComplexity, args["action"].(string)), true
+	case "ApplicationSet.createdAt":
+		if e.ComplexityRoot.ApplicationSet.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.CreatedAt(childComplexity), true
+	case "ApplicationSet.deleting":
+		if e.ComplexityRoot.ApplicationSet.Deleting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Deleting(childComplexity), true
+	case "ApplicationSet.id":
+		if e.ComplexityRoot.ApplicationSet.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.ID(childComplexity), true
+	case "ApplicationSet.labels":
+		if e.ComplexityRoot.ApplicationSet.Labels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Labels(childComplexity), true
+	case "ApplicationSet.name":
+		if e.ComplexityRoot.ApplicationSet.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Name(childComplexity), true
+	case "ApplicationSet.namespace":
+		if e.ComplexityRoot.ApplicationSet.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Namespace(childComplexity), true
+	case "ApplicationSet.project":
+		if e.ComplexityRoot.ApplicationSet.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Project(childComplexity), true
+	case "ApplicationSet.spec":
+		if e.ComplexityRoot.ApplicationSet.Spec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Spec(childComplexity), true
+	case "ApplicationSet.status":
+		if e.ComplexityRoot.ApplicationSet.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Status(childComplexity), true
+	case "ApplicationSet.uid":
+		if e.ComplexityRoot.ApplicationSet.UID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.UID(childComplexity), true
+	case "ApplicationSet.yaml":
+		if e.ComplexityRoot.ApplicationSet.Yaml == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSet.Yaml(childComplexity), true
+
+	case "ApplicationSetCondition.lastTransitionTime":
+		if e.ComplexityRoot.ApplicationSetCondition.LastTransitionTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetCondition.LastTransitionTime(childComplexity), true
+	case "ApplicationSetCondition.message":
+		if e.ComplexityRoot.ApplicationSetCondition.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetCondition.Message(childComplexity), true
+	case "ApplicationSetCondition.reason":
+		if e.ComplexityRoot.ApplicationSetCondition.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetCondition.Reason(childComplexity), true
+	case "ApplicationSetCondition.status":
+		if e.ComplexityRoot.ApplicationSetCondition.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetCondition.Status(childComplexity), true
+	case "ApplicationSetCondition.type":
+		if e.ComplexityRoot.ApplicationSetCondition.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetCondition.Type(childComplexity), true
+
+	case "ApplicationSetConnection.edges":
+		if e.ComplexityRoot.ApplicationSetConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetConnection.Edges(childComplexity), true
+	case "ApplicationSetConnection.nodes":
+		if e.ComplexityRoot.ApplicationSetConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetConnection.Nodes(childComplexity), true
+	case "ApplicationSetConnection.pageInfo":
+		if e.ComplexityRoot.ApplicationSetConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetConnection.PageInfo(childComplexity), true
+	case "ApplicationSetConnection.totalCount":
+		if e.ComplexityRoot.ApplicationSetConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetConnection.TotalCount(childComplexity), true
+
+	case "ApplicationSetEdge.cursor":
+		if e.ComplexityRoot.ApplicationSetEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetEdge.Cursor(childComplexity), true
+	case "ApplicationSetEdge.node":
+		if e.ComplexityRoot.ApplicationSetEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetEdge.Node(childComplexity), true
+
+	case "ApplicationSetGeneratedApp.action":
+		if e.ComplexityRoot.ApplicationSetGeneratedApp.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetGeneratedApp.Action(childComplexity), true
+	case "ApplicationSetGeneratedApp.generator":
+		if e.ComplexityRoot.ApplicationSetGeneratedApp.Generator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetGeneratedApp.Generator(childComplexity), true
+	case "ApplicationSetGeneratedApp.message":
+		if e.ComplexityRoot.ApplicationSetGeneratedApp.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetGeneratedApp.Message(childComplexity), true
+	case "ApplicationSetGeneratedApp.name":
+		if e.ComplexityRoot.ApplicationSetGeneratedApp.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetGeneratedApp.Name(childComplexity), true
+	case "ApplicationSetGeneratedApp.params":
+		if e.ComplexityRoot.ApplicationSetGeneratedApp.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetGeneratedApp.Params(childComplexity), true
+
+	case "ApplicationSetPreview.elements":
+		if e.ComplexityRoot.ApplicationSetPreview.Elements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetPreview.Elements(childComplexity), true
+	case "ApplicationSetPreview.failedCount":
+		if e.ComplexityRoot.ApplicationSetPreview.FailedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetPreview.FailedCount(childComplexity), true
+	case "ApplicationSetPreview.totalCount":
+		if e.ComplexityRoot.ApplicationSetPreview.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetPreview.TotalCount(childComplexity), true
+
+	case "ApplicationSetPreviewElement.application":
+		if e.ComplexityRoot.ApplicationSetPreviewElement.Application == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetPreviewElement.Application(childComplexity), true
+	case "ApplicationSetPreviewElement.error":
+		if e.ComplexityRoot.ApplicationSetPreviewElement.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetPreviewElement.Error(childComplexity), true
+	case "ApplicationSetPreviewElement.generator":
+		if e.ComplexityRoot.ApplicationSetPreviewElement.Generator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetPreviewElement.Generator(childComplexity), true
+	case "ApplicationSetPreviewElement.params":
+		if e.ComplexityRoot.ApplicationSetPreviewElement.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetPreviewElement.Params(childComplexity), true
+
+	case "ApplicationSetResource.health":
+		if e.ComplexityRoot.ApplicationSetResource.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetResource.Health(childComplexity), true
+	case "ApplicationSetResource.name":
+		if e.ComplexityRoot.ApplicationSetResource.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetResource.Name(childComplexity), true
+	case "ApplicationSetResource.namespace":
+		if e.ComplexityRoot.ApplicationSetResource.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetResource.Namespace(childComplexity), true
+	case "ApplicationSetResource.status":
+		if e.ComplexityRoot.ApplicationSetResource.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetResource.Status(childComplexity), true
+
+	case "ApplicationSetSpec.generators":
+		if e.ComplexityRoot.ApplicationSetSpec.Generators == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSpec.Generators(childComplexity), true
+	case "ApplicationSetSpec.goTemplate":
+		if e.ComplexityRoot.ApplicationSetSpec.GoTemplate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSpec.GoTemplate(childComplexity), true
+	case "ApplicationSetSpec.goTemplateOptions":
+		if e.ComplexityRoot.ApplicationSetSpec.GoTemplateOptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSpec.GoTemplateOptions(childComplexity), true
+	case "ApplicationSetSpec.strategy":
+		if e.ComplexityRoot.ApplicationSetSpec.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSpec.Strategy(childComplexity), true
+	case "ApplicationSetSpec.syncPolicy":
+		if e.ComplexityRoot.ApplicationSetSpec.SyncPolicy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSpec.SyncPolicy(childComplexity), true
+	case "ApplicationSetSpec.template":
+		if e.ComplexityRoot.ApplicationSetSpec.Template == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSpec.Template(childComplexity), true
+	case "ApplicationSetSpec.templatePatch":
+		if e.ComplexityRoot.ApplicationSetSpec.TemplatePatch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSpec.TemplatePatch(childComplexity), true
+
+	case "ApplicationSetStatus.conditions":
+		if e.ComplexityRoot.ApplicationSetStatus.Conditions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetStatus.Conditions(childComplexity), true
+	case "ApplicationSetStatus.generated":
+		if e.ComplexityRoot.ApplicationSetStatus.Generated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetStatus.Generated(childComplexity), true
+	case "ApplicationSetStatus.resources":
+		if e.ComplexityRoot.ApplicationSetStatus.Resources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetStatus.Resources(childComplexity), true
+	case "ApplicationSetStatus.resourcesCount":
+		if e.ComplexityRoot.ApplicationSetStatus.ResourcesCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetStatus.ResourcesCount(childComplexity), true
+
+	case "ApplicationSetSyncPolicy.applicationsSync":
+		if e.ComplexityRoot.ApplicationSetSyncPolicy.ApplicationsSync == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSyncPolicy.ApplicationsSync(childComplexity), true
+	case "ApplicationSetSyncPolicy.preserveResourcesOnDeletion":
+		if e.ComplexityRoot.ApplicationSetSyncPolicy.PreserveResourcesOnDeletion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetSyncPolicy.PreserveResourcesOnDeletion(childComplexity), true
+
+	case "ApplicationSetTemplate.annotations":
+		if e.ComplexityRoot.ApplicationSetTemplate.Annotations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetTemplate.Annotations(childComplexity), true
+	case "ApplicationSetTemplate.labels":
+		if e.ComplexityRoot.ApplicationSetTemplate.Labels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetTemplate.Labels(childComplexity), true
+	case "ApplicationSetTemplate.name":
+		if e.ComplexityRoot.ApplicationSetTemplate.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetTemplate.Name(childComplexity), true
+	case "ApplicationSetTemplate.namespace":
+		if e.ComplexityRoot.ApplicationSetTemplate.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetTemplate.Namespace(childComplexity), true
+	case "ApplicationSetTemplate.spec":
+		if e.ComplexityRoot.ApplicationSetTemplate.Spec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetTemplate.Spec(childComplexity), true
 
 	case "ApplicationSource.chart":
 		if e.ComplexityRoot.ApplicationSource.Chart == nil {
@@ -2028,6 +2553,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EnvEntry.Value(childComplexity), true
 
+	case "GeneratedApplication.annotations":
+		if e.ComplexityRoot.GeneratedApplication.Annotations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedApplication.Annotations(childComplexity), true
+	case "GeneratedApplication.labels":
+		if e.ComplexityRoot.GeneratedApplication.Labels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedApplication.Labels(childComplexity), true
+	case "GeneratedApplication.name":
+		if e.ComplexityRoot.GeneratedApplication.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedApplication.Name(childComplexity), true
+	case "GeneratedApplication.namespace":
+		if e.ComplexityRoot.GeneratedApplication.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedApplication.Namespace(childComplexity), true
+	case "GeneratedApplication.project":
+		if e.ComplexityRoot.GeneratedApplication.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedApplication.Project(childComplexity), true
+	case "GeneratedApplication.spec":
+		if e.ComplexityRoot.GeneratedApplication.Spec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GeneratedApplication.Spec(childComplexity), true
+
 	case "GroupKind.group":
 		if e.ComplexityRoot.GroupKind.Group == nil {
 			break
@@ -2435,6 +2997,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateApplication(childComplexity, args["input"].(model.CreateApplicationInput)), true
+	case "Mutation.createApplicationSet":
+		if e.ComplexityRoot.Mutation.CreateApplicationSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createApplicationSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateApplicationSet(childComplexity, args["input"].(model.CreateApplicationSetInput)), true
 	case "Mutation.createProject":
 		if e.ComplexityRoot.Mutation.CreateProject == nil {
 			break
@@ -2501,6 +3074,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteApplicationResource(childComplexity, args["input"].(model.ApplicationResourceInput), args["propagationPolicy"].(model.PropagationPolicy)), true
+	case "Mutation.deleteApplicationSet":
+		if e.ComplexityRoot.Mutation.DeleteApplicationSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteApplicationSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteApplicationSet(childComplexity, args["name"].(string), args["namespace"].(*string)), true
 	case "Mutation.deleteProject":
 		if e.ComplexityRoot.Mutation.DeleteProject == nil {
 			break
@@ -2622,6 +3206,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TestRepository(childComplexity, args["url"].(string), args["project"].(*string)), true
+	case "Mutation.updateApplicationSet":
+		if e.ComplexityRoot.Mutation.UpdateApplicationSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateApplicationSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateApplicationSet(childComplexity, args["input"].(model.UpdateApplicationSetInput)), true
 	case "Mutation.updateApplicationSpec":
 		if e.ComplexityRoot.Mutation.UpdateApplicationSpec == nil {
 			break
@@ -3076,6 +3671,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Application(childComplexity, args["name"].(string), args["namespace"].(*string)), true
+	case "Query.applicationSet":
+		if e.ComplexityRoot.Query.ApplicationSet == nil {
+			break
+		}
+
+		args, err := ec.field_Query_applicationSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ApplicationSet(childComplexity, args["name"].(string), args["namespace"].(*string)), true
+	case "Query.applicationSets":
+		if e.ComplexityRoot.Query.ApplicationSets == nil {
+			break
+		}
+
+		args, err := ec.field_Query_applicationSets_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ApplicationSets(childComplexity, args["first"].(int32), args["after"].(*string), args["filter"].(*model.ApplicationSetFilter)), true
 	case "Query.applications":
 		if e.ComplexityRoot.Query.Applications == nil {
 			break
@@ -3109,6 +3726,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(int32), args["after"].(*string)), true
+	case "Query.dryRunApplicationSet":
+		if e.ComplexityRoot.Query.DryRunApplicationSet == nil {
+			break
+		}
+
+		args, err := ec.field_Query_dryRunApplicationSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.DryRunApplicationSet(childComplexity, args["input"].(model.DryRunApplicationSetInput), args["first"].(int32)), true
 
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
@@ -3776,6 +4404,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ApplicationEvents(childComplexity, args["filter"].(*model.ApplicationEventFilter)), true
+	case "Subscription.applicationSet":
+		if e.ComplexityRoot.Subscription.ApplicationSet == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_applicationSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ApplicationSet(childComplexity, args["name"].(string), args["namespace"].(*string)), true
 	case "Subscription.auditEvents":
 		if e.ComplexityRoot.Subscription.AuditEvents == nil {
 			break
@@ -4125,13 +4764,16 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ApplicationOrder", ec.unmarshalInputApplicationOrder),
 			graphql.NewInputUnmarshaler("ApplicationRef", ec.unmarshalInputApplicationRef),
 			graphql.NewInputUnmarshaler("ApplicationResourceInput", ec.unmarshalInputApplicationResourceInput),
+			graphql.NewInputUnmarshaler("ApplicationSetFilter", ec.unmarshalInputApplicationSetFilter),
 			graphql.NewInputUnmarshaler("AuditFilter", ec.unmarshalInputAuditFilter),
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("CreateAccountTokenInput", ec.unmarshalInputCreateAccountTokenInput),
 			graphql.NewInputUnmarshaler("CreateApplicationInput", ec.unmarshalInputCreateApplicationInput),
+			graphql.NewInputUnmarshaler("CreateApplicationSetInput", ec.unmarshalInputCreateApplicationSetInput),
 			graphql.NewInputUnmarshaler("CreateProjectInput", ec.unmarshalInputCreateProjectInput),
 			graphql.NewInputUnmarshaler("CreateProjectTokenInput", ec.unmarshalInputCreateProjectTokenInput),
 			graphql.NewInputUnmarshaler("DeleteApplicationInput", ec.unmarshalInputDeleteApplicationInput),
+			graphql.NewInputUnmarshaler("DryRunApplicationSetInput", ec.unmarshalInputDryRunApplicationSetInput),
 			graphql.NewInputUnmarshaler("KeyValueInput", ec.unmarshalInputKeyValueInput),
 			graphql.NewInputUnmarshaler("ManagedResourceFilter", ec.unmarshalInputManagedResourceFilter),
 			graphql.NewInputUnmarshaler("PatchApplicationInput", ec.unmarshalInputPatchApplicationInput),
@@ -4141,6 +4783,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RollbackApplicationInput", ec.unmarshalInputRollbackApplicationInput),
 			graphql.NewInputUnmarshaler("SyncApplicationInput", ec.unmarshalInputSyncApplicationInput),
 			graphql.NewInputUnmarshaler("SyncResourceInput", ec.unmarshalInputSyncResourceInput),
+			graphql.NewInputUnmarshaler("UpdateApplicationSetInput", ec.unmarshalInputUpdateApplicationSetInput),
 			graphql.NewInputUnmarshaler("UpdateApplicationSpecInput", ec.unmarshalInputUpdateApplicationSpecInput),
 			graphql.NewInputUnmarshaler("UpdatePasswordInput", ec.unmarshalInputUpdatePasswordInput),
 			graphql.NewInputUnmarshaler("UpdateProjectSpecInput", ec.unmarshalInputUpdateProjectSpecInput),
@@ -4276,6 +4919,47 @@ type Query {
     orderBy: ApplicationOrder
   ): ApplicationConnection!
   """
+  One ApplicationSet by name. Null when it does not exist or the caller
+  may not get it (RBAC resource ` + "`" + `applicationsets` + "`" + `, object
+  ` + "`" + `<project>/<name>` + "`" + ` with the project of its template, or
+  ` + "`" + `<project>/<namespace>/<name>` + "`" + ` outside the server's namespace).
+  """
+  applicationSet(
+    "The ApplicationSet's name."
+    name: String!
+    "The namespace of the ApplicationSet object; the server's own namespace when omitted."
+    namespace: String
+  ): ApplicationSet
+  """
+  The ApplicationSets the caller may get, ordered by namespace and name.
+  """
+  applicationSets(
+    "How many sets to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+    "Which sets to return; all of them when omitted."
+    filter: ApplicationSetFilter
+  ): ApplicationSetConnection!
+  """
+  Generates the Applications of an ApplicationSet manifest as the
+  controller would, and writes nothing (Argo CD's ` + "`" + `appset generate` + "`" + `).
+  The clusters generator sees the registered clusters the caller may get;
+  git and clusterDecisionResource generators are not run through the API
+  yet and fail. Each
+  Application is also checked against its project, as the controller
+  checks it before writing. Needs the rights createApplicationSet needs.
+  BAD_USER_INPUT when the manifest is invalid or a generator cannot run
+  at all (the error names it); an element that fails alone is reported
+  in the answer with its parameters.
+  """
+  dryRunApplicationSet(
+    "The set to generate."
+    input: DryRunApplicationSetInput!
+    "How many elements to return, 0 to 10,000 (the most a set generates)."
+    first: Int! = 1000
+  ): ApplicationSetPreview!
+  """
   Who the request comes from.
   """
   me: Me!
@@ -4366,6 +5050,32 @@ type Mutation {
   Returns the deleted application's ID.
   """
   deleteApplication(input: DeleteApplicationInput!): ID!
+  """
+  Creates an ApplicationSet from its manifest; the controller then
+  generates its Applications. Needs ` + "`" + `create` + "`" + ` on ` + "`" + `applicationsets` + "`" + ` for
+  every project its templates name (and, with upsert, ` + "`" + `update` + "`" + `); a set
+  whose project is templated, or that has a templatePatch, needs the
+  right on every project (` + "`" + `*/*` + "`" + ` and each existing project). With upsert,
+  an existing set of that name gets the manifest's spec, labels and
+  annotations.
+  """
+  createApplicationSet(input: CreateApplicationSetInput!): ApplicationSet!
+  """
+  Replaces an ApplicationSet's spec. Needs ` + "`" + `update` + "`" + ` on the set as it is
+  and on every project the new spec names (as createApplicationSet).
+  """
+  updateApplicationSet(input: UpdateApplicationSetInput!): ApplicationSet!
+  """
+  Deletes an ApplicationSet. The Applications it generated go with it
+  (they are owned by it), and their resources with them unless its
+  syncPolicy preserves them. Returns the deleted set's ID.
+  """
+  deleteApplicationSet(
+    "The ApplicationSet's name."
+    name: String!
+    "The namespace of the ApplicationSet object; the server's own when omitted."
+    namespace: String
+  ): ID!
   """
   Requests a sync; the controller runs it and records its progress in
   status.operationState. Refused (CONFLICT) while another operation is
@@ -4844,6 +5554,16 @@ type Subscription {
     "The namespace of the Application object; the server's own when omitted."
     namespace: String
   ): Application
+  """
+  An ApplicationSet now, then again each time it changes (its spec, or
+  the status its controller writes); null while it does not exist.
+  """
+  applicationSet(
+    "The ApplicationSet's name."
+    name: String!
+    "The namespace of the ApplicationSet object; the server's own when omitted."
+    namespace: String
+  ): ApplicationSet
   """
   An application's resource tree now, then again each time the controller
   rebuilds it; null until it has one.
@@ -6597,6 +7317,305 @@ type AuditEdge {
   "The entry."
   node: AuditEntry!
 }
+
+"""
+A new ApplicationSet.
+"""
+input CreateApplicationSetInput {
+  """
+  The ApplicationSet as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
+  argoproj.io/v1alpha1 as written for Argo CD). Unknown fields are errors;
+  status and finalizers are ignored.
+  """
+  manifest: String!
+  "Update the set if one of that name exists, rather than fail."
+  upsert: Boolean! = false
+}
+
+"""
+A new spec for an ApplicationSet.
+"""
+input UpdateApplicationSetInput {
+  "The ApplicationSet's name."
+  name: String!
+  "The namespace of the ApplicationSet object; the server's own when omitted."
+  namespace: String
+  "The spec as YAML or JSON (the content of ` + "`" + `spec:` + "`" + `). Unknown fields are errors."
+  spec: String!
+}
+
+"""
+An ApplicationSet to generate without writing anything.
+"""
+input DryRunApplicationSetInput {
+  "The ApplicationSet as YAML or JSON, as for createApplicationSet."
+  manifest: String!
+}
+
+"""
+Selects ApplicationSets. Every field given must match; a list matches when
+any of its values does.
+"""
+input ApplicationSetFilter {
+  "Namespaces of the ApplicationSet objects."
+  namespaces: [String!]
+  "Projects of the sets' templates, as written (\"default\" for none)."
+  projects: [String!]
+  "A case-insensitive substring of the set's name."
+  search: String
+}
+
+"""
+A page of ApplicationSets.
+"""
+type ApplicationSetConnection {
+  "The sets of the page with their cursors."
+  edges: [ApplicationSetEdge!]!
+  "The sets of the page, when cursors are not needed."
+  nodes: [ApplicationSet!]!
+  "Where the page sits in the whole list."
+  pageInfo: PageInfo!
+  "How many sets the filter selects, on all pages."
+  totalCount: Int!
+}
+
+"""
+An ApplicationSet with its cursor.
+"""
+type ApplicationSetEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start a page after this set."
+  cursor: String!
+  "The set."
+  node: ApplicationSet!
+}
+
+"""
+An Argo CD-compatible ApplicationSet: generators whose parameter sets
+each fill in one template, making one Application each, which the
+ApplicationSet controller creates, updates and deletes.
+"""
+type ApplicationSet implements Node {
+  "The global ID."
+  id: ID!
+  """
+  Whether the caller may do action (get, update, delete) on this set's
+  RBAC object (<project>/<name>, or <project>/<namespace>/<name>), worked
+  out for them. An update that changes the spec also needs the action on
+  every project the new spec names (see createApplicationSet).
+  """
+  can(action: String!): Boolean!
+  "The name of the ApplicationSet object."
+  name: String!
+  "The namespace of the ApplicationSet object."
+  namespace: String!
+  "The Kubernetes UID."
+  uid: String!
+  "The labels of the ApplicationSet object."
+  labels: [KeyValue!]!
+  "The annotations of the ApplicationSet object."
+  annotations: [KeyValue!]!
+  "When the ApplicationSet object was created."
+  createdAt: Time!
+  "True while the set is being deleted."
+  deleting: Boolean!
+  """
+  The project of the template (spec.template.spec.project; "default"
+  when empty), which the set is authorized on. May be templated, e.g.
+  "{{.project}}".
+  """
+  project: String!
+  "What the set generates and how."
+  spec: ApplicationSetSpec!
+  "What the controller last did with the set."
+  status: ApplicationSetStatus!
+  """
+  The Applications the set generated (those it controls, by their owner
+  reference) that the caller may get, a page at a time, by name.
+  """
+  applications(
+    "How many applications to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+  ): ApplicationConnection!
+  "The whole ApplicationSet object as YAML (without managedFields)."
+  yaml: String!
+}
+
+"""
+What an ApplicationSet generates and how, with Argo CD's field names.
+"""
+type ApplicationSetSpec {
+  "Whether the template is a Go template (with Sprig's functions) rather than {{param}} placeholders."
+  goTemplate: Boolean!
+  "Go template options, e.g. missingkey=error."
+  goTemplateOptions: [String!]!
+  "The generators as JSON: the list under spec.generators, as written."
+  generators: String!
+  "The Application each parameter set fills in."
+  template: ApplicationSetTemplate!
+  "The templated patch applied to each rendered Application, if any."
+  templatePatch: String
+  "Which changes to generated Applications the set makes."
+  syncPolicy: ApplicationSetSyncPolicy
+  "The rollout strategy: AllAtOnce (when empty) or RollingSync."
+  strategy: String
+}
+
+"""
+The Application template of an ApplicationSet; its strings may hold
+placeholders.
+"""
+type ApplicationSetTemplate {
+  "The name of each Application."
+  name: String!
+  "The namespace of each Application; the set's when empty."
+  namespace: String!
+  "The labels of each Application."
+  labels: [KeyValue!]!
+  "The annotations of each Application."
+  annotations: [KeyValue!]!
+  "The spec of each Application."
+  spec: ApplicationSpec!
+}
+
+"""
+What an ApplicationSet may do to the Applications it generated.
+"""
+type ApplicationSetSyncPolicy {
+  "create-only, create-update, create-delete or sync (all; the default)."
+  applicationsSync: String!
+  "Whether deleting a generated Application keeps its resources."
+  preserveResourcesOnDeletion: Boolean!
+}
+
+"""
+What the ApplicationSet controller last did with a set.
+"""
+type ApplicationSetStatus {
+  "ErrorOccurred, ParametersGenerated, ResourcesUpToDate (as Argo CD's)."
+  conditions: [ApplicationSetCondition!]!
+  "The Applications the set owns with their sync and health status, by name (at most 2,000)."
+  resources: [ApplicationSetResource!]!
+  "How many Applications the set owns."
+  resourcesCount: Int!
+  """
+  Every element of the last generation, those that need a look first (at
+  most 2,000): the Application it produced, the generator and parameters
+  behind it, and what the controller did and why.
+  """
+  generated: [ApplicationSetGeneratedApp!]!
+}
+
+"""
+A condition of an ApplicationSet.
+"""
+type ApplicationSetCondition {
+  "ErrorOccurred, ParametersGenerated, ResourcesUpToDate or RolloutProgressing."
+  type: String!
+  "True, False or Unknown."
+  status: String!
+  "Why, in one word."
+  reason: String!
+  "Why, in words."
+  message: String!
+  "When the status last changed."
+  lastTransitionTime: Time
+}
+
+"""
+An Application an ApplicationSet owns.
+"""
+type ApplicationSetResource {
+  "The Application's name."
+  name: String!
+  "The Application's namespace."
+  namespace: String!
+  "Its sync status; Unknown before it is compared."
+  status: SyncStatusCode!
+  "Its health; null before it is assessed."
+  health: HealthStatus
+}
+
+"""
+What the controller did with one element of a generation.
+"""
+enum ApplicationSetAction {
+  "The Application did not exist and was created."
+  Created
+  "The Application differed from the template and was updated."
+  Updated
+  "The Application was as generated."
+  Unchanged
+  "The Application was not written (the policy forbids it, or it is being deleted)."
+  Skipped
+  "The element generated nothing, or its Application was refused or could not be written."
+  Failed
+  "The Application is no longer generated and was deleted."
+  Deleted
+  "The Application is no longer generated and was kept."
+  Kept
+}
+
+"""
+One element of an ApplicationSet's last generation.
+"""
+type ApplicationSetGeneratedApp {
+  "The Application's name; empty when the element generated none."
+  name: String!
+  "The index of the set's generator that produced it; -1 for an Application no generator produces any more."
+  generator: Int!
+  "The parameters that produced it as JSON, shortened past 1 KiB; empty when left out to keep the status small."
+  params: String!
+  "What the controller did."
+  action: ApplicationSetAction!
+  "Why."
+  message: String!
+}
+
+"""
+The outcome of dryRunApplicationSet: what the set would generate.
+"""
+type ApplicationSetPreview {
+  "How many elements the generators produced."
+  totalCount: Int!
+  "How many of them failed."
+  failedCount: Int!
+  "The elements in generator order, at most first of them."
+  elements: [ApplicationSetPreviewElement!]!
+}
+
+"""
+One element a set would generate: an Application, or why it fails.
+"""
+type ApplicationSetPreviewElement {
+  "The index of the set's generator that produced it."
+  generator: Int!
+  "The parameters that render it, as JSON."
+  params: String!
+  "The Application as rendered; null when the element failed before one was rendered."
+  application: GeneratedApplication
+  "Why the element fails (a template error, a duplicate name, a project that refuses it); null when it does not."
+  error: String
+}
+
+"""
+An Application as an ApplicationSet renders it, not written.
+"""
+type GeneratedApplication {
+  "The Application's name."
+  name: String!
+  "The Application's namespace."
+  namespace: String!
+  "The project; \"default\" when the spec names none."
+  project: String!
+  "The labels."
+  labels: [KeyValue!]!
+  "The annotations."
+  annotations: [KeyValue!]!
+  "The spec."
+  spec: ApplicationSpec!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6743,6 +7762,196 @@ func (ec *executionContext) childFields_ApplicationEvent(ctx context.Context, fi
 		return ec.fieldContext_ApplicationEvent_application(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApplicationEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ApplicationSet_id(ctx, field)
+	case "can":
+		return ec.fieldContext_ApplicationSet_can(ctx, field)
+	case "name":
+		return ec.fieldContext_ApplicationSet_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ApplicationSet_namespace(ctx, field)
+	case "uid":
+		return ec.fieldContext_ApplicationSet_uid(ctx, field)
+	case "labels":
+		return ec.fieldContext_ApplicationSet_labels(ctx, field)
+	case "annotations":
+		return ec.fieldContext_ApplicationSet_annotations(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ApplicationSet_createdAt(ctx, field)
+	case "deleting":
+		return ec.fieldContext_ApplicationSet_deleting(ctx, field)
+	case "project":
+		return ec.fieldContext_ApplicationSet_project(ctx, field)
+	case "spec":
+		return ec.fieldContext_ApplicationSet_spec(ctx, field)
+	case "status":
+		return ec.fieldContext_ApplicationSet_status(ctx, field)
+	case "applications":
+		return ec.fieldContext_ApplicationSet_applications(ctx, field)
+	case "yaml":
+		return ec.fieldContext_ApplicationSet_yaml(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSet", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetCondition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_ApplicationSetCondition_type(ctx, field)
+	case "status":
+		return ec.fieldContext_ApplicationSetCondition_status(ctx, field)
+	case "reason":
+		return ec.fieldContext_ApplicationSetCondition_reason(ctx, field)
+	case "message":
+		return ec.fieldContext_ApplicationSetCondition_message(ctx, field)
+	case "lastTransitionTime":
+		return ec.fieldContext_ApplicationSetCondition_lastTransitionTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetCondition", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ApplicationSetConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ApplicationSetConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ApplicationSetConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ApplicationSetConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ApplicationSetEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ApplicationSetEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetGeneratedApp(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ApplicationSetGeneratedApp_name(ctx, field)
+	case "generator":
+		return ec.fieldContext_ApplicationSetGeneratedApp_generator(ctx, field)
+	case "params":
+		return ec.fieldContext_ApplicationSetGeneratedApp_params(ctx, field)
+	case "action":
+		return ec.fieldContext_ApplicationSetGeneratedApp_action(ctx, field)
+	case "message":
+		return ec.fieldContext_ApplicationSetGeneratedApp_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetGeneratedApp", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "totalCount":
+		return ec.fieldContext_ApplicationSetPreview_totalCount(ctx, field)
+	case "failedCount":
+		return ec.fieldContext_ApplicationSetPreview_failedCount(ctx, field)
+	case "elements":
+		return ec.fieldContext_ApplicationSetPreview_elements(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetPreview", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetPreviewElement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "generator":
+		return ec.fieldContext_ApplicationSetPreviewElement_generator(ctx, field)
+	case "params":
+		return ec.fieldContext_ApplicationSetPreviewElement_params(ctx, field)
+	case "application":
+		return ec.fieldContext_ApplicationSetPreviewElement_application(ctx, field)
+	case "error":
+		return ec.fieldContext_ApplicationSetPreviewElement_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetPreviewElement", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetResource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ApplicationSetResource_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ApplicationSetResource_namespace(ctx, field)
+	case "status":
+		return ec.fieldContext_ApplicationSetResource_status(ctx, field)
+	case "health":
+		return ec.fieldContext_ApplicationSetResource_health(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetResource", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "goTemplate":
+		return ec.fieldContext_ApplicationSetSpec_goTemplate(ctx, field)
+	case "goTemplateOptions":
+		return ec.fieldContext_ApplicationSetSpec_goTemplateOptions(ctx, field)
+	case "generators":
+		return ec.fieldContext_ApplicationSetSpec_generators(ctx, field)
+	case "template":
+		return ec.fieldContext_ApplicationSetSpec_template(ctx, field)
+	case "templatePatch":
+		return ec.fieldContext_ApplicationSetSpec_templatePatch(ctx, field)
+	case "syncPolicy":
+		return ec.fieldContext_ApplicationSetSpec_syncPolicy(ctx, field)
+	case "strategy":
+		return ec.fieldContext_ApplicationSetSpec_strategy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetSpec", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "conditions":
+		return ec.fieldContext_ApplicationSetStatus_conditions(ctx, field)
+	case "resources":
+		return ec.fieldContext_ApplicationSetStatus_resources(ctx, field)
+	case "resourcesCount":
+		return ec.fieldContext_ApplicationSetStatus_resourcesCount(ctx, field)
+	case "generated":
+		return ec.fieldContext_ApplicationSetStatus_generated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetSyncPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "applicationsSync":
+		return ec.fieldContext_ApplicationSetSyncPolicy_applicationsSync(ctx, field)
+	case "preserveResourcesOnDeletion":
+		return ec.fieldContext_ApplicationSetSyncPolicy_preserveResourcesOnDeletion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetSyncPolicy", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplicationSetTemplate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ApplicationSetTemplate_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ApplicationSetTemplate_namespace(ctx, field)
+	case "labels":
+		return ec.fieldContext_ApplicationSetTemplate_labels(ctx, field)
+	case "annotations":
+		return ec.fieldContext_ApplicationSetTemplate_annotations(ctx, field)
+	case "spec":
+		return ec.fieldContext_ApplicationSetTemplate_spec(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetTemplate", field.Name)
 }
 
 func (ec *executionContext) childFields_ApplicationSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7115,6 +8324,24 @@ func (ec *executionContext) childFields_EnvEntry(ctx context.Context, field grap
 		return ec.fieldContext_EnvEntry_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EnvEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_GeneratedApplication(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_GeneratedApplication_name(ctx, field)
+	case "namespace":
+		return ec.fieldContext_GeneratedApplication_namespace(ctx, field)
+	case "project":
+		return ec.fieldContext_GeneratedApplication_project(ctx, field)
+	case "labels":
+		return ec.fieldContext_GeneratedApplication_labels(ctx, field)
+	case "annotations":
+		return ec.fieldContext_GeneratedApplication_annotations(ctx, field)
+	case "spec":
+		return ec.fieldContext_GeneratedApplication_spec(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GeneratedApplication", field.Name)
 }
 
 func (ec *executionContext) childFields_GroupKind(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8121,6 +9348,42 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_ApplicationSet_applications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_ApplicationSet_can_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Application_can_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8363,6 +9626,20 @@ func (ec *executionContext) field_Mutation_createAccountToken_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createApplicationSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateApplicationSetInput, error) {
+			return ec.unmarshalNCreateApplicationSetInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateApplicationSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8460,6 +9737,28 @@ func (ec *executionContext) field_Mutation_deleteApplicationResource_args(ctx co
 		return nil, err
 	}
 	args["propagationPolicy"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteApplicationSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg1
 	return args, nil
 }
 
@@ -8687,6 +9986,20 @@ func (ec *executionContext) field_Mutation_testRepository_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateApplicationSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateApplicationSetInput, error) {
+			return ec.unmarshalNUpdateApplicationSetInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateApplicationSpec_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8762,6 +10075,58 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_applicationSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_applicationSets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ApplicationSetFilter, error) {
+			return ec.unmarshalOApplicationSetFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
 	return args, nil
 }
 
@@ -8877,6 +10242,28 @@ func (ec *executionContext) field_Query_clusters_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_dryRunApplicationSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DryRunApplicationSetInput, error) {
+			return ec.unmarshalNDryRunApplicationSetInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDryRunApplicationSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8960,6 +10347,28 @@ func (ec *executionContext) field_Subscription_applicationEvents_args(ctx contex
 		return nil, err
 	}
 	args["filter"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_applicationSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg1
 	return args, nil
 }
 
@@ -10526,6 +11935,1576 @@ func (ec *executionContext) fieldContext_ApplicationEvent_application(_ context.
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Application(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSet_id(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSet", field, true, false, "ID")
+}
+
+func (ec *executionContext) _ApplicationSet_can(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_can(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ApplicationSet().Can(ctx, obj, fc.Args["action"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_can(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ApplicationSet_can_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSet_name(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSet", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSet_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSet", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSet_uid(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_uid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_uid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSet", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSet_labels(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_labels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Labels(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_labels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSet_annotations(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_annotations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Annotations(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_annotations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSet_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSet", field, true, false, "Time")
+}
+
+func (ec *executionContext) _ApplicationSet_deleting(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_deleting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleting(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_deleting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSet", field, true, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSet_project(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSet", field, true, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSet_spec(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_spec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spec, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSetSpec) graphql.Marshaler {
+			return ec.marshalNApplicationSetSpec2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetSpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_spec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetSpec(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSet_status(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSetStatus) graphql.Marshaler {
+			return ec.marshalNApplicationSetStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSet",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSet_applications(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_applications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ApplicationSet().Applications(ctx, obj, fc.Args["first"].(int32), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationConnection) graphql.Marshaler {
+			return ec.marshalNApplicationConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_applications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ApplicationSet_applications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSet_yaml(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSet_yaml(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSet().Yaml(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSet_yaml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSet", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationSetCondition_type(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetCondition_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSetCondition().Type(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetCondition_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetCondition", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationSetCondition_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetCondition_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSetCondition().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetCondition_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetCondition", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationSetCondition_reason(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetCondition_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetCondition_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetCondition", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetCondition_message(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetCondition_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetCondition_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetCondition", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetCondition_lastTransitionTime(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetCondition_lastTransitionTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastTransitionTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetCondition_lastTransitionTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetCondition", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApplicationSetConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.ApplicationSet]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Edge[model.ApplicationSet]) graphql.Marshaler {
+			return ec.marshalNApplicationSetEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.ApplicationSet]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ApplicationSet) graphql.Marshaler {
+			return ec.marshalNApplicationSet2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.ApplicationSet]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.ApplicationSet]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetConnection", field, true, false, "Int")
+}
+
+func (ec *executionContext) _ApplicationSetEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.ApplicationSet]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.ApplicationSet]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ApplicationSet) graphql.Marshaler {
+			return ec.marshalNApplicationSet2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetGeneratedApp_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetGeneratedApp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetGeneratedApp_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetGeneratedApp_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetGeneratedApp", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetGeneratedApp_generator(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetGeneratedApp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetGeneratedApp_generator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Generator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetGeneratedApp_generator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetGeneratedApp", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ApplicationSetGeneratedApp_params(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetGeneratedApp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetGeneratedApp_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetGeneratedApp_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetGeneratedApp", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetGeneratedApp_action(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetGeneratedApp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetGeneratedApp_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSetAction) graphql.Marshaler {
+			return ec.marshalNApplicationSetAction2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetGeneratedApp_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetGeneratedApp", field, false, false, "ApplicationSetAction")
+}
+
+func (ec *executionContext) _ApplicationSetGeneratedApp_message(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetGeneratedApp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetGeneratedApp_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetGeneratedApp_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetGeneratedApp", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetPreview_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSetPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetPreview_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetPreview_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetPreview", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ApplicationSetPreview_failedCount(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSetPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetPreview_failedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetPreview_failedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetPreview", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ApplicationSetPreview_elements(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSetPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetPreview_elements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Elements, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ApplicationSetPreviewElement) graphql.Marshaler {
+			return ec.marshalNApplicationSetPreviewElement2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetPreviewElementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetPreview_elements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetPreviewElement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetPreviewElement_generator(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSetPreviewElement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetPreviewElement_generator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Generator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetPreviewElement_generator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetPreviewElement", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ApplicationSetPreviewElement_params(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSetPreviewElement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetPreviewElement_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetPreviewElement_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetPreviewElement", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetPreviewElement_application(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSetPreviewElement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetPreviewElement_application(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Application, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GeneratedApplication) graphql.Marshaler {
+			return ec.marshalOGeneratedApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐGeneratedApplication(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetPreviewElement_application(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetPreviewElement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GeneratedApplication(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetPreviewElement_error(ctx context.Context, field graphql.CollectedField, obj *model.ApplicationSetPreviewElement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetPreviewElement_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetPreviewElement_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetPreviewElement", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetResource_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetResource_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetResource_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetResource_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetResource_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetResource_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetResource_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetResource_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSetResource().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.SyncStatusCode) graphql.Marshaler {
+			return ec.marshalNSyncStatusCode2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncStatusCode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetResource_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetResource", field, true, true, "SyncStatusCode")
+}
+
+func (ec *executionContext) _ApplicationSetResource_health(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetResourceStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetResource_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.HealthStatus) graphql.Marshaler {
+			return ec.marshalOHealthStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetResource_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetResource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetSpec_goTemplate(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSpec_goTemplate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GoTemplate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSpec_goTemplate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetSpec", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSetSpec_goTemplateOptions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSpec_goTemplateOptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GoTemplateOptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSpec_goTemplateOptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetSpec_generators(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSpec_generators(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSetSpec().Generators(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSpec_generators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetSpec", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationSetSpec_template(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSpec_template(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Template, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSetTemplate) graphql.Marshaler {
+			return ec.marshalNApplicationSetTemplate2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetTemplate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSpec_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetTemplate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetSpec_templatePatch(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSpec_templatePatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TemplatePatch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSpec_templatePatch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetSpec_syncPolicy(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSpec_syncPolicy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncPolicy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.ApplicationSetSyncPolicy) graphql.Marshaler {
+			return ec.marshalOApplicationSetSyncPolicy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetSyncPolicy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSpec_syncPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetSyncPolicy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetSpec_strategy(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSpec_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSetSpec().Strategy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSpec_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetSpec", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationSetStatus_conditions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetStatus_conditions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conditions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationSetCondition) graphql.Marshaler {
+			return ec.marshalNApplicationSetCondition2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetConditionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetStatus_conditions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetCondition(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetStatus_resources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetStatus_resources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationSetResourceStatus) graphql.Marshaler {
+			return ec.marshalNApplicationSetResource2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetResourceStatusᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetStatus_resources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetResource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetStatus_resourcesCount(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetStatus_resourcesCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourcesCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetStatus_resourcesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetStatus", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ApplicationSetStatus_generated(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetStatus_generated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Generated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationSetGeneratedApp) graphql.Marshaler {
+			return ec.marshalNApplicationSetGeneratedApp2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetGeneratedAppᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetStatus_generated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetGeneratedApp(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetSyncPolicy_applicationsSync(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSyncPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSyncPolicy_applicationsSync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSetSyncPolicy().ApplicationsSync(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSyncPolicy_applicationsSync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetSyncPolicy", field, true, true, "String")
+}
+
+func (ec *executionContext) _ApplicationSetSyncPolicy_preserveResourcesOnDeletion(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetSyncPolicy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetSyncPolicy_preserveResourcesOnDeletion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PreserveResourcesOnDeletion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetSyncPolicy_preserveResourcesOnDeletion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetSyncPolicy", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ApplicationSetTemplate_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetTemplate_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetTemplate_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetTemplate_namespace(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetTemplate_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetTemplate_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetTemplate_labels(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetTemplate_labels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSetTemplate().Labels(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetTemplate_labels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetTemplate",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetTemplate_annotations(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetTemplate_annotations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApplicationSetTemplate().Annotations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetTemplate_annotations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetTemplate",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetTemplate_spec(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetTemplate_spec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spec, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSpec) graphql.Marshaler {
+			return ec.marshalNApplicationSpec2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetTemplate_spec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetTemplate",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSpec(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13669,6 +16648,171 @@ func (ec *executionContext) fieldContext_EnvEntry_value(_ context.Context, field
 	return graphql.NewScalarFieldContext("EnvEntry", field, false, false, "String")
 }
 
+func (ec *executionContext) _GeneratedApplication_name(ctx context.Context, field graphql.CollectedField, obj *model.GeneratedApplication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GeneratedApplication_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GeneratedApplication_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GeneratedApplication", field, false, false, "String")
+}
+
+func (ec *executionContext) _GeneratedApplication_namespace(ctx context.Context, field graphql.CollectedField, obj *model.GeneratedApplication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GeneratedApplication_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GeneratedApplication_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GeneratedApplication", field, false, false, "String")
+}
+
+func (ec *executionContext) _GeneratedApplication_project(ctx context.Context, field graphql.CollectedField, obj *model.GeneratedApplication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GeneratedApplication_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Project(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GeneratedApplication_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GeneratedApplication", field, true, false, "String")
+}
+
+func (ec *executionContext) _GeneratedApplication_labels(ctx context.Context, field graphql.CollectedField, obj *model.GeneratedApplication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GeneratedApplication_labels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Labels(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GeneratedApplication_labels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GeneratedApplication",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GeneratedApplication_annotations(ctx context.Context, field graphql.CollectedField, obj *model.GeneratedApplication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GeneratedApplication_annotations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Annotations(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.KeyValue) graphql.Marshaler {
+			return ec.marshalNKeyValue2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐKeyValueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GeneratedApplication_annotations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GeneratedApplication",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KeyValue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GeneratedApplication_spec(ctx context.Context, field graphql.CollectedField, obj *model.GeneratedApplication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GeneratedApplication_spec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spec, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1alpha1.ApplicationSpec) graphql.Marshaler {
+			return ec.marshalNApplicationSpec2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GeneratedApplication_spec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GeneratedApplication",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSpec(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _GroupKind_group(ctx context.Context, field graphql.CollectedField, obj *v1.GroupKind) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15260,6 +18404,138 @@ func (ec *executionContext) fieldContext_Mutation_deleteApplication(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteApplication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createApplicationSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createApplicationSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateApplicationSet(ctx, fc.Args["input"].(model.CreateApplicationSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationSet) graphql.Marshaler {
+			return ec.marshalNApplicationSet2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createApplicationSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createApplicationSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateApplicationSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateApplicationSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateApplicationSet(ctx, fc.Args["input"].(model.UpdateApplicationSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationSet) graphql.Marshaler {
+			return ec.marshalNApplicationSet2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateApplicationSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateApplicationSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteApplicationSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteApplicationSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteApplicationSet(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteApplicationSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteApplicationSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17960,6 +21236,138 @@ func (ec *executionContext) fieldContext_Query_applications(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_applications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_applicationSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_applicationSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ApplicationSet(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationSet) graphql.Marshaler {
+			return ec.marshalOApplicationSet2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_applicationSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_applicationSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_applicationSets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_applicationSets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ApplicationSets(ctx, fc.Args["first"].(int32), fc.Args["after"].(*string), fc.Args["filter"].(*model.ApplicationSetFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Connection[model.ApplicationSet]) graphql.Marshaler {
+			return ec.marshalNApplicationSetConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_applicationSets(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_applicationSets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_dryRunApplicationSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_dryRunApplicationSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().DryRunApplicationSet(ctx, fc.Args["input"].(model.DryRunApplicationSetInput), fc.Args["first"].(int32))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationSetPreview) graphql.Marshaler {
+			return ec.marshalNApplicationSetPreview2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetPreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_dryRunApplicationSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetPreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_dryRunApplicationSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20832,6 +24240,50 @@ func (ec *executionContext) fieldContext_Subscription_application(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_applicationSet(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_applicationSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ApplicationSet(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplicationSet) graphql.Marshaler {
+			return ec.marshalOApplicationSet2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_applicationSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_applicationSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_resourceTree(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -23537,6 +26989,62 @@ func UnmarshalApplicationResourceInput(ctx context.Context, raw any) (model.Appl
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputApplicationSetFilter(ctx context.Context, obj any) (model.ApplicationSetFilter, error) {
+	var it model.ApplicationSetFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"namespaces", "projects", "search"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "namespaces":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespaces"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespaces = data
+		case "projects":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projects"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Projects = data
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApplicationSetFilter unmarshals raw into the ApplicationSetFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApplicationSetFilter(ctx context.Context, raw any) (model.ApplicationSetFilter, error) {
+	var out model.ApplicationSetFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApplicationSetFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAuditFilter(ctx context.Context, obj any) (model.AuditFilter, error) {
 	var it model.AuditFilter
 	if obj == nil {
@@ -23880,6 +27388,59 @@ func UnmarshalCreateApplicationInput(ctx context.Context, raw any) (model.Create
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreateApplicationSetInput(ctx context.Context, obj any) (model.CreateApplicationSetInput, error) {
+	var it model.CreateApplicationSetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["upsert"]; !present {
+		asMap["upsert"] = false
+	}
+
+	fieldsInOrder := [...]string{"manifest", "upsert"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "manifest":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("manifest"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Manifest = data
+		case "upsert":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("upsert"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Upsert = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateApplicationSetInput unmarshals raw into the CreateApplicationSetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateApplicationSetInput(ctx context.Context, raw any) (model.CreateApplicationSetInput, error) {
+	var out model.CreateApplicationSetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateApplicationSetInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateProjectInput(ctx context.Context, obj any) (model.CreateProjectInput, error) {
 	var it model.CreateProjectInput
 	if obj == nil {
@@ -24056,6 +27617,48 @@ func (ec *executionContext) unmarshalInputDeleteApplicationInput(ctx context.Con
 func UnmarshalDeleteApplicationInput(ctx context.Context, raw any) (model.DeleteApplicationInput, error) {
 	var out model.DeleteApplicationInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteApplicationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputDryRunApplicationSetInput(ctx context.Context, obj any) (model.DryRunApplicationSetInput, error) {
+	var it model.DryRunApplicationSetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"manifest"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "manifest":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("manifest"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Manifest = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDryRunApplicationSetInput unmarshals raw into the DryRunApplicationSetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDryRunApplicationSetInput(ctx context.Context, raw any) (model.DryRunApplicationSetInput, error) {
+	var out model.DryRunApplicationSetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DryRunApplicationSetInput", raw, &out)
 	return out, err
 }
 
@@ -24758,6 +28361,62 @@ func UnmarshalSyncResourceInput(ctx context.Context, raw any) (model.SyncResourc
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdateApplicationSetInput(ctx context.Context, obj any) (model.UpdateApplicationSetInput, error) {
+	var it model.UpdateApplicationSetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "namespace", "spec"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "namespace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("namespace"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Namespace = data
+		case "spec":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spec"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Spec = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateApplicationSetInput unmarshals raw into the UpdateApplicationSetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateApplicationSetInput(ctx context.Context, raw any) (model.UpdateApplicationSetInput, error) {
+	var out model.UpdateApplicationSetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateApplicationSetInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateApplicationSpecInput(ctx context.Context, obj any) (model.UpdateApplicationSpecInput, error) {
 	var it model.UpdateApplicationSpecInput
 	if obj == nil {
@@ -24941,6 +28600,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Cluster(ctx, sel, obj)
+	case model.ApplicationSet:
+		return ec._ApplicationSet(ctx, sel, &obj)
+	case *model.ApplicationSet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ApplicationSet(ctx, sel, obj)
 	case model.Application:
 		return ec._Application(ctx, sel, &obj)
 	case *model.Application:
@@ -25396,6 +29062,648 @@ func (ec *executionContext) _ApplicationEvent(ctx context.Context, sel ast.Selec
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ApplicationEvent_application(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetImplementors = []string{"ApplicationSet", "Node"}
+
+func (ec *executionContext) _ApplicationSet(ctx context.Context, sel ast.SelectionSet, obj *model.ApplicationSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSet")
+		case "id":
+			out.Values[i] = ec._ApplicationSet_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "can":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSet_can(ctx, field, obj)
+				})
+		case "name":
+			out.Values[i] = ec._ApplicationSet_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ApplicationSet_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "uid":
+			out.Values[i] = ec._ApplicationSet_uid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "labels":
+			out.Values[i] = ec._ApplicationSet_labels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "annotations":
+			out.Values[i] = ec._ApplicationSet_annotations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ApplicationSet_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deleting":
+			out.Values[i] = ec._ApplicationSet_deleting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			out.Values[i] = ec._ApplicationSet_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "spec":
+			out.Values[i] = ec._ApplicationSet_spec(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._ApplicationSet_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "applications":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSet_applications(ctx, field, obj)
+				})
+		case "yaml":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSet_yaml(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetConditionImplementors = []string{"ApplicationSetCondition"}
+
+func (ec *executionContext) _ApplicationSetCondition(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetCondition) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetConditionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetCondition")
+		case "type":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSetCondition_type(ctx, field, obj)
+				})
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSetCondition_status(ctx, field, obj)
+				})
+		case "reason":
+			out.Values[i] = ec._ApplicationSetCondition_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._ApplicationSetCondition_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastTransitionTime":
+			out.Values[i] = ec._ApplicationSetCondition_lastTransitionTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetConnectionImplementors = []string{"ApplicationSetConnection"}
+
+func (ec *executionContext) _ApplicationSetConnection(ctx context.Context, sel ast.SelectionSet, obj *model.Connection[model.ApplicationSet]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetConnection")
+		case "edges":
+			out.Values[i] = ec._ApplicationSetConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ApplicationSetConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ApplicationSetConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ApplicationSetConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetEdgeImplementors = []string{"ApplicationSetEdge"}
+
+func (ec *executionContext) _ApplicationSetEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[model.ApplicationSet]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetEdge")
+		case "cursor":
+			out.Values[i] = ec._ApplicationSetEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ApplicationSetEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetGeneratedAppImplementors = []string{"ApplicationSetGeneratedApp"}
+
+func (ec *executionContext) _ApplicationSetGeneratedApp(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetGeneratedApp) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetGeneratedAppImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetGeneratedApp")
+		case "name":
+			out.Values[i] = ec._ApplicationSetGeneratedApp_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generator":
+			out.Values[i] = ec._ApplicationSetGeneratedApp_generator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._ApplicationSetGeneratedApp_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._ApplicationSetGeneratedApp_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ApplicationSetGeneratedApp_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetPreviewImplementors = []string{"ApplicationSetPreview"}
+
+func (ec *executionContext) _ApplicationSetPreview(ctx context.Context, sel ast.SelectionSet, obj *model.ApplicationSetPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetPreview")
+		case "totalCount":
+			out.Values[i] = ec._ApplicationSetPreview_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedCount":
+			out.Values[i] = ec._ApplicationSetPreview_failedCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "elements":
+			out.Values[i] = ec._ApplicationSetPreview_elements(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetPreviewElementImplementors = []string{"ApplicationSetPreviewElement"}
+
+func (ec *executionContext) _ApplicationSetPreviewElement(ctx context.Context, sel ast.SelectionSet, obj *model.ApplicationSetPreviewElement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetPreviewElementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetPreviewElement")
+		case "generator":
+			out.Values[i] = ec._ApplicationSetPreviewElement_generator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._ApplicationSetPreviewElement_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "application":
+			out.Values[i] = ec._ApplicationSetPreviewElement_application(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._ApplicationSetPreviewElement_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetResourceImplementors = []string{"ApplicationSetResource"}
+
+func (ec *executionContext) _ApplicationSetResource(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetResourceStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetResourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetResource")
+		case "name":
+			out.Values[i] = ec._ApplicationSetResource_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ApplicationSetResource_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSetResource_status(ctx, field, obj)
+				})
+		case "health":
+			out.Values[i] = ec._ApplicationSetResource_health(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetSpecImplementors = []string{"ApplicationSetSpec"}
+
+func (ec *executionContext) _ApplicationSetSpec(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetSpec) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetSpecImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetSpec")
+		case "goTemplate":
+			out.Values[i] = ec._ApplicationSetSpec_goTemplate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "goTemplateOptions":
+			out.Values[i] = ec._ApplicationSetSpec_goTemplateOptions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "generators":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSetSpec_generators(ctx, field, obj)
+				})
+		case "template":
+			out.Values[i] = ec._ApplicationSetSpec_template(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "templatePatch":
+			out.Values[i] = ec._ApplicationSetSpec_templatePatch(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "syncPolicy":
+			out.Values[i] = ec._ApplicationSetSpec_syncPolicy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "strategy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSetSpec_strategy(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetStatusImplementors = []string{"ApplicationSetStatus"}
+
+func (ec *executionContext) _ApplicationSetStatus(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetStatus")
+		case "conditions":
+			out.Values[i] = ec._ApplicationSetStatus_conditions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resources":
+			out.Values[i] = ec._ApplicationSetStatus_resources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resourcesCount":
+			out.Values[i] = ec._ApplicationSetStatus_resourcesCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generated":
+			out.Values[i] = ec._ApplicationSetStatus_generated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetSyncPolicyImplementors = []string{"ApplicationSetSyncPolicy"}
+
+func (ec *executionContext) _ApplicationSetSyncPolicy(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetSyncPolicy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetSyncPolicyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetSyncPolicy")
+		case "applicationsSync":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSetSyncPolicy_applicationsSync(ctx, field, obj)
+				})
+		case "preserveResourcesOnDeletion":
+			out.Values[i] = ec._ApplicationSetSyncPolicy_preserveResourcesOnDeletion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applicationSetTemplateImplementors = []string{"ApplicationSetTemplate"}
+
+func (ec *executionContext) _ApplicationSetTemplate(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetTemplate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetTemplateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetTemplate")
+		case "name":
+			out.Values[i] = ec._ApplicationSetTemplate_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._ApplicationSetTemplate_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "labels":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSetTemplate_labels(ctx, field, obj)
+				})
+		case "annotations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ApplicationSetTemplate_annotations(ctx, field, obj)
+				})
+		case "spec":
+			out.Values[i] = ec._ApplicationSetTemplate_spec(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26634,6 +30942,64 @@ func (ec *executionContext) _EnvEntry(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var generatedApplicationImplementors = []string{"GeneratedApplication"}
+
+func (ec *executionContext) _GeneratedApplication(ctx context.Context, sel ast.SelectionSet, obj *model.GeneratedApplication) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, generatedApplicationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GeneratedApplication")
+		case "name":
+			out.Values[i] = ec._GeneratedApplication_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._GeneratedApplication_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "project":
+			out.Values[i] = ec._GeneratedApplication_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "labels":
+			out.Values[i] = ec._GeneratedApplication_labels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "annotations":
+			out.Values[i] = ec._GeneratedApplication_annotations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spec":
+			out.Values[i] = ec._GeneratedApplication_spec(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var groupKindImplementors = []string{"GroupKind"}
 
 func (ec *executionContext) _GroupKind(ctx context.Context, sel ast.SelectionSet, obj *v1.GroupKind) graphql.Marshaler {
@@ -27424,6 +31790,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteApplication":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteApplication(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createApplicationSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createApplicationSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateApplicationSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateApplicationSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteApplicationSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteApplicationSet(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -28336,6 +32723,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_applications(ctx, field)
+				})
+		case "applicationSet":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_applicationSet(ctx, field)
+				})
+		case "applicationSets":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_applicationSets(ctx, field)
+				})
+		case "dryRunApplicationSet":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_dryRunApplicationSet(ctx, field)
 				})
 		case "me":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -29386,6 +33791,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_auditEvents(ctx, fields[0])
 	case "application":
 		return ec._Subscription_application(ctx, fields[0])
+	case "applicationSet":
+		return ec._Subscription_applicationSet(ctx, fields[0])
 	case "resourceTree":
 		return ec._Subscription_resourceTree(ctx, fields[0])
 	case "podLogs":
@@ -30525,6 +34932,202 @@ func (ec *executionContext) unmarshalNApplicationResourceInput2githubᚗcomᚋgr
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNApplicationSet2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx context.Context, sel ast.SelectionSet, v model.ApplicationSet) graphql.Marshaler {
+	return ec._ApplicationSet(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSet2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ApplicationSet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationSet2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationSet2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationSet) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplicationSet!")
+		return graphql.Null
+	}
+	return ec._ApplicationSet(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNApplicationSetAction2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetAction(ctx context.Context, v any) (v1alpha1.ApplicationSetAction, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNApplicationSetAction2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetAction[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApplicationSetAction2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetAction(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetAction) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNApplicationSetAction2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetAction[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ApplicationSetAction!")
+	}
+	return res
+}
+
+var (
+	unmarshalNApplicationSetAction2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetAction = map[string]v1alpha1.ApplicationSetAction{
+		"Created":   v1alpha1.ApplicationSetCreated,
+		"Updated":   v1alpha1.ApplicationSetUpdated,
+		"Unchanged": v1alpha1.ApplicationSetUnchanged,
+		"Skipped":   v1alpha1.ApplicationSetSkipped,
+		"Failed":    v1alpha1.ApplicationSetFailed,
+		"Deleted":   v1alpha1.ApplicationSetDeleted,
+		"Kept":      v1alpha1.ApplicationSetKept,
+	}
+	marshalNApplicationSetAction2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetAction = map[v1alpha1.ApplicationSetAction]string{
+		v1alpha1.ApplicationSetCreated:   "Created",
+		v1alpha1.ApplicationSetUpdated:   "Updated",
+		v1alpha1.ApplicationSetUnchanged: "Unchanged",
+		v1alpha1.ApplicationSetSkipped:   "Skipped",
+		v1alpha1.ApplicationSetFailed:    "Failed",
+		v1alpha1.ApplicationSetDeleted:   "Deleted",
+		v1alpha1.ApplicationSetKept:      "Kept",
+	}
+)
+
+func (ec *executionContext) marshalNApplicationSetCondition2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetCondition(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetCondition) graphql.Marshaler {
+	return ec._ApplicationSetCondition(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSetCondition2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetConditionᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ApplicationSetCondition) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationSetCondition2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetCondition(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationSetConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *model.Connection[model.ApplicationSet]) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplicationSetConnection!")
+		return graphql.Null
+	}
+	return ec._ApplicationSetConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNApplicationSetEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v model.Edge[model.ApplicationSet]) graphql.Marshaler {
+	return ec._ApplicationSetEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSetEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Edge[model.ApplicationSet]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationSetEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationSetGeneratedApp2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetGeneratedApp(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetGeneratedApp) graphql.Marshaler {
+	return ec._ApplicationSetGeneratedApp(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSetGeneratedApp2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetGeneratedAppᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ApplicationSetGeneratedApp) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationSetGeneratedApp2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetGeneratedApp(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationSetPreview2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetPreview(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationSetPreview) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplicationSetPreview!")
+		return graphql.Null
+	}
+	return ec._ApplicationSetPreview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNApplicationSetPreviewElement2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetPreviewElementᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ApplicationSetPreviewElement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationSetPreviewElement2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetPreviewElement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationSetPreviewElement2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetPreviewElement(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationSetPreviewElement) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApplicationSetPreviewElement!")
+		return graphql.Null
+	}
+	return ec._ApplicationSetPreviewElement(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNApplicationSetResource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetResourceStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetResourceStatus) graphql.Marshaler {
+	return ec._ApplicationSetResource(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSetResource2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetResourceStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ApplicationSetResourceStatus) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationSetResource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetResourceStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApplicationSetSpec2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetSpec(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetSpec) graphql.Marshaler {
+	return ec._ApplicationSetSpec(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSetStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetStatus) graphql.Marshaler {
+	return ec._ApplicationSetStatus(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSetTemplate2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetTemplate(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetTemplate) graphql.Marshaler {
+	return ec._ApplicationSetTemplate(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNApplicationSource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSource) graphql.Marshaler {
 	return ec._ApplicationSource(ctx, sel, &v)
 }
@@ -30754,6 +35357,11 @@ func (ec *executionContext) unmarshalNCreateApplicationInput2githubᚗcomᚋgrap
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateApplicationSetInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateApplicationSetInput(ctx context.Context, v any) (model.CreateApplicationSetInput, error) {
+	res, err := ec.unmarshalInputCreateApplicationSetInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateProjectInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateProjectInput(ctx context.Context, v any) (model.CreateProjectInput, error) {
 	res, err := ec.unmarshalInputCreateProjectInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30766,6 +35374,11 @@ func (ec *executionContext) unmarshalNCreateProjectTokenInput2githubᚗcomᚋgra
 
 func (ec *executionContext) unmarshalNDeleteApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeleteApplicationInput(ctx context.Context, v any) (model.DeleteApplicationInput, error) {
 	res, err := ec.unmarshalInputDeleteApplicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDryRunApplicationSetInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDryRunApplicationSetInput(ctx context.Context, v any) (model.DryRunApplicationSetInput, error) {
+	res, err := ec.unmarshalInputDryRunApplicationSetInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -31853,6 +36466,11 @@ func (ec *executionContext) marshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapis
 	return res
 }
 
+func (ec *executionContext) unmarshalNUpdateApplicationSetInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSetInput(ctx context.Context, v any) (model.UpdateApplicationSetInput, error) {
+	res, err := ec.unmarshalInputUpdateApplicationSetInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateApplicationSpecInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSpecInput(ctx context.Context, v any) (model.UpdateApplicationSpecInput, error) {
 	res, err := ec.unmarshalInputUpdateApplicationSpecInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -32101,6 +36719,28 @@ func (ec *executionContext) unmarshalOApplicationOrder2ᚖgithubᚗcomᚋgraphcd
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOApplicationSet2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSet(ctx context.Context, sel ast.SelectionSet, v *model.ApplicationSet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApplicationSet(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOApplicationSetFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationSetFilter(ctx context.Context, v any) (*model.ApplicationSetFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputApplicationSetFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOApplicationSetSyncPolicy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetSyncPolicy(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ApplicationSetSyncPolicy) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApplicationSetSyncPolicy(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOApplicationSource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSource(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.ApplicationSource) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32202,6 +36842,13 @@ func (ec *executionContext) marshalOConnectionState2ᚖgithubᚗcomᚋgraphcdᚋ
 		return graphql.Null
 	}
 	return ec._ConnectionState(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOGeneratedApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐGeneratedApplication(ctx context.Context, sel ast.SelectionSet, v *model.GeneratedApplication) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GeneratedApplication(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOHealthStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHealthStatus(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.HealthStatus) graphql.Marshaler {

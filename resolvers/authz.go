@@ -75,11 +75,12 @@ func (r *Resolver) authorize(ctx context.Context, resource, action string, o aud
 }
 
 // policyObject is the RBAC object of o for resource: "<project>/[<namespace>/]<name>"
-// for an app (its namespace only outside the server's), "[<project>/]<url>"
-// for a repository or cluster, the name for the rest.
+// for an app or an ApplicationSet (its namespace only outside the
+// server's), "[<project>/]<url>" for a repository or cluster, the name
+// for the rest.
 func (r *Resolver) policyObject(resource string, o audit.Object) string {
 	switch resource {
-	case rbac.ResourceApplications, rbac.ResourceLogs, rbac.ResourceExec:
+	case rbac.ResourceApplications, rbac.ResourceApplicationSets, rbac.ResourceLogs, rbac.ResourceExec:
 		ns := o.Namespace
 		if ns == r.Namespace {
 			ns = ""

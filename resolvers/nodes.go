@@ -17,6 +17,12 @@ func (r *Resolver) node(ctx context.Context, kind string, key types.NamespacedNa
 			return app, nil
 		}
 		return nil, nil
+	case model.KindApplicationSet:
+		set, err := r.applicationSet(ctx, key)
+		if err != nil || set == nil {
+			return nil, err
+		}
+		return set, nil
 	case model.KindProject:
 		p, err := r.project(ctx, key.Name)
 		if err != nil || p == nil {

@@ -104,6 +104,11 @@ type Config struct {
 	// RepoCreds finds repository credentials for the connection state of
 	// repositories; nil uses none.
 	RepoCreds RepoCredentials
+	// AppSets reads ApplicationSets; nil means none (every list is
+	// empty).
+	AppSets ApplicationSetStore
+	// AppSetWriter changes ApplicationSets; nil makes them read-only.
+	AppSetWriter ApplicationSetWriter
 }
 
 // ApplicationStore is the read side of Applications the API serves from

@@ -74,6 +74,67 @@ func (r *applicationEventResolver) Application(ctx context.Context, obj *model.A
 	return r.application(ctx, eventKey(obj)), nil
 }
 
+// Can is the resolver for the can field.
+func (r *applicationSetResolver) Can(ctx context.Context, obj *model.ApplicationSet, action string) (bool, error) {
+	return r.can(ctx, rbac.ResourceApplicationSets, action, r.setObject(obj.ApplicationSet)), nil
+}
+
+// Applications is the resolver for the applications field.
+func (r *applicationSetResolver) Applications(ctx context.Context, obj *model.ApplicationSet, first int32, after *string) (*model.ApplicationConnection, error) {
+	return r.setApplications(ctx, obj.ApplicationSet, first, after)
+}
+
+// Yaml is the resolver for the yaml field.
+func (r *applicationSetResolver) Yaml(ctx context.Context, obj *model.ApplicationSet) (string, error) {
+	return applicationSetYAML(obj.ApplicationSet)
+}
+
+// Type is the resolver for the type field.
+func (r *applicationSetConditionResolver) Type(ctx context.Context, obj *v1alpha1.ApplicationSetCondition) (string, error) {
+	return string(obj.Type), nil
+}
+
+// Status is the resolver for the status field.
+func (r *applicationSetConditionResolver) Status(ctx context.Context, obj *v1alpha1.ApplicationSetCondition) (string, error) {
+	return string(obj.Status), nil
+}
+
+// Status is the resolver for the status field.
+func (r *applicationSetResourceResolver) Status(ctx context.Context, obj *v1alpha1.ApplicationSetResourceStatus) (v1alpha1.SyncStatusCode, error) {
+	return resourceStatus(obj.Status), nil
+}
+
+// Generators is the resolver for the generators field.
+func (r *applicationSetSpecResolver) Generators(ctx context.Context, obj *v1alpha1.ApplicationSetSpec) (string, error) {
+	return generatorsJSON(obj.Generators)
+}
+
+// Strategy is the resolver for the strategy field.
+func (r *applicationSetSpecResolver) Strategy(ctx context.Context, obj *v1alpha1.ApplicationSetSpec) (*string, error) {
+	if obj.Strategy == nil || obj.Strategy.Type == "" {
+		return nil, nil
+	}
+	return &obj.Strategy.Type, nil
+}
+
+// ApplicationsSync is the resolver for the applicationsSync field.
+func (r *applicationSetSyncPolicyResolver) ApplicationsSync(ctx context.Context, obj *v1alpha1.ApplicationSetSyncPolicy) (string, error) {
+	if obj.ApplicationsSync == nil || *obj.ApplicationsSync == "" {
+		return v1alpha1.ApplicationsSyncSync, nil
+	}
+	return *obj.ApplicationsSync, nil
+}
+
+// Labels is the resolver for the labels field.
+func (r *applicationSetTemplateResolver) Labels(ctx context.Context, obj *v1alpha1.ApplicationSetTemplate) ([]*model.KeyValue, error) {
+	return keyValues(obj.Labels), nil
+}
+
+// Annotations is the resolver for the annotations field.
+func (r *applicationSetTemplateResolver) Annotations(ctx context.Context, obj *v1alpha1.ApplicationSetTemplate) ([]*model.KeyValue, error) {
+	return keyValues(obj.Annotations), nil
+}
+
 // ValuesObject is the resolver for the valuesObject field.
 func (r *applicationSourceHelmResolver) ValuesObject(ctx context.Context, obj *v1alpha1.ApplicationSourceHelm) (*string, error) {
 	if obj.ValuesObject == nil || len(obj.ValuesObject.Raw) == 0 {
@@ -202,6 +263,21 @@ func (r *mutationResolver) DeleteApplication(ctx context.Context, input model.De
 	}
 	r.awaitIndexed(ctx, key, func(got *v1alpha1.Application) bool { return got == nil || got.DeletionTimestamp != nil })
 	return model.NodeID(model.KindApplication, key), nil
+}
+
+// CreateApplicationSet is the resolver for the createApplicationSet field.
+func (r *mutationResolver) CreateApplicationSet(ctx context.Context, input model.CreateApplicationSetInput) (*model.ApplicationSet, error) {
+	return r.createApplicationSet(ctx, input)
+}
+
+// UpdateApplicationSet is the resolver for the updateApplicationSet field.
+func (r *mutationResolver) UpdateApplicationSet(ctx context.Context, input model.UpdateApplicationSetInput) (*model.ApplicationSet, error) {
+	return r.updateApplicationSet(ctx, input)
+}
+
+// DeleteApplicationSet is the resolver for the deleteApplicationSet field.
+func (r *mutationResolver) DeleteApplicationSet(ctx context.Context, name string, namespace *string) (string, error) {
+	return r.deleteApplicationSet(ctx, name, namespace)
 }
 
 // SyncApplication is the resolver for the syncApplication field.
@@ -396,6 +472,25 @@ func (r *queryResolver) Applications(ctx context.Context, first int32, after *st
 	return connection(page), nil
 }
 
+// ApplicationSet is the resolver for the applicationSet field.
+func (r *queryResolver) ApplicationSet(ctx context.Context, name string, namespace *string) (*model.ApplicationSet, error) {
+	return r.applicationSet(ctx, r.appKey(name, namespace))
+}
+
+// ApplicationSets is the resolver for the applicationSets field.
+func (r *queryResolver) ApplicationSets(ctx context.Context, first int32, after *string, filter *model.ApplicationSetFilter) (*model.Connection[model.ApplicationSet], error) {
+	all, err := r.applicationSets(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	return page(all, setKey, first, after)
+}
+
+// DryRunApplicationSet is the resolver for the dryRunApplicationSet field.
+func (r *queryResolver) DryRunApplicationSet(ctx context.Context, input model.DryRunApplicationSetInput, first int32) (*model.ApplicationSetPreview, error) {
+	return r.dryRunApplicationSet(ctx, input, first)
+}
+
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*model.Me, error) {
 	return me(ctx), nil
@@ -506,6 +601,11 @@ func (r *subscriptionResolver) Application(ctx context.Context, name string, nam
 	return r.streamApplication(ctx, key, release), nil
 }
 
+// ApplicationSet is the resolver for the applicationSet field.
+func (r *subscriptionResolver) ApplicationSet(ctx context.Context, name string, namespace *string) (<-chan *model.ApplicationSet, error) {
+	return r.subscribeApplicationSet(ctx, r.appKey(name, namespace))
+}
+
 // ResourceTree is the resolver for the resourceTree field.
 func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error) {
 	key := r.appKey(name, namespace)
@@ -544,6 +644,34 @@ func (r *Resolver) ApplicationCondition() graph.ApplicationConditionResolver {
 // ApplicationEvent returns graph.ApplicationEventResolver implementation.
 func (r *Resolver) ApplicationEvent() graph.ApplicationEventResolver {
 	return &applicationEventResolver{r}
+}
+
+// ApplicationSet returns graph.ApplicationSetResolver implementation.
+func (r *Resolver) ApplicationSet() graph.ApplicationSetResolver { return &applicationSetResolver{r} }
+
+// ApplicationSetCondition returns graph.ApplicationSetConditionResolver implementation.
+func (r *Resolver) ApplicationSetCondition() graph.ApplicationSetConditionResolver {
+	return &applicationSetConditionResolver{r}
+}
+
+// ApplicationSetResource returns graph.ApplicationSetResourceResolver implementation.
+func (r *Resolver) ApplicationSetResource() graph.ApplicationSetResourceResolver {
+	return &applicationSetResourceResolver{r}
+}
+
+// ApplicationSetSpec returns graph.ApplicationSetSpecResolver implementation.
+func (r *Resolver) ApplicationSetSpec() graph.ApplicationSetSpecResolver {
+	return &applicationSetSpecResolver{r}
+}
+
+// ApplicationSetSyncPolicy returns graph.ApplicationSetSyncPolicyResolver implementation.
+func (r *Resolver) ApplicationSetSyncPolicy() graph.ApplicationSetSyncPolicyResolver {
+	return &applicationSetSyncPolicyResolver{r}
+}
+
+// ApplicationSetTemplate returns graph.ApplicationSetTemplateResolver implementation.
+func (r *Resolver) ApplicationSetTemplate() graph.ApplicationSetTemplateResolver {
+	return &applicationSetTemplateResolver{r}
 }
 
 // ApplicationSourceHelm returns graph.ApplicationSourceHelmResolver implementation.
@@ -622,6 +750,12 @@ type (
 	applicationResolver                struct{ *Resolver }
 	applicationConditionResolver       struct{ *Resolver }
 	applicationEventResolver           struct{ *Resolver }
+	applicationSetResolver             struct{ *Resolver }
+	applicationSetConditionResolver    struct{ *Resolver }
+	applicationSetResourceResolver     struct{ *Resolver }
+	applicationSetSpecResolver         struct{ *Resolver }
+	applicationSetSyncPolicyResolver   struct{ *Resolver }
+	applicationSetTemplateResolver     struct{ *Resolver }
 	applicationSourceHelmResolver      struct{ *Resolver }
 	applicationSourceKustomizeResolver struct{ *Resolver }
 	applicationStatusResolver          struct{ *Resolver }

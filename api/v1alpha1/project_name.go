@@ -11,3 +11,13 @@ func (in *Application) ProjectName() string {
 	}
 	return in.Spec.Project
 }
+
+// ProjectName is the project of the set's template: spec.template.spec.project,
+// or DefaultProject when it is empty. It may be templated ("{{.project}}");
+// the API authorizes a set on it, as Argo CD does.
+func (in *ApplicationSet) ProjectName() string {
+	if in.Spec.Template.Spec.Project == "" {
+		return DefaultProject
+	}
+	return in.Spec.Template.Spec.Project
+}

@@ -25,6 +25,11 @@ func objectOf(obj any) (Object, bool) {
 			return Object{}, false
 		}
 		return Object{Kind: "AppProject", Group: v1alpha1.GroupVersion.Group, Namespace: o.Namespace, Name: o.Name, Project: o.Name, UID: string(o.UID)}, true
+	case *v1alpha1.ApplicationSet:
+		if o == nil {
+			return Object{}, false
+		}
+		return Object{Kind: "ApplicationSet", Group: v1alpha1.GroupVersion.Group, Namespace: o.Namespace, Name: o.Name, Project: o.ProjectName(), UID: string(o.UID)}, true
 	case *corev1.Secret:
 		if o == nil {
 			return Object{}, false

@@ -1,6 +1,7 @@
 // Package catalog is the API server's in-memory view of graphcd's own
-// objects — Applications (indexed by appindex) and AppProjects — kept by
-// one informer cache, so that reads never cost a Kubernetes request.
+// objects — Applications (indexed by appindex), ApplicationSets and
+// AppProjects — kept by one informer cache, so that reads never cost a
+// Kubernetes request.
 package catalog
 
 import (
@@ -35,19 +36,24 @@ type AppNamespaces interface {
 	Watch() []string
 }
 
-// Catalog answers reads of Applications and AppProjects from memory.
+// Catalog answers reads of Applications, ApplicationSets and AppProjects
+// from memory.
 type Catalog struct {
 	// Apps is the index of Applications.
 	Apps  *appindex.Index
 	cache ctrlcache.Cache
 	// namespace is where AppProjects live; "" means every namespace.
 	namespace string
-	// apps selects the namespaces of the Applications; nil: namespace.
+	// apps selects the namespaces of the Applications and
+	// ApplicationSets; nil: namespace.
 	apps AppNamespaces
+	// sets signals changes of ApplicationSets to their watchers.
+	sets changes
 }
 
 // Start watches the AppProjects of namespace (all namespaces when empty)
-// and the Applications of apps (those of namespace when nil) through cfg
+// and the Applications and ApplicationSets of apps (those of namespace
+// when nil) through cfg
 // until ctx ends. The catalog fills in the background, once graphcd's
 // CRDs are served; ready is closed when it holds everything the first
 // lists returned.
@@ -74,7 +80,10 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string, apps AppName
 				watch[n] = ctrlcache.Config{}
 			}
 		}
-		opts.ByObject = map[client.Object]ctrlcache.ByObject{&v1alpha1.Application{}: {Namespaces: watch}}
+		opts.ByObject = map[client.Object]ctrlcache.ByObject{
+			&v1alpha1.Application{}:    {Namespaces: watch},
+			&v1alpha1.ApplicationSet{}: {Namespaces: watch},
+		}
 		// Per-object namespaces make the cache ask whether Applications
 		// are namespaced when it is built, which discovery cannot answer
 		// before graphcd's CRDs are installed; graphcd's own kinds need
@@ -85,7 +94,7 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string, apps AppName
 	if err != nil {
 		return nil, nil, fmt.Errorf("object cache: %w", err)
 	}
-	c = &Catalog{Apps: appindex.New(), cache: cache, namespace: namespace, apps: apps}
+	c = &Catalog{Apps: appindex.New(), cache: cache, namespace: namespace, apps: apps, sets: changes{watchers: map[types.NamespacedName][]chan struct{}{}}}
 	synced := make(chan struct{})
 	go func() { _ = cache.Start(ctx) }()
 	go func() {
@@ -104,13 +113,13 @@ func appsWatch(apps AppNamespaces) []string {
 	return apps.Watch()
 }
 
-// ownKinds maps graphcd's two kinds without asking the API server. Their
+// ownKinds maps graphcd's kinds without asking the API server. Their
 // list kinds are mapped too: a cache over several namespaces (the
 // --application-namespaces case) asks the mapper whether the list passed
 // to List is namespaced.
 func ownKinds() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper([]schema.GroupVersion{v1alpha1.GroupVersion})
-	for _, kind := range []string{"Application", "AppProject"} {
+	for _, kind := range []string{"Application", "ApplicationSet", "AppProject"} {
 		m.Add(v1alpha1.GroupVersion.WithKind(kind), meta.RESTScopeNamespace)
 		m.Add(v1alpha1.GroupVersion.WithKind(kind+"List"), meta.RESTScopeNamespace)
 	}
@@ -129,8 +138,15 @@ func (c *Catalog) watch(ctx context.Context) error {
 		if err == nil {
 			_, err = c.cache.GetInformer(ctx, &v1alpha1.AppProject{})
 		}
+		var sets ctrlcache.Informer
+		if err == nil {
+			sets, err = c.cache.GetInformer(ctx, &v1alpha1.ApplicationSet{})
+		}
 		if err == nil {
 			if err := c.Apps.Watch(ctx, servedOnly{apps, c.apps}); err != nil {
+				return err
+			}
+			if err := c.sets.watch(ctx, servedOnly{sets, c.apps}); err != nil {
 				return err
 			}
 			if !c.cache.WaitForCacheSync(ctx) {

@@ -3,7 +3,9 @@ package catalog
 import (
 	"context"
 	"log/slog"
+	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -52,11 +54,15 @@ func (l *Clusters) Destination(_ context.Context, dest v1alpha1.ApplicationDesti
 	return clusterModel(c), true
 }
 
-// clusterModel is c without its credentials.
+// clusterModel is c without its credentials. Its annotations leave out
+// kubectl's last-applied configuration, which repeats the Secret's data
+// (credentials) when it was applied with kubectl.
 func clusterModel(c *clusters.Cluster) model.Cluster {
+	annotations := model.KeyValues(c.Annotations)
+	annotations = slices.DeleteFunc(annotations, func(kv model.KeyValue) bool { return kv.Key == corev1.LastAppliedConfigAnnotation })
 	return model.Cluster{
 		Name: c.Name, Server: c.Server, Namespaces: c.Namespaces, ClusterResources: c.ClusterResources,
-		Project: c.Project, Shard: c.Shard, Labels: model.KeyValues(c.Labels),
+		Project: c.Project, Shard: c.Shard, Labels: model.KeyValues(c.Labels), Annotations: annotations,
 	}
 }
 

@@ -623,3 +623,16 @@ p, org:team-3, applications, get, project-4/secret, deny
 		}
 	}
 }
+
+// The short names Argo CD's `admin settings rbac can` accepts resolve to
+// graphcd's resources, ApplicationSets' included.
+func TestResolveResourceName(t *testing.T) {
+	for short, want := range map[string]string{
+		"app": ResourceApplications, "appset": ResourceApplicationSets, "appsets": ResourceApplicationSets,
+		"applicationset": ResourceApplicationSets, "applicationsets": ResourceApplicationSets, "proj": ResourceProjects,
+	} {
+		if got := ResolveResourceName(short); got != want {
+			t.Errorf("ResolveResourceName(%q) = %q, want %q", short, got, want)
+		}
+	}
+}

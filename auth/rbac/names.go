@@ -58,7 +58,9 @@ const (
 // accepts for a resource.
 var shortNames = map[string]string{
 	"account": ResourceAccounts, "app": ResourceApplications, "apps": ResourceApplications,
-	"application": ResourceApplications, "cert": ResourceCertificates, "certs": ResourceCertificates,
+	"application": ResourceApplications, "applicationset": ResourceApplicationSets,
+	"appset": ResourceApplicationSets, "appsets": ResourceApplicationSets,
+	"cert": ResourceCertificates, "certs": ResourceCertificates,
 	"certificate": ResourceCertificates, "cluster": ResourceClusters, "extension": "extensions",
 	"gpgkey": ResourceGPGKeys, "key": ResourceGPGKeys, "log": ResourceLogs,
 	"proj": ResourceProjects, "projs": ResourceProjects, "project": ResourceProjects,

@@ -211,13 +211,14 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	creds := repocreds.New(kc, o.app.namespace)
 	opts := apiserver.Options{
 		Listen: o.listen, Registry: metrics,
-		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications and projects", objectsReady),
+		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications, applicationsets and projects", objectsReady),
 		Logger: log, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
 		TrustedProxies: proxies, Audit: auditLog,
 		API: resolvers.Config{
 			Build: build, Namespace: o.app.namespace, AppNamespaces: o.app.served,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
+			AppSets: objects, AppSetWriter: writer,
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
 			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds, Audit: auditStore,

@@ -92,6 +92,39 @@ type ApplicationResourceInput struct {
 	Name string `json:"name"`
 }
 
+// Selects ApplicationSets. Every field given must match; a list matches when
+// any of its values does.
+type ApplicationSetFilter struct {
+	// Namespaces of the ApplicationSet objects.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Projects of the sets' templates, as written ("default" for none).
+	Projects []string `json:"projects,omitempty"`
+	// A case-insensitive substring of the set's name.
+	Search *string `json:"search,omitempty"`
+}
+
+// The outcome of dryRunApplicationSet: what the set would generate.
+type ApplicationSetPreview struct {
+	// How many elements the generators produced.
+	TotalCount int32 `json:"totalCount"`
+	// How many of them failed.
+	FailedCount int32 `json:"failedCount"`
+	// The elements in generator order, at most first of them.
+	Elements []*ApplicationSetPreviewElement `json:"elements"`
+}
+
+// One element a set would generate: an Application, or why it fails.
+type ApplicationSetPreviewElement struct {
+	// The index of the set's generator that produced it.
+	Generator int32 `json:"generator"`
+	// The parameters that render it, as JSON.
+	Params string `json:"params"`
+	// The Application as rendered; null when the element failed before one was rendered.
+	Application *GeneratedApplication `json:"application,omitempty"`
+	// Why the element fails (a template error, a duplicate name, a project that refuses it); null when it does not.
+	Error *string `json:"error,omitempty"`
+}
+
 // A page of audit entries, newest first.
 type AuditConnection struct {
 	// The entries with their cursors.
@@ -247,6 +280,16 @@ type CreateApplicationInput struct {
 	Upsert bool `json:"upsert"`
 }
 
+// A new ApplicationSet.
+type CreateApplicationSetInput struct {
+	// The ApplicationSet as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
+	// argoproj.io/v1alpha1 as written for Argo CD). Unknown fields are errors;
+	// status and finalizers are ignored.
+	Manifest string `json:"manifest"`
+	// Update the set if one of that name exists, rather than fail.
+	Upsert bool `json:"upsert"`
+}
+
 // A new AppProject.
 type CreateProjectInput struct {
 	// The AppProject as YAML or JSON (graphcd.io/v1alpha1 or argoproj.io/v1alpha1). Unknown fields are errors.
@@ -272,6 +315,12 @@ type DeleteApplicationInput struct {
 	Cascade bool `json:"cascade"`
 	// How resources are deleted when cascading.
 	PropagationPolicy PropagationPolicy `json:"propagationPolicy"`
+}
+
+// An ApplicationSet to generate without writing anything.
+type DryRunApplicationSetInput struct {
+	// The ApplicationSet as YAML or JSON, as for createApplicationSet.
+	Manifest string `json:"manifest"`
 }
 
 // A label.
@@ -448,6 +497,16 @@ type SyncResourceInput struct {
 	Name string `json:"name"`
 	// The namespace; empty for cluster-scoped resources.
 	Namespace string `json:"namespace"`
+}
+
+// A new spec for an ApplicationSet.
+type UpdateApplicationSetInput struct {
+	// The ApplicationSet's name.
+	Name string `json:"name"`
+	// The namespace of the ApplicationSet object; the server's own when omitted.
+	Namespace *string `json:"namespace,omitempty"`
+	// The spec as YAML or JSON (the content of `spec:`). Unknown fields are errors.
+	Spec string `json:"spec"`
 }
 
 // A new spec for an application.

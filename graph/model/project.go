@@ -33,6 +33,9 @@ type Cluster struct {
 	Project          string
 	Shard            *int
 	Labels           []KeyValue
+	// Annotations are the cluster Secret's, for the clusters generator of
+	// ApplicationSets; the schema does not show them.
+	Annotations []KeyValue
 }
 
 // ID returns the global ID, from the server URL.

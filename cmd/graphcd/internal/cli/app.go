@@ -27,6 +27,13 @@ type appOptions struct {
 // appArgs accepts one application argument, NAME or NAMESPACE/NAME, whose
 // namespace agrees with --app-namespace when both are given.
 func appArgs(o *appOptions) cobra.PositionalArgs {
+	return namespacedArgs("application", "--app-namespace", &o.namespace)
+}
+
+// namespacedArgs accepts one argument naming an object of kind, NAME or
+// NAMESPACE/NAME, whose namespace agrees with the flag (whose value is
+// *namespace) when both are given.
+func namespacedArgs(kind, flag string, namespace *string) cobra.PositionalArgs {
 	count := cliArgs(1, "NAME")
 	return func(c *cobra.Command, args []string) error {
 		if err := count(c, args); err != nil {
@@ -38,36 +45,43 @@ func appArgs(o *appOptions) cobra.PositionalArgs {
 		ns, name, qualified := strings.Cut(args[0], "/")
 		switch {
 		case !qualified && name == "" && ns == "":
-			return usage("the application name is empty")
+			return usage("the %s name is empty", kind)
 		case !qualified:
 			return nil
 		case ns == "" || name == "" || strings.Contains(name, "/"):
-			return usage("application %q: want NAME or NAMESPACE/NAME", truncate(args[0], 253))
-		case o.namespace != "" && o.namespace != ns:
-			return usage("application %q is in namespace %q, but --app-namespace says %q", truncate(args[0], 253), truncate(ns, 63), truncate(o.namespace, 63))
+			return usage("%s %q: want NAME or NAMESPACE/NAME", kind, truncate(args[0], 253))
+		case *namespace != "" && *namespace != ns:
+			return usage("%s %q is in namespace %q, but %s says %q", kind, truncate(args[0], 253), truncate(ns, 63), flag, truncate(*namespace, 63))
 		}
 		return nil
 	}
 }
 
 // name is the application name of arg (see appArgs).
-func (o *appOptions) name(arg string) string {
+func (o *appOptions) name(arg string) string { return nameOf(arg) }
+
+// nsOf is the namespace of the application arg: the one it names, else
+// --app-namespace, else nil for the server's own.
+func (o *appOptions) nsOf(arg string) *string { return namespaceOf(arg, o.namespace) }
+
+// nameOf is the name of the argument NAME or NAMESPACE/NAME.
+func nameOf(arg string) string {
 	if _, name, ok := strings.Cut(arg, "/"); ok {
 		return name
 	}
 	return arg
 }
 
-// nsOf is the namespace of the application arg: the one it names, else
-// --app-namespace, else nil for the server's own.
-func (o *appOptions) nsOf(arg string) *string {
+// namespaceOf is the namespace of the argument NAME or NAMESPACE/NAME: the
+// one it names, else flag's, else nil for the server's own.
+func namespaceOf(arg, flag string) *string {
 	if ns, _, ok := strings.Cut(arg, "/"); ok {
 		return &ns
 	}
-	if o.namespace == "" {
+	if flag == "" {
 		return nil
 	}
-	return &o.namespace
+	return &flag
 }
 
 // ref is the API's reference to the application arg.

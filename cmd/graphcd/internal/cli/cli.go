@@ -1,6 +1,6 @@
 // Package cli is graphcd's user CLI: the commands that talk to a graphcd
-// server over its GraphQL API (login, logout, context, app, proj, repo,
-// repocreds, cluster, account), through the typed client of package
+// server over its GraphQL API (login, logout, context, app, appset, proj,
+// repo, repocreds, cluster, account), through the typed client of package
 // client only, so that it links neither the controller, the resolvers,
 // the repository server nor the auth internals.
 //
@@ -41,7 +41,7 @@ const (
 // Commands returns the commands that talk to a graphcd server over its
 // API, for the graphcd root command to mount.
 func Commands() []*cobra.Command {
-	return []*cobra.Command{newLoginCmd(), newLogoutCmd(), newContextCmd(), newAppCmd(),
+	return []*cobra.Command{newLoginCmd(), newLogoutCmd(), newContextCmd(), newAppCmd(), newApplicationSetCmd(),
 		newProjCmd(), newRepoCmd(), newRepoCredsCmd(), newClusterCmd(), newAccountCmd(), newAuditCmd()}
 }
 

@@ -1,0 +1,251 @@
+package appops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/apiserver/audit"
+)
+
+// DecodeApplicationSet reads an ApplicationSet manifest (YAML or JSON, of
+// graphcd's group or Argo CD's), keeping only what a client may set:
+// name, namespace, labels, annotations and spec. Finalizers and status
+// are dropped: nothing would ever remove a finalizer of a set. An
+// *InvalidError says what is wrong with it.
+func DecodeApplicationSet(manifest string, ns Namespaces) (*v1alpha1.ApplicationSet, error) {
+	var in v1alpha1.ApplicationSet
+	if err := yaml.UnmarshalStrict([]byte(manifest), &in); err != nil {
+		return nil, invalid("manifest: %v", err)
+	}
+	switch {
+	case in.Kind != "ApplicationSet":
+		return nil, invalid("manifest: kind must be ApplicationSet, got %q", truncate(in.Kind, 63))
+	case in.APIVersion != v1alpha1.GroupVersion.String() && in.APIVersion != argoGroup+"/v1alpha1":
+		return nil, invalid("manifest: apiVersion must be %s (or %s/v1alpha1), got %q", v1alpha1.GroupVersion, argoGroup, truncate(in.APIVersion, 63))
+	case in.Name == "":
+		return nil, invalid("manifest: metadata.name is required")
+	case len(in.Spec.Generators) == 0:
+		return nil, invalid("manifest: spec.generators is empty: a set needs at least one generator")
+	}
+	out := &v1alpha1.ApplicationSet{
+		ObjectMeta: metav1.ObjectMeta{Name: in.Name, Namespace: in.Namespace, Labels: in.Labels, Annotations: in.Annotations},
+		Spec:       in.Spec,
+	}
+	if out.Namespace == "" {
+		out.Namespace = ns.Default
+	}
+	if ns.Allowed != nil && !ns.Allowed(out.Namespace) {
+		return nil, invalid("manifest: metadata.namespace %q: graphcd serves ApplicationSets in %q and the namespaces of --application-namespaces only; set it to one of those or leave it out",
+			truncate(out.Namespace, 63), ns.Default)
+	}
+	return out, nil
+}
+
+// DecodeApplicationSetSpec reads an ApplicationSetSpec (YAML or JSON, the
+// content of spec:). An *InvalidError says what is wrong with it.
+func DecodeApplicationSetSpec(doc string) (v1alpha1.ApplicationSetSpec, error) {
+	var spec v1alpha1.ApplicationSetSpec
+	if err := yaml.UnmarshalStrict([]byte(doc), &spec); err != nil {
+		return spec, invalid("spec: %v", err)
+	}
+	if len(spec.Generators) == 0 {
+		return spec, invalid("spec: generators is empty: a set needs at least one generator")
+	}
+	return spec, nil
+}
+
+// maxGeneratorDepth bounds how deep SetProjects looks into a set's
+// generators (as JSON: matrices and merges nest); a set nested deeper
+// counts as templated (the controller refuses it anyway).
+const maxGeneratorDepth = 64
+
+// SetProjects returns the projects the Applications of set may be
+// generated in, as written: the template's (DefaultProject when empty),
+// then, sorted, any other that a generator's own template names (the
+// "template" of any generator, at any depth of matrices and merges, so
+// that generators added later count too). templated is true when that is
+// not known before generating: a project with a placeholder ("{{"), or a
+// templatePatch, which may set any project. The API asks for a right on
+// every project a set names, and on every project at all when it is
+// templated.
+func SetProjects(set *v1alpha1.ApplicationSet) (projects []string, templated bool) {
+	seen := map[string]bool{}
+	add := func(p string) {
+		if strings.Contains(p, "{{") {
+			templated = true
+		}
+		if !seen[p] {
+			seen[p] = true
+			projects = append(projects, p)
+		}
+	}
+	add(set.ProjectName())
+	if set.Spec.TemplatePatch != nil && strings.TrimSpace(*set.Spec.TemplatePatch) != "" {
+		templated = true
+	}
+	raw, err := json.Marshal(set.Spec.Generators)
+	var gens any
+	if err == nil {
+		err = json.Unmarshal(raw, &gens)
+	}
+	if err != nil {
+		return projects, true
+	}
+	if !generatorProjects(gens, 0, add) {
+		templated = true
+	}
+	slices.Sort(projects[1:])
+	return projects, templated
+}
+
+// generatorProjects calls add with the spec.project of every generator
+// template in v, a set's generators as decoded JSON. Parameters (a list's
+// elements, values) are not templates. It reports false when v nests
+// deeper than maxGeneratorDepth.
+func generatorProjects(v any, depth int, add func(string)) bool {
+	if depth > maxGeneratorDepth {
+		return false
+	}
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			if !generatorProjects(e, depth+1, add) {
+				return false
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			switch k {
+			case "elements", "elementsYaml", "values":
+				continue
+			case "template":
+				t, _ := e.(map[string]any)
+				spec, _ := t["spec"].(map[string]any)
+				if p, _ := spec["project"].(string); p != "" {
+					add(p)
+				}
+				continue
+			}
+			if !generatorProjects(e, depth+1, add) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// GetApplicationSet reads the set at key from the API server, nil when
+// there is none.
+func (s Service) GetApplicationSet(ctx context.Context, key types.NamespacedName) (*v1alpha1.ApplicationSet, error) {
+	set := &v1alpha1.ApplicationSet{}
+	err := s.Client.Get(ctx, key, set)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// CreateApplicationSet creates set. When the name is taken, mayReplace
+// first judges the existing set as read for this very write, and its
+// error ends the call; then, with upsert, the existing set gets set's
+// spec, labels and annotations (its status stays), and without, an
+// AlreadyExists error is returned.
+func (s Service) CreateApplicationSet(ctx context.Context, set *v1alpha1.ApplicationSet, upsert bool, mayReplace func(existing *v1alpha1.ApplicationSet) error) (*v1alpha1.ApplicationSet, error) {
+	err := s.Client.Create(ctx, set)
+	if err == nil {
+		audit.Change(ctx, nil, set)
+	}
+	if err == nil || !apierrors.IsAlreadyExists(err) {
+		return set, err
+	}
+	key := client.ObjectKeyFromObject(set)
+	if !upsert {
+		existing, getErr := s.GetApplicationSet(ctx, key)
+		if getErr != nil {
+			return nil, getErr
+		}
+		if existing == nil {
+			gr := v1alpha1.GroupVersion.WithResource("applicationsets").GroupResource()
+			return nil, apierrors.NewConflict(gr, set.Name, errors.New("deleted while being created"))
+		}
+		if judged := mayReplace(existing); judged != nil {
+			return nil, judged
+		}
+		return nil, err
+	}
+	return s.UpdateApplicationSet(ctx, key, func(cur *v1alpha1.ApplicationSet) error {
+		if err := mayReplace(cur); err != nil {
+			return err
+		}
+		cur.Spec = set.Spec
+		cur.Labels, cur.Annotations = set.Labels, set.Annotations
+		return nil
+	})
+}
+
+// UpdateApplicationSet lets change modify the set at key and writes it
+// back with its resourceVersion, retrying with a fresh read on conflicts
+// (so change must be repeatable). An error from change ends it without
+// writing.
+func (s Service) UpdateApplicationSet(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.ApplicationSet) error) (*v1alpha1.ApplicationSet, error) {
+	var out *v1alpha1.ApplicationSet
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &v1alpha1.ApplicationSet{}
+		if err := s.Client.Get(ctx, key, cur); err != nil {
+			return err
+		}
+		audit.Touch(ctx, cur)
+		before := cur.DeepCopy()
+		if err := change(cur); err != nil {
+			return err
+		}
+		if err := s.Client.Update(ctx, cur); err != nil {
+			return err
+		}
+		audit.Change(ctx, before, cur)
+		out = cur
+		return nil
+	})
+	return out, err
+}
+
+// DeleteApplicationSet deletes the set at key once authorize accepts it
+// as read for this very delete: the delete is conditional on that
+// version, and read again when the set changed meanwhile (its controller
+// writes its status often). The Applications the set owns go with it,
+// through their owner references (Kubernetes' garbage collector), and
+// their resources with them unless the set's syncPolicy preserves them.
+func (s Service) DeleteApplicationSet(ctx context.Context, key types.NamespacedName, authorize func(cur *v1alpha1.ApplicationSet) error) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := s.GetApplicationSet(ctx, key)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			return apierrors.NewNotFound(v1alpha1.GroupVersion.WithResource("applicationsets").GroupResource(), key.Name)
+		}
+		audit.Touch(ctx, cur)
+		if err := authorize(cur); err != nil {
+			return err
+		}
+		if err := s.Client.Delete(ctx, cur, client.Preconditions{UID: &cur.UID, ResourceVersion: &cur.ResourceVersion}); err != nil {
+			return err
+		}
+		audit.Change(ctx, cur, nil)
+		return nil
+	})
+}
