@@ -674,3 +674,58 @@ spec:
 	})
 	waitOwned(t, p, "app-"+p+"-east", "app-"+p+"-west")
 }
+
+// A git generator reads with credentials only for a set whose projects
+// all permit the repository: a set of a project that may not deploy from
+// it cannot read it through graphcd's repository Secret.
+func TestApplicationSetGitCredentialsFollowProjects(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	startScopedController(t, ns)
+	url := serveAuthGit(t, "git", "s3cret", map[string]string{"apps/web/cm.yaml": "kind: ConfigMap"})
+	createSecret(t, ns, "repo", secretcodec.TypeRepository, map[string]string{"url": url, "username": "git", "password": "s3cret"})
+	createProjects(t, ns, false, "open")
+	narrow := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "narrow"}, Spec: v1alpha1.AppProjectSpec{
+		SourceRepos: []string{"https://elsewhere.example.com/*"}, Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+	}}
+	if err := apps.Create(t.Context(), narrow); err != nil {
+		t.Fatal(err)
+	}
+	for _, project := range []string{"open", "narrow"} {
+		var set v1alpha1.ApplicationSet
+		if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(`
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  generators: [{git: {repoURL: '%[3]s', revision: main, directories: [{path: 'apps/*'}]}}]
+  template:
+    metadata: {name: '%[1]s-{{path.basename}}'}
+    spec:
+      project: %[1]s
+      source: {repoURL: 'https://elsewhere.example.com/apps.git', path: '{{path}}'}
+      destination: {server: https://kubernetes.default.svc, namespace: web}
+`, project, ns, url)), &set); err != nil {
+			t.Fatal(err)
+		}
+		if err := apps.Create(t.Context(), &set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got v1alpha1.ApplicationSet
+	poll(t, "the open project's set to generate and the narrow one's to fail", func(ctx context.Context) (bool, error) {
+		var open, narrow v1alpha1.ApplicationSet
+		if err := apps.Get(ctx, client.ObjectKey{Namespace: ns, Name: "open"}, &open); err != nil {
+			return false, err
+		}
+		if err := apps.Get(ctx, client.ObjectKey{Namespace: ns, Name: "narrow"}, &narrow); err != nil {
+			return false, err
+		}
+		got = narrow
+		c := setCondition(&narrow.Status, v1alpha1.ApplicationSetConditionErrorOccurred)
+		return open.Status.ResourcesCount == 1 && c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	c := setCondition(&got.Status, v1alpha1.ApplicationSetConditionErrorOccurred)
+	t.Logf("narrow: %s", c.Message)
+	if !strings.Contains(strings.ToLower(c.Message), "auth") || strings.Contains(c.Message, "s3cret") {
+		t.Errorf("the narrow project's set: %q, want an authentication failure (and no password)", c.Message)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/apiserver/audit"
 	"github.com/graphcd/graphcd/auth/rbac"
+	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/resourceversion"
 )
@@ -170,7 +171,7 @@ func (r *Resolver) decodeApplicationSet(manifest string) (*v1alpha1.ApplicationS
 // come) and on each existing one (so that a deny rule for one is kept).
 // A project written as it is must exist, as in Argo CD.
 func (r *Resolver) authorizeSetSpec(ctx context.Context, set *v1alpha1.ApplicationSet, action string) error {
-	projects, templated := appops.SetProjects(set)
+	projects, templated := appset.SetProjects(set)
 	if templated {
 		every := audit.Object{Project: "*", Namespace: set.Namespace, Name: "*"}
 		if err := r.authorize(ctx, rbac.ResourceApplicationSets, action, every); err != nil {

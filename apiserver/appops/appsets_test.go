@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/graphcd/graphcd/controller/appset"
 )
 
 func TestDecodeApplicationSet(t *testing.T) {
@@ -98,7 +100,7 @@ func TestSetProjects(t *testing.T) {
 			if d := cmp.Diff(set.Spec, spec); d != "" {
 				t.Fatalf("spec and manifest decode differently (-manifest +spec):\n%s", d)
 			}
-			projects, templated := SetProjects(set)
+			projects, templated := appset.SetProjects(set)
 			slices.Sort(projects)
 			want := slices.Sorted(slices.Values(tt.wantProjects))
 			if d := cmp.Diff([]any{projects, templated}, []any{want, tt.wantTemplated}); d != "" {

@@ -395,7 +395,7 @@ func (r *Reconciler) exists(ctx context.Context, app *v1alpha1.Application) (boo
 
 // sources are what the generators of set read outside it.
 func (r *Reconciler) sources(ctx context.Context, set *v1alpha1.ApplicationSet) Sources {
-	return controllerSources{ctx: ctx, r: r, namespace: set.Namespace, credentials: set.Namespace == r.opts.Namespace}
+	return controllerSources{ctx: ctx, r: r, set: set, namespace: set.Namespace, credentials: set.Namespace == r.opts.Namespace}
 }
 
 // admit completes a generated Application and checks it: it lives in the
@@ -610,14 +610,13 @@ func usesClusters(gens []v1alpha1.ApplicationSetGenerator) bool {
 type controllerSources struct {
 	ctx context.Context
 	r   *Reconciler
+	set *v1alpha1.ApplicationSet
 	// namespace is the set's: its clusterDecisionResource generators read
 	// resources there.
 	namespace string
-	// credentials: the set is in graphcd's namespace, where only
-	// administrators write; the git generators of sets in other
-	// namespaces read without credentials (public repositories only), so
-	// that a tenant's set cannot read a repository through graphcd's
-	// credentials.
+	// credentials: the set is in graphcd's namespace; the git generators
+	// of sets in other namespaces read without credentials (public
+	// repositories only). See GitMatch.
 	credentials bool
 }
 
@@ -633,21 +632,51 @@ func (s controllerSources) Clusters() ([]Cluster, error) {
 	return out, nil
 }
 
-// GitMatch reads through the repository service, with the credentials
-// of a repository Secret that serves no particular project (see
-// credentials).
+// GitMatch reads through the repository service. It uses credentials
+// only where every Application the set may generate could read the
+// repository anyway: the set is in graphcd's namespace (see credentials),
+// its projects are named as they are (SetProjects), and each permits
+// repoURL as a source; then with the credentials those projects' apps
+// get (the one project's, or those that serve no project). Otherwise it
+// reads without credentials, so a set cannot read through graphcd what
+// its projects may not deploy from.
 func (s controllerSources) GitMatch(repoURL, revision string, req gittree.Request) (*gittree.Result, error) {
 	if s.r.opts.Repo == nil {
 		return nil, errNoGit
 	}
 	repo := reposerver.Repository{URL: repoURL}
-	if s.credentials && s.r.opts.RepoFor != nil {
+	if project, ok := s.credentialsProject(repoURL); ok && s.r.opts.RepoFor != nil {
 		var err error
-		if repo, err = s.r.opts.RepoFor(s.ctx, repoURL, ""); err != nil {
+		if repo, err = s.r.opts.RepoFor(s.ctx, repoURL, project); err != nil {
 			return nil, err
 		}
 	}
 	return s.r.opts.Repo.MatchTree(s.ctx, repo, revision, req)
+}
+
+// credentialsProject says whether the set may read repoURL with
+// credentials, and on behalf of which project ("" for several).
+func (s controllerSources) credentialsProject(repoURL string) (string, bool) {
+	if !s.credentials {
+		return "", false
+	}
+	projects, templated := SetProjects(s.set)
+	if templated {
+		return "", false
+	}
+	for _, name := range projects {
+		var proj v1alpha1.AppProject
+		if err := s.r.client.Get(s.ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: name}, &proj); err != nil {
+			return "", false
+		}
+		if project.SourceAllowed(&proj, repoURL) != nil {
+			return "", false
+		}
+	}
+	if len(projects) == 1 {
+		return projects[0], true
+	}
+	return "", true
 }
 
 // Decisions reads the duck-typed resources a clusterDecisionResource
