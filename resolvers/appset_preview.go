@@ -10,15 +10,17 @@ import (
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/reposerver"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 )
 
 // dryRunApplicationSet generates the Applications of a set manifest as
 // the controller would, and checks each against its project as the
 // controller does before writing it; nothing is written. The caller needs
-// the rights a create needs, and the clusters generator sees the clusters
-// the caller may get. Git and clusterDecisionResource generators get no
-// repositories or resources here and fail with the generation package's
-// errors.
+// the rights a create needs, the clusters generator sees the clusters
+// the caller may get, and git generators read through the repository
+// server as the controller's do. clusterDecisionResource generators get
+// no resources here and fail with the generation package's error.
 func (r *Resolver) dryRunApplicationSet(ctx context.Context, in model.DryRunApplicationSetInput, first int32) (*model.ApplicationSetPreview, error) {
 	if first < 0 || first > appset.MaxParams {
 		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", appset.MaxParams, first)
@@ -30,7 +32,7 @@ func (r *Resolver) dryRunApplicationSet(ctx context.Context, in model.DryRunAppl
 	if err := r.authorizeSetSpec(ctx, set, rbac.ActionCreate); err != nil {
 		return nil, err
 	}
-	sources, err := r.setSources(ctx)
+	sources, err := r.setSources(ctx, set)
 	if err != nil {
 		return nil, err
 	}
@@ -81,26 +83,55 @@ func (r *Resolver) admitGenerated(ctx context.Context, set *v1alpha1.Application
 }
 
 // setSources are what the generators of a dry run read outside the set:
-// the registered clusters the caller may get.
-func (r *Resolver) setSources(ctx context.Context) (appset.Sources, error) {
+// the registered clusters the caller may get, and the repositories of
+// its git generators, read as the controller reads them (credentials
+// only where every project of the set permits the repository).
+func (r *Resolver) setSources(ctx context.Context, set *v1alpha1.ApplicationSet) (appset.Sources, error) {
+	out := previewSources{ctx: ctx, r: r, set: set}
 	if r.Clusters == nil {
-		return nil, nil
+		return out, nil
 	}
 	visible, err := r.clusters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make(clusterSources, len(visible))
+	out.clusters = make([]appset.Cluster, len(visible))
 	for i, c := range visible {
-		out[i] = appset.Cluster{Name: c.Name, Server: c.Server, Project: c.Project, Labels: kvMap(c.Labels), Annotations: kvMap(c.Annotations)}
+		out.clusters[i] = appset.Cluster{Name: c.Name, Server: c.Server, Project: c.Project, Labels: kvMap(c.Labels), Annotations: kvMap(c.Annotations)}
 	}
 	return out, nil
 }
 
-// clusterSources give the clusters generator a fixed list of clusters.
-type clusterSources []appset.Cluster
+// previewSources give a dry run's generators the clusters and the
+// repositories.
+type previewSources struct {
+	ctx      context.Context
+	r        *Resolver
+	set      *v1alpha1.ApplicationSet
+	clusters []appset.Cluster
+}
 
-func (s clusterSources) Clusters() ([]appset.Cluster, error) { return s, nil }
+func (s previewSources) Clusters() ([]appset.Cluster, error) { return s.clusters, nil }
+
+// GitMatch implements appset.GitSources through the repository server.
+func (s previewSources) GitMatch(repoURL, revision string, req gittree.Request) (*gittree.Result, error) {
+	if s.r.Repo == nil {
+		return nil, errors.New("no repository server to read repositories")
+	}
+	repo := reposerver.Repository{URL: repoURL}
+	if s.set.Namespace == s.r.Namespace && s.r.RepoCreds != nil && s.r.Projects != nil {
+		project, ok := appset.CredentialsProject(s.set, repoURL, func(name string) (*v1alpha1.AppProject, error) {
+			return s.r.Projects.Project(s.ctx, name)
+		})
+		if ok {
+			var err error
+			if repo, err = s.r.RepoCreds.Lookup(s.ctx, repoURL, project); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s.r.Repo.MatchTree(s.ctx, repo, revision, req)
+}
 
 func kvMap(kvs []model.KeyValue) map[string]string {
 	out := make(map[string]string, len(kvs))

@@ -15,6 +15,8 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/audit"
+	"github.com/graphcd/graphcd/internal/testenv/gitserver"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
 // setManifest is an ApplicationSet of ns whose list generator makes one
@@ -516,10 +518,38 @@ spec:
 	if _, errs := ask(t, api, "alice-token", dryRun, map[string]any{"m": other}); codeOf(errs) != "FORBIDDEN" {
 		t.Errorf("dry run of another project's set: %+v, want FORBIDDEN", errs)
 	}
-	git := strings.Replace(manifest, "  - clusters:\n      selector: {matchLabels: {preview: "+ns+"}}\n      values: {ns: app-remote}\n",
-		"  - git: {repoURL: https://git.example.com/apps.git, directories: [{path: 'apps/*'}]}\n", 1)
-	_, errs = ask(t, api, "alice-token", dryRun, map[string]any{"m": git})
-	if codeOf(errs) != "BAD_USER_INPUT" || !strings.Contains(errs[0].Message, "generator 1 (git)") {
-		t.Errorf("dry run of a git generator: %+v, want BAD_USER_INPUT naming generator 1", errs)
+
+	// A git generator reads its repository through the repository
+	// server, as the controller's does.
+	work, _ := reposervertest.CommitFiles(t, map[string]string{"apps/web/cm.yaml": "kind: ConfigMap", "apps/api/cm.yaml": "kind: ConfigMap"})
+	repoURL := gitserver.Serve(t, work, gitserver.Options{})
+	git := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: preview-git, namespace: %[1]s}
+spec:
+  generators: [{git: {repoURL: '%[3]s', revision: main, directories: [{path: 'apps/*'}]}}]
+  template:
+    metadata: {name: 'git-{{path.basename}}'}
+    spec:
+      project: %[2]s
+      source: {repoURL: '%[3]s', path: '{{path}}'}
+      destination: {server: https://kubernetes.default.svc, namespace: app-git}
+`, ns, proj, repoURL)
+	raw, errs = ask(t, api, "alice-token", dryRun, map[string]any{"m": git})
+	if len(errs) > 0 {
+		t.Fatalf("dry run of a git generator: %+v", errs)
+	}
+	got = preview{}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range got.DryRunApplicationSet.Elements {
+		if e.Application != nil && e.Error == nil {
+			names = append(names, e.Application.Name+" "+e.Application.Spec.Source.Path)
+		}
+	}
+	if strings.Join(names, ",") != "git-api apps/api,git-web apps/web" {
+		t.Errorf("dry run of a git generator: %s", raw)
 	}
 }

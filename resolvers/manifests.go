@@ -15,12 +15,14 @@ import (
 	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
+	"github.com/graphcd/graphcd/reposerver/gittree"
 )
 
 // RepoServer lists the commits of application sources
 // (reposerver.Service implements it, in process or over gRPC).
 type RepoServer interface {
 	ListCommits(ctx context.Context, repo reposerver.Repository, revision string, limit int) ([]reposerver.Commit, error)
+	MatchTree(ctx context.Context, repo reposerver.Repository, revision string, req gittree.Request) (*gittree.Result, error)
 }
 
 // RepoCredentials finds the credentials of a repository URL in the

@@ -655,21 +655,32 @@ func (s controllerSources) GitMatch(repoURL, revision string, req gittree.Reques
 }
 
 // credentialsProject says whether the set may read repoURL with
-// credentials, and on behalf of which project ("" for several).
+// credentials, and on behalf of which project (see CredentialsProject).
 func (s controllerSources) credentialsProject(repoURL string) (string, bool) {
 	if !s.credentials {
 		return "", false
 	}
-	projects, templated := SetProjects(s.set)
+	return CredentialsProject(s.set, repoURL, func(name string) (*v1alpha1.AppProject, error) {
+		var proj v1alpha1.AppProject
+		err := s.r.client.Get(s.ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: name}, &proj)
+		return &proj, err
+	})
+}
+
+// CredentialsProject says whether a git generator of set may read
+// repoURL with credentials — when the projects of its templates are named
+// as they are (SetProjects) and each permits repoURL as a source — and on
+// behalf of which project: the one, or "" (Secrets that serve no
+// project) for several. getProject reads a project; an error refuses.
+// The caller also checks that the set is in graphcd's namespace.
+func CredentialsProject(set *v1alpha1.ApplicationSet, repoURL string, getProject func(name string) (*v1alpha1.AppProject, error)) (string, bool) {
+	projects, templated := SetProjects(set)
 	if templated {
 		return "", false
 	}
 	for _, name := range projects {
-		var proj v1alpha1.AppProject
-		if err := s.r.client.Get(s.ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: name}, &proj); err != nil {
-			return "", false
-		}
-		if project.SourceAllowed(&proj, repoURL) != nil {
+		proj, err := getProject(name)
+		if err != nil || proj == nil || project.SourceAllowed(proj, repoURL) != nil {
 			return "", false
 		}
 	}
