@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -65,15 +64,7 @@ type Service struct {
 
 // Get reads the app at key from the API server, nil when there is none.
 func (s Service) Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.Application, error) {
-	app := &v1alpha1.Application{}
-	err := s.Client.Get(ctx, key, app)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return app, nil
+	return getObject[v1alpha1.Application](ctx, s.Client, key)
 }
 
 // Create creates app. When the name is taken, mayReplace first judges the
@@ -82,35 +73,9 @@ func (s Service) Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.A
 // app gets app's spec, labels and annotations (its status and operation
 // stay), and without, Create returns an AlreadyExists error.
 func (s Service) Create(ctx context.Context, app *v1alpha1.Application, upsert bool, mayReplace func(existing *v1alpha1.Application) error) (*v1alpha1.Application, error) {
-	err := s.Client.Create(ctx, app)
-	if err == nil {
-		audit.Change(ctx, nil, app)
-	}
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		return app, err
-	}
-	key := client.ObjectKeyFromObject(app)
-	if !upsert {
-		existing, getErr := s.Get(ctx, key)
-		if getErr != nil {
-			return nil, getErr
-		}
-		if existing == nil {
-			gr := v1alpha1.GroupVersion.WithResource("applications").GroupResource()
-			return nil, apierrors.NewConflict(gr, app.Name, errors.New("deleted while being created"))
-		}
-		if judged := mayReplace(existing); judged != nil {
-			return nil, judged
-		}
-		return nil, err
-	}
-	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
-		if err := mayReplace(cur); err != nil {
-			return err
-		}
+	return createObject(ctx, s.Client, app, "applications", upsert, mayReplace, func(cur, app *v1alpha1.Application) {
 		cur.Spec = app.Spec
 		cur.Labels, cur.Annotations = app.Labels, app.Annotations
-		return nil
 	})
 }
 
@@ -274,25 +239,7 @@ func (s Service) Refresh(ctx context.Context, key types.NamespacedName, hard boo
 // with its resourceVersion, retrying on conflicts. An error from change
 // ends it without writing.
 func (s Service) update(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*v1alpha1.Application, error) {
-	var out *v1alpha1.Application
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur := &v1alpha1.Application{}
-		if err := s.Client.Get(ctx, key, cur); err != nil {
-			return err
-		}
-		audit.Touch(ctx, cur)
-		before := cur.DeepCopy()
-		if err := change(cur); err != nil {
-			return err
-		}
-		if err := s.Client.Update(ctx, cur); err != nil {
-			return err
-		}
-		audit.Change(ctx, before, cur)
-		out = cur
-		return nil
-	})
-	return out, err
+	return updateObject(ctx, s.Client, key, change)
 }
 
 // operationActive reports whether app has an operation requested or

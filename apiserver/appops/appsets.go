@@ -2,7 +2,6 @@ package appops
 
 import (
 	"context"
-	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,15 +64,7 @@ func DecodeApplicationSetSpec(doc string) (v1alpha1.ApplicationSetSpec, error) {
 // GetApplicationSet reads the set at key from the API server, nil when
 // there is none.
 func (s Service) GetApplicationSet(ctx context.Context, key types.NamespacedName) (*v1alpha1.ApplicationSet, error) {
-	set := &v1alpha1.ApplicationSet{}
-	err := s.Client.Get(ctx, key, set)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return set, nil
+	return getObject[v1alpha1.ApplicationSet](ctx, s.Client, key)
 }
 
 // CreateApplicationSet creates set. When the name is taken, mayReplace
@@ -82,35 +73,9 @@ func (s Service) GetApplicationSet(ctx context.Context, key types.NamespacedName
 // spec, labels and annotations (its status stays), and without, an
 // AlreadyExists error is returned.
 func (s Service) CreateApplicationSet(ctx context.Context, set *v1alpha1.ApplicationSet, upsert bool, mayReplace func(existing *v1alpha1.ApplicationSet) error) (*v1alpha1.ApplicationSet, error) {
-	err := s.Client.Create(ctx, set)
-	if err == nil {
-		audit.Change(ctx, nil, set)
-	}
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		return set, err
-	}
-	key := client.ObjectKeyFromObject(set)
-	if !upsert {
-		existing, getErr := s.GetApplicationSet(ctx, key)
-		if getErr != nil {
-			return nil, getErr
-		}
-		if existing == nil {
-			gr := v1alpha1.GroupVersion.WithResource("applicationsets").GroupResource()
-			return nil, apierrors.NewConflict(gr, set.Name, errors.New("deleted while being created"))
-		}
-		if judged := mayReplace(existing); judged != nil {
-			return nil, judged
-		}
-		return nil, err
-	}
-	return s.UpdateApplicationSet(ctx, key, func(cur *v1alpha1.ApplicationSet) error {
-		if err := mayReplace(cur); err != nil {
-			return err
-		}
+	return createObject(ctx, s.Client, set, "applicationsets", upsert, mayReplace, func(cur, set *v1alpha1.ApplicationSet) {
 		cur.Spec = set.Spec
 		cur.Labels, cur.Annotations = set.Labels, set.Annotations
-		return nil
 	})
 }
 
@@ -119,25 +84,7 @@ func (s Service) CreateApplicationSet(ctx context.Context, set *v1alpha1.Applica
 // (so change must be repeatable). An error from change ends it without
 // writing.
 func (s Service) UpdateApplicationSet(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.ApplicationSet) error) (*v1alpha1.ApplicationSet, error) {
-	var out *v1alpha1.ApplicationSet
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur := &v1alpha1.ApplicationSet{}
-		if err := s.Client.Get(ctx, key, cur); err != nil {
-			return err
-		}
-		audit.Touch(ctx, cur)
-		before := cur.DeepCopy()
-		if err := change(cur); err != nil {
-			return err
-		}
-		if err := s.Client.Update(ctx, cur); err != nil {
-			return err
-		}
-		audit.Change(ctx, before, cur)
-		out = cur
-		return nil
-	})
-	return out, err
+	return updateObject(ctx, s.Client, key, change)
 }
 
 // DeleteApplicationSet deletes the set at key once authorize accepts it
