@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -39,6 +40,7 @@ type generator struct {
 	decisions                 *v1alpha1.DuckTypeGenerator
 	matrix                    *v1alpha1.MatrixGenerator
 	merge                     *v1alpha1.MergeGenerator
+	plugin                    []byte
 	unsupported               string
 	selector                  *metav1.LabelSelector
 	nestedMatrix, nestedMerge []byte
@@ -46,12 +48,23 @@ type generator struct {
 
 func topLevel(g v1alpha1.ApplicationSetGenerator) generator {
 	return generator{list: g.List, clusters: g.Clusters, git: g.Git, decisions: g.ClusterDecisionResource, matrix: g.Matrix, merge: g.Merge, selector: g.Selector,
-		unsupported: unsupportedName(g.SCMProvider != nil, g.PullRequest != nil, g.Plugin != nil)}
+		plugin: rawOf(g.Plugin), unsupported: unsupportedName(g.SCMProvider != nil, g.PullRequest != nil)}
+}
+
+// rawOf is a schemaless generator's JSON; nil when it is not set.
+func rawOf(r *runtime.RawExtension) []byte {
+	if r == nil {
+		return nil
+	}
+	if r.Raw == nil {
+		return []byte("{}")
+	}
+	return r.Raw
 }
 
 func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
 	out := generator{list: g.List, clusters: g.Clusters, git: g.Git, decisions: g.ClusterDecisionResource, selector: g.Selector,
-		unsupported: unsupportedName(g.SCMProvider != nil, g.PullRequest != nil, g.Plugin != nil)}
+		plugin: rawOf(g.Plugin), unsupported: unsupportedName(g.SCMProvider != nil, g.PullRequest != nil)}
 	if g.Matrix != nil {
 		out.nestedMatrix = g.Matrix.Raw
 	}
@@ -65,7 +78,7 @@ func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
 func (g generator) kinds() int {
 	n := 0
 	for _, set := range []bool{g.list != nil, g.clusters != nil, g.git != nil, g.decisions != nil, g.matrix != nil, g.merge != nil,
-		g.nestedMatrix != nil, g.nestedMerge != nil, g.unsupported != ""} {
+		g.nestedMatrix != nil, g.nestedMerge != nil, g.plugin != nil, g.unsupported != ""} {
 		if set {
 			n++
 		}
@@ -73,11 +86,11 @@ func (g generator) kinds() int {
 	return n
 }
 
-func unsupportedName(scm, pr, plugin bool) string {
+func unsupportedName(scm, pr bool) string {
 	for _, g := range []struct {
 		set  bool
 		name string
-	}{{scm, "scmProvider"}, {pr, "pullRequest"}, {plugin, "plugin"}} {
+	}{{scm, "scmProvider"}, {pr, "pullRequest"}} {
 		if g.set {
 			return g.name
 		}
@@ -98,7 +111,7 @@ func (s *setRun) generate(g generator, depth int) ([]paramSet, error) {
 	var err error
 	switch {
 	case g.unsupported != "":
-		return nil, fmt.Errorf("%s: %w (graphcd runs list, clusters, git, clusterDecisionResource, matrix and merge)", g.unsupported, ErrUnsupported)
+		return nil, fmt.Errorf("%s: %w (graphcd runs list, clusters, git, clusterDecisionResource, plugin, matrix and merge)", g.unsupported, ErrUnsupported)
 	case g.list != nil:
 		out, err = s.list(g.list)
 	case g.clusters != nil:
@@ -107,6 +120,8 @@ func (s *setRun) generate(g generator, depth int) ([]paramSet, error) {
 		out, err = s.git(g.git)
 	case g.decisions != nil:
 		out, err = s.duckType(g.decisions)
+	case g.plugin != nil:
+		out, err = s.plugin(g.plugin)
 	case g.matrix != nil:
 		out, err = s.matrix(g.matrix, depth)
 	case g.merge != nil:
@@ -330,6 +345,8 @@ func describe(g v1alpha1.ApplicationSetGenerator) string {
 		return "merge"
 	case g.ClusterDecisionResource != nil:
 		return "clusterDecisionResource"
+	case g.Plugin != nil:
+		return "plugin"
 	}
 	if n := topLevel(g).unsupported; n != "" {
 		return n

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/project"
 	clusterreg "github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/egress"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/gittree"
 )
@@ -67,6 +69,9 @@ type Options struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Logger    *slog.Logger
+	// HTTP asks plugins and forges; nil is one under graphcd's egress
+	// rules (internal/egress).
+	HTTP *http.Client
 }
 
 // Reconciler keeps the Applications of every ApplicationSet as its
@@ -77,6 +82,7 @@ type Reconciler struct {
 	opts    Options
 	log     *slog.Logger
 	changed chan event.GenericEvent
+	http    *http.Client
 }
 
 // NewReconciler builds a Reconciler over the manager's cached client.
@@ -84,7 +90,10 @@ func NewReconciler(c client.Client, opts Options) *Reconciler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Reconciler{client: c, opts: opts, log: opts.Logger, changed: make(chan event.GenericEvent, 1)}
+	if opts.HTTP == nil {
+		opts.HTTP = egress.New(egress.Options{}).HTTPClient()
+	}
+	return &Reconciler{client: c, opts: opts, log: opts.Logger, changed: make(chan event.GenericEvent, 1), http: opts.HTTP}
 }
 
 // SetupWithManager registers the reconciler: it follows ApplicationSets,

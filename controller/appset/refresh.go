@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,26 +24,40 @@ const (
 	// DefaultRequeueAfter is how often a set with git generators is
 	// generated again when none says.
 	DefaultRequeueAfter = 3 * time.Minute
+	// DefaultRemoteRequeueAfter is the same for sets whose plugin, SCM
+	// provider or pull request generators ask another service, as Argo CD.
+	DefaultRemoteRequeueAfter = 30 * time.Minute
 	// minRequeueAfter bounds how often a tenant's set may poll.
 	minRequeueAfter = 10 * time.Second
 )
 
 // requeueAfter is when to generate set again without an event: the
-// shortest requeueAfterSeconds of its git and clusterDecisionResource
-// generators (0 disables it), 0 for a set without any.
+// shortest requeueAfterSeconds of its git, clusterDecisionResource,
+// plugin, SCM provider and pull request generators (0 disables it), 0 for
+// a set without any.
 func requeueAfter(set *v1alpha1.ApplicationSet) time.Duration {
 	var out time.Duration
 	for _, leaf := range leafGenerators(set.Spec.Generators) {
 		var every *int64
+		d := DefaultRequeueAfter
 		switch {
 		case leaf.Git != nil:
 			every = leaf.Git.RequeueAfterSeconds
 		case leaf.ClusterDecisionResource != nil:
 			every = leaf.ClusterDecisionResource.RequeueAfterSeconds
+		case leaf.Plugin != nil || leaf.SCMProvider != nil || leaf.PullRequest != nil:
+			var g struct {
+				RequeueAfterSeconds *int64 `json:"requeueAfterSeconds"`
+			}
+			for _, r := range []*runtime.RawExtension{leaf.Plugin, leaf.SCMProvider, leaf.PullRequest} {
+				if r != nil && r.Raw != nil {
+					_ = json.Unmarshal(r.Raw, &g) // a bad spec fails its generation
+				}
+			}
+			every, d = g.RequeueAfterSeconds, DefaultRemoteRequeueAfter
 		default:
 			continue
 		}
-		d := DefaultRequeueAfter
 		if every != nil {
 			if *every <= 0 {
 				continue

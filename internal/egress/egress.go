@@ -198,7 +198,36 @@ func (c *Client) Get(ctx context.Context, rawURL string, schemes []string, maxSi
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, stripURL(err))
 	}
-	hc := &http.Client{
+	resp, err := c.client(schemes).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shown, stripURL(err))
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", shown, resp.Status)
+	}
+	data, err := ReadBody(resp, maxSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shown, stripURL(err))
+	}
+	return data, nil
+}
+
+// HTTPClient is an http.Client under the package's rules, for callers
+// that send their own requests (an ApplicationSet generator asking a
+// forge's API or a plugin): the address dialled is checked, at most
+// MaxRedirects redirects are followed, each to http or https, and Go
+// drops the Authorization header on a redirect off the first host's
+// domain. Requests end after the Client's timeout unless their context
+// ends them sooner. Read bodies with ReadBody.
+func (c *Client) HTTPClient() *http.Client {
+	hc := c.client([]string{"http", "https"})
+	hc.Timeout = c.timeout
+	return hc
+}
+
+func (c *Client) client(schemes []string) *http.Client {
+	return &http.Client{
 		Transport: c.transport,
 		CheckRedirect: func(next *http.Request, via []*http.Request) error {
 			if len(via) > MaxRedirects {
@@ -210,23 +239,20 @@ func (c *Client) Get(ctx context.Context, rawURL string, schemes []string, maxSi
 			return nil // Go sends the first URL's user:password to it alone
 		},
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", shown, stripURL(err))
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", shown, resp.Status)
-	}
+}
+
+// ReadBody reads resp's body, failing with ErrTooLarge past maxSize
+// bytes, counted while reading.
+func ReadBody(resp *http.Response, maxSize int64) ([]byte, error) {
 	if resp.ContentLength > maxSize {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d: %w", shown, resp.ContentLength, maxSize, ErrTooLarge)
+		return nil, fmt.Errorf("%d bytes, more than %d: %w", resp.ContentLength, maxSize, ErrTooLarge)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", shown, stripURL(err))
+		return nil, err
 	}
 	if int64(len(data)) > maxSize {
-		return nil, fmt.Errorf("%s: more than %d bytes: %w", shown, maxSize, ErrTooLarge)
+		return nil, fmt.Errorf("more than %d bytes: %w", maxSize, ErrTooLarge)
 	}
 	return data, nil
 }
