@@ -7,11 +7,14 @@
 #   hack/cluster-bins.sh                      # all of them
 #   hack/cluster-bins.sh etcd kube-apiserver  # only these (what a test needs)
 #   hack/cluster-bins.sh --check              # exit 1 if any is missing; build nothing
+#   hack/cluster-bins.sh gitea                # the forge the ApplicationSet tests run
+#                                             # (not part of the control plane)
 set -euo pipefail
 
 ETCD_VERSION=v3.7.3
 KUBE_VERSION=v1.37.2
 KWOK_VERSION=v0.8.0
+GITEA_VERSION=v1.27.3
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/graphcd
@@ -68,6 +71,18 @@ build_kwok() {
 	rmdir "$gobin"
 }
 
+# Gitea's module replaces some of its dependencies, so it builds as the
+# main module, in its own directory of the module cache (read-only: the
+# build writes nothing there). Its templates and locales are read from
+# that directory at run time (STATIC_ROOT_PATH), as without the bindata tag.
+build_gitea() {
+	local dir
+	dir=$(cd / && go mod download -json "code.gitea.io/gitea@$GITEA_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	[ -d "$dir" ] || { log "go mod download code.gitea.io/gitea@$GITEA_VERSION gave no directory"; return 1; }
+	(cd "$dir" && go build -trimpath -tags 'sqlite sqlite_unlock_notify' \
+		-ldflags "-s -w -X code.gitea.io/gitea/modules/setting.AppVer=${GITEA_VERSION#v}" -o "$out" .)
+}
+
 all=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
 wanted=("$@")
 [ $# -gt 0 ] || wanted=("${all[@]}")
@@ -76,8 +91,9 @@ for name in "${wanted[@]}"; do
 	etcd) build etcd "$ETCD_VERSION" build_etcd ;;
 	kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) build "$name" "$KUBE_VERSION" build_kube "$name" ;;
 	kwok) build kwok "$KWOK_VERSION" build_kwok ;;
+	gitea) announced=1 build gitea "$GITEA_VERSION" build_gitea ;;
 	*)
-		log "unknown binary $name (want some of: ${all[*]})"
+		log "unknown binary $name (want some of: ${all[*]} gitea)"
 		exit 2
 		;;
 	esac
