@@ -17,6 +17,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/internal/repourl"
 )
 
@@ -53,12 +54,17 @@ type Queue interface {
 }
 
 // Sets asks the controller to generate again the ApplicationSets whose
-// git generators read a pushed repository; appset.PushRefresher is one.
+// git generators read a pushed repository, or whose pull request
+// generators list the pull requests of an event's; appset.PushRefresher
+// is one.
 type Sets interface {
 	// RefreshPushed refreshes the sets for which reads says the push
 	// concerns a git generator's repoURL and revision, and returns how
 	// many.
 	RefreshPushed(ctx context.Context, reads func(repoURL, revision string) bool) (int, error)
+	// RefreshPullRequest refreshes the sets whose pullRequest generators
+	// read repo, and returns how many.
+	RefreshPullRequest(ctx context.Context, repo appset.PullRequestRepo) (int, error)
 }
 
 // Limits reads the body size limit from configuration; *catalog.Settings
@@ -196,6 +202,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	event, isPush := p.event(r.Header, body)
+	if parse := pullRequestParsers[p.name]; !isPush && parse != nil {
+		if repo, ok, err := parse(event, body); ok {
+			release()
+			h.pullRequest(ctx, w, p, repo, err)
+			return
+		}
+	}
 	if !isPush {
 		h.log.LogAttrs(ctx, slog.LevelDebug, "webhook event ignored: not a push",
 			slog.String("provider", p.name), slog.String("event", clip(event)))
@@ -219,6 +232,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w, http.StatusOK, "push received")
+}
+
+// pullRequest refreshes the ApplicationSets a pull request event of
+// repo concerns (err: its payload could not be read).
+func (h *Handler) pullRequest(ctx context.Context, w http.ResponseWriter, p *provider, repo appset.PullRequestRepo, err error) {
+	if err != nil {
+		h.refuse(ctx, w, http.StatusBadRequest, err.Error(), slog.String("provider", p.name))
+		return
+	}
+	attrs := []slog.Attr{slog.String("provider", p.name), slog.String("owner", clip(repo.Owner)), slog.String("repo", clip(repo.Repo))}
+	if h.opts.Sets == nil {
+		h.log.LogAttrs(ctx, slog.LevelDebug, "webhook pull request ignored: no ApplicationSets here", attrs...)
+		reply(w, http.StatusOK, "event ignored")
+		return
+	}
+	n, err := h.opts.Sets.RefreshPullRequest(context.WithoutCancel(ctx), repo)
+	if err != nil {
+		h.log.LogAttrs(ctx, slog.LevelError, "webhook pull request: cannot refresh ApplicationSets", append(attrs, slog.String("err", err.Error()))...)
+		reply(w, http.StatusInternalServerError, "ApplicationSets could not be refreshed")
+		return
+	}
+	h.log.LogAttrs(ctx, slog.LevelInfo, "webhook pull request", append(attrs, slog.Int("applicationsets", n))...)
+	reply(w, http.StatusOK, "pull request received")
 }
 
 // loaded reports whether the Applications are all known.

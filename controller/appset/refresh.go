@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -126,6 +128,9 @@ func nestedLeaves(gens []v1alpha1.ApplicationSetNestedGenerator, depth int) []v1
 	return out
 }
 
+// refreshPatch sets RefreshAnnotation.
+var refreshPatch = client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+RefreshAnnotation+`":"true"}}}`))
+
 // PushRefresher asks the controller to generate again the sets whose git
 // generators read a pushed repository, by RefreshAnnotation: the API's
 // webhook uses it, whichever process runs the controller.
@@ -143,12 +148,11 @@ func (p PushRefresher) RefreshPushed(ctx context.Context, reads func(repoURL, re
 		return 0, fmt.Errorf("list ApplicationSets: %w", err)
 	}
 	n := 0
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+RefreshAnnotation+`":"true"}}}`))
 	for i := range sets.Items {
 		set := &sets.Items[i]
 		for _, g := range gitGenerators(set.Spec.Generators) {
 			if reads(g.RepoURL, g.Revision) {
-				if err := p.Client.Patch(ctx, set, patch); client.IgnoreNotFound(err) != nil {
+				if err := p.Client.Patch(ctx, set, refreshPatch); client.IgnoreNotFound(err) != nil {
 					return n, fmt.Errorf("refresh ApplicationSet %s/%s: %w", set.Namespace, set.Name, err)
 				}
 				n++
@@ -157,4 +161,67 @@ func (p PushRefresher) RefreshPushed(ctx context.Context, reads func(repoURL, re
 		}
 	}
 	return n, nil
+}
+
+// PullRequestRepo is the repository a forge's pull request event is
+// about, as its webhook names it.
+type PullRequestRepo struct {
+	// Provider is the pullRequest generator's key for the forge: github,
+	// gitlab, gitea, bitbucketServer or bitbucket.
+	Provider string
+	// Owner and Repo name the repository: the owner (organisation, user,
+	// GitLab namespace path, Bitbucket Server project key) and its name.
+	Owner, Repo string
+	// ProjectID is GitLab's numeric project id; "" for the others.
+	ProjectID string
+}
+
+// RefreshPullRequest annotates each set with a pullRequest generator on
+// repo's forge and repository (or one whose owner or repository is
+// templated), and returns how many.
+func (p PushRefresher) RefreshPullRequest(ctx context.Context, repo PullRequestRepo) (int, error) {
+	var sets v1alpha1.ApplicationSetList
+	if err := p.Client.List(ctx, &sets, client.InNamespace(p.Namespace)); err != nil {
+		return 0, fmt.Errorf("list ApplicationSets: %w", err)
+	}
+	n := 0
+	for i := range sets.Items {
+		set := &sets.Items[i]
+		if !slices.ContainsFunc(leafGenerators(set.Spec.Generators), func(g v1alpha1.ApplicationSetNestedGenerator) bool {
+			return g.PullRequest != nil && pullRequestReads(g.PullRequest.Raw, repo)
+		}) {
+			continue
+		}
+		if err := p.Client.Patch(ctx, set, refreshPatch); client.IgnoreNotFound(err) != nil {
+			return n, fmt.Errorf("refresh ApplicationSet %s/%s: %w", set.Namespace, set.Name, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// pullRequestReads says whether the pullRequest generator raw lists the
+// pull requests of repo.
+func pullRequestReads(raw []byte, repo PullRequestRepo) bool {
+	type ownerRepo struct {
+		Owner   string `json:"owner"`
+		Project string `json:"project"`
+		Repo    string `json:"repo"`
+	}
+	var g map[string]*ownerRepo
+	if json.Unmarshal(raw, &g) != nil {
+		return false
+	}
+	spec := g[repo.Provider]
+	if spec == nil {
+		return false
+	}
+	same := func(a, b string) bool { return strings.Contains(a, "{{") || strings.EqualFold(a, b) }
+	switch repo.Provider {
+	case "gitlab": // project is an id or a path
+		return same(spec.Project, repo.ProjectID) || same(spec.Project, repo.Owner+"/"+repo.Repo)
+	case "bitbucketServer":
+		return same(spec.Project, repo.Owner) && same(spec.Repo, repo.Repo)
+	}
+	return same(spec.Owner, repo.Owner) && same(spec.Repo, repo.Repo)
 }
