@@ -147,6 +147,7 @@ func TestSpecErrors(t *testing.T) {
 		want string
 	}{
 		{name: "no provider", spec: obj{}, want: "scmProvider: set one provider of"},
+		{name: "two providers", spec: obj{"github": obj{"organization": "a"}, "gitea": obj{"owner": "b"}}, want: "sets gitea and github"},
 		{name: "azure", spec: obj{"azureDevOps": obj{"organization": "a"}}, want: "scmProvider.azureDevOps is not supported yet"},
 		{name: "codecommit", pull: true, spec: obj{"awsCodeCommit": obj{}}, want: "pullRequest.awsCodeCommit is not supported yet"},
 		{name: "github app", spec: obj{"github": obj{"organization": "a", "appSecretName": "app"}}, want: "GitHub App authentication is not supported yet"},

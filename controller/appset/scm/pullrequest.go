@@ -14,6 +14,7 @@ import (
 type pullRequestSpec struct {
 	common
 	Filters       []pullFilterSpec `json:"filters"`
+	Gitea         *giteaPulls      `json:"gitea"`
 	Github        *githubPulls     `json:"github"`
 	AzureDevOps   json.RawMessage  `json:"azureDevOps"`
 	AWSCodeCommit json.RawMessage  `json:"awsCodeCommit"`
@@ -38,7 +39,7 @@ func PullRequests(ctx context.Context, raw []byte, goTemplate bool, secrets Secr
 	}
 	opts = opts.withDefaults()
 	name, err := onlyOne("pullRequest", []provider{
-		{name: "github", set: spec.Github != nil},
+		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
 		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
 		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
 	})
@@ -59,6 +60,8 @@ func (spec *pullRequestSpec) generate(ctx context.Context, name string, goTempla
 	}
 	var pulls []pull
 	switch name {
+	case "gitea":
+		pulls, err = spec.Gitea.pulls(ctx, secrets, opts)
 	case "github":
 		pulls, err = spec.Github.pulls(ctx, secrets, opts)
 	}

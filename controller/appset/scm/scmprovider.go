@@ -15,6 +15,7 @@ type scmProviderSpec struct {
 	common
 	CloneProtocol string           `json:"cloneProtocol"`
 	Filters       []repoFilterSpec `json:"filters"`
+	Gitea         *giteaSCM        `json:"gitea"`
 	Github        *githubSCM       `json:"github"`
 	AzureDevOps   json.RawMessage  `json:"azureDevOps"`
 	AWSCodeCommit json.RawMessage  `json:"awsCodeCommit"`
@@ -56,7 +57,7 @@ func SCMProvider(ctx context.Context, raw []byte, goTemplate bool, secrets Secre
 	}
 	opts = opts.withDefaults()
 	name, err := onlyOne("scmProvider", []provider{
-		{name: "github", set: spec.Github != nil},
+		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
 		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
 		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
 	})
@@ -82,6 +83,8 @@ func (spec *scmProviderSpec) generate(ctx context.Context, name string, secrets 
 	var f forge
 	var all bool
 	switch name {
+	case "gitea":
+		f, all, err = spec.Gitea.forge(ctx, secrets, opts)
 	case "github":
 		f, all, err = spec.Github.forge(ctx, secrets, opts)
 	}
