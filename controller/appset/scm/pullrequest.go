@@ -16,6 +16,7 @@ type pullRequestSpec struct {
 	Filters       []pullFilterSpec `json:"filters"`
 	Gitea         *giteaPulls      `json:"gitea"`
 	Github        *githubPulls     `json:"github"`
+	Gitlab        *gitlabPulls     `json:"gitlab"`
 	AzureDevOps   json.RawMessage  `json:"azureDevOps"`
 	AWSCodeCommit json.RawMessage  `json:"awsCodeCommit"`
 }
@@ -40,6 +41,7 @@ func PullRequests(ctx context.Context, raw []byte, goTemplate bool, secrets Secr
 	opts = opts.withDefaults()
 	name, err := onlyOne("pullRequest", []provider{
 		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
+		{name: "gitlab", set: spec.Gitlab != nil},
 		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
 		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
 	})
@@ -64,6 +66,8 @@ func (spec *pullRequestSpec) generate(ctx context.Context, name string, goTempla
 		pulls, err = spec.Gitea.pulls(ctx, secrets, opts)
 	case "github":
 		pulls, err = spec.Github.pulls(ctx, secrets, opts)
+	case "gitlab":
+		pulls, err = spec.Gitlab.pulls(ctx, secrets, opts)
 	}
 	if err != nil {
 		return nil, err

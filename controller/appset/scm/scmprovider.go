@@ -17,6 +17,7 @@ type scmProviderSpec struct {
 	Filters       []repoFilterSpec `json:"filters"`
 	Gitea         *giteaSCM        `json:"gitea"`
 	Github        *githubSCM       `json:"github"`
+	Gitlab        *gitlabSCM       `json:"gitlab"`
 	AzureDevOps   json.RawMessage  `json:"azureDevOps"`
 	AWSCodeCommit json.RawMessage  `json:"awsCodeCommit"`
 }
@@ -58,6 +59,7 @@ func SCMProvider(ctx context.Context, raw []byte, goTemplate bool, secrets Secre
 	opts = opts.withDefaults()
 	name, err := onlyOne("scmProvider", []provider{
 		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
+		{name: "gitlab", set: spec.Gitlab != nil},
 		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
 		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
 	})
@@ -87,6 +89,8 @@ func (spec *scmProviderSpec) generate(ctx context.Context, name string, secrets 
 		f, all, err = spec.Gitea.forge(ctx, secrets, opts)
 	case "github":
 		f, all, err = spec.Github.forge(ctx, secrets, opts)
+	case "gitlab":
+		f, all, err = spec.Gitlab.forge(ctx, secrets, opts)
 	}
 	if err != nil {
 		return nil, err
