@@ -13,12 +13,13 @@ import (
 // pullRequestSpec is the pullRequest generator.
 type pullRequestSpec struct {
 	common
-	Filters       []pullFilterSpec `json:"filters"`
-	Gitea         *giteaPulls      `json:"gitea"`
-	Github        *githubPulls     `json:"github"`
-	Gitlab        *gitlabPulls     `json:"gitlab"`
-	AzureDevOps   json.RawMessage  `json:"azureDevOps"`
-	AWSCodeCommit json.RawMessage  `json:"awsCodeCommit"`
+	Filters         []pullFilterSpec      `json:"filters"`
+	Gitea           *giteaPulls           `json:"gitea"`
+	Github          *githubPulls          `json:"github"`
+	Gitlab          *gitlabPulls          `json:"gitlab"`
+	BitbucketServer *bitbucketServerPulls `json:"bitbucketServer"`
+	AzureDevOps     json.RawMessage       `json:"azureDevOps"`
+	AWSCodeCommit   json.RawMessage       `json:"awsCodeCommit"`
 }
 
 // pull is a pull (merge) request as the forges list it.
@@ -41,7 +42,7 @@ func PullRequests(ctx context.Context, raw []byte, goTemplate bool, secrets Secr
 	opts = opts.withDefaults()
 	name, err := onlyOne("pullRequest", []provider{
 		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
-		{name: "gitlab", set: spec.Gitlab != nil},
+		{name: "gitlab", set: spec.Gitlab != nil}, {name: "bitbucketServer", set: spec.BitbucketServer != nil},
 		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
 		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
 	})
@@ -68,6 +69,8 @@ func (spec *pullRequestSpec) generate(ctx context.Context, name string, goTempla
 		pulls, err = spec.Github.pulls(ctx, secrets, opts)
 	case "gitlab":
 		pulls, err = spec.Gitlab.pulls(ctx, secrets, opts)
+	case "bitbucketServer":
+		pulls, err = spec.BitbucketServer.pulls(ctx, secrets, opts)
 	}
 	if err != nil {
 		return nil, err

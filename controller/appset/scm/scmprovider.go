@@ -13,13 +13,14 @@ import (
 // scmProviderSpec is the scmProvider generator.
 type scmProviderSpec struct {
 	common
-	CloneProtocol string           `json:"cloneProtocol"`
-	Filters       []repoFilterSpec `json:"filters"`
-	Gitea         *giteaSCM        `json:"gitea"`
-	Github        *githubSCM       `json:"github"`
-	Gitlab        *gitlabSCM       `json:"gitlab"`
-	AzureDevOps   json.RawMessage  `json:"azureDevOps"`
-	AWSCodeCommit json.RawMessage  `json:"awsCodeCommit"`
+	CloneProtocol   string              `json:"cloneProtocol"`
+	Filters         []repoFilterSpec    `json:"filters"`
+	Gitea           *giteaSCM           `json:"gitea"`
+	Github          *githubSCM          `json:"github"`
+	Gitlab          *gitlabSCM          `json:"gitlab"`
+	BitbucketServer *bitbucketServerSCM `json:"bitbucketServer"`
+	AzureDevOps     json.RawMessage     `json:"azureDevOps"`
+	AWSCodeCommit   json.RawMessage     `json:"awsCodeCommit"`
 }
 
 // repo is a repository as the forges list it.
@@ -59,7 +60,7 @@ func SCMProvider(ctx context.Context, raw []byte, goTemplate bool, secrets Secre
 	opts = opts.withDefaults()
 	name, err := onlyOne("scmProvider", []provider{
 		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
-		{name: "gitlab", set: spec.Gitlab != nil},
+		{name: "gitlab", set: spec.Gitlab != nil}, {name: "bitbucketServer", set: spec.BitbucketServer != nil},
 		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
 		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
 	})
@@ -91,6 +92,8 @@ func (spec *scmProviderSpec) generate(ctx context.Context, name string, secrets 
 		f, all, err = spec.Github.forge(ctx, secrets, opts)
 	case "gitlab":
 		f, all, err = spec.Gitlab.forge(ctx, secrets, opts)
+	case "bitbucketServer":
+		f, all, err = spec.BitbucketServer.forge(ctx, secrets, opts)
 	}
 	if err != nil {
 		return nil, err
