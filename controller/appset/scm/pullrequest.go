@@ -18,6 +18,7 @@ type pullRequestSpec struct {
 	Github          *githubPulls          `json:"github"`
 	Gitlab          *gitlabPulls          `json:"gitlab"`
 	BitbucketServer *bitbucketServerPulls `json:"bitbucketServer"`
+	Bitbucket       *bitbucketCloudPulls  `json:"bitbucket"`
 	AzureDevOps     json.RawMessage       `json:"azureDevOps"`
 	AWSCodeCommit   json.RawMessage       `json:"awsCodeCommit"`
 }
@@ -43,6 +44,7 @@ func PullRequests(ctx context.Context, raw []byte, goTemplate bool, secrets Secr
 	name, err := onlyOne("pullRequest", []provider{
 		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
 		{name: "gitlab", set: spec.Gitlab != nil}, {name: "bitbucketServer", set: spec.BitbucketServer != nil},
+		{name: "bitbucket", set: spec.Bitbucket != nil},
 		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
 		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
 	})
@@ -71,6 +73,8 @@ func (spec *pullRequestSpec) generate(ctx context.Context, name string, goTempla
 		pulls, err = spec.Gitlab.pulls(ctx, secrets, opts)
 	case "bitbucketServer":
 		pulls, err = spec.BitbucketServer.pulls(ctx, secrets, opts)
+	case "bitbucket":
+		pulls, err = spec.Bitbucket.pulls(ctx, secrets, opts)
 	}
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ type scmProviderSpec struct {
 	Github          *githubSCM          `json:"github"`
 	Gitlab          *gitlabSCM          `json:"gitlab"`
 	BitbucketServer *bitbucketServerSCM `json:"bitbucketServer"`
+	Bitbucket       *bitbucketCloudSCM  `json:"bitbucket"`
 	AzureDevOps     json.RawMessage     `json:"azureDevOps"`
 	AWSCodeCommit   json.RawMessage     `json:"awsCodeCommit"`
 }
@@ -61,6 +62,7 @@ func SCMProvider(ctx context.Context, raw []byte, goTemplate bool, secrets Secre
 	name, err := onlyOne("scmProvider", []provider{
 		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
 		{name: "gitlab", set: spec.Gitlab != nil}, {name: "bitbucketServer", set: spec.BitbucketServer != nil},
+		{name: "bitbucket", set: spec.Bitbucket != nil},
 		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
 		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
 	})
@@ -94,6 +96,8 @@ func (spec *scmProviderSpec) generate(ctx context.Context, name string, secrets 
 		f, all, err = spec.Gitlab.forge(ctx, secrets, opts)
 	case "bitbucketServer":
 		f, all, err = spec.BitbucketServer.forge(ctx, secrets, opts)
+	case "bitbucket":
+		f, all, err = spec.Bitbucket.forge(ctx, secrets, opts)
 	}
 	if err != nil {
 		return nil, err
