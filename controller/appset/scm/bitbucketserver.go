@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -54,9 +55,10 @@ func authorizeBitbucket(ctx context.Context, c *client, basic *basicAuth, bearer
 	case basic != nil && bearer != nil:
 		return errors.New("set one of basicAuth and bearerToken")
 	case bearer != nil:
-		token, err := bearer.TokenRef.read(ctx, secrets, "bearerToken.tokenRef")
-		c.bearer(token)
-		return err
+		if err := c.token(ctx, secrets, bearer.TokenRef, "Bearer"); err != nil {
+			return fmt.Errorf("bearerToken.%w", err)
+		}
+		return nil
 	case basic != nil:
 		password, err := basic.PasswordRef.read(ctx, secrets, "basicAuth.passwordRef")
 		c.basic(basic.Username, password)

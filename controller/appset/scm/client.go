@@ -172,8 +172,12 @@ func (c *client) authorize(value, secret string) {
 	c.secret = secret
 }
 
-// bearer authorizes with a token.
-func (c *client) bearer(token string) { c.authorize("Bearer "+token, token) }
+// token authorizes with the token ref names, if any, as "scheme token".
+func (c *client) token(ctx context.Context, secrets Secrets, ref *secretRef, scheme string) error {
+	token, err := ref.read(ctx, secrets, "tokenRef")
+	c.authorize(scheme+" "+token, token)
+	return err
+}
 
 // basic authorizes with a user name and password.
 func (c *client) basic(user, password string) {

@@ -12,19 +12,32 @@ import (
 // time; the bound keeps compiling cheap).
 const maxPattern = 1024
 
-// compile compiles a filter's pattern; "" is no condition (nil).
-func compile(field, pattern string) (*regexp.Regexp, error) {
-	if pattern == "" {
-		return nil, nil
+// pattern is a filter's field holding a regular expression, and where
+// it compiles to.
+type pattern struct {
+	field string
+	text  *string
+	re    **regexp.Regexp
+}
+
+// compileAll compiles the patterns of filter i; unset or "" is no
+// condition (nil).
+func compileAll(i int, ps ...pattern) error {
+	for _, p := range ps {
+		text := deref(p.text)
+		if text == "" {
+			continue
+		}
+		if len(text) > maxPattern {
+			return fmt.Errorf("filters[%d].%s: %d characters, more than %d", i, p.field, len(text), maxPattern)
+		}
+		re, err := regexp.Compile(text)
+		if err != nil {
+			return fmt.Errorf("filters[%d].%s: %w", i, p.field, err)
+		}
+		*p.re = re
 	}
-	if len(pattern) > maxPattern {
-		return nil, fmt.Errorf("%s: %d characters, more than %d", field, len(pattern), maxPattern)
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	return re, nil
+	return nil
 }
 
 // matches reports whether re is no condition or matches s.
@@ -53,15 +66,10 @@ type repoFilters []repoFilter
 func compileRepoFilters(specs []repoFilterSpec) (repoFilters, error) {
 	out := make(repoFilters, len(specs))
 	for i, s := range specs {
-		var err error
 		f := &out[i]
-		if f.repository, err = compile("repositoryMatch", deref(s.RepositoryMatch)); err == nil {
-			if f.label, err = compile("labelMatch", deref(s.LabelMatch)); err == nil {
-				f.branch, err = compile("branchMatch", deref(s.BranchMatch))
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("filters[%d].%w", i, err)
+		if err := compileAll(i, pattern{"repositoryMatch", s.RepositoryMatch, &f.repository},
+			pattern{"labelMatch", s.LabelMatch, &f.label}, pattern{"branchMatch", s.BranchMatch, &f.branch}); err != nil {
+			return nil, err
 		}
 		f.pathsExist, f.pathsDoNotExist = cleanPaths(s.PathsExist), cleanPaths(s.PathsDoNotExist)
 	}
@@ -169,15 +177,10 @@ type pullFilters []pullFilter
 func compilePullFilters(specs []pullFilterSpec) (pullFilters, error) {
 	out := make(pullFilters, len(specs))
 	for i, s := range specs {
-		var err error
 		f := &out[i]
-		if f.branch, err = compile("branchMatch", deref(s.BranchMatch)); err == nil {
-			if f.target, err = compile("targetBranchMatch", deref(s.TargetBranchMatch)); err == nil {
-				f.title, err = compile("titleMatch", deref(s.TitleMatch))
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("filters[%d].%w", i, err)
+		if err := compileAll(i, pattern{"branchMatch", s.BranchMatch, &f.branch},
+			pattern{"targetBranchMatch", s.TargetBranchMatch, &f.target}, pattern{"titleMatch", s.TitleMatch, &f.title}); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -32,29 +32,25 @@ type giteaPulls struct {
 // gitea reads Gitea's API, /api/v1, shaped as GitHub's.
 type gitea struct{ hub }
 
-func newGitea(ctx context.Context, api string, ref *secretRef, insecure bool, secrets Secrets, opts Options) (*client, error) {
+// newGitea returns a reader of owner's repositories at api.
+func newGitea(ctx context.Context, api, owner string, ref *secretRef, insecure bool, secrets Secrets, opts Options) (hub, error) {
 	c, err := newClient(api, "https://gitea.com", "/api/v1", insecure, opts)
 	if err != nil {
-		return nil, err
+		return hub{}, err
 	}
-	token, err := ref.read(ctx, secrets, "tokenRef")
-	if err != nil {
-		return nil, err
-	}
-	c.authorize("token "+token, token)
 	c.header.Set("Accept", "application/json")
-	return c, nil
+	return hub{c: c, owner: owner, page: giteaPage, next: totalNext(giteaLimit)}, c.token(ctx, secrets, ref, "token")
 }
 
 func (s *giteaSCM) forge(ctx context.Context, secrets Secrets, opts Options) (forge, bool, error) {
 	if s.Owner == "" {
 		return nil, false, errors.New("owner is required")
 	}
-	c, err := newGitea(ctx, s.API, s.TokenRef, s.Insecure, secrets, opts)
+	h, err := newGitea(ctx, s.API, s.Owner, s.TokenRef, s.Insecure, secrets, opts)
 	if err != nil {
 		return nil, false, err
 	}
-	return &gitea{hub{c: c, owner: s.Owner, page: giteaPage, next: totalNext(giteaLimit)}}, s.AllBranches, nil
+	return &gitea{h}, s.AllBranches, nil
 }
 
 func giteaPage() url.Values {
@@ -99,15 +95,9 @@ func (s *giteaPulls) pulls(ctx context.Context, secrets Secrets, opts Options) (
 	if s.Owner == "" || s.Repo == "" {
 		return nil, errors.New("owner and repo are required")
 	}
-	c, err := newGitea(ctx, s.API, s.TokenRef, s.Insecure, secrets, opts)
+	h, err := newGitea(ctx, s.API, s.Owner, s.TokenRef, s.Insecure, secrets, opts)
 	if err != nil {
 		return nil, err
 	}
-	q := giteaPage()
-	q.Set("state", "open")
-	list, err := listAll(ctx, c, c.url("/repos/"+esc(s.Owner)+"/"+esc(s.Repo)+"/pulls", q), totalNext(giteaLimit), decodeList[githubPull])
-	if err != nil {
-		return nil, err
-	}
-	return withLabels(mapPulls(list), s.Labels), nil
+	return h.pulls(ctx, s.Repo, s.Labels)
 }

@@ -48,22 +48,18 @@ type hub struct {
 	next nextFunc
 }
 
-func newGitHub(ctx context.Context, api, appSecret string, ref *secretRef, secrets Secrets, opts Options) (*client, error) {
+// newGitHub returns a reader of owner's repositories at api.
+func newGitHub(ctx context.Context, api, owner, appSecret string, ref *secretRef, secrets Secrets, opts Options) (hub, error) {
 	if appSecret != "" {
-		return nil, errGitHubApp
+		return hub{}, errGitHubApp
 	}
 	c, err := newClient(githubBase(api), githubAPI, "", false, opts)
 	if err != nil {
-		return nil, err
+		return hub{}, err
 	}
-	token, err := ref.read(ctx, secrets, "tokenRef")
-	if err != nil {
-		return nil, err
-	}
-	c.bearer(token)
 	c.header.Set("Accept", "application/vnd.github+json")
 	c.header.Set("X-GitHub-Api-Version", "2022-11-28")
-	return c, nil
+	return hub{c: c, owner: owner, page: githubPage, next: linkNext}, c.token(ctx, secrets, ref, "Bearer")
 }
 
 // githubBase is a GitHub Enterprise server's API: its URL with /api/v3,
@@ -84,11 +80,11 @@ func (s *githubSCM) forge(ctx context.Context, secrets Secrets, opts Options) (f
 	if s.Organization == "" {
 		return nil, false, errors.New("organization is required")
 	}
-	c, err := newGitHub(ctx, s.API, s.AppSecretName, s.TokenRef, secrets, opts)
+	h, err := newGitHub(ctx, s.API, s.Organization, s.AppSecretName, s.TokenRef, secrets, opts)
 	if err != nil {
 		return nil, false, err
 	}
-	return &github{hub{c: c, owner: s.Organization, page: githubPage, next: linkNext}}, s.AllBranches, nil
+	return &github{h}, s.AllBranches, nil
 }
 
 func githubPage() url.Values { return url.Values{"per_page": {"100"}} }
@@ -176,17 +172,23 @@ func (s *githubPulls) pulls(ctx context.Context, secrets Secrets, opts Options) 
 	if s.Owner == "" || s.Repo == "" {
 		return nil, errors.New("owner and repo are required")
 	}
-	c, err := newGitHub(ctx, s.API, s.AppSecretName, s.TokenRef, secrets, opts)
+	h, err := newGitHub(ctx, s.API, s.Owner, s.AppSecretName, s.TokenRef, secrets, opts)
 	if err != nil {
 		return nil, err
 	}
-	q := githubPage()
+	return h.pulls(ctx, s.Repo, s.Labels)
+}
+
+// pulls lists the open pull requests of the owner's repository that
+// carry every label of labels.
+func (h *hub) pulls(ctx context.Context, repo string, labels []string) ([]pull, error) {
+	q := h.page()
 	q.Set("state", "open")
-	list, err := listAll(ctx, c, c.url("/repos/"+esc(s.Owner)+"/"+esc(s.Repo)+"/pulls", q), linkNext, decodeList[githubPull])
+	list, err := listAll(ctx, h.c, h.c.url("/repos/"+esc(h.owner)+"/"+esc(repo)+"/pulls", q), h.next, decodeList[githubPull])
 	if err != nil {
 		return nil, err
 	}
-	return withLabels(mapPulls(list), s.Labels), nil
+	return withLabels(mapPulls(list), labels), nil
 }
 
 // mapPulls converts GitHub's (and Gitea's) pull requests.

@@ -46,12 +46,7 @@ func newGitLab(ctx context.Context, api string, ref *secretRef, insecure bool, s
 	if err != nil {
 		return nil, err
 	}
-	token, err := ref.read(ctx, secrets, "tokenRef")
-	if err != nil {
-		return nil, err
-	}
-	c.bearer(token)
-	return c, nil
+	return c, c.token(ctx, secrets, ref, "Bearer")
 }
 
 func (s *gitlabSCM) forge(ctx context.Context, secrets Secrets, opts Options) (forge, bool, error) {

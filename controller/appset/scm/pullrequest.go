@@ -2,7 +2,6 @@ package scm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,8 +18,6 @@ type pullRequestSpec struct {
 	Gitlab          *gitlabPulls          `json:"gitlab"`
 	BitbucketServer *bitbucketServerPulls `json:"bitbucketServer"`
 	Bitbucket       *bitbucketCloudPulls  `json:"bitbucket"`
-	AzureDevOps     json.RawMessage       `json:"azureDevOps"`
-	AWSCodeCommit   json.RawMessage       `json:"awsCodeCommit"`
 }
 
 // pull is a pull (merge) request as the forges list it.
@@ -41,13 +38,7 @@ func PullRequests(ctx context.Context, raw []byte, goTemplate bool, secrets Secr
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	name, err := onlyOne("pullRequest", []provider{
-		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
-		{name: "gitlab", set: spec.Gitlab != nil}, {name: "bitbucketServer", set: spec.BitbucketServer != nil},
-		{name: "bitbucket", set: spec.Bitbucket != nil},
-		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
-		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
-	})
+	name, err := spec.provider("pullRequest", spec.Gitea != nil, spec.Github != nil, spec.Gitlab != nil, spec.BitbucketServer != nil, spec.Bitbucket != nil)
 	if err != nil {
 		return nil, err
 	}

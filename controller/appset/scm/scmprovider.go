@@ -2,7 +2,6 @@ package scm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,8 +19,6 @@ type scmProviderSpec struct {
 	Gitlab          *gitlabSCM          `json:"gitlab"`
 	BitbucketServer *bitbucketServerSCM `json:"bitbucketServer"`
 	Bitbucket       *bitbucketCloudSCM  `json:"bitbucket"`
-	AzureDevOps     json.RawMessage     `json:"azureDevOps"`
-	AWSCodeCommit   json.RawMessage     `json:"awsCodeCommit"`
 }
 
 // repo is a repository as the forges list it.
@@ -52,20 +49,16 @@ type forge interface {
 // SCMProvider runs the scmProvider generator raw (its JSON): it lists
 // the repositories of the one forge it names, their default branches or
 // all of them, keeps those a filter passes and returns one parameter set
-// each, named as Argo CD names them.
+// each, named as Argo CD names them. goTemplate changes nothing: Argo CD
+// gives both template kinds the same parameters (labels comma-joined);
+// it is taken so that both generators are called alike.
 func SCMProvider(ctx context.Context, raw []byte, goTemplate bool, secrets Secrets, opts Options) (*Result, error) {
 	var spec scmProviderSpec
 	if err := decode("scmProvider", raw, &spec); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	name, err := onlyOne("scmProvider", []provider{
-		{name: "gitea", set: spec.Gitea != nil}, {name: "github", set: spec.Github != nil},
-		{name: "gitlab", set: spec.Gitlab != nil}, {name: "bitbucketServer", set: spec.BitbucketServer != nil},
-		{name: "bitbucket", set: spec.Bitbucket != nil},
-		{name: "azureDevOps", set: spec.AzureDevOps != nil, unsupported: true},
-		{name: "awsCodeCommit", set: spec.AWSCodeCommit != nil, unsupported: true},
-	})
+	name, err := spec.provider("scmProvider", spec.Gitea != nil, spec.Github != nil, spec.Gitlab != nil, spec.BitbucketServer != nil, spec.Bitbucket != nil)
 	if err != nil {
 		return nil, err
 	}

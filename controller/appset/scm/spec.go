@@ -49,6 +49,21 @@ type common struct {
 	RequeueAfterSeconds *int64                           `json:"requeueAfterSeconds"`
 	Template            *v1alpha1.ApplicationSetTemplate `json:"template"`
 	Values              map[string]string                `json:"values"`
+	// AzureDevOps and AWSCodeCommit are Argo CD's providers graphcd does
+	// not run yet.
+	AzureDevOps   json.RawMessage `json:"azureDevOps"`
+	AWSCodeCommit json.RawMessage `json:"awsCodeCommit"`
+}
+
+// provider returns the name of the one provider a spec sets of those
+// graphcd runs (each set or not, in this order) and Argo CD's others.
+func (c common) provider(kind string, gitea, github, gitlab, bitbucketServer, bitbucket bool) (string, error) {
+	return onlyOne(kind, []provider{
+		{name: "gitea", set: gitea}, {name: "github", set: github}, {name: "gitlab", set: gitlab},
+		{name: "bitbucketServer", set: bitbucketServer}, {name: "bitbucket", set: bitbucket},
+		{name: "azureDevOps", set: c.AzureDevOps != nil, unsupported: true},
+		{name: "awsCodeCommit", set: c.AWSCodeCommit != nil, unsupported: true},
+	})
 }
 
 func (c common) result(params []map[string]any) *Result {
