@@ -13,6 +13,8 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/controller/appset/names"
 )
 
 // Limits of one rendering.
@@ -196,20 +198,8 @@ func bounded(start, stop, step int) ([]int, error) {
 	return out, nil
 }
 
-var nonDNS = regexp.MustCompile(`[^a-z0-9.-]+`)
-
-// normalize makes s a DNS-1123 subdomain, as Argo CD's normalize does:
-// lower case, other characters to "-", at most 253 characters.
-func normalize(s string) string {
-	s = nonDNS.ReplaceAllString(strings.ToLower(s), "-")
-	s = strings.Trim(s, "-.")
-	if len(s) > 253 {
-		s = strings.Trim(s[:253], "-.")
-	}
-	return s
-}
-
-var nonSlug = regexp.MustCompile(`[^a-z0-9-]+`)
+// normalize is names.Normalize, the generators' name rule.
+var normalize = names.Normalize
 
 // slugify is Argo CD's slugify: lower case, runs of other characters to
 // one "-", cut to n (default 50) characters, optionally at a word
@@ -218,7 +208,7 @@ func slugify(args ...any) (string, error) {
 	if len(args) == 0 {
 		return "", errors.New("slugify: no text")
 	}
-	n, smart, text := 50, true, ""
+	n, smart, text := names.SlugLength, true, ""
 	switch len(args) {
 	case 1:
 		text = fmt.Sprint(args[0])
@@ -234,13 +224,5 @@ func slugify(args ...any) (string, error) {
 	default:
 		return "", errors.New("slugify: want TEXT, or LENGTH SMART TEXT")
 	}
-	s := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(text), "-"), "-")
-	if len(s) > n {
-		cut := s[:n]
-		if i := strings.LastIndexByte(cut, '-'); smart && i > 0 {
-			cut = cut[:i]
-		}
-		s = strings.Trim(cut, "-")
-	}
-	return s, nil
+	return names.Slug(text, n, smart), nil
 }
