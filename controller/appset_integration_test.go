@@ -46,7 +46,17 @@ func createAppSet(t *testing.T, manifest string) *v1alpha1.ApplicationSet {
 	if err := apps.Create(t.Context(), &set); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = apps.Delete(context.Background(), &set) })
+	t.Cleanup(func() {
+		if t.Failed() { // show why the set generated what it did
+			var got v1alpha1.ApplicationSet
+			if err := apps.Get(context.Background(), client.ObjectKeyFromObject(&set), &got); err == nil {
+				for _, c := range got.Status.Conditions {
+					t.Logf("ApplicationSet %s: %s=%s %s: %s", set.Name, c.Type, c.Status, c.Reason, c.Message)
+				}
+			}
+		}
+		_ = apps.Delete(context.Background(), &set)
+	})
 	return &set
 }
 

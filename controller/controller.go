@@ -47,9 +47,12 @@ type Config struct {
 	// to Namespace for Applications (see project.CompileAppNamespaces);
 	// nil reconciles those of Namespace only.
 	AppNamespaces *project.AppNamespaces
-	Repo          reposerver.Service
-	Settings      *settings.Settings
-	Resync        time.Duration
+	// Forges say which forge APIs ApplicationSets' SCM provider and pull
+	// request generators may call.
+	Forges   appset.ForgePolicy
+	Repo     reposerver.Service
+	Settings *settings.Settings
+	Resync   time.Duration
 	// Processors is how many apps are reconciled at once (default
 	// DefaultProcessors).
 	Processors int
@@ -191,7 +194,7 @@ func New(cfg Config) (*Controller, error) {
 		sets := appset.NewReconciler(mgr.GetClient(), appset.Options{
 			Namespace: cfg.Namespace, AppNamespaces: cfg.AppNamespaces, Clusters: c.clusters.reg, ClustersLoaded: c.clusters.loaded(),
 			Repo: cfg.Repo, RepoFor: cfg.RepoFor, APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorder("graphcd-applicationset-controller"), Logger: cfg.Logger,
+			Recorder: mgr.GetEventRecorder("graphcd-applicationset-controller"), Logger: cfg.Logger, Forges: cfg.Forges,
 		})
 		if err := sets.SetupWithManager(context.Background(), mgr); err != nil {
 			return nil, err

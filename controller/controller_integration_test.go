@@ -26,6 +26,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/reposerver/inproc"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
@@ -44,7 +45,7 @@ var (
 // controller, with a resync long enough that every refresh a test sees
 // comes from an event.
 func TestMain(m *testing.M) {
-	code := localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Full}, &cluster, startSecond, startController)
+	code := localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Full}, &cluster, startSecond, startForge, startController)
 	if secondStopErr != nil {
 		fmt.Fprintf(os.Stderr, "second cluster: %v\n", secondStopErr)
 		code = 1
@@ -91,6 +92,7 @@ func startController(c *localcluster.Cluster) (func(), error) {
 		RESTConfig: c.Config, Namespace: appNamespace, Repo: repo, Resync: time.Hour,
 		SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
 		State:  appStates,
+		Forges: appset.ForgePolicy{Allowed: []string{forge.URL}},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/controller/project"
 )
 
@@ -26,6 +27,8 @@ type appControllerOptions struct {
 	leaseDuration time.Duration
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
+	allowedSCM    []string
+	enableSCM     bool
 }
 
 // addFlags adds the flags; leaderElect is the default of --leader-elect.
@@ -41,6 +44,9 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", controller.DefaultLeaseDuration, "how long standbys wait before taking over from a leader that stopped renewing")
 	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", controller.DefaultRenewDeadline, "how long the leader retries renewing its Lease before it stops")
 	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", controller.DefaultRetryPeriod, "how often replicas try to acquire or renew the Lease")
+	f.StringSliceVar(&o.allowedSCM, "allowed-scm-providers", nil,
+		"API URLs, comma-separated, that ApplicationSets' SCM provider and pull request generators may name as their api besides the forges' public ones (github.com, gitlab.com, bitbucket.org); a URL allows the URLs under it")
+	f.BoolVar(&o.enableSCM, "enable-scm-providers", true, "run ApplicationSets' SCM provider and pull request generators")
 }
 
 // validate checks the flags before anything starts (the Lease timings only
@@ -96,6 +102,6 @@ func (o *appControllerOptions) config() controller.Config {
 	return controller.Config{
 		Namespace: o.namespace, AppNamespaces: o.served, Resync: o.appResync, Processors: o.processors,
 		Shard:          controller.Shard{Index: o.shard, Count: o.shards},
-		LeaderElection: o.leaderElection(),
+		LeaderElection: o.leaderElection(), Forges: appset.ForgePolicy{Disabled: !o.enableSCM, Allowed: o.allowedSCM},
 	}
 }

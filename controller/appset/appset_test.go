@@ -207,7 +207,7 @@ spec:
 	}
 }
 
-// What a hostile set meets: an unsupported generator and a matrix that
+// What a hostile set meets: a generator without its sources and a matrix that
 // multiplies past the limit fail the set; a repeat bomb, an invalid name
 // and a duplicate name fail their elements.
 func TestHostileSets(t *testing.T) {
@@ -216,7 +216,7 @@ func TestHostileSets(t *testing.T) {
 metadata: {name: scm}
 spec:
   generators: [{scmProvider: {github: {organization: example}}}]
-`+guestbookTemplate), nil); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "generator 0 (scmProvider)") {
+`+guestbookTemplate), nil); !errors.Is(err, errNoForges) || !strings.Contains(err.Error(), "generator 0 (scmProvider)") {
 		t.Errorf("scmProvider generator: err = %v", err)
 	}
 	if _, err := Generate(set(t, `

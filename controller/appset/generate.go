@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/appset/scm"
 )
 
 // Limits of one ApplicationSet's generation.
@@ -21,9 +22,6 @@ const (
 	// maxNesting bounds matrices and merges inside each other.
 	maxNesting = 3
 )
-
-// ErrUnsupported is wrapped for a generator graphcd does not run yet.
-var ErrUnsupported = errors.New("generator not supported yet")
 
 // paramSet is one parameter set, with the template override of the
 // generator that produced it.
@@ -40,15 +38,14 @@ type generator struct {
 	decisions                 *v1alpha1.DuckTypeGenerator
 	matrix                    *v1alpha1.MatrixGenerator
 	merge                     *v1alpha1.MergeGenerator
-	plugin                    []byte
-	unsupported               string
+	plugin, scm, pullRequest  []byte
 	selector                  *metav1.LabelSelector
 	nestedMatrix, nestedMerge []byte
 }
 
 func topLevel(g v1alpha1.ApplicationSetGenerator) generator {
 	return generator{list: g.List, clusters: g.Clusters, git: g.Git, decisions: g.ClusterDecisionResource, matrix: g.Matrix, merge: g.Merge, selector: g.Selector,
-		plugin: rawOf(g.Plugin), unsupported: unsupportedName(g.SCMProvider != nil, g.PullRequest != nil)}
+		plugin: rawOf(g.Plugin), scm: rawOf(g.SCMProvider), pullRequest: rawOf(g.PullRequest)}
 }
 
 // rawOf is a schemaless generator's JSON; nil when it is not set.
@@ -64,7 +61,7 @@ func rawOf(r *runtime.RawExtension) []byte {
 
 func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
 	out := generator{list: g.List, clusters: g.Clusters, git: g.Git, decisions: g.ClusterDecisionResource, selector: g.Selector,
-		plugin: rawOf(g.Plugin), unsupported: unsupportedName(g.SCMProvider != nil, g.PullRequest != nil)}
+		plugin: rawOf(g.Plugin), scm: rawOf(g.SCMProvider), pullRequest: rawOf(g.PullRequest)}
 	if g.Matrix != nil {
 		out.nestedMatrix = g.Matrix.Raw
 	}
@@ -78,24 +75,12 @@ func nested(g v1alpha1.ApplicationSetNestedGenerator) generator {
 func (g generator) kinds() int {
 	n := 0
 	for _, set := range []bool{g.list != nil, g.clusters != nil, g.git != nil, g.decisions != nil, g.matrix != nil, g.merge != nil,
-		g.nestedMatrix != nil, g.nestedMerge != nil, g.plugin != nil, g.unsupported != ""} {
+		g.nestedMatrix != nil, g.nestedMerge != nil, g.plugin != nil, g.scm != nil, g.pullRequest != nil} {
 		if set {
 			n++
 		}
 	}
 	return n
-}
-
-func unsupportedName(scm, pr bool) string {
-	for _, g := range []struct {
-		set  bool
-		name string
-	}{{scm, "scmProvider"}, {pr, "pullRequest"}} {
-		if g.set {
-			return g.name
-		}
-	}
-	return ""
 }
 
 // generate returns g's parameter sets. depth counts enclosing matrices
@@ -110,8 +95,6 @@ func (s *setRun) generate(g generator, depth int) ([]paramSet, error) {
 	var out []paramSet
 	var err error
 	switch {
-	case g.unsupported != "":
-		return nil, fmt.Errorf("%s: %w (graphcd runs list, clusters, git, clusterDecisionResource, plugin, matrix and merge)", g.unsupported, ErrUnsupported)
 	case g.list != nil:
 		out, err = s.list(g.list)
 	case g.clusters != nil:
@@ -122,6 +105,10 @@ func (s *setRun) generate(g generator, depth int) ([]paramSet, error) {
 		out, err = s.duckType(g.decisions)
 	case g.plugin != nil:
 		out, err = s.plugin(g.plugin)
+	case g.scm != nil:
+		out, err = s.forge("scmProvider", g.scm, scm.SCMProvider)
+	case g.pullRequest != nil:
+		out, err = s.forge("pullRequest", g.pullRequest, scm.PullRequests)
 	case g.matrix != nil:
 		out, err = s.matrix(g.matrix, depth)
 	case g.merge != nil:
@@ -347,9 +334,10 @@ func describe(g v1alpha1.ApplicationSetGenerator) string {
 		return "clusterDecisionResource"
 	case g.Plugin != nil:
 		return "plugin"
-	}
-	if n := topLevel(g).unsupported; n != "" {
-		return n
+	case g.SCMProvider != nil:
+		return "scmProvider"
+	case g.PullRequest != nil:
+		return "pullRequest"
 	}
 	return "empty"
 }

@@ -72,6 +72,9 @@ type Options struct {
 	// HTTP asks plugins and forges; nil is one under graphcd's egress
 	// rules (internal/egress).
 	HTTP *http.Client
+	// Forges say which forges the SCM provider and pull request
+	// generators may ask.
+	Forges ForgePolicy
 }
 
 // Reconciler keeps the Applications of every ApplicationSet as its
@@ -82,7 +85,9 @@ type Reconciler struct {
 	opts    Options
 	log     *slog.Logger
 	changed chan event.GenericEvent
-	http    *http.Client
+	// http and insecure ask plugins and forges; insecure verifies no
+	// certificate, for a generator's insecure: true.
+	http, insecure *http.Client
 }
 
 // NewReconciler builds a Reconciler over the manager's cached client.
@@ -90,10 +95,12 @@ func NewReconciler(c client.Client, opts Options) *Reconciler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	r := &Reconciler{client: c, opts: opts, log: opts.Logger, changed: make(chan event.GenericEvent, 1), http: opts.HTTP, insecure: opts.HTTP}
 	if opts.HTTP == nil {
-		opts.HTTP = egress.New(egress.Options{}).HTTPClient()
+		r.http = egress.New(egress.Options{}).HTTPClient()
+		r.insecure = egress.New(egress.Options{InsecureSkipVerify: true}).HTTPClient()
 	}
-	return &Reconciler{client: c, opts: opts, log: opts.Logger, changed: make(chan event.GenericEvent, 1), http: opts.HTTP}
+	return r
 }
 
 // SetupWithManager registers the reconciler: it follows ApplicationSets,
@@ -604,6 +611,14 @@ func ownerRef(set *v1alpha1.ApplicationSet) metav1.OwnerReference {
 
 func isResourcesFinalizer(f string) bool {
 	return f == v1alpha1.ResourcesFinalizer || strings.HasPrefix(f, v1alpha1.ArgoResourcesFinalizer)
+}
+
+// httpClient is the client forges are asked with.
+func (r *Reconciler) httpClient(insecure bool) *http.Client {
+	if insecure {
+		return r.insecure
+	}
+	return r.http
 }
 
 // usesClusters reports whether a generator reads the clusters, at any

@@ -56,6 +56,9 @@ type Options struct {
 	// MaxResults bounds the items of one listing and the parameter sets
 	// of one generator; 0 means DefaultMaxResults.
 	MaxResults int
+	// Allow, when set, says whether the forge at api (the spec's, or the
+	// provider's public default) may be asked; its error refuses.
+	Allow func(api string) error
 }
 
 func (o Options) withDefaults() Options {
@@ -117,6 +120,11 @@ func newClient(api, defaultAPI, path string, insecure bool, opts Options) (*clie
 	}
 	if base.Host == "" || base.User != nil || base.RawQuery != "" || base.Fragment != "" {
 		return nil, fmt.Errorf("api %s: want scheme://host[/path], without credentials, query or fragment", shown(base))
+	}
+	if opts.Allow != nil {
+		if err := opts.Allow(base.String()); err != nil {
+			return nil, err
+		}
 	}
 	base.Path = strings.TrimSuffix(base.Path, "/")
 	base.RawPath = ""

@@ -1,0 +1,168 @@
+//go:build integration
+
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/appset"
+	"github.com/graphcd/graphcd/internal/testenv/gitea"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+)
+
+// forge is the package's Gitea, which the controller may ask.
+var forge *gitea.Server
+
+// startForge runs the package's Gitea.
+func startForge(*localcluster.Cluster) (func(), error) {
+	var err error
+	if forge, err = gitea.Start(context.Background()); err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := forge.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "gitea: %v\n", err)
+		}
+	}, nil
+}
+
+// forgeOrg creates the organisation org on the forge and a Secret org in
+// the controller's namespace holding the forge's API token.
+func forgeOrg(t *testing.T, org string) {
+	t.Helper()
+	if err := forge.CreateOrg(t.Context(), org); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: org}, StringData: map[string]string{"token": forge.Token}}
+	if _, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), org, metav1.DeleteOptions{})
+	})
+}
+
+// refreshSet asks the controller to generate set again.
+func refreshSet(t *testing.T, set string) {
+	t.Helper()
+	update(t, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: set}}, func(s *v1alpha1.ApplicationSet) {
+		metav1.SetMetaDataAnnotation(&s.ObjectMeta, appset.RefreshAnnotation, "true")
+	})
+}
+
+// A pull request generator on a real Gitea: a pull request opened
+// creates a preview app of its head commit, which syncs; closing it
+// deletes the app.
+func TestApplicationSetPullRequestsOnGitea(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	p := uniqueName("aspr")
+	forgeOrg(t, p)
+	repoURL, err := forge.CreateRepo(ctx, p, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := forge.CommitFile(ctx, p, "web", "feature-x", "main", "preview/cm.yaml",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: preview}\ndata: {from: feature-x}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	number, err := forge.OpenPullRequest(ctx, p, "web", "feature-x", "main", "Preview me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := cluster.Namespace(t)
+	createAppSet(t, fmt.Sprintf(`
+metadata: {name: %[1]s}
+spec:
+  goTemplate: true
+  goTemplateOptions: [missingkey=error]
+  generators:
+  - pullRequest:
+      gitea: {owner: %[1]s, repo: web, api: %[2]s, tokenRef: {secretName: %[1]s, key: token}}
+      requeueAfterSeconds: 0
+  template:
+    metadata:
+      name: '%[1]s-pr-{{ .number }}'
+      annotations: {title: '{{ .title }}', branch: '{{ .branch_slug }}'}
+    spec:
+      project: default
+      source: {repoURL: %[3]s, targetRevision: '{{ .head_sha }}', path: preview}
+      destination: {server: https://kubernetes.default.svc, namespace: %[4]s}
+      syncPolicy: {automated: {prune: true}}
+`, p, forge.URL, repoURL, dest))
+	name := fmt.Sprintf("%s-pr-%d", p, number)
+	owned := waitOwned(t, p, name)
+	if a := owned[name]; a.Spec.Source.TargetRevision != head || a.Annotations["title"] != "Preview me" || a.Annotations["branch"] != "feature-x" {
+		t.Errorf("generated source %+v, annotations %v; want the head %s", a.Spec.Source, a.Annotations, head)
+	}
+	waitStatus(t, name, "the preview synced and healthy", func(s *v1alpha1.ApplicationStatus) bool {
+		return s.Sync.Status == v1alpha1.SyncStatusCodeSynced && s.Health.Status == "Healthy" && s.Sync.Revision == head
+	})
+	cm, err := cluster.Client.CoreV1().ConfigMaps(dest).Get(ctx, "preview", metav1.GetOptions{})
+	if err != nil || cm.Data["from"] != "feature-x" {
+		t.Fatalf("the preview's ConfigMap: %+v, %v", cm, err)
+	}
+	set := waitSetStatus(t, p, "the pull request's parameters recorded", func(s *v1alpha1.ApplicationSetStatus) bool {
+		e := generatedEntry(s, name)
+		return e != nil && strings.Contains(e.Params, `"head_sha":"`+head+`"`)
+	})
+	t.Logf("status entry: %+v", generatedEntry(&set.Status, name))
+
+	if err := forge.ClosePullRequest(ctx, p, "web", number); err != nil {
+		t.Fatal(err)
+	}
+	refreshSet(t, p)
+	waitOwned(t, p)
+}
+
+// An SCM provider generator on a real Gitea: one app per repository of
+// the organisation that holds the path a filter asks for, a new one after
+// a refresh.
+func TestApplicationSetSCMProviderOnGitea(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	p := uniqueName("asscm")
+	forgeOrg(t, p)
+	for _, repo := range []string{"api", "docs"} {
+		if _, err := forge.CreateRepo(ctx, p, repo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := forge.CommitFile(ctx, p, "api", "main", "", "deploy/cm.yaml", "kind: ConfigMap\n"); err != nil {
+		t.Fatal(err)
+	}
+	createAppSet(t, fmt.Sprintf(`
+metadata: {name: %[1]s}
+spec:
+  generators:
+  - scmProvider:
+      gitea: {owner: %[1]s, api: %[2]s, tokenRef: {secretName: %[1]s, key: token}}
+      cloneProtocol: https
+      filters: [{pathsExist: [deploy]}]
+      requeueAfterSeconds: 0
+  template:
+    metadata: {name: '{{organization}}-{{repository}}', annotations: {sha: '{{sha}}'}}
+    spec:
+      project: default
+      source: {repoURL: '{{url}}', targetRevision: '{{branch}}', path: deploy}
+      destination: {server: https://kubernetes.default.svc, namespace: guestbook}
+`, p, forge.URL))
+	owned := waitOwned(t, p, p+"-api")
+	if a := owned[p+"-api"]; a.Spec.Source.RepoURL != forge.URL+"/"+p+"/api.git" || a.Spec.Source.TargetRevision != "main" || len(a.Annotations["sha"]) != 40 {
+		t.Errorf("generated source %+v, annotations %v", a.Spec.Source, a.Annotations)
+	}
+	if _, err := forge.CommitFile(ctx, p, "docs", "main", "", "deploy/cm.yaml", "kind: ConfigMap\n"); err != nil {
+		t.Fatal(err)
+	}
+	refreshSet(t, p)
+	waitOwned(t, p, p+"-api", p+"-docs")
+}
