@@ -27,6 +27,7 @@ import (
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/internal/kubewatch"
+	giteaforge "github.com/graphcd/graphcd/internal/testenv/gitea"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
@@ -330,5 +331,71 @@ func TestPushRefreshesApplicationSets(t *testing.T) {
 		if refreshed := got.Annotations[appset.RefreshAnnotation] == "true"; refreshed != s.want {
 			t.Errorf("set %s refreshed = %v, want %v", name, refreshed, s.want)
 		}
+	}
+}
+
+// A real Gitea's pull request webhook refreshes the sets whose pull
+// request generators list that repository's pull requests, and no other.
+func TestGiteaPullRequestRefreshesApplicationSets(t *testing.T) {
+	const ns = "webhook-pr-sets"
+	createNamespace(t, ns)
+	forge, err := giteaforge.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := forge.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := t.Context()
+	if err := forge.CreateOrg(ctx, "fleet"); err != nil {
+		t.Fatal(err)
+	}
+	for _, repo := range []string{"web", "other"} {
+		if _, err := forge.CreateRepo(ctx, "fleet", repo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, repo := range map[string]string{"web-previews": "web", "other-previews": "other"} {
+		set := &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.ApplicationSetSpec{
+			Generators: []v1alpha1.ApplicationSetGenerator{{PullRequest: &runtime.RawExtension{Raw: []byte(`{"gitea":{"owner":"fleet","repo":"` + repo + `","api":"` + forge.URL + `"}}`)}}},
+		}}
+		if err := kube.Create(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const secret = "pr-hook-secret"
+	h := New(Options{Apps: objects.Apps, Refresher: appops.Service{Client: kube}, Secrets: StaticSecrets{KeyGogs: secret},
+		Sets: appset.PushRefresher{Client: kube, Namespace: ns}, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	hook := map[string]any{"type": "gitea", "active": true, "events": []string{"pull_request"},
+		"config": map[string]string{"url": srv.URL + "/api/webhook", "content_type": "json", "secret": secret}}
+	if err := forge.Do(ctx, http.MethodPost, "/repos/fleet/web/hooks", hook, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := forge.CommitFile(ctx, "fleet", "web", "feature", "main", "CHANGE.md", "a change\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := forge.OpenPullRequest(ctx, "fleet", "web", "feature", "main", "A change"); err != nil {
+		t.Fatal(err)
+	}
+	refreshed := func(name string) bool {
+		var got v1alpha1.ApplicationSet
+		if err := kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Annotations[appset.RefreshAnnotation] == "true"
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !refreshed("web-previews") {
+		if time.Now().After(deadline) {
+			t.Fatal("Gitea's pull request webhook never refreshed the set of its repository")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if refreshed("other-previews") {
+		t.Error("the set of another repository was refreshed too")
 	}
 }
