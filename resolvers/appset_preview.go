@@ -19,8 +19,9 @@ import (
 // controller does before writing it; nothing is written. The caller needs
 // the rights a create needs, the clusters generator sees the clusters
 // the caller may get, and git generators read through the repository
-// server as the controller's do. clusterDecisionResource generators get
-// no resources here and fail with the generation package's error.
+// server as the controller's do, and the clusterDecisionResource, plugin,
+// SCM provider and pull request generators read through AppSetSources as
+// the controller's do (without them, they fail).
 func (r *Resolver) dryRunApplicationSet(ctx context.Context, in model.DryRunApplicationSetInput, first int32) (*model.ApplicationSetPreview, error) {
 	if first < 0 || first > appset.MaxParams {
 		return nil, Errorf(CodeBadUserInput, "first must be between 0 and %d, got %d", appset.MaxParams, first)
@@ -88,6 +89,11 @@ func (r *Resolver) admitGenerated(ctx context.Context, set *v1alpha1.Application
 // only where every project of the set permits the repository).
 func (r *Resolver) setSources(ctx context.Context, set *v1alpha1.ApplicationSet) (appset.Sources, error) {
 	out := previewSources{ctx: ctx, r: r, set: set}
+	if g := r.AppSetSources; g != nil {
+		verified, insecure := appset.NewHTTPClients()
+		out.KubeSources = appset.KubeSources{Ctx: ctx, Client: g.Client, Reader: g.Client, Namespace: r.Namespace, Set: set,
+			HTTP: verified, Insecure: insecure, Forges: g.Forges}
+	}
 	if r.Clusters == nil {
 		return out, nil
 	}
@@ -103,8 +109,9 @@ func (r *Resolver) setSources(ctx context.Context, set *v1alpha1.ApplicationSet)
 }
 
 // previewSources give a dry run's generators the clusters and the
-// repositories.
+// repositories, and what KubeSources read.
 type previewSources struct {
+	appset.KubeSources
 	ctx      context.Context
 	r        *Resolver
 	set      *v1alpha1.ApplicationSet

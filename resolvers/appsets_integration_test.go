@@ -3,12 +3,17 @@
 package resolvers_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -551,5 +556,52 @@ spec:
 	}
 	if strings.Join(names, ",") != "git-api apps/api,git-web apps/web" {
 		t.Errorf("dry run of a git generator: %s", raw)
+	}
+}
+
+// A preview asks a set's plugin as the controller would: the plugin its
+// ConfigMap in graphcd's namespace names, with its token.
+func TestApplicationSetDryRunPlugin(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	proj := "plugin-" + ns
+	createProjects(t, ns, "app-*", proj)
+	setPolicy(t, ns, fmt.Sprintf("p, role:team, applicationsets, create, %s/*, allow\ng, alice, role:team\n", proj))
+	api := authAPI(t, ns, tokenTable{"alice-token": {Subject: "alice"}}, nil)
+	plugin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/getparams.execute" || r.Header.Get("Authorization") != "Bearer plugin-token" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, `{"output": {"parameters": [{"env": "dev"}, {"env": "prod"}]}}`)
+	}))
+	t.Cleanup(plugin.Close)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "graphcd", Name: proj},
+		Data: map[string]string{"baseUrl": plugin.URL, "token": "plugin-token"}}
+	if err := kube.Create(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.Delete(context.Background(), cm) })
+	manifest := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: plugged, namespace: %[1]s}
+spec:
+  generators:
+  - plugin: {configMapRef: {name: %[2]s}}
+  template:
+    metadata: {name: 'plugged-{{env}}'}
+    spec:
+      project: %[2]s
+      source: {repoURL: https://git.example.com/apps.git, path: 'apps/{{env}}'}
+      destination: {server: https://kubernetes.default.svc, namespace: 'app-{{env}}'}
+`, ns, proj)
+	raw, errs := ask(t, api, "alice-token", dryRun, map[string]any{"m": manifest})
+	if len(errs) > 0 {
+		t.Fatalf("dry run: %+v", errs)
+	}
+	for _, want := range []string{`"name":"plugged-dev"`, `"name":"plugged-prod"`, `"failedCount":0`, `"totalCount":2`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("preview %s lacks %s", raw, want)
+		}
 	}
 }

@@ -13,9 +13,11 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appindex"
+	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/version"
 )
@@ -109,6 +111,19 @@ type Config struct {
 	AppSets ApplicationSetStore
 	// AppSetWriter changes ApplicationSets; nil makes them read-only.
 	AppSetWriter ApplicationSetWriter
+	// AppSetSources give ApplicationSet previews what the controller's
+	// generators read beyond clusters and repositories; nil leaves the
+	// clusterDecisionResource, plugin, SCM provider and pull request
+	// generators failing in previews.
+	AppSetSources *GeneratorSources
+}
+
+// GeneratorSources are what previews read as the controller does:
+// Client reads the duck-typed resources, the plugins' ConfigMaps and the
+// Secrets of tokens, without a cache; Forges is the controller's policy.
+type GeneratorSources struct {
+	Client client.Client
+	Forges appset.ForgePolicy
 }
 
 // ApplicationStore is the read side of Applications the API serves from

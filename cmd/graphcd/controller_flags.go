@@ -45,7 +45,7 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", controller.DefaultRenewDeadline, "how long the leader retries renewing its Lease before it stops")
 	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", controller.DefaultRetryPeriod, "how often replicas try to acquire or renew the Lease")
 	f.StringSliceVar(&o.allowedSCM, "allowed-scm-providers", nil,
-		"API URLs, comma-separated, that ApplicationSets' SCM provider and pull request generators may name as their api besides the forges' public ones (github.com, gitlab.com, bitbucket.org); a URL allows the URLs under it")
+		"API URLs, comma-separated, that ApplicationSets' SCM provider and pull request generators may name as their api besides the forges' public ones (github.com, gitlab.com, bitbucket.org, gitea.com); a URL allows the URLs under it")
 	f.BoolVar(&o.enableSCM, "enable-scm-providers", true, "run ApplicationSets' SCM provider and pull request generators")
 }
 
@@ -102,6 +102,12 @@ func (o *appControllerOptions) config() controller.Config {
 	return controller.Config{
 		Namespace: o.namespace, AppNamespaces: o.served, Resync: o.appResync, Processors: o.processors,
 		Shard:          controller.Shard{Index: o.shard, Count: o.shards},
-		LeaderElection: o.leaderElection(), Forges: appset.ForgePolicy{Disabled: !o.enableSCM, Allowed: o.allowedSCM},
+		LeaderElection: o.leaderElection(), Forges: o.forges(),
 	}
+}
+
+// forges are the forges ApplicationSets' SCM provider and pull request
+// generators may ask, for the controller and the API's previews alike.
+func (o *appControllerOptions) forges() appset.ForgePolicy {
+	return appset.ForgePolicy{Disabled: !o.enableSCM, Allowed: o.allowedSCM}
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/graphcd/graphcd/controller/appset/scm"
 )
 
@@ -45,22 +42,4 @@ func (s *setRun) forge(name string, raw []byte, run func(context.Context, []byte
 		out = append(out, paramSet{params: params, template: res.Template})
 	}
 	return out, nil
-}
-
-// Forge reads tokens from the Secrets of the set's namespace (as Argo
-// CD) and asks only the forges the policy allows, through the egress
-// rules' clients.
-func (s controllerSources) Forge() (context.Context, scm.Secrets, scm.Options) {
-	secrets := func(ctx context.Context, name, key string) (string, error) {
-		var secret corev1.Secret
-		if err := s.r.client.Get(ctx, types.NamespacedName{Namespace: s.set.Namespace, Name: name}, &secret); err != nil {
-			return "", fmt.Errorf("secret %s: %w", name, err)
-		}
-		v, ok := secret.Data[key]
-		if !ok {
-			return "", fmt.Errorf("secret %s has no key %q", name, key)
-		}
-		return string(v), nil
-	}
-	return s.ctx, secrets, scm.Options{Client: s.r.httpClient, Allow: s.r.opts.Forges.check}
 }

@@ -1,23 +1,12 @@
 package appset
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/internal/egress"
-	"github.com/graphcd/graphcd/internal/wellknown"
 )
 
 // Plugin generator limits.
@@ -106,84 +95,4 @@ func (s *setRun) plugin(raw []byte) ([]paramSet, error) {
 		out = append(out, paramSet{params: params, template: g.Template})
 	}
 	return out, nil
-}
-
-// CallPlugin reads the plugin's ConfigMap in graphcd's namespace —
-// baseUrl, token (a "$key" of graphcd-secret, or "$secret:key" of a
-// Secret labelled part of graphcd) and requestTimeout in seconds — and
-// posts body to it with the token as a bearer token. Only an admin
-// writes that namespace, so a set's author reaches only the plugins an
-// admin configured and never learns their tokens.
-func (s controllerSources) CallPlugin(configMapRef string, body []byte) ([]byte, error) {
-	var cm corev1.ConfigMap
-	if err := s.r.client.Get(s.ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: configMapRef}, &cm); err != nil {
-		return nil, fmt.Errorf("ConfigMap %s: %w", configMapRef, err)
-	}
-	base, err := url.Parse(strings.TrimSpace(cm.Data["baseUrl"]))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("ConfigMap %s: baseUrl must be an http or https URL", configMapRef)
-	}
-	timeout := defaultPluginTimeout
-	if v := cm.Data["requestTimeout"]; v != "" {
-		secs, err := strconv.Atoi(v)
-		if err != nil || secs <= 0 {
-			return nil, fmt.Errorf("ConfigMap %s: requestTimeout %q is not a positive number of seconds", configMapRef, v)
-		}
-		timeout = min(time.Duration(secs)*time.Second, maxPluginTimeout)
-	}
-	token, err := s.pluginToken(cm.Data["token"])
-	if err != nil {
-		return nil, fmt.Errorf("ConfigMap %s: token: %w", configMapRef, err)
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, timeout)
-	defer cancel()
-	endpoint := base.JoinPath(pluginPath)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := s.r.http.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("%s: %w", endpoint.Redacted(), err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", endpoint.Redacted(), resp.Status)
-	}
-	data, err := egress.ReadBody(resp, maxPluginResponse)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", endpoint.Redacted(), err)
-	}
-	return data, nil
-}
-
-// pluginToken resolves a plugin ConfigMap's token: "$key" is a key of
-// graphcd-secret and "$secret:key" a key of that Secret, both in graphcd's
-// namespace, as the other settings' references; anything else is the
-// token itself.
-func (s controllerSources) pluginToken(ref string) (string, error) {
-	if !strings.HasPrefix(ref, "$") {
-		return ref, nil
-	}
-	name, key := wellknown.Secret, ref[1:]
-	if n, k, ok := strings.Cut(key, ":"); ok {
-		name, key = n, k
-	}
-	var secret corev1.Secret
-	if err := s.r.client.Get(s.ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: name}, &secret); err != nil {
-		return "", fmt.Errorf("secret %s: %w", name, err)
-	}
-	v, ok := secret.Data[key]
-	if !ok {
-		return "", fmt.Errorf("secret %s has no key %q", name, key)
-	}
-	return strings.TrimSpace(string(v)), nil
 }

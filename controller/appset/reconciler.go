@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -33,7 +31,6 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/project"
 	clusterreg "github.com/graphcd/graphcd/internal/clusters"
-	"github.com/graphcd/graphcd/internal/egress"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/gittree"
 )
@@ -97,8 +94,7 @@ func NewReconciler(c client.Client, opts Options) *Reconciler {
 	}
 	r := &Reconciler{client: c, opts: opts, log: opts.Logger, changed: make(chan event.GenericEvent, 1), http: opts.HTTP, insecure: opts.HTTP}
 	if opts.HTTP == nil {
-		r.http = egress.New(egress.Options{}).HTTPClient()
-		r.insecure = egress.New(egress.Options{InsecureSkipVerify: true}).HTTPClient()
+		r.http, r.insecure = NewHTTPClients()
 	}
 	return r
 }
@@ -411,7 +407,15 @@ func (r *Reconciler) exists(ctx context.Context, app *v1alpha1.Application) (boo
 
 // sources are what the generators of set read outside it.
 func (r *Reconciler) sources(ctx context.Context, set *v1alpha1.ApplicationSet) Sources {
-	return controllerSources{ctx: ctx, r: r, set: set, namespace: set.Namespace, credentials: set.Namespace == r.opts.Namespace}
+	reader := r.opts.APIReader
+	if reader == nil {
+		reader = r.client
+	}
+	return controllerSources{
+		KubeSources: KubeSources{Ctx: ctx, Client: r.client, Reader: reader, Namespace: r.opts.Namespace, Set: set,
+			HTTP: r.http, Insecure: r.insecure, Forges: r.opts.Forges},
+		r: r, credentials: set.Namespace == r.opts.Namespace,
+	}
 }
 
 // admit completes a generated Application and checks it: it lives in the
@@ -613,14 +617,6 @@ func isResourcesFinalizer(f string) bool {
 	return f == v1alpha1.ResourcesFinalizer || strings.HasPrefix(f, v1alpha1.ArgoResourcesFinalizer)
 }
 
-// httpClient is the client forges are asked with.
-func (r *Reconciler) httpClient(insecure bool) *http.Client {
-	if insecure {
-		return r.insecure
-	}
-	return r.http
-}
-
 // usesClusters reports whether a generator reads the clusters, at any
 // depth.
 func usesClusters(gens []v1alpha1.ApplicationSetGenerator) bool {
@@ -630,14 +626,10 @@ func usesClusters(gens []v1alpha1.ApplicationSetGenerator) bool {
 }
 
 // controllerSources give the generators of one set the registered
-// clusters and the repositories.
+// clusters and the repositories, and what KubeSources read.
 type controllerSources struct {
-	ctx context.Context
-	r   *Reconciler
-	set *v1alpha1.ApplicationSet
-	// namespace is the set's: its clusterDecisionResource generators read
-	// resources there.
-	namespace string
+	KubeSources
+	r *Reconciler
 	// credentials: the set is in graphcd's namespace; the git generators
 	// of sets in other namespaces read without credentials (public
 	// repositories only). See GitMatch.
@@ -671,11 +663,11 @@ func (s controllerSources) GitMatch(repoURL, revision string, req gittree.Reques
 	repo := reposerver.Repository{URL: repoURL}
 	if project, ok := s.credentialsProject(repoURL); ok && s.r.opts.RepoFor != nil {
 		var err error
-		if repo, err = s.r.opts.RepoFor(s.ctx, repoURL, project); err != nil {
+		if repo, err = s.r.opts.RepoFor(s.Ctx, repoURL, project); err != nil {
 			return nil, err
 		}
 	}
-	return s.r.opts.Repo.MatchTree(s.ctx, repo, revision, req)
+	return s.r.opts.Repo.MatchTree(s.Ctx, repo, revision, req)
 }
 
 // credentialsProject says whether the set may read repoURL with
@@ -684,9 +676,9 @@ func (s controllerSources) credentialsProject(repoURL string) (string, bool) {
 	if !s.credentials {
 		return "", false
 	}
-	return CredentialsProject(s.set, repoURL, func(name string) (*v1alpha1.AppProject, error) {
+	return CredentialsProject(s.Set, repoURL, func(name string) (*v1alpha1.AppProject, error) {
 		var proj v1alpha1.AppProject
-		err := s.r.client.Get(s.ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: name}, &proj)
+		err := s.r.client.Get(s.Ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: name}, &proj)
 		return &proj, err
 	})
 }
@@ -712,55 +704,4 @@ func CredentialsProject(set *v1alpha1.ApplicationSet, repoURL string, getProject
 		return projects[0], true
 	}
 	return "", true
-}
-
-// Decisions reads the duck-typed resources a clusterDecisionResource
-// generator names, in the set's namespace, as its ConfigMap (in graphcd's
-// namespace) describes them.
-func (s controllerSources) Decisions(configMapRef, name string, selector *metav1.LabelSelector) (string, []map[string]any, error) {
-	var cm corev1.ConfigMap
-	if err := s.r.client.Get(s.ctx, types.NamespacedName{Namespace: s.r.opts.Namespace, Name: configMapRef}, &cm); err != nil {
-		return "", nil, fmt.Errorf("ConfigMap %s: %w", configMapRef, err)
-	}
-	apiVersion, resource, listKey, matchKey := cm.Data["apiVersion"], cm.Data["kind"], cm.Data["statusListKey"], cm.Data["matchKey"]
-	if apiVersion == "" || resource == "" || listKey == "" || matchKey == "" {
-		return "", nil, fmt.Errorf("ConfigMap %s: apiVersion, kind, statusListKey and matchKey are all required", configMapRef)
-	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return "", nil, fmt.Errorf("ConfigMap %s: apiVersion: %w", configMapRef, err)
-	}
-	gvk, err := s.r.client.RESTMapper().KindFor(gv.WithResource(resource))
-	if err != nil {
-		return "", nil, fmt.Errorf("ConfigMap %s: %w", configMapRef, err)
-	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	opts := []client.ListOption{client.InNamespace(s.namespace)}
-	if name == "" {
-		sel, err := metav1.LabelSelectorAsSelector(selector)
-		if err != nil {
-			return "", nil, fmt.Errorf("labelSelector: %w", err)
-		}
-		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
-	}
-	if err := s.r.client.List(s.ctx, list, opts...); err != nil {
-		return "", nil, fmt.Errorf("list %s: %w", resource, err)
-	}
-	var out []map[string]any
-	for _, item := range list.Items {
-		if name != "" && item.GetName() != name {
-			continue
-		}
-		entries, _, err := unstructured.NestedSlice(item.Object, "status", listKey)
-		if err != nil {
-			return "", nil, fmt.Errorf("%s %s: status.%s: %w", resource, item.GetName(), listKey, err)
-		}
-		for _, e := range entries {
-			if m, ok := e.(map[string]any); ok && len(out) <= MaxParams {
-				out = append(out, m)
-			}
-		}
-	}
-	return matchKey, out, nil
 }
