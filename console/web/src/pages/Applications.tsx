@@ -10,7 +10,7 @@ import { SyncButton } from '../SyncButton'
 import { ErrorLine } from '../ui/Alert'
 import { Badge } from '../ui/Badge'
 import { healthBadge, operationBadge, syncBadge } from '../ui/badges'
-import { destinationText } from '../ui/format'
+import { destinationText, sourceText } from '../ui/format'
 import { splitList } from '../ui/input'
 import { Link } from '../ui/Link'
 import { Toggle } from '../ui/Toggle'
@@ -243,9 +243,7 @@ function destination(r: AppRow): string {
 }
 
 function source(r: AppRow): string {
-  const s = r.spec.source
-  if (!s) return r.spec.sources.map((x) => x.repoURL).join(', ')
-  return `${s.repoURL}${s.chart ? ` (${s.chart})` : s.path ? ` / ${s.path}` : ''}${s.targetRevision ? ` @ ${s.targetRevision}` : ''}`
+  return sourceText(r.spec)
 }
 
 function StatusBadges({ r }: { r: AppRow }) {
