@@ -4,15 +4,17 @@
 // socket comes back, the resubscription brings it up to date.
 import { useEffect, useState } from 'react'
 import { useClient } from 'urql'
-import { errorState, type LoadState } from '../app/loadState'
+import { errorState, type LoadState } from '../ui/loadState'
 import type { SetPageFragment } from '../gql/graphql'
 import { ApplicationSetSubscription } from './documents'
 
+/** SetData is the set as last sent (null until then, or once it is gone) and what that means for the page. */
 export interface SetData {
   state: LoadState
   set: SetPageFragment | null
 }
 
+/** useApplicationSet follows the set name in namespace (the server's own when null). */
 export function useApplicationSet(name: string, namespace: string | null): SetData {
   const client = useClient()
   const [data, setData] = useState<SetData>({ state: { kind: 'loading' }, set: null })

@@ -2,7 +2,6 @@ import { useMemo, useState } from 'react'
 import { useMutation } from 'urql'
 import { parse } from 'yaml'
 import { editableManifest, toYaml } from '../actions/appform'
-import type { LoadState } from '../app/loadState'
 import { DeleteSetMutation } from '../appsets/documents'
 import { SetEditor } from '../appsets/SetEditor'
 import { useApplicationSet } from '../appsets/useApplicationSet'
@@ -11,13 +10,14 @@ import '../appsets/appsets.css'
 import { YamlView } from '../editor'
 import type { SetPageFragment } from '../gql/graphql'
 import { SETS_PATH, appPath, navigate } from '../router'
-import { ErrorLine, Loading } from '../ui/Alert'
+import { ErrorLine } from '../ui/Alert'
 import { Badge } from '../ui/Badge'
 import { healthBadge, syncBadge } from '../ui/badges'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { errorText } from '../ui/errors'
 import { dateTime } from '../ui/format'
 import { Link } from '../ui/Link'
+import { LoadProblem } from '../ui/LoadProblem'
 
 /**
  * ApplicationSetPage shows one ApplicationSet, live: its state and
@@ -36,7 +36,7 @@ export function ApplicationSetPage({ name, namespace = null }: { name: string; n
         <h1 id="set-title">{name}</h1>
         {set ? <SetBadge set={set} /> : null}
       </div>
-      <Problem state={state} name={name} />
+      <LoadProblem state={state} name={name} kind="ApplicationSet" resource="applicationsets" back={<Link to={SETS_PATH}>Back to the ApplicationSets</Link>} />
       {set ? <SetBody set={set} /> : null}
     </section>
   )
@@ -217,36 +217,4 @@ function Generation({ set }: { set: SetPageFragment }) {
       </ul>
     </section>
   )
-}
-
-function Problem({ state, name }: { state: LoadState; name: string }) {
-  const back = <Link to={SETS_PATH}>Back to the ApplicationSets</Link>
-  switch (state.kind) {
-    case 'loading':
-      return <Loading what={name} />
-    case 'ready':
-      return null
-    case 'notFound':
-      return (
-        <ErrorLine
-          error={
-            <>
-              There is no ApplicationSet named “{name}” (it may have been deleted). {back}
-            </>
-          }
-        />
-      )
-    case 'forbidden':
-      return (
-        <ErrorLine
-          error={
-            <>
-              You may not see “{name}”. Ask an administrator for the get right on applicationsets in its project. {back}
-            </>
-          }
-        />
-      )
-    case 'error':
-      return <ErrorLine error={`${name} could not be loaded: ${state.message}`} />
-  }
 }

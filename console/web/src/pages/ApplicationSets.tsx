@@ -12,6 +12,7 @@ import { ErrorLine } from '../ui/Alert'
 import { Badge } from '../ui/Badge'
 import { errorText } from '../ui/errors'
 import { Link } from '../ui/Link'
+import { useSearchText } from '../ui/useSearchText'
 
 /** How many sets a page asks for. */
 const PAGE = 100
@@ -110,13 +111,7 @@ function SetRow({ set: s }: { set: SetRowFragment }) {
 
 /** SearchBox filters by name after a pause in typing, replacing the history entry. */
 function SearchBox({ q }: { q: string }) {
-  const [text, setText] = useState(q)
-  useEffect(() => setText(q), [q])
-  useEffect(() => {
-    if (text.trim() === q) return
-    const t = setTimeout(() => navigate(text.trim() ? `${SETS_PATH}?q=${encodeURIComponent(text.trim())}` : SETS_PATH, { replace: true }), 250)
-    return () => clearTimeout(t)
-  }, [text, q])
+  const [text, setText] = useSearchText(q, (t) => navigate(t ? `${SETS_PATH}?q=${encodeURIComponent(t)}` : SETS_PATH, { replace: true }))
   return (
     <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
       <label>
