@@ -32,13 +32,39 @@ spec:
       destination: {server: https://kubernetes.default.svc, namespace: %s}
 `
 
+// rollingSet is an ApplicationSet of ns rolling out its dev Application
+// before its prod one, each deploying its own directory of repo.
+const rollingSet = `apiVersion: graphcd.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: rolling, namespace: %s}
+spec:
+  generators:
+  - list: {elements: [{env: dev}, {env: prod}]}
+  strategy:
+    type: RollingSync
+    rollingSync:
+      steps:
+      - matchExpressions: [{key: env, operator: In, values: [dev]}]
+      - matchExpressions: [{key: env, operator: In, values: [prod]}]
+  template:
+    metadata:
+      name: 'rolling-{{env}}'
+      labels: {env: '{{env}}'}
+    spec:
+      project: default
+      source: {repoURL: %s, path: '{{env}}', targetRevision: main}
+      destination: {server: https://kubernetes.default.svc, namespace: %s}
+`
+
 // TestApplicationSetPages drives the ApplicationSet pages in Chromium
 // against a server running its controller: a set with a list generator
 // of two elements is previewed (a duplicate element shown failing first),
 // created, seen with the two Applications the controller generates, given
 // a third element through its editor (previewed, saved, its Application
 // seen), and deleted; a set RBAC keeps admin from changing shows its error and no
-// Edit or Delete (see web/e2e/appsets.mjs). The cluster then has neither
+// Edit or Delete; a RollingSync shows its two steps with the Application
+// of each as the controller rolls it out, up to Healthy (see
+// web/e2e/appsets.mjs). The cluster then has neither
 // the set nor its Applications.
 func TestApplicationSetPages(t *testing.T) {
 	if skipReason != "" {
@@ -51,13 +77,19 @@ func TestApplicationSetPages(t *testing.T) {
 	})
 	kube := newKube(t)
 	ensureDefaultProject(t, kube, ns)
-	repo := serveRepo(t, map[string]string{"app/configmap.yaml": configMap("app", "hello", "")})
-	guarded := &v1alpha1.ApplicationSet{}
-	if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(guardedSet, ns, repo, ns)), guarded); err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Create(t.Context(), guarded); err != nil {
-		t.Fatal(err)
+	repo := serveRepo(t, map[string]string{
+		"app/configmap.yaml":  configMap("app", "hello", ""),
+		"dev/configmap.yaml":  configMap("dev", "hello", ""),
+		"prod/configmap.yaml": configMap("prod", "hello", ""),
+	})
+	for _, manifest := range []string{guardedSet, rollingSet} {
+		set := &v1alpha1.ApplicationSet{}
+		if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(manifest, ns, repo, ns)), set); err != nil {
+			t.Fatal(err)
+		}
+		if err := kube.Create(t.Context(), set); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	runScript(t, "e2e/appsets.mjs", base, ns, "GRAPHCD_E2E_REPO="+repo, "GRAPHCD_E2E_NS="+ns)

@@ -7,7 +7,9 @@
 // saved, whose Application appears too; the list counts them; Delete, confirmed, goes
 // back to the list without the set. On "guarded" (project locked, where
 // RBAC denies admin update and delete, and which does not exist) the page
-// shows the error and offers neither Edit nor Delete.
+// shows the error and offers neither Edit nor Delete. On "rolling" (a
+// RollingSync of two steps, dev then prod) each step shows its
+// Application, live, up to Healthy.
 //
 //   GRAPHCD_E2E_REPO=URL GRAPHCD_E2E_NS=NAMESPACE node e2e/appsets.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
 import { args, login, run } from './browser.mjs'
@@ -53,8 +55,9 @@ await run(artifacts, async (page, { shot, check }) => {
   await login(page, user, password)
   await page.getByRole('link', { name: 'ApplicationSets', exact: true }).click()
   await page.waitForURL(/\/applicationsets$/)
-  await page.getByText('1 ApplicationSet', { exact: true }).waitFor()
-  check(await page.locator('[data-set="guarded"]').isVisible(), 'the list shows the one set there is, guarded')
+  await page.getByText('2 ApplicationSets', { exact: true }).waitFor()
+  check(await page.locator('[data-set="guarded"]').isVisible(), 'the list shows the sets there are, guarded')
+  check((await page.locator('[data-set="rolling"]').textContent()).includes('RollingSync'), 'and rolling, with its strategy')
 
   await page.getByRole('link', { name: 'New ApplicationSet' }).click()
   await page.waitForURL(/\/new-applicationset$/)
@@ -137,4 +140,17 @@ await run(artifacts, async (page, { shot, check }) => {
   check(!offered.some((b) => /Edit|Delete/.test(b)), `guarded offers no edit or delete (${offered.join(', ') || 'no button'})`)
   check((await page.locator('.set-head .badge').first().getAttribute('data-status')) === 'Error', 'guarded shows its error state')
   await shot('guarded')
+
+  // The RollingSync the controller runs: dev in step 1, prod in step 2,
+  // each reaching Healthy without a reload.
+  await page.goto(`${base}/applicationsets/${ns}/rolling`)
+  const rollout = page.getByRole('region', { name: 'RollingSync' })
+  for (const [step, app] of [
+    ['1', 'rolling-dev'],
+    ['2', 'rolling-prod'],
+  ]) {
+    await rollout.locator(`[data-step="${step}"] [data-app="${app}"] .badge[data-status="Healthy"]`).waitFor({ timeout: 180_000 })
+    check(true, `step ${step}: ${app} is Healthy`)
+  }
+  await shot('rolling')
 })
