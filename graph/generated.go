@@ -151,6 +151,15 @@ type ComplexityRoot struct {
 		Yaml         func(childComplexity int) int
 	}
 
+	ApplicationSetApplicationStatus struct {
+		Application        func(childComplexity int) int
+		LastTransitionTime func(childComplexity int) int
+		Message            func(childComplexity int) int
+		Status             func(childComplexity int) int
+		Step               func(childComplexity int) int
+		TargetRevisions    func(childComplexity int) int
+	}
+
 	ApplicationSetCondition struct {
 		LastTransitionTime func(childComplexity int) int
 		Message            func(childComplexity int) int
@@ -210,10 +219,11 @@ type ComplexityRoot struct {
 	}
 
 	ApplicationSetStatus struct {
-		Conditions     func(childComplexity int) int
-		Generated      func(childComplexity int) int
-		Resources      func(childComplexity int) int
-		ResourcesCount func(childComplexity int) int
+		ApplicationStatus func(childComplexity int) int
+		Conditions        func(childComplexity int) int
+		Generated         func(childComplexity int) int
+		Resources         func(childComplexity int) int
+		ResourcesCount    func(childComplexity int) int
 	}
 
 	ApplicationSetSyncPolicy struct {
@@ -1530,6 +1540,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApplicationSet.Yaml(childComplexity), true
 
+	case "ApplicationSetApplicationStatus.application":
+		if e.ComplexityRoot.ApplicationSetApplicationStatus.Application == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetApplicationStatus.Application(childComplexity), true
+	case "ApplicationSetApplicationStatus.lastTransitionTime":
+		if e.ComplexityRoot.ApplicationSetApplicationStatus.LastTransitionTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetApplicationStatus.LastTransitionTime(childComplexity), true
+	case "ApplicationSetApplicationStatus.message":
+		if e.ComplexityRoot.ApplicationSetApplicationStatus.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetApplicationStatus.Message(childComplexity), true
+	case "ApplicationSetApplicationStatus.status":
+		if e.ComplexityRoot.ApplicationSetApplicationStatus.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetApplicationStatus.Status(childComplexity), true
+	case "ApplicationSetApplicationStatus.step":
+		if e.ComplexityRoot.ApplicationSetApplicationStatus.Step == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetApplicationStatus.Step(childComplexity), true
+	case "ApplicationSetApplicationStatus.targetRevisions":
+		if e.ComplexityRoot.ApplicationSetApplicationStatus.TargetRevisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetApplicationStatus.TargetRevisions(childComplexity), true
+
 	case "ApplicationSetCondition.lastTransitionTime":
 		if e.ComplexityRoot.ApplicationSetCondition.LastTransitionTime == nil {
 			break
@@ -1742,6 +1789,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApplicationSetSpec.TemplatePatch(childComplexity), true
 
+	case "ApplicationSetStatus.applicationStatus":
+		if e.ComplexityRoot.ApplicationSetStatus.ApplicationStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSetStatus.ApplicationStatus(childComplexity), true
 	case "ApplicationSetStatus.conditions":
 		if e.ComplexityRoot.ApplicationSetStatus.Conditions == nil {
 			break
@@ -7505,6 +7558,31 @@ type ApplicationSetStatus {
   behind it, and what the controller did and why.
   """
   generated: [ApplicationSetGeneratedApp!]!
+  """
+  Each generated Application's place in a RollingSync (spec.strategy
+  RollingSync), in the order the controller wrote them; empty for any
+  other strategy.
+  """
+  applicationStatus: [ApplicationSetApplicationStatus!]!
+}
+
+"""
+One generated Application's progress through a RollingSync, as Argo CD
+reports it.
+"""
+type ApplicationSetApplicationStatus {
+  "The Application's name."
+  application: String!
+  "Waiting, Pending, Progressing or Healthy."
+  status: String!
+  "Why, in words."
+  message: String!
+  "The (1-based) step of the RollingSync the Application belongs to; empty when no step selects it."
+  step: String!
+  "The revisions the Application was last synced to by the rollout."
+  targetRevisions: [String!]!
+  "When the status last changed."
+  lastTransitionTime: Time
 }
 
 """
@@ -7798,6 +7876,24 @@ func (ec *executionContext) childFields_ApplicationSet(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type ApplicationSet", field.Name)
 }
 
+func (ec *executionContext) childFields_ApplicationSetApplicationStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "application":
+		return ec.fieldContext_ApplicationSetApplicationStatus_application(ctx, field)
+	case "status":
+		return ec.fieldContext_ApplicationSetApplicationStatus_status(ctx, field)
+	case "message":
+		return ec.fieldContext_ApplicationSetApplicationStatus_message(ctx, field)
+	case "step":
+		return ec.fieldContext_ApplicationSetApplicationStatus_step(ctx, field)
+	case "targetRevisions":
+		return ec.fieldContext_ApplicationSetApplicationStatus_targetRevisions(ctx, field)
+	case "lastTransitionTime":
+		return ec.fieldContext_ApplicationSetApplicationStatus_lastTransitionTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetApplicationStatus", field.Name)
+}
+
 func (ec *executionContext) childFields_ApplicationSetCondition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -7924,6 +8020,8 @@ func (ec *executionContext) childFields_ApplicationSetStatus(ctx context.Context
 		return ec.fieldContext_ApplicationSetStatus_resourcesCount(ctx, field)
 	case "generated":
 		return ec.fieldContext_ApplicationSetStatus_generated(ctx, field)
+	case "applicationStatus":
+		return ec.fieldContext_ApplicationSetStatus_applicationStatus(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApplicationSetStatus", field.Name)
 }
@@ -12340,6 +12438,144 @@ func (ec *executionContext) fieldContext_ApplicationSet_yaml(_ context.Context, 
 	return graphql.NewScalarFieldContext("ApplicationSet", field, true, true, "String")
 }
 
+func (ec *executionContext) _ApplicationSetApplicationStatus_application(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetApplicationStatus_application(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Application, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetApplicationStatus_application(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetApplicationStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetApplicationStatus_status(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetApplicationStatus_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetApplicationStatus_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetApplicationStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetApplicationStatus_message(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetApplicationStatus_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetApplicationStatus_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetApplicationStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetApplicationStatus_step(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetApplicationStatus_step(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Step, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetApplicationStatus_step(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetApplicationStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetApplicationStatus_targetRevisions(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetApplicationStatus_targetRevisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetRevisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetApplicationStatus_targetRevisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetApplicationStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplicationSetApplicationStatus_lastTransitionTime(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetApplicationStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetApplicationStatus_lastTransitionTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastTransitionTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetApplicationStatus_lastTransitionTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplicationSetApplicationStatus", field, false, false, "Time")
+}
+
 func (ec *executionContext) _ApplicationSetCondition_type(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetCondition) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13317,6 +13553,38 @@ func (ec *executionContext) fieldContext_ApplicationSetStatus_generated(_ contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApplicationSetGeneratedApp(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApplicationSetStatus_applicationStatus(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSetStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSetStatus_applicationStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApplicationStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []v1alpha1.ApplicationSetApplicationStatus) graphql.Marshaler {
+			return ec.marshalNApplicationSetApplicationStatus2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetApplicationStatusᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSetStatus_applicationStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSetStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplicationSetApplicationStatus(ctx, field)
 		},
 	}
 	return fc, nil
@@ -29180,6 +29448,64 @@ func (ec *executionContext) _ApplicationSet(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var applicationSetApplicationStatusImplementors = []string{"ApplicationSetApplicationStatus"}
+
+func (ec *executionContext) _ApplicationSetApplicationStatus(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetApplicationStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applicationSetApplicationStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplicationSetApplicationStatus")
+		case "application":
+			out.Values[i] = ec._ApplicationSetApplicationStatus_application(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._ApplicationSetApplicationStatus_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ApplicationSetApplicationStatus_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "step":
+			out.Values[i] = ec._ApplicationSetApplicationStatus_step(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetRevisions":
+			out.Values[i] = ec._ApplicationSetApplicationStatus_targetRevisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastTransitionTime":
+			out.Values[i] = ec._ApplicationSetApplicationStatus_lastTransitionTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var applicationSetConditionImplementors = []string{"ApplicationSetCondition"}
 
 func (ec *executionContext) _ApplicationSetCondition(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.ApplicationSetCondition) graphql.Marshaler {
@@ -29607,6 +29933,11 @@ func (ec *executionContext) _ApplicationSetStatus(ctx context.Context, sel ast.S
 			}
 		case "generated":
 			out.Values[i] = ec._ApplicationSetStatus_generated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applicationStatus":
+			out.Values[i] = ec._ApplicationSetStatus_applicationStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -34995,6 +35326,26 @@ var (
 		v1alpha1.ApplicationSetKept:      "Kept",
 	}
 )
+
+func (ec *executionContext) marshalNApplicationSetApplicationStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetApplicationStatus(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetApplicationStatus) graphql.Marshaler {
+	return ec._ApplicationSetApplicationStatus(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplicationSetApplicationStatus2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetApplicationStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []v1alpha1.ApplicationSetApplicationStatus) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplicationSetApplicationStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetApplicationStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) marshalNApplicationSetCondition2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐApplicationSetCondition(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ApplicationSetCondition) graphql.Marshaler {
 	return ec._ApplicationSetCondition(ctx, sel, &v)

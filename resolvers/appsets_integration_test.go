@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -368,6 +370,59 @@ func TestApplicationSetStatusAndApplications(t *testing.T) {
 	for next.ApplicationSet != nil {
 		ws.next("s", &next)
 	}
+}
+
+// A RollingSync's progress as the controller writes it in
+// status.applicationStatus reads back field by field, in its order, and a
+// set without one answers an empty list.
+func TestApplicationSetRollingSyncStatus(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	var created struct{ CreateApplicationSet struct{ Name string } }
+	data(t, createSet, map[string]any{"m": setManifest(ns, "waves", "default", "dev", "prod"), "upsert": false}, &created)
+	const progress = `query($ns: String) { applicationSet(name: "waves", namespace: $ns) {
+  status { applicationStatus { application status message step targetRevisions lastTransitionTime } } } }`
+	type appStatus struct {
+		Application, Status, Message, Step string
+		TargetRevisions                    []string
+		LastTransitionTime                 *string
+	}
+	var got struct {
+		ApplicationSet struct {
+			Status struct{ ApplicationStatus []appStatus }
+		}
+	}
+	data(t, progress, map[string]any{"ns": ns}, &got)
+	if diff := cmp.Diff(got.ApplicationSet.Status.ApplicationStatus, []appStatus{}); diff != "" {
+		t.Errorf("applicationStatus before a rollout (-got +want):\n%s", diff)
+	}
+
+	set := &v1alpha1.ApplicationSet{}
+	if err := kube.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "waves"}, set); err != nil {
+		t.Fatal(err)
+	}
+	at := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	set.Status.ApplicationStatus = []v1alpha1.ApplicationSetApplicationStatus{
+		{Application: "waves-dev", Status: "Healthy", Step: "1", Message: "Application resource became Healthy, updating status from Progressing to Healthy.",
+			LastTransitionTime: &at, TargetRevisions: []string{"abc123"}},
+		{Application: "waves-prod", Status: "Waiting", Step: "2", Message: "Application is out of date with the current AppSet generation, setting status to Waiting."},
+	}
+	if err := kube.Status().Update(t.Context(), set); err != nil {
+		t.Fatal(err)
+	}
+	stamp := "2026-12-01T10:00:00Z"
+	want := []appStatus{
+		{Application: "waves-dev", Status: "Healthy", Step: "1", Message: set.Status.ApplicationStatus[0].Message,
+			TargetRevisions: []string{"abc123"}, LastTransitionTime: &stamp},
+		{Application: "waves-prod", Status: "Waiting", Step: "2", Message: set.Status.ApplicationStatus[1].Message, TargetRevisions: []string{}},
+	}
+	eventually(t, "the rollout's progress through the API", func() error {
+		data(t, progress, map[string]any{"ns": ns}, &got)
+		if diff := cmp.Diff(got.ApplicationSet.Status.ApplicationStatus, want); diff != "" {
+			return fmt.Errorf("applicationStatus (-got +want):\n%s", diff)
+		}
+		return nil
+	})
 }
 
 // dryRunApplicationSet generates what the controller would, elements

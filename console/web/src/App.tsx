@@ -1,14 +1,17 @@
 import { useEffect } from 'react'
 import { useQuery } from 'urql'
 import { NEW_APP_PATH, NewApplicationPage } from './actions/NewApplication'
+import { NEW_SET_PATH, NewApplicationSetPage } from './appsets/NewApplicationSet'
 import { logout } from './client'
 import { SessionQuery } from './documents'
 import { ApplicationPage } from './pages/Application'
+import { ApplicationSetPage } from './pages/ApplicationSet'
+import { ApplicationSetsPage } from './pages/ApplicationSets'
 import { ApplicationsPage } from './pages/Applications'
 import { AuditPage } from './pages/Audit'
 import { LoginPage } from './pages/Login'
 import { SettingsPage } from './pages/Settings'
-import { appRef, navigate, useLocation } from './router'
+import { SETS_PATH, appRef, navigate, setRef, useLocation } from './router'
 import { safeHref } from './safeurl'
 import { THEME_CHOICES, useTheme, type ThemeChoice } from './theme'
 import { Link } from './ui/Link'
@@ -16,6 +19,7 @@ import { Link } from './ui/Link'
 export function App() {
   const { path } = useLocation()
   const app = appRef(path)
+  const set = setRef(path)
   const [session] = useQuery({ query: SessionQuery })
   const me = session.data?.me
   const settings = session.data?.settings
@@ -48,6 +52,7 @@ export function App() {
           </p>
         ) : null}
         <Link to={NEW_APP_PATH}>New application</Link>
+        <Link to={SETS_PATH}>ApplicationSets</Link>
         <Link to="/settings">Settings</Link>
         {me?.loggedIn ? <Link to="/audit">Audit</Link> : null}
         <span className="spacer" />
@@ -77,6 +82,12 @@ export function App() {
           <ApplicationsPage />
         ) : path === NEW_APP_PATH ? (
           <NewApplicationPage />
+        ) : set !== null ? (
+          <ApplicationSetPage name={set.name} namespace={set.namespace} />
+        ) : path === SETS_PATH ? (
+          <ApplicationSetsPage />
+        ) : path === NEW_SET_PATH ? (
+          <NewApplicationSetPage />
         ) : path === '/audit' ? (
           <AuditPage />
         ) : path === '/settings' || path.startsWith('/settings/') ? (

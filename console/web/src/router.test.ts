@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { appLabel, appPath, appRef } from './router'
+import { appLabel, appPath, appRef, setPath, setRef } from './router'
 
 describe('application routes', () => {
   it('names an app of the server namespace by its name, others by namespace/name', () => {
@@ -28,5 +28,21 @@ describe('application routes', () => {
     expect(appLabel({ name: 'web', namespace: 'graphcd' }, 'graphcd')).toBe('web')
     expect(appLabel({ name: 'web', namespace: 'team-a' }, 'graphcd')).toBe('team-a/web')
     expect(appLabel({ name: 'web', namespace: 'team-a' }, null)).toBe('web')
+  })
+})
+
+describe('ApplicationSet routes', () => {
+  it('names a set as an app is named, under /applicationsets', () => {
+    expect(setPath('fleet')).toBe('/applicationsets/fleet')
+    expect(setPath('fleet', 'team-a')).toBe('/applicationsets/team-a/fleet')
+    for (const [name, ns] of [['fleet', null], ['fleet', 'team-a'], ['a b', 'team/x']] as const) {
+      expect(setRef(setPath(name, ns))).toEqual({ name, namespace: ns })
+    }
+  })
+
+  it('keeps the two kinds apart', () => {
+    expect(appRef('/applicationsets/fleet')).toBeNull()
+    expect(setRef('/applications/fleet')).toBeNull()
+    for (const p of ['/applicationsets', '/applicationsets/', '/applicationsets/a/b/c']) expect(setRef(p)).toBeNull()
   })
 })

@@ -38,30 +38,54 @@ export function safeReturnPath(p: string | null | undefined, fallback = '/applic
   return p
 }
 
-/** AppRef names an application: namespace null for one in the server's namespace. */
+/** AppRef names an application (or an ApplicationSet): namespace null for one in the server's namespace. */
 export interface AppRef {
   name: string
   namespace: string | null
 }
 
 /**
- * appPath is the path of an application's page: /applications/NAME for an app
- * in the server's namespace, /applications/NAMESPACE/NAME (as in Argo CD) for
- * one elsewhere.
+ * objectPath is the path of an object's page under base: base/NAME for one
+ * in the server's namespace, base/NAMESPACE/NAME (as in Argo CD) for one
+ * elsewhere.
  */
-export function appPath(name: string, namespace?: string | null): string {
+function objectPath(base: string, name: string, namespace?: string | null): string {
   const n = encodeURIComponent(name)
-  return namespace ? `/applications/${encodeURIComponent(namespace)}/${n}` : `/applications/${n}`
+  return namespace ? `${base}/${encodeURIComponent(namespace)}/${n}` : `${base}/${n}`
 }
 
-/** appRef is the application of /applications/NAME or /applications/NAMESPACE/NAME, or null. */
-export function appRef(path: string): AppRef | null {
-  const m = /^\/applications\/([^/]+)(?:\/([^/]+))?\/?$/.exec(path)
+/** objectRef is the object of base/NAME or base/NAMESPACE/NAME, or null. */
+function objectRef(base: string, path: string): AppRef | null {
+  if (!path.startsWith(`${base}/`)) return null
+  const m = /^([^/]+)(?:\/([^/]+))?\/?$/.exec(path.slice(base.length + 1))
   if (!m) return null
   const first = decodeSegment(m[1] ?? '')
   if (m[2] === undefined) return first ? { name: first, namespace: null } : null
   const name = decodeSegment(m[2])
   return first && name ? { name, namespace: first } : null
+}
+
+/** appPath is the path of an application's page (see objectPath). */
+export function appPath(name: string, namespace?: string | null): string {
+  return objectPath('/applications', name, namespace)
+}
+
+/** appRef is the application of /applications/NAME or /applications/NAMESPACE/NAME, or null. */
+export function appRef(path: string): AppRef | null {
+  return objectRef('/applications', path)
+}
+
+/** SETS_PATH is the ApplicationSets list; each set's page is under it. */
+export const SETS_PATH = '/applicationsets'
+
+/** setPath is the path of an ApplicationSet's page (see objectPath). */
+export function setPath(name: string, namespace?: string | null): string {
+  return objectPath(SETS_PATH, name, namespace)
+}
+
+/** setRef is the ApplicationSet of /applicationsets/NAME or /applicationsets/NAMESPACE/NAME, or null. */
+export function setRef(path: string): AppRef | null {
+  return objectRef(SETS_PATH, path)
 }
 
 /**

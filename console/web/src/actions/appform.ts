@@ -50,7 +50,7 @@ export function newManifest(): Obj {
 }
 
 /**
- * editableManifest is an application's manifest as the server prints it,
+ * editableManifest is a manifest (an application's, a set's) as the server prints it,
  * without what only the server writes (status, resourceVersion ...).
  */
 export function editableManifest(m: Obj): Obj {
@@ -147,17 +147,17 @@ export function toYaml(m: Obj): string {
   return stringify(m, { lineWidth: 0 })
 }
 
-/** fromYaml reads the YAML tab: a manifest, or why it is not one. */
-export function fromYaml(text: string): { manifest: Obj } | { error: string } {
+/** fromYaml reads the YAML tab: a manifest of kind (an Application unless said), or why it is not one. */
+export function fromYaml(text: string, kind = 'Application'): { manifest: Obj } | { error: string } {
   let doc: unknown
   try {
     doc = parse(text)
   } catch (e) {
     return { error: `Not valid YAML: ${e instanceof Error ? e.message : String(e)}` }
   }
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return { error: 'The YAML must be one Application object (a mapping with apiVersion, kind, metadata and spec).' }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return { error: `The YAML must be one ${kind} object (a mapping with apiVersion, kind, metadata and spec).` }
   const m = doc as Obj
-  if (m.kind !== undefined && m.kind !== 'Application') return { error: `kind is ${str(m.kind) || 'not a string'}; it must be Application.` }
+  if (m.kind !== undefined && m.kind !== kind) return { error: `kind is ${str(m.kind) || 'not a string'}; it must be ${kind}.` }
   return { manifest: m }
 }
 

@@ -6,13 +6,13 @@ import { useClient } from 'urql'
 import { onReconnect } from '../client'
 import type { AppHeaderFragment, TreeFragment } from '../gql/graphql'
 import { ApplicationPageQuery, ApplicationPageSubscription, ResourceTreeSubscription } from './documents'
-import { errorState, type LoadState } from './loadState'
+import { errorState, type LoadState } from '../ui/loadState'
 import { changedIds } from './tree'
 
 /** How long a changed node stays highlighted. */
 const HIGHLIGHT_MS = 3000
 
-export type { LoadState } from './loadState'
+export type { LoadState } from '../ui/loadState'
 
 export interface ApplicationData {
   state: LoadState

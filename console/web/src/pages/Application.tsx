@@ -3,10 +3,11 @@ import { AppHeader } from '../app/Header'
 import { parseResource, sameResource, withResource } from '../app/resourceParam'
 import { ResourceTable } from '../app/ResourceTable'
 import { nodeId, treeSummary, type TreeResource } from '../app/tree'
-import { useApplication, type LoadState } from '../app/useApplication'
+import { useApplication } from '../app/useApplication'
 import { navigate, useLocation } from '../router'
-import { ErrorLine, Loading } from '../ui/Alert'
+import { Loading } from '../ui/Alert'
 import { Link } from '../ui/Link'
+import { LoadProblem } from '../ui/LoadProblem'
 import { Toggle } from '../ui/Toggle'
 import '../app/app.css'
 
@@ -47,7 +48,7 @@ export function ApplicationPage({ name, namespace = null }: { name: string; name
   return (
     <section className="app-page" aria-labelledby="app-title">
       <AppHeader app={data.app} name={name} />
-      <Problem state={data.state} name={name} />
+      <LoadProblem state={data.state} name={name} kind="application" resource="applications" back={<Link to="/applications">Back to the applications</Link>} />
       {data.app ? (
         <div className="tree-area">
           <div className="tree-bar">
@@ -83,36 +84,4 @@ export function ApplicationPage({ name, namespace = null }: { name: string; name
       ) : null}
     </section>
   )
-}
-
-function Problem({ state, name }: { state: LoadState; name: string }) {
-  const back = <Link to="/applications">Back to the applications</Link>
-  switch (state.kind) {
-    case 'loading':
-      return <Loading what={name} />
-    case 'ready':
-      return null
-    case 'notFound':
-      return (
-        <ErrorLine
-          error={
-            <>
-              There is no application named “{name}” (it may have been deleted). Check the name in the address, or pick one from the list. {back}
-            </>
-          }
-        />
-      )
-    case 'forbidden':
-      return (
-        <ErrorLine
-          error={
-            <>
-              You may not see “{name}”. Ask an administrator for the get right on applications in its project. {back}
-            </>
-          }
-        />
-      )
-    case 'error':
-      return <ErrorLine error={`${name} could not be loaded: ${state.message} Reload the page to try again.`} />
-  }
 }

@@ -10,10 +10,11 @@ import { SyncButton } from '../SyncButton'
 import { ErrorLine } from '../ui/Alert'
 import { Badge } from '../ui/Badge'
 import { healthBadge, operationBadge, syncBadge } from '../ui/badges'
-import { destinationText } from '../ui/format'
+import { destinationText, sourceText } from '../ui/format'
 import { splitList } from '../ui/input'
 import { Link } from '../ui/Link'
 import { Toggle } from '../ui/Toggle'
+import { useSearchText } from '../ui/useSearchText'
 import { VirtualTable, useNearEnd } from '../ui/VirtualTable'
 import { useAppList } from '../useAppList'
 
@@ -98,20 +99,9 @@ function FilterBar({
   update: (c: Partial<ListView>, replace?: boolean) => void
   projectNames: string[]
 }) {
-  const [text, setText] = useState(view.search)
+  // Typing filters after a pause, replacing the history entry.
+  const [text, setText] = useSearchText(view.search, (search) => update({ search }, true))
   const [ns, setNs] = useState(view.namespaces.join(', '))
-
-  // Typing filters after a pause, replacing the history entry. Renders for
-  // other reasons (live events) must not restart the pause, and the update
-  // must start from the view as it is then.
-  const latestUpdate = useRef(update)
-  latestUpdate.current = update
-  useEffect(() => {
-    if (text.trim() === view.search) return
-    const t = setTimeout(() => latestUpdate.current({ search: text }, true), 250)
-    return () => clearTimeout(t)
-  }, [text, view.search])
-  useEffect(() => setText(view.search), [view.search])
   useEffect(() => setNs(view.namespaces.join(', ')), [view.namespaces])
 
   return (
@@ -243,9 +233,7 @@ function destination(r: AppRow): string {
 }
 
 function source(r: AppRow): string {
-  const s = r.spec.source
-  if (!s) return r.spec.sources.map((x) => x.repoURL).join(', ')
-  return `${s.repoURL}${s.chart ? ` (${s.chart})` : s.path ? ` / ${s.path}` : ''}${s.targetRevision ? ` @ ${s.targetRevision}` : ''}`
+  return sourceText(r.spec)
 }
 
 function StatusBadges({ r }: { r: AppRow }) {

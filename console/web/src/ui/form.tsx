@@ -39,10 +39,25 @@ export function Check(props: {
   )
 }
 
-/** FormButtons ends a form: its submit button (primary, or danger) and Cancel. */
-export function FormButtons({ submit, busy, disabled, danger, onCancel }: { submit: string; busy?: string | false; disabled?: boolean; danger?: boolean; onCancel: () => void }) {
+/** FormButtons ends a form: other buttons it needs (before), its submit button (primary, or danger) and Cancel. */
+export function FormButtons({
+  submit,
+  busy,
+  disabled,
+  danger,
+  onCancel,
+  before,
+}: {
+  submit: string
+  busy?: string | false
+  disabled?: boolean
+  danger?: boolean
+  onCancel: () => void
+  before?: ReactNode
+}) {
   return (
     <p className="dialog-buttons">
+      {before}
       <button type="submit" className={danger ? 'danger' : 'primary'} disabled={disabled || !!busy}>
         {busy || submit}
       </button>

@@ -1,4 +1,4 @@
-// What the application page shows when its application cannot be loaded.
+// What a page of one object (an application, an ApplicationSet) shows when it cannot be loaded.
 import type { CombinedError } from 'urql'
 
 export type LoadState =
