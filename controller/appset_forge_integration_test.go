@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,9 +112,14 @@ spec:
 	if err != nil || cm.Data["from"] != "feature-x" {
 		t.Fatalf("the preview's ConfigMap: %+v, %v", cm, err)
 	}
-	set := waitSetStatus(t, p, "the pull request's parameters recorded", func(s *v1alpha1.ApplicationSetStatus) bool {
+	// The set's resources follow the app's sync and health (written at
+	// most every 10 s when nothing else changed).
+	set := waitSetStatus(t, p, "the pull request's parameters and the app's health recorded", func(s *v1alpha1.ApplicationSetStatus) bool {
 		e := generatedEntry(s, name)
-		return e != nil && strings.Contains(e.Params, `"head_sha":"`+head+`"`)
+		healthy := slices.ContainsFunc(s.Resources, func(r v1alpha1.ApplicationSetResourceStatus) bool {
+			return r.Name == name && r.Status == v1alpha1.SyncStatusCodeSynced && r.Health != nil && r.Health.Status == "Healthy"
+		})
+		return e != nil && strings.Contains(e.Params, `"head_sha":"`+head+`"`) && healthy
 	})
 	t.Logf("status entry: %+v", generatedEntry(&set.Status, name))
 

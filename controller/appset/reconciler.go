@@ -40,7 +40,7 @@ import (
 const ownerIndex = "graphcd.io/applicationset-owner"
 
 // writers bounds the Application writes one set makes at once.
-const writers = 8
+const writers = 32
 
 // Options configure a Reconciler.
 type Options struct {
@@ -85,6 +85,7 @@ type Reconciler struct {
 	// http and insecure ask plugins and forges; insecure verifies no
 	// certificate, for a generator's insecure: true.
 	http, insecure *http.Client
+	gens           generations
 }
 
 // NewReconciler builds a Reconciler over the manager's cached client.
@@ -114,6 +115,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	if r.opts.Clusters != nil {
 		r.opts.Clusters.OnSecretChange(func() {
+			r.gens.clusterChanged()
 			select {
 			case r.changed <- event.GenericEvent{Object: &v1alpha1.ApplicationSet{}}:
 			default: // one pending refresh serves every change
@@ -125,7 +127,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 2}).
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&v1alpha1.Application{}, ownedApps{}).
+		Watches(&v1alpha1.Application{}, ownedApps{gens: &r.gens}).
 		WatchesRawSource(source.Channel(r.changed, handler.EnqueueRequestsFromMapFunc(r.setsWithClusters))).
 		Complete(r)
 }
@@ -137,36 +139,48 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 const statusDelay = 2 * time.Second
 
 // ownedApps enqueues the set that controls a changed Application: at once
-// when what the set writes changed (spec, metadata, existence), after
-// statusDelay when only its sync or health status did (the set's
-// resources and a RollingSync follow them), not at all otherwise.
-type ownedApps struct{}
+// when what the set writes changed (spec, metadata, existence; not an
+// operation, which changes the generation too), counted
+// in gens so that the set generates again; after statusDelay when only
+// its sync or health status did (the set's resources and a RollingSync
+// follow them); not at all otherwise.
+type ownedApps struct{ gens *generations }
 
-func (ownedApps) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
-	enqueueOwner(e.Object, q, 0)
+func (o ownedApps) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+	o.changed(e.Object, q)
 }
 
-func (ownedApps) Delete(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
-	enqueueOwner(e.Object, q, 0)
+func (o ownedApps) Delete(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+	o.changed(e.Object, q)
+}
+
+// changed counts and enqueues a change a generation must see.
+func (o ownedApps) changed(obj client.Object, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+	if req, ok := owner(obj); ok {
+		o.gens.appChanged(req.NamespacedName)
+		q.Add(req)
+	}
 }
 
 func (ownedApps) Generic(context.Context, event.TypedGenericEvent[client.Object], workqueue.TypedRateLimitingInterface[ctrl.Request]) {
 }
 
-func (ownedApps) Update(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+func (o ownedApps) Update(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
 	before, ok1 := e.ObjectOld.(*v1alpha1.Application)
 	after, ok2 := e.ObjectNew.(*v1alpha1.Application)
 	if !ok1 || !ok2 {
 		return
 	}
 	switch {
-	case before.Generation != after.Generation || after.DeletionTimestamp != nil ||
+	case !equality.Semantic.DeepEqual(before.Spec, after.Spec) || after.DeletionTimestamp != nil ||
 		!sameMap(before.Labels, after.Labels) || !sameMap(before.Annotations, after.Annotations) ||
 		!slices.Equal(before.Finalizers, after.Finalizers) || !equality.Semantic.DeepEqual(before.OwnerReferences, after.OwnerReferences):
-		enqueueOwner(after, q, 0)
+		o.changed(after, q)
 	case before.Status.Sync.Status != after.Status.Sync.Status || before.Status.Health.Status != after.Status.Health.Status ||
 		(before.Operation == nil) != (after.Operation == nil) || operationPhase(before) != operationPhase(after):
-		enqueueOwner(after, q, statusDelay)
+		if req, ok := owner(after); ok {
+			q.AddAfter(req, statusDelay)
+		}
 	}
 }
 
@@ -177,18 +191,13 @@ func operationPhase(a *v1alpha1.Application) v1alpha1.OperationPhase {
 	return a.Status.OperationState.Phase
 }
 
-// enqueueOwner queues the set that controls obj, after delay.
-func enqueueOwner(obj client.Object, q workqueue.TypedRateLimitingInterface[ctrl.Request], delay time.Duration) {
+// owner is the request of the set that controls obj, if one does.
+func owner(obj client.Object) (ctrl.Request, bool) {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil || ref.Kind != "ApplicationSet" || ref.APIVersion != v1alpha1.GroupVersion.String() {
-		return
+		return ctrl.Request{}, false
 	}
-	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}
-	if delay == 0 {
-		q.Add(req)
-		return
-	}
-	q.AddAfter(req, delay)
+	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}, true
 }
 
 // setsWithClusters lists the sets a cluster Secret change may change:
@@ -216,12 +225,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var set v1alpha1.ApplicationSet
 	if err := r.client.Get(ctx, req.NamespacedName, &set); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.gens.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if set.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil // the owner references delete the Applications
 	}
 	refresh := set.Annotations[RefreshAnnotation] == "true"
+	if rec, ok := r.gens.statusOnly(&set); ok && !refresh {
+		return r.followResources(ctx, &set, rec)
+	}
 	if refresh {
 		r.invalidateRevisions(&set)
 	}
@@ -232,16 +247,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, ctx.Err()
 		}
 	}
+	clusters, apps := r.gens.counters(req.NamespacedName)
 	var owned v1alpha1.ApplicationList
 	if err := r.client.List(ctx, &owned, client.InNamespace(set.Namespace), client.MatchingFields{ownerIndex: string(set.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
+	start := time.Now()
 	p := r.plan(ctx, &set, owned.Items)
-	r.apply(ctx, &set, p)
+	planned := time.Now()
+	writes := r.apply(ctx, &set, p)
+	written := time.Now()
 	if p.genErr == nil && isRolling(&set) {
 		p.rollout = r.rollout(ctx, &set, p)
 	}
-	if err := r.writeStatus(ctx, &set, p); err != nil {
+	err := r.writeStatus(ctx, &set, p)
+	if writes > 0 || err != nil {
+		attrs := []slog.Attr{slog.String("applicationset", req.String()), slog.Int("elements", len(p.steps)), slog.Int("writes", writes),
+			slog.Duration("generate", planned.Sub(start)), slog.Duration("write", written.Sub(planned)), slog.Duration("status", time.Since(written))}
+		if err != nil {
+			attrs = append(attrs, slog.String("status_err", err.Error()))
+		}
+		r.log.LogAttrs(ctx, slog.LevelInfo, "ApplicationSet generated", attrs...)
+	}
+	if err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: time.Second}, nil // written meanwhile: generate again
 		}
@@ -253,7 +281,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	return ctrl.Result{RequeueAfter: requeueAfter(&set)}, nil
+	every := requeueAfter(&set)
+	r.gens.generated(&set, clusters, apps, p.ok(), every)
+	return ctrl.Result{RequeueAfter: every}, nil
 }
 
 // invalidateRevisions makes the repository service resolve the branches
@@ -266,6 +296,11 @@ func (r *Reconciler) invalidateRevisions(set *v1alpha1.ApplicationSet) {
 	for _, g := range gitGenerators(set.Spec.Generators) {
 		inv.InvalidateRevision(g.RepoURL)
 	}
+}
+
+// ok reports whether the plan generated and wrote everything.
+func (p *plan) ok() bool {
+	return p.genErr == nil && !slices.ContainsFunc(p.steps, func(s *step) bool { return s.entry.Action == v1alpha1.ApplicationSetFailed })
 }
 
 // step is what to do with one Application.
@@ -487,13 +522,14 @@ func (p *projectRules) get(name string) (*project.Rules, error) {
 	return rules, nil
 }
 
-// apply makes the plan's writes, a few at once; a failed write turns its
-// step into a failure with the API server's reason. One Event on the set
-// sums the writes up.
-func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p *plan) {
+// apply makes the plan's writes, a few at once, and returns how many it
+// tried; a failed write turns its step into a failure with the API
+// server's reason. One Event on the set sums the writes up.
+func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p *plan) int {
 	if p.genErr != nil {
-		return
+		return 0
 	}
+	tried := 0
 	var g errgroup.Group
 	g.SetLimit(writers)
 	var mu sync.Mutex
@@ -508,6 +544,9 @@ func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p 
 		done[verb] = append(done[verb], name)
 	}
 	for _, s := range p.steps {
+		if s.write != nil || s.remove {
+			tried++
+		}
 		switch {
 		case s.write != nil && s.existing == nil:
 			g.Go(func() error {
@@ -540,6 +579,7 @@ func (r *Reconciler) apply(ctx context.Context, set *v1alpha1.ApplicationSet, p 
 	if len(done) > 0 {
 		r.event(set, "Generated", "%s", writesNote(done))
 	}
+	return tried
 }
 
 // controls reports whether the Application named as app, read from the

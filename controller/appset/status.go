@@ -9,7 +9,9 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 )
@@ -49,7 +51,22 @@ func (r *Reconciler) writeStatus(ctx context.Context, set *v1alpha1.ApplicationS
 	}
 	set = set.DeepCopy()
 	set.Status = next
-	return r.client.Status().Update(ctx, set)
+	err := r.client.Status().Update(ctx, set)
+	if !apierrors.IsConflict(err) || r.opts.APIReader == nil {
+		return err
+	}
+	// The cache may not have seen the last status write yet. The status
+	// is all the controller's: write it over the latest version, unless
+	// the spec changed meanwhile (that change generates again).
+	var latest v1alpha1.ApplicationSet
+	if err := r.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(set), &latest); err != nil {
+		return err
+	}
+	if latest.Generation != set.Generation {
+		return err
+	}
+	latest.Status = next
+	return r.client.Status().Update(ctx, &latest)
 }
 
 // status is the set's status after the plan ran.
