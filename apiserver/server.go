@@ -6,6 +6,7 @@
 //	/metrics      Prometheus metrics from Options.Registry
 //	/api/graphql  the GraphQL API: JSON POST and websocket (graphql-transport-ws)
 //	/api/webhook  Git push webhooks, when Options.Webhook is set
+//	/api/badge    status badges (SVG), when Options.Badge is set
 //	/             the web console
 //
 // Its sub-packages are the services the resolvers call: the application
@@ -39,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/graphcd/graphcd/apiserver/audit"
+	"github.com/graphcd/graphcd/apiserver/badge"
 	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/console"
 	"github.com/graphcd/graphcd/internal/version"
@@ -79,6 +81,8 @@ type Options struct {
 	API resolvers.Config
 	// Webhook, when set, receives Git pushes on POST /api/webhook.
 	Webhook *webhook.Options
+	// Badge, when set, serves status badges on GET /api/badge.
+	Badge *badge.Options
 	// ShutdownTimeout bounds the graceful shutdown in Run. Zero means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
@@ -209,6 +213,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Webhook != nil {
 		// Providers cannot log in: the webhook authenticates with their secrets.
 		s.handle(mux, m, "POST /api/webhook", "webhook", webhook.New(*opts.Webhook))
+	}
+	if opts.Badge != nil {
+		// Badges are public: README files show them to anyone.
+		s.handle(mux, m, "GET /api/badge", "badge", badge.New(*opts.Badge))
 	}
 	s.handle(mux, m, "/api/", "api_not_found", http.NotFoundHandler())
 	s.handle(mux, m, "/", "console", console.Handler())

@@ -34,6 +34,8 @@ type settingsView struct {
 	maxPayload int64
 	// tools are the settings renders carry to the repository server.
 	tools reposerver.ToolOptions
+	// statusBadge is statusbadge.enabled.
+	statusBadge bool
 }
 
 // NewSettings reads graphcd-cm in the namespace of watch; call Start.
@@ -55,6 +57,7 @@ func (s *Settings) Start(ctx context.Context) error {
 				HelmValuesFileSchemes: settings.ValuesFileSchemes(cm.Data[settings.KeyValuesFileSchemes]),
 				KustomizeBuildOptions: strings.TrimSpace(cm.Data[settings.KeyKustomizeBuildOptions]),
 			},
+			statusBadge: strings.TrimSpace(cm.Data["statusbadge.enabled"]) == "true",
 		})
 	})
 	if err != nil {
@@ -85,6 +88,13 @@ func (s *Settings) WebhookMaxPayloadBytes(_ context.Context, def int64) int64 {
 		return v.maxPayload
 	}
 	return def
+}
+
+// StatusBadgeEnabled is graphcd-cm's statusbadge.enabled (Argo CD's
+// key): whether /api/badge shows apps' status to anyone.
+func (s *Settings) StatusBadgeEnabled() bool {
+	v := s.view.Load()
+	return v != nil && v.statusBadge
 }
 
 // ToolOptions are the settings the API's renders (the manifests query)

@@ -16,6 +16,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver"
 	"github.com/graphcd/graphcd/apiserver/appops"
+	"github.com/graphcd/graphcd/apiserver/badge"
 	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/apiserver/webhook"
@@ -235,6 +236,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	go retry(ctx, log, "cannot watch the webhook secrets", func() error { return hookSecrets.Start(ctx) })
 	opts.Webhook = &webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log,
 		Sets: appset.PushRefresher{Client: writer.Client, Namespace: o.app.namespace}}
+	opts.Badge = &badge.Options{Apps: objects.Apps, Namespace: o.app.namespace, Enabled: settings.StatusBadgeEnabled}
 	pushed := &pushQueue{}
 	if o.controller {
 		opts.Webhook.Queue = pushed
