@@ -11,6 +11,7 @@ require (
 	github.com/coder/websocket v1.8.15
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/distribution/distribution/v3 v3.1.1
+	github.com/expr-lang/expr v1.17.8
 	github.com/felixge/httpsnoop v1.0.4
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/go-logr/logr v1.4.3

@@ -80,6 +80,7 @@ type ComplexityRoot struct {
 		Events           func(childComplexity int, first int32) int
 		ID               func(childComplexity int) int
 		Labels           func(childComplexity int) int
+		Links            func(childComplexity int) int
 		LiveResource     func(childComplexity int, group string, kind string, namespace string, name string) int
 		ManagedResources func(childComplexity int, filter *model.ManagedResourceFilter) int
 		Manifests        func(childComplexity int, revision *string, sourcePosition *int32) int
@@ -414,6 +415,13 @@ type ComplexityRoot struct {
 		Status      func(childComplexity int) int
 	}
 
+	DeepLink struct {
+		Description func(childComplexity int) int
+		IconClass   func(childComplexity int) int
+		Title       func(childComplexity int) int
+		URL         func(childComplexity int) int
+	}
+
 	DrySource struct {
 		Path           func(childComplexity int) int
 		RepoURL        func(childComplexity int) int
@@ -634,6 +642,7 @@ type ComplexityRoot struct {
 	Project struct {
 		Applications func(childComplexity int, first int32, after *string) int
 		ID           func(childComplexity int) int
+		Links        func(childComplexity int) int
 		Name         func(childComplexity int) int
 		Namespace    func(childComplexity int) int
 		Spec         func(childComplexity int) int
@@ -942,6 +951,8 @@ type ComplexityRoot struct {
 type ApplicationResolver interface {
 	Can(ctx context.Context, obj *model.Application, action string) (bool, error)
 
+	Links(ctx context.Context, obj *model.Application) ([]*model.DeepLink, error)
+
 	Yaml(ctx context.Context, obj *model.Application) (string, error)
 	ResourceTree(ctx context.Context, obj *model.Application) (*model.ResourceTree, error)
 	ManagedResources(ctx context.Context, obj *model.Application, filter *model.ManagedResourceFilter) ([]*model.ManagedResource, error)
@@ -1051,6 +1062,7 @@ type PluginParameterResolver interface {
 type ProjectResolver interface {
 	Applications(ctx context.Context, obj *model.Project, first int32, after *string) (*model.ApplicationConnection, error)
 	Yaml(ctx context.Context, obj *model.Project) (string, error)
+	Links(ctx context.Context, obj *model.Project) ([]*model.DeepLink, error)
 }
 type QueryResolver interface {
 	Version(ctx context.Context) (*model.Version, error)
@@ -1192,6 +1204,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Labels(childComplexity), true
+	case "Application.links":
+		if e.ComplexityRoot.Application.Links == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.Links(childComplexity), true
 	case "Application.liveResource":
 		if e.ComplexityRoot.Application.LiveResource == nil {
 			break
@@ -2574,6 +2592,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConnectionState.Status(childComplexity), true
 
+	case "DeepLink.description":
+		if e.ComplexityRoot.DeepLink.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeepLink.Description(childComplexity), true
+	case "DeepLink.iconClass":
+		if e.ComplexityRoot.DeepLink.IconClass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeepLink.IconClass(childComplexity), true
+	case "DeepLink.title":
+		if e.ComplexityRoot.DeepLink.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeepLink.Title(childComplexity), true
+	case "DeepLink.url":
+		if e.ComplexityRoot.DeepLink.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeepLink.URL(childComplexity), true
+
 	case "DrySource.path":
 		if e.ComplexityRoot.DrySource.Path == nil {
 			break
@@ -3540,6 +3583,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.ID(childComplexity), true
+	case "Project.links":
+		if e.ComplexityRoot.Project.Links == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.Links(childComplexity), true
 	case "Project.name":
 		if e.ComplexityRoot.Project.Name == nil {
 			break
@@ -5724,6 +5773,27 @@ type Project implements Node {
   ): ApplicationConnection!
   "The whole AppProject object as YAML (without managedFields)."
   yaml: String!
+  """
+  The links graphcd-cm's project.links gives this project (Argo CD's deep
+  links), in order: each rule whose condition holds, its URL built from
+  the project.
+  """
+  links: [DeepLink!]!
+}
+
+"""
+A link the settings build from an object (application.links,
+project.links): always an http or https URL.
+"""
+type DeepLink {
+  "What the link is called."
+  title: String!
+  "Where it goes."
+  url: String!
+  "More words about it; empty when the rule gives none."
+  description: String!
+  "The rule's icon.class; empty when it gives none."
+  iconClass: String!
 }
 
 """
@@ -6233,6 +6303,13 @@ type Application implements Node {
   createdAt: Time!
   "True while the application is being deleted (its finalizers still run)."
   deleting: Boolean!
+  """
+  The links graphcd-cm's application.links gives this application (Argo
+  CD's deep links), in order: each rule whose condition holds, its URL
+  built from the application (.app), its project (.project) and its
+  destination cluster (.cluster: name and server).
+  """
+  links: [DeepLink!]!
   "The project; \"default\" when the spec names none."
   project: String!
   "The desired state."
@@ -7738,6 +7815,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_createdAt(ctx, field)
 	case "deleting":
 		return ec.fieldContext_Application_deleting(ctx, field)
+	case "links":
+		return ec.fieldContext_Application_links(ctx, field)
 	case "project":
 		return ec.fieldContext_Application_project(ctx, field)
 	case "spec":
@@ -8402,6 +8481,20 @@ func (ec *executionContext) childFields_ConnectionState(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type ConnectionState", field.Name)
 }
 
+func (ec *executionContext) childFields_DeepLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "title":
+		return ec.fieldContext_DeepLink_title(ctx, field)
+	case "url":
+		return ec.fieldContext_DeepLink_url(ctx, field)
+	case "description":
+		return ec.fieldContext_DeepLink_description(ctx, field)
+	case "iconClass":
+		return ec.fieldContext_DeepLink_iconClass(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeepLink", field.Name)
+}
+
 func (ec *executionContext) childFields_DrySource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "repoURL":
@@ -8792,6 +8885,8 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_applications(ctx, field)
 	case "yaml":
 		return ec.fieldContext_Project_yaml(ctx, field)
+	case "links":
+		return ec.fieldContext_Project_links(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -11024,6 +11119,38 @@ func (ec *executionContext) _Application_deleting(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Application_deleting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Application", field, true, false, "Boolean")
+}
+
+func (ec *executionContext) _Application_links(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_links(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Application().Links(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.DeepLink) graphql.Marshaler {
+			return ec.marshalNDeepLink2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeepLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_links(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeepLink(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Application_project(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
@@ -16801,6 +16928,98 @@ func (ec *executionContext) fieldContext_ConnectionState_attemptedAt(_ context.C
 	return graphql.NewScalarFieldContext("ConnectionState", field, false, false, "Time")
 }
 
+func (ec *executionContext) _DeepLink_title(ctx context.Context, field graphql.CollectedField, obj *model.DeepLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeepLink_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeepLink_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeepLink", field, false, false, "String")
+}
+
+func (ec *executionContext) _DeepLink_url(ctx context.Context, field graphql.CollectedField, obj *model.DeepLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeepLink_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeepLink_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeepLink", field, false, false, "String")
+}
+
+func (ec *executionContext) _DeepLink_description(ctx context.Context, field graphql.CollectedField, obj *model.DeepLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeepLink_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeepLink_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeepLink", field, false, false, "String")
+}
+
+func (ec *executionContext) _DeepLink_iconClass(ctx context.Context, field graphql.CollectedField, obj *model.DeepLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeepLink_iconClass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IconClass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeepLink_iconClass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeepLink", field, false, false, "String")
+}
+
 func (ec *executionContext) _DrySource_repoURL(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.DrySource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20689,6 +20908,38 @@ func (ec *executionContext) _Project_yaml(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Project_yaml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Project", field, true, true, "String")
+}
+
+func (ec *executionContext) _Project_links(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_links(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().Links(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.DeepLink) graphql.Marshaler {
+			return ec.marshalNDeepLink2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeepLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_links(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeepLink(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Project]) (ret graphql.Marshaler) {
@@ -29005,6 +29256,12 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "links":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_links(ctx, field, obj)
+				})
 		case "project":
 			out.Values[i] = ec._Application_project(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31192,6 +31449,54 @@ func (ec *executionContext) _ConnectionState(ctx context.Context, sel ast.Select
 	return out
 }
 
+var deepLinkImplementors = []string{"DeepLink"}
+
+func (ec *executionContext) _DeepLink(ctx context.Context, sel ast.SelectionSet, obj *model.DeepLink) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deepLinkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeepLink")
+		case "title":
+			out.Values[i] = ec._DeepLink_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._DeepLink_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._DeepLink_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "iconClass":
+			out.Values[i] = ec._DeepLink_iconClass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var drySourceImplementors = []string{"DrySource"}
 
 func (ec *executionContext) _DrySource(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.DrySource) graphql.Marshaler {
@@ -32767,6 +33072,12 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Project_yaml(ctx, field, obj)
+				})
+		case "links":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Project_links(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -35721,6 +36032,30 @@ func (ec *executionContext) unmarshalNCreateProjectInput2githubᚗcomᚋgraphcd�
 func (ec *executionContext) unmarshalNCreateProjectTokenInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateProjectTokenInput(ctx context.Context, v any) (model.CreateProjectTokenInput, error) {
 	res, err := ec.unmarshalInputCreateProjectTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeepLink2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeepLinkᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.DeepLink) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDeepLink2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeepLink(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDeepLink2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeepLink(ctx context.Context, sel ast.SelectionSet, v *model.DeepLink) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeepLink!")
+		return graphql.Null
+	}
+	return ec._DeepLink(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeleteApplicationInput(ctx context.Context, v any) (model.DeleteApplicationInput, error) {

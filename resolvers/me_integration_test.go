@@ -3,25 +3,85 @@
 package resolvers_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
+
+// mergeSettings puts data into the graphcd-cm every test API follows,
+// creating it first if no test has; tests set keys of their own.
+func mergeSettings(t *testing.T, data map[string]string) {
+	t.Helper()
+	cms := cluster.Client.CoreV1().ConfigMaps(secretsNS)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: secretsNS, Name: "graphcd-cm"}, Data: data}
+	_, err := cms.Create(t.Context(), cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		patch, _ := json.Marshal(map[string]any{"data": data})
+		_, err = cms.Patch(t.Context(), "graphcd-cm", types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Deep links: application.links and project.links give each app and
+// project the links whose conditions hold, built from the objects; an
+// unsafe URL gives none.
+func TestDeepLinks(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	mergeSettings(t, map[string]string{
+		"application.links": `
+- url: https://dash.example.com/{{ .app.metadata.namespace }}/{{ .app.metadata.name }}?dest={{ .app.spec.destination.namespace }}&project={{ .project.metadata.name }}
+  title: Dashboard
+  icon.class: fa-chart
+  if: app.metadata.name startsWith "linked"
+- url: "javascript:alert(document.cookie)"
+  title: Unsafe
+`,
+		"project.links": "- url: https://audit.example.com/?project={{ .project.metadata.name }}\n  title: Audit\n",
+	})
+	createApps(t, ns, appSpec{name: "linked-a", project: "default"}, appSpec{name: "other", project: "default"})
+	const q = `query($ns: String, $n: String!) { application(name: $n, namespace: $ns) { links { title url description iconClass } } project(name: "default") { links { title url } } }`
+	type link struct{ Title, URL, Description, IconClass string }
+	var got struct {
+		Application struct{ Links []link }
+		Project     struct{ Links []link }
+	}
+	want := "https://dash.example.com/" + ns + "/linked-a?dest=linked-a&project=default"
+	eventually(t, "the links", func() error {
+		data(t, q, map[string]any{"ns": ns, "n": "linked-a"}, &got)
+		if len(got.Application.Links) != 1 || len(got.Project.Links) != 1 {
+			return errNotYet // the settings reader and the index catch up
+		}
+		return nil
+	})
+	if l := got.Application.Links[0]; l.Title != "Dashboard" || l.URL != want || l.IconClass != "fa-chart" {
+		t.Errorf("app link %+v, want %s", l, want)
+	}
+	if l := got.Project.Links[0]; l.URL != "https://audit.example.com/?project=default" {
+		t.Errorf("project link %+v", l)
+	}
+	data(t, q, map[string]any{"ns": ns, "n": "other"}, &got)
+	if len(got.Application.Links) != 0 {
+		t.Errorf("a link whose condition fails: %+v", got.Application.Links)
+	}
+}
 
 // TestMeAndSettings reads the caller (anonymous until Auth) and the public
 // settings from graphcd-cm, whose secrets never come out.
 func TestMeAndSettings(t *testing.T) {
 	t.Parallel()
 	const secret = "dex-client-secret-value"
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: secretsNS, Name: "graphcd-cm"}, Data: map[string]string{
+	mergeSettings(t, map[string]string{
 		"url": "https://cd.example.com", "ui.bannercontent": "Freeze until Monday",
 		"dex.config": "connectors:\n- type: github\n  name: GitHub\n  config: {clientSecret: " + secret + "}\n",
-	}}
-	if _, err := cluster.Client.CoreV1().ConfigMaps(secretsNS).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	const q = `{ me { loggedIn username groups } settings { url uiBannerContent uiBannerPermanent ssoProviders } }`
 	var got struct {
 		Me struct {

@@ -111,6 +111,8 @@ type Config struct {
 	AppSets ApplicationSetStore
 	// AppSetWriter changes ApplicationSets; nil makes them read-only.
 	AppSetWriter ApplicationSetWriter
+	// Links gives the settings' deep links; nil gives none.
+	Links LinkSource
 	// AppSetSources give ApplicationSet previews what the controller's
 	// generators read beyond clusters and repositories; nil leaves the
 	// clusterDecisionResource, plugin, SCM provider and pull request

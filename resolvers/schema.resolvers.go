@@ -20,6 +20,11 @@ func (r *applicationResolver) Can(ctx context.Context, obj *model.Application, a
 	return r.can(ctx, rbac.ResourceApplications, action, r.appObject(obj.Application)), nil
 }
 
+// Links is the resolver for the links field.
+func (r *applicationResolver) Links(ctx context.Context, obj *model.Application) ([]*model.DeepLink, error) {
+	return r.appLinks(ctx, obj.Application)
+}
+
 // Yaml is the resolver for the yaml field.
 func (r *applicationResolver) Yaml(ctx context.Context, obj *model.Application) (string, error) {
 	return applicationYAML(obj.Application)
@@ -433,6 +438,11 @@ func (r *projectResolver) Applications(ctx context.Context, obj *model.Project, 
 // Yaml is the resolver for the yaml field.
 func (r *projectResolver) Yaml(ctx context.Context, obj *model.Project) (string, error) {
 	return projectYAML(obj.AppProject)
+}
+
+// Links is the resolver for the links field.
+func (r *projectResolver) Links(ctx context.Context, obj *model.Project) ([]*model.DeepLink, error) {
+	return r.projectLinks(obj.AppProject)
 }
 
 // Version is the resolver for the version field.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/graphcd/graphcd/apiserver/deeplinks"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/settings"
@@ -36,6 +37,10 @@ type settingsView struct {
 	tools reposerver.ToolOptions
 	// statusBadge is statusbadge.enabled.
 	statusBadge bool
+	// appLinks and projectLinks are application.links and project.links;
+	// linksErr why either is invalid (and so empty).
+	appLinks, projectLinks []deeplinks.Rule
+	linksErr               error
 }
 
 // NewSettings reads graphcd-cm in the namespace of watch; call Start.
@@ -51,14 +56,19 @@ func (s *Settings) Start(ctx context.Context) error {
 			s.view.Store(&settingsView{})
 			return
 		}
-		s.view.Store(&settingsView{
+		v := &settingsView{
 			public: publicSettings(cm.Data), maxPayload: maxPayloadBytes(cm.Data["webhook.maxPayloadSizeMB"]),
 			tools: reposerver.ToolOptions{
 				HelmValuesFileSchemes: settings.ValuesFileSchemes(cm.Data[settings.KeyValuesFileSchemes]),
 				KustomizeBuildOptions: strings.TrimSpace(cm.Data[settings.KeyKustomizeBuildOptions]),
 			},
 			statusBadge: strings.TrimSpace(cm.Data["statusbadge.enabled"]) == "true",
-		})
+		}
+		var appErr, projErr error
+		v.appLinks, appErr = deeplinks.Parse("application.links", cm.Data["application.links"])
+		v.projectLinks, projErr = deeplinks.Parse("project.links", cm.Data["project.links"])
+		v.linksErr = errors.Join(appErr, projErr)
+		s.view.Store(v)
 	})
 	if err != nil {
 		return err
@@ -88,6 +98,16 @@ func (s *Settings) WebhookMaxPayloadBytes(_ context.Context, def int64) int64 {
 		return v.maxPayload
 	}
 	return def
+}
+
+// DeepLinks are graphcd-cm's application.links and project.links, and
+// why they are empty when either is invalid.
+func (s *Settings) DeepLinks() (app, project []deeplinks.Rule, err error) {
+	v := s.view.Load()
+	if v == nil {
+		return nil, nil, nil
+	}
+	return v.appLinks, v.projectLinks, v.linksErr
 }
 
 // StatusBadgeEnabled is graphcd-cm's statusbadge.enabled (Argo CD's

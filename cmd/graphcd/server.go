@@ -219,7 +219,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Build: build, Namespace: o.app.namespace, AppNamespaces: o.app.served,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
-			AppSets: objects, AppSetWriter: writer, AppSetSources: &resolvers.GeneratorSources{Client: writer.Client, Forges: o.app.forges()},
+			AppSets: objects, AppSetWriter: writer, AppSetSources: &resolvers.GeneratorSources{Client: writer.Client, Forges: o.app.forges()}, Links: settings,
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
 			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds, Audit: auditStore,

@@ -307,6 +307,19 @@ type CreateProjectTokenInput struct {
 	ExpiresIn *string `json:"expiresIn,omitempty"`
 }
 
+// A link the settings build from an object (application.links,
+// project.links): always an http or https URL.
+type DeepLink struct {
+	// What the link is called.
+	Title string `json:"title"`
+	// Where it goes.
+	URL string `json:"url"`
+	// More words about it; empty when the rule gives none.
+	Description string `json:"description"`
+	// The rule's icon.class; empty when it gives none.
+	IconClass string `json:"iconClass"`
+}
+
 // Which application to delete, and how.
 type DeleteApplicationInput struct {
 	// The application.
