@@ -116,6 +116,10 @@ func buildState(ctx context.Context, in stateInput) appstate.State {
 	}
 	st.Tree = buildTree(ctx, in, results)
 	st.Managed = buildManaged(in)
+	st.OrphansCount = len(in.cmp.Orphans)
+	for _, k := range in.cmp.Orphans[:min(len(in.cmp.Orphans), appstate.MaxOrphans)] {
+		st.Orphans = append(st.Orphans, appstate.Ref{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name})
+	}
 	return st
 }
 

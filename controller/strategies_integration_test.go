@@ -129,6 +129,14 @@ func TestOrphanedResourceWarning(t *testing.T) {
 	if st := ctl.Reconciler().State(types.NamespacedName{Namespace: appNamespace, Name: name}); st == nil || len(st.Comparison.Orphans) != 1 {
 		t.Errorf("orphans in state = %+v, want the stray ConfigMap", st)
 	}
+	// The state the API serves lists it too (the tree's orphanedNodes).
+	poll(t, "the stray ConfigMap in the stored state", func(ctx context.Context) (bool, error) {
+		st, err := appStates.Get(ctx, types.NamespacedName{Namespace: appNamespace, Name: name})
+		if err != nil || st == nil {
+			return false, err
+		}
+		return st.OrphansCount == 1 && len(st.Orphans) == 1 && st.Orphans[0].Kind == "ConfigMap" && st.Orphans[0].Name == "stray", nil
+	})
 
 	if err := cluster.Client.CoreV1().ConfigMaps(dest).Delete(t.Context(), "stray", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -793,10 +793,12 @@ type ComplexityRoot struct {
 	}
 
 	ResourceTree struct {
-		Nodes        func(childComplexity int) int
-		ReconciledAt func(childComplexity int) int
-		Revision     func(childComplexity int) int
-		Truncated    func(childComplexity int) int
+		Nodes         func(childComplexity int) int
+		OrphanedCount func(childComplexity int) int
+		OrphanedNodes func(childComplexity int) int
+		ReconciledAt  func(childComplexity int) int
+		Revision      func(childComplexity int) int
+		Truncated     func(childComplexity int) int
 	}
 
 	RetryStrategy struct {
@@ -4296,6 +4298,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceTree.Nodes(childComplexity), true
+	case "ResourceTree.orphanedCount":
+		if e.ComplexityRoot.ResourceTree.OrphanedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceTree.OrphanedCount(childComplexity), true
+	case "ResourceTree.orphanedNodes":
+		if e.ComplexityRoot.ResourceTree.OrphanedNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceTree.OrphanedNodes(childComplexity), true
 	case "ResourceTree.reconciledAt":
 		if e.ComplexityRoot.ResourceTree.ReconciledAt == nil {
 			break
@@ -6458,6 +6472,16 @@ type ResourceTree {
   reconciledAt: Time!
   "True when the tree was cut to stay under the size limit."
   truncated: Boolean!
+  """
+  The orphaned resources: top-level objects of the destination namespace
+  that no application tracks, when the project monitors them
+  (spec.orphanedResources), less those it ignores; at most 1,000, sorted
+  by group, kind, namespace and name, without their uid. Empty when the
+  project does not monitor them.
+  """
+  orphanedNodes: [ResourceRef!]!
+  "How many orphaned resources there are (orphanedNodes may list fewer)."
+  orphanedCount: Int!
 }
 
 """
@@ -9151,6 +9175,10 @@ func (ec *executionContext) childFields_ResourceTree(ctx context.Context, field 
 		return ec.fieldContext_ResourceTree_reconciledAt(ctx, field)
 	case "truncated":
 		return ec.fieldContext_ResourceTree_truncated(ctx, field)
+	case "orphanedNodes":
+		return ec.fieldContext_ResourceTree_orphanedNodes(ctx, field)
+	case "orphanedCount":
+		return ec.fieldContext_ResourceTree_orphanedCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceTree", field.Name)
 }
@@ -23916,6 +23944,61 @@ func (ec *executionContext) fieldContext_ResourceTree_truncated(_ context.Contex
 	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _ResourceTree_orphanedNodes(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceTree_orphanedNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrphanedNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ResourceRef) graphql.Marshaler {
+			return ec.marshalNResourceRef2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceTree_orphanedNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceTree",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceTree_orphanedCount(ctx context.Context, field graphql.CollectedField, obj *model.ResourceTree) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceTree_orphanedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrphanedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceTree_orphanedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceTree", field, false, false, "Int")
+}
+
 func (ec *executionContext) _RetryStrategy_limit(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.RetryStrategy) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34063,6 +34146,16 @@ func (ec *executionContext) _ResourceTree(ctx context.Context, sel ast.Selection
 			}
 		case "truncated":
 			out.Values[i] = ec._ResourceTree_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orphanedNodes":
+			out.Values[i] = ec._ResourceTree_orphanedNodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orphanedCount":
+			out.Values[i] = ec._ResourceTree_orphanedCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -42,7 +42,12 @@ func resourceTree(st *appstate.State) *model.ResourceTree {
 			Images: n.Images, Missing: n.Missing, CreatedAt: n.CreatedAt, ResourceVersion: n.ResourceVersion,
 		}
 	}
-	return &model.ResourceTree{Nodes: nodes, Revision: st.Revision, ReconciledAt: st.ReconciledAt, Truncated: st.Truncated}
+	orphans := make([]model.ResourceRef, len(st.Orphans))
+	for i, o := range st.Orphans {
+		orphans[i] = model.ResourceRef(o)
+	}
+	return &model.ResourceTree{Nodes: nodes, Revision: st.Revision, ReconciledAt: st.ReconciledAt, Truncated: st.Truncated,
+		OrphanedNodes: orphans, OrphanedCount: int32(st.OrphansCount)} //nolint:gosec // at most the objects of a namespace
 }
 
 // managedResources maps the managed resources of st that keep selects.

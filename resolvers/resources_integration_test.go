@@ -157,3 +157,32 @@ func TestApplicationSubscriptionReadsStateOnce(t *testing.T) {
 		t.Errorf("%d state reads for one event, want 1", n)
 	}
 }
+
+// The tree lists the orphaned resources the controller stored, with
+// their count.
+func TestResourceTreeOrphans(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	key := types.NamespacedName{Namespace: ns, Name: "orphaned"}
+	if err := states.Put(t.Context(), appstate.State{App: key, ReconciledAt: time.Now(), OrphansCount: 1500, Orphans: []appstate.Ref{
+		{Kind: "ConfigMap", Namespace: "web", Name: "stray"}, {Group: "apps", Kind: "Deployment", Namespace: "web", Name: "old"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	createApps(t, ns, appSpec{name: "orphaned"})
+	waitCount(t, ns, 1)
+	var got struct {
+		Application struct {
+			ResourceTree struct {
+				OrphanedNodes []struct{ Group, Kind, Namespace, Name string }
+				OrphanedCount int
+			}
+		}
+	}
+	data(t, `query($ns: String) { application(name: "orphaned", namespace: $ns) { resourceTree { orphanedNodes { group kind namespace name } orphanedCount } } }`,
+		map[string]any{"ns": ns}, &got)
+	tree := got.Application.ResourceTree
+	if tree.OrphanedCount != 1500 || len(tree.OrphanedNodes) != 2 || tree.OrphanedNodes[0].Name != "stray" || tree.OrphanedNodes[1].Group != "apps" {
+		t.Errorf("orphans %+v", tree)
+	}
+}

@@ -14,6 +14,10 @@ type ResourceTree struct {
 	Revision     string
 	ReconciledAt time.Time
 	Truncated    bool
+	// OrphanedNodes are the orphaned resources (without uid), at most
+	// appstate.MaxOrphans; OrphanedCount counts them all.
+	OrphanedNodes []ResourceRef
+	OrphanedCount int32
 }
 
 // ResourceNode is one object of a resource tree, or a resource Git

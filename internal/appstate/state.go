@@ -25,10 +25,18 @@ type State struct {
 	// Managed holds one entry per desired or tracked live object, sorted
 	// by group/kind/namespace/name.
 	Managed []ManagedResource `json:"managed,omitempty"`
+	// Orphans are the top-level objects of the destination namespace that
+	// no application tracks, when the project monitors them (at most
+	// MaxOrphans, sorted by key; OrphansCount counts them all).
+	Orphans      []Ref `json:"orphans,omitempty"`
+	OrphansCount int   `json:"orphansCount,omitempty"`
 	// Truncated reports that the state was too large to store whole: the
 	// Live, Desired and Diff texts of Managed were dropped.
 	Truncated bool `json:"truncated,omitempty"`
 }
+
+// MaxOrphans bounds State.Orphans.
+const MaxOrphans = 1000
 
 // Ref points at another node of the tree, e.g. an owner.
 type Ref struct {
