@@ -516,6 +516,7 @@ type ComplexityRoot struct {
 
 	LiveResource struct {
 		Events   func(childComplexity int, first int32) int
+		Links    func(childComplexity int) int
 		Manifest func(childComplexity int) int
 	}
 
@@ -1018,6 +1019,7 @@ type KustomizeReplicaResolver interface {
 }
 type LiveResourceResolver interface {
 	Events(ctx context.Context, obj *model.LiveResource, first int32) ([]*model.KubeEvent, error)
+	Links(ctx context.Context, obj *model.LiveResource) ([]*model.DeepLink, error)
 }
 type ManagedNamespaceMetadataResolver interface {
 	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error)
@@ -2927,6 +2929,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LiveResource.Events(childComplexity, args["first"].(int32)), true
+	case "LiveResource.links":
+		if e.ComplexityRoot.LiveResource.Links == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveResource.Links(childComplexity), true
 	case "LiveResource.manifest":
 		if e.ComplexityRoot.LiveResource.Manifest == nil {
 			break
@@ -6616,6 +6624,13 @@ type LiveResource {
     "How many events to return, 0 to 500."
     first: Int! = 50
   ): [KubernetesEvent!]!
+  """
+  The links graphcd-cm's resource.links gives this object (Argo CD's deep
+  links), built from the object (.resource, Secret values masked), its
+  application (.app), project (.project) and cluster (.cluster: name and
+  server).
+  """
+  links: [DeepLink!]!
 }
 
 """
@@ -8709,6 +8724,8 @@ func (ec *executionContext) childFields_LiveResource(ctx context.Context, field 
 		return ec.fieldContext_LiveResource_manifest(ctx, field)
 	case "events":
 		return ec.fieldContext_LiveResource_events(ctx, field)
+	case "links":
+		return ec.fieldContext_LiveResource_links(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LiveResource", field.Name)
 }
@@ -18228,6 +18245,38 @@ func (ec *executionContext) fieldContext_LiveResource_events(ctx context.Context
 	if fc.Args, err = ec.field_LiveResource_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LiveResource_links(ctx context.Context, field graphql.CollectedField, obj *model.LiveResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveResource_links(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveResource().Links(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.DeepLink) graphql.Marshaler {
+			return ec.marshalNDeepLink2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeepLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveResource_links(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveResource",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeepLink(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -32260,6 +32309,12 @@ func (ec *executionContext) _LiveResource(ctx context.Context, sel ast.Selection
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._LiveResource_events(ctx, field, obj)
+				})
+		case "links":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._LiveResource_links(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -10,10 +10,11 @@ import (
 	"github.com/graphcd/graphcd/graph/model"
 )
 
-// LinkSource gives graphcd-cm's application.links and project.links
-// (catalog.Settings is one); err says why they are empty when invalid.
+// LinkSource gives graphcd-cm's application.links, project.links and
+// resource.links (catalog.Settings is one); err says why they are empty
+// when invalid.
 type LinkSource interface {
-	DeepLinks() (app, project []deeplinks.Rule, err error)
+	DeepLinks() (app, project, resource []deeplinks.Rule, err error)
 }
 
 // appLinks are the links application.links gives app: built from the
@@ -23,11 +24,31 @@ func (r *Resolver) appLinks(ctx context.Context, app *v1alpha1.Application) ([]*
 	if r.Links == nil {
 		return []*model.DeepLink{}, nil
 	}
-	rules, _, _ := r.Links.DeepLinks()
-	if len(rules) == 0 {
+	rules, _, _, _ := r.Links.DeepLinks()
+	return r.evaluateLinks(ctx, rules, app, nil), nil
+}
+
+// resourceLinks are the links resource.links gives a live object of an
+// application.
+func (r *Resolver) resourceLinks(ctx context.Context, res *model.LiveResource) ([]*model.DeepLink, error) {
+	if r.Links == nil || res.Object == nil || res.App == nil {
 		return []*model.DeepLink{}, nil
 	}
+	_, _, rules, _ := r.Links.DeepLinks()
+	return r.evaluateLinks(ctx, rules, res.App, res.Object), nil
+}
+
+// evaluateLinks builds the links of rules from app, its project, its
+// cluster's name and server (never the cluster's credentials) and, for a
+// resource's links, the object. A rule that fails gives no link.
+func (r *Resolver) evaluateLinks(ctx context.Context, rules []deeplinks.Rule, app *v1alpha1.Application, resource map[string]any) []*model.DeepLink {
+	if len(rules) == 0 {
+		return []*model.DeepLink{}
+	}
 	data := map[string]any{"app": toMap(app), "project": map[string]any{}, "cluster": map[string]any{}}
+	if resource != nil {
+		data["resource"] = resource
+	}
 	if r.Projects != nil {
 		if p, err := r.Projects.Project(ctx, app.Spec.Project); err == nil && p != nil {
 			data["project"] = toMap(p)
@@ -39,7 +60,7 @@ func (r *Resolver) appLinks(ctx context.Context, app *v1alpha1.Application) ([]*
 		}
 	}
 	links, _ := deeplinks.Evaluate(rules, data)
-	return modelLinks(links), nil
+	return modelLinks(links)
 }
 
 // projectLinks are the links project.links gives p.
@@ -47,7 +68,7 @@ func (r *Resolver) projectLinks(p *v1alpha1.AppProject) ([]*model.DeepLink, erro
 	if r.Links == nil {
 		return []*model.DeepLink{}, nil
 	}
-	_, rules, _ := r.Links.DeepLinks()
+	_, rules, _, _ := r.Links.DeepLinks()
 	links, _ := deeplinks.Evaluate(rules, map[string]any{"project": toMap(p)})
 	return modelLinks(links), nil
 }

@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/appstate"
 )
 
 // mergeSettings puts data into the graphcd-cm every test API follows,
@@ -112,5 +116,46 @@ func TestMeAndSettings(t *testing.T) {
 	s := got.Settings
 	if s.UIBannerContent != "Freeze until Monday" || s.UIBannerPermanent || len(s.SSOProviders) != 1 || s.SSOProviders[0] != "GitHub" {
 		t.Errorf("settings = %+v", s)
+	}
+}
+
+// resource.links give a live object of an application the links built
+// from it, with Secret values masked.
+func TestResourceDeepLinks(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	mergeSettings(t, map[string]string{"resource.links": `
+- url: https://logs.example.com/?pod={{ .resource.metadata.name }}&app={{ .app.metadata.name }}&v={{ .resource.data.password }}
+  title: Pod logs
+  if: resource.kind == "Secret"
+`})
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{"password": "hunter2"}}
+	if _, err := cluster.Client.CoreV1().Secrets(ns).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: "linked"}
+	if err := states.Put(t.Context(), appstate.State{App: key, ReconciledAt: time.Now(), Managed: []appstate.ManagedResource{
+		{Version: "v1", Kind: "Secret", Namespace: ns, Name: "creds", Status: v1alpha1.SyncStatusCodeSynced},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	createApps(t, ns, appSpec{name: "linked"})
+	waitCount(t, ns, 1)
+	const q = `query($ns: String!) { application(name: "linked", namespace: $ns) { liveResource(group: "", kind: "Secret", namespace: $ns, name: "creds") { links { title url } } } }`
+	var got struct {
+		Application struct {
+			LiveResource struct{ Links []struct{ Title, URL string } }
+		}
+	}
+	eventually(t, "the resource's link", func() error {
+		data(t, q, map[string]any{"ns": ns}, &got)
+		if len(got.Application.LiveResource.Links) != 1 {
+			return errNotYet
+		}
+		return nil
+	})
+	l := got.Application.LiveResource.Links[0]
+	if !strings.HasPrefix(l.URL, "https://logs.example.com/?pod=creds&app=linked&v=") || strings.Contains(l.URL, "hunter2") || strings.Contains(l.URL, "aHVudGVyMg") {
+		t.Errorf("link %+v: want the object's name, never its secret value", l)
 	}
 }

@@ -124,10 +124,14 @@ func (r *Resolver) liveResource(ctx context.Context, app *model.Application, gro
 		return nil, resourceError(err, ref)
 	}
 	_, obj = diff.HideSecretData(nil, obj)
-	return &model.LiveResource{
+	out := &model.LiveResource{
 		Manifest: diff.ManifestYAML(obj), Destination: app.Spec.Destination,
-		Group: group, Kind: kind, Namespace: namespace, Name: name,
-	}, nil
+		Group: group, Kind: kind, Namespace: namespace, Name: name, App: app.Application,
+	}
+	if obj != nil {
+		out.Object = obj.Object
+	}
+	return out, nil
 }
 
 // liveResourceEvents lists the Events about res in its cluster, newest

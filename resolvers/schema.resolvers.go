@@ -203,6 +203,11 @@ func (r *liveResourceResolver) Events(ctx context.Context, obj *model.LiveResour
 	return r.liveResourceEvents(ctx, obj, first)
 }
 
+// Links is the resolver for the links field.
+func (r *liveResourceResolver) Links(ctx context.Context, obj *model.LiveResource) ([]*model.DeepLink, error) {
+	return r.resourceLinks(ctx, obj)
+}
+
 // Labels is the resolver for the labels field.
 func (r *managedNamespaceMetadataResolver) Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error) {
 	return keyValues(obj.Labels), nil

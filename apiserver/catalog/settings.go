@@ -39,8 +39,8 @@ type settingsView struct {
 	statusBadge bool
 	// appLinks and projectLinks are application.links and project.links;
 	// linksErr why either is invalid (and so empty).
-	appLinks, projectLinks []deeplinks.Rule
-	linksErr               error
+	appLinks, projectLinks, resourceLinks []deeplinks.Rule
+	linksErr                              error
 }
 
 // NewSettings reads graphcd-cm in the namespace of watch; call Start.
@@ -64,10 +64,11 @@ func (s *Settings) Start(ctx context.Context) error {
 			},
 			statusBadge: strings.TrimSpace(cm.Data["statusbadge.enabled"]) == "true",
 		}
-		var appErr, projErr error
+		var appErr, projErr, resErr error
 		v.appLinks, appErr = deeplinks.Parse("application.links", cm.Data["application.links"])
 		v.projectLinks, projErr = deeplinks.Parse("project.links", cm.Data["project.links"])
-		v.linksErr = errors.Join(appErr, projErr)
+		v.resourceLinks, resErr = deeplinks.Parse("resource.links", cm.Data["resource.links"])
+		v.linksErr = errors.Join(appErr, projErr, resErr)
 		s.view.Store(v)
 	})
 	if err != nil {
@@ -100,14 +101,14 @@ func (s *Settings) WebhookMaxPayloadBytes(_ context.Context, def int64) int64 {
 	return def
 }
 
-// DeepLinks are graphcd-cm's application.links and project.links, and
-// why they are empty when either is invalid.
-func (s *Settings) DeepLinks() (app, project []deeplinks.Rule, err error) {
+// DeepLinks are graphcd-cm's application.links, project.links and
+// resource.links, and why they are empty when any is invalid.
+func (s *Settings) DeepLinks() (app, project, resource []deeplinks.Rule, err error) {
 	v := s.view.Load()
 	if v == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	return v.appLinks, v.projectLinks, v.linksErr
+	return v.appLinks, v.projectLinks, v.resourceLinks, v.linksErr
 }
 
 // StatusBadgeEnabled is graphcd-cm's statusbadge.enabled (Argo CD's

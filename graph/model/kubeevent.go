@@ -54,4 +54,8 @@ type LiveResource struct {
 	Destination v1alpha1.ApplicationDestination
 	// Group, Kind, Namespace and Name identify the object.
 	Group, Kind, Namespace, Name string
+	// Object is the object, Secret values masked (nil when it does not
+	// exist); App is its application. The links are built from them.
+	Object map[string]any
+	App    *v1alpha1.Application
 }
