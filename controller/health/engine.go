@@ -68,6 +68,13 @@ var builtinChecks = map[groupKind]func(*unstructured.Unstructured) Result{
 	{"autoscaling", "HorizontalPodAutoscaler"}: hpaHealth,
 	{"apiregistration.k8s.io", "APIService"}:   apiServiceHealth,
 	{"graphcd.io", "Application"}:              applicationHealth,
+	// cert-manager
+	{"cert-manager.io", "Certificate"}:        certificateHealth,
+	{"cert-manager.io", "CertificateRequest"}: certificateRequestHealth,
+	{"cert-manager.io", "Issuer"}:             readyCondition,
+	{"cert-manager.io", "ClusterIssuer"}:      readyCondition,
+	{"acme.cert-manager.io", "Order"}:         acmeStateHealth,
+	{"acme.cert-manager.io", "Challenge"}:     acmeStateHealth,
 }
 
 // Hook annotations: a hook's deletion is part of the sync, so a hook being
@@ -121,8 +128,7 @@ func (e *Engine) Check(ctx context.Context, obj *unstructured.Unstructured) (*Re
 		}
 		return res, nil
 	}
-	if fn, ok := builtinChecks[gk]; ok {
-		res := fn(obj)
+	if res, ok := builtinCheck(gk, obj); ok {
 		return &res, nil
 	}
 	return nil, nil

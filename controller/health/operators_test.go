@@ -1,0 +1,124 @@
+package health
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// operatorCase is one entry of testdata/operators/*.yaml: an object with
+// the status its operator documents, and the health it must get.
+type operatorCase struct {
+	Name   string          `json:"name"`
+	Want   Result          `json:"want"`
+	Object json.RawMessage `json:"object"`
+}
+
+// loadOperatorCases reads every testdata/operators/*.yaml, a list of cases
+// each, with the objects decoded as the API server would serve them.
+func loadOperatorCases(tb testing.TB) map[string][]operatorCase {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "operators", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no operator fixtures: %v", err)
+	}
+	out := make(map[string][]operatorCase, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var cases []operatorCase
+		if err := yaml.UnmarshalStrict(data, &cases); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = cases
+	}
+	return out
+}
+
+func (c operatorCase) object(tb testing.TB) *unstructured.Unstructured {
+	tb.Helper()
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(c.Object); err != nil {
+		tb.Fatalf("%s: %v", c.Name, err)
+	}
+	return u
+}
+
+func TestOperatorChecks(t *testing.T) {
+	e := newEngine(t, Options{})
+	for file, cases := range loadOperatorCases(t) {
+		for _, c := range cases {
+			t.Run(file+"/"+c.Name, func(t *testing.T) {
+				got, err := e.Check(t.Context(), c.object(t))
+				if err != nil {
+					t.Fatalf("Check: %v", err)
+				}
+				if got == nil {
+					t.Fatal("Check: no health check for this kind")
+				}
+				if diff := cmp.Diff(*got, c.Want); diff != "" {
+					t.Errorf("Check (-got +want):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// coreGroups hold the kinds builtin_test.go covers with their own fixtures.
+var coreGroups = map[string]bool{
+	"": true, "apps": true, "extensions": true, "batch": true, "autoscaling": true,
+	"networking.k8s.io": true, "apiregistration.k8s.io": true, "graphcd.io": true,
+}
+
+// TestOperatorCoverage keeps every operator check honest: each group/kind
+// (and each pattern) has a Healthy case and a case that is not Healthy.
+func TestOperatorCoverage(t *testing.T) {
+	healthy := map[string]bool{}
+	other := map[string]bool{}
+	for _, cases := range loadOperatorCases(t) {
+		for _, c := range cases {
+			gk := objectGroupKind(c.object(t))
+			keys := []string{gk.String()}
+			if _, exact := builtinChecks[gk]; !exact {
+				keys = nil
+				for _, p := range builtinPatternChecks {
+					if wildcardMatch(p.group, gk.group) && wildcardMatch(p.kind, gk.kind) {
+						keys = append(keys, p.group+"/"+p.kind)
+					}
+				}
+			}
+			for _, k := range keys {
+				if c.Want.Status == StatusHealthy {
+					healthy[k] = true
+				} else {
+					other[k] = true
+				}
+			}
+		}
+	}
+	var want []string
+	for gk := range builtinChecks {
+		if !coreGroups[gk.group] {
+			want = append(want, gk.String())
+		}
+	}
+	for _, p := range builtinPatternChecks {
+		want = append(want, p.group+"/"+p.kind)
+	}
+	for _, k := range want {
+		if !healthy[k] {
+			t.Errorf("%s: no Healthy case in testdata/operators", k)
+		}
+		if !other[k] {
+			t.Errorf("%s: no case that is not Healthy in testdata/operators", k)
+		}
+	}
+}
