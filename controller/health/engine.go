@@ -75,6 +75,26 @@ var builtinChecks = map[groupKind]func(*unstructured.Unstructured) Result{
 	{"cert-manager.io", "ClusterIssuer"}:      readyCondition,
 	{"acme.cert-manager.io", "Order"}:         acmeStateHealth,
 	{"acme.cert-manager.io", "Challenge"}:     acmeStateHealth,
+	// Argo Rollouts and Argo Workflows
+	{"argoproj.io", "Rollout"}:      rolloutHealth,
+	{"argoproj.io", "AnalysisRun"}:  analysisPhaseHealth,
+	{"argoproj.io", "Experiment"}:   analysisPhaseHealth,
+	{"argoproj.io", "Workflow"}:     workflowHealth,
+	{"argoproj.io", "CronWorkflow"}: cronWorkflowHealth,
+	// Flux
+	{"source.toolkit.fluxcd.io", "GitRepository"}:        fluxHealth,
+	{"source.toolkit.fluxcd.io", "HelmRepository"}:       helmRepositoryHealth,
+	{"source.toolkit.fluxcd.io", "HelmChart"}:            fluxHealth,
+	{"source.toolkit.fluxcd.io", "OCIRepository"}:        fluxHealth,
+	{"source.toolkit.fluxcd.io", "Bucket"}:               fluxHealth,
+	{"kustomize.toolkit.fluxcd.io", "Kustomization"}:     fluxHealth,
+	{"helm.toolkit.fluxcd.io", "HelmRelease"}:            fluxHealth,
+	{"notification.toolkit.fluxcd.io", "Receiver"}:       fluxHealth,
+	{"notification.toolkit.fluxcd.io", "Alert"}:          fluxStaticHealth,
+	{"notification.toolkit.fluxcd.io", "Provider"}:       fluxStaticHealth,
+	{"image.toolkit.fluxcd.io", "ImageRepository"}:       fluxHealth,
+	{"image.toolkit.fluxcd.io", "ImagePolicy"}:           fluxHealth,
+	{"image.toolkit.fluxcd.io", "ImageUpdateAutomation"}: fluxHealth,
 }
 
 // Hook annotations: a hook's deletion is part of the sync, so a hook being
