@@ -12,7 +12,10 @@ import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 var builtinPatternChecks = []struct {
 	group, kind string
 	check       func(*unstructured.Unstructured) (Result, bool)
-}{}
+}{
+	{"*.crossplane.io", "*", crossplaneManagedHealth},
+	{"*.upbound.io", "*", crossplaneManagedHealth},
+}
 
 // builtinCheck returns the built-in verdict on obj of kind gk, and false
 // when no built-in check applies.

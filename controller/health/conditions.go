@@ -71,6 +71,9 @@ func (r readiness) check(u *unstructured.Unstructured) Result {
 	if c.Status == "True" {
 		return Result{Status: StatusHealthy, Message: c.text()}
 	}
+	if c.text() == "" {
+		return Result{Status: StatusProgressing, Message: "Waiting for the " + typ + " condition"}
+	}
 	return Result{Status: StatusProgressing, Message: c.text()}
 }
 

@@ -95,6 +95,22 @@ var builtinChecks = map[groupKind]func(*unstructured.Unstructured) Result{
 	{"image.toolkit.fluxcd.io", "ImageRepository"}:       fluxHealth,
 	{"image.toolkit.fluxcd.io", "ImagePolicy"}:           fluxHealth,
 	{"image.toolkit.fluxcd.io", "ImageUpdateAutomation"}: fluxHealth,
+	// External Secrets, Sealed Secrets
+	{"external-secrets.io", "ExternalSecret"}:        readyCondition,
+	{"external-secrets.io", "ClusterExternalSecret"}: clusterExternalSecretHealth,
+	{"external-secrets.io", "SecretStore"}:           readyCondition,
+	{"external-secrets.io", "ClusterSecretStore"}:    readyCondition,
+	{"external-secrets.io", "PushSecret"}:            readyCondition,
+	{"bitnami.com", "SealedSecret"}:                  sealedSecretHealth,
+	// KEDA
+	{"keda.sh", "ScaledObject"}: kedaHealth,
+	{"keda.sh", "ScaledJob"}:    kedaHealth,
+	// Crossplane (managed resources: builtinPatternChecks)
+	{"pkg.crossplane.io", "Provider"}:                              crossplanePackageHealth,
+	{"pkg.crossplane.io", "Configuration"}:                         crossplanePackageHealth,
+	{"pkg.crossplane.io", "Function"}:                              crossplanePackageHealth,
+	{"apiextensions.crossplane.io", "CompositeResourceDefinition"}: xrdHealth,
+	{"apiextensions.crossplane.io", "Composition"}:                 compositionHealth,
 }
 
 // Hook annotations: a hook's deletion is part of the sync, so a hook being

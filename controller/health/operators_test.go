@@ -122,3 +122,36 @@ func TestOperatorCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinPatterns: an exact built-in entry wins over a pattern, and a
+// pattern check may decline an object of its groups.
+func TestBuiltinPatterns(t *testing.T) {
+	e := newEngine(t, Options{})
+	provider := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "pkg.crossplane.io/v1", "kind": "Provider",
+		"metadata": map[string]any{"name": "provider-aws"},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Installed", "status": "True"},
+			map[string]any{"type": "Healthy", "status": "True", "reason": "HealthyPackageRevision"},
+			// A managed resource's Synced False would make it Degraded.
+			map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError"},
+		}},
+	}}
+	got, err := e.Check(t.Context(), provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, &Result{Status: StatusHealthy, Message: "HealthyPackageRevision"}); diff != "" {
+		t.Errorf("Provider (-got +want):\n%s", diff)
+	}
+	providerConfig := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "aws.upbound.io/v1beta1", "kind": "ProviderConfig",
+		"metadata": map[string]any{"name": "default"},
+		"spec":     map[string]any{"credentials": map[string]any{"source": "IRSA"}},
+		"status":   map[string]any{"users": int64(12)},
+	}}
+	got, err = e.Check(t.Context(), providerConfig)
+	if err != nil || got != nil {
+		t.Errorf("ProviderConfig: got %v, %v; want no health check", got, err)
+	}
+}
