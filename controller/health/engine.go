@@ -111,6 +111,29 @@ var builtinChecks = map[groupKind]func(*unstructured.Unstructured) Result{
 	{"pkg.crossplane.io", "Function"}:                              crossplanePackageHealth,
 	{"apiextensions.crossplane.io", "CompositeResourceDefinition"}: xrdHealth,
 	{"apiextensions.crossplane.io", "Composition"}:                 compositionHealth,
+	// Cluster API
+	{"cluster.x-k8s.io", "Cluster"}:            capiClusterHealth,
+	{"cluster.x-k8s.io", "Machine"}:            machineHealth,
+	{"cluster.x-k8s.io", "MachineSet"}:         machineReplicasHealth,
+	{"cluster.x-k8s.io", "MachineDeployment"}:  machineReplicasHealth,
+	{"cluster.x-k8s.io", "MachineHealthCheck"}: machineHealthCheckHealth,
+	// Prometheus Operator
+	{"monitoring.coreos.com", "Prometheus"}:      prometheusOperatorHealth,
+	{"monitoring.coreos.com", "PrometheusAgent"}: prometheusOperatorHealth,
+	{"monitoring.coreos.com", "Alertmanager"}:    prometheusOperatorHealth,
+	{"monitoring.coreos.com", "ThanosRuler"}:     prometheusOperatorHealth,
+	// Strimzi
+	{"kafka.strimzi.io", "Kafka"}:             strimziHealth,
+	{"kafka.strimzi.io", "KafkaTopic"}:        strimziHealth,
+	{"kafka.strimzi.io", "KafkaUser"}:         strimziHealth,
+	{"kafka.strimzi.io", "KafkaConnect"}:      strimziHealth,
+	{"kafka.strimzi.io", "KafkaConnector"}:    strimziHealth,
+	{"kafka.strimzi.io", "KafkaMirrorMaker2"}: strimziHealth,
+	{"kafka.strimzi.io", "KafkaBridge"}:       strimziHealth,
+	// CloudNativePG
+	{"postgresql.cnpg.io", "Cluster"}:         cnpgClusterHealth,
+	{"postgresql.cnpg.io", "Backup"}:          cnpgBackupHealth,
+	{"postgresql.cnpg.io", "ScheduledBackup"}: cnpgScheduledBackupHealth,
 }
 
 // Hook annotations: a hook's deletion is part of the sync, so a hook being
