@@ -15,6 +15,7 @@ var builtinPatternChecks = []struct {
 }{
 	{"*.crossplane.io", "*", crossplaneManagedHealth},
 	{"*.upbound.io", "*", crossplaneManagedHealth},
+	{"constraints.gatekeeper.sh", "*", gatekeeperConstraintHealth},
 }
 
 // builtinCheck returns the built-in verdict on obj of kind gk, and false

@@ -134,6 +134,30 @@ var builtinChecks = map[groupKind]func(*unstructured.Unstructured) Result{
 	{"postgresql.cnpg.io", "Cluster"}:         cnpgClusterHealth,
 	{"postgresql.cnpg.io", "Backup"}:          cnpgBackupHealth,
 	{"postgresql.cnpg.io", "ScheduledBackup"}: cnpgScheduledBackupHealth,
+	// Knative
+	{"serving.knative.dev", "Service"}:       readyCondition,
+	{"serving.knative.dev", "Configuration"}: readyCondition,
+	{"serving.knative.dev", "Revision"}:      readyCondition,
+	{"serving.knative.dev", "Route"}:         readyCondition,
+	{"eventing.knative.dev", "Broker"}:       readyCondition,
+	{"eventing.knative.dev", "Trigger"}:      readyCondition,
+	// Istio
+	{"networking.istio.io", "VirtualService"}:      istioHealth,
+	{"networking.istio.io", "DestinationRule"}:     istioHealth,
+	{"networking.istio.io", "Gateway"}:             istioHealth,
+	{"networking.istio.io", "ServiceEntry"}:        istioHealth,
+	{"networking.istio.io", "Sidecar"}:             istioHealth,
+	{"security.istio.io", "AuthorizationPolicy"}:   istioHealth,
+	{"security.istio.io", "PeerAuthentication"}:    istioHealth,
+	{"security.istio.io", "RequestAuthentication"}: istioHealth,
+	// Karpenter
+	{"karpenter.sh", "NodePool"}:          readyCondition,
+	{"karpenter.sh", "NodeClaim"}:         readyCondition,
+	{"karpenter.k8s.aws", "EC2NodeClass"}: readyCondition,
+	// Kyverno, Gatekeeper (constraints: builtinPatternChecks)
+	{"kyverno.io", "ClusterPolicy"}:                   kyvernoPolicyHealth,
+	{"kyverno.io", "Policy"}:                          kyvernoPolicyHealth,
+	{"templates.gatekeeper.sh", "ConstraintTemplate"}: constraintTemplateHealth,
 }
 
 // Hook annotations: a hook's deletion is part of the sync, so a hook being
