@@ -155,3 +155,43 @@ func TestBuiltinPatterns(t *testing.T) {
 		t.Errorf("ProviderConfig: got %v, %v; want no health check", got, err)
 	}
 }
+
+// TestLuaOverridesBuiltin: a check from graphcd-cm wins over the built-in
+// one, whether it names the kind exactly or by a pattern, and over the
+// built-in patterns too.
+func TestLuaOverridesBuiltin(t *testing.T) {
+	const script = `return {status = "Degraded", message = "from graphcd-cm"}`
+	managed := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "s3.aws.upbound.io/v1beta1", "kind": "Bucket",
+		"metadata": map[string]any{"name": "b"},
+		"spec":     map[string]any{"forProvider": map[string]any{}},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "True"},
+		}},
+	}}
+	tests := []struct {
+		name  string
+		check LuaCheck
+		obj   *unstructured.Unstructured
+	}{
+		{"exact over exact", LuaCheck{Group: "cert-manager.io", Kind: "Certificate", Script: script}, loadFixture(t, "crd/ready.yaml")},
+		{"pattern over exact", LuaCheck{Group: "cert-manager.io", Kind: "*", Script: script}, loadFixture(t, "crd/ready.yaml")},
+		{"exact over pattern", LuaCheck{Group: "s3.aws.upbound.io", Kind: "Bucket", Script: script}, managed},
+		{"pattern over pattern", LuaCheck{Group: "*.upbound.io", Kind: "*", Script: script}, managed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			builtin, err := newEngine(t, Options{}).Check(t.Context(), tt.obj)
+			if err != nil || builtin == nil || builtin.Status != StatusHealthy {
+				t.Fatalf("built-in check: %v, %v; want Healthy", builtin, err)
+			}
+			got, err := newEngine(t, Options{LuaChecks: []LuaCheck{tt.check}}).Check(t.Context(), tt.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got, &Result{Status: StatusDegraded, Message: "from graphcd-cm"}); diff != "" {
+				t.Errorf("Check (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
