@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,4 +195,44 @@ func TestLuaOverridesBuiltin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzOperatorChecks feeds arbitrary objects, seeded with the operator
+// fixtures, to every operator check, built-in exact and pattern, with no
+// Lua check in front; none may panic or return an invalid status.
+func FuzzOperatorChecks(f *testing.F) {
+	for _, cases := range loadOperatorCases(f) {
+		for _, c := range cases {
+			f.Add([]byte(c.Object), uint8(0))
+		}
+	}
+	f.Add([]byte(`{"status":{"conditions":[1,"x",null,{"type":"Ready","observedGeneration":"2"}],"byPod":[7,{"errors":[3]}]}}`), uint8(3))
+	var kinds []groupKind
+	for gk := range builtinChecks {
+		if !coreGroups[gk.group] {
+			kinds = append(kinds, gk)
+		}
+	}
+	slices.SortFunc(kinds, func(a, b groupKind) int { return strings.Compare(a.String(), b.String()) })
+	kinds = append(kinds,
+		groupKind{"s3.aws.upbound.io", "Bucket"},
+		groupKind{"database.gcp.crossplane.io", "CloudSQLInstance"},
+		groupKind{"constraints.gatekeeper.sh", "K8sRequiredLabels"})
+	e := newEngine(f, Options{})
+	f.Fuzz(func(t *testing.T, data []byte, kind uint8) {
+		var m map[string]any
+		if json.Unmarshal(data, &m) != nil || m == nil {
+			return
+		}
+		gk := kinds[int(kind)%len(kinds)]
+		m["apiVersion"] = gk.group + "/v1"
+		m["kind"] = gk.kind
+		res, err := e.Check(t.Context(), &unstructured.Unstructured{Object: m})
+		if err != nil || res == nil && !strings.Contains(gk.group, "crossplane.io") && !strings.Contains(gk.group, "upbound.io") {
+			t.Fatalf("Check %s: %v, %v", gk, res, err)
+		}
+		if res != nil && !Valid(res.Status) {
+			t.Errorf("Check %s returned invalid status %q", gk, res.Status)
+		}
+	})
 }
