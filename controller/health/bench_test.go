@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Run with: go test -run '^$' -bench . -benchmem -count 5 ./controller/health/
@@ -21,6 +23,45 @@ func BenchmarkBuiltin(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkOperator runs the operator checks: a few kinds alone, and
+// every object of testdata/operators in turn, reported per object.
+func BenchmarkOperator(b *testing.B) {
+	e := newEngine(b, Options{})
+	ctx := context.Background()
+	var all []*unstructured.Unstructured
+	byName := map[string]*unstructured.Unstructured{}
+	for file, cases := range loadOperatorCases(b) {
+		for _, c := range cases {
+			obj := c.object(b)
+			all = append(all, obj)
+			byName[file+"/"+c.Name] = obj
+		}
+	}
+	for _, name := range []string{"certmanager/certificate issued", "argo/rollout healthy", "crossplane/managed resource of an upbound.io provider, available", "policy/constraint enforced with violations"} {
+		obj := byName[name]
+		if obj == nil {
+			b.Fatalf("no case %q", name)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Check(ctx, obj); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			for _, obj := range all {
+				if _, err := e.Check(ctx, obj); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(all)), "ns/object")
+	})
 }
 
 func BenchmarkLua(b *testing.B) {

@@ -146,7 +146,7 @@ func TestBuiltinChecks(t *testing.T) {
 		{"misc/deleting-configmap.yaml", &Result{Status: StatusProgressing, Message: "Pending deletion"}},
 		{"misc/deleting-hook.yaml", &Result{Status: StatusHealthy}},
 		{"misc/configmap.yaml", nil},
-		{"crd/ready.yaml", nil},
+		{"crd/ready.yaml", &Result{Status: StatusHealthy, Message: "Certificate is up to date and has not expired"}},
 	}
 	e := newEngine(t, Options{})
 	for _, tt := range tests {

@@ -26,9 +26,21 @@
 // them: failure reasons first, then AbleToScale or ScalingLimited True),
 // APIService, and graphcd.io Application (the child's status.health, for
 // app of apps). An object with metadata.deletionTimestamp is Progressing
-// "Pending deletion", unless it is a sync hook. The checks read fields with
-// plain map access, never converting to typed objects, and cost well under
-// a microsecond.
+// "Pending deletion", unless it is a sync hook.
+//
+// The operators most clusters run have built-in checks too, one file per
+// project (certmanager.go, argo.go, flux.go, crossplane.go, ...), following
+// the status each project documents. Most share readiness, the kstatus
+// reading of status.conditions (generation observed, Stalled, Ready,
+// Reconciling), or phaseRule, a map from a phase field to a status.
+// builtinPatternChecks judge whole families by group and kind patterns
+// (Crossplane managed resources in *.crossplane.io and *.upbound.io, every
+// Gatekeeper constraint); an exact entry in builtinChecks wins over them.
+// docs/configuration.md lists every built-in kind, and a test keeps that
+// list complete.
+//
+// The checks read fields with plain map access, never converting to typed
+// objects, and cost well under a microsecond.
 //
 // # Lua checks
 //

@@ -68,6 +68,96 @@ var builtinChecks = map[groupKind]func(*unstructured.Unstructured) Result{
 	{"autoscaling", "HorizontalPodAutoscaler"}: hpaHealth,
 	{"apiregistration.k8s.io", "APIService"}:   apiServiceHealth,
 	{"graphcd.io", "Application"}:              applicationHealth,
+	// cert-manager
+	{"cert-manager.io", "Certificate"}:        certificateHealth,
+	{"cert-manager.io", "CertificateRequest"}: certificateRequestHealth,
+	{"cert-manager.io", "Issuer"}:             readyCondition,
+	{"cert-manager.io", "ClusterIssuer"}:      readyCondition,
+	{"acme.cert-manager.io", "Order"}:         acmeStateHealth,
+	{"acme.cert-manager.io", "Challenge"}:     acmeStateHealth,
+	// Argo Rollouts and Argo Workflows
+	{"argoproj.io", "Rollout"}:      rolloutHealth,
+	{"argoproj.io", "AnalysisRun"}:  analysisPhaseHealth,
+	{"argoproj.io", "Experiment"}:   analysisPhaseHealth,
+	{"argoproj.io", "Workflow"}:     workflowHealth,
+	{"argoproj.io", "CronWorkflow"}: cronWorkflowHealth,
+	// Flux
+	{"source.toolkit.fluxcd.io", "GitRepository"}:        fluxHealth,
+	{"source.toolkit.fluxcd.io", "HelmRepository"}:       helmRepositoryHealth,
+	{"source.toolkit.fluxcd.io", "HelmChart"}:            fluxHealth,
+	{"source.toolkit.fluxcd.io", "OCIRepository"}:        fluxHealth,
+	{"source.toolkit.fluxcd.io", "Bucket"}:               fluxHealth,
+	{"kustomize.toolkit.fluxcd.io", "Kustomization"}:     fluxHealth,
+	{"helm.toolkit.fluxcd.io", "HelmRelease"}:            fluxHealth,
+	{"notification.toolkit.fluxcd.io", "Receiver"}:       fluxHealth,
+	{"notification.toolkit.fluxcd.io", "Alert"}:          fluxStaticHealth,
+	{"notification.toolkit.fluxcd.io", "Provider"}:       fluxStaticHealth,
+	{"image.toolkit.fluxcd.io", "ImageRepository"}:       fluxHealth,
+	{"image.toolkit.fluxcd.io", "ImagePolicy"}:           fluxHealth,
+	{"image.toolkit.fluxcd.io", "ImageUpdateAutomation"}: fluxHealth,
+	// External Secrets, Sealed Secrets
+	{"external-secrets.io", "ExternalSecret"}:        readyCondition,
+	{"external-secrets.io", "ClusterExternalSecret"}: clusterExternalSecretHealth,
+	{"external-secrets.io", "SecretStore"}:           readyCondition,
+	{"external-secrets.io", "ClusterSecretStore"}:    readyCondition,
+	{"external-secrets.io", "PushSecret"}:            readyCondition,
+	{"bitnami.com", "SealedSecret"}:                  sealedSecretHealth,
+	// KEDA
+	{"keda.sh", "ScaledObject"}: kedaHealth,
+	{"keda.sh", "ScaledJob"}:    kedaHealth,
+	// Crossplane (managed resources: builtinPatternChecks)
+	{"pkg.crossplane.io", "Provider"}:                              crossplanePackageHealth,
+	{"pkg.crossplane.io", "Configuration"}:                         crossplanePackageHealth,
+	{"pkg.crossplane.io", "Function"}:                              crossplanePackageHealth,
+	{"apiextensions.crossplane.io", "CompositeResourceDefinition"}: xrdHealth,
+	{"apiextensions.crossplane.io", "Composition"}:                 compositionHealth,
+	// Cluster API
+	{"cluster.x-k8s.io", "Cluster"}:            capiClusterHealth,
+	{"cluster.x-k8s.io", "Machine"}:            machineHealth,
+	{"cluster.x-k8s.io", "MachineSet"}:         machineReplicasHealth,
+	{"cluster.x-k8s.io", "MachineDeployment"}:  machineReplicasHealth,
+	{"cluster.x-k8s.io", "MachineHealthCheck"}: machineHealthCheckHealth,
+	// Prometheus Operator
+	{"monitoring.coreos.com", "Prometheus"}:      prometheusOperatorHealth,
+	{"monitoring.coreos.com", "PrometheusAgent"}: prometheusOperatorHealth,
+	{"monitoring.coreos.com", "Alertmanager"}:    prometheusOperatorHealth,
+	{"monitoring.coreos.com", "ThanosRuler"}:     prometheusOperatorHealth,
+	// Strimzi
+	{"kafka.strimzi.io", "Kafka"}:             strimziHealth,
+	{"kafka.strimzi.io", "KafkaTopic"}:        strimziHealth,
+	{"kafka.strimzi.io", "KafkaUser"}:         strimziHealth,
+	{"kafka.strimzi.io", "KafkaConnect"}:      strimziHealth,
+	{"kafka.strimzi.io", "KafkaConnector"}:    strimziHealth,
+	{"kafka.strimzi.io", "KafkaMirrorMaker2"}: strimziHealth,
+	{"kafka.strimzi.io", "KafkaBridge"}:       strimziHealth,
+	// CloudNativePG
+	{"postgresql.cnpg.io", "Cluster"}:         cnpgClusterHealth,
+	{"postgresql.cnpg.io", "Backup"}:          cnpgBackupHealth,
+	{"postgresql.cnpg.io", "ScheduledBackup"}: cnpgScheduledBackupHealth,
+	// Knative
+	{"serving.knative.dev", "Service"}:       readyCondition,
+	{"serving.knative.dev", "Configuration"}: readyCondition,
+	{"serving.knative.dev", "Revision"}:      readyCondition,
+	{"serving.knative.dev", "Route"}:         readyCondition,
+	{"eventing.knative.dev", "Broker"}:       readyCondition,
+	{"eventing.knative.dev", "Trigger"}:      readyCondition,
+	// Istio
+	{"networking.istio.io", "VirtualService"}:      istioHealth,
+	{"networking.istio.io", "DestinationRule"}:     istioHealth,
+	{"networking.istio.io", "Gateway"}:             istioHealth,
+	{"networking.istio.io", "ServiceEntry"}:        istioHealth,
+	{"networking.istio.io", "Sidecar"}:             istioHealth,
+	{"security.istio.io", "AuthorizationPolicy"}:   istioHealth,
+	{"security.istio.io", "PeerAuthentication"}:    istioHealth,
+	{"security.istio.io", "RequestAuthentication"}: istioHealth,
+	// Karpenter
+	{"karpenter.sh", "NodePool"}:          readyCondition,
+	{"karpenter.sh", "NodeClaim"}:         readyCondition,
+	{"karpenter.k8s.aws", "EC2NodeClass"}: readyCondition,
+	// Kyverno, Gatekeeper (constraints: builtinPatternChecks)
+	{"kyverno.io", "ClusterPolicy"}:                   kyvernoPolicyHealth,
+	{"kyverno.io", "Policy"}:                          kyvernoPolicyHealth,
+	{"templates.gatekeeper.sh", "ConstraintTemplate"}: constraintTemplateHealth,
 }
 
 // Hook annotations: a hook's deletion is part of the sync, so a hook being
@@ -121,8 +211,7 @@ func (e *Engine) Check(ctx context.Context, obj *unstructured.Unstructured) (*Re
 		}
 		return res, nil
 	}
-	if fn, ok := builtinChecks[gk]; ok {
-		res := fn(obj)
+	if res, ok := builtinCheck(gk, obj); ok {
 		return &res, nil
 	}
 	return nil, nil
