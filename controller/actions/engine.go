@@ -3,6 +3,7 @@ package actions
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -62,7 +63,7 @@ type Change struct {
 	Object *unstructured.Unstructured `json:"object"`
 	// Patch, for OperationPatch, is the JSON merge patch (RFC 7386) from
 	// the object as it was to Object.
-	Patch []byte `json:"patch,omitempty"`
+	Patch json.RawMessage `json:"patch,omitempty"`
 }
 
 // Custom is one kind's custom actions in Argo CD's form.

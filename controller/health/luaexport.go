@@ -51,8 +51,8 @@ type ScriptError struct {
 }
 
 func (e *ScriptError) Error() string {
-	if e.Script == "" {
-		return e.Message
+	if e.Script == "" || strings.HasPrefix(e.Message, e.Script+":") {
+		return e.Message // Lua's own errors start with the script's name and line
 	}
 	return e.Script + ": " + e.Message
 }

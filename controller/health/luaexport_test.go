@@ -59,7 +59,7 @@ func TestRunScriptErrors(t *testing.T) {
 		}
 		_, err = e.RunScript(t.Context(), s, nil)
 		se, ok := errors.AsType[*ScriptError](err)
-		if !ok || !strings.Contains(se.Error(), tc.want) || !strings.HasPrefix(se.Error(), "bad: ") {
+		if !ok || !strings.Contains(se.Error(), tc.want) || !strings.HasPrefix(se.Error(), "bad:") {
 			t.Errorf("%s: error %v, want a ScriptError naming the script and %q", tc.src, err, tc.want)
 		}
 	}
