@@ -50,18 +50,12 @@ func discoveredActions(v any, ck *customKind) ([]Action, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: discovery.lua %s", ErrBadResult, fmt.Sprintf(format, args...))
 	}
-	var table map[string]any
-	switch x := v.(type) {
-	case map[string]any:
-		table = x
-	case []any:
-		if len(x) > 0 {
-			return nil, bad("returned a list; want a table of actions keyed by name")
-		}
-	case nil:
+	if v == nil {
 		return nil, bad("returned nothing; want a table of actions keyed by name")
-	default:
-		return nil, bad("returned a %T; want a table of actions keyed by name", v)
+	}
+	table, err := asTable(v)
+	if err != nil {
+		return nil, bad("returned %v; want a table of actions keyed by name", err)
 	}
 	if len(table) > maxActions {
 		return nil, bad("returned %d actions, more than %d", len(table), maxActions)
@@ -75,18 +69,10 @@ func discoveredActions(v any, ck *customKind) ([]Action, error) {
 			return nil, bad("returned action %q, which has no definition", name)
 		}
 		a := Action{Name: name}
-		var fields map[string]any
-		switch x := spec.(type) {
-		case map[string]any:
-			fields = x
-		case []any:
-			if len(x) > 0 {
-				return nil, bad("action %q: want a table of disabled, iconClass, displayName and params, got a list", name)
-			}
-		default:
-			return nil, bad("action %q: want a table of disabled, iconClass, displayName and params, got %T", name, spec)
+		fields, err := asTable(spec)
+		if err != nil {
+			return nil, bad("action %q: want a table of disabled, iconClass, displayName and params, got %v", name, err)
 		}
-		var err error
 		if a.Disabled, err = optBool(fields, "disabled"); err == nil {
 			if a.IconClass, err = optLabel(fields, "iconClass"); err == nil {
 				if a.DisplayName, err = optLabel(fields, "displayName"); err == nil {
@@ -100,6 +86,22 @@ func discoveredActions(v any, ck *customKind) ([]Action, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// asTable reads a Lua table with string keys; Lua cannot tell an empty
+// one from an empty list.
+func asTable(v any) (map[string]any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		return x, nil
+	case []any:
+		if len(x) == 0 {
+			return nil, nil
+		}
+		return nil, errors.New("a list")
+	default:
+		return nil, fmt.Errorf("a %T", v)
+	}
 }
 
 // hasBuiltin reports whether a kind that merges the built-in actions has

@@ -150,19 +150,7 @@ func (c *fromLuaConv) table(t *lua.LTable, depth int) (any, error) {
 	c.seen[t] = true
 	defer delete(c.seen, t)
 
-	var keys []string
-	numKeys := 0
-	var bad lua.LValue
-	t.ForEach(func(k, _ lua.LValue) {
-		switch k := k.(type) {
-		case lua.LString:
-			keys = append(keys, string(k))
-		case lua.LNumber:
-			numKeys++
-		default:
-			bad = k
-		}
-	})
+	keys, numKeys, bad := tableKeys(t)
 	switch {
 	case bad != nil:
 		return nil, fmt.Errorf("the returned value holds a table keyed by a %s", bad.Type())
@@ -193,4 +181,20 @@ func (c *fromLuaConv) table(t *lua.LTable, depth int) (any, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// tableKeys sorts out t's keys: the string ones, how many are numbers, and
+// one of any other type (nil when there is none).
+func tableKeys(t *lua.LTable) (strKeys []string, numKeys int, other lua.LValue) {
+	t.ForEach(func(k, _ lua.LValue) {
+		switch k := k.(type) {
+		case lua.LString:
+			strKeys = append(strKeys, string(k))
+		case lua.LNumber:
+			numKeys++
+		default:
+			other = k
+		}
+	})
+	return strKeys, numKeys, other
 }
