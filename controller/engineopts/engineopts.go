@@ -6,6 +6,7 @@ package engineopts
 
 import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/actions"
 	"github.com/graphcd/graphcd/controller/diff"
 	"github.com/graphcd/graphcd/controller/health"
 	"github.com/graphcd/graphcd/internal/settings"
@@ -21,6 +22,26 @@ func HealthChecks(s *settings.Settings) []health.LuaCheck {
 		}
 	}
 	return checks
+}
+
+// Actions returns the custom resource actions s configures, for
+// actions.New; a kind's scripts get its useOpenLibs setting.
+func Actions(s *settings.Settings) []actions.Custom {
+	var out []actions.Custom
+	for _, c := range s.Customizations {
+		if c.Actions == nil {
+			continue
+		}
+		custom := actions.Custom{
+			Group: c.Group, Kind: c.Kind, Discovery: c.Actions.DiscoveryLua,
+			MergeBuiltin: c.Actions.MergeBuiltinActions, UseOpenLibs: c.UseOpenLibs,
+		}
+		for _, d := range c.Actions.Definitions {
+			custom.Definitions = append(custom.Definitions, actions.Definition{Name: d.Name, Script: d.ActionLua})
+		}
+		out = append(out, custom)
+	}
+	return out
 }
 
 // IgnoreRules returns the system-level ignoreDifferences rules of s

@@ -109,4 +109,11 @@
 //
 // Compiled scripts are kept for the engine's life and Lua states are pooled;
 // a typical conditions script costs some tens of microseconds.
+//
+// # Other scripts
+//
+// Resource actions run in the same sandbox, under the same limits and on
+// the same pooled states: CompileScript compiles a script once and
+// Engine.RunScript runs it with the globals given and returns what it
+// returned as JSON-like Go values.
 package health

@@ -154,6 +154,25 @@ func wildcardMatch(pattern, s string) bool {
 
 // runLua runs check against obj on a pooled Lua state.
 func (e *Engine) runLua(ctx context.Context, check *compiledCheck, obj *unstructured.Unstructured) (*Result, error) {
+	var res Result
+	err := e.execute(ctx, check.proto, check.useOpenLibs,
+		func(L *lua.LState, env *lua.LTable) { env.RawSetString("obj", objectToLua(L, obj.Object)) },
+		func(_ *lua.LState, ret lua.LValue) error { res = resultFromLua(ret); return nil })
+	if se, ok := errors.AsType[*ScriptError](err); ok {
+		return &Result{Status: StatusUnknown, Message: "the health script failed: " + se.Message}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// execute runs proto on a pooled Lua state under the engine's time and
+// memory limits. bind sets the run's globals; use reads the value the
+// chunk returned before the run's state is cleared. A Lua error (or an
+// error use returns) comes back as a *ScriptError; a run cut off by its
+// limits wraps ErrScriptTimeout or ErrScriptMemory.
+func (e *Engine) execute(ctx context.Context, proto *lua.FunctionProto, open bool, bind func(*lua.LState, *lua.LTable), use func(*lua.LState, lua.LValue) error) error {
 	vm, _ := e.pool.Get().(*luaVM)
 	if vm == nil {
 		vm = newLuaVM()
@@ -165,28 +184,28 @@ func (e *Engine) runLua(ctx context.Context, check *compiledCheck, obj *unstruct
 	runCtx, cancel := context.WithTimeout(memCtx, e.timeout)
 	defer cancel()
 	endWatch := watchMemory(e.memoryBudget, stopMem)
-	res, reusable, err := vm.run(runCtx, check, obj)
+	reusable, err := vm.exec(runCtx, proto, open, bind, use)
 	endWatch()
 	switch {
 	case ctx.Err() != nil:
 		vm.close()
-		return nil, fmt.Errorf("lua: %w", ctx.Err())
+		return fmt.Errorf("lua: %w", ctx.Err())
 	case errors.Is(context.Cause(memCtx), ErrScriptMemory):
 		vm.close()
-		return nil, memoryError(e.memoryBudget)
+		return memoryError(e.memoryBudget)
 	case runCtx.Err() != nil:
 		vm.close()
-		return nil, fmt.Errorf("%w after %s: %w", ErrScriptTimeout, e.timeout, runCtx.Err())
+		return fmt.Errorf("%w after %s: %w", ErrScriptTimeout, e.timeout, runCtx.Err())
 	case err != nil:
 		if reusable {
 			e.pool.Put(vm)
 		} else {
 			vm.close()
 		}
-		return &Result{Status: StatusUnknown, Message: "the health script failed: " + err.Error()}, nil
+		return &ScriptError{Message: err.Error()}
 	}
 	e.pool.Put(vm)
-	return res, nil
+	return nil
 }
 
 // luaVM is one Lua state with the library functions captured once. Every
@@ -242,40 +261,51 @@ func (vm *luaVM) close() {
 	vm.L.Close()
 }
 
-// run executes one check. A non-nil error is a Lua error (the caller tells
-// timeouts apart by its context); reusable says whether the state is still
-// sound: an ordinary Lua error unwinds cleanly, a Go panic may not have.
+// run executes one check.
 func (vm *luaVM) run(ctx context.Context, check *compiledCheck, obj *unstructured.Unstructured) (res *Result, reusable bool, err error) {
+	reusable, err = vm.exec(ctx, check.proto, check.useOpenLibs,
+		func(L *lua.LState, env *lua.LTable) { env.RawSetString("obj", objectToLua(L, obj.Object)) },
+		func(_ *lua.LState, ret lua.LValue) error { r := resultFromLua(ret); res = &r; return nil })
+	return res, reusable, err
+}
+
+// exec runs proto once in a fresh environment. A non-nil error is a Lua
+// error or use's (the caller tells timeouts apart by its context);
+// reusable says whether the state is still sound: an ordinary Lua error
+// unwinds cleanly, a Go panic may not have.
+func (vm *luaVM) exec(ctx context.Context, proto *lua.FunctionProto, open bool, bind func(*lua.LState, *lua.LTable), use func(*lua.LState, lua.LValue) error) (reusable bool, err error) {
 	L := vm.L
 	defer func() {
 		// gopher-lua turns panics inside Lua calls into errors, but a
 		// panic in our own glue must not take the controller down.
 		if r := recover(); r != nil {
-			res, reusable, err = nil, false, fmt.Errorf("lua: panic: %v", r)
+			reusable, err = false, fmt.Errorf("lua: panic: %v", r)
 		}
 	}()
 	L.SetContext(ctx)
 	defer L.RemoveContext()
 	vm.started = time.Now()
 
-	env := vm.newEnv(check.useOpenLibs)
-	env.RawSetString("obj", objectToLua(L, obj.Object))
+	env := vm.newEnv(open)
+	bind(L, env)
 	defer vm.clearEnv()
 
-	fn := L.NewFunctionFromProto(check.proto)
+	fn := L.NewFunctionFromProto(proto)
 	L.Push(fn)
 	L.Push(vm.concat)
 	if err := L.PCall(1, 1, nil); err != nil {
 		var apiErr *lua.ApiError
 		if errors.As(err, &apiErr) && apiErr.Object != nil {
-			return nil, apiErr.Type == lua.ApiErrorRun, errors.New(apiErr.Object.String())
+			return apiErr.Type == lua.ApiErrorRun, errors.New(apiErr.Object.String())
 		}
-		return nil, false, err
+		return false, err
 	}
 	ret := L.Get(-1)
 	L.Pop(1)
-	r := resultFromLua(ret)
-	return &r, true, nil
+	if err := use(L, ret); err != nil {
+		return true, err
+	}
+	return true, nil
 }
 
 // clearEnv drops the run's globals (and so obj) so a pooled state holds no

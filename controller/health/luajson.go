@@ -98,20 +98,9 @@ func (e *jsonEncoder) table(t *lua.LTable, depth int) error {
 	e.seen[t] = true
 	defer delete(e.seen, t)
 
-	var strKeys []string
-	numKeys, other := 0, false
-	t.ForEach(func(k, _ lua.LValue) {
-		switch k := k.(type) {
-		case lua.LString:
-			strKeys = append(strKeys, string(k))
-		case lua.LNumber:
-			numKeys++
-		default:
-			other = true
-		}
-	})
+	strKeys, numKeys, other := tableKeys(t)
 	switch {
-	case other || (numKeys > 0 && len(strKeys) > 0):
+	case other != nil || (numKeys > 0 && len(strKeys) > 0):
 		return errors.New("cannot encode a table with mixed or invalid key types to JSON")
 	case len(strKeys) > 0:
 		slices.Sort(strKeys)

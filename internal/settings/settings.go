@@ -11,6 +11,14 @@
 //	    argoproj.io/*:
 //	      health.lua: |
 //	        ...
+//	  resource.customizations.actions.batch_CronJob: |
+//	    discovery.lua: |
+//	      return {suspend = {disabled = obj.spec.suspend == true}}
+//	    definitions:
+//	    - name: suspend
+//	      action.lua: |
+//	        obj.spec.suspend = true
+//	        return obj
 //	  resource.customizations.ignoreDifferences.apps_Deployment: |
 //	    jsonPointers: [/spec/replicas]
 //	  resource.exclusions: |
@@ -23,6 +31,7 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -75,6 +84,28 @@ type Customization struct {
 	UseOpenLibs bool
 	// IgnoreDifferences are diff rules for the kind (nil = none).
 	IgnoreDifferences *IgnoreDifferences
+	// Actions are custom resource actions for the kind (nil = none).
+	Actions *Actions
+}
+
+// Actions are a kind's custom resource actions in Argo CD's form
+// (resource.customizations.actions.<group>_<kind>): a discovery script
+// that returns the actions available on an object, and one script per
+// action.
+type Actions struct {
+	DiscoveryLua string             `json:"discovery.lua" yaml:"discovery.lua"`
+	Definitions  []ActionDefinition `json:"definitions,omitempty" yaml:"definitions,omitempty"`
+	// MergeBuiltinActions keeps the built-in actions of the kind next to
+	// these; without it these replace them.
+	MergeBuiltinActions bool `json:"mergeBuiltinActions,omitempty" yaml:"mergeBuiltinActions,omitempty"`
+}
+
+// ActionDefinition is one action's script, which reads obj (and
+// actionParams) and returns the changed object or a list of
+// {operation, resource}.
+type ActionDefinition struct {
+	Name      string `json:"name" yaml:"name"`
+	ActionLua string `json:"action.lua" yaml:"action.lua"`
 }
 
 // IgnoreDifferences lists the parts of a resource that diffs skip.
@@ -119,6 +150,7 @@ const (
 	prefixHealth         = "resource.customizations.health."
 	prefixOpenLibs       = "resource.customizations.useOpenLibs."
 	prefixIgnoreDiff     = "resource.customizations.ignoreDifferences."
+	prefixActions        = "resource.customizations.actions."
 	keyExclusions        = "resource.exclusions"
 	keyInclusions        = "resource.inclusions"
 	keyCompareOptions    = "resource.compareoptions"
@@ -194,6 +226,7 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 			HealthLua         string `yaml:"health.lua"`
 			UseOpenLibs       bool   `yaml:"health.lua.useOpenLibs"`
 			IgnoreDifferences string `yaml:"ignoreDifferences"`
+			Actions           string `yaml:"actions"`
 		}
 		if err := decodeYAML(v, &m); err != nil {
 			return nil, fail(keyCustomizations, err)
@@ -211,6 +244,13 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 					return nil, fail(keyCustomizations, fmt.Errorf("%s ignoreDifferences: %w", pattern, unline(err)))
 				}
 				c.IgnoreDifferences = &ig
+			}
+			if strings.TrimSpace(cust.Actions) != "" {
+				a, err := parseActions(cust.Actions)
+				if err != nil {
+					return nil, fail(keyCustomizations, fmt.Errorf("%s actions: %w", pattern, unline(err)))
+				}
+				c.Actions = a
 			}
 		}
 	}
@@ -242,6 +282,15 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 					return err
 				}
 				get(g, k).IgnoreDifferences = &ig
+				return nil
+			})
+		case strings.HasPrefix(key, prefixActions):
+			err = withKind(key, prefixActions, func(g, k string) error {
+				a, err := parseActions(v)
+				if err != nil {
+					return err
+				}
+				get(g, k).Actions = a
 				return nil
 			})
 		case key == keyExclusions:
@@ -284,6 +333,31 @@ func parse(data map[string]string, lines map[string]int) (*Settings, error) {
 		return a.Kind < b.Kind
 	})
 	return s, nil
+}
+
+// parseActions reads one kind's actions and checks that each definition
+// has a name, used once, and a script.
+func parseActions(v string) (*Actions, error) {
+	var a Actions
+	if err := decodeYAML(v, &a); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.DiscoveryLua) == "" {
+		return nil, errors.New("discovery.lua is empty: it returns the actions available on an object")
+	}
+	seen := make(map[string]bool, len(a.Definitions))
+	for i, d := range a.Definitions {
+		switch {
+		case d.Name == "":
+			return nil, fmt.Errorf("definitions[%d]: name is empty", i)
+		case seen[d.Name]:
+			return nil, fmt.Errorf("definitions[%d]: action %q is defined twice", i, d.Name)
+		case strings.TrimSpace(d.ActionLua) == "":
+			return nil, fmt.Errorf("definitions[%d] (%s): action.lua is empty", i, d.Name)
+		}
+		seen[d.Name] = true
+	}
+	return &a, nil
 }
 
 func (s *Settings) setTrackingMethod(v string) error {

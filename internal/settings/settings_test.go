@@ -25,8 +25,16 @@ func TestParseConfigMapBothForms(t *testing.T) {
 				IgnoreDifferences: &IgnoreDifferences{JQPathExpressions: []string{".webhooks[]?.clientConfig.caBundle"}}},
 			{Group: "apps", Kind: "Deployment", IgnoreDifferences: &IgnoreDifferences{JSONPointers: []string{"/spec/replicas"}}},
 			{Group: "argoproj.io", Kind: "*", HealthLua: "return {status = \"Progressing\"}\n", UseOpenLibs: true},
+			{Group: "batch", Kind: "CronJob", Actions: &Actions{
+				DiscoveryLua: "return {suspend = {}}\n",
+				Definitions:  []ActionDefinition{{Name: "suspend", ActionLua: "obj.spec.suspend = true\nreturn obj\n"}},
+			}},
 			// The split key wins over the map form for the same kind.
 			{Group: "cert-manager.io", Kind: "Certificate", HealthLua: "hs = {}\nhs.status = \"Healthy\"\nreturn hs\n", UseOpenLibs: true},
+			{Group: "example.com", Kind: "Backup", Actions: &Actions{
+				DiscoveryLua: "return {run = {}}", MergeBuiltinActions: true,
+				Definitions: []ActionDefinition{{Name: "run", ActionLua: "return obj"}},
+			}},
 		},
 		IgnoreDifferencesAll: &IgnoreDifferences{ManagedFieldsManagers: []string{"kube-controller-manager"}},
 		Exclusions:           []ResourceFilter{{APIGroups: []string{"cilium.io"}, Kinds: []string{"CiliumIdentity"}, Clusters: []string{"*"}}},
@@ -91,6 +99,21 @@ func TestParseConfigMapErrors(t *testing.T) {
 			name: "bad impersonation switch",
 			file: "kind: ConfigMap\ndata:\n  application.sync.impersonation.enabled: on\n",
 			want: `settings key "application.sync.impersonation.enabled" (line 3): want true or false, got "on"`,
+		},
+		{
+			name: "unknown field in actions",
+			file: "kind: ConfigMap\ndata:\n  resource.customizations.actions.apps_Deployment: |\n    discovery.lua: return {}\n    definition: []\n",
+			want: `settings key "resource.customizations.actions.apps_Deployment" (line 5): field definition not found`,
+		},
+		{
+			name: "action defined twice",
+			file: "kind: ConfigMap\ndata:\n  resource.customizations.actions.apps_Deployment: |\n    discovery.lua: return {}\n    definitions:\n    - {name: a, action.lua: return obj}\n    - {name: a, action.lua: return obj}\n",
+			want: `settings key "resource.customizations.actions.apps_Deployment" (line 4): definitions[1]: action "a" is defined twice`,
+		},
+		{
+			name: "actions without discovery",
+			file: "kind: ConfigMap\ndata:\n  resource.customizations: |\n    apps/Deployment:\n      actions: |\n        definitions: []\n",
+			want: `settings key "resource.customizations" (line 4): apps/Deployment actions: discovery.lua is empty`,
 		},
 		{name: "not a configmap", file: "kind: Secret\n", want: `kind is "Secret", want ConfigMap`},
 		{name: "not an object", file: "- a\n- b\n", want: "line 1: want a ConfigMap object"},

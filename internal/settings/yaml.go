@@ -42,7 +42,7 @@ func decodeYAML(v string, out any) error {
 // strict reports whether out's format is closed (unknown fields are typos).
 func strict(out any) bool {
 	switch out.(type) {
-	case *IgnoreDifferences, *[]ResourceFilter:
+	case *IgnoreDifferences, *[]ResourceFilter, *Actions:
 		return true
 	}
 	return false

@@ -1,7 +1,8 @@
 // Package admin holds graphcd's operators' tools, "graphcd admin": render
 // an application source's manifests as the repository server would (render),
 // judge health (health), diff desired against live objects (diff), plan a
-// sync (sync-plan) and check an RBAC policy (rbac), all offline with the
+// sync (sync-plan), check an RBAC policy (rbac) and list or try resource
+// actions (actions), all offline with the
 // same code as the server and the controller; and rotate the key that
 // signs sessions in the cluster (rotate-session-key). Files are read with
 // "-" for stdin; unreadable documents are reported in place.
@@ -30,11 +31,11 @@ import (
 func NewCommand(kubeconfig *string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "admin",
-		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, rotate the session key",
+		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, try resource actions, rotate the session key",
 		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newRotateSessionKeyCmd(kubeconfig))
+	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newActionsCmd(), newRotateSessionKeyCmd(kubeconfig))
 	return c
 }
 
