@@ -133,9 +133,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 }
 
 // statusDelay is how long a change of an owned Application's sync or
-// health status waits before its set is generated again: the changes of
-// a thousand syncing Applications come together into a few generations,
-// not one each.
+// health status waits before its set follows it (status.resources, see
+// followResources; a RollingSync generates again): the changes of a
+// thousand syncing Applications come together, not one each.
 const statusDelay = 2 * time.Second
 
 // ownedApps enqueues the set that controls a changed Application: at once
