@@ -4,15 +4,11 @@ package controller_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -472,9 +468,7 @@ spec:
 	}
 	reposervertest.CommitMore(t, dir, map[string]string{"apps/docs/cm.yaml": "kind: ConfigMap"})
 	for _, name := range []string{p + "-sync", p + "-keep"} {
-		update(t, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name}}, func(s *v1alpha1.ApplicationSet) {
-			metav1.SetMetaDataAnnotation(&s.ObjectMeta, appset.RefreshAnnotation, "true")
-		})
+		refreshSet(t, name)
 	}
 	waitOwned(t, p+"-sync", p+"-sync-docs", p+"-sync-web")
 	waitOwned(t, p+"-keep", p+"-keep-api", p+"-keep-docs", p+"-keep-web")
@@ -683,9 +677,7 @@ spec:
 	if _, err := dyn.Resource(gvr).Namespace(appNamespace).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	update(t, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p}}, func(s *v1alpha1.ApplicationSet) {
-		metav1.SetMetaDataAnnotation(&s.ObjectMeta, appset.RefreshAnnotation, "true")
-	})
+	refreshSet(t, p)
 	waitOwned(t, p, "app-"+p+"-east", "app-"+p+"-west")
 }
 
@@ -742,101 +734,4 @@ spec:
 	if !strings.Contains(strings.ToLower(c.Message), "auth") || strings.Contains(c.Message, "s3cret") {
 		t.Errorf("the narrow project's set: %q, want an authentication failure (and no password)", c.Message)
 	}
-}
-
-// A plugin generator asks the plugin its ConfigMap names, with the token
-// from a Secret, and generates one app per parameter set it answers; a
-// refresh asks again.
-func TestApplicationSetPlugin(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	p := uniqueName("asp")
-	token := "tok-" + p
-	var mu sync.Mutex
-	answer := []string{"one"}
-	plugin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/getparams.execute" || r.Method != http.MethodPost {
-			http.NotFound(w, r)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if r.Header.Get("Authorization") != "Bearer "+token {
-			http.Error(w, "bad token", http.StatusUnauthorized)
-			return
-		}
-		var req struct {
-			ApplicationSetName string `json:"applicationSetName"`
-			Input              struct {
-				Parameters map[string]string `json:"parameters"`
-			} `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.ApplicationSetName != p {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		var params []map[string]string
-		for _, name := range answer {
-			params = append(params, map[string]string{"name": req.Input.Parameters["prefix"] + name})
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"output": map[string]any{"parameters": params}})
-	}))
-	t.Cleanup(plugin.Close)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p}, StringData: map[string]string{"token": token}}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p},
-		Data: map[string]string{"baseUrl": plugin.URL, "token": "$" + p + ":token", "requestTimeout": "10"}}
-	if _, err := cluster.Client.CoreV1().Secrets(appNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cluster.Client.CoreV1().ConfigMaps(appNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cluster.Client.CoreV1().Secrets(appNamespace).Delete(context.Background(), p, metav1.DeleteOptions{})
-		_ = cluster.Client.CoreV1().ConfigMaps(appNamespace).Delete(context.Background(), p, metav1.DeleteOptions{})
-	})
-	createAppSet(t, fmt.Sprintf(`
-metadata: {name: %[1]s}
-spec:
-  generators:
-  - plugin:
-      configMapRef: {name: %[1]s}
-      input: {parameters: {prefix: %[1]s-}}
-      values: {asked: '{{generator.input.parameters.prefix}}'}
-  template:
-    metadata: {name: '{{name}}', annotations: {asked: '{{values.asked}}'}}
-    spec:
-      project: default
-      source: {repoURL: https://git.example.com/apps.git, path: guestbook}
-      destination: {server: https://kubernetes.default.svc, namespace: guestbook}
-`, p))
-	owned := waitOwned(t, p, p+"-one")
-	if got := owned[p+"-one"].Annotations["asked"]; got != p+"-" {
-		t.Errorf("annotation asked = %q, want the input parameter %q", got, p+"-")
-	}
-
-	mu.Lock()
-	answer = []string{"one", "two"}
-	mu.Unlock()
-	update(t, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p}}, func(s *v1alpha1.ApplicationSet) {
-		metav1.SetMetaDataAnnotation(&s.ObjectMeta, appset.RefreshAnnotation, "true")
-	})
-	waitOwned(t, p, p+"-one", p+"-two")
-
-	// A token the plugin refuses: the set reports the plugin's answer,
-	// never the token, and keeps its apps.
-	mu.Lock()
-	token = "other"
-	mu.Unlock()
-	update(t, &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: p}}, func(s *v1alpha1.ApplicationSet) {
-		metav1.SetMetaDataAnnotation(&s.ObjectMeta, appset.RefreshAnnotation, "true")
-	})
-	set := waitSetStatus(t, p, "an error condition", func(s *v1alpha1.ApplicationSetStatus) bool {
-		c := setCondition(s, v1alpha1.ApplicationSetConditionErrorOccurred)
-		return c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, "401")
-	})
-	if msg := setCondition(&set.Status, v1alpha1.ApplicationSetConditionErrorOccurred).Message; strings.Contains(msg, "tok-") {
-		t.Errorf("the condition shows the token: %s", msg)
-	}
-	waitOwned(t, p, p+"-one", p+"-two")
 }
