@@ -2358,6 +2358,35 @@ func (v *ApplicationRef) GetName() string { return v.Name }
 // GetNamespace returns ApplicationRef.Namespace, and is useful for accessing the field via an interface.
 func (v *ApplicationRef) GetNamespace() *string { return v.Namespace }
 
+// One live object of an application.
+type ApplicationResourceInput struct {
+	// The application.
+	Application ApplicationRef `json:"application"`
+	// The API group; empty for the core group.
+	Group string `json:"group"`
+	// The kind.
+	Kind string `json:"kind"`
+	// The namespace; empty for cluster-scoped objects.
+	Namespace string `json:"namespace"`
+	// The name.
+	Name string `json:"name"`
+}
+
+// GetApplication returns ApplicationResourceInput.Application, and is useful for accessing the field via an interface.
+func (v *ApplicationResourceInput) GetApplication() ApplicationRef { return v.Application }
+
+// GetGroup returns ApplicationResourceInput.Group, and is useful for accessing the field via an interface.
+func (v *ApplicationResourceInput) GetGroup() string { return v.Group }
+
+// GetKind returns ApplicationResourceInput.Kind, and is useful for accessing the field via an interface.
+func (v *ApplicationResourceInput) GetKind() string { return v.Kind }
+
+// GetNamespace returns ApplicationResourceInput.Namespace, and is useful for accessing the field via an interface.
+func (v *ApplicationResourceInput) GetNamespace() string { return v.Namespace }
+
+// GetName returns ApplicationResourceInput.Name, and is useful for accessing the field via an interface.
+func (v *ApplicationResourceInput) GetName() string { return v.Name }
+
 // What the controller did with one element of a generation.
 type ApplicationSetAction string
 
@@ -3651,6 +3680,19 @@ func (v *DeleteApplicationInput) GetCascade() bool { return v.Cascade }
 
 // GetPropagationPolicy returns DeleteApplicationInput.PropagationPolicy, and is useful for accessing the field via an interface.
 func (v *DeleteApplicationInput) GetPropagationPolicy() PropagationPolicy { return v.PropagationPolicy }
+
+// DeleteApplicationResourceResponse is returned by DeleteApplicationResource on success.
+type DeleteApplicationResourceResponse struct {
+	// Deletes one live object of an application (one of its managed
+	// resources or anything in its resource tree) on its destination cluster.
+	// NOT_FOUND for objects that are not the application's.
+	DeleteApplicationResource bool `json:"deleteApplicationResource"`
+}
+
+// GetDeleteApplicationResource returns DeleteApplicationResourceResponse.DeleteApplicationResource, and is useful for accessing the field via an interface.
+func (v *DeleteApplicationResourceResponse) GetDeleteApplicationResource() bool {
+	return v.DeleteApplicationResource
+}
 
 // DeleteApplicationResponse is returned by DeleteApplication on success.
 type DeleteApplicationResponse struct {
@@ -5181,6 +5223,37 @@ func (v *PageFields) GetHasNextPage() bool { return v.HasNextPage }
 // GetEndCursor returns PageFields.EndCursor, and is useful for accessing the field via an interface.
 func (v *PageFields) GetEndCursor() *string { return v.EndCursor }
 
+// PatchApplicationResourceResponse is returned by PatchApplicationResource on success.
+type PatchApplicationResourceResponse struct {
+	// Patches one live object of an application (as deleteApplicationResource
+	// chooses it) with a JSON merge patch, a JSON patch or a strategic merge
+	// patch.
+	PatchApplicationResource bool `json:"patchApplicationResource"`
+}
+
+// GetPatchApplicationResource returns PatchApplicationResourceResponse.PatchApplicationResource, and is useful for accessing the field via an interface.
+func (v *PatchApplicationResourceResponse) GetPatchApplicationResource() bool {
+	return v.PatchApplicationResource
+}
+
+// How a patch is applied.
+type PatchType string
+
+const (
+	// RFC 7386 JSON merge patch.
+	PatchTypeMerge PatchType = "MERGE"
+	// RFC 6902 JSON patch.
+	PatchTypeJson PatchType = "JSON"
+	// Kubernetes strategic merge patch (built-in kinds only).
+	PatchTypeStrategic PatchType = "STRATEGIC"
+)
+
+var AllPatchType = []PatchType{
+	PatchTypeMerge,
+	PatchTypeJson,
+	PatchTypeStrategic,
+}
+
 // PodLogsApplication includes the requested fields of the GraphQL type Application.
 // The GraphQL type's documentation follows.
 //
@@ -5682,6 +5755,122 @@ const (
 var AllPropagationPolicy = []PropagationPolicy{
 	PropagationPolicyForeground,
 	PropagationPolicyBackground,
+}
+
+// A refresh request.
+type RefreshApplicationInput struct {
+	// The application.
+	Application ApplicationRef `json:"application"`
+	// Render the manifests again rather than reuse cached ones.
+	Hard bool `json:"hard"`
+}
+
+// GetApplication returns RefreshApplicationInput.Application, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationInput) GetApplication() ApplicationRef { return v.Application }
+
+// GetHard returns RefreshApplicationInput.Hard, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationInput) GetHard() bool { return v.Hard }
+
+// RefreshApplicationRefreshApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type RefreshApplicationRefreshApplication struct {
+	AppSummary `json:"-"`
+}
+
+// GetName returns RefreshApplicationRefreshApplication.Name, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationRefreshApplication) GetName() string { return v.AppSummary.Name }
+
+// GetNamespace returns RefreshApplicationRefreshApplication.Namespace, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationRefreshApplication) GetNamespace() string { return v.AppSummary.Namespace }
+
+// GetProject returns RefreshApplicationRefreshApplication.Project, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationRefreshApplication) GetProject() string { return v.AppSummary.Project }
+
+// GetDeleting returns RefreshApplicationRefreshApplication.Deleting, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationRefreshApplication) GetDeleting() bool { return v.AppSummary.Deleting }
+
+// GetSpec returns RefreshApplicationRefreshApplication.Spec, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationRefreshApplication) GetSpec() AppSummarySpecApplicationSpec {
+	return v.AppSummary.Spec
+}
+
+// GetStatus returns RefreshApplicationRefreshApplication.Status, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationRefreshApplication) GetStatus() AppSummaryStatusApplicationStatus {
+	return v.AppSummary.Status
+}
+
+func (v *RefreshApplicationRefreshApplication) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*RefreshApplicationRefreshApplication
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.RefreshApplicationRefreshApplication = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.AppSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalRefreshApplicationRefreshApplication struct {
+	Name string `json:"name"`
+
+	Namespace string `json:"namespace"`
+
+	Project string `json:"project"`
+
+	Deleting bool `json:"deleting"`
+
+	Spec AppSummarySpecApplicationSpec `json:"spec"`
+
+	Status AppSummaryStatusApplicationStatus `json:"status"`
+}
+
+func (v *RefreshApplicationRefreshApplication) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *RefreshApplicationRefreshApplication) __premarshalJSON() (*__premarshalRefreshApplicationRefreshApplication, error) {
+	var retval __premarshalRefreshApplicationRefreshApplication
+
+	retval.Name = v.AppSummary.Name
+	retval.Namespace = v.AppSummary.Namespace
+	retval.Project = v.AppSummary.Project
+	retval.Deleting = v.AppSummary.Deleting
+	retval.Spec = v.AppSummary.Spec
+	retval.Status = v.AppSummary.Status
+	return &retval, nil
+}
+
+// RefreshApplicationResponse is returned by RefreshApplication on success.
+type RefreshApplicationResponse struct {
+	// Asks the controller to compare the application with Git again now.
+	RefreshApplication RefreshApplicationRefreshApplication `json:"refreshApplication"`
+}
+
+// GetRefreshApplication returns RefreshApplicationResponse.RefreshApplication, and is useful for accessing the field via an interface.
+func (v *RefreshApplicationResponse) GetRefreshApplication() RefreshApplicationRefreshApplication {
+	return v.RefreshApplication
 }
 
 // RemoveClusterResponse is returned by RemoveCluster on success.
@@ -7006,6 +7195,18 @@ type __DeleteApplicationInput struct {
 // GetInput returns __DeleteApplicationInput.Input, and is useful for accessing the field via an interface.
 func (v *__DeleteApplicationInput) GetInput() DeleteApplicationInput { return v.Input }
 
+// __DeleteApplicationResourceInput is used internally by genqlient
+type __DeleteApplicationResourceInput struct {
+	Input  ApplicationResourceInput `json:"input"`
+	Policy PropagationPolicy        `json:"policy"`
+}
+
+// GetInput returns __DeleteApplicationResourceInput.Input, and is useful for accessing the field via an interface.
+func (v *__DeleteApplicationResourceInput) GetInput() ApplicationResourceInput { return v.Input }
+
+// GetPolicy returns __DeleteApplicationResourceInput.Policy, and is useful for accessing the field via an interface.
+func (v *__DeleteApplicationResourceInput) GetPolicy() PropagationPolicy { return v.Policy }
+
 // __DeleteApplicationSetInput is used internally by genqlient
 type __DeleteApplicationSetInput struct {
 	Name      string  `json:"name"`
@@ -7182,6 +7383,22 @@ func (v *__ListRepositoriesInput) GetFirst() int { return v.First }
 // GetAfter returns __ListRepositoriesInput.After, and is useful for accessing the field via an interface.
 func (v *__ListRepositoriesInput) GetAfter() *string { return v.After }
 
+// __PatchApplicationResourceInput is used internally by genqlient
+type __PatchApplicationResourceInput struct {
+	Input     ApplicationResourceInput `json:"input"`
+	Patch     string                   `json:"patch"`
+	PatchType PatchType                `json:"patchType"`
+}
+
+// GetInput returns __PatchApplicationResourceInput.Input, and is useful for accessing the field via an interface.
+func (v *__PatchApplicationResourceInput) GetInput() ApplicationResourceInput { return v.Input }
+
+// GetPatch returns __PatchApplicationResourceInput.Patch, and is useful for accessing the field via an interface.
+func (v *__PatchApplicationResourceInput) GetPatch() string { return v.Patch }
+
+// GetPatchType returns __PatchApplicationResourceInput.PatchType, and is useful for accessing the field via an interface.
+func (v *__PatchApplicationResourceInput) GetPatchType() PatchType { return v.PatchType }
+
 // __PodLogsInput is used internally by genqlient
 type __PodLogsInput struct {
 	Application  string  `json:"application"`
@@ -7221,6 +7438,14 @@ func (v *__PreviewApplicationSetInput) GetInput() DryRunApplicationSetInput { re
 
 // GetFirst returns __PreviewApplicationSetInput.First, and is useful for accessing the field via an interface.
 func (v *__PreviewApplicationSetInput) GetFirst() int { return v.First }
+
+// __RefreshApplicationInput is used internally by genqlient
+type __RefreshApplicationInput struct {
+	Input RefreshApplicationInput `json:"input"`
+}
+
+// GetInput returns __RefreshApplicationInput.Input, and is useful for accessing the field via an interface.
+func (v *__RefreshApplicationInput) GetInput() RefreshApplicationInput { return v.Input }
 
 // __RemoveClusterInput is used internally by genqlient
 type __RemoveClusterInput struct {
@@ -8013,6 +8238,40 @@ func DeleteApplication(
 	}
 
 	data_ = &DeleteApplicationResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteApplicationResource.
+const DeleteApplicationResource_Operation = `
+mutation DeleteApplicationResource ($input: ApplicationResourceInput!, $policy: PropagationPolicy!) {
+	deleteApplicationResource(input: $input, propagationPolicy: $policy)
+}
+`
+
+func DeleteApplicationResource(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ApplicationResourceInput,
+	policy PropagationPolicy,
+) (data_ *DeleteApplicationResourceResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteApplicationResource",
+		Query:  DeleteApplicationResource_Operation,
+		Variables: &__DeleteApplicationResourceInput{
+			Input:  input,
+			Policy: policy,
+		},
+	}
+
+	data_ = &DeleteApplicationResourceResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -9002,6 +9261,42 @@ func Me(
 	return data_, err_
 }
 
+// The mutation executed by PatchApplicationResource.
+const PatchApplicationResource_Operation = `
+mutation PatchApplicationResource ($input: ApplicationResourceInput!, $patch: String!, $patchType: PatchType!) {
+	patchApplicationResource(input: $input, patch: $patch, patchType: $patchType)
+}
+`
+
+func PatchApplicationResource(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ApplicationResourceInput,
+	patch string,
+	patchType PatchType,
+) (data_ *PatchApplicationResourceResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PatchApplicationResource",
+		Query:  PatchApplicationResource_Operation,
+		Variables: &__PatchApplicationResourceInput{
+			Input:     input,
+			Patch:     patch,
+			PatchType: patchType,
+		},
+	}
+
+	data_ = &PatchApplicationResourceResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PodLogs.
 const PodLogs_Operation = `
 query PodLogs ($application: String!, $appNamespace: String, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {
@@ -9113,6 +9408,88 @@ func PreviewApplicationSet(
 	}
 
 	data_ = &PreviewApplicationSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RefreshApplication.
+const RefreshApplication_Operation = `
+mutation RefreshApplication ($input: RefreshApplicationInput!) {
+	refreshApplication(input: $input) {
+		... AppSummary
+	}
+}
+fragment AppSummary on Application {
+	name
+	namespace
+	project
+	deleting
+	spec {
+		source {
+			repoURL
+			path
+			targetRevision
+			chart
+		}
+		sources {
+			repoURL
+			path
+			targetRevision
+			chart
+		}
+		destination {
+			server
+			name
+			namespace
+		}
+		syncPolicy {
+			automated {
+				enabled
+				prune
+				selfHeal
+			}
+		}
+	}
+	status {
+		sync {
+			status
+			revision
+		}
+		health {
+			status
+			message
+		}
+		operationState {
+			phase
+			message
+			startedAt
+			finishedAt
+		}
+	}
+}
+`
+
+func RefreshApplication(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RefreshApplicationInput,
+) (data_ *RefreshApplicationResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RefreshApplication",
+		Query:  RefreshApplication_Operation,
+		Variables: &__RefreshApplicationInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RefreshApplicationResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +29,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/cli"
+	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
@@ -241,6 +243,28 @@ spec:
 	rolled := parseApp(runOK("app", "rollback", "cli-app", strconv.Itoa(history[0].ID), "-o", "json"))
 	if rolled.Status.OperationState == nil || rolled.Status.OperationState.Phase != "Succeeded" || len(rolled.Status.History) != 3 {
 		t.Errorf("app rollback -o json = %+v, want a third deployment", rolled)
+	}
+
+	// Day-2 commands on one live object: a patch (the diff shows it
+	// after a refresh), a bad patch type refused as usage, a delete.
+	runOK("app", "patch-resource", "cli-app", "--kind", "ConfigMap", "--namespace", dest, "--resource-name", "settings",
+		"--patch", `{"data":{"mode":"patched"}}`, "--patch-type", "application/merge-patch+json")
+	if cm, err := cluster.Client.CoreV1().ConfigMaps(dest).Get(t.Context(), "settings", metav1.GetOptions{}); err != nil || cm.Data["mode"] != "patched" {
+		t.Fatalf("after app patch-resource: %v %v", cm, err)
+	}
+	if r := run("", "app", "patch-resource", "cli-app", "--kind", "ConfigMap", "--resource-name", "settings", "--patch", "{}", "--patch-type", "yaml"); r.code != command.ExitUsage {
+		t.Errorf("app patch-resource --patch-type yaml = %d %q, want a usage error", r.code, r.stderr)
+	}
+	if got := runOK("app", "refresh", "cli-app"); got != "application \"cli-app\" refreshing\n" {
+		t.Errorf("app refresh = %q", got)
+	}
+	poll(t, "app diff to see the patch", func() (bool, string) {
+		r := run("", "app", "diff", "cli-app")
+		return r.code == cli.ExitNotAsExpected && strings.Contains(r.stdout, "patched"), fmt.Sprintf("%+v", r)
+	})
+	runOK("app", "delete-resource", "cli-app", "--kind", "ConfigMap", "--namespace", dest, "--resource-name", "settings")
+	if _, err := cluster.Client.CoreV1().ConfigMaps(dest).Get(t.Context(), "settings", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after app delete-resource: %v, want NotFound", err)
 	}
 
 	// CI: a server and a token from the environment, no configuration.

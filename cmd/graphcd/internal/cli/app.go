@@ -122,6 +122,7 @@ application (NOT_FOUND) or a refused request (FORBIDDEN).`,
 	c.AddCommand(newAppListCmd(o), newAppGetCmd(o), newAppCreateCmd(o), newAppDeleteCmd(o),
 		newAppSyncCmd(o), newAppWaitCmd(o), newAppHistoryCmd(o), newAppRollbackCmd(o),
 		newAppTerminateOpCmd(o), newAppDiffCmd(o), newAppResourcesCmd(o), newAppEventsCmd(o),
+		newAppRefreshCmd(o), newAppPatchResourceCmd(o), newAppDeleteResourceCmd(o),
 		newAppManifestsCmd(o), newAppSetCmd(o),
 		newAppLogsCmd(o))
 	return c
