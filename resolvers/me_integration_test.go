@@ -71,9 +71,19 @@ func TestDeepLinks(t *testing.T) {
 	if l := got.Project.Links[0]; l.URL != "https://audit.example.com/?project=default" {
 		t.Errorf("project link %+v", l)
 	}
-	data(t, q, map[string]any{"ns": ns, "n": "other"}, &got)
-	if len(got.Application.Links) != 0 {
-		t.Errorf("a link whose condition fails: %+v", got.Application.Links)
+	// "other" may reach the index after "linked-a": wait until it is there.
+	var other struct {
+		Application *struct{ Links []link }
+	}
+	eventually(t, "the other app", func() error {
+		data(t, q, map[string]any{"ns": ns, "n": "other"}, &other)
+		if other.Application == nil {
+			return errNotYet
+		}
+		return nil
+	})
+	if len(other.Application.Links) != 0 {
+		t.Errorf("a link whose condition fails: %+v", other.Application.Links)
 	}
 }
 
