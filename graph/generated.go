@@ -515,6 +515,7 @@ type ComplexityRoot struct {
 	}
 
 	LiveResource struct {
+		Actions  func(childComplexity int) int
 		Events   func(childComplexity int, first int32) int
 		Links    func(childComplexity int) int
 		Manifest func(childComplexity int) int
@@ -569,6 +570,7 @@ type ComplexityRoot struct {
 		RefreshApplication        func(childComplexity int, input model.RefreshApplicationInput) int
 		RemoveCluster             func(childComplexity int, server string) int
 		RollbackApplication       func(childComplexity int, input model.RollbackApplicationInput) int
+		RunResourceAction         func(childComplexity int, input model.ApplicationResourceInput, action string, params []*model.ResourceActionParamInput) int
 		SyncApplication           func(childComplexity int, input model.SyncApplicationInput) int
 		TerminateOperation        func(childComplexity int, input model.ApplicationRef) int
 		TestRepository            func(childComplexity int, url string, project *string) int
@@ -724,6 +726,28 @@ type ComplexityRoot struct {
 	RepositoryEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ResourceAction struct {
+		Disabled    func(childComplexity int) int
+		DisplayName func(childComplexity int) int
+		IconClass   func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Params      func(childComplexity int) int
+	}
+
+	ResourceActionChange struct {
+		Group     func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Operation func(childComplexity int) int
+	}
+
+	ResourceActionParam struct {
+		Default func(childComplexity int) int
+		Name    func(childComplexity int) int
+		Type    func(childComplexity int) int
 	}
 
 	ResourceIgnoreDifferences struct {
@@ -1020,6 +1044,7 @@ type KustomizeReplicaResolver interface {
 type LiveResourceResolver interface {
 	Events(ctx context.Context, obj *model.LiveResource, first int32) ([]*model.KubeEvent, error)
 	Links(ctx context.Context, obj *model.LiveResource) ([]*model.DeepLink, error)
+	Actions(ctx context.Context, obj *model.LiveResource) ([]*model.ResourceAction, error)
 }
 type ManagedNamespaceMetadataResolver interface {
 	Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error)
@@ -1043,6 +1068,7 @@ type MutationResolver interface {
 	TerminateOperation(ctx context.Context, input model.ApplicationRef) (*model.Application, error)
 	DeleteApplicationResource(ctx context.Context, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) (bool, error)
 	PatchApplicationResource(ctx context.Context, input model.ApplicationResourceInput, patch string, patchType model.PatchType) (bool, error)
+	RunResourceAction(ctx context.Context, input model.ApplicationResourceInput, action string, params []*model.ResourceActionParamInput) ([]*model.ResourceActionChange, error)
 	CreateProject(ctx context.Context, input model.CreateProjectInput) (*model.Project, error)
 	UpdateProjectSpec(ctx context.Context, input model.UpdateProjectSpecInput) (*model.Project, error)
 	DeleteProject(ctx context.Context, name string) (string, error)
@@ -2918,6 +2944,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KustomizeReplica.Name(childComplexity), true
 
+	case "LiveResource.actions":
+		if e.ComplexityRoot.LiveResource.Actions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveResource.Actions(childComplexity), true
 	case "LiveResource.events":
 		if e.ComplexityRoot.LiveResource.Events == nil {
 			break
@@ -3279,6 +3311,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RollbackApplication(childComplexity, args["input"].(model.RollbackApplicationInput)), true
+	case "Mutation.runResourceAction":
+		if e.ComplexityRoot.Mutation.RunResourceAction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_runResourceAction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RunResourceAction(childComplexity, args["input"].(model.ApplicationResourceInput), args["action"].(string), args["params"].([]*model.ResourceActionParamInput)), true
 	case "Mutation.syncApplication":
 		if e.ComplexityRoot.Mutation.SyncApplication == nil {
 			break
@@ -3999,6 +4042,87 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RepositoryEdge.Node(childComplexity), true
+
+	case "ResourceAction.disabled":
+		if e.ComplexityRoot.ResourceAction.Disabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceAction.Disabled(childComplexity), true
+	case "ResourceAction.displayName":
+		if e.ComplexityRoot.ResourceAction.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceAction.DisplayName(childComplexity), true
+	case "ResourceAction.iconClass":
+		if e.ComplexityRoot.ResourceAction.IconClass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceAction.IconClass(childComplexity), true
+	case "ResourceAction.name":
+		if e.ComplexityRoot.ResourceAction.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceAction.Name(childComplexity), true
+	case "ResourceAction.params":
+		if e.ComplexityRoot.ResourceAction.Params == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceAction.Params(childComplexity), true
+
+	case "ResourceActionChange.group":
+		if e.ComplexityRoot.ResourceActionChange.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceActionChange.Group(childComplexity), true
+	case "ResourceActionChange.kind":
+		if e.ComplexityRoot.ResourceActionChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceActionChange.Kind(childComplexity), true
+	case "ResourceActionChange.name":
+		if e.ComplexityRoot.ResourceActionChange.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceActionChange.Name(childComplexity), true
+	case "ResourceActionChange.namespace":
+		if e.ComplexityRoot.ResourceActionChange.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceActionChange.Namespace(childComplexity), true
+	case "ResourceActionChange.operation":
+		if e.ComplexityRoot.ResourceActionChange.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceActionChange.Operation(childComplexity), true
+
+	case "ResourceActionParam.default":
+		if e.ComplexityRoot.ResourceActionParam.Default == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceActionParam.Default(childComplexity), true
+	case "ResourceActionParam.name":
+		if e.ComplexityRoot.ResourceActionParam.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceActionParam.Name(childComplexity), true
+	case "ResourceActionParam.type":
+		if e.ComplexityRoot.ResourceActionParam.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceActionParam.Type(childComplexity), true
 
 	case "ResourceIgnoreDifferences.group":
 		if e.ComplexityRoot.ResourceIgnoreDifferences.Group == nil {
@@ -4903,6 +5027,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PatchApplicationInput", ec.unmarshalInputPatchApplicationInput),
 			graphql.NewInputUnmarshaler("RefreshApplicationInput", ec.unmarshalInputRefreshApplicationInput),
 			graphql.NewInputUnmarshaler("RepositoryInput", ec.unmarshalInputRepositoryInput),
+			graphql.NewInputUnmarshaler("ResourceActionParamInput", ec.unmarshalInputResourceActionParamInput),
 			graphql.NewInputUnmarshaler("RetryInput", ec.unmarshalInputRetryInput),
 			graphql.NewInputUnmarshaler("RollbackApplicationInput", ec.unmarshalInputRollbackApplicationInput),
 			graphql.NewInputUnmarshaler("SyncApplicationInput", ec.unmarshalInputSyncApplicationInput),
@@ -5232,6 +5357,25 @@ type Mutation {
   patch.
   """
   patchApplicationResource(input: ApplicationResourceInput!, patch: String!, patchType: PatchType! = MERGE): Boolean!
+  """
+  Runs a resource action (Argo CD's) on one live object of an
+  application, as deleteApplicationResource chooses it: the action's
+  patch of the object and the objects it creates (a Job from a CronJob)
+  are written to the destination cluster, in the order the action gave
+  them, and the application gets a ResourceActionRan Event naming who ran
+  it. Needs applications, action/<group>/<kind>/<action> on the
+  application (the core group is empty: action//Pod/<action>); every
+  object written must be one the project permits. BAD_USER_INPUT for an
+  action the object does not offer or offers disabled, a parameter it
+  does not declare or of the wrong type, or a script that fails.
+  """
+  runResourceAction(
+    input: ApplicationResourceInput!
+    "The action's name, as LiveResource.actions lists it."
+    action: String!
+    "Values of the action's parameters; those left out take their default."
+    params: [ResourceActionParamInput!]! = []
+  ): [ResourceActionChange!]!
   """
   Creates an AppProject from its manifest. With upsert, an existing project
   of that name gets the manifest's spec, labels and annotations.
@@ -6631,6 +6775,83 @@ type LiveResource {
   server).
   """
   links: [DeepLink!]!
+  """
+  The resource actions the object offers, sorted by name: the built-in
+  ones of its kind (restart, scale, pause, resume, suspend, create-job)
+  and graphcd-cm's resource.customizations.actions, as Argo CD
+  discovers them. Listing needs only get on the application; running one
+  (runResourceAction) needs its action right. Empty when the object does
+  not exist.
+  """
+  actions: [ResourceAction!]!
+}
+
+"""
+An action a live object offers.
+"""
+type ResourceAction {
+  "The name, e.g. restart."
+  name: String!
+  """
+  Whether the action cannot run on the object as it is (resume on a
+  Deployment that is not paused).
+  """
+  disabled: Boolean!
+  "The name to show; empty means name."
+  displayName: String!
+  "An icon class (Font Awesome's, as Argo CD's) to show; may be empty."
+  iconClass: String!
+  "The parameters the action takes."
+  params: [ResourceActionParam!]!
+}
+
+"""
+A parameter of a resource action. Values are passed as strings and must
+read as the parameter's type.
+"""
+type ResourceActionParam {
+  "The name."
+  name: String!
+  "string, number, integer or boolean."
+  type: String!
+  "The value taken when the parameter is left out; may be empty."
+  default: String!
+}
+
+"""
+A value of a resource action's parameter.
+"""
+input ResourceActionParamInput {
+  "The parameter's name."
+  name: String!
+  "The value, as a string of the parameter's type."
+  value: String!
+}
+
+"""
+What a resource action wrote.
+"""
+enum ResourceActionOperation {
+  "The object the action ran on was patched."
+  PATCH
+  "A new object was created."
+  CREATE
+}
+
+"""
+One object a resource action wrote.
+"""
+type ResourceActionChange {
+  "Patched or created."
+  operation: ResourceActionOperation!
+  "The API group; empty for the core group."
+  group: String!
+  "The kind."
+  kind: String!
+  "The namespace; empty for cluster-scoped objects."
+  namespace: String!
+  "The name."
+  name: String!
 }
 
 """
@@ -8726,6 +8947,8 @@ func (ec *executionContext) childFields_LiveResource(ctx context.Context, field 
 		return ec.fieldContext_LiveResource_events(ctx, field)
 	case "links":
 		return ec.fieldContext_LiveResource_links(ctx, field)
+	case "actions":
+		return ec.fieldContext_LiveResource_actions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LiveResource", field.Name)
 }
@@ -9046,6 +9269,50 @@ func (ec *executionContext) childFields_RepositoryEdge(ctx context.Context, fiel
 		return ec.fieldContext_RepositoryEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RepositoryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceAction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ResourceAction_name(ctx, field)
+	case "disabled":
+		return ec.fieldContext_ResourceAction_disabled(ctx, field)
+	case "displayName":
+		return ec.fieldContext_ResourceAction_displayName(ctx, field)
+	case "iconClass":
+		return ec.fieldContext_ResourceAction_iconClass(ctx, field)
+	case "params":
+		return ec.fieldContext_ResourceAction_params(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceAction", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceActionChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "operation":
+		return ec.fieldContext_ResourceActionChange_operation(ctx, field)
+	case "group":
+		return ec.fieldContext_ResourceActionChange_group(ctx, field)
+	case "kind":
+		return ec.fieldContext_ResourceActionChange_kind(ctx, field)
+	case "namespace":
+		return ec.fieldContext_ResourceActionChange_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_ResourceActionChange_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceActionChange", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceActionParam(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ResourceActionParam_name(ctx, field)
+	case "type":
+		return ec.fieldContext_ResourceActionParam_type(ctx, field)
+	case "default":
+		return ec.fieldContext_ResourceActionParam_default(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceActionParam", field.Name)
 }
 
 func (ec *executionContext) childFields_ResourceIgnoreDifferences(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10171,6 +10438,36 @@ func (ec *executionContext) field_Mutation_rollbackApplication_args(ctx context.
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_runResourceAction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApplicationResourceInput, error) {
+			return ec.unmarshalNApplicationResourceInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationResourceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "params",
+		func(ctx context.Context, v any) ([]*model.ResourceActionParamInput, error) {
+			return ec.unmarshalNResourceActionParamInput2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionParamInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["params"] = arg2
 	return args, nil
 }
 
@@ -18281,6 +18578,38 @@ func (ec *executionContext) fieldContext_LiveResource_links(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _LiveResource_actions(ctx context.Context, field graphql.CollectedField, obj *model.LiveResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveResource_actions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveResource().Actions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ResourceAction) graphql.Marshaler {
+			return ec.marshalNResourceAction2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveResource_actions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveResource",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceAction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ManagedNamespaceMetadata_labels(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ManagedNamespaceMetadata) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19364,6 +19693,50 @@ func (ec *executionContext) fieldContext_Mutation_patchApplicationResource(ctx c
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_patchApplicationResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_runResourceAction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_runResourceAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RunResourceAction(ctx, fc.Args["input"].(model.ApplicationResourceInput), fc.Args["action"].(string), fc.Args["params"].([]*model.ResourceActionParamInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ResourceActionChange) graphql.Marshaler {
+			return ec.marshalNResourceActionChange2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_runResourceAction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceActionChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_runResourceAction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -22727,6 +23100,314 @@ func (ec *executionContext) fieldContext_RepositoryEdge_node(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ResourceAction_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceAction_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceAction_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceAction", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceAction_disabled(ctx context.Context, field graphql.CollectedField, obj *model.ResourceAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceAction_disabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Disabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceAction_disabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceAction", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ResourceAction_displayName(ctx context.Context, field graphql.CollectedField, obj *model.ResourceAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceAction_displayName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisplayName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceAction_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceAction", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceAction_iconClass(ctx context.Context, field graphql.CollectedField, obj *model.ResourceAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceAction_iconClass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IconClass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceAction_iconClass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceAction", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceAction_params(ctx context.Context, field graphql.CollectedField, obj *model.ResourceAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceAction_params(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Params, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ResourceActionParam) graphql.Marshaler {
+			return ec.marshalNResourceActionParam2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionParamᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceAction_params(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceAction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceActionParam(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceActionChange_operation(ctx context.Context, field graphql.CollectedField, obj *model.ResourceActionChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceActionChange_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ResourceActionOperation) graphql.Marshaler {
+			return ec.marshalNResourceActionOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceActionChange_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceActionChange", field, false, false, "ResourceActionOperation")
+}
+
+func (ec *executionContext) _ResourceActionChange_group(ctx context.Context, field graphql.CollectedField, obj *model.ResourceActionChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceActionChange_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceActionChange_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceActionChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceActionChange_kind(ctx context.Context, field graphql.CollectedField, obj *model.ResourceActionChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceActionChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceActionChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceActionChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceActionChange_namespace(ctx context.Context, field graphql.CollectedField, obj *model.ResourceActionChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceActionChange_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceActionChange_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceActionChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceActionChange_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceActionChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceActionChange_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceActionChange_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceActionChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceActionParam_name(ctx context.Context, field graphql.CollectedField, obj *model.ResourceActionParam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceActionParam_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceActionParam_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceActionParam", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceActionParam_type(ctx context.Context, field graphql.CollectedField, obj *model.ResourceActionParam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceActionParam_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceActionParam_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceActionParam", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceActionParam_default(ctx context.Context, field graphql.CollectedField, obj *model.ResourceActionParam) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceActionParam_default(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Default, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceActionParam_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceActionParam", field, false, false, "String")
 }
 
 func (ec *executionContext) _ResourceIgnoreDifferences_group(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ResourceIgnoreDifferences) (ret graphql.Marshaler) {
@@ -28694,6 +29375,55 @@ func UnmarshalRepositoryInput(ctx context.Context, raw any) (model.RepositoryInp
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputResourceActionParamInput(ctx context.Context, obj any) (model.ResourceActionParamInput, error) {
+	var it model.ResourceActionParamInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "value"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalResourceActionParamInput unmarshals raw into the ResourceActionParamInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalResourceActionParamInput(ctx context.Context, raw any) (model.ResourceActionParamInput, error) {
+	var out model.ResourceActionParamInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ResourceActionParamInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRetryInput(ctx context.Context, obj any) (model.RetryInput, error) {
 	var it model.RetryInput
 	if obj == nil {
@@ -32316,6 +33046,12 @@ func (ec *executionContext) _LiveResource(ctx context.Context, sel ast.Selection
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._LiveResource_links(ctx, field, obj)
 				})
+		case "actions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._LiveResource_actions(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32627,6 +33363,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "patchApplicationResource":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_patchApplicationResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runResourceAction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_runResourceAction(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -33736,6 +34479,155 @@ func (ec *executionContext) _RepositoryEdge(ctx context.Context, sel ast.Selecti
 			}
 		case "node":
 			out.Values[i] = ec._RepositoryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceActionImplementors = []string{"ResourceAction"}
+
+func (ec *executionContext) _ResourceAction(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceAction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceActionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceAction")
+		case "name":
+			out.Values[i] = ec._ResourceAction_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "disabled":
+			out.Values[i] = ec._ResourceAction_disabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "displayName":
+			out.Values[i] = ec._ResourceAction_displayName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "iconClass":
+			out.Values[i] = ec._ResourceAction_iconClass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "params":
+			out.Values[i] = ec._ResourceAction_params(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceActionChangeImplementors = []string{"ResourceActionChange"}
+
+func (ec *executionContext) _ResourceActionChange(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceActionChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceActionChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceActionChange")
+		case "operation":
+			out.Values[i] = ec._ResourceActionChange_operation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "group":
+			out.Values[i] = ec._ResourceActionChange_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ResourceActionChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._ResourceActionChange_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ResourceActionChange_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceActionParamImplementors = []string{"ResourceActionParam"}
+
+func (ec *executionContext) _ResourceActionParam(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceActionParam) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceActionParamImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceActionParam")
+		case "name":
+			out.Values[i] = ec._ResourceActionParam_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._ResourceActionParam_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "default":
+			out.Values[i] = ec._ResourceActionParam_default(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -36914,6 +37806,107 @@ func (ec *executionContext) marshalNRepositoryEdge2ᚕgithubᚗcomᚋgraphcdᚋg
 func (ec *executionContext) unmarshalNRepositoryInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRepositoryInput(ctx context.Context, v any) (model.RepositoryInput, error) {
 	res, err := ec.unmarshalInputRepositoryInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResourceAction2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ResourceAction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceAction2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceAction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceAction2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceAction(ctx context.Context, sel ast.SelectionSet, v *model.ResourceAction) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ResourceAction!")
+		return graphql.Null
+	}
+	return ec._ResourceAction(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNResourceActionChange2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ResourceActionChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceActionChange2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceActionChange2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionChange(ctx context.Context, sel ast.SelectionSet, v *model.ResourceActionChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ResourceActionChange!")
+		return graphql.Null
+	}
+	return ec._ResourceActionChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResourceActionOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionOperation(ctx context.Context, v any) (model.ResourceActionOperation, error) {
+	var res model.ResourceActionOperation
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResourceActionOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionOperation(ctx context.Context, sel ast.SelectionSet, v model.ResourceActionOperation) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNResourceActionParam2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionParamᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ResourceActionParam) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceActionParam2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionParam(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceActionParam2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionParam(ctx context.Context, sel ast.SelectionSet, v *model.ResourceActionParam) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ResourceActionParam!")
+		return graphql.Null
+	}
+	return ec._ResourceActionParam(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResourceActionParamInput2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionParamInputᚄ(ctx context.Context, v any) ([]*model.ResourceActionParamInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ResourceActionParamInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNResourceActionParamInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionParamInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNResourceActionParamInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceActionParamInput(ctx context.Context, v any) (*model.ResourceActionParamInput, error) {
+	res, err := ec.unmarshalInputResourceActionParamInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNResourceIgnoreDifferences2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐResourceIgnoreDifferences(ctx context.Context, sel ast.SelectionSet, v v1alpha1.ResourceIgnoreDifferences) graphql.Marshaler {

@@ -207,8 +207,8 @@ func apiOptions(bus resolvers.EventSource) (apiserver.Options, error) {
 			Settings: settings, Resources: catalog.NewResources(clusterList),
 			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
 			Writer:  appops.Service{Client: kube}, Events: bus,
-			AppSets: objects, AppSetWriter: appops.Service{Client: kube}, AppSetSources: &resolvers.GeneratorSources{Client: kube}, Links: settings,
-			Repo: repoTester, RepoCreds: creds,
+			AppSets: objects, AppSetWriter: appops.Service{Client: kube}, AppSetSources: &resolvers.GeneratorSources{Client: kube}, Links: settings, Actions: settings,
+			AppEvents: kubeEvents, Repo: repoTester, RepoCreds: creds,
 			Manifests: &manifests.Renderer{Repo: repoTester, Credentials: creds.Lookup, Keys: kube},
 		},
 	}, nil

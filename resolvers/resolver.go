@@ -113,6 +113,12 @@ type Config struct {
 	AppSetWriter ApplicationSetWriter
 	// Links gives the settings' deep links; nil gives none.
 	Links LinkSource
+	// Actions gives the resource actions of graphcd-cm; nil offers and
+	// runs none.
+	Actions ActionSource
+	// AppEvents records the Events of resource action runs on their
+	// applications; nil records none.
+	AppEvents AppEventRecorder
 	// AppSetSources give ApplicationSet previews what the controller's
 	// generators read beyond clusters and repositories; nil leaves the
 	// clusterDecisionResource, plugin, SCM provider and pull request

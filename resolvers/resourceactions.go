@@ -19,13 +19,19 @@ import (
 	"github.com/graphcd/graphcd/internal/appstate"
 )
 
-// ResourceWriter reads, deletes and patches live objects of applications
+// ResourceWriter reads, deletes, patches and creates live objects of
+// applications
 // (catalog.Resources implements it).
 type ResourceWriter interface {
 	Get(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef) (*unstructured.Unstructured, error)
 	Events(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef) ([]eventsv1.Event, error)
 	Delete(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef, policy metav1.DeletionPropagation) error
 	Patch(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef, pt types.PatchType, patch []byte) error
+	// Create creates an object a resource action returns.
+	Create(ctx context.Context, dest v1alpha1.ApplicationDestination, obj *unstructured.Unstructured) error
+	// ClusterScoped tells the kinds of dest's cluster that are
+	// cluster-scoped.
+	ClusterScoped(dest v1alpha1.ApplicationDestination) (func(group, kind string) bool, error)
 }
 
 // maxPatchBytes bounds a resource patch.
@@ -35,9 +41,14 @@ const maxPatchBytes = 256 << 10
 // the caller may do verb (delete or update) to it, as Argo CD's
 // fine-grained "delete/<group>/<kind>/<namespace>/<name>" rights say.
 func (r *Resolver) appResource(ctx context.Context, in model.ApplicationResourceInput, verb string) (*v1alpha1.Application, catalog.ResourceRef, error) {
+	return r.appResourceFor(ctx, in, rbac.SubresourceAction(verb, in.Group, in.Kind, in.Namespace, in.Name))
+}
+
+// appResourceFor is appResource for the RBAC action of applications
+// given whole ("action/<group>/<kind>/<name>" for a resource action).
+func (r *Resolver) appResourceFor(ctx context.Context, in model.ApplicationResourceInput, action string) (*v1alpha1.Application, catalog.ResourceRef, error) {
 	ref := catalog.ResourceRef{Group: in.Group, Kind: in.Kind, Namespace: in.Namespace, Name: in.Name}
 	key := r.refKey(*in.Application)
-	action := rbac.SubresourceAction(verb, in.Group, in.Kind, in.Namespace, in.Name)
 	app, err := r.appFor(ctx, rbac.ResourceApplications, action, key)
 	if err != nil {
 		return nil, ref, err

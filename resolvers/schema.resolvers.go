@@ -208,6 +208,11 @@ func (r *liveResourceResolver) Links(ctx context.Context, obj *model.LiveResourc
 	return r.resourceLinks(ctx, obj)
 }
 
+// Actions is the resolver for the actions field.
+func (r *liveResourceResolver) Actions(ctx context.Context, obj *model.LiveResource) ([]*model.ResourceAction, error) {
+	return r.resourceActions(ctx, obj)
+}
+
 // Labels is the resolver for the labels field.
 func (r *managedNamespaceMetadataResolver) Labels(ctx context.Context, obj *v1alpha1.ManagedNamespaceMetadata) ([]*model.KeyValue, error) {
 	return keyValues(obj.Labels), nil
@@ -358,6 +363,11 @@ func (r *mutationResolver) DeleteApplicationResource(ctx context.Context, input 
 // PatchApplicationResource is the resolver for the patchApplicationResource field.
 func (r *mutationResolver) PatchApplicationResource(ctx context.Context, input model.ApplicationResourceInput, patch string, patchType model.PatchType) (bool, error) {
 	return r.patchAppResource(ctx, input, patch, patchType)
+}
+
+// RunResourceAction is the resolver for the runResourceAction field.
+func (r *mutationResolver) RunResourceAction(ctx context.Context, input model.ApplicationResourceInput, action string, params []*model.ResourceActionParamInput) ([]*model.ResourceActionChange, error) {
+	return r.runResourceAction(ctx, input, action, params)
 }
 
 // CreateProject is the resolver for the createProject field.

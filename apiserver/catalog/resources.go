@@ -147,17 +147,57 @@ func (r *Resources) Patch(ctx context.Context, dest v1alpha1.ApplicationDestinat
 	return nil
 }
 
-// resource returns the dynamic client of ref's kind on the cluster dest
-// names.
-func (r *Resources) resource(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef) (dynamic.ResourceInterface, error) {
+// Create creates obj on the cluster dest names (a resource action's new
+// object: a Job from a CronJob, say).
+func (r *Resources) Create(ctx context.Context, dest v1alpha1.ApplicationDestination, obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
+	ri, err := r.versionResource(ctx, dest, ResourceRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}, gvk.Version)
+	if err != nil {
+		return err
+	}
+	created, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: "graphcd-api"})
+	if err != nil {
+		return err
+	}
+	audit.Change(ctx, nil, created)
+	return nil
+}
+
+// ClusterScoped returns whether a group/kind is cluster-scoped on the
+// cluster dest names, by its discovery; a kind the cluster does not serve
+// reads as namespaced (creating one then fails on the kind).
+func (r *Resources) ClusterScoped(dest v1alpha1.ApplicationDestination) (func(group, kind string) bool, error) {
 	conn, err := r.connTo(dest)
 	if err != nil {
 		return nil, err
 	}
-	m, err := conn.mapper.RESTMapping(schema.GroupKind{Group: ref.Group, Kind: ref.Kind})
+	return func(group, kind string) bool {
+		m, err := conn.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+		return err == nil && m.Scope.Name() != "namespace"
+	}, nil
+}
+
+// resource returns the dynamic client of ref's kind, at its preferred
+// version, on the cluster dest names.
+func (r *Resources) resource(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef) (dynamic.ResourceInterface, error) {
+	return r.versionResource(ctx, dest, ref, "")
+}
+
+// versionResource is resource at version ("": the preferred one).
+func (r *Resources) versionResource(_ context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef, version string) (dynamic.ResourceInterface, error) {
+	conn, err := r.connTo(dest)
+	if err != nil {
+		return nil, err
+	}
+	var versions []string
+	if version != "" {
+		versions = []string{version}
+	}
+	gk := schema.GroupKind{Group: ref.Group, Kind: ref.Kind}
+	m, err := conn.mapper.RESTMapping(gk, versions...)
 	if err != nil {
 		conn.mapper.Reset() // a kind installed since the last discovery
-		if m, err = conn.mapper.RESTMapping(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); err != nil {
+		if m, err = conn.mapper.RESTMapping(gk, versions...); err != nil {
 			return nil, fmt.Errorf("kind %s.%s: %w", ref.Kind, ref.Group, err)
 		}
 	}

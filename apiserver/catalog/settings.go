@@ -5,12 +5,15 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/apiserver/deeplinks"
+	"github.com/graphcd/graphcd/controller/actions"
+	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/settings"
@@ -41,6 +44,11 @@ type settingsView struct {
 	// linksErr why either is invalid (and so empty).
 	appLinks, projectLinks, resourceLinks []deeplinks.Rule
 	linksErr                              error
+	// actions runs the built-in resource actions and those of
+	// resource.customizations.actions; actionsErr says why the custom
+	// ones are left out (the settings or a script do not compile).
+	actions    *actions.Engine
+	actionsErr error
 }
 
 // NewSettings reads graphcd-cm in the namespace of watch; call Start.
@@ -69,6 +77,7 @@ func (s *Settings) Start(ctx context.Context) error {
 		v.projectLinks, projErr = deeplinks.Parse("project.links", cm.Data["project.links"])
 		v.resourceLinks, resErr = deeplinks.Parse("resource.links", cm.Data["resource.links"])
 		v.linksErr = errors.Join(appErr, projErr, resErr)
+		v.actions, v.actionsErr = compileActions(cm.Data)
 		s.view.Store(v)
 	})
 	if err != nil {
@@ -76,6 +85,47 @@ func (s *Settings) Start(ctx context.Context) error {
 	}
 	s.view.CompareAndSwap(nil, &settingsView{}) // read, and missing
 	return nil
+}
+
+// builtinActions is the engine of a graphcd-cm without custom actions:
+// the built-in ones only. It cannot fail.
+var builtinActions = sync.OnceValue(func() *actions.Engine {
+	e, err := actions.New(actions.Options{})
+	if err != nil {
+		panic(err)
+	}
+	return e
+})
+
+// compileActions builds the resource actions of graphcd-cm's data. When
+// the settings or a custom script do not compile, the built-in actions
+// still run and the error says why the custom ones are missing.
+func compileActions(data map[string]string) (*actions.Engine, error) {
+	parsed, err := settings.Parse(data)
+	if err != nil {
+		return builtinActions(), err
+	}
+	custom := engineopts.Actions(parsed)
+	if len(custom) == 0 {
+		return builtinActions(), nil
+	}
+	e, err := actions.New(actions.Options{Custom: custom})
+	if err != nil {
+		return builtinActions(), err
+	}
+	return e, nil
+}
+
+// Actions is the resource actions engine of graphcd-cm (the built-in
+// actions only before it is read), and why its custom actions are left
+// out when they are. The engine has no cluster scope: callers give each
+// destination's with WithScope.
+func (s *Settings) Actions() (*actions.Engine, error) {
+	v := s.view.Load()
+	if v == nil || v.actions == nil {
+		return builtinActions(), nil
+	}
+	return v.actions, v.actionsErr
 }
 
 // errSettingsNotLoaded is PublicSettings' error before Start has read

@@ -210,6 +210,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		return err
 	}
 	creds := repocreds.New(kc, o.app.namespace)
+	kubeEvents := catalog.NewEvents(kc)
 	opts := apiserver.Options{
 		Listen: o.listen, Registry: metrics,
 		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications, applicationsets and projects", objectsReady),
@@ -218,8 +219,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		API: resolvers.Config{
 			Build: build, Namespace: o.app.namespace, AppNamespaces: o.app.served,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
-			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: catalog.NewEvents(kc),
-			AppSets: objects, AppSetWriter: writer, AppSetSources: &resolvers.GeneratorSources{Client: writer.Client, Forges: o.app.forges()}, Links: settings,
+			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: kubeEvents, AppEvents: kubeEvents,
+			AppSets: objects, AppSetWriter: writer, AppSetSources: &resolvers.GeneratorSources{Client: writer.Client, Forges: o.app.forges()}, Links: settings, Actions: settings,
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
 			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds, Audit: auditStore,

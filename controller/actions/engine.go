@@ -184,6 +184,16 @@ func New(opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// WithScope returns an engine like e whose creates are checked against
+// scope instead of Options.ClusterScoped: one engine serves every
+// destination cluster, each with its own kinds. It shares e's scripts
+// and Lua states and costs one small allocation.
+func (e *Engine) WithScope(scope func(group, kind string) bool) *Engine {
+	c := *e
+	c.clusterScoped = scope
+	return &c
+}
+
 func compileCustom(gk groupKind, c Custom) (*customKind, error) {
 	disc, err := health.CompileScript(fmt.Sprintf("discovery(%s)", gk), c.Discovery, c.UseOpenLibs)
 	if err != nil {

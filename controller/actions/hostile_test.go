@@ -90,6 +90,14 @@ func TestCreateNeedsScope(t *testing.T) {
 	if _, err := e.Run(t.Context(), objs["report"], "create-job", nil); !errors.Is(err, ErrBadResult) || !strings.Contains(err.Error(), "scope of kinds is unknown") {
 		t.Errorf("error %v, want a refusal for the unknown scope", err)
 	}
+	// WithScope gives the same engine a cluster's kinds; e keeps none.
+	scoped := e.WithScope(testScope)
+	if changes, err := scoped.Run(t.Context(), objs["report"], "create-job", nil); err != nil || len(changes) != 1 {
+		t.Errorf("with a scope: changes %+v, error %v; want one create", changes, err)
+	}
+	if _, err := e.Run(t.Context(), objs["report"], "create-job", nil); !errors.Is(err, ErrBadResult) {
+		t.Errorf("WithScope changed the engine it was called on: error %v", err)
+	}
 }
 
 // New refuses what cannot work, naming the kind and the action.

@@ -433,6 +433,54 @@ type RepositoryInput struct {
 	SkipTest bool `json:"skipTest"`
 }
 
+// An action a live object offers.
+type ResourceAction struct {
+	// The name, e.g. restart.
+	Name string `json:"name"`
+	// Whether the action cannot run on the object as it is (resume on a
+	// Deployment that is not paused).
+	Disabled bool `json:"disabled"`
+	// The name to show; empty means name.
+	DisplayName string `json:"displayName"`
+	// An icon class (Font Awesome's, as Argo CD's) to show; may be empty.
+	IconClass string `json:"iconClass"`
+	// The parameters the action takes.
+	Params []*ResourceActionParam `json:"params"`
+}
+
+// One object a resource action wrote.
+type ResourceActionChange struct {
+	// Patched or created.
+	Operation ResourceActionOperation `json:"operation"`
+	// The API group; empty for the core group.
+	Group string `json:"group"`
+	// The kind.
+	Kind string `json:"kind"`
+	// The namespace; empty for cluster-scoped objects.
+	Namespace string `json:"namespace"`
+	// The name.
+	Name string `json:"name"`
+}
+
+// A parameter of a resource action. Values are passed as strings and must
+// read as the parameter's type.
+type ResourceActionParam struct {
+	// The name.
+	Name string `json:"name"`
+	// string, number, integer or boolean.
+	Type string `json:"type"`
+	// The value taken when the parameter is left out; may be empty.
+	Default string `json:"default"`
+}
+
+// A value of a resource action's parameter.
+type ResourceActionParamInput struct {
+	// The parameter's name.
+	Name string `json:"name"`
+	// The value, as a string of the parameter's type.
+	Value string `json:"value"`
+}
+
 // How a failed sync is retried.
 type RetryInput struct {
 	// How many times; negative means forever.
@@ -979,6 +1027,64 @@ func (e *PropagationPolicy) UnmarshalJSON(b []byte) error {
 }
 
 func (e PropagationPolicy) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What a resource action wrote.
+type ResourceActionOperation string
+
+const (
+	// The object the action ran on was patched.
+	ResourceActionOperationPatch ResourceActionOperation = "PATCH"
+	// A new object was created.
+	ResourceActionOperationCreate ResourceActionOperation = "CREATE"
+)
+
+var AllResourceActionOperation = []ResourceActionOperation{
+	ResourceActionOperationPatch,
+	ResourceActionOperationCreate,
+}
+
+func (e ResourceActionOperation) IsValid() bool {
+	switch e {
+	case ResourceActionOperationPatch, ResourceActionOperationCreate:
+		return true
+	}
+	return false
+}
+
+func (e ResourceActionOperation) String() string {
+	return string(e)
+}
+
+func (e *ResourceActionOperation) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ResourceActionOperation(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ResourceActionOperation", str)
+	}
+	return nil
+}
+
+func (e ResourceActionOperation) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ResourceActionOperation) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ResourceActionOperation) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
