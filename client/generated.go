@@ -2344,6 +2344,96 @@ func (v *ApplicationManifestsResponse) GetApplication() *ApplicationManifestsApp
 	return v.Application
 }
 
+// ApplicationObjectsApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type ApplicationObjectsApplication struct {
+	// The application's resources and their children (ReplicaSets, Pods ...)
+	// as the controller last saw them, with the resources Git declares that
+	// are missing from the cluster as nodes of their own (missing: true); null
+	// until it has compared the application once.
+	ResourceTree *ApplicationObjectsApplicationResourceTree `json:"resourceTree"`
+}
+
+// GetResourceTree returns ApplicationObjectsApplication.ResourceTree, and is useful for accessing the field via an interface.
+func (v *ApplicationObjectsApplication) GetResourceTree() *ApplicationObjectsApplicationResourceTree {
+	return v.ResourceTree
+}
+
+// ApplicationObjectsApplicationResourceTree includes the requested fields of the GraphQL type ResourceTree.
+// The GraphQL type's documentation follows.
+//
+// The objects of an application: its live resources and everything they own,
+// and the resources Git declares that the cluster does not have (yet), so
+// that the tree shows what a sync will create.
+type ApplicationObjectsApplicationResourceTree struct {
+	// The objects, parents before their children (children name their owners
+	// in parentRefs), then the missing resources (missing: true) sorted by
+	// group, kind, namespace and name.
+	Nodes []ApplicationObjectsApplicationResourceTreeNodesResourceNode `json:"nodes"`
+}
+
+// GetNodes returns ApplicationObjectsApplicationResourceTree.Nodes, and is useful for accessing the field via an interface.
+func (v *ApplicationObjectsApplicationResourceTree) GetNodes() []ApplicationObjectsApplicationResourceTreeNodesResourceNode {
+	return v.Nodes
+}
+
+// ApplicationObjectsApplicationResourceTreeNodesResourceNode includes the requested fields of the GraphQL type ResourceNode.
+// The GraphQL type's documentation follows.
+//
+// One object of an application's resource tree: a live object, or a resource
+// Git declares that its cluster does not have (missing: true).
+type ApplicationObjectsApplicationResourceTreeNodesResourceNode struct {
+	// The API group; empty for the core group.
+	Group string `json:"group"`
+	// The kind.
+	Kind string `json:"kind"`
+	// The namespace; empty for cluster-scoped objects.
+	Namespace string `json:"namespace"`
+	// The name.
+	Name string `json:"name"`
+	// True for a resource Git declares that the destination cluster does not
+	// have: a sync will create it. Such a node has no uid, owners, images,
+	// creation time or resourceVersion, and the application's managed resource
+	// of the same group, kind, namespace and name holds its desired YAML.
+	Missing bool `json:"missing"`
+}
+
+// GetGroup returns ApplicationObjectsApplicationResourceTreeNodesResourceNode.Group, and is useful for accessing the field via an interface.
+func (v *ApplicationObjectsApplicationResourceTreeNodesResourceNode) GetGroup() string {
+	return v.Group
+}
+
+// GetKind returns ApplicationObjectsApplicationResourceTreeNodesResourceNode.Kind, and is useful for accessing the field via an interface.
+func (v *ApplicationObjectsApplicationResourceTreeNodesResourceNode) GetKind() string { return v.Kind }
+
+// GetNamespace returns ApplicationObjectsApplicationResourceTreeNodesResourceNode.Namespace, and is useful for accessing the field via an interface.
+func (v *ApplicationObjectsApplicationResourceTreeNodesResourceNode) GetNamespace() string {
+	return v.Namespace
+}
+
+// GetName returns ApplicationObjectsApplicationResourceTreeNodesResourceNode.Name, and is useful for accessing the field via an interface.
+func (v *ApplicationObjectsApplicationResourceTreeNodesResourceNode) GetName() string { return v.Name }
+
+// GetMissing returns ApplicationObjectsApplicationResourceTreeNodesResourceNode.Missing, and is useful for accessing the field via an interface.
+func (v *ApplicationObjectsApplicationResourceTreeNodesResourceNode) GetMissing() bool {
+	return v.Missing
+}
+
+// ApplicationObjectsResponse is returned by ApplicationObjects on success.
+type ApplicationObjectsResponse struct {
+	// One application by name. Null when it does not exist.
+	Application *ApplicationObjectsApplication `json:"application"`
+}
+
+// GetApplication returns ApplicationObjectsResponse.Application, and is useful for accessing the field via an interface.
+func (v *ApplicationObjectsResponse) GetApplication() *ApplicationObjectsApplication {
+	return v.Application
+}
+
 // Names one application.
 type ApplicationRef struct {
 	// The application's name.
@@ -5994,6 +6084,151 @@ func (v *RepositorySummary) GetHasCredentials() bool { return v.HasCredentials }
 // GetTemplate returns RepositorySummary.Template, and is useful for accessing the field via an interface.
 func (v *RepositorySummary) GetTemplate() bool { return v.Template }
 
+// What a resource action wrote.
+type ResourceActionOperation string
+
+const (
+	// The object the action ran on was patched.
+	ResourceActionOperationPatch ResourceActionOperation = "PATCH"
+	// A new object was created.
+	ResourceActionOperationCreate ResourceActionOperation = "CREATE"
+)
+
+var AllResourceActionOperation = []ResourceActionOperation{
+	ResourceActionOperationPatch,
+	ResourceActionOperationCreate,
+}
+
+// A value of a resource action's parameter.
+type ResourceActionParamInput struct {
+	// The parameter's name.
+	Name string `json:"name"`
+	// The value, as a string of the parameter's type.
+	Value string `json:"value"`
+}
+
+// GetName returns ResourceActionParamInput.Name, and is useful for accessing the field via an interface.
+func (v *ResourceActionParamInput) GetName() string { return v.Name }
+
+// GetValue returns ResourceActionParamInput.Value, and is useful for accessing the field via an interface.
+func (v *ResourceActionParamInput) GetValue() string { return v.Value }
+
+// ResourceActionsApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type ResourceActionsApplication struct {
+	// One live object of the application (a resource Git declares or one in
+	// its resource tree, such as a Pod its Deployment made), read from the
+	// destination cluster now; NOT_FOUND for any other object.
+	LiveResource ResourceActionsApplicationLiveResource `json:"liveResource"`
+}
+
+// GetLiveResource returns ResourceActionsApplication.LiveResource, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplication) GetLiveResource() ResourceActionsApplicationLiveResource {
+	return v.LiveResource
+}
+
+// ResourceActionsApplicationLiveResource includes the requested fields of the GraphQL type LiveResource.
+// The GraphQL type's documentation follows.
+//
+// A live object of an application, as the destination cluster has it.
+type ResourceActionsApplicationLiveResource struct {
+	// The resource actions the object offers, sorted by name: the built-in
+	// ones of its kind (restart, scale, pause, resume, suspend, create-job)
+	// and graphcd-cm's resource.customizations.actions, as Argo CD
+	// discovers them. Listing needs only get on the application; running one
+	// (runResourceAction) needs its action right. Empty when the object does
+	// not exist.
+	Actions []ResourceActionsApplicationLiveResourceActionsResourceAction `json:"actions"`
+}
+
+// GetActions returns ResourceActionsApplicationLiveResource.Actions, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResource) GetActions() []ResourceActionsApplicationLiveResourceActionsResourceAction {
+	return v.Actions
+}
+
+// ResourceActionsApplicationLiveResourceActionsResourceAction includes the requested fields of the GraphQL type ResourceAction.
+// The GraphQL type's documentation follows.
+//
+// An action a live object offers.
+type ResourceActionsApplicationLiveResourceActionsResourceAction struct {
+	// The name, e.g. restart.
+	Name string `json:"name"`
+	// Whether the action cannot run on the object as it is (resume on a
+	// Deployment that is not paused).
+	Disabled bool `json:"disabled"`
+	// The name to show; empty means name.
+	DisplayName string `json:"displayName"`
+	// An icon class (Font Awesome's, as Argo CD's) to show; may be empty.
+	IconClass string `json:"iconClass"`
+	// The parameters the action takes.
+	Params []ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam `json:"params"`
+}
+
+// GetName returns ResourceActionsApplicationLiveResourceActionsResourceAction.Name, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResourceActionsResourceAction) GetName() string { return v.Name }
+
+// GetDisabled returns ResourceActionsApplicationLiveResourceActionsResourceAction.Disabled, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResourceActionsResourceAction) GetDisabled() bool {
+	return v.Disabled
+}
+
+// GetDisplayName returns ResourceActionsApplicationLiveResourceActionsResourceAction.DisplayName, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResourceActionsResourceAction) GetDisplayName() string {
+	return v.DisplayName
+}
+
+// GetIconClass returns ResourceActionsApplicationLiveResourceActionsResourceAction.IconClass, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResourceActionsResourceAction) GetIconClass() string {
+	return v.IconClass
+}
+
+// GetParams returns ResourceActionsApplicationLiveResourceActionsResourceAction.Params, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResourceActionsResourceAction) GetParams() []ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam {
+	return v.Params
+}
+
+// ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam includes the requested fields of the GraphQL type ResourceActionParam.
+// The GraphQL type's documentation follows.
+//
+// A parameter of a resource action. Values are passed as strings and must
+// read as the parameter's type.
+type ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam struct {
+	// The name.
+	Name string `json:"name"`
+	// string, number, integer or boolean.
+	Type string `json:"type"`
+	// The value taken when the parameter is left out; may be empty.
+	Default string `json:"default"`
+}
+
+// GetName returns ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam.Name, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam) GetName() string {
+	return v.Name
+}
+
+// GetType returns ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam.Type, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam) GetType() string {
+	return v.Type
+}
+
+// GetDefault returns ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam.Default, and is useful for accessing the field via an interface.
+func (v *ResourceActionsApplicationLiveResourceActionsResourceActionParamsResourceActionParam) GetDefault() string {
+	return v.Default
+}
+
+// ResourceActionsResponse is returned by ResourceActions on success.
+type ResourceActionsResponse struct {
+	// One application by name. Null when it does not exist.
+	Application *ResourceActionsApplication `json:"application"`
+}
+
+// GetApplication returns ResourceActionsResponse.Application, and is useful for accessing the field via an interface.
+func (v *ResourceActionsResponse) GetApplication() *ResourceActionsApplication { return v.Application }
+
 // How a failed sync is retried.
 type RetryInput struct {
 	// How many times; negative means forever.
@@ -6144,6 +6379,62 @@ func (v *RollbackApplicationRollbackApplication) __premarshalJSON() (*__premarsh
 	retval.Status = v.AppSummary.Status
 	return &retval, nil
 }
+
+// RunResourceActionResponse is returned by RunResourceAction on success.
+type RunResourceActionResponse struct {
+	// Runs a resource action (Argo CD's) on one live object of an
+	// application, as deleteApplicationResource chooses it: the action's
+	// patch of the object and the objects it creates (a Job from a CronJob)
+	// are written to the destination cluster, in the order the action gave
+	// them, and the application gets a ResourceActionRan Event naming who ran
+	// it. Needs applications, action/<group>/<kind>/<action> on the
+	// application (the core group is empty: action//Pod/<action>); every
+	// object written must be one the project permits. BAD_USER_INPUT for an
+	// action the object does not offer or offers disabled, a parameter it
+	// does not declare or of the wrong type, or a script that fails.
+	RunResourceAction []RunResourceActionRunResourceActionResourceActionChange `json:"runResourceAction"`
+}
+
+// GetRunResourceAction returns RunResourceActionResponse.RunResourceAction, and is useful for accessing the field via an interface.
+func (v *RunResourceActionResponse) GetRunResourceAction() []RunResourceActionRunResourceActionResourceActionChange {
+	return v.RunResourceAction
+}
+
+// RunResourceActionRunResourceActionResourceActionChange includes the requested fields of the GraphQL type ResourceActionChange.
+// The GraphQL type's documentation follows.
+//
+// One object a resource action wrote.
+type RunResourceActionRunResourceActionResourceActionChange struct {
+	// Patched or created.
+	Operation ResourceActionOperation `json:"operation"`
+	// The API group; empty for the core group.
+	Group string `json:"group"`
+	// The kind.
+	Kind string `json:"kind"`
+	// The namespace; empty for cluster-scoped objects.
+	Namespace string `json:"namespace"`
+	// The name.
+	Name string `json:"name"`
+}
+
+// GetOperation returns RunResourceActionRunResourceActionResourceActionChange.Operation, and is useful for accessing the field via an interface.
+func (v *RunResourceActionRunResourceActionResourceActionChange) GetOperation() ResourceActionOperation {
+	return v.Operation
+}
+
+// GetGroup returns RunResourceActionRunResourceActionResourceActionChange.Group, and is useful for accessing the field via an interface.
+func (v *RunResourceActionRunResourceActionResourceActionChange) GetGroup() string { return v.Group }
+
+// GetKind returns RunResourceActionRunResourceActionResourceActionChange.Kind, and is useful for accessing the field via an interface.
+func (v *RunResourceActionRunResourceActionResourceActionChange) GetKind() string { return v.Kind }
+
+// GetNamespace returns RunResourceActionRunResourceActionResourceActionChange.Namespace, and is useful for accessing the field via an interface.
+func (v *RunResourceActionRunResourceActionResourceActionChange) GetNamespace() string {
+	return v.Namespace
+}
+
+// GetName returns RunResourceActionRunResourceActionResourceActionChange.Name, and is useful for accessing the field via an interface.
+func (v *RunResourceActionRunResourceActionResourceActionChange) GetName() string { return v.Name }
 
 // SettingsResponse is returned by Settings on success.
 type SettingsResponse struct {
@@ -7099,6 +7390,18 @@ func (v *__ApplicationManifestsInput) GetRevision() *string { return v.Revision 
 // GetSourcePosition returns __ApplicationManifestsInput.SourcePosition, and is useful for accessing the field via an interface.
 func (v *__ApplicationManifestsInput) GetSourcePosition() *int { return v.SourcePosition }
 
+// __ApplicationObjectsInput is used internally by genqlient
+type __ApplicationObjectsInput struct {
+	Name      string  `json:"name"`
+	Namespace *string `json:"namespace"`
+}
+
+// GetName returns __ApplicationObjectsInput.Name, and is useful for accessing the field via an interface.
+func (v *__ApplicationObjectsInput) GetName() string { return v.Name }
+
+// GetNamespace returns __ApplicationObjectsInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__ApplicationObjectsInput) GetNamespace() *string { return v.Namespace }
+
 // __ApplicationYAMLInput is used internally by genqlient
 type __ApplicationYAMLInput struct {
 	Name      string  `json:"name"`
@@ -7455,6 +7758,34 @@ type __RemoveClusterInput struct {
 // GetServer returns __RemoveClusterInput.Server, and is useful for accessing the field via an interface.
 func (v *__RemoveClusterInput) GetServer() string { return v.Server }
 
+// __ResourceActionsInput is used internally by genqlient
+type __ResourceActionsInput struct {
+	Name              string  `json:"name"`
+	Namespace         *string `json:"namespace"`
+	Group             string  `json:"group"`
+	Kind              string  `json:"kind"`
+	ResourceNamespace string  `json:"resourceNamespace"`
+	ResourceName      string  `json:"resourceName"`
+}
+
+// GetName returns __ResourceActionsInput.Name, and is useful for accessing the field via an interface.
+func (v *__ResourceActionsInput) GetName() string { return v.Name }
+
+// GetNamespace returns __ResourceActionsInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__ResourceActionsInput) GetNamespace() *string { return v.Namespace }
+
+// GetGroup returns __ResourceActionsInput.Group, and is useful for accessing the field via an interface.
+func (v *__ResourceActionsInput) GetGroup() string { return v.Group }
+
+// GetKind returns __ResourceActionsInput.Kind, and is useful for accessing the field via an interface.
+func (v *__ResourceActionsInput) GetKind() string { return v.Kind }
+
+// GetResourceNamespace returns __ResourceActionsInput.ResourceNamespace, and is useful for accessing the field via an interface.
+func (v *__ResourceActionsInput) GetResourceNamespace() string { return v.ResourceNamespace }
+
+// GetResourceName returns __ResourceActionsInput.ResourceName, and is useful for accessing the field via an interface.
+func (v *__ResourceActionsInput) GetResourceName() string { return v.ResourceName }
+
 // __RollbackApplicationInput is used internally by genqlient
 type __RollbackApplicationInput struct {
 	Input RollbackApplicationInput `json:"input"`
@@ -7462,6 +7793,22 @@ type __RollbackApplicationInput struct {
 
 // GetInput returns __RollbackApplicationInput.Input, and is useful for accessing the field via an interface.
 func (v *__RollbackApplicationInput) GetInput() RollbackApplicationInput { return v.Input }
+
+// __RunResourceActionInput is used internally by genqlient
+type __RunResourceActionInput struct {
+	Input  ApplicationResourceInput   `json:"input"`
+	Action string                     `json:"action"`
+	Params []ResourceActionParamInput `json:"params"`
+}
+
+// GetInput returns __RunResourceActionInput.Input, and is useful for accessing the field via an interface.
+func (v *__RunResourceActionInput) GetInput() ApplicationResourceInput { return v.Input }
+
+// GetAction returns __RunResourceActionInput.Action, and is useful for accessing the field via an interface.
+func (v *__RunResourceActionInput) GetAction() string { return v.Action }
+
+// GetParams returns __RunResourceActionInput.Params, and is useful for accessing the field via an interface.
+func (v *__RunResourceActionInput) GetParams() []ResourceActionParamInput { return v.Params }
 
 // __SyncApplicationInput is used internally by genqlient
 type __SyncApplicationInput struct {
@@ -7728,6 +8075,51 @@ func ApplicationManifests(
 	}
 
 	data_ = &ApplicationManifestsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ApplicationObjects.
+const ApplicationObjects_Operation = `
+query ApplicationObjects ($name: String!, $namespace: String) {
+	application(name: $name, namespace: $namespace) {
+		resourceTree {
+			nodes {
+				group
+				kind
+				namespace
+				name
+				missing
+			}
+		}
+	}
+}
+`
+
+// The live objects of an application, for picking the ones a command names.
+func ApplicationObjects(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+	namespace *string,
+) (data_ *ApplicationObjectsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ApplicationObjects",
+		Query:  ApplicationObjects_Operation,
+		Variables: &__ApplicationObjectsInput{
+			Name:      name,
+			Namespace: namespace,
+		},
+	}
+
+	data_ = &ApplicationObjectsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -9533,6 +9925,62 @@ func RemoveCluster(
 	return data_, err_
 }
 
+// The query executed by ResourceActions.
+const ResourceActions_Operation = `
+query ResourceActions ($name: String!, $namespace: String, $group: String!, $kind: String!, $resourceNamespace: String!, $resourceName: String!) {
+	application(name: $name, namespace: $namespace) {
+		liveResource(group: $group, kind: $kind, namespace: $resourceNamespace, name: $resourceName) {
+			actions {
+				name
+				disabled
+				displayName
+				iconClass
+				params {
+					name
+					type
+					default
+				}
+			}
+		}
+	}
+}
+`
+
+func ResourceActions(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+	namespace *string,
+	group string,
+	kind string,
+	resourceNamespace string,
+	resourceName string,
+) (data_ *ResourceActionsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ResourceActions",
+		Query:  ResourceActions_Operation,
+		Variables: &__ResourceActionsInput{
+			Name:              name,
+			Namespace:         namespace,
+			Group:             group,
+			Kind:              kind,
+			ResourceNamespace: resourceNamespace,
+			ResourceName:      resourceName,
+		},
+	}
+
+	data_ = &ResourceActionsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by RollbackApplication.
 const RollbackApplication_Operation = `
 mutation RollbackApplication ($input: RollbackApplicationInput!) {
@@ -9604,6 +10052,48 @@ func RollbackApplication(
 	}
 
 	data_ = &RollbackApplicationResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RunResourceAction.
+const RunResourceAction_Operation = `
+mutation RunResourceAction ($input: ApplicationResourceInput!, $action: String!, $params: [ResourceActionParamInput!]!) {
+	runResourceAction(input: $input, action: $action, params: $params) {
+		operation
+		group
+		kind
+		namespace
+		name
+	}
+}
+`
+
+func RunResourceAction(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ApplicationResourceInput,
+	action string,
+	params []ResourceActionParamInput,
+) (data_ *RunResourceActionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RunResourceAction",
+		Query:  RunResourceAction_Operation,
+		Variables: &__RunResourceActionInput{
+			Input:  input,
+			Action: action,
+			Params: params,
+		},
+	}
+
+	data_ = &RunResourceActionResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

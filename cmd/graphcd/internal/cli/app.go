@@ -123,7 +123,7 @@ application (NOT_FOUND) or a refused request (FORBIDDEN).`,
 		newAppSyncCmd(o), newAppWaitCmd(o), newAppHistoryCmd(o), newAppRollbackCmd(o),
 		newAppTerminateOpCmd(o), newAppDiffCmd(o), newAppResourcesCmd(o), newAppEventsCmd(o),
 		newAppRefreshCmd(o), newAppPatchResourceCmd(o), newAppDeleteResourceCmd(o),
-		newAppManifestsCmd(o), newAppSetCmd(o),
+		newAppManifestsCmd(o), newAppSetCmd(o), newAppActionsCmd(o),
 		newAppLogsCmd(o))
 	return c
 }
