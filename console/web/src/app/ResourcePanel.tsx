@@ -16,6 +16,7 @@ import { comparedTexts } from './compare'
 import { AppEventsQuery, LiveResourceQuery, ManagedResourceQuery } from './documents'
 import { maskSecret } from './mask'
 import { PodLogs } from './PodLogs'
+import { ResourceActions } from './ResourceActions'
 import type { ResourceId } from './resourceParam'
 import { mentions } from './text'
 import type { TreeResource } from './tree'
@@ -90,6 +91,7 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
         <h2 id="rpanel-title" ref={heading} tabIndex={-1}>
           <span className="k">{id.kind}</span> {id.name}
         </h2>
+        {resource && !resource.missing ? <ResourceActions app={app} id={id} version={version} /> : null}
         <button type="button" className="small" onClick={onClose} aria-label="Close the resource panel">
           Close
         </button>
