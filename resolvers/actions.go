@@ -2,11 +2,13 @@ package resolvers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -111,7 +113,7 @@ func (r *Resolver) runResourceAction(ctx context.Context, in model.ApplicationRe
 		switch c.Operation {
 		case actions.OperationPatch:
 			done.Operation = model.ResourceActionOperationPatch
-			err = r.Resources.Patch(ctx, app.Spec.Destination, ref, types.MergePatchType, c.Patch)
+			err = r.patchWithStatus(ctx, app.Spec.Destination, ref, c.Patch)
 		case actions.OperationCreate:
 			done.Operation = model.ResourceActionOperationCreate
 			err = r.Resources.Create(ctx, app.Spec.Destination, c.Object)
@@ -128,6 +130,41 @@ func (r *Resolver) runResourceAction(ctx context.Context, in model.ApplicationRe
 	}
 	r.recordAction(ctx, app, action, ref.Group, ref.Kind, ref.Namespace, ref.Name, out)
 	return out, nil
+}
+
+// patchWithStatus applies an action's merge patch: what it changes in
+// status goes to the status subresource (where the API server would
+// otherwise drop it, for a Rollout's promote-full say), the rest to the
+// object. A kind without a status subresource takes the whole patch.
+func (r *Resolver) patchWithStatus(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef, patch []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(patch, &fields); err != nil {
+		return err
+	}
+	status, ok := fields["status"]
+	if !ok {
+		return r.Resources.Patch(ctx, dest, ref, types.MergePatchType, patch)
+	}
+	delete(fields, "status")
+	if len(fields) > 0 {
+		rest, err := json.Marshal(fields)
+		if err != nil {
+			return err
+		}
+		if err := r.Resources.Patch(ctx, dest, ref, types.MergePatchType, rest); err != nil {
+			return err
+		}
+	}
+	statusPatch, err := json.Marshal(map[string]json.RawMessage{"status": status})
+	if err != nil {
+		return err
+	}
+	err = r.Resources.Patch(ctx, dest, ref, types.MergePatchType, statusPatch, "status")
+	if apierrors.IsNotFound(err) {
+		// No status subresource: status is part of the object.
+		err = r.Resources.Patch(ctx, dest, ref, types.MergePatchType, statusPatch)
+	}
+	return err
 }
 
 // changesAllowed checks every object an action would write against app's

@@ -26,7 +26,7 @@ type ResourceWriter interface {
 	Get(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef) (*unstructured.Unstructured, error)
 	Events(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef) ([]eventsv1.Event, error)
 	Delete(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef, policy metav1.DeletionPropagation) error
-	Patch(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef, pt types.PatchType, patch []byte) error
+	Patch(ctx context.Context, dest v1alpha1.ApplicationDestination, ref catalog.ResourceRef, pt types.PatchType, patch []byte, subresources ...string) error
 	// Create creates an object a resource action returns.
 	Create(ctx context.Context, dest v1alpha1.ApplicationDestination, obj *unstructured.Unstructured) error
 	// ClusterScoped tells the kinds of dest's cluster that are

@@ -126,8 +126,9 @@ func auditStub(ref ResourceRef) *unstructured.Unstructured {
 	return u
 }
 
-// Patch patches ref on the cluster dest names.
-func (r *Resources) Patch(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef, pt types.PatchType, patch []byte) error {
+// Patch patches ref on the cluster dest names; with subresources, that
+// subresource of it ("status").
+func (r *Resources) Patch(ctx context.Context, dest v1alpha1.ApplicationDestination, ref ResourceRef, pt types.PatchType, patch []byte, subresources ...string) error {
 	ri, err := r.resource(ctx, dest, ref)
 	if err != nil {
 		return err
@@ -139,7 +140,7 @@ func (r *Resources) Patch(ctx context.Context, dest v1alpha1.ApplicationDestinat
 	if audit.Recording(ctx) {
 		before, _ = ri.Get(ctx, ref.Name, metav1.GetOptions{})
 	}
-	after, err := ri.Patch(ctx, ref.Name, pt, patch, metav1.PatchOptions{FieldManager: "graphcd-api"})
+	after, err := ri.Patch(ctx, ref.Name, pt, patch, metav1.PatchOptions{FieldManager: "graphcd-api"}, subresources...)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -39,8 +40,16 @@ const (
 	ActionCreateJob = "create-job"
 )
 
-// builtins are the built-in actions by group and kind.
-var builtins = map[groupKind]*builtinKind{
+// builtins are the built-in actions by group and kind: the core kinds'
+// and the operators'.
+var builtins = func() map[groupKind]*builtinKind {
+	all := operatorBuiltins()
+	maps.Copy(all, coreBuiltins)
+	return all
+}()
+
+// coreBuiltins are the built-in actions of Kubernetes' own kinds.
+var coreBuiltins = map[groupKind]*builtinKind{
 	{"apps", "Deployment"}: {
 		discover: func(obj map[string]any) []Action {
 			paused := boolField(obj, "spec", "paused")

@@ -20,8 +20,12 @@
 // suspend and resume (batch CronJob spec.suspend), and create-job
 // (CronJob: a Job from spec.jobTemplate named <cronjob>-<suffix>, owned
 // by the CronJob, annotated cronjob.kubernetes.io/instantiate: manual).
-// Discovery marks an action disabled when it does not apply to the object
-// as it is.
+// For operators' kinds: Argo Rollouts' Rollout (restart, pause, resume,
+// promote-full, abort, retry), Argo Workflows' CronWorkflow and Flux's
+// kinds (suspend, resume; Flux's also reconcile), External Secrets'
+// ExternalSecret (refresh) and KEDA's ScaledObject (pause, resume); see
+// builtin_operators.go. Discovery marks an action disabled when it does
+// not apply to the object as it is.
 //
 // # Custom actions
 //
