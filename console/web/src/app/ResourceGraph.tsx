@@ -74,7 +74,13 @@ function ResourceNodeView({ data }: NodeProps<FlowNode>) {
   if (n.type !== 'resource') return null
   const r = n.resource
   return (
-    <div className={`${frameClass(data, 'resource')}${r.missing ? ' rnode-missing' : ''}`} data-kind={r.kind} data-name={r.name} data-missing={r.missing || undefined}>
+    <div
+      className={`${frameClass(data, 'resource')}${r.missing ? ' rnode-missing' : ''}${r.orphaned ? ' rnode-orphaned' : ''}`}
+      data-kind={r.kind}
+      data-name={r.name}
+      data-missing={r.missing || undefined}
+      data-orphaned={r.orphaned || undefined}
+    >
       <Handle type="target" position={Position.Left} />
       <span className="kind" title={r.kind}>
         {kindAbbrev(r.kind)}
@@ -88,7 +94,7 @@ function ResourceNodeView({ data }: NodeProps<FlowNode>) {
         >
           {r.name}
         </button>
-        <Badges data={data} />
+        {r.orphaned ? <span className="orphan-mark">orphaned: no application tracks it</span> : <Badges data={data} />}
       </span>
       <Fold data={data} />
       <Handle type="source" position={Position.Right} />
