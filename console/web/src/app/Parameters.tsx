@@ -40,9 +40,14 @@ export function Parameters({ name, namespace }: { name: string; namespace: strin
   return (
     <div className="params">
       {a.update ? null : <p className="k">You may not change this application: the parameters are read-only.</p>}
-      {sources.map((s, i) => (
+      {sources.map((s, i) =>
+        typeof s.ref === 'string' && s.ref && !s.path && !s.chart ? (
+          <p key={i} className="k">
+            Source {i + 1} only lends its files to the others as ${s.ref}: it renders nothing.
+          </p>
+        ) : (
         <SourceForm
-          key={`${i}:${yaml}`}
+          key={i}
           title={sources.length > 1 ? `Source ${i + 1}${typeof s.name === 'string' && s.name ? ` (${s.name})` : ''}: ${String(s.repoURL ?? '')}` : `Source: ${String(s.repoURL ?? '')}`}
           initial={paramsOf(s, sourceType(s, types[i]))}
           editable={a.update === true}
@@ -55,17 +60,25 @@ export function Parameters({ name, namespace }: { name: string; namespace: strin
             return null
           }}
         />
-      ))}
+        ),
+      )}
     </div>
   )
 }
 
 function SourceForm({ title, initial, editable, onSave }: { title: string; initial: SourceParams; editable: boolean; onSave: (p: SourceParams) => Promise<string | null> }) {
   const [p, setP] = useState(initial)
+  // A save (or another writer) changes the spec: start again from it.
+  const initialKey = JSON.stringify(initial)
+  const [shownKey, setShownKey] = useState(initialKey)
+  if (shownKey !== initialKey) {
+    setShownKey(initialKey)
+    setP(initial)
+  }
   const [problems, setProblems] = useState<string[]>([])
   const [busy, setBusy] = useState(false)
   const [notice, setNotice] = useState('')
-  const dirty = JSON.stringify(p) !== JSON.stringify(initial)
+  const dirty = JSON.stringify(p) !== initialKey
   const ro = !editable
 
   async function submit() {
