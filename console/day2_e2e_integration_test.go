@@ -67,17 +67,24 @@ var day2Settings = &corev1.ConfigMap{
 // with its snippets; the project's orphaned resources shown on request,
 // one created meanwhile appearing live; kind and health filters kept in
 // the URL; the Pods view by owner and by node; the network view from
-// Ingress to Service to Pods; and the Parameters tab saving a directory
-// option, which this test then reads from the Application.
+// Ingress to Service to Pods; the Parameters tab saving a directory
+// option, which this test then reads from the Application, and showing
+// another app's Helm parameters read-only to a user who may not update it.
 func TestAppDay2(t *testing.T) {
 	if skipReason != "" {
 		t.Skip("browser test skipped: " + skipReason)
 	}
-	base, ns := startServer(t, true, day2Settings)
+	// admin may not change "readonly": its Parameters tab shows them read-only.
+	base, ns := startServer(t, true, day2Settings, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "graphcd-rbac-cm"},
+		Data:       map[string]string{"policy.csv": "p, admin, applications, update, default/readonly, deny\n"},
+	})
 	repo := serveRepo(t, map[string]string{
 		"guestbook/deployment.yaml": guestbook,
 		"guestbook/service.yaml":    guestbookService,
 		"guestbook/ingress.yaml":    guestbookIngress,
+		"chart/Chart.yaml":          "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"chart/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  tag: {{ .Values.image.tag | quote }}\n",
 	})
 	kube := newKube(t)
 	monitorOrphans(t, kube, ns)
@@ -86,6 +93,12 @@ func TestAppDay2(t *testing.T) {
 	app := gitApp(ns, "guestbook", "default", repo, "guestbook")
 	app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
 	if err := kube.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+
+	readonly := gitApp(ns, "readonly", "default", repo, "chart")
+	readonly.Spec.Source.Helm = &v1alpha1.ApplicationSourceHelm{Parameters: []v1alpha1.HelmParameter{{Name: "image.tag", Value: "v1"}}}
+	if err := kube.Create(t.Context(), readonly); err != nil {
 		t.Fatal(err)
 	}
 

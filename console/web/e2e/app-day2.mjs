@@ -162,6 +162,13 @@ await run(artifacts, async (page, { shot, check }) => {
   check(await recurse.isChecked(), 'Save parameters stores recurse: true (the test reads it from the Application)')
   await shot('parameters')
 
+  // An application the user may not update: its parameters read-only.
+  await page.goto(`${base}/applications/readonly?view=parameters`)
+  await page.getByText('You may not change this application: the parameters are read-only.').waitFor()
+  const param = page.getByRole('textbox', { name: 'Value of image.tag' })
+  check((await param.inputValue()) === 'v1' && !(await param.isEditable()), 'a Helm parameter of an app the user may not update shows, read-only')
+  check((await page.getByRole('button', { name: 'Save parameters' }).count()) === 0, 'and there is no Save button')
+
   // The project's deep links.
   await page.goto(`${base}/settings/projects/default`)
   const projLink = page.getByRole('list', { name: 'Links of project default' }).getByRole('link', { name: 'Audit' })

@@ -86,14 +86,21 @@ function ResourceNodeView({ data }: NodeProps<FlowNode>) {
         {kindAbbrev(r.kind)}
       </span>
       <span className="rmain">
-        <button
-          type="button"
-          className="rname nodrag"
-          title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.missing ? ' (missing from the cluster: a sync creates it)' : ''}`}
-          onClick={(e) => (e.stopPropagation(), data.select(r))}
-        >
-          {r.name}
-        </button>
+        {r.orphaned ? (
+          // No panel reads an orphan (the API reads only the application's objects).
+          <span className="rname" title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} (orphaned: no application tracks it)`}>
+            {r.name}
+          </span>
+        ) : (
+          <button
+            type="button"
+            className="rname nodrag"
+            title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.missing ? ' (missing from the cluster: a sync creates it)' : ''}`}
+            onClick={(e) => (e.stopPropagation(), data.select(r))}
+          >
+            {r.name}
+          </button>
+        )}
         {r.orphaned ? <span className="orphan-mark">orphaned: no application tracks it</span> : <Badges data={data} />}
       </span>
       <Fold data={data} />
