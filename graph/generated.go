@@ -852,11 +852,12 @@ type ComplexityRoot struct {
 	}
 
 	Settings struct {
-		SSOProviders      func(childComplexity int) int
-		UIBannerContent   func(childComplexity int) int
-		UIBannerPermanent func(childComplexity int) int
-		UIBannerURL       func(childComplexity int) int
-		URL               func(childComplexity int) int
+		SSOProviders       func(childComplexity int) int
+		StatusBadgeEnabled func(childComplexity int) int
+		UIBannerContent    func(childComplexity int) int
+		UIBannerPermanent  func(childComplexity int) int
+		UIBannerURL        func(childComplexity int) int
+		URL                func(childComplexity int) int
 	}
 
 	SignatureKey struct {
@@ -4566,6 +4567,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Settings.SSOProviders(childComplexity), true
+	case "Settings.statusBadgeEnabled":
+		if e.ComplexityRoot.Settings.StatusBadgeEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Settings.StatusBadgeEnabled(childComplexity), true
 	case "Settings.uiBannerContent":
 		if e.ComplexityRoot.Settings.UIBannerContent == nil {
 			break
@@ -6292,6 +6299,11 @@ type Settings {
   uiBannerPermanent: Boolean!
   "Names of the SSO connectors users may log in with (dex.config connectors, \"Email\" for Dex's own users with enablePasswordDB, oidc.config)."
   ssoProviders: [String!]!
+  """
+  Whether /api/badge shows applications' status to anyone
+  (statusbadge.enabled), so the console offers badge snippets.
+  """
+  statusBadgeEnabled: Boolean!
 }
 
 """
@@ -9529,6 +9541,8 @@ func (ec *executionContext) childFields_Settings(ctx context.Context, field grap
 		return ec.fieldContext_Settings_uiBannerPermanent(ctx, field)
 	case "ssoProviders":
 		return ec.fieldContext_Settings_ssoProviders(ctx, field)
+	case "statusBadgeEnabled":
+		return ec.fieldContext_Settings_statusBadgeEnabled(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Settings", field.Name)
 }
@@ -25257,6 +25271,29 @@ func (ec *executionContext) fieldContext_Settings_ssoProviders(_ context.Context
 	return graphql.NewScalarFieldContext("Settings", field, false, false, "String")
 }
 
+func (ec *executionContext) _Settings_statusBadgeEnabled(ctx context.Context, field graphql.CollectedField, obj *model.Settings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Settings_statusBadgeEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusBadgeEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Settings_statusBadgeEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Settings", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _SignatureKey_keyID(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SignatureKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -35320,6 +35357,11 @@ func (ec *executionContext) _Settings(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "ssoProviders":
 			out.Values[i] = ec._Settings_ssoProviders(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "statusBadgeEnabled":
+			out.Values[i] = ec._Settings_statusBadgeEnabled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

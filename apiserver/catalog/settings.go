@@ -70,8 +70,8 @@ func (s *Settings) Start(ctx context.Context) error {
 				HelmValuesFileSchemes: settings.ValuesFileSchemes(cm.Data[settings.KeyValuesFileSchemes]),
 				KustomizeBuildOptions: strings.TrimSpace(cm.Data[settings.KeyKustomizeBuildOptions]),
 			},
-			statusBadge: strings.TrimSpace(cm.Data["statusbadge.enabled"]) == "true",
 		}
+		v.statusBadge = v.public.StatusBadgeEnabled
 		var appErr, projErr, resErr error
 		v.appLinks, appErr = deeplinks.Parse("application.links", cm.Data["application.links"])
 		v.projectLinks, projErr = deeplinks.Parse("project.links", cm.Data["project.links"])
@@ -196,6 +196,8 @@ func publicSettings(data map[string]string) model.Settings {
 		UIBannerURL:       data["ui.bannerurl"],
 		UIBannerPermanent: data["ui.bannerpermanent"] == "true",
 		SSOProviders:      []string{},
+		// Public so the console offers badge snippets only when they work.
+		StatusBadgeEnabled: strings.TrimSpace(data["statusbadge.enabled"]) == "true",
 	}
 	var dex struct {
 		Connectors []struct {

@@ -28,11 +28,12 @@ connectors:
 		"oidc.config":         "name: Okta\nissuer: https://okta.example.com\nclientSecret: " + secret,
 		"accounts.alice":      "login",
 		"resource.exclusions": "- kinds: [Event]",
+		"statusbadge.enabled": " true",
 	}
 	got := publicSettings(data)
 	want := model.Settings{
 		URL: "https://cd.example.com", UIBannerContent: "Maintenance tonight", UIBannerURL: "https://status.example.com",
-		UIBannerPermanent: true, SSOProviders: []string{"Email", "GitHub", "Corp LDAP", "Okta"},
+		UIBannerPermanent: true, SSOProviders: []string{"Email", "GitHub", "Corp LDAP", "Okta"}, StatusBadgeEnabled: true,
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("settings (-got +want):\n%s", diff)
@@ -42,7 +43,7 @@ connectors:
 	}
 	// Malformed SSO configuration hides the providers, nothing else.
 	bad := publicSettings(map[string]string{"url": "u", "dex.config": "{{{", "oidc.config": "[1"})
-	if bad.URL != "u" || len(bad.SSOProviders) != 0 {
+	if bad.URL != "u" || len(bad.SSOProviders) != 0 || bad.StatusBadgeEnabled {
 		t.Errorf("with malformed SSO config: %+v", bad)
 	}
 }

@@ -15,4 +15,7 @@ type Settings struct {
 	UIBannerURL       string
 	UIBannerPermanent bool
 	SSOProviders      []string
+	// StatusBadgeEnabled is statusbadge.enabled: /api/badge answers with
+	// applications' status.
+	StatusBadgeEnabled bool
 }

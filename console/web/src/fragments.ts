@@ -133,3 +133,13 @@ export const AuditEntryFragment = graphql(`
     errorCode
   }
 `)
+
+/** A deep link (application.links, project.links, resource.links). */
+export const LinkFragment = graphql(`
+  fragment Link on DeepLink {
+    title
+    url
+    description
+    iconClass
+  }
+`)

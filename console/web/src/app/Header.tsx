@@ -5,6 +5,7 @@ import { AppActions } from '../actions/AppActions'
 import type { AppHeaderFragment } from '../gql/graphql'
 import { Badge } from '../ui/Badge'
 import { healthBadge, operationBadge, syncBadge } from '../ui/badges'
+import { DeepLinks } from '../ui/DeepLinks'
 import { destinationText } from '../ui/format'
 import { ExternalLink } from '../ui/ExternalLink'
 import { shortRevision } from './text'
@@ -95,6 +96,14 @@ export function AppHeader({ app, name }: { app: AppHeaderFragment | null; name: 
             <dt>Destination</dt>
             <dd>{destinationText(app.spec.destination)}</dd>
           </div>
+          {app.links.length > 0 ? (
+            <div>
+              <dt>Links</dt>
+              <dd>
+                <DeepLinks links={app.links} label={`Links of ${name}`} />
+              </dd>
+            </div>
+          ) : null}
         </dl>
       ) : null}
       {st && st.conditions.length > 0 ? (

@@ -74,21 +74,34 @@ function ResourceNodeView({ data }: NodeProps<FlowNode>) {
   if (n.type !== 'resource') return null
   const r = n.resource
   return (
-    <div className={`${frameClass(data, 'resource')}${r.missing ? ' rnode-missing' : ''}`} data-kind={r.kind} data-name={r.name} data-missing={r.missing || undefined}>
+    <div
+      className={`${frameClass(data, 'resource')}${r.missing ? ' rnode-missing' : ''}${r.orphaned ? ' rnode-orphaned' : ''}`}
+      data-kind={r.kind}
+      data-name={r.name}
+      data-missing={r.missing || undefined}
+      data-orphaned={r.orphaned || undefined}
+    >
       <Handle type="target" position={Position.Left} />
       <span className="kind" title={r.kind}>
         {kindAbbrev(r.kind)}
       </span>
       <span className="rmain">
-        <button
-          type="button"
-          className="rname nodrag"
-          title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.missing ? ' (missing from the cluster: a sync creates it)' : ''}`}
-          onClick={(e) => (e.stopPropagation(), data.select(r))}
-        >
-          {r.name}
-        </button>
-        <Badges data={data} />
+        {r.orphaned ? (
+          // No panel reads an orphan (the API reads only the application's objects).
+          <span className="rname" title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} (orphaned: no application tracks it)`}>
+            {r.name}
+          </span>
+        ) : (
+          <button
+            type="button"
+            className="rname nodrag"
+            title={`${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}${r.missing ? ' (missing from the cluster: a sync creates it)' : ''}`}
+            onClick={(e) => (e.stopPropagation(), data.select(r))}
+          >
+            {r.name}
+          </button>
+        )}
+        {r.orphaned ? <span className="orphan-mark">orphaned: no application tracks it</span> : <Badges data={data} />}
       </span>
       <Fold data={data} />
       <Handle type="source" position={Position.Right} />

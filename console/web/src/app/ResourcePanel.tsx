@@ -18,6 +18,7 @@ import { maskSecret } from './mask'
 import { PodLogs } from './PodLogs'
 import { ResourceActions } from './ResourceActions'
 import type { ResourceId } from './resourceParam'
+import { ResourceLinks } from './ResourceLinks'
 import { mentions } from './text'
 import type { TreeResource } from './tree'
 
@@ -115,6 +116,7 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
       </div>
       <div id="rpanel-body" role="tabpanel" aria-labelledby={`rtab-${tab}`} className="rpanel-body">
         {tab === 'summary' ? <Summary id={id} resource={resource} status={m?.status ?? null} requiresPruning={m?.requiresPruning ?? false} /> : null}
+        {tab === 'summary' && resource && !resource.missing ? <ResourceLinks app={app} id={id} version={version} /> : null}
         {tab === 'live' ? (
           m?.live ? (
             <YamlView value={mask(m.live)} label={`Live manifest of ${id.kind} ${id.name}`} />

@@ -44,9 +44,10 @@ export function ResourceTable({
           <div
             key={id}
             aria-selected={id === selected}
-            className={`rtr${changed.has(id) ? ' flash' : ''}${id === selected ? ' chosen' : ''}${r.missing ? ' missing' : ''}`}
+            className={`rtr${changed.has(id) ? ' flash' : ''}${id === selected ? ' chosen' : ''}${r.missing ? ' missing' : ''}${r.orphaned ? ' orphaned' : ''}`}
             data-kind={r.kind}
             data-missing={r.missing || undefined}
+            data-orphaned={r.orphaned || undefined}
             {...props}
           >
             <span role="cell" className="ellipsis" title={r.group ? `${r.kind}.${r.group}` : r.kind}>
@@ -56,11 +57,15 @@ export function ResourceTable({
               {r.namespace || '—'}
             </span>
             <span role="cell" className="ellipsis">
-              <button type="button" className="link" onClick={() => onSelect(r)} title={r.name}>
-                {r.name}
-              </button>
+              {r.orphaned ? (
+                <span title={`${r.name}: orphaned, no application tracks it`}>{r.name}</span>
+              ) : (
+                <button type="button" className="link" onClick={() => onSelect(r)} title={r.name}>
+                  {r.name}
+                </button>
+              )}
             </span>
-            <span role="cell">{r.sync ? <Badge badge={syncBadge(r.sync)} /> : null}</span>
+            <span role="cell">{r.sync ? <Badge badge={syncBadge(r.sync)} /> : r.orphaned ? <span className="orphan-mark">orphaned</span> : null}</span>
             <span role="cell">{r.health ? <Badge badge={healthBadge(r.health.status)} title={r.health.message} /> : null}</span>
           </div>
         )

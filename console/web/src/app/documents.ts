@@ -10,6 +10,9 @@ export const AppHeaderFragment = graphql(`
         ...Source
       }
     }
+    links {
+      ...Link
+    }
     status {
       sync {
         revisions
@@ -52,6 +55,13 @@ export const TreeFragment = graphql(`
       missing
       createdAt
     }
+    orphanedNodes {
+      group
+      kind
+      namespace
+      name
+    }
+    orphanedCount
   }
 `)
 
@@ -109,6 +119,9 @@ export const LiveResourceQuery = graphql(`
         events(first: $events) {
           ...EventRow
         }
+        links {
+          ...Link
+        }
       }
     }
   }
@@ -128,5 +141,91 @@ export const AppEventsQuery = graphql(`
 export const PodLogsSubscription = graphql(`
   subscription PodLogs($app: String!, $appNamespace: String, $namespace: String!, $pod: String!, $container: String, $tailLines: Int!) {
     podLogs(application: { name: $app, namespace: $appNamespace }, namespace: $namespace, pod: $pod, container: $container, tailLines: $tailLines)
+  }
+`)
+
+// The live manifests the network view reads backends, selectors and Pod
+// template labels from: the application's Ingresses, Services and
+// workloads.
+export const NetworkQuery = graphql(`
+  query AppNetwork($app: String!, $appNamespace: String) {
+    application(name: $app, namespace: $appNamespace) {
+      id
+      ingresses: managedResources(filter: { kind: "Ingress" }) {
+        ...NetObject
+      }
+      services: managedResources(filter: { kind: "Service" }) {
+        ...NetObject
+      }
+      deployments: managedResources(filter: { kind: "Deployment" }) {
+        ...NetObject
+      }
+      statefulSets: managedResources(filter: { kind: "StatefulSet" }) {
+        ...NetObject
+      }
+      daemonSets: managedResources(filter: { kind: "DaemonSet" }) {
+        ...NetObject
+      }
+      replicaSets: managedResources(filter: { kind: "ReplicaSet" }) {
+        ...NetObject
+      }
+      jobs: managedResources(filter: { kind: "Job" }) {
+        ...NetObject
+      }
+      cronJobs: managedResources(filter: { kind: "CronJob" }) {
+        ...NetObject
+      }
+      pods: managedResources(filter: { kind: "Pod" }) {
+        ...NetObject
+      }
+    }
+  }
+`)
+
+export const NetObjectFragment = graphql(`
+  fragment NetObject on ManagedResource {
+    group
+    kind
+    namespace
+    name
+    live
+  }
+`)
+
+// The application's spec as YAML (the Parameters tab edits it), what kind
+// each source is, and whether the caller may change it.
+export const ParametersQuery = graphql(`
+  query AppParameters($name: String!, $namespace: String) {
+    application(name: $name, namespace: $namespace) {
+      id
+      name
+      namespace
+      yaml
+      update: can(action: "update")
+      status {
+        sourceType
+        sourceTypes
+      }
+    }
+  }
+`)
+
+// Whether status badges are on, and the server's external URL for the
+// badge snippet.
+export const BadgeSettingsQuery = graphql(`
+  query AppBadgeSettings {
+    settings {
+      url
+      statusBadgeEnabled
+    }
+  }
+`)
+
+export const SaveParametersMutation = graphql(`
+  mutation AppParametersSave($input: UpdateApplicationSpecInput!) {
+    updateApplicationSpec(input: $input) {
+      id
+      yaml
+    }
   }
 `)

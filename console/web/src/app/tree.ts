@@ -19,6 +19,8 @@ export interface TreeResource {
   images: readonly string[]
   /** Git declares it and the cluster does not have it: a sync creates it. */
   missing: boolean
+  /** No application tracks it, and the project reports it (ResourceTree.orphanedNodes). */
+  orphaned?: boolean
 }
 
 /**

@@ -7,6 +7,7 @@ import { ErrorLine, Loading } from '../ui/Alert'
 import { ConfirmButton } from '../ui/ConfirmButton'
 import { errorText } from '../ui/errors'
 import { Check, Field } from '../ui/form'
+import { DeepLinks } from '../ui/DeepLinks'
 import { Link } from '../ui/Link'
 import { CreateProjectTokenMutation, DeleteProjectMutation, DeleteProjectTokenMutation, ProjectQuery, UpdateProjectSpecMutation } from './documents'
 import { InlineForm, RemovableList, StringList } from './lists'
@@ -92,6 +93,7 @@ export function ProjectPage({ name }: { name: string }) {
         {canDelete ? <ConfirmButton label="Delete project" confirm={`Delete project ${name}? Refused while applications use it.`} onConfirm={() => void remove()} /> : null}
       </div>
       {s(spec.description) ? <p>{s(spec.description)}</p> : null}
+      <DeepLinks links={project.links} label={`Links of project ${name}`} />
       <p aria-live="polite" className="k">
         {saveState.fetching ? 'Saving…' : ''}
       </p>

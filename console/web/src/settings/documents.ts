@@ -158,6 +158,9 @@ export const ProjectQuery = graphql(`
       id
       name
       yaml
+      links {
+        ...Link
+      }
       spec {
         roles {
           name
