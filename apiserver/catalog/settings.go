@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,10 @@ import (
 // secrets in dex.config, say) ever leaves it. It follows graphcd-cm
 // through the process's kubewatch.Source.
 type Settings struct {
+	// Logger, when set, hears why a part of graphcd-cm is left out (deep
+	// links or custom actions that do not compile), once per change.
+	Logger *slog.Logger
+
 	watch *kubewatch.Source
 	// view is what graphcd-cm last said; nil until Start has read it.
 	view atomic.Pointer[settingsView]
@@ -79,6 +84,12 @@ func (s *Settings) Start(ctx context.Context) error {
 		v.linksErr = errors.Join(appErr, projErr, resErr)
 		v.actions, v.actionsErr = compileActions(cm.Data)
 		s.view.Store(v)
+		if s.Logger != nil && v.linksErr != nil {
+			s.Logger.Warn("graphcd-cm: deep links are left out", "err", v.linksErr)
+		}
+		if s.Logger != nil && v.actionsErr != nil {
+			s.Logger.Warn("graphcd-cm: custom resource actions are left out; the built-in ones still run", "err", v.actionsErr)
+		}
 	})
 	if err != nil {
 		return err

@@ -202,6 +202,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		return err
 	}
 	settings := catalog.NewSettings(watch)
+	settings.Logger = log
 	if err := settings.Start(ctx); err != nil {
 		return fmt.Errorf("watch %s: %w", wellknown.SettingsConfigMap, err)
 	}
