@@ -31,11 +31,11 @@ import (
 func NewCommand(kubeconfig *string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "admin",
-		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, try resource actions, rotate the session key",
+		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, try resource actions and notifications, rotate the session key",
 		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newActionsCmd(), newRotateSessionKeyCmd(kubeconfig))
+	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newActionsCmd(), newNotificationsCmd(), newRotateSessionKeyCmd(kubeconfig))
 	return c
 }
 
