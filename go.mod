@@ -12,6 +12,8 @@ require (
 	github.com/coder/websocket v1.8.15
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/distribution/distribution/v3 v3.1.1
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
+	github.com/emersion/go-smtp v0.26.0
 	github.com/expr-lang/expr v1.17.8
 	github.com/felixge/httpsnoop v1.0.4
 	github.com/go-git/go-git/v5 v5.19.3
