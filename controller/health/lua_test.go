@@ -491,7 +491,11 @@ func TestLuaResourceLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := checkScript(t, tt.script+"\nreturn {status = \"Healthy\"}", true, nil)
+			// The budgets must stop each script, not the clock: a time
+			// limit far above any run keeps a loaded machine from
+			// turning a budget error into a timeout.
+			e := newEngine(t, Options{Timeout: time.Minute, LuaChecks: []LuaCheck{{Group: "example.com", Kind: "Widget", Script: tt.script + "\nreturn {status = \"Healthy\"}", UseOpenLibs: true}}})
+			got, err := e.Check(t.Context(), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}}})
 			if err != nil {
 				t.Fatalf("Check: %v", err)
 			}
