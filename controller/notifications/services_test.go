@@ -2,7 +2,11 @@ package notifications
 
 import (
 	"cmp"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -118,4 +122,66 @@ func TestServicesRequests(t *testing.T) {
 			t.Errorf("request %s %s auth %q body %s", r.method, r.path, r.auth, r.body)
 		}
 	})
+}
+
+// The GitHub service, as a GitHub App: it trades a JWT signed with the
+// app's key for an installation token, then sets the commit status of the
+// synced revision with it (POST /repos/{owner}/{repo}/statuses/{sha}).
+func TestGitHubCommitStatus(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	got := make(chan received, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- received{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Content-Type"), b}
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/access_tokens") {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"token": "ghs_installation", "expires_at": "2099-01-01T00:00:00Z"}`)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"state": "failure"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := Parse(map[string]string{
+		"service.github": "appID: 12345\ninstallationID: 7\nenterpriseBaseURL: " + srv.URL + "/api/v3\nprivateKey: $github-key\n",
+		"template.t": `message: "Sync of {{.app.metadata.name}} failed"
+github:
+  repoURLPath: "{{.app.spec.source.repoURL}}"
+  revisionPath: "{{.app.status.sync.revision}}"
+  status:
+    state: failure
+    label: continuous-delivery/{{.app.metadata.name}}
+    targetURL: https://cd.example.com/applications/{{.app.metadata.name}}`,
+	}, map[string][]byte{"github-key": pemKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := services.Destination{Service: "github"}
+	n, err := c.Render(app(t, failedApp), dest, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Sender("github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(*n, dest); err != nil {
+		t.Fatal(c.Redact(err.Error()))
+	}
+	token, status := <-got, <-got
+	if token.method != "POST" || token.path != "/api/v3/app/installations/7/access_tokens" || !strings.HasPrefix(token.auth, "Bearer ey") {
+		t.Errorf("token request %s %s auth %.12q", token.method, token.path, token.auth)
+	}
+	var body map[string]any
+	_ = json.Unmarshal(status.body, &body)
+	if status.method != "POST" || status.path != "/api/v3/repos/example/shop/statuses/abc123" || status.auth != "token ghs_installation" ||
+		body["state"] != "failure" || body["context"] != "continuous-delivery/shop" || body["description"] != "Sync of shop failed" ||
+		body["target_url"] != "https://cd.example.com/applications/shop" {
+		t.Errorf("status request %s %s auth %q body %s", status.method, status.path, status.auth, status.body)
+	}
 }
