@@ -20,18 +20,17 @@ import (
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
-// `graphcd app actions list|run` against the real server with its
-// controller: a synced app's CronJob is suspended by its built-in action,
-// a custom Lua action of graphcd-cm sets a ConfigMap from a parameter,
-// and bad flags and unknown actions fail with a clear exit code.
-func TestCLIAppActions(t *testing.T) {
-	s := startAuthServer(t, "--controller=true")
+// adminCLI logs the admin in with the CLI binary under a home of its own
+// and returns run (any exit code) and runOK (exit 0, else the test fails;
+// returns stdout).
+func (s *authServer) adminCLI(t *testing.T) (run func(args ...string) cliResult, runOK func(args ...string) string) {
+	t.Helper()
 	home := t.TempDir()
-	run := func(args ...string) cliResult {
+	run = func(args ...string) cliResult {
 		t.Helper()
 		return s.runCLIBinary(t, home, "", nil, args...)
 	}
-	runOK := func(args ...string) string {
+	runOK = func(args ...string) string {
 		t.Helper()
 		r := run(args...)
 		if r.code != 0 {
@@ -41,11 +40,21 @@ func TestCLIAppActions(t *testing.T) {
 	}
 	secret, err := cluster.Client.CoreV1().Secrets(s.namespace).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("initial admin secret: %v", err)
 	}
 	if r := s.runCLIBinary(t, home, string(secret.Data["password"])+"\n", nil, "login", s.base, "--username", "admin", "--password-stdin"); r.code != 0 {
-		t.Fatalf("login: %+v", r)
+		t.Fatalf("login: %d %s", r.code, r.stderr)
 	}
+	return run, runOK
+}
+
+// `graphcd app actions list|run` against the real server with its
+// controller: a synced app's CronJob is suspended by its built-in action,
+// a custom Lua action of graphcd-cm sets a ConfigMap from a parameter,
+// and bad flags and unknown actions fail with a clear exit code.
+func TestCLIAppActions(t *testing.T) {
+	s := startAuthServer(t, "--controller=true")
+	run, runOK := s.adminCLI(t)
 	settings, _ := json.Marshal(map[string]any{"data": map[string]string{"resource.customizations.actions.ConfigMap": `discovery.lua: |
   return {["set-mode"] = {params = {{name = "mode", default = "prod"}}}}
 definitions:

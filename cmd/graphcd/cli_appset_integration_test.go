@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/cli"
 	"github.com/graphcd/graphcd/controller"
@@ -24,26 +22,7 @@ import (
 // through appset get, list, create two sets from one file, and delete.
 func TestCLIAppSet(t *testing.T) {
 	s := startAuthServer(t, "--controller=true")
-	home := t.TempDir()
-	run := func(args ...string) cliResult {
-		t.Helper()
-		return s.runCLIBinary(t, home, "", nil, args...)
-	}
-	runOK := func(args ...string) string {
-		t.Helper()
-		r := run(args...)
-		if r.code != 0 {
-			t.Fatalf("graphcd %s = exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-		}
-		return r.stdout
-	}
-	secret, err := cluster.Client.CoreV1().Secrets(s.namespace).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("initial admin secret: %v", err)
-	}
-	if r := s.runCLIBinary(t, home, string(secret.Data["password"])+"\n", nil, "login", s.base, "--username", "admin", "--password-stdin"); r.code != 0 {
-		t.Fatalf("login: %d %s", r.code, r.stderr)
-	}
+	run, runOK := s.adminCLI(t)
 	write := func(name, body string) string {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), name)

@@ -24,16 +24,7 @@ func newAppActionsCmd(o *appOptions) *cobra.Command {
 
 // objectFilter picks live objects of an application by Argo CD's flags;
 // an empty field matches every object.
-type objectFilter struct {
-	group, kind, namespace, name string
-}
-
-func (f *objectFilter) add(c *cobra.Command) {
-	c.Flags().StringVar(&f.group, "group", "", "only objects of this API group")
-	c.Flags().StringVar(&f.kind, "kind", "", "only objects of this kind")
-	c.Flags().StringVar(&f.namespace, "namespace", "", "only objects in this namespace")
-	c.Flags().StringVar(&f.name, "resource-name", "", "only the object of this name")
-}
+type objectFilter struct{ resourceFlags }
 
 // liveObject is one object of an application's resource tree.
 type liveObject = client.ApplicationObjectsApplicationResourceTreeNodesResourceNode
@@ -109,7 +100,7 @@ func newAppActionsListCmd(o *appOptions) *cobra.Command {
 			return printActions(c, o.output.String(), found)
 		}),
 	}
-	filter.add(c)
+	filter.add(c, true)
 	return c
 }
 
@@ -212,7 +203,7 @@ func newAppActionsRunCmd(o *appOptions) *cobra.Command {
 			return nil
 		}),
 	}
-	filter.add(c)
+	filter.add(c, true)
 	c.Flags().BoolVar(&all, "all", false, "run on every object the flags match")
 	c.Flags().StringArrayVar(&params, "param", nil, "a parameter of the action as name=value (repeatable)")
 	return c

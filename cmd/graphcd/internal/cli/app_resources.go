@@ -41,11 +41,18 @@ type resourceFlags struct {
 	group, kind, namespace, name string
 }
 
-func (f *resourceFlags) add(c *cobra.Command) {
-	c.Flags().StringVar(&f.group, "group", "", "the object's API group (empty for the core group)")
-	c.Flags().StringVar(&f.kind, "kind", "", "the object's kind (required)")
-	c.Flags().StringVar(&f.namespace, "namespace", "", "the object's namespace (empty for a cluster-scoped object)")
-	c.Flags().StringVar(&f.name, "resource-name", "", "the object's name (required)")
+// add adds the flags; as a filter (app actions), each narrows the
+// objects picked and none is required.
+func (f *resourceFlags) add(c *cobra.Command, filter bool) {
+	help := [4]string{"the object's API group (empty for the core group)", "the object's kind (required)",
+		"the object's namespace (empty for a cluster-scoped object)", "the object's name (required)"}
+	if filter {
+		help = [4]string{"only objects of this API group", "only objects of this kind", "only objects in this namespace", "only the object of this name"}
+	}
+	c.Flags().StringVar(&f.group, "group", "", help[0])
+	c.Flags().StringVar(&f.kind, "kind", "", help[1])
+	c.Flags().StringVar(&f.namespace, "namespace", "", help[2])
+	c.Flags().StringVar(&f.name, "resource-name", "", help[3])
 }
 
 func (f *resourceFlags) input(c *cobra.Command, app client.ApplicationRef) (client.ApplicationResourceInput, error) {
@@ -104,7 +111,7 @@ func newAppPatchResourceCmd(o *appOptions) *cobra.Command {
 			return err
 		}),
 	}
-	res.add(c)
+	res.add(c, false)
 	c.Flags().StringVar(&patch, "patch", "", "the patch, as JSON (required)")
 	c.Flags().StringVar(&patchType, "patch-type", "merge", "merge, json or strategic (or application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json)")
 	return c
@@ -135,7 +142,7 @@ func newAppDeleteResourceCmd(o *appOptions) *cobra.Command {
 			return err
 		}),
 	}
-	res.add(c)
+	res.add(c, false)
 	c.Flags().Var(policy, "propagation-policy", "how its dependents go: background (after it) or foreground (before it)")
 	return c
 }
