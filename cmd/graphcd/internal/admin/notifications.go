@@ -1,13 +1,14 @@
 package admin
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/argoproj/notifications-engine/pkg/services"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
@@ -48,50 +49,20 @@ func newNotificationsCmd() *cobra.Command {
 
 // load parses --config and --secret.
 func (o *notificationsOptions) load(c *cobra.Command) (*notifications.Config, error) {
-	var data map[string]string
-	if o.config != "" {
-		b, err := command.ReadInput(c, o.config)
-		if err != nil {
-			return nil, err
-		}
-		var cm struct {
-			Kind string            `json:"kind"`
-			Data map[string]string `json:"data"`
-		}
-		if err := yaml.Unmarshal(b, &cm); err != nil {
-			return nil, command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: %w", o.config, err)}
-		}
-		if cm.Kind != "ConfigMap" {
-			return nil, command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: not a ConfigMap manifest (kind %q)", o.config, cm.Kind)}
-		}
-		data = cm.Data
+	var cm corev1.ConfigMap
+	if err := readManifest(c, o.config, "ConfigMap", &cm, &cm.TypeMeta); err != nil {
+		return nil, err
 	}
-	var secret map[string][]byte
-	if o.secret != "" {
-		b, err := command.ReadInput(c, o.secret)
-		if err != nil {
-			return nil, err
+	var sec corev1.Secret
+	if err := readManifest(c, o.secret, "Secret", &sec, &sec.TypeMeta); err != nil {
+		return nil, err
+	}
+	data, secret := cm.Data, sec.Data
+	for k, v := range sec.StringData {
+		if secret == nil {
+			secret = map[string][]byte{}
 		}
-		var s struct {
-			Kind       string            `json:"kind"`
-			Data       map[string]string `json:"data"`
-			StringData map[string]string `json:"stringData"`
-		}
-		if err := yaml.Unmarshal(b, &s); err != nil || s.Kind != "Secret" {
-			// The error of a Secret's YAML may quote it: say only where.
-			return nil, command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: not a Secret manifest", o.secret)}
-		}
-		secret = map[string][]byte{}
-		for k, v := range s.Data {
-			d, err := base64.StdEncoding.DecodeString(v)
-			if err != nil {
-				return nil, command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: data.%s is not base64", o.secret, k)}
-			}
-			secret[k] = d
-		}
-		for k, v := range s.StringData {
-			secret[k] = []byte(v)
-		}
+		secret[k] = []byte(v)
 	}
 	cfg, err := notifications.Parse(data, secret)
 	if err != nil {
@@ -103,6 +74,23 @@ func (o *notificationsOptions) load(c *cobra.Command) (*notifications.Config, er
 		}
 	}
 	return cfg, nil
+}
+
+// readManifest reads the manifest at path ("" reads nothing) into obj,
+// whose TypeMeta is meta, and checks its kind. The error never quotes
+// the file: a Secret's would show its values.
+func readManifest(c *cobra.Command, path, kind string, obj any, meta *metav1.TypeMeta) error {
+	if path == "" {
+		return nil
+	}
+	b, err := command.ReadInput(c, path)
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(b, obj); err != nil || meta.Kind != kind {
+		return command.ExitCodeError{Code: command.ExitUsage, Err: fmt.Errorf("%s: not a %s manifest", path, kind)}
+	}
+	return nil
 }
 
 // readApp reads -f as a JSON object.

@@ -1,7 +1,12 @@
 package admin
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,5 +71,52 @@ func TestAdminNotificationsTemplateNotify(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, nil, "admin", "notifications", "template", "notify", "app-sync-failed", "-f", notificationsApp, "--dry-run"); code != command.ExitUsage || !strings.Contains(stderr, "--recipient is required") {
 		t.Errorf("without --recipient = %d %q", code, stderr)
+	}
+}
+
+// Without --dry-run, template notify sends, with the credentials of
+// --secret (data, base64, and stringData alike); a Secret file that does
+// not parse is refused without quoting it.
+func TestAdminNotificationsSend(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("X-Token") + " " + r.Header.Get("X-Team") + " " + r.URL.Path
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "cm.yaml")
+	secret := filepath.Join(dir, "secret.yaml")
+	writeFile(t, config, `kind: ConfigMap
+data:
+  service.webhook.hook: |
+    url: `+srv.URL+`
+    headers:
+    - {name: X-Token, value: $token}
+    - {name: X-Team, value: $team}
+  template.ping: |
+    webhook:
+      hook:
+        method: POST
+        path: /ping/{{.app.metadata.name}}
+`)
+	writeFile(t, secret, "kind: Secret\ndata:\n  token: "+base64.StdEncoding.EncodeToString([]byte("tok-123"))+"\nstringData:\n  team: payments\n")
+	code, stdout, stderr := runCLI(t, nil, "admin", "notifications", "template", "notify", "ping", "-f", notificationsApp, "--config", config, "--secret", secret, "--recipient", "hook")
+	if code != command.ExitOK || !strings.Contains(stdout, `"sent": true`) {
+		t.Fatalf("exit %d, stdout %s, stderr %q", code, stdout, stderr)
+	}
+	if r := <-got; r != "tok-123 payments /ping/guestbook" {
+		t.Errorf("request %q", r)
+	}
+	writeFile(t, secret, "kind: Secret\ndata: {token: [hunter2\n")
+	code, _, stderr = runCLI(t, nil, "admin", "notifications", "template", "notify", "ping", "-f", notificationsApp, "--config", config, "--secret", secret, "--recipient", "hook")
+	if code != command.ExitUsage || strings.Contains(stderr, "hunter2") || !strings.Contains(stderr, "not a Secret manifest") {
+		t.Errorf("a broken Secret file = %d %q", code, stderr)
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
