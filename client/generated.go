@@ -5742,6 +5742,27 @@ func (v *ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken) GetExpi
 	return v.ExpiresAt
 }
 
+// ProjectYAMLProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible AppProject: the guard rails of the applications in it.
+type ProjectYAMLProject struct {
+	// The whole AppProject object as YAML (without managedFields).
+	Yaml string `json:"yaml"`
+}
+
+// GetYaml returns ProjectYAMLProject.Yaml, and is useful for accessing the field via an interface.
+func (v *ProjectYAMLProject) GetYaml() string { return v.Yaml }
+
+// ProjectYAMLResponse is returned by ProjectYAML on success.
+type ProjectYAMLResponse struct {
+	// One AppProject by name. Null when it does not exist.
+	Project *ProjectYAMLProject `json:"project"`
+}
+
+// GetProject returns ProjectYAMLResponse.Project, and is useful for accessing the field via an interface.
+func (v *ProjectYAMLResponse) GetProject() *ProjectYAMLProject { return v.Project }
+
 // How a cascading delete removes resources.
 type PropagationPolicy string
 
@@ -7438,6 +7459,14 @@ func (v *__PreviewApplicationSetInput) GetInput() DryRunApplicationSetInput { re
 
 // GetFirst returns __PreviewApplicationSetInput.First, and is useful for accessing the field via an interface.
 func (v *__PreviewApplicationSetInput) GetFirst() int { return v.First }
+
+// __ProjectYAMLInput is used internally by genqlient
+type __ProjectYAMLInput struct {
+	Name string `json:"name"`
+}
+
+// GetName returns __ProjectYAMLInput.Name, and is useful for accessing the field via an interface.
+func (v *__ProjectYAMLInput) GetName() string { return v.Name }
 
 // __RefreshApplicationInput is used internally by genqlient
 type __RefreshApplicationInput struct {
@@ -9408,6 +9437,40 @@ func PreviewApplicationSet(
 	}
 
 	data_ = &PreviewApplicationSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ProjectYAML.
+const ProjectYAML_Operation = `
+query ProjectYAML ($name: String!) {
+	project(name: $name) {
+		yaml
+	}
+}
+`
+
+func ProjectYAML(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+) (data_ *ProjectYAMLResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ProjectYAML",
+		Query:  ProjectYAML_Operation,
+		Variables: &__ProjectYAMLInput{
+			Name: name,
+		},
+	}
+
+	data_ = &ProjectYAMLResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
