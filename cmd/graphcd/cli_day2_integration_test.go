@@ -91,11 +91,11 @@ func writeFile(t *testing.T, path, content string) string {
 	return path
 }
 
-// The day-2 commands against a real server (without its controller):
-// sync windows and source parameters, each read back from the objects
-// in the cluster.
+// The day-2 commands against a real server with its controller: sync
+// windows and source parameters, each read back from the objects in the
+// cluster.
 func TestCLIDay2(t *testing.T) {
-	d := startDay2(t)
+	d := startDay2(t, "--controller=true")
 
 	t.Run("proj windows", func(t *testing.T) {
 		t.Parallel()
@@ -170,6 +170,104 @@ spec:
 			t.Errorf("after deleting every window: %+v", got)
 		}
 	})
+	t.Run("app set and unset", func(t *testing.T) {
+		t.Parallel()
+		testAppSetUnset(t, d)
+	})
+}
+
+// app set and app unset change the source's rendering options and leave
+// the rest of the spec as it was; a multi-source app's changes go to the
+// source --source-position names.
+func testAppSetUnset(t *testing.T, d *day2) {
+	ctx := t.Context()
+	apps := map[string]v1alpha1.ApplicationSpec{
+		"params": {
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/charts.git", Path: "web", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"},
+		},
+		"params-multi": {
+			Project: "default",
+			Sources: []v1alpha1.ApplicationSource{
+				{RepoURL: "https://git.example.com/values.git", TargetRevision: "main", Ref: "values"},
+				{RepoURL: "https://git.example.com/apps.git", Path: "kust", TargetRevision: "main"},
+			},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "web"},
+		},
+	}
+	for name, spec := range apps {
+		if err := d.kube.Create(ctx, &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.s.namespace}, Spec: spec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(name string) v1alpha1.ApplicationSpec {
+		t.Helper()
+		a := &v1alpha1.Application{}
+		if err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.s.namespace, Name: name}, a); err != nil {
+			t.Fatal(err)
+		}
+		return a.Spec
+	}
+	literal := writeFile(t, filepath.Join(t.TempDir(), "values.yaml"), "replicas: 2\n")
+
+	d.ok(t, "", "app", "set", "params", "-p", "image.tag=v2", "--helm-set-string", "build=0042", "--helm-set-file", "ca=certs/ca.pem",
+		"--values", "values.yaml", "--values", "values-prod.yaml", "--values-literal-file", literal, "--release-name", "web",
+		"--helm-skip-crds", "--ignore-missing-value-files", "--helm-pass-credentials")
+	h := get("params").Source.Helm
+	if h == nil || len(h.Parameters) != 2 || h.Parameters[0] != (v1alpha1.HelmParameter{Name: "image.tag", Value: "v2"}) ||
+		h.Parameters[1] != (v1alpha1.HelmParameter{Name: "build", Value: "0042", ForceString: true}) ||
+		len(h.FileParameters) != 1 || h.FileParameters[0].Path != "certs/ca.pem" || strings.Join(h.ValueFiles, ",") != "values.yaml,values-prod.yaml" ||
+		h.Values != "replicas: 2\n" || h.ReleaseName != "web" || !h.SkipCrds || !h.IgnoreMissingValueFiles || !h.PassCredentials {
+		t.Errorf("helm after app set = %+v", h)
+	}
+	d.ok(t, "", "app", "unset", "params", "-p", "image.tag", "-p", "ca", "--values", "values.yaml", "--values-literal", "--pass-credentials", "--ignore-missing-value-files")
+	spec := get("params")
+	h = spec.Source.Helm
+	if h == nil || len(h.Parameters) != 1 || h.Parameters[0].Name != "build" || len(h.FileParameters) != 0 ||
+		strings.Join(h.ValueFiles, ",") != "values-prod.yaml" || h.Values != "" || h.PassCredentials || h.IgnoreMissingValueFiles || h.ReleaseName != "web" {
+		t.Errorf("helm after app unset = %+v", h)
+	}
+	if spec.Source.Path != "web" || spec.Destination.Namespace != "web" {
+		t.Errorf("app unset changed the rest of the spec: %+v", spec)
+	}
+
+	// The Kustomize source of the multi-source app is the second.
+	d.fails(t, command.ExitUsage, "--source-position 1..2", "app", "set", "params-multi", "--nameprefix", "p-")
+	d.ok(t, "", "app", "set", "params-multi", "--source-position", "2", "--kustomize-image", "nginx=nginx:1.27", "--nameprefix", "p-",
+		"--namesuffix", "-s", "--kustomize-replica", "web=3", "--kustomize-namespace", "team", "--kustomize-common-label", "team=web",
+		"--plugin-env", "MODE=fast")
+	spec = get("params-multi")
+	k := spec.Sources[1].Kustomize
+	if k == nil || strings.Join(k.Images, ",") != "nginx=nginx:1.27" || k.NamePrefix != "p-" || k.NameSuffix != "-s" || k.Namespace != "team" ||
+		len(k.Replicas) != 1 || k.Replicas[0].Name != "web" || k.CommonLabels["team"] != "web" {
+		t.Errorf("kustomize of source 2 after app set = %+v", k)
+	}
+	if p := spec.Sources[1].Plugin; p == nil || len(p.Env) != 1 || p.Env[0].Name != "MODE" || p.Env[0].Value != "fast" {
+		t.Errorf("plugin of source 2 after app set = %+v", p)
+	}
+	if spec.Sources[0].Kustomize != nil || spec.Sources[0].Ref != "values" {
+		t.Errorf("app set --source-position 2 changed source 1: %+v", spec.Sources[0])
+	}
+	d.ok(t, "", "app", "unset", "params-multi", "--source-position", "2", "--kustomize-image", "nginx", "--nameprefix", "--namesuffix",
+		"--kustomize-replica", "web", "--kustomize-namespace", "--plugin-env", "MODE")
+	d.ok(t, "", "app", "unset", "params-multi", "--source-position", "1", "--ref")
+	spec = get("params-multi")
+	if k := spec.Sources[1].Kustomize; k == nil || len(k.Images) != 0 || k.NamePrefix != "" || len(k.Replicas) != 0 || k.CommonLabels["team"] != "web" {
+		t.Errorf("kustomize of source 2 after app unset = %+v", k)
+	}
+	if spec.Sources[0].Ref != "" {
+		t.Errorf("app unset --ref left ref %q", spec.Sources[0].Ref)
+	}
+
+	d.ok(t, "", "app", "set", "params", "--directory-recurse", "--directory-include", "*.yaml", "--jsonnet-tla-str", "env=prod", "--jsonnet-ext-var-code", "n=1+1", "--jsonnet-libs", "vendor")
+	if dir := get("params").Source.Directory; dir == nil || !dir.Recurse || dir.Include != "*.yaml" || len(dir.Jsonnet.TLAs) != 1 ||
+		!dir.Jsonnet.ExtVars[0].Code || strings.Join(dir.Jsonnet.Libs, ",") != "vendor" {
+		t.Errorf("directory after app set = %+v", dir)
+	}
+	d.fails(t, command.ExitUsage, "nothing to unset", "app", "unset", "params")
+	d.fails(t, command.ExitUsage, "want NAME=VALUE", "app", "set", "params", "-p", "novalue")
+	d.fails(t, cli.ExitError, "NOT_FOUND", "app", "unset", "no-such-app", "--nameprefix")
 }
 
 // diffJSON compares got and want as their JSON, so nil and empty agree.
