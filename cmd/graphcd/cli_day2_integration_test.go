@@ -265,6 +265,10 @@ func testAppSetUnset(t *testing.T, d *day2) {
 		!dir.Jsonnet.ExtVars[0].Code || strings.Join(dir.Jsonnet.Libs, ",") != "vendor" {
 		t.Errorf("directory after app set = %+v", dir)
 	}
+	// Application names complete from the server, for set and unset too.
+	if out := d.ok(t, "", "__complete", "app", "unset", "params-"); !strings.Contains(out, "params-multi\n") || strings.Contains(out, "params\n") {
+		t.Errorf("completing app unset params- = %q, want params-multi only", out)
+	}
 	d.fails(t, command.ExitUsage, "nothing to unset", "app", "unset", "params")
 	d.fails(t, command.ExitUsage, "want NAME=VALUE", "app", "set", "params", "-p", "novalue")
 	d.fails(t, cli.ExitError, "NOT_FOUND", "app", "unset", "no-such-app", "--nameprefix")
