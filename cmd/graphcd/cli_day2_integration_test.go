@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/cli"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
+	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
 // day2 is a logged-in CLI against one server, for the day-2 commands'
@@ -174,6 +177,10 @@ spec:
 		t.Parallel()
 		testAppSetUnset(t, d)
 	})
+	t.Run("sync and diff --local", func(t *testing.T) {
+		t.Parallel()
+		testLocal(t, d)
+	})
 }
 
 // app set and app unset change the source's rendering options and leave
@@ -272,6 +279,143 @@ func testAppSetUnset(t *testing.T, d *day2) {
 	d.fails(t, command.ExitUsage, "nothing to unset", "app", "unset", "params")
 	d.fails(t, command.ExitUsage, "want NAME=VALUE", "app", "set", "params", "-p", "novalue")
 	d.fails(t, cli.ExitError, "NOT_FOUND", "app", "unset", "no-such-app", "--nameprefix")
+}
+
+// app sync --local deploys the manifests of a local directory instead of
+// Git's, needs the override right, keeps every project rule and refuses
+// while automated sync is on; app diff --local compares the live objects
+// with those manifests.
+func testLocal(t *testing.T, d *day2) {
+	ctx := t.Context()
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{
+		"app/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: git\n",
+	})
+	repo := serveGit(t, dir)
+	dest := cluster.Namespace(t)
+	if err := d.kube.Create(ctx, &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: "local", Namespace: d.s.namespace},
+		Spec: v1alpha1.AppProjectSpec{
+			SourceRepos:                []string{"*"},
+			Destinations:               []v1alpha1.ApplicationDestination{{Server: "*", Namespace: dest}},
+			NamespaceResourceWhitelist: []metav1.GroupKind{{Kind: "ConfigMap"}},
+			Roles: []v1alpha1.ProjectRole{{Name: "ci", Policies: []string{
+				"p, proj:local:ci, applications, get, local/*, allow",
+				"p, proj:local:ci, applications, sync, local/*, allow",
+			}}},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.kube.Create(ctx, &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "local-app", Namespace: d.s.namespace},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "local",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "app", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Name: controller.InClusterName, Namespace: dest},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	local := t.TempDir()
+	writeFile(t, filepath.Join(local, "settings.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: local\n")
+	writeFile(t, filepath.Join(local, "more", "extra.json"), `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"extra"},"data":{"from":"disk"}}`)
+	writeFile(t, filepath.Join(local, "notes.txt"), "not a manifest")
+	configMap := func(name string) map[string]string {
+		t.Helper()
+		cm, err := cluster.Client.CoreV1().ConfigMaps(dest).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		return cm.Data
+	}
+
+	// Without override, the project's CI role may sync but not sync
+	// local manifests.
+	token := strings.TrimSpace(d.ok(t, "", "proj", "role", "token", "create", "local", "ci"))
+	ci := func(args ...string) cliResult {
+		return d.s.runCLIBinary(t, t.TempDir(), "", []string{"GRAPHCD_SERVER=" + d.s.base, "GRAPHCD_AUTH_TOKEN=" + token}, args...)
+	}
+	poll(t, "the CI token to see local-app", func() (bool, string) {
+		r := ci("app", "get", "local-app")
+		return r.code == 0, r.stderr
+	})
+	if r := ci("app", "sync", "local-app", "--local", local); r.code != cli.ExitError || !strings.Contains(r.stderr, "FORBIDDEN") {
+		t.Errorf("sync --local without override = %d %q, want exit 2 FORBIDDEN", r.code, r.stderr)
+	}
+	if configMap("settings") != nil {
+		t.Fatal("a refused sync --local deployed something")
+	}
+
+	// Before any sync, the local manifests differ from the cluster.
+	r := d.run(t, "", "app", "diff", "local-app", "--local", local)
+	if r.code != cli.ExitNotAsExpected || !strings.Contains(r.stdout, "+  mode: local") || !strings.Contains(r.stdout, "+  from: disk") {
+		t.Errorf("diff --local before the sync = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// The admin may: the local manifests are what is deployed.
+	out := d.ok(t, "", "app", "sync", "local-app", "--local", local, "--timeout", "2m")
+	if !strings.Contains(out, "Succeeded") || !strings.Contains(out, "extra") {
+		t.Errorf("sync --local printed:\n%s", out)
+	}
+	if got := configMap("settings"); got["mode"] != "local" {
+		t.Errorf("settings after sync --local = %v, want mode local", got)
+	}
+	if got := configMap("extra"); got["from"] != "disk" {
+		t.Errorf("extra after sync --local = %v", got)
+	}
+	app := &v1alpha1.Application{}
+	if err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.s.namespace, Name: "local-app"}, app); err != nil {
+		t.Fatal(err)
+	}
+	if st := app.Status.OperationState; st == nil || st.Phase != v1alpha1.OperationSucceeded || st.Operation.Sync == nil ||
+		len(st.Operation.Sync.Manifests) != 2 || st.SyncResult == nil || len(st.SyncResult.Resources) != 2 {
+		t.Errorf("operation state after sync --local = %+v", st)
+	}
+	if len(app.Status.History) != 0 {
+		t.Errorf("sync --local added history %+v, want none", app.Status.History)
+	}
+	// The cluster now agrees with the local manifests and not with Git.
+	poll(t, "diff --local to find nothing after the sync", func() (bool, string) {
+		r := d.run(t, "", "app", "diff", "local-app", "--local", local)
+		return r.code == 0, r.stdout + r.stderr
+	})
+	poll(t, "diff against Git to show the local change", func() (bool, string) {
+		r := d.run(t, "", "app", "diff", "local-app")
+		return r.code == cli.ExitNotAsExpected && strings.Contains(r.stdout, "mode"), r.stdout + r.stderr
+	})
+
+	// Each local object meets the project's rules: a Secret is not in the
+	// project's whitelist, so the sync fails and applies nothing.
+	denied := t.TempDir()
+	writeFile(t, filepath.Join(denied, "all.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: denied}\n---\n"+
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: token}\nstringData: {k: v}\n")
+	r = d.run(t, "", "app", "sync", "local-app", "--local", denied, "--timeout", "2m")
+	if r.code != cli.ExitNotAsExpected || !strings.Contains(r.stdout+r.stderr, "Secret") {
+		t.Errorf("sync --local of a kind the project refuses = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := cluster.Client.CoreV1().Secrets(dest).Get(ctx, "token", metav1.GetOptions{}); err == nil {
+		t.Error("the project's refused Secret was created")
+	}
+	if got := configMap("settings"); got["mode"] != "local" {
+		t.Errorf("settings after a refused sync = %v, want it untouched", got)
+	}
+
+	// Bad input.
+	d.fails(t, cli.ExitError, "no such file", "app", "sync", "local-app", "--local", filepath.Join(local, "nope"))
+	kust := t.TempDir()
+	writeFile(t, filepath.Join(kust, "kustomization.yaml"), "resources: []\n")
+	d.fails(t, cli.ExitError, "kustomize build", "app", "diff", "local-app", "--local", kust)
+	var many strings.Builder
+	for i := range 251 {
+		fmt.Fprintf(&many, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x-%d}\n---\n", i)
+	}
+	d.fails(t, cli.ExitError, "at most 250", "app", "sync", "local-app", "--local", writeFile(t, filepath.Join(t.TempDir(), "many.yaml"), many.String()))
+	d.fails(t, command.ExitUsage, "--local-include needs --local", "app", "diff", "local-app", "--local-include", "*.yml")
+
+	// Automated sync would put Git back at once: refused, but a dry run
+	// is fine.
+	d.ok(t, "", "app", "set", "local-app", "--sync-policy", "automated")
+	d.fails(t, cli.ExitError, "automated sync is enabled", "app", "sync", "local-app", "--local", local, "--async")
 }
 
 // diffJSON compares got and want as their JSON, so nil and empty agree.
