@@ -406,6 +406,9 @@ func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv
 		opts.ManagedNamespaceMetadata = p.ManagedNamespaceMetadata
 	}
 	opts.SyncOptions = append(opts.SyncOptions, op.SyncOptions...)
+	if localSync(st) {
+		opts.OutOfSync = nil // the last comparison was with Git, not with these manifests
+	}
 	plan, err := appsync.Build(rendered.desired, liveList, opts)
 	if err != nil {
 		return nil, nil, err

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	clientretry "k8s.io/client-go/util/retry"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -346,7 +347,25 @@ func testLocal(t *testing.T, d *day2) {
 		t.Fatal("a refused sync --local deployed something")
 	}
 
-	// Before any sync, the local manifests differ from the cluster.
+	// Synced with Git first, with ApplyOutOfSyncOnly: a local sync must
+	// still apply what is Synced with Git but differs locally.
+	d.ok(t, "", "app", "sync", "local-app", "--timeout", "2m")
+	if got := configMap("settings"); got["mode"] != "git" {
+		t.Fatalf("settings after the sync from Git = %v", got)
+	}
+	if err := clientretry.RetryOnConflict(clientretry.DefaultRetry, func() error {
+		app := &v1alpha1.Application{}
+		if err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.s.namespace, Name: "local-app"}, app); err != nil {
+			return err
+		}
+		app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{SyncOptions: []string{"ApplyOutOfSyncOnly=true"}}
+		return d.kube.Update(ctx, app)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	d.ok(t, "", "app", "wait", "local-app", "--sync", "--timeout", "1m")
+
+	// The local manifests differ from the cluster.
 	r := d.run(t, "", "app", "diff", "local-app", "--local", local)
 	if r.code != cli.ExitNotAsExpected || !strings.Contains(r.stdout, "+  mode: local") || !strings.Contains(r.stdout, "+  from: disk") {
 		t.Errorf("diff --local before the sync = %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -371,8 +390,8 @@ func testLocal(t *testing.T, d *day2) {
 		len(st.Operation.Sync.Manifests) != 2 || st.SyncResult == nil || len(st.SyncResult.Resources) != 2 {
 		t.Errorf("operation state after sync --local = %+v", st)
 	}
-	if len(app.Status.History) != 0 {
-		t.Errorf("sync --local added history %+v, want none", app.Status.History)
+	if len(app.Status.History) != 1 {
+		t.Errorf("history after a sync from Git and one --local = %+v, want the first only", app.Status.History)
 	}
 	// The cluster now agrees with the local manifests and not with Git.
 	poll(t, "diff --local to find nothing after the sync", func() (bool, string) {
