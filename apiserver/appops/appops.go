@@ -124,11 +124,13 @@ func (s Service) Delete(ctx context.Context, key types.NamespacedName, cascade b
 // --source-positions: the other sources sync at their target revisions.
 func (s Service) Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation, sourcePosition int) (*v1alpha1.Application, error) {
 	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
-		if operationActive(cur) {
-			return ErrOperationInProgress
-		}
+		// Before the running operation: with auto-sync on there is
+		// usually one, and waiting for it would not help.
 		if len(op.Sync.Manifests) > 0 && !op.Sync.DryRun && autoSyncOn(cur) {
 			return ErrLocalAutoSync
+		}
+		if operationActive(cur) {
+			return ErrOperationInProgress
 		}
 		sync := *op.Sync
 		if err := placeRevision(cur, &sync, sourcePosition); err != nil {
