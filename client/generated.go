@@ -2310,6 +2310,116 @@ func (v *ApplicationFilter) GetAutoSync() *bool { return v.AutoSync }
 // GetSearch returns ApplicationFilter.Search, and is useful for accessing the field via an interface.
 func (v *ApplicationFilter) GetSearch() *string { return v.Search }
 
+// ApplicationLiveApplication includes the requested fields of the GraphQL type Application.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible Application: a source of manifests in Git, a
+// destination cluster and namespace, and the controller's view of how the two
+// compare.
+type ApplicationLiveApplication struct {
+	// The name of the Application object.
+	Name string `json:"name"`
+	// The desired state.
+	Spec ApplicationLiveApplicationSpec `json:"spec"`
+	// The resources Git declares or the application tracks, each with its live
+	// and desired YAML and the diff between them (Secret values masked).
+	ManagedResources []ApplicationLiveApplicationManagedResourcesManagedResource `json:"managedResources"`
+}
+
+// GetName returns ApplicationLiveApplication.Name, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplication) GetName() string { return v.Name }
+
+// GetSpec returns ApplicationLiveApplication.Spec, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplication) GetSpec() ApplicationLiveApplicationSpec { return v.Spec }
+
+// GetManagedResources returns ApplicationLiveApplication.ManagedResources, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplication) GetManagedResources() []ApplicationLiveApplicationManagedResourcesManagedResource {
+	return v.ManagedResources
+}
+
+// ApplicationLiveApplicationManagedResourcesManagedResource includes the requested fields of the GraphQL type ManagedResource.
+// The GraphQL type's documentation follows.
+//
+// A resource Git declares or the application tracks, compared.
+type ApplicationLiveApplicationManagedResourcesManagedResource struct {
+	// The API group.
+	Group string `json:"group"`
+	// The API version.
+	Version string `json:"version"`
+	// The kind.
+	Kind string `json:"kind"`
+	// The namespace.
+	Namespace string `json:"namespace"`
+	// The name.
+	Name string `json:"name"`
+	// Whether it is a hook.
+	Hook bool `json:"hook"`
+	// The live object as YAML; empty when it does not exist. Secret values are masked.
+	Live string `json:"live"`
+}
+
+// GetGroup returns ApplicationLiveApplicationManagedResourcesManagedResource.Group, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationManagedResourcesManagedResource) GetGroup() string { return v.Group }
+
+// GetVersion returns ApplicationLiveApplicationManagedResourcesManagedResource.Version, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationManagedResourcesManagedResource) GetVersion() string {
+	return v.Version
+}
+
+// GetKind returns ApplicationLiveApplicationManagedResourcesManagedResource.Kind, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationManagedResourcesManagedResource) GetKind() string { return v.Kind }
+
+// GetNamespace returns ApplicationLiveApplicationManagedResourcesManagedResource.Namespace, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationManagedResourcesManagedResource) GetNamespace() string {
+	return v.Namespace
+}
+
+// GetName returns ApplicationLiveApplicationManagedResourcesManagedResource.Name, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationManagedResourcesManagedResource) GetName() string { return v.Name }
+
+// GetHook returns ApplicationLiveApplicationManagedResourcesManagedResource.Hook, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationManagedResourcesManagedResource) GetHook() bool { return v.Hook }
+
+// GetLive returns ApplicationLiveApplicationManagedResourcesManagedResource.Live, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationManagedResourcesManagedResource) GetLive() string { return v.Live }
+
+// ApplicationLiveApplicationSpec includes the requested fields of the GraphQL type ApplicationSpec.
+// The GraphQL type's documentation follows.
+//
+// The desired state of an application.
+type ApplicationLiveApplicationSpec struct {
+	// Where the manifests are deployed.
+	Destination ApplicationLiveApplicationSpecDestinationApplicationDestination `json:"destination"`
+}
+
+// GetDestination returns ApplicationLiveApplicationSpec.Destination, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationSpec) GetDestination() ApplicationLiveApplicationSpecDestinationApplicationDestination {
+	return v.Destination
+}
+
+// ApplicationLiveApplicationSpecDestinationApplicationDestination includes the requested fields of the GraphQL type ApplicationDestination.
+// The GraphQL type's documentation follows.
+//
+// Where an application's manifests are deployed.
+type ApplicationLiveApplicationSpecDestinationApplicationDestination struct {
+	// The namespace for namespaced resources that name none.
+	Namespace string `json:"namespace"`
+}
+
+// GetNamespace returns ApplicationLiveApplicationSpecDestinationApplicationDestination.Namespace, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveApplicationSpecDestinationApplicationDestination) GetNamespace() string {
+	return v.Namespace
+}
+
+// ApplicationLiveResponse is returned by ApplicationLive on success.
+type ApplicationLiveResponse struct {
+	// One application by name. Null when it does not exist.
+	Application *ApplicationLiveApplication `json:"application"`
+}
+
+// GetApplication returns ApplicationLiveResponse.Application, and is useful for accessing the field via an interface.
+func (v *ApplicationLiveResponse) GetApplication() *ApplicationLiveApplication { return v.Application }
+
 // ApplicationManifestsApplication includes the requested fields of the GraphQL type Application.
 // The GraphQL type's documentation follows.
 //
@@ -5832,6 +5942,27 @@ func (v *ProjectSummarySpecProjectSpecRolesProjectRoleJwtTokensJWTToken) GetExpi
 	return v.ExpiresAt
 }
 
+// ProjectYAMLProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// An Argo CD-compatible AppProject: the guard rails of the applications in it.
+type ProjectYAMLProject struct {
+	// The whole AppProject object as YAML (without managedFields).
+	Yaml string `json:"yaml"`
+}
+
+// GetYaml returns ProjectYAMLProject.Yaml, and is useful for accessing the field via an interface.
+func (v *ProjectYAMLProject) GetYaml() string { return v.Yaml }
+
+// ProjectYAMLResponse is returned by ProjectYAML on success.
+type ProjectYAMLResponse struct {
+	// One AppProject by name. Null when it does not exist.
+	Project *ProjectYAMLProject `json:"project"`
+}
+
+// GetProject returns ProjectYAMLResponse.Project, and is useful for accessing the field via an interface.
+func (v *ProjectYAMLResponse) GetProject() *ProjectYAMLProject { return v.Project }
+
 // How a cascading delete removes resources.
 type PropagationPolicy string
 
@@ -6488,6 +6619,15 @@ type SyncApplicationInput struct {
 	Force bool `json:"force"`
 	// Retry a failed sync; the application's retry policy when omitted.
 	Retry *RetryInput `json:"retry"`
+	// Sync these manifests instead of rendering the source, as Argo CD's
+	// `app sync --local`: each one Kubernetes object as YAML or JSON, at
+	// most 250 of them and 256 KiB in all. The project's rules apply to each
+	// object as to rendered ones. Needs the `override` right on the
+	// application besides `sync` (FORBIDDEN without it); refused (CONFLICT)
+	// while automated sync is on, unless dryRun. The comparison with Git goes
+	// on as before, so the application shows OutOfSync where the manifests
+	// differ from it; such a sync adds no history entry.
+	Manifests []string `json:"manifests"`
 }
 
 // GetApplication returns SyncApplicationInput.Application, and is useful for accessing the field via an interface.
@@ -6519,6 +6659,9 @@ func (v *SyncApplicationInput) GetForce() bool { return v.Force }
 
 // GetRetry returns SyncApplicationInput.Retry, and is useful for accessing the field via an interface.
 func (v *SyncApplicationInput) GetRetry() *RetryInput { return v.Retry }
+
+// GetManifests returns SyncApplicationInput.Manifests, and is useful for accessing the field via an interface.
+func (v *SyncApplicationInput) GetManifests() []string { return v.Manifests }
 
 // SyncApplicationResponse is returned by SyncApplication on success.
 type SyncApplicationResponse struct {
@@ -7370,6 +7513,18 @@ func (v *__ApplicationEventsInput) GetNamespace() *string { return v.Namespace }
 // GetFirst returns __ApplicationEventsInput.First, and is useful for accessing the field via an interface.
 func (v *__ApplicationEventsInput) GetFirst() int { return v.First }
 
+// __ApplicationLiveInput is used internally by genqlient
+type __ApplicationLiveInput struct {
+	Name      string  `json:"name"`
+	Namespace *string `json:"namespace"`
+}
+
+// GetName returns __ApplicationLiveInput.Name, and is useful for accessing the field via an interface.
+func (v *__ApplicationLiveInput) GetName() string { return v.Name }
+
+// GetNamespace returns __ApplicationLiveInput.Namespace, and is useful for accessing the field via an interface.
+func (v *__ApplicationLiveInput) GetNamespace() *string { return v.Namespace }
+
 // __ApplicationManifestsInput is used internally by genqlient
 type __ApplicationManifestsInput struct {
 	Name           string  `json:"name"`
@@ -7742,6 +7897,14 @@ func (v *__PreviewApplicationSetInput) GetInput() DryRunApplicationSetInput { re
 // GetFirst returns __PreviewApplicationSetInput.First, and is useful for accessing the field via an interface.
 func (v *__PreviewApplicationSetInput) GetFirst() int { return v.First }
 
+// __ProjectYAMLInput is used internally by genqlient
+type __ProjectYAMLInput struct {
+	Name string `json:"name"`
+}
+
+// GetName returns __ProjectYAMLInput.Name, and is useful for accessing the field via an interface.
+func (v *__ProjectYAMLInput) GetName() string { return v.Name }
+
 // __RefreshApplicationInput is used internally by genqlient
 type __RefreshApplicationInput struct {
 	Input RefreshApplicationInput `json:"input"`
@@ -8035,6 +8198,57 @@ func ApplicationEvents(
 	}
 
 	data_ = &ApplicationEventsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ApplicationLive.
+const ApplicationLive_Operation = `
+query ApplicationLive ($name: String!, $namespace: String) {
+	application(name: $name, namespace: $namespace) {
+		name
+		spec {
+			destination {
+				namespace
+			}
+		}
+		managedResources {
+			group
+			version
+			kind
+			namespace
+			name
+			hook
+			live
+		}
+	}
+}
+`
+
+// What app diff --local compares local manifests with.
+func ApplicationLive(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+	namespace *string,
+) (data_ *ApplicationLiveResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ApplicationLive",
+		Query:  ApplicationLive_Operation,
+		Variables: &__ApplicationLiveInput{
+			Name:      name,
+			Namespace: namespace,
+		},
+	}
+
+	data_ = &ApplicationLiveResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -9800,6 +10014,40 @@ func PreviewApplicationSet(
 	}
 
 	data_ = &PreviewApplicationSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ProjectYAML.
+const ProjectYAML_Operation = `
+query ProjectYAML ($name: String!) {
+	project(name: $name) {
+		yaml
+	}
+}
+`
+
+func ProjectYAML(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	name string,
+) (data_ *ProjectYAMLResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ProjectYAML",
+		Query:  ProjectYAML_Operation,
+		Variables: &__ProjectYAMLInput{
+			Name: name,
+		},
+	}
+
+	data_ = &ProjectYAMLResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

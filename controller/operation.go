@@ -92,7 +92,9 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *
 			return opOutcome{ran: true, requeue: wait}
 		}
 	}
-	if next.Phase == v1alpha1.OperationSucceeded && next.Operation.Sync != nil && !next.Operation.Sync.DryRun {
+	// A sync of local manifests deploys no revision a rollback could
+	// go back to.
+	if next.Phase == v1alpha1.OperationSucceeded && next.Operation.Sync != nil && !next.Operation.Sync.DryRun && !localSync(next) {
 		addHistory(status, app, next)
 	}
 	r.operationEvent(app, next, ReasonOperationCompleted, EventOperationCompleted)
@@ -361,15 +363,21 @@ func projectViolations(rules *project.Rules, c *clusters.Cluster, plan *appsync.
 	return out
 }
 
-// planSync renders the sync's sources and plans them against the live
-// objects; it also returns the resolved revision of each source.
+// planSync renders the sync's sources (or takes its local manifests, see
+// placeLocal) and plans them against the live objects; it also returns
+// the resolved revision of each source.
 func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv LiveState, st *v1alpha1.OperationState, set sourceSet) (*appsync.Plan, []string, error) {
 	op := st.Operation.Sync
 	proj, err := r.project(ctx, app)
 	if err != nil {
 		return nil, nil, err
 	}
-	rendered, err := r.renderSources(ctx, app, proj, lv, set, "")
+	var rendered *rendered
+	if localSync(st) {
+		rendered, err = r.placeLocal(app, lv, op.Manifests, set)
+	} else {
+		rendered, err = r.renderSources(ctx, app, proj, lv, set, "")
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -398,6 +406,9 @@ func (r *Reconciler) planSync(ctx context.Context, app *v1alpha1.Application, lv
 		opts.ManagedNamespaceMetadata = p.ManagedNamespaceMetadata
 	}
 	opts.SyncOptions = append(opts.SyncOptions, op.SyncOptions...)
+	if localSync(st) {
+		opts.OutOfSync = nil // the last comparison was with Git, not with these manifests
+	}
 	plan, err := appsync.Build(rendered.desired, liveList, opts)
 	if err != nil {
 		return nil, nil, err

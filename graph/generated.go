@@ -892,6 +892,7 @@ type ComplexityRoot struct {
 
 	SyncOperation struct {
 		DryRun       func(childComplexity int) int
+		Manifests    func(childComplexity int) int
 		Prune        func(childComplexity int) int
 		Resources    func(childComplexity int) int
 		Revision     func(childComplexity int) int
@@ -4729,6 +4730,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SyncOperation.DryRun(childComplexity), true
+	case "SyncOperation.manifests":
+		if e.ComplexityRoot.SyncOperation.Manifests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncOperation.Manifests(childComplexity), true
 	case "SyncOperation.prune":
 		if e.ComplexityRoot.SyncOperation.Prune == nil {
 			break
@@ -5736,6 +5743,17 @@ input SyncApplicationInput {
   force: Boolean! = false
   "Retry a failed sync; the application's retry policy when omitted."
   retry: RetryInput
+  """
+  Sync these manifests instead of rendering the source, as Argo CD's
+  ` + "`" + `app sync --local` + "`" + `: each one Kubernetes object as YAML or JSON, at
+  most 250 of them and 256 KiB in all. The project's rules apply to each
+  object as to rendered ones. Needs the ` + "`" + `override` + "`" + ` right on the
+  application besides ` + "`" + `sync` + "`" + ` (FORBIDDEN without it); refused (CONFLICT)
+  while automated sync is on, unless dryRun. The comparison with Git goes
+  on as before, so the application shows OutOfSync where the manifests
+  differ from it; such a sync adds no history entry.
+  """
+  manifests: [String!]
 }
 
 """
@@ -7508,6 +7526,8 @@ type SyncOperation {
   syncOptions: [String!]!
   "The apply strategy."
   syncStrategy: SyncStrategy
+  "The local manifests the sync deploys instead of its source (app sync --local); empty for a sync of the source."
+  manifests: [String!]!
 }
 
 """
@@ -9605,6 +9625,8 @@ func (ec *executionContext) childFields_SyncOperation(ctx context.Context, field
 		return ec.fieldContext_SyncOperation_syncOptions(ctx, field)
 	case "syncStrategy":
 		return ec.fieldContext_SyncOperation_syncStrategy(ctx, field)
+	case "manifests":
+		return ec.fieldContext_SyncOperation_manifests(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyncOperation", field.Name)
 }
@@ -25998,6 +26020,29 @@ func (ec *executionContext) fieldContext_SyncOperation_syncStrategy(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _SyncOperation_manifests(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncOperation_manifests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Manifests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncOperation_manifests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncOperation", field, false, false, "String")
+}
+
 func (ec *executionContext) _SyncOperationResource_group(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperationResource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29615,7 +29660,7 @@ func (ec *executionContext) unmarshalInputSyncApplicationInput(ctx context.Conte
 		asMap["force"] = false
 	}
 
-	fieldsInOrder := [...]string{"application", "revision", "sourcePosition", "prune", "dryRun", "resources", "syncOptions", "strategy", "force", "retry"}
+	fieldsInOrder := [...]string{"application", "revision", "sourcePosition", "prune", "dryRun", "resources", "syncOptions", "strategy", "force", "retry", "manifests"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -29692,6 +29737,13 @@ func (ec *executionContext) unmarshalInputSyncApplicationInput(ctx context.Conte
 				return it, err
 			}
 			it.Retry = data
+		case "manifests":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("manifests"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Manifests = data
 		}
 	}
 	return it, nil
@@ -35613,6 +35665,11 @@ func (ec *executionContext) _SyncOperation(ctx context.Context, sel ast.Selectio
 		case "syncStrategy":
 			out.Values[i] = ec._SyncOperation_syncStrategy(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "manifests":
+			out.Values[i] = ec._SyncOperation_manifests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:

@@ -74,7 +74,7 @@ func (r *Resolver) decodeApplication(manifest string) (*v1alpha1.Application, er
 // syncOperation turns a sync request into the operation the controller
 // runs.
 func syncOperation(ctx context.Context, in model.SyncApplicationInput) v1alpha1.Operation {
-	sync := &v1alpha1.SyncOperation{Prune: in.Prune, DryRun: in.DryRun, SyncOptions: in.SyncOptions}
+	sync := &v1alpha1.SyncOperation{Prune: in.Prune, DryRun: in.DryRun, SyncOptions: in.SyncOptions, Manifests: in.Manifests}
 	if in.Revision != nil {
 		sync.Revision = *in.Revision
 	}
@@ -156,7 +156,7 @@ func writeError(err error, key types.NamespacedName) error {
 	case errors.As(err, &safe):
 		return err
 	case errors.Is(err, appops.ErrOperationInProgress), errors.Is(err, appops.ErrNoOperation),
-		errors.Is(err, appops.ErrRollbackAutoSync):
+		errors.Is(err, appops.ErrRollbackAutoSync), errors.Is(err, appops.ErrLocalAutoSync):
 		return Errorf(CodeConflict, "application %s: %v", key, err)
 	case errors.Is(err, appops.ErrNoHistory), errors.Is(err, appops.ErrNoSource):
 		return Errorf(CodeBadUserInput, "application %s: %v", key, err)
@@ -222,4 +222,26 @@ func propagation(p model.PropagationPolicy) metav1.DeletionPropagation {
 // keyOf returns app's namespace and name.
 func keyOf(app *v1alpha1.Application) types.NamespacedName {
 	return types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+}
+
+// authorizeSync authorizes the sync in, on the app at key: sync, and
+// also override when it carries local manifests (Argo CD's rule for
+// app sync --local), which must be within appops' bounds.
+func (r *Resolver) authorizeSync(ctx context.Context, key types.NamespacedName, in model.SyncApplicationInput) error {
+	if err := r.authorizeApp(ctx, rbac.ActionSync, key); err != nil {
+		return err
+	}
+	if in.Manifests == nil {
+		return nil
+	}
+	if len(in.Manifests) == 0 {
+		return Errorf(CodeBadUserInput, "manifests: empty; omit it to sync the source")
+	}
+	if err := r.authorizeApp(ctx, rbac.ActionOverride, key); err != nil {
+		return err
+	}
+	if err := appops.CheckLocalManifests(in.Manifests); err != nil {
+		return Errorf(CodeBadUserInput, "%v", err)
+	}
+	return nil
 }

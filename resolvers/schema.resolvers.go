@@ -298,7 +298,7 @@ func (r *mutationResolver) DeleteApplicationSet(ctx context.Context, name string
 // SyncApplication is the resolver for the syncApplication field.
 func (r *mutationResolver) SyncApplication(ctx context.Context, input model.SyncApplicationInput) (*model.Application, error) {
 	key := r.refKey(*input.Application)
-	if err := r.authorizeApp(ctx, "sync", key); err != nil {
+	if err := r.authorizeSync(ctx, key, input); err != nil {
 		return nil, err
 	}
 	w, err := r.writer()

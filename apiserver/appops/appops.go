@@ -116,12 +116,19 @@ func (s Service) Delete(ctx context.Context, key types.NamespacedName, cascade b
 }
 
 // Sync requests a sync of the app at key: the controller runs op. It
-// refuses while another operation is requested or running. For a
+// refuses while another operation is requested or running, and a sync of
+// local manifests (op.Sync.Manifests, see CheckLocalManifests) other than
+// a dry run while automated sync is on. For a
 // multi-source app, op's revision is the revision of the source at
 // sourcePosition (from 1; 0 is the first), as Argo CD's --revisions with
 // --source-positions: the other sources sync at their target revisions.
 func (s Service) Sync(ctx context.Context, key types.NamespacedName, op v1alpha1.Operation, sourcePosition int) (*v1alpha1.Application, error) {
 	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
+		// Before the running operation: with auto-sync on there is
+		// usually one, and waiting for it would not help.
+		if len(op.Sync.Manifests) > 0 && !op.Sync.DryRun && autoSyncOn(cur) {
+			return ErrLocalAutoSync
+		}
 		if operationActive(cur) {
 			return ErrOperationInProgress
 		}
@@ -161,7 +168,7 @@ func placeRevision(app *v1alpha1.Application, sync *v1alpha1.SyncOperation, sour
 // to Git) and while another operation is requested or running.
 func (s Service) Rollback(ctx context.Context, key types.NamespacedName, id int64, sync v1alpha1.SyncOperation, by v1alpha1.OperationInitiator) (*v1alpha1.Application, error) {
 	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
-		if p := cur.Spec.SyncPolicy; p != nil && p.Automated != nil && (p.Automated.Enabled == nil || *p.Automated.Enabled) {
+		if autoSyncOn(cur) {
 			return ErrRollbackAutoSync
 		}
 		if operationActive(cur) {

@@ -209,7 +209,8 @@ func TestNoFlagHidesAnInheritedOne(t *testing.T) {
 }
 
 func TestCompletionScripts(t *testing.T) {
-	for shell, want := range map[string]string{"bash": "__start_graphcd", "zsh": "#compdef graphcd", "fish": "complete -c graphcd"} {
+	for shell, want := range map[string]string{"bash": "__start_graphcd", "zsh": "#compdef graphcd", "fish": "complete -c graphcd",
+		"powershell": "Register-ArgumentCompleter -CommandName 'graphcd'"} {
 		code, out, errOut := runCLI(t, nil, "completion", shell)
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("completion %s = %d, %q in the script: %v; stderr %q", shell, code, want, strings.Contains(out, want), errOut)

@@ -546,6 +546,15 @@ type SyncApplicationInput struct {
 	Force bool `json:"force"`
 	// Retry a failed sync; the application's retry policy when omitted.
 	Retry *RetryInput `json:"retry,omitempty"`
+	// Sync these manifests instead of rendering the source, as Argo CD's
+	// `app sync --local`: each one Kubernetes object as YAML or JSON, at
+	// most 250 of them and 256 KiB in all. The project's rules apply to each
+	// object as to rendered ones. Needs the `override` right on the
+	// application besides `sync` (FORBIDDEN without it); refused (CONFLICT)
+	// while automated sync is on, unless dryRun. The comparison with Git goes
+	// on as before, so the application shows OutOfSync where the manifests
+	// differ from it; such a sync adds no history entry.
+	Manifests []string `json:"manifests,omitempty"`
 }
 
 // A resource of a selective sync.

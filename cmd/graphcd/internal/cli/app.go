@@ -105,7 +105,7 @@ func newAppCmd() *cobra.Command {
 	o := &appOptions{cliOptions: cliOptions{}, output: newOutput()}
 	c := &cobra.Command{
 		Use:   "app",
-		Short: "Manage applications: list, get, create, set, sync, wait, diff, history, rollback, logs, delete",
+		Short: "Manage applications: list, get, create, set, unset, sync, wait, diff, history, rollback, logs, delete",
 		Long: `Manage applications through the graphcd API.
 
 Exit codes: 0 when all went as asked; 1 when the command worked but the
@@ -123,7 +123,7 @@ application (NOT_FOUND) or a refused request (FORBIDDEN).`,
 		newAppSyncCmd(o), newAppWaitCmd(o), newAppHistoryCmd(o), newAppRollbackCmd(o),
 		newAppTerminateOpCmd(o), newAppDiffCmd(o), newAppResourcesCmd(o), newAppEventsCmd(o),
 		newAppRefreshCmd(o), newAppPatchResourceCmd(o), newAppDeleteResourceCmd(o),
-		newAppManifestsCmd(o), newAppSetCmd(o), newAppActionsCmd(o),
+		newAppManifestsCmd(o), newAppSetCmd(o), newAppUnsetCmd(o), newAppActionsCmd(o),
 		newAppLogsCmd(o))
 	return c
 }

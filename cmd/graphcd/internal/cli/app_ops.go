@@ -275,6 +275,7 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 		dryRun    bool
 		force     bool
 		resources []string
+		local     localOptions
 	)
 	c := &cobra.Command{
 		Use:   "sync NAME",
@@ -282,7 +283,8 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 		Example: `  graphcd app sync guestbook
   graphcd app sync guestbook --prune --revision v1.2.0
   graphcd app sync web --revision 9f1c2e4 --source-position 2
-  graphcd app sync guestbook --resource apps:Deployment:guestbook-ui --async`,
+  graphcd app sync guestbook --resource apps:Deployment:guestbook-ui --async
+  graphcd app sync guestbook --local ./manifests --prune`,
 		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
@@ -299,6 +301,18 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 					return &command.UsageError{Cmd: c, Err: err}
 				}
 				in.Resources = append(in.Resources, r)
+			}
+			objs, err := local.read(c)
+			if err != nil {
+				return err
+			}
+			if objs != nil {
+				if revision != "" {
+					return &command.UsageError{Cmd: c, Err: errors.New("--local and --revision exclude each other")}
+				}
+				if in.Manifests, err = localManifests(objs); err != nil {
+					return err
+				}
 			}
 			cl, err := o.connect()
 			if err != nil {
@@ -319,6 +333,7 @@ func newAppSyncCmd(o *appOptions) *cobra.Command {
 	f.BoolVar(&dryRun, "dry-run", false, "preview only: change nothing")
 	f.BoolVar(&force, "force", false, "delete and re-create resources that cannot be patched")
 	f.StringArrayVar(&resources, "resource", nil, "sync only this resource, as GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
+	local.addFlags(c, "sync the manifests of this file or directory instead of the source (needs the override right; not with automated sync)")
 	return c
 }
 
@@ -422,18 +437,30 @@ func newAppHistoryCmd(o *appOptions) *cobra.Command {
 }
 
 func newAppDiffCmd(o *appOptions) *cobra.Command {
-	return &cobra.Command{
+	var local localOptions
+	c := &cobra.Command{
 		Use:   "diff NAME",
-		Short: "Show how the live resources differ from Git (exit 1 when they do, 0 when not)",
+		Short: "Show how the live resources differ from Git, or from local manifests (exit 1 when they do, 0 when not)",
 		Long: `Show how an application's live resources differ from the desired state
-the controller last compared with. Exits 0 when nothing differs, 1 when
-something does, 2 on errors.`,
+the controller last compared with, or, with --local, from the manifests of
+a local file or directory (plain YAML and JSON). Exits 0 when nothing
+differs, 1 when something does, 2 on errors.`,
+		Example: `  graphcd app diff guestbook
+  graphcd app diff guestbook --local ./manifests
+  kustomize build overlays/prod > /tmp/prod.yaml && graphcd app diff guestbook --local /tmp/prod.yaml`,
 		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
+			objs, err := local.read(c)
+			if err != nil {
+				return err
+			}
 			cl, err := o.connect()
 			if err != nil {
 				return err
+			}
+			if objs != nil {
+				return diffAgainstLocal(c, o, cl, args[0], objs)
 			}
 			resp, err := client.ApplicationDiff(c.Context(), cl.GraphQL, o.name(args[0]), o.nsOf(args[0]))
 			if err != nil {
@@ -477,6 +504,30 @@ something does, 2 on errors.`,
 			return nil
 		}),
 	}
+	local.addFlags(c, "compare with the manifests of this file or directory instead of Git")
+	return c
+}
+
+// diffAgainstLocal is app diff --local: the live resources against objs.
+func diffAgainstLocal(c *cobra.Command, o *appOptions, cl *client.Client, arg string, objs []localObject) error {
+	resp, err := client.ApplicationLive(c.Context(), cl.GraphQL, o.name(arg), o.nsOf(arg))
+	if err != nil {
+		return err
+	}
+	if resp.Application == nil {
+		return notFound(arg)
+	}
+	diffs, err := diffLocal(resp.Application, objs)
+	if err != nil {
+		return err
+	}
+	if err := printLocalDiffs(c.OutOrStdout(), o.output.String(), diffs); err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		return command.ExitCodeError{Code: ExitNotAsExpected}
+	}
+	return nil
 }
 
 func qualified(namespace, name string) string {

@@ -68,16 +68,64 @@ func newAppManifestsCmd(o *appOptions) *cobra.Command {
 	return c
 }
 
-// specEdit is what app set changes; nil fields stay as they are.
+// specEdit is what app set changes; nil fields stay as they are. source
+// edits apply to the source at position (see chooseSource).
 type specEdit struct {
 	repo, path, revision            *string
 	destServer, destName, destNS    *string
 	project, syncPolicy             *string
 	autoPrune, selfHeal, allowEmpty *bool
+	source                          []sourceEdit
+	position                        int
+}
+
+// empty reports whether e changes nothing.
+func (e specEdit) empty() bool {
+	return e.repo == nil && e.path == nil && e.revision == nil && e.destServer == nil && e.destName == nil &&
+		e.destNS == nil && e.project == nil && e.syncPolicy == nil && e.autoPrune == nil && e.selfHeal == nil &&
+		e.allowEmpty == nil && len(e.source) == 0
+}
+
+// editAppSpec reads the application arg's spec, lets edit change it and
+// writes it back; edit's errors are usage errors.
+func editAppSpec(c *cobra.Command, o *appOptions, arg string, edit func(spec map[string]any) error) error {
+	cl, err := o.connect()
+	if err != nil {
+		return err
+	}
+	resp, err := client.ApplicationYAML(c.Context(), cl.GraphQL, o.name(arg), o.nsOf(arg))
+	if err != nil {
+		return err
+	}
+	if resp.Application == nil {
+		return notFound(arg)
+	}
+	var obj struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(resp.Application.Yaml), &obj); err != nil {
+		return fmt.Errorf("read the application: %w", err)
+	}
+	if obj.Spec == nil {
+		obj.Spec = map[string]any{}
+	}
+	if err := edit(obj.Spec); err != nil {
+		return &command.UsageError{Cmd: c, Err: err}
+	}
+	spec, err := json.Marshal(obj.Spec)
+	if err != nil {
+		return err
+	}
+	out, err := client.UpdateApplicationSpec(c.Context(), cl.GraphQL, client.UpdateApplicationSpecInput{Application: o.ref(arg), Spec: string(spec)})
+	if err != nil {
+		return err
+	}
+	return printChanged(c.OutOrStdout(), o.output.String(), &out.UpdateApplicationSpec.AppSummary, "updated")
 }
 
 func newAppSetCmd(o *appOptions) *cobra.Command {
-	var e specEdit
+	var srcFlags sourceSetFlags
+	var position int
 	str := func(c *cobra.Command, name string) *string {
 		if !c.Flags().Changed(name) {
 			return nil
@@ -94,60 +142,42 @@ func newAppSetCmd(o *appOptions) *cobra.Command {
 	}
 	c := &cobra.Command{
 		Use:   "set NAME",
-		Short: "Change an application's spec: source, destination, project, sync policy",
+		Short: "Change an application's spec: source, Helm, Kustomize, directory and plugin options, destination, project, sync policy",
+		Long: `Change an application's spec. Only the flags given change; the source
+flags (--repo ... --plugin-env) change the application's source, or, for a
+multi-source application, the one --source-position names (from 1).`,
 		Example: `  graphcd app set guestbook --revision v1.3.0
   graphcd app set guestbook --sync-policy automated --auto-prune --self-heal
-  graphcd app set guestbook --sync-policy none`,
+  graphcd app set guestbook --sync-policy none
+  graphcd app set web -p image.tag=v2 --helm-set-string build=0042 --values values-prod.yaml
+  graphcd app set web --kustomize-image nginx=nginx:1.27 --nameprefix prod- --kustomize-replica web=3
+  graphcd app set web --source-position 2 --directory-recurse --directory-include '*.yaml'`,
 		Args:              appArgs(o),
 		ValidArgsFunction: completeApps(o),
 		RunE: cliRun(func(c *cobra.Command, args []string) error {
-			e = specEdit{
+			edits, err := srcFlags.edits(c)
+			if err != nil {
+				return &command.UsageError{Cmd: c, Err: err}
+			}
+			e := specEdit{
 				repo: str(c, "repo"), path: str(c, "path"), revision: str(c, "revision"),
 				destServer: str(c, "dest-server"), destName: str(c, "dest-name"), destNS: str(c, "dest-namespace"),
 				project: str(c, "project"), syncPolicy: str(c, "sync-policy"),
 				autoPrune: boolean(c, "auto-prune"), selfHeal: boolean(c, "self-heal"), allowEmpty: boolean(c, "allow-empty"),
+				source: edits, position: position,
 			}
-			if e == (specEdit{}) {
+			if e.empty() {
 				return &command.UsageError{Cmd: c, Err: errors.New("nothing to set: give at least one flag")}
 			}
-			cl, err := o.connect()
-			if err != nil {
-				return err
-			}
-			resp, err := client.ApplicationYAML(c.Context(), cl.GraphQL, o.name(args[0]), o.nsOf(args[0]))
-			if err != nil {
-				return err
-			}
-			if resp.Application == nil {
-				return notFound(args[0])
-			}
-			var obj struct {
-				Spec map[string]any `json:"spec"`
-			}
-			if err := yaml.Unmarshal([]byte(resp.Application.Yaml), &obj); err != nil {
-				return fmt.Errorf("read the application: %w", err)
-			}
-			if obj.Spec == nil {
-				obj.Spec = map[string]any{}
-			}
-			if err := e.apply(obj.Spec); err != nil {
-				return &command.UsageError{Cmd: c, Err: err}
-			}
-			spec, err := json.Marshal(obj.Spec)
-			if err != nil {
-				return err
-			}
-			out, err := client.UpdateApplicationSpec(c.Context(), cl.GraphQL, client.UpdateApplicationSpecInput{Application: o.ref(args[0]), Spec: string(spec)})
-			if err != nil {
-				return err
-			}
-			return printChanged(c.OutOrStdout(), o.output.String(), &out.UpdateApplicationSpec.AppSummary, "updated")
+			return editAppSpec(c, o, args[0], e.apply)
 		}),
 	}
 	f := c.Flags()
 	f.String("repo", "", "the source's repository URL")
 	f.String("path", "", "the source's directory in the repository")
 	f.String("revision", "", "the source's target revision (branch, tag, commit or chart version)")
+	f.IntVar(&position, "source-position", 0, "the source the source flags change, from 1, for a multi-source application")
+	srcFlags.add(f)
 	f.String("dest-server", "", "the destination cluster's API server URL")
 	f.String("dest-name", "", "the destination cluster's name")
 	f.String("dest-namespace", "", "the destination namespace")
@@ -159,16 +189,53 @@ func newAppSetCmd(o *appOptions) *cobra.Command {
 	return c
 }
 
+func newAppUnsetCmd(o *appOptions) *cobra.Command {
+	var flags sourceUnsetFlags
+	var position int
+	c := &cobra.Command{
+		Use:   "unset NAME",
+		Short: "Remove Helm, Kustomize and plugin options from an application's source",
+		Long: `Remove options from an application's source, or, for a multi-source
+application, from the one --source-position names (from 1). A helm or
+kustomize block left empty goes too.`,
+		Example: `  graphcd app unset web -p image.tag --values values-prod.yaml
+  graphcd app unset web --kustomize-image nginx --nameprefix --namesuffix
+  graphcd app unset web --source-position 2 --ref`,
+		Args:              appArgs(o),
+		ValidArgsFunction: completeApps(o),
+		RunE: cliRun(func(c *cobra.Command, args []string) error {
+			if c.Flags().NFlag() == countInherited(c) || (c.Flags().NFlag() == countInherited(c)+1 && c.Flags().Changed("source-position")) {
+				return &command.UsageError{Cmd: c, Err: errors.New("nothing to unset: give at least one flag")}
+			}
+			return editAppSpec(c, o, args[0], func(spec map[string]any) error {
+				src, err := chooseSource(spec, position)
+				if err != nil {
+					return err
+				}
+				return flags.edit(src)
+			})
+		}),
+	}
+	c.Flags().IntVar(&position, "source-position", 0, "the source to change, from 1, for a multi-source application")
+	flags.add(c.Flags())
+	return c
+}
+
 // apply changes spec, an Application's spec as JSON decodes it.
 func (e specEdit) apply(spec map[string]any) error {
-	if e.repo != nil || e.path != nil || e.revision != nil {
-		src, ok := spec["source"].(map[string]any)
-		if !ok {
-			return errors.New("--repo, --path and --revision change a single source; this application has several (or none)")
+	if e.repo != nil || e.path != nil || e.revision != nil || len(e.source) > 0 {
+		src, err := chooseSource(spec, e.position)
+		if err != nil {
+			return err
 		}
 		setString(src, "repoURL", e.repo)
 		setString(src, "path", e.path)
 		setString(src, "targetRevision", e.revision)
+		for _, edit := range e.source {
+			if err := edit(src); err != nil {
+				return err
+			}
+		}
 	}
 	dest, _ := spec["destination"].(map[string]any)
 	if dest == nil {

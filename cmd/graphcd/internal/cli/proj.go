@@ -14,10 +14,10 @@ import (
 )
 
 func newProjCmd() *cobra.Command {
-	return newAPIGroup("proj", "Manage projects (AppProjects) and their role tokens: list, get, create, set-spec, delete, role token",
+	return newAPIGroup("proj", "Manage projects (AppProjects), their role tokens and sync windows: list, get, create, set-spec, delete, role token, windows",
 		func(o *apiOptions) []*cobra.Command {
 			return []*cobra.Command{newProjListCmd(o), newProjGetCmd(o), newProjCreateCmd(o), newProjSetSpecCmd(o),
-				newProjDeleteCmd(o), newProjRoleCmd(o)}
+				newProjDeleteCmd(o), newProjRoleCmd(o), newProjWindowsCmd(o)}
 		})
 }
 

@@ -374,6 +374,17 @@ export type SyncApplicationInput = {
   dryRun?: boolean;
   /** Delete and re-create resources that cannot be patched. */
   force?: boolean;
+  /**
+   * Sync these manifests instead of rendering the source, as Argo CD's
+   * `app sync --local`: each one Kubernetes object as YAML or JSON, at
+   * most 250 of them and 256 KiB in all. The project's rules apply to each
+   * object as to rendered ones. Needs the `override` right on the
+   * application besides `sync` (FORBIDDEN without it); refused (CONFLICT)
+   * while automated sync is on, unless dryRun. The comparison with Git goes
+   * on as before, so the application shows OutOfSync where the manifests
+   * differ from it; such a sync adds no history entry.
+   */
+  manifests?: Array<string> | null | undefined;
   /** Delete resources that are no longer in Git. */
   prune?: boolean;
   /** Sync only these resources (selective sync); all when omitted. */
