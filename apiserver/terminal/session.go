@@ -20,6 +20,7 @@ import (
 
 	"github.com/graphcd/graphcd/apiserver/audit"
 	"github.com/graphcd/graphcd/apiserver/catalog"
+	authsession "github.com/graphcd/graphcd/auth/session"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -95,16 +96,17 @@ func (s *session) exec(ctx context.Context, stdin io.Reader, sizes *sizeQueue) e
 	for _, sh := range s.shells {
 		out := &stdout{sock: s.sock}
 		s.rec.Shell = sh
-		started := make(chan struct{})
+		in := &gate{r: stdin, open: make(chan struct{}), done: make(chan struct{})}
 		out.onFirst = func() {
-			close(started)
+			close(in.open)
 			s.record(func(ctx context.Context) error { return s.h.opts.Events.TerminalStarted(ctx, s.rec) })
 		}
 		err := s.h.opts.Exec.Exec(ctx, s.target.Destination, s.req.Namespace, s.req.Pod, s.req.Container, []string{sh},
-			catalog.ExecStreams{Stdin: stdin, Stdout: out, Sizes: sizes})
+			catalog.ExecStreams{Stdin: in, Stdout: out, Sizes: sizes.view(in.done)})
+		close(in.done)
 		out.flush()
 		if ctx.Err() != nil {
-			return ending{websocket.CloseGoingAway, "the server is stopping"}
+			return endingOf(ctx)
 		}
 		if out.wrote() {
 			if err != nil {
@@ -176,11 +178,8 @@ func (s *session) watch(ctx context.Context, activity <-chan struct{}, end func(
 		changed := s.h.opts.Authorizer.Changed()
 		select {
 		case <-ctx.Done():
-			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-				// The session's token expired or was revoked; its
-				// error says which and never holds the token.
-				end(CloseUnauthenticated, "your session ended: "+cause.Error())
-			}
+			e := endingOf(ctx)
+			end(e.code, e.why)
 			return
 		case <-activity:
 			idle.Reset(s.h.opts.IdleTimeout)
@@ -198,6 +197,41 @@ func (s *session) watch(ctx context.Context, activity <-chan struct{}, end func(
 			}
 		}
 	}
+}
+
+// endingOf says why ctx ended: the caller's token expired or was
+// revoked (see Options.Bind), or the server is stopping.
+func endingOf(ctx context.Context) ending {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, authsession.ErrRevoked):
+		return ending{CloseUnauthenticated, "your session ended: token revoked"}
+	case errors.Is(cause, authsession.ErrExpired):
+		return ending{CloseUnauthenticated, "your session ended: token expired"}
+	}
+	return ending{websocket.CloseGoingAway, "the server is stopping"}
+}
+
+// gate passes stdin to one shell once it has started (written its
+// prompt), so that input typed meanwhile is not lost to a shell that
+// fails to start; it reads end-of-file once that shell's attempt is over.
+type gate struct {
+	r          io.Reader
+	open, done chan struct{}
+}
+
+func (g *gate) Read(p []byte) (int, error) {
+	select {
+	case <-g.open:
+	case <-g.done:
+		return 0, io.EOF
+	}
+	select {
+	case <-g.done:
+		return 0, io.EOF
+	default:
+	}
+	return g.r.Read(p)
 }
 
 // record writes one of the session's Events, on a context of its own: the
@@ -299,38 +333,63 @@ func (o *stdout) wrote() bool {
 	return o.n > 0
 }
 
-// sizeQueue hands the terminal's latest size to the executor.
+// sizeQueue keeps the terminal's latest size for the shells a session
+// tries: each attempt sees it from the start (see view), so a size sent
+// while a shell failed to start is not lost.
 type sizeQueue struct {
-	sizes chan remotecommand.TerminalSize
-	done  chan struct{}
-	once  sync.Once
+	mu   sync.Mutex
+	last *remotecommand.TerminalSize
+	// changed is closed, and replaced, at each push.
+	changed chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
 func newSizeQueue() *sizeQueue {
-	return &sizeQueue{sizes: make(chan remotecommand.TerminalSize, 1), done: make(chan struct{})}
+	return &sizeQueue{changed: make(chan struct{}), done: make(chan struct{})}
 }
 
-// push replaces a size not yet taken.
+// push sets the latest size.
 func (q *sizeQueue) push(s remotecommand.TerminalSize) {
-	select {
-	case <-q.sizes:
-	default:
-	}
-	select {
-	case q.sizes <- s:
-	default:
-	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.last = &s
+	close(q.changed)
+	q.changed = make(chan struct{})
 }
 
 func (q *sizeQueue) stop() { q.once.Do(func() { close(q.done) }) }
 
-// Next returns the next size, or nil once the session ends.
-func (q *sizeQueue) Next() *remotecommand.TerminalSize {
-	select {
-	case s := <-q.sizes:
-		return &s
-	case <-q.done:
-		return nil
+// view returns the sizes of one attempt, which ends with done.
+func (q *sizeQueue) view(done <-chan struct{}) remotecommand.TerminalSizeQueue {
+	return &sizeView{q: q, done: done}
+}
+
+type sizeView struct {
+	q    *sizeQueue
+	seen *remotecommand.TerminalSize
+	done <-chan struct{}
+}
+
+// Next returns a size not yet returned, or nil once the attempt or the
+// session ends.
+func (v *sizeView) Next() *remotecommand.TerminalSize {
+	for {
+		v.q.mu.Lock()
+		last, changed := v.q.last, v.q.changed
+		v.q.mu.Unlock()
+		if last != nil && last != v.seen {
+			v.seen = last
+			s := *last
+			return &s
+		}
+		select {
+		case <-changed:
+		case <-v.done:
+			return nil
+		case <-v.q.done:
+			return nil
+		}
 	}
 }
 
