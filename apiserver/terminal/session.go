@@ -65,7 +65,9 @@ func (s *session) run(ctx context.Context) {
 	activity := make(chan struct{}, 1)
 	go s.read(feed, sizes, activity, end)
 	go s.watch(ctx, activity, end)
+	execDone := make(chan struct{})
 	go func() {
+		defer close(execDone)
 		defer func() {
 			if v := recover(); v != nil {
 				s.h.log.Error("terminal exec panicked", "panic", fmt.Sprint(v))
@@ -77,7 +79,9 @@ func (s *session) run(ctx context.Context) {
 	}()
 	<-ctx.Done()
 	sizes.stop()
-	_ = stdin.CloseWithError(io.EOF)
+	_ = feed.Close()  // the shell reads the end of its input
+	<-execDone        // the executor ends with ctx
+	_ = stdin.Close() // and input still in flight is dropped
 	e := <-ended
 	if s.rec.Shell != "" {
 		s.record(func(ctx context.Context) error { return s.h.opts.Events.TerminalEnded(ctx, s.rec, time.Now(), e.why) })
