@@ -24,7 +24,10 @@ func socketPair(t *testing.T) (*socket, *websocket.Conn) {
 		got <- c
 	}))
 	t.Cleanup(srv.Close)
-	client, _, err := websocket.DefaultDialer.DialContext(t.Context(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	client, resp, err := websocket.DefaultDialer.DialContext(t.Context(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if resp != nil {
+		_ = resp.Body.Close()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
