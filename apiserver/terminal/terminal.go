@@ -68,7 +68,8 @@ type Options struct {
 	Authorizer Authorizer
 	// Exec runs the shells.
 	Exec Executor
-	// Settings say whether terminals are enabled and which shells to try.
+	// Settings say whether terminals are enabled and which shells to
+	// try; nil keeps them disabled.
 	Settings Settings
 	// Events, when set, records every session's start and end.
 	Events Recorder
@@ -199,7 +200,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // admit reads and checks the request: terminals enabled, the container
 // named, the shell one of exec.shells. A non-zero code refuses it.
 func (h *Handler) admit(r *http.Request) (resolvers.ExecRequest, []string, int, string) {
-	settings := h.opts.Settings.Exec()
+	var settings catalog.ExecSettings
+	if h.opts.Settings != nil {
+		settings = h.opts.Settings.Exec()
+	}
 	if !settings.Enabled {
 		return resolvers.ExecRequest{}, nil, CloseForbidden, "the terminal is disabled: exec.enabled is not \"true\" in graphcd-cm"
 	}
