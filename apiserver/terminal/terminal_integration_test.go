@@ -51,7 +51,7 @@ p, alice, exec, create, default/*, allow
 p, bob, applications, get, default/*, allow
 `
 
-func newFixture(t *testing.T, settings map[string]string) *fixture {
+func newFixture(t *testing.T, settings map[string]string, tune ...func(*terminal.Options)) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	f := &fixture{ns: cluster.Namespace(t)}
@@ -112,13 +112,17 @@ func newFixture(t *testing.T, settings map[string]string) *fixture {
 	if err := settingsView.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	term := &terminal.Options{
+		Exec: catalog.NewPodExec(clusterList), Settings: settingsView,
+		Events: audit.NewEventWriter(cluster.Client, f.ns, "terminal-test"),
+	}
+	for _, tweak := range tune {
+		tweak(term)
+	}
 	srv, err := apiserver.New(apiserver.Options{
 		Listen: "127.0.0.1:0", Authenticator: f.sessions,
-		API: resolvers.Config{Apps: objects.Apps, Projects: objects, Namespace: f.ns, Authz: authz, States: states, Settings: settingsView},
-		Terminal: &terminal.Options{
-			Exec: catalog.NewPodExec(clusterList), Settings: settingsView,
-			Events: audit.NewEventWriter(cluster.Client, f.ns, "terminal-test"),
-		},
+		API:      resolvers.Config{Apps: objects.Apps, Projects: objects, Namespace: f.ns, Authz: authz, States: states, Settings: settingsView},
+		Terminal: term,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -416,4 +420,28 @@ func TestTerminalClosesWhenAccessEnds(t *testing.T) {
 			t.Errorf("the terminal does not say why it closed:\n%s", c.out.String())
 		}
 	})
+}
+
+// A user has at most MaxSessionsPerUser terminals open, and a terminal
+// without input for IdleTimeout closes.
+func TestTerminalLimits(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, map[string]string{"exec.enabled": "true"}, func(o *terminal.Options) {
+		o.MaxSessionsPerUser, o.IdleTimeout = 2, 3*time.Second
+	})
+	token, _ := f.login(t, "alice")
+	first := f.open(t, token)
+	first.send("stdin", "echo one-$((0+1))\r")
+	first.until("one-1")
+	second := f.open(t, token)
+	if ce := f.open(t, token).closed(); ce.Code != terminal.CloseTooMany {
+		t.Errorf("a third terminal: close %d %q, want %d", ce.Code, ce.Text, terminal.CloseTooMany)
+	}
+	if ce := second.closed(); ce.Code != terminal.CloseIdle || ce.Text != "no input for 3s" {
+		t.Errorf("an idle terminal: close %d %q, want %d saying why", ce.Code, ce.Text, terminal.CloseIdle)
+	}
+	// The idle one's slot is free again.
+	third := f.open(t, token)
+	third.send("stdin", "echo three-$((1+2))\r")
+	third.until("three-3")
 }
