@@ -7,6 +7,7 @@
 //	/api/graphql  the GraphQL API: JSON POST and websocket (graphql-transport-ws)
 //	/api/webhook  Git push webhooks, when Options.Webhook is set
 //	/api/badge    status badges (SVG), when Options.Badge is set
+//	/api/terminal the console's web terminal (websocket), when Options.Terminal is set
 //	/             the web console
 //
 // Its sub-packages are the services the resolvers call: the application
@@ -41,6 +42,7 @@ import (
 
 	"github.com/graphcd/graphcd/apiserver/audit"
 	"github.com/graphcd/graphcd/apiserver/badge"
+	"github.com/graphcd/graphcd/apiserver/terminal"
 	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/console"
 	"github.com/graphcd/graphcd/internal/version"
@@ -83,6 +85,11 @@ type Options struct {
 	Webhook *webhook.Options
 	// Badge, when set, serves status badges on GET /api/badge.
 	Badge *badge.Options
+	// Terminal, when set, serves the console's web terminal on GET
+	// /api/terminal. Its Authorizer, Bind, CheckOrigin, Namespace and
+	// Logger are the server's: the API's resolvers, the Authenticator's
+	// sessions, the origins of the GraphQL websocket.
+	Terminal *terminal.Options
 	// ShutdownTimeout bounds the graceful shutdown in Run. Zero means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
@@ -201,7 +208,8 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
 	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
-	s.handle(mux, m, "/api/graphql", "graphql", withClient(opts.TrustedProxies, authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(resolvers.New(opts.API), graphQLOptions{
+	api := resolvers.New(opts.API)
+	s.handle(mux, m, "/api/graphql", "graphql", withClient(opts.TrustedProxies, authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(api, graphQLOptions{
 		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins, websocketWriteTimeout: cmp.Or(opts.WebsocketWriteTimeout, DefaultWebsocketWriteTimeout),
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
@@ -218,6 +226,9 @@ func New(opts Options) (*Server, error) {
 		// Badges are public: README files show them to anyone.
 		s.handle(mux, m, "GET /api/badge", "badge", badge.New(*opts.Badge))
 	}
+	if opts.Terminal != nil {
+		s.handle(mux, m, "GET /api/terminal", "terminal", withClient(opts.TrustedProxies, authenticate(opts.Authenticator, s.terminal(api))))
+	}
 	s.handle(mux, m, "/api/", "api_not_found", http.NotFoundHandler())
 	s.handle(mux, m, "/", "console", console.Handler())
 	s.handler = mux
@@ -233,6 +244,19 @@ func New(opts Options) (*Server, error) {
 	}
 	s.cancelBase = cancelBase
 	return s, nil
+}
+
+// terminal returns the web terminal's handler, admitting sessions as the
+// API authorizes and binding them to the caller's session as the GraphQL
+// websocket is.
+func (s *Server) terminal(api *resolvers.Resolver) http.Handler {
+	o := *s.opts.Terminal
+	o.Authorizer, o.Namespace, o.Logger = api, s.opts.API.Namespace, s.log
+	o.CheckOrigin = newGorillaWebsocket(s.opts.AllowedOrigins, 0).checkOrigin
+	if s.opts.Authenticator != nil {
+		o.Bind = s.opts.Authenticator.Bind
+	}
+	return terminal.New(o)
 }
 
 func withDefaults(o Options) Options {

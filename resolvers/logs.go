@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
-	"github.com/graphcd/graphcd/internal/appstate"
 )
 
 // LogReader opens Pod log streams on destination clusters
@@ -57,9 +55,7 @@ func (r *Resolver) checkLogs(ctx context.Context, app *model.Application, namesp
 	if err != nil {
 		return req, err
 	}
-	if st == nil || !slices.ContainsFunc(st.Tree, func(n appstate.Node) bool {
-		return n.Kind == "Pod" && n.Group == "" && n.Namespace == namespace && n.Name == pod && !n.Missing
-	}) {
+	if !podInTree(st, namespace, pod) {
 		return req, Errorf(CodeNotFound, "pod %s/%s is not part of application %s", namespace, pod, app.Name)
 	}
 	t := int64(tail)

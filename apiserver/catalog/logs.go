@@ -32,13 +32,12 @@ const maxClusterClients = 64
 // applications.
 type PodLogs struct {
 	clusters *Clusters
-	mu       sync.Mutex
-	clients  map[*rest.Config]kubernetes.Interface
+	clients  *clientsets
 }
 
 // NewPodLogs reads logs on the clusters of c.
 func NewPodLogs(c *Clusters) *PodLogs {
-	return &PodLogs{clusters: c, clients: map[*rest.Config]kubernetes.Interface{}}
+	return &PodLogs{clusters: c, clients: newClientsets()}
 }
 
 // Stream opens the log stream of pod in namespace on the cluster dest
@@ -48,7 +47,7 @@ func (p *PodLogs) Stream(ctx context.Context, dest v1alpha1.ApplicationDestinati
 	if err != nil {
 		return nil, err
 	}
-	client, err := p.client(c.RESTConfig)
+	client, err := p.clients.get(c.RESTConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -63,21 +62,31 @@ func (p *PodLogs) Stream(ctx context.Context, dest v1alpha1.ApplicationDestinati
 	return rc, nil
 }
 
-// client returns a clientset for cfg, made once per configuration (the
+// clientsets keeps a clientset per cluster configuration.
+type clientsets struct {
+	mu      sync.Mutex
+	clients map[*rest.Config]kubernetes.Interface
+}
+
+func newClientsets() *clientsets {
+	return &clientsets{clients: map[*rest.Config]kubernetes.Interface{}}
+}
+
+// get returns a clientset for cfg, made once per configuration (the
 // registry keeps a cluster's configuration until its Secret changes).
-func (p *PodLogs) client(cfg *rest.Config) (kubernetes.Interface, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c, ok := p.clients[cfg]; ok {
+func (cs *clientsets) get(cfg *rest.Config) (kubernetes.Interface, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c, ok := cs.clients[cfg]; ok {
 		return c, nil
 	}
-	if len(p.clients) >= maxClusterClients {
-		clear(p.clients) // configurations of clusters since changed
+	if len(cs.clients) >= maxClusterClients {
+		clear(cs.clients) // configurations of clusters since changed
 	}
 	c, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
 		return nil, err
 	}
-	p.clients[cfg] = c
+	cs.clients[cfg] = c
 	return c, nil
 }

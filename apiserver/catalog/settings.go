@@ -45,6 +45,8 @@ type settingsView struct {
 	tools reposerver.ToolOptions
 	// statusBadge is statusbadge.enabled.
 	statusBadge bool
+	// exec is exec.enabled and exec.shells.
+	exec ExecSettings
 	// appLinks and projectLinks are application.links and project.links;
 	// linksErr why either is invalid (and so empty).
 	appLinks, projectLinks, resourceLinks []deeplinks.Rule
@@ -66,7 +68,7 @@ func NewSettings(watch *kubewatch.Source) *Settings {
 func (s *Settings) Start(ctx context.Context) error {
 	err := s.watch.ConfigMap(ctx, wellknown.SettingsConfigMap, func(cm *corev1.ConfigMap) {
 		if cm == nil {
-			s.view.Store(&settingsView{})
+			s.view.Store(&settingsView{exec: execSettings(nil)})
 			return
 		}
 		v := &settingsView{
@@ -75,6 +77,7 @@ func (s *Settings) Start(ctx context.Context) error {
 				HelmValuesFileSchemes: settings.ValuesFileSchemes(cm.Data[settings.KeyValuesFileSchemes]),
 				KustomizeBuildOptions: strings.TrimSpace(cm.Data[settings.KeyKustomizeBuildOptions]),
 			},
+			exec: execSettings(cm.Data),
 		}
 		v.statusBadge = v.public.StatusBadgeEnabled
 		var appErr, projErr, resErr error
@@ -94,7 +97,7 @@ func (s *Settings) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.view.CompareAndSwap(nil, &settingsView{}) // read, and missing
+	s.view.CompareAndSwap(nil, &settingsView{exec: execSettings(nil)}) // read, and missing
 	return nil
 }
 
@@ -177,6 +180,42 @@ func (s *Settings) DeepLinks() (app, project, resource []deeplinks.Rule, err err
 func (s *Settings) StatusBadgeEnabled() bool {
 	v := s.view.Load()
 	return v != nil && v.statusBadge
+}
+
+// DefaultExecShells are the shells a terminal tries, in this order, when
+// graphcd-cm names none (Argo CD's default).
+var DefaultExecShells = []string{"bash", "sh", "powershell", "cmd"}
+
+// ExecSettings are graphcd-cm's exec.enabled and exec.shells (Argo CD's
+// keys): whether the console's terminal may run shells in pods at all,
+// and which shells it tries, in order.
+type ExecSettings struct {
+	Enabled bool
+	Shells  []string
+}
+
+// Exec returns the terminal's settings; off until graphcd-cm is read.
+func (s *Settings) Exec() ExecSettings {
+	if v := s.view.Load(); v != nil {
+		return v.exec
+	}
+	return ExecSettings{Shells: DefaultExecShells}
+}
+
+// execSettings reads exec.enabled and exec.shells (a comma-separated
+// list; empty names are dropped, and no name at all means
+// DefaultExecShells).
+func execSettings(data map[string]string) ExecSettings {
+	e := ExecSettings{Enabled: strings.TrimSpace(data["exec.enabled"]) == "true"}
+	for sh := range strings.SplitSeq(data["exec.shells"], ",") {
+		if sh = strings.TrimSpace(sh); sh != "" {
+			e.Shells = append(e.Shells, sh)
+		}
+	}
+	if len(e.Shells) == 0 {
+		e.Shells = DefaultExecShells
+	}
+	return e
 }
 
 // ToolOptions are the settings the API's renders (the manifests query)

@@ -92,3 +92,23 @@ func TestCompileActions(t *testing.T) {
 		t.Errorf("broken script: actions %v, error %v; want the built-in ones and an error", got, err)
 	}
 }
+
+func TestExecSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data map[string]string
+		want ExecSettings
+	}{
+		{"unset", nil, ExecSettings{Shells: DefaultExecShells}},
+		{"enabled", map[string]string{"exec.enabled": " true\n"}, ExecSettings{Enabled: true, Shells: DefaultExecShells}},
+		{"not true", map[string]string{"exec.enabled": "yes"}, ExecSettings{Shells: DefaultExecShells}},
+		{"shells", map[string]string{"exec.enabled": "true", "exec.shells": "zsh, ,sh "}, ExecSettings{Enabled: true, Shells: []string{"zsh", "sh"}}},
+		{"no shell named", map[string]string{"exec.shells": " , "}, ExecSettings{Shells: DefaultExecShells}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(execSettings(tc.data), tc.want); diff != "" {
+				t.Errorf("exec settings (-got +want):\n%s", diff)
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/badge"
 	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/apiserver/secretops"
+	"github.com/graphcd/graphcd/apiserver/terminal"
 	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
@@ -239,6 +240,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	opts.Webhook = &webhook.Options{Apps: objects.Apps, AppsLoaded: objectsReady, Refresher: writer, Secrets: hookSecrets, Limits: settings, Logger: log,
 		Sets: appset.PushRefresher{Client: writer.Client, Namespace: o.app.namespace}}
 	opts.Badge = &badge.Options{Apps: objects.Apps, Namespace: o.app.namespace, Enabled: settings.StatusBadgeEnabled}
+	// The web terminal serves only while graphcd-cm's exec.enabled is "true".
+	opts.Terminal = &terminal.Options{Exec: catalog.NewPodExec(clusterList), Settings: settings, Events: auditLog.Events}
 	pushed := &pushQueue{}
 	if o.controller {
 		opts.Webhook.Queue = pushed

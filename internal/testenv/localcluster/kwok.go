@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,9 +50,29 @@ spec:
     follow: true
 `
 
+// kwokExec is the configuration that makes KWOK serve `kubectl exec` into
+// every container of its nodes by running the command on this machine,
+// in a directory of the cluster's own (the %q): a terminal into a fake
+// pod runs a real shell.
+const kwokExec = `---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterExec
+metadata:
+  name: graphcd-fake-exec
+spec:
+  selector: {}
+  execs:
+  - local:
+      workDir: %q
+      envs:
+      - name: PS1
+        value: "fake$ "
+`
+
 // startKwok runs KWOK with graphcd's stages. Its server is the fake
 // nodes' kubelet: the nodes' InternalIP is 127.0.0.1 and their kubelet
-// port KWOK's, so the API server proxies pod logs to it over HTTPS.
+// port KWOK's, so the API server proxies pod logs and exec to it over
+// HTTPS.
 func (c *Cluster) startKwok(ctx context.Context) error {
 	// KWOK reads the file as a container runtime writes it (CRI format).
 	var log strings.Builder
@@ -65,7 +86,12 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		return fmt.Errorf("write kwok container log: %w", err)
 	}
 	config := filepath.Join(c.Dir, "kwok.yaml")
-	if err := os.WriteFile(config, append(kwokStages, fmt.Sprintf(kwokLogs, logFile)...), 0o600); err != nil {
+	execDir := filepath.Join(c.Dir, "kwok-exec")
+	if err := os.MkdirAll(execDir, 0o700); err != nil {
+		return fmt.Errorf("create kwok exec directory: %w", err)
+	}
+	conf := slices.Concat(kwokStages, []byte(fmt.Sprintf(kwokLogs, logFile)), []byte(fmt.Sprintf(kwokExec, execDir)))
+	if err := os.WriteFile(config, conf, 0o600); err != nil {
 		return fmt.Errorf("write kwok config: %w", err)
 	}
 	port, err := FreePort()

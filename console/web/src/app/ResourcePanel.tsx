@@ -1,5 +1,5 @@
 // The panel of one resource: its summary, live and desired manifests, the
-// diff between them, its events and, for a Pod, its log. Desired manifests
+// diff between them, its events and, for a Pod, its log and a terminal. Desired manifests
 // and diffs exist for the resources Git declares; objects they own
 // (ReplicaSets, Pods ...) have their live manifest, read from the cluster.
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
@@ -16,15 +16,16 @@ import { comparedTexts } from './compare'
 import { AppEventsQuery, LiveResourceQuery, ManagedResourceQuery } from './documents'
 import { maskSecret } from './mask'
 import { PodLogs } from './PodLogs'
+import { PodTerminal } from './PodTerminal'
 import { ResourceActions } from './ResourceActions'
 import type { ResourceId } from './resourceParam'
 import { ResourceLinks } from './ResourceLinks'
 import { mentions } from './text'
 import type { TreeResource } from './tree'
 
-type Tab = 'summary' | 'live' | 'desired' | 'diff' | 'events' | 'logs'
+type Tab = 'summary' | 'live' | 'desired' | 'diff' | 'events' | 'logs' | 'terminal'
 
-const tabLabels: Record<Tab, string> = { summary: 'Summary', live: 'Live', desired: 'Desired', diff: 'Diff', events: 'Events', logs: 'Logs' }
+const tabLabels: Record<Tab, string> = { summary: 'Summary', live: 'Live', desired: 'Desired', diff: 'Diff', events: 'Events', logs: 'Logs', terminal: 'Terminal' }
 
 export interface ResourcePanelProps {
   app: AppRef
@@ -42,7 +43,7 @@ function isSecret(id: ResourceId): boolean {
 
 export function ResourcePanel({ app, id, resource, version, onClose }: ResourcePanelProps) {
   const isPod = id.group === '' && id.kind === 'Pod'
-  const tabs: Tab[] = ['summary', 'live', 'desired', 'diff', 'events', ...(isPod ? (['logs'] as const) : [])]
+  const tabs: Tab[] = ['summary', 'live', 'desired', 'diff', 'events', ...(isPod ? (['logs', 'terminal'] as const) : [])]
   const [tab, setTab] = useState<Tab>('summary')
   const heading = useRef<HTMLHeadingElement>(null)
   const key = `${id.group}/${id.kind}/${id.namespace}/${id.name}`
@@ -132,6 +133,7 @@ export function ResourcePanel({ app, id, resource, version, onClose }: ResourceP
         {tab === 'diff' ? m ? <DiffTab live={mask(m.live)} desired={mask(m.desired)} /> : noManifest : null}
         {tab === 'events' ? <Events app={app} id={id} version={version} /> : null}
         {tab === 'logs' && isPod ? <PodLogs app={app} namespace={id.namespace} pod={id.name} images={resource?.images ?? []} /> : null}
+        {tab === 'terminal' && isPod ? <PodTerminal app={app} namespace={id.namespace} pod={id.name} /> : null}
       </div>
     </aside>
   )
