@@ -30,6 +30,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/actioncfg"
 	"github.com/graphcd/graphcd/apiserver/appindex"
 	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/apiserver/catalog"
@@ -161,8 +162,12 @@ var apiCreds = sync.OnceValue(func() *repocreds.Store { return repocreds.New(clu
 // serve, as one server process does.
 var apiSettings = sync.OnceValues(func() (*catalog.Settings, error) {
 	s := catalog.NewSettings(kubewatch.NewSource(context.Background(), cluster.Client, secretsNS))
+	s.Followers = []func(map[string]string){apiActions.Update}
 	return s, s.Start(context.Background())
 })
+
+// apiActions are the resource actions of that graphcd-cm.
+var apiActions = &actioncfg.Source{}
 
 // newAPI serves the API over the shared index with events from bus.
 func newAPI(bus resolvers.EventSource) (*httptest.Server, error) {
@@ -207,7 +212,7 @@ func apiOptions(bus resolvers.EventSource) (apiserver.Options, error) {
 			Settings: settings, Resources: catalog.NewResources(clusterList),
 			Secrets: secretops.Service{Client: cluster.Client, Namespace: secretsNS},
 			Writer:  appops.Service{Client: kube}, Events: bus,
-			AppSets: objects, AppSetWriter: appops.Service{Client: kube}, AppSetSources: &resolvers.GeneratorSources{Client: kube}, Links: settings, Actions: settings,
+			AppSets: objects, AppSetWriter: appops.Service{Client: kube}, AppSetSources: &resolvers.GeneratorSources{Client: kube}, Links: settings, Actions: apiActions,
 			AppEvents: kubeEvents, Repo: repoTester, RepoCreds: creds,
 			Manifests: &manifests.Renderer{Repo: repoTester, Credentials: creds.Lookup, Keys: kube},
 		},

@@ -6,15 +6,12 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/apiserver/deeplinks"
-	"github.com/graphcd/graphcd/controller/actions"
-	"github.com/graphcd/graphcd/controller/engineopts"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/settings"
@@ -28,8 +25,12 @@ import (
 // through the process's kubewatch.Source.
 type Settings struct {
 	// Logger, when set, hears why a part of graphcd-cm is left out (deep
-	// links or custom actions that do not compile), once per change.
+	// links that do not compile), once per change.
 	Logger *slog.Logger
+	// Followers, set before Start, get graphcd-cm's data on each change
+	// (nil while it is missing), in the order of the changes: parts of
+	// the API that compile their own view of it (resource actions).
+	Followers []func(data map[string]string)
 
 	watch *kubewatch.Source
 	// view is what graphcd-cm last said; nil until Start has read it.
@@ -51,11 +52,6 @@ type settingsView struct {
 	// linksErr why either is invalid (and so empty).
 	appLinks, projectLinks, resourceLinks []deeplinks.Rule
 	linksErr                              error
-	// actions runs the built-in resource actions and those of
-	// resource.customizations.actions; actionsErr says why the custom
-	// ones are left out (the settings or a script do not compile).
-	actions    *actions.Engine
-	actionsErr error
 }
 
 // NewSettings reads graphcd-cm in the namespace of watch; call Start.
@@ -69,6 +65,9 @@ func (s *Settings) Start(ctx context.Context) error {
 	err := s.watch.ConfigMap(ctx, wellknown.SettingsConfigMap, func(cm *corev1.ConfigMap) {
 		if cm == nil {
 			s.view.Store(&settingsView{exec: execSettings(nil)})
+			for _, f := range s.Followers {
+				f(nil)
+			}
 			return
 		}
 		v := &settingsView{
@@ -85,13 +84,12 @@ func (s *Settings) Start(ctx context.Context) error {
 		v.projectLinks, projErr = deeplinks.Parse("project.links", cm.Data["project.links"])
 		v.resourceLinks, resErr = deeplinks.Parse("resource.links", cm.Data["resource.links"])
 		v.linksErr = errors.Join(appErr, projErr, resErr)
-		v.actions, v.actionsErr = compileActions(cm.Data)
 		s.view.Store(v)
+		for _, f := range s.Followers {
+			f(cm.Data)
+		}
 		if s.Logger != nil && v.linksErr != nil {
 			s.Logger.Warn("graphcd-cm: deep links are left out", "err", v.linksErr)
-		}
-		if s.Logger != nil && v.actionsErr != nil {
-			s.Logger.Warn("graphcd-cm: custom resource actions are left out; the built-in ones still run", "err", v.actionsErr)
 		}
 	})
 	if err != nil {
@@ -99,47 +97,6 @@ func (s *Settings) Start(ctx context.Context) error {
 	}
 	s.view.CompareAndSwap(nil, &settingsView{exec: execSettings(nil)}) // read, and missing
 	return nil
-}
-
-// builtinActions is the engine of a graphcd-cm without custom actions:
-// the built-in ones only. It cannot fail.
-var builtinActions = sync.OnceValue(func() *actions.Engine {
-	e, err := actions.New(actions.Options{})
-	if err != nil {
-		panic(err)
-	}
-	return e
-})
-
-// compileActions builds the resource actions of graphcd-cm's data. When
-// the settings or a custom script do not compile, the built-in actions
-// still run and the error says why the custom ones are missing.
-func compileActions(data map[string]string) (*actions.Engine, error) {
-	parsed, err := settings.Parse(data)
-	if err != nil {
-		return builtinActions(), err
-	}
-	custom := engineopts.Actions(parsed)
-	if len(custom) == 0 {
-		return builtinActions(), nil
-	}
-	e, err := actions.New(actions.Options{Custom: custom})
-	if err != nil {
-		return builtinActions(), err
-	}
-	return e, nil
-}
-
-// Actions is the resource actions engine of graphcd-cm (the built-in
-// actions only before it is read), and why its custom actions are left
-// out when they are. The engine has no cluster scope: callers give each
-// destination's with WithScope.
-func (s *Settings) Actions() (*actions.Engine, error) {
-	v := s.view.Load()
-	if v == nil || v.actions == nil {
-		return builtinActions(), nil
-	}
-	return v.actions, v.actionsErr
 }
 
 // errSettingsNotLoaded is PublicSettings' error before Start has read

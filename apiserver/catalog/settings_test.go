@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/graph/model"
 )
@@ -63,33 +62,6 @@ func TestMaxPayloadBytes(t *testing.T) {
 		if got := maxPayloadBytes(in); got != want {
 			t.Errorf("maxPayloadBytes(%q) = %d, want %d", in, got, want)
 		}
-	}
-}
-
-// A custom action that does not compile leaves the built-in actions
-// running, with the error saying why the custom ones are missing.
-func TestCompileActions(t *testing.T) {
-	deployment := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"}}}
-	names := func(data map[string]string) ([]string, error) {
-		e, err := compileActions(data)
-		list, derr := e.Discover(t.Context(), deployment)
-		if derr != nil {
-			t.Fatal(derr)
-		}
-		var out []string
-		for _, a := range list {
-			out = append(out, a.Name)
-		}
-		return out, err
-	}
-	custom := "discovery.lua: return {bump = {}}\ndefinitions:\n- {name: bump, action.lua: return obj}\nmergeBuiltinActions: true\n"
-	got, err := names(map[string]string{"resource.customizations.actions.apps_Deployment": custom})
-	if err != nil || strings.Join(got, ",") != "bump,pause,restart,resume,scale" {
-		t.Errorf("custom merged with built-in: %v %v", got, err)
-	}
-	got, err = names(map[string]string{"resource.customizations.actions.apps_Deployment": "discovery.lua: 'return {'\ndefinitions: []\n"})
-	if err == nil || strings.Join(got, ",") != "pause,restart,resume,scale" {
-		t.Errorf("broken script: actions %v, error %v; want the built-in ones and an error", got, err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver"
+	"github.com/graphcd/graphcd/apiserver/actioncfg"
 	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/apiserver/badge"
 	"github.com/graphcd/graphcd/apiserver/catalog"
@@ -203,7 +204,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		return err
 	}
 	settings := catalog.NewSettings(watch)
-	settings.Logger = log
+	actionSource := &actioncfg.Source{Logger: log}
+	settings.Logger, settings.Followers = log, []func(map[string]string){actionSource.Update}
 	if err := settings.Start(ctx); err != nil {
 		return fmt.Errorf("watch %s: %w", wellknown.SettingsConfigMap, err)
 	}
@@ -222,7 +224,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Build: build, Namespace: o.app.namespace, AppNamespaces: o.app.served,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: kubeEvents, AppEvents: kubeEvents,
-			AppSets: objects, AppSetWriter: writer, AppSetSources: &resolvers.GeneratorSources{Client: writer.Client, Forges: o.app.forges()}, Links: settings, Actions: settings,
+			AppSets: objects, AppSetWriter: writer, AppSetSources: &resolvers.GeneratorSources{Client: writer.Client, Forges: o.app.forges()}, Links: settings, Actions: actionSource,
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
 			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds, Audit: auditStore,
