@@ -110,11 +110,21 @@ func TestAppDay2(t *testing.T) {
 			if err := waitForFile(t.Context(), filepath.Join(signals, "orphans-shown")); err != nil {
 				return err
 			}
+			ctx := context.WithoutCancel(t.Context())
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "stray-late", Namespace: ns}}
-			if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(context.WithoutCancel(t.Context()), cm, metav1.CreateOptions{}); err != nil {
+			if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 				return err
 			}
-			return os.WriteFile(filepath.Join(signals, "orphan-added"), nil, 0o600)
+			if err := os.WriteFile(filepath.Join(signals, "orphan-added"), nil, 0o600); err != nil {
+				return err
+			}
+			if err := waitForFile(t.Context(), filepath.Join(signals, "orphan-seen")); err != nil {
+				return err
+			}
+			if err := cluster.Client.CoreV1().ConfigMaps(ns).Delete(ctx, "stray-late", metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(signals, "orphan-removed"), nil, 0o600)
 		}()
 	}()
 	runScript(t, "e2e/app-day2.mjs", base, ns)

@@ -8,7 +8,8 @@
 //
 // SIGNALS (environment) is a directory: the script writes "orphans-shown"
 // there once the orphans are on screen and waits for the test to write
-// "orphan-added" after it created one more.
+// "orphan-added" after it created one more; then "orphan-seen" once that
+// one shows, and waits for "orphan-removed" after the test deleted it.
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { args, login, run } from './browser.mjs'
@@ -78,6 +79,10 @@ await run(artifacts, async (page, { shot, check }) => {
   await waitForFile(join(signals, 'orphan-added'))
   await graph.locator('.rnode[data-orphaned="true"][data-name="stray-late"]').waitFor(slow)
   check(true, 'an orphan created meanwhile appears without a reload')
+  writeFileSync(join(signals, 'orphan-seen'), '')
+  await waitForFile(join(signals, 'orphan-removed'))
+  await graph.locator('.rnode[data-orphaned="true"][data-name="stray-late"]').waitFor({ state: 'detached', ...slow })
+  check(true, 'and disappears without a reload once deleted')
 
   // Filters, kept in the URL: only orphans, then only Pods in the table.
   await page.getByLabel('Only orphaned').check()
