@@ -477,8 +477,9 @@ func (n *notifier) flush(ctx context.Context, key types.NamespacedName) error {
 		return nil
 	}
 	var app v1alpha1.Application
-	dead := map[string]bool{}
+	var applied map[string]bool // key -> dead
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		applied = map[string]bool{}
 		if err := n.reader.Get(ctx, key, &app); err != nil {
 			return err
 		}
@@ -490,13 +491,17 @@ func (n *notifier) flush(ctx context.Context, key types.NamespacedName) error {
 		for k, o := range outcomes {
 			d := st[k]
 			if d == nil || d.Phase != notifications.PhasePending || d.Attempts != o.attempts {
-				continue
+				continue // not our claim any more
 			}
 			if o.err == "" {
 				st.Sent(k, now)
+				applied[k] = false
 			} else {
-				dead[k] = st.Failed(k, o.err, now)
+				applied[k] = st.Failed(k, o.err, now)
 			}
+		}
+		if len(applied) == 0 {
+			return nil
 		}
 		return n.write(ctx, &app, st, nil)
 	})
@@ -512,8 +517,8 @@ func (n *notifier) flush(ctx context.Context, key types.NamespacedName) error {
 	}
 	n.mu.Unlock()
 	if err == nil {
-		for _, k := range slices.Sorted(maps.Keys(outcomes)) {
-			n.event(&app, outcomes[k], dead[k])
+		for _, k := range slices.Sorted(maps.Keys(applied)) {
+			n.event(&app, outcomes[k], applied[k])
 		}
 	}
 	return nil

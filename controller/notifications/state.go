@@ -198,7 +198,7 @@ func (p Planner) Plan(st State, occs []Occurrence) Plan {
 			plan.Wait = d
 		}
 	}
-	claim := func(key string, d *Delivery, o Occurrence) {
+	claim := func(key string, d *Delivery, o Occurrence, again bool) {
 		if p.Allow != nil {
 			if ok, after := p.Allow(o.Destination.Service); !ok {
 				wait(max(after, 10*time.Millisecond))
@@ -206,7 +206,9 @@ func (p Planner) Plan(st State, occs []Occurrence) Plan {
 			}
 		}
 		d.Phase, d.Time, d.Cleared = PhasePending, p.Now, false
-		d.Attempts++
+		if !again {
+			d.Attempts++
+		}
 		st[key] = d
 		plan.Claims = append(plan.Claims, key)
 		plan.Due[key] = o
@@ -228,7 +230,7 @@ func (p Planner) Plan(st State, occs []Occurrence) Plan {
 				wait(due.Sub(p.Now))
 				continue
 			}
-			claim(key, d, o)
+			claim(key, d, o, false)
 		case PhasePending:
 			if due := d.Time.Add(p.StaleAfter); due.After(p.Now) {
 				wait(due.Sub(p.Now))
@@ -239,10 +241,9 @@ func (p Planner) Plan(st State, occs []Occurrence) Plan {
 				plan.Changed = true
 				continue
 			}
-			// An abandoned claim is sent again; this is not a new
-			// attempt unless it was never counted.
-			d.Attempts--
-			claim(key, d, o)
+			// An abandoned claim is sent again as the same attempt;
+			// the new time makes the claim a write of its own.
+			claim(key, d, o, true)
 		}
 	}
 	inFlight := 0
@@ -279,7 +280,7 @@ func (p Planner) Plan(st State, occs []Occurrence) Plan {
 		claim(o.Key, &Delivery{
 			Trigger: o.Trigger, Condition: o.Condition, Once: o.Once,
 			Service: o.Destination.Service, Recipient: o.Destination.Recipient,
-		}, o)
+		}, o, false)
 		inFlight++
 	}
 	return plan
