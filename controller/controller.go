@@ -87,6 +87,10 @@ type Config struct {
 	// Clusters is the process's registry of destination clusters, shared
 	// with the API; nil makes one for the controller alone.
 	Clusters *clusters.Registry
+	// DisableNotifications turns notification delivery off. Otherwise the
+	// controller delivers notifications whenever a notifications ConfigMap
+	// exists in Namespace (see docs/notifications.md).
+	DisableNotifications bool
 }
 
 // Controller runs the destination clusters' caches and the Application
@@ -204,6 +208,11 @@ func New(cfg Config) (*Controller, error) {
 		watch: cfg.Watch, restConfig: cfg.RESTConfig}
 	if err := watch.setup(mgr); err != nil {
 		return nil, err
+	}
+	if !cfg.DisableNotifications {
+		if err := newNotifier(r, mgr, cfg).setup(mgr); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

@@ -137,6 +137,18 @@
 // graphcd_cluster_cache_running shows its cluster caches, in
 // controller-runtime's metrics registry.
 //
+// # Notifications
+//
+// When a notifications ConfigMap (graphcd-notifications-cm, else
+// argocd-notifications-cm) exists in the controller's namespace, a second
+// reconciler of Applications delivers Argo CD-style notifications for the
+// apps of its shard, on the leader only: every change of an app evaluates
+// its subscribed triggers, and each notification due is claimed on the app
+// (the notified.notifications.graphcd.io annotation, written with the
+// app's resourceVersion as a precondition) before it is sent, and recorded
+// sent, failed (retried with backoff) or dead after.
+// Config.DisableNotifications turns it off. See docs/notifications.md.
+//
 // Sub-packages: cache (the cluster cache), clusters (the cluster
-// registry), diff, health, project, sync.
+// registry), diff, health, notifications, project, sync.
 package controller

@@ -234,7 +234,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, processors int) error {
 		Named("application").
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: processors}).
 		For(&v1alpha1.Application{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, annotationsChanged(), predicate.LabelChangedPredicate{}))).
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.appsOfProject),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).

@@ -20,4 +20,9 @@
 // on-sync-failed, on-sync-running, on-sync-status-unknown,
 // on-sync-succeeded, each with a template) is there unless the ConfigMap
 // defines its own of the same name.
+//
+// What was delivered for an app is kept on the app (StateAnnotation): a
+// Planner decides from that State and the app's Occurrences which
+// notifications to claim and send, retry, or forget; the controller
+// writes the claims before sending and the outcomes after.
 package notifications
