@@ -109,7 +109,12 @@ func Parse(data map[string]string, secret map[string][]byte) (*Config, error) {
 		}
 		parts := strings.Split(key, ".")
 		name := parts[len(parts)-1]
-		c.services[name] = serviceEntry{typ: parts[1], make: parsed.Services[name]}
+		entry := serviceEntry{typ: parts[1], make: parsed.Services[name]}
+		if entry.typ == "webhook" {
+			settings := data[key]
+			entry.make = func() (services.NotificationService, error) { return newWebhookSender(settings, secret) }
+		}
+		c.services[name] = entry
 		for _, ref := range secretRef.FindAllString(data[key], -1) {
 			if _, ok := secret[ref[1:]]; !ok {
 				c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is not a key of the notifications Secret", key, ref))
