@@ -6,10 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -252,25 +250,7 @@ func TestNotificationsSurviveRestart(t *testing.T) {
 	}
 	rc := newReceiver(t, 0)
 	writeNotifications(t, ns, notificationsConfig(map[string]*receiver{"notif-restart": rc}))
-	start := func() func() {
-		c, err := controller.New(controller.Config{
-			RESTConfig: cluster.Config, Namespace: ns, Repo: repoSvc, Resync: time.Hour,
-			SyncWaveDelay: 100 * time.Millisecond, SyncPollInterval: 200 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := c.Run(ctx); err != nil {
-				t.Errorf("controller: %v", err)
-			}
-		}()
-		return func() { cancel(); <-done }
-	}
+	start := func() func() { return runPrivateController(t, ns, 100*time.Millisecond) }
 	stop := start()
 	dest := cluster.Namespace(t)
 	dir, _ := reposervertest.CommitFiles(t, map[string]string{"app/bad.yaml": rejectedConfigMap})

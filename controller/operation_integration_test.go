@@ -591,25 +591,7 @@ func TestSyncSurvivesRestart(t *testing.T) {
 		},
 		Operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
 	}
-	start := func() context.CancelFunc {
-		c, err := controller.New(controller.Config{
-			RESTConfig: cluster.Config, Namespace: ns, Repo: repoSvc, Resync: time.Hour,
-			SyncWaveDelay: time.Second, SyncPollInterval: 200 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := c.Run(ctx); err != nil {
-				t.Errorf("controller: %v", err)
-			}
-		}()
-		return func() { cancel(); <-done }
-	}
+	start := func() func() { return runPrivateController(t, ns, time.Second) }
 	stop := start()
 	if err := apps.Create(t.Context(), app); err != nil {
 		t.Fatal(err)
@@ -756,4 +738,27 @@ spec:
 			return
 		}
 	}
+}
+
+// runPrivateController runs a controller of its own for the apps of ns,
+// as a restarted process would, until the returned stop is called.
+func runPrivateController(t *testing.T, ns string, waveDelay time.Duration) (stop func()) {
+	t.Helper()
+	c, err := controller.New(controller.Config{
+		RESTConfig: cluster.Config, Namespace: ns, Repo: repoSvc, Resync: time.Hour,
+		SyncWaveDelay: waveDelay, SyncPollInterval: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := c.Run(ctx); err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
