@@ -73,28 +73,29 @@ type ComplexityRoot struct {
 	}
 
 	Application struct {
-		Annotations      func(childComplexity int) int
-		Can              func(childComplexity int, action string) int
-		CreatedAt        func(childComplexity int) int
-		Deleting         func(childComplexity int) int
-		Events           func(childComplexity int, first int32) int
-		ID               func(childComplexity int) int
-		Labels           func(childComplexity int) int
-		Links            func(childComplexity int) int
-		LiveResource     func(childComplexity int, group string, kind string, namespace string, name string) int
-		ManagedResources func(childComplexity int, filter *model.ManagedResourceFilter) int
-		Manifests        func(childComplexity int, revision *string, sourcePosition *int32) int
-		Name             func(childComplexity int) int
-		Namespace        func(childComplexity int) int
-		Operation        func(childComplexity int) int
-		PodLogs          func(childComplexity int, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
-		Project          func(childComplexity int) int
-		ResourceTree     func(childComplexity int) int
-		Revisions        func(childComplexity int, first int32, sourcePosition *int32) int
-		Spec             func(childComplexity int) int
-		Status           func(childComplexity int) int
-		UID              func(childComplexity int) int
-		Yaml             func(childComplexity int) int
+		Annotations            func(childComplexity int) int
+		Can                    func(childComplexity int, action string) int
+		CreatedAt              func(childComplexity int) int
+		Deleting               func(childComplexity int) int
+		Events                 func(childComplexity int, first int32) int
+		ID                     func(childComplexity int) int
+		Labels                 func(childComplexity int) int
+		Links                  func(childComplexity int) int
+		LiveResource           func(childComplexity int, group string, kind string, namespace string, name string) int
+		ManagedResources       func(childComplexity int, filter *model.ManagedResourceFilter) int
+		Manifests              func(childComplexity int, revision *string, sourcePosition *int32) int
+		Name                   func(childComplexity int) int
+		Namespace              func(childComplexity int) int
+		NotificationDeliveries func(childComplexity int, first int32, after *string) int
+		Operation              func(childComplexity int) int
+		PodLogs                func(childComplexity int, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
+		Project                func(childComplexity int) int
+		ResourceTree           func(childComplexity int) int
+		Revisions              func(childComplexity int, first int32, sourcePosition *int32) int
+		Spec                   func(childComplexity int) int
+		Status                 func(childComplexity int) int
+		UID                    func(childComplexity int) int
+		Yaml                   func(childComplexity int) int
 	}
 
 	ApplicationCondition struct {
@@ -587,6 +588,28 @@ type ComplexityRoot struct {
 		Token     func(childComplexity int) int
 	}
 
+	NotificationDelivery struct {
+		Attempts  func(childComplexity int) int
+		Error     func(childComplexity int) int
+		Outcome   func(childComplexity int) int
+		Recipient func(childComplexity int) int
+		Service   func(childComplexity int) int
+		Time      func(childComplexity int) int
+		Trigger   func(childComplexity int) int
+	}
+
+	NotificationDeliveryConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	NotificationDeliveryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Operation struct {
 		Info        func(childComplexity int) int
 		InitiatedBy func(childComplexity int) int
@@ -987,6 +1010,7 @@ type ApplicationResolver interface {
 	ManagedResources(ctx context.Context, obj *model.Application, filter *model.ManagedResourceFilter) ([]*model.ManagedResource, error)
 	PodLogs(ctx context.Context, obj *model.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error)
 	Events(ctx context.Context, obj *model.Application, first int32) ([]*model.KubeEvent, error)
+	NotificationDeliveries(ctx context.Context, obj *model.Application, first int32, after *string) (*model.Connection[model.NotificationDelivery], error)
 	LiveResource(ctx context.Context, obj *model.Application, group string, kind string, namespace string, name string) (*model.LiveResource, error)
 	Manifests(ctx context.Context, obj *model.Application, revision *string, sourcePosition *int32) ([]string, error)
 	Revisions(ctx context.Context, obj *model.Application, first int32, sourcePosition *int32) ([]*model.Revision, error)
@@ -1287,6 +1311,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Namespace(childComplexity), true
+	case "Application.notificationDeliveries":
+		if e.ComplexityRoot.Application.NotificationDeliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Application_notificationDeliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Application.NotificationDeliveries(childComplexity, args["first"].(int32), args["after"].(*string)), true
 	case "Application.operation":
 		if e.ComplexityRoot.Application.Operation == nil {
 			break
@@ -3426,6 +3461,87 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NewToken.Token(childComplexity), true
+
+	case "NotificationDelivery.attempts":
+		if e.ComplexityRoot.NotificationDelivery.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Attempts(childComplexity), true
+	case "NotificationDelivery.error":
+		if e.ComplexityRoot.NotificationDelivery.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Error(childComplexity), true
+	case "NotificationDelivery.outcome":
+		if e.ComplexityRoot.NotificationDelivery.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Outcome(childComplexity), true
+	case "NotificationDelivery.recipient":
+		if e.ComplexityRoot.NotificationDelivery.Recipient == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Recipient(childComplexity), true
+	case "NotificationDelivery.service":
+		if e.ComplexityRoot.NotificationDelivery.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Service(childComplexity), true
+	case "NotificationDelivery.time":
+		if e.ComplexityRoot.NotificationDelivery.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Time(childComplexity), true
+	case "NotificationDelivery.trigger":
+		if e.ComplexityRoot.NotificationDelivery.Trigger == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Trigger(childComplexity), true
+
+	case "NotificationDeliveryConnection.edges":
+		if e.ComplexityRoot.NotificationDeliveryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryConnection.Edges(childComplexity), true
+	case "NotificationDeliveryConnection.nodes":
+		if e.ComplexityRoot.NotificationDeliveryConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryConnection.Nodes(childComplexity), true
+	case "NotificationDeliveryConnection.pageInfo":
+		if e.ComplexityRoot.NotificationDeliveryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryConnection.PageInfo(childComplexity), true
+	case "NotificationDeliveryConnection.totalCount":
+		if e.ComplexityRoot.NotificationDeliveryConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryConnection.TotalCount(childComplexity), true
+
+	case "NotificationDeliveryEdge.cursor":
+		if e.ComplexityRoot.NotificationDeliveryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryEdge.Cursor(childComplexity), true
+	case "NotificationDeliveryEdge.node":
+		if e.ComplexityRoot.NotificationDeliveryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDeliveryEdge.Node(childComplexity), true
 
 	case "Operation.info":
 		if e.ComplexityRoot.Operation.Info == nil {
@@ -6553,6 +6669,19 @@ type Application implements Node {
     first: Int! = 50
   ): [KubernetesEvent!]!
   """
+  The notifications the controller delivered, or is delivering, for the
+  application (graphcd-notifications-cm's triggers, to the app's and its
+  project's subscriptions), newest first: the last 100 at most, as the
+  application's notified.notifications.graphcd.io annotation records
+  them.
+  """
+  notificationDeliveries(
+    "How many to return, 0 to 500."
+    first: Int! = 50
+    "The cursor of the last delivery of the previous page."
+    after: String
+  ): NotificationDeliveryConnection!
+  """
   One live object of the application (a resource Git declares or one in
   its resource tree, such as a Pod its Deployment made), read from the
   destination cluster now; NOT_FOUND for any other object.
@@ -6882,6 +7011,64 @@ type ResourceActionChange {
   namespace: String!
   "The name."
   name: String!
+}
+
+"""
+Where a notification's delivery stands.
+"""
+enum NotificationOutcome {
+  "Claimed and being sent."
+  PENDING
+  "Sent."
+  SENT
+  "A send failed; another is due (with backoff)."
+  FAILED
+  "Given up after the last attempt: the dead letter, with its last error."
+  DEAD
+}
+
+"""
+One notification: a trigger's condition sent to one destination.
+"""
+type NotificationDelivery {
+  "The trigger, e.g. on-sync-failed."
+  trigger: String!
+  "The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log."
+  service: String!
+  "The recipient: a channel, an address; empty for a webhook."
+  recipient: String!
+  "Where the delivery stands."
+  outcome: NotificationOutcome!
+  "How many sends were started."
+  attempts: Int!
+  "The last send's error, with the notifications Secret's values masked; empty when none."
+  error: String!
+  "When the outcome was recorded."
+  time: Time!
+}
+
+"""
+An application's notification deliveries, newest first.
+"""
+type NotificationDeliveryConnection {
+  "The deliveries with their cursors."
+  edges: [NotificationDeliveryEdge!]!
+  "The deliveries."
+  nodes: [NotificationDelivery!]!
+  "Where the page sits."
+  pageInfo: PageInfo!
+  "How many deliveries the application records."
+  totalCount: Int!
+}
+
+"""
+A delivery with its cursor.
+"""
+type NotificationDeliveryEdge {
+  "Where the delivery sits, for after."
+  cursor: String!
+  "The delivery."
+  node: NotificationDelivery!
 }
 
 """
@@ -8127,6 +8314,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_podLogs(ctx, field)
 	case "events":
 		return ec.fieldContext_Application_events(ctx, field)
+	case "notificationDeliveries":
+		return ec.fieldContext_Application_notificationDeliveries(ctx, field)
 	case "liveResource":
 		return ec.fieldContext_Application_liveResource(ctx, field)
 	case "manifests":
@@ -9055,6 +9244,50 @@ func (ec *executionContext) childFields_NewToken(ctx context.Context, field grap
 		return ec.fieldContext_NewToken_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NewToken", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "trigger":
+		return ec.fieldContext_NotificationDelivery_trigger(ctx, field)
+	case "service":
+		return ec.fieldContext_NotificationDelivery_service(ctx, field)
+	case "recipient":
+		return ec.fieldContext_NotificationDelivery_recipient(ctx, field)
+	case "outcome":
+		return ec.fieldContext_NotificationDelivery_outcome(ctx, field)
+	case "attempts":
+		return ec.fieldContext_NotificationDelivery_attempts(ctx, field)
+	case "error":
+		return ec.fieldContext_NotificationDelivery_error(ctx, field)
+	case "time":
+		return ec.fieldContext_NotificationDelivery_time(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDelivery", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDeliveryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_NotificationDeliveryConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_NotificationDeliveryConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_NotificationDeliveryConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_NotificationDeliveryConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDeliveryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationDeliveryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_NotificationDeliveryEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_NotificationDeliveryEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationDeliveryEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10024,6 +10257,28 @@ func (ec *executionContext) field_Application_manifests_args(ctx context.Context
 		return nil, err
 	}
 	args["sourcePosition"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Application_notificationDeliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (int32, error) {
+			return ec.unmarshalNInt2int32(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -11831,6 +12086,50 @@ func (ec *executionContext) fieldContext_Application_events(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Application_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_notificationDeliveries(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_notificationDeliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Application().NotificationDeliveries(ctx, obj, fc.Args["first"].(int32), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Connection[model.NotificationDelivery]) graphql.Marshaler {
+			return ec.marshalNNotificationDeliveryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_notificationDeliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDeliveryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Application_notificationDeliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20441,6 +20740,341 @@ func (ec *executionContext) _NewToken_expiresAt(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_NewToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NewToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NotificationDelivery_trigger(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_trigger(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trigger, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_trigger(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationDelivery_service(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationDelivery_recipient(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_recipient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recipient, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_recipient(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationDelivery_outcome(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.NotificationOutcome) graphql.Marshaler {
+			return ec.marshalNNotificationOutcome2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationOutcome(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, "NotificationOutcome")
+}
+
+func (ec *executionContext) _NotificationDelivery_attempts(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, "Int")
+}
+
+func (ec *executionContext) _NotificationDelivery_error(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationDelivery_time(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NotificationDeliveryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.NotificationDelivery]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Edge[model.NotificationDelivery]) graphql.Marshaler {
+			return ec.marshalNNotificationDeliveryEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationDeliveryConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDeliveryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationDeliveryConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.NotificationDelivery]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.NotificationDelivery) graphql.Marshaler {
+			return ec.marshalNNotificationDelivery2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationDeliveryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationDeliveryConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationDeliveryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.NotificationDelivery]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationDeliveryConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NotificationDeliveryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.NotificationDelivery]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryConnection", field, true, false, "Int")
+}
+
+func (ec *executionContext) _NotificationDeliveryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.NotificationDelivery]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDeliveryEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationDeliveryEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.NotificationDelivery]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDeliveryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.NotificationDelivery) graphql.Marshaler {
+			return ec.marshalNNotificationDelivery2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDeliveryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NotificationDeliveryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDelivery(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Operation_sync(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Operation) (ret graphql.Marshaler) {
@@ -30263,6 +30897,12 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Application_events(ctx, field, obj)
 				})
+		case "notificationDeliveries":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_notificationDeliveries(ctx, field, obj)
+				})
 		case "liveResource":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -33600,6 +34240,155 @@ func (ec *executionContext) _NewToken(ctx context.Context, sel ast.SelectionSet,
 		case "expiresAt":
 			out.Values[i] = ec._NewToken_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var notificationDeliveryImplementors = []string{"NotificationDelivery"}
+
+func (ec *executionContext) _NotificationDelivery(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationDelivery) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDelivery")
+		case "trigger":
+			out.Values[i] = ec._NotificationDelivery_trigger(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "service":
+			out.Values[i] = ec._NotificationDelivery_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recipient":
+			out.Values[i] = ec._NotificationDelivery_recipient(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outcome":
+			out.Values[i] = ec._NotificationDelivery_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._NotificationDelivery_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._NotificationDelivery_error(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "time":
+			out.Values[i] = ec._NotificationDelivery_time(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var notificationDeliveryConnectionImplementors = []string{"NotificationDeliveryConnection"}
+
+func (ec *executionContext) _NotificationDeliveryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.Connection[model.NotificationDelivery]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDeliveryConnection")
+		case "edges":
+			out.Values[i] = ec._NotificationDeliveryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._NotificationDeliveryConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._NotificationDeliveryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._NotificationDeliveryConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var notificationDeliveryEdgeImplementors = []string{"NotificationDeliveryEdge"}
+
+func (ec *executionContext) _NotificationDeliveryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[model.NotificationDelivery]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationDeliveryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationDeliveryEdge")
+		case "cursor":
+			out.Values[i] = ec._NotificationDeliveryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._NotificationDeliveryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -37608,6 +38397,64 @@ func (ec *executionContext) marshalNNewToken2ᚖgithubᚗcomᚋgraphcdᚋgraphcd
 		return graphql.Null
 	}
 	return ec._NewToken(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationDelivery2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationDelivery(ctx context.Context, sel ast.SelectionSet, v model.NotificationDelivery) graphql.Marshaler {
+	return ec._NotificationDelivery(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationDelivery2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []model.NotificationDelivery) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationDelivery2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationDelivery(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *model.Connection[model.NotificationDelivery]) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NotificationDeliveryConnection!")
+		return graphql.Null
+	}
+	return ec._NotificationDeliveryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v model.Edge[model.NotificationDelivery]) graphql.Marshaler {
+	return ec._NotificationDeliveryEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNotificationDeliveryEdge2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Edge[model.NotificationDelivery]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationDeliveryEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNNotificationOutcome2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationOutcome(ctx context.Context, v any) (model.NotificationOutcome, error) {
+	var res model.NotificationOutcome
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNNotificationOutcome2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationOutcome(ctx context.Context, sel ast.SelectionSet, v model.NotificationOutcome) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNOperation2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐOperation(ctx context.Context, sel ast.SelectionSet, v v1alpha1.Operation) graphql.Marshaler {

@@ -51,6 +51,11 @@ func (r *applicationResolver) Events(ctx context.Context, obj *model.Application
 	return r.applicationEvents(ctx, obj, first)
 }
 
+// NotificationDeliveries is the resolver for the notificationDeliveries field.
+func (r *applicationResolver) NotificationDeliveries(ctx context.Context, obj *model.Application, first int32, after *string) (*model.Connection[model.NotificationDelivery], error) {
+	return r.notificationDeliveries(ctx, obj, first, after)
+}
+
 // LiveResource is the resolver for the liveResource field.
 func (r *applicationResolver) LiveResource(ctx context.Context, obj *model.Application, group string, kind string, namespace string, name string) (*model.LiveResource, error) {
 	return r.liveResource(ctx, obj, group, kind, namespace, name)

@@ -368,6 +368,24 @@ type NewToken struct {
 	ExpiresAt *v1.Time `json:"expiresAt,omitempty"`
 }
 
+// One notification: a trigger's condition sent to one destination.
+type NotificationDelivery struct {
+	// The trigger, e.g. on-sync-failed.
+	Trigger string `json:"trigger"`
+	// The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log.
+	Service string `json:"service"`
+	// The recipient: a channel, an address; empty for a webhook.
+	Recipient string `json:"recipient"`
+	// Where the delivery stands.
+	Outcome NotificationOutcome `json:"outcome"`
+	// How many sends were started.
+	Attempts int32 `json:"attempts"`
+	// The last send's error, with the notifications Secret's values masked; empty when none.
+	Error string `json:"error"`
+	// When the outcome was recorded.
+	Time v1.Time `json:"time"`
+}
+
 // A patch of an application.
 type PatchApplicationInput struct {
 	// The application.
@@ -859,6 +877,70 @@ func (e *ConnectionStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ConnectionStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a notification's delivery stands.
+type NotificationOutcome string
+
+const (
+	// Claimed and being sent.
+	NotificationOutcomePending NotificationOutcome = "PENDING"
+	// Sent.
+	NotificationOutcomeSent NotificationOutcome = "SENT"
+	// A send failed; another is due (with backoff).
+	NotificationOutcomeFailed NotificationOutcome = "FAILED"
+	// Given up after the last attempt: the dead letter, with its last error.
+	NotificationOutcomeDead NotificationOutcome = "DEAD"
+)
+
+var AllNotificationOutcome = []NotificationOutcome{
+	NotificationOutcomePending,
+	NotificationOutcomeSent,
+	NotificationOutcomeFailed,
+	NotificationOutcomeDead,
+}
+
+func (e NotificationOutcome) IsValid() bool {
+	switch e {
+	case NotificationOutcomePending, NotificationOutcomeSent, NotificationOutcomeFailed, NotificationOutcomeDead:
+		return true
+	}
+	return false
+}
+
+func (e NotificationOutcome) String() string {
+	return string(e)
+}
+
+func (e *NotificationOutcome) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = NotificationOutcome(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid NotificationOutcome", str)
+	}
+	return nil
+}
+
+func (e NotificationOutcome) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *NotificationOutcome) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e NotificationOutcome) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

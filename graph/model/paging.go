@@ -84,4 +84,7 @@ type (
 	ClusterEdge          = Edge[Cluster]
 	RepositoryConnection = Connection[Repository]
 	RepositoryEdge       = Edge[Repository]
+
+	NotificationDeliveryConnection = Connection[NotificationDelivery]
+	NotificationDeliveryEdge       = Edge[NotificationDelivery]
 )
