@@ -364,7 +364,6 @@ func (n *notifier) evaluate(ctx context.Context, cfg *notifications.Config, app 
 	return plan, st, live, nil
 }
 
-
 // allow takes a token of service's rate limit, or says how long until
 // one is there.
 func (n *notifier) allow(service string) (bool, time.Duration) {

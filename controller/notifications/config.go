@@ -170,7 +170,9 @@ func (c *Config) TemplateNames() []string { return slices.Sorted(maps.Keys(c.tem
 
 // DefaultTriggers are the triggers of a subscription to service that
 // names none: defaultTriggers.<service>, else defaultTriggers.
-func (c *Config) DefaultTriggers(service string) []string { return slices.Clone(c.defaultsFor(service)) }
+func (c *Config) DefaultTriggers(service string) []string {
+	return slices.Clone(c.defaultsFor(service))
+}
 
 // ServiceType is the type of the service called name (slack for
 // service.slack, webhook for service.webhook.github ...), "" when none
