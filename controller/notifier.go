@@ -439,11 +439,6 @@ func (n *notifier) send(ctx context.Context, cfg *notifications.Config, app map[
 		// The engine's Send takes no context: one that outlives its
 		// timeout keeps its slot until it returns.
 		defer func() { <-n.sends }()
-		defer func() {
-			if p := recover(); p != nil {
-				done <- fmt.Errorf("the %s service failed unexpectedly", occ.Destination.Service)
-			}
-		}()
 		done <- svc.Send(*msg, occ.Destination)
 	}()
 	select {
