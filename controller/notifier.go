@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -278,7 +279,9 @@ func (n *notifier) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	outcomes := map[string]outcome{}
 	for _, key := range plan.Claims {
 		occ := plan.Due[key]
+		start := time.Now()
 		err := n.send(ctx, cfg, obj, occ)
+		notificationSendSeconds.WithLabelValues(occ.Destination.Service).Observe(time.Since(start).Seconds())
 		o := outcome{occ: occ, attempts: st[key].Attempts}
 		if err != nil {
 			o.err = cfg.Redact(err.Error())
@@ -513,7 +516,9 @@ func (n *notifier) flush(ctx context.Context, key types.NamespacedName) error {
 	n.mu.Unlock()
 	if err == nil {
 		for _, k := range slices.Sorted(maps.Keys(applied)) {
-			n.event(&app, outcomes[k], applied[k])
+			o := outcomes[k]
+			notificationDeliveries.WithLabelValues(o.occ.Destination.Service, o.occ.Trigger, strconv.FormatBool(o.err == "")).Inc()
+			n.event(&app, o, applied[k])
 		}
 	}
 	return nil

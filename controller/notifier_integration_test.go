@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
@@ -404,5 +405,34 @@ func TestNotificationsLeaderChange(t *testing.T) {
 		if got := rc.requests("/failed/" + name); len(got) != 1 {
 			t.Errorf("%s: %d requests, want 1: %q", service, len(got), got)
 		}
+		// The sends are counted where they were recorded.
+		if n := sentCount(t, service); n != 1 {
+			t.Errorf("%s: graphcd_notifications_deliveries_total %v, want 1", service, n)
+		}
 	}
+}
+
+// sentCount is the controllers' count of successful sends to service.
+func sentCount(t *testing.T, service string) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "graphcd_notifications_deliveries_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["notifier"] == service && labels["succeeded"] == "true" {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
