@@ -229,3 +229,38 @@ export const SaveParametersMutation = graphql(`
     }
   }
 `)
+
+// One delivery of a notification, as the Notifications view lists it.
+export const NotificationDeliveryFragment = graphql(`
+  fragment NotificationDeliveryRow on NotificationDelivery {
+    trigger
+    service
+    recipient
+    outcome
+    attempts
+    error
+    time
+  }
+`)
+
+// A page of the application's notification deliveries, newest first.
+export const NotificationDeliveriesQuery = graphql(`
+  query AppNotificationDeliveries($name: String!, $namespace: String, $first: Int!, $after: String) {
+    application(name: $name, namespace: $namespace) {
+      id
+      notificationDeliveries(first: $first, after: $after) {
+        totalCount
+        edges {
+          cursor
+          node {
+            ...NotificationDeliveryRow
+          }
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+      }
+    }
+  }
+`)
