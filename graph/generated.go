@@ -73,29 +73,31 @@ type ComplexityRoot struct {
 	}
 
 	Application struct {
-		Annotations            func(childComplexity int) int
-		Can                    func(childComplexity int, action string) int
-		CreatedAt              func(childComplexity int) int
-		Deleting               func(childComplexity int) int
-		Events                 func(childComplexity int, first int32) int
-		ID                     func(childComplexity int) int
-		Labels                 func(childComplexity int) int
-		Links                  func(childComplexity int) int
-		LiveResource           func(childComplexity int, group string, kind string, namespace string, name string) int
-		ManagedResources       func(childComplexity int, filter *model.ManagedResourceFilter) int
-		Manifests              func(childComplexity int, revision *string, sourcePosition *int32) int
-		Name                   func(childComplexity int) int
-		Namespace              func(childComplexity int) int
-		NotificationDeliveries func(childComplexity int, first int32, after *string) int
-		Operation              func(childComplexity int) int
-		PodLogs                func(childComplexity int, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
-		Project                func(childComplexity int) int
-		ResourceTree           func(childComplexity int) int
-		Revisions              func(childComplexity int, first int32, sourcePosition *int32) int
-		Spec                   func(childComplexity int) int
-		Status                 func(childComplexity int) int
-		UID                    func(childComplexity int) int
-		Yaml                   func(childComplexity int) int
+		Annotations               func(childComplexity int) int
+		Can                       func(childComplexity int, action string) int
+		CreatedAt                 func(childComplexity int) int
+		Deleting                  func(childComplexity int) int
+		Events                    func(childComplexity int, first int32) int
+		ID                        func(childComplexity int) int
+		Labels                    func(childComplexity int) int
+		Links                     func(childComplexity int) int
+		LiveResource              func(childComplexity int, group string, kind string, namespace string, name string) int
+		ManagedResources          func(childComplexity int, filter *model.ManagedResourceFilter) int
+		Manifests                 func(childComplexity int, revision *string, sourcePosition *int32) int
+		Name                      func(childComplexity int) int
+		Namespace                 func(childComplexity int) int
+		NotificationDeliveries    func(childComplexity int, first int32, after *string) int
+		NotificationSubscriptions func(childComplexity int) int
+		Operation                 func(childComplexity int) int
+		PodLogs                   func(childComplexity int, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
+		Project                   func(childComplexity int) int
+		ResourceTree              func(childComplexity int) int
+		ResourceVersion           func(childComplexity int) int
+		Revisions                 func(childComplexity int, first int32, sourcePosition *int32) int
+		Spec                      func(childComplexity int) int
+		Status                    func(childComplexity int) int
+		UID                       func(childComplexity int) int
+		Yaml                      func(childComplexity int) int
 	}
 
 	ApplicationCondition struct {
@@ -572,9 +574,12 @@ type ComplexityRoot struct {
 		RemoveCluster             func(childComplexity int, server string) int
 		RollbackApplication       func(childComplexity int, input model.RollbackApplicationInput) int
 		RunResourceAction         func(childComplexity int, input model.ApplicationResourceInput, action string, params []*model.ResourceActionParamInput) int
+		SubscribeNotification     func(childComplexity int, input model.SubscribeNotificationInput) int
 		SyncApplication           func(childComplexity int, input model.SyncApplicationInput) int
 		TerminateOperation        func(childComplexity int, input model.ApplicationRef) int
+		TestNotification          func(childComplexity int, input model.TestNotificationInput) int
 		TestRepository            func(childComplexity int, url string, project *string) int
+		UnsubscribeNotification   func(childComplexity int, input model.UnsubscribeNotificationInput) int
 		UpdateApplicationSet      func(childComplexity int, input model.UpdateApplicationSetInput) int
 		UpdateApplicationSpec     func(childComplexity int, input model.UpdateApplicationSpecInput) int
 		UpdatePassword            func(childComplexity int, input model.UpdatePasswordInput) int
@@ -591,6 +596,7 @@ type ComplexityRoot struct {
 	NotificationDelivery struct {
 		Attempts  func(childComplexity int) int
 		Error     func(childComplexity int) int
+		Key       func(childComplexity int) int
 		Outcome   func(childComplexity int) int
 		Recipient func(childComplexity int) int
 		Service   func(childComplexity int) int
@@ -608,6 +614,16 @@ type ComplexityRoot struct {
 	NotificationDeliveryEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	NotificationSubscription struct {
+		Annotation      func(childComplexity int) int
+		DefaultTriggers func(childComplexity int) int
+		Recipients      func(childComplexity int) int
+		Service         func(childComplexity int) int
+		Source          func(childComplexity int) int
+		Trigger         func(childComplexity int) int
+		TriggerDefined  func(childComplexity int) int
 	}
 
 	Operation struct {
@@ -899,12 +915,13 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		Application       func(childComplexity int, name string, namespace *string) int
-		ApplicationEvents func(childComplexity int, filter *model.ApplicationEventFilter) int
-		ApplicationSet    func(childComplexity int, name string, namespace *string) int
-		AuditEvents       func(childComplexity int, filter *model.AuditFilter) int
-		PodLogs           func(childComplexity int, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
-		ResourceTree      func(childComplexity int, name string, namespace *string) int
+		Application            func(childComplexity int, name string, namespace *string) int
+		ApplicationEvents      func(childComplexity int, filter *model.ApplicationEventFilter) int
+		ApplicationSet         func(childComplexity int, name string, namespace *string) int
+		AuditEvents            func(childComplexity int, filter *model.AuditFilter) int
+		NotificationDeliveries func(childComplexity int, name string, namespace *string) int
+		PodLogs                func(childComplexity int, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) int
+		ResourceTree           func(childComplexity int, name string, namespace *string) int
 	}
 
 	SuccessfulHydrateOperation struct {
@@ -989,6 +1006,18 @@ type ComplexityRoot struct {
 		UseAndOperator func(childComplexity int) int
 	}
 
+	TestNotificationResult struct {
+		Error        func(childComplexity int) int
+		Message      func(childComplexity int) int
+		Notification func(childComplexity int) int
+		Recipient    func(childComplexity int) int
+		Sent         func(childComplexity int) int
+		Service      func(childComplexity int) int
+		ServiceType  func(childComplexity int) int
+		Templates    func(childComplexity int) int
+		Triggered    func(childComplexity int) int
+	}
+
 	Version struct {
 		Commit    func(childComplexity int) int
 		GoVersion func(childComplexity int) int
@@ -1011,6 +1040,7 @@ type ApplicationResolver interface {
 	PodLogs(ctx context.Context, obj *model.Application, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) ([]string, error)
 	Events(ctx context.Context, obj *model.Application, first int32) ([]*model.KubeEvent, error)
 	NotificationDeliveries(ctx context.Context, obj *model.Application, first int32, after *string) (*model.Connection[model.NotificationDelivery], error)
+	NotificationSubscriptions(ctx context.Context, obj *model.Application) ([]*model.NotificationSubscription, error)
 	LiveResource(ctx context.Context, obj *model.Application, group string, kind string, namespace string, name string) (*model.LiveResource, error)
 	Manifests(ctx context.Context, obj *model.Application, revision *string, sourcePosition *int32) ([]string, error)
 	Revisions(ctx context.Context, obj *model.Application, first int32, sourcePosition *int32) ([]*model.Revision, error)
@@ -1108,6 +1138,9 @@ type MutationResolver interface {
 	DeleteAccountToken(ctx context.Context, account *string, id string) (bool, error)
 	CreateProjectToken(ctx context.Context, input model.CreateProjectTokenInput) (*model.NewToken, error)
 	DeleteProjectToken(ctx context.Context, project string, role string, id string) (bool, error)
+	TestNotification(ctx context.Context, input model.TestNotificationInput) ([]*model.TestNotificationResult, error)
+	SubscribeNotification(ctx context.Context, input model.SubscribeNotificationInput) (*model.Application, error)
+	UnsubscribeNotification(ctx context.Context, input model.UnsubscribeNotificationInput) (*model.Application, error)
 }
 type OrphanedResourcesResolver interface {
 	Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error)
@@ -1154,6 +1187,7 @@ type SubscriptionResolver interface {
 	ApplicationSet(ctx context.Context, name string, namespace *string) (<-chan *model.ApplicationSet, error)
 	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error)
 	PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error)
+	NotificationDeliveries(ctx context.Context, name string, namespace *string) (<-chan *model.NotificationDelivery, error)
 }
 type SyncPolicyAutomatedResolver interface {
 	Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error)
@@ -1322,6 +1356,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.NotificationDeliveries(childComplexity, args["first"].(int32), args["after"].(*string)), true
+	case "Application.notificationSubscriptions":
+		if e.ComplexityRoot.Application.NotificationSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.NotificationSubscriptions(childComplexity), true
 	case "Application.operation":
 		if e.ComplexityRoot.Application.Operation == nil {
 			break
@@ -1351,6 +1391,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.ResourceTree(childComplexity), true
+	case "Application.resourceVersion":
+		if e.ComplexityRoot.Application.ResourceVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.ResourceVersion(childComplexity), true
 	case "Application.revisions":
 		if e.ComplexityRoot.Application.Revisions == nil {
 			break
@@ -3359,6 +3405,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RunResourceAction(childComplexity, args["input"].(model.ApplicationResourceInput), args["action"].(string), args["params"].([]*model.ResourceActionParamInput)), true
+	case "Mutation.subscribeNotification":
+		if e.ComplexityRoot.Mutation.SubscribeNotification == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_subscribeNotification_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SubscribeNotification(childComplexity, args["input"].(model.SubscribeNotificationInput)), true
 	case "Mutation.syncApplication":
 		if e.ComplexityRoot.Mutation.SyncApplication == nil {
 			break
@@ -3381,6 +3438,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TerminateOperation(childComplexity, args["input"].(model.ApplicationRef)), true
+	case "Mutation.testNotification":
+		if e.ComplexityRoot.Mutation.TestNotification == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_testNotification_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TestNotification(childComplexity, args["input"].(model.TestNotificationInput)), true
 	case "Mutation.testRepository":
 		if e.ComplexityRoot.Mutation.TestRepository == nil {
 			break
@@ -3392,6 +3460,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TestRepository(childComplexity, args["url"].(string), args["project"].(*string)), true
+	case "Mutation.unsubscribeNotification":
+		if e.ComplexityRoot.Mutation.UnsubscribeNotification == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unsubscribeNotification_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnsubscribeNotification(childComplexity, args["input"].(model.UnsubscribeNotificationInput)), true
 	case "Mutation.updateApplicationSet":
 		if e.ComplexityRoot.Mutation.UpdateApplicationSet == nil {
 			break
@@ -3474,6 +3553,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NotificationDelivery.Error(childComplexity), true
+	case "NotificationDelivery.key":
+		if e.ComplexityRoot.NotificationDelivery.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationDelivery.Key(childComplexity), true
 	case "NotificationDelivery.outcome":
 		if e.ComplexityRoot.NotificationDelivery.Outcome == nil {
 			break
@@ -3542,6 +3627,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NotificationDeliveryEdge.Node(childComplexity), true
+
+	case "NotificationSubscription.annotation":
+		if e.ComplexityRoot.NotificationSubscription.Annotation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationSubscription.Annotation(childComplexity), true
+	case "NotificationSubscription.defaultTriggers":
+		if e.ComplexityRoot.NotificationSubscription.DefaultTriggers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationSubscription.DefaultTriggers(childComplexity), true
+	case "NotificationSubscription.recipients":
+		if e.ComplexityRoot.NotificationSubscription.Recipients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationSubscription.Recipients(childComplexity), true
+	case "NotificationSubscription.service":
+		if e.ComplexityRoot.NotificationSubscription.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationSubscription.Service(childComplexity), true
+	case "NotificationSubscription.source":
+		if e.ComplexityRoot.NotificationSubscription.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationSubscription.Source(childComplexity), true
+	case "NotificationSubscription.trigger":
+		if e.ComplexityRoot.NotificationSubscription.Trigger == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationSubscription.Trigger(childComplexity), true
+	case "NotificationSubscription.triggerDefined":
+		if e.ComplexityRoot.NotificationSubscription.TriggerDefined == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NotificationSubscription.TriggerDefined(childComplexity), true
 
 	case "Operation.info":
 		if e.ComplexityRoot.Operation.Info == nil {
@@ -4798,6 +4926,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.AuditEvents(childComplexity, args["filter"].(*model.AuditFilter)), true
+	case "Subscription.notificationDeliveries":
+		if e.ComplexityRoot.Subscription.NotificationDeliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_notificationDeliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.NotificationDeliveries(childComplexity, args["name"].(string), args["namespace"].(*string)), true
 	case "Subscription.podLogs":
 		if e.ComplexityRoot.Subscription.PodLogs == nil {
 			break
@@ -5109,6 +5248,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SyncWindow.UseAndOperator(childComplexity), true
 
+	case "TestNotificationResult.error":
+		if e.ComplexityRoot.TestNotificationResult.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.Error(childComplexity), true
+	case "TestNotificationResult.message":
+		if e.ComplexityRoot.TestNotificationResult.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.Message(childComplexity), true
+	case "TestNotificationResult.notification":
+		if e.ComplexityRoot.TestNotificationResult.Notification == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.Notification(childComplexity), true
+	case "TestNotificationResult.recipient":
+		if e.ComplexityRoot.TestNotificationResult.Recipient == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.Recipient(childComplexity), true
+	case "TestNotificationResult.sent":
+		if e.ComplexityRoot.TestNotificationResult.Sent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.Sent(childComplexity), true
+	case "TestNotificationResult.service":
+		if e.ComplexityRoot.TestNotificationResult.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.Service(childComplexity), true
+	case "TestNotificationResult.serviceType":
+		if e.ComplexityRoot.TestNotificationResult.ServiceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.ServiceType(childComplexity), true
+	case "TestNotificationResult.templates":
+		if e.ComplexityRoot.TestNotificationResult.Templates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.Templates(childComplexity), true
+	case "TestNotificationResult.triggered":
+		if e.ComplexityRoot.TestNotificationResult.Triggered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestNotificationResult.Triggered(childComplexity), true
+
 	case "Version.commit":
 		if e.ComplexityRoot.Version.Commit == nil {
 			break
@@ -5160,8 +5354,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ResourceActionParamInput", ec.unmarshalInputResourceActionParamInput),
 			graphql.NewInputUnmarshaler("RetryInput", ec.unmarshalInputRetryInput),
 			graphql.NewInputUnmarshaler("RollbackApplicationInput", ec.unmarshalInputRollbackApplicationInput),
+			graphql.NewInputUnmarshaler("SubscribeNotificationInput", ec.unmarshalInputSubscribeNotificationInput),
 			graphql.NewInputUnmarshaler("SyncApplicationInput", ec.unmarshalInputSyncApplicationInput),
 			graphql.NewInputUnmarshaler("SyncResourceInput", ec.unmarshalInputSyncResourceInput),
+			graphql.NewInputUnmarshaler("TestNotificationInput", ec.unmarshalInputTestNotificationInput),
+			graphql.NewInputUnmarshaler("UnsubscribeNotificationInput", ec.unmarshalInputUnsubscribeNotificationInput),
 			graphql.NewInputUnmarshaler("UpdateApplicationSetInput", ec.unmarshalInputUpdateApplicationSetInput),
 			graphql.NewInputUnmarshaler("UpdateApplicationSpecInput", ec.unmarshalInputUpdateApplicationSpecInput),
 			graphql.NewInputUnmarshaler("UpdatePasswordInput", ec.unmarshalInputUpdatePasswordInput),
@@ -5572,6 +5769,164 @@ type Mutation {
   Revokes a project role's token at once.
   """
   deleteProjectToken(project: String!, role: String!, id: String!): Boolean!
+  """
+  Renders a notification for an application with the API server's
+  notifications configuration (graphcd-notifications-cm and its Secret,
+  or Argo CD's argocd-notifications-cm), one result per destination, and
+  with send, sends it too, as the controller would. Nothing is recorded
+  on the application: the controller's deliveries are not affected.
+  Rendering needs applications, get on the application; sending needs
+  applications, update (a send speaks to the outside world in the
+  application's name, with the configuration's credentials). Every value
+  of the notifications Secret is masked as *** in the answer.
+  BAD_USER_INPUT for an unknown template or trigger, a malformed
+  recipient, or too many destinations.
+  """
+  testNotification(input: TestNotificationInput!): [TestNotificationResult!]!
+  """
+  Subscribes an application to a trigger on a service: adds recipients to
+  its notifications.argoproj.io/subscribe.<trigger>.<service> annotation
+  (subscribe.<service> without a trigger: the configuration's default
+  triggers), in Argo CD's format, recipients separated by ";". When the
+  application already uses the notifications.graphcd.io/ prefix for that
+  subscription, that annotation is edited instead. Recipients already
+  there are kept. Needs applications, update.
+  """
+  subscribeNotification(input: SubscribeNotificationInput!): Application!
+  """
+  Removes recipients from an application's subscription annotation (with
+  either prefix), or the whole annotation when recipients is omitted; an
+  annotation left without recipients is removed. Subscriptions of the
+  project or of the ConfigMap stay. Removing what is not there changes
+  nothing. Needs applications, update.
+  """
+  unsubscribeNotification(input: UnsubscribeNotificationInput!): Application!
+}
+
+"""
+What testNotification renders, for which destinations.
+"""
+input TestNotificationInput {
+  "The application."
+  application: ApplicationRef!
+  "The template to render. Give template or trigger, not both."
+  template: String
+  """
+  A trigger: the templates of its conditions that hold for the
+  application now, or when none holds, of all its conditions (the answer
+  says which: triggered).
+  """
+  trigger: String
+  """
+  The destinations, each "service:recipient" (the service as the
+  ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log;
+  "hook:" or "hook" for a webhook, which has no recipient). When omitted,
+  the application's subscriptions (to trigger, when given). At most 20.
+  """
+  recipients: [String!]
+  "Send the rendered notifications (needs applications, update)."
+  send: Boolean! = false
+}
+
+"""
+One destination's notification, as testNotification rendered (and sent) it.
+"""
+type TestNotificationResult {
+  "The service as the ConfigMap names it."
+  service: String!
+  "The service's type (slack, email, webhook ...); empty when the ConfigMap does not configure the service."
+  serviceType: String!
+  "The recipient: a channel, an address; empty for a webhook."
+  recipient: String!
+  "The templates rendered."
+  templates: [String!]!
+  "For a trigger: whether one of its conditions holds now; null for a template."
+  triggered: Boolean
+  "The rendered message; empty when rendering failed."
+  message: String!
+  """
+  The whole rendered notification as JSON, as the CLI's ` + "`" + `graphcd admin
+  notifications template notify` + "`" + ` prints it: message and every
+  service-specific part (slack, email, webhook, teams, github ...). Empty
+  when rendering failed.
+  """
+  notification: String!
+  "Whether it was sent."
+  sent: Boolean!
+  "Why it could not be rendered or sent; empty when nothing failed."
+  error: String!
+}
+
+"""
+An application's subscription to add.
+"""
+input SubscribeNotificationInput {
+  "The application."
+  application: ApplicationRef!
+  "The trigger, e.g. on-sync-failed; none subscribes to the configuration's defaultTriggers."
+  trigger: String
+  "The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log."
+  service: String!
+  "The recipients to add (channels, addresses); empty for a webhook. At most 50, none holding ';' or a line break."
+  recipients: [String!]!
+  """
+  The application's resourceVersion (Application.resourceVersion) the
+  change is meant for: CONFLICT when the application has changed since.
+  Without it, the change applies to the application as it is.
+  """
+  resourceVersion: String
+}
+
+"""
+An application's subscription to remove.
+"""
+input UnsubscribeNotificationInput {
+  "The application."
+  application: ApplicationRef!
+  "The trigger; none for the subscription to the default triggers (subscribe.<service>)."
+  trigger: String
+  "The service."
+  service: String!
+  "The recipients to remove; when omitted, the whole subscription (the annotation)."
+  recipients: [String!]
+  "As in SubscribeNotificationInput."
+  resourceVersion: String
+}
+
+"""
+Where a subscription is declared.
+"""
+enum NotificationSubscriptionSource {
+  "An annotation of the application."
+  APPLICATION
+  "An annotation of the application's project."
+  PROJECT
+  "The ConfigMap's subscriptions (every application its selector matches)."
+  DEFAULT
+}
+
+"""
+One of an application's subscriptions: a trigger sent to recipients of a service.
+"""
+type NotificationSubscription {
+  "The trigger, e.g. on-sync-failed."
+  trigger: String!
+  "The service as the ConfigMap names it."
+  service: String!
+  "The recipients; empty for a webhook."
+  recipients: [String!]!
+  "Where it is declared."
+  source: NotificationSubscriptionSource!
+  "The annotation that declares it; empty for DEFAULT."
+  annotation: String!
+  """
+  True when the annotation names no trigger and takes the configuration's
+  default triggers (it is listed once per trigger): unsubscribe it with
+  trigger null.
+  """
+  defaultTriggers: Boolean!
+  "Whether the configuration defines the trigger; the controller skips a subscription to one it does not."
+  triggerDefined: Boolean!
 }
 
 input UpdatePasswordInput {
@@ -6001,6 +6356,21 @@ type Subscription {
     "Only lines newer than this many seconds."
     sinceSeconds: Int
   ): String!
+  """
+  An application's notification deliveries as the controller records
+  them (see Application.notificationDeliveries): each delivery whose
+  record changes from the start of the subscription, when it is new or
+  its outcome, attempts or error change. Records already there at the
+  start are not sent: subscribe first, then query the list, and merge by
+  key. Changes made in quick succession may arrive as their last state
+  only. Ends when the caller may no longer see the application.
+  """
+  notificationDeliveries(
+    "The Application's name."
+    name: String!
+    "The namespace of the Application object; the server's own when omitted."
+    namespace: String
+  ): NotificationDelivery!
 }
 
 """
@@ -6607,6 +6977,8 @@ type Application implements Node {
   namespace: String!
   "The Kubernetes UID."
   uid: String!
+  "The Kubernetes resourceVersion: changes with every write of the object."
+  resourceVersion: String!
   "The labels of the Application object."
   labels: [KeyValue!]!
   "The annotations of the Application object."
@@ -6681,6 +7053,13 @@ type Application implements Node {
     "The cursor of the last delivery of the previous page."
     after: String
   ): NotificationDeliveryConnection!
+  """
+  What the application is subscribed to: its own subscription
+  annotations, its project's, and the ConfigMap's subscriptions that
+  select it, by trigger, service and where each is declared (the
+  API server's notifications configuration gives the default triggers).
+  """
+  notificationSubscriptions: [NotificationSubscription!]!
   """
   One live object of the application (a resource Git declares or one in
   its resource tree, such as a Pod its Deployment made), read from the
@@ -7031,6 +7410,8 @@ enum NotificationOutcome {
 One notification: a trigger's condition sent to one destination.
 """
 type NotificationDelivery {
+  "Identifies the delivery among the application's: a later record of the same key replaces it."
+  key: String!
   "The trigger, e.g. on-sync-failed."
   trigger: String!
   "The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log."
@@ -8286,6 +8667,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_namespace(ctx, field)
 	case "uid":
 		return ec.fieldContext_Application_uid(ctx, field)
+	case "resourceVersion":
+		return ec.fieldContext_Application_resourceVersion(ctx, field)
 	case "labels":
 		return ec.fieldContext_Application_labels(ctx, field)
 	case "annotations":
@@ -8316,6 +8699,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_events(ctx, field)
 	case "notificationDeliveries":
 		return ec.fieldContext_Application_notificationDeliveries(ctx, field)
+	case "notificationSubscriptions":
+		return ec.fieldContext_Application_notificationSubscriptions(ctx, field)
 	case "liveResource":
 		return ec.fieldContext_Application_liveResource(ctx, field)
 	case "manifests":
@@ -9248,6 +9633,8 @@ func (ec *executionContext) childFields_NewToken(ctx context.Context, field grap
 
 func (ec *executionContext) childFields_NotificationDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "key":
+		return ec.fieldContext_NotificationDelivery_key(ctx, field)
 	case "trigger":
 		return ec.fieldContext_NotificationDelivery_trigger(ctx, field)
 	case "service":
@@ -9288,6 +9675,26 @@ func (ec *executionContext) childFields_NotificationDeliveryEdge(ctx context.Con
 		return ec.fieldContext_NotificationDeliveryEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NotificationDeliveryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_NotificationSubscription(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "trigger":
+		return ec.fieldContext_NotificationSubscription_trigger(ctx, field)
+	case "service":
+		return ec.fieldContext_NotificationSubscription_service(ctx, field)
+	case "recipients":
+		return ec.fieldContext_NotificationSubscription_recipients(ctx, field)
+	case "source":
+		return ec.fieldContext_NotificationSubscription_source(ctx, field)
+	case "annotation":
+		return ec.fieldContext_NotificationSubscription_annotation(ctx, field)
+	case "defaultTriggers":
+		return ec.fieldContext_NotificationSubscription_defaultTriggers(ctx, field)
+	case "triggerDefined":
+		return ec.fieldContext_NotificationSubscription_triggerDefined(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NotificationSubscription", field.Name)
 }
 
 func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9992,6 +10399,30 @@ func (ec *executionContext) childFields_SyncWindow(ctx context.Context, field gr
 		return ec.fieldContext_SyncWindow_description(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SyncWindow", field.Name)
+}
+
+func (ec *executionContext) childFields_TestNotificationResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "service":
+		return ec.fieldContext_TestNotificationResult_service(ctx, field)
+	case "serviceType":
+		return ec.fieldContext_TestNotificationResult_serviceType(ctx, field)
+	case "recipient":
+		return ec.fieldContext_TestNotificationResult_recipient(ctx, field)
+	case "templates":
+		return ec.fieldContext_TestNotificationResult_templates(ctx, field)
+	case "triggered":
+		return ec.fieldContext_TestNotificationResult_triggered(ctx, field)
+	case "message":
+		return ec.fieldContext_TestNotificationResult_message(ctx, field)
+	case "notification":
+		return ec.fieldContext_TestNotificationResult_notification(ctx, field)
+	case "sent":
+		return ec.fieldContext_TestNotificationResult_sent(ctx, field)
+	case "error":
+		return ec.fieldContext_TestNotificationResult_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TestNotificationResult", field.Name)
 }
 
 func (ec *executionContext) childFields_Version(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10762,6 +11193,20 @@ func (ec *executionContext) field_Mutation_runResourceAction_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_subscribeNotification_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SubscribeNotificationInput, error) {
+			return ec.unmarshalNSubscribeNotificationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSubscribeNotificationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_syncApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10790,6 +11235,20 @@ func (ec *executionContext) field_Mutation_terminateOperation_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_testNotification_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.TestNotificationInput, error) {
+			return ec.unmarshalNTestNotificationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐTestNotificationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_testRepository_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10809,6 +11268,20 @@ func (ec *executionContext) field_Mutation_testRepository_args(ctx context.Conte
 		return nil, err
 	}
 	args["project"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unsubscribeNotification_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UnsubscribeNotificationInput, error) {
+			return ec.unmarshalNUnsubscribeNotificationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUnsubscribeNotificationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -11234,6 +11707,28 @@ func (ec *executionContext) field_Subscription_auditEvents_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_notificationDeliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_podLogs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11642,6 +12137,29 @@ func (ec *executionContext) _Application_uid(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Application_uid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Application", field, true, false, "String")
+}
+
+func (ec *executionContext) _Application_resourceVersion(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_resourceVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_resourceVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Application", field, false, false, "String")
 }
 
 func (ec *executionContext) _Application_labels(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
@@ -12132,6 +12650,38 @@ func (ec *executionContext) fieldContext_Application_notificationDeliveries(ctx 
 	if fc.Args, err = ec.field_Application_notificationDeliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_notificationSubscriptions(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_notificationSubscriptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Application().NotificationSubscriptions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.NotificationSubscription) graphql.Marshaler {
+			return ec.marshalNNotificationSubscription2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationSubscriptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_notificationSubscriptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationSubscription(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -20650,6 +21200,138 @@ func (ec *executionContext) fieldContext_Mutation_deleteProjectToken(ctx context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_testNotification(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_testNotification(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TestNotification(ctx, fc.Args["input"].(model.TestNotificationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TestNotificationResult) graphql.Marshaler {
+			return ec.marshalNTestNotificationResult2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐTestNotificationResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_testNotification(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TestNotificationResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_testNotification_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_subscribeNotification(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_subscribeNotification(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SubscribeNotification(ctx, fc.Args["input"].(model.SubscribeNotificationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_subscribeNotification(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_subscribeNotification_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unsubscribeNotification(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unsubscribeNotification(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnsubscribeNotification(ctx, fc.Args["input"].(model.UnsubscribeNotificationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unsubscribeNotification(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unsubscribeNotification_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NewToken_id(ctx context.Context, field graphql.CollectedField, obj *model.NewToken) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20740,6 +21422,29 @@ func (ec *executionContext) _NewToken_expiresAt(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_NewToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NewToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NotificationDelivery_key(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationDelivery_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationDelivery_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _NotificationDelivery_trigger(ctx context.Context, field graphql.CollectedField, obj *model.NotificationDelivery) (ret graphql.Marshaler) {
@@ -21075,6 +21780,167 @@ func (ec *executionContext) fieldContext_NotificationDeliveryEdge_node(_ context
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _NotificationSubscription_trigger(ctx context.Context, field graphql.CollectedField, obj *model.NotificationSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationSubscription_trigger(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trigger, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationSubscription_trigger(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationSubscription", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationSubscription_service(ctx context.Context, field graphql.CollectedField, obj *model.NotificationSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationSubscription_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationSubscription_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationSubscription", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationSubscription_recipients(ctx context.Context, field graphql.CollectedField, obj *model.NotificationSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationSubscription_recipients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recipients, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationSubscription_recipients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationSubscription", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationSubscription_source(ctx context.Context, field graphql.CollectedField, obj *model.NotificationSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationSubscription_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.NotificationSubscriptionSource) graphql.Marshaler {
+			return ec.marshalNNotificationSubscriptionSource2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationSubscriptionSource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationSubscription_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationSubscription", field, false, false, "NotificationSubscriptionSource")
+}
+
+func (ec *executionContext) _NotificationSubscription_annotation(ctx context.Context, field graphql.CollectedField, obj *model.NotificationSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationSubscription_annotation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Annotation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationSubscription_annotation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationSubscription", field, false, false, "String")
+}
+
+func (ec *executionContext) _NotificationSubscription_defaultTriggers(ctx context.Context, field graphql.CollectedField, obj *model.NotificationSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationSubscription_defaultTriggers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultTriggers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationSubscription_defaultTriggers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationSubscription", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _NotificationSubscription_triggerDefined(ctx context.Context, field graphql.CollectedField, obj *model.NotificationSubscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NotificationSubscription_triggerDefined(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TriggerDefined, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NotificationSubscription_triggerDefined(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NotificationSubscription", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Operation_sync(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.Operation) (ret graphql.Marshaler) {
@@ -26397,6 +27263,50 @@ func (ec *executionContext) fieldContext_Subscription_podLogs(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_notificationDeliveries(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_notificationDeliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().NotificationDeliveries(ctx, fc.Args["name"].(string), fc.Args["namespace"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationDelivery) graphql.Marshaler {
+			return ec.marshalNNotificationDelivery2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_notificationDeliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NotificationDelivery(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_notificationDeliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SuccessfulHydrateOperation_drySHA(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SuccessfulHydrateOperation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27543,6 +28453,213 @@ func (ec *executionContext) _SyncWindow_description(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_SyncWindow_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SyncWindow", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestNotificationResult_service(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestNotificationResult_serviceType(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_serviceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServiceType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_serviceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestNotificationResult_recipient(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_recipient(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recipient, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_recipient(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestNotificationResult_templates(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_templates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Templates, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_templates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestNotificationResult_triggered(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_triggered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Triggered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_triggered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _TestNotificationResult_message(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestNotificationResult_notification(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_notification(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Notification, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_notification(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "String")
+}
+
+func (ec *executionContext) _TestNotificationResult_sent(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_sent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_sent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _TestNotificationResult_error(ctx context.Context, field graphql.CollectedField, obj *model.TestNotificationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestNotificationResult_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestNotificationResult_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestNotificationResult", field, false, false, "String")
 }
 
 func (ec *executionContext) _Version_version(ctx context.Context, field graphql.CollectedField, obj *model.Version) (ret graphql.Marshaler) {
@@ -30273,6 +31390,76 @@ func UnmarshalRollbackApplicationInput(ctx context.Context, raw any) (model.Roll
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputSubscribeNotificationInput(ctx context.Context, obj any) (model.SubscribeNotificationInput, error) {
+	var it model.SubscribeNotificationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"application", "trigger", "service", "recipients", "resourceVersion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "trigger":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trigger"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Trigger = data
+		case "service":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("service"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Service = data
+		case "recipients":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recipients"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Recipients = data
+		case "resourceVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resourceVersion"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ResourceVersion = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSubscribeNotificationInput unmarshals raw into the SubscribeNotificationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSubscribeNotificationInput(ctx context.Context, raw any) (model.SubscribeNotificationInput, error) {
+	var out model.SubscribeNotificationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SubscribeNotificationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSyncApplicationInput(ctx context.Context, obj any) (model.SyncApplicationInput, error) {
 	var it model.SyncApplicationInput
 	if obj == nil {
@@ -30462,6 +31649,150 @@ func (ec *executionContext) unmarshalInputSyncResourceInput(ctx context.Context,
 func UnmarshalSyncResourceInput(ctx context.Context, raw any) (model.SyncResourceInput, error) {
 	var out model.SyncResourceInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "SyncResourceInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputTestNotificationInput(ctx context.Context, obj any) (model.TestNotificationInput, error) {
+	var it model.TestNotificationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["send"]; !present {
+		asMap["send"] = false
+	}
+
+	fieldsInOrder := [...]string{"application", "template", "trigger", "recipients", "send"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "template":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("template"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Template = data
+		case "trigger":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trigger"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Trigger = data
+		case "recipients":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recipients"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Recipients = data
+		case "send":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("send"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Send = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTestNotificationInput unmarshals raw into the TestNotificationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTestNotificationInput(ctx context.Context, raw any) (model.TestNotificationInput, error) {
+	var out model.TestNotificationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TestNotificationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUnsubscribeNotificationInput(ctx context.Context, obj any) (model.UnsubscribeNotificationInput, error) {
+	var it model.UnsubscribeNotificationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"application", "trigger", "service", "recipients", "resourceVersion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "trigger":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trigger"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Trigger = data
+		case "service":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("service"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Service = data
+		case "recipients":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recipients"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Recipients = data
+		case "resourceVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resourceVersion"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ResourceVersion = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUnsubscribeNotificationInput unmarshals raw into the UnsubscribeNotificationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUnsubscribeNotificationInput(ctx context.Context, raw any) (model.UnsubscribeNotificationInput, error) {
+	var out model.UnsubscribeNotificationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UnsubscribeNotificationInput", raw, &out)
 	return out, err
 }
 
@@ -30821,6 +32152,11 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "resourceVersion":
+			out.Values[i] = ec._Application_resourceVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "labels":
 			out.Values[i] = ec._Application_labels(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -30902,6 +32238,12 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Application_notificationDeliveries(ctx, field, obj)
+				})
+		case "notificationSubscriptions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_notificationSubscriptions(ctx, field, obj)
 				})
 		case "liveResource":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -34194,6 +35536,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "testNotification":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_testNotification(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subscribeNotification":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_subscribeNotification(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unsubscribeNotification":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unsubscribeNotification(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -34270,6 +35633,11 @@ func (ec *executionContext) _NotificationDelivery(ctx context.Context, sel ast.S
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("NotificationDelivery")
+		case "key":
+			out.Values[i] = ec._NotificationDelivery_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "trigger":
 			out.Values[i] = ec._NotificationDelivery_trigger(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -34388,6 +35756,69 @@ func (ec *executionContext) _NotificationDeliveryEdge(ctx context.Context, sel a
 			}
 		case "node":
 			out.Values[i] = ec._NotificationDeliveryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var notificationSubscriptionImplementors = []string{"NotificationSubscription"}
+
+func (ec *executionContext) _NotificationSubscription(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationSubscription) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, notificationSubscriptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NotificationSubscription")
+		case "trigger":
+			out.Values[i] = ec._NotificationSubscription_trigger(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "service":
+			out.Values[i] = ec._NotificationSubscription_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recipients":
+			out.Values[i] = ec._NotificationSubscription_recipients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._NotificationSubscription_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "annotation":
+			out.Values[i] = ec._NotificationSubscription_annotation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "defaultTriggers":
+			out.Values[i] = ec._NotificationSubscription_defaultTriggers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "triggerDefined":
+			out.Values[i] = ec._NotificationSubscription_triggerDefined(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -36362,6 +37793,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_resourceTree(ctx, fields[0])
 	case "podLogs":
 		return ec._Subscription_podLogs(ctx, fields[0])
+	case "notificationDeliveries":
+		return ec._Subscription_notificationDeliveries(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -36914,6 +38347,79 @@ func (ec *executionContext) _SyncWindow(ctx context.Context, sel ast.SelectionSe
 			}
 		case "description":
 			out.Values[i] = ec._SyncWindow_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var testNotificationResultImplementors = []string{"TestNotificationResult"}
+
+func (ec *executionContext) _TestNotificationResult(ctx context.Context, sel ast.SelectionSet, obj *model.TestNotificationResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, testNotificationResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TestNotificationResult")
+		case "service":
+			out.Values[i] = ec._TestNotificationResult_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "serviceType":
+			out.Values[i] = ec._TestNotificationResult_serviceType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recipient":
+			out.Values[i] = ec._TestNotificationResult_recipient(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "templates":
+			out.Values[i] = ec._TestNotificationResult_templates(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "triggered":
+			out.Values[i] = ec._TestNotificationResult_triggered(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._TestNotificationResult_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "notification":
+			out.Values[i] = ec._TestNotificationResult_notification(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sent":
+			out.Values[i] = ec._TestNotificationResult_sent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._TestNotificationResult_error(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -38419,6 +39925,14 @@ func (ec *executionContext) marshalNNotificationDelivery2ᚕgithubᚗcomᚋgraph
 	return ret
 }
 
+func (ec *executionContext) marshalNNotificationDelivery2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationDelivery(ctx context.Context, sel ast.SelectionSet, v *model.NotificationDelivery) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NotificationDelivery!")
+		return graphql.Null
+	}
+	return ec._NotificationDelivery(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNNotificationDeliveryConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *model.Connection[model.NotificationDelivery]) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "NotificationDeliveryConnection!")
@@ -38454,6 +39968,40 @@ func (ec *executionContext) unmarshalNNotificationOutcome2githubᚗcomᚋgraphcd
 }
 
 func (ec *executionContext) marshalNNotificationOutcome2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationOutcome(ctx context.Context, sel ast.SelectionSet, v model.NotificationOutcome) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNNotificationSubscription2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationSubscriptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NotificationSubscription) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNotificationSubscription2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationSubscription(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNotificationSubscription2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationSubscription(ctx context.Context, sel ast.SelectionSet, v *model.NotificationSubscription) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NotificationSubscription!")
+		return graphql.Null
+	}
+	return ec._NotificationSubscription(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNNotificationSubscriptionSource2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationSubscriptionSource(ctx context.Context, v any) (model.NotificationSubscriptionSource, error) {
+	var res model.NotificationSubscriptionSource
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNNotificationSubscriptionSource2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNotificationSubscriptionSource(ctx context.Context, sel ast.SelectionSet, v model.NotificationSubscriptionSource) graphql.Marshaler {
 	return v
 }
 
@@ -39107,6 +40655,11 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) unmarshalNSubscribeNotificationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSubscribeNotificationInput(ctx context.Context, v any) (model.SubscribeNotificationInput, error) {
+	res, err := ec.unmarshalInputSubscribeNotificationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSyncApplicationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncApplicationInput(ctx context.Context, v any) (model.SyncApplicationInput, error) {
 	res, err := ec.unmarshalInputSyncApplicationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39193,6 +40746,35 @@ func (ec *executionContext) marshalNSyncWindow2ᚕgithubᚗcomᚋgraphcdᚋgraph
 	return ret
 }
 
+func (ec *executionContext) unmarshalNTestNotificationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐTestNotificationInput(ctx context.Context, v any) (model.TestNotificationInput, error) {
+	res, err := ec.unmarshalInputTestNotificationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTestNotificationResult2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐTestNotificationResultᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TestNotificationResult) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTestNotificationResult2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐTestNotificationResult(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTestNotificationResult2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐTestNotificationResult(ctx context.Context, sel ast.SelectionSet, v *model.TestNotificationResult) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TestNotificationResult!")
+		return graphql.Null
+	}
+	return ec._TestNotificationResult(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx context.Context, v any) (v1.Time, error) {
 	res, err := model.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39237,6 +40819,11 @@ func (ec *executionContext) marshalNTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapis
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNUnsubscribeNotificationInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUnsubscribeNotificationInput(ctx context.Context, v any) (model.UnsubscribeNotificationInput, error) {
+	res, err := ec.unmarshalInputUnsubscribeNotificationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNUpdateApplicationSetInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐUpdateApplicationSetInput(ctx context.Context, v any) (model.UpdateApplicationSetInput, error) {

@@ -26,13 +26,13 @@ var outcomes = map[notifications.Phase]model.NotificationOutcome{
 func (r *Resolver) notificationDeliveries(_ context.Context, app *model.Application, first int32, after *string) (*model.NotificationDeliveryConnection, error) {
 	st, _ := notifications.ParseState(app.GetAnnotations()[notifications.StateAnnotation])
 	all := make([]model.NotificationDelivery, 0, len(st))
-	for _, d := range st {
+	for key, d := range st {
 		outcome, ok := outcomes[d.Phase]
 		if !ok {
 			continue
 		}
 		all = append(all, model.NotificationDelivery{
-			Trigger: d.Trigger, Service: d.Service, Recipient: d.Recipient, Outcome: outcome,
+			Key: key, Trigger: d.Trigger, Service: d.Service, Recipient: d.Recipient, Outcome: outcome,
 			Attempts: int32(min(max(d.Attempts, 0), math.MaxInt32)), Error: d.Error, Time: metav1.NewTime(d.Time), //nolint:gosec // G115: clamped to int32
 		})
 	}

@@ -56,6 +56,11 @@ func (r *applicationResolver) NotificationDeliveries(ctx context.Context, obj *m
 	return r.notificationDeliveries(ctx, obj, first, after)
 }
 
+// NotificationSubscriptions is the resolver for the notificationSubscriptions field.
+func (r *applicationResolver) NotificationSubscriptions(ctx context.Context, obj *model.Application) ([]*model.NotificationSubscription, error) {
+	return r.notificationSubscriptions(ctx, obj)
+}
+
 // LiveResource is the resolver for the liveResource field.
 func (r *applicationResolver) LiveResource(ctx context.Context, obj *model.Application, group string, kind string, namespace string, name string) (*model.LiveResource, error) {
 	return r.liveResource(ctx, obj, group, kind, namespace, name)
@@ -440,6 +445,21 @@ func (r *mutationResolver) DeleteProjectToken(ctx context.Context, project strin
 	return r.deleteProjectToken(ctx, project, role, id)
 }
 
+// TestNotification is the resolver for the testNotification field.
+func (r *mutationResolver) TestNotification(ctx context.Context, input model.TestNotificationInput) ([]*model.TestNotificationResult, error) {
+	return r.testNotification(ctx, input)
+}
+
+// SubscribeNotification is the resolver for the subscribeNotification field.
+func (r *mutationResolver) SubscribeNotification(ctx context.Context, input model.SubscribeNotificationInput) (*model.Application, error) {
+	return r.subscribeNotification(ctx, input)
+}
+
+// UnsubscribeNotification is the resolver for the unsubscribeNotification field.
+func (r *mutationResolver) UnsubscribeNotification(ctx context.Context, input model.UnsubscribeNotificationInput) (*model.Application, error) {
+	return r.unsubscribeNotification(ctx, input)
+}
+
 // Warn is the resolver for the warn field.
 func (r *orphanedResourcesResolver) Warn(ctx context.Context, obj *v1alpha1.OrphanedResourcesMonitorSettings) (bool, error) {
 	return obj.Warn == nil || *obj.Warn, nil
@@ -656,6 +676,11 @@ func (r *subscriptionResolver) PodLogs(ctx context.Context, application model.Ap
 		return nil, Errorf(CodeNotFound, "application %s not found", r.refKey(application))
 	}
 	return r.followLogs(ctx, app, namespace, pod, container, tailLines, sinceSeconds)
+}
+
+// NotificationDeliveries is the resolver for the notificationDeliveries field.
+func (r *subscriptionResolver) NotificationDeliveries(ctx context.Context, name string, namespace *string) (<-chan *model.NotificationDelivery, error) {
+	return r.subscribeDeliveries(ctx, r.appKey(name, namespace))
 }
 
 // Enabled is the resolver for the enabled field.

@@ -370,6 +370,8 @@ type NewToken struct {
 
 // One notification: a trigger's condition sent to one destination.
 type NotificationDelivery struct {
+	// Identifies the delivery among the application's: a later record of the same key replaces it.
+	Key string `json:"key"`
 	// The trigger, e.g. on-sync-failed.
 	Trigger string `json:"trigger"`
 	// The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log.
@@ -384,6 +386,26 @@ type NotificationDelivery struct {
 	Error string `json:"error"`
 	// When the outcome was recorded.
 	Time v1.Time `json:"time"`
+}
+
+// One of an application's subscriptions: a trigger sent to recipients of a service.
+type NotificationSubscription struct {
+	// The trigger, e.g. on-sync-failed.
+	Trigger string `json:"trigger"`
+	// The service as the ConfigMap names it.
+	Service string `json:"service"`
+	// The recipients; empty for a webhook.
+	Recipients []string `json:"recipients"`
+	// Where it is declared.
+	Source NotificationSubscriptionSource `json:"source"`
+	// The annotation that declares it; empty for DEFAULT.
+	Annotation string `json:"annotation"`
+	// True when the annotation names no trigger and takes the configuration's
+	// default triggers (it is listed once per trigger): unsubscribe it with
+	// trigger null.
+	DefaultTriggers bool `json:"defaultTriggers"`
+	// Whether the configuration defines the trigger; the controller skips a subscription to one it does not.
+	TriggerDefined bool `json:"triggerDefined"`
 }
 
 // A patch of an application.
@@ -539,6 +561,22 @@ type RollbackApplicationInput struct {
 	DryRun bool `json:"dryRun"`
 }
 
+// An application's subscription to add.
+type SubscribeNotificationInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The trigger, e.g. on-sync-failed; none subscribes to the configuration's defaultTriggers.
+	Trigger *string `json:"trigger,omitempty"`
+	// The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log.
+	Service string `json:"service"`
+	// The recipients to add (channels, addresses); empty for a webhook. At most 50, none holding ';' or a line break.
+	Recipients []string `json:"recipients"`
+	// The application's resourceVersion (Application.resourceVersion) the
+	// change is meant for: CONFLICT when the application has changed since.
+	// Without it, the change applies to the application as it is.
+	ResourceVersion *string `json:"resourceVersion,omitempty"`
+}
+
 // A sync request.
 type SyncApplicationInput struct {
 	// The application.
@@ -585,6 +623,64 @@ type SyncResourceInput struct {
 	Name string `json:"name"`
 	// The namespace; empty for cluster-scoped resources.
 	Namespace string `json:"namespace"`
+}
+
+// What testNotification renders, for which destinations.
+type TestNotificationInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The template to render. Give template or trigger, not both.
+	Template *string `json:"template,omitempty"`
+	// A trigger: the templates of its conditions that hold for the
+	// application now, or when none holds, of all its conditions (the answer
+	// says which: triggered).
+	Trigger *string `json:"trigger,omitempty"`
+	// The destinations, each "service:recipient" (the service as the
+	// ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log;
+	// "hook:" or "hook" for a webhook, which has no recipient). When omitted,
+	// the application's subscriptions (to trigger, when given). At most 20.
+	Recipients []string `json:"recipients,omitempty"`
+	// Send the rendered notifications (needs applications, update).
+	Send bool `json:"send"`
+}
+
+// One destination's notification, as testNotification rendered (and sent) it.
+type TestNotificationResult struct {
+	// The service as the ConfigMap names it.
+	Service string `json:"service"`
+	// The service's type (slack, email, webhook ...); empty when the ConfigMap does not configure the service.
+	ServiceType string `json:"serviceType"`
+	// The recipient: a channel, an address; empty for a webhook.
+	Recipient string `json:"recipient"`
+	// The templates rendered.
+	Templates []string `json:"templates"`
+	// For a trigger: whether one of its conditions holds now; null for a template.
+	Triggered *bool `json:"triggered,omitempty"`
+	// The rendered message; empty when rendering failed.
+	Message string `json:"message"`
+	// The whole rendered notification as JSON, as the CLI's `graphcd admin
+	// notifications template notify` prints it: message and every
+	// service-specific part (slack, email, webhook, teams, github ...). Empty
+	// when rendering failed.
+	Notification string `json:"notification"`
+	// Whether it was sent.
+	Sent bool `json:"sent"`
+	// Why it could not be rendered or sent; empty when nothing failed.
+	Error string `json:"error"`
+}
+
+// An application's subscription to remove.
+type UnsubscribeNotificationInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The trigger; none for the subscription to the default triggers (subscribe.<service>).
+	Trigger *string `json:"trigger,omitempty"`
+	// The service.
+	Service string `json:"service"`
+	// The recipients to remove; when omitted, the whole subscription (the annotation).
+	Recipients []string `json:"recipients,omitempty"`
+	// As in SubscribeNotificationInput.
+	ResourceVersion *string `json:"resourceVersion,omitempty"`
 }
 
 // A new spec for an ApplicationSet.
@@ -941,6 +1037,67 @@ func (e *NotificationOutcome) UnmarshalJSON(b []byte) error {
 }
 
 func (e NotificationOutcome) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a subscription is declared.
+type NotificationSubscriptionSource string
+
+const (
+	// An annotation of the application.
+	NotificationSubscriptionSourceApplication NotificationSubscriptionSource = "APPLICATION"
+	// An annotation of the application's project.
+	NotificationSubscriptionSourceProject NotificationSubscriptionSource = "PROJECT"
+	// The ConfigMap's subscriptions (every application its selector matches).
+	NotificationSubscriptionSourceDefault NotificationSubscriptionSource = "DEFAULT"
+)
+
+var AllNotificationSubscriptionSource = []NotificationSubscriptionSource{
+	NotificationSubscriptionSourceApplication,
+	NotificationSubscriptionSourceProject,
+	NotificationSubscriptionSourceDefault,
+}
+
+func (e NotificationSubscriptionSource) IsValid() bool {
+	switch e {
+	case NotificationSubscriptionSourceApplication, NotificationSubscriptionSourceProject, NotificationSubscriptionSourceDefault:
+		return true
+	}
+	return false
+}
+
+func (e NotificationSubscriptionSource) String() string {
+	return string(e)
+}
+
+func (e *NotificationSubscriptionSource) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = NotificationSubscriptionSource(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid NotificationSubscriptionSource", str)
+	}
+	return nil
+}
+
+func (e NotificationSubscriptionSource) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *NotificationSubscriptionSource) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e NotificationSubscriptionSource) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
