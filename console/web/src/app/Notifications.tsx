@@ -3,7 +3,7 @@
 // unsubscribe its own (for those who may update it); and what the
 // controller delivered, or is delivering, newest first, a page at a time,
 // live through the notificationDeliveries subscription.
-import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
+import { useCallback, useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { useClient, useMutation, useQuery } from 'urql'
 import { onReconnect } from '../client'
 import type { AppNotificationSubscriptionsFragment, NotificationDeliveryRowFragment } from '../gql/graphql'
@@ -61,9 +61,19 @@ function Subscriptions({ name, namespace }: { name: string; namespace: string | 
   const [, subscribe] = useMutation(SubscribeNotificationMutation)
   const [, unsubscribe] = useMutation(UnsubscribeNotificationMutation)
   const a = res.data?.application
-  if (res.error && !a) return <ErrorLine error={errorText('Loading the subscriptions failed', res.error)} />
-  if (res.data && !a) return <p className="empty">The application no longer exists.</p>
-  if (!a) return <Loading what="the subscriptions" />
+  if (!a) {
+    return (
+      <SubscriptionsSection>
+        {res.error ? (
+          <ErrorLine error={errorText('Loading the subscriptions failed', res.error)} />
+        ) : res.data ? (
+          <p className="empty">The application no longer exists.</p>
+        ) : (
+          <Loading what="the subscriptions" />
+        )}
+      </SubscriptionsSection>
+    )
+  }
   const subs = latest(a, changed)?.notificationSubscriptions ?? []
   const may = a.update === true
   const app = { name: a.name, namespace: a.namespace }
@@ -80,8 +90,7 @@ function Subscriptions({ name, namespace }: { name: string; namespace: string | 
   }
 
   return (
-    <section aria-labelledby="subscriptions-title">
-      <h3 id="subscriptions-title">Subscriptions</h3>
+    <SubscriptionsSection>
       {may ? null : (
         <p className="k" id="subscriptions-readonly">
           {NO_UPDATE}
@@ -128,6 +137,15 @@ function Subscriptions({ name, namespace }: { name: string; namespace: string | 
           return null
         }}
       />
+    </SubscriptionsSection>
+  )
+}
+
+function SubscriptionsSection({ children }: { children: ReactNode }) {
+  return (
+    <section aria-labelledby="subscriptions-title">
+      <h3 id="subscriptions-title">Subscriptions</h3>
+      {children}
     </section>
   )
 }
