@@ -16,7 +16,6 @@ import (
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -271,7 +270,7 @@ func (n *notifier) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if len(plan.Claims) == 0 {
 		return ctrl.Result{RequeueAfter: plan.Wait}, nil
 	}
-	obj, err := appJSON(&app)
+	obj, err := notifications.AppObject(&app)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -347,7 +346,7 @@ func (n *notifier) evaluate(ctx context.Context, cfg *notifications.Config, app 
 	if len(subs) == 0 && len(st) == 0 {
 		return notifications.Plan{}, st, nil, nil
 	}
-	obj, err := appJSON(app)
+	obj, err := notifications.AppObject(app)
 	if err != nil {
 		return notifications.Plan{}, nil, nil, err
 	}
@@ -365,13 +364,6 @@ func (n *notifier) evaluate(ctx context.Context, cfg *notifications.Config, app 
 	return plan, st, live, nil
 }
 
-// appJSON is the Application as the API server returns it, for
-// triggers and templates (app.status.operationState.phase ...).
-func appJSON(app *v1alpha1.Application) (map[string]any, error) {
-	c := app.DeepCopy()
-	c.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Application"))
-	return runtime.DefaultUnstructuredConverter.ToUnstructured(c)
-}
 
 // allow takes a token of service's rate limit, or says how long until
 // one is there.

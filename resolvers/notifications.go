@@ -21,10 +21,22 @@ var outcomes = map[notifications.Phase]model.NotificationOutcome{
 }
 
 // notificationDeliveries pages the deliveries the controller recorded on
-// app (which the caller may see), newest first. An annotation that cannot
-// be read lists nothing, as the controller then starts it anew.
+// app (which the caller may see), newest first.
 func (r *Resolver) notificationDeliveries(_ context.Context, app *model.Application, first int32, after *string) (*model.NotificationDeliveryConnection, error) {
-	st, _ := notifications.ParseState(app.GetAnnotations()[notifications.StateAnnotation])
+	all := deliveries(app.GetAnnotations())
+	// Newest first; the key breaks ties, so the order and the cursors
+	// are stable.
+	order := func(d model.NotificationDelivery) string {
+		return fmt.Sprintf("%020d/%s/%s/%s/%s", math.MaxInt64-d.Time.UnixNano(), d.Trigger, d.Service, d.Recipient, strings.ToLower(string(d.Outcome)))
+	}
+	return page(all, order, first, after)
+}
+
+// deliveries are the deliveries the state annotation of an app with
+// annotations records. An annotation that cannot be read records none,
+// as the controller then starts it anew.
+func deliveries(annotations map[string]string) []model.NotificationDelivery {
+	st, _ := notifications.ParseState(annotations[notifications.StateAnnotation])
 	all := make([]model.NotificationDelivery, 0, len(st))
 	for key, d := range st {
 		outcome, ok := outcomes[d.Phase]
@@ -36,10 +48,5 @@ func (r *Resolver) notificationDeliveries(_ context.Context, app *model.Applicat
 			Attempts: int32(min(max(d.Attempts, 0), math.MaxInt32)), Error: d.Error, Time: metav1.NewTime(d.Time), //nolint:gosec // G115: clamped to int32
 		})
 	}
-	// Newest first; the key breaks ties, so the order and the cursors
-	// are stable.
-	order := func(d model.NotificationDelivery) string {
-		return fmt.Sprintf("%020d/%s/%s/%s/%s", math.MaxInt64-d.Time.UnixNano(), d.Trigger, d.Service, d.Recipient, strings.ToLower(string(d.Outcome)))
-	}
-	return page(all, order, first, after)
+	return all
 }

@@ -119,6 +119,12 @@ type Config struct {
 	// AppEvents records the Events of resource action runs on their
 	// applications; nil records none.
 	AppEvents AppEventRecorder
+	// Notifications is the notifications configuration
+	// (graphcd-notifications-cm) and the sender of testNotification; nil
+	// turns testNotification off, lists subscriptions with the built-in
+	// catalog (no default triggers) and checks no subscription against
+	// a configuration.
+	Notifications NotificationSource
 	// AppSetSources give ApplicationSet previews what the controller's
 	// generators read beyond clusters and repositories; nil leaves the
 	// clusterDecisionResource, plugin, SCM provider and pull request

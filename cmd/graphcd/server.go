@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/apiserver/badge"
 	"github.com/graphcd/graphcd/apiserver/catalog"
+	"github.com/graphcd/graphcd/apiserver/notifycfg"
 	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/apiserver/terminal"
 	"github.com/graphcd/graphcd/apiserver/webhook"
@@ -209,6 +210,13 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err := settings.Start(ctx); err != nil {
 		return fmt.Errorf("watch %s: %w", wellknown.SettingsConfigMap, err)
 	}
+	// The notifications configuration, as the controller follows it:
+	// testNotification renders and sends with it, and the API lists
+	// subscriptions with its default triggers.
+	notify := notifycfg.New(log)
+	if err := notify.Start(ctx, watch); err != nil {
+		return fmt.Errorf("notifications configuration: %w", err)
+	}
 	auditLog, auditStore, err := o.audit.setUp(ctx, kc, o.app.namespace, sh, log)
 	if err != nil {
 		return err
@@ -224,7 +232,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Build: build, Namespace: o.app.namespace, AppNamespaces: o.app.served,
 			Apps: objects.Apps, Projects: objects, Clusters: clusterList, Repositories: catalog.NewRepositories(kc, o.app.namespace),
 			Writer: writer, Events: sh.events, States: sh.states, KubeEvents: kubeEvents, AppEvents: kubeEvents,
-			AppSets: objects, AppSetWriter: writer, AppSetSources: &resolvers.GeneratorSources{Client: writer.Client, Forges: o.app.forges()}, Links: settings, Actions: actionSource,
+			AppSets: objects, AppSetWriter: writer, AppSetSources: &resolvers.GeneratorSources{Client: writer.Client, Forges: o.app.forges()}, Links: settings, Actions: actionSource, Notifications: notify,
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
 			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds, Audit: auditStore,

@@ -168,6 +168,10 @@ func (c *Config) TriggerNames() []string { return slices.Sorted(maps.Keys(c.trig
 // TemplateNames are the templates' names, sorted.
 func (c *Config) TemplateNames() []string { return slices.Sorted(maps.Keys(c.templates)) }
 
+// DefaultTriggers are the triggers of a subscription to service that
+// names none: defaultTriggers.<service>, else defaultTriggers.
+func (c *Config) DefaultTriggers(service string) []string { return slices.Clone(c.defaultsFor(service)) }
+
 // ServiceType is the type of the service called name (slack for
 // service.slack, webhook for service.webhook.github ...), "" when none
 // is configured.
@@ -181,6 +185,22 @@ const minSecretBytes = 4
 // services' errors may quote a URL or a header that holds one.
 func (c *Config) Redact(s string) string {
 	for _, v := range c.secrets {
+		s = strings.ReplaceAll(s, v, "***")
+	}
+	return s
+}
+
+// Mask is Redact for a Secret that has no Config (one whose ConfigMap
+// does not parse): every value of secret in s becomes "***".
+func Mask(secret map[string][]byte, s string) string {
+	values := make([]string, 0, len(secret))
+	for _, v := range secret {
+		if len(v) >= minSecretBytes {
+			values = append(values, string(v))
+		}
+	}
+	slices.SortFunc(values, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	for _, v := range values {
 		s = strings.ReplaceAll(s, v, "***")
 	}
 	return s

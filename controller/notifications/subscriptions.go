@@ -36,6 +36,29 @@ type yamlSubscription struct {
 	} `json:"destinations"`
 }
 
+// Origin says where a subscription is declared.
+type Origin string
+
+// The origins of subscriptions.
+const (
+	FromApplication Origin = "application"
+	FromProject     Origin = "project"
+	FromConfigMap   Origin = "configmap"
+)
+
+// Declaration is one subscription as it is declared: where, and by which
+// annotation.
+type Declaration struct {
+	Subscription
+	Origin Origin `json:"origin"`
+	// Annotation is the key of the annotation that declares it; empty
+	// for the ConfigMap's subscriptions.
+	Annotation string `json:"annotation,omitempty"`
+	// Defaults says the declaration names no trigger, so that it takes
+	// the default triggers, of which Trigger is one.
+	Defaults bool `json:"defaults,omitempty"`
+}
+
 // Subscriptions returns what an app subscribes to, sorted and without
 // duplicates: its own annotations and its project's (with either prefix,
 // in Argo CD's forms:
@@ -45,21 +68,45 @@ type yamlSubscription struct {
 // selector matches the app's labels. An annotation that cannot be read
 // is left out and named in the error; the others still count.
 func (c *Config) Subscriptions(appAnnotations, appLabels, projectAnnotations map[string]string) ([]Subscription, error) {
-	var out []Subscription
-	var errs []error
-	add := func(trigger, service string, recipients []string) {
-		if len(recipients) == 0 {
-			recipients = []string{""} // a webhook needs none
-		}
-		for _, r := range recipients {
-			out = append(out, Subscription{Trigger: trigger, Destination: services.Destination{Service: service, Recipient: strings.TrimSpace(r)}})
-		}
+	decls, err := c.Declarations(appAnnotations, appLabels, projectAnnotations)
+	out := make([]Subscription, 0, len(decls))
+	for _, d := range decls {
+		out = append(out, d.Subscription)
 	}
-	for _, annotations := range []map[string]string{projectAnnotations, appAnnotations} {
-		for key, value := range annotations {
-			if err := c.readAnnotation(key, value, add); err != nil {
+	slices.SortFunc(out, compareSubscriptions)
+	out = slices.Compact(out)
+	if len(out) > maxSubscriptions {
+		err = errors.Join(err, fmt.Errorf("%d subscriptions, more than %d: the rest are left out", len(out), maxSubscriptions))
+		out = out[:maxSubscriptions]
+	}
+	return out, err
+}
+
+// Declarations are Subscriptions before they are merged: each with where
+// it is declared, the project's first, then the app's, then the
+// ConfigMap's, each sorted by annotation, trigger, service and
+// recipient. A webhook's subscription has one empty recipient.
+func (c *Config) Declarations(appAnnotations, appLabels, projectAnnotations map[string]string) ([]Declaration, error) {
+	var out []Declaration
+	var errs []error
+	for _, src := range []struct {
+		origin      Origin
+		annotations map[string]string
+	}{{FromProject, projectAnnotations}, {FromApplication, appAnnotations}} {
+		start := len(out)
+		for key, value := range src.annotations {
+			err := c.readAnnotation(key, value, func(trigger, service string, recipients []string, defaults bool) {
+				out = appendDeclared(out, Declaration{Origin: src.origin, Annotation: key, Defaults: defaults}, trigger, service, recipients)
+			})
+			if err != nil {
 				errs = append(errs, err)
 			}
+		}
+		slices.SortFunc(out[start:], func(a, b Declaration) int {
+			return cmp.Or(cmp.Compare(a.Annotation, b.Annotation), compareSubscriptions(a.Subscription, b.Subscription))
+		})
+		if len(out) > maxSubscriptions {
+			break
 		}
 	}
 	set := labels.Set(appLabels)
@@ -70,14 +117,10 @@ func (c *Config) Subscriptions(appAnnotations, appLabels, projectAnnotations map
 		for _, trigger := range orDefault(s.Triggers, c.defaultTriggers) {
 			for _, recipient := range s.Recipients {
 				service, to, _ := strings.Cut(recipient, ":")
-				add(trigger, service, []string{to})
+				out = appendDeclared(out, Declaration{Origin: FromConfigMap, Defaults: len(s.Triggers) == 0}, trigger, service, []string{to})
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Subscription) int {
-		return cmp.Or(cmp.Compare(a.Trigger, b.Trigger), cmp.Compare(a.Destination.Service, b.Destination.Service), cmp.Compare(a.Destination.Recipient, b.Destination.Recipient))
-	})
-	out = slices.Compact(out)
 	if len(out) > maxSubscriptions {
 		errs = append(errs, fmt.Errorf("%d subscriptions, more than %d: the rest are left out", len(out), maxSubscriptions))
 		out = out[:maxSubscriptions]
@@ -85,8 +128,26 @@ func (c *Config) Subscriptions(appAnnotations, appLabels, projectAnnotations map
 	return out, errors.Join(errs...)
 }
 
-// readAnnotation reads one annotation, if it is a subscription.
-func (c *Config) readAnnotation(key, value string, add func(trigger, service string, recipients []string)) error {
+// appendDeclared appends d once per recipient (one empty recipient when
+// there is none: a webhook needs none).
+func appendDeclared(out []Declaration, d Declaration, trigger, service string, recipients []string) []Declaration {
+	if len(recipients) == 0 {
+		recipients = []string{""}
+	}
+	for _, r := range recipients {
+		d.Subscription = Subscription{Trigger: trigger, Destination: services.Destination{Service: service, Recipient: strings.TrimSpace(r)}}
+		out = append(out, d)
+	}
+	return out
+}
+
+func compareSubscriptions(a, b Subscription) int {
+	return cmp.Or(cmp.Compare(a.Trigger, b.Trigger), cmp.Compare(a.Destination.Service, b.Destination.Service), cmp.Compare(a.Destination.Recipient, b.Destination.Recipient))
+}
+
+// readAnnotation reads one annotation, if it is a subscription; defaults
+// says it names no trigger.
+func (c *Config) readAnnotation(key, value string, add func(trigger, service string, recipients []string, defaults bool)) error {
 	prefix, name, ok := strings.Cut(key, "/")
 	if !ok || (prefix != ArgoAnnotationPrefix && prefix != AnnotationPrefix) {
 		return nil
@@ -99,27 +160,41 @@ func (c *Config) readAnnotation(key, value string, add func(trigger, service str
 		for _, s := range list {
 			for _, d := range s.Destinations {
 				for _, trigger := range orDefault(s.Trigger, c.defaultsFor(d.Service)) {
-					add(trigger, d.Service, d.Recipients)
+					add(trigger, d.Service, d.Recipients, len(s.Trigger) == 0)
 				}
 			}
 		}
 		return nil
 	}
-	rest, ok := strings.CutPrefix(name, "subscribe.")
-	if !ok || rest == "" {
+	trigger, service, ok := ParseSubscribeKey(name)
+	if !ok {
 		return nil
 	}
 	recipients := splitRecipients(value)
-	// Trigger names may hold dots; service names never do.
-	i := strings.LastIndex(rest, ".")
-	if i < 0 {
-		for _, trigger := range c.defaultsFor(rest) {
-			add(trigger, rest, recipients)
+	if trigger == "" {
+		for _, trigger := range c.defaultsFor(service) {
+			add(trigger, service, recipients, true)
 		}
 		return nil
 	}
-	add(rest[:i], rest[i+1:], recipients)
+	add(trigger, service, recipients, false)
 	return nil
+}
+
+// ParseSubscribeKey reads the name of a subscription annotation (its key
+// without the prefix): subscribe.<trigger>.<service>, or
+// subscribe.<service> (trigger "") for the default triggers. Trigger
+// names may hold dots; service names never do.
+func ParseSubscribeKey(name string) (trigger, service string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "subscribe.")
+	if !ok || rest == "" {
+		return "", "", false
+	}
+	i := strings.LastIndex(rest, ".")
+	if i < 0 {
+		return "", rest, true
+	}
+	return rest[:i], rest[i+1:], true
 }
 
 // defaultsFor is the triggers of a subscription to service that names
