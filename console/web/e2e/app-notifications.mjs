@@ -97,7 +97,7 @@ await run(artifacts, async (page, { shot, check }) => {
   check((await fromConfig.textContent()).includes('platform'), 'rows show their recipients')
 
   const form = page.getByRole('form', { name: 'Subscribe to a notification' })
-  await form.getByLabel('Trigger', { exact: true }).selectOption('on-deployed')
+  await form.getByRole('combobox', { name: /^Trigger/ }).selectOption('on-deployed')
   await form.getByLabel('Service').fill('slack')
   await form.getByLabel('Recipients').fill('deploys; ops')
   await form.getByRole('button', { name: 'Subscribe' }).click()
