@@ -113,9 +113,10 @@ function Subscriptions({ name, namespace }: { name: string; namespace: string | 
             </tr>
           </thead>
           <tbody>
-            {subs.map((s) => (
+            {subs.map((s, i) => (
               <SubscriptionRow
-                key={`${s.source}/${s.annotation}/${s.trigger}/${s.service}`}
+                // Two ConfigMap entries may name the same trigger and service.
+                key={`${i}/${s.source}/${s.annotation}/${s.trigger}/${s.service}`}
                 sub={s}
                 project={a.project}
                 may={may}
@@ -311,12 +312,13 @@ function useDeliveries(name: string, namespace: string | null) {
       const first = refreshSize(current.current, PAGE, MAX_FIRST)
       const res = await client.query(NotificationDeliveriesQuery, { name, namespace, first, after: null }, { requestPolicy: 'network-only' }).toPromise()
       if (!alive) return
+      const arrived = early ?? []
+      early = null
       if (res.error) return setError(errorText('Loading the notification deliveries failed', res.error))
       const c = res.data?.application?.notificationDeliveries
       setGone(!c)
       setError(null)
-      if (c) setPages(firstPages(c, early ?? []))
-      early = null
+      if (c) setPages(firstPages(c, arrived))
     }
     void load()
     const stop = onReconnect(() => void load())
