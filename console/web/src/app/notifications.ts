@@ -1,6 +1,7 @@
-// How the Notifications view reads an application's deliveries: outcome
-// badges, bounded text, relative times, and the pages of the list as
-// "Older deliveries" and live updates change them. Tested without a
+// How the Notifications view reads an application's deliveries (outcome
+// badges, bounded text, relative times, the pages of the list as "Older
+// deliveries" and live updates change them) and its subscriptions (what
+// the subscribe form accepts, which rows it can remove). Tested without a
 // browser.
 import type { Badge } from '../ui/badges'
 
@@ -48,7 +49,7 @@ const DAY = 24 * HOUR
  */
 export function relativeTime(t: string, now: number): string {
   const at = Date.parse(t)
-  if (Number.isNaN(at)) return t
+  if (Number.isNaN(at)) return bounded(t, 40)
   const ago = now - at
   if (ago < -MINUTE || ago >= 30 * DAY) return new Date(at).toLocaleDateString()
   if (ago < MINUTE) return 'just now'
