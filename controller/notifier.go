@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +44,7 @@ const (
 	notifyBurst       = 20
 	notifySendTimeout = 20 * time.Second
 	notifySends       = 8
-	notifyProcessors  = 4
+	notifyProcessors  = 16
 	// notifyStaleAfter is how old a pending claim must be to count as
 	// abandoned: longer than any send may take.
 	notifyStaleAfter   = notifySendTimeout + 25*time.Second
@@ -244,19 +245,13 @@ func (n *notifier) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if !n.owns(ctx, &app) {
 		return ctrl.Result{}, nil
 	}
-	if err := n.flush(ctx, req.NamespacedName); err != nil {
+	if err := n.flush(ctx, req.NamespacedName, nil); err != nil {
 		n.log.WarnContext(ctx, "notifications: record outcomes", "app", req.String(), "err", err)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	// The cache says whether there is anything to do; the API server's
-	// copy is what a claim is made on.
-	plan, _, _, err := n.evaluate(ctx, cfg, &app, nil)
-	if err != nil || !plan.Changed {
-		return ctrl.Result{RequeueAfter: plan.Wait}, err
-	}
-	if err := n.reader.Get(ctx, req.NamespacedName, &app); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
+	// The claim is made on the cached copy: its resourceVersion is the
+	// write's precondition, so a copy the cache has not caught up with
+	// claims nothing, and the app is evaluated again.
 	plan, st, live, err := n.evaluate(ctx, cfg, &app, n.allow)
 	if err != nil || !plan.Changed {
 		return ctrl.Result{RequeueAfter: plan.Wait}, err
@@ -277,7 +272,9 @@ func (n *notifier) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	outcomes := map[string]outcome{}
 	for _, key := range plan.Claims {
 		occ := plan.Due[key]
+		start := time.Now()
 		err := n.send(ctx, cfg, obj, occ)
+		notificationSendSeconds.WithLabelValues(occ.Destination.Service).Observe(time.Since(start).Seconds())
 		o := outcome{occ: occ, attempts: st[key].Attempts}
 		if err != nil {
 			o.err = cfg.Redact(err.Error())
@@ -285,7 +282,7 @@ func (n *notifier) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		outcomes[key] = o
 	}
 	n.keep(req.NamespacedName, outcomes)
-	if err := n.flush(ctx, req.NamespacedName); err != nil {
+	if err := n.flush(ctx, req.NamespacedName, &app); err != nil {
 		n.log.WarnContext(ctx, "notifications: record outcomes", "app", req.String(), "err", err)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
@@ -364,7 +361,6 @@ func (n *notifier) evaluate(ctx context.Context, cfg *notifications.Config, app 
 	return plan, st, live, nil
 }
 
-
 // allow takes a token of service's rate limit, or says how long until
 // one is there.
 func (n *notifier) allow(service string) (bool, time.Duration) {
@@ -431,11 +427,6 @@ func (n *notifier) send(ctx context.Context, cfg *notifications.Config, app map[
 		// The engine's Send takes no context: one that outlives its
 		// timeout keeps its slot until it returns.
 		defer func() { <-n.sends }()
-		defer func() {
-			if p := recover(); p != nil {
-				done <- fmt.Errorf("the %s service failed unexpectedly", occ.Destination.Service)
-			}
-		}()
 		done <- svc.Send(*msg, occ.Destination)
 	}()
 	select {
@@ -460,8 +451,10 @@ func (n *notifier) keep(app types.NamespacedName, outcomes map[string]outcome) {
 
 // flush writes the app's unwritten outcomes onto its state, records an
 // Event for each and forgets them. An outcome whose claim is no longer
-// in the state (the app was deleted and made again) is dropped.
-func (n *notifier) flush(ctx context.Context, key types.NamespacedName) error {
+// in the state (the app was deleted and made again) is dropped. claimed,
+// when not nil, is the app as the claim's write left it: the first try
+// writes on it, without reading the app again.
+func (n *notifier) flush(ctx context.Context, key types.NamespacedName, claimed *v1alpha1.Application) error {
 	n.mu.Lock()
 	outcomes := maps.Clone(n.unwritten[key])
 	n.mu.Unlock()
@@ -472,7 +465,9 @@ func (n *notifier) flush(ctx context.Context, key types.NamespacedName) error {
 	var applied map[string]bool // key -> dead
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		applied = map[string]bool{}
-		if err := n.reader.Get(ctx, key, &app); err != nil {
+		if claimed != nil {
+			app, claimed = *claimed, nil
+		} else if err := n.reader.Get(ctx, key, &app); err != nil {
 			return err
 		}
 		st, err := notifications.ParseState(app.Annotations[notifications.StateAnnotation])
@@ -510,7 +505,9 @@ func (n *notifier) flush(ctx context.Context, key types.NamespacedName) error {
 	n.mu.Unlock()
 	if err == nil {
 		for _, k := range slices.Sorted(maps.Keys(applied)) {
-			n.event(&app, outcomes[k], applied[k])
+			o := outcomes[k]
+			notificationDeliveries.WithLabelValues(o.occ.Destination.Service, o.occ.Trigger, strconv.FormatBool(o.err == "")).Inc()
+			n.event(&app, o, applied[k])
 		}
 	}
 	return nil

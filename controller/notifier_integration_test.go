@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
@@ -304,4 +305,134 @@ func TestNotificationsSurviveRestart(t *testing.T) {
 	if string(b) != string(c) {
 		t.Errorf("the state changed across the restart:\n%s\n%s", b, c)
 	}
+}
+
+// Replicas of a shard under leader election deliver each notification
+// once between them: the standby that takes over sends what is new and
+// nothing the leader sent, and a subscription added while no replica
+// runs is delivered when one comes back.
+func TestNotificationsLeaderChange(t *testing.T) {
+	t.Parallel()
+	const name = "notify-leader"
+	ns := cluster.Namespace(t)
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}
+	proj.Spec.SourceRepos, proj.Spec.Destinations = []string{"*"}, []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}
+	if err := apps.Create(t.Context(), proj); err != nil {
+		t.Fatal(err)
+	}
+	receivers := map[string]*receiver{"first": newReceiver(t, 0), "second": newReceiver(t, 0), "third": newReceiver(t, 0)}
+	writeNotifications(t, ns, notificationsConfig(receivers))
+	replica := func(identity string) func() {
+		return runControllerOf(t, controller.Config{Namespace: ns, LeaderElection: controller.LeaderElection{
+			Enabled: true, Identity: identity, LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+		}})
+	}
+	stops := map[string]func(){"a": replica("a"), "b": replica("b")}
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	leader := func() string {
+		var holder string
+		poll(t, "a leader", func(ctx context.Context) (bool, error) {
+			l, err := cluster.Client.CoordinationV1().Leases(ns).Get(ctx, controller.LeaseName(0), metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			} else if err != nil {
+				return false, err
+			}
+			if l.Spec.HolderIdentity != nil {
+				holder = *l.Spec.HolderIdentity
+			}
+			return stops[holder] != nil, nil
+		})
+		return holder
+	}
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{"app/bad.yaml": rejectedConfigMap})
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{
+			"notifications.argoproj.io/subscribe.on-sync-failed.first": ""}},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: "file://" + dir, Path: "app", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: controller.InClusterServer, Namespace: cluster.Namespace(t)},
+		},
+		Operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+	}
+	if err := apps.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = apps.Delete(context.Background(), app) })
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	sent := func(service string) {
+		t.Helper()
+		poll(t, service+" sent and recorded", func(context.Context) (bool, error) {
+			for _, d := range deliveries(t, key) {
+				if d.Service == service && d.Phase == notifications.PhaseSent {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	}
+	subscribe := func(service string) {
+		t.Helper()
+		patch := []byte(`{"metadata":{"annotations":{"notifications.argoproj.io/subscribe.on-sync-failed.` + service + `":""}}}`)
+		if err := apps.Patch(t.Context(), &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+			client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent("first")
+	// The leader goes away; the standby takes over and evaluates every
+	// app: the sent record keeps it from sending "first" again.
+	first := leader()
+	stops[first]()
+	delete(stops, first)
+	second := leader()
+	subscribe("second")
+	sent("second")
+	// No replica runs while a subscription is added; the next one to
+	// start delivers it.
+	stops[second]()
+	delete(stops, second)
+	subscribe("third")
+	stops["c"] = replica("c")
+	sent("third")
+	time.Sleep(2 * time.Second)
+	for service, rc := range receivers {
+		if got := rc.requests("/failed/" + name); len(got) != 1 {
+			t.Errorf("%s: %d requests, want 1: %q", service, len(got), got)
+		}
+		// The sends are counted where they were recorded.
+		if n := sentCount(t, service); n != 1 {
+			t.Errorf("%s: graphcd_notifications_deliveries_total %v, want 1", service, n)
+		}
+	}
+}
+
+// sentCount is the controllers' count of successful sends to service.
+func sentCount(t *testing.T, service string) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "graphcd_notifications_deliveries_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["notifier"] == service && labels["succeeded"] == "true" {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }

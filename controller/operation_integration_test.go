@@ -744,11 +744,16 @@ spec:
 // as a restarted process would, until the returned stop is called.
 func runPrivateController(t *testing.T, ns string, waveDelay time.Duration) (stop func()) {
 	t.Helper()
-	c, err := controller.New(controller.Config{
-		RESTConfig: cluster.Config, Namespace: ns, Repo: repoSvc, Resync: time.Hour,
-		SyncWaveDelay: waveDelay, SyncPollInterval: 200 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	return runControllerOf(t, controller.Config{Namespace: ns, SyncWaveDelay: waveDelay})
+}
+
+// runControllerOf runs a controller of cfg (with the package's cluster,
+// repository service and quick polls) until the returned stop is called.
+func runControllerOf(t *testing.T, cfg controller.Config) (stop func()) {
+	t.Helper()
+	cfg.RESTConfig, cfg.Repo, cfg.Resync, cfg.SyncPollInterval = cluster.Config, repoSvc, time.Hour, 200*time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := controller.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,9 +110,11 @@ func Parse(data map[string]string, secret map[string][]byte) (*Config, error) {
 		parts := strings.Split(key, ".")
 		name := parts[len(parts)-1]
 		entry := serviceEntry{typ: parts[1], make: parsed.Services[name]}
-		if entry.typ == "webhook" {
-			settings := data[key]
+		switch settings := data[key]; entry.typ {
+		case "webhook":
 			entry.make = func() (services.NotificationService, error) { return newWebhookSender(settings, secret) }
+		case "github":
+			entry.make = func() (services.NotificationService, error) { return newGitHubSender(settings, secret) }
 		}
 		c.services[name] = entry
 		for _, ref := range secretRef.FindAllString(data[key], -1) {
@@ -154,6 +156,17 @@ func Parse(data map[string]string, secret map[string][]byte) (*Config, error) {
 // secretRef is a $key reference to the Secret in a service's settings.
 var secretRef = regexp.MustCompile(`[$][\w-]+`)
 
+// fillSecrets puts the Secret's values in place of s's $key references;
+// a reference the Secret lacks stays as it is.
+func fillSecrets(s string, secret map[string][]byte) string {
+	return secretRef.ReplaceAllStringFunc(s, func(ref string) string {
+		if v, ok := secret[ref[1:]]; ok {
+			return string(v)
+		}
+		return ref
+	})
+}
+
 var quietEngine sync.Once
 
 // Warnings say what in the configuration is wrong but not fatal.
@@ -170,7 +183,9 @@ func (c *Config) TemplateNames() []string { return slices.Sorted(maps.Keys(c.tem
 
 // DefaultTriggers are the triggers of a subscription to service that
 // names none: defaultTriggers.<service>, else defaultTriggers.
-func (c *Config) DefaultTriggers(service string) []string { return slices.Clone(c.defaultsFor(service)) }
+func (c *Config) DefaultTriggers(service string) []string {
+	return slices.Clone(c.defaultsFor(service))
+}
 
 // ServiceType is the type of the service called name (slack for
 // service.slack, webhook for service.webhook.github ...), "" when none
@@ -215,7 +230,28 @@ func (c *Config) Sender(name string) (services.NotificationService, error) {
 	if !ok || s.make == nil {
 		return nil, fmt.Errorf("%w %q (configure service.<type>.%s)", ErrNoService, name, name)
 	}
-	return s.make()
+	svc, err := s.make()
+	if err != nil {
+		return nil, err
+	}
+	return recovering{svc, name}, nil
+}
+
+// recovering turns a service's panic into an error: the engine's services
+// panic on some input (a repository URL they cannot read), which comes
+// from the app.
+type recovering struct {
+	services.NotificationService
+	name string
+}
+
+func (r recovering) Send(n services.Notification, dest services.Destination) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the %s service failed unexpectedly", r.name)
+		}
+	}()
+	return r.NotificationService.Send(n, dest)
 }
 
 // Render renders the templates named for one destination: the message
@@ -233,6 +269,9 @@ func (c *Config) Render(app map[string]any, dest services.Destination, templateN
 	vars["recipient"] = dest.Recipient
 	n, err := c.render.FormatNotification(vars, templateNames...)
 	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", strings.Join(templateNames, ", "), err)
+	}
+	if err := renderGitHubPaths(n, vars); err != nil {
 		return nil, fmt.Errorf("render %s: %w", strings.Join(templateNames, ", "), err)
 	}
 	return n, nil

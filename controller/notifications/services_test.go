@@ -124,64 +124,153 @@ func TestServicesRequests(t *testing.T) {
 	})
 }
 
-// The GitHub service, as a GitHub App: it trades a JWT signed with the
-// app's key for an installation token, then sets the commit status of the
-// synced revision with it (POST /repos/{owner}/{repo}/statuses/{sha}).
-func TestGitHubCommitStatus(t *testing.T) {
+// githubAPI stands in for GitHub's REST API: it answers the calls the
+// GitHub service makes (an installation token, deployments, the pull
+// requests of a commit, their comments) and records every request.
+func githubAPI(t *testing.T, existingComment string) (*httptest.Server, <-chan received) {
+	t.Helper()
+	got := make(chan received, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- received{r.Method, r.URL.RequestURI(), r.Header.Get("Authorization"), r.Header.Get("Content-Type"), b}
+		w.Header().Set("Content-Type", "application/json")
+		p := strings.TrimPrefix(r.URL.Path, "/api/v3")
+		reply, status := `{}`, http.StatusCreated
+		switch {
+		case strings.HasSuffix(p, "/access_tokens"):
+			reply = `{"token": "ghs_installation", "expires_at": "2099-01-01T00:00:00Z"}`
+		case r.Method == http.MethodGet && p == "/repos/example/shop/deployments":
+			reply, status = `[]`, http.StatusOK
+		case r.Method == http.MethodPost && p == "/repos/example/shop/deployments":
+			reply = `{"id": 42}`
+		case r.Method == http.MethodGet && p == "/repos/example/shop/commits/abc123/pulls":
+			reply, status = `[{"number": 7}]`, http.StatusOK
+		case r.Method == http.MethodGet && p == "/repos/example/shop/issues/7/comments":
+			b, _ := json.Marshal([]map[string]any{{"id": 99, "body": existingComment}})
+			reply, status = string(b), http.StatusOK
+		case r.Method == http.MethodPatch:
+			status = http.StatusOK
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, reply)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
+}
+
+// sendGitHub sends template "t" through a GitHub App service pointed at
+// api (GitHub Enterprise's base URL form).
+func sendGitHub(t *testing.T, api, tmpl string) {
+	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	got := make(chan received, 4)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- received{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Content-Type"), b}
-		w.Header().Set("Content-Type", "application/json")
-		if strings.HasSuffix(r.URL.Path, "/access_tokens") {
-			w.WriteHeader(http.StatusCreated)
-			_, _ = io.WriteString(w, `{"token": "ghs_installation", "expires_at": "2099-01-01T00:00:00Z"}`)
-			return
-		}
-		w.WriteHeader(http.StatusCreated)
-		_, _ = io.WriteString(w, `{"state": "failure"}`)
-	}))
-	t.Cleanup(srv.Close)
-	c, err := Parse(map[string]string{
-		"service.github": "appID: 12345\ninstallationID: 7\nenterpriseBaseURL: " + srv.URL + "/api/v3\nprivateKey: $github-key\n",
-		"template.t": `message: "Sync of {{.app.metadata.name}} failed"
+	send(t, "service.github", "appID: 12345\ninstallationID: 7\nenterpriseBaseURL: "+api+"/api/v3\nprivateKey: $github-key\n",
+		map[string][]byte{"github-key": pemKey}, services.Destination{Service: "github"}, tmpl)
+}
+
+// next takes the next recorded request and checks its method and path
+// (with the query), and that it carries the installation token.
+func next(t *testing.T, got <-chan received, method, path string) map[string]any {
+	t.Helper()
+	r := <-got
+	if r.method != method || r.path != path || r.auth != "token ghs_installation" {
+		t.Fatalf("request %s %s auth %q, want %s %s with the installation token", r.method, r.path, r.auth, method, path)
+	}
+	var body map[string]any
+	_ = json.Unmarshal(r.body, &body)
+	return body
+}
+
+// The GitHub service, as a GitHub App: it trades a JWT signed with the
+// app's key for an installation token, then calls the API the template
+// asks for on the synced revision: a commit status, a deployment with a
+// deployment status, a comment on the pull requests of the commit.
+func TestGitHub(t *testing.T) {
+	const head = `message: "Sync of {{.app.metadata.name}} failed"
 github:
   repoURLPath: "{{.app.spec.source.repoURL}}"
   revisionPath: "{{.app.status.sync.revision}}"
-  status:
+`
+	token := func(t *testing.T, got <-chan received) {
+		t.Helper()
+		r := <-got
+		if r.method != "POST" || r.path != "/api/v3/app/installations/7/access_tokens" || !strings.HasPrefix(r.auth, "Bearer ey") {
+			t.Fatalf("token request %s %s auth %.12q", r.method, r.path, r.auth)
+		}
+	}
+	t.Run("commit status", func(t *testing.T) {
+		srv, got := githubAPI(t, "")
+		sendGitHub(t, srv.URL, head+`  status:
     state: failure
     label: continuous-delivery/{{.app.metadata.name}}
-    targetURL: https://cd.example.com/applications/{{.app.metadata.name}}`,
-	}, map[string][]byte{"github-key": pemKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dest := services.Destination{Service: "github"}
-	n, err := c.Render(app(t, failedApp), dest, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Sender("github")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Send(*n, dest); err != nil {
-		t.Fatal(c.Redact(err.Error()))
-	}
-	token, status := <-got, <-got
-	if token.method != "POST" || token.path != "/api/v3/app/installations/7/access_tokens" || !strings.HasPrefix(token.auth, "Bearer ey") {
-		t.Errorf("token request %s %s auth %.12q", token.method, token.path, token.auth)
-	}
-	var body map[string]any
-	_ = json.Unmarshal(status.body, &body)
-	if status.method != "POST" || status.path != "/api/v3/repos/example/shop/statuses/abc123" || status.auth != "token ghs_installation" ||
-		body["state"] != "failure" || body["context"] != "continuous-delivery/shop" || body["description"] != "Sync of shop failed" ||
-		body["target_url"] != "https://cd.example.com/applications/shop" {
-		t.Errorf("status request %s %s auth %q body %s", status.method, status.path, status.auth, status.body)
+    targetURL: https://cd.example.com/applications/{{.app.metadata.name}}`)
+		token(t, got)
+		body := next(t, got, "POST", "/api/v3/repos/example/shop/statuses/abc123")
+		if body["state"] != "failure" || body["context"] != "continuous-delivery/shop" || body["description"] != "Sync of shop failed" ||
+			body["target_url"] != "https://cd.example.com/applications/shop" {
+			t.Errorf("status %v", body)
+		}
+	})
+	t.Run("deployment", func(t *testing.T) {
+		srv, got := githubAPI(t, "")
+		sendGitHub(t, srv.URL, head+`  deployment:
+    state: failure
+    environment: production
+    environmentURL: https://shop.example.com
+    logURL: https://cd.example.com/applications/{{.app.metadata.name}}
+    requiredContexts: []`)
+		token(t, got)
+		// An existing deployment of the revision is reused; there is none.
+		next(t, got, "GET", "/api/v3/repos/example/shop/deployments?environment=production&ref=abc123")
+		dep := next(t, got, "POST", "/api/v3/repos/example/shop/deployments")
+		if dep["ref"] != "abc123" || dep["environment"] != "production" || dep["auto_merge"] != true || dep["transient_environment"] != false {
+			t.Errorf("deployment %v", dep)
+		}
+		st := next(t, got, "POST", "/api/v3/repos/example/shop/deployments/42/statuses")
+		if st["state"] != "failure" || st["environment"] != "production" || st["environment_url"] != "https://shop.example.com" ||
+			st["log_url"] != "https://cd.example.com/applications/shop" || st["description"] != "Sync of shop failed" {
+			t.Errorf("deployment status %v", st)
+		}
+	})
+	t.Run("pull request comment", func(t *testing.T) {
+		srv, got := githubAPI(t, "")
+		sendGitHub(t, srv.URL, head+`  pullRequestComment:
+    content: "{{.app.metadata.name}} failed to sync {{.app.status.sync.revision}}"`)
+		token(t, got)
+		next(t, got, "GET", "/api/v3/repos/example/shop/commits/abc123/pulls?per_page=20")
+		c := next(t, got, "POST", "/api/v3/repos/example/shop/issues/7/comments")
+		if c["body"] != "shop failed to sync abc123" {
+			t.Errorf("comment %v", c)
+		}
+	})
+	t.Run("pull request comment with a tag edits its comment", func(t *testing.T) {
+		// commentTag marks the comment, so a later notification edits it
+		// instead of adding another.
+		srv, got := githubAPI(t, "old text\n<!-- argocd-notifications shop -->")
+		sendGitHub(t, srv.URL, head+`  pullRequestComment:
+    content: "{{.app.metadata.name}} failed"
+    commentTag: shop`)
+		token(t, got)
+		next(t, got, "GET", "/api/v3/repos/example/shop/commits/abc123/pulls?per_page=20")
+		next(t, got, "GET", "/api/v3/repos/example/shop/issues/7/comments?per_page=100")
+		c := next(t, got, "PATCH", "/api/v3/repos/example/shop/issues/comments/99")
+		if body, _ := c["body"].(string); !strings.HasPrefix(body, "shop failed") || !strings.Contains(body, "shop -->") {
+			t.Errorf("edited comment %v", c)
+		}
+	})
+}
+
+type panicking struct{}
+
+func (panicking) Send(services.Notification, services.Destination) error { panic("index out of range") }
+
+// A service's panic reaches the caller as an error naming the service.
+func TestSenderRecovers(t *testing.T) {
+	err := recovering{panicking{}, "github"}.Send(services.Notification{}, services.Destination{})
+	if err == nil || err.Error() != "the github service failed unexpectedly" {
+		t.Errorf("send: %v", err)
 	}
 }

@@ -71,14 +71,7 @@ func newWebhookSender(settings string, secret map[string][]byte) (*webhookSender
 	}
 	opts := raw.WebhookOptions
 	opts.RetryWaitMin, opts.RetryWaitMax = time.Duration(raw.RetryWaitMin), time.Duration(raw.RetryWaitMax)
-	fill := func(s string) string {
-		return secretRef.ReplaceAllStringFunc(s, func(ref string) string {
-			if v, ok := secret[ref[1:]]; ok {
-				return string(v)
-			}
-			return ref
-		})
-	}
+	fill := func(s string) string { return fillSecrets(s, secret) }
 	opts.URL = fill(opts.URL)
 	for i := range opts.Headers {
 		opts.Headers[i].Value = fill(opts.Headers[i].Value)

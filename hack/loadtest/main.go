@@ -9,7 +9,8 @@
 // default resync. --unrelated adds ConfigMaps no app owns, to show that an
 // app's cost does not grow with unrelated objects. --sync times automated
 // syncs instead, and --impersonate runs them as service accounts (sync
-// impersonation). --service-account runs graphcd itself as a
+// impersonation); --notify subscribes every app to on-sync-succeeded and
+// times the notifications. --service-account runs graphcd itself as a
 // ServiceAccount bound to cluster-admin, as an installed graphcd runs,
 // rather than as the cluster's system:masters admin, whose requests the
 // API server authorizes at once and never queues (API Priority and
@@ -87,6 +88,9 @@ type options struct {
 	// values push after the syncs.
 	multiSource bool
 	appset      bool
+	// notify subscribes every app to on-sync-succeeded and times the
+	// notifications (see notifyBench).
+	notify bool
 	// chartsURL is the chart repository of multiSource.
 	chartsURL string
 }
@@ -104,6 +108,7 @@ func run() error {
 	flag.BoolVar(&o.serviceAccount, "service-account", false, "run graphcd as a ServiceAccount bound to cluster-admin, as installed, instead of as system:masters")
 	flag.BoolVar(&o.appset, "appset", false, "generate the apps with one ApplicationSet (git directories) instead of creating them; time the generation and a push adding an app; needs --sync")
 	flag.BoolVar(&o.multiSource, "multi-source", false, "each app is a chart from a chart repository with values from the Git repository ($values); after the syncs, push new values and time the re-syncs; needs --sync")
+	flag.BoolVar(&o.notify, "notify", false, "subscribe every app to on-sync-succeeded (webhooks to a receiver on loopback) and report the latency from each sync's success to its notification, the duplicates and the CPU until all were delivered; needs --sync")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -121,6 +126,8 @@ func run() error {
 		return fmt.Errorf("--multi-source needs --sync and --resources 1")
 	case o.appset && (!o.sync || o.resources != 1 || o.multiSource):
 		return fmt.Errorf("--appset needs --sync and --resources 1, without --multi-source")
+	case o.notify && (!o.sync || o.appset || o.multiSource):
+		return fmt.Errorf("--notify needs --sync, without --appset or --multi-source")
 	}
 	mode := localcluster.Minimal
 	if o.resources > 1 {
@@ -151,6 +158,16 @@ func run() error {
 		return err
 	}
 
+	var notify *notifyBench
+	if o.notify {
+		if notify, err = startNotifyBench(); err != nil {
+			return err
+		}
+		defer notify.stop()
+		if err := notify.configure(ctx, cluster); err != nil {
+			return err
+		}
+	}
 	kubeconfig := cluster.Kubeconfig
 	if o.serviceAccount {
 		if kubeconfig, err = serviceAccountKubeconfig(ctx, cluster); err != nil {
@@ -187,6 +204,9 @@ func run() error {
 		if clusterStart, err = clusterCPU(cluster); err != nil {
 			return err
 		}
+		if notify != nil {
+			go func() { _ = notify.watchSucceeded(ctx, cluster) }()
+		}
 		start = time.Now()
 		log.Info("creating applications", "apps", o.apps, "resources", o.resources, "appset", o.appset)
 		if o.appset {
@@ -212,6 +232,27 @@ func run() error {
 		return err
 	}
 	clusterAll -= clusterStart
+	if notify != nil {
+		r, err := notify.waitDelivered(ctx, o.apps)
+		if err != nil {
+			return err
+		}
+		cpuDelivered, err := cpuSeconds(pid)
+		if err != nil {
+			return err
+		}
+		peak, err := peakRSS(pid)
+		if err != nil {
+			return err
+		}
+		// Synced+Healthy, all delivered, latency p50/p99/max, duplicates,
+		// CPU to all synced and to all delivered (the last includes the
+		// 5 s waited for duplicates), peak RSS.
+		fmt.Printf("| %d | %.1f s | %.1f s | %d ms | %d ms | %d ms | %d | %.1f CPU-s | %.1f CPU-s | %d MiB |\n",
+			o.apps, all.Seconds(), r.last.Sub(start).Seconds(), r.p50.Milliseconds(), r.p99.Milliseconds(), r.worst.Milliseconds(), r.duplicates,
+			cpuAll, cpuDelivered-cpuStart, peak>>20)
+		return nil
+	}
 	time.Sleep(o.steady)
 	cpuEnd, err := cpuSeconds(pid)
 	if err != nil {
@@ -613,6 +654,9 @@ func createApps(ctx context.Context, c *localcluster.Cluster, repoURL string, o 
 	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	return forEach(o.apps, func(i int) error {
 		app := application(repoURL, i, true)
+		if o.notify {
+			subscribe(app, i)
+		}
 		if o.multiSource {
 			spec := app["spec"].(map[string]any)
 			delete(spec, "source")

@@ -90,6 +90,8 @@ var rules = []rule{
 		why: "the names generators give are a leaf"},
 	{pkgs: "controller/sync", graphcd: []pattern{"api/v1alpha1", "controller/health"},
 		why: "the sync engine plans and applies, and knows no reconciler, API or repository"},
+	{pkgs: "apiserver/notifycfg", graphcd: []pattern{"api/v1alpha1", "controller/notifications", "internal/kubewatch"},
+		why: "the API's notifications configuration is the notifications package's, followed through the shared watch, and knows nothing of the notifier that delivers"},
 	{pkgs: "graph/...", never: []pattern{"resolvers/...", "apiserver/...", "controller/...", "reposerver/..."},
 		why: "the generated executor and the GraphQL models never import the resolvers or the API wing that serves them"},
 	{pkgs: "apiserver/...", never: []pattern{"controller", "controller/sync", "controller/cache", "reposerver/inproc", "helm.sh/...", "sigs.k8s.io/kustomize/..."},
