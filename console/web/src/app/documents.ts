@@ -229,3 +229,97 @@ export const SaveParametersMutation = graphql(`
     }
   }
 `)
+
+// One delivery of a notification, as the Notifications view lists it.
+export const NotificationDeliveryFragment = graphql(`
+  fragment NotificationDeliveryRow on NotificationDelivery {
+    key
+    trigger
+    service
+    recipient
+    outcome
+    attempts
+    error
+    time
+  }
+`)
+
+// A page of the application's notification deliveries, newest first.
+export const NotificationDeliveriesQuery = graphql(`
+  query AppNotificationDeliveries($name: String!, $namespace: String, $first: Int!, $after: String) {
+    application(name: $name, namespace: $namespace) {
+      id
+      notificationDeliveries(first: $first, after: $after) {
+        totalCount
+        nodes {
+          ...NotificationDeliveryRow
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+      }
+    }
+  }
+`)
+
+// Each delivery of the application as its record changes (new, or a new
+// outcome, attempt or error); records there before it started are not
+// sent.
+export const NotificationDeliveriesSubscription = graphql(`
+  subscription AppNotificationDeliveriesLive($name: String!, $namespace: String) {
+    notificationDeliveries(name: $name, namespace: $namespace) {
+      ...NotificationDeliveryRow
+    }
+  }
+`)
+
+// What the application is subscribed to, where each is declared, and
+// whether the caller may change it.
+export const NotificationSubscriptionsQuery = graphql(`
+  query AppNotificationSubscriptions($name: String!, $namespace: String) {
+    application(name: $name, namespace: $namespace) {
+      id
+      name
+      namespace
+      project
+      update: can(action: "update")
+      ...AppNotificationSubscriptions
+    }
+  }
+`)
+
+// The subscriptions as of one version of the application: the query's,
+// or a change's answer.
+export const AppNotificationSubscriptionsFragment = graphql(`
+  fragment AppNotificationSubscriptions on Application {
+    resourceVersion
+    notificationSubscriptions {
+      trigger
+      service
+      recipients
+      source
+      annotation
+      defaultTriggers
+      triggerDefined
+    }
+  }
+`)
+
+export const SubscribeNotificationMutation = graphql(`
+  mutation AppSubscribeNotification($input: SubscribeNotificationInput!) {
+    subscribeNotification(input: $input) {
+      id
+      ...AppNotificationSubscriptions
+    }
+  }
+`)
+
+export const UnsubscribeNotificationMutation = graphql(`
+  mutation AppUnsubscribeNotification($input: UnsubscribeNotificationInput!) {
+    unsubscribeNotification(input: $input) {
+      id
+      ...AppNotificationSubscriptions
+    }
+  }
+`)

@@ -2,6 +2,7 @@ import { Suspense, lazy, useCallback, useMemo } from 'react'
 import { BadgeSnippet } from '../app/BadgeSnippet'
 import { AppHeader } from '../app/Header'
 import { NetworkView } from '../app/NetworkView'
+import { Notifications } from '../app/Notifications'
 import { Parameters } from '../app/Parameters'
 import { PodsView } from '../app/PodsView'
 import { parseResource, sameResource, withResource } from '../app/resourceParam'
@@ -28,9 +29,13 @@ const views = [
   ['pods', 'Pods'],
   ['network', 'Network'],
   ['parameters', 'Parameters'],
+  ['notifications', 'Notifications'],
 ] as const
 
 type View = (typeof views)[number][0]
+
+// Views about the application itself rather than its resources.
+const appViews: readonly View[] = ['parameters', 'notifications']
 
 function viewOf(v: string | null): View {
   return views.find(([x]) => x === v)?.[0] ?? 'graph'
@@ -85,7 +90,7 @@ export function ApplicationPage({ name, namespace = null }: { name: string; name
           <div className="tree-bar">
             <h2 className="visually-hidden">Resources</h2>
             <Toggle label="Resource view" options={views} value={view} onChange={setView} />
-            {view !== 'parameters' ? (
+            {!appViews.includes(view) ? (
               <span className="k" aria-live="polite">
                 {data.tree ? treeSummary(resources, data.tree.truncated) : 'No resource tree yet: the controller has not compared this application.'}
                 {orphanedCount > 0 ? `; ${orphanedCount.toLocaleString()} orphaned` : ''}
@@ -95,6 +100,8 @@ export function ApplicationPage({ name, namespace = null }: { name: string; name
           </div>
           {view === 'parameters' ? (
             <Parameters name={name} namespace={namespace} />
+          ) : view === 'notifications' ? (
+            <Notifications key={`${namespace ?? ''}/${name}`} name={name} namespace={namespace} />
           ) : data.tree ? (
             <div className="tree-main">
               {view !== 'network' ? <TreeFilters filter={filter} kinds={kinds} orphanedCount={orphanedCount} onChange={setFilter} /> : null}
