@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ type bot struct {
 	token         string
 	webhookURL    string
 	signingSecret []byte
+	identities    *Identities
 	http          *http.Client // to the chat
 	api           *http.Client // to graphcd
 	apiTLS        *tls.Config  // graphcd's, for the websocket too; nil for the defaults
@@ -29,8 +30,8 @@ type bot struct {
 	now func() time.Time
 }
 
-func newBot(cfg config, log *slog.Logger) *bot {
-	apiTLS := serverTLS(cfg.serverCA)
+func newBot(cfg Config, log *slog.Logger) *bot {
+	apiTLS := serverTLS(cfg.ServerCA)
 	api := &http.Client{Timeout: 10 * time.Second}
 	if apiTLS != nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -40,10 +41,11 @@ func newBot(cfg config, log *slog.Logger) *bot {
 		api.Transport = t
 	}
 	return &bot{
-		server:        cfg.server,
-		token:         cfg.token,
-		webhookURL:    cfg.webhookURL,
-		signingSecret: []byte(cfg.signingSecret),
+		server:        cfg.Server,
+		token:         cfg.Token,
+		webhookURL:    cfg.WebhookURL,
+		signingSecret: []byte(cfg.SigningSecret),
+		identities:    cfg.Identities,
 		http:          &http.Client{Timeout: 10 * time.Second},
 		api:           api,
 		apiTLS:        apiTLS,
@@ -59,7 +61,7 @@ func serverTLS(ca []byte) *tls.Config {
 		return nil
 	}
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca) // checked by loadConfig
+	pool.AppendCertsFromPEM(ca) // checked by Load
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 

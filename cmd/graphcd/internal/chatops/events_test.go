@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"encoding/json"
@@ -131,7 +131,7 @@ func TestSubscribe(t *testing.T) {
 	chat := &recorder{}
 	webhook := httptest.NewServer(chat)
 	defer webhook.Close()
-	b := newBot(config{server: server, token: token, webhookURL: webhook.URL}, slog.New(slog.DiscardHandler))
+	b := newBot(Config{Server: server, Token: token, WebhookURL: webhook.URL}, slog.New(slog.DiscardHandler))
 
 	connected := false
 	err := b.subscribe(t.Context(), func() { connected = true })
@@ -193,7 +193,7 @@ func TestSubscribeRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			server := wsPeer(t, tt.script)
-			b := newBot(config{server: server, token: "t", webhookURL: "http://127.0.0.1:1/"}, slog.New(slog.DiscardHandler))
+			b := newBot(Config{Server: server, Token: "t", WebhookURL: "http://127.0.0.1:1/"}, slog.New(slog.DiscardHandler))
 			connected := false
 			err := b.subscribe(t.Context(), func() { connected = true })
 			if err == nil || err.Error() != tt.wantErr {

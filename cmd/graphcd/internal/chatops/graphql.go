@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"bytes"
@@ -85,17 +85,45 @@ const syncMutation = `mutation($app: ApplicationRef!) {
 // syncApp requests a sync of the application name in namespace (the
 // server's own when empty) and returns the namespace graphcd reports.
 func (b *bot) syncApp(ctx context.Context, name, namespace string) (string, error) {
+	var out struct {
+		SyncApplication struct{ Name, Namespace string }
+	}
+	if err := b.graphql(ctx, syncMutation, map[string]any{"app": appRef(name, namespace)}, &out); err != nil {
+		return "", err
+	}
+	return out.SyncApplication.Namespace, nil
+}
+
+// approveMutation approves the sync an application holds, on behalf of
+// the chat user's graphcd identity.
+const approveMutation = `mutation($app: ApplicationRef!, $by: ApproverInput) {
+  approveSync(input: {application: $app, onBehalfOf: $by}) { name namespace }
+}`
+
+// approveSync approves the held sync of the application name in
+// namespace as id and returns the namespace graphcd reports. graphcd
+// checks the bot may approve on others' behalf, and that id may approve.
+func (b *bot) approveSync(ctx context.Context, name, namespace string, id Identity) (string, error) {
+	by := map[string]any{"user": id.User, "groups": id.Groups}
+	if id.Groups == nil {
+		by["groups"] = []string{}
+	}
+	var out struct {
+		ApproveSync struct{ Name, Namespace string }
+	}
+	if err := b.graphql(ctx, approveMutation, map[string]any{"app": appRef(name, namespace), "by": by}, &out); err != nil {
+		return "", err
+	}
+	return out.ApproveSync.Namespace, nil
+}
+
+// appRef is an ApplicationRef; without namespace graphcd means its own.
+func appRef(name, namespace string) map[string]any {
 	ref := map[string]any{"name": name}
 	if namespace != "" {
 		ref["namespace"] = namespace
 	}
-	var out struct {
-		SyncApplication struct{ Name, Namespace string }
-	}
-	if err := b.graphql(ctx, syncMutation, map[string]any{"app": ref}, &out); err != nil {
-		return "", err
-	}
-	return out.SyncApplication.Namespace, nil
+	return ref
 }
 
 // withoutURL drops the URL from a net/http client error: a webhook or

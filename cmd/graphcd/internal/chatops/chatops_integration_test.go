@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package chatops
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,40 +41,55 @@ func TestMain(m *testing.M) {
 	os.Exit(localcluster.RunMain(m, localcluster.Options{Mode: localcluster.Minimal}, &cluster))
 }
 
-// The README's namespace, project, role and application.
+// The manual's namespace, project, role, application and chat users.
 const (
 	namespace = "graphcd"
 	project   = "shop"
 	role      = "chatops"
 	appName   = "guestbook"
+	team      = "T0123SHOP"
+	alice     = "U0123ALICE" // release
+	bob       = "U0456BOB"   // ops
 )
 
-// The bot against a real `graphcd server` with its controller, set up
-// with the README's own commands: a command signed as the README shows
-// requests a sync as the project role, the sync fails on a manifest the
-// API server refuses, and the chat hears of it; a bad signature is 401
-// and an app of another project is NOT_FOUND.
+// The manual's sections, as the blocks of docs/chatops.md.
+type manualSections struct {
+	project, token, run, try string // sh
+	identities               string // yaml
+}
+
+func readManual(t *testing.T) manualSections {
+	t.Helper()
+	sh, yml := readmeBlocks(t, "sh"), readmeBlocks(t, "yaml")
+	if len(sh) != 6 || len(yml) != 1 {
+		t.Fatalf("docs/chatops.md has %d sh and %d yaml blocks, want 6 (project, token, run, try, secret, helm) and 1 (identities): update this test with it", len(sh), len(yml))
+	}
+	return manualSections{project: sh[0], token: sh[1], run: sh[2], try: sh[3], identities: yml[0]}
+}
+
+// The bot, `graphcd chatops`, against a real `graphcd server` with its
+// controller, set up with the manual's own commands: a command signed as
+// the manual shows requests a sync as the project role, the sync fails on
+// a manifest the API server refuses, and the chat hears of it; a bad
+// signature is 401 and an app of another project is NOT_FOUND.
 func TestBotAgainstGraphcd(t *testing.T) {
 	for _, tool := range []string{"kubectl", "curl", "jq", "openssl", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed; the README's commands need it", tool)
+			t.Skipf("%s not installed; the manual's commands need it", tool)
 		}
 	}
 	graphcd := startGraphcd(t)
 	server := graphcd.url
-	blocks := readmeBlocks(t, "sh")
-	if len(blocks) != 4 {
-		t.Fatalf("README.md has %d sh blocks, want 4 (project, token, run, try): update this test with it", len(blocks))
-	}
+	manual := readManual(t)
 	work := t.TempDir()
 	shellEnv := append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig, "GRAPHCD_SERVER="+server)
 
 	// Sections 1 and 2: the project role and its token.
-	for _, block := range blocks[:2] {
+	for _, block := range []string{manual.project, manual.token} {
 		runShell(t, work, shellEnv, block)
 	}
 	if fi, err := os.Stat(filepath.Join(work, "chatops-token")); err != nil || fi.Size() < 20 {
-		t.Fatalf("the README's commands left no token: %v", err)
+		t.Fatalf("the manual's commands left no token: %v", err)
 	}
 
 	apps := appClient(t)
@@ -86,60 +101,17 @@ func TestBotAgainstGraphcd(t *testing.T) {
 	if _, err := cluster.Client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createApp(t, apps, appName, project, repo)
-	createApp(t, apps, "other-app", "default", repo)
+	createApp(t, apps, appName, project, repo, "guestbook")
+	createApp(t, apps, "other-app", "default", repo, "guestbook")
 
-	// Section 4: the bot, configured through the variables the README
-	// exports, run in-process.
+	// Sections 4 and 5: the identity file, and the bot configured through
+	// the variables the manual exports.
 	chat := newChat(t)
-	port, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := "127.0.0.1:" + strconv.Itoa(port)
 	const signingSecret = "test-signing-secret"
-	secretFile := filepath.Join(work, "slack-signing-secret")
-	if err := os.WriteFile(secretFile, []byte(signingSecret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"GRAPHCD_SERVER":            server,
-		"GRAPHCD_SERVER_CA_FILE":    filepath.Join(work, "graphcd-ca.crt"),
-		"GRAPHCD_TOKEN_FILE":        filepath.Join(work, "chatops-token"),
-		"CHAT_WEBHOOK_URL":          chat.URL + "/services/T000/B000/secret",
-		"SLACK_SIGNING_SECRET_FILE": secretFile,
-		"LISTEN":                    listen,
-	}
-	exported := regexp.MustCompile(`(?m)^export ([A-Z_]+)=`).FindAllStringSubmatch(blocks[2], -1)
-	if len(exported) != len(env) {
-		t.Errorf("README section 4 exports %d variables, the test sets %d", len(exported), len(env))
-	}
-	for _, m := range exported {
-		if _, ok := env[m[1]]; !ok {
-			t.Errorf("README section 4 exports %s, which the test does not set", m[1])
-		}
-	}
-	cfg, err := loadConfig(nil, func(k string) string { return env[k] }, os.ReadFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	ctx, cancel := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- run(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil))) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
-	poll(t, "the bot to subscribe", func() (bool, string) {
-		return strings.Contains(logs.String(), "subscribed to application events"), logs.String()
-	})
-	bot := "http://" + listen + "/slack/command"
+	bot := startBot(t, graphcd, manual, work, chat, signingSecret)
 
 	t.Run("bad signature", func(t *testing.T) {
-		resp := postCommand(t, bot, "not-the-secret", url.Values{"command": {"/sync"}, "text": {appName}})
+		resp := postCommand(t, bot.endpoint, "not-the-secret", slash(cmdSync, appName, alice))
 		if resp.code != http.StatusUnauthorized {
 			t.Errorf("a command signed with another secret = %d %s, want 401", resp.code, resp.body)
 		}
@@ -153,26 +125,26 @@ func TestBotAgainstGraphcd(t *testing.T) {
 		}
 	})
 
+	t.Run("unmapped user", func(t *testing.T) {
+		got := postCommand(t, bot.endpoint, signingSecret, slash(cmdSync, appName, "U0789EVE")).reply(t)
+		if got.ResponseType != "ephemeral" || got.Text != notMapped {
+			t.Errorf("reply %+v, want the polite refusal, to the caller only", got)
+		}
+	})
+
 	t.Run("app of another project", func(t *testing.T) {
-		resp := postCommand(t, bot, signingSecret, url.Values{"command": {"/sync"}, "text": {"other-app " + namespace}})
-		var got struct {
-			ResponseType string `json:"response_type"`
-			Text         string `json:"text"`
-		}
-		if err := json.Unmarshal([]byte(resp.body), &got); err != nil || resp.code != http.StatusOK {
-			t.Fatalf("command = %d %s", resp.code, resp.body)
-		}
+		got := postCommand(t, bot.endpoint, signingSecret, slash(cmdSync, "other-app "+namespace, alice)).reply(t)
 		if got.ResponseType != "ephemeral" || !strings.HasPrefix(got.Text, "sync of other-app failed: ") || !strings.HasSuffix(got.Text, "(NOT_FOUND)") {
 			t.Errorf("reply %+v, want graphcd's NOT_FOUND message, to the caller only", got)
 		}
 	})
 
-	// Section 5: the README's signed request, then the failure in the chat.
+	// Section 6: the manual's signed request, then the failure in the chat.
 	t.Run("sync on command, failure in the chat", func(t *testing.T) {
-		try := strings.ReplaceAll(blocks[3], "localhost:8090", listen)
+		try := strings.ReplaceAll(manual.try, "localhost:8090", bot.listen)
 		out := runShell(t, work, append(shellEnv, "SLACK_SIGNING_SECRET="+signingSecret), try)
 		if want := `{"response_type":"in_channel","text":"sync of guestbook requested"}`; strings.TrimSpace(out) != want {
-			t.Errorf("the README's command answered %q, want %q", out, want)
+			t.Errorf("the manual's command answered %q, want %q", out, want)
 		}
 		var app v1alpha1.Application
 		poll(t, "the sync to fail", func() (bool, string) {
@@ -203,19 +175,20 @@ func TestBotAgainstGraphcd(t *testing.T) {
 	// The socket drops when graphcd goes away; the bot reconnects and
 	// reports the failures that happen after graphcd is back.
 	t.Run("reconnects when graphcd restarts", func(t *testing.T) {
+		subscribed := strings.Count(bot.logs.String(), "subscribed to application events")
 		graphcd.stop()
 		poll(t, "the bot to notice", func() (bool, string) {
-			return strings.Contains(logs.String(), "application events interrupted; reconnecting"), logs.String()
+			return strings.Contains(bot.logs.String(), "application events interrupted; reconnecting"), bot.logs.String()
 		})
 		graphcd.start(t)
 		poll(t, "the bot to subscribe again", func() (bool, string) {
-			return strings.Count(logs.String(), "subscribed to application events") >= 2, logs.String()
+			return strings.Count(bot.logs.String(), "subscribed to application events") > subscribed, bot.logs.String()
 		})
 		// An app with no operation yet, so its failure can only come from
 		// the sync requested here.
 		const name = "guestbook-2"
-		createApp(t, apps, name, project, repo)
-		resp := postCommand(t, bot, signingSecret, url.Values{"command": {"/sync"}, "text": {name}})
+		createApp(t, apps, name, project, repo, "guestbook")
+		resp := postCommand(t, bot.endpoint, signingSecret, slash(cmdSync, name, alice))
 		if want := `{"response_type":"in_channel","text":"sync of guestbook-2 requested"}`; resp.code != http.StatusOK || strings.TrimSpace(resp.body) != want {
 			t.Fatalf("command = %d %s, want %s", resp.code, resp.body, want)
 		}
@@ -226,15 +199,120 @@ func TestBotAgainstGraphcd(t *testing.T) {
 		})
 	})
 
-	for _, secret := range []string{env["CHAT_WEBHOOK_URL"], "/services/", cfg.token, signingSecret} {
-		if strings.Contains(logs.String(), secret) {
-			t.Errorf("the bot's log shows the webhook URL, the token or the signing secret:\n%s", logs)
+	bot.stop(t)
+	token, err := os.ReadFile(filepath.Join(work, "chatops-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{bot.env["GRAPHCD_WEBHOOK_URL"], "/services/", strings.TrimSpace(string(token)), signingSecret} {
+		if strings.Contains(bot.logs.String(), secret) {
+			t.Errorf("the bot's log shows the webhook URL, the token or the signing secret:\n%s", bot.logs)
 		}
 	}
 }
 
+// chatBot is a running `graphcd chatops`.
+type chatBot struct {
+	cmd              *exec.Cmd
+	listen, endpoint string
+	env              map[string]string
+	logs             *syncBuffer
+	exited           chan error
+	stopped          bool // stop waited for the process
+}
+
+// startBot runs `graphcd chatops` with the manual's identity file and the
+// variables the manual exports, and waits until it has subscribed.
+func startBot(t *testing.T, graphcd *graphcdServer, manual manualSections, work string, chat *chatServer, signingSecret string) *chatBot {
+	t.Helper()
+	port, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &chatBot{listen: "127.0.0.1:" + strconv.Itoa(port), logs: &syncBuffer{}, exited: make(chan error, 1)}
+	b.endpoint = "http://" + b.listen + "/slack/command"
+	secretFile := filepath.Join(work, "slack-signing-secret")
+	if err := os.WriteFile(secretFile, []byte(signingSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	identities := filepath.Join(work, "chatops-users.yaml")
+	if err := os.WriteFile(identities, []byte(manual.identities), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.env = map[string]string{
+		"GRAPHCD_SERVER":              graphcd.url,
+		"GRAPHCD_SERVER_CA_FILE":      filepath.Join(work, "graphcd-ca.crt"),
+		"GRAPHCD_TOKEN_FILE":          filepath.Join(work, "chatops-token"),
+		"GRAPHCD_WEBHOOK_URL":         chat.URL + "/services/T000/B000/secret",
+		"GRAPHCD_SIGNING_SECRET_FILE": secretFile,
+		"GRAPHCD_CONFIG":              identities,
+		"GRAPHCD_LISTEN":              b.listen,
+	}
+	exported := regexp.MustCompile(`(?m)^export ([A-Z_]+)=`).FindAllStringSubmatch(manual.run, -1)
+	if len(exported) != len(b.env) {
+		t.Errorf("the manual's section 5 exports %d variables, the test sets %d", len(exported), len(b.env))
+	}
+	for _, m := range exported {
+		if _, ok := b.env[m[1]]; !ok {
+			t.Errorf("the manual's section 5 exports %s, which the test does not set", m[1])
+		}
+	}
+	if !strings.Contains(manual.run, "\ngraphcd chatops\n") {
+		t.Errorf("the manual's section 5 does not run `graphcd chatops`:\n%s", manual.run)
+	}
+	b.cmd = exec.CommandContext(context.WithoutCancel(t.Context()), graphcd.bin, "chatops")
+	b.cmd.Env = graphcd.env
+	for k, v := range b.env {
+		b.cmd.Env = append(b.cmd.Env, k+"="+v)
+	}
+	b.cmd.Stdout, b.cmd.Stderr = b.logs, b.logs
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.exited <- b.cmd.Wait() }()
+	t.Cleanup(func() {
+		if !b.stopped {
+			_ = b.cmd.Process.Kill()
+			t.Logf("graphcd chatops killed: %v", <-b.exited)
+		}
+		if t.Failed() {
+			t.Logf("graphcd chatops log:\n%s", b.logs)
+		}
+	})
+	poll(t, "the bot to subscribe", func() (bool, string) {
+		return strings.Contains(b.logs.String(), "subscribed to application events"), b.logs.String()
+	})
+	resp, err := http.Get("http://" + b.listen + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz = %s, want 200", resp.Status)
+	}
+	return b
+}
+
+// stop sends SIGTERM and wants the bot to end cleanly.
+func (b *chatBot) stop(t *testing.T) {
+	t.Helper()
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	b.stopped = true
+	if err := <-b.exited; err != nil {
+		t.Errorf("graphcd chatops after SIGTERM: %v\n%s", err, b.logs)
+	}
+}
+
+// slash is the form of a slash command sent by a user of the manual's
+// team.
+func slash(name, text, user string) url.Values {
+	return url.Values{"command": {name}, "text": {text}, "team_id": {team}, "user_id": {user}}
+}
+
 // graphcdServer is a `graphcd server` (API and controller) in the
-// README's namespace, at a fixed address so it can be restarted.
+// manual's namespace, at a fixed address so it can be restarted.
 type graphcdServer struct {
 	url, listen, bin string
 	env              []string
@@ -335,14 +413,14 @@ func appClient(t *testing.T) client.Client {
 }
 
 // createApp creates an Application of project that deploys the repo's
-// guestbook directory to the namespace shop.
-func createApp(t *testing.T, apps client.Client, name, project, repo string) {
+// directory path to the namespace shop.
+func createApp(t *testing.T, apps client.Client, name, project, repo, path string) {
 	t.Helper()
 	app := &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     project,
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: "guestbook", TargetRevision: "main"},
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: path, TargetRevision: "main"},
 			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "shop"},
 		},
 	}
@@ -389,6 +467,22 @@ func runShell(t *testing.T, dir string, env []string, script string) string {
 type response struct {
 	code int
 	body string
+}
+
+// slackReply is the bot's answer to a slash command.
+type slackReply struct {
+	ResponseType string `json:"response_type"`
+	Text         string `json:"text"`
+}
+
+// reply decodes a 200 answer, failing the test on anything else.
+func (r response) reply(t *testing.T) slackReply {
+	t.Helper()
+	var got slackReply
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil || r.code != http.StatusOK {
+		t.Fatalf("command = %d %s", r.code, r.body)
+	}
+	return got
 }
 
 // postCommand posts a slash command signed with secret, as Slack would.
