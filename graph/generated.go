@@ -57,6 +57,7 @@ type ResolverRoot interface {
 	Repository() RepositoryResolver
 	ResourceResult() ResourceResultResolver
 	Subscription() SubscriptionResolver
+	SyncApprovalPolicy() SyncApprovalPolicyResolver
 	SyncPolicyAutomated() SyncPolicyAutomatedResolver
 }
 
@@ -94,6 +95,7 @@ type ComplexityRoot struct {
 		Revisions              func(childComplexity int, first int32, sourcePosition *int32) int
 		Spec                   func(childComplexity int) int
 		Status                 func(childComplexity int) int
+		SyncApproval           func(childComplexity int) int
 		UID                    func(childComplexity int) int
 		Yaml                   func(childComplexity int) int
 	}
@@ -314,6 +316,7 @@ type ComplexityRoot struct {
 		Source               func(childComplexity int) int
 		SourceHydrator       func(childComplexity int) int
 		Sources              func(childComplexity int) int
+		SyncApproval         func(childComplexity int) int
 		SyncPolicy           func(childComplexity int) int
 	}
 
@@ -454,6 +457,16 @@ type ComplexityRoot struct {
 		Status             func(childComplexity int) int
 	}
 
+	HeldOperation struct {
+		Approvals       func(childComplexity int) int
+		ApprovalsNeeded func(childComplexity int) int
+		ApprovedAt      func(childComplexity int) int
+		ExpiresAt       func(childComplexity int) int
+		Groups          func(childComplexity int) int
+		ID              func(childComplexity int) int
+		InitiatedBy     func(childComplexity int) int
+	}
+
 	HelmFileParameter struct {
 		Name func(childComplexity int) int
 		Path func(childComplexity int) int
@@ -553,6 +566,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AddCluster                func(childComplexity int, input model.ClusterInput) int
+		ApproveSync               func(childComplexity int, input model.ApproveSyncInput) int
 		CreateAccountToken        func(childComplexity int, input model.CreateAccountTokenInput) int
 		CreateApplication         func(childComplexity int, input model.CreateApplicationInput) int
 		CreateApplicationSet      func(childComplexity int, input model.CreateApplicationSetInput) int
@@ -707,6 +721,7 @@ type ComplexityRoot struct {
 		SignatureKeys              func(childComplexity int) int
 		SourceNamespaces           func(childComplexity int) int
 		SourceRepos                func(childComplexity int) int
+		SyncApproval               func(childComplexity int) int
 		SyncWindows                func(childComplexity int) int
 	}
 
@@ -913,6 +928,26 @@ type ComplexityRoot struct {
 		SourceHydrator func(childComplexity int) int
 	}
 
+	SyncApprovalPolicy struct {
+		Approvals func(childComplexity int) int
+		Expiry    func(childComplexity int) int
+		Groups    func(childComplexity int) int
+	}
+
+	SyncApprovalRecord struct {
+		At     func(childComplexity int) int
+		Groups func(childComplexity int) int
+		User   func(childComplexity int) int
+		Via    func(childComplexity int) int
+	}
+
+	SyncApprovalStatus struct {
+		Held         func(childComplexity int) int
+		Operation    func(childComplexity int) int
+		Policy       func(childComplexity int) int
+		PolicySource func(childComplexity int) int
+	}
+
 	SyncOperation struct {
 		DryRun       func(childComplexity int) int
 		Manifests    func(childComplexity int) int
@@ -1014,6 +1049,7 @@ type ApplicationResolver interface {
 	LiveResource(ctx context.Context, obj *model.Application, group string, kind string, namespace string, name string) (*model.LiveResource, error)
 	Manifests(ctx context.Context, obj *model.Application, revision *string, sourcePosition *int32) ([]string, error)
 	Revisions(ctx context.Context, obj *model.Application, first int32, sourcePosition *int32) ([]*model.Revision, error)
+	SyncApproval(ctx context.Context, obj *model.Application) (*model.SyncApprovalStatus, error)
 }
 type ApplicationConditionResolver interface {
 	Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error)
@@ -1092,6 +1128,7 @@ type MutationResolver interface {
 	RollbackApplication(ctx context.Context, input model.RollbackApplicationInput) (*model.Application, error)
 	RefreshApplication(ctx context.Context, input model.RefreshApplicationInput) (*model.Application, error)
 	TerminateOperation(ctx context.Context, input model.ApplicationRef) (*model.Application, error)
+	ApproveSync(ctx context.Context, input model.ApproveSyncInput) (*model.Application, error)
 	DeleteApplicationResource(ctx context.Context, input model.ApplicationResourceInput, propagationPolicy model.PropagationPolicy) (bool, error)
 	PatchApplicationResource(ctx context.Context, input model.ApplicationResourceInput, patch string, patchType model.PatchType) (bool, error)
 	RunResourceAction(ctx context.Context, input model.ApplicationResourceInput, action string, params []*model.ResourceActionParamInput) ([]*model.ResourceActionChange, error)
@@ -1154,6 +1191,11 @@ type SubscriptionResolver interface {
 	ApplicationSet(ctx context.Context, name string, namespace *string) (<-chan *model.ApplicationSet, error)
 	ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error)
 	PodLogs(ctx context.Context, application model.ApplicationRef, namespace string, pod string, container *string, tailLines int32, sinceSeconds *int32) (<-chan string, error)
+}
+type SyncApprovalPolicyResolver interface {
+	Approvals(ctx context.Context, obj *v1alpha1.SyncApproval) (int32, error)
+
+	Expiry(ctx context.Context, obj *v1alpha1.SyncApproval) (string, error)
 }
 type SyncPolicyAutomatedResolver interface {
 	Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error)
@@ -1374,6 +1416,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Application.Status(childComplexity), true
+	case "Application.syncApproval":
+		if e.ComplexityRoot.Application.SyncApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Application.SyncApproval(childComplexity), true
 	case "Application.uid":
 		if e.ComplexityRoot.Application.UID == nil {
 			break
@@ -2279,6 +2327,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplicationSpec.Sources(childComplexity), true
+	case "ApplicationSpec.syncApproval":
+		if e.ComplexityRoot.ApplicationSpec.SyncApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplicationSpec.SyncApproval(childComplexity), true
 	case "ApplicationSpec.syncPolicy":
 		if e.ComplexityRoot.ApplicationSpec.SyncPolicy == nil {
 			break
@@ -2785,6 +2839,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.HealthStatus.Status(childComplexity), true
 
+	case "HeldOperation.approvals":
+		if e.ComplexityRoot.HeldOperation.Approvals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOperation.Approvals(childComplexity), true
+	case "HeldOperation.approvalsNeeded":
+		if e.ComplexityRoot.HeldOperation.ApprovalsNeeded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOperation.ApprovalsNeeded(childComplexity), true
+	case "HeldOperation.approvedAt":
+		if e.ComplexityRoot.HeldOperation.ApprovedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOperation.ApprovedAt(childComplexity), true
+	case "HeldOperation.expiresAt":
+		if e.ComplexityRoot.HeldOperation.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOperation.ExpiresAt(childComplexity), true
+	case "HeldOperation.groups":
+		if e.ComplexityRoot.HeldOperation.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOperation.Groups(childComplexity), true
+	case "HeldOperation.id":
+		if e.ComplexityRoot.HeldOperation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOperation.ID(childComplexity), true
+	case "HeldOperation.initiatedBy":
+		if e.ComplexityRoot.HeldOperation.InitiatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldOperation.InitiatedBy(childComplexity), true
+
 	case "HelmFileParameter.name":
 		if e.ComplexityRoot.HelmFileParameter.Name == nil {
 			break
@@ -3150,6 +3247,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddCluster(childComplexity, args["input"].(model.ClusterInput)), true
+	case "Mutation.approveSync":
+		if e.ComplexityRoot.Mutation.ApproveSync == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveSync_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveSync(childComplexity, args["input"].(model.ApproveSyncInput)), true
 	case "Mutation.createAccountToken":
 		if e.ComplexityRoot.Mutation.CreateAccountToken == nil {
 			break
@@ -3920,6 +4028,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProjectSpec.SourceRepos(childComplexity), true
+	case "ProjectSpec.syncApproval":
+		if e.ComplexityRoot.ProjectSpec.SyncApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProjectSpec.SyncApproval(childComplexity), true
 	case "ProjectSpec.syncWindows":
 		if e.ComplexityRoot.ProjectSpec.SyncWindows == nil {
 			break
@@ -4840,6 +4954,75 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SuccessfulHydrateOperation.SourceHydrator(childComplexity), true
 
+	case "SyncApprovalPolicy.approvals":
+		if e.ComplexityRoot.SyncApprovalPolicy.Approvals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalPolicy.Approvals(childComplexity), true
+	case "SyncApprovalPolicy.expiry":
+		if e.ComplexityRoot.SyncApprovalPolicy.Expiry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalPolicy.Expiry(childComplexity), true
+	case "SyncApprovalPolicy.groups":
+		if e.ComplexityRoot.SyncApprovalPolicy.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalPolicy.Groups(childComplexity), true
+
+	case "SyncApprovalRecord.at":
+		if e.ComplexityRoot.SyncApprovalRecord.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalRecord.At(childComplexity), true
+	case "SyncApprovalRecord.groups":
+		if e.ComplexityRoot.SyncApprovalRecord.Groups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalRecord.Groups(childComplexity), true
+	case "SyncApprovalRecord.user":
+		if e.ComplexityRoot.SyncApprovalRecord.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalRecord.User(childComplexity), true
+	case "SyncApprovalRecord.via":
+		if e.ComplexityRoot.SyncApprovalRecord.Via == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalRecord.Via(childComplexity), true
+
+	case "SyncApprovalStatus.held":
+		if e.ComplexityRoot.SyncApprovalStatus.Held == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalStatus.Held(childComplexity), true
+	case "SyncApprovalStatus.operation":
+		if e.ComplexityRoot.SyncApprovalStatus.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalStatus.Operation(childComplexity), true
+	case "SyncApprovalStatus.policy":
+		if e.ComplexityRoot.SyncApprovalStatus.Policy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalStatus.Policy(childComplexity), true
+	case "SyncApprovalStatus.policySource":
+		if e.ComplexityRoot.SyncApprovalStatus.PolicySource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SyncApprovalStatus.PolicySource(childComplexity), true
+
 	case "SyncOperation.dryRun":
 		if e.ComplexityRoot.SyncOperation.DryRun == nil {
 			break
@@ -5143,6 +5326,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ApplicationRef", ec.unmarshalInputApplicationRef),
 			graphql.NewInputUnmarshaler("ApplicationResourceInput", ec.unmarshalInputApplicationResourceInput),
 			graphql.NewInputUnmarshaler("ApplicationSetFilter", ec.unmarshalInputApplicationSetFilter),
+			graphql.NewInputUnmarshaler("ApproveSyncInput", ec.unmarshalInputApproveSyncInput),
+			graphql.NewInputUnmarshaler("ApproverInput", ec.unmarshalInputApproverInput),
 			graphql.NewInputUnmarshaler("AuditFilter", ec.unmarshalInputAuditFilter),
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("CreateAccountTokenInput", ec.unmarshalInputCreateAccountTokenInput),
@@ -5476,6 +5661,19 @@ type Mutation {
   """
   terminateOperation(input: ApplicationRef!): Application!
   """
+  Approves the sync an application's sync approval policy holds
+  (spec.syncApproval of its project, or of the application when the
+  project sets none). Needs ` + "`" + `applications, approve` + "`" + ` on the application;
+  with onBehalfOf, also ` + "`" + `applications, approve-on-behalf` + "`" + ` (for chat bots),
+  and the approver recorded is onBehalfOf.user "via" the caller.
+  FORBIDDEN when the approver (the caller, or onBehalfOf) is in none of
+  the policy's groups, or requested the sync themselves; CONFLICT when no
+  sync of the application waits for approval or its approval expired.
+  Approving twice is no error and counts once. The sync runs once it has
+  all the approvals it needs.
+  """
+  approveSync(input: ApproveSyncInput!): Application!
+  """
   Deletes one live object of an application (one of its managed
   resources or anything in its resource tree) on its destination cluster.
   NOT_FOUND for objects that are not the application's.
@@ -5728,6 +5926,30 @@ input KeyValueInput {
   key: String!
   "The value."
   value: String!
+}
+
+"""
+An approval of the sync an application holds.
+"""
+input ApproveSyncInput {
+  "The application."
+  application: ApplicationRef!
+  """
+  The person the caller approves for, such as the chat user of a chat
+  bot's command; the caller approves for themselves when omitted. Needs
+  ` + "`" + `applications, approve-on-behalf` + "`" + `.
+  """
+  onBehalfOf: ApproverInput
+}
+
+"""
+Who approves, as a chat bot maps its chat user to graphcd's identities.
+"""
+input ApproverInput {
+  "The user, such as their graphcd account or SSO email (at most 253 characters)."
+  user: String!
+  "Their groups, matched with the policy's groups (at most 50, each at most 253 characters)."
+  groups: [String!]! = []
 }
 
 """
@@ -6131,6 +6353,21 @@ type ProjectSpec {
   signatureKeys: [SignatureKey!]!
   "Whether resources in the destination namespaces that no application tracks are reported; null when not monitored."
   orphanedResources: OrphanedResources
+  "Holds every sync of the project's applications until approved; null when syncs need no approval."
+  syncApproval: SyncApprovalPolicy
+}
+
+"""
+A sync approval policy: how many people, from which groups, must approve
+a sync before it runs, and how long it waits for them.
+"""
+type SyncApprovalPolicy {
+  "How many distinct approvers a sync needs (1 when the spec leaves it out)."
+  approvals: Int!
+  "The groups approvers must belong to one of; anyone allowed ` + "`" + `applications, approve` + "`" + ` when empty."
+  groups: [String!]!
+  "How long a held sync waits, as a Go duration (\"24h\" when the spec leaves it out)."
+  expiry: String!
 }
 
 """
@@ -6735,6 +6972,75 @@ type Application implements Node {
     "The source, counted from 1; the first when omitted."
     sourcePosition: Int
   ): [Revision!]!
+  """
+  Whether the application's syncs need approval, and the sync waiting for
+  it, if any.
+  """
+  syncApproval: SyncApprovalStatus!
+}
+
+"""
+An application's sync approval: the policy in force and the held sync.
+"""
+type SyncApprovalStatus {
+  """
+  The policy the application's syncs are under: its project's, or its
+  own when the project sets none; null when syncs need no approval.
+  """
+  policy: SyncApprovalPolicy
+  "Where the policy comes from: PROJECT or APPLICATION; null without one."
+  policySource: SyncApprovalSource
+  "True while a sync waits for approval."
+  held: Boolean!
+  """
+  The operation waiting (or the last one held, once approved): its ID,
+  which approvals name, and its terms; null when no sync was held.
+  """
+  operation: HeldOperation
+}
+
+"""
+Where a sync approval policy is set.
+"""
+enum SyncApprovalSource {
+  "The application's project (spec.syncApproval of the AppProject)."
+  PROJECT
+  "The application itself, whose project sets none."
+  APPLICATION
+}
+
+"""
+A sync the sync approval policy held, with its terms and approvals.
+"""
+type HeldOperation {
+  "The operation's ID; an approval counts for this operation only."
+  id: String!
+  "Who requested the sync (empty for an automated sync); they cannot approve it."
+  initiatedBy: String!
+  "How many distinct approvers it needs."
+  approvalsNeeded: Int!
+  "The groups approvers must belong to one of; anyone allowed when empty."
+  groups: [String!]!
+  "The approvals that count, oldest first."
+  approvals: [SyncApprovalRecord!]!
+  "When it stops waiting and fails."
+  expiresAt: Time!
+  "When it got its approvals and started to run; null while it waits."
+  approvedAt: Time
+}
+
+"""
+One approval of a held sync.
+"""
+type SyncApprovalRecord {
+  "Who approved."
+  user: String!
+  "The API caller that approved on the user's behalf (a chat bot); empty when the user approved directly."
+  via: String!
+  "The approver's groups when they approved."
+  groups: [String!]!
+  "When."
+  at: Time!
 }
 
 """
@@ -7111,6 +7417,8 @@ type ApplicationSpec {
   revisionHistoryLimit: Int
   "The source hydrator, when set: its sync source is what the application compares and syncs."
   sourceHydrator: SourceHydrator
+  "Holds the application's syncs until approved, when its project sets no policy; null when not set."
+  syncApproval: SyncApprovalPolicy
 }
 
 """
@@ -8322,6 +8630,8 @@ func (ec *executionContext) childFields_Application(ctx context.Context, field g
 		return ec.fieldContext_Application_manifests(ctx, field)
 	case "revisions":
 		return ec.fieldContext_Application_revisions(ctx, field)
+	case "syncApproval":
+		return ec.fieldContext_Application_syncApproval(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Application", field.Name)
 }
@@ -8760,6 +9070,8 @@ func (ec *executionContext) childFields_ApplicationSpec(ctx context.Context, fie
 		return ec.fieldContext_ApplicationSpec_revisionHistoryLimit(ctx, field)
 	case "sourceHydrator":
 		return ec.fieldContext_ApplicationSpec_sourceHydrator(ctx, field)
+	case "syncApproval":
+		return ec.fieldContext_ApplicationSpec_syncApproval(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApplicationSpec", field.Name)
 }
@@ -9036,6 +9348,26 @@ func (ec *executionContext) childFields_HealthStatus(ctx context.Context, field 
 		return ec.fieldContext_HealthStatus_lastTransitionTime(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HealthStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_HeldOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_HeldOperation_id(ctx, field)
+	case "initiatedBy":
+		return ec.fieldContext_HeldOperation_initiatedBy(ctx, field)
+	case "approvalsNeeded":
+		return ec.fieldContext_HeldOperation_approvalsNeeded(ctx, field)
+	case "groups":
+		return ec.fieldContext_HeldOperation_groups(ctx, field)
+	case "approvals":
+		return ec.fieldContext_HeldOperation_approvals(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_HeldOperation_expiresAt(ctx, field)
+	case "approvedAt":
+		return ec.fieldContext_HeldOperation_approvedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HeldOperation", field.Name)
 }
 
 func (ec *executionContext) childFields_HelmFileParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9486,6 +9818,8 @@ func (ec *executionContext) childFields_ProjectSpec(ctx context.Context, field g
 		return ec.fieldContext_ProjectSpec_signatureKeys(ctx, field)
 	case "orphanedResources":
 		return ec.fieldContext_ProjectSpec_orphanedResources(ctx, field)
+	case "syncApproval":
+		return ec.fieldContext_ProjectSpec_syncApproval(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProjectSpec", field.Name)
 }
@@ -9840,6 +10174,46 @@ func (ec *executionContext) childFields_SuccessfulHydrateOperation(ctx context.C
 		return ec.fieldContext_SuccessfulHydrateOperation_sourceHydrator(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SuccessfulHydrateOperation", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncApprovalPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "approvals":
+		return ec.fieldContext_SyncApprovalPolicy_approvals(ctx, field)
+	case "groups":
+		return ec.fieldContext_SyncApprovalPolicy_groups(ctx, field)
+	case "expiry":
+		return ec.fieldContext_SyncApprovalPolicy_expiry(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncApprovalPolicy", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncApprovalRecord(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "user":
+		return ec.fieldContext_SyncApprovalRecord_user(ctx, field)
+	case "via":
+		return ec.fieldContext_SyncApprovalRecord_via(ctx, field)
+	case "groups":
+		return ec.fieldContext_SyncApprovalRecord_groups(ctx, field)
+	case "at":
+		return ec.fieldContext_SyncApprovalRecord_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncApprovalRecord", field.Name)
+}
+
+func (ec *executionContext) childFields_SyncApprovalStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "policy":
+		return ec.fieldContext_SyncApprovalStatus_policy(ctx, field)
+	case "policySource":
+		return ec.fieldContext_SyncApprovalStatus_policySource(ctx, field)
+	case "held":
+		return ec.fieldContext_SyncApprovalStatus_held(ctx, field)
+	case "operation":
+		return ec.fieldContext_SyncApprovalStatus_operation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SyncApprovalStatus", field.Name)
 }
 
 func (ec *executionContext) childFields_SyncOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10400,6 +10774,20 @@ func (ec *executionContext) field_Mutation_addCluster_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ClusterInput, error) {
 			return ec.unmarshalNClusterInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_approveSync_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApproveSyncInput, error) {
+			return ec.unmarshalNApproveSyncInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApproveSyncInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -12264,6 +12652,38 @@ func (ec *executionContext) fieldContext_Application_revisions(ctx context.Conte
 	if fc.Args, err = ec.field_Application_revisions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Application_syncApproval(ctx context.Context, field graphql.CollectedField, obj *model.Application) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Application_syncApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Application().SyncApproval(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyncApprovalStatus) graphql.Marshaler {
+			return ec.marshalNSyncApprovalStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncApprovalStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Application_syncApproval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Application",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncApprovalStatus(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -16036,6 +16456,38 @@ func (ec *executionContext) fieldContext_ApplicationSpec_sourceHydrator(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _ApplicationSpec_syncApproval(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplicationSpec_syncApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncApproval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncApproval) graphql.Marshaler {
+			return ec.marshalOSyncApprovalPolicy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncApproval(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApplicationSpec_syncApproval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplicationSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncApprovalPolicy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ApplicationStatus_resources(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.ApplicationStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18092,6 +18544,176 @@ func (ec *executionContext) fieldContext_HealthStatus_lastTransitionTime(_ conte
 	return graphql.NewScalarFieldContext("HealthStatus", field, false, false, "Time")
 }
 
+func (ec *executionContext) _HeldOperation_id(ctx context.Context, field graphql.CollectedField, obj *model.HeldOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOperation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOperation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _HeldOperation_initiatedBy(ctx context.Context, field graphql.CollectedField, obj *model.HeldOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOperation_initiatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InitiatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOperation_initiatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _HeldOperation_approvalsNeeded(ctx context.Context, field graphql.CollectedField, obj *model.HeldOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOperation_approvalsNeeded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApprovalsNeeded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOperation_approvalsNeeded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOperation", field, false, false, "Int")
+}
+
+func (ec *executionContext) _HeldOperation_groups(ctx context.Context, field graphql.CollectedField, obj *model.HeldOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOperation_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOperation_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOperation", field, false, false, "String")
+}
+
+func (ec *executionContext) _HeldOperation_approvals(ctx context.Context, field graphql.CollectedField, obj *model.HeldOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOperation_approvals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approvals, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*v1alpha1.SyncApprovalRecord) graphql.Marshaler {
+			return ec.marshalNSyncApprovalRecord2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncApprovalRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOperation_approvals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeldOperation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncApprovalRecord(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeldOperation_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.HeldOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOperation_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOperation_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOperation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _HeldOperation_approvedAt(ctx context.Context, field graphql.CollectedField, obj *model.HeldOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldOperation_approvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApprovedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HeldOperation_approvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldOperation", field, false, false, "Time")
+}
+
 func (ec *executionContext) _HelmFileParameter_name(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.HelmFileParameter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19940,6 +20562,50 @@ func (ec *executionContext) fieldContext_Mutation_terminateOperation(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_terminateOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_approveSync(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveSync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveSync(ctx, fc.Args["input"].(model.ApproveSyncInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Application) graphql.Marshaler {
+			return ec.marshalNApplication2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveSync(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Application(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveSync_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -22712,6 +23378,38 @@ func (ec *executionContext) fieldContext_ProjectSpec_orphanedResources(_ context
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_OrphanedResources(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProjectSpec_syncApproval(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.AppProjectSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProjectSpec_syncApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncApproval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncApproval) graphql.Marshaler {
+			return ec.marshalOSyncApprovalPolicy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncApproval(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProjectSpec_syncApproval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProjectSpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncApprovalPolicy(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26475,6 +27173,277 @@ func (ec *executionContext) fieldContext_SuccessfulHydrateOperation_sourceHydrat
 	return fc, nil
 }
 
+func (ec *executionContext) _SyncApprovalPolicy_approvals(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncApproval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalPolicy_approvals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SyncApprovalPolicy().Approvals(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalPolicy_approvals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalPolicy", field, true, true, "Int")
+}
+
+func (ec *executionContext) _SyncApprovalPolicy_groups(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncApproval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalPolicy_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalPolicy_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalPolicy", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncApprovalPolicy_expiry(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncApproval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalPolicy_expiry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SyncApprovalPolicy().Expiry(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalPolicy_expiry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalPolicy", field, true, true, "String")
+}
+
+func (ec *executionContext) _SyncApprovalRecord_user(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncApprovalRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalRecord_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.User, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalRecord_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalRecord", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncApprovalRecord_via(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncApprovalRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalRecord_via(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Via, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalRecord_via(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalRecord", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncApprovalRecord_groups(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncApprovalRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalRecord_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Groups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalRecord_groups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalRecord", field, false, false, "String")
+}
+
+func (ec *executionContext) _SyncApprovalRecord_at(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncApprovalRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalRecord_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalRecord_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalRecord", field, false, false, "Time")
+}
+
+func (ec *executionContext) _SyncApprovalStatus_policy(ctx context.Context, field graphql.CollectedField, obj *model.SyncApprovalStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalStatus_policy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Policy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1alpha1.SyncApproval) graphql.Marshaler {
+			return ec.marshalOSyncApprovalPolicy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncApproval(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalStatus_policy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncApprovalStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SyncApprovalPolicy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SyncApprovalStatus_policySource(ctx context.Context, field graphql.CollectedField, obj *model.SyncApprovalStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalStatus_policySource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PolicySource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SyncApprovalSource) graphql.Marshaler {
+			return ec.marshalOSyncApprovalSource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncApprovalSource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalStatus_policySource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalStatus", field, false, false, "SyncApprovalSource")
+}
+
+func (ec *executionContext) _SyncApprovalStatus_held(ctx context.Context, field graphql.CollectedField, obj *model.SyncApprovalStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalStatus_held(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Held, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalStatus_held(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SyncApprovalStatus", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _SyncApprovalStatus_operation(ctx context.Context, field graphql.CollectedField, obj *model.SyncApprovalStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SyncApprovalStatus_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HeldOperation) graphql.Marshaler {
+			return ec.marshalOHeldOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐHeldOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SyncApprovalStatus_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SyncApprovalStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeldOperation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SyncOperation_revision(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.SyncOperation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29093,6 +30062,108 @@ func UnmarshalApplicationSetFilter(ctx context.Context, raw any) (model.Applicat
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputApproveSyncInput(ctx context.Context, obj any) (model.ApproveSyncInput, error) {
+	var it model.ApproveSyncInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"application", "onBehalfOf"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "application":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("application"))
+			data, err := ec.unmarshalNApplicationRef2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApplicationRef(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Application = data
+		case "onBehalfOf":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("onBehalfOf"))
+			data, err := ec.unmarshalOApproverInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApproverInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OnBehalfOf = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApproveSyncInput unmarshals raw into the ApproveSyncInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApproveSyncInput(ctx context.Context, raw any) (model.ApproveSyncInput, error) {
+	var out model.ApproveSyncInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApproveSyncInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputApproverInput(ctx context.Context, obj any) (model.ApproverInput, error) {
+	var it model.ApproverInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["groups"]; !present {
+		asMap["groups"] = []any{}
+	}
+
+	fieldsInOrder := [...]string{"user", "groups"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "user":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("user"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.User = data
+		case "groups":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("groups"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Groups = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApproverInput unmarshals raw into the ApproverInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApproverInput(ctx context.Context, raw any) (model.ApproverInput, error) {
+	var out model.ApproverInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApproverInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAuditFilter(ctx context.Context, obj any) (model.AuditFilter, error) {
 	var it model.AuditFilter
 	if obj == nil {
@@ -30921,6 +31992,12 @@ func (ec *executionContext) _Application(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Application_revisions(ctx, field, obj)
 				})
+		case "syncApproval":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Application_syncApproval(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32357,6 +33434,11 @@ func (ec *executionContext) _ApplicationSpec(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "syncApproval":
+			out.Values[i] = ec._ApplicationSpec_syncApproval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -33308,6 +34390,69 @@ func (ec *executionContext) _HealthStatus(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var heldOperationImplementors = []string{"HeldOperation"}
+
+func (ec *executionContext) _HeldOperation(ctx context.Context, sel ast.SelectionSet, obj *model.HeldOperation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, heldOperationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HeldOperation")
+		case "id":
+			out.Values[i] = ec._HeldOperation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "initiatedBy":
+			out.Values[i] = ec._HeldOperation_initiatedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approvalsNeeded":
+			out.Values[i] = ec._HeldOperation_approvalsNeeded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._HeldOperation_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approvals":
+			out.Values[i] = ec._HeldOperation_approvals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._HeldOperation_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approvedAt":
+			out.Values[i] = ec._HeldOperation_approvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var helmFileParameterImplementors = []string{"HelmFileParameter"}
 
 func (ec *executionContext) _HelmFileParameter(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.HelmFileParameter) graphql.Marshaler {
@@ -34078,6 +35223,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "terminateOperation":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_terminateOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approveSync":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveSync(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -35062,6 +36214,11 @@ func (ec *executionContext) _ProjectSpec(ctx context.Context, sel ast.SelectionS
 			}
 		case "orphanedResources":
 			out.Values[i] = ec._ProjectSpec_orphanedResources(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "syncApproval":
+			out.Values[i] = ec._ProjectSpec_syncApproval(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -36391,6 +37548,147 @@ func (ec *executionContext) _SuccessfulHydrateOperation(ctx context.Context, sel
 		case "sourceHydrator":
 			out.Values[i] = ec._SuccessfulHydrateOperation_sourceHydrator(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncApprovalPolicyImplementors = []string{"SyncApprovalPolicy"}
+
+func (ec *executionContext) _SyncApprovalPolicy(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncApproval) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncApprovalPolicyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncApprovalPolicy")
+		case "approvals":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SyncApprovalPolicy_approvals(ctx, field, obj)
+				})
+		case "groups":
+			out.Values[i] = ec._SyncApprovalPolicy_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiry":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._SyncApprovalPolicy_expiry(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncApprovalRecordImplementors = []string{"SyncApprovalRecord"}
+
+func (ec *executionContext) _SyncApprovalRecord(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.SyncApprovalRecord) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncApprovalRecordImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncApprovalRecord")
+		case "user":
+			out.Values[i] = ec._SyncApprovalRecord_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "via":
+			out.Values[i] = ec._SyncApprovalRecord_via(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "groups":
+			out.Values[i] = ec._SyncApprovalRecord_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._SyncApprovalRecord_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var syncApprovalStatusImplementors = []string{"SyncApprovalStatus"}
+
+func (ec *executionContext) _SyncApprovalStatus(ctx context.Context, sel ast.SelectionSet, obj *model.SyncApprovalStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, syncApprovalStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SyncApprovalStatus")
+		case "policy":
+			out.Values[i] = ec._SyncApprovalStatus_policy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "policySource":
+			out.Values[i] = ec._SyncApprovalStatus_policySource(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "held":
+			out.Values[i] = ec._SyncApprovalStatus_held(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "operation":
+			out.Values[i] = ec._SyncApprovalStatus_operation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -37758,6 +39056,11 @@ func (ec *executionContext) marshalNApplicationSummary2githubᚗcomᚋgraphcdᚋ
 	return ec._ApplicationSummary(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNApproveSyncInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApproveSyncInput(ctx context.Context, v any) (model.ApproveSyncInput, error) {
+	res, err := ec.unmarshalInputApproveSyncInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNAuditConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditConnection(ctx context.Context, sel ast.SelectionSet, v *model.AuditConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "AuditConnection!")
@@ -39112,6 +40415,38 @@ func (ec *executionContext) unmarshalNSyncApplicationInput2githubᚗcomᚋgraphc
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNSyncApprovalRecord2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncApprovalRecordᚄ(ctx context.Context, sel ast.SelectionSet, v []*v1alpha1.SyncApprovalRecord) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSyncApprovalRecord2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncApprovalRecord(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSyncApprovalRecord2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncApprovalRecord(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncApprovalRecord) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SyncApprovalRecord!")
+		return graphql.Null
+	}
+	return ec._SyncApprovalRecord(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSyncApprovalStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncApprovalStatus(ctx context.Context, sel ast.SelectionSet, v *model.SyncApprovalStatus) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SyncApprovalStatus!")
+		return graphql.Null
+	}
+	return ec._SyncApprovalStatus(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSyncOperationResource2githubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperationResource(ctx context.Context, sel ast.SelectionSet, v v1alpha1.SyncOperationResource) graphql.Marshaler {
 	return ec._SyncOperationResource(ctx, sel, &v)
 }
@@ -39549,6 +40884,14 @@ func (ec *executionContext) marshalOApplicationSourcePlugin2ᚖgithubᚗcomᚋgr
 	return ec._ApplicationSourcePlugin(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOApproverInput2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐApproverInput(ctx context.Context, v any) (*model.ApproverInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputApproverInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOAuditFilter2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐAuditFilter(ctx context.Context, v any) (*model.AuditFilter, error) {
 	if v == nil {
 		return nil, nil
@@ -39665,6 +41008,13 @@ func (ec *executionContext) marshalOHealthStatusCode2ᚕgithubᚗcomᚋgraphcd�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOHeldOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐHeldOperation(ctx context.Context, sel ast.SelectionSet, v *model.HeldOperation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._HeldOperation(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOHydrateOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐHydrateOperation(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.HydrateOperation) graphql.Marshaler {
@@ -39889,6 +41239,29 @@ func (ec *executionContext) marshalOSuccessfulHydrateOperation2ᚖgithubᚗcom�
 		return graphql.Null
 	}
 	return ec._SuccessfulHydrateOperation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSyncApprovalPolicy2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncApproval(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncApproval) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SyncApprovalPolicy(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSyncApprovalSource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncApprovalSource(ctx context.Context, v any) (*model.SyncApprovalSource, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.SyncApprovalSource)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSyncApprovalSource2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐSyncApprovalSource(ctx context.Context, sel ast.SelectionSet, v *model.SyncApprovalSource) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOSyncOperation2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋapiᚋv1alpha1ᚐSyncOperation(ctx context.Context, sel ast.SelectionSet, v *v1alpha1.SyncOperation) graphql.Marshaler {

@@ -71,6 +71,11 @@ func (r *applicationResolver) Revisions(ctx context.Context, obj *model.Applicat
 	return r.applicationRevisions(ctx, obj, first, sourcePosition)
 }
 
+// SyncApproval is the resolver for the syncApproval field.
+func (r *applicationResolver) SyncApproval(ctx context.Context, obj *model.Application) (*model.SyncApprovalStatus, error) {
+	return r.syncApprovalStatus(ctx, obj.Application)
+}
+
 // Type is the resolver for the type field.
 func (r *applicationConditionResolver) Type(ctx context.Context, obj *v1alpha1.ApplicationCondition) (string, error) {
 	return string(obj.Type), nil
@@ -358,6 +363,11 @@ func (r *mutationResolver) TerminateOperation(ctx context.Context, input model.A
 	}
 	out, err := w.Terminate(ctx, key)
 	return r.written(ctx, out, err, key)
+}
+
+// ApproveSync is the resolver for the approveSync field.
+func (r *mutationResolver) ApproveSync(ctx context.Context, input model.ApproveSyncInput) (*model.Application, error) {
+	return r.approveSync(ctx, input)
 }
 
 // DeleteApplicationResource is the resolver for the deleteApplicationResource field.
@@ -658,6 +668,16 @@ func (r *subscriptionResolver) PodLogs(ctx context.Context, application model.Ap
 	return r.followLogs(ctx, app, namespace, pod, container, tailLines, sinceSeconds)
 }
 
+// Approvals is the resolver for the approvals field.
+func (r *syncApprovalPolicyResolver) Approvals(ctx context.Context, obj *v1alpha1.SyncApproval) (int32, error) {
+	return policyApprovals(obj), nil
+}
+
+// Expiry is the resolver for the expiry field.
+func (r *syncApprovalPolicyResolver) Expiry(ctx context.Context, obj *v1alpha1.SyncApproval) (string, error) {
+	return policyExpiry(obj), nil
+}
+
 // Enabled is the resolver for the enabled field.
 func (r *syncPolicyAutomatedResolver) Enabled(ctx context.Context, obj *v1alpha1.SyncPolicyAutomated) (bool, error) {
 	return obj.Enabled == nil || *obj.Enabled, nil
@@ -771,6 +791,11 @@ func (r *Resolver) ResourceResult() graph.ResourceResultResolver { return &resou
 // Subscription returns graph.SubscriptionResolver implementation.
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
+// SyncApprovalPolicy returns graph.SyncApprovalPolicyResolver implementation.
+func (r *Resolver) SyncApprovalPolicy() graph.SyncApprovalPolicyResolver {
+	return &syncApprovalPolicyResolver{r}
+}
+
 // SyncPolicyAutomated returns graph.SyncPolicyAutomatedResolver implementation.
 func (r *Resolver) SyncPolicyAutomated() graph.SyncPolicyAutomatedResolver {
 	return &syncPolicyAutomatedResolver{r}
@@ -803,5 +828,6 @@ type (
 	repositoryResolver                 struct{ *Resolver }
 	resourceResultResolver             struct{ *Resolver }
 	subscriptionResolver               struct{ *Resolver }
+	syncApprovalPolicyResolver         struct{ *Resolver }
 	syncPolicyAutomatedResolver        struct{ *Resolver }
 )

@@ -86,6 +86,11 @@ type ApplicationSpec struct {
 	// sources: the application syncs syncSource.
 	// +optional
 	SourceHydrator *SourceHydrator `json:"sourceHydrator,omitempty"`
+	// SyncApproval holds every sync of the application until enough
+	// people approved it (graphcd's own), when its project sets no
+	// policy of its own; see SyncApproval.
+	// +optional
+	SyncApproval *SyncApproval `json:"syncApproval,omitempty"`
 }
 
 // ApplicationSource is one place manifests come from: a path in a Git

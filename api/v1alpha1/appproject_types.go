@@ -97,6 +97,10 @@ type AppProjectSpec struct {
 	// permissions.
 	// +optional
 	DestinationServiceAccounts []ApplicationDestinationServiceAccount `json:"destinationServiceAccounts,omitempty"`
+	// SyncApproval holds every sync of the project's applications until
+	// enough people approved it (graphcd's own); see SyncApproval.
+	// +optional
+	SyncApproval *SyncApproval `json:"syncApproval,omitempty"`
 }
 
 // ProjectRole is a named set of policies within a project, bound to SSO

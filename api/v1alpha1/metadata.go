@@ -41,3 +41,10 @@ func SkipsReconcile(a *Application) bool {
 	skip, err := strconv.ParseBool(a.Annotations[SkipReconcileAnnotation])
 	return err == nil && skip
 }
+
+// SyncApprovalsAnnotation holds the approvals given to an Application's
+// held sync, as a JSON list of SyncApprovalRecord. Only graphcd's API
+// writes it (its other mutations keep it as it is); the controller counts
+// the records that name the held operation and drops the annotation when
+// the operation ends.
+const SyncApprovalsAnnotation = "sync-approvals.graphcd.io"

@@ -208,6 +208,10 @@ type OperationState struct {
 	// RetryCount is the number of retries made so far.
 	// +optional
 	RetryCount int64 `json:"retryCount,omitempty"`
+	// Approval is set on a sync the sync approval policy holds: what it
+	// waits for, and once it has them, who approved it.
+	// +optional
+	Approval *OperationApproval `json:"approval,omitempty"`
 }
 
 // SyncOperationResult is the outcome of a sync.

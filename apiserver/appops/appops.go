@@ -72,18 +72,33 @@ func (s Service) Get(ctx context.Context, key types.NamespacedName) (*v1alpha1.A
 // slip past it) and its error ends Create; then, with upsert, the existing
 // app gets app's spec, labels and annotations (its status and operation
 // stay), and without, Create returns an AlreadyExists error.
+//
+// The approvals of a held sync are never taken from app (see
+// keptApprovals): a new app has none, an upserted one keeps its own.
 func (s Service) Create(ctx context.Context, app *v1alpha1.Application, upsert bool, mayReplace func(existing *v1alpha1.Application) error) (*v1alpha1.Application, error) {
+	app = app.DeepCopy()
+	approvalsOf(nil).restore(app)
 	return createObject(ctx, s.Client, app, "applications", upsert, mayReplace, func(cur, app *v1alpha1.Application) {
+		kept := approvalsOf(cur)
 		cur.Spec = app.Spec
 		cur.Labels, cur.Annotations = app.Labels, app.Annotations
+		kept.restore(cur)
 	})
 }
 
 // Update lets change modify the app at key and writes it back, retrying
 // with a fresh read on conflicts (so change must be repeatable). An error
-// from change ends it without writing.
+// from change ends it without writing. The approvals of a held sync stay
+// as they are, whatever change does (see keptApprovals).
 func (s Service) Update(ctx context.Context, key types.NamespacedName, change func(*v1alpha1.Application) error) (*v1alpha1.Application, error) {
-	return s.update(ctx, key, change)
+	return s.update(ctx, key, func(cur *v1alpha1.Application) error {
+		kept := approvalsOf(cur)
+		if err := change(cur); err != nil {
+			return err
+		}
+		kept.restore(cur)
+		return nil
+	})
 }
 
 // Delete deletes the app at key. With cascade its resources are deleted

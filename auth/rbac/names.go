@@ -32,6 +32,12 @@ const (
 	ActionDelete   = "delete"
 	ActionSync     = "sync"
 	ActionOverride = "override"
+	// ActionApprove approves a sync that a sync approval policy holds
+	// (graphcd's own).
+	ActionApprove = "approve"
+	// ActionApproveOnBehalf approves a held sync for someone else, as a
+	// chat bot does for its chat users (graphcd's own).
+	ActionApproveOnBehalf = "approve-on-behalf"
 )
 
 // Resources lists every resource graphcd asks about.
@@ -41,7 +47,7 @@ var Resources = []string{
 }
 
 // Actions lists the plain actions.
-var Actions = []string{ActionGet, ActionCreate, ActionUpdate, ActionDelete, ActionSync, ActionOverride}
+var Actions = []string{ActionGet, ActionCreate, ActionUpdate, ActionDelete, ActionSync, ActionOverride, ActionApprove, ActionApproveOnBehalf}
 
 // argoOnlyResources are valid in an argocd-rbac-cm but name nothing
 // graphcd has; lines using them load (so the ConfigMap works unchanged)

@@ -125,6 +125,24 @@ type ApplicationSetPreviewElement struct {
 	Error *string `json:"error,omitempty"`
 }
 
+// An approval of the sync an application holds.
+type ApproveSyncInput struct {
+	// The application.
+	Application *ApplicationRef `json:"application"`
+	// The person the caller approves for, such as the chat user of a chat
+	// bot's command; the caller approves for themselves when omitted. Needs
+	// `applications, approve-on-behalf`.
+	OnBehalfOf *ApproverInput `json:"onBehalfOf,omitempty"`
+}
+
+// Who approves, as a chat bot maps its chat user to graphcd's identities.
+type ApproverInput struct {
+	// The user, such as their graphcd account or SSO email (at most 253 characters).
+	User string `json:"user"`
+	// Their groups, matched with the policy's groups (at most 50, each at most 253 characters).
+	Groups []string `json:"groups"`
+}
+
 // A page of audit entries, newest first.
 type AuditConnection struct {
 	// The entries with their cursors.
@@ -334,6 +352,24 @@ type DeleteApplicationInput struct {
 type DryRunApplicationSetInput struct {
 	// The ApplicationSet as YAML or JSON, as for createApplicationSet.
 	Manifest string `json:"manifest"`
+}
+
+// A sync the sync approval policy held, with its terms and approvals.
+type HeldOperation struct {
+	// The operation's ID; an approval counts for this operation only.
+	ID string `json:"id"`
+	// Who requested the sync (empty for an automated sync); they cannot approve it.
+	InitiatedBy string `json:"initiatedBy"`
+	// How many distinct approvers it needs.
+	ApprovalsNeeded int32 `json:"approvalsNeeded"`
+	// The groups approvers must belong to one of; anyone allowed when empty.
+	Groups []string `json:"groups"`
+	// The approvals that count, oldest first.
+	Approvals []*v1alpha1.SyncApprovalRecord `json:"approvals"`
+	// When it stops waiting and fails.
+	ExpiresAt v1.Time `json:"expiresAt"`
+	// When it got its approvals and started to run; null while it waits.
+	ApprovedAt *v1.Time `json:"approvedAt,omitempty"`
 }
 
 // A label.
@@ -573,6 +609,20 @@ type SyncApplicationInput struct {
 	// on as before, so the application shows OutOfSync where the manifests
 	// differ from it; such a sync adds no history entry.
 	Manifests []string `json:"manifests,omitempty"`
+}
+
+// An application's sync approval: the policy in force and the held sync.
+type SyncApprovalStatus struct {
+	// The policy the application's syncs are under: its project's, or its
+	// own when the project sets none; null when syncs need no approval.
+	Policy *v1alpha1.SyncApproval `json:"policy,omitempty"`
+	// Where the policy comes from: PROJECT or APPLICATION; null without one.
+	PolicySource *SyncApprovalSource `json:"policySource,omitempty"`
+	// True while a sync waits for approval.
+	Held bool `json:"held"`
+	// The operation waiting (or the last one held, once approved): its ID,
+	// which approvals name, and its terms; null when no sync was held.
+	Operation *HeldOperation `json:"operation,omitempty"`
 }
 
 // A resource of a selective sync.
@@ -1176,6 +1226,64 @@ func (e *ResourceActionOperation) UnmarshalJSON(b []byte) error {
 }
 
 func (e ResourceActionOperation) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a sync approval policy is set.
+type SyncApprovalSource string
+
+const (
+	// The application's project (spec.syncApproval of the AppProject).
+	SyncApprovalSourceProject SyncApprovalSource = "PROJECT"
+	// The application itself, whose project sets none.
+	SyncApprovalSourceApplication SyncApprovalSource = "APPLICATION"
+)
+
+var AllSyncApprovalSource = []SyncApprovalSource{
+	SyncApprovalSourceProject,
+	SyncApprovalSourceApplication,
+}
+
+func (e SyncApprovalSource) IsValid() bool {
+	switch e {
+	case SyncApprovalSourceProject, SyncApprovalSourceApplication:
+		return true
+	}
+	return false
+}
+
+func (e SyncApprovalSource) String() string {
+	return string(e)
+}
+
+func (e *SyncApprovalSource) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SyncApprovalSource(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SyncApprovalSource", str)
+	}
+	return nil
+}
+
+func (e SyncApprovalSource) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SyncApprovalSource) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SyncApprovalSource) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -76,6 +76,8 @@ var rules = []rule{
 		why: "the API's reads know neither the reconciler nor the resolvers"},
 	{pkgs: "controller/engineopts", graphcd: []pattern{"api/v1alpha1", "controller/actions", "controller/diff", "controller/health", "internal/settings"},
 		why: "the engines' options from the settings: above the engines and the settings, below their users"},
+	{pkgs: "internal/approval", graphcd: []pattern{"api/v1alpha1"},
+		why: "the controller holds syncs and the API records approvals by the same rules, which know neither"},
 	{pkgs: "internal/eventbus", graphcd: []pattern{},
 		why: "the event bus sits between the controller and the resolvers and knows neither"},
 	{pkgs: "controller/diff", graphcd: []pattern{},
