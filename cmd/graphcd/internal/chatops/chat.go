@@ -66,14 +66,16 @@ func serverTLS(ca []byte) *tls.Config {
 }
 
 // alertText is the chat message for e, and whether e deserves one: an
-// operation that ended Failed or Error, health that turned Degraded or
-// Missing, or events lost because the bot fell behind.
+// operation held for approval or that ended Failed or Error, health that
+// turned Degraded or Missing, or events lost because the bot fell behind.
 func alertText(e event) (string, bool) {
 	app := "*" + slackEscape(e.Name) + "*"
 	if e.Namespace != "" {
 		app += " (" + slackEscape(e.Namespace) + ")"
 	}
 	switch {
+	case e.Type == "OperationPhaseChanged" && e.OperationPhase == "Running" && e.held() != nil:
+		return heldText(e, app, e.held()), true
 	case e.Lagged:
 		// graphcd dropped events for this subscriber; the Applications
 		// themselves are the truth, so point there rather than guess.
@@ -88,6 +90,34 @@ func alertText(e event) (string, bool) {
 		return ":warning: " + app + " is " + e.Health, true
 	}
 	return "", false
+}
+
+// heldText says that the sync of app waits for approval, who may give it
+// and how.
+func heldText(e event, app string, h *heldOperation) string {
+	by := "An automated sync of " + app
+	if h.InitiatedBy != "" {
+		by = "The sync of " + app + " requested by " + slackEscape(h.InitiatedBy)
+	}
+	n := max(h.ApprovalsNeeded, 1)
+	approvals := fmt.Sprintf("%d approvals", n)
+	if n == 1 {
+		approvals = "1 approval"
+	}
+	from := "from anyone allowed to approve it"
+	if len(h.Groups) > 0 {
+		groups := make([]string, len(h.Groups))
+		for i, g := range h.Groups {
+			groups[i] = "*" + slackEscape(g) + "*"
+		}
+		from = "from " + strings.Join(groups, " or ")
+	}
+	cmd := "/approve " + slackEscape(e.Name)
+	if e.Namespace != "" {
+		cmd += " " + slackEscape(e.Namespace)
+	}
+	return fmt.Sprintf(":hourglass_flowing_sand: %s waits for %s %s until %s. To approve: `%s`",
+		by, approvals, from, h.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"), cmd)
 }
 
 // slackEscape escapes the three characters Slack's mrkdwn treats as

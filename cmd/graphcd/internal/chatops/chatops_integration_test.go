@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
@@ -55,23 +56,27 @@ const (
 // The manual's sections, as the blocks of docs/chatops.md.
 type manualSections struct {
 	project, token, run, try string // sh
-	identities               string // yaml
+	identities, approval     string // yaml
 }
 
 func readManual(t *testing.T) manualSections {
 	t.Helper()
 	sh, yml := readmeBlocks(t, "sh"), readmeBlocks(t, "yaml")
-	if len(sh) != 6 || len(yml) != 1 {
-		t.Fatalf("docs/chatops.md has %d sh and %d yaml blocks, want 6 (project, token, run, try, secret, helm) and 1 (identities): update this test with it", len(sh), len(yml))
+	if len(sh) != 6 || len(yml) != 2 {
+		t.Fatalf("docs/chatops.md has %d sh and %d yaml blocks, want 6 (project, token, run, try, secret, helm) and 2 (identities, approval policy): update this test with it", len(sh), len(yml))
 	}
-	return manualSections{project: sh[0], token: sh[1], run: sh[2], try: sh[3], identities: yml[0]}
+	return manualSections{project: sh[0], token: sh[1], run: sh[2], try: sh[3], identities: yml[0], approval: yml[1]}
 }
 
 // The bot, `graphcd chatops`, against a real `graphcd server` with its
 // controller, set up with the manual's own commands: a command signed as
 // the manual shows requests a sync as the project role, the sync fails on
 // a manifest the API server refuses, and the chat hears of it; a bad
-// signature is 401 and an app of another project is NOT_FOUND.
+// signature is 401, an unmapped user is refused and an app of another
+// project is NOT_FOUND. Under the manual's approval policy, a sync held
+// for approval is announced in the chat, an approval from a user outside
+// the policy's groups (or forged, or replayed) leaves it held, and one
+// from a user in them lets it run.
 func TestBotAgainstGraphcd(t *testing.T) {
 	for _, tool := range []string{"kubectl", "curl", "jq", "openssl", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -96,6 +101,8 @@ func TestBotAgainstGraphcd(t *testing.T) {
 	dir, _ := reposervertest.CommitFiles(t, map[string]string{
 		// Valid YAML that the API server refuses: not a DNS-1123 name.
 		"guestbook/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\ndata:\n  mode: fast\n",
+		// One that syncs.
+		"storefront/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: storefront\ndata:\n  mode: fast\n",
 	})
 	repo := serveGit(t, dir)
 	if _, err := cluster.Client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
@@ -199,6 +206,88 @@ func TestBotAgainstGraphcd(t *testing.T) {
 		})
 	})
 
+	// The manual's approval policy on the project: a sync another user
+	// requests waits; the chat hears who may approve; Bob (ops) is
+	// refused, and so are a forged and a replayed approval from Alice;
+	// Alice (release) approves and the sync runs.
+	t.Run("approval from the chat", func(t *testing.T) {
+		requireApproval(t, apps, manual.approval)
+		const name = "storefront"
+		createApp(t, apps, name, project, repo, name)
+		key := client.ObjectKey{Namespace: namespace, Name: name}
+		admin := adminSession(t, graphcd, filepath.Join(work, "graphcd-ca.crt"))
+		admin.do(t, `mutation($app: ApplicationRef!) { syncApplication(input: {application: $app}) { name } }`,
+			map[string]any{"app": map[string]any{"name": name, "namespace": namespace}})
+
+		var app v1alpha1.Application
+		poll(t, "the sync to be held", func() (bool, string) {
+			if err := apps.Get(t.Context(), key, &app); err != nil {
+				return false, err.Error()
+			}
+			st := app.Status.OperationState
+			if st == nil || st.Approval == nil {
+				return false, fmt.Sprintf("operation state %+v", st)
+			}
+			return st.Phase == v1alpha1.OperationRunning, string(st.Phase)
+		})
+		held := ":hourglass_flowing_sand: The sync of *storefront* (graphcd) requested by admin waits for 1 approval from *release* until "
+		poll(t, "the chat to hear of the held sync", func() (bool, string) {
+			msgs := chat.messages()
+			return slices.ContainsFunc(msgs, func(m string) bool {
+				return strings.HasPrefix(m, held) && strings.HasSuffix(m, "To approve: `/approve storefront graphcd`")
+			}), fmt.Sprintf("messages %q, want one starting %q", msgs, held)
+		})
+		stillHeld := func(after string) {
+			t.Helper()
+			if err := apps.Get(t.Context(), key, &app); err != nil {
+				t.Fatal(err)
+			}
+			st := app.Status.OperationState
+			if st == nil || st.Approval == nil || st.Approval.ApprovedAt != nil || st.Phase != v1alpha1.OperationRunning {
+				t.Fatalf("after %s the sync is no longer held: %+v", after, st)
+			}
+			if a := app.Annotations[v1alpha1.SyncApprovalsAnnotation]; a != "" {
+				t.Errorf("after %s the application records approvals: %s", after, a)
+			}
+		}
+
+		got := postCommand(t, bot.endpoint, signingSecret, slash(cmdApprove, name+" "+namespace, bob)).reply(t)
+		if got.ResponseType != "ephemeral" || !strings.HasPrefix(got.Text, "approval of the sync of storefront failed: ") || !strings.HasSuffix(got.Text, "(FORBIDDEN)") {
+			t.Errorf("Bob's approval answered %+v, want graphcd's FORBIDDEN, to him only", got)
+		}
+		stillHeld("Bob's approval")
+
+		alicesApproval := slash(cmdApprove, name+" "+namespace, alice)
+		if resp := postCommand(t, bot.endpoint, "not-the-secret", alicesApproval); resp.code != http.StatusUnauthorized {
+			t.Errorf("an approval signed with another secret = %d %s, want 401", resp.code, resp.body)
+		}
+		if resp := postCommandAt(t, bot.endpoint, signingSecret, alicesApproval, time.Now().Add(-6*time.Minute)); resp.code != http.StatusUnauthorized {
+			t.Errorf("an approval signed six minutes ago = %d %s, want 401", resp.code, resp.body)
+		}
+		stillHeld("a forged and a replayed approval")
+
+		got = postCommand(t, bot.endpoint, signingSecret, alicesApproval).reply(t)
+		if want := (slackReply{"in_channel", "sync of storefront approved by alice"}); got != want {
+			t.Errorf("Alice's approval answered %+v, want %+v", got, want)
+		}
+		poll(t, "the approved sync to run", func() (bool, string) {
+			if err := apps.Get(t.Context(), key, &app); err != nil {
+				return false, err.Error()
+			}
+			st := app.Status.OperationState
+			return st != nil && st.Phase == v1alpha1.OperationSucceeded && app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced,
+				fmt.Sprintf("operation %+v, sync %s", st, app.Status.Sync.Status)
+		})
+		approval := app.Status.OperationState.Approval
+		if approval == nil || approval.ApprovedAt == nil || len(approval.ApprovedBy) != 1 ||
+			approval.ApprovedBy[0].User != "alice" || approval.ApprovedBy[0].Via != "proj:shop:chatops" {
+			t.Errorf("the sync ran with approvals %+v, want Alice's via the bot's role", approval)
+		}
+		if _, err := cluster.Client.CoreV1().ConfigMaps("shop").Get(t.Context(), "storefront", metav1.GetOptions{}); err != nil {
+			t.Errorf("the approved sync applied nothing: %v", err)
+		}
+	})
+
 	bot.stop(t)
 	token, err := os.ReadFile(filepath.Join(work, "chatops-token"))
 	if err != nil {
@@ -208,6 +297,97 @@ func TestBotAgainstGraphcd(t *testing.T) {
 		if strings.Contains(bot.logs.String(), secret) {
 			t.Errorf("the bot's log shows the webhook URL, the token or the signing secret:\n%s", bot.logs)
 		}
+	}
+}
+
+// requireApproval sets the manual's approval policy, policy (the block
+// under spec:), on the project.
+func requireApproval(t *testing.T, apps client.Client, policy string) {
+	t.Helper()
+	var spec struct {
+		Spec struct {
+			SyncApproval *v1alpha1.SyncApproval `json:"syncApproval"`
+		} `json:"spec"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(policy), &spec); err != nil || spec.Spec.SyncApproval == nil {
+		t.Fatalf("the manual's approval policy %q: %v", policy, err)
+	}
+	var proj v1alpha1.AppProject
+	if err := apps.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: project}, &proj); err != nil {
+		t.Fatal(err)
+	}
+	proj.Spec.SyncApproval = spec.Spec.SyncApproval
+	if err := apps.Update(t.Context(), &proj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apiSession is a logged-in user of graphcd's API.
+type apiSession struct {
+	server, token string
+	http          *http.Client
+}
+
+// adminSession logs in as the built-in admin, as the manual's section 2
+// does, trusting graphcd's certificate in caFile.
+func adminSession(t *testing.T, graphcd *graphcdServer, caFile string) *apiSession {
+	t.Helper()
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	s := &apiSession{server: graphcd.url, http: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}}
+	sec, err := cluster.Client.CoreV1().Secrets(namespace).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Token string }
+	s.post(t, "/auth/login", map[string]string{"username": "admin", "password": string(sec.Data["password"])}, &out)
+	if out.Token == "" {
+		t.Fatal("the admin login returned no token")
+	}
+	s.token = out.Token
+	return s
+}
+
+// do runs a GraphQL operation and fails the test on any error.
+func (s *apiSession) do(t *testing.T, query string, vars map[string]any) {
+	t.Helper()
+	var out struct {
+		Errors []json.RawMessage `json:"errors"`
+	}
+	s.post(t, "/api/graphql", map[string]any{"query": query, "variables": vars}, &out)
+	if len(out.Errors) > 0 {
+		t.Fatalf("%s: %s", query, out.Errors)
+	}
+}
+
+func (s *apiSession) post(t *testing.T, path string, in, out any) {
+	t.Helper()
+	body, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.server+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s", path, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("POST %s: %v", path, err)
 	}
 }
 
@@ -488,13 +668,19 @@ func (r response) reply(t *testing.T) slackReply {
 // postCommand posts a slash command signed with secret, as Slack would.
 func postCommand(t *testing.T, endpoint, secret string, form url.Values) response {
 	t.Helper()
+	return postCommandAt(t, endpoint, secret, form, time.Now())
+}
+
+// postCommandAt posts a slash command signed with secret at at.
+func postCommandAt(t *testing.T, endpoint, secret string, form url.Values, at time.Time) response {
+	t.Helper()
 	body := form.Encode()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, endpoint, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	ts := strconv.FormatInt(at.Unix(), 10)
 	req.Header.Set("X-Slack-Request-Timestamp", ts)
 	req.Header.Set("X-Slack-Signature", fmt.Sprintf("v0=%x", sign([]byte(secret), ts, []byte(body))))
 	resp, err := http.DefaultClient.Do(req)

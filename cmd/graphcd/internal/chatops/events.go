@@ -11,11 +11,13 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// eventsSubscription selects the events that can mean trouble: an
-// operation's phase and the health changing.
+// eventsSubscription selects the events that can mean trouble or need
+// someone: an operation's phase and the health changing, with the sync
+// the application holds for approval, if any.
 const eventsSubscription = `subscription {
   applicationEvents(filter: {types: [OperationPhaseChanged, HealthChanged]}) {
     lagged type name namespace health operationPhase message
+    application { syncApproval { held operation { id initiatedBy approvalsNeeded groups expiresAt } } }
   }
 }`
 
@@ -28,6 +30,35 @@ type event struct {
 	Health         string `json:"health"`
 	OperationPhase string `json:"operationPhase"`
 	Message        string `json:"message"`
+	// Application is null when the event is lagged, the application is
+	// gone, or graphcd could not resolve it.
+	Application *eventApp `json:"application"`
+}
+
+// eventApp is the application of an event, as eventsSubscription
+// selects it.
+type eventApp struct {
+	SyncApproval struct {
+		Held      bool           `json:"held"`
+		Operation *heldOperation `json:"operation"`
+	} `json:"syncApproval"`
+}
+
+// heldOperation is a sync waiting for approval.
+type heldOperation struct {
+	ID              string    `json:"id"`
+	InitiatedBy     string    `json:"initiatedBy"`
+	ApprovalsNeeded int       `json:"approvalsNeeded"`
+	Groups          []string  `json:"groups"`
+	ExpiresAt       time.Time `json:"expiresAt"`
+}
+
+// held is the sync e's application waits to have approved, or nil.
+func (e event) held() *heldOperation {
+	if e.Application == nil || !e.Application.SyncApproval.Held {
+		return nil
+	}
+	return e.Application.SyncApproval.Operation
 }
 
 // wsMessage is a message of the graphql-transport-ws protocol.
@@ -131,10 +162,16 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 			if err := json.Unmarshal(m.Payload, &p); err != nil {
 				return fmt.Errorf("decode an event: %w", err)
 			}
+			e := p.Data.ApplicationEvents
 			if len(p.Errors) > 0 {
-				return p.Errors
+				// A field graphcd could not resolve (the application
+				// nulled) spoils this event only: relay what came.
+				b.log.Warn("an application event came with errors", "app", e.Name, "err", p.Errors)
+				if e.Type == "" && !e.Lagged {
+					continue
+				}
 			}
-			b.relay(ctx, p.Data.ApplicationEvents)
+			b.relay(ctx, e)
 		case "error":
 			var errs apiError
 			_ = json.Unmarshal(m.Payload, &errs)
