@@ -102,8 +102,10 @@ func (b *bot) handleCommand(w http.ResponseWriter, r *http.Request) {
 		verb, done = "sync of "+cmd.app, "sync of "+cmd.app+" requested"
 		ns, err = b.syncApp(ctx, cmd.app, cmd.namespace)
 	case cmdApprove:
-		verb, done = "approval of the sync of "+cmd.app, "sync of "+cmd.app+" approved by "+id.User
-		ns, err = b.approveSync(ctx, cmd.app, cmd.namespace, id)
+		var a approved
+		verb = "approval of the sync of " + cmd.app
+		a, err = b.approveSync(ctx, cmd.app, cmd.namespace, id)
+		ns, done = a.namespace, "sync of "+cmd.app+" approved by "+id.User+approvalsLeft(a.missing)
 	}
 	var apiErr apiError
 	switch {
@@ -117,6 +119,19 @@ func (b *bot) handleCommand(w http.ResponseWriter, r *http.Request) {
 		b.log.Info("command done", "command", cmd.name, "app", cmd.app, "namespace", ns,
 			"team", team, "user", user, "as", id.User)
 		reply(w, "in_channel", done)
+	}
+}
+
+// approvalsLeft ends the answer to an approval: what the sync still waits
+// for.
+func approvalsLeft(missing int) string {
+	switch missing {
+	case 0:
+		return ""
+	case 1:
+		return "; it waits for 1 more approval"
+	default:
+		return fmt.Sprintf("; it waits for %d more approvals", missing)
 	}
 }
 

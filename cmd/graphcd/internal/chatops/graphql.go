@@ -95,26 +95,48 @@ func (b *bot) syncApp(ctx context.Context, name, namespace string) (string, erro
 }
 
 // approveMutation approves the sync an application holds, on behalf of
-// the chat user's graphcd identity.
+// the chat user's graphcd identity, and reads how many approvals the sync
+// now has.
 const approveMutation = `mutation($app: ApplicationRef!, $by: ApproverInput) {
-  approveSync(input: {application: $app, onBehalfOf: $by}) { name namespace }
+  approveSync(input: {application: $app, onBehalfOf: $by}) {
+    name namespace syncApproval { operation { approvalsNeeded approvals { user } } }
+  }
 }`
 
+// approved is what graphcd answers an approval with.
+type approved struct {
+	namespace string
+	// missing is how many more approvals the sync waits for.
+	missing int
+}
+
 // approveSync approves the held sync of the application name in
-// namespace as id and returns the namespace graphcd reports. graphcd
-// checks the bot may approve on others' behalf, and that id may approve.
-func (b *bot) approveSync(ctx context.Context, name, namespace string, id Identity) (string, error) {
+// namespace as id. graphcd checks that the bot may approve on others'
+// behalf, and that id may approve this sync.
+func (b *bot) approveSync(ctx context.Context, name, namespace string, id Identity) (approved, error) {
 	by := map[string]any{"user": id.User, "groups": id.Groups}
 	if id.Groups == nil {
 		by["groups"] = []string{}
 	}
 	var out struct {
-		ApproveSync struct{ Name, Namespace string }
+		ApproveSync struct {
+			Namespace    string
+			SyncApproval struct {
+				Operation *struct {
+					ApprovalsNeeded int
+					Approvals       []struct{ User string }
+				}
+			}
+		}
 	}
 	if err := b.graphql(ctx, approveMutation, map[string]any{"app": appRef(name, namespace), "by": by}, &out); err != nil {
-		return "", err
+		return approved{}, err
 	}
-	return out.ApproveSync.Namespace, nil
+	a := approved{namespace: out.ApproveSync.Namespace}
+	if op := out.ApproveSync.SyncApproval.Operation; op != nil {
+		a.missing = max(op.ApprovalsNeeded-len(op.Approvals), 0)
+	}
+	return a, nil
 }
 
 // appRef is an ApplicationRef; without namespace graphcd means its own.
