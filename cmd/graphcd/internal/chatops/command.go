@@ -93,33 +93,39 @@ func (b *bot) handleCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), commandTimeout)
 	defer cancel()
-	var (
-		done, verb string
-		ns         string
-	)
-	switch cmd.name {
-	case cmdSync:
-		verb, done = "sync of "+cmd.app, "sync of "+cmd.app+" requested"
-		ns, err = b.syncApp(ctx, cmd.app, cmd.namespace)
-	case cmdApprove:
-		var a approved
-		verb = "approval of the sync of " + cmd.app
-		a, err = b.approveSync(ctx, cmd.app, cmd.namespace, id)
-		ns, done = a.namespace, "sync of "+cmd.app+" approved by "+id.User+approvalsLeft(a.missing)
-	}
+	done, err := b.execute(ctx, cmd, id)
 	var apiErr apiError
 	switch {
 	case errors.As(err, &apiErr):
 		// graphcd's messages are for users: NOT_FOUND, FORBIDDEN, CONFLICT.
-		reply(w, "ephemeral", fmt.Sprintf("%s failed: %s", verb, apiErr))
+		reply(w, "ephemeral", fmt.Sprintf("%s failed: %s", cmd.what(), apiErr))
 	case err != nil:
 		b.log.Error("command", "command", cmd.name, "app", cmd.app, "err", err)
-		reply(w, "ephemeral", verb+" failed: graphcd could not be reached")
+		reply(w, "ephemeral", cmd.what()+" failed: graphcd could not be reached")
 	default:
-		b.log.Info("command done", "command", cmd.name, "app", cmd.app, "namespace", ns,
+		b.log.Info("command done", "command", cmd.name, "app", cmd.app, "namespace", cmd.namespace,
 			"team", team, "user", user, "as", id.User)
 		reply(w, "in_channel", done)
 	}
+}
+
+// execute asks graphcd to do cmd for id and returns the answer for the
+// channel.
+func (b *bot) execute(ctx context.Context, cmd command, id Identity) (string, error) {
+	switch cmd.name {
+	case cmdSync:
+		if err := b.syncApp(ctx, cmd.app, cmd.namespace); err != nil {
+			return "", err
+		}
+		return "sync of " + cmd.app + " requested", nil
+	case cmdApprove:
+		missing, err := b.approveSync(ctx, cmd.app, cmd.namespace, id)
+		if err != nil {
+			return "", err
+		}
+		return "sync of " + cmd.app + " approved by " + id.User + approvalsLeft(missing), nil
+	}
+	return "", fmt.Errorf("unknown command %q", cmd.name) // parseCommand let it through
 }
 
 // approvalsLeft ends the answer to an approval: what the sync still waits
@@ -181,6 +187,14 @@ func sign(secret []byte, ts string, body []byte) []byte {
 // [NAMESPACE]".
 type command struct {
 	name, app, namespace string
+}
+
+// what names what cmd asks for, in an answer that it failed.
+func (c command) what() string {
+	if c.name == cmdApprove {
+		return "approval of the sync of " + c.app
+	}
+	return "sync of " + c.app
 }
 
 var (

@@ -83,15 +83,12 @@ const syncMutation = `mutation($app: ApplicationRef!) {
 }`
 
 // syncApp requests a sync of the application name in namespace (the
-// server's own when empty) and returns the namespace graphcd reports.
-func (b *bot) syncApp(ctx context.Context, name, namespace string) (string, error) {
+// server's own when empty).
+func (b *bot) syncApp(ctx context.Context, name, namespace string) error {
 	var out struct {
 		SyncApplication struct{ Name, Namespace string }
 	}
-	if err := b.graphql(ctx, syncMutation, map[string]any{"app": appRef(name, namespace)}, &out); err != nil {
-		return "", err
-	}
-	return out.SyncApplication.Namespace, nil
+	return b.graphql(ctx, syncMutation, map[string]any{"app": appRef(name, namespace)}, &out)
 }
 
 // approveMutation approves the sync an application holds, on behalf of
@@ -103,24 +100,17 @@ const approveMutation = `mutation($app: ApplicationRef!, $by: ApproverInput) {
   }
 }`
 
-// approved is what graphcd answers an approval with.
-type approved struct {
-	namespace string
-	// missing is how many more approvals the sync waits for.
-	missing int
-}
-
 // approveSync approves the held sync of the application name in
-// namespace as id. graphcd checks that the bot may approve on others'
-// behalf, and that id may approve this sync.
-func (b *bot) approveSync(ctx context.Context, name, namespace string, id Identity) (approved, error) {
+// namespace as id and returns how many more approvals the sync waits
+// for. graphcd checks that the bot may approve on others' behalf, and
+// that id may approve this sync.
+func (b *bot) approveSync(ctx context.Context, name, namespace string, id Identity) (missing int, err error) {
 	by := map[string]any{"user": id.User, "groups": id.Groups}
 	if id.Groups == nil {
 		by["groups"] = []string{}
 	}
 	var out struct {
 		ApproveSync struct {
-			Namespace    string
 			SyncApproval struct {
 				Operation *struct {
 					ApprovalsNeeded int
@@ -130,13 +120,12 @@ func (b *bot) approveSync(ctx context.Context, name, namespace string, id Identi
 		}
 	}
 	if err := b.graphql(ctx, approveMutation, map[string]any{"app": appRef(name, namespace), "by": by}, &out); err != nil {
-		return approved{}, err
+		return 0, err
 	}
-	a := approved{namespace: out.ApproveSync.Namespace}
 	if op := out.ApproveSync.SyncApproval.Operation; op != nil {
-		a.missing = max(op.ApprovalsNeeded-len(op.Approvals), 0)
+		missing = max(op.ApprovalsNeeded-len(op.Approvals), 0)
 	}
-	return a, nil
+	return missing, nil
 }
 
 // appRef is an ApplicationRef; without namespace graphcd means its own.

@@ -1,10 +1,13 @@
 package chatops
 
 import (
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +130,62 @@ func TestHealthz(t *testing.T) {
 	b.routes().ServeHTTP(w, httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/healthz", nil))
 	if w.Code != http.StatusOK || w.Body.String() != "ok\n" {
 		t.Errorf("/healthz = %d %q, want 200 ok", w.Code, w.Body)
+	}
+}
+
+// /approve sends the mapped identity as onBehalfOf, with the bot's token,
+// and tells the channel what the sync still waits for. (graphcd's side of
+// this is TestBotAgainstGraphcd.)
+func TestApproveOnBehalf(t *testing.T) {
+	const secret = "signing-secret"
+	now := time.Unix(1_800_000_000, 0)
+	var got struct {
+		Query     string
+		Variables struct {
+			App map[string]string
+			By  struct {
+				User   string
+				Groups []string
+			}
+		}
+	}
+	graphcd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/graphql" || r.Header.Get("Authorization") != "Bearer bot-token" {
+			http.Error(w, "unexpected request", http.StatusBadRequest)
+			return
+		}
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, `{"data":{"approveSync":{"name":"shop","namespace":"graphcd",`+
+			`"syncApproval":{"operation":{"approvalsNeeded":2,"approvals":[{"user":"alice"}]}}}}}`)
+	}))
+	defer graphcd.Close()
+	server, _ := url.Parse(graphcd.URL)
+	for _, tc := range []struct {
+		file       string
+		wantGroups []string
+	}{
+		{"users:\n- {slack: U1, team: T1, user: alice, groups: [release, ops]}\n", []string{"release", "ops"}},
+		{"users:\n- {slack: U1, team: T1, user: alice}\n", []string{}},
+	} {
+		ids, err := ParseIdentities([]byte(tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := newBot(Config{Server: server, Token: "bot-token", SigningSecret: secret, Identities: ids}, slog.New(slog.DiscardHandler))
+		b.now = func() time.Time { return now }
+		w := httptest.NewRecorder()
+		form := url.Values{"command": {"/approve"}, "text": {"shop graphcd"}, "team_id": {"T1"}, "user_id": {"U1"}}
+		b.routes().ServeHTTP(w, signedRequest(t, secret, now, form))
+		want := `{"response_type":"in_channel","text":"sync of shop approved by alice; it waits for 1 more approval"}`
+		if body := strings.TrimSpace(w.Body.String()); body != want {
+			t.Errorf("answer %s, want %s", body, want)
+		}
+		if got.Query != approveMutation || got.Variables.By.User != "alice" || !slices.Equal(got.Variables.By.Groups, tc.wantGroups) ||
+			got.Variables.By.Groups == nil || got.Variables.App["name"] != "shop" || got.Variables.App["namespace"] != "graphcd" {
+			t.Errorf("graphcd was asked %+v, want approveSync of graphcd/shop on behalf of alice with groups %q", got, tc.wantGroups)
+		}
 	}
 }
