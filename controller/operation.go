@@ -114,6 +114,10 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 		next, res := endOperation(st, v1alpha1.OperationError, "the operation requests nothing: only sync operations are supported", now)
 		return next, res, true
 	}
+	st, res, held, terminal := r.awaitApproval(ctx, app, st, now)
+	if held {
+		return st, res, terminal
+	}
 	if st.Phase == v1alpha1.OperationRunning && st.FinishedAt != nil {
 		// A failed attempt waiting for its retry.
 		at := st.FinishedAt.Add(retryBackoff(retryOf(app, st).Backoff, st.RetryCount-1))
@@ -505,14 +509,17 @@ func parseBackoffDuration(s string) (time.Duration, bool) {
 }
 
 // clearOperation removes the finished operation from the Application, as
-// Argo CD does, so a new one can be requested. The optimistic lock keeps
-// an operation written meanwhile from being lost.
+// Argo CD does, so a new one can be requested, and the approvals given to
+// it (they never count for another). The optimistic lock keeps an
+// operation written meanwhile from being lost.
 func (r *Reconciler) clearOperation(ctx context.Context, app *v1alpha1.Application) error {
-	if app.Operation == nil {
+	_, approved := app.Annotations[v1alpha1.SyncApprovalsAnnotation]
+	if app.Operation == nil && !approved {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	app.Operation = nil
+	delete(app.Annotations, v1alpha1.SyncApprovalsAnnotation)
 	if err := r.client.Patch(ctx, app, patch); err != nil {
 		return fmt.Errorf("clear the operation of %s/%s: %w", app.Namespace, app.Name, err)
 	}

@@ -6832,7 +6832,8 @@ type Application implements Node {
   id: ID!
   """
   Whether the caller may do action on this application, exactly as the API
-  will decide it: get, update, delete, sync, override, or a fine-grained
+  will decide it: get, update, delete, sync, override, approve,
+  approve-on-behalf, or a fine-grained
   update/<group>/<kind>/<namespace>/<name> or delete/.... Clients ask
   before showing a control; the RBAC object (<project>/<app>, or
   <project>/<namespace>/<app>) is worked out for them.

@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/apiserver/appops"
@@ -123,9 +122,9 @@ func (r *Resolver) awaitProject(ctx context.Context, written *v1alpha1.AppProjec
 }
 
 func (r *Resolver) updateProjectSpec(ctx context.Context, in model.UpdateProjectSpecInput) (*model.Project, error) {
-	var spec v1alpha1.AppProjectSpec
-	if err := yaml.UnmarshalStrict([]byte(in.Spec), &spec); err != nil {
-		return nil, Errorf(CodeBadUserInput, "spec: %v", err)
+	spec, err := appops.DecodeProjectSpec(in.Spec)
+	if err != nil {
+		return nil, invalidInput(err)
 	}
 	if err := r.authorize(ctx, rbac.ResourceProjects, rbac.ActionUpdate, projectTarget(in.Name)); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/approval"
 )
 
 // argoGroup is Argo CD's API group; manifests exported from Argo CD are
@@ -54,7 +55,19 @@ func DecodeApplication(manifest string, ns Namespaces) (*v1alpha1.Application, e
 		return nil, invalid("manifest: metadata.namespace %q: graphcd serves Applications in %q and the namespaces of --application-namespaces only; set it to one of those or leave it out",
 			truncate(out.Namespace, 63), ns.Default)
 	}
+	if err := checkSyncApproval(out.Spec.SyncApproval); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// checkSyncApproval checks a spec's sync approval policy; an
+// *InvalidError names what is wrong.
+func checkSyncApproval(p *v1alpha1.SyncApproval) error {
+	if err := approval.Validate(p); err != nil {
+		return invalid("spec.%v", err)
+	}
+	return nil
 }
 
 // DecodeSpec reads an ApplicationSpec (YAML or JSON). An *InvalidError
@@ -64,7 +77,17 @@ func DecodeSpec(doc string) (v1alpha1.ApplicationSpec, error) {
 	if err := yaml.UnmarshalStrict([]byte(doc), &spec); err != nil {
 		return spec, invalid("spec: %v", err)
 	}
-	return spec, nil
+	return spec, checkSyncApproval(spec.SyncApproval)
+}
+
+// DecodeProjectSpec reads an AppProjectSpec (YAML or JSON). An
+// *InvalidError says what is wrong with it.
+func DecodeProjectSpec(doc string) (v1alpha1.AppProjectSpec, error) {
+	var spec v1alpha1.AppProjectSpec
+	if err := yaml.UnmarshalStrict([]byte(doc), &spec); err != nil {
+		return spec, invalid("spec: %v", err)
+	}
+	return spec, checkSyncApproval(spec.SyncApproval)
 }
 
 // DecodeProject reads an AppProject manifest (YAML or JSON, of graphcd's
@@ -85,6 +108,9 @@ func DecodeProject(manifest, namespace string) (*v1alpha1.AppProject, error) {
 		return nil, invalid("manifest: metadata.name is required")
 	case p.Namespace != "" && p.Namespace != namespace:
 		return nil, invalid("manifest: projects live in namespace %q, not %q", namespace, p.Namespace)
+	}
+	if err := checkSyncApproval(p.Spec.SyncApproval); err != nil {
+		return nil, err
 	}
 	return &v1alpha1.AppProject{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: namespace, Labels: p.Labels, Annotations: p.Annotations},

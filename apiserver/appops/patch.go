@@ -85,6 +85,9 @@ func (p Patch) Apply(app *v1alpha1.Application) (*v1alpha1.Application, error) {
 	if err := yaml.UnmarshalStrict(patched, &next); err != nil {
 		return nil, invalid("patch: the result is not a valid application (only metadata.labels, metadata.annotations and spec may change): %v", err)
 	}
+	if err := checkSyncApproval(next.Spec.SyncApproval); err != nil {
+		return nil, err
+	}
 	out := *app
 	out.Labels, out.Annotations, out.Spec = next.Metadata.Labels, next.Metadata.Annotations, next.Spec
 	return &out, nil

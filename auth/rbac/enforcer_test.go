@@ -418,7 +418,7 @@ g, bob, role:readonly
 		`policy.csv line 4: a p line has 6 fields (p, subject, resource, action, object, effect), this one has 4`,
 		`policy.csv line 5: a g line has 3 fields (g, subject, role), this one has 2`,
 		`policy.csv line 6: line type "x" is not p or g`,
-		`policy.csv line 7: unknown action "fly" (want get, create, update, delete, sync, override, action/<group>/<kind>/<name>, update/... or delete/...)`,
+		`policy.csv line 7: unknown action "fly" (want get, create, update, delete, sync, override, approve, approve-on-behalf, action/<group>/<kind>/<name>, update/... or delete/...)`,
 		`policy.csv line 8: not a CSV line: extraneous or missing " in quoted-field`,
 		`policy.csv line 9: pattern "[abc": unclosed [`,
 		`policy.csv line 10: subject is empty`,

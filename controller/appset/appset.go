@@ -119,6 +119,9 @@ func (s *setRun) render(p paramSet) (*v1alpha1.Application, error) {
 	if app.Namespace == "" {
 		app.Namespace = s.set.Namespace
 	}
+	// Only graphcd's API records approvals of a held sync: a template
+	// cannot forge one (an existing app keeps its own, keptAnnotations).
+	delete(app.Annotations, v1alpha1.SyncApprovalsAnnotation)
 	if errs := validation.IsDNS1123Subdomain(app.Name); len(errs) > 0 {
 		return nil, fmt.Errorf("application name %q: %s", app.Name, errs[0])
 	}

@@ -16,10 +16,10 @@ import (
 
 // keptAnnotations are annotations of a generated Application the set
 // never overwrites: others write them (a refresh request, notifications'
-// state).
+// state, the approvals of a held sync).
 var keptAnnotations = []string{
 	v1alpha1.RefreshAnnotation, v1alpha1.ArgoRefreshAnnotation,
-	"notified.notifications.argoproj.io", lastApplied,
+	"notified.notifications.argoproj.io", lastApplied, v1alpha1.SyncApprovalsAnnotation,
 }
 
 // newIgnorer compiles ignoreApplicationDifferences; nil when there are
