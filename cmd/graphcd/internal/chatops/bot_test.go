@@ -108,19 +108,39 @@ func TestParseCommand(t *testing.T) {
 	}
 }
 
-// heldEvent is the event of a sync of name in namespace that starts
-// held for approval as h.
-func heldEvent(name, namespace string, h *heldOperation) event {
-	e := event{Type: "OperationPhaseChanged", Name: name, Namespace: namespace, OperationPhase: "Running",
-		Message: "waiting for approval"}
-	e.Application = &eventApp{}
-	e.Application.SyncApproval.Held = true
-	e.Application.SyncApproval.Operation = h
-	return e
+func TestHeldText(t *testing.T) {
+	expires := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	started := func(name, namespace string) event {
+		return event{Type: "OperationPhaseChanged", Name: name, Namespace: namespace, OperationPhase: "Running"}
+	}
+	tests := []struct {
+		name string
+		e    event
+		h    heldOperation
+		want string
+	}{
+		{"requested", started("shop", "graphcd"), heldOperation{ID: "op-1", InitiatedBy: "carol", ApprovalsNeeded: 1, Groups: []string{"release"}, ExpiresAt: expires},
+			":hourglass_flowing_sand: The sync of *shop* (graphcd) requested by carol waits for 1 approval from *release* until 2026-12-07 06:00 UTC. To approve: `/approve shop graphcd`"},
+		{"automated, two approvals from two groups", started("shop", ""), heldOperation{ApprovalsNeeded: 2, Groups: []string{"release", "ops"}, ExpiresAt: expires},
+			":hourglass_flowing_sand: An automated sync of *shop* waits for 2 approvals from *release* or *ops* until 2026-12-07 06:00 UTC. To approve: `/approve shop`"},
+		{"anyone may approve", started("shop", "graphcd"), heldOperation{InitiatedBy: "carol", ApprovalsNeeded: 1, ExpiresAt: expires.Add(90 * time.Minute)},
+			":hourglass_flowing_sand: The sync of *shop* (graphcd) requested by carol waits for 1 approval from anyone allowed to approve it until 2026-12-07 07:30 UTC. To approve: `/approve shop graphcd`"},
+		{"markup escaped", started("shop", "graphcd"), heldOperation{InitiatedBy: "<!channel>", ApprovalsNeeded: 1, Groups: []string{"a&b"}, ExpiresAt: expires},
+			":hourglass_flowing_sand: The sync of *shop* (graphcd) requested by &lt;!channel&gt; waits for 1 approval from *a&amp;b* until 2026-12-07 06:00 UTC. To approve: `/approve shop graphcd`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !tt.e.started() {
+				t.Errorf("%+v does not count as started", tt.e)
+			}
+			if got := heldText(tt.e, &tt.h); got != tt.want {
+				t.Errorf("heldText = %q, want %q", got, tt.want)
+			}
+		})
+	}
 }
 
 func TestAlertText(t *testing.T) {
-	expires := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
 		e    event
@@ -137,18 +157,6 @@ func TestAlertText(t *testing.T) {
 		{"healthy", event{Type: "HealthChanged", Name: "shop", Health: "Healthy"}, ""},
 		{"progressing", event{Type: "HealthChanged", Name: "shop", Health: "Progressing"}, ""},
 		{"health field on another type", event{Type: "SyncStatusChanged", Name: "shop", Health: "Degraded"}, ""},
-		{"held for approval", heldEvent("shop", "graphcd", &heldOperation{ID: "op-1", InitiatedBy: "carol", ApprovalsNeeded: 1, Groups: []string{"release"}, ExpiresAt: expires}),
-			":hourglass_flowing_sand: The sync of *shop* (graphcd) requested by carol waits for 1 approval from *release* until 2026-12-07 06:00 UTC. To approve: `/approve shop graphcd`"},
-		{"automated, two approvals from two groups", heldEvent("shop", "", &heldOperation{ApprovalsNeeded: 2, Groups: []string{"release", "ops"}, ExpiresAt: expires}),
-			":hourglass_flowing_sand: An automated sync of *shop* waits for 2 approvals from *release* or *ops* until 2026-12-07 06:00 UTC. To approve: `/approve shop`"},
-		{"held, anyone may approve, markup escaped", heldEvent("shop", "graphcd", &heldOperation{InitiatedBy: "<!channel>", ApprovalsNeeded: 1, Groups: []string{"a&b"}, ExpiresAt: expires}),
-			":hourglass_flowing_sand: The sync of *shop* (graphcd) requested by &lt;!channel&gt; waits for 1 approval from *a&amp;b* until 2026-12-07 06:00 UTC. To approve: `/approve shop graphcd`"},
-		{"running, not held", event{Type: "OperationPhaseChanged", Name: "shop", OperationPhase: "Running"}, ""},
-		{"approved and running", func() event {
-			e := heldEvent("shop", "graphcd", &heldOperation{ApprovalsNeeded: 1, ExpiresAt: expires})
-			e.Application.SyncApproval.Held = false
-			return e
-		}(), ""},
 		{"lagged", event{Lagged: true}, ":warning: Some graphcd application events were missed because the bot fell behind; check the applications in graphcd."},
 		{"markup escaped", event{Type: "OperationPhaseChanged", Name: "shop", OperationPhase: "Failed", Message: `<!channel> & <https://evil|click>`},
 			":x: Sync of *shop* ended Failed: &lt;!channel&gt; &amp; &lt;https://evil|click&gt;"},
@@ -363,7 +371,7 @@ func TestReadmeShowsTheOperations(t *testing.T) {
 	for _, b := range readmeBlocks(t, "graphql") {
 		got = append(got, squash(b))
 	}
-	want := []string{squash(eventsSubscription), squash(syncMutation), squash(approveMutation)}
+	want := []string{squash(eventsSubscription), squash(syncMutation), squash(approveMutation), squash(heldQuery)}
 	slices.Sort(got)
 	slices.Sort(want)
 	if d := cmp.Diff(got, want); d != "" {

@@ -66,16 +66,12 @@ func serverTLS(ca []byte) *tls.Config {
 }
 
 // alertText is the chat message for e, and whether e deserves one: an
-// operation held for approval or that ended Failed or Error, health that
-// turned Degraded or Missing, or events lost because the bot fell behind.
+// operation that ended Failed or Error, health that turned Degraded or
+// Missing, or events lost because the bot fell behind. (A sync held for
+// approval is heldText's.)
 func alertText(e event) (string, bool) {
-	app := "*" + slackEscape(e.Name) + "*"
-	if e.Namespace != "" {
-		app += " (" + slackEscape(e.Namespace) + ")"
-	}
+	app := appText(e)
 	switch {
-	case e.Type == "OperationPhaseChanged" && e.OperationPhase == "Running" && e.held() != nil:
-		return heldText(e, app, e.held()), true
 	case e.Lagged:
 		// graphcd dropped events for this subscriber; the Applications
 		// themselves are the truth, so point there rather than guess.
@@ -92,9 +88,19 @@ func alertText(e event) (string, bool) {
 	return "", false
 }
 
-// heldText says that the sync of app waits for approval, who may give it
-// and how.
-func heldText(e event, app string, h *heldOperation) string {
+// appText names e's application in a message.
+func appText(e event) string {
+	app := "*" + slackEscape(e.Name) + "*"
+	if e.Namespace != "" {
+		app += " (" + slackEscape(e.Namespace) + ")"
+	}
+	return app
+}
+
+// heldText says that the sync of e's application waits for approval (h),
+// who may give it and how.
+func heldText(e event, h *heldOperation) string {
+	app := appText(e)
 	by := "An automated sync of " + app
 	if h.InitiatedBy != "" {
 		by = "The sync of " + app + " requested by " + slackEscape(h.InitiatedBy)

@@ -12,12 +12,10 @@ import (
 )
 
 // eventsSubscription selects the events that can mean trouble or need
-// someone: an operation's phase and the health changing, with the sync
-// the application holds for approval, if any.
+// someone: an operation's phase and the health changing.
 const eventsSubscription = `subscription {
   applicationEvents(filter: {types: [OperationPhaseChanged, HealthChanged]}) {
     lagged type name namespace health operationPhase message
-    application { syncApproval { held operation { id initiatedBy approvalsNeeded groups expiresAt } } }
   }
 }`
 
@@ -30,35 +28,12 @@ type event struct {
 	Health         string `json:"health"`
 	OperationPhase string `json:"operationPhase"`
 	Message        string `json:"message"`
-	// Application is null when the event is lagged, the application is
-	// gone, or graphcd could not resolve it.
-	Application *eventApp `json:"application"`
 }
 
-// eventApp is the application of an event, as eventsSubscription
-// selects it.
-type eventApp struct {
-	SyncApproval struct {
-		Held      bool           `json:"held"`
-		Operation *heldOperation `json:"operation"`
-	} `json:"syncApproval"`
-}
-
-// heldOperation is a sync waiting for approval.
-type heldOperation struct {
-	ID              string    `json:"id"`
-	InitiatedBy     string    `json:"initiatedBy"`
-	ApprovalsNeeded int       `json:"approvalsNeeded"`
-	Groups          []string  `json:"groups"`
-	ExpiresAt       time.Time `json:"expiresAt"`
-}
-
-// held is the sync e's application waits to have approved, or nil.
-func (e event) held() *heldOperation {
-	if e.Application == nil || !e.Application.SyncApproval.Held {
-		return nil
-	}
-	return e.Application.SyncApproval.Operation
+// started reports whether e is an operation starting (or going on), which
+// may be a sync held for approval.
+func (e event) started() bool {
+	return e.Type == "OperationPhaseChanged" && e.OperationPhase == "Running"
 }
 
 // wsMessage is a message of the graphql-transport-ws protocol.
@@ -162,16 +137,10 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 			if err := json.Unmarshal(m.Payload, &p); err != nil {
 				return fmt.Errorf("decode an event: %w", err)
 			}
-			e := p.Data.ApplicationEvents
 			if len(p.Errors) > 0 {
-				// A field graphcd could not resolve (the application
-				// nulled) spoils this event only: relay what came.
-				b.log.Warn("an application event came with errors", "app", e.Name, "err", p.Errors)
-				if e.Type == "" && !e.Lagged {
-					continue
-				}
+				return p.Errors
 			}
-			b.relay(ctx, e)
+			b.relay(ctx, p.Data.ApplicationEvents)
 		case "error":
 			var errs apiError
 			_ = json.Unmarshal(m.Payload, &errs)
@@ -182,9 +151,19 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 	}
 }
 
-// relay posts e to the chat when it is worth a message.
+// relay posts e to the chat when it is worth a message. An operation
+// that starts may be a sync held for approval: graphcd is asked.
 func (b *bot) relay(ctx context.Context, e event) {
 	text, ok := alertText(e)
+	if e.started() {
+		h, err := b.heldSync(ctx, e.Name, e.Namespace)
+		if err != nil {
+			b.log.Error("read the sync approval", "app", e.Name, "err", err)
+		}
+		if h != nil {
+			text, ok = heldText(e, h), true
+		}
+	}
 	if !ok {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // maxResponse caps what the bot reads from graphcd or the chat.
@@ -126,6 +127,46 @@ func (b *bot) approveSync(ctx context.Context, name, namespace string, id Identi
 		missing = max(op.ApprovalsNeeded-len(op.Approvals), 0)
 	}
 	return missing, nil
+}
+
+// heldQuery reads the sync an application holds for approval.
+const heldQuery = `query($name: String!, $namespace: String) {
+  application(name: $name, namespace: $namespace) {
+    syncApproval { held operation { id initiatedBy approvalsNeeded groups expiresAt } }
+  }
+}`
+
+// heldOperation is a sync waiting for approval.
+type heldOperation struct {
+	ID              string    `json:"id"`
+	InitiatedBy     string    `json:"initiatedBy"`
+	ApprovalsNeeded int       `json:"approvalsNeeded"`
+	Groups          []string  `json:"groups"`
+	ExpiresAt       time.Time `json:"expiresAt"`
+}
+
+// heldSync returns the sync the application name in namespace waits to
+// have approved, or nil when it holds none (or is gone).
+func (b *bot) heldSync(ctx context.Context, name, namespace string) (*heldOperation, error) {
+	vars := map[string]any{"name": name}
+	if namespace != "" {
+		vars["namespace"] = namespace
+	}
+	var out struct {
+		Application *struct {
+			SyncApproval struct {
+				Held      bool           `json:"held"`
+				Operation *heldOperation `json:"operation"`
+			} `json:"syncApproval"`
+		} `json:"application"`
+	}
+	if err := b.graphql(ctx, heldQuery, vars, &out); err != nil {
+		return nil, err
+	}
+	if out.Application == nil || !out.Application.SyncApproval.Held {
+		return nil, nil
+	}
+	return out.Application.SyncApproval.Operation, nil
 }
 
 // appRef is an ApplicationRef; without namespace graphcd means its own.
