@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,6 +29,10 @@ type bot struct {
 	log           *slog.Logger
 	// now is the clock the signature check uses.
 	now func() time.Time
+	// followers holds a token per start followHold follows; following
+	// counts them, so that Run can wait for them.
+	followers chan struct{}
+	following sync.WaitGroup
 }
 
 func newBot(cfg Config, log *slog.Logger) *bot {
@@ -51,6 +56,7 @@ func newBot(cfg Config, log *slog.Logger) *bot {
 		apiTLS:        apiTLS,
 		log:           log,
 		now:           time.Now,
+		followers:     make(chan struct{}, maxFollowers),
 	}
 }
 

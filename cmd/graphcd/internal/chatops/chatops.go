@@ -181,6 +181,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	go func() {
 		defer close(watched)
 		b.watchEvents(ctx)
+		b.following.Wait()
 	}()
 	log.Info("chatops bot started", "listen", lis.Addr().String(), "server", cfg.Server.String(),
 		"mapped-users", cfg.Identities.Len())

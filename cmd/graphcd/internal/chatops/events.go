@@ -152,18 +152,12 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 }
 
 // relay posts e to the chat when it is worth a message. An operation
-// that starts may be a sync held for approval: graphcd is asked.
+// that starts may become a sync held for approval: followHold finds out.
 func (b *bot) relay(ctx context.Context, e event) {
-	text, ok := alertText(e)
 	if e.started() {
-		h, err := b.heldSync(ctx, e.Name, e.Namespace)
-		if err != nil {
-			b.log.Error("read the sync approval", "app", e.Name, "err", err)
-		}
-		if h != nil {
-			text, ok = heldText(e, h), true
-		}
+		b.followHold(ctx, e)
 	}
+	text, ok := alertText(e)
 	if !ok {
 		return
 	}

@@ -132,7 +132,7 @@ func (b *bot) approveSync(ctx context.Context, name, namespace string, id Identi
 // heldQuery reads the sync an application holds for approval.
 const heldQuery = `query($name: String!, $namespace: String) {
   application(name: $name, namespace: $namespace) {
-    syncApproval { held operation { id initiatedBy approvalsNeeded groups expiresAt } }
+    syncApproval { policy { approvals } held operation { id initiatedBy approvalsNeeded groups expiresAt } }
   }
 }`
 
@@ -146,8 +146,9 @@ type heldOperation struct {
 }
 
 // heldSync returns the sync the application name in namespace waits to
-// have approved, or nil when it holds none (or is gone).
-func (b *bot) heldSync(ctx context.Context, name, namespace string) (*heldOperation, error) {
+// have approved, or nil when it holds none (or is gone), and whether its
+// syncs need approval at all.
+func (b *bot) heldSync(ctx context.Context, name, namespace string) (_ *heldOperation, policy bool, _ error) {
 	vars := map[string]any{"name": name}
 	if namespace != "" {
 		vars["namespace"] = namespace
@@ -155,18 +156,23 @@ func (b *bot) heldSync(ctx context.Context, name, namespace string) (*heldOperat
 	var out struct {
 		Application *struct {
 			SyncApproval struct {
+				Policy    *struct{}      `json:"policy"`
 				Held      bool           `json:"held"`
 				Operation *heldOperation `json:"operation"`
 			} `json:"syncApproval"`
 		} `json:"application"`
 	}
 	if err := b.graphql(ctx, heldQuery, vars, &out); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if out.Application == nil || !out.Application.SyncApproval.Held {
-		return nil, nil
+	app := out.Application
+	if app == nil {
+		return nil, false, nil
 	}
-	return out.Application.SyncApproval.Operation, nil
+	if !app.SyncApproval.Held {
+		return nil, app.SyncApproval.Policy != nil, nil
+	}
+	return app.SyncApproval.Operation, true, nil
 }
 
 // appRef is an ApplicationRef; without namespace graphcd means its own.
