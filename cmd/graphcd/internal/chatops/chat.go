@@ -29,6 +29,8 @@ type bot struct {
 	log           *slog.Logger
 	// now is the clock the signature check uses.
 	now func() time.Time
+	// pingEvery is how often the event socket is pinged.
+	pingEvery time.Duration
 	// followers holds a token per start followHold follows; following
 	// counts them, so that Run can wait for them.
 	followers chan struct{}
@@ -56,6 +58,7 @@ func newBot(cfg Config, log *slog.Logger) *bot {
 		apiTLS:        apiTLS,
 		log:           log,
 		now:           time.Now,
+		pingEvery:     pingInterval,
 		followers:     make(chan struct{}, maxFollowers),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -44,9 +45,14 @@ type wsMessage struct {
 }
 
 const (
-	// idleTimeout ends a socket that stays silent this long; graphcd
-	// pings every 10 seconds, so only a dead connection is that quiet.
+	// idleTimeout ends a socket that stays silent this long; the bot
+	// pings every pingInterval and graphcd answers, so only a dead
+	// connection is that quiet.
 	idleTimeout = 90 * time.Second
+	// pingInterval is how often the bot pings graphcd. graphcd sends no
+	// keep-alive of its own over graphql-transport-ws, so without pings a
+	// quiet socket would look dead.
+	pingInterval = 30 * time.Second
 	// minBackoff and maxBackoff bound the wait between reconnects.
 	minBackoff = time.Second
 	maxBackoff = time.Minute
@@ -98,10 +104,15 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 	defer stop()
 	conn.SetReadLimit(maxResponse)
 
+	var writing sync.Mutex // the pings' goroutine writes too
 	send := func(m wsMessage) error {
+		writing.Lock()
+		defer writing.Unlock()
 		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 		return conn.WriteJSON(m)
 	}
+	stopPings := make(chan struct{})
+	defer close(stopPings)
 	init, _ := json.Marshal(map[string]string{"authorization": "Bearer " + b.token})
 	if err := send(wsMessage{Type: "connection_init", Payload: init}); err != nil {
 		return err
@@ -119,6 +130,7 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 		switch m.Type {
 		case "connection_ack":
 			connected()
+			go ping(send, b.pingEvery, stopPings)
 			if err := send(wsMessage{Type: "subscribe", ID: "events", Payload: query}); err != nil {
 				return err
 			}
@@ -147,6 +159,23 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 			return fmt.Errorf("graphcd refused the subscription: %w", errs)
 		case "complete":
 			return errors.New("graphcd ended the subscription")
+		}
+	}
+}
+
+// ping sends a ping every interval until stop is closed or a send fails
+// (the read loop then sees the socket end).
+func ping(send func(wsMessage) error, interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if send(wsMessage{Type: "ping"}) != nil {
+				return
+			}
 		}
 	}
 }

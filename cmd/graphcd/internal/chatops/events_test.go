@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/websocket"
@@ -227,4 +228,29 @@ func (r *recorder) texts() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.got...)
+}
+
+// The bot pings a quiet socket, so that graphcd's answers keep it from
+// looking dead (graphcd sends no keep-alive of its own over
+// graphql-transport-ws).
+func TestSubscribePings(t *testing.T) {
+	server := wsPeer(t, func(p peer) error {
+		if _, err := p.start(); err != nil {
+			return err
+		}
+		for range 2 {
+			if _, err := p.expect("ping"); err != nil {
+				return err
+			}
+			if err := p.send("pong", "", nil); err != nil {
+				return err
+			}
+		}
+		return p.close(4401, "token expired")
+	})
+	b := newBot(Config{Server: server, Token: "t", WebhookURL: "http://127.0.0.1:1/"}, slog.New(slog.DiscardHandler))
+	b.pingEvery = 10 * time.Millisecond
+	if err := b.subscribe(t.Context(), func() {}); err == nil || !strings.Contains(err.Error(), "4401") {
+		t.Errorf("subscribe = %v, want the socket closed after two pings", err)
+	}
 }
