@@ -74,6 +74,17 @@ func TestChartAppNamespacesIsComponent(t *testing.T) {
 	}
 }
 
+// TestChartChatopsIsComponent wants the chart's chatops.enabled to install
+// what deploy/install does with the component chatops
+// (testdata/install-chatops).
+func TestChartChatopsIsComponent(t *testing.T) {
+	t.Parallel()
+	values := map[string]any{"chatops": map[string]any{"enabled": true}}
+	for _, d := range diffWithKustomization(t, "testdata/install-chatops", values) {
+		t.Error(d)
+	}
+}
+
 // TestChartDiffSeesChanges keeps the comparison honest: a value that
 // changes one field of one object, or adds one, must be reported.
 func TestChartDiffSeesChanges(t *testing.T) {

@@ -132,6 +132,52 @@ func TestChartValues(t *testing.T) {
 			}
 		},
 	}, {
+		name: "chat bot with its users and Secret",
+		values: map[string]any{"chatops": map[string]any{
+			"enabled": true,
+			"users":   []any{map[string]any{"slack": "U1", "team": "T1", "user": "alice", "groups": []any{"release"}}},
+			"secret":  map[string]any{"token": "tok", "signingSecret": "sig", "webhookURL": "https://hooks.example.com/x"},
+		}},
+		check: func(t *testing.T, r rendered) {
+			want := "users:\n- groups:\n  - release\n  slack: U1\n  team: T1\n  user: alice\n"
+			if got := r.field(t, "ConfigMap", "graphcd-chatops-cm", "data", "identities.yaml"); got != want {
+				t.Errorf("identities.yaml = %q, want %q", got, want)
+			}
+			data, _, _ := unstructured.NestedStringMap(r.get(t, "Secret", "graphcd-chatops").Object, "data")
+			wantData := map[string]string{"token": "dG9r", "signing-secret": "c2ln", "webhook-url": "aHR0cHM6Ly9ob29rcy5leGFtcGxlLmNvbS94"}
+			if diff := cmp.Diff(data, wantData); diff != "" {
+				t.Errorf("graphcd-chatops data (-got +want):\n%s", diff)
+			}
+			c := r.container(t, "Deployment", "graphcd-chatops")
+			if !slices.Contains(c.Args, "--server=https://graphcd-server.$(POD_NAMESPACE).svc") || !slices.Contains(c.Args, "--server-ca-file=/etc/graphcd/server-ca/tls.crt") {
+				t.Errorf("args %q, want the Service over HTTPS with graphcd-secret's certificate", c.Args)
+			}
+		},
+	}, {
+		name:   "chat bot without a Secret, to an insecure server",
+		values: map[string]any{"chatops": map[string]any{"enabled": true}, "server": map[string]any{"insecure": true}},
+		check: func(t *testing.T, r rendered) {
+			if r.has("Secret", "graphcd-chatops") {
+				t.Error("the chart made graphcd-chatops with no secret values")
+			}
+			c := r.container(t, "Deployment", "graphcd-chatops")
+			if !slices.Contains(c.Args, "--server=http://graphcd-server.$(POD_NAMESPACE).svc") || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--server-ca-file") }) {
+				t.Errorf("args %q, want the Service over HTTP and no CA file", c.Args)
+			}
+			if n := len(r.pod(t, "Deployment", "graphcd-chatops").Spec.Volumes); n != 2 {
+				t.Errorf("%d volumes, want the Secret and the identities only", n)
+			}
+		},
+	}, {
+		name:   "chat bot to a URL of its own",
+		values: map[string]any{"chatops": map[string]any{"enabled": true, "server": "https://cd.example.com", "extraArgs": []any{"--log-level=debug"}}},
+		check: func(t *testing.T, r rendered) {
+			c := r.container(t, "Deployment", "graphcd-chatops")
+			if !slices.Contains(c.Args, "--server=https://cd.example.com") || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--server-ca-file") }) || c.Args[len(c.Args)-1] != "--log-level=debug" {
+				t.Errorf("args %q, want the URL, the system's roots and the extra argument last", c.Args)
+			}
+		},
+	}, {
 		name:   "insecure server behind the ingress",
 		values: map[string]any{"server": map[string]any{"insecure": true}, "ingress": map[string]any{"enabled": true}},
 		check: func(t *testing.T, r rendered) {
@@ -375,6 +421,9 @@ func TestChartRejects(t *testing.T) {
 		{map[string]any{"ha": ha, "redis": map[string]any{"enabled": false}}, "ha.enabled needs a Redis"},
 		{map[string]any{"server": map[string]any{"tls": map[string]any{"certificate": "CERT"}}}, "server.tls.certificate is set without server.tls.key"},
 		{map[string]any{"dex": map[string]any{"config": "a: b"}, "configs": map[string]any{"cm": map[string]any{"dex.config": "c: d"}}}, "dex.config and configs.cm.dex.config are both set"},
+		{map[string]any{"chatops": map[string]any{"secret": map[string]any{"token": "t", "signingSecret": "s"}}}, "chatops.secret needs token, signingSecret and webhookURL together"},
+		{map[string]any{"chatops": map[string]any{"users": []any{map[string]any{"slack": "U1", "user": "alice"}}}}, "at '/chatops/users/0': missing property 'team'"},
+		{map[string]any{"chatops": map[string]any{"users": []any{map[string]any{"slack": "U1", "team": "T1", "user": "alice", "group": "release"}}}}, "additional properties 'group' not allowed"},
 	} {
 		values := maps.Clone(tc.values)
 		values["crds"] = map[string]any{"install": false} // faster under -race

@@ -86,6 +86,41 @@ func TestInstall(t *testing.T) {
 	runAs(t, ns, "graphcd-server", both(serverReady, defaultProjectIn(ns)), "server", "--listen", "127.0.0.1:0")
 }
 
+// TestInstallChatops applies deploy/install with the chat bot's component
+// as its comment tells, with the Secret it needs: the restricted Pod
+// Security profile admits the bot's Pod, which becomes ready, and its
+// default ServiceAccount may do nothing.
+func TestInstallChatops(t *testing.T) {
+	t.Parallel()
+	secret := func(string) string {
+		return `secretGenerator:
+- name: graphcd-chatops
+  options: {disableNameSuffixHash: true, labels: {app.kubernetes.io/part-of: graphcd, app.kubernetes.io/name: graphcd-chatops, app.kubernetes.io/component: chatops}}
+  literals: [token=t, signing-secret=s, webhook-url=https://hooks.example.com/x]
+`
+	}
+	ns := applySet(t, "testdata/install-chatops", secret, []string{
+		"CustomResourceDefinition/applications.graphcd.io",
+		"CustomResourceDefinition/applicationsets.graphcd.io",
+		"CustomResourceDefinition/appprojects.graphcd.io",
+		"ServiceAccount/graphcd-server",
+		"ClusterRole/graphcd-server",
+		"ClusterRoleBinding/graphcd-server",
+		"ConfigMap/graphcd-chatops-cm",
+		"ConfigMap/graphcd-cm",
+		"ConfigMap/graphcd-rbac-cm",
+		"Secret/graphcd-secret",
+		"Service/graphcd-chatops",
+		"Service/graphcd-server",
+		"Deployment/graphcd-chatops",
+		"Deployment/graphcd-server",
+	})
+	checkAccess(t, ns, []access{
+		{sa: "default", verb: "get", resource: "secrets", namespace: "own", allowed: false},
+		{sa: "default", verb: "list", group: "graphcd.io", resource: "applications", namespace: "own", allowed: false},
+	})
+}
+
 func TestNamespaceInstall(t *testing.T) {
 	t.Parallel()
 	// As docs/install.md says: in another namespace, the in-cluster

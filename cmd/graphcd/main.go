@@ -1,13 +1,14 @@
 // Command graphcd is the graphcd GitOps continuous-delivery server and CLI.
 //
 // This package holds the daemons (server, controller, repo-server,
-// cmp-server, the render worker) and install, and only wires them: flags
-// -> options structs -> constructors -> run. The operators' tools are
-// package internal/admin, the user CLI package internal/cli; both are
-// mounted on the root command here. Every flag can also be set from the
-// environment as GRAPHCD_<FLAG>. Errors are printed as one line,
-// "graphcd: <message>", with exit code 1, or 2 for usage errors such as an
-// unknown flag (package internal/command).
+// cmp-server, the render worker, the chat bot) and install, and only wires
+// them: flags -> options structs -> constructors -> run. The operators'
+// tools are package internal/admin, the user CLI package internal/cli, the
+// chat bot package internal/chatops; all are mounted on the root command
+// here. Every flag can also be set from the environment as GRAPHCD_<FLAG>.
+// Errors are printed as one line, "graphcd: <message>", with exit code 1,
+// or 2 for usage errors such as an unknown flag (package
+// internal/command).
 package main
 
 import (

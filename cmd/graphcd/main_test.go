@@ -170,6 +170,19 @@ func TestRuntimeErrors(t *testing.T) {
 			want: "graphcd: --tls-cert and --tls-key must be given together\n",
 		},
 		{
+			name: "chat bot without a server",
+			args: []string{"chatops"},
+			want: "graphcd: the server (--server) must be an http or https URL\n",
+		},
+		{
+			name: "chat bot's identity file from env",
+			env: map[string]string{"GRAPHCD_SERVER": "https://cd.example.com", "GRAPHCD_TOKEN": "tok", "SLACK_SIGNING_SECRET": "sig",
+				"GRAPHCD_WEBHOOK_URL": "https://hooks.example.com/secret-part", "GRAPHCD_CONFIG": "/nonexistent"},
+			args:    []string{"chatops"},
+			want:    "graphcd: identity file: open /nonexistent: no such file or directory\n",
+			notWant: "secret-part",
+		},
+		{
 			name: "insecure with a certificate",
 			args: []string{"server", "--insecure", "--tls-cert", "/etc/c.pem", "--tls-key", "/etc/k.pem"},
 			want: "graphcd: --insecure conflicts with --tls-cert: plain HTTP serves no certificate\n",

@@ -65,7 +65,7 @@ command line wins over the environment.`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", "",
 		"path to a kubeconfig; else $KUBECONFIG, else the in-cluster service account")
 
-	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), admin.NewCommand(&o.kubeconfig), newCMPServerCmd(o), newRepoServerCmd(o), renderworker.NewCommand())
+	root.AddCommand(newVersionCmd(o), newServerCmd(o), newControllerCmd(o), newInstallCmd(o), admin.NewCommand(&o.kubeconfig), newCMPServerCmd(o), newRepoServerCmd(o), newChatopsCmd(o), renderworker.NewCommand())
 	root.AddCommand(cli.Commands()...)
 	command.DocumentEnv(root)
 	return root

@@ -115,6 +115,8 @@ var rules = []rule{
 	{pkgs: "cmd/graphcd/internal/cli", graphcd: []pattern{"client", "cmd/graphcd/internal/command", "auth/oidc", "internal/wellknown"},
 		never: []pattern{"k8s.io/client-go/...", "sigs.k8s.io/controller-runtime/...", "helm.sh/...", "sigs.k8s.io/kustomize/..."},
 		why:   "the user CLI talks to the API through the typed client only"},
+	{pkgs: "cmd/graphcd/internal/chatops", imports: []pattern{"github.com/gorilla/websocket", "sigs.k8s.io/yaml"},
+		why: "the chat bot is a client of the API over HTTP and the websocket, like any program outside graphcd"},
 	{pkgs: "cmd/graphcd/internal/admin", never: []pattern{"controller", "resolvers/...", "graph/...", "apiserver/...", "github.com/99designs/gqlgen/..."},
 		why: "the operators' tools run the engines offline, without the reconciler or the API"},
 }

@@ -188,6 +188,11 @@ from config.yaml.
 {{- if and .Values.server.tls.key (not .Values.server.tls.certificate) }}
 {{- fail "server.tls.key is set without server.tls.certificate" }}
 {{- end }}
+{{- with .Values.chatops.secret }}
+{{- if and (or .token .signingSecret .webhookURL) (not (and .token .signingSecret .webhookURL)) }}
+{{- fail "chatops.secret needs token, signingSecret and webhookURL together, or none of them to create the Secret graphcd-chatops yourself" }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*

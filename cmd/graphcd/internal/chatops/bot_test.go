@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"encoding/hex"
@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,14 +82,16 @@ func TestParseCommand(t *testing.T) {
 		want                command
 		wantErr             bool
 	}{
-		{"app", "/sync", "guestbook", command{app: "guestbook"}, false},
-		{"app and namespace", "/sync", "  guestbook   team-a ", command{app: "guestbook", namespace: "team-a"}, false},
-		{"dotted app", "/sync", "web.v2", command{app: "web.v2"}, false},
+		{"app", "/sync", "guestbook", command{name: "/sync", app: "guestbook"}, false},
+		{"app and namespace", "/sync", "  guestbook   team-a ", command{name: "/sync", app: "guestbook", namespace: "team-a"}, false},
+		{"dotted app", "/sync", "web.v2", command{name: "/sync", app: "web.v2"}, false},
+		{"approve", "/approve", "guestbook team-a", command{name: "/approve", app: "guestbook", namespace: "team-a"}, false},
 		{"no app", "/sync", "  ", command{}, true},
+		{"approve nothing", "/approve", "", command{}, true},
 		{"too many words", "/sync", "a b c", command{}, true},
 		{"other command", "/deploy", "guestbook", command{}, true},
 		{"upper case", "/sync", "Guestbook", command{}, true},
-		{"markup", "/sync", "<!channel>", command{}, true},
+		{"markup", "/approve", "<!channel>", command{}, true},
 		{"bad namespace", "/sync", "guestbook team.a", command{}, true},
 		{"too long", "/sync", strings.Repeat("a", 254), command{}, true},
 	}
@@ -100,6 +103,38 @@ func TestParseCommand(t *testing.T) {
 			}
 			if d := cmp.Diff(got, tt.want, cmp.AllowUnexported(command{})); d != "" {
 				t.Errorf("parseCommand(%q, %q) (-got +want):\n%s", tt.command, tt.text, d)
+			}
+		})
+	}
+}
+
+func TestHeldText(t *testing.T) {
+	expires := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	started := func(name, namespace string) event {
+		return event{Type: "OperationPhaseChanged", Name: name, Namespace: namespace, OperationPhase: "Running"}
+	}
+	tests := []struct {
+		name string
+		e    event
+		h    heldOperation
+		want string
+	}{
+		{"requested", started("shop", "graphcd"), heldOperation{ID: "op-1", InitiatedBy: "carol", ApprovalsNeeded: 1, Groups: []string{"release"}, ExpiresAt: expires},
+			":hourglass_flowing_sand: The sync of *shop* (graphcd) requested by carol waits for 1 approval from *release* until 2026-12-07 06:00 UTC. To approve: `/approve shop graphcd`"},
+		{"automated, two approvals from two groups", started("shop", ""), heldOperation{ApprovalsNeeded: 2, Groups: []string{"release", "ops"}, ExpiresAt: expires},
+			":hourglass_flowing_sand: An automated sync of *shop* waits for 2 approvals from *release* or *ops* until 2026-12-07 06:00 UTC. To approve: `/approve shop`"},
+		{"anyone may approve", started("shop", "graphcd"), heldOperation{InitiatedBy: "carol", ApprovalsNeeded: 1, ExpiresAt: expires.Add(90 * time.Minute)},
+			":hourglass_flowing_sand: The sync of *shop* (graphcd) requested by carol waits for 1 approval from anyone allowed to approve it until 2026-12-07 07:30 UTC. To approve: `/approve shop graphcd`"},
+		{"markup escaped", started("shop", "graphcd"), heldOperation{InitiatedBy: "<!channel>", ApprovalsNeeded: 1, Groups: []string{"a&b"}, ExpiresAt: expires},
+			":hourglass_flowing_sand: The sync of *shop* (graphcd) requested by &lt;!channel&gt; waits for 1 approval from *a&amp;b* until 2026-12-07 06:00 UTC. To approve: `/approve shop graphcd`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !tt.e.started() {
+				t.Errorf("%+v does not count as started", tt.e)
+			}
+			if got := heldText(tt.e, &tt.h); got != tt.want {
+				t.Errorf("heldText = %q, want %q", got, tt.want)
 			}
 		})
 	}
@@ -141,7 +176,7 @@ func TestAlertText(t *testing.T) {
 func TestCommandRefusals(t *testing.T) {
 	const secret = "signing-secret"
 	now := time.Unix(1_800_000_000, 0)
-	b := newBot(config{server: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, signingSecret: secret}, slog.New(slog.DiscardHandler))
+	b := newBot(Config{Server: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, SigningSecret: secret}, slog.New(slog.DiscardHandler))
 	b.now = func() time.Time { return now }
 	h := b.routes()
 	good := url.Values{"command": {"/sync"}, "text": {"shop"}}
@@ -196,66 +231,84 @@ func TestCommandRefusals(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	files := map[string]string{"/run/token": "tok-from-file\n", "/run/secret": " sec-from-file \n"}
+	files := map[string]string{
+		"/run/token":  "tok-from-file\n",
+		"/run/secret": " sec-from-file \n",
+		"/run/ids":    "users:\n- {slack: U1, team: T1, user: alice, groups: [release]}\n",
+		"/run/badids": "users:\n- {slack: U1, team: T1, name: alice}\n",
+	}
 	readFile := func(name string) ([]byte, error) {
 		if s, ok := files[name]; ok {
 			return []byte(s), nil
 		}
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
-	base := map[string]string{
-		"GRAPHCD_SERVER":       "https://graphcd.example.com/",
+	env := map[string]string{
 		"GRAPHCD_TOKEN":        "tok-from-env",
 		"CHAT_WEBHOOK_URL":     "https://hooks.example.com/services/T/B/secret-part",
 		"SLACK_SIGNING_SECRET": "sec-from-env",
 	}
-	with := func(changes map[string]string) func(string) string {
-		return func(k string) string {
-			if v, ok := changes[k]; ok {
-				return v
-			}
-			return base[k]
+	base := Options{Server: "https://graphcd.example.com/"}
+	with := func(change func(o *Options)) Options {
+		o := base
+		if change != nil {
+			change(&o)
 		}
+		return o
 	}
-	type result struct{ Server, Token, Webhook, Listen, Secret string }
+	type result struct {
+		Server, Token, Webhook, Listen, Secret string
+		Mapped                                 int
+	}
 	tests := []struct {
 		name    string
-		args    []string
+		opts    Options
 		env     map[string]string
 		want    result
 		wantErr string
 	}{
-		{"environment", nil, nil,
-			result{"https://graphcd.example.com", "tok-from-env", base["CHAT_WEBHOOK_URL"], ":8090", "sec-from-env"}, ""},
-		{"files win", nil, map[string]string{"GRAPHCD_TOKEN_FILE": "/run/token", "SLACK_SIGNING_SECRET_FILE": "/run/secret", "LISTEN": "127.0.0.1:9000"},
-			result{"https://graphcd.example.com", "tok-from-file", base["CHAT_WEBHOOK_URL"], "127.0.0.1:9000", "sec-from-file"}, ""},
-		{"flags win", []string{"-server", "http://localhost:8080", "-token-file", "/run/token", "-listen", ":1"}, nil,
-			result{"http://localhost:8080", "tok-from-file", base["CHAT_WEBHOOK_URL"], ":1", "sec-from-env"}, ""},
-		{"no server", nil, map[string]string{"GRAPHCD_SERVER": ""}, result{}, "must be an http or https URL"},
-		{"server not a URL", nil, map[string]string{"GRAPHCD_SERVER": "graphcd:8080"}, result{}, "must be an http or https URL"},
-		{"no token", nil, map[string]string{"GRAPHCD_TOKEN": ""}, result{}, "no token"},
-		{"missing token file", []string{"-token-file", "/run/nope"}, nil, result{}, "/run/nope"},
-		{"no secret", nil, map[string]string{"SLACK_SIGNING_SECRET": ""}, result{}, "no signing secret"},
-		{"bad webhook", nil, map[string]string{"CHAT_WEBHOOK_URL": "hooks.example.com/secret-part"}, result{}, "webhook URL"},
-		{"extra argument", []string{"now"}, nil, result{}, "unexpected argument"},
-		{"unknown flag", []string{"-bogus"}, nil, result{}, "bogus"},
+		{"secrets from the environment", base, nil,
+			result{"https://graphcd.example.com", "tok-from-env", env["CHAT_WEBHOOK_URL"], ":8090", "sec-from-env", 0}, ""},
+		{"files win", with(func(o *Options) { o.TokenFile, o.ConfigFile = "/run/token", "/run/ids" }),
+			map[string]string{"SLACK_SIGNING_SECRET_FILE": "/run/secret", "LISTEN": "127.0.0.1:9000"},
+			result{"https://graphcd.example.com", "tok-from-file", env["CHAT_WEBHOOK_URL"], "127.0.0.1:9000", "sec-from-file", 1}, ""},
+		{"options win", with(func(o *Options) {
+			o.Listen, o.SigningSecretFile, o.WebhookURL = ":1", "/run/secret", "http://chat.example.com/hook"
+		}), map[string]string{"SLACK_SIGNING_SECRET_FILE": "/run/nope", "LISTEN": ":2"},
+			result{"https://graphcd.example.com", "tok-from-env", "http://chat.example.com/hook", ":1", "sec-from-file", 0}, ""},
+		{"no server", with(func(o *Options) { o.Server = "" }), nil, result{}, "must be an http or https URL"},
+		{"server not a URL", with(func(o *Options) { o.Server = "graphcd:8080" }), nil, result{}, "must be an http or https URL"},
+		{"no token", base, map[string]string{"GRAPHCD_TOKEN": ""}, result{}, "no token"},
+		{"missing token file", with(func(o *Options) { o.TokenFile = "/run/nope" }), nil, result{}, "/run/nope"},
+		{"no secret", base, map[string]string{"SLACK_SIGNING_SECRET": ""}, result{}, "no signing secret"},
+		{"bad webhook", base, map[string]string{"CHAT_WEBHOOK_URL": "hooks.example.com/secret-part"}, result{}, "webhook URL"},
+		{"missing identity file", with(func(o *Options) { o.ConfigFile = "/run/nope" }), nil, result{}, "/run/nope"},
+		{"bad identity file", with(func(o *Options) { o.ConfigFile = "/run/badids" }), nil, result{}, "/run/badids"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(tt.args, with(tt.env), readFile)
+			getenv := func(k string) string {
+				if v, ok := tt.env[k]; ok {
+					return v
+				}
+				return env[k]
+			}
+			cfg, err := Load(tt.opts, getenv, readFile)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("loadConfig error = %v, want it to contain %q", err, tt.wantErr)
+					t.Fatalf("Load error = %v, want it to contain %q", err, tt.wantErr)
 				}
-				if strings.Contains(err.Error(), "secret-part") {
-					t.Errorf("the error %q shows the webhook URL", err)
+				for _, secret := range []string{"secret-part", "tok-from", "sec-from"} {
+					if strings.Contains(err.Error(), secret) {
+						t.Errorf("the error %q shows a secret", err)
+					}
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := result{cfg.server.String(), cfg.token, cfg.webhookURL, cfg.listen, cfg.signingSecret}
+			got := result{cfg.Server.String(), cfg.Token, cfg.WebhookURL, cfg.Listen, cfg.SigningSecret, cfg.Identities.Len()}
 			if d := cmp.Diff(got, tt.want); d != "" {
 				t.Errorf("config (-got +want):\n%s", d)
 			}
@@ -266,7 +319,7 @@ func TestLoadConfig(t *testing.T) {
 // A failed webhook post says why without the webhook's URL, which is a
 // secret.
 func TestPostHidesWebhookURL(t *testing.T) {
-	b := newBot(config{webhookURL: "http://127.0.0.1:1/services/T/B/secret-part"}, slog.New(slog.DiscardHandler))
+	b := newBot(Config{WebhookURL: "http://127.0.0.1:1/services/T/B/secret-part"}, slog.New(slog.DiscardHandler))
 	err := b.post(t.Context(), "hello")
 	if err == nil || strings.Contains(err.Error(), "secret-part") {
 		t.Errorf("post to a closed port = %v, want an error without the URL", err)
@@ -284,10 +337,13 @@ func TestPostHidesWebhookURL(t *testing.T) {
 	}
 }
 
-// readmeBlocks returns README.md's fenced code blocks of language lang.
+// manual is the bot's documentation, whose commands the tests run.
+const manual = "../../../../docs/chatops.md"
+
+// readmeBlocks returns the manual's fenced code blocks of language lang.
 func readmeBlocks(t *testing.T, lang string) []string {
 	t.Helper()
-	raw, err := os.ReadFile("README.md")
+	raw, err := os.ReadFile(manual)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,16 +364,18 @@ func readmeBlocks(t *testing.T, lang string) []string {
 	return blocks
 }
 
-// The README shows the bot's GraphQL operations; they are the ones it sends.
+// The manual shows the bot's GraphQL operations; they are the ones it sends.
 func TestReadmeShowsTheOperations(t *testing.T) {
 	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	var got []string
 	for _, b := range readmeBlocks(t, "graphql") {
 		got = append(got, squash(b))
 	}
-	want := []string{squash(eventsSubscription), squash(syncMutation)}
+	want := []string{squash(eventsSubscription), squash(syncMutation), squash(approveMutation), squash(heldQuery)}
+	slices.Sort(got)
+	slices.Sort(want)
 	if d := cmp.Diff(got, want); d != "" {
-		t.Errorf("README.md's graphql blocks (-got +want):\n%s", d)
+		t.Errorf("docs/chatops.md's graphql blocks (-got +want):\n%s", d)
 	}
 }
 
@@ -337,7 +395,7 @@ func FuzzCommand(f *testing.F) {
 	}
 	const secret = "signing-secret"
 	now := time.Unix(1_800_000_000, 0)
-	b := newBot(config{server: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, signingSecret: secret}, slog.New(slog.DiscardHandler))
+	b := newBot(Config{Server: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, SigningSecret: secret}, slog.New(slog.DiscardHandler))
 	b.now = func() time.Time { return now }
 	h := b.routes()
 	f.Fuzz(func(t *testing.T, body string) {

@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"context"
@@ -30,17 +30,30 @@ const (
 	commandTimeout = 2500 * time.Millisecond
 )
 
-// usage is the reply to a command the bot does not understand.
-const usage = "usage: /sync APP [NAMESPACE]"
+// The slash commands, and what to tell those who get one wrong.
+const (
+	cmdSync    = "/sync"
+	cmdApprove = "/approve"
+	usageArgs  = " APP [NAMESPACE]"
+)
+
+// notMapped answers a chat user the identity file does not list. It is
+// polite and says what to do, without naming anyone's rights.
+const notMapped = "Sorry, your chat account is not linked to a graphcd user, so I cannot act for you. " +
+	"Ask graphcd's operators to add your user ID to the bot's identity file."
 
 func (b *bot) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/slack/command", b.handleCommand)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
 	return mux
 }
 
 // handleCommand answers a Slack slash command: it checks the request's
-// signature, parses "/sync APP [NAMESPACE]" and requests the sync.
+// signature, parses "/sync APP [NAMESPACE]" or "/approve APP
+// [NAMESPACE]", finds who sent it and asks graphcd.
 func (b *bot) handleCommand(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -71,20 +84,60 @@ func (b *bot) handleCommand(w http.ResponseWriter, r *http.Request) {
 		reply(w, "ephemeral", err.Error())
 		return
 	}
+	team, user := form.Get("team_id"), form.Get("user_id")
+	id, mapped := b.identities.Lookup(team, user)
+	if !mapped && (b.identities != nil || cmd.name == cmdApprove) {
+		b.log.Info("refused a chat user the identity file does not map", "command", cmd.name, "team", team, "user", user)
+		reply(w, "ephemeral", notMapped)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), commandTimeout)
 	defer cancel()
-	ns, err := b.syncApp(ctx, cmd.app, cmd.namespace)
+	done, err := b.execute(ctx, cmd, id)
 	var apiErr apiError
 	switch {
 	case errors.As(err, &apiErr):
 		// graphcd's messages are for users: NOT_FOUND, FORBIDDEN, CONFLICT.
-		reply(w, "ephemeral", fmt.Sprintf("sync of %s failed: %s", cmd.app, apiErr))
+		reply(w, "ephemeral", fmt.Sprintf("%s failed: %s", cmd.what(), apiErr))
 	case err != nil:
-		b.log.Error("sync request", "app", cmd.app, "err", err)
-		reply(w, "ephemeral", fmt.Sprintf("sync of %s failed: graphcd could not be reached", cmd.app))
+		b.log.Error("command", "command", cmd.name, "app", cmd.app, "err", err)
+		reply(w, "ephemeral", cmd.what()+" failed: graphcd could not be reached")
 	default:
-		b.log.Info("sync requested", "app", cmd.app, "namespace", ns, "by", form.Get("user_name"))
-		reply(w, "in_channel", fmt.Sprintf("sync of %s requested", cmd.app))
+		b.log.Info("command done", "command", cmd.name, "app", cmd.app, "namespace", cmd.namespace,
+			"team", team, "user", user, "as", id.User)
+		reply(w, "in_channel", done)
+	}
+}
+
+// execute asks graphcd to do cmd for id and returns the answer for the
+// channel.
+func (b *bot) execute(ctx context.Context, cmd command, id Identity) (string, error) {
+	switch cmd.name {
+	case cmdSync:
+		if err := b.syncApp(ctx, cmd.app, cmd.namespace); err != nil {
+			return "", err
+		}
+		return "sync of " + cmd.app + " requested", nil
+	case cmdApprove:
+		missing, err := b.approveSync(ctx, cmd.app, cmd.namespace, id)
+		if err != nil {
+			return "", err
+		}
+		return "sync of " + cmd.app + " approved by " + id.User + approvalsLeft(missing), nil
+	}
+	return "", fmt.Errorf("unknown command %q", cmd.name) // parseCommand let it through
+}
+
+// approvalsLeft ends the answer to an approval: what the sync still waits
+// for.
+func approvalsLeft(missing int) string {
+	switch missing {
+	case 0:
+		return ""
+	case 1:
+		return "; it waits for 1 more approval"
+	default:
+		return fmt.Sprintf("; it waits for %d more approvals", missing)
 	}
 }
 
@@ -130,9 +183,18 @@ func sign(secret []byte, ts string, body []byte) []byte {
 	return mac.Sum(nil)
 }
 
-// command is a parsed "/sync APP [NAMESPACE]".
+// command is a parsed "/sync APP [NAMESPACE]" or "/approve APP
+// [NAMESPACE]".
 type command struct {
-	app, namespace string
+	name, app, namespace string
+}
+
+// what names what cmd asks for, in an answer that it failed.
+func (c command) what() string {
+	if c.name == cmdApprove {
+		return "approval of the sync of " + c.app
+	}
+	return "sync of " + c.app
 }
 
 var (
@@ -145,14 +207,15 @@ var (
 // parseCommand parses a slash command's command and text fields. Its
 // errors are replies for the user.
 func parseCommand(name, text string) (command, error) {
-	if name != "/sync" {
-		return command{}, errors.New("unknown command; " + usage)
+	if name != cmdSync && name != cmdApprove {
+		return command{}, errors.New("unknown command; use " + cmdSync + usageArgs + " or " + cmdApprove + usageArgs)
 	}
+	usage := "usage: " + name + usageArgs
 	args := strings.Fields(text)
 	if len(args) == 0 || len(args) > 2 {
 		return command{}, errors.New(usage)
 	}
-	c := command{app: args[0]}
+	c := command{name: name, app: args[0]}
 	if !validApp.MatchString(c.app) {
 		return command{}, errors.New("not an application name; " + usage)
 	}

@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/websocket"
@@ -131,7 +132,7 @@ func TestSubscribe(t *testing.T) {
 	chat := &recorder{}
 	webhook := httptest.NewServer(chat)
 	defer webhook.Close()
-	b := newBot(config{server: server, token: token, webhookURL: webhook.URL}, slog.New(slog.DiscardHandler))
+	b := newBot(Config{Server: server, Token: token, WebhookURL: webhook.URL}, slog.New(slog.DiscardHandler))
 
 	connected := false
 	err := b.subscribe(t.Context(), func() { connected = true })
@@ -193,7 +194,7 @@ func TestSubscribeRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			server := wsPeer(t, tt.script)
-			b := newBot(config{server: server, token: "t", webhookURL: "http://127.0.0.1:1/"}, slog.New(slog.DiscardHandler))
+			b := newBot(Config{Server: server, Token: "t", WebhookURL: "http://127.0.0.1:1/"}, slog.New(slog.DiscardHandler))
 			connected := false
 			err := b.subscribe(t.Context(), func() { connected = true })
 			if err == nil || err.Error() != tt.wantErr {
@@ -227,4 +228,29 @@ func (r *recorder) texts() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.got...)
+}
+
+// The bot pings a quiet socket, so that graphcd's answers keep it from
+// looking dead (graphcd sends no keep-alive of its own over
+// graphql-transport-ws).
+func TestSubscribePings(t *testing.T) {
+	server := wsPeer(t, func(p peer) error {
+		if _, err := p.start(); err != nil {
+			return err
+		}
+		for range 2 {
+			if _, err := p.expect("ping"); err != nil {
+				return err
+			}
+			if err := p.send("pong", "", nil); err != nil {
+				return err
+			}
+		}
+		return p.close(4401, "token expired")
+	})
+	b := newBot(Config{Server: server, Token: "t", WebhookURL: "http://127.0.0.1:1/"}, slog.New(slog.DiscardHandler))
+	b.pingEvery = 10 * time.Millisecond
+	if err := b.subscribe(t.Context(), func() {}); err == nil || !strings.Contains(err.Error(), "4401") {
+		t.Errorf("subscribe = %v, want the socket closed after two pings", err)
+	}
 }

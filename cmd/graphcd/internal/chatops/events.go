@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
 
-// eventsSubscription selects the events that can mean trouble: an
-// operation's phase and the health changing.
+// eventsSubscription selects the events that can mean trouble or need
+// someone: an operation's phase and the health changing.
 const eventsSubscription = `subscription {
   applicationEvents(filter: {types: [OperationPhaseChanged, HealthChanged]}) {
     lagged type name namespace health operationPhase message
@@ -30,6 +31,12 @@ type event struct {
 	Message        string `json:"message"`
 }
 
+// started reports whether e is an operation starting (or going on), which
+// may be a sync held for approval.
+func (e event) started() bool {
+	return e.Type == "OperationPhaseChanged" && e.OperationPhase == "Running"
+}
+
 // wsMessage is a message of the graphql-transport-ws protocol.
 type wsMessage struct {
 	Type    string          `json:"type"`
@@ -38,9 +45,14 @@ type wsMessage struct {
 }
 
 const (
-	// idleTimeout ends a socket that stays silent this long; graphcd
-	// pings every 10 seconds, so only a dead connection is that quiet.
+	// idleTimeout ends a socket that stays silent this long; the bot
+	// pings every pingInterval and graphcd answers, so only a dead
+	// connection is that quiet.
 	idleTimeout = 90 * time.Second
+	// pingInterval is how often the bot pings graphcd. graphcd sends no
+	// keep-alive of its own over graphql-transport-ws, so without pings a
+	// quiet socket would look dead.
+	pingInterval = 30 * time.Second
 	// minBackoff and maxBackoff bound the wait between reconnects.
 	minBackoff = time.Second
 	maxBackoff = time.Minute
@@ -92,10 +104,15 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 	defer stop()
 	conn.SetReadLimit(maxResponse)
 
+	var writing sync.Mutex // the pings' goroutine writes too
 	send := func(m wsMessage) error {
+		writing.Lock()
+		defer writing.Unlock()
 		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 		return conn.WriteJSON(m)
 	}
+	stopPings := make(chan struct{})
+	defer close(stopPings)
 	init, _ := json.Marshal(map[string]string{"authorization": "Bearer " + b.token})
 	if err := send(wsMessage{Type: "connection_init", Payload: init}); err != nil {
 		return err
@@ -113,6 +130,7 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 		switch m.Type {
 		case "connection_ack":
 			connected()
+			go ping(send, b.pingEvery, stopPings)
 			if err := send(wsMessage{Type: "subscribe", ID: "events", Payload: query}); err != nil {
 				return err
 			}
@@ -145,8 +163,29 @@ func (b *bot) subscribe(ctx context.Context, connected func()) error {
 	}
 }
 
-// relay posts e to the chat when it is worth a message.
+// ping sends a ping every interval until stop is closed or a send fails
+// (the read loop then sees the socket end).
+func ping(send func(wsMessage) error, interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if send(wsMessage{Type: "ping"}) != nil {
+				return
+			}
+		}
+	}
+}
+
+// relay posts e to the chat when it is worth a message. An operation
+// that starts may become a sync held for approval: followHold finds out.
 func (b *bot) relay(ctx context.Context, e event) {
+	if e.started() {
+		b.followHold(ctx, e)
+	}
 	text, ok := alertText(e)
 	if !ok {
 		return

@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,16 +22,23 @@ type bot struct {
 	token         string
 	webhookURL    string
 	signingSecret []byte
+	identities    *Identities
 	http          *http.Client // to the chat
 	api           *http.Client // to graphcd
 	apiTLS        *tls.Config  // graphcd's, for the websocket too; nil for the defaults
 	log           *slog.Logger
 	// now is the clock the signature check uses.
 	now func() time.Time
+	// pingEvery is how often the event socket is pinged.
+	pingEvery time.Duration
+	// followers holds a token per start followHold follows; following
+	// counts them, so that Run can wait for them.
+	followers chan struct{}
+	following sync.WaitGroup
 }
 
-func newBot(cfg config, log *slog.Logger) *bot {
-	apiTLS := serverTLS(cfg.serverCA)
+func newBot(cfg Config, log *slog.Logger) *bot {
+	apiTLS := serverTLS(cfg.ServerCA)
 	api := &http.Client{Timeout: 10 * time.Second}
 	if apiTLS != nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -40,15 +48,18 @@ func newBot(cfg config, log *slog.Logger) *bot {
 		api.Transport = t
 	}
 	return &bot{
-		server:        cfg.server,
-		token:         cfg.token,
-		webhookURL:    cfg.webhookURL,
-		signingSecret: []byte(cfg.signingSecret),
+		server:        cfg.Server,
+		token:         cfg.Token,
+		webhookURL:    cfg.WebhookURL,
+		signingSecret: []byte(cfg.SigningSecret),
+		identities:    cfg.Identities,
 		http:          &http.Client{Timeout: 10 * time.Second},
 		api:           api,
 		apiTLS:        apiTLS,
 		log:           log,
 		now:           time.Now,
+		pingEvery:     pingInterval,
+		followers:     make(chan struct{}, maxFollowers),
 	}
 }
 
@@ -59,18 +70,16 @@ func serverTLS(ca []byte) *tls.Config {
 		return nil
 	}
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca) // checked by loadConfig
+	pool.AppendCertsFromPEM(ca) // checked by Load
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
 // alertText is the chat message for e, and whether e deserves one: an
 // operation that ended Failed or Error, health that turned Degraded or
-// Missing, or events lost because the bot fell behind.
+// Missing, or events lost because the bot fell behind. (A sync held for
+// approval is heldText's.)
 func alertText(e event) (string, bool) {
-	app := "*" + slackEscape(e.Name) + "*"
-	if e.Namespace != "" {
-		app += " (" + slackEscape(e.Namespace) + ")"
-	}
+	app := appText(e)
 	switch {
 	case e.Lagged:
 		// graphcd dropped events for this subscriber; the Applications
@@ -86,6 +95,44 @@ func alertText(e event) (string, bool) {
 		return ":warning: " + app + " is " + e.Health, true
 	}
 	return "", false
+}
+
+// appText names e's application in a message.
+func appText(e event) string {
+	app := "*" + slackEscape(e.Name) + "*"
+	if e.Namespace != "" {
+		app += " (" + slackEscape(e.Namespace) + ")"
+	}
+	return app
+}
+
+// heldText says that the sync of e's application waits for approval (h),
+// who may give it and how.
+func heldText(e event, h *heldOperation) string {
+	app := appText(e)
+	by := "An automated sync of " + app
+	if h.InitiatedBy != "" {
+		by = "The sync of " + app + " requested by " + slackEscape(h.InitiatedBy)
+	}
+	n := max(h.ApprovalsNeeded, 1)
+	approvals := fmt.Sprintf("%d approvals", n)
+	if n == 1 {
+		approvals = "1 approval"
+	}
+	from := "from anyone allowed to approve it"
+	if len(h.Groups) > 0 {
+		groups := make([]string, len(h.Groups))
+		for i, g := range h.Groups {
+			groups[i] = "*" + slackEscape(g) + "*"
+		}
+		from = "from " + strings.Join(groups, " or ")
+	}
+	cmd := "/approve " + slackEscape(e.Name)
+	if e.Namespace != "" {
+		cmd += " " + slackEscape(e.Namespace)
+	}
+	return fmt.Sprintf(":hourglass_flowing_sand: %s waits for %s %s until %s. To approve: `%s`",
+		by, approvals, from, h.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"), cmd)
 }
 
 // slackEscape escapes the three characters Slack's mrkdwn treats as
