@@ -123,62 +123,18 @@ func (n *notifier) follow(ctx context.Context) error {
 		}
 		watch = kubewatch.NewSource(ctx, kc, n.namespace)
 	}
-	var mu gosync.Mutex
-	cms, secrets := map[string]*corev1.ConfigMap{}, map[string]*corev1.Secret{}
-	changed := make(chan struct{}, 1)
-	signal := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
-	for _, name := range []string{notifications.ConfigMapName, notifications.ArgoConfigMapName} {
-		err := watch.ConfigMap(ctx, name, func(cm *corev1.ConfigMap) {
-			mu.Lock()
-			cms[name] = cm
-			mu.Unlock()
-			signal()
-		})
-		if err != nil {
-			return fmt.Errorf("watch %s: %w", name, err)
-		}
-	}
-	for _, name := range []string{notifications.SecretName, notifications.ArgoSecretName} {
-		err := watch.Secret(ctx, name, func(s *corev1.Secret) {
-			mu.Lock()
-			secrets[name] = s
-			mu.Unlock()
-			signal()
-		})
-		if err != nil {
-			return fmt.Errorf("watch %s: %w", name, err)
-		}
-	}
-	signal()
 	var last [32]byte
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		}
-		mu.Lock()
-		cm := cmpOr(cms[notifications.ConfigMapName], cms[notifications.ArgoConfigMapName])
-		secret := cmpOr(secrets[notifications.SecretName], secrets[notifications.ArgoSecretName])
-		mu.Unlock()
+	err := notifications.Follow(ctx, watch, func(cm *corev1.ConfigMap, secret *corev1.Secret) {
 		if sum := configSum(cm, secret); sum != last {
 			last = sum
 			n.reload(ctx, cm, secret)
 		}
+	})
+	if err != nil {
+		return err
 	}
-}
-
-// cmpOr is the first of a and b that is not nil.
-func cmpOr[T any](a, b *T) *T {
-	if a != nil {
-		return a
-	}
-	return b
+	<-ctx.Done()
+	return nil
 }
 
 // configSum identifies a version of the configuration.

@@ -83,67 +83,7 @@ var catalogOnly = sync.OnceValue(func() *notifications.Config {
 // namespace) until ctx ends. It returns once the current configuration
 // is loaded.
 func (s *Source) Start(ctx context.Context, watch *kubewatch.Source) error {
-	var mu sync.Mutex
-	cms, secrets := map[string]*corev1.ConfigMap{}, map[string]*corev1.Secret{}
-	changed := make(chan struct{}, 1)
-	signal := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
-	for _, name := range []string{notifications.ConfigMapName, notifications.ArgoConfigMapName} {
-		err := watch.ConfigMap(ctx, name, func(cm *corev1.ConfigMap) {
-			mu.Lock()
-			cms[name] = cm
-			mu.Unlock()
-			signal()
-		})
-		if err != nil {
-			return fmt.Errorf("watch %s: %w", name, err)
-		}
-	}
-	for _, name := range []string{notifications.SecretName, notifications.ArgoSecretName} {
-		err := watch.Secret(ctx, name, func(sec *corev1.Secret) {
-			mu.Lock()
-			secrets[name] = sec
-			mu.Unlock()
-			signal()
-		})
-		if err != nil {
-			return fmt.Errorf("watch %s: %w", name, err)
-		}
-	}
-	current := func() (*corev1.ConfigMap, *corev1.Secret) {
-		mu.Lock()
-		defer mu.Unlock()
-		return first(cms[notifications.ConfigMapName], cms[notifications.ArgoConfigMapName]),
-			first(secrets[notifications.SecretName], secrets[notifications.ArgoSecretName])
-	}
-	select { // what the watches said so far is loaded now
-	case <-changed:
-	default:
-	}
-	s.Update(current())
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-changed:
-				s.Update(current())
-			}
-		}
-	}()
-	return nil
-}
-
-// first is a, or b when a is nil.
-func first[T any](a, b *T) *T {
-	if a != nil {
-		return a
-	}
-	return b
+	return notifications.Follow(ctx, watch, s.Update)
 }
 
 // Update loads a version of the configuration: cm (nil: none, the
