@@ -5,6 +5,7 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -435,4 +436,65 @@ func sentCount(t *testing.T, service string) float64 {
 		}
 	}
 	return n
+}
+
+// Two controllers that both deliver (no leader election, as two
+// all-in-one servers without --leader-elect would run) still send each
+// notification once: a claim is a write conditional on the version the
+// claimer read, so of two claims of one notification, one fails.
+func TestNotificationsTwoActiveControllers(t *testing.T) {
+	t.Parallel()
+	const apps20 = 20
+	ns := cluster.Namespace(t)
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}
+	proj.Spec.SourceRepos, proj.Spec.Destinations = []string{"*"}, []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}
+	if err := apps.Create(t.Context(), proj); err != nil {
+		t.Fatal(err)
+	}
+	rc := newReceiver(t, 0)
+	writeNotifications(t, ns, notificationsConfig(map[string]*receiver{"both": rc}))
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"})
+	dest := cluster.Namespace(t)
+	// Apps whose last sync failed, before any controller runs.
+	var names []string
+	for i := range apps20 {
+		name := fmt.Sprintf("both-%02d", i)
+		names = append(names, name)
+		app := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{
+				"notifications.argoproj.io/subscribe.on-sync-failed.both": ""}},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: "file://" + dir, Path: "app", TargetRevision: "main"},
+				Destination: v1alpha1.ApplicationDestination{Server: controller.InClusterServer, Namespace: dest},
+			},
+		}
+		if err := apps.Create(t.Context(), app); err != nil {
+			t.Fatal(err)
+		}
+		patch := []byte(`{"status":{"operationState":{"phase":"Failed","message":"one or more objects failed to apply",` +
+			`"startedAt":"2026-12-06T07:00:00Z","finishedAt":"2026-12-06T07:00:01Z","operation":{"sync":{}}}}}`)
+		if err := apps.Status().Patch(t.Context(), app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		stop := runControllerOf(t, controller.Config{Namespace: ns})
+		defer stop()
+	}
+	poll(t, "every app's notification sent and recorded", func(context.Context) (bool, error) {
+		for _, name := range names {
+			st := deliveries(t, types.NamespacedName{Namespace: ns, Name: name})
+			if len(st) != 1 || onlyDelivery(t, st).Phase != notifications.PhaseSent {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	time.Sleep(2 * time.Second)
+	for _, name := range names {
+		if got := rc.requests("/failed/" + name); len(got) != 1 {
+			t.Errorf("%s: %d requests, want 1: %q", name, len(got), got)
+		}
+	}
 }
