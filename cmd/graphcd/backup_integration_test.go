@@ -27,19 +27,21 @@ import (
 const backupPassword = "backup-s3cret-Pa55word"
 
 // Back up and restore against a real server and controller: two synced
-// apps, a project, the settings and a repository Secret are exported,
+// apps (one in graphcd's namespace, one in a tenant namespace it also
+// serves), a project, the settings and a repository Secret are exported,
 // deleted (the apps without their resources) and imported; the apps come
 // back Synced on the very same live objects (uids unchanged). A second
 // import changes nothing, a dry run writes nothing, --prune removes an app
 // the file does not hold and leaves its resources, and a file with a
 // foreign kind is refused before any write.
 func TestAdminExportImport(t *testing.T) {
-	d := startDay2(t, "--controller=true")
+	tenant := cluster.Namespace(t)
+	d := startDay2(t, "--controller=true", "--application-namespaces="+tenant)
 	ns := d.s.namespace
 	kubeconfig := cluster.Kubeconfig
 	admin := func(t *testing.T, stdin string, args ...string) cliResult {
 		t.Helper()
-		return d.run(t, stdin, append(append([]string{"admin"}, args...), "--kubeconfig", kubeconfig, "-n", ns)...)
+		return d.run(t, stdin, append(append([]string{"admin"}, args...), "--kubeconfig", kubeconfig, "-n", ns, "--application-namespaces", tenant)...)
 	}
 	adminOK := func(t *testing.T, args ...string) string {
 		t.Helper()
@@ -63,16 +65,19 @@ func TestAdminExportImport(t *testing.T) {
 	ctx := t.Context()
 
 	project := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: ns}, Spec: v1alpha1.AppProjectSpec{
-		Description:  "restored from a backup",
-		SourceRepos:  []string{"*"},
-		Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		Description:      "restored from a backup",
+		SourceRepos:      []string{"*"},
+		Destinations:     []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},
+		SourceNamespaces: []string{tenant},
 	}}
 	if err := d.kube.Create(ctx, project); err != nil {
 		t.Fatal(err)
 	}
+	// where is each app's namespace.
+	where := map[string]string{"web": ns, "api": tenant, "extra": ns}
 	newApp := func(name string) *v1alpha1.Application {
 		return &v1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Finalizers: []string{v1alpha1.ResourcesFinalizer}, Labels: map[string]string{"team": "a"}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: where[name], Finalizers: []string{v1alpha1.ResourcesFinalizer}, Labels: map[string]string{"team": "a"}},
 			Spec: v1alpha1.ApplicationSpec{
 				Project:     "team",
 				Source:      &v1alpha1.ApplicationSource{RepoURL: repo, Path: name, TargetRevision: "main"},
@@ -97,7 +102,7 @@ func TestAdminExportImport(t *testing.T) {
 		t.Helper()
 		poll(t, name+" to be Synced", func() (bool, string) {
 			a := &v1alpha1.Application{}
-			if err := d.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, a); err != nil {
+			if err := d.kube.Get(ctx, types.NamespacedName{Namespace: where[name], Name: name}, a); err != nil {
 				return false, err.Error()
 			}
 			return a.Status.Sync.Status == "Synced", fmt.Sprintf("%+v", a.Status)
@@ -117,7 +122,7 @@ func TestAdminExportImport(t *testing.T) {
 
 	// Without --include-secrets: no Secret at all, and the header says so.
 	plain := adminOK(t, "export")
-	for _, want := range []string{"Secrets are left out", "kind: Application\n", "name: web\n", "kind: AppProject\n", "name: team\n", "name: graphcd-cm\n", v1alpha1.ResourcesFinalizer} {
+	for _, want := range []string{"Secrets are left out", "kind: Application\n", "name: web\n", "namespace: " + tenant + "\n", "kind: AppProject\n", "name: team\n", "name: graphcd-cm\n", v1alpha1.ResourcesFinalizer} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("export lacks %q:\n%s", want, plain)
 		}
@@ -145,7 +150,7 @@ func TestAdminExportImport(t *testing.T) {
 	deleteApp := func(t *testing.T, name string) {
 		t.Helper()
 		a := &v1alpha1.Application{}
-		if err := d.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, a); err != nil {
+		if err := d.kube.Get(ctx, types.NamespacedName{Namespace: where[name], Name: name}, a); err != nil {
 			t.Fatal(err)
 		}
 		a.Finalizers = nil
@@ -176,9 +181,15 @@ func TestAdminExportImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, "the apps to be gone", func() (bool, string) {
-		apps := &v1alpha1.ApplicationList{}
-		err := d.kube.List(ctx, apps, ctrlclient.InNamespace(ns))
-		return err == nil && len(apps.Items) == 0, fmt.Sprint(len(apps.Items), err)
+		n := 0
+		for _, in := range []string{ns, tenant} {
+			apps := &v1alpha1.ApplicationList{}
+			if err := d.kube.List(ctx, apps, ctrlclient.InNamespace(in)); err != nil {
+				return false, err.Error()
+			}
+			n += len(apps.Items)
+		}
+		return n == 0, fmt.Sprint(n, " apps left")
 	})
 
 	// A dry run reports and writes nothing.
@@ -197,7 +208,7 @@ func TestAdminExportImport(t *testing.T) {
 
 	// The import restores the apps, which find their resources Synced.
 	out = adminOK(t, "import", "-f", file)
-	for _, want := range []string{"created   Application " + ns + "/web", "created   Application " + ns + "/api", "created   AppProject " + ns + "/team",
+	for _, want := range []string{"created   Application " + ns + "/web", "created   Application " + tenant + "/api", "created   AppProject " + ns + "/team",
 		"created   ConfigMap " + ns + "/" + wellknown.RBACConfigMap, "created   Secret " + ns + "/private-repo"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("import lacks %q:\n%s", want, out)
