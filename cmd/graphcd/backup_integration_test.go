@@ -132,8 +132,11 @@ func TestAdminExportImport(t *testing.T) {
 			t.Errorf("export without --include-secrets holds %q:\n%s", never, plain)
 		}
 	}
-	// With it, to a file only its owner reads.
+	// With it, to a file only its owner reads, even one that was readable.
 	file := filepath.Join(t.TempDir(), "backup.yaml")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	adminOK(t, "export", "--include-secrets", "-o", file)
 	raw, err := os.ReadFile(file)
 	if err != nil {
