@@ -3,8 +3,9 @@
 // judge health (health), diff desired against live objects (diff), plan a
 // sync (sync-plan), check an RBAC policy (rbac) and list or try resource
 // actions (actions), all offline with the
-// same code as the server and the controller; and rotate the key that
-// signs sessions in the cluster (rotate-session-key). Files are read with
+// same code as the server and the controller; and, in the cluster, rotate
+// the key that signs sessions (rotate-session-key) and back graphcd's
+// state up and restore it (export, import). Files are read with
 // "-" for stdin; unreadable documents are reported in place.
 package admin
 
@@ -31,11 +32,11 @@ import (
 func NewCommand(kubeconfig *string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "admin",
-		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, try resource actions and notifications, rotate the session key",
+		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, try resource actions and notifications, rotate the session key, export and import graphcd's state",
 		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newActionsCmd(), newNotificationsCmd(), newRotateSessionKeyCmd(kubeconfig))
+	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newActionsCmd(), newNotificationsCmd(), newRotateSessionKeyCmd(kubeconfig), newExportCmd(kubeconfig), newImportCmd(kubeconfig))
 	return c
 }
 
