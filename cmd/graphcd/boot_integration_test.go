@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"runtime"
@@ -17,7 +18,8 @@ import (
 
 // This file's name sorts before every other integration test file of the
 // package, and Go runs a package's tests in file order: the test below
-// needs a cluster where no test has installed graphcd's CRDs yet.
+// needs a cluster where no test has installed graphcd's CRDs yet. Name new
+// test files so that they sort after it (TestBootFileSortsFirst checks).
 
 // The real binary against a real API server: /readyz is 503 until the CRDs
 // are established, turns 200 once `graphcd install crds` ran, `{ version }`
@@ -114,5 +116,30 @@ func TestServerAgainstCluster(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
+	}
+}
+
+// TestServerAgainstCluster relies on running first: no integration test
+// file of the package may sort before this one.
+func TestBootFileSortsFirst(t *testing.T) {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries { // sorted by name
+		if !strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), "//go:build integration") {
+			continue
+		}
+		if e.Name() != "boot_integration_test.go" {
+			t.Errorf("%s sorts before boot_integration_test.go: rename it so that TestServerAgainstCluster runs first", e.Name())
+		}
+		return
 	}
 }
