@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -357,9 +356,6 @@ func (n *notifier) write(ctx context.Context, app *v1alpha1.Application, st noti
 	return n.client.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
 }
 
-// errSendTimeout is a send that did not end in time.
-var errSendTimeout = errors.New("the send did not finish in time")
-
 // send renders the occurrence's templates for its destination and sends
 // them, within the send timeout.
 func (n *notifier) send(ctx context.Context, cfg *notifications.Config, app map[string]any, occ notifications.Occurrence) error {
@@ -371,26 +367,7 @@ func (n *notifier) send(ctx context.Context, cfg *notifications.Config, app map[
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, notifySendTimeout)
-	defer cancel()
-	select {
-	case n.sends <- struct{}{}:
-	case <-ctx.Done():
-		return errSendTimeout
-	}
-	done := make(chan error, 1)
-	go func() {
-		// The engine's Send takes no context: one that outlives its
-		// timeout keeps its slot until it returns.
-		defer func() { <-n.sends }()
-		done <- svc.Send(*msg, occ.Destination)
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return errSendTimeout
-	}
+	return notifications.SendWithin(ctx, n.sends, notifySendTimeout, svc, *msg, occ.Destination)
 }
 
 // keep remembers outcomes until they are written.

@@ -244,12 +244,7 @@ func notificationEvents(t *testing.T, namespace, name string) []string {
 func TestNotificationsSurviveRestart(t *testing.T) {
 	t.Parallel()
 	const name = "notify-restart"
-	ns := cluster.Namespace(t)
-	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}
-	proj.Spec.SourceRepos, proj.Spec.Destinations = []string{"*"}, []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}
-	if err := apps.Create(t.Context(), proj); err != nil {
-		t.Fatal(err)
-	}
+	ns := privateNamespace(t)
 	rc := newReceiver(t, 0)
 	writeNotifications(t, ns, notificationsConfig(map[string]*receiver{"notif-restart": rc}))
 	start := func() func() { return runPrivateController(t, ns, 100*time.Millisecond) }
@@ -315,12 +310,7 @@ func TestNotificationsSurviveRestart(t *testing.T) {
 func TestNotificationsLeaderChange(t *testing.T) {
 	t.Parallel()
 	const name = "notify-leader"
-	ns := cluster.Namespace(t)
-	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}
-	proj.Spec.SourceRepos, proj.Spec.Destinations = []string{"*"}, []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}
-	if err := apps.Create(t.Context(), proj); err != nil {
-		t.Fatal(err)
-	}
+	ns := privateNamespace(t)
 	receivers := map[string]*receiver{"first": newReceiver(t, 0), "second": newReceiver(t, 0), "third": newReceiver(t, 0)}
 	writeNotifications(t, ns, notificationsConfig(receivers))
 	replica := func(identity string) func() {
@@ -445,12 +435,7 @@ func sentCount(t *testing.T, service string) float64 {
 func TestNotificationsTwoActiveControllers(t *testing.T) {
 	t.Parallel()
 	const apps20 = 20
-	ns := cluster.Namespace(t)
-	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}
-	proj.Spec.SourceRepos, proj.Spec.Destinations = []string{"*"}, []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}
-	if err := apps.Create(t.Context(), proj); err != nil {
-		t.Fatal(err)
-	}
+	ns := privateNamespace(t)
 	rc := newReceiver(t, 0)
 	writeNotifications(t, ns, notificationsConfig(map[string]*receiver{"both": rc}))
 	dir, _ := reposervertest.CommitFiles(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"})
@@ -497,4 +482,17 @@ func TestNotificationsTwoActiveControllers(t *testing.T) {
 			t.Errorf("%s: %d requests, want 1: %q", name, len(got), got)
 		}
 	}
+}
+
+// privateNamespace is a namespace of the test's own for the apps of a
+// controller of its own, with a default project that allows everything.
+func privateNamespace(t *testing.T) string {
+	t.Helper()
+	ns := cluster.Namespace(t)
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}
+	proj.Spec.SourceRepos, proj.Spec.Destinations = []string{"*"}, []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}}
+	if err := apps.Create(t.Context(), proj); err != nil {
+		t.Fatal(err)
+	}
+	return ns
 }

@@ -34,7 +34,7 @@ const (
 )
 
 // ErrSendTimeout is a send that did not end within SendTimeout.
-var ErrSendTimeout = errors.New("the send did not finish in time")
+var ErrSendTimeout = notifications.ErrSendTimeout
 
 // ErrRateLimited is a send refused by the rate limit of its service.
 var ErrRateLimited = errors.New("too many test notifications to this service; try again in a few seconds")
@@ -138,34 +138,11 @@ func (s *Source) Send(ctx context.Context, cfg *notifications.Config, n services
 	if !s.limiter(dest.Service).Allow() {
 		return ErrRateLimited
 	}
-	ctx, cancel := context.WithTimeout(ctx, SendTimeout)
-	defer cancel()
-	select {
-	case s.sends <- struct{}{}:
-	case <-ctx.Done():
-		return ErrSendTimeout
+	err = notifications.SendWithin(ctx, s.sends, SendTimeout, svc, n, dest)
+	if err == nil || errors.Is(err, ErrSendTimeout) {
+		return err
 	}
-	done := make(chan error, 1)
-	go func() {
-		// The engine's Send takes no context: one that outlives the
-		// timeout keeps its slot until it returns.
-		defer func() { <-s.sends }()
-		defer func() {
-			if p := recover(); p != nil {
-				done <- fmt.Errorf("the %s service failed unexpectedly", dest.Service)
-			}
-		}()
-		done <- svc.Send(n, dest)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return errors.New(cfg.Redact(err.Error()))
-		}
-		return nil
-	case <-ctx.Done():
-		return ErrSendTimeout
-	}
+	return errors.New(cfg.Redact(err.Error()))
 }
 
 // limiter is service's rate limit.
