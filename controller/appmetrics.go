@@ -2,14 +2,17 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -303,9 +306,15 @@ func operationOf(app *v1alpha1.Application) string {
 // this controller's shard has claimed, read without copies.
 func (c *Controller) eachApp(ctx context.Context, fn func(*v1alpha1.Application)) {
 	r := c.reconciler
+	// A scrape while the cache syncs waits for it, not for ever.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	var list v1alpha1.ApplicationList
 	if err := r.client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		r.log.Warn("list Applications for metrics", "err", err)
+		// Before the manager starts there is nothing to report yet.
+		if !errors.As(err, new(*crcache.ErrCacheNotStarted)) {
+			r.log.Warn("list Applications for metrics", "err", err)
+		}
 		return
 	}
 	r.reportApps(list.Items, fn)
