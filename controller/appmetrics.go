@@ -17,6 +17,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/cache"
 )
 
 // The Application families mirror Argo CD's application controller
@@ -335,20 +336,28 @@ func (r *Reconciler) reportApps(items []v1alpha1.Application, fn func(*v1alpha1.
 // with the version their discovery reported.
 func (c *Controller) eachCluster(fn func(server, name, version string)) {
 	s := c.clusters
+	type running struct {
+		server string
+		cache  *cache.Cluster
+	}
+	// fn sends to the scrape; the cluster set is not held meanwhile.
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	caches := make([]running, 0, len(s.conns))
 	for server, cn := range s.conns {
-		if !cn.started || cn.cache == nil {
-			continue
+		if cn.started && cn.cache != nil {
+			caches = append(caches, running{server, cn.cache})
 		}
+	}
+	s.mu.Unlock()
+	for _, r := range caches {
 		name := ""
-		if cl, ok := s.reg.ByServer(server); ok {
+		if cl, ok := s.reg.ByServer(r.server); ok {
 			name = cl.Name
-		} else if server == InClusterServer {
+		} else if r.server == InClusterServer {
 			name = InClusterName
 		}
-		version, _ := cn.cache.Capabilities()
-		fn(server, name, version)
+		version, _ := r.cache.Capabilities()
+		fn(r.server, name, version)
 	}
 }
 
