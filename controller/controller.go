@@ -73,6 +73,10 @@ type Config struct {
 	// registry, graphcd_* metrics included) and /healthz; "" or "0" serves
 	// nothing.
 	MetricsListen string
+	// MetricsArgoCDNames serves the Application metric families under
+	// Argo CD's names too (argocd_app_info ...), for the rest of the
+	// process; see docs/metrics.md.
+	MetricsArgoCDNames bool
 	// SyncWaveDelay is the pause between the waves of a sync (2 s when
 	// zero, none when negative); SyncPollInterval is how often a running
 	// sync is looked at (2 s when zero). See controller/sync.
@@ -155,6 +159,9 @@ func New(cfg Config) (*Controller, error) {
 		if cfg.LeaderElection, err = cfg.LeaderElection.configure(&mopts, cfg.RESTConfig, cfg.Namespace, cfg.Shard.Index); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.MetricsArgoCDNames {
+		serveArgoCDNames()
 	}
 	mgr, err := ctrl.NewManager(cfg.RESTConfig, mopts)
 	if err != nil {
@@ -358,6 +365,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err := c.ensureDefaultProject(ctx); err != nil {
 		c.cfg.Logger.Warn("create the default AppProject", "namespace", c.cfg.Namespace, "err", err)
 	}
+	defer apps.add(c)()
 	return c.mgr.Start(ctx)
 }
 

@@ -330,6 +330,7 @@ func (r *Reconciler) clearDeletionError(ctx context.Context, app *v1alpha1.Appli
 func (r *Reconciler) forget(app types.NamespacedName) {
 	r.memory.forget(app)
 	r.orphans.set(app, "")
+	forgetSyncs(app)
 }
 
 // deleteResources deletes the app's live resources with policy and

@@ -136,3 +136,12 @@ func (m *appMemory) forget(app types.NamespacedName) {
 	delete(m.servers, app)
 	m.mu.Unlock()
 }
+
+// claimedApp reports whether this controller's shard claimed app (see
+// Reconciler.claim) and has not released or forgotten it since.
+func (m *appMemory) claimedApp(app types.NamespacedName) bool {
+	m.mu.RLock()
+	_, ok := m.servers[app]
+	m.mu.RUnlock()
+	return ok
+}

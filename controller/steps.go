@@ -42,12 +42,21 @@ var steps = []step{
 // the resync period or sooner when a step asks.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &pass{r: r, key: req.NamespacedName}
+	defer p.observe(time.Now())
 	for _, s := range steps {
 		if done, err := s(p, ctx); done || err != nil {
 			return p.result, err
 		}
 	}
 	return ctrl.Result{RequeueAfter: p.requeue()}, nil
+}
+
+// observe records how long the reconcile that began at start took, when
+// this controller's shard claimed the app (graphcd_app_reconcile).
+func (p *pass) observe(start time.Time) {
+	if p.t != nil {
+		appReconcileSeconds.WithLabelValues(p.key.Namespace, p.app.Spec.Destination.Server).Observe(time.Since(start).Seconds())
+	}
 }
 
 // pass is one reconcile of one app: what its steps found out and did.

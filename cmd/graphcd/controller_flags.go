@@ -29,6 +29,7 @@ type appControllerOptions struct {
 	retryPeriod   time.Duration
 	allowedSCM    []string
 	enableSCM     bool
+	argoCDNames   bool
 }
 
 // addFlags adds the flags; leaderElect is the default of --leader-elect.
@@ -47,6 +48,7 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.StringSliceVar(&o.allowedSCM, "allowed-scm-providers", nil,
 		"API URLs, comma-separated, that ApplicationSets' SCM provider and pull request generators may name as their api besides the forges' public ones (github.com, gitlab.com, bitbucket.org, gitea.com); a URL allows the URLs under it")
 	f.BoolVar(&o.enableSCM, "enable-scm-providers", true, "run ApplicationSets' SCM provider and pull request generators")
+	f.BoolVar(&o.argoCDNames, "metrics-argocd-names", false, "serve the application metrics under Argo CD's names too (argocd_app_info ...), for dashboards and alerts written for Argo CD")
 }
 
 // validate checks the flags before anything starts (the Lease timings only
@@ -102,7 +104,7 @@ func (o *appControllerOptions) config() controller.Config {
 	return controller.Config{
 		Namespace: o.namespace, AppNamespaces: o.served, Resync: o.appResync, Processors: o.processors,
 		Shard:          controller.Shard{Index: o.shard, Count: o.shards},
-		LeaderElection: o.leaderElection(), Forges: o.forges(),
+		LeaderElection: o.leaderElection(), Forges: o.forges(), MetricsArgoCDNames: o.argoCDNames,
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/clusters"
@@ -255,6 +256,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	pushed := &pushQueue{}
 	if o.controller {
 		opts.Webhook.Queue = pushed
+		// The controller's application metrics join the server's.
+		metrics.MustRegister(controller.MetricsCollectors(o.app.argoCDNames)...)
 	}
 	srv, err := apiserver.New(opts)
 	if err != nil {

@@ -1,0 +1,423 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apimachinery/pkg/types"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/controller/cache"
+)
+
+// The Application families mirror Argo CD's application controller
+// metrics: the same names after the prefix, the same labels, the same
+// meanings. They are graphcd_<name>, and also argocd_<name> in Argo CD
+// compatibility mode (Config.MetricsArgoCDNames), so that dashboards and
+// alerts written for Argo CD work unchanged. docs/metrics.md documents
+// each label and what bounds it.
+const (
+	metricsPrefix = "graphcd_"
+	argoCDPrefix  = "argocd_"
+)
+
+// family is one metric family: its name after the prefix, help and labels.
+type family struct {
+	name, help string
+	labels     []string
+
+	order  sync.Once
+	byName []int
+}
+
+func (f *family) desc(prefix string) *prometheus.Desc {
+	return prometheus.NewDesc(prefix+f.name, f.help, f.labels, nil)
+}
+
+// maxLabels is the most labels a family computed at scrape time has.
+const maxLabels = 10
+
+// gauge is one series of 1 of family f with label values in f.labels'
+// order. It is a prometheus.Metric built in one allocation, its label
+// pairs already in the name order exposition wants: a scrape at 10,000
+// apps makes tens of thousands of them, and prometheus.MustNewConstMetric
+// would allocate and sort each label pair apart.
+func (f *family) gauge(desc *prometheus.Desc, values ...string) *series {
+	s := &series{desc: desc, value: 1}
+	s.gauge.Value = &s.value
+	order := f.sorted()
+	for i, at := range order {
+		s.values[i] = values[at]
+		s.pairs[i] = dto.LabelPair{Name: &f.labels[at], Value: &s.values[i]}
+		s.labels[i] = &s.pairs[i]
+	}
+	s.n = len(order)
+	return s
+}
+
+// sorted is the order of f's labels by name, as indexes into f.labels.
+func (f *family) sorted() []int {
+	f.order.Do(func() {
+		f.byName = make([]int, len(f.labels))
+		for i := range f.byName {
+			f.byName[i] = i
+		}
+		slices.SortFunc(f.byName, func(a, b int) int { return strings.Compare(f.labels[a], f.labels[b]) })
+	})
+	return f.byName
+}
+
+// series is a gauge's series; see family.gauge.
+type series struct {
+	desc   *prometheus.Desc
+	n      int
+	values [maxLabels]string
+	pairs  [maxLabels]dto.LabelPair
+	labels [maxLabels]*dto.LabelPair
+	value  float64
+	gauge  dto.Gauge
+}
+
+// Desc implements prometheus.Metric.
+func (s *series) Desc() *prometheus.Desc { return s.desc }
+
+// Write implements prometheus.Metric.
+func (s *series) Write(out *dto.Metric) error {
+	out.Label, out.Gauge = s.labels[:s.n], &s.gauge
+	return nil
+}
+
+var (
+	appInfoFamily = &family{name: "app_info",
+		help:   "Information about Applications: 1 per app this controller reconciles, labelled with its sync status, health, project and destination.",
+		labels: []string{"namespace", "name", "project", "autosync_enabled", "repo", "dest_server", "dest_namespace", "sync_status", "health_status", "operation"}}
+	appConditionFamily = &family{name: "app_condition",
+		help:   "The conditions present in an Application's status: 1 per app and condition type.",
+		labels: []string{"namespace", "name", "project", "condition"}}
+	appSyncFamily = &family{name: "app_sync_total",
+		help:   "Sync operations that ended, by app and final phase (Succeeded, Failed, Error).",
+		labels: []string{"namespace", "name", "project", "dest_server", "phase", "dry_run"}}
+	appReconcileFamily = &family{name: "app_reconcile",
+		help:   "How long reconciles of Applications took, in seconds, by app namespace and destination server.",
+		labels: []string{"namespace", "dest_server"}}
+	clusterInfoFamily = &family{name: "cluster_info",
+		help:   "Information about the destination clusters whose caches this controller runs: 1 per cluster, labelled with its Kubernetes version.",
+		labels: []string{"server", "name", "k8s_version"}}
+)
+
+var (
+	appSyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricsPrefix + appSyncFamily.name, Help: appSyncFamily.help,
+	}, appSyncFamily.labels)
+	// The buckets are Argo CD's, so that its dashboards' quantiles read
+	// the same.
+	appReconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: metricsPrefix + appReconcileFamily.name, Help: appReconcileFamily.help,
+		Buckets: []float64{0.25, 0.5, 1, 2, 4, 8, 16},
+	}, appReconcileFamily.labels)
+	apps = newAppCollector(metricsPrefix)
+)
+
+func init() {
+	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds)
+}
+
+// argoCDNamesOnce registers the Argo CD names in controller-runtime's
+// registry at most once per process.
+var argoCDNamesOnce sync.Once
+
+// serveArgoCDNames adds the argocd_ twins of the Application families to
+// controller-runtime's registry, for the rest of the process.
+func serveArgoCDNames() {
+	argoCDNamesOnce.Do(func() { crmetrics.Registry.MustRegister(argoCDTwins()) })
+}
+
+// MetricsCollectors are the Application families (with their argocd_
+// twins when argoCDNames), for a process that serves a registry of its
+// own rather than controller-runtime's: graphcd server with its
+// controller in process.
+func MetricsCollectors(argoCDNames bool) []prometheus.Collector {
+	out := []prometheus.Collector{apps, appSyncs, appReconcileSeconds}
+	if argoCDNames {
+		out = append(out, argoCDTwins())
+	}
+	return out
+}
+
+// countSync counts a sync operation that ended, in phase st.Phase.
+func countSync(app *v1alpha1.Application, st *v1alpha1.OperationState) {
+	if st.Operation.Sync == nil {
+		return
+	}
+	appSyncs.WithLabelValues(app.Namespace, app.Name, app.ProjectName(), app.Spec.Destination.Server,
+		string(st.Phase), strconv.FormatBool(st.Operation.Sync.DryRun)).Inc()
+}
+
+// forgetSyncs drops the sync counts of an app that is gone, so that the
+// counter's series stay bounded by the apps that exist.
+func forgetSyncs(app types.NamespacedName) {
+	appSyncs.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
+}
+
+// metricsSource is a controller whose apps and clusters the collector
+// reports.
+type metricsSource interface {
+	// eachApp calls fn with every app the source reconciles; fn must not
+	// keep or change it.
+	eachApp(ctx context.Context, fn func(*v1alpha1.Application))
+	// eachCluster calls fn with every destination cluster whose cache runs.
+	eachCluster(fn func(server, name, version string))
+}
+
+// appCollector computes app_info, app_condition and cluster_info at scrape
+// time from its sources' caches, so a deleted app leaves no series behind.
+type appCollector struct {
+	info, condition, cluster *prometheus.Desc
+
+	mu      sync.Mutex
+	sources map[metricsSource]struct{}
+}
+
+func newAppCollector(prefix string) *appCollector {
+	return &appCollector{
+		info: appInfoFamily.desc(prefix), condition: appConditionFamily.desc(prefix), cluster: clusterInfoFamily.desc(prefix),
+		sources: map[metricsSource]struct{}{},
+	}
+}
+
+// add makes s reported until the returned function is called.
+func (c *appCollector) add(s metricsSource) (remove func()) {
+	c.mu.Lock()
+	c.sources[s] = struct{}{}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.sources, s)
+		c.mu.Unlock()
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *appCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.info
+	ch <- c.condition
+	ch <- c.cluster
+}
+
+// Collect implements prometheus.Collector. A process normally runs one
+// controller; when it runs several (tests), an app or cluster two of them
+// see is reported once.
+func (c *appCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	sources := make([]metricsSource, 0, len(c.sources))
+	for s := range c.sources {
+		sources = append(sources, s)
+	}
+	c.mu.Unlock()
+	var seenApps map[types.NamespacedName]bool
+	seenClusters := map[string]bool{}
+	if len(sources) > 1 {
+		seenApps = map[types.NamespacedName]bool{}
+	}
+	ctx := context.Background()
+	for _, s := range sources {
+		s.eachApp(ctx, func(app *v1alpha1.Application) {
+			if seenApps != nil {
+				key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+				if seenApps[key] {
+					return
+				}
+				seenApps[key] = true
+			}
+			c.collectApp(ch, app)
+		})
+		s.eachCluster(func(server, name, version string) {
+			if !seenClusters[server] {
+				seenClusters[server] = true
+				ch <- clusterInfoFamily.gauge(c.cluster, server, name, version)
+			}
+		})
+	}
+}
+
+// collectApp sends app's app_info and app_condition series.
+func (c *appCollector) collectApp(ch chan<- prometheus.Metric, app *v1alpha1.Application) {
+	project := app.ProjectName()
+	ch <- appInfoFamily.gauge(c.info,
+		app.Namespace, app.Name, project, strconv.FormatBool(automated(app) != nil), repoOf(app),
+		app.Spec.Destination.Server, app.Spec.Destination.Namespace,
+		string(app.Status.Sync.Status), string(app.Status.Health.Status), operationOf(app))
+	conds := app.Status.Conditions
+	for i, cond := range conds {
+		if firstOfType(conds[:i], cond.Type) {
+			ch <- appConditionFamily.gauge(c.condition, app.Namespace, app.Name, project, string(cond.Type))
+		}
+	}
+}
+
+// firstOfType reports whether none of before has type typ: an app with
+// two conditions of a type has one series.
+func firstOfType(before []v1alpha1.ApplicationCondition, typ v1alpha1.ApplicationConditionType) bool {
+	for _, c := range before {
+		if c.Type == typ {
+			return false
+		}
+	}
+	return true
+}
+
+// repoOf is the repository of the app's first source (the dry source of
+// a source hydrator), as Argo CD's repo label is.
+func repoOf(app *v1alpha1.Application) string {
+	s := &app.Spec
+	switch {
+	case s.SourceHydrator != nil:
+		return s.SourceHydrator.DrySource.RepoURL
+	case len(s.Sources) > 0:
+		return s.Sources[0].RepoURL
+	case s.Source != nil:
+		return s.Source.RepoURL
+	}
+	return ""
+}
+
+// operationOf is the operation label: "delete" while the app is being
+// deleted, "sync" while a sync is requested or runs, else "".
+func operationOf(app *v1alpha1.Application) string {
+	switch {
+	case app.DeletionTimestamp != nil:
+		return "delete"
+	case app.Operation != nil && app.Operation.Sync != nil:
+		return "sync"
+	}
+	return ""
+}
+
+// eachApp implements metricsSource: the apps in the manager's cache that
+// this controller's shard has claimed, read without copies.
+func (c *Controller) eachApp(ctx context.Context, fn func(*v1alpha1.Application)) {
+	r := c.reconciler
+	// A scrape while the cache syncs waits for it, not for ever.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var list v1alpha1.ApplicationList
+	if err := r.client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		// Before the manager starts there is nothing to report yet.
+		if !errors.As(err, new(*crcache.ErrCacheNotStarted)) {
+			r.log.Warn("list Applications for metrics", "err", err)
+		}
+		return
+	}
+	r.reportApps(list.Items, fn)
+}
+
+// reportApps calls fn with the apps of items this reconciler serves and
+// its shard has claimed.
+func (r *Reconciler) reportApps(items []v1alpha1.Application, fn func(*v1alpha1.Application)) {
+	for i := range items {
+		app := &items[i]
+		if r.opts.AppNamespaces.Allowed(app.Namespace) && r.memory.claimedApp(types.NamespacedName{Namespace: app.Namespace, Name: app.Name}) {
+			fn(app)
+		}
+	}
+}
+
+// eachCluster implements metricsSource: the clusters whose caches run,
+// with the version their discovery reported.
+func (c *Controller) eachCluster(fn func(server, name, version string)) {
+	s := c.clusters
+	type running struct {
+		server string
+		cache  *cache.Cluster
+	}
+	// fn sends to the scrape; the cluster set is not held meanwhile.
+	s.mu.Lock()
+	caches := make([]running, 0, len(s.conns))
+	for server, cn := range s.conns {
+		if cn.started && cn.cache != nil {
+			caches = append(caches, running{server, cn.cache})
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range caches {
+		name := ""
+		if cl, ok := s.reg.ByServer(r.server); ok {
+			name = cl.Name
+		} else if r.server == InClusterServer {
+			name = InClusterName
+		}
+		version, _ := r.cache.Capabilities()
+		fn(r.server, name, version)
+	}
+}
+
+// argoCDTwins returns a collector that serves the Application families
+// again under Argo CD's names, with the same labels and values.
+func argoCDTwins() prometheus.Collector {
+	twins := &renamed{
+		inner: []prometheus.Collector{apps, appSyncs, appReconcileSeconds},
+		to:    map[*prometheus.Desc]*prometheus.Desc{},
+	}
+	twins.to[apps.info] = appInfoFamily.desc(argoCDPrefix)
+	twins.to[apps.condition] = appConditionFamily.desc(argoCDPrefix)
+	twins.to[apps.cluster] = clusterInfoFamily.desc(argoCDPrefix)
+	twins.to[describeOne(appSyncs)] = appSyncFamily.desc(argoCDPrefix)
+	twins.to[describeOne(appReconcileSeconds)] = appReconcileFamily.desc(argoCDPrefix)
+	return twins
+}
+
+// describeOne is the descriptor of a collector of one family (a vector).
+func describeOne(c prometheus.Collector) *prometheus.Desc {
+	ch := make(chan *prometheus.Desc, 1)
+	c.Describe(ch)
+	return <-ch
+}
+
+// renamed serves the metrics of inner under other descriptors: to maps
+// each of inner's descriptors to one with another name and the same
+// labels. Metrics of descriptors to does not name are dropped.
+type renamed struct {
+	inner []prometheus.Collector
+	to    map[*prometheus.Desc]*prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (r *renamed) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range r.to {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (r *renamed) Collect(ch chan<- prometheus.Metric) {
+	in := make(chan prometheus.Metric, 256)
+	go func() {
+		defer close(in)
+		for _, c := range r.inner {
+			c.Collect(in)
+		}
+	}()
+	for m := range in {
+		if d, ok := r.to[m.Desc()]; ok {
+			ch <- renamedMetric{Metric: m, desc: d}
+		}
+	}
+}
+
+// renamedMetric is a metric written as its own but described by desc.
+type renamedMetric struct {
+	prometheus.Metric
+	desc *prometheus.Desc
+}
+
+func (m renamedMetric) Desc() *prometheus.Desc { return m.desc }
