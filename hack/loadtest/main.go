@@ -233,25 +233,7 @@ func run() error {
 	}
 	clusterAll -= clusterStart
 	if notify != nil {
-		r, err := notify.waitDelivered(ctx, o.apps)
-		if err != nil {
-			return err
-		}
-		cpuDelivered, err := cpuSeconds(pid)
-		if err != nil {
-			return err
-		}
-		peak, err := peakRSS(pid)
-		if err != nil {
-			return err
-		}
-		// Synced+Healthy, all delivered, latency p50/p99/max, duplicates,
-		// CPU to all synced and to all delivered (the last includes the
-		// 5 s waited for duplicates), peak RSS.
-		fmt.Printf("| %d | %.1f s | %.1f s | %d ms | %d ms | %d ms | %d | %.1f CPU-s | %.1f CPU-s | %d MiB |\n",
-			o.apps, all.Seconds(), r.last.Sub(start).Seconds(), r.p50.Milliseconds(), r.p99.Milliseconds(), r.worst.Milliseconds(), r.duplicates,
-			cpuAll, cpuDelivered-cpuStart, peak>>20)
-		return nil
+		return notify.report(ctx, o.apps, pid, start, all, cpuStart, cpuAll)
 	}
 	time.Sleep(o.steady)
 	cpuEnd, err := cpuSeconds(pid)

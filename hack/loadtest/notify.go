@@ -173,3 +173,26 @@ func (b *notifyBench) waitDelivered(ctx context.Context, apps int) (notifyResult
 	r.p50, r.p99, r.worst = at(0.50), at(0.99), latencies[len(latencies)-1]
 	return r, nil
 }
+
+// report waits for every notification and prints the table row of
+// --notify: all Synced+Healthy, all delivered, latency p50/p99/max,
+// duplicates, graphcd's CPU to all synced and to all delivered (the last
+// includes the 5 s waited for duplicates), and its peak RSS.
+func (b *notifyBench) report(ctx context.Context, apps, pid int, start time.Time, all time.Duration, cpuStart, cpuAll float64) error {
+	r, err := b.waitDelivered(ctx, apps)
+	if err != nil {
+		return err
+	}
+	cpuDelivered, err := cpuSeconds(pid)
+	if err != nil {
+		return err
+	}
+	peak, err := peakRSS(pid)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("| %d | %.1f s | %.1f s | %d ms | %d ms | %d ms | %d | %.1f CPU-s | %.1f CPU-s | %d MiB |\n",
+		apps, all.Seconds(), r.last.Sub(start).Seconds(), r.p50.Milliseconds(), r.p99.Milliseconds(), r.worst.Milliseconds(), r.duplicates,
+		cpuAll, cpuDelivered-cpuStart, peak>>20)
+	return nil
+}
