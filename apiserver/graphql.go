@@ -79,6 +79,7 @@ type graphQLOptions struct {
 	disableIntrospection          bool
 	allowedOrigins                []string
 	websocketWriteTimeout         time.Duration
+	websocketPingInterval         time.Duration
 	maxSubscriptions              int
 	authenticator                 Authenticator
 	// sockets ends every websocket when it is done.
@@ -98,6 +99,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	srv.AddTransport(sharingWebsocket{shared: opts.shared, Websocket: transport.Websocket{
 		Implementation:        newGorillaWebsocket(opts.allowedOrigins, opts.websocketWriteTimeout),
 		KeepAlivePingInterval: 10 * time.Second,
+		PingPongInterval:      opts.websocketPingInterval,
 		InitTimeout:           websocketInitTimeout,
 		// Each socket counts its own subscriptions (authentication of
 		// connection_init lands here with Auth).

@@ -141,6 +141,11 @@ type Options struct {
 	// client that stops reading for longer is disconnected. Zero means
 	// DefaultWebsocketWriteTimeout.
 	WebsocketWriteTimeout time.Duration
+	// WebsocketPingInterval is how often the server pings a
+	// graphql-transport-ws client; a client that answers no ping for two
+	// intervals is disconnected, so a dead peer's subscriptions end. Zero
+	// means DefaultWebsocketPingInterval.
+	WebsocketPingInterval time.Duration
 	// Authenticator finds the principal of each request's token (bearer
 	// header, session cookie or websocket connection_init). Nil means no
 	// request has a principal.
@@ -212,7 +217,8 @@ func New(opts Options) (*Server, error) {
 	s.handle(mux, m, "/api/graphql", "graphql", withClient(opts.TrustedProxies, authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(api, graphQLOptions{
 		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins, websocketWriteTimeout: cmp.Or(opts.WebsocketWriteTimeout, DefaultWebsocketWriteTimeout),
-		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
+		websocketPingInterval: cmp.Or(opts.WebsocketPingInterval, DefaultWebsocketPingInterval),
+		maxSubscriptions:      opts.MaxSubscriptions, authenticator: opts.Authenticator,
 		sockets: baseCtx, shared: shared, audit: opts.Audit,
 	}, s.log)))))
 	for _, r := range opts.Routes {

@@ -23,6 +23,13 @@ import (
 // is closed (see gorillaConn.WriteJSON).
 const DefaultWebsocketWriteTimeout = 10 * time.Second
 
+// DefaultWebsocketPingInterval is how often graphql-transport-ws clients
+// are pinged. Their libraries answer pings on their own; a peer that has
+// gone without closing (a laptop put to sleep, a dropped NAT entry) answers
+// none and is disconnected after at most three intervals, instead of
+// holding its subscriptions for ever.
+const DefaultWebsocketPingInterval = 30 * time.Second
+
 // websocketReadBuffer is the size of a socket's own read buffer. Client
 // messages are small (subscribe, complete, ping); larger ones are read
 // through it in pieces. A buffer of its own, rather than gorilla reusing

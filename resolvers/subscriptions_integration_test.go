@@ -415,3 +415,82 @@ func TestSubscriptionsPerSocketLimited(t *testing.T) {
 		}
 	}
 }
+
+// TestSilentPeerDisconnected checks the graphql-transport-ws ping: a
+// client that stops answering pings is disconnected, so a peer gone without
+// a close does not hold its subscriptions for ever, while one that answers
+// (read does) keeps its subscription all the while.
+func TestSilentPeerDisconnected(t *testing.T) {
+	t.Parallel()
+	const interval = 20 * time.Millisecond
+	bus := eventbus.NewMemory()
+	ts := serveAPIWith(t, bus, func(o *apiserver.Options) { o.WebsocketPingInterval = interval })
+	alive := dialWS(t, ts.URL, 0)
+	silent := dialWS(t, ts.URL, 0)
+	for _, c := range []*wsClient{alive, silent} {
+		c.subscribe("s", `subscription { applicationEvents(filter: {namespaces: ["ping"]}) { name } }`, nil)
+	}
+	publish := func(name string) {
+		_ = bus.Publish(t.Context(), eventbus.Event{App: types.NamespacedName{Namespace: "ping", Name: name}, Type: eventbus.ReconcileCompleted})
+	}
+
+	// The silent client reads and never answers.
+	type ending struct {
+		pings int
+		err   error
+	}
+	ended := make(chan ending, 1)
+	go func() {
+		pings := 0
+		for {
+			_ = silent.conn.SetReadDeadline(time.Now().Add(time.Minute)) // a hang fails; no timing is asserted
+			var m wsMessage
+			err := silent.conn.ReadJSON(&m)
+			if err != nil {
+				ended <- ending{pings, err}
+				return
+			}
+			if m.Type == "ping" {
+				pings++
+			}
+		}
+	}()
+	// Meanwhile events flow to the client that answers.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(interval):
+				publish("tick")
+			}
+		}
+	}()
+	var end ending
+	for end.err == nil {
+		var ev struct{ ApplicationEvents struct{ Name string } }
+		alive.next("s", &ev)
+		select {
+		case end = <-ended:
+		default:
+		}
+	}
+	if ne, ok := errors.AsType[net.Error](end.err); ok && ne.Timeout() {
+		t.Fatalf("a peer that answers no ping stayed connected: %v", end.err)
+	}
+	if end.pings == 0 {
+		t.Fatalf("the server closed the socket without pinging it: %v", end.err)
+	}
+
+	// The client that answered outlived the silent one and still gets events.
+	publish("after")
+	for {
+		var ev struct{ ApplicationEvents struct{ Name string } }
+		alive.next("s", &ev)
+		if ev.ApplicationEvents.Name == "after" {
+			return
+		}
+	}
+}
