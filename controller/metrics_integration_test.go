@@ -40,7 +40,7 @@ func TestMetricsAfterSync(t *testing.T) {
 	// A controller of its own serves /metrics (the registry is the
 	// process's, holding the package controller's apps) with Argo CD's
 	// names on.
-	stop := runControllerOf(t, controller.Config{Namespace: cluster.Namespace(t), MetricsListen: addr, MetricsArgoCDNames: true})
+	stop := runController(t, controller.Config{Namespace: cluster.Namespace(t), MetricsListen: addr, MetricsArgoCDNames: true})
 	defer stop()
 
 	name := "metrics-sync"

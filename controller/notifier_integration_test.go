@@ -314,7 +314,7 @@ func TestNotificationsLeaderChange(t *testing.T) {
 	receivers := map[string]*receiver{"first": newReceiver(t, 0), "second": newReceiver(t, 0), "third": newReceiver(t, 0)}
 	writeNotifications(t, ns, notificationsConfig(receivers))
 	replica := func(identity string) func() {
-		return runControllerOf(t, controller.Config{Namespace: ns, LeaderElection: controller.LeaderElection{
+		return runController(t, controller.Config{Namespace: ns, LeaderElection: controller.LeaderElection{
 			Enabled: true, Identity: identity, LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
 		}})
 	}
@@ -464,7 +464,7 @@ func TestNotificationsTwoActiveControllers(t *testing.T) {
 		}
 	}
 	for range 2 {
-		stop := runControllerOf(t, controller.Config{Namespace: ns})
+		stop := runController(t, controller.Config{Namespace: ns})
 		defer stop()
 	}
 	poll(t, "every app's notification sent and recorded", func(context.Context) (bool, error) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -744,26 +743,5 @@ spec:
 // as a restarted process would, until the returned stop is called.
 func runPrivateController(t *testing.T, ns string, waveDelay time.Duration) (stop func()) {
 	t.Helper()
-	return runControllerOf(t, controller.Config{Namespace: ns, SyncWaveDelay: waveDelay})
-}
-
-// runControllerOf runs a controller of cfg (with the package's cluster,
-// repository service and quick polls) until the returned stop is called.
-func runControllerOf(t *testing.T, cfg controller.Config) (stop func()) {
-	t.Helper()
-	cfg.RESTConfig, cfg.Repo, cfg.Resync, cfg.SyncPollInterval = cluster.Config, repoSvc, time.Hour, 200*time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := controller.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := c.Run(ctx); err != nil {
-			t.Errorf("controller: %v", err)
-		}
-	}()
-	return func() { cancel(); <-done }
+	return runController(t, controller.Config{Namespace: ns, SyncWaveDelay: waveDelay})
 }

@@ -41,13 +41,16 @@ func startOwnController(t *testing.T, ns string, repo reposerver.Service, wrap t
 }
 
 // runController runs a controller of the test's own with cfg, whose unset
-// fields get the tests' defaults: the shared cluster, an hour's resync,
-// short sync pauses, warnings logged. The returned function stops it (as
+// fields get the tests' defaults: the shared cluster and repository
+// service, an hour's resync, short sync pauses, warnings logged. The returned function stops it (as
 // a crash would: nothing is flushed).
 func runController(t *testing.T, cfg controller.Config) (stop func()) {
 	t.Helper()
 	if cfg.RESTConfig == nil {
 		cfg.RESTConfig = cluster.Config
+	}
+	if cfg.Repo == nil {
+		cfg.Repo = repoSvc
 	}
 	if cfg.Resync == 0 {
 		cfg.Resync = time.Hour
