@@ -80,14 +80,20 @@ func (c *ClusterConfig) HasCredentials() bool {
 
 // DecodeCluster reads a cluster Secret. It checks the keys' syntax; what
 // the config means for a client (PEM blocks, the exec plugin) is the
-// reader's to check. On error the Cluster still holds the Name, Server and
-// Project the Secret claims, so that a broken Secret is reported under
-// them, and only to whom may see them.
+// reader's to check. On error the Cluster still holds the Name, Server
+// and Project the Secret claims (the server only when it holds no "@"),
+// so that a broken Secret is reported under them, and only to whom may
+// see them.
 func DecodeCluster(sec *corev1.Secret) (Cluster, error) {
 	data := Data(sec)
 	c, err := decodeCluster(data)
 	if err != nil {
+		// A server URL with user information is refused, and not
+		// repeated: the password in it is no name.
 		server := NormaliseServer(data["server"])
+		if strings.Contains(server, "@") {
+			server = ""
+		}
 		return Cluster{Name: cmp.Or(strings.TrimSpace(data["name"]), server), Server: server, Project: strings.TrimSpace(data["project"])}, keyError(sec, "cluster", "%v", err)
 	}
 	return c, nil
@@ -125,7 +131,9 @@ func decodeCluster(data map[string]string) (Cluster, error) {
 }
 
 // checkServer checks an API server URL and returns its normal form. The
-// URL is echoed in errors only when it carries no user information.
+// URL is echoed in errors only when it holds no "@": what comes before
+// one may be a password, whether or not the URL parses as having user
+// information.
 func checkServer(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -135,7 +143,7 @@ func checkServer(raw string) (string, error) {
 	if err != nil {
 		return "", errors.New("server is not a valid URL")
 	}
-	if u.User != nil {
+	if u.User != nil || strings.Contains(raw, "@") {
 		return "", errors.New("server must not carry credentials in the URL; put them in config")
 	}
 	if u.Scheme != "https" && u.Scheme != "http" {

@@ -84,19 +84,21 @@ func DecodeRepository(sec *corev1.Secret) (Repository, error) {
 	return r, nil
 }
 
-// withoutUserInfo is url with any user name and password taken out. An
-// scp-like SSH address (git@host:path), which has no password, is kept as
-// it is; anything else that does not parse gives "".
+// withoutUserInfo is url with any user name and password taken out, and
+// its query and fragment too, which no repository needs and a token may
+// hide in. An scp-like SSH address (git@host:path), which has no password,
+// is kept as it is; anything else that does not parse as a URL with a
+// host or path (an opaque "user:password@host" among them) gives "".
 func withoutUserInfo(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		if at, colon := strings.Index(raw, "@"), strings.Index(raw, ":"); at > 0 && colon > at && !strings.Contains(raw, "://") {
-			return raw
-		}
-		return ""
+	if err == nil && u.Opaque == "" {
+		u.User, u.RawQuery, u.Fragment, u.RawFragment = nil, "", "", ""
+		return u.String()
 	}
-	u.User = nil
-	return u.String()
+	if at, colon := strings.Index(raw, "@"), strings.Index(raw, ":"); at > 0 && colon > at && !strings.Contains(raw, "://") {
+		return raw
+	}
+	return ""
 }
 
 // HasCredentials reports whether r carries anything that authenticates.
