@@ -19,6 +19,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver/render"
 )
 
@@ -124,7 +125,7 @@ func newRepoFS(ctx context.Context, req render.Request, build buildOptions) (*re
 			m, err := newMount(vroot, b.Root)
 			if err != nil {
 				f.close()
-				return nil, fmt.Errorf("remote base %q: %w", ref, err)
+				return nil, fmt.Errorf("remote base %q: %w", repourl.Redact(ref), err)
 			}
 			f.mounts = append(f.mounts, m)
 			byRoot[b.Root] = vroot

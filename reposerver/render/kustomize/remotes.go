@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/types"
 
+	"github.com/graphcd/graphcd/internal/repourl"
 	"github.com/graphcd/graphcd/reposerver/render"
 )
 
@@ -206,7 +207,7 @@ func ParseRemote(ref string) (Remote, error) {
 	}
 	q, err := url.ParseQuery(query)
 	if err != nil {
-		return Remote{}, fmt.Errorf("remote base %q: query: %w", ref, err)
+		return Remote{}, fmt.Errorf("remote base %q: query: %w", repourl.Redact(ref), err)
 	}
 	out.Revision = q.Get("ref")
 	if out.Revision == "" {
@@ -217,14 +218,14 @@ func ParseRemote(ref string) (Remote, error) {
 	case hasScheme:
 		scheme = strings.ToLower(scheme)
 		if scheme != "https" && scheme != "http" && scheme != "ssh" {
-			return Remote{}, fmt.Errorf("remote base %q: %w: graphcd fetches https, http and ssh repositories, not %s://", ref, ErrRemoteBase, scheme)
+			return Remote{}, fmt.Errorf("remote base %q: %w: graphcd fetches https, http and ssh repositories, not %s://", repourl.Redact(ref), ErrRemoteBase, scheme)
 		}
 	case scpUser.MatchString(s):
 		scheme, rest = "", s
 	case strings.HasPrefix(strings.ToLower(s), "github.com/"), strings.HasPrefix(strings.ToLower(s), "gitlab.com/"):
 		scheme, rest = "https", s
 	default:
-		return Remote{}, fmt.Errorf("remote base %q: %w: not a repository URL", ref, ErrRemoteBase)
+		return Remote{}, fmt.Errorf("remote base %q: %w: not a repository URL", repourl.Redact(ref), ErrRemoteBase)
 	}
 	if (scheme == "https" || scheme == "http") && !isRepoURL(rest, q) {
 		out.File = true
@@ -232,7 +233,7 @@ func ParseRemote(ref string) (Remote, error) {
 	}
 	repo, sub := splitRepo(rest)
 	if repo == "" {
-		return Remote{}, fmt.Errorf("remote base %q: %w: no repository", ref, ErrRemoteBase)
+		return Remote{}, fmt.Errorf("remote base %q: %w: no repository", repourl.Redact(ref), ErrRemoteBase)
 	}
 	if scheme != "" {
 		repo = scheme + "://" + repo
