@@ -88,6 +88,10 @@ bench: test-deps cluster-bins ## Run the benchmarks (figures go to docs/benchmar
 	cd bench/diffpeer && $(GO) test -run . -bench . -benchmem -count 5
 	cd bench/appsetpeer && GOTOOLCHAIN=go1.27.3 $(GO) test -run . -bench . -benchmem -count 5
 
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 1m; FUZZ=regexp picks "package/Target"s).
+	hack/fuzz.sh
+
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

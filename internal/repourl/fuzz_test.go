@@ -3,6 +3,7 @@ package repourl
 import (
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // FuzzParse checks the identity of arbitrary URLs and patterns: a URL is
@@ -39,7 +40,10 @@ func FuzzRedact(f *testing.F) {
 	f.Add("http", "", "ghp_0123456789", "fetch \"%s\"\n")
 	f.Add("git+ssh", "a:b", "zzzzzzzz", "%s%s")
 	f.Fuzz(func(t *testing.T, scheme, user, password, text string) {
-		if len(password) < 6 || strings.ContainsAny(password, "@/?#%[] \t\r\n\"'\\:") || strings.ContainsAny(user, "@/?#%[] \t\r\n\"'") ||
+		// Spaces and control characters end a URL in text: a "password"
+		// after one is no URL's.
+		if len(password) < 6 || strings.ContainsAny(password, "@/?#%[]\"'\\:") || strings.ContainsAny(user, "@/?#%[]\"'") ||
+			strings.IndexFunc(user+password, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 ||
 			!schemePattern.MatchString(strings.ToLower(scheme)+"://") || !strings.Contains(text, "%s") {
 			return
 		}
