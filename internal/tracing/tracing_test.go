@@ -14,6 +14,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/graphcd/graphcd/internal/testenv/otlpsink"
 )
 
 // record installs a tracer provider that samples as sampler and keeps its
@@ -184,5 +186,34 @@ func TestWrapKubernetesTracesRequestsInATrace(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != "" || !strings.Contains(got[1], spans[0].SpanContext.TraceID().String()) {
 		t.Errorf("traceparent headers = %q, want none, then the trace's", got)
+	}
+}
+
+// Start sends over OTLP/gRPC: the Collector's own receiver gets the span,
+// with the service's name, once shutdown has flushed.
+func TestStartExportsToACollector(t *testing.T) {
+	sink, err := otlpsink.Start(t.Context(), otlpsink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sink.Close(context.WithoutCancel(t.Context())) }()
+	shutdown, err := Start(t.Context(), Options{
+		Address: sink.Addr, Insecure: true, SamplingRatio: 1, Service: "graphcd-test", Version: "v0.0.1",
+		Headers: map[string]string{"x-tenant": "a"}, Attributes: map[string]string{"deployment.environment": "test"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := NewTracer("test").Start(t.Context(), "work")
+	span.End()
+	if err := shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if Enabled() {
+		t.Error("tracing is still on after shutdown")
+	}
+	spans := sink.Spans()
+	if len(spans) != 1 || spans[0].Name != "work" || spans[0].Service != "graphcd-test" {
+		t.Fatalf("received %+v, want one span \"work\" of graphcd-test", spans)
 	}
 }
