@@ -34,7 +34,7 @@ func (o *tracingOptions) addFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.ratio, "otlp-sampling-ratio", tracing.DefaultSamplingRatio,
 		"share (0 to 1) of the traces started here that are sampled; a trace sampled by its caller always is")
 	f.StringVar(&o.headers, "otlp-headers", "", "key=value,... headers sent with every export (say, a collector's authorization)")
-	f.StringVar(&o.attrs, "otlp-attrs", "", "key=value,... attributes added to every span's resource")
+	f.StringVar(&o.attrs, "otlp-attrs", "", "key:value,... (or key=value) attributes added to every span's resource")
 }
 
 // start sets up tracing for the role service and returns the function that
@@ -43,11 +43,11 @@ func (o *tracingOptions) start(ctx context.Context, c *cobra.Command, service st
 	if o.address == "" {
 		return func() {}, nil
 	}
-	headers, err := tracing.ParsePairs(o.headers)
+	headers, err := tracing.ParsePairs(o.headers, "=")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "otlp-headers"), err)
 	}
-	attrs, err := tracing.ParsePairs(o.attrs)
+	attrs, err := tracing.ParsePairs(o.attrs, ":=")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "otlp-attrs"), err)
 	}

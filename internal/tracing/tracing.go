@@ -6,7 +6,6 @@ package tracing
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -172,22 +171,23 @@ func (t *Tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	return b.t.Start(ctx, name, opts...)
 }
 
-// ParsePairs parses key=value pairs separated by commas (the form of
-// OTEL_EXPORTER_OTLP_HEADERS), as --otlp-headers and --otlp-attrs take them.
-func ParsePairs(s string) (map[string]string, error) {
+// ParsePairs parses pairs separated by commas, each a key, a separator
+// (the first of seps in it) and a value: "k=v,k2=v2" with seps "=" (the
+// form of --otlp-headers and OTEL_EXPORTER_OTLP_HEADERS), or Argo CD's
+// "k:v" form of --otlp-attrs with seps ":=".
+func ParsePairs(s, seps string) (map[string]string, error) {
 	out := map[string]string{}
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
-		k, v, ok := strings.Cut(part, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
+		i := strings.IndexAny(part, seps)
+		if i <= 0 {
 			// Not the pair itself: it may be a secret header value.
-			return nil, errors.New("want key=value pairs separated by commas")
+			return nil, fmt.Errorf("want key%cvalue pairs separated by commas", seps[0])
 		}
-		out[k] = strings.TrimSpace(v)
+		out[strings.TrimSpace(part[:i])] = strings.TrimSpace(part[i+1:])
 	}
 	return out, nil
 }

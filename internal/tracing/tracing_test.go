@@ -140,14 +140,21 @@ func TestLogHandlerAddsIDs(t *testing.T) {
 }
 
 func TestParsePairs(t *testing.T) {
-	got, err := ParsePairs(" authorization=Bearer x=y , tenant=a,")
+	got, err := ParsePairs(" authorization=Bearer x=y , tenant=a,", "=")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(got, map[string]string{"authorization": "Bearer x=y", "tenant": "a"}); diff != "" {
-		t.Errorf("(-got +want):\n%s", diff)
+		t.Errorf("headers (-got +want):\n%s", diff)
 	}
-	_, err = ParsePairs("authorization:Bearer s3cret")
+	got, err = ParsePairs("deployment.environment:prod,url=https://x:1", ":=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, map[string]string{"deployment.environment": "prod", "url": "https://x:1"}); diff != "" {
+		t.Errorf("attributes (-got +want):\n%s", diff)
+	}
+	_, err = ParsePairs("authorization:Bearer s3cret", "=")
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("err = %v, want an error that does not repeat the value", err)
 	}
