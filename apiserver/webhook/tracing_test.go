@@ -58,7 +58,7 @@ func TestPushRunsInASpan(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range spans[0].Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["graphcd.webhook.provider"] != c.provider || attrs["graphcd.webhook.matched"] != strconv.Itoa(matched) {
 		t.Errorf("attributes = %v, want provider %s and %d matched", attrs, c.provider, matched)
