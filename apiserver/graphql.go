@@ -143,6 +143,8 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 		authenticated: authenticated,
 		costs:         lru.New[documentCost](documentCostCacheSize),
 	})
+	// Queries and mutations each run in a span when tracing is on.
+	srv.AroundOperations(traceOperation)
 	// Dataloaders live for one response, so that nothing read is reused
 	// later: a query's or a mutation's operation has one. A subscription's
 	// events, each about one application, have none, and every read makes

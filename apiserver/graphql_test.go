@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/graphcd/graphcd/internal/tracing"
 	"github.com/graphcd/graphcd/resolvers"
 )
 
@@ -262,7 +263,7 @@ func TestPresentError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &syncBuffer{}
 			log := slog.New(slog.NewTextHandler(logs, nil))
-			ctx := context.WithValue(t.Context(), requestIDKey{}, "req-1")
+			ctx := tracing.WithRequestID(t.Context(), "req-1")
 			got := presentError(log)(ctx, tt.err)
 			if diff := cmp.Diff(got, tt.want); diff != "" {
 				t.Errorf("presented (-got +want):\n%s", diff)

@@ -8,19 +8,17 @@ import (
 	"net/http"
 
 	"github.com/felixge/httpsnoop"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/graphcd/graphcd/internal/tracing"
 )
 
 // requestIDHeader carries the request id in both directions: a proxy may set
 // it, and every response reports it so users can quote it in bug reports.
 const requestIDHeader = "X-Request-Id"
 
-type requestIDKey struct{}
-
 // requestID returns the id of the request ctx belongs to, or "".
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
+func requestID(ctx context.Context) string { return tracing.RequestID(ctx) }
 
 // handle registers h on mux under pattern, wrapped with a request id, a
 // debug log line and metrics labelled with the route name.
@@ -32,7 +30,11 @@ func (s *Server) handle(mux *http.ServeMux, m *metrics, pattern, route string, h
 			id = newRequestID()
 		}
 		w.Header().Set(requestIDHeader, id)
-		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		ctx := tracing.WithRequestID(r.Context(), id)
+		if tracing.Enabled() {
+			// A caller's traceparent makes its trace ours.
+			ctx = tracing.Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		}
 		r = r.WithContext(ctx)
 		// httpsnoop keeps Hijacker and Flusher, which websockets need.
 		res := httpsnoop.CaptureMetrics(h, w, r)

@@ -22,6 +22,7 @@ import (
 	appsync "github.com/graphcd/graphcd/controller/sync"
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/internal/tracing"
 )
 
 // Kubernetes Event reasons of operations.
@@ -78,7 +79,9 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *
 		status.OperationState = st
 		return opOutcome{ran: true, requeue: time.Millisecond}
 	}
-	next, res, terminal := r.runSync(ctx, app, t, st, now)
+	syncCtx, span := startSyncSpan(ctx, app, st)
+	next, res, terminal := r.runSync(syncCtx, app, t, st, now)
+	endSyncSpan(span, next)
 	status.OperationState = next
 	if !res.Done {
 		return opOutcome{ran: true, requeue: res.RequeueAfter}
@@ -511,16 +514,19 @@ func parseBackoffDuration(s string) (time.Duration, bool) {
 
 // clearOperation removes the finished operation from the Application, as
 // Argo CD does, so a new one can be requested, and the approvals given to
-// it (they never count for another). The optimistic lock keeps an
+// it (they never count for another), and the traceparent of the request
+// that asked for it. The optimistic lock keeps an
 // operation written meanwhile from being lost.
 func (r *Reconciler) clearOperation(ctx context.Context, app *v1alpha1.Application) error {
 	_, approved := app.Annotations[v1alpha1.SyncApprovalsAnnotation]
-	if app.Operation == nil && !approved {
+	_, traced := app.Annotations[tracing.TraceparentAnnotation]
+	if app.Operation == nil && !approved && !traced {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	app.Operation = nil
 	delete(app.Annotations, v1alpha1.SyncApprovalsAnnotation)
+	delete(app.Annotations, tracing.TraceparentAnnotation)
 	if err := r.client.Patch(ctx, app, patch); err != nil {
 		return fmt.Errorf("clear the operation of %s/%s: %w", app.Namespace, app.Name, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/tracing"
 )
 
 // applyComparison writes a comparison into status.
@@ -112,5 +113,9 @@ func (r *Reconciler) clearRefresh(ctx context.Context, app *v1alpha1.Application
 	patch := client.MergeFrom(app.DeepCopy())
 	delete(app.Annotations, v1alpha1.RefreshAnnotation)
 	delete(app.Annotations, v1alpha1.ArgoRefreshAnnotation)
+	if app.Operation == nil {
+		// The refresh's trace ends here; an operation's goes on.
+		delete(app.Annotations, tracing.TraceparentAnnotation)
+	}
 	return client.IgnoreNotFound(r.client.Patch(ctx, app, patch))
 }

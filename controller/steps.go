@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,6 +25,7 @@ var steps = []step{
 	(*pass).admit,
 	(*pass).load,
 	(*pass).skip,
+	(*pass).trace,
 	(*pass).claim,
 	(*pass).catchUp,
 	(*pass).finalize,
@@ -40,11 +42,12 @@ var steps = []step{
 // Reconcile implements reconcile.Reconciler: it runs the steps on the
 // app until one is done, or all are and the app is looked at again after
 // the resync period or sooner when a step asks.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	p := &pass{r: r, key: req.NamespacedName}
 	defer p.observe(time.Now())
+	defer func() { p.endSpan(err) }()
 	for _, s := range steps {
-		if done, err := s(p, ctx); done || err != nil {
+		if done, err := s(p, p.context(ctx)); done || err != nil {
 			return p.result, err
 		}
 	}
@@ -80,6 +83,10 @@ type pass struct {
 	queued bool
 	// result is what Reconcile returns when a step is done.
 	result ctrl.Result
+	// ctx and span are the reconcile's span and its context, once trace
+	// started it (only when tracing is on).
+	ctx  context.Context //nolint:containedctx // one reconcile's, handed from step to step
+	span trace.Span
 }
 
 // admit ignores an app outside the namespaces the controller serves

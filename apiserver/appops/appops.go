@@ -154,6 +154,7 @@ func (s Service) Sync(ctx context.Context, key types.NamespacedName, op v1alpha1
 		next := op
 		next.Sync = &sync
 		cur.Operation = &next
+		carryTrace(ctx, cur)
 		return nil
 	})
 }
@@ -201,6 +202,7 @@ func (s Service) Rollback(ctx context.Context, key types.NamespacedName, id int6
 			sync.Revision, sync.Source = entry.Revision, &src
 		}
 		cur.Operation = &v1alpha1.Operation{Sync: &sync, InitiatedBy: by}
+		carryTrace(ctx, cur)
 		return nil
 	})
 }
@@ -253,6 +255,7 @@ func (s Service) Refresh(ctx context.Context, key types.NamespacedName, hard boo
 			cur.Annotations = map[string]string{}
 		}
 		cur.Annotations[v1alpha1.ArgoRefreshAnnotation] = kind
+		carryTrace(ctx, cur)
 		return nil
 	})
 }

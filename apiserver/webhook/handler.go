@@ -12,6 +12,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/graphcd/graphcd/internal/tracing"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -148,7 +153,8 @@ func New(opts Options) *Handler {
 // Gitea/Gogs, Bitbucket Server) must be read, within the budget, before
 // its signature can be checked.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+	ctx, span := tracer.Start(r.Context(), "webhook", trace.WithSpanKind(trace.SpanKindServer))
+	defer span.End()
 	if id := deliveryID(r.Header); id != "" {
 		ctx = context.WithValue(ctx, deliveryKey{}, id)
 	}
@@ -233,6 +239,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	reply(w, http.StatusOK, "push received")
 }
+
+var tracer = tracing.NewTracer("github.com/graphcd/graphcd/apiserver/webhook")
 
 // pullRequest refreshes the ApplicationSets a pull request event of
 // repo concerns (err: its payload could not be read).
@@ -343,6 +351,8 @@ func (h *Handler) refresh(ctx context.Context, push Push) (failed int) {
 		}
 	}
 	queued := matched - len(keys)
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("graphcd.webhook.provider", push.Provider),
+		attribute.Int("graphcd.webhook.matched", matched))
 	var nFailed atomic.Int64
 	sem := make(chan struct{}, h.opts.Parallelism)
 	var wg sync.WaitGroup

@@ -27,6 +27,7 @@ type controllerOptions struct {
 	repoServer    repoServerClientOptions
 	render        renderworker.Options
 	shared        sharedOptions
+	tracing       tracingOptions
 	metricsListen string
 }
 
@@ -56,6 +57,7 @@ flags.`,
 	o.repoServer.addFlags(f)
 	o.render.AddFlags(f)
 	o.shared.addFlags(f)
+	o.tracing.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
 	return c
 }
@@ -70,12 +72,18 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		}
 	}
 	log := root.log
+	flushTraces, err := o.tracing.start(ctx, c, "graphcd-controller", log)
+	if err != nil {
+		return err
+	}
+	defer flushTraces()
 	k, err := kubeconn.Connect(ctx, kubeconn.Options{
 		Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig"), Limits: o.kube,
 	})
 	if err != nil {
 		return err
 	}
+	traceKubernetes(k.Config)
 	build := version.Get()
 	log.Info("graphcd controller starting", "version", build.Version, "commit", build.Commit)
 	log.Info("connected to Kubernetes API", "host", k.Host, "version", k.ServerVersion)

@@ -54,6 +54,7 @@ type repoServerOptions struct {
 	pluginSocketDir string
 	pluginTimeout   time.Duration
 	render          renderworker.Options
+	tracing         tracingOptions
 }
 
 func newRepoServerCmd(root *rootOptions) *cobra.Command {
@@ -98,6 +99,7 @@ entries are only readable by this process.`,
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of `graphcd cmp-server` sidecars (enables config-management plugins)")
 	f.DurationVar(&o.pluginTimeout, "plugin-timeout", plugin.DefaultClientTimeout, "how long one plugin call may take")
 	o.render.AddFlags(f)
+	o.tracing.addFlags(f)
 	return c
 }
 
@@ -106,6 +108,11 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 		return err
 	}
 	log := root.log
+	flushTraces, err := o.tracing.start(ctx, c, "graphcd-repo-server", log)
+	if err != nil {
+		return err
+	}
+	defer flushTraces()
 	sopts, err := o.serverOptions(c, log)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/cli"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
+	"github.com/graphcd/graphcd/internal/tracing"
 )
 
 // rootOptions holds the persistent flags and what PersistentPreRunE
@@ -77,8 +78,9 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level)) // validated by the flag
 	opts := &slog.HandlerOptions{Level: l}
+	// Records logged with a context name its trace, span and API request.
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(tracing.NewLogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(tracing.NewLogHandler(slog.NewTextHandler(w, opts)))
 }

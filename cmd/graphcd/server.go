@@ -54,6 +54,7 @@ type serverOptions struct {
 	controller      bool
 	auth            authOptions
 	audit           auditOptions
+	tracing         tracingOptions
 }
 
 func newServerCmd(root *rootOptions) *cobra.Command {
@@ -92,6 +93,7 @@ ingress that terminates TLS, or for local use.`,
 	f.BoolVar(&o.controller, "controller", true, "run the application controller in this process")
 	o.auth.addFlags(f)
 	o.audit.addFlags(f)
+	o.tracing.addFlags(f)
 	return c
 }
 
@@ -113,12 +115,18 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		return err
 	}
 	log := root.log
+	flushTraces, err := o.tracing.start(ctx, c, "graphcd-server", log)
+	if err != nil {
+		return err
+	}
+	defer flushTraces()
 	k, err := kubeconn.Connect(ctx, kubeconn.Options{
 		Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig"), Limits: o.kube,
 	})
 	if err != nil {
 		return err
 	}
+	traceKubernetes(k.Config)
 	build := version.Get()
 	log.Info("graphcd starting", "version", build.Version, "commit", build.Commit)
 	log.Info("connected to Kubernetes API", "host", k.Host, "version", k.ServerVersion)

@@ -37,6 +37,8 @@ import (
 // "team-proj".
 type authServer struct {
 	base, namespace, bin string
+	// logs is what the server wrote to stdout and stderr.
+	logs *syncBuffer
 }
 
 const (
@@ -85,6 +87,7 @@ func startAuthServer(t *testing.T, serverArgs ...string) *authServer {
 	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, append(args, serverArgs...)...)
 	cmd.Env = binaryEnv()
 	logs := &syncBuffer{}
+	s.logs = logs
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

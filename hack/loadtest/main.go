@@ -93,6 +93,9 @@ type options struct {
 	notify bool
 	// chartsURL is the chart repository of multiSource.
 	chartsURL string
+	// traceRatio, 0 to 1, sends traces at that sampling ratio to a
+	// receiver in the harness; negative leaves tracing off.
+	traceRatio float64
 }
 
 func run() error {
@@ -109,6 +112,7 @@ func run() error {
 	flag.BoolVar(&o.appset, "appset", false, "generate the apps with one ApplicationSet (git directories) instead of creating them; time the generation and a push adding an app; needs --sync")
 	flag.BoolVar(&o.multiSource, "multi-source", false, "each app is a chart from a chart repository with values from the Git repository ($values); after the syncs, push new values and time the re-syncs; needs --sync")
 	flag.BoolVar(&o.notify, "notify", false, "subscribe every app to on-sync-succeeded (webhooks to a receiver on loopback) and report the latency from each sync's success to its notification, the duplicates and the CPU until all were delivered; needs --sync")
+	flag.Float64Var(&o.traceRatio, "trace-ratio", -1, "send OpenTelemetry traces at this sampling ratio (0 to 1) to an OTLP receiver in the harness (default: tracing off)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -178,7 +182,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := exec.Command(o.graphcd, "server", "--insecure", "--listen", listen, "--kubeconfig", kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx // stopped with SIGTERM
+	traces, err := startTraceSink(ctx, o.traceRatio)
+	if err != nil {
+		return err
+	}
+	defer traces.stop()
+	args := append([]string{"server", "--insecure", "--listen", listen, "--kubeconfig", kubeconfig, "--namespace", "graphcd", "--log-level", "warn"}, traces.serverArgs(o.traceRatio)...)
+	srv := exec.Command(o.graphcd, args...) //nolint:noctx,gosec // stopped with SIGTERM; the harness's own binary
+	defer func() { log.Info("spans received", "spans", traces.spans()) }()
 	srv.Stderr = os.Stderr
 	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()

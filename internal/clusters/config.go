@@ -16,6 +16,7 @@ import (
 
 	"github.com/graphcd/graphcd/internal/kubeerror"
 	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/internal/tracing"
 )
 
 // restConfig builds the client configuration for server from c, and
@@ -50,6 +51,9 @@ func restConfig(c *secretcodec.ClusterConfig, server string) (*rest.Config, erro
 		rc.Proxy = http.ProxyURL(u)
 	}
 	kubeerror.Wrap(rc)
+	if tracing.Enabled() {
+		rc.Wrap(tracing.WrapKubernetes)
+	}
 	return rc, nil
 }
 

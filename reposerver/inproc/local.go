@@ -365,11 +365,14 @@ func (l *Local) fetchRemote(ctx context.Context, src v1alpha1.ApplicationSource,
 
 // GenerateManifests implements Service. Identical concurrent requests share
 // one render.
-func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
+func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRequest) (_ *reposerver.ManifestResponse, err error) {
+	ctx, span := startRenderSpan(ctx, req)
+	defer func() { endRenderSpan(span, err) }()
 	revision, err := l.resolveSource(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	renderRevision(span, revision)
 	refs, err := l.resolveRefs(ctx, req)
 	if err != nil {
 		return nil, err
@@ -400,6 +403,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	if !req.NoCache && cacheable(req, revision) {
 		if res, ok, err := l.fromCache(ctx, key); ok {
 			cacheHits.Inc()
+			renderFrom(span, "cache")
 			return res, err
 		}
 	}
@@ -416,6 +420,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	}
 	res := v.(*reposerver.ManifestResponse)
 	if shared {
+		renderFrom(span, "shared")
 		// Callers own what they get (the controller marks and places the
 		// objects): each caller of a shared render gets a copy of its own.
 		out := *res

@@ -6,6 +6,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/tracing"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -88,6 +90,9 @@ func Dial(addr string, opts ClientOptions) (*Client, error) {
 			return nil, fmt.Errorf("repo server client: %w", err)
 		}
 		dopts = append(dopts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+	}
+	if h := tracing.GRPCClientHandler(); h != nil {
+		dopts = append(dopts, grpc.WithStatsHandler(h))
 	}
 	conn, err := grpc.NewClient(addr, dopts...)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/tracing"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -77,6 +79,9 @@ func NewServer(svc reposerver.Service, opts ServerOptions) (*Server, error) {
 		}
 		s.cert = cert
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(cfg)))
+	}
+	if h := tracing.GRPCServerHandler(); h != nil {
+		sopts = append(sopts, grpc.StatsHandler(h))
 	}
 	s.grpc = grpc.NewServer(sopts...)
 	s.grpc.RegisterService(&serviceDesc, svc)
