@@ -225,7 +225,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	creds := repocreds.New(kc, o.app.namespace)
 	kubeEvents := catalog.NewEvents(kc)
 	opts := apiserver.Options{
-		Listen: o.listen, Registry: metrics,
+		Listen: o.listen, Registry: metrics, ArgoCDNames: o.app.argoCDNames,
 		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications, applicationsets and projects", objectsReady),
 		Logger: log, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
 		TrustedProxies: proxies, Audit: auditLog,
@@ -257,7 +257,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if o.controller {
 		opts.Webhook.Queue = pushed
 		// The controller's application metrics join the server's.
-		metrics.MustRegister(controller.MetricsCollectors(o.app.argoCDNames)...)
+		metrics.MustRegister(controller.MetricsCollectors()...)
 	}
 	srv, err := apiserver.New(opts)
 	if err != nil {
