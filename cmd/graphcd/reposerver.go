@@ -17,6 +17,7 @@ import (
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
+	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver/cache"
@@ -268,6 +269,7 @@ func (o *repoServerOptions) newCache(ctx context.Context, c *cobra.Command, log 
 		ropts.Password = o.redisPassword
 	}
 	client := redis.NewClient(ropts)
+	redismetrics.Instrument(client, redismetrics.RepoServer)
 	closeClient := func() { _ = client.Close() }
 	pingCtx, cancel := context.WithTimeout(ctx, redisPingTimeout)
 	defer cancel()

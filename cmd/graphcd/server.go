@@ -32,6 +32,7 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/kubewatch"
+	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
@@ -145,6 +146,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// The API tests repositories with it; the controller renders with it.
 	var svc reposerver.Service = repoServer
 	metrics := apiserver.NewRegistry()
+	metrics.MustRegister(redismetrics.Collectors()...)
 	if repoServer == nil {
 		metrics.MustRegister(inproc.Collectors()...)
 		worker, err := o.render.Worker(c)
@@ -169,7 +171,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	sh, err := o.shared.connect(ctx, c, log)
+	sh, err := o.shared.connect(ctx, c, log, redismetrics.Server)
 	if err != nil {
 		return err
 	}
