@@ -128,7 +128,7 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds)
+	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds, appK8sRequests)
 	// The metrics server of controller-runtime reads the registry when it
 	// starts, after this.
 	crmetrics.Registry = argocdmetrics.Wrap(crmetrics.Registry, &argoCDNames)
@@ -147,7 +147,7 @@ func serveArgoCDNames() { argoCDNames.Store(true) }
 // server with its controller in process. That process serves their
 // argocd_ twins with an argocdmetrics.Gatherer.
 func MetricsCollectors() []prometheus.Collector {
-	return []prometheus.Collector{apps, appSyncs, appReconcileSeconds}
+	return []prometheus.Collector{apps, appSyncs, appReconcileSeconds, appK8sRequests}
 }
 
 // countSync counts a sync operation that ended, in phase st.Phase.
@@ -159,10 +159,11 @@ func countSync(app *v1alpha1.Application, st *v1alpha1.OperationState) {
 		string(st.Phase), strconv.FormatBool(st.Operation.Sync.DryRun)).Inc()
 }
 
-// forgetSyncs drops the sync counts of an app that is gone, so that the
-// counter's series stay bounded by the apps that exist.
+// forgetSyncs drops the sync and request counts of an app that is gone,
+// so that the counters' series stay bounded by the apps that exist.
 func forgetSyncs(app types.NamespacedName) {
 	appSyncs.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
+	appK8sRequests.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
 }
 
 // metricsSource is a controller whose apps and clusters the collector
