@@ -205,6 +205,10 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	operations, err := newOperationMetrics(s.registry)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	ready := &readiness{check: opts.Ready, ttl: opts.ReadyCacheTTL, timeout: opts.ReadyTimeout}
 	s.handle(mux, m, "GET /healthz", "healthz", http.HandlerFunc(healthz))
@@ -216,7 +220,7 @@ func New(opts Options) (*Server, error) {
 		maxComplexity: opts.MaxComplexity, documents: member, anonymousDocuments: anonymous,
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins, websocketWriteTimeout: cmp.Or(opts.WebsocketWriteTimeout, DefaultWebsocketWriteTimeout),
 		maxSubscriptions: opts.MaxSubscriptions, authenticator: opts.Authenticator,
-		sockets: baseCtx, shared: shared, audit: opts.Audit,
+		sockets: baseCtx, shared: shared, audit: opts.Audit, metrics: operations,
 	}, s.log)))))
 	for _, r := range opts.Routes {
 		s.handle(mux, m, r.Pattern, r.Name, r.Handler)

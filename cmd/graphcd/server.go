@@ -23,6 +23,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/apiserver/terminal"
 	"github.com/graphcd/graphcd/apiserver/webhook"
+	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
@@ -147,6 +148,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	var svc reposerver.Service = repoServer
 	metrics := apiserver.NewRegistry()
 	metrics.MustRegister(redismetrics.Collectors()...)
+	metrics.MustRegister(auth.Collectors()...)
 	if repoServer == nil {
 		metrics.MustRegister(inproc.Collectors()...)
 		worker, err := o.render.Worker(c)
