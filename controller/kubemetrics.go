@@ -17,7 +17,7 @@ import (
 // cluster, verb, resource and response. docs/metrics.md says what bounds
 // each label.
 var appK8sRequestFamily = &family{name: "app_k8s_request_total",
-	help: "Requests the controller made to destination clusters' Kubernetes API, by app (empty for the cluster caches), cluster, verb, resource, its namespace, response code and dry run.",
+	help:   "Requests the controller made to destination clusters' Kubernetes API, by app (empty for the cluster caches), cluster, verb, resource, its namespace, response code and dry run.",
 	labels: []string{"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"}}
 
 var appK8sRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
