@@ -55,6 +55,7 @@ type repoServerOptions struct {
 	pluginSocketDir string
 	pluginTimeout   time.Duration
 	render          renderworker.Options
+	metrics         metricsListener
 }
 
 func newRepoServerCmd(root *rootOptions) *cobra.Command {
@@ -99,6 +100,7 @@ entries are only readable by this process.`,
 	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", "", "socket directory of `graphcd cmp-server` sidecars (enables config-management plugins)")
 	f.DurationVar(&o.pluginTimeout, "plugin-timeout", plugin.DefaultClientTimeout, "how long one plugin call may take")
 	o.render.AddFlags(f)
+	o.metrics.addFlags(c, defaultRepoServerMetricsListen, true)
 	return c
 }
 
@@ -142,6 +144,9 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 	if err != nil {
 		return err
 	}
+	if err := o.metrics.serve(ctx, c, log, append(inproc.Collectors(), redismetrics.Collectors()...)...); err != nil {
+		return err
+	}
 	lis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("%s: %w", command.FlagOrigin(c, "listen"), err)
@@ -173,6 +178,9 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 func (o *repoServerOptions) validate(ctx context.Context, c *cobra.Command) error {
 	if err := checkListen(ctx, o.listen); err != nil {
 		return fmt.Errorf("%s: %w", command.FlagOrigin(c, "listen"), err)
+	}
+	if err := o.metrics.validate(ctx, c); err != nil {
+		return err
 	}
 	for _, d := range []struct {
 		name string
