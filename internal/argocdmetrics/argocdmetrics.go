@@ -33,7 +33,7 @@ var twinned = map[string]bool{
 	"cluster_api_resource_objects": true, "cluster_api_resources": true, "cluster_cache_age_seconds": true,
 	"cluster_connection_status": true, "cluster_events_total": true,
 	// repository server
-	"git_request_total": true, "git_request_duration_seconds": true,
+	"git_request_total": true, "git_request_duration_seconds": true, "git_fetch_fail_total": true,
 	"repo_pending_request_total": true,
 	// every role with Redis
 	"redis_request_total": true, "redis_request_duration": true,

@@ -40,7 +40,9 @@ func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{requests, seconds}
 }
 
-// Instrument counts and times client's requests under initiator.
+// Instrument counts and times client's requests under initiator. Its
+// series exist from then on, so that a rate of failures reads 0, not
+// nothing, before the first.
 func Instrument(client *redis.Client, initiator string) {
 	client.AddHook(hook{
 		ok:      requests.WithLabelValues(initiator, "false"),

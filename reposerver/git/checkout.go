@@ -220,6 +220,7 @@ func (c *Client) fetch(ctx context.Context, repo *gogit.Repository, ep *endpoint
 	case errors.Is(err, gogit.ErrExactSHA1NotSupported):
 		return err
 	default:
+		countFetchFailure(ep, specs)
 		return wrapNetErr("fetch", ep, creds, err)
 	}
 }

@@ -1,7 +1,10 @@
 package git
 
 import (
+	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/config"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -28,6 +31,13 @@ var (
 		Help:    "How long requests to Git servers took, in seconds, by repository and request type.",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 10, 20},
 	}, []string{"repo", "request_type"})
+	// revision is what the fetch asked for: a commit SHA, or a ref pattern
+	// (refs/heads/*) when the server cannot fetch by SHA; its values are
+	// bounded by the revisions that failed to fetch since the start.
+	gitFetchFails = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "graphcd_git_fetch_fail_total",
+		Help: "Fetches from Git servers that failed, by repository and revision.",
+	}, []string{"repo", "revision"})
 	repoPending = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "graphcd_repo_pending_request_total",
 		Help: "Checkouts waiting for a repository's working copy, which another checkout of another commit holds, by repository.",
@@ -37,7 +47,7 @@ var (
 // Collectors returns the Git client's metrics, for the process to register
 // where it serves /metrics.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{gitRequests, gitRequestSeconds, repoPending}
+	return []prometheus.Collector{gitRequests, gitRequestSeconds, gitFetchFails, repoPending}
 }
 
 // countRequest counts a request of type typ to ep that started at start.
@@ -53,4 +63,13 @@ func waiting(ep *endpoint) (done func()) {
 	g := repoPending.WithLabelValues(repourl.Redact(ep.fetchURL))
 	g.Inc()
 	return g.Dec
+}
+
+// countFetchFailure counts a failed fetch of specs from ep.
+func countFetchFailure(ep *endpoint, specs []config.RefSpec) {
+	revision := ""
+	if len(specs) > 0 {
+		revision = strings.TrimPrefix(specs[0].Src(), "+")
+	}
+	gitFetchFails.WithLabelValues(repourl.Redact(ep.fetchURL), revision).Inc()
 }
