@@ -35,7 +35,7 @@ func TestChartMonitoringSwitches(t *testing.T) {
 	}{
 		{nil, nil},
 		{map[string]any{"enabled": true, "prometheusOperator": false}, []string{"ConfigMap/graphcd-dashboard"}},
-		{map[string]any{"enabled": true}, []string{"ConfigMap/graphcd-dashboard", "PrometheusRule/graphcd", "ServiceMonitor/graphcd-controller", "ServiceMonitor/graphcd-server"}},
+		{map[string]any{"enabled": true}, []string{"ConfigMap/graphcd-dashboard", "PrometheusRule/graphcd", "ServiceMonitor/graphcd-controller", "ServiceMonitor/graphcd-repo-server", "ServiceMonitor/graphcd-server"}},
 	} {
 		values := map[string]any{"crds": map[string]any{"install": false}}
 		if tc.values != nil {
