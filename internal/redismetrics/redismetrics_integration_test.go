@@ -3,6 +3,7 @@
 package redismetrics
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -40,7 +41,7 @@ func TestInstrumentCountsRequests(t *testing.T) {
 	if err := client.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatalf("SET: %v", err)
 	}
-	if err := client.Get(ctx, "missing").Err(); err != redis.Nil {
+	if err := client.Get(ctx, "missing").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("GET missing: %v, want redis.Nil", err)
 	}
 	if _, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
