@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/resolvers"
 )
 
 // Operations count by name and type; names past the bound, too long or
@@ -52,4 +56,33 @@ func TestGraphQLOperationMetrics(t *testing.T) {
 	if n := len(families["graphcd_graphql_request_duration_seconds"].GetMetric()); n != maxOperationNames+2 {
 		t.Errorf("duration series = %d, want %d", n, maxOperationNames+2)
 	}
+}
+
+// Each open subscription counts in graphcd_websocket_subscribers until
+// its socket closes.
+func TestWebsocketSubscribersGauge(t *testing.T) {
+	t.Parallel()
+	bus := eventbus.NewMemory()
+	ts, _ := newTestServer(t, Options{API: resolvers.Config{Build: testBuild, Events: bus}})
+	q := `subscription Follow { applicationEvents { name } }`
+	a, b := subscribe(t, ts.URL, q), subscribe(t, ts.URL, q)
+	defer func() { _ = b.Close() }()
+	waitMetric := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute) // a hang fails, not the timing
+		for {
+			_, text, _ := get(t, ts.URL+"/metrics")
+			if strings.Contains(text, want+"\n") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("metrics lack %q", want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitMetric("graphcd_websocket_subscribers 2")
+	waitMetric(`graphcd_graphql_requests_total{failed="false",operation="Follow",type="subscription"} 2`)
+	_ = a.Close()
+	waitMetric("graphcd_websocket_subscribers 1")
 }
