@@ -89,6 +89,8 @@ type graphQLOptions struct {
 	// shared groups the subscribers of applicationEvents who share the
 	// execution of their selection.
 	shared *sharedSubscriptions
+	// metrics count and time the operations.
+	metrics *operationMetrics
 }
 
 func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger) http.Handler {
@@ -151,6 +153,7 @@ func newGraphQL(root *resolvers.Resolver, opts graphQLOptions, log *slog.Logger)
 	// its own (see resolvers.Resolver.WithLoaders): a response interceptor
 	// would sit in every subscriber's goroutine and, with its four frames,
 	// double that goroutine's idle stack from 4 to 8 KiB.
+	srv.AroundOperations(opts.metrics.around(authenticated))
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Subscription {
 			ctx = root.WithLoaders(ctx)

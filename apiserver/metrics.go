@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/graphcd/graphcd/internal/argocdmetrics"
 )
 
 // NewRegistry returns a Prometheus registry with the Go runtime and process
@@ -54,8 +57,10 @@ func (m *metrics) instrument(route string, h http.Handler) http.Handler {
 		promhttp.InstrumentHandlerDuration(m.duration.MustCurryWith(label), h))
 }
 
-func metricsHandler(reg *prometheus.Registry, log *slog.Logger) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+func metricsHandler(reg *prometheus.Registry, argoCDNames bool, log *slog.Logger) http.Handler {
+	on := &atomic.Bool{}
+	on.Store(argoCDNames)
+	return promhttp.HandlerFor(argocdmetrics.Gatherer{Gatherer: reg, On: on}, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelError),
 		ErrorHandling: promhttp.ContinueOnError,
 		Registry:      reg,

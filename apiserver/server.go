@@ -78,6 +78,9 @@ type Options struct {
 	// Registry receives the HTTP metrics and is served on /metrics. Nil
 	// means a new registry from NewRegistry.
 	Registry *prometheus.Registry
+	// ArgoCDNames serves the families of Registry that Argo CD also serves
+	// under its argocd_ names too (--metrics-argocd-names).
+	ArgoCDNames bool
 	// API is what the GraphQL resolvers serve from. Its zero value
 	// serves an API without applications that reports version.Get().
 	API resolvers.Config
@@ -207,11 +210,15 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	operations, err := newOperationMetrics(s.registry)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	ready := &readiness{check: opts.Ready, ttl: opts.ReadyCacheTTL, timeout: opts.ReadyTimeout}
 	s.handle(mux, m, "GET /healthz", "healthz", http.HandlerFunc(healthz))
 	s.handle(mux, m, "GET /readyz", "readyz", ready.handler(s.log))
-	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, s.log))
+	s.handle(mux, m, "GET /metrics", "metrics", metricsHandler(s.registry, opts.ArgoCDNames, s.log))
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	api := resolvers.New(opts.API)
 	s.handle(mux, m, "/api/graphql", "graphql", withClient(opts.TrustedProxies, authenticate(opts.Authenticator, limitBody(opts.MaxBodyBytes, newGraphQL(api, graphQLOptions{
@@ -219,7 +226,7 @@ func New(opts Options) (*Server, error) {
 		disableIntrospection: opts.DisableIntrospection, allowedOrigins: opts.AllowedOrigins, websocketWriteTimeout: cmp.Or(opts.WebsocketWriteTimeout, DefaultWebsocketWriteTimeout),
 		websocketPingInterval: cmp.Or(opts.WebsocketPingInterval, DefaultWebsocketPingInterval),
 		maxSubscriptions:      opts.MaxSubscriptions, authenticator: opts.Authenticator,
-		sockets: baseCtx, shared: shared, audit: opts.Audit,
+		sockets: baseCtx, shared: shared, audit: opts.Audit, metrics: operations,
 	}, s.log)))))
 	for _, r := range opts.Routes {
 		s.handle(mux, m, r.Pattern, r.Name, r.Handler)

@@ -154,8 +154,15 @@ func (e *LoginError) Error() string { return e.err.Error() }
 func (e *LoginError) Unwrap() error { return e.err }
 
 // Login checks username's password and issues a session token. client
-// identifies the caller (its address) for the failure limits.
+// identifies the caller (its address) for the failure limits. Each call
+// counts in graphcd_login_request_total.
 func (s *Sessions) Login(ctx context.Context, username, password, client string) (string, *session.Claims, error) {
+	token, claims, err := s.login(ctx, username, password, client)
+	countLogin(err)
+	return token, claims, err
+}
+
+func (s *Sessions) login(ctx context.Context, username, password, client string) (string, *session.Claims, error) {
 	if s.Accounts == nil {
 		return "", nil, &LoginError{err: accounts.ErrInvalidCredentials}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller/cache"
+	"github.com/graphcd/graphcd/internal/argocdmetrics"
 )
 
 // The Application families mirror Argo CD's application controller
@@ -26,10 +28,7 @@ import (
 // compatibility mode (Config.MetricsArgoCDNames), so that dashboards and
 // alerts written for Argo CD work unchanged. docs/metrics.md documents
 // each label and what bounds it.
-const (
-	metricsPrefix = "graphcd_"
-	argoCDPrefix  = "argocd_"
-)
+const metricsPrefix = argocdmetrics.Prefix
 
 // family is one metric family: its name after the prefix, help and labels.
 type family struct {
@@ -129,29 +128,26 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds)
+	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds, appK8sRequests)
+	// The metrics server of controller-runtime reads the registry when it
+	// starts, after this.
+	crmetrics.Registry = argocdmetrics.Wrap(crmetrics.Registry, &argoCDNames)
 }
 
-// argoCDNamesOnce registers the Argo CD names in controller-runtime's
-// registry at most once per process.
-var argoCDNamesOnce sync.Once
+// argoCDNames turns on the argocd_ twins of controller-runtime's
+// registry, which init wraps: once on, for the rest of the process.
+var argoCDNames atomic.Bool
 
-// serveArgoCDNames adds the argocd_ twins of the Application families to
+// serveArgoCDNames serves the argocd_ twins of the families in
 // controller-runtime's registry, for the rest of the process.
-func serveArgoCDNames() {
-	argoCDNamesOnce.Do(func() { crmetrics.Registry.MustRegister(argoCDTwins()) })
-}
+func serveArgoCDNames() { argoCDNames.Store(true) }
 
-// MetricsCollectors are the Application families (with their argocd_
-// twins when argoCDNames), for a process that serves a registry of its
-// own rather than controller-runtime's: graphcd server with its
-// controller in process.
-func MetricsCollectors(argoCDNames bool) []prometheus.Collector {
-	out := []prometheus.Collector{apps, appSyncs, appReconcileSeconds}
-	if argoCDNames {
-		out = append(out, argoCDTwins())
-	}
-	return out
+// MetricsCollectors are the controller's families, for a process that
+// serves a registry of its own rather than controller-runtime's: graphcd
+// server with its controller in process. That process serves their
+// argocd_ twins with an argocdmetrics.Gatherer.
+func MetricsCollectors() []prometheus.Collector {
+	return []prometheus.Collector{apps, appSyncs, appReconcileSeconds, appK8sRequests}
 }
 
 // countSync counts a sync operation that ended, in phase st.Phase.
@@ -163,10 +159,11 @@ func countSync(app *v1alpha1.Application, st *v1alpha1.OperationState) {
 		string(st.Phase), strconv.FormatBool(st.Operation.Sync.DryRun)).Inc()
 }
 
-// forgetSyncs drops the sync counts of an app that is gone, so that the
-// counter's series stay bounded by the apps that exist.
+// forgetSyncs drops the sync and request counts of an app that is gone,
+// so that the counters' series stay bounded by the apps that exist.
 func forgetSyncs(app types.NamespacedName) {
 	appSyncs.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
+	appK8sRequests.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
 }
 
 // metricsSource is a controller whose apps and clusters the collector
@@ -360,64 +357,3 @@ func (c *Controller) eachCluster(fn func(server, name, version string)) {
 		fn(r.server, name, version)
 	}
 }
-
-// argoCDTwins returns a collector that serves the Application families
-// again under Argo CD's names, with the same labels and values.
-func argoCDTwins() prometheus.Collector {
-	twins := &renamed{
-		inner: []prometheus.Collector{apps, appSyncs, appReconcileSeconds},
-		to:    map[*prometheus.Desc]*prometheus.Desc{},
-	}
-	twins.to[apps.info] = appInfoFamily.desc(argoCDPrefix)
-	twins.to[apps.condition] = appConditionFamily.desc(argoCDPrefix)
-	twins.to[apps.cluster] = clusterInfoFamily.desc(argoCDPrefix)
-	twins.to[describeOne(appSyncs)] = appSyncFamily.desc(argoCDPrefix)
-	twins.to[describeOne(appReconcileSeconds)] = appReconcileFamily.desc(argoCDPrefix)
-	return twins
-}
-
-// describeOne is the descriptor of a collector of one family (a vector).
-func describeOne(c prometheus.Collector) *prometheus.Desc {
-	ch := make(chan *prometheus.Desc, 1)
-	c.Describe(ch)
-	return <-ch
-}
-
-// renamed serves the metrics of inner under other descriptors: to maps
-// each of inner's descriptors to one with another name and the same
-// labels. Metrics of descriptors to does not name are dropped.
-type renamed struct {
-	inner []prometheus.Collector
-	to    map[*prometheus.Desc]*prometheus.Desc
-}
-
-// Describe implements prometheus.Collector.
-func (r *renamed) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range r.to {
-		ch <- d
-	}
-}
-
-// Collect implements prometheus.Collector.
-func (r *renamed) Collect(ch chan<- prometheus.Metric) {
-	in := make(chan prometheus.Metric, 256)
-	go func() {
-		defer close(in)
-		for _, c := range r.inner {
-			c.Collect(in)
-		}
-	}()
-	for m := range in {
-		if d, ok := r.to[m.Desc()]; ok {
-			ch <- renamedMetric{Metric: m, desc: d}
-		}
-	}
-}
-
-// renamedMetric is a metric written as its own but described by desc.
-type renamedMetric struct {
-	prometheus.Metric
-	desc *prometheus.Desc
-}
-
-func (m renamedMetric) Desc() *prometheus.Desc { return m.desc }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/argocdmetrics"
 )
 
 // appsSource reports apps from a slice, through the reconciler's filter;
@@ -67,15 +69,12 @@ func BenchmarkAppMetricsScrape10000(b *testing.B) {
 			defer collector.add(source)()
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collector)
-			if argoCDNames {
-				reg.MustRegister(&renamed{inner: []prometheus.Collector{collector}, to: map[*prometheus.Desc]*prometheus.Desc{
-					collector.info: appInfoFamily.desc(argoCDPrefix), collector.condition: appConditionFamily.desc(argoCDPrefix),
-					collector.cluster: clusterInfoFamily.desc(argoCDPrefix),
-				}})
-			}
+			on := &atomic.Bool{}
+			on.Store(argoCDNames)
+			gatherer := argocdmetrics.Gatherer{Gatherer: reg, On: on}
 			b.ReportAllocs()
 			for b.Loop() {
-				families, err := reg.Gather()
+				families, err := gatherer.Gather()
 				if err != nil {
 					b.Fatal(err)
 				}

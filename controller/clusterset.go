@@ -111,6 +111,7 @@ func (s *clusterSet) Connect(c *clusters.Cluster) (*Destination, error) {
 func (s *clusterSet) newConn(c *clusters.Cluster) (*conn, error) {
 	cfg := rest.CopyConfig(c.RESTConfig)
 	cfg.QPS, cfg.Burst = s.qps, s.burst
+	countK8sRequests(cfg, c.Server)
 	lc, err := s.newCache(c, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster cache of %s: %w", c.Name, err)

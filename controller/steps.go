@@ -43,9 +43,10 @@ var steps = []step{
 // app until one is done, or all are and the app is looked at again after
 // the resync period or sooner when a step asks.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
-	p := &pass{r: r, key: req.NamespacedName}
+	p := &pass{r: r, key: req.NamespacedName, requests: &requestApp{key: req.NamespacedName}}
 	defer p.observe(time.Now())
 	defer func() { p.endSpan(err) }()
+	ctx = withRequestApp(ctx, p.requests)
 	for _, s := range steps {
 		if done, err := s(p, p.context(ctx)); done || err != nil {
 			return p.result, err
@@ -87,6 +88,8 @@ type pass struct {
 	// started it (only when tracing is on).
 	ctx  context.Context //nolint:containedctx // one reconcile's, handed from step to step
 	span trace.Span
+	// requests labels the requests to the destination the pass makes.
+	requests *requestApp
 }
 
 // admit ignores an app outside the namespaces the controller serves
@@ -107,7 +110,11 @@ func (p *pass) load(ctx context.Context) (bool, error) {
 		p.r.forgetAppState(ctx, p.key)
 		return true, nil
 	}
-	return err != nil, err
+	if err != nil {
+		return true, err
+	}
+	p.requests.project = p.app.ProjectName()
+	return false, nil
 }
 
 // skip stops at an app annotated argocd.argoproj.io/skip-reconcile:

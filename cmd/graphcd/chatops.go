@@ -11,6 +11,7 @@ import (
 
 func newChatopsCmd(root *rootOptions) *cobra.Command {
 	o := &chatops.Options{}
+	metrics := &metricsListener{}
 	c := &cobra.Command{
 		Use:   "chatops",
 		Short: "Run the chat bot: post failures and held syncs to a chat, answer /sync and /approve",
@@ -34,6 +35,12 @@ set. See docs/chatops.md.`,
 			if err != nil {
 				return err
 			}
+			if err := metrics.validate(c.Context(), c); err != nil {
+				return err
+			}
+			if err := metrics.serve(c.Context(), c, root.log); err != nil {
+				return err
+			}
 			return chatops.Run(c.Context(), cfg, root.log)
 		},
 	}
@@ -45,5 +52,6 @@ set. See docs/chatops.md.`,
 	f.StringVar(&o.SigningSecretFile, "signing-secret-file", "", "file holding Slack's signing secret")
 	f.StringVar(&o.Listen, "listen", "", "address of POST /slack/command and /healthz (default "+chatops.DefaultListen+")")
 	f.StringVar(&o.ConfigFile, "config", "", "identity file (YAML) mapping Slack users to graphcd users and groups")
+	metrics.addFlags(c, defaultChatopsMetricsListen, false)
 	return c
 }

@@ -9,6 +9,7 @@ import (
 
 func newCMPServerCmd(root *rootOptions) *cobra.Command {
 	o := plugin.ServerOptions{}
+	metrics := &metricsListener{}
 	c := &cobra.Command{
 		Use:   "cmp-server",
 		Short: "Serve a config-management plugin to the repository server over a Unix socket",
@@ -21,6 +22,12 @@ manifests. Point the repository server at the same --socket-dir.`,
 		Args: command.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.Logger = root.log
+			if err := metrics.validate(c.Context(), c); err != nil {
+				return err
+			}
+			if err := metrics.serve(c.Context(), c, root.log); err != nil {
+				return err
+			}
 			return plugin.Serve(c.Context(), o)
 		},
 	}
@@ -33,5 +40,6 @@ manifests. Point the repository server at the same --socket-dir.`,
 	f.IntVar(&o.MaxRepoFiles, "max-repo-files", plugin.DefaultMaxRepoFiles, "most files in a repository tarball")
 	f.Int64Var(&o.MaxOutputSize, "max-output-size", plugin.DefaultMaxOutputSize, "largest generate output, in bytes")
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "server environment variable the plugin may see (repeatable)")
+	metrics.addFlags(c, defaultCMPServerMetricsListen, false)
 	return c
 }

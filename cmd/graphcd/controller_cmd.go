@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/inproc"
@@ -107,10 +110,8 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		}
 		defer cleanup()
 		svc = local
-		for _, m := range inproc.Collectors() {
-			if err := crmetrics.Registry.Register(m); err != nil {
-				return fmt.Errorf("register repository server metrics: %w", err)
-			}
+		if err := registerAll(crmetrics.Registry, inproc.Collectors()); err != nil {
+			return fmt.Errorf("register repository server metrics: %w", err)
 		}
 	}
 	cfg := o.app.config()
@@ -119,9 +120,12 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 	// Redis: without it, no API replica could read them.
 	var events eventbus.Bus
 	if o.shared.redisAddr != "" {
-		sh, err := o.shared.connect(ctx, c, log)
+		sh, err := o.shared.connect(ctx, c, log, redismetrics.Controller)
 		if err != nil {
 			return err
+		}
+		if err := registerAll(crmetrics.Registry, redismetrics.Collectors()); err != nil {
+			return fmt.Errorf("register Redis metrics: %w", err)
 		}
 		events, cfg.State = sh.events, sh.states
 	}
@@ -129,5 +133,16 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		return fmt.Errorf("application controller: %w", err)
 	}
 	log.Info("graphcd controller stopped")
+	return nil
+}
+
+// registerAll registers cs in reg; one already there (a controller started
+// again in the process) is kept.
+func registerAll(reg prometheus.Registerer, cs []prometheus.Collector) error {
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return err
+		}
+	}
 	return nil
 }

@@ -48,7 +48,7 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.StringSliceVar(&o.allowedSCM, "allowed-scm-providers", nil,
 		"API URLs, comma-separated, that ApplicationSets' SCM provider and pull request generators may name as their api besides the forges' public ones (github.com, gitlab.com, bitbucket.org, gitea.com); a URL allows the URLs under it")
 	f.BoolVar(&o.enableSCM, "enable-scm-providers", true, "run ApplicationSets' SCM provider and pull request generators")
-	f.BoolVar(&o.argoCDNames, "metrics-argocd-names", false, "serve the application metrics under Argo CD's names too (argocd_app_info ...), for dashboards and alerts written for Argo CD")
+	f.BoolVar(&o.argoCDNames, "metrics-argocd-names", false, "serve the metrics Argo CD also has under its argocd_ names too (argocd_app_info ...), for dashboards and alerts written for Argo CD")
 }
 
 // validate checks the flags before anything starts (the Lease timings only

@@ -17,6 +17,7 @@ import (
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
+	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver/cache"
@@ -55,6 +56,7 @@ type repoServerOptions struct {
 	pluginTimeout   time.Duration
 	render          renderworker.Options
 	tracing         tracingOptions
+	metrics         metricsListener
 }
 
 func newRepoServerCmd(root *rootOptions) *cobra.Command {
@@ -100,6 +102,7 @@ entries are only readable by this process.`,
 	f.DurationVar(&o.pluginTimeout, "plugin-timeout", plugin.DefaultClientTimeout, "how long one plugin call may take")
 	o.render.AddFlags(f)
 	o.tracing.addFlags(f)
+	o.metrics.addFlags(c, defaultRepoServerMetricsListen, true)
 	return c
 }
 
@@ -148,6 +151,9 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 	if err != nil {
 		return err
 	}
+	if err := o.metrics.serve(ctx, c, log, append(inproc.Collectors(), redismetrics.Collectors()...)...); err != nil {
+		return err
+	}
 	lis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("%s: %w", command.FlagOrigin(c, "listen"), err)
@@ -179,6 +185,9 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 func (o *repoServerOptions) validate(ctx context.Context, c *cobra.Command) error {
 	if err := checkListen(ctx, o.listen); err != nil {
 		return fmt.Errorf("%s: %w", command.FlagOrigin(c, "listen"), err)
+	}
+	if err := o.metrics.validate(ctx, c); err != nil {
+		return err
 	}
 	for _, d := range []struct {
 		name string
@@ -275,6 +284,7 @@ func (o *repoServerOptions) newCache(ctx context.Context, c *cobra.Command, log 
 		ropts.Password = o.redisPassword
 	}
 	client := redis.NewClient(ropts)
+	redismetrics.Instrument(client, redismetrics.RepoServer)
 	closeClient := func() { _ = client.Close() }
 	pingCtx, cancel := context.WithTimeout(ctx, redisPingTimeout)
 	defer cancel()

@@ -23,6 +23,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/secretops"
 	"github.com/graphcd/graphcd/apiserver/terminal"
 	"github.com/graphcd/graphcd/apiserver/webhook"
+	"github.com/graphcd/graphcd/auth"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
@@ -32,6 +33,7 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/kubewatch"
+	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
@@ -153,6 +155,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// The API tests repositories with it; the controller renders with it.
 	var svc reposerver.Service = repoServer
 	metrics := apiserver.NewRegistry()
+	metrics.MustRegister(redismetrics.Collectors()...)
+	metrics.MustRegister(auth.Collectors()...)
 	if repoServer == nil {
 		metrics.MustRegister(inproc.Collectors()...)
 		worker, err := o.render.Worker(c)
@@ -177,7 +181,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if err != nil {
 		return err
 	}
-	sh, err := o.shared.connect(ctx, c, log)
+	sh, err := o.shared.connect(ctx, c, log, redismetrics.Server)
 	if err != nil {
 		return err
 	}
@@ -233,7 +237,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	creds := repocreds.New(kc, o.app.namespace)
 	kubeEvents := catalog.NewEvents(kc)
 	opts := apiserver.Options{
-		Listen: o.listen, Registry: metrics,
+		Listen: o.listen, Registry: metrics, ArgoCDNames: o.app.argoCDNames,
 		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications, applicationsets and projects", objectsReady),
 		Logger: log, ShutdownTimeout: o.shutdownTimeout, TLS: tlsConfig,
 		TrustedProxies: proxies, Audit: auditLog,
@@ -265,7 +269,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	if o.controller {
 		opts.Webhook.Queue = pushed
 		// The controller's application metrics join the server's.
-		metrics.MustRegister(controller.MetricsCollectors(o.app.argoCDNames)...)
+		metrics.MustRegister(controller.MetricsCollectors()...)
 	}
 	srv, err := apiserver.New(opts)
 	if err != nil {

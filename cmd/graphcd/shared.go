@@ -14,6 +14,7 @@ import (
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/internal/redismetrics"
 )
 
 // sharedOptions choose where controllers and the API share what they see:
@@ -48,8 +49,9 @@ type shared struct {
 }
 
 // connect returns the event bus and state store the flags ask for; the
-// Redis bus runs until ctx ends.
-func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog.Logger) (*shared, error) {
+// Redis bus runs until ctx ends. initiator names the role in the Redis
+// metrics.
+func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog.Logger, initiator string) (*shared, error) {
 	if o.redisAddr == "" {
 		return &shared{events: eventbus.NewMemory(), states: appstate.NewMemory()}, nil
 	}
@@ -68,6 +70,7 @@ func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog
 		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "redis-secret-file"), err)
 	}
 	client := redis.NewClient(ropts)
+	redismetrics.Instrument(client, initiator)
 	states, err := appstate.NewRedis(client, "", appstate.RedisOptions{Secret: secret, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "redis-secret-file"), err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -53,7 +54,9 @@ func (c *Client) Checkout(ctx context.Context, repoURL string, creds *Credential
 		return "", nil, err
 	}
 	wc := c.workingCopy(ep.normalized)
+	done := waiting(ep)
 	shared, err := wc.acquire(ctx, sha, opts.Submodules)
+	done()
 	if err != nil {
 		return "", nil, err
 	}
@@ -197,6 +200,7 @@ func (c *Client) fetch(ctx context.Context, repo *gogit.Repository, ep *endpoint
 	}
 	defer release()
 	c.log.DebugContext(ctx, "fetch", "repo", repourl.Redact(ep.fetchURL), "depth", depth)
+	defer countRequest(ep, requestFetch, time.Now())
 	err = repo.FetchContext(ctx, &gogit.FetchOptions{
 		RemoteName:      "origin",
 		RemoteURL:       ep.fetchURL,
@@ -216,6 +220,7 @@ func (c *Client) fetch(ctx context.Context, repo *gogit.Repository, ep *endpoint
 	case errors.Is(err, gogit.ErrExactSHA1NotSupported):
 		return err
 	default:
+		countFetchFailure(ep, specs)
 		return wrapNetErr("fetch", ep, creds, err)
 	}
 }

@@ -125,6 +125,7 @@ func (c *Client) lsRemote(ctx context.Context, ep *endpoint, creds *Credentials)
 	}
 	defer release()
 	remote := gogit.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{ep.fetchURL}})
+	defer countRequest(ep, requestLsRemote, time.Now())
 	refs, err := remote.ListContext(ctx, &gogit.ListOptions{
 		Auth:            no.auth,
 		InsecureSkipTLS: no.insecure,

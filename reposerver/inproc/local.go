@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/graphcd/graphcd/internal/egress"
-	"github.com/graphcd/graphcd/internal/repourl"
-	"github.com/graphcd/graphcd/reposerver"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -17,8 +14,13 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/graphcd/graphcd/internal/egress"
+	"github.com/graphcd/graphcd/internal/repourl"
+	"github.com/graphcd/graphcd/reposerver"
 
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -411,7 +413,9 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 		rctx, stop := l.renderContext(ctx)
 		defer stop()
 		rendersRun.Inc()
+		start := time.Now()
 		res, err := l.render(rctx, req, revision, refs)
+		renderSeconds.WithLabelValues(strconv.FormatBool(err != nil)).Observe(time.Since(start).Seconds())
 		l.toCache(ctx, key, res, err)
 		return res, err
 	})
