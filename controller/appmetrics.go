@@ -129,7 +129,7 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds)
+	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds, clusterMetrics)
 }
 
 // argoCDNamesOnce registers the Argo CD names in controller-runtime's
@@ -147,7 +147,7 @@ func serveArgoCDNames() {
 // own rather than controller-runtime's: graphcd server with its
 // controller in process.
 func MetricsCollectors(argoCDNames bool) []prometheus.Collector {
-	out := []prometheus.Collector{apps, appSyncs, appReconcileSeconds}
+	out := []prometheus.Collector{apps, appSyncs, appReconcileSeconds, clusterMetrics}
 	if argoCDNames {
 		out = append(out, argoCDTwins())
 	}
@@ -365,7 +365,7 @@ func (c *Controller) eachCluster(fn func(server, name, version string)) {
 // again under Argo CD's names, with the same labels and values.
 func argoCDTwins() prometheus.Collector {
 	twins := &renamed{
-		inner: []prometheus.Collector{apps, appSyncs, appReconcileSeconds},
+		inner: []prometheus.Collector{apps, appSyncs, appReconcileSeconds, clusterMetrics},
 		to:    map[*prometheus.Desc]*prometheus.Desc{},
 	}
 	twins.to[apps.info] = appInfoFamily.desc(argoCDPrefix)
@@ -373,6 +373,9 @@ func argoCDTwins() prometheus.Collector {
 	twins.to[apps.cluster] = clusterInfoFamily.desc(argoCDPrefix)
 	twins.to[describeOne(appSyncs)] = appSyncFamily.desc(argoCDPrefix)
 	twins.to[describeOne(appReconcileSeconds)] = appReconcileFamily.desc(argoCDPrefix)
+	for _, f := range clusterFamilies {
+		twins.to[clusterMetrics.descs[f]] = f.desc(argoCDPrefix)
+	}
 	return twins
 }
 
