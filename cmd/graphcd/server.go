@@ -21,6 +21,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/apiserver/notifycfg"
 	"github.com/graphcd/graphcd/apiserver/secretops"
+	"github.com/graphcd/graphcd/apiserver/statusview"
 	"github.com/graphcd/graphcd/apiserver/terminal"
 	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
@@ -32,6 +33,7 @@ import (
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/kubewatch"
+	"github.com/graphcd/graphcd/internal/statusboard"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
@@ -241,6 +243,15 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client, Tools: settings.ToolOptions},
 		},
 	}
+	view := &statusview.View{Board: sh.status, ID: statusboard.NewID(), Version: build.Version, Redis: sh.redis, RepoServer: "in process", Logger: log}
+	if repoServer != nil {
+		view.RepoServer, view.CheckRepoServer = o.repoServer.addr, repoServer.Check
+	}
+	if authParts != nil && authParts.dex != nil {
+		view.Dex = authParts.dex
+	}
+	go view.Run(ctx)
+	opts.API.Status = view
 	if authParts != nil {
 		opts.API.Authz, opts.API.AccountService = authParts.authz, authParts.sessions
 		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
@@ -272,7 +283,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	ctlDone := make(chan error, 1)
 	go func() {
 		cfg := o.app.config()
-		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch, cfg.Clusters = svc, log, sh.states, watch, registry
+		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch, cfg.Clusters, cfg.Status = svc, log, sh.states, watch, registry, sh.status
 		err := runController(ctx, k, cfg, sh.events, pushed.ctl.Store)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose

@@ -193,4 +193,6 @@ func (r *Redis) open(ctx context.Context, key string, raw []byte) *State {
 // copied under another app's key does not verify.
 func (r *Redis) sign(key string, payload []byte) []byte { return keysign.Sign(r.secret, key, payload) }
 
-func (r *Redis) verify(key string, raw []byte) ([]byte, bool) { return keysign.Open(r.secret, key, raw) }
+func (r *Redis) verify(key string, raw []byte) ([]byte, bool) {
+	return keysign.Open(r.secret, key, raw)
+}

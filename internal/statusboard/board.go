@@ -23,7 +23,6 @@ const (
 const (
 	KindAPI        = "api"
 	KindController = "controller"
-	KindRepoServer = "repo-server"
 )
 
 // Bounds of the board.
@@ -67,7 +66,7 @@ type Cluster struct {
 
 // Component is one running process of graphcd.
 type Component struct {
-	// Kind is KindAPI, KindController or KindRepoServer; ID names the
+	// Kind is KindAPI or KindController; ID names the
 	// replica (its pod or host name, and for a controller its leader
 	// election identity).
 	Kind string `json:"kind"`
