@@ -243,7 +243,10 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client, Tools: settings.ToolOptions},
 		},
 	}
-	view := &statusview.View{Board: sh.status, ID: statusboard.NewID(), Version: build.Version, Redis: sh.redis, RepoServer: "in process", Logger: log}
+	view := &statusview.View{Board: sh.status, ID: statusboard.NewID(), Version: build.Version, RepoServer: "in process", Logger: log}
+	if sh.redis != nil { // a nil *redis.Client is not a nil UniversalClient
+		view.Redis = sh.redis
+	}
 	if repoServer != nil {
 		view.RepoServer, view.CheckRepoServer = o.repoServer.addr, repoServer.Check
 	}
