@@ -97,4 +97,3 @@ func TestNewIDDiffers(t *testing.T) {
 		t.Errorf("NewID gave %q and %q", a, b)
 	}
 }
-
