@@ -17,7 +17,6 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/cache"
 )
 
 // The Application families mirror Argo CD's application controller
@@ -332,32 +331,19 @@ func (r *Reconciler) reportApps(items []v1alpha1.Application, fn func(*v1alpha1.
 	}
 }
 
-// eachCluster implements metricsSource: the clusters whose caches run,
-// with the version their discovery reported.
+// eachCluster implements metricsSource: the clusters whose caches were
+// started, with the version their discovery reported ("" for one whose
+// cache failed to start).
 func (c *Controller) eachCluster(fn func(server, name, version string)) {
-	s := c.clusters
-	type running struct {
-		server string
-		cache  *cache.Cluster
-	}
-	// fn sends to the scrape; the cluster set is not held meanwhile.
-	s.mu.Lock()
-	caches := make([]running, 0, len(s.conns))
-	for server, cn := range s.conns {
-		if cn.started && cn.cache != nil {
-			caches = append(caches, running{server, cn.cache})
+	for _, st := range c.clusters.states() {
+		if st.attempted.IsZero() {
+			continue
 		}
-	}
-	s.mu.Unlock()
-	for _, r := range caches {
-		name := ""
-		if cl, ok := s.reg.ByServer(r.server); ok {
-			name = cl.Name
-		} else if r.server == InClusterServer {
-			name = InClusterName
+		version := ""
+		if st.cache != nil {
+			version, _ = st.cache.Capabilities()
 		}
-		version, _ := r.cache.Capabilities()
-		fn(r.server, name, version)
+		fn(st.server, st.name, version)
 	}
 }
 

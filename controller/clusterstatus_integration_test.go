@@ -62,7 +62,10 @@ func TestClusterStatusPublished(t *testing.T) {
 	var up, failed statusboard.Cluster
 	poll(t, "in-cluster Successful with a synced app, and the down cluster Failed", func(ctx context.Context) (bool, error) {
 		var app v1alpha1.Application
-		if err := apps.Get(ctx, types.NamespacedName{Namespace: ns, Name: "status-up"}, &app); err != nil || app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
+		if err := apps.Get(ctx, types.NamespacedName{Namespace: ns, Name: "status-up"}, &app); err != nil {
+			return false, err
+		}
+		if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
 			return false, nil
 		}
 		all, err := board.Clusters(ctx)

@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"math"
 	"strings"
 	"time"
 
@@ -47,9 +48,9 @@ func (r *Resolver) clusterInfo(ctx context.Context, c *model.Cluster) (*model.Cl
 			Status: status, Message: st.Message, AttemptedAt: optionalTime(st.AttemptedAt),
 		},
 		CacheInfo: &model.ClusterCacheInfo{
-			ResourcesCount: int32(st.Resources), ApisCount: int32(st.APIs), LastCacheSyncTime: optionalTime(st.LastSync),
+			ResourcesCount: count32(st.Resources), ApisCount: count32(st.APIs), LastCacheSyncTime: optionalTime(st.LastSync),
 		},
-		ApplicationsCount: int32(st.Apps), Shard: int32(st.Shard),
+		ApplicationsCount: count32(st.Apps), Shard: count32(st.Shard),
 	}, nil
 }
 
@@ -79,7 +80,7 @@ func (r *Resolver) componentStatus(ctx context.Context) (*model.ComponentStatus,
 				clusters = []string{}
 			}
 			out.Controllers = append(out.Controllers, &model.ControllerReplica{
-				ID: c.ID, Version: c.Version, Shard: int32(c.Shard), Leader: c.Leader, Clusters: clusters,
+				ID: c.ID, Version: c.Version, Shard: count32(c.Shard), Leader: c.Leader, Clusters: clusters,
 				StartedAt: optionalTime(c.Started), LastSeen: metav1.NewTime(c.Seen),
 			})
 		}
@@ -106,6 +107,11 @@ func probe(p statusview.Probe) *model.ComponentProbe {
 		out.Message = truncate(strings.TrimSpace(p.Err.Error()), 1024)
 	}
 	return out
+}
+
+// count32 is n as a GraphQL Int, clamped to its range.
+func count32(n int) int32 {
+	return int32(min(max(n, 0), math.MaxInt32)) //nolint:gosec // G115: clamped to int32
 }
 
 func optionalTime(t time.Time) *metav1.Time {
