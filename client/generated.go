@@ -3070,6 +3070,221 @@ var AllAuditOutcome = []AuditOutcome{
 	AuditOutcomeFailure,
 }
 
+// The connection status of a cluster, Argo CD's.
+type ClusterConnectionStatus string
+
+const (
+	// The controller's cache of the cluster runs.
+	ClusterConnectionStatusSuccessful ClusterConnectionStatus = "SUCCESSFUL"
+	// The controller could not start its cache of the cluster.
+	ClusterConnectionStatusFailed ClusterConnectionStatus = "FAILED"
+	// Not known yet: no application uses the cluster, or its cache starts.
+	ClusterConnectionStatusUnknown ClusterConnectionStatus = "UNKNOWN"
+)
+
+var AllClusterConnectionStatus = []ClusterConnectionStatus{
+	ClusterConnectionStatusSuccessful,
+	ClusterConnectionStatusFailed,
+	ClusterConnectionStatusUnknown,
+}
+
+// ClusterDetail includes the GraphQL fields of Cluster requested by the fragment ClusterDetail.
+// The GraphQL type's documentation follows.
+//
+// A destination cluster. Its credentials are write-only and never shown.
+type ClusterDetail struct {
+	ClusterSummary `json:"-"`
+	// How the application controller sees the cluster — its version,
+	// connection state and cache — as the controller shard that owns it last
+	// published it (every 10 seconds). Null when no controller has published
+	// it in the last 45 seconds (none runs, or it has just started).
+	Info *ClusterDetailInfoClusterInfo `json:"info"`
+}
+
+// GetInfo returns ClusterDetail.Info, and is useful for accessing the field via an interface.
+func (v *ClusterDetail) GetInfo() *ClusterDetailInfoClusterInfo { return v.Info }
+
+// GetName returns ClusterDetail.Name, and is useful for accessing the field via an interface.
+func (v *ClusterDetail) GetName() string { return v.ClusterSummary.Name }
+
+// GetServer returns ClusterDetail.Server, and is useful for accessing the field via an interface.
+func (v *ClusterDetail) GetServer() string { return v.ClusterSummary.Server }
+
+// GetNamespaces returns ClusterDetail.Namespaces, and is useful for accessing the field via an interface.
+func (v *ClusterDetail) GetNamespaces() []string { return v.ClusterSummary.Namespaces }
+
+// GetClusterResources returns ClusterDetail.ClusterResources, and is useful for accessing the field via an interface.
+func (v *ClusterDetail) GetClusterResources() bool { return v.ClusterSummary.ClusterResources }
+
+// GetProject returns ClusterDetail.Project, and is useful for accessing the field via an interface.
+func (v *ClusterDetail) GetProject() string { return v.ClusterSummary.Project }
+
+// GetShard returns ClusterDetail.Shard, and is useful for accessing the field via an interface.
+func (v *ClusterDetail) GetShard() *int { return v.ClusterSummary.Shard }
+
+// GetLabels returns ClusterDetail.Labels, and is useful for accessing the field via an interface.
+func (v *ClusterDetail) GetLabels() []ClusterSummaryLabelsKeyValue { return v.ClusterSummary.Labels }
+
+func (v *ClusterDetail) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ClusterDetail
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ClusterDetail = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ClusterSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalClusterDetail struct {
+	Info *ClusterDetailInfoClusterInfo `json:"info"`
+
+	Name string `json:"name"`
+
+	Server string `json:"server"`
+
+	Namespaces []string `json:"namespaces"`
+
+	ClusterResources bool `json:"clusterResources"`
+
+	Project string `json:"project"`
+
+	Shard *int `json:"shard"`
+
+	Labels []ClusterSummaryLabelsKeyValue `json:"labels"`
+}
+
+func (v *ClusterDetail) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ClusterDetail) __premarshalJSON() (*__premarshalClusterDetail, error) {
+	var retval __premarshalClusterDetail
+
+	retval.Info = v.Info
+	retval.Name = v.ClusterSummary.Name
+	retval.Server = v.ClusterSummary.Server
+	retval.Namespaces = v.ClusterSummary.Namespaces
+	retval.ClusterResources = v.ClusterSummary.ClusterResources
+	retval.Project = v.ClusterSummary.Project
+	retval.Shard = v.ClusterSummary.Shard
+	retval.Labels = v.ClusterSummary.Labels
+	return &retval, nil
+}
+
+// ClusterDetailInfoClusterInfo includes the requested fields of the GraphQL type ClusterInfo.
+// The GraphQL type's documentation follows.
+//
+// A destination cluster as the application controller sees it, as Argo
+// CD's cluster info.
+type ClusterDetailInfoClusterInfo struct {
+	// The cluster's Kubernetes version (v1.35.0); empty until its cache runs.
+	ServerVersion string `json:"serverVersion"`
+	// Whether the controller reaches the cluster.
+	ConnectionState ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState `json:"connectionState"`
+	// What the controller's cache of the cluster holds.
+	CacheInfo ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo `json:"cacheInfo"`
+	// How many applications the controller reconciles on the cluster.
+	ApplicationsCount int `json:"applicationsCount"`
+	// The controller shard that owns the cluster.
+	Shard int `json:"shard"`
+}
+
+// GetServerVersion returns ClusterDetailInfoClusterInfo.ServerVersion, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfo) GetServerVersion() string { return v.ServerVersion }
+
+// GetConnectionState returns ClusterDetailInfoClusterInfo.ConnectionState, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfo) GetConnectionState() ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState {
+	return v.ConnectionState
+}
+
+// GetCacheInfo returns ClusterDetailInfoClusterInfo.CacheInfo, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfo) GetCacheInfo() ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo {
+	return v.CacheInfo
+}
+
+// GetApplicationsCount returns ClusterDetailInfoClusterInfo.ApplicationsCount, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfo) GetApplicationsCount() int { return v.ApplicationsCount }
+
+// GetShard returns ClusterDetailInfoClusterInfo.Shard, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfo) GetShard() int { return v.Shard }
+
+// ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo includes the requested fields of the GraphQL type ClusterCacheInfo.
+// The GraphQL type's documentation follows.
+//
+// What the controller's cache of a cluster holds.
+type ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo struct {
+	// Objects in the cache.
+	ResourcesCount int `json:"resourcesCount"`
+	// Kubernetes API resources (kinds) the cache watches.
+	ApisCount int `json:"apisCount"`
+	// When the cache last completed a sync; null before the first.
+	LastCacheSyncTime *time.Time `json:"lastCacheSyncTime"`
+}
+
+// GetResourcesCount returns ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo.ResourcesCount, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo) GetResourcesCount() int {
+	return v.ResourcesCount
+}
+
+// GetApisCount returns ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo.ApisCount, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo) GetApisCount() int {
+	return v.ApisCount
+}
+
+// GetLastCacheSyncTime returns ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo.LastCacheSyncTime, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfoCacheInfoClusterCacheInfo) GetLastCacheSyncTime() *time.Time {
+	return v.LastCacheSyncTime
+}
+
+// ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState includes the requested fields of the GraphQL type ClusterConnectionState.
+// The GraphQL type's documentation follows.
+//
+// Whether the controller reaches a cluster.
+type ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState struct {
+	// SUCCESSFUL when its cache runs; FAILED when the cache could not start;
+	// UNKNOWN while it starts, or when no application uses the cluster (its
+	// cache starts with the first one).
+	Status ClusterConnectionStatus `json:"status"`
+	// Why it failed or is unknown; empty when successful.
+	Message string `json:"message"`
+	// When the controller last started the cluster's cache; null if never.
+	AttemptedAt *time.Time `json:"attemptedAt"`
+}
+
+// GetStatus returns ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState.Status, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState) GetStatus() ClusterConnectionStatus {
+	return v.Status
+}
+
+// GetMessage returns ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState.Message, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState) GetMessage() string {
+	return v.Message
+}
+
+// GetAttemptedAt returns ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState.AttemptedAt, and is useful for accessing the field via an interface.
+func (v *ClusterDetailInfoClusterInfoConnectionStateClusterConnectionState) GetAttemptedAt() *time.Time {
+	return v.AttemptedAt
+}
+
 // A destination cluster with its (write-only) credentials.
 type ClusterInput struct {
 	// The name applications use in spec.destination.name.
@@ -4787,6 +5002,217 @@ type ListApplicationsResponse struct {
 // GetApplications returns ListApplicationsResponse.Applications, and is useful for accessing the field via an interface.
 func (v *ListApplicationsResponse) GetApplications() ListApplicationsApplicationsApplicationConnection {
 	return v.Applications
+}
+
+// ListClusterDetailsClustersClusterConnection includes the requested fields of the GraphQL type ClusterConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of clusters.
+type ListClusterDetailsClustersClusterConnection struct {
+	// Where the page sits.
+	PageInfo ListClusterDetailsClustersClusterConnectionPageInfo `json:"pageInfo"`
+	// The clusters.
+	Nodes []ListClusterDetailsClustersClusterConnectionNodesCluster `json:"nodes"`
+}
+
+// GetPageInfo returns ListClusterDetailsClustersClusterConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnection) GetPageInfo() ListClusterDetailsClustersClusterConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetNodes returns ListClusterDetailsClustersClusterConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnection) GetNodes() []ListClusterDetailsClustersClusterConnectionNodesCluster {
+	return v.Nodes
+}
+
+// ListClusterDetailsClustersClusterConnectionNodesCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A destination cluster. Its credentials are write-only and never shown.
+type ListClusterDetailsClustersClusterConnectionNodesCluster struct {
+	ClusterDetail `json:"-"`
+}
+
+// GetInfo returns ListClusterDetailsClustersClusterConnectionNodesCluster.Info, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) GetInfo() *ClusterDetailInfoClusterInfo {
+	return v.ClusterDetail.Info
+}
+
+// GetName returns ListClusterDetailsClustersClusterConnectionNodesCluster.Name, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) GetName() string {
+	return v.ClusterDetail.ClusterSummary.Name
+}
+
+// GetServer returns ListClusterDetailsClustersClusterConnectionNodesCluster.Server, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) GetServer() string {
+	return v.ClusterDetail.ClusterSummary.Server
+}
+
+// GetNamespaces returns ListClusterDetailsClustersClusterConnectionNodesCluster.Namespaces, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) GetNamespaces() []string {
+	return v.ClusterDetail.ClusterSummary.Namespaces
+}
+
+// GetClusterResources returns ListClusterDetailsClustersClusterConnectionNodesCluster.ClusterResources, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) GetClusterResources() bool {
+	return v.ClusterDetail.ClusterSummary.ClusterResources
+}
+
+// GetProject returns ListClusterDetailsClustersClusterConnectionNodesCluster.Project, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) GetProject() string {
+	return v.ClusterDetail.ClusterSummary.Project
+}
+
+// GetShard returns ListClusterDetailsClustersClusterConnectionNodesCluster.Shard, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) GetShard() *int {
+	return v.ClusterDetail.ClusterSummary.Shard
+}
+
+// GetLabels returns ListClusterDetailsClustersClusterConnectionNodesCluster.Labels, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) GetLabels() []ClusterSummaryLabelsKeyValue {
+	return v.ClusterDetail.ClusterSummary.Labels
+}
+
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListClusterDetailsClustersClusterConnectionNodesCluster
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListClusterDetailsClustersClusterConnectionNodesCluster = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ClusterDetail)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListClusterDetailsClustersClusterConnectionNodesCluster struct {
+	Info *ClusterDetailInfoClusterInfo `json:"info"`
+
+	Name string `json:"name"`
+
+	Server string `json:"server"`
+
+	Namespaces []string `json:"namespaces"`
+
+	ClusterResources bool `json:"clusterResources"`
+
+	Project string `json:"project"`
+
+	Shard *int `json:"shard"`
+
+	Labels []ClusterSummaryLabelsKeyValue `json:"labels"`
+}
+
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListClusterDetailsClustersClusterConnectionNodesCluster) __premarshalJSON() (*__premarshalListClusterDetailsClustersClusterConnectionNodesCluster, error) {
+	var retval __premarshalListClusterDetailsClustersClusterConnectionNodesCluster
+
+	retval.Info = v.ClusterDetail.Info
+	retval.Name = v.ClusterDetail.ClusterSummary.Name
+	retval.Server = v.ClusterDetail.ClusterSummary.Server
+	retval.Namespaces = v.ClusterDetail.ClusterSummary.Namespaces
+	retval.ClusterResources = v.ClusterDetail.ClusterSummary.ClusterResources
+	retval.Project = v.ClusterDetail.ClusterSummary.Project
+	retval.Shard = v.ClusterDetail.ClusterSummary.Shard
+	retval.Labels = v.ClusterDetail.ClusterSummary.Labels
+	return &retval, nil
+}
+
+// ListClusterDetailsClustersClusterConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection sits in the whole list.
+type ListClusterDetailsClustersClusterConnectionPageInfo struct {
+	PageFields `json:"-"`
+}
+
+// GetHasNextPage returns ListClusterDetailsClustersClusterConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionPageInfo) GetHasNextPage() bool {
+	return v.PageFields.HasNextPage
+}
+
+// GetEndCursor returns ListClusterDetailsClustersClusterConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsClustersClusterConnectionPageInfo) GetEndCursor() *string {
+	return v.PageFields.EndCursor
+}
+
+func (v *ListClusterDetailsClustersClusterConnectionPageInfo) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ListClusterDetailsClustersClusterConnectionPageInfo
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ListClusterDetailsClustersClusterConnectionPageInfo = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalListClusterDetailsClustersClusterConnectionPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+
+	EndCursor *string `json:"endCursor"`
+}
+
+func (v *ListClusterDetailsClustersClusterConnectionPageInfo) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ListClusterDetailsClustersClusterConnectionPageInfo) __premarshalJSON() (*__premarshalListClusterDetailsClustersClusterConnectionPageInfo, error) {
+	var retval __premarshalListClusterDetailsClustersClusterConnectionPageInfo
+
+	retval.HasNextPage = v.PageFields.HasNextPage
+	retval.EndCursor = v.PageFields.EndCursor
+	return &retval, nil
+}
+
+// ListClusterDetailsResponse is returned by ListClusterDetails on success.
+type ListClusterDetailsResponse struct {
+	// Registered destination clusters (including the one graphcd runs in),
+	// ordered by server URL. Credentials are never readable.
+	Clusters ListClusterDetailsClustersClusterConnection `json:"clusters"`
+}
+
+// GetClusters returns ListClusterDetailsResponse.Clusters, and is useful for accessing the field via an interface.
+func (v *ListClusterDetailsResponse) GetClusters() ListClusterDetailsClustersClusterConnection {
+	return v.Clusters
 }
 
 // ListClustersClustersClusterConnection includes the requested fields of the GraphQL type ClusterConnection.
@@ -7805,6 +8231,18 @@ func (v *__ListApplicationsInput) GetAfter() *string { return v.After }
 // GetFilter returns __ListApplicationsInput.Filter, and is useful for accessing the field via an interface.
 func (v *__ListApplicationsInput) GetFilter() *ApplicationFilter { return v.Filter }
 
+// __ListClusterDetailsInput is used internally by genqlient
+type __ListClusterDetailsInput struct {
+	First int     `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __ListClusterDetailsInput.First, and is useful for accessing the field via an interface.
+func (v *__ListClusterDetailsInput) GetFirst() int { return v.First }
+
+// GetAfter returns __ListClusterDetailsInput.After, and is useful for accessing the field via an interface.
+func (v *__ListClusterDetailsInput) GetAfter() *string { return v.After }
+
 // __ListClustersInput is used internally by genqlient
 type __ListClustersInput struct {
 	First int     `json:"first"`
@@ -9645,6 +10083,81 @@ func ListApplications(
 	}
 
 	data_ = &ListApplicationsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ListClusterDetails.
+const ListClusterDetails_Operation = `
+query ListClusterDetails ($first: Int!, $after: String) {
+	clusters(first: $first, after: $after) {
+		pageInfo {
+			... PageFields
+		}
+		nodes {
+			... ClusterDetail
+		}
+	}
+}
+fragment PageFields on PageInfo {
+	hasNextPage
+	endCursor
+}
+fragment ClusterDetail on Cluster {
+	... ClusterSummary
+	info {
+		serverVersion
+		connectionState {
+			status
+			message
+			attemptedAt
+		}
+		cacheInfo {
+			resourcesCount
+			apisCount
+			lastCacheSyncTime
+		}
+		applicationsCount
+		shard
+	}
+}
+fragment ClusterSummary on Cluster {
+	name
+	server
+	namespaces
+	clusterResources
+	project
+	shard
+	labels {
+		key
+		value
+	}
+}
+`
+
+func ListClusterDetails(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first int,
+	after *string,
+) (data_ *ListClusterDetailsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ListClusterDetails",
+		Query:  ListClusterDetails_Operation,
+		Variables: &__ListClusterDetailsInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &ListClusterDetailsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

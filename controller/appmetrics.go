@@ -18,7 +18,6 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller/cache"
 	"github.com/graphcd/graphcd/internal/argocdmetrics"
 )
 
@@ -128,7 +127,7 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds, appK8sRequests)
+	crmetrics.Registry.MustRegister(apps, appSyncs, appReconcileSeconds, appK8sRequests, clusterMetrics)
 	// The metrics server of controller-runtime reads the registry when it
 	// starts, after this.
 	crmetrics.Registry = argocdmetrics.Wrap(crmetrics.Registry, &argoCDNames)
@@ -147,7 +146,7 @@ func serveArgoCDNames() { argoCDNames.Store(true) }
 // server with its controller in process. That process serves their
 // argocd_ twins with an argocdmetrics.Gatherer.
 func MetricsCollectors() []prometheus.Collector {
-	return []prometheus.Collector{apps, appSyncs, appReconcileSeconds, appK8sRequests}
+	return []prometheus.Collector{apps, appSyncs, appReconcileSeconds, appK8sRequests, clusterMetrics}
 }
 
 // countSync counts a sync operation that ended, in phase st.Phase.
@@ -329,31 +328,18 @@ func (r *Reconciler) reportApps(items []v1alpha1.Application, fn func(*v1alpha1.
 	}
 }
 
-// eachCluster implements metricsSource: the clusters whose caches run,
-// with the version their discovery reported.
+// eachCluster implements metricsSource: the clusters whose caches were
+// started, with the version their discovery reported ("" for one whose
+// cache failed to start).
 func (c *Controller) eachCluster(fn func(server, name, version string)) {
-	s := c.clusters
-	type running struct {
-		server string
-		cache  *cache.Cluster
-	}
-	// fn sends to the scrape; the cluster set is not held meanwhile.
-	s.mu.Lock()
-	caches := make([]running, 0, len(s.conns))
-	for server, cn := range s.conns {
-		if cn.started && cn.cache != nil {
-			caches = append(caches, running{server, cn.cache})
+	for _, st := range c.clusters.states() {
+		if st.attempted.IsZero() {
+			continue
 		}
-	}
-	s.mu.Unlock()
-	for _, r := range caches {
-		name := ""
-		if cl, ok := s.reg.ByServer(r.server); ok {
-			name = cl.Name
-		} else if r.server == InClusterServer {
-			name = InClusterName
+		version := ""
+		if st.cache != nil {
+			version, _ = st.cache.Capabilities()
 		}
-		version, _ := r.cache.Capabilities()
-		fn(r.server, name, version)
+		fn(st.server, st.name, version)
 	}
 }

@@ -70,6 +70,8 @@ type conn struct {
 	// err and failed are written before ready is closed.
 	err    error
 	failed time.Time
+	// attempted is when the cache was started; s.mu guards it.
+	attempted time.Time
 }
 
 func (s *clusterSet) loaded() <-chan struct{} { return s.ready }
@@ -139,7 +141,7 @@ func (s *clusterSet) newConn(c *clusters.Cluster) (*conn, error) {
 // held.
 func (s *clusterSet) start(cn *conn) {
 	ctx, cancel := context.WithCancel(s.runCtx)
-	cn.started, cn.cancel = true, cancel
+	cn.started, cn.cancel, cn.attempted = true, cancel, time.Now()
 	server := cn.dest.Server
 	go func() {
 		s.log.Info("starting cluster cache", "server", server)

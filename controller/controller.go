@@ -31,6 +31,7 @@ import (
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/settings"
+	"github.com/graphcd/graphcd/internal/statusboard"
 	"github.com/graphcd/graphcd/reposerver"
 )
 
@@ -91,6 +92,10 @@ type Config struct {
 	// Clusters is the process's registry of destination clusters, shared
 	// with the API; nil makes one for the controller alone.
 	Clusters *clusters.Registry
+	// Status receives the controller's heartbeat and, from the shard's
+	// leader, the state of its clusters (see internal/statusboard); nil
+	// publishes nothing.
+	Status statusboard.Board
 	// DisableNotifications turns notification delivery off. Otherwise the
 	// controller delivers notifications whenever a notifications ConfigMap
 	// exists in Namespace (see docs/notifications.md).
@@ -174,6 +179,9 @@ func New(cfg Config) (*Controller, error) {
 	// Controllers need leader election, and so does the cluster set: a
 	// standby runs no informers and writes nothing.
 	if err := mgr.Add(c.clusters); err != nil {
+		return nil, err
+	}
+	if err := c.addStatusPublisher(mgr, cfg.Status); err != nil {
 		return nil, err
 	}
 	if cfg.LeaderElection.Enabled {
@@ -366,6 +374,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.cfg.Logger.Warn("create the default AppProject", "namespace", c.cfg.Namespace, "err", err)
 	}
 	defer apps.add(c)()
+	defer clusterMetrics.add(c)()
 	return c.mgr.Start(ctx)
 }
 

@@ -145,3 +145,16 @@ func (m *appMemory) claimedApp(app types.NamespacedName) bool {
 	m.mu.RUnlock()
 	return ok
 }
+
+// appsByServer counts the claimed apps on each destination server.
+func (m *appMemory) appsByServer() map[string]int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := map[string]int{}
+	for _, s := range m.servers {
+		if s != "" {
+			out[s]++
+		}
+	}
+	return out
+}

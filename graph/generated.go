@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	ApplicationSourceHelm() ApplicationSourceHelmResolver
 	ApplicationSourceKustomize() ApplicationSourceKustomizeResolver
 	ApplicationStatus() ApplicationStatusResolver
+	Cluster() ClusterResolver
 	HydrateOperation() HydrateOperationResolver
 	JWTToken() JWTTokenResolver
 	KustomizeReplica() KustomizeReplicaResolver
@@ -384,12 +385,19 @@ type ComplexityRoot struct {
 	Cluster struct {
 		ClusterResources func(childComplexity int) int
 		ID               func(childComplexity int) int
+		Info             func(childComplexity int) int
 		Labels           func(childComplexity int) int
 		Name             func(childComplexity int) int
 		Namespaces       func(childComplexity int) int
 		Project          func(childComplexity int) int
 		Server           func(childComplexity int) int
 		Shard            func(childComplexity int) int
+	}
+
+	ClusterCacheInfo struct {
+		ApisCount         func(childComplexity int) int
+		LastCacheSyncTime func(childComplexity int) int
+		ResourcesCount    func(childComplexity int) int
 	}
 
 	ClusterConnection struct {
@@ -399,9 +407,23 @@ type ComplexityRoot struct {
 		TotalCount func(childComplexity int) int
 	}
 
+	ClusterConnectionState struct {
+		AttemptedAt func(childComplexity int) int
+		Message     func(childComplexity int) int
+		Status      func(childComplexity int) int
+	}
+
 	ClusterEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ClusterInfo struct {
+		ApplicationsCount func(childComplexity int) int
+		CacheInfo         func(childComplexity int) int
+		ConnectionState   func(childComplexity int) int
+		ServerVersion     func(childComplexity int) int
+		Shard             func(childComplexity int) int
 	}
 
 	CommitAuthor struct {
@@ -415,10 +437,41 @@ type ComplexityRoot struct {
 		Sources     func(childComplexity int) int
 	}
 
+	ComponentProbe struct {
+		Message   func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Reachable func(childComplexity int) int
+	}
+
+	ComponentReplica struct {
+		ID        func(childComplexity int) int
+		LastSeen  func(childComplexity int) int
+		StartedAt func(childComplexity int) int
+		Version   func(childComplexity int) int
+	}
+
+	ComponentStatus struct {
+		APIReplicas func(childComplexity int) int
+		Controllers func(childComplexity int) int
+		Dex         func(childComplexity int) int
+		Redis       func(childComplexity int) int
+		RepoServer  func(childComplexity int) int
+	}
+
 	ConnectionState struct {
 		AttemptedAt func(childComplexity int) int
 		Message     func(childComplexity int) int
 		Status      func(childComplexity int) int
+	}
+
+	ControllerReplica struct {
+		Clusters  func(childComplexity int) int
+		ID        func(childComplexity int) int
+		LastSeen  func(childComplexity int) int
+		Leader    func(childComplexity int) int
+		Shard     func(childComplexity int) int
+		StartedAt func(childComplexity int) int
+		Version   func(childComplexity int) int
 	}
 
 	DeepLink struct {
@@ -749,6 +802,7 @@ type ComplexityRoot struct {
 		Applications         func(childComplexity int, first int32, after *string, filter *model.ApplicationFilter, orderBy *model.ApplicationOrder) int
 		AuditLog             func(childComplexity int, first int32, after *string, filter *model.AuditFilter) int
 		Clusters             func(childComplexity int, first int32, after *string) int
+		ComponentStatus      func(childComplexity int) int
 		DryRunApplicationSet func(childComplexity int, input model.DryRunApplicationSetInput, first int32) int
 		Me                   func(childComplexity int) int
 		Node                 func(childComplexity int, id string) int
@@ -757,6 +811,15 @@ type ComplexityRoot struct {
 		Repositories         func(childComplexity int, first int32, after *string) int
 		Settings             func(childComplexity int) int
 		Version              func(childComplexity int) int
+	}
+
+	RedisStatus struct {
+		Address         func(childComplexity int) int
+		MaxMemoryBytes  func(childComplexity int) int
+		Message         func(childComplexity int) int
+		Reachable       func(childComplexity int) int
+		UsedMemoryBytes func(childComplexity int) int
+		Version         func(childComplexity int) int
 	}
 
 	Repository struct {
@@ -1123,6 +1186,9 @@ type ApplicationStatusResolver interface {
 	SourceType(ctx context.Context, obj *v1alpha1.ApplicationStatus) (string, error)
 	SourceTypes(ctx context.Context, obj *v1alpha1.ApplicationStatus) ([]string, error)
 }
+type ClusterResolver interface {
+	Info(ctx context.Context, obj *model.Cluster) (*model.ClusterInfo, error)
+}
 type HydrateOperationResolver interface {
 	Phase(ctx context.Context, obj *v1alpha1.HydrateOperation) (string, error)
 }
@@ -1205,6 +1271,7 @@ type QueryResolver interface {
 	Project(ctx context.Context, name string) (*model.Project, error)
 	Clusters(ctx context.Context, first int32, after *string) (*model.Connection[model.Cluster], error)
 	Repositories(ctx context.Context, first int32, after *string) (*model.Connection[model.Repository], error)
+	ComponentStatus(ctx context.Context) (*model.ComponentStatus, error)
 	AuditLog(ctx context.Context, first int32, after *string, filter *model.AuditFilter) (*model.AuditConnection, error)
 }
 type RepositoryResolver interface {
@@ -2633,6 +2700,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.ID(childComplexity), true
+	case "Cluster.info":
+		if e.ComplexityRoot.Cluster.Info == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Info(childComplexity), true
 	case "Cluster.labels":
 		if e.ComplexityRoot.Cluster.Labels == nil {
 			break
@@ -2670,6 +2743,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Cluster.Shard(childComplexity), true
 
+	case "ClusterCacheInfo.apisCount":
+		if e.ComplexityRoot.ClusterCacheInfo.ApisCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterCacheInfo.ApisCount(childComplexity), true
+	case "ClusterCacheInfo.lastCacheSyncTime":
+		if e.ComplexityRoot.ClusterCacheInfo.LastCacheSyncTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterCacheInfo.LastCacheSyncTime(childComplexity), true
+	case "ClusterCacheInfo.resourcesCount":
+		if e.ComplexityRoot.ClusterCacheInfo.ResourcesCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterCacheInfo.ResourcesCount(childComplexity), true
+
 	case "ClusterConnection.edges":
 		if e.ComplexityRoot.ClusterConnection.Edges == nil {
 			break
@@ -2695,6 +2787,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClusterConnection.TotalCount(childComplexity), true
 
+	case "ClusterConnectionState.attemptedAt":
+		if e.ComplexityRoot.ClusterConnectionState.AttemptedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnectionState.AttemptedAt(childComplexity), true
+	case "ClusterConnectionState.message":
+		if e.ComplexityRoot.ClusterConnectionState.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnectionState.Message(childComplexity), true
+	case "ClusterConnectionState.status":
+		if e.ComplexityRoot.ClusterConnectionState.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnectionState.Status(childComplexity), true
+
 	case "ClusterEdge.cursor":
 		if e.ComplexityRoot.ClusterEdge.Cursor == nil {
 			break
@@ -2707,6 +2818,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterEdge.Node(childComplexity), true
+
+	case "ClusterInfo.applicationsCount":
+		if e.ComplexityRoot.ClusterInfo.ApplicationsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInfo.ApplicationsCount(childComplexity), true
+	case "ClusterInfo.cacheInfo":
+		if e.ComplexityRoot.ClusterInfo.CacheInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInfo.CacheInfo(childComplexity), true
+	case "ClusterInfo.connectionState":
+		if e.ComplexityRoot.ClusterInfo.ConnectionState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInfo.ConnectionState(childComplexity), true
+	case "ClusterInfo.serverVersion":
+		if e.ComplexityRoot.ClusterInfo.ServerVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInfo.ServerVersion(childComplexity), true
+	case "ClusterInfo.shard":
+		if e.ComplexityRoot.ClusterInfo.Shard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInfo.Shard(childComplexity), true
 
 	case "CommitAuthor.email":
 		if e.ComplexityRoot.CommitAuthor.Email == nil {
@@ -2740,6 +2882,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ComparedTo.Sources(childComplexity), true
 
+	case "ComponentProbe.message":
+		if e.ComplexityRoot.ComponentProbe.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentProbe.Message(childComplexity), true
+	case "ComponentProbe.name":
+		if e.ComplexityRoot.ComponentProbe.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentProbe.Name(childComplexity), true
+	case "ComponentProbe.reachable":
+		if e.ComplexityRoot.ComponentProbe.Reachable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentProbe.Reachable(childComplexity), true
+
+	case "ComponentReplica.id":
+		if e.ComplexityRoot.ComponentReplica.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentReplica.ID(childComplexity), true
+	case "ComponentReplica.lastSeen":
+		if e.ComplexityRoot.ComponentReplica.LastSeen == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentReplica.LastSeen(childComplexity), true
+	case "ComponentReplica.startedAt":
+		if e.ComplexityRoot.ComponentReplica.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentReplica.StartedAt(childComplexity), true
+	case "ComponentReplica.version":
+		if e.ComplexityRoot.ComponentReplica.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentReplica.Version(childComplexity), true
+
+	case "ComponentStatus.apiReplicas":
+		if e.ComplexityRoot.ComponentStatus.APIReplicas == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentStatus.APIReplicas(childComplexity), true
+	case "ComponentStatus.controllers":
+		if e.ComplexityRoot.ComponentStatus.Controllers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentStatus.Controllers(childComplexity), true
+	case "ComponentStatus.dex":
+		if e.ComplexityRoot.ComponentStatus.Dex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentStatus.Dex(childComplexity), true
+	case "ComponentStatus.redis":
+		if e.ComplexityRoot.ComponentStatus.Redis == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentStatus.Redis(childComplexity), true
+	case "ComponentStatus.repoServer":
+		if e.ComplexityRoot.ComponentStatus.RepoServer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentStatus.RepoServer(childComplexity), true
+
 	case "ConnectionState.attemptedAt":
 		if e.ComplexityRoot.ConnectionState.AttemptedAt == nil {
 			break
@@ -2758,6 +2975,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ConnectionState.Status(childComplexity), true
+
+	case "ControllerReplica.clusters":
+		if e.ComplexityRoot.ControllerReplica.Clusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ControllerReplica.Clusters(childComplexity), true
+	case "ControllerReplica.id":
+		if e.ComplexityRoot.ControllerReplica.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ControllerReplica.ID(childComplexity), true
+	case "ControllerReplica.lastSeen":
+		if e.ComplexityRoot.ControllerReplica.LastSeen == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ControllerReplica.LastSeen(childComplexity), true
+	case "ControllerReplica.leader":
+		if e.ComplexityRoot.ControllerReplica.Leader == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ControllerReplica.Leader(childComplexity), true
+	case "ControllerReplica.shard":
+		if e.ComplexityRoot.ControllerReplica.Shard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ControllerReplica.Shard(childComplexity), true
+	case "ControllerReplica.startedAt":
+		if e.ComplexityRoot.ControllerReplica.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ControllerReplica.StartedAt(childComplexity), true
+	case "ControllerReplica.version":
+		if e.ComplexityRoot.ControllerReplica.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ControllerReplica.Version(childComplexity), true
 
 	case "DeepLink.description":
 		if e.ComplexityRoot.DeepLink.Description == nil {
@@ -4241,6 +4501,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(int32), args["after"].(*string)), true
+	case "Query.componentStatus":
+		if e.ComplexityRoot.Query.ComponentStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ComponentStatus(childComplexity), true
 	case "Query.dryRunApplicationSet":
 		if e.ComplexityRoot.Query.DryRunApplicationSet == nil {
 			break
@@ -4315,6 +4581,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Version(childComplexity), true
+
+	case "RedisStatus.address":
+		if e.ComplexityRoot.RedisStatus.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedisStatus.Address(childComplexity), true
+	case "RedisStatus.maxMemoryBytes":
+		if e.ComplexityRoot.RedisStatus.MaxMemoryBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedisStatus.MaxMemoryBytes(childComplexity), true
+	case "RedisStatus.message":
+		if e.ComplexityRoot.RedisStatus.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedisStatus.Message(childComplexity), true
+	case "RedisStatus.reachable":
+		if e.ComplexityRoot.RedisStatus.Reachable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedisStatus.Reachable(childComplexity), true
+	case "RedisStatus.usedMemoryBytes":
+		if e.ComplexityRoot.RedisStatus.UsedMemoryBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedisStatus.UsedMemoryBytes(childComplexity), true
+	case "RedisStatus.version":
+		if e.ComplexityRoot.RedisStatus.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedisStatus.Version(childComplexity), true
 
 	case "Repository.connectionState":
 		if e.ComplexityRoot.Repository.ConnectionState == nil {
@@ -5767,6 +6070,15 @@ type Query {
     after: String
   ): RepositoryConnection!
   """
+  How graphcd's components are doing: the API replicas and controller
+  replicas that reported in the last 45 seconds (each reports every 10),
+  with each controller shard's leader and the clusters it runs caches
+  for; the repository server, Redis and Dex as this replica reaches them.
+  For admins: needs ` + "`" + `update` + "`" + ` on the RBAC resource ` + "`" + `clusters` + "`" + ` with object
+  ` + "`" + `*` + "`" + `, which role:admin has.
+  """
+  componentStatus: ComponentStatus!
+  """
   The audit trail: every mutation made through the API, newest first, a
   page at a time. Needs ` + "`" + `get` + "`" + ` on the RBAC resource ` + "`" + `audit` + "`" + ` with the
   entry's project as object (` + "`" + `*` + "`" + ` for entries without one); entries the
@@ -6878,6 +7190,150 @@ type Cluster implements Node {
   shard: Int
   "The labels of the cluster's Secret."
   labels: [KeyValue!]!
+  """
+  How the application controller sees the cluster — its version,
+  connection state and cache — as the controller shard that owns it last
+  published it (every 10 seconds). Null when no controller has published
+  it in the last 45 seconds (none runs, or it has just started).
+  """
+  info: ClusterInfo
+}
+
+"""
+A destination cluster as the application controller sees it, as Argo
+CD's cluster info.
+"""
+type ClusterInfo {
+  "The cluster's Kubernetes version (v1.35.0); empty until its cache runs."
+  serverVersion: String!
+  "Whether the controller reaches the cluster."
+  connectionState: ClusterConnectionState!
+  "What the controller's cache of the cluster holds."
+  cacheInfo: ClusterCacheInfo!
+  "How many applications the controller reconciles on the cluster."
+  applicationsCount: Int!
+  "The controller shard that owns the cluster."
+  shard: Int!
+}
+
+"""
+Whether the controller reaches a cluster.
+"""
+type ClusterConnectionState {
+  """
+  SUCCESSFUL when its cache runs; FAILED when the cache could not start;
+  UNKNOWN while it starts, or when no application uses the cluster (its
+  cache starts with the first one).
+  """
+  status: ClusterConnectionStatus!
+  "Why it failed or is unknown; empty when successful."
+  message: String!
+  "When the controller last started the cluster's cache; null if never."
+  attemptedAt: Time
+}
+
+"""
+The connection status of a cluster, Argo CD's.
+"""
+enum ClusterConnectionStatus {
+  "The controller's cache of the cluster runs."
+  SUCCESSFUL
+  "The controller could not start its cache of the cluster."
+  FAILED
+  "Not known yet: no application uses the cluster, or its cache starts."
+  UNKNOWN
+}
+
+"""
+What the controller's cache of a cluster holds.
+"""
+type ClusterCacheInfo {
+  "Objects in the cache."
+  resourcesCount: Int!
+  "Kubernetes API resources (kinds) the cache watches."
+  apisCount: Int!
+  "When the cache last completed a sync; null before the first."
+  lastCacheSyncTime: Time
+}
+
+"""
+How graphcd's components are doing. Each list holds at most 200 entries.
+"""
+type ComponentStatus {
+  "The API server replicas, by ID."
+  apiReplicas: [ComponentReplica!]!
+  "The controller replicas, by shard and ID: one leader per running shard."
+  controllers: [ControllerReplica!]!
+  "The repository server the answering replica renders with."
+  repoServer: ComponentProbe!
+  "Redis as the answering replica reaches it; null without Redis."
+  redis: RedisStatus
+  "The embedded Dex of the answering replica; null when it runs none."
+  dex: ComponentProbe
+}
+
+"""
+A replica of graphcd that reported itself.
+"""
+type ComponentReplica {
+  "The replica's name: its host (pod) name and a suffix."
+  id: String!
+  "The replica's graphcd version."
+  version: String!
+  "When the replica started."
+  startedAt: Time
+  "When it last reported."
+  lastSeen: Time!
+}
+
+"""
+An application controller replica.
+"""
+type ControllerReplica {
+  "The replica's name (its leader election identity)."
+  id: String!
+  "The replica's graphcd version."
+  version: String!
+  "The shard it runs."
+  shard: Int!
+  "Whether it leads the shard; standbys reconcile nothing."
+  leader: Boolean!
+  "The servers of the clusters whose caches it runs (a leader's; at most 100)."
+  clusters: [String!]!
+  "When the replica started."
+  startedAt: Time
+  "When it last reported."
+  lastSeen: Time!
+}
+
+"""
+The outcome of reaching a part of graphcd.
+"""
+type ComponentProbe {
+  "What was reached: an address, or in process."
+  name: String!
+  "Whether it answered."
+  reachable: Boolean!
+  "Why it did not; empty when it did."
+  message: String!
+}
+
+"""
+Redis as the API reaches it.
+"""
+type RedisStatus {
+  "Its address."
+  address: String!
+  "Whether it answered."
+  reachable: Boolean!
+  "Why it did not; empty when it did."
+  message: String!
+  "Its version."
+  version: String!
+  "The memory it uses, in bytes."
+  usedMemoryBytes: Float!
+  "Its memory limit in bytes; 0 for none."
+  maxMemoryBytes: Float!
 }
 
 """
@@ -9598,8 +10054,22 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_shard(ctx, field)
 	case "labels":
 		return ec.fieldContext_Cluster_labels(ctx, field)
+	case "info":
+		return ec.fieldContext_Cluster_info(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterCacheInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "resourcesCount":
+		return ec.fieldContext_ClusterCacheInfo_resourcesCount(ctx, field)
+	case "apisCount":
+		return ec.fieldContext_ClusterCacheInfo_apisCount(ctx, field)
+	case "lastCacheSyncTime":
+		return ec.fieldContext_ClusterCacheInfo_lastCacheSyncTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterCacheInfo", field.Name)
 }
 
 func (ec *executionContext) childFields_ClusterConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9616,6 +10086,18 @@ func (ec *executionContext) childFields_ClusterConnection(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ClusterConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_ClusterConnectionState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_ClusterConnectionState_status(ctx, field)
+	case "message":
+		return ec.fieldContext_ClusterConnectionState_message(ctx, field)
+	case "attemptedAt":
+		return ec.fieldContext_ClusterConnectionState_attemptedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterConnectionState", field.Name)
+}
+
 func (ec *executionContext) childFields_ClusterEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cursor":
@@ -9624,6 +10106,22 @@ func (ec *executionContext) childFields_ClusterEdge(ctx context.Context, field g
 		return ec.fieldContext_ClusterEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "serverVersion":
+		return ec.fieldContext_ClusterInfo_serverVersion(ctx, field)
+	case "connectionState":
+		return ec.fieldContext_ClusterInfo_connectionState(ctx, field)
+	case "cacheInfo":
+		return ec.fieldContext_ClusterInfo_cacheInfo(ctx, field)
+	case "applicationsCount":
+		return ec.fieldContext_ClusterInfo_applicationsCount(ctx, field)
+	case "shard":
+		return ec.fieldContext_ClusterInfo_shard(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterInfo", field.Name)
 }
 
 func (ec *executionContext) childFields_CommitAuthor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9648,6 +10146,48 @@ func (ec *executionContext) childFields_ComparedTo(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type ComparedTo", field.Name)
 }
 
+func (ec *executionContext) childFields_ComponentProbe(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ComponentProbe_name(ctx, field)
+	case "reachable":
+		return ec.fieldContext_ComponentProbe_reachable(ctx, field)
+	case "message":
+		return ec.fieldContext_ComponentProbe_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComponentProbe", field.Name)
+}
+
+func (ec *executionContext) childFields_ComponentReplica(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ComponentReplica_id(ctx, field)
+	case "version":
+		return ec.fieldContext_ComponentReplica_version(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_ComponentReplica_startedAt(ctx, field)
+	case "lastSeen":
+		return ec.fieldContext_ComponentReplica_lastSeen(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComponentReplica", field.Name)
+}
+
+func (ec *executionContext) childFields_ComponentStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "apiReplicas":
+		return ec.fieldContext_ComponentStatus_apiReplicas(ctx, field)
+	case "controllers":
+		return ec.fieldContext_ComponentStatus_controllers(ctx, field)
+	case "repoServer":
+		return ec.fieldContext_ComponentStatus_repoServer(ctx, field)
+	case "redis":
+		return ec.fieldContext_ComponentStatus_redis(ctx, field)
+	case "dex":
+		return ec.fieldContext_ComponentStatus_dex(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ComponentStatus", field.Name)
+}
+
 func (ec *executionContext) childFields_ConnectionState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "status":
@@ -9658,6 +10198,26 @@ func (ec *executionContext) childFields_ConnectionState(ctx context.Context, fie
 		return ec.fieldContext_ConnectionState_attemptedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ConnectionState", field.Name)
+}
+
+func (ec *executionContext) childFields_ControllerReplica(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ControllerReplica_id(ctx, field)
+	case "version":
+		return ec.fieldContext_ControllerReplica_version(ctx, field)
+	case "shard":
+		return ec.fieldContext_ControllerReplica_shard(ctx, field)
+	case "leader":
+		return ec.fieldContext_ControllerReplica_leader(ctx, field)
+	case "clusters":
+		return ec.fieldContext_ControllerReplica_clusters(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_ControllerReplica_startedAt(ctx, field)
+	case "lastSeen":
+		return ec.fieldContext_ControllerReplica_lastSeen(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ControllerReplica", field.Name)
 }
 
 func (ec *executionContext) childFields_DeepLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10230,6 +10790,24 @@ func (ec *executionContext) childFields_ProjectSpec(ctx context.Context, field g
 		return ec.fieldContext_ProjectSpec_syncApproval(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProjectSpec", field.Name)
+}
+
+func (ec *executionContext) childFields_RedisStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "address":
+		return ec.fieldContext_RedisStatus_address(ctx, field)
+	case "reachable":
+		return ec.fieldContext_RedisStatus_reachable(ctx, field)
+	case "message":
+		return ec.fieldContext_RedisStatus_message(ctx, field)
+	case "version":
+		return ec.fieldContext_RedisStatus_version(ctx, field)
+	case "usedMemoryBytes":
+		return ec.fieldContext_RedisStatus_usedMemoryBytes(ctx, field)
+	case "maxMemoryBytes":
+		return ec.fieldContext_RedisStatus_maxMemoryBytes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedisStatus", field.Name)
 }
 
 func (ec *executionContext) childFields_Repository(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -18223,6 +18801,107 @@ func (ec *executionContext) fieldContext_Cluster_labels(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Cluster_info(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_info(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().Info(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterInfo) graphql.Marshaler {
+			return ec.marshalOClusterInfo2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterInfo(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_info(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterCacheInfo_resourcesCount(ctx context.Context, field graphql.CollectedField, obj *model.ClusterCacheInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterCacheInfo_resourcesCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourcesCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterCacheInfo_resourcesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterCacheInfo", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ClusterCacheInfo_apisCount(ctx context.Context, field graphql.CollectedField, obj *model.ClusterCacheInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterCacheInfo_apisCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApisCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterCacheInfo_apisCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterCacheInfo", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ClusterCacheInfo_lastCacheSyncTime(ctx context.Context, field graphql.CollectedField, obj *model.ClusterCacheInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterCacheInfo_lastCacheSyncTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastCacheSyncTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterCacheInfo_lastCacheSyncTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterCacheInfo", field, false, false, "Time")
+}
+
 func (ec *executionContext) _ClusterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.Connection[model.Cluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18342,6 +19021,75 @@ func (ec *executionContext) fieldContext_ClusterConnection_totalCount(_ context.
 	return graphql.NewScalarFieldContext("ClusterConnection", field, true, false, "Int")
 }
 
+func (ec *executionContext) _ClusterConnectionState_status(ctx context.Context, field graphql.CollectedField, obj *model.ClusterConnectionState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnectionState_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ClusterConnectionStatus) graphql.Marshaler {
+			return ec.marshalNClusterConnectionStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterConnectionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnectionState_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterConnectionState", field, false, false, "ClusterConnectionStatus")
+}
+
+func (ec *executionContext) _ClusterConnectionState_message(ctx context.Context, field graphql.CollectedField, obj *model.ClusterConnectionState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnectionState_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnectionState_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterConnectionState", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterConnectionState_attemptedAt(ctx context.Context, field graphql.CollectedField, obj *model.ClusterConnectionState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnectionState_attemptedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttemptedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnectionState_attemptedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterConnectionState", field, false, false, "Time")
+}
+
 func (ec *executionContext) _ClusterEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.Cluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18395,6 +19143,139 @@ func (ec *executionContext) fieldContext_ClusterEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ClusterInfo_serverVersion(ctx context.Context, field graphql.CollectedField, obj *model.ClusterInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInfo_serverVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServerVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInfo_serverVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterInfo_connectionState(ctx context.Context, field graphql.CollectedField, obj *model.ClusterInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInfo_connectionState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionState, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterConnectionState) graphql.Marshaler {
+			return ec.marshalNClusterConnectionState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterConnectionState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInfo_connectionState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterConnectionState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterInfo_cacheInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClusterInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInfo_cacheInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CacheInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterCacheInfo) graphql.Marshaler {
+			return ec.marshalNClusterCacheInfo2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterCacheInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInfo_cacheInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterCacheInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterInfo_applicationsCount(ctx context.Context, field graphql.CollectedField, obj *model.ClusterInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInfo_applicationsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApplicationsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInfo_applicationsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInfo", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ClusterInfo_shard(ctx context.Context, field graphql.CollectedField, obj *model.ClusterInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInfo_shard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Shard, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInfo_shard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInfo", field, false, false, "Int")
 }
 
 func (ec *executionContext) _CommitAuthor_name(ctx context.Context, field graphql.CollectedField, obj *model.CommitAuthor) (ret graphql.Marshaler) {
@@ -18539,6 +19420,327 @@ func (ec *executionContext) fieldContext_ComparedTo_destination(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _ComponentProbe_name(ctx context.Context, field graphql.CollectedField, obj *model.ComponentProbe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentProbe_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentProbe_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComponentProbe", field, false, false, "String")
+}
+
+func (ec *executionContext) _ComponentProbe_reachable(ctx context.Context, field graphql.CollectedField, obj *model.ComponentProbe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentProbe_reachable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reachable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentProbe_reachable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComponentProbe", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ComponentProbe_message(ctx context.Context, field graphql.CollectedField, obj *model.ComponentProbe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentProbe_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentProbe_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComponentProbe", field, false, false, "String")
+}
+
+func (ec *executionContext) _ComponentReplica_id(ctx context.Context, field graphql.CollectedField, obj *model.ComponentReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentReplica_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentReplica_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComponentReplica", field, false, false, "String")
+}
+
+func (ec *executionContext) _ComponentReplica_version(ctx context.Context, field graphql.CollectedField, obj *model.ComponentReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentReplica_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentReplica_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComponentReplica", field, false, false, "String")
+}
+
+func (ec *executionContext) _ComponentReplica_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.ComponentReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentReplica_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentReplica_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComponentReplica", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ComponentReplica_lastSeen(ctx context.Context, field graphql.CollectedField, obj *model.ComponentReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentReplica_lastSeen(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeen, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentReplica_lastSeen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ComponentReplica", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ComponentStatus_apiReplicas(ctx context.Context, field graphql.CollectedField, obj *model.ComponentStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentStatus_apiReplicas(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APIReplicas, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ComponentReplica) graphql.Marshaler {
+			return ec.marshalNComponentReplica2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentReplicaᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentStatus_apiReplicas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComponentStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComponentReplica(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComponentStatus_controllers(ctx context.Context, field graphql.CollectedField, obj *model.ComponentStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentStatus_controllers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Controllers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ControllerReplica) graphql.Marshaler {
+			return ec.marshalNControllerReplica2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐControllerReplicaᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentStatus_controllers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComponentStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ControllerReplica(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComponentStatus_repoServer(ctx context.Context, field graphql.CollectedField, obj *model.ComponentStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentStatus_repoServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RepoServer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ComponentProbe) graphql.Marshaler {
+			return ec.marshalNComponentProbe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentProbe(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentStatus_repoServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComponentStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComponentProbe(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComponentStatus_redis(ctx context.Context, field graphql.CollectedField, obj *model.ComponentStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentStatus_redis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redis, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RedisStatus) graphql.Marshaler {
+			return ec.marshalORedisStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRedisStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentStatus_redis(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComponentStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedisStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ComponentStatus_dex(ctx context.Context, field graphql.CollectedField, obj *model.ComponentStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentStatus_dex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ComponentProbe) graphql.Marshaler {
+			return ec.marshalOComponentProbe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentProbe(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentStatus_dex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComponentStatus",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComponentProbe(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ConnectionState_status(ctx context.Context, field graphql.CollectedField, obj *model.ConnectionState) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18606,6 +19808,167 @@ func (ec *executionContext) _ConnectionState_attemptedAt(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_ConnectionState_attemptedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ConnectionState", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ControllerReplica_id(ctx context.Context, field graphql.CollectedField, obj *model.ControllerReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ControllerReplica_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ControllerReplica_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ControllerReplica", field, false, false, "String")
+}
+
+func (ec *executionContext) _ControllerReplica_version(ctx context.Context, field graphql.CollectedField, obj *model.ControllerReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ControllerReplica_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ControllerReplica_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ControllerReplica", field, false, false, "String")
+}
+
+func (ec *executionContext) _ControllerReplica_shard(ctx context.Context, field graphql.CollectedField, obj *model.ControllerReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ControllerReplica_shard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Shard, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ControllerReplica_shard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ControllerReplica", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ControllerReplica_leader(ctx context.Context, field graphql.CollectedField, obj *model.ControllerReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ControllerReplica_leader(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Leader, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ControllerReplica_leader(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ControllerReplica", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ControllerReplica_clusters(ctx context.Context, field graphql.CollectedField, obj *model.ControllerReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ControllerReplica_clusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Clusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ControllerReplica_clusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ControllerReplica", field, false, false, "String")
+}
+
+func (ec *executionContext) _ControllerReplica_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.ControllerReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ControllerReplica_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ControllerReplica_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ControllerReplica", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ControllerReplica_lastSeen(ctx context.Context, field graphql.CollectedField, obj *model.ControllerReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ControllerReplica_lastSeen(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeen, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ControllerReplica_lastSeen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ControllerReplica", field, false, false, "Time")
 }
 
 func (ec *executionContext) _DeepLink_title(ctx context.Context, field graphql.CollectedField, obj *model.DeepLink) (ret graphql.Marshaler) {
@@ -24850,6 +26213,38 @@ func (ec *executionContext) fieldContext_Query_repositories(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_componentStatus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_componentStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ComponentStatus(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ComponentStatus) graphql.Marshaler {
+			return ec.marshalNComponentStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_componentStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ComponentStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24968,6 +26363,144 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RedisStatus_address(ctx context.Context, field graphql.CollectedField, obj *model.RedisStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedisStatus_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedisStatus_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedisStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _RedisStatus_reachable(ctx context.Context, field graphql.CollectedField, obj *model.RedisStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedisStatus_reachable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reachable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedisStatus_reachable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedisStatus", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _RedisStatus_message(ctx context.Context, field graphql.CollectedField, obj *model.RedisStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedisStatus_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedisStatus_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedisStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _RedisStatus_version(ctx context.Context, field graphql.CollectedField, obj *model.RedisStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedisStatus_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedisStatus_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedisStatus", field, false, false, "String")
+}
+
+func (ec *executionContext) _RedisStatus_usedMemoryBytes(ctx context.Context, field graphql.CollectedField, obj *model.RedisStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedisStatus_usedMemoryBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsedMemoryBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedisStatus_usedMemoryBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedisStatus", field, false, false, "Float")
+}
+
+func (ec *executionContext) _RedisStatus_maxMemoryBytes(ctx context.Context, field graphql.CollectedField, obj *model.RedisStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedisStatus_maxMemoryBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxMemoryBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedisStatus_maxMemoryBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedisStatus", field, false, false, "Float")
 }
 
 func (ec *executionContext) _Repository_id(ctx context.Context, field graphql.CollectedField, obj *model.Repository) (ret graphql.Marshaler) {
@@ -35201,41 +36734,90 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 		case "id":
 			out.Values[i] = ec._Cluster_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Cluster_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "server":
 			out.Values[i] = ec._Cluster_server(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "namespaces":
 			out.Values[i] = ec._Cluster_namespaces(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clusterResources":
 			out.Values[i] = ec._Cluster_clusterResources(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "project":
 			out.Values[i] = ec._Cluster_project(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "shard":
 			out.Values[i] = ec._Cluster_shard(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "labels":
 			out.Values[i] = ec._Cluster_labels(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "info":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_info(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterCacheInfoImplementors = []string{"ClusterCacheInfo"}
+
+func (ec *executionContext) _ClusterCacheInfo(ctx context.Context, sel ast.SelectionSet, obj *model.ClusterCacheInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterCacheInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterCacheInfo")
+		case "resourcesCount":
+			out.Values[i] = ec._ClusterCacheInfo_resourcesCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "apisCount":
+			out.Values[i] = ec._ClusterCacheInfo_apisCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastCacheSyncTime":
+			out.Values[i] = ec._ClusterCacheInfo_lastCacheSyncTime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -35303,6 +36885,49 @@ func (ec *executionContext) _ClusterConnection(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var clusterConnectionStateImplementors = []string{"ClusterConnectionState"}
+
+func (ec *executionContext) _ClusterConnectionState(ctx context.Context, sel ast.SelectionSet, obj *model.ClusterConnectionState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterConnectionStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterConnectionState")
+		case "status":
+			out.Values[i] = ec._ClusterConnectionState_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ClusterConnectionState_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attemptedAt":
+			out.Values[i] = ec._ClusterConnectionState_attemptedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var clusterEdgeImplementors = []string{"ClusterEdge"}
 
 func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[model.Cluster]) graphql.Marshaler {
@@ -35321,6 +36946,59 @@ func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionS
 			}
 		case "node":
 			out.Values[i] = ec._ClusterEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterInfoImplementors = []string{"ClusterInfo"}
+
+func (ec *executionContext) _ClusterInfo(ctx context.Context, sel ast.SelectionSet, obj *model.ClusterInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterInfo")
+		case "serverVersion":
+			out.Values[i] = ec._ClusterInfo_serverVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionState":
+			out.Values[i] = ec._ClusterInfo_connectionState(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cacheInfo":
+			out.Values[i] = ec._ClusterInfo_cacheInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applicationsCount":
+			out.Values[i] = ec._ClusterInfo_applicationsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shard":
+			out.Values[i] = ec._ClusterInfo_shard(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -35422,6 +37100,150 @@ func (ec *executionContext) _ComparedTo(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var componentProbeImplementors = []string{"ComponentProbe"}
+
+func (ec *executionContext) _ComponentProbe(ctx context.Context, sel ast.SelectionSet, obj *model.ComponentProbe) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, componentProbeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComponentProbe")
+		case "name":
+			out.Values[i] = ec._ComponentProbe_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reachable":
+			out.Values[i] = ec._ComponentProbe_reachable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ComponentProbe_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var componentReplicaImplementors = []string{"ComponentReplica"}
+
+func (ec *executionContext) _ComponentReplica(ctx context.Context, sel ast.SelectionSet, obj *model.ComponentReplica) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, componentReplicaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComponentReplica")
+		case "id":
+			out.Values[i] = ec._ComponentReplica_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._ComponentReplica_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._ComponentReplica_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastSeen":
+			out.Values[i] = ec._ComponentReplica_lastSeen(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var componentStatusImplementors = []string{"ComponentStatus"}
+
+func (ec *executionContext) _ComponentStatus(ctx context.Context, sel ast.SelectionSet, obj *model.ComponentStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, componentStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ComponentStatus")
+		case "apiReplicas":
+			out.Values[i] = ec._ComponentStatus_apiReplicas(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "controllers":
+			out.Values[i] = ec._ComponentStatus_controllers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "repoServer":
+			out.Values[i] = ec._ComponentStatus_repoServer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redis":
+			out.Values[i] = ec._ComponentStatus_redis(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dex":
+			out.Values[i] = ec._ComponentStatus_dex(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var connectionStateImplementors = []string{"ConnectionState"}
 
 func (ec *executionContext) _ConnectionState(ctx context.Context, sel ast.SelectionSet, obj *model.ConnectionState) graphql.Marshaler {
@@ -35445,6 +37267,69 @@ func (ec *executionContext) _ConnectionState(ctx context.Context, sel ast.Select
 			}
 		case "attemptedAt":
 			out.Values[i] = ec._ConnectionState_attemptedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var controllerReplicaImplementors = []string{"ControllerReplica"}
+
+func (ec *executionContext) _ControllerReplica(ctx context.Context, sel ast.SelectionSet, obj *model.ControllerReplica) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, controllerReplicaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ControllerReplica")
+		case "id":
+			out.Values[i] = ec._ControllerReplica_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._ControllerReplica_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shard":
+			out.Values[i] = ec._ControllerReplica_shard(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leader":
+			out.Values[i] = ec._ControllerReplica_leader(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clusters":
+			out.Values[i] = ec._ControllerReplica_clusters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._ControllerReplica_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastSeen":
+			out.Values[i] = ec._ControllerReplica_lastSeen(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -37774,6 +39659,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_repositories(ctx, field)
 				})
+		case "componentStatus":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_componentStatus(ctx, field)
+				})
 		case "auditLog":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -37793,6 +39684,64 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var redisStatusImplementors = []string{"RedisStatus"}
+
+func (ec *executionContext) _RedisStatus(ctx context.Context, sel ast.SelectionSet, obj *model.RedisStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redisStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedisStatus")
+		case "address":
+			out.Values[i] = ec._RedisStatus_address(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reachable":
+			out.Values[i] = ec._RedisStatus_reachable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._RedisStatus_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._RedisStatus_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "usedMemoryBytes":
+			out.Values[i] = ec._RedisStatus_usedMemoryBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxMemoryBytes":
+			out.Values[i] = ec._RedisStatus_maxMemoryBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -40684,12 +42633,38 @@ func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋgraphcdᚋgraphcd�
 	return ec._Cluster(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNClusterCacheInfo2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterCacheInfo(ctx context.Context, sel ast.SelectionSet, v *model.ClusterCacheInfo) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterCacheInfo!")
+		return graphql.Null
+	}
+	return ec._ClusterCacheInfo(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnection(ctx context.Context, sel ast.SelectionSet, v *model.Connection[model.Cluster]) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ClusterConnection!")
 		return graphql.Null
 	}
 	return ec._ClusterConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterConnectionState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterConnectionState(ctx context.Context, sel ast.SelectionSet, v *model.ClusterConnectionState) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterConnectionState!")
+		return graphql.Null
+	}
+	return ec._ClusterConnectionState(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNClusterConnectionStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterConnectionStatus(ctx context.Context, v any) (model.ClusterConnectionStatus, error) {
+	var res model.ClusterConnectionStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClusterConnectionStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterConnectionStatus(ctx context.Context, sel ast.SelectionSet, v model.ClusterConnectionStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNClusterEdge2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v model.Edge[model.Cluster]) graphql.Marshaler {
@@ -40729,6 +42704,46 @@ func (ec *executionContext) marshalNComparedTo2githubᚗcomᚋgraphcdᚋgraphcd�
 	return ec._ComparedTo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNComponentProbe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentProbe(ctx context.Context, sel ast.SelectionSet, v *model.ComponentProbe) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ComponentProbe!")
+		return graphql.Null
+	}
+	return ec._ComponentProbe(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNComponentReplica2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentReplicaᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ComponentReplica) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNComponentReplica2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentReplica(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNComponentReplica2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentReplica(ctx context.Context, sel ast.SelectionSet, v *model.ComponentReplica) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ComponentReplica!")
+		return graphql.Null
+	}
+	return ec._ComponentReplica(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNComponentStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentStatus(ctx context.Context, sel ast.SelectionSet, v *model.ComponentStatus) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ComponentStatus!")
+		return graphql.Null
+	}
+	return ec._ComponentStatus(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNConnectionState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionState(ctx context.Context, sel ast.SelectionSet, v *model.ConnectionState) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ConnectionState!")
@@ -40745,6 +42760,30 @@ func (ec *executionContext) unmarshalNConnectionStatus2githubᚗcomᚋgraphcdᚋ
 
 func (ec *executionContext) marshalNConnectionStatus2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionStatus(ctx context.Context, sel ast.SelectionSet, v model.ConnectionStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNControllerReplica2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐControllerReplicaᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ControllerReplica) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNControllerReplica2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐControllerReplica(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNControllerReplica2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐControllerReplica(ctx context.Context, sel ast.SelectionSet, v *model.ControllerReplica) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ControllerReplica!")
+		return graphql.Null
+	}
+	return ec._ControllerReplica(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateAccountTokenInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐCreateAccountTokenInput(ctx context.Context, v any) (model.CreateAccountTokenInput, error) {
@@ -40828,6 +42867,20 @@ func (ec *executionContext) marshalNEnvEntry2ᚕgithubᚗcomᚋgraphcdᚋgraphcd
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNGroupKind2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐGroupKind(ctx context.Context, sel ast.SelectionSet, v v1.GroupKind) graphql.Marshaler {
@@ -42541,6 +44594,20 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOClusterInfo2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐClusterInfo(ctx context.Context, sel ast.SelectionSet, v *model.ClusterInfo) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClusterInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOComponentProbe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐComponentProbe(ctx context.Context, sel ast.SelectionSet, v *model.ComponentProbe) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ComponentProbe(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOConnectionState2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐConnectionState(ctx context.Context, sel ast.SelectionSet, v *model.ConnectionState) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -42738,6 +44805,13 @@ func (ec *executionContext) marshalOProject2ᚖgithubᚗcomᚋgraphcdᚋgraphcd�
 		return graphql.Null
 	}
 	return ec._Project(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORedisStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐRedisStatus(ctx context.Context, sel ast.SelectionSet, v *model.RedisStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RedisStatus(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOResourceTree2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐResourceTree(ctx context.Context, sel ast.SelectionSet, v *model.ResourceTree) graphql.Marshaler {

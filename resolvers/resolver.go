@@ -130,6 +130,10 @@ type Config struct {
 	// clusterDecisionResource, plugin, SCM provider and pull request
 	// generators failing in previews.
 	AppSetSources *GeneratorSources
+	// Status reads what controllers and replicas publish of themselves
+	// and the clusters (Cluster.info, Query.componentStatus); nil shows
+	// no cluster info and an empty component status.
+	Status StatusReader
 }
 
 // GeneratorSources are what previews read as the controller does:

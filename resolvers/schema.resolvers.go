@@ -188,6 +188,11 @@ func (r *applicationStatusResolver) SourceTypes(ctx context.Context, obj *v1alph
 	return out, nil
 }
 
+// Info is the resolver for the info field.
+func (r *clusterResolver) Info(ctx context.Context, obj *model.Cluster) (*model.ClusterInfo, error) {
+	return r.clusterInfo(ctx, obj)
+}
+
 // Phase is the resolver for the phase field.
 func (r *hydrateOperationResolver) Phase(ctx context.Context, obj *v1alpha1.HydrateOperation) (string, error) {
 	return string(obj.Phase), nil
@@ -598,6 +603,11 @@ func (r *queryResolver) Repositories(ctx context.Context, first int32, after *st
 	return page(all, repositoryKey, first, after)
 }
 
+// ComponentStatus is the resolver for the componentStatus field.
+func (r *queryResolver) ComponentStatus(ctx context.Context) (*model.ComponentStatus, error) {
+	return r.componentStatus(ctx)
+}
+
 // AuditLog is the resolver for the auditLog field.
 func (r *queryResolver) AuditLog(ctx context.Context, first int32, after *string, filter *model.AuditFilter) (*model.AuditConnection, error) {
 	return r.auditPage(ctx, first, after, filter)
@@ -764,6 +774,9 @@ func (r *Resolver) ApplicationStatus() graph.ApplicationStatusResolver {
 	return &applicationStatusResolver{r}
 }
 
+// Cluster returns graph.ClusterResolver implementation.
+func (r *Resolver) Cluster() graph.ClusterResolver { return &clusterResolver{r} }
+
 // HydrateOperation returns graph.HydrateOperationResolver implementation.
 func (r *Resolver) HydrateOperation() graph.HydrateOperationResolver {
 	return &hydrateOperationResolver{r}
@@ -839,6 +852,7 @@ type (
 	applicationSourceHelmResolver      struct{ *Resolver }
 	applicationSourceKustomizeResolver struct{ *Resolver }
 	applicationStatusResolver          struct{ *Resolver }
+	clusterResolver                    struct{ *Resolver }
 	hydrateOperationResolver           struct{ *Resolver }
 	jWTTokenResolver                   struct{ *Resolver }
 	kustomizeReplicaResolver           struct{ *Resolver }

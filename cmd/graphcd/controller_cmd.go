@@ -127,7 +127,7 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		if err := registerAll(crmetrics.Registry, redismetrics.Collectors()); err != nil {
 			return fmt.Errorf("register Redis metrics: %w", err)
 		}
-		events, cfg.State = sh.events, sh.states
+		events, cfg.State, cfg.Status = sh.events, sh.states, sh.status
 	}
 	if err := runController(ctx, k, cfg, events, nil); err != nil {
 		return fmt.Errorf("application controller: %w", err)

@@ -21,6 +21,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/catalog"
 	"github.com/graphcd/graphcd/apiserver/notifycfg"
 	"github.com/graphcd/graphcd/apiserver/secretops"
+	"github.com/graphcd/graphcd/apiserver/statusview"
 	"github.com/graphcd/graphcd/apiserver/terminal"
 	"github.com/graphcd/graphcd/apiserver/webhook"
 	"github.com/graphcd/graphcd/auth"
@@ -34,6 +35,7 @@ import (
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/redismetrics"
+	"github.com/graphcd/graphcd/internal/statusboard"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
@@ -253,6 +255,18 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client, Tools: settings.ToolOptions},
 		},
 	}
+	view := &statusview.View{Board: sh.status, ID: statusboard.NewID(), Version: build.Version, RepoServer: "in process", Logger: log}
+	if sh.redis != nil { // a nil *redis.Client is not a nil UniversalClient
+		view.Redis = sh.redis
+	}
+	if repoServer != nil {
+		view.RepoServer, view.CheckRepoServer = o.repoServer.addr, repoServer.Check
+	}
+	if authParts != nil && authParts.dex != nil {
+		view.Dex = authParts.dex
+	}
+	go view.Run(ctx)
+	opts.API.Status = view
 	if authParts != nil {
 		opts.API.Authz, opts.API.AccountService = authParts.authz, authParts.sessions
 		opts.Authenticator, opts.Routes = authParts.sessions, authParts.routes
@@ -284,7 +298,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	ctlDone := make(chan error, 1)
 	go func() {
 		cfg := o.app.config()
-		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch, cfg.Clusters = svc, log, sh.states, watch, registry
+		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch, cfg.Clusters, cfg.Status = svc, log, sh.states, watch, registry, sh.status
 		err := runController(ctx, k, cfg, sh.events, pushed.ctl.Store)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"os"
 	"strings"
@@ -70,6 +71,8 @@ type authParts struct {
 	authz    *auth.Authorizer
 	sessions *auth.Sessions
 	routes   []apiserver.Route
+	// dex is the embedded Dex's handler, nil without one.
+	dex http.Handler
 }
 
 // projectRetry is how often the RBAC setup tries again to watch
@@ -152,11 +155,13 @@ func (o *authOptions) setUp(ctx context.Context, watch *kubewatch.Source, object
 		{Pattern: "/auth/logout", Name: "auth_logout", Handler: h.Logout()},
 		{Pattern: "/auth/exchange", Name: "auth_exchange", Handler: h.Exchange()},
 	}
+	parts := &authParts{authz: authz, sessions: sessions, routes: routes}
 	if dexServer != nil {
-		routes = append(routes, apiserver.Route{Pattern: "/api/dex/", Name: "dex", Handler: dexServer.Handler()})
+		parts.dex = dexServer.Handler()
+		parts.routes = append(parts.routes, apiserver.Route{Pattern: "/api/dex/", Name: "dex", Handler: parts.dex})
 		context.AfterFunc(ctx, func() { _ = dexServer.Close() })
 	}
-	return &authParts{authz: authz, sessions: sessions, routes: routes}, nil
+	return parts, nil
 }
 
 // setUpRetry is how often the server tries again to set up a part of

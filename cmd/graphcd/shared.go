@@ -15,6 +15,7 @@ import (
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/redismetrics"
+	"github.com/graphcd/graphcd/internal/statusboard"
 )
 
 // sharedOptions choose where controllers and the API share what they see:
@@ -42,6 +43,9 @@ const eventBufferSize = 4096
 type shared struct {
 	events eventbus.Bus
 	states appstate.Store
+	// status is where controllers and replicas publish their status and
+	// the clusters'.
+	status statusboard.Board
 	// redis is the Redis client behind them; nil without --redis.
 	redis *redis.Client
 	// secret signs what is shared through redis.
@@ -53,7 +57,7 @@ type shared struct {
 // metrics.
 func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog.Logger, initiator string) (*shared, error) {
 	if o.redisAddr == "" {
-		return &shared{events: eventbus.NewMemory(), states: appstate.NewMemory()}, nil
+		return &shared{events: eventbus.NewMemory(), states: appstate.NewMemory(), status: statusboard.NewMemory()}, nil
 	}
 	ropts, err := redisOptions(o.redisAddr)
 	if err != nil {
@@ -75,6 +79,10 @@ func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "redis-secret-file"), err)
 	}
+	status, err := statusboard.NewRedis(client, statusboard.RedisOptions{Secret: secret})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", command.FlagOrigin(c, "redis-secret-file"), err)
+	}
 	bus := eventbus.NewRedis(client, "", eventbus.RedisOptions{Logger: log})
 	go func() {
 		if err := bus.Run(ctx); err != nil && ctx.Err() == nil {
@@ -82,7 +90,7 @@ func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog
 		}
 	}()
 	log.Info("sharing live events and resource trees through Redis", "addr", ropts.Addr)
-	return &shared{events: bus, states: states, redis: client, secret: secret}, nil
+	return &shared{events: bus, states: states, status: status, redis: client, secret: secret}, nil
 }
 
 // forwardEvents publishes the controller's events on bus until ctx ends.

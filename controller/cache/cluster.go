@@ -192,6 +192,11 @@ type Cluster struct {
 	// discovery round (syncMu); mu guards it.
 	running    map[schema.GroupKind]*watch
 	lastLookup time.Time // last discovery for an unknown kind
+	// synced is when the initial lists, or the last discovery round
+	// after them, completed; events counts the watch events observed by
+	// kind. mu guards both (see Stats).
+	synced time.Time
+	events map[schema.GroupKind]uint64
 	index
 
 	handlersMu sync.RWMutex
@@ -260,6 +265,7 @@ func New(opts Options) (*Cluster, error) {
 		dyn:              dyn,
 		watches:          map[schema.GroupKind]*watch{},
 		running:          map[schema.GroupKind]*watch{},
+		events:           map[schema.GroupKind]uint64{},
 		index:            newIndex(),
 		kick:             make(chan struct{}, 1),
 	}, nil
@@ -303,6 +309,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		sort.Strings(pending)
 		return fmt.Errorf("cluster cache: initial list of %s not synced: %w", strings.Join(pending, ", "), context.Cause(wctx))
 	}
+	c.markSynced()
 	go c.followCRDs(ctx)
 	return nil
 }
@@ -579,6 +586,8 @@ func (c *Cluster) followCRDs(ctx context.Context) {
 			}
 			if _, err := c.sync(ctx); err != nil {
 				c.log.Warn("cluster cache: rediscovery failed", "err", err)
+			} else {
+				c.markSynced()
 			}
 		}
 	}

@@ -127,6 +127,7 @@ func (c *Cluster) observe(w *watch, gk schema.GroupKind, old, obj any, deleted b
 		c.mu.Unlock()
 		return
 	}
+	c.events[gk]++
 	apps := map[string]struct{}{}
 	root := false
 	if prev := c.byUID[m.UID]; prev != nil {

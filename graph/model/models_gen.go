@@ -231,6 +231,43 @@ type AuditObject struct {
 	Project string `json:"project"`
 }
 
+// What the controller's cache of a cluster holds.
+type ClusterCacheInfo struct {
+	// Objects in the cache.
+	ResourcesCount int32 `json:"resourcesCount"`
+	// Kubernetes API resources (kinds) the cache watches.
+	ApisCount int32 `json:"apisCount"`
+	// When the cache last completed a sync; null before the first.
+	LastCacheSyncTime *v1.Time `json:"lastCacheSyncTime,omitempty"`
+}
+
+// Whether the controller reaches a cluster.
+type ClusterConnectionState struct {
+	// SUCCESSFUL when its cache runs; FAILED when the cache could not start;
+	// UNKNOWN while it starts, or when no application uses the cluster (its
+	// cache starts with the first one).
+	Status ClusterConnectionStatus `json:"status"`
+	// Why it failed or is unknown; empty when successful.
+	Message string `json:"message"`
+	// When the controller last started the cluster's cache; null if never.
+	AttemptedAt *v1.Time `json:"attemptedAt,omitempty"`
+}
+
+// A destination cluster as the application controller sees it, as Argo
+// CD's cluster info.
+type ClusterInfo struct {
+	// The cluster's Kubernetes version (v1.35.0); empty until its cache runs.
+	ServerVersion string `json:"serverVersion"`
+	// Whether the controller reaches the cluster.
+	ConnectionState *ClusterConnectionState `json:"connectionState"`
+	// What the controller's cache of the cluster holds.
+	CacheInfo *ClusterCacheInfo `json:"cacheInfo"`
+	// How many applications the controller reconciles on the cluster.
+	ApplicationsCount int32 `json:"applicationsCount"`
+	// The controller shard that owns the cluster.
+	Shard int32 `json:"shard"`
+}
+
 // A destination cluster with its (write-only) credentials.
 type ClusterInput struct {
 	// The name applications use in spec.destination.name.
@@ -269,6 +306,42 @@ type CommitAuthor struct {
 	Email string `json:"email"`
 }
 
+// The outcome of reaching a part of graphcd.
+type ComponentProbe struct {
+	// What was reached: an address, or in process.
+	Name string `json:"name"`
+	// Whether it answered.
+	Reachable bool `json:"reachable"`
+	// Why it did not; empty when it did.
+	Message string `json:"message"`
+}
+
+// A replica of graphcd that reported itself.
+type ComponentReplica struct {
+	// The replica's name: its host (pod) name and a suffix.
+	ID string `json:"id"`
+	// The replica's graphcd version.
+	Version string `json:"version"`
+	// When the replica started.
+	StartedAt *v1.Time `json:"startedAt,omitempty"`
+	// When it last reported.
+	LastSeen v1.Time `json:"lastSeen"`
+}
+
+// How graphcd's components are doing. Each list holds at most 200 entries.
+type ComponentStatus struct {
+	// The API server replicas, by ID.
+	APIReplicas []*ComponentReplica `json:"apiReplicas"`
+	// The controller replicas, by shard and ID: one leader per running shard.
+	Controllers []*ControllerReplica `json:"controllers"`
+	// The repository server the answering replica renders with.
+	RepoServer *ComponentProbe `json:"repoServer"`
+	// Redis as the answering replica reaches it; null without Redis.
+	Redis *RedisStatus `json:"redis,omitempty"`
+	// The embedded Dex of the answering replica; null when it runs none.
+	Dex *ComponentProbe `json:"dex,omitempty"`
+}
+
 // The outcome of reaching a repository.
 type ConnectionState struct {
 	// SUCCESSFUL or FAILED.
@@ -277,6 +350,24 @@ type ConnectionState struct {
 	Message string `json:"message"`
 	// When the test ran.
 	AttemptedAt v1.Time `json:"attemptedAt"`
+}
+
+// An application controller replica.
+type ControllerReplica struct {
+	// The replica's name (its leader election identity).
+	ID string `json:"id"`
+	// The replica's graphcd version.
+	Version string `json:"version"`
+	// The shard it runs.
+	Shard int32 `json:"shard"`
+	// Whether it leads the shard; standbys reconcile nothing.
+	Leader bool `json:"leader"`
+	// The servers of the clusters whose caches it runs (a leader's; at most 100).
+	Clusters []string `json:"clusters"`
+	// When the replica started.
+	StartedAt *v1.Time `json:"startedAt,omitempty"`
+	// When it last reported.
+	LastSeen v1.Time `json:"lastSeen"`
 }
 
 type CreateAccountTokenInput struct {
@@ -467,6 +558,22 @@ type Permission struct {
 	Object   string `json:"object"`
 	// allow or deny.
 	Effect string `json:"effect"`
+}
+
+// Redis as the API reaches it.
+type RedisStatus struct {
+	// Its address.
+	Address string `json:"address"`
+	// Whether it answered.
+	Reachable bool `json:"reachable"`
+	// Why it did not; empty when it did.
+	Message string `json:"message"`
+	// Its version.
+	Version string `json:"version"`
+	// The memory it uses, in bytes.
+	UsedMemoryBytes float64 `json:"usedMemoryBytes"`
+	// Its memory limit in bytes; 0 for none.
+	MaxMemoryBytes float64 `json:"maxMemoryBytes"`
 }
 
 // A refresh request.
@@ -965,6 +1072,67 @@ func (e *AuditOutcome) UnmarshalJSON(b []byte) error {
 }
 
 func (e AuditOutcome) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The connection status of a cluster, Argo CD's.
+type ClusterConnectionStatus string
+
+const (
+	// The controller's cache of the cluster runs.
+	ClusterConnectionStatusSuccessful ClusterConnectionStatus = "SUCCESSFUL"
+	// The controller could not start its cache of the cluster.
+	ClusterConnectionStatusFailed ClusterConnectionStatus = "FAILED"
+	// Not known yet: no application uses the cluster, or its cache starts.
+	ClusterConnectionStatusUnknown ClusterConnectionStatus = "UNKNOWN"
+)
+
+var AllClusterConnectionStatus = []ClusterConnectionStatus{
+	ClusterConnectionStatusSuccessful,
+	ClusterConnectionStatusFailed,
+	ClusterConnectionStatusUnknown,
+}
+
+func (e ClusterConnectionStatus) IsValid() bool {
+	switch e {
+	case ClusterConnectionStatusSuccessful, ClusterConnectionStatusFailed, ClusterConnectionStatusUnknown:
+		return true
+	}
+	return false
+}
+
+func (e ClusterConnectionStatus) String() string {
+	return string(e)
+}
+
+func (e *ClusterConnectionStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ClusterConnectionStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ClusterConnectionStatus", str)
+	}
+	return nil
+}
+
+func (e ClusterConnectionStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ClusterConnectionStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ClusterConnectionStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -3,8 +3,6 @@ package appstate
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/graphcd/graphcd/internal/keysign"
 )
 
 // DefaultPrefix namespaces the keys of a Redis store.
@@ -52,7 +52,7 @@ type Redis struct {
 // (DefaultPrefix when ""). It fails when the secret is shorter than 32
 // bytes.
 func NewRedis(client redis.UniversalClient, prefix string, opts RedisOptions) (*Redis, error) {
-	if len(opts.Secret) < 32 {
+	if len(opts.Secret) < keysign.MinSecret {
 		return nil, errors.New("application state secret must be at least 32 bytes")
 	}
 	if prefix == "" {
@@ -191,24 +191,8 @@ func (r *Redis) open(ctx context.Context, key string, raw []byte) *State {
 
 // sign prefixes payload with an HMAC-SHA256 over key and payload: a value
 // copied under another app's key does not verify.
-func (r *Redis) sign(key string, payload []byte) []byte {
-	out := make([]byte, 0, sha256.Size+len(payload))
-	out = r.mac(key, payload, out)
-	return append(out, payload...)
-}
+func (r *Redis) sign(key string, payload []byte) []byte { return keysign.Sign(r.secret, key, payload) }
 
 func (r *Redis) verify(key string, raw []byte) ([]byte, bool) {
-	if len(raw) < sha256.Size {
-		return nil, false
-	}
-	mac, payload := raw[:sha256.Size], raw[sha256.Size:]
-	return payload, hmac.Equal(mac, r.mac(key, payload, nil))
-}
-
-func (r *Redis) mac(key string, payload, dst []byte) []byte {
-	m := hmac.New(sha256.New, r.secret)
-	m.Write([]byte(key))
-	m.Write([]byte{0})
-	m.Write(payload)
-	return m.Sum(dst)
+	return keysign.Open(r.secret, key, raw)
 }

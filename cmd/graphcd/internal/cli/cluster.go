@@ -13,9 +13,9 @@ import (
 )
 
 func newClusterCmd() *cobra.Command {
-	return newAPIGroup("cluster", "Manage destination clusters: list, add, rm",
+	return newAPIGroup("cluster", "Manage destination clusters: list, get, add, rm",
 		func(o *apiOptions) []*cobra.Command {
-			return []*cobra.Command{newClusterListCmd(o), newClusterAddCmd(o), newClusterRmCmd(o)}
+			return []*cobra.Command{newClusterListCmd(o), newClusterGetCmd(o), newClusterAddCmd(o), newClusterRmCmd(o)}
 		})
 }
 

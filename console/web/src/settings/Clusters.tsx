@@ -7,10 +7,22 @@ import { ConfirmButton } from '../ui/ConfirmButton'
 import { errorText } from '../ui/errors'
 import { Check, Field, FormButtons } from '../ui/form'
 import { optional, splitList } from '../ui/input'
+import { clusterConnection, clusterFigures, type ClusterInfo } from './clusterinfo'
+import { ComponentStatus } from './Components'
 import { AddClusterMutation, ClustersQuery, RemoveClusterMutation } from './documents'
 import { mergeWrites, noWrites, refetchSoon, withRemoved, withSaved, type Writes } from './writes'
 
-type Listed = { id: string; name: string; server: string; namespaces: string[]; clusterResources: boolean; project: string; shard?: number | null; labels: { key: string; value: string }[] }
+type Listed = {
+  id: string
+  name: string
+  server: string
+  namespaces: string[]
+  clusterResources: boolean
+  project: string
+  shard?: number | null
+  labels: { key: string; value: string }[]
+  info?: ClusterInfo | null
+}
 const serverOf = (c: { server: string }) => c.server
 
 interface FormState {
@@ -53,6 +65,7 @@ export function ClustersPage() {
   const [error, setError] = useState<string | null>(null)
   const canCreate = useCan('clusters', 'create')
   const canDelete = useCan('clusters', 'delete')
+  const isAdmin = useCan('clusters', 'update')('*')
   const [written, setWritten] = useState<Writes<Listed>>(noWrites)
   const clusters = mergeWrites(list.data?.clusters.nodes ?? [], written, serverOf)
 
@@ -99,12 +112,28 @@ export function ClustersPage() {
                 {c.shard != null ? ` · shard ${c.shard}` : ''}
               </span>
               {c.labels.length ? <span className="k">{c.labels.map((l) => `${l.key}=${l.value}`).join(', ')}</span> : null}
+              <ClusterState info={c.info} />
             </div>
             <div className="card-buttons">{canDelete(c.server) ? <ConfirmButton label="Remove" confirm={`Unregister ${c.server}?`} onConfirm={() => void doRemove(c.server)} /> : null}</div>
           </li>
         ))}
       </ul>
+      {isAdmin ? <ComponentStatus /> : null}
     </section>
+  )
+}
+
+/** ClusterState shows what the controller last reported of a cluster. */
+function ClusterState({ info }: { info?: ClusterInfo | null }) {
+  const conn = clusterConnection(info)
+  const figures = clusterFigures(info)
+  return (
+    <span className="k ellipsis">
+      <span className={conn.state === 'ok' ? 'conn ok' : conn.state === 'failed' ? 'conn bad' : 'conn'} data-connection={conn.state}>
+        {conn.text}
+      </span>
+      {figures.length ? ` · ${figures.join(' · ')}` : ''}
+    </span>
   )
 }
 

@@ -100,6 +100,57 @@ export const ClusterRowFragment = graphql(`
       key
       value
     }
+    info {
+      serverVersion
+      connectionState {
+        status
+        message
+        attemptedAt
+      }
+      cacheInfo {
+        resourcesCount
+        apisCount
+        lastCacheSyncTime
+      }
+      applicationsCount
+    }
+  }
+`)
+
+export const ComponentStatusQuery = graphql(`
+  query SettingsComponentStatus {
+    componentStatus {
+      apiReplicas {
+        id
+        version
+        lastSeen
+      }
+      controllers {
+        id
+        version
+        shard
+        leader
+        clusters
+        lastSeen
+      }
+      repoServer {
+        name
+        reachable
+        message
+      }
+      redis {
+        address
+        reachable
+        message
+        version
+        usedMemoryBytes
+      }
+      dex {
+        name
+        reachable
+        message
+      }
+    }
   }
 `)
 
