@@ -100,8 +100,10 @@ func inc(n *uint16) {
 	}
 }
 
-// build reduces records (sorted by At) to per-day buckets. It is where
-// the definitions of docs/insights.md live:
+// Tracker follows one app's log record by record and says what each
+// record means for the figures. It is where the definitions of
+// docs/insights.md live; the index's buckets and the controller's
+// metrics both step one, so they cannot disagree:
 //
 //   - a deploy is a Succeeded sync whose revision differs from the one
 //     the app's previous deploy deployed (the first Succeeded sync is
@@ -113,78 +115,135 @@ func inc(n *uint16) {
 //     the app is Healthy and Synced with its last sync Succeeded;
 //   - every sync that ended has a duration, its end minus its start;
 //   - drift is the time the app's sync status was OutOfSync.
+//
+// The zero Tracker starts an app's log.
+type Tracker struct {
+	deployed, deployFailed, lastSyncFailed bool
+	lastRev                                string
+	failingSince                           int64
+	health, sync                           string
+	outOfSyncFrom                          int64
+	// Last is the time of the last record stepped.
+	Last int64
+}
+
+// Outcome is what one record meant.
+type Outcome struct {
+	// Deploy is set for a deploy; LeadTime is its lead time in seconds,
+	// -1 when its commit time is unknown.
+	Deploy   bool
+	LeadTime int64
+	// DeployFailed is set when the record made the current deploy fail.
+	DeployFailed bool
+	// FailureStarted is set when the record started a failure.
+	FailureStarted bool
+	// Restored is set when the record ended a failure, RestoreTime
+	// seconds after it started.
+	Restored    bool
+	RestoreTime int64
+	// SyncDuration is the seconds a sync record's operation ran, -1 for
+	// a state record.
+	SyncDuration int64
+	// DriftFrom and DriftTo bound the OutOfSync time the record ends
+	// (DriftTo > DriftFrom), counted up to each record.
+	DriftFrom, DriftTo int64
+}
+
+// Health and Sync are the app's status as of the last state record.
+func (t *Tracker) Health() string { return t.health }
+
+// Sync is the app's sync status as of the last state record.
+func (t *Tracker) Sync() string { return t.sync }
+
+// Step takes the next record (records come in time order).
+func (t *Tracker) Step(r Record) Outcome {
+	o := Outcome{LeadTime: -1, SyncDuration: -1}
+	t.Last = max(t.Last, r.At)
+	if t.sync == SyncOutOfSync && t.outOfSyncFrom > 0 && r.At > t.outOfSyncFrom {
+		o.DriftFrom, o.DriftTo = t.outOfSyncFrom, r.At
+		t.outOfSyncFrom = r.At
+	}
+	switch r.Kind {
+	case KindSync:
+		o.SyncDuration = max(r.At-r.Started, 0)
+		switch r.Phase {
+		case PhaseSucceeded:
+			t.lastSyncFailed = false
+			if !t.deployed || r.Revision != t.lastRev {
+				t.deployed, t.lastRev, t.deployFailed = true, r.Revision, false
+				o.Deploy = true
+				if r.CommitAt > 0 && r.CommitAt <= r.At {
+					o.LeadTime = r.At - r.CommitAt
+				}
+			}
+		case PhaseFailed, PhaseError:
+			t.lastSyncFailed = true
+			t.fail(r.At, &o)
+		}
+	case KindState:
+		if r.Sync != SyncOutOfSync {
+			t.outOfSyncFrom = 0
+		} else if t.sync != SyncOutOfSync {
+			t.outOfSyncFrom = r.At
+		}
+		t.health, t.sync = r.Health, r.Sync
+		if t.health == HealthDegraded {
+			t.fail(r.At, &o)
+		}
+	}
+	if t.failingSince != 0 && !o.FailureStarted && !t.lastSyncFailed && t.health == HealthHealthy && t.sync == SyncSynced {
+		o.Restored, o.RestoreTime = true, max(r.At-t.failingSince, 0)
+		t.failingSince = 0
+	}
+	return o
+}
+
+func (t *Tracker) fail(at int64, o *Outcome) {
+	if t.deployed && !t.deployFailed {
+		t.deployFailed, o.DeployFailed = true, true
+	}
+	if t.failingSince == 0 {
+		t.failingSince, o.FailureStarted = at, true
+	}
+}
+
+// build reduces records (sorted by At) to per-day buckets.
 func build(records []Record) *appDays {
 	a := &appDays{}
 	b := &builder{a: a}
-	var (
-		deployed      bool
-		lastRev       string
-		deployDay     = int32(-1) // index into a.days of the current deploy's day
-		deployFailed  bool
-		failingSince  int64
-		lastSyncOK    = true
-		health, sync  string
-		outOfSyncFrom int64
-	)
-	fail := func(t int64) {
-		if deployed && !deployFailed && deployDay >= 0 {
-			deployFailed = true
+	var t Tracker
+	deployDay := -1 // index into a.days of the current deploy's day
+	for _, r := range records {
+		o := t.Step(r)
+		if o.DriftTo > o.DriftFrom {
+			b.addDrift(o.DriftFrom, o.DriftTo)
+		}
+		d := b.at(r.At)
+		if o.SyncDuration >= 0 {
+			inc(&d.syncs)
+			a.duration = append(a.duration, clampInt32(o.SyncDuration))
+		}
+		if o.Deploy {
+			inc(&d.deploys)
+			deployDay = len(a.days) - 1
+			if o.LeadTime >= 0 {
+				a.lead = append(a.lead, clampInt32(o.LeadTime))
+			}
+		}
+		if o.DeployFailed && deployDay >= 0 {
 			inc(&a.days[deployDay].failed)
 		}
-		if failingSince == 0 {
-			failingSince = t
-			inc(&b.at(t).failures)
+		if o.FailureStarted {
+			inc(&d.failures)
 		}
-	}
-	restoreIfHealthy := func(t int64) {
-		if failingSince != 0 && lastSyncOK && health == HealthHealthy && sync == SyncSynced {
-			b.at(t)
-			a.restore = append(a.restore, clampInt32(t-failingSince))
-			failingSince = 0
-		}
-	}
-	for _, r := range records {
-		// Drift is counted up to each record, so days are filled in order.
-		if sync == SyncOutOfSync && outOfSyncFrom > 0 && r.At > outOfSyncFrom {
-			b.addDrift(outOfSyncFrom, r.At)
-			outOfSyncFrom = r.At
-		}
-		switch r.Kind {
-		case KindSync:
-			d := b.at(r.At)
-			inc(&d.syncs)
-			a.duration = append(a.duration, clampInt32(r.At-r.Started))
-			switch r.Phase {
-			case PhaseSucceeded:
-				lastSyncOK = true
-				if !deployed || r.Revision != lastRev {
-					deployed, lastRev, deployFailed = true, r.Revision, false
-					inc(&d.deploys)
-					deployDay = int32(len(a.days) - 1)
-					if r.CommitAt > 0 && r.CommitAt <= r.At {
-						a.lead = append(a.lead, clampInt32(r.At-r.CommitAt))
-					}
-				}
-				restoreIfHealthy(r.At)
-			case PhaseFailed, PhaseError:
-				lastSyncOK = false
-				fail(r.At)
-			}
-		case KindState:
-			if r.Sync != SyncOutOfSync {
-				outOfSyncFrom = 0
-			} else if sync != SyncOutOfSync {
-				outOfSyncFrom = r.At
-			}
-			health, sync = r.Health, r.Sync
-			if health == HealthDegraded {
-				fail(r.At)
-			}
-			restoreIfHealthy(r.At)
+		if o.Restored {
+			a.restore = append(a.restore, clampInt32(o.RestoreTime))
 		}
 	}
 	b.close()
-	a.outOfSyncSince = outOfSyncFrom
+	if t.sync == SyncOutOfSync {
+		a.outOfSyncSince = t.outOfSyncFrom
+	}
 	return a
 }
 
