@@ -108,21 +108,32 @@ func TestInsightsAfterRealSyncs(t *testing.T) {
 	var st struct {
 		Application struct {
 			Status struct {
-				Sync           struct{ Status string }
+				Sync           struct{ Status, Revision string }
 				Health         struct{ Status string }
 				OperationState *opState
 			}
 		}
 	}
-	// syncTo syncs commit sha and waits for the sync to end in one of
-	// phases, and the app to be in sync status want ("" for any).
+	// syncTo waits for the app to compare with commit sha (the head of
+	// main), syncs it and waits for the sync to end in one of phases, and
+	// the app to be in sync status want ("" for any).
+	const status = `{ application(name: "shop") { status { sync { status revision } health { status } operationState { phase finishedAt syncResult { revision } } } } }`
 	syncTo := func(sha, want string, phases ...string) {
 		t.Helper()
-		if code := ask(admin, fmt.Sprintf(`mutation { syncApplication(input: {application: {name: "shop"}, revision: %q}) { name } }`, sha), nil); code != "" {
+		poll(t, "the comparison with "+sha[:8], func() (bool, string) {
+			if code := ask(admin, `mutation { refreshApplication(input: {application: {name: "shop"}}) { name } }`, nil); code != "" {
+				return false, code
+			}
+			if code := ask(admin, status, &st); code != "" {
+				return false, code
+			}
+			return st.Application.Status.Sync.Revision == sha, fmt.Sprintf("%+v", st.Application.Status)
+		})
+		if code := ask(admin, `mutation { syncApplication(input: {application: {name: "shop"}}) { name } }`, nil); code != "" {
 			t.Fatalf("sync %s: %s", sha, code)
 		}
 		poll(t, "the sync of "+sha[:8], func() (bool, string) {
-			if code := ask(admin, `{ application(name: "shop") { status { sync { status } health { status } operationState { phase finishedAt syncResult { revision } } } } }`, &st); code != "" {
+			if code := ask(admin, status, &st); code != "" {
 				return false, code
 			}
 			op := st.Application.Status.OperationState

@@ -115,22 +115,13 @@ type Result struct {
 	Series []Figures
 }
 
-// acc accumulates one bucket.
+// acc accumulates one bucket. Its samples are windows of slices shared
+// by every bucket of a query, laid out bucket after bucket, so that the
+// total's quantiles read them all without a copy.
 type acc struct {
 	deploys, failed, syncs, failures int
 	drift                            int64
 	lead, restore, duration          []int32
-}
-
-func (a *acc) add(d *dayStat, days []dayStat, i int, ad *appDays) {
-	a.deploys += int(d.deploys)
-	a.failed += int(d.failed)
-	a.syncs += int(d.syncs)
-	a.failures += int(d.failures)
-	a.drift += int64(d.drift)
-	a.lead = append(a.lead, samples(days, i, ad.lead, leadEnd)...)
-	a.restore = append(a.restore, samples(days, i, ad.restore, restoreEnd)...)
-	a.duration = append(a.duration, samples(days, i, ad.duration, durationEnd)...)
 }
 
 func (a *acc) figures(start time.Time, days int) Figures {
@@ -151,7 +142,13 @@ func (a *acc) figures(start time.Time, days int) Figures {
 	return f
 }
 
-// Run answers q.
+// counts are the samples of one bucket, counted before they are copied.
+type counts struct{ lead, restore, duration int }
+
+// Run answers q. It reads the matching apps' buckets twice: once to
+// count the samples of each bucket, once to copy them into one slice per
+// kind of sample, so a query allocates three slices however many apps
+// and days it covers.
 func (x *Index) Run(q Query) (*Result, error) {
 	if q.Bucket != Day && q.Bucket != Week {
 		return nil, fmt.Errorf("bucket of %d days: want 1 or 7", q.Bucket)
@@ -173,39 +170,71 @@ func (x *Index) Run(q Query) (*Result, error) {
 	width := int32(q.Bucket)
 	n := int((to - from + width - 1) / width)
 	buckets := make([]acc, n)
+	sizes := make([]counts, n)
 	res := &Result{}
+
 	x.mu.RLock()
+	matched := make([]*appDays, 0, len(x.apps))
 	for _, e := range x.apps {
 		if q.Match != nil && !q.Match(e.app) {
 			continue
 		}
-		res.Apps++
+		matched = append(matched, e.days)
 		days := e.days.days
-		i := searchDay(days, from)
-		for ; i < len(days) && days[i].day < to; i++ {
-			buckets[(days[i].day-from)/width].add(&days[i], days, i, e.days)
+		for i := searchDay(days, from); i < len(days) && days[i].day < to; i++ {
+			d := &days[i]
+			b, c := &buckets[(d.day-from)/width], &sizes[(d.day-from)/width]
+			b.deploys += int(d.deploys)
+			b.failed += int(d.failed)
+			b.syncs += int(d.syncs)
+			b.failures += int(d.failures)
+			b.drift += int64(d.drift)
+			c.lead += len(samples(days, i, e.days.lead, leadEnd))
+			c.restore += len(samples(days, i, e.days.restore, restoreEnd))
+			c.duration += len(samples(days, i, e.days.duration, durationEnd))
 		}
 		if since := e.days.outOfSyncSince; since > 0 {
 			addOpenDrift(buckets, since, now.Unix(), from, to, width)
 		}
 	}
+	res.Apps = len(matched)
+	var all counts
+	for _, c := range sizes {
+		all.lead, all.restore, all.duration = all.lead+c.lead, all.restore+c.restore, all.duration+c.duration
+	}
+	lead, restore, duration := make([]int32, 0, all.lead), make([]int32, 0, all.restore), make([]int32, 0, all.duration)
+	// Each bucket's window starts empty at its place and grows within it.
+	for i, c := range sizes {
+		b := &buckets[i]
+		b.lead, lead = lead[len(lead):len(lead)], lead[:len(lead)+c.lead]
+		b.restore, restore = restore[len(restore):len(restore)], restore[:len(restore)+c.restore]
+		b.duration, duration = duration[len(duration):len(duration)], duration[:len(duration)+c.duration]
+	}
+	for _, a := range matched {
+		days := a.days
+		for i := searchDay(days, from); i < len(days) && days[i].day < to; i++ {
+			b := &buckets[(days[i].day-from)/width]
+			b.lead = append(b.lead, samples(days, i, a.lead, leadEnd)...)
+			b.restore = append(b.restore, samples(days, i, a.restore, restoreEnd)...)
+			b.duration = append(b.duration, samples(days, i, a.duration, durationEnd)...)
+		}
+	}
 	x.mu.RUnlock()
-	var total acc
+
+	total := acc{lead: lead, restore: restore, duration: duration}
 	res.Series = make([]Figures, n)
 	for i := range buckets {
 		b := &buckets[i]
 		start := int64(from+int32(i)*width) * daySeconds
 		days := int(min(width, to-from-int32(i)*width))
-		// Quantiles reorder the samples; the total only counts them.
+		// Quantiles reorder a bucket's samples within its window, which
+		// the total's quantiles do not mind.
 		res.Series[i] = b.figures(time.Unix(start, 0).UTC(), days)
 		total.deploys += b.deploys
 		total.failed += b.failed
 		total.syncs += b.syncs
 		total.failures += b.failures
 		total.drift += b.drift
-		total.lead = append(total.lead, b.lead...)
-		total.restore = append(total.restore, b.restore...)
-		total.duration = append(total.duration, b.duration...)
 	}
 	res.Total = total.figures(time.Unix(int64(from)*daySeconds, 0).UTC(), int(to-from))
 	return res, nil
