@@ -77,8 +77,15 @@ const maxCommitTimes = 10000
 // appLog is what the recorder knows of an app's log: the state its
 // records lead to and the last sync recorded (to record each once).
 type appLog struct {
-	t                   insights.Tracker
-	syncAt, syncStarted int64
+	t insights.Tracker
+	// last identifies the last sync recorded. Times are whole seconds,
+	// so two syncs may share them; their revisions or phases differ.
+	last insights.Record
+}
+
+// sameSync reports whether a and b record the same sync operation.
+func sameSync(a, b insights.Record) bool {
+	return a.At == b.At && a.Started == b.Started && a.Phase == b.Phase && a.Revision == b.Revision
 }
 
 func newInsightsRecorder(r *Reconciler, mgr ctrl.Manager, cfg Config) (*insightsRecorder, error) {
@@ -123,12 +130,13 @@ func (w *insightsRecorder) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	info := insights.App{Namespace: app.Namespace, Name: app.Name, Project: app.ProjectName()}
 	if err := w.store.Append(ctx, info, recs, time.Now()); err != nil {
+		w.log.WarnContext(ctx, "insights: append to the log", "app", req.String(), "err", err)
 		return ctrl.Result{}, err
 	}
 	for _, rec := range recs {
 		w.count(info, lg.t.Step(rec))
 		if rec.Kind == insights.KindSync {
-			lg.syncAt, lg.syncStarted = rec.At, rec.Started
+			lg.last = rec
 		}
 	}
 	return ctrl.Result{}, nil
@@ -153,7 +161,7 @@ func (w *insightsRecorder) logOf(ctx context.Context, key types.NamespacedName) 
 	for _, rec := range insights.Trim(recs, time.Now()) {
 		lg.t.Step(rec)
 		if rec.Kind == insights.KindSync {
-			lg.syncAt, lg.syncStarted = rec.At, rec.Started
+			lg.last = rec
 		}
 	}
 	w.mu.Lock()
@@ -195,19 +203,22 @@ func (w *insightsRecorder) syncRecord(ctx context.Context, app *v1alpha1.Applica
 		return insights.Record{}, false
 	}
 	at, started := st.FinishedAt.Unix(), st.StartedAt.Unix()
-	if at < lg.syncAt || (at == lg.syncAt && started == lg.syncStarted) {
+	if at < lg.last.At {
 		return insights.Record{}, false
 	}
 	rec := insights.Record{Kind: insights.KindSync, At: at, Started: min(started, at), Phase: string(st.Phase)}
+	var src v1alpha1.ApplicationSource
 	if res := st.SyncResult; res != nil {
-		src, rev := res.Source, res.Revision
+		src, rec.Revision = res.Source, res.Revision
 		if len(res.Revisions) > 0 && len(res.Sources) == len(res.Revisions) {
-			src, rev = res.Sources[0], res.Revisions[0]
+			src, rec.Revision = res.Sources[0], res.Revisions[0]
 		}
-		rec.Revision = rev
-		if st.Phase == v1alpha1.OperationSucceeded {
-			rec.CommitAt = w.commitTime(ctx, app, src, rev)
-		}
+	}
+	if sameSync(rec, lg.last) {
+		return insights.Record{}, false
+	}
+	if st.Phase == v1alpha1.OperationSucceeded {
+		rec.CommitAt = w.commitTime(ctx, app, src, rec.Revision)
 	}
 	return rec, true
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -171,6 +172,15 @@ func TestInsightsAfterRealSyncs(t *testing.T) {
 	}
 	// The recorder writes the log as it sees the status; the API's index
 	// follows the log.
+	logName := insights.ConfigMapName(insights.Key{Namespace: s.namespace, Name: "shop"})
+	t.Cleanup(func() {
+		if t.Failed() {
+			cm, err := cluster.Client.CoreV1().ConfigMaps(s.namespace).Get(context.Background(), logName, metav1.GetOptions{})
+			if err == nil {
+				t.Logf("the log:\n%s", cm.Data[insights.DataKey])
+			}
+		}
+	})
 	poll(t, "the insights of the three syncs", func() (bool, string) {
 		if code := ask(admin, query("APPLICATION", "shop"), &got); code != "" {
 			return false, code
@@ -216,7 +226,7 @@ func TestInsightsAfterRealSyncs(t *testing.T) {
 
 	// The log is a ConfigMap of graphcd's namespace, so a restart loses
 	// nothing.
-	cm, err := cluster.Client.CoreV1().ConfigMaps(s.namespace).Get(t.Context(), insights.ConfigMapName(insights.Key{Namespace: s.namespace, Name: "shop"}), metav1.GetOptions{})
+	cm, err := cluster.Client.CoreV1().ConfigMaps(s.namespace).Get(t.Context(), logName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
