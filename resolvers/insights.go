@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"math"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +64,7 @@ func (r *Resolver) insights(ctx context.Context, scope model.InsightsScope, name
 	if err != nil {
 		return nil, Errorf(CodeBadUserInput, "%v", err)
 	}
-	out.Applications = int32(res.Apps)
+	out.Applications = toInt32(res.Apps)
 	out.Total = deliveryFigures(res.Total)
 	out.Series = make([]*model.DeliveryFigures, len(res.Series))
 	for i, f := range res.Series {
@@ -75,12 +76,17 @@ func (r *Resolver) insights(ctx context.Context, scope model.InsightsScope, name
 // deliveryFigures maps f to the graph's type.
 func deliveryFigures(f insights.Figures) *model.DeliveryFigures {
 	return &model.DeliveryFigures{
-		Start: metav1.NewTime(f.Start), Days: int32(f.Days),
-		Deploys: int32(f.Deploys), DeploysPerDay: f.DeploysPerDay,
-		FailedDeploys: int32(f.FailedDeploys), ChangeFailureRate: f.ChangeFailureRate,
-		LeadTimes: int32(f.LeadTimes), LeadTimeMedianSeconds: int32(f.LeadTimeMedian), LeadTimeP90Seconds: int32(f.LeadTimeP90),
-		Failures: int32(f.Failures), Restores: int32(f.Restores), TimeToRestoreMedianSeconds: int32(f.TimeToRestoreMedian),
-		Syncs: int32(f.Syncs), SyncDurationMedianSeconds: int32(f.SyncDurationMedian), SyncDurationP90Seconds: int32(f.SyncDurationP90),
+		Start: metav1.NewTime(f.Start), Days: toInt32(f.Days),
+		Deploys: toInt32(f.Deploys), DeploysPerDay: f.DeploysPerDay,
+		FailedDeploys: toInt32(f.FailedDeploys), ChangeFailureRate: f.ChangeFailureRate,
+		LeadTimes: toInt32(f.LeadTimes), LeadTimeMedianSeconds: toInt32(f.LeadTimeMedian), LeadTimeP90Seconds: toInt32(f.LeadTimeP90),
+		Failures: toInt32(f.Failures), Restores: toInt32(f.Restores), TimeToRestoreMedianSeconds: toInt32(f.TimeToRestoreMedian),
+		Syncs: toInt32(f.Syncs), SyncDurationMedianSeconds: toInt32(f.SyncDurationMedian), SyncDurationP90Seconds: toInt32(f.SyncDurationP90),
 		DriftSeconds: float64(f.Drift),
 	}
+}
+
+// toInt32 is v clamped to GraphQL's Int.
+func toInt32[T int | int64](v T) int32 {
+	return int32(min(max(v, math.MinInt32), math.MaxInt32)) //nolint:gosec // G115: clamped to int32
 }

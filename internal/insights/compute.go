@@ -11,7 +11,7 @@ func dayOf(t int64) int32 {
 	if t < 0 && t%daySeconds != 0 {
 		d--
 	}
-	return int32(d)
+	return int32(max(min(d, 1<<31-1), -1<<31)) //nolint:gosec // G115: clamped to int32
 }
 
 // dayStat is what happened to one app on one day. The samples of the day
@@ -47,8 +47,6 @@ type appDays struct {
 // builder fills an appDays from records in time order.
 type builder struct {
 	a *appDays
-	// samples of the current (last) day, appended as they come.
-	lead, restore, duration []int32
 }
 
 // day returns the bucket of day d, adding it (days come in order).
@@ -73,7 +71,8 @@ func (b *builder) close() {
 		return
 	}
 	d := &b.a.days[n-1]
-	d.leadEnd, d.restoreEnd, d.durationEnd = uint32(len(b.a.lead)), uint32(len(b.a.restore)), uint32(len(b.a.duration))
+	// An app's log holds at most MaxRecords records, so few samples.
+	d.leadEnd, d.restoreEnd, d.durationEnd = uint32(len(b.a.lead)), uint32(len(b.a.restore)), uint32(len(b.a.duration)) //nolint:gosec // G115: bounded by MaxRecords
 }
 
 // at makes day(t) the current day, closing the one before.
@@ -89,7 +88,7 @@ func (b *builder) at(t int64) *dayStat {
 func (b *builder) addDrift(from, to int64) {
 	for from < to {
 		end := min(to, (int64(dayOf(from))+1)*daySeconds)
-		b.at(from).drift += int32(end - from)
+		b.at(from).drift += int32(end - from) //nolint:gosec // G115: at most a day's seconds
 		from = end
 	}
 }

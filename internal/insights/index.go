@@ -167,7 +167,7 @@ func (x *Index) Run(q Query) (*Result, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	width := int32(q.Bucket)
+	width := int32(q.Bucket) //nolint:gosec // G115: 1 or 7, checked above
 	n := int((to - from + width - 1) / width)
 	buckets := make([]acc, n)
 	sizes := make([]counts, n)
@@ -206,9 +206,9 @@ func (x *Index) Run(q Query) (*Result, error) {
 	// Each bucket's window starts empty at its place and grows within it.
 	for i, c := range sizes {
 		b := &buckets[i]
-		b.lead, lead = lead[len(lead):len(lead)], lead[:len(lead)+c.lead]
-		b.restore, restore = restore[len(restore):len(restore)], restore[:len(restore)+c.restore]
-		b.duration, duration = duration[len(duration):len(duration)], duration[:len(duration)+c.duration]
+		b.lead, lead = lead[len(lead):], lead[:len(lead)+c.lead]
+		b.restore, restore = restore[len(restore):], restore[:len(restore)+c.restore]
+		b.duration, duration = duration[len(duration):], duration[:len(duration)+c.duration]
 	}
 	for _, a := range matched {
 		days := a.days
