@@ -229,6 +229,13 @@ func New(cfg Config) (*Controller, error) {
 			return nil, err
 		}
 	}
+	rec, err := newInsightsRecorder(r, mgr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := rec.setup(mgr); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

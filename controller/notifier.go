@@ -260,19 +260,7 @@ func minPositive(a, b time.Duration) time.Duration {
 
 // owns reports whether this controller's shard owns app (see claim).
 func (n *notifier) owns(ctx context.Context, app *v1alpha1.Application) bool {
-	if !n.r.opts.AppNamespaces.Allowed(app.Namespace) {
-		return false
-	}
-	select {
-	case <-n.r.dests.loaded():
-	case <-ctx.Done():
-		return false
-	}
-	cl, err := n.r.dests.Resolve(app.Spec.Destination)
-	if err != nil {
-		return n.r.opts.Shard.Index == 0
-	}
-	return n.r.opts.Shard.OwnsCluster(cl)
+	return n.r.shardOwns(ctx, app)
 }
 
 // evaluate runs app's subscribed triggers and plans on its state.

@@ -171,3 +171,21 @@ func (r *Reconciler) claim(ctx context.Context, app *v1alpha1.Application) (*tar
 	appReconciles.WithLabelValues(strconv.Itoa(r.opts.Shard.Index)).Inc()
 	return t, true
 }
+
+// shardOwns reports whether this controller's shard owns app: the
+// notifier and the insights recorder act on the apps it reconciles.
+func (r *Reconciler) shardOwns(ctx context.Context, app *v1alpha1.Application) bool {
+	if !r.opts.AppNamespaces.Allowed(app.Namespace) {
+		return false
+	}
+	select {
+	case <-r.dests.loaded():
+	case <-ctx.Done():
+		return false
+	}
+	cl, err := r.dests.Resolve(app.Spec.Destination)
+	if err != nil {
+		return r.opts.Shard.Index == 0
+	}
+	return r.opts.Shard.OwnsCluster(cl)
+}

@@ -481,6 +481,25 @@ type ComplexityRoot struct {
 		URL         func(childComplexity int) int
 	}
 
+	DeliveryFigures struct {
+		ChangeFailureRate          func(childComplexity int) int
+		Days                       func(childComplexity int) int
+		Deploys                    func(childComplexity int) int
+		DeploysPerDay              func(childComplexity int) int
+		DriftSeconds               func(childComplexity int) int
+		FailedDeploys              func(childComplexity int) int
+		Failures                   func(childComplexity int) int
+		LeadTimeMedianSeconds      func(childComplexity int) int
+		LeadTimeP90Seconds         func(childComplexity int) int
+		LeadTimes                  func(childComplexity int) int
+		Restores                   func(childComplexity int) int
+		Start                      func(childComplexity int) int
+		SyncDurationMedianSeconds  func(childComplexity int) int
+		SyncDurationP90Seconds     func(childComplexity int) int
+		Syncs                      func(childComplexity int) int
+		TimeToRestoreMedianSeconds func(childComplexity int) int
+	}
+
 	DrySource struct {
 		Path           func(childComplexity int) int
 		RepoURL        func(childComplexity int) int
@@ -550,6 +569,14 @@ type ComplexityRoot struct {
 	Info struct {
 		Name  func(childComplexity int) int
 		Value func(childComplexity int) int
+	}
+
+	Insights struct {
+		Applications func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Scope        func(childComplexity int) int
+		Series       func(childComplexity int) int
+		Total        func(childComplexity int) int
 	}
 
 	JWTToken struct {
@@ -804,6 +831,7 @@ type ComplexityRoot struct {
 		Clusters             func(childComplexity int, first int32, after *string) int
 		ComponentStatus      func(childComplexity int) int
 		DryRunApplicationSet func(childComplexity int, input model.DryRunApplicationSetInput, first int32) int
+		Insights             func(childComplexity int, scope model.InsightsScope, name *string, namespace *string, from v1.Time, to v1.Time, bucket model.InsightsBucket) int
 		Me                   func(childComplexity int) int
 		Node                 func(childComplexity int, id string) int
 		Project              func(childComplexity int, name string) int
@@ -1273,6 +1301,7 @@ type QueryResolver interface {
 	Repositories(ctx context.Context, first int32, after *string) (*model.Connection[model.Repository], error)
 	ComponentStatus(ctx context.Context) (*model.ComponentStatus, error)
 	AuditLog(ctx context.Context, first int32, after *string, filter *model.AuditFilter) (*model.AuditConnection, error)
+	Insights(ctx context.Context, scope model.InsightsScope, name *string, namespace *string, from v1.Time, to v1.Time, bucket model.InsightsBucket) (*model.Insights, error)
 }
 type RepositoryResolver interface {
 	ConnectionState(ctx context.Context, obj *model.Repository) (*model.ConnectionState, error)
@@ -3044,6 +3073,103 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeepLink.URL(childComplexity), true
 
+	case "DeliveryFigures.changeFailureRate":
+		if e.ComplexityRoot.DeliveryFigures.ChangeFailureRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.ChangeFailureRate(childComplexity), true
+	case "DeliveryFigures.days":
+		if e.ComplexityRoot.DeliveryFigures.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.Days(childComplexity), true
+	case "DeliveryFigures.deploys":
+		if e.ComplexityRoot.DeliveryFigures.Deploys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.Deploys(childComplexity), true
+	case "DeliveryFigures.deploysPerDay":
+		if e.ComplexityRoot.DeliveryFigures.DeploysPerDay == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.DeploysPerDay(childComplexity), true
+	case "DeliveryFigures.driftSeconds":
+		if e.ComplexityRoot.DeliveryFigures.DriftSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.DriftSeconds(childComplexity), true
+	case "DeliveryFigures.failedDeploys":
+		if e.ComplexityRoot.DeliveryFigures.FailedDeploys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.FailedDeploys(childComplexity), true
+	case "DeliveryFigures.failures":
+		if e.ComplexityRoot.DeliveryFigures.Failures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.Failures(childComplexity), true
+	case "DeliveryFigures.leadTimeMedianSeconds":
+		if e.ComplexityRoot.DeliveryFigures.LeadTimeMedianSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.LeadTimeMedianSeconds(childComplexity), true
+	case "DeliveryFigures.leadTimeP90Seconds":
+		if e.ComplexityRoot.DeliveryFigures.LeadTimeP90Seconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.LeadTimeP90Seconds(childComplexity), true
+	case "DeliveryFigures.leadTimes":
+		if e.ComplexityRoot.DeliveryFigures.LeadTimes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.LeadTimes(childComplexity), true
+	case "DeliveryFigures.restores":
+		if e.ComplexityRoot.DeliveryFigures.Restores == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.Restores(childComplexity), true
+	case "DeliveryFigures.start":
+		if e.ComplexityRoot.DeliveryFigures.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.Start(childComplexity), true
+	case "DeliveryFigures.syncDurationMedianSeconds":
+		if e.ComplexityRoot.DeliveryFigures.SyncDurationMedianSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.SyncDurationMedianSeconds(childComplexity), true
+	case "DeliveryFigures.syncDurationP90Seconds":
+		if e.ComplexityRoot.DeliveryFigures.SyncDurationP90Seconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.SyncDurationP90Seconds(childComplexity), true
+	case "DeliveryFigures.syncs":
+		if e.ComplexityRoot.DeliveryFigures.Syncs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.Syncs(childComplexity), true
+	case "DeliveryFigures.timeToRestoreMedianSeconds":
+		if e.ComplexityRoot.DeliveryFigures.TimeToRestoreMedianSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeliveryFigures.TimeToRestoreMedianSeconds(childComplexity), true
+
 	case "DrySource.path":
 		if e.ComplexityRoot.DrySource.Path == nil {
 			break
@@ -3282,6 +3408,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Info.Value(childComplexity), true
+
+	case "Insights.applications":
+		if e.ComplexityRoot.Insights.Applications == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Insights.Applications(childComplexity), true
+	case "Insights.name":
+		if e.ComplexityRoot.Insights.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Insights.Name(childComplexity), true
+	case "Insights.scope":
+		if e.ComplexityRoot.Insights.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Insights.Scope(childComplexity), true
+	case "Insights.series":
+		if e.ComplexityRoot.Insights.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Insights.Series(childComplexity), true
+	case "Insights.total":
+		if e.ComplexityRoot.Insights.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Insights.Total(childComplexity), true
 
 	case "JWTToken.expiresAt":
 		if e.ComplexityRoot.JWTToken.ExpiresAt == nil {
@@ -4518,6 +4675,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.DryRunApplicationSet(childComplexity, args["input"].(model.DryRunApplicationSetInput), args["first"].(int32)), true
+	case "Query.insights":
+		if e.ComplexityRoot.Query.Insights == nil {
+			break
+		}
+
+		args, err := ec.field_Query_insights_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Insights(childComplexity, args["scope"].(model.InsightsScope), args["name"].(*string), args["namespace"].(*string), args["from"].(v1.Time), args["to"].(v1.Time), args["bucket"].(model.InsightsBucket)), true
 
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
@@ -6093,6 +6261,32 @@ type Query {
     "Which entries to return; all of them when omitted."
     filter: AuditFilter
   ): AuditConnection!
+  """
+  Delivery insights over a time range: the four DORA figures (deployment
+  frequency, lead time for changes, change failure rate, time to
+  restore), sync duration and drift, of one application, one project or
+  the whole installation, with a series for charts (docs/insights.md
+  defines each figure). The range is rounded out to whole UTC days and
+  is at most 92 days (the log keeps 90). Only applications the caller
+  may ` + "`" + `get` + "`" + ` (RBAC resource ` + "`" + `applications` + "`" + `) count: an application the
+  caller may not get is NOT_FOUND, and a project's or the installation's
+  figures add up the applications the caller may get, deleted ones
+  included while their log lasts.
+  """
+  insights(
+    "Whose figures: one application, a project, or every application."
+    scope: InsightsScope!
+    "The application's or project's name; ignored for INSTALLATION."
+    name: String
+    "The namespace of the application (scope APPLICATION); the server's own namespace when omitted."
+    namespace: String
+    "The start of the range (its UTC day)."
+    from: Time!
+    "The end of the range: the UTC day it falls in is the last included, unless it is midnight."
+    to: Time!
+    "The width of the series' points."
+    bucket: InsightsBucket! = DAY
+  ): Insights!
 }
 
 """
@@ -9396,6 +9590,84 @@ type GeneratedApplication {
   "The spec."
   spec: ApplicationSpec!
 }
+
+"""
+Whose delivery figures Query.insights adds up.
+"""
+enum InsightsScope {
+  "One application."
+  APPLICATION
+  "The applications of one project."
+  PROJECT
+  "Every application the caller may get."
+  INSTALLATION
+}
+
+"""
+The width of the points of Insights.series.
+"""
+enum InsightsBucket {
+  "One point per UTC day."
+  DAY
+  "One point per seven days from the range's start (the last may be shorter)."
+  WEEK
+}
+
+"""
+The delivery figures of applications over a time range (Query.insights).
+"""
+type Insights {
+  "The scope asked for."
+  scope: InsightsScope!
+  "The application's or project's name; empty for INSTALLATION."
+  name: String!
+  "How many applications the figures add up (those with a log in the range's index that the caller may get)."
+  applications: Int!
+  "The figures of the whole range."
+  total: DeliveryFigures!
+  "The figures of each bucket of the range, oldest first."
+  series: [DeliveryFigures!]!
+}
+
+"""
+Delivery figures of a set of applications over some whole UTC days.
+Durations are in seconds; a median or p90 of no samples is 0. Medians
+and p90s are nearest-rank quantiles of the samples.
+"""
+type DeliveryFigures {
+  "The first instant the figures cover (midnight UTC)."
+  start: Time!
+  "How many days they cover."
+  days: Int!
+  "Deploys: Succeeded syncs to a revision other than the app's previous deploy's."
+  deploys: Int!
+  "Deployment frequency: deploys per day."
+  deploysPerDay: Float!
+  "Deploys that failed before the next deploy (a sync ended Failed or Error, or the app turned Degraded)."
+  failedDeploys: Int!
+  "Change failure rate: failedDeploys / deploys, 0 without deploys."
+  changeFailureRate: Float!
+  "How many deploys have a known lead time (a Git revision whose commit time the repository server gave)."
+  leadTimes: Int!
+  "Lead time for changes, median: commit time to the end of the sync that deployed it."
+  leadTimeMedianSeconds: Int!
+  "Lead time for changes, 90th percentile."
+  leadTimeP90Seconds: Int!
+  "Failures that started: a failed sync or Degraded health while the app was not failing already."
+  failures: Int!
+  "Failures that ended: the app Healthy and Synced after a Succeeded sync."
+  restores: Int!
+  "Time to restore, median, of the failures that ended in the range."
+  timeToRestoreMedianSeconds: Int!
+  "Sync operations that ended (any phase)."
+  syncs: Int!
+  "Sync duration, median."
+  syncDurationMedianSeconds: Int!
+  "Sync duration, 90th percentile."
+  syncDurationP90Seconds: Int!
+  "Drift: the time the applications were OutOfSync, added up over the applications."
+  driftSeconds: Float!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -10234,6 +10506,44 @@ func (ec *executionContext) childFields_DeepLink(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type DeepLink", field.Name)
 }
 
+func (ec *executionContext) childFields_DeliveryFigures(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "start":
+		return ec.fieldContext_DeliveryFigures_start(ctx, field)
+	case "days":
+		return ec.fieldContext_DeliveryFigures_days(ctx, field)
+	case "deploys":
+		return ec.fieldContext_DeliveryFigures_deploys(ctx, field)
+	case "deploysPerDay":
+		return ec.fieldContext_DeliveryFigures_deploysPerDay(ctx, field)
+	case "failedDeploys":
+		return ec.fieldContext_DeliveryFigures_failedDeploys(ctx, field)
+	case "changeFailureRate":
+		return ec.fieldContext_DeliveryFigures_changeFailureRate(ctx, field)
+	case "leadTimes":
+		return ec.fieldContext_DeliveryFigures_leadTimes(ctx, field)
+	case "leadTimeMedianSeconds":
+		return ec.fieldContext_DeliveryFigures_leadTimeMedianSeconds(ctx, field)
+	case "leadTimeP90Seconds":
+		return ec.fieldContext_DeliveryFigures_leadTimeP90Seconds(ctx, field)
+	case "failures":
+		return ec.fieldContext_DeliveryFigures_failures(ctx, field)
+	case "restores":
+		return ec.fieldContext_DeliveryFigures_restores(ctx, field)
+	case "timeToRestoreMedianSeconds":
+		return ec.fieldContext_DeliveryFigures_timeToRestoreMedianSeconds(ctx, field)
+	case "syncs":
+		return ec.fieldContext_DeliveryFigures_syncs(ctx, field)
+	case "syncDurationMedianSeconds":
+		return ec.fieldContext_DeliveryFigures_syncDurationMedianSeconds(ctx, field)
+	case "syncDurationP90Seconds":
+		return ec.fieldContext_DeliveryFigures_syncDurationP90Seconds(ctx, field)
+	case "driftSeconds":
+		return ec.fieldContext_DeliveryFigures_driftSeconds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeliveryFigures", field.Name)
+}
+
 func (ec *executionContext) childFields_DrySource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "repoURL":
@@ -10374,6 +10684,22 @@ func (ec *executionContext) childFields_Info(ctx context.Context, field graphql.
 		return ec.fieldContext_Info_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Info", field.Name)
+}
+
+func (ec *executionContext) childFields_Insights(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scope":
+		return ec.fieldContext_Insights_scope(ctx, field)
+	case "name":
+		return ec.fieldContext_Insights_name(ctx, field)
+	case "applications":
+		return ec.fieldContext_Insights_applications(ctx, field)
+	case "total":
+		return ec.fieldContext_Insights_total(ctx, field)
+	case "series":
+		return ec.fieldContext_Insights_series(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Insights", field.Name)
 }
 
 func (ec *executionContext) childFields_JWTToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12527,6 +12853,60 @@ func (ec *executionContext) field_Query_dryRunApplicationSet_args(ctx context.Co
 		return nil, err
 	}
 	args["first"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_insights_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
+		func(ctx context.Context, v any) (model.InsightsScope, error) {
+			return ec.unmarshalNInsightsScope2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsightsScope(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scope"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "namespace",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["namespace"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (v1.Time, error) {
+			return ec.unmarshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (v1.Time, error) {
+			return ec.unmarshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "bucket",
+		func(ctx context.Context, v any) (model.InsightsBucket, error) {
+			return ec.unmarshalNInsightsBucket2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsightsBucket(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["bucket"] = arg5
 	return args, nil
 }
 
@@ -20063,6 +20443,374 @@ func (ec *executionContext) fieldContext_DeepLink_iconClass(_ context.Context, f
 	return graphql.NewScalarFieldContext("DeepLink", field, false, false, "String")
 }
 
+func (ec *executionContext) _DeliveryFigures_start(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v v1.Time) graphql.Marshaler {
+			return ec.marshalNTime2k8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Time")
+}
+
+func (ec *executionContext) _DeliveryFigures_days(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_deploys(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_deploys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deploys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_deploys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_deploysPerDay(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_deploysPerDay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeploysPerDay, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_deploysPerDay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Float")
+}
+
+func (ec *executionContext) _DeliveryFigures_failedDeploys(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_failedDeploys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedDeploys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_failedDeploys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_changeFailureRate(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_changeFailureRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeFailureRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_changeFailureRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Float")
+}
+
+func (ec *executionContext) _DeliveryFigures_leadTimes(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_leadTimes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeadTimes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_leadTimes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_leadTimeMedianSeconds(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_leadTimeMedianSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeadTimeMedianSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_leadTimeMedianSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_leadTimeP90Seconds(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_leadTimeP90Seconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeadTimeP90Seconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_leadTimeP90Seconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_failures(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_failures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_failures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_restores(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_restores(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restores, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_restores(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_timeToRestoreMedianSeconds(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_timeToRestoreMedianSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeToRestoreMedianSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_timeToRestoreMedianSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_syncs(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_syncs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Syncs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_syncs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_syncDurationMedianSeconds(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_syncDurationMedianSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncDurationMedianSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_syncDurationMedianSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_syncDurationP90Seconds(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_syncDurationP90Seconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SyncDurationP90Seconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_syncDurationP90Seconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeliveryFigures_driftSeconds(ctx context.Context, field graphql.CollectedField, obj *model.DeliveryFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeliveryFigures_driftSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DriftSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeliveryFigures_driftSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeliveryFigures", field, false, false, "Float")
+}
+
 func (ec *executionContext) _DrySource_repoURL(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.DrySource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20980,6 +21728,139 @@ func (ec *executionContext) _Info_value(ctx context.Context, field graphql.Colle
 }
 func (ec *executionContext) fieldContext_Info_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Info", field, false, false, "String")
+}
+
+func (ec *executionContext) _Insights_scope(ctx context.Context, field graphql.CollectedField, obj *model.Insights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Insights_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.InsightsScope) graphql.Marshaler {
+			return ec.marshalNInsightsScope2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsightsScope(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Insights_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Insights", field, false, false, "InsightsScope")
+}
+
+func (ec *executionContext) _Insights_name(ctx context.Context, field graphql.CollectedField, obj *model.Insights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Insights_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Insights_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Insights", field, false, false, "String")
+}
+
+func (ec *executionContext) _Insights_applications(ctx context.Context, field graphql.CollectedField, obj *model.Insights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Insights_applications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Applications, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int32) graphql.Marshaler {
+			return ec.marshalNInt2int32(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Insights_applications(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Insights", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Insights_total(ctx context.Context, field graphql.CollectedField, obj *model.Insights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Insights_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeliveryFigures) graphql.Marshaler {
+			return ec.marshalNDeliveryFigures2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeliveryFigures(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Insights_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Insights",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeliveryFigures(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Insights_series(ctx context.Context, field graphql.CollectedField, obj *model.Insights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Insights_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.DeliveryFigures) graphql.Marshaler {
+			return ec.marshalNDeliveryFigures2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeliveryFiguresᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Insights_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Insights",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeliveryFigures(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _JWTToken_id(ctx context.Context, field graphql.CollectedField, obj *v1alpha1.JWTToken) (ret graphql.Marshaler) {
@@ -26283,6 +27164,50 @@ func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_insights(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_insights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Insights(ctx, fc.Args["scope"].(model.InsightsScope), fc.Args["name"].(*string), fc.Args["namespace"].(*string), fc.Args["from"].(v1.Time), fc.Args["to"].(v1.Time), fc.Args["bucket"].(model.InsightsBucket))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Insights) graphql.Marshaler {
+			return ec.marshalNInsights2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsights(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_insights(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Insights(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_insights_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -37398,6 +38323,114 @@ func (ec *executionContext) _DeepLink(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var deliveryFiguresImplementors = []string{"DeliveryFigures"}
+
+func (ec *executionContext) _DeliveryFigures(ctx context.Context, sel ast.SelectionSet, obj *model.DeliveryFigures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deliveryFiguresImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeliveryFigures")
+		case "start":
+			out.Values[i] = ec._DeliveryFigures_start(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "days":
+			out.Values[i] = ec._DeliveryFigures_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deploys":
+			out.Values[i] = ec._DeliveryFigures_deploys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deploysPerDay":
+			out.Values[i] = ec._DeliveryFigures_deploysPerDay(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedDeploys":
+			out.Values[i] = ec._DeliveryFigures_failedDeploys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeFailureRate":
+			out.Values[i] = ec._DeliveryFigures_changeFailureRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leadTimes":
+			out.Values[i] = ec._DeliveryFigures_leadTimes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leadTimeMedianSeconds":
+			out.Values[i] = ec._DeliveryFigures_leadTimeMedianSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leadTimeP90Seconds":
+			out.Values[i] = ec._DeliveryFigures_leadTimeP90Seconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failures":
+			out.Values[i] = ec._DeliveryFigures_failures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "restores":
+			out.Values[i] = ec._DeliveryFigures_restores(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timeToRestoreMedianSeconds":
+			out.Values[i] = ec._DeliveryFigures_timeToRestoreMedianSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncs":
+			out.Values[i] = ec._DeliveryFigures_syncs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncDurationMedianSeconds":
+			out.Values[i] = ec._DeliveryFigures_syncDurationMedianSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncDurationP90Seconds":
+			out.Values[i] = ec._DeliveryFigures_syncDurationP90Seconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "driftSeconds":
+			out.Values[i] = ec._DeliveryFigures_driftSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var drySourceImplementors = []string{"DrySource"}
 
 func (ec *executionContext) _DrySource(ctx context.Context, sel ast.SelectionSet, obj *v1alpha1.DrySource) graphql.Marshaler {
@@ -37877,6 +38910,59 @@ func (ec *executionContext) _Info(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "value":
 			out.Values[i] = ec._Info_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var insightsImplementors = []string{"Insights"}
+
+func (ec *executionContext) _Insights(ctx context.Context, sel ast.SelectionSet, obj *model.Insights) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, insightsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Insights")
+		case "scope":
+			out.Values[i] = ec._Insights_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Insights_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applications":
+			out.Values[i] = ec._Insights_applications(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._Insights_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "series":
+			out.Values[i] = ec._Insights_series(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -39670,6 +40756,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_auditLog(ctx, field)
+				})
+		case "insights":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_insights(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -42840,6 +43932,30 @@ func (ec *executionContext) unmarshalNDeleteApplicationInput2githubᚗcomᚋgrap
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNDeliveryFigures2ᚕᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeliveryFiguresᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.DeliveryFigures) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDeliveryFigures2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeliveryFigures(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDeliveryFigures2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDeliveryFigures(ctx context.Context, sel ast.SelectionSet, v *model.DeliveryFigures) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeliveryFigures!")
+		return graphql.Null
+	}
+	return ec._DeliveryFigures(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDryRunApplicationSetInput2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐDryRunApplicationSetInput(ctx context.Context, v any) (model.DryRunApplicationSetInput, error) {
 	res, err := ec.unmarshalInputDryRunApplicationSetInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -43013,6 +44129,34 @@ func (ec *executionContext) marshalNInfo2ᚕgithubᚗcomᚋgraphcdᚋgraphcdᚋa
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNInsights2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsights(ctx context.Context, sel ast.SelectionSet, v *model.Insights) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Insights!")
+		return graphql.Null
+	}
+	return ec._Insights(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNInsightsBucket2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsightsBucket(ctx context.Context, v any) (model.InsightsBucket, error) {
+	var res model.InsightsBucket
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInsightsBucket2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsightsBucket(ctx context.Context, sel ast.SelectionSet, v model.InsightsBucket) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNInsightsScope2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsightsScope(ctx context.Context, v any) (model.InsightsScope, error) {
+	var res model.InsightsScope
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInsightsScope2githubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐInsightsScope(ctx context.Context, sel ast.SelectionSet, v model.InsightsScope) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {

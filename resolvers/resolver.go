@@ -100,6 +100,9 @@ type Config struct {
 	// Repo lists the commits of sources (Application.revisions); nil
 	// makes it fail.
 	Repo RepoServer
+	// Insights answers Query.insights; nil means the server keeps no
+	// delivery insights.
+	Insights InsightsIndex
 	// Audit reads the audit trail (Query.auditLog, Subscription.auditEvents);
 	// nil means the server keeps none.
 	Audit AuditLog

@@ -613,6 +613,11 @@ func (r *queryResolver) AuditLog(ctx context.Context, first int32, after *string
 	return r.auditPage(ctx, first, after, filter)
 }
 
+// Insights is the resolver for the insights field.
+func (r *queryResolver) Insights(ctx context.Context, scope model.InsightsScope, name *string, namespace *string, from v1.Time, to v1.Time, bucket model.InsightsBucket) (*model.Insights, error) {
+	return r.insights(ctx, scope, name, namespace, from.Time, to.Time, bucket)
+}
+
 // ConnectionState is the resolver for the connectionState field.
 func (r *repositoryResolver) ConnectionState(ctx context.Context, obj *model.Repository) (*model.ConnectionState, error) {
 	if obj.Template {

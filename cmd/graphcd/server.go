@@ -33,6 +33,7 @@ import (
 	"github.com/graphcd/graphcd/controller/appset"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/insights"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/statusboard"
@@ -238,6 +239,11 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	}
 	creds := repocreds.New(kc, o.app.namespace)
 	kubeEvents := catalog.NewEvents(kc)
+	// Delivery insights: the controllers' logs, indexed by day.
+	insightsIndex := insights.NewIndex()
+	go retry(ctx, log, "cannot watch the delivery insights logs", func() error {
+		return insights.Follow(ctx, kc, o.app.namespace, insightsIndex, log)
+	})
 	opts := apiserver.Options{
 		Listen: o.listen, Registry: metrics, ArgoCDNames: o.app.argoCDNames,
 		Ready:  readyWhenSynced(readyWithRepoServer(apiserver.KubeReadiness(k.APIExt), repoServer), "applications, applicationsets and projects", objectsReady),
@@ -251,6 +257,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			ProjectWriter: writer, Secrets: secretops.Service{Client: kc, Namespace: o.app.namespace}, RepoTester: svc,
 			Logs: catalog.NewPodLogs(clusterList), Settings: settings,
 			Resources: catalog.NewResources(clusterList), Repo: svc, RepoCreds: creds, Audit: auditStore,
+			Insights: insightsIndex,
 			// The controller renders with a Renderer of its own: the same rules.
 			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client, Tools: settings.ToolOptions},
 		},
@@ -284,6 +291,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		opts.Webhook.Queue = pushed
 		// The controller's application metrics join the server's.
 		metrics.MustRegister(controller.MetricsCollectors()...)
+		metrics.MustRegister(controller.DeliveryCollectors()...)
 	}
 	srv, err := apiserver.New(opts)
 	if err != nil {

@@ -193,6 +193,14 @@ func newShardEnv(t *testing.T) *shardEnv {
 // (git http-backend) on loopback and returns its URL.
 func serveGit(t *testing.T, dir string) string {
 	t.Helper()
+	url, _ := serveGitBare(t, dir)
+	return url
+}
+
+// serveGitBare is serveGit that also returns the bare clone's directory,
+// which later commits of dir can be pushed to.
+func serveGitBare(t *testing.T, dir string) (url, bare string) {
+	t.Helper()
 	root := t.TempDir()
 	clone := exec.CommandContext(t.Context(), "git", "clone", "-q", "--bare", dir, filepath.Join(root, "apps.git"))
 	clone.Env = append(os.Environ(), "HOME="+root, "GIT_CONFIG_NOSYSTEM=1")
@@ -213,7 +221,7 @@ func serveGit(t *testing.T, dir string) string {
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + lis.Addr().String() + "/apps.git"
+	return "http://" + lis.Addr().String() + "/apps.git", filepath.Join(root, "apps.git")
 }
 
 // createApp creates an Application of the test repository's app directory

@@ -439,6 +439,44 @@ type DeleteApplicationInput struct {
 	PropagationPolicy PropagationPolicy `json:"propagationPolicy"`
 }
 
+// Delivery figures of a set of applications over some whole UTC days.
+// Durations are in seconds; a median or p90 of no samples is 0. Medians
+// and p90s are nearest-rank quantiles of the samples.
+type DeliveryFigures struct {
+	// The first instant the figures cover (midnight UTC).
+	Start v1.Time `json:"start"`
+	// How many days they cover.
+	Days int32 `json:"days"`
+	// Deploys: Succeeded syncs to a revision other than the app's previous deploy's.
+	Deploys int32 `json:"deploys"`
+	// Deployment frequency: deploys per day.
+	DeploysPerDay float64 `json:"deploysPerDay"`
+	// Deploys that failed before the next deploy (a sync ended Failed or Error, or the app turned Degraded).
+	FailedDeploys int32 `json:"failedDeploys"`
+	// Change failure rate: failedDeploys / deploys, 0 without deploys.
+	ChangeFailureRate float64 `json:"changeFailureRate"`
+	// How many deploys have a known lead time (a Git revision whose commit time the repository server gave).
+	LeadTimes int32 `json:"leadTimes"`
+	// Lead time for changes, median: commit time to the end of the sync that deployed it.
+	LeadTimeMedianSeconds int32 `json:"leadTimeMedianSeconds"`
+	// Lead time for changes, 90th percentile.
+	LeadTimeP90Seconds int32 `json:"leadTimeP90Seconds"`
+	// Failures that started: a failed sync or Degraded health while the app was not failing already.
+	Failures int32 `json:"failures"`
+	// Failures that ended: the app Healthy and Synced after a Succeeded sync.
+	Restores int32 `json:"restores"`
+	// Time to restore, median, of the failures that ended in the range.
+	TimeToRestoreMedianSeconds int32 `json:"timeToRestoreMedianSeconds"`
+	// Sync operations that ended (any phase).
+	Syncs int32 `json:"syncs"`
+	// Sync duration, median.
+	SyncDurationMedianSeconds int32 `json:"syncDurationMedianSeconds"`
+	// Sync duration, 90th percentile.
+	SyncDurationP90Seconds int32 `json:"syncDurationP90Seconds"`
+	// Drift: the time the applications were OutOfSync, added up over the applications.
+	DriftSeconds float64 `json:"driftSeconds"`
+}
+
 // An ApplicationSet to generate without writing anything.
 type DryRunApplicationSetInput struct {
 	// The ApplicationSet as YAML or JSON, as for createApplicationSet.
@@ -461,6 +499,20 @@ type HeldOperation struct {
 	ExpiresAt v1.Time `json:"expiresAt"`
 	// When it got its approvals and started to run; null while it waits.
 	ApprovedAt *v1.Time `json:"approvedAt,omitempty"`
+}
+
+// The delivery figures of applications over a time range (Query.insights).
+type Insights struct {
+	// The scope asked for.
+	Scope InsightsScope `json:"scope"`
+	// The application's or project's name; empty for INSTALLATION.
+	Name string `json:"name"`
+	// How many applications the figures add up (those with a log in the range's index that the caller may get).
+	Applications int32 `json:"applications"`
+	// The figures of the whole range.
+	Total *DeliveryFigures `json:"total"`
+	// The figures of each bucket of the range, oldest first.
+	Series []*DeliveryFigures `json:"series"`
 }
 
 // A label.
@@ -1191,6 +1243,125 @@ func (e *ConnectionStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ConnectionStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The width of the points of Insights.series.
+type InsightsBucket string
+
+const (
+	// One point per UTC day.
+	InsightsBucketDay InsightsBucket = "DAY"
+	// One point per seven days from the range's start (the last may be shorter).
+	InsightsBucketWeek InsightsBucket = "WEEK"
+)
+
+var AllInsightsBucket = []InsightsBucket{
+	InsightsBucketDay,
+	InsightsBucketWeek,
+}
+
+func (e InsightsBucket) IsValid() bool {
+	switch e {
+	case InsightsBucketDay, InsightsBucketWeek:
+		return true
+	}
+	return false
+}
+
+func (e InsightsBucket) String() string {
+	return string(e)
+}
+
+func (e *InsightsBucket) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = InsightsBucket(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid InsightsBucket", str)
+	}
+	return nil
+}
+
+func (e InsightsBucket) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *InsightsBucket) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e InsightsBucket) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Whose delivery figures Query.insights adds up.
+type InsightsScope string
+
+const (
+	// One application.
+	InsightsScopeApplication InsightsScope = "APPLICATION"
+	// The applications of one project.
+	InsightsScopeProject InsightsScope = "PROJECT"
+	// Every application the caller may get.
+	InsightsScopeInstallation InsightsScope = "INSTALLATION"
+)
+
+var AllInsightsScope = []InsightsScope{
+	InsightsScopeApplication,
+	InsightsScopeProject,
+	InsightsScopeInstallation,
+}
+
+func (e InsightsScope) IsValid() bool {
+	switch e {
+	case InsightsScopeApplication, InsightsScopeProject, InsightsScopeInstallation:
+		return true
+	}
+	return false
+}
+
+func (e InsightsScope) String() string {
+	return string(e)
+}
+
+func (e *InsightsScope) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = InsightsScope(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid InsightsScope", str)
+	}
+	return nil
+}
+
+func (e InsightsScope) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *InsightsScope) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e InsightsScope) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

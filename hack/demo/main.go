@@ -160,6 +160,9 @@ graphcd is running, with four sample apps from %[4]s
   GraphQL:   %[1]s/api/graphql
   Try:       TOKEN=$(curl -s %[1]s/auth/login -H 'Content-Type: application/json' -d '{"username":"admin","password":"%[6]s"}' | sed 's/.*"token":"\([^"]*\)".*/\1/')
              curl -s %[1]s/api/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ me { username } applications { totalCount edges { node { name status { sync { status } health { status } } } } } }"}'
+  Insights:  %[1]s/insights   deploys, lead time, change failure rate and time to restore (docs/insights.md);
+             guestbook's first automated sync is its first deploy, with the lead time from the demo commit.
+             curl -s %[1]s/api/graphql -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"query":"{ insights(scope: INSTALLATION, from: \"%[10]s\", to: \"%[11]s\") { applications total { deploys failedDeploys leadTimeMedianSeconds syncs driftSeconds } } }"}'
   Cluster:   export KUBECONFIG=%[2]s
              %[3]s get applications -n graphcd
              %[3]s get deploy,svc,pods -n demo-guestbook
@@ -174,5 +177,6 @@ graphcd is running, with four sample apps from %[4]s
 
 Press Ctrl-C to stop everything.
 
-`, url, kubeconfig, kubectl, repo.URL, repo.WorkDir, password, ssoEmail, ssoPassword, ssoGroup)
+`, url, kubeconfig, kubectl, repo.URL, repo.WorkDir, password, ssoEmail, ssoPassword, ssoGroup,
+		time.Now().UTC().AddDate(0, 0, -6).Format(time.DateOnly)+"T00:00:00Z", time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)+"T00:00:00Z")
 }

@@ -9,6 +9,7 @@ import { ApplicationSetPage } from './pages/ApplicationSet'
 import { ApplicationSetsPage } from './pages/ApplicationSets'
 import { ApplicationsPage } from './pages/Applications'
 import { AuditPage } from './pages/Audit'
+import { INSIGHTS_PATH, InsightsPage } from './pages/Insights'
 import { LoginPage } from './pages/Login'
 import { SettingsPage } from './pages/Settings'
 import { SETS_PATH, appRef, navigate, setRef, useLocation } from './router'
@@ -53,6 +54,7 @@ export function App() {
         ) : null}
         <Link to={NEW_APP_PATH}>New application</Link>
         <Link to={SETS_PATH}>ApplicationSets</Link>
+        <Link to={INSIGHTS_PATH}>Insights</Link>
         <Link to="/settings">Settings</Link>
         {me?.loggedIn ? <Link to="/audit">Audit</Link> : null}
         <span className="spacer" />
@@ -88,6 +90,8 @@ export function App() {
           <ApplicationSetsPage />
         ) : path === NEW_SET_PATH ? (
           <NewApplicationSetPage />
+        ) : path === INSIGHTS_PATH ? (
+          <InsightsPage />
         ) : path === '/audit' ? (
           <AuditPage />
         ) : path === '/settings' || path.startsWith('/settings/') ? (

@@ -11,6 +11,8 @@ import { nodeId, treeSummary, type TreeResource } from '../app/tree'
 import { TreeFilters } from '../app/TreeFilters'
 import { applyTreeFilter, kindCounts, orphanResources, parseTreeFilter, withTreeFilter, type TreeFilter } from '../app/treefilter'
 import { useApplication } from '../app/useApplication'
+import { rangeOf } from '../insights/charts'
+import { InsightsView } from '../insights/InsightsView'
 import { navigate, useLocation } from '../router'
 import { Loading } from '../ui/Alert'
 import { Link } from '../ui/Link'
@@ -30,12 +32,13 @@ const views = [
   ['network', 'Network'],
   ['parameters', 'Parameters'],
   ['notifications', 'Notifications'],
+  ['insights', 'Insights'],
 ] as const
 
 type View = (typeof views)[number][0]
 
 // Views about the application itself rather than its resources.
-const appViews: readonly View[] = ['parameters', 'notifications']
+const appViews: readonly View[] = ['parameters', 'notifications', 'insights']
 
 function viewOf(v: string | null): View {
   return views.find(([x]) => x === v)?.[0] ?? 'graph'
@@ -76,6 +79,12 @@ export function ApplicationPage({ name, namespace = null }: { name: string; name
     const s = q.toString()
     navigate(path + (s ? `?${s}` : ''), { replace: true })
   }
+  const setDays = (d: number) => {
+    const q = new URLSearchParams(search)
+    if (d !== 30) q.set('days', String(d))
+    else q.delete('days')
+    navigate(`${path}?${q.toString()}`, { replace: true })
+  }
   const setFilter = (f: TreeFilter) => navigate(path + withTreeFilter(search, f), { replace: true })
   const orphanedCount = data.tree?.orphanedCount ?? 0
   const filtered = shown.length !== resources.length || filter.orphans !== 'hide'
@@ -100,6 +109,8 @@ export function ApplicationPage({ name, namespace = null }: { name: string; name
           </div>
           {view === 'parameters' ? (
             <Parameters name={name} namespace={namespace} />
+          ) : view === 'insights' ? (
+            <InsightsView key={`${namespace ?? ''}/${name}`} scope="APPLICATION" name={name} namespace={namespace} days={rangeOf(params.get('days'))} onDays={setDays} />
           ) : view === 'notifications' ? (
             <Notifications key={`${namespace ?? ''}/${name}`} name={name} namespace={namespace} />
           ) : data.tree ? (
