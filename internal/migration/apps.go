@@ -56,6 +56,7 @@ func (c *converter) application(from *unstructured.Unstructured) {
 	if ns != c.opts.Namespace {
 		r.change("stays in namespace %s: graphcd serves it only when --application-namespaces names it", ns)
 	}
+	from = automatedEnabled(from, r)
 	s := spec(from, &v1alpha1.ApplicationSpec{}, r)
 	if s == nil {
 		c.add(r, nil)
@@ -70,6 +71,25 @@ func (c *converter) application(from *unstructured.Unstructured) {
 	}
 	obj.Object["spec"] = s
 	c.add(r, obj)
+}
+
+// automatedEnabled returns from without Argo CD 3's
+// syncPolicy.automated.enabled, which graphcd does not have: enabled:
+// false turns automated sync off, so then automated goes too.
+func automatedEnabled(from *unstructured.Unstructured, r *Object) *unstructured.Unstructured {
+	enabled, found, _ := unstructured.NestedBool(from.Object, "spec", "syncPolicy", "automated", "enabled")
+	if !found {
+		return from
+	}
+	from = from.DeepCopy()
+	if enabled {
+		unstructured.RemoveNestedField(from.Object, "spec", "syncPolicy", "automated", "enabled")
+		r.change("spec.syncPolicy.automated.enabled: true left out: automated sync is on in graphcd while automated is set")
+		return from
+	}
+	unstructured.RemoveNestedField(from.Object, "spec", "syncPolicy", "automated")
+	r.change("spec.syncPolicy.automated with enabled: false left out: graphcd has no switch, so automated sync stays off by having none")
+	return from
 }
 
 // trackingID is the application name Argo CD and graphcd write into
@@ -93,7 +113,7 @@ func (c *converter) applicationSet(from *unstructured.Unstructured) {
 		c.add(r, nil)
 		return
 	}
-	r.change("generates graphcd.io Applications, which take over the imported ones of the same name")
+	r.change("generates graphcd.io Applications from now on")
 	obj.Object["spec"] = s
 	c.add(r, obj)
 }
