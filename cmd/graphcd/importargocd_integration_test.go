@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -35,7 +36,8 @@ const argoCDModule = "github.com/argoproj/argo-cd/v3@v3.1.16"
 const repoPassword = "argo-repo-s3cret-Pa55"
 
 // An Argo CD installation made of Argo CD's own CRDs and objects in the
-// form its documentation gives (label tracking, an AppProject with a role
+// form its documentation gives (label tracking, or annotation tracking as
+// Argo CD 3's default, an AppProject with a role
 // and a sync window, an ApplicationSet, argocd-cm with dex.config and a
 // health customization, argocd-rbac-cm, argocd-secret, a repository and a
 // cluster Secret, the notifications ConfigMap, a running application
@@ -45,19 +47,63 @@ const repoPassword = "argo-repo-s3cret-Pa55"
 // and Healthy on the very same live objects (uid and resourceVersion
 // unchanged), and a second --apply changes nothing.
 func TestAdminImportArgoCD(t *testing.T) {
-	ctx := t.Context()
 	dyn, err := dynamic.NewForConfig(cluster.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	installArgoCRDs(t, dyn)
 	bin := buildBinary(t)
-	install := exec.CommandContext(ctx, bin, "install", "crds", "--kubeconfig", cluster.Kubeconfig)
+	install := exec.CommandContext(t.Context(), bin, "install", "crds", "--kubeconfig", cluster.Kubeconfig)
 	install.Env = binaryEnv()
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("graphcd install crds: %v\n%s", err, out)
 	}
-	argo, ns, dest := cluster.Namespace(t), cluster.Namespace(t), cluster.Namespace(t)
+	t.Run("label", func(t *testing.T) {
+		testImportArgoCD(t, dyn, bin, argoTracking{
+			setting: "application.resourceTrackingMethod: label",
+			report:  "  unchanged:   application.resourceTrackingMethod label\n",
+			method:  "label",
+			live:    func(string) string { return "labels: {app.kubernetes.io/instance: guestbook}" },
+		})
+	})
+	t.Run("annotation by default", func(t *testing.T) {
+		testImportArgoCD(t, dyn, bin, argoTracking{
+			report: "  changed:     application.resourceTrackingMethod unset, which Argo CD 3 reads as annotation: set to annotation (if this Argo CD is 2.x, set it to label)\n",
+			method: "annotation",
+			live: func(dest string) string {
+				return fmt.Sprintf("annotations: {argocd.argoproj.io/tracking-id: 'guestbook:/ConfigMap:%s/guestbook'}", dest)
+			},
+		})
+	})
+}
+
+// argoTracking is how the Argo CD of a test tracked resources.
+type argoTracking struct {
+	// setting is argocd-cm's line, if any.
+	setting string
+	// report is the report's line on it.
+	report string
+	// method is what graphcd-cm must say.
+	method string
+	// live is the metadata Argo CD left on a live object in dest.
+	live func(dest string) string
+}
+
+func testImportArgoCD(t *testing.T, dyn dynamic.Interface, bin string, tracking argoTracking) {
+	ctx := t.Context()
+	argo, ns, dest, tenant := cluster.Namespace(t), cluster.Namespace(t), cluster.Namespace(t), cluster.Namespace(t)
+	// Argo CD's and graphcd's Applications keep their finalizers once the
+	// controllers stop: take them off, so the namespaces go.
+	t.Cleanup(func() {
+		for _, gvr := range []schema.GroupVersionResource{v1alpha1.GroupVersion.WithResource("applications"), {Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}} {
+			for _, in := range []string{argo, ns, tenant} {
+				l, _ := dyn.Resource(gvr).Namespace(in).List(context.WithoutCancel(ctx), metav1.ListOptions{})
+				for _, a := range l.Items {
+					_, _ = dyn.Resource(gvr).Namespace(in).Patch(context.WithoutCancel(ctx), a.GetName(), types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+				}
+			}
+		}
+	})
 	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -71,9 +117,12 @@ func TestAdminImportArgoCD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createYAML(t, dyn, argo, fmt.Sprintf(argoInstall, repo, dest, s.base, repoPassword, hash))
-	// The live object as Argo CD's label tracking left it.
-	live := createYAML(t, dyn, dest, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook\n  labels: {app.kubernetes.io/instance: guestbook}\ndata: {tier: web}\n")[0]
+	createYAML(t, dyn, argo, fmt.Sprintf(argoInstall, repo, dest, s.base, repoPassword, hash, tracking.setting))
+	// An app in another namespace Argo CD serves (apps in any namespace).
+	createYAML(t, dyn, argo, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cmd-params-cm}\ndata: {application.namespaces: '"+tenant+"'}\n")
+	createYAML(t, dyn, tenant, fmt.Sprintf("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: tenant-app}\nspec:\n  project: team\n  source: {repoURL: %s, path: guestbook}\n  destination: {name: in-cluster, namespace: %s}\n", repo, tenant))
+	// The live object as Argo CD's tracking left it.
+	live := createYAML(t, dyn, dest, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook\n  "+tracking.live(dest)+"\ndata: {tier: web}\n")[0]
 
 	importArgo := func(t *testing.T, args ...string) string {
 		t.Helper()
@@ -96,6 +145,9 @@ func TestAdminImportArgoCD(t *testing.T) {
 		"  changed:     apiVersion argoproj.io/v1alpha1 -> graphcd.io/v1alpha1\n",
 		"  changed:     namespace " + argo + " -> " + ns + "\n",
 		"  unchanged:   tracking id guestbook: live resources keep their owner\n",
+		"Application " + tenant + "/tenant-app -> Application " + tenant + "/tenant-app\n",
+		"  unchanged:   tracking id " + tenant + "_tenant-app: live resources keep their owner\n",
+		"  changed:     stays in namespace " + tenant + ": graphcd serves it only when --application-namespaces names it\n",
 		"  unchanged:   finalizers [resources-finalizer.argocd.argoproj.io] (graphcd honours Argo CD's)\n",
 		"  changed:     spec.syncPolicy.automated.enabled: true left out: automated sync is on in graphcd while automated is set\n",
 		"  changed:     status left out: graphcd compares again; sync history starts anew\n",
@@ -105,7 +157,7 @@ func TestAdminImportArgoCD(t *testing.T) {
 		"  unchanged:   1 sync window(s)\n",
 		"ApplicationSet " + argo + "/guestbooks -> ApplicationSet " + ns + "/guestbooks\n",
 		"ConfigMap " + argo + "/argocd-cm -> ConfigMap " + ns + "/graphcd-cm\n",
-		"  unchanged:   application.resourceTrackingMethod label\n",
+		tracking.report,
 		"  unchanged:   application.instanceLabelKey app.kubernetes.io/instance (the default of both)\n",
 		"  unchanged:   account ci (apiKey, login)\n",
 		"  cannot move: timeout.reconciliation: graphcd does not read it; use graphcd's --app-resync\n",
@@ -141,7 +193,7 @@ func TestAdminImportArgoCD(t *testing.T) {
 		t.Errorf("--apply with the controller stopped:\n%s", out)
 	}
 	cm, err := cluster.Client.CoreV1().ConfigMaps(ns).Get(ctx, "graphcd-cm", metav1.GetOptions{})
-	if err != nil || cm.Data["application.resourceTrackingMethod"] != "label" || cm.Data["timeout.reconciliation"] != "" || !strings.Contains(cm.Data["dex.config"], "$dex.github.clientSecret") {
+	if err != nil || cm.Data["application.resourceTrackingMethod"] != tracking.method || cm.Data["timeout.reconciliation"] != "" || !strings.Contains(cm.Data["dex.config"], "$dex.github.clientSecret") {
 		t.Fatalf("graphcd-cm = %v, %v", cm.Data, err)
 	}
 	sec, err := cluster.Client.CoreV1().Secrets(ns).Get(ctx, "private-repo", metav1.GetOptions{})
@@ -254,7 +306,7 @@ func createYAML(t *testing.T, dyn dynamic.Interface, namespace, stream string) [
 // argoInstall is an Argo CD installation's objects, in the form of Argo
 // CD's declarative setup documentation. Arguments: the repository URL, the
 // destination namespace, the URL, the repository password, the admin's
-// bcrypt hash.
+// bcrypt hash, the tracking method's line of argocd-cm.
 const argoInstall = `apiVersion: argoproj.io/v1alpha1
 kind: AppProject
 metadata:
@@ -328,7 +380,7 @@ metadata:
   labels: {app.kubernetes.io/name: argocd-cm, app.kubernetes.io/part-of: argocd}
 data:
   url: %[3]s
-  application.resourceTrackingMethod: label
+  %[6]s
   timeout.reconciliation: 180s
   accounts.ci: apiKey, login
   admin.enabled: "true"

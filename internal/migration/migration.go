@@ -51,6 +51,9 @@ const (
 	ArgoKnownHostsConfigMap    = "argocd-ssh-known-hosts-cm"
 	ArgoTLSCertsConfigMap      = "argocd-tls-certs-cm"
 	ArgoGPGKeysConfigMap       = "argocd-gpg-keys-cm"
+	// ArgoParamsConfigMap holds the components' parameters, among them the
+	// other namespaces Argo CD serves.
+	ArgoParamsConfigMap = "argocd-cmd-params-cm"
 	// argoController is the application controller's workload and its
 	// app.kubernetes.io/name label.
 	argoController = "argocd-application-controller"
@@ -60,8 +63,10 @@ const (
 type Source struct {
 	// Namespace is Argo CD's namespace.
 	Namespace string
-	// Applications are those of every namespace (apps in any namespace
-	// included), AppProjects and ApplicationSets those Argo CD serves.
+	// Applications and ApplicationSets are those of Argo CD's namespace
+	// and of the other namespaces it serves (argocd-cmd-params-cm's
+	// application.namespaces, applicationsetcontroller.namespaces);
+	// AppProjects those of its namespace.
 	Applications, Projects, ApplicationSets []*unstructured.Unstructured
 	// ConfigMaps are Argo CD's settings ConfigMaps found, by name.
 	ConfigMaps map[string]*unstructured.Unstructured
@@ -80,17 +85,28 @@ type Workload struct {
 	Image      string
 }
 
+// Namespaces compiles the namespace patterns of Argo CD's parameters
+// (globs, or regular expressions between slashes) around own, Argo CD's
+// namespace, into whether a namespace is served.
+type Namespaces func(own string, patterns []string) (func(namespace string) bool, error)
+
 // Read lists Argo CD's objects in namespace with dyn, reading only.
-func Read(ctx context.Context, dyn dynamic.Interface, namespace string) (*Source, error) {
+func Read(ctx context.Context, dyn dynamic.Interface, namespace string, served Namespaces) (*Source, error) {
 	s := &Source{Namespace: namespace, ConfigMaps: map[string]*unstructured.Unstructured{}}
-	var err error
-	if s.Applications, err = list(ctx, dyn, argoApps, metav1.NamespaceAll); err != nil {
+	params, err := dyn.Resource(configMaps).Namespace(namespace).Get(ctx, ArgoParamsConfigMap, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		params = nil
+	case err != nil:
+		return nil, fmt.Errorf("get ConfigMap %s/%s: %w", namespace, ArgoParamsConfigMap, err)
+	}
+	if s.Applications, err = listServed(ctx, dyn, argoApps, namespace, params, "application.namespaces", served); err != nil {
 		return nil, err
 	}
 	if s.Projects, err = list(ctx, dyn, argoProjects, namespace); err != nil {
 		return nil, err
 	}
-	if s.ApplicationSets, err = list(ctx, dyn, argoAppSets, metav1.NamespaceAll); err != nil {
+	if s.ApplicationSets, err = listServed(ctx, dyn, argoAppSets, namespace, params, "applicationsetcontroller.namespaces", served); err != nil {
 		return nil, err
 	}
 	for _, name := range []string{ArgoSettingsConfigMap, ArgoRBACConfigMap, ArgoNotificationsConfigMap, ArgoKnownHostsConfigMap, ArgoTLSCertsConfigMap, ArgoGPGKeysConfigMap} {
@@ -116,6 +132,34 @@ func Read(ctx context.Context, dyn dynamic.Interface, namespace string) (*Source
 		return nil, err
 	}
 	return s, nil
+}
+
+// listServed lists one resource in Argo CD's namespace and in those that
+// params' key names.
+func listServed(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, own string, params *unstructured.Unstructured, key string, served Namespaces) ([]*unstructured.Unstructured, error) {
+	var patterns []string
+	if params != nil {
+		v, _, _ := unstructured.NestedString(params.Object, "data", key)
+		for p := range strings.SplitSeq(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				patterns = append(patterns, p)
+			}
+		}
+	}
+	if len(patterns) == 0 {
+		return list(ctx, dyn, gvr, own)
+	}
+	allowed, err := served(own, patterns)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", ArgoParamsConfigMap, key, err)
+	}
+	all, err := list(ctx, dyn, gvr, metav1.NamespaceAll)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(o *unstructured.Unstructured) bool {
+		return o.GetNamespace() != own && !allowed(o.GetNamespace())
+	}), nil
 }
 
 // list lists one resource; a resource the cluster does not serve (Argo

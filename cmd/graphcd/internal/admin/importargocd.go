@@ -11,6 +11,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/controller/manifests"
 	"github.com/graphcd/graphcd/controller/notifications"
+	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/backup"
 	"github.com/graphcd/graphcd/internal/migration"
 	"github.com/graphcd/graphcd/internal/wellknown"
@@ -81,7 +82,13 @@ func runImportArgoCD(c *cobra.Command, kubeconfig string, o *importArgoCDOptions
 	if err != nil {
 		return err
 	}
-	src, err := migration.Read(c.Context(), source, o.namespace)
+	src, err := migration.Read(c.Context(), source, o.namespace, func(own string, patterns []string) (func(string) bool, error) {
+		served, err := project.CompileAppNamespaces(own, patterns)
+		if err != nil {
+			return nil, err
+		}
+		return served.Allowed, nil
+	})
 	if err != nil {
 		return fmt.Errorf("read Argo CD in namespace %s: %w", o.namespace, err)
 	}
