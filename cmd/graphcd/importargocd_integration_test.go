@@ -136,6 +136,12 @@ func testImportArgoCD(t *testing.T, dyn dynamic.Interface, bin string, tracking 
 		return r.stdout
 	}
 
+	// A namespace without Argo CD is an error, not an empty import.
+	if r := s.runCLIBinary(t, t.TempDir(), "", nil, "admin", "import-argocd", "--kubeconfig", cluster.Kubeconfig, "--namespace", dest, "--graphcd-namespace", ns); r.code != 1 ||
+		!strings.Contains(r.stderr, "no Argo CD in namespace "+dest+": no Applications") {
+		t.Errorf("import-argocd of a namespace without Argo CD = exit %d, %q", r.code, r.stderr)
+	}
+
 	// The dry run: the report, and nothing written.
 	out := importArgo(t)
 	t.Logf("dry run:\n%s", out)

@@ -78,6 +78,12 @@ type Source struct {
 	Controllers []Workload
 }
 
+// Empty reports whether Read found nothing of Argo CD: no objects, no
+// settings, no Secrets (a wrong namespace, most likely).
+func (s *Source) Empty() bool {
+	return len(s.Applications)+len(s.Projects)+len(s.ApplicationSets)+len(s.ConfigMaps)+len(s.Secrets) == 0
+}
+
 // Workload is one Argo CD application controller found running.
 type Workload struct {
 	Kind, Name string

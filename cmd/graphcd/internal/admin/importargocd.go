@@ -92,6 +92,9 @@ func runImportArgoCD(c *cobra.Command, kubeconfig string, o *importArgoCDOptions
 	if err != nil {
 		return fmt.Errorf("read Argo CD in namespace %s: %w", o.namespace, err)
 	}
+	if src.Empty() {
+		return fmt.Errorf("no Argo CD in namespace %s: no Applications, AppProjects, ApplicationSets, settings ConfigMaps or Secrets of Argo CD there (--namespace)", o.namespace)
+	}
 	objs, report, err := migration.Convert(src, migration.Options{
 		Namespace: o.graphcdNamespace,
 		ConfigMaps: map[string]string{
