@@ -170,6 +170,8 @@ func testImportArgoCD(t *testing.T, dyn dynamic.Interface, bin string, tracking 
 		"ConfigMap " + argo + "/argocd-rbac-cm -> ConfigMap " + ns + "/graphcd-rbac-cm\n",
 		"  unchanged:   policy.csv\n",
 		"  unchanged:   policy.default\n",
+		"  unchanged:   roles role:org-admin: the same names, built-in role:readonly and role:admin included\n",
+		"  unchanged:   default role role:readonly\n",
 		"ConfigMap " + argo + "/argocd-notifications-cm -> ConfigMap " + ns + "/graphcd-notifications-cm\n",
 		"Secret " + argo + "/argocd-secret -> Secret " + ns + "/graphcd-secret\n",
 		"  unchanged:   admin.password (copied, value not shown)\n",

@@ -156,3 +156,37 @@ data: {url: aHR0cHM6Ly9naXRodWIuY29t, githubAppPrivateKey: a2V5}
 		t.Errorf("labels = %v", obj.GetLabels())
 	}
 }
+
+// argocd-rbac-cm carries over as it is: its roles, project roles and
+// default role are reported, and a line graphcd refuses is named.
+func TestConvertRBAC(t *testing.T) {
+	cm := object(t, `apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-rbac-cm, namespace: argocd}
+data:
+  policy.default: role:readonly
+  policy.csv: |
+    p, role:deployer, applications, sync, */*, allow
+    g, ops, role:deployer
+  policy.team.csv: |
+    p, proj:team:ci, applications, get, team/*, allow
+    p, role:broken
+  policy.unknown: x
+`)
+	opts := testOptions
+	opts.ConfigMaps = map[string]string{ArgoRBACConfigMap: "graphcd-rbac-cm"}
+	objs, report, err := Convert(&Source{Namespace: "argocd", ConfigMaps: map[string]*unstructured.Unstructured{ArgoRBACConfigMap: cm}}, opts)
+	if err != nil || len(objs) != 1 || len(report.Objects) != 1 {
+		t.Fatalf("Convert = %d objects, %v", len(objs), err)
+	}
+	r := report.Objects[0]
+	has(t, "unchanged", r.Unchanged, "roles proj:team:ci, role:broken, role:deployer: the same names, built-in role:readonly and role:admin included")
+	has(t, "unchanged", r.Unchanged, "default role role:readonly")
+	has(t, "unsupported", r.Unsupported, "policy.unknown: not an RBAC key graphcd reads")
+	if len(r.Unsupported) != 2 || !strings.HasPrefix(r.Unsupported[1], "policy line refused by graphcd: ") {
+		t.Errorf("unsupported = %q, want the unknown key and the broken line", r.Unsupported)
+	}
+	if data, _, _ := unstructured.NestedStringMap(objs[0].Object, "data"); data["policy.team.csv"] == "" || objs[0].GetName() != "graphcd-rbac-cm" {
+		t.Errorf("graphcd-rbac-cm = %v", objs[0].Object)
+	}
+}

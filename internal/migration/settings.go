@@ -144,6 +144,12 @@ func rbacCM(data map[string]string, r *Object) {
 			r.unsupported("%s: not an RBAC key graphcd reads", key)
 		}
 	}
+	if roles := policyRoles(data); len(roles) > 0 {
+		r.same("roles %s: the same names, built-in role:readonly and role:admin included", strings.Join(roles, ", "))
+	}
+	if d := strings.TrimSpace(data[rbac.KeyPolicyDefault]); d != "" {
+		r.same("default role %s", d)
+	}
 	_, err := rbac.Parse(data)
 	var ve *rbac.ValidationError
 	switch {
@@ -154,6 +160,26 @@ func rbacCM(data map[string]string, r *Object) {
 	case err != nil:
 		r.unsupported("policy refused by graphcd: %v", err)
 	}
+}
+
+// policyRoles returns the role: and proj: subjects the policy lines of
+// data name, sorted.
+func policyRoles(data map[string]string) []string {
+	var roles []string
+	for key, v := range data {
+		if !strings.HasPrefix(key, "policy.") || !strings.HasSuffix(key, ".csv") {
+			continue
+		}
+		for line := range strings.SplitSeq(v, "\n") {
+			for field := range strings.SplitSeq(line, ",") {
+				if f := strings.TrimSpace(field); strings.HasPrefix(f, "role:") || strings.HasPrefix(f, "proj:") {
+					roles = append(roles, f)
+				}
+			}
+		}
+	}
+	slices.Sort(roles)
+	return slices.Compact(roles)
 }
 
 // secretRef matches a value that names a secret, as dex.config and
