@@ -82,9 +82,17 @@ func startAuthServer(t *testing.T, serverArgs ...string) *authServer {
 			t.Fatal(err)
 		}
 	}
+	s.serve(t, serverArgs...)
+	return s
+}
+
+// serve starts graphcd server on s's port and namespace, killed when the
+// test ends, and waits until it is ready.
+func (s *authServer) serve(t *testing.T, serverArgs ...string) {
+	t.Helper()
 	args := []string{"server", "--insecure", "--kubeconfig", cluster.Kubeconfig,
-		"--namespace", ns, "--listen", "127.0.0.1:" + strconv.Itoa(port), "--controller=false", "--log-format", "text"}
-	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, append(args, serverArgs...)...)
+		"--namespace", s.namespace, "--listen", strings.TrimPrefix(s.base, "http://"), "--controller=false", "--log-format", "text"}
+	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), s.bin, append(args, serverArgs...)...)
 	cmd.Env = binaryEnv()
 	logs := &syncBuffer{}
 	s.logs = logs
@@ -107,7 +115,6 @@ func startAuthServer(t *testing.T, serverArgs ...string) *authServer {
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, fmt.Sprintf("%s\n%s", resp.Status, logs)
 	})
-	return s
 }
 
 // gql posts a GraphQL query with c (whose cookie jar may hold a session)

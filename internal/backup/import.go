@@ -26,8 +26,10 @@ const (
 
 // Result is one object's line of an import's report.
 type Result struct {
-	Action                Action
-	Kind, Namespace, Name string
+	Action    Action `json:"action"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // ImportOptions choose how Import writes.
@@ -43,6 +45,11 @@ type ImportOptions struct {
 	// Keep names Secrets a prune never deletes (graphcd's own, with the
 	// keys that sign sessions).
 	Keep []string
+	// FieldManager, when set, writes with server-side apply under this
+	// manager instead of replacing: the fields of each object are merged
+	// into the live one, and keys that others own (graphcd's session key
+	// in graphcd-secret, settings graphcd added) stay.
+	FieldManager string
 }
 
 // Import writes objs (from Parse) in order: an object missing is created,
@@ -57,7 +64,7 @@ func Import(ctx context.Context, dyn dynamic.Interface, objs []*unstructured.Uns
 		dryRun = []string{metav1.DryRunAll}
 	}
 	for _, obj := range objs {
-		action, err := apply(ctx, dyn, obj, dryRun)
+		action, err := apply(ctx, dyn, obj, dryRun, o.FieldManager)
 		if err != nil {
 			return fmt.Errorf("%s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), safe(obj, err))
 		}
@@ -69,11 +76,15 @@ func Import(ctx context.Context, dyn dynamic.Interface, objs []*unstructured.Uns
 	return prune(ctx, dyn, objs, o, dryRun, report)
 }
 
-// apply makes the live object match obj.
-func apply(ctx context.Context, dyn dynamic.Interface, obj *unstructured.Unstructured, dryRun []string) (Action, error) {
+// apply makes the live object match obj: by server-side apply under
+// fieldManager, or, without one, by replacing it.
+func apply(ctx context.Context, dyn dynamic.Interface, obj *unstructured.Unstructured, dryRun []string, fieldManager string) (Action, error) {
 	k, _ := kindOf(obj.GroupVersionKind())
 	client := dyn.Resource(k.gvr()).Namespace(obj.GetNamespace())
 	live, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if fieldManager != "" && (err == nil || apierrors.IsNotFound(err)) {
+		return serverSideApply(ctx, client, obj, live, err == nil, dryRun, fieldManager)
+	}
 	if apierrors.IsNotFound(err) {
 		if _, err := client.Create(ctx, obj, metav1.CreateOptions{DryRun: dryRun}); err != nil {
 			return "", fmt.Errorf("create: %w", err)
@@ -94,6 +105,21 @@ func apply(ctx context.Context, dyn dynamic.Interface, obj *unstructured.Unstruc
 	// The API server may default what the file left out: then nothing
 	// changed.
 	if same(live, got) {
+		return Unchanged, nil
+	}
+	return Updated, nil
+}
+
+// serverSideApply applies obj under fieldManager, taking over the fields
+// it sets; exists says whether live is the object as it was.
+func serverSideApply(ctx context.Context, client dynamic.ResourceInterface, obj, live *unstructured.Unstructured, exists bool, dryRun []string, fieldManager string) (Action, error) {
+	got, err := client.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true, DryRun: dryRun})
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("apply: %w", err)
+	case !exists:
+		return Created, nil
+	case same(live, got):
 		return Unchanged, nil
 	}
 	return Updated, nil

@@ -76,6 +76,8 @@ var rules = []rule{
 		why: "the API's reads know neither the reconciler nor the resolvers"},
 	{pkgs: "controller/engineopts", graphcd: []pattern{"api/v1alpha1", "controller/actions", "controller/diff", "controller/health", "internal/settings"},
 		why: "the engines' options from the settings: above the engines and the settings, below their users"},
+	{pkgs: "internal/migration", never: []pattern{"controller/...", "resolvers/...", "graph/...", "reposerver/...", "apiserver/..."},
+		why: "converting Argo CD's objects is data in, data out: the command passes graphcd's names in"},
 	{pkgs: "internal/approval", graphcd: []pattern{"api/v1alpha1"},
 		why: "the controller holds syncs and the API records approvals by the same rules, which know neither"},
 	{pkgs: "internal/eventbus", graphcd: []pattern{},

@@ -5,7 +5,8 @@
 // actions (actions), all offline with the
 // same code as the server and the controller; and, in the cluster, rotate
 // the key that signs sessions (rotate-session-key) and back graphcd's
-// state up and restore it (export, import). Files are read with
+// state up and restore it (export, import), and move a running Argo CD's
+// objects and settings over (import-argocd). Files are read with
 // "-" for stdin; unreadable documents are reported in place.
 package admin
 
@@ -32,11 +33,11 @@ import (
 func NewCommand(kubeconfig *string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "admin",
-		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, try resource actions and notifications, rotate the session key, export and import graphcd's state",
+		Short: "Operators' tools: render manifests, judge health, diff objects, check RBAC, try resource actions and notifications, rotate the session key, export and import graphcd's state, import a running Argo CD",
 		Args:  command.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newActionsCmd(), newNotificationsCmd(), newRotateSessionKeyCmd(kubeconfig), newExportCmd(kubeconfig), newImportCmd(kubeconfig))
+	c.AddCommand(newHealthCmd(), newDiffCmd(), newRenderCmd(), newSyncPlanCmd(), newRBACCmd(), newAppSetCmd(), newActionsCmd(), newNotificationsCmd(), newRotateSessionKeyCmd(kubeconfig), newExportCmd(kubeconfig), newImportCmd(kubeconfig), newImportArgoCDCmd(kubeconfig))
 	return c
 }
 

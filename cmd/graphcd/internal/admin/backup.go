@@ -55,11 +55,7 @@ func (f *backupFlags) scope(c *cobra.Command) (backup.Scope, error) {
 
 // dynamicClient connects to the cluster of --kubeconfig.
 func dynamicClient(c *cobra.Command, kubeconfig string) (dynamic.Interface, error) {
-	k, err := kubeconn.Connect(c.Context(), kubeconn.Options{Kubeconfig: kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
-	if err != nil {
-		return nil, err
-	}
-	return dynamic.NewForConfig(k.Config)
+	return connect(c, kubeconn.Options{Kubeconfig: kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig")})
 }
 
 // newExportCmd writes graphcd's state to one YAML stream.

@@ -35,6 +35,9 @@ type Options struct {
 	// Kubeconfig is the --kubeconfig value; Origin names where it came
 	// from, for errors ("--kubeconfig" or "GRAPHCD_KUBECONFIG").
 	Kubeconfig, Origin string
+	// Context is the kubeconfig context to use; empty uses the current
+	// one.
+	Context string
 	// Limits are the client-side request limits; zero keeps client-go's.
 	Limits
 }
@@ -76,7 +79,7 @@ type Conn struct {
 // Connect loads the Kubernetes client configuration and checks, within
 // apiCheckTimeout, that the API server answers.
 func Connect(ctx context.Context, o Options) (*Conn, error) {
-	cfg, err := loadConfig(o.Kubeconfig, o.Origin)
+	cfg, err := loadConfig(o.Kubeconfig, o.Origin, o.Context)
 	if err != nil {
 		return nil, err
 	}
@@ -99,20 +102,21 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 }
 
 // loadConfig resolves the client configuration: the --kubeconfig file,
-// else the files in $KUBECONFIG, else the in-cluster service account.
-func loadConfig(path, origin string) (*rest.Config, error) {
+// else the files in $KUBECONFIG, else the in-cluster service account;
+// kubeContext, when set, picks a context of the file.
+func loadConfig(path, origin, kubeContext string) (*rest.Config, error) {
 	if path != "" {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("kubeconfig %s (from %s): %s", path, origin, statReason(err))
 		}
-		cfg, err := clientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: path})
+		cfg, err := clientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, kubeContext)
 		if err != nil {
 			return nil, fmt.Errorf("kubeconfig %s (from %s): %w", path, origin, err)
 		}
 		return cfg, nil
 	}
 	if env := os.Getenv("KUBECONFIG"); env != "" {
-		cfg, err := clientConfig(&clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(env)})
+		cfg, err := clientConfig(&clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(env)}, kubeContext)
 		if clientcmd.IsEmptyConfig(err) {
 			return nil, fmt.Errorf("KUBECONFIG=%s: no kubeconfig found there", env)
 		}
@@ -120,6 +124,9 @@ func loadConfig(path, origin string) (*rest.Config, error) {
 			return nil, fmt.Errorf("KUBECONFIG=%s: %w", env, err)
 		}
 		return cfg, nil
+	}
+	if kubeContext != "" {
+		return nil, fmt.Errorf("context %q: no kubeconfig to find it in: pass --kubeconfig or set KUBECONFIG", kubeContext)
 	}
 	cfg, err := rest.InClusterConfig()
 	if errors.Is(err, rest.ErrNotInCluster) {
@@ -131,8 +138,8 @@ func loadConfig(path, origin string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func clientConfig(rules *clientcmd.ClientConfigLoadingRules) (*rest.Config, error) {
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+func clientConfig(rules *clientcmd.ClientConfigLoadingRules, kubeContext string) (*rest.Config, error) {
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
 }
 
 func statReason(err error) string {
