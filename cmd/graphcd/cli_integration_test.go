@@ -23,8 +23,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/client"
@@ -381,14 +379,7 @@ func TestCLILoginSSO(t *testing.T) {
 // a filter applied on the server.
 func TestCLIListPages(t *testing.T) {
 	s := startAuthServer(t)
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	apps, err := ctrlclient.New(cluster.Config, ctrlclient.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	apps := kubeClient(t)
 	const n = cli.ListPageSize + 3
 	want := make([]string, 0, n)
 	for i := range n {
@@ -475,14 +466,7 @@ func TestCLIAdmin(t *testing.T) {
 	runOK(password+"\n", "login", s.base, "--username", "admin", "--password-stdin")
 
 	// Two apps, one in the project its role token may read.
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	kube, err := ctrlclient.New(cluster.Config, ctrlclient.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := kubeClient(t)
 	for name, project := range map[string]string{"proj-app": "cli-proj", "other-app": "default"} {
 		if err := kube.Create(t.Context(), &v1alpha1.Application{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace},

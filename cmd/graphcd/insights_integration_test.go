@@ -13,9 +13,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/session"
@@ -84,14 +82,7 @@ func TestInsightsAfterRealSyncs(t *testing.T) {
 		}
 		return sha
 	}
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := kubeClient(t)
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "shop"}, Spec: v1alpha1.ApplicationSpec{
 		Project:     "default",
 		Source:      &v1alpha1.ApplicationSource{RepoURL: url, Path: "app", TargetRevision: "main"},

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -85,14 +84,7 @@ func TestServerSurvivesRenderBombs(t *testing.T) {
 	}
 	poll(t, "graphcd server to be ready", ready)
 
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	apps, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	apps := kubeClient(t)
 	bombs := []string{"repeat", "doubling", "makearray", "strdouble"}
 	for _, path := range append(bombs, "good") {
 		app := &v1alpha1.Application{

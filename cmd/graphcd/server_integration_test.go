@@ -17,6 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
@@ -34,17 +38,7 @@ func TestMain(m *testing.M) {
 func TestServerWithRepoServer(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	certPEM, keyPEM, err := selfsigned.Certificate("graphcd-repo-server", []string{"127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	certFile, keyFile := repoServerCert(t, dir)
 	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -142,4 +136,36 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// repoServerCert writes a self-signed serving certificate for a
+// repo-server on 127.0.0.1 and its key into dir.
+func repoServerCert(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	certPEM, keyPEM, err := selfsigned.Certificate("graphcd-repo-server", []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// kubeClient is a client of the test cluster that knows graphcd's types.
+func kubeClient(t *testing.T) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

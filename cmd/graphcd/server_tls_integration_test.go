@@ -21,8 +21,6 @@ import (
 	"github.com/Khan/genqlient/graphql"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/client"
@@ -258,14 +256,7 @@ func (s *tlsServer) checkSubscription(t *testing.T, certPEM []byte, password str
 	if _, err := client.Me(t.Context(), c.GraphQL); err != nil {
 		t.Fatal(err)
 	}
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	kube, err := ctrlclient.New(cluster.Config, ctrlclient.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := kubeClient(t)
 	if err := kube.Create(t.Context(), &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: "over-tls", Namespace: s.namespace},
 		Spec: v1alpha1.ApplicationSpec{

@@ -22,8 +22,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/oidc"
@@ -166,14 +164,7 @@ var dexForm = regexp.MustCompile(`<form method="post" action="([^"]*)"`)
 // embedded Dex ending in a cookie whose groups drive RBAC, and logout.
 func TestServerLogin(t *testing.T) {
 	s := startAuthServer(t)
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	apps, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	apps := kubeClient(t)
 	for name, project := range map[string]string{"team-app": "team-proj", "other-app": "other-proj"} {
 		app := &v1alpha1.Application{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace},

@@ -12,9 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/session"
@@ -49,14 +47,7 @@ p, chatops, applications, approve-on-behalf, approvals/*, allow
 	if _, err := cluster.Client.CoreV1().ConfigMaps(s.namespace).Patch(t.Context(), "graphcd-rbac-cm", types.MergePatchType, policy, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := kubeClient(t)
 	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "approvals"}, Spec: v1alpha1.AppProjectSpec{
 		SourceRepos:  []string{"*"},
 		Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Name: "*", Namespace: "*"}},

@@ -6,21 +6,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/auth/session"
 	"github.com/graphcd/graphcd/controller"
-	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/internal/testenv/otlpsink"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
@@ -46,14 +41,7 @@ func TestTraceFromMutationToKubernetes(t *testing.T) {
 	s := startAuthServer(t, append([]string{"--controller=true", "--log-level", "debug",
 		"--repo-server-addr", repoAddr, "--repo-server-ca-file", caFile}, otlp...)...)
 
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := kubeClient(t)
 	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: "team-proj"}, Spec: v1alpha1.AppProjectSpec{
 		SourceRepos:  []string{"*"},
 		Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Name: "*", Namespace: "*"}},
@@ -187,17 +175,7 @@ func startTracedRepoServer(t *testing.T, args []string) (addr, caFile string) {
 	t.Helper()
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	certPEM, keyPEM, err := selfsigned.Certificate("graphcd-repo-server", []string{"127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	certFile, keyFile := repoServerCert(t, dir)
 	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
