@@ -109,12 +109,15 @@ type announcedStatus struct {
 // status is written (statusWrites), and when that write fails the next
 // reconcile starts from the old status again and would announce the
 // same transition twice.
-func (r *Reconciler) announce(app *v1alpha1.Application, before, after *v1alpha1.ApplicationStatus, now time.Time) {
+func (r *Reconciler) announce(app *v1alpha1.Application, before, after *v1alpha1.ApplicationStatus) {
 	name := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
 	was := r.memory.announce(name,
 		announcedStatus{sync: before.Sync.Status, health: before.Health.Status},
 		announcedStatus{sync: after.Sync.Status, health: after.Health.Status})
-	ev := Event{App: name, Sync: after.Sync.Status, Health: after.Health.Status, Revision: after.Sync.Revision, Time: now}
+	// Stamped when published, as the operation's events are: an app's
+	// events then never go back in time, though a pass that starts a sync
+	// announces its comparison after the operation's first event.
+	ev := Event{App: name, Sync: after.Sync.Status, Health: after.Health.Status, Revision: after.Sync.Revision, Time: time.Now()}
 	ev.Type = EventRefreshed
 	r.broker.publish(ev)
 	if was.sync != after.Sync.Status {

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +61,7 @@ func TestAnnounceOnce(t *testing.T) {
 	degraded := status(v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusDegraded)
 	var got []EventType
 	announce := func(before, after *v1alpha1.ApplicationStatus) {
-		r.announce(app, before, after, time.Now())
+		r.announce(app, before, after)
 		for len(events) > 0 {
 			got = append(got, (<-events).Type)
 		}

@@ -238,7 +238,7 @@ func (p *pass) write(ctx context.Context) (bool, error) {
 
 // announce publishes the reconcile's events (see Reconciler.announce).
 func (p *pass) announce(context.Context) (bool, error) {
-	p.r.announce(&p.app, p.before, p.status, p.now.Time)
+	p.r.announce(&p.app, p.before, p.status)
 	return false, nil
 }
 
