@@ -38,6 +38,7 @@ func TestFaults(t *testing.T) {
 	var rows []string
 	for _, c := range []faultCase{
 		{"LeaderKilledDuringWave", leaderKilledDuringWave},
+		{"RepoServerKilledAndHung", repoServerFaults},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := in.snapshot(t)
