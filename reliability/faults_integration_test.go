@@ -39,6 +39,7 @@ func TestFaults(t *testing.T) {
 	for _, c := range []faultCase{
 		{"LeaderKilledDuringWave", leaderKilledDuringWave},
 		{"RepoServerKilledAndHung", repoServerFaults},
+		{"RedisKilledAndFlushed", redisFaults},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := in.snapshot(t)
