@@ -40,6 +40,7 @@ func TestFaults(t *testing.T) {
 		{"LeaderKilledDuringWave", leaderKilledDuringWave},
 		{"RepoServerKilledAndHung", repoServerFaults},
 		{"RedisKilledAndFlushed", redisFaults},
+		{"ControlPlaneRestartedAndPaused", controlPlaneFaults},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := in.snapshot(t)
