@@ -133,14 +133,6 @@ func (o *orderLog) running(prefix string) bool {
 	return created == 1 && done == 0
 }
 
-// jobsDone returns how many Jobs of prefix completed so far.
-func (o *orderLog) jobsDone(prefix string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	_, n := find(o.done, "Job/"+prefix)
-	return n
-}
-
 // checkWaves fails the test unless the waves app's resources were written
 // in its phases' and waves' order, each hook created once: the PreSync
 // hook done before wave 0, wave 0 before the wave-1 hook, that hook done
