@@ -41,6 +41,7 @@ func TestFaults(t *testing.T) {
 		{"RepoServerKilledAndHung", repoServerFaults},
 		{"RedisKilledAndFlushed", redisFaults},
 		{"ControlPlaneRestartedAndPaused", controlPlaneFaults},
+		{"GitDownDeletedRewritten", gitFaults},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := in.snapshot(t)
