@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/graphcd/graphcd/reposerver"
@@ -71,6 +72,19 @@ const serviceConfig = `{
   }]
 }`
 
+// Keepalive of the connections to repo servers. A server that stops
+// answering on an open connection (hung, paused, or its node gone without
+// closing it) would hold every call sent to it for ever: the client pings
+// a connection that has been silent for keepaliveTime and closes it when
+// the ping is not answered within keepaliveTimeout, which fails the calls
+// on it as UNAVAILABLE before they got an answer, so they are retried on
+// another replica (see serviceConfig). The server permits pings that
+// often (see NewServer).
+const (
+	keepaliveTime    = 10 * time.Second
+	keepaliveTimeout = 5 * time.Second
+)
+
 // Dial returns a Client for the repo server at addr ("host:port", or any
 // gRPC target such as "dns:///repo-server:8081"). It connects lazily, so a
 // server that starts later is found; Check reports whether it answers.
@@ -81,6 +95,7 @@ func Dial(addr string, opts ClientOptions) (*Client, error) {
 	dopts := []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageSize), grpc.MaxCallSendMsgSize(opts.MaxMessageSize)),
 		grpc.WithDefaultServiceConfig(serviceConfig),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}),
 	}
 	if opts.Plaintext {
 		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -71,6 +72,10 @@ func NewServer(svc reposerver.Service, opts ServerOptions) (*Server, error) {
 		grpc.MaxRecvMsgSize(opts.MaxMessageSize),
 		grpc.MaxSendMsgSize(opts.MaxMessageSize),
 		grpc.ChainUnaryInterceptor(s.intercept),
+		// Clients ping every keepaliveTime to find a hung server; refusing
+		// those pings (the default allows one per 5 minutes) would close
+		// their connections.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime / 2, PermitWithoutStream: true}),
 	}
 	if !opts.Plaintext {
 		cfg, cert, err := serverTLS(opts)

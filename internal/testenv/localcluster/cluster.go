@@ -184,9 +184,15 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		return err
 	}
 	c.apiPort = port
+	return c.runAPIServer(ctx)
+}
+
+// runAPIServer starts kube-apiserver on c.apiPort and waits until it is
+// ready.
+func (c *Cluster) runAPIServer(ctx context.Context) error {
 	p, err := c.start("kube-apiserver", c.Binaries.APIServer,
 		"--etcd-servers="+c.etcdURL,
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(c.apiPort),
 		"--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
 		"--cert-dir="+filepath.Join(c.Dir, "apiserver-certs"),
 		"--tls-cert-file="+c.pki.ServingCert, "--tls-private-key-file="+c.pki.ServingKey,

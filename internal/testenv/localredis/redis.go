@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
@@ -148,6 +149,34 @@ func (s *Server) ping(ctx context.Context) error {
 
 // PID is the server's process id.
 func (s *Server) PID() int { return s.proc.PID() }
+
+// Kill ends the server at once (SIGKILL), as a crash or an OOM kill
+// does; Restart brings it back.
+func (s *Server) Kill() {
+	_ = syscall.Kill(-s.PID(), syscall.SIGKILL)
+	s.proc.Stop(5 * time.Second)
+}
+
+// Restart starts a killed or stopped server again on the same address,
+// with the same password, and waits until it answers PING. It starts
+// empty: the server keeps nothing on disk.
+func (s *Server) Restart(ctx context.Context) error {
+	if !s.proc.Exited() {
+		return fmt.Errorf("redis-server (pid %d) is still running", s.PID())
+	}
+	bin, err := Binary(ctx)
+	if err != nil {
+		return err
+	}
+	proc, err := localcluster.StartProcess("redis-server", filepath.Join(s.Dir, "redis.log"), bin, filepath.Join(s.Dir, "redis.conf"))
+	if err != nil {
+		return err
+	}
+	s.proc = proc
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return s.proc.WaitFor(waitCtx, s.ping)
+}
 
 // Stop ends the server and removes its directory.
 func (s *Server) Stop() error {
