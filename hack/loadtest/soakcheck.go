@@ -44,7 +44,7 @@ type eventChecker struct {
 	streams []map[string]*appStream
 
 	events, lagged, timeBack, revBack, duplicates, unknownRev, unnamed int
-	byType                                                            map[string]int
+	byType                                                             map[string]int
 	// examples of each violation, a few at most, for the report.
 	examples []string
 }

@@ -26,7 +26,7 @@ func TestEventCheckerFindsEachViolation(t *testing.T) {
 	}
 	// Subscriber 1: each violation once.
 	c.observe(1, ev("SyncStatusChanged", "a", "Synced", "r2", t0.Add(time.Second)))
-	c.observe(1, ev("ReconcileCompleted", "a", "Synced", "r2", t0))                  // back in time
+	c.observe(1, ev("ReconcileCompleted", "a", "Synced", "r2", t0))                    // back in time
 	c.observe(1, ev("ReconcileCompleted", "a", "Synced", "r1", t0.Add(2*time.Second))) // back to an older push
 	c.observe(1, ev("SyncStatusChanged", "a", "Synced", "r2", t0.Add(3*time.Second)))  // the same status again
 	c.observe(1, ev("ReconcileCompleted", "a", "Synced", "rX", t0.Add(4*time.Second))) // no push made it
