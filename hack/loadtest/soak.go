@@ -269,6 +269,9 @@ func runSoak(ctx context.Context, cluster *localcluster.Cluster, o soakOptions) 
 				s.cpu, err = cpuSeconds(pid)
 			}
 			if err == nil {
+				s.workers = childrenRSS(pid)
+			}
+			if err == nil {
 				s.goroutines, err = metricValue(ctx, listen, "go_goroutines")
 			}
 			if err != nil {
@@ -435,6 +438,26 @@ func procStatus(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
+// childrenRSS sums the RSS of pid's children (graphcd server's render
+// workers); a child that ends meanwhile counts 0.
+func childrenRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	for _, f := range strings.Fields(string(b)) {
+		child, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		if rss, err := procStatus(child, "VmRSS:"); err == nil {
+			sum += rss
+		}
+	}
+	return sum
+}
+
 // judge fits the curves after the warm-up and lists the targets missed.
 func (r *soakResult) judge() {
 	var xs, rss, gr []float64
@@ -522,6 +545,7 @@ func (r *soakResult) report(w io.Writer) {
 		first, last := r.samples[0], r.samples[n-1]
 		fmt.Fprintf(w, "  samples                           %d every %s\n", n, o.sampleEvery)
 		fmt.Fprintf(w, "  RSS                               %d MiB at the start, %d MiB at the end, %d MiB peak\n", first.rss>>20, last.rss>>20, peakOf(r.samples)>>20)
+		fmt.Fprintf(w, "  render workers' RSS               %d MiB at the start, %d MiB at the end\n", first.workers>>20, last.workers>>20)
 		fmt.Fprintf(w, "  RSS after the warm-up             slope %+.3f MiB/min, growth %+.2f%% (least squares)\n", r.rssFit.b, r.rssGrowth)
 		fmt.Fprintf(w, "  goroutines                        baseline %.0f, %.0f at the start, %.0f at the end, %.0f after the load\n", r.baseline, first.goroutines, last.goroutines, r.after)
 		fmt.Fprintf(w, "  goroutines after the warm-up      slope %+.3f /min, growth %+.1f (least squares)\n", r.grFit.b, r.grGrowth)

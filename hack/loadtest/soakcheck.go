@@ -159,6 +159,7 @@ func deref(s *string) string {
 type sample struct {
 	at         time.Duration // since the load started
 	rss        int64         // bytes
+	workers    int64         // RSS of the server's children (render workers), bytes
 	goroutines float64
 	cpu        float64 // CPU seconds of the server
 	events     int     // received by every subscriber so far
@@ -195,7 +196,7 @@ func leastSquares(xs, ys []float64) fit {
 
 // writeCSV writes the samples, one a line, after a header.
 func writeCSV(w io.Writer, samples []sample, warmup time.Duration) error {
-	if _, err := fmt.Fprintln(w, "seconds,phase,rss_bytes,goroutines,cpu_seconds,events,logins,pushes"); err != nil {
+	if _, err := fmt.Fprintln(w, "seconds,phase,rss_bytes,workers_rss_bytes,goroutines,cpu_seconds,events,logins,pushes"); err != nil {
 		return err
 	}
 	for _, s := range samples {
@@ -203,7 +204,7 @@ func writeCSV(w io.Writer, samples []sample, warmup time.Duration) error {
 		if s.at < warmup {
 			phase = "warmup"
 		}
-		if _, err := fmt.Fprintf(w, "%.1f,%s,%d,%.0f,%.2f,%d,%d,%d\n", s.at.Seconds(), phase, s.rss, s.goroutines, s.cpu, s.events, s.logins, s.pushes); err != nil {
+		if _, err := fmt.Fprintf(w, "%.1f,%s,%d,%d,%.0f,%.2f,%d,%d,%d\n", s.at.Seconds(), phase, s.rss, s.workers, s.goroutines, s.cpu, s.events, s.logins, s.pushes); err != nil {
 			return err
 		}
 	}
