@@ -523,8 +523,10 @@ func meanOf(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-// report prints the run's figures and verdict.
-func (r *soakResult) report(w io.Writer) {
+// report returns the run's figures and verdict, for printing.
+func (r *soakResult) report() string {
+	var b strings.Builder
+	w := &b
 	c := r.checker
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -566,11 +568,12 @@ func (r *soakResult) report(w io.Writer) {
 	}
 	if len(r.failures)+len(r.figureFailures) == 0 {
 		fmt.Fprintln(w, "soak: every target met")
-		return
+		return b.String()
 	}
 	for _, f := range append(append([]string{}, r.failures...), r.figureFailures...) {
 		fmt.Fprintf(w, "soak: MISSED: %s\n", f)
 	}
+	return b.String()
 }
 
 func byTypeString(m map[string]int) string {
@@ -652,7 +655,7 @@ func soakMain(o soakOptions, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	r.report(os.Stdout)
+	fmt.Print(r.report())
 	if o.out != "" {
 		fmt.Printf("soak: samples in %s, pictures %s and %s\n", filepath.Join(o.out, "soak.csv"), filepath.Join(o.out, "soak-rss.svg"), filepath.Join(o.out, "soak-goroutines.svg"))
 	}

@@ -46,9 +46,7 @@ func TestShortSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var report strings.Builder
-	r.report(&report)
-	t.Log("\n" + report.String())
+	t.Log("\n" + r.report())
 	for _, f := range r.failures {
 		t.Error(f)
 	}
