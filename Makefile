@@ -92,6 +92,14 @@ bench: test-deps cluster-bins ## Run the benchmarks (figures go to docs/benchmar
 fuzz: ## Run every fuzz target for FUZZTIME each (default 1m; FUZZ=regexp picks "package/Target"s).
 	hack/fuzz.sh
 
+# The soak of issue 29 (docs/reliability.md, "Soak"): 1,000 auto-synced
+# apps, a push every 10 s, 500 GraphQL subscribers and a login every
+# second for 30 minutes (GRAPHCD_SOAK=long: an hour) against one
+# graphcd server; fails when a target is missed.
+.PHONY: soak
+soak: build cluster-bins ## Run the soak: 1,000 apps, 500 subscribers, 30 min (GRAPHCD_SOAK=long: 1 h); samples and pictures in bin/soak.
+	$(GO) run ./hack/loadtest --soak --graphcd $(BIN)/graphcd --apps 1000 --subscribers 500 $(if $(filter long,$(GRAPHCD_SOAK)),--duration 1h --warmup 10m,--duration 30m --warmup 5m) --out $(BIN)/soak
+
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

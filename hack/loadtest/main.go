@@ -96,6 +96,8 @@ type options struct {
 	// traceRatio, 0 to 1, sends traces at that sampling ratio to a
 	// receiver in the harness; negative leaves tracing off.
 	traceRatio float64
+	// soak runs the soak (see runSoak) instead of a measurement.
+	soak bool
 }
 
 func run() error {
@@ -113,8 +115,19 @@ func run() error {
 	flag.BoolVar(&o.multiSource, "multi-source", false, "each app is a chart from a chart repository with values from the Git repository ($values); after the syncs, push new values and time the re-syncs; needs --sync")
 	flag.BoolVar(&o.notify, "notify", false, "subscribe every app to on-sync-succeeded (webhooks to a receiver on loopback) and report the latency from each sync's success to its notification, the duplicates and the CPU until all were delivered; needs --sync")
 	flag.Float64Var(&o.traceRatio, "trace-ratio", -1, "send OpenTelemetry traces at this sampling ratio (0 to 1) to an OTLP receiver in the harness (default: tracing off)")
+	so := soakOptions{pushEvery: 10 * time.Second, loginEvery: time.Second}
+	flag.BoolVar(&o.soak, "soak", false, "run the soak: --apps auto-synced apps, a push every 10 s, --subscribers GraphQL subscribers of their events and a login every second for --duration; sample the server's RSS and goroutines, check the events, fail when a target is missed")
+	flag.IntVar(&so.subscribers, "subscribers", 500, "with --soak: GraphQL websocket subscribers")
+	flag.DurationVar(&so.duration, "duration", 30*time.Minute, "with --soak: how long the load runs")
+	flag.DurationVar(&so.warmup, "warmup", 5*time.Minute, "with --soak: the start of the load left out of the slopes")
+	flag.DurationVar(&so.sampleEvery, "sample-every", 5*time.Second, "with --soak: how often the server's RSS and goroutines are sampled")
+	flag.StringVar(&so.out, "out", "", "with --soak: directory for soak.csv and the pictures soak-rss.svg and soak-goroutines.svg")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if o.soak {
+		so.graphcd, so.apps, so.log, so.stderr = o.graphcd, o.apps, log, os.Stderr
+		return soakMain(so, o.timeout)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 
