@@ -427,17 +427,22 @@ func TestTerminalClosesWhenAccessEnds(t *testing.T) {
 func TestTerminalLimits(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, map[string]string{"exec.enabled": "true"}, func(o *terminal.Options) {
-		o.MaxSessionsPerUser, o.IdleTimeout = 2, 3*time.Second
+		// Long enough that neither open terminal idles out, on a loaded
+		// machine, before the third is refused.
+		o.MaxSessionsPerUser, o.IdleTimeout = 2, 10*time.Second
 	})
 	token, _ := f.login(t, "alice")
 	first := f.open(t, token)
 	first.send("stdin", "echo one-$((0+1))\r")
 	first.until("one-1")
+	// The second has surely taken its slot once it answered.
 	second := f.open(t, token)
+	second.send("stdin", "echo two-$((1+1))\r")
+	second.until("two-2")
 	if ce := f.open(t, token).closed(); ce.Code != terminal.CloseTooMany {
 		t.Errorf("a third terminal: close %d %q, want %d", ce.Code, ce.Text, terminal.CloseTooMany)
 	}
-	if ce := second.closed(); ce.Code != terminal.CloseIdle || ce.Text != "no input for 3s" {
+	if ce := second.closed(); ce.Code != terminal.CloseIdle || ce.Text != "no input for 10s" {
 		t.Errorf("an idle terminal: close %d %q, want %d saying why", ce.Code, ce.Text, terminal.CloseIdle)
 	}
 	// The idle one's slot is free again.
