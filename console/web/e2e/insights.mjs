@@ -48,6 +48,8 @@ await run(artifacts, async (page, { shot, check }) => {
 
   await page.getByRole('button', { name: '90 days', exact: true }).click()
   await page.getByText('1 application, per week').waitFor()
+  // The label changes with the range; the bars once the query answers.
+  await page.locator('rect.bar-deploys').nth(12).waitFor({ state: 'attached' })
   check((await page.locator('rect.bar-deploys').count()) === 13, '90 days show 13 weekly bars')
 
   await page.goto(`${base}/applications/shop?view=insights&days=7`)
