@@ -76,7 +76,7 @@ test: test-deps ## Run every test (unit + integration against a real local clust
 		$(GO) build -race -tags integration ./... || { wait $$bins; exit 1; }; \
 		wait $$bins; \
 	fi
-	PATH="$(BIN):$$PATH" $(GO) test -race -count=1 -tags integration -timeout 30m $(TEST_FLAGS) ./...
+	PATH="$(BIN):$$PATH" $(GO) test -race -count=1 -tags integration -timeout 45m $(TEST_FLAGS) ./...
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (no external processes).
