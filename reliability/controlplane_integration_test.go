@@ -29,14 +29,6 @@ func etcdPausedFor() time.Duration {
 // reported). Recovery: from the control plane back until a push made then
 // is synced by every background app.
 func controlPlaneFaults(t *testing.T, in *installation, l *load) []outcome {
-	// Measured before the skip (2-core AMD EPYC): kube-apiserver down
-	// ~30 s while it restarted, both shards' leaders exited on the lost
-	// Lease (their standbys took over), and the push made after took
-	// 197.9 s to be synced, one app seen OutOfSync at the older revision
-	// meanwhile; etcd paused 8 s: no role exited, synced 1.3 s after.
-	t.Skip("known bug: a push's webhook invalidates the resolved revisions of one repository server replica only " +
-		"(round robin); the other resolves the branch to the older commit for up to 3 minutes (its revision cache), " +
-		"so apps flip between the two revisions and may auto-sync the older one")
 	var out []outcome
 	for _, fault := range []struct {
 		name   string

@@ -22,8 +22,9 @@ func (c *Client) InvalidateRevision(repoURL string) {
 
 // ResolveRevision turns revision into a 40-hex commit SHA. See the package
 // documentation for the accepted forms. Results are cached per repository,
-// credentials and revision for Options.RevisionCacheTTL, and concurrent
-// identical lookups share one ls-remote.
+// credentials and revision for Options.RevisionCacheTTL (failures for
+// revisioncache.FailureTTL), and concurrent identical lookups share one
+// ls-remote.
 func (c *Client) ResolveRevision(ctx context.Context, repoURL string, creds *Credentials, revision string) (string, error) {
 	ep, err := parseURL(repoURL, c.opts.AllowFileURLs)
 	if err != nil {
@@ -45,17 +46,27 @@ func (c *Client) ResolveRevision(ctx context.Context, repoURL string, creds *Cre
 	if sha, ok := c.cache.Get(key); ok {
 		return sha, nil
 	}
-	v, err, _ := c.resolve.Do(key.Repo+"\x00"+key.Creds+"\x00"+key.Revision, func() (any, error) {
+	if err := c.cache.Failure(key); err != nil {
+		return "", err
+	}
+	gen := c.cache.Generation(key.Repo)
+	v, err, _ := c.resolve.Do(revisioncache.FlightKey(key, gen), func() (any, error) {
 		if sha, ok := c.cache.Get(key); ok {
 			return sha, nil
 		}
-		sha, err := c.resolveRemote(ctx, ep, creds, revision)
-		if err != nil {
+		if err := c.cache.Failure(key); err != nil {
 			return "", err
 		}
-		c.cache.Put(key, sha)
+		sha, err := c.resolveRemote(ctx, ep, creds, revision)
+		if err != nil {
+			if ctx.Err() == nil { // the remote's answer, not this caller giving up
+				c.cache.PutFailure(key, err, gen)
+			}
+			return "", err
+		}
+		c.cache.Put(key, sha, gen)
 		// The ls-remote just made is also proof of access.
-		c.cache.Put(revisioncache.Key{Repo: key.Repo, Creds: key.Creds, Revision: accessChecked}, accessChecked)
+		c.cache.Put(revisioncache.Key{Repo: key.Repo, Creds: key.Creds, Revision: accessChecked}, accessChecked, gen)
 		return sha, nil
 	})
 	if err != nil {
@@ -80,14 +91,15 @@ func (c *Client) checkAccess(ctx context.Context, ep *endpoint, creds *Credentia
 	if _, ok := c.cache.Get(key); ok {
 		return nil
 	}
-	_, err, _ := c.resolve.Do(key.Repo+"\x00"+key.Creds+"\x00"+key.Revision, func() (any, error) {
+	gen := c.cache.Generation(key.Repo)
+	_, err, _ := c.resolve.Do(revisioncache.FlightKey(key, gen), func() (any, error) {
 		if _, ok := c.cache.Get(key); ok {
 			return nil, nil
 		}
 		if _, err := c.lsRemote(ctx, ep, creds); err != nil {
 			return nil, err
 		}
-		c.cache.Put(key, accessChecked)
+		c.cache.Put(key, accessChecked, gen)
 		return nil, nil
 	})
 	return err

@@ -136,7 +136,8 @@ func (p *Puller) Resolve(ctx context.Context, repoURL string, a Auth, revision s
 	if d, ok := p.resolved.Get(key); ok {
 		return d, nil
 	}
-	v, err, _ := p.resolve.Do(key.Repo+"\x00"+key.Creds+"\x00"+key.Revision, func() (any, error) {
+	gen := p.resolved.Generation(key.Repo)
+	v, err, _ := p.resolve.Do(revisioncache.FlightKey(key, gen), func() (any, error) {
 		rep, err := open(repoURL, a)
 		if err != nil {
 			return "", err
@@ -145,7 +146,7 @@ func (p *Puller) Resolve(ctx context.Context, repoURL string, a Auth, revision s
 		if err != nil {
 			return "", fmt.Errorf("resolve %s in %s: %w", quoted(revision), repourl.Redact(repoURL), err)
 		}
-		p.resolved.Put(key, d)
+		p.resolved.Put(key, d, gen)
 		return d, nil
 	})
 	if err != nil {

@@ -51,6 +51,7 @@ type Client struct {
 	conn      *grpc.ClientConn
 	addr      string
 	plaintext bool
+	refreshed *invalidations
 }
 
 var _ reposerver.Service = (*Client)(nil)
@@ -113,7 +114,7 @@ func Dial(addr string, opts ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("repo server client for %s: %w", addr, err)
 	}
-	return &Client{conn: conn, addr: addr, plaintext: opts.Plaintext}, nil
+	return &Client{conn: conn, addr: addr, plaintext: opts.Plaintext, refreshed: newInvalidations()}, nil
 }
 
 // targetHost extracts the host of a gRPC target for certificate
@@ -173,11 +174,13 @@ func requestCredentials(req reposerver.ManifestRequest) *reposerver.Credentials 
 }
 
 // invoke calls method with the JSON codec, refusing credentials on a
-// plaintext connection before anything is sent.
+// plaintext connection before anything is sent, and stamping the request
+// with the invalidations of its repositories.
 func (c *Client) invoke(ctx context.Context, method string, creds *reposerver.Credentials, req, resp any) error {
 	if creds != nil && c.plaintext {
 		return fmt.Errorf("repo server %s: %w", c.addr, errCredentialsWithoutTLS)
 	}
+	ctx = c.refreshed.stamp(ctx, req)
 	return fromStatus(c.conn.Invoke(ctx, method, req, resp, grpc.ForceCodec(jsonCodec{})), c.addr)
 }
 
@@ -243,12 +246,8 @@ func (c *Client) MatchTree(ctx context.Context, repo reposerver.Repository, revi
 	return &res, nil
 }
 
-// InvalidateRevision asks the repo-server to forget the resolved revisions
-// of repoURL (a refresh or a webhook), so its next render sees new commits.
-// It is best effort: an unreachable server only delays that until its
-// revision cache expires.
-func (c *Client) InvalidateRevision(repoURL string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = c.invoke(ctx, MethodInvalidateRevision, nil, &repoRequest{Repo: reposerver.Repository{URL: repoURL}}, &emptyMessage{})
-}
+// InvalidateRevision makes every repo-server replica forget the resolved
+// revisions of repoURL (a refresh or a webhook) before it answers this
+// client's next call naming the repository, so that call sees new
+// commits. See invalidate.go.
+func (c *Client) InvalidateRevision(repoURL string) { c.refreshed.add(repoURL) }

@@ -16,14 +16,13 @@ const ServiceName = "graphcd.reposerver.v1.RepoServer"
 
 // Full method names of the RepoServer service.
 const (
-	MethodGenerateManifests  = "/" + ServiceName + "/GenerateManifests"
-	MethodResolveRevision    = "/" + ServiceName + "/ResolveRevision"
-	MethodListRefs           = "/" + ServiceName + "/ListRefs"
-	MethodGetAppDetails      = "/" + ServiceName + "/GetAppDetails"
-	MethodTestRepository     = "/" + ServiceName + "/TestRepository"
-	MethodInvalidateRevision = "/" + ServiceName + "/InvalidateRevision"
-	MethodListCommits        = "/" + ServiceName + "/ListCommits"
-	MethodMatchTree          = "/" + ServiceName + "/MatchTree"
+	MethodGenerateManifests = "/" + ServiceName + "/GenerateManifests"
+	MethodResolveRevision   = "/" + ServiceName + "/ResolveRevision"
+	MethodListRefs          = "/" + ServiceName + "/ListRefs"
+	MethodGetAppDetails     = "/" + ServiceName + "/GetAppDetails"
+	MethodTestRepository    = "/" + ServiceName + "/TestRepository"
+	MethodListCommits       = "/" + ServiceName + "/ListCommits"
+	MethodMatchTree         = "/" + ServiceName + "/MatchTree"
 )
 
 // DefaultMaxMessageSize bounds one request or response when options leave

@@ -25,6 +25,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -45,8 +47,10 @@ type scripted struct {
 	panicMsg string
 	calls    atomic.Int32
 	lastReq  atomic.Pointer[reposerver.ManifestRequest]
-	// invalidated is the last URL InvalidateRevision was called with.
-	invalidated atomic.Pointer[string]
+	// invalidated is the last URL InvalidateRevision was called with, and
+	// invalidations how often it was called.
+	invalidated   atomic.Pointer[string]
+	invalidations atomic.Int32
 }
 
 func (s *scripted) GenerateManifests(_ context.Context, req reposerver.ManifestRequest) (*reposerver.ManifestResponse, error) {
@@ -95,7 +99,10 @@ func (s *scripted) MatchTree(context.Context, reposerver.Repository, string, git
 	return nil, s.err
 }
 
-func (s *scripted) InvalidateRevision(url string) { s.invalidated.Store(&url) }
+func (s *scripted) InvalidateRevision(url string) {
+	s.invalidated.Store(&url)
+	s.invalidations.Add(1)
+}
 
 func (s *scripted) TestRepository(context.Context, reposerver.Repository) error {
 	s.calls.Add(1)
@@ -544,13 +551,55 @@ func pemCert(c *x509.Certificate) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
 }
 
-// A refresh through the client reaches the server's revision cache.
-func TestInvalidateRevision(t *testing.T) {
-	svc := &scripted{}
-	srv, addr := serve(t, svc, ServerOptions{})
-	c := dial(t, addr, ClientOptions{CACert: srv.CertificatePEM()})
-	c.InvalidateRevision("https://git.example.com/apps.git")
-	if got := svc.invalidated.Load(); got == nil || *got != "https://git.example.com/apps.git" {
-		t.Fatalf("server saw InvalidateRevision(%v), want the repository URL", got)
+// A refresh through the client reaches the revision cache of every
+// replica it balances over, once, before the first call naming the
+// repository that each replica answers.
+func TestInvalidateRevisionReachesEveryReplica(t *testing.T) {
+	svcs := []*scripted{{}, {}}
+	var addrs []resolver.Address
+	for _, svc := range svcs {
+		_, addr := serve(t, svc, ServerOptions{Plaintext: true})
+		addrs = append(addrs, resolver.Address{Addr: addr})
+	}
+	r := manual.NewBuilderWithScheme("replicas")
+	r.InitialState(resolver.State{Addresses: addrs})
+	resolver.Register(r)
+	c := dial(t, "replicas:///repo-server", ClientOptions{Plaintext: true})
+
+	const url = "https://git.example.com/apps.git"
+	resolve := func(repoURL string, calls int) {
+		t.Helper()
+		for range calls {
+			if _, err := c.ResolveRevision(t.Context(), reposerver.Repository{URL: repoURL}, "main"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Round robin picks among the connected replicas: call until both
+	// connected.
+	for tries := 0; svcs[0].calls.Load() == 0 || svcs[1].calls.Load() == 0; tries++ {
+		if tries == 500 {
+			t.Fatalf("calls reached only one replica: %d and %d", svcs[0].calls.Load(), svcs[1].calls.Load())
+		}
+		resolve(url, 1)
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i, svc := range svcs {
+		if n := svc.invalidations.Load(); n != 0 {
+			t.Fatalf("replica %d invalidated %d times before any refresh", i, n)
+		}
+	}
+	for round := int32(1); round <= 2; round++ {
+		c.InvalidateRevision(url)
+		resolve("https://git.example.com/other.git", 4)
+		resolve(url, 6)
+		for i, svc := range svcs {
+			if n := svc.invalidations.Load(); n != round {
+				t.Errorf("after refresh %d, replica %d invalidated %d times, want %d", round, i, n, round)
+			}
+			if got := svc.invalidated.Load(); got == nil || *got != url {
+				t.Errorf("replica %d invalidated %v, want %s", i, got, url)
+			}
+		}
 	}
 }

@@ -53,6 +53,10 @@ type Server struct {
 	health *health.Server
 	cert   []byte
 	log    *slog.Logger
+	// invalidator is svc when it has a revision cache, with the
+	// clients' invalidations applied to it.
+	invalidator revisionInvalidator
+	applied     applied
 }
 
 // NewServer returns a Server for svc. It does not listen yet; see Serve.
@@ -66,7 +70,8 @@ func NewServer(svc reposerver.Service, opts ServerOptions) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{health: health.NewServer(), log: opts.Logger}
+	s := &Server{health: health.NewServer(), log: opts.Logger, applied: applied{seen: map[appliedKey]uint64{}}}
+	s.invalidator, _ = svc.(revisionInvalidator)
 	sopts := []grpc.ServerOption{
 		grpc.ForceServerCodec(wireCodec{}),
 		grpc.MaxRecvMsgSize(opts.MaxMessageSize),
@@ -134,8 +139,9 @@ func (s *Server) Stop() {
 	s.grpc.Stop()
 }
 
-// intercept recovers panics of a handler (Internal, with a generic
-// message) and logs each call without its request.
+// intercept applies the invalidations the call carries, recovers panics
+// of a handler (Internal, with a generic message) and logs each call
+// without its request.
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	start := time.Now()
 	defer func() {
@@ -145,6 +151,9 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		}
 		s.log.DebugContext(ctx, "repo server call", "method", info.FullMethod, "code", status.Code(err).String(), "duration", time.Since(start))
 	}()
+	if s.invalidator != nil {
+		s.applied.catchUp(ctx, req, s.invalidator)
+	}
 	return handler(ctx, req)
 }
 
@@ -253,12 +262,6 @@ var serviceDesc = grpc.ServiceDesc{
 		}),
 		unaryMethod("MatchTree", matchTreeCreds, func(ctx context.Context, svc reposerver.Service, r *matchTreeRequest) (any, error) {
 			return svc.MatchTree(ctx, r.Repo, r.Revision, r.Request)
-		}),
-		unaryMethod("InvalidateRevision", repoCreds, func(_ context.Context, svc reposerver.Service, r *repoRequest) (any, error) {
-			if inv, ok := svc.(revisionInvalidator); ok {
-				inv.InvalidateRevision(r.Repo.URL)
-			}
-			return &emptyMessage{}, nil
 		}),
 	},
 	Metadata: "graphcd/reposerver/v1 (hand-written, JSON codec)",
