@@ -18,14 +18,16 @@
 // annotations (graphcd.io/refresh or argocd.argoproj.io/refresh: normal or
 // hard; hard bypasses the manifest cache), and a change to any live object
 // of the app or its descendants (through the cache's object-to-app index),
-// plus a periodic resync with jitter. Status is patched only when it
-// changed. Per-resource diffs stay in memory (Reconciler.State) and the
-// resource tree in the cluster cache, not in the CRD.
+// plus a periodic resync with jitter, and the retries of a comparison that
+// failed with a ComparisonError (see comparisonRetry). Status is patched
+// only when it changed. Per-resource diffs stay in memory
+// (Reconciler.State) and the resource tree in the cluster cache, not in
+// the CRD.
 //
 // A refresh annotation also asks the repository service to forget the
 // revisions it resolved for the app's repository, when it offers that
 // (RevisionInvalidator), so a normal refresh sees a commit pushed a moment
-// ago.
+// ago; a remote one passes that on to every replica (reposerver/remote).
 //
 // # A reconcile
 //

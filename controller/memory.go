@@ -26,13 +26,30 @@ type appMemory struct {
 	// did not resolve), so that a cluster's cache events refresh only the
 	// apps of that cluster.
 	servers map[types.NamespacedName]string
+	// failures counts each app's comparisons that failed in a row, and
+	// may succeed when tried again (see comparisonRetry).
+	failures map[types.NamespacedName]int
 }
 
 func newAppMemory() *appMemory {
 	return &appMemory{
 		states: map[types.NamespacedName]*AppState{}, written: map[types.NamespacedName]string{},
 		announced: map[types.NamespacedName]announcedStatus{}, servers: map[types.NamespacedName]string{},
+		failures: map[types.NamespacedName]int{},
 	}
+}
+
+// compared records whether app's comparison failed in a way a retry may
+// mend, and returns how many of its comparisons in a row did.
+func (m *appMemory) compared(app types.NamespacedName, failed bool) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !failed {
+		delete(m.failures, app)
+		return 0
+	}
+	m.failures[app]++
+	return m.failures[app]
 }
 
 // state returns the last comparison of app, or nil.
@@ -124,6 +141,7 @@ func (m *appMemory) release(app types.NamespacedName) {
 	delete(m.states, app)
 	delete(m.servers, app)
 	delete(m.announced, app)
+	delete(m.failures, app)
 	m.mu.Unlock()
 }
 
@@ -134,6 +152,7 @@ func (m *appMemory) forget(app types.NamespacedName) {
 	delete(m.written, app)
 	delete(m.announced, app)
 	delete(m.servers, app)
+	delete(m.failures, app)
 	m.mu.Unlock()
 }
 

@@ -23,6 +23,7 @@ func TestAppMemory(t *testing.T) {
 		m.wrote(&v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: web.Namespace, Name: web.Name, ResourceVersion: "7"}})
 		m.announce(web, announcedStatus{}, announcedStatus{sync: v1alpha1.SyncStatusCodeSynced})
 		m.claim(web, InClusterServer)
+		m.compared(web, true)
 	}
 
 	remember()
@@ -37,7 +38,13 @@ func TestAppMemory(t *testing.T) {
 		t.Errorf("claimed (-got +want):\n%s", diff)
 	}
 
+	if n := m.compared(web, true); n != 2 {
+		t.Errorf("compared counted %d failures in a row, want 2", n)
+	}
 	m.release(web)
+	if n := m.compared(web, true); n != 1 {
+		t.Errorf("release kept the failures: %d counted after one more", n)
+	}
 	if m.state(web) != nil || !m.onCluster(web, "https://other.example.com") || !m.behind(web, "6") {
 		t.Error("release: want the state and cluster dropped and the version kept")
 	}
@@ -49,5 +56,11 @@ func TestAppMemory(t *testing.T) {
 	m.forget(web)
 	if m.state(web) != nil || m.behind(web, "6") || !m.onCluster(web, "https://other.example.com") {
 		t.Error("forget kept something of the app")
+	}
+	if n := m.compared(web, true); n != 1 {
+		t.Errorf("forget kept the failures: %d counted after one more", n)
+	}
+	if n := m.compared(web, false); n != 0 || m.compared(web, true) != 1 {
+		t.Error("a comparison that succeeded did not end the failures in a row")
 	}
 }

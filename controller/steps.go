@@ -75,10 +75,13 @@ type pass struct {
 	status, before *v1alpha1.ApplicationStatus
 	now            metav1.Time
 	op             opOutcome
-	// cmp is the comparison, or cmpErr says why there is none.
-	cmp    *Comparison
-	cmpErr error
-	auto   autoSyncDecision
+	// cmp is the comparison, or cmpErr says why there is none; failures
+	// counts the app's comparisons in a row that failed in a way a retry
+	// may mend, this one included.
+	cmp      *Comparison
+	cmpErr   error
+	failures int
+	auto     autoSyncDecision
 	// queued is true when the writers write the status (and request the
 	// automated sync) rather than this reconcile.
 	queued bool
@@ -177,6 +180,7 @@ func (p *pass) operate(ctx context.Context) (bool, error) {
 func (p *pass) compare(ctx context.Context) (bool, error) {
 	var rendered *rendered
 	p.cmp, rendered, p.cmpErr = p.r.compareRendered(ctx, &p.app, p.t, refreshMode(&p.app))
+	p.failures = p.r.memory.compared(p.key, p.cmpErr != nil && conditionFor(p.cmpErr) == v1alpha1.ApplicationConditionComparisonError)
 	if p.cmpErr == nil {
 		if err := p.r.addFinalizers(ctx, &p.app, deletionFinalizers(rendered.desired)); err != nil {
 			return true, err
@@ -265,22 +269,59 @@ func (p *pass) followUp(ctx context.Context) (bool, error) {
 
 // requeue is when to look at the app again: after the resync period plus
 // up to half of it as jitter, or sooner when the operation, the automated
-// sync policy, a cluster that could not be reached or a finished
-// operation asks.
+// sync policy, a cluster that could not be reached, a comparison that
+// failed or a finished operation asks.
 func (p *pass) requeue() time.Duration {
 	resync := p.r.opts.Resync
 	next := resync + time.Duration(rand.Int64N(int64(resync/2))) //nolint:gosec // spreading refreshes, not security
-	var retryConn, recheck time.Duration
+	var retryConn, retryCmp, recheck time.Duration
 	if p.t.connErr != nil {
 		retryConn = connectRetry
+	}
+	if p.failures > 0 {
+		retryCmp = comparisonRetry(p.failures)
 	}
 	if p.op.finished {
 		recheck = afterOperation
 	}
-	for _, d := range []time.Duration{p.op.requeue, p.auto.requeue, retryConn, recheck} {
+	for _, d := range []time.Duration{p.op.requeue, p.auto.requeue, retryConn, retryCmp, recheck} {
 		if d > 0 && d < next {
 			next = d
 		}
 	}
 	return next
+}
+
+// Retries of a comparison that failed with a ComparisonError (a
+// repository or repository server that did not answer, a render that
+// failed): the first after firstComparisonRetry, each next one twice as
+// late up to maxComparisonRetry, so that an app is seen again about that
+// long after an outage ends rather than at its next periodic refresh.
+// Past slowRetryAfter failures in a row (about five minutes) the retries
+// slow to slowComparisonRetry: a render that fails on its own content
+// then costs one attempt a minute, and a longer outage is seen a minute
+// late at most. Each retry adds up to a quarter of its wait as jitter, so
+// that the apps of one repository do not retry together; while a
+// repository does not answer, the repository server answers their
+// retries from its memory of the failure (revisioncache.FailureTTL).
+const (
+	firstComparisonRetry = 5 * time.Second
+	maxComparisonRetry   = 20 * time.Second
+	slowRetryAfter       = 18
+	slowComparisonRetry  = time.Minute
+)
+
+// comparisonRetry is when to compare again after failures comparisons in
+// a row failed.
+func comparisonRetry(failures int) time.Duration {
+	var d time.Duration
+	switch {
+	case failures > slowRetryAfter:
+		d = slowComparisonRetry
+	case failures > 3:
+		d = maxComparisonRetry
+	default:
+		d = min(firstComparisonRetry<<(failures-1), maxComparisonRetry)
+	}
+	return d + time.Duration(rand.Int64N(int64(d/4))) //nolint:gosec // spreading retries, not security
 }
