@@ -32,6 +32,7 @@ type controllerOptions struct {
 	shared        sharedOptions
 	tracing       tracingOptions
 	metricsListen string
+	profile       profileListener
 }
 
 func newControllerCmd(root *rootOptions) *cobra.Command {
@@ -62,6 +63,7 @@ flags.`,
 	o.shared.addFlags(f)
 	o.tracing.addFlags(f)
 	f.StringVar(&o.metricsListen, "metrics-listen", defaultControllerMetricsListen, "address to serve /metrics and /healthz on; 0 serves neither")
+	o.profile.addFlags(c)
 	return c
 }
 
@@ -80,6 +82,9 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 		return err
 	}
 	defer flushTraces()
+	if err := o.profile.serve(ctx, c, log); err != nil {
+		return err
+	}
 	k, err := kubeconn.Connect(ctx, kubeconn.Options{
 		Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig"), Limits: o.kube,
 	})

@@ -57,6 +57,7 @@ type repoServerOptions struct {
 	render          renderworker.Options
 	tracing         tracingOptions
 	metrics         metricsListener
+	profile         profileListener
 }
 
 func newRepoServerCmd(root *rootOptions) *cobra.Command {
@@ -103,6 +104,7 @@ entries are only readable by this process.`,
 	o.render.AddFlags(f)
 	o.tracing.addFlags(f)
 	o.metrics.addFlags(c, defaultRepoServerMetricsListen, true)
+	o.profile.addFlags(c)
 	return c
 }
 
@@ -116,6 +118,9 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 		return err
 	}
 	defer flushTraces()
+	if err := o.profile.serve(ctx, c, log); err != nil {
+		return err
+	}
 	sopts, err := o.serverOptions(c, log)
 	if err != nil {
 		return err

@@ -60,6 +60,7 @@ type serverOptions struct {
 	auth            authOptions
 	audit           auditOptions
 	tracing         tracingOptions
+	profile         profileListener
 }
 
 func newServerCmd(root *rootOptions) *cobra.Command {
@@ -99,6 +100,7 @@ ingress that terminates TLS, or for local use.`,
 	o.auth.addFlags(f)
 	o.audit.addFlags(f)
 	o.tracing.addFlags(f)
+	o.profile.addFlags(c)
 	return c
 }
 
@@ -125,6 +127,9 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		return err
 	}
 	defer flushTraces()
+	if err := o.profile.serve(ctx, c, log); err != nil {
+		return err
+	}
 	k, err := kubeconn.Connect(ctx, kubeconn.Options{
 		Kubeconfig: root.kubeconfig, Origin: command.FlagOrigin(c, "kubeconfig"), Limits: o.kube,
 	})

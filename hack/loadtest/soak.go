@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,7 +142,12 @@ func runSoak(ctx context.Context, cluster *localcluster.Cluster, o soakOptions) 
 	if err != nil {
 		return nil, err
 	}
-	srv := exec.Command(o.graphcd, "server", "--insecure", "--listen", listen, "--kubeconfig", cluster.Kubeconfig, "--namespace", "graphcd", "--log-level", "warn") //nolint:noctx,gosec // stopped with SIGTERM; the harness's own binary
+	profiles, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	srv := exec.Command(o.graphcd, "server", "--insecure", "--listen", listen, "--profile-listen", profiles, //nolint:noctx,gosec // stopped with SIGTERM; the harness's own binary
+		"--kubeconfig", cluster.Kubeconfig, "--namespace", "graphcd", "--log-level", "warn")
 	srv.Stderr, srv.Stdout = o.stderr, o.stderr
 	srv.Env = serverEnv()
 	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -260,6 +266,7 @@ func runSoak(ctx context.Context, cluster *localcluster.Cluster, o soakOptions) 
 		}
 	})
 	load.Go(func() {
+		warmedUp := false
 		tick := time.NewTicker(o.sampleEvery)
 		defer tick.Stop()
 		for {
@@ -273,6 +280,10 @@ func runSoak(ctx context.Context, cluster *localcluster.Cluster, o soakOptions) 
 			}
 			if err == nil {
 				s.goroutines, err = metricValue(ctx, listen, "go_goroutines")
+			}
+			if err == nil && !warmedUp && s.at >= o.warmup {
+				warmedUp = true
+				err = saveHeap(ctx, profiles, o.out, "heap-warmup.pb.gz")
 			}
 			if err != nil {
 				errs.add("sample", err)
@@ -293,6 +304,9 @@ func runSoak(ctx context.Context, cluster *localcluster.Cluster, o soakOptions) 
 		}
 	})
 	load.Wait()
+	if err := saveHeap(ctx, profiles, o.out, "heap-end.pb.gz"); err != nil {
+		errs.add("sample", err)
+	}
 	r.pushes, r.logins, r.loginLatency = int(pushes.Load()), int(logins.Load()), loginLatency
 	log.Info("load ended; waiting for the last pushes to reach the subscribers")
 
@@ -421,6 +435,36 @@ func serverEnv() []string {
 		env = append(env, kv)
 	}
 	return env
+}
+
+// saveHeap writes the server's heap profile (after a garbage collection,
+// so it holds what is live) to dir/name, when there is a dir. Compare the
+// one at the end with the one after the warm-up to see what grew:
+// go tool pprof -sample_index=inuse_space -base heap-warmup.pb.gz heap-end.pb.gz
+func saveHeap(ctx context.Context, listen, dir, name string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+listen+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, name), b, 0o644) //nolint:gosec // a profile for the person who ran the soak
 }
 
 // procStatus reads a kB field of /proc/<pid>/status, in bytes.

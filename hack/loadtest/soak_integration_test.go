@@ -67,4 +67,14 @@ func TestShortSoak(t *testing.T) {
 			t.Errorf("%s is no line chart:\n%.300s", name, svg)
 		}
 	}
+	// The heap profiles, read through the server's --profile-listen.
+	for _, name := range []string{"heap-warmup.pb.gz", "heap-end.pb.gz"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 1000 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s is no gzipped profile (%d bytes)", name, len(b))
+		}
+	}
 }
