@@ -72,6 +72,8 @@ type conn struct {
 	failed time.Time
 	// attempted is when the cache was started; s.mu guards it.
 	attempted time.Time
+	// probe follows whether the cluster answers, once the cache runs.
+	probe *clusterProbe
 }
 
 func (s *clusterSet) loaded() <-chan struct{} { return s.ready }
@@ -79,6 +81,15 @@ func (s *clusterSet) loaded() <-chan struct{} { return s.ready }
 // Resolve implements destinations.
 func (s *clusterSet) Resolve(dest v1alpha1.ApplicationDestination) (*clusters.Cluster, error) {
 	return s.reg.Resolve(dest)
+}
+
+// failure is why cn's cluster cannot be used once its cache was started:
+// the cache did not start, or the cluster does not answer.
+func (cn *conn) failure() error {
+	if cn.err != nil {
+		return cn.err
+	}
+	return cn.probe.unreachable()
 }
 
 // Connect implements destinations: it returns c's running cache, starts
@@ -126,10 +137,12 @@ func (s *clusterSet) newConn(c *clusters.Cluster) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sync discovery client of %s: %w", c.Name, err)
 	}
-	cn := &conn{cache: lc, ready: make(chan struct{})}
+	cn := &conn{cache: lc, ready: make(chan struct{}), probe: &clusterProbe{
+		ask: func(ctx context.Context) error { return dc.RESTClient().Get().AbsPath("/version").Do(ctx).Error() },
+	}}
 	cn.dest = &Destination{
 		Server: c.Server, Live: lc, Client: clients.own, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
-		clients: clients, ready: cn.ready, err: func() error { return cn.err },
+		clients: clients, ready: cn.ready, err: cn.failure,
 	}
 	if c.Server == InClusterServer {
 		s.inCluster = lc
@@ -156,6 +169,18 @@ func (s *clusterSet) start(cn *conn) {
 			return
 		}
 		close(cn.ready)
+		cn.probe.turned = func() {
+			if err := cn.probe.unreachable(); err != nil {
+				s.log.Warn("cluster unreachable: refreshing its apps", "server", server, "err", err)
+			} else {
+				s.log.Info("cluster answers again: refreshing its apps", "server", server)
+			}
+			s.mu.Lock()
+			name := s.names[server]
+			s.mu.Unlock()
+			s.changed(ctx, server, []string{name})
+		}
+		go cn.probe.run(ctx)
 		gauge := clusterCacheRunning.WithLabelValues(server)
 		gauge.Set(1)
 		<-ctx.Done()

@@ -45,8 +45,8 @@ func (s *clusterSet) states() []clusterState {
 		st := &clusterState{server: server, attempted: cn.attempted}
 		select {
 		case <-cn.ready:
-			if cn.err != nil {
-				st.status, st.message = statusboard.Failed, cn.err.Error()
+			if err := cn.failure(); err != nil {
+				st.status, st.message = statusboard.Failed, err.Error()
 			} else {
 				st.status, st.cache = statusboard.Successful, cn.cache
 			}

@@ -109,7 +109,9 @@
 //	  message: 'resources outside the destination cluster''s namespaces: ConfigMap kube-system/settings is in namespace kube-system, which the cluster secret of https://prod-eu.example.com does not allow (its namespaces: db, web)'
 //
 // A cache that cannot start (an unreachable cluster) gives its apps a
-// ComparisonError and is tried again after connectRetry. Each cache's
+// ComparisonError and is tried again after connectRetry. A cluster that
+// stops answering while its cache runs is found by a probe (see
+// clusterProbe) and reported the same way until it answers again. Each cache's
 // events refresh only the apps of its cluster: live objects name their
 // app by the instance label, so the same app name on two clusters must
 // not mix. Syncs apply through a dynamic client and REST mapper of the

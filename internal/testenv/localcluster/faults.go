@@ -24,12 +24,31 @@ func (c *Cluster) component(name string) (*Process, int, error) {
 // once it is ready. Clients keep their configuration: they see their
 // connections drop and the server come back. For fault tests.
 func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	if err := c.StopAPIServer(); err != nil {
+		return err
+	}
+	return c.StartAPIServer(ctx)
+}
+
+// StopAPIServer stops kube-apiserver (SIGTERM): connections to the
+// cluster are refused until StartAPIServer, as for a cluster that went
+// away. For fault tests.
+func (c *Cluster) StopAPIServer() error {
 	p, i, err := c.component("kube-apiserver")
 	if err != nil {
 		return err
 	}
 	p.Stop(30 * time.Second)
 	c.procs = slices.Delete(c.procs, i, i+1)
+	return nil
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the
+// same port with the same certificates, and returns once it is ready.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	if _, _, err := c.component("kube-apiserver"); err == nil {
+		return fmt.Errorf("kube-apiserver is running")
+	}
 	return c.runAPIServer(ctx)
 }
 
