@@ -26,6 +26,16 @@ type Backend interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// LineageBackend is a Backend that keeps only the latest entries of a
+// lineage: the renders of one source at successive revisions, of which the
+// older ones are rarely asked for again. Memory is one; Redis leaves them
+// to its TTL and memory policy.
+type LineageBackend interface {
+	Backend
+	// SetInLineage is Set for an entry of lineage.
+	SetInLineage(ctx context.Context, lineage, key string, value []byte, ttl time.Duration) error
+}
+
 // Entry is what the repository server caches for one render.
 type Entry struct {
 	// Manifests are the rendered objects as one JSON array. The cache
@@ -39,6 +49,9 @@ type Entry struct {
 	// Error is set instead of Manifests when rendering failed; such entries
 	// live for Options.FailureTTL only.
 	Error string `json:"error,omitempty"`
+	// Lineage, when set, names the renders this one may supersede: the
+	// same source at other revisions (see LineageBackend). Not stored.
+	Lineage string `json:"-"`
 }
 
 // Options configure a Cache.
@@ -128,7 +141,7 @@ func (c *Cache) Get(ctx context.Context, key string) (Entry, bool) {
 }
 
 // Set stores e under key, for FailureTTL when e records an error and TTL
-// otherwise.
+// otherwise, in e's lineage when the backend keeps lineages.
 func (c *Cache) Set(ctx context.Context, key string, e Entry) error {
 	// The value is the small JSON header, a newline (which the header's
 	// encoding never contains), then the manifests as they are.
@@ -142,7 +155,13 @@ func (c *Cache) Set(ctx context.Context, key string, e Entry) error {
 	if e.Error != "" {
 		ttl = c.failTTL
 	}
-	if err := c.backend.Set(ctx, key, c.sign(payload), ttl); err != nil {
+	value := c.sign(payload)
+	if lb, ok := c.backend.(LineageBackend); ok && e.Lineage != "" {
+		err = lb.SetInLineage(ctx, e.Lineage, key, value, ttl)
+	} else {
+		err = c.backend.Set(ctx, key, value, ttl)
+	}
+	if err != nil {
 		return fmt.Errorf("store cache entry: %w", err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -153,4 +154,51 @@ func (r *ttlRecorder) Set(ctx context.Context, key string, v []byte, ttl time.Du
 	}
 	r.ttls[key] = ttl
 	return r.Backend.Set(ctx, key, v, ttl)
+}
+
+// Of one lineage (one app's renders at successive revisions) the memory
+// backend keeps the KeepPerLineage stored last; other lineages and
+// entries of none are not touched, and an entry gone otherwise leaves
+// its lineage.
+func TestMemoryKeepsTheLatestOfALineage(t *testing.T) {
+	ctx := context.Background()
+	m := cache.NewMemory(1 << 20)
+	c := newCache(t, m, nil)
+	set := func(key, lineage string) {
+		t.Helper()
+		if err := c.Set(ctx, key, cache.Entry{Manifests: json.RawMessage(`[]`), Revision: key, Lineage: lineage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	has := func(key string) bool {
+		_, ok := c.Get(ctx, key)
+		return ok
+	}
+	set("other-1", "other")
+	set("plain", "")
+	for i := range 5 {
+		set(fmt.Sprintf("web-%d", i), "web")
+	}
+	for i, want := range []bool{false, false, true, true, true} {
+		if got := has(fmt.Sprintf("web-%d", i)); got != want {
+			t.Errorf("web-%d kept: %v, want %v", i, got, want)
+		}
+	}
+	if !has("other-1") || !has("plain") {
+		t.Error("entries of another lineage or of none were dropped")
+	}
+	// Storing a kept entry again does not count twice.
+	set("web-3", "web")
+	if !has("web-2") || !has("web-3") || !has("web-4") {
+		t.Error("storing an entry again dropped another of its lineage")
+	}
+	if err := c.Delete(ctx, "web-2"); err != nil {
+		t.Fatal(err)
+	}
+	set("web-5", "web")
+	for _, key := range []string{"web-3", "web-4", "web-5"} {
+		if !has(key) {
+			t.Errorf("%s dropped: a deleted entry still counted in its lineage", key)
+		}
+	}
 }

@@ -207,6 +207,24 @@ type cacheKey struct {
 	Repos []repoKey `json:",omitempty"`
 }
 
+// lineage names the renders of k's source at every revision (of its
+// repository and of its ref sources), which the manifest cache keeps only
+// the latest of; "" when it cannot be named.
+func (k cacheKey) lineage() string {
+	k.Revision = ""
+	refs := make(map[string]refKey, len(k.Refs))
+	for name, r := range k.Refs {
+		r.Revision = ""
+		refs[name] = r
+	}
+	k.Refs = refs
+	lineage, err := cache.KeyOf(k)
+	if err != nil {
+		return ""
+	}
+	return lineage
+}
+
 // repoKey identifies an entry of ManifestRequest.Repos in a cacheKey.
 type repoKey struct {
 	URL         string
@@ -393,12 +411,13 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 	if err != nil {
 		return nil, err
 	}
-	key, err := cache.KeyOf(cacheKey{
+	ck := cacheKey{
 		Repo: repourl.Normalize(req.Repo.URL), Revision: revision, Source: req.Source,
 		AppName: req.AppName, Project: req.Project, Namespace: req.Namespace, KubeVersion: req.KubeVersion,
 		APIVersions: req.APIVersions, Limits: l.opts.Limits, SignatureKeys: req.SignatureKeys, Refs: refKeys,
 		Tools: req.Tools, Repos: repos,
-	})
+	}
+	key, err := cache.KeyOf(ck)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +435,7 @@ func (l *Local) GenerateManifests(ctx context.Context, req reposerver.ManifestRe
 		start := time.Now()
 		res, err := l.render(rctx, req, revision, refs)
 		renderSeconds.WithLabelValues(strconv.FormatBool(err != nil)).Observe(time.Since(start).Seconds())
-		l.toCache(ctx, key, res, err)
+		l.toCache(ctx, key, ck.lineage(), res, err)
 		return res, err
 	})
 	if err != nil {
@@ -528,12 +547,12 @@ func objectsToJSON(objs []*unstructured.Unstructured) ([]byte, error) {
 	return json.Marshal(list)
 }
 
-func (l *Local) toCache(ctx context.Context, key string, res *reposerver.ManifestResponse, renderErr error) {
+func (l *Local) toCache(ctx context.Context, key, lineage string, res *reposerver.ManifestResponse, renderErr error) {
 	var needed *reposerver.RepositoriesNeededError
 	if l.opts.Cache == nil || errors.Is(renderErr, context.Canceled) || errors.Is(renderErr, context.DeadlineExceeded) || errors.As(renderErr, &needed) {
 		return
 	}
-	var e cache.Entry
+	e := cache.Entry{Lineage: lineage}
 	if renderErr != nil {
 		e.Error = renderErr.Error()
 	} else {
