@@ -18,16 +18,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/egress"
-	"github.com/graphcd/graphcd/internal/repourl"
-	"github.com/graphcd/graphcd/reposerver"
-
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/egress"
+	"github.com/graphcd/graphcd/internal/repourl"
+	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/cache"
 	"github.com/graphcd/graphcd/reposerver/git"
 	"github.com/graphcd/graphcd/reposerver/gittree"
