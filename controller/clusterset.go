@@ -169,23 +169,41 @@ func (s *clusterSet) start(cn *conn) {
 			return
 		}
 		close(cn.ready)
-		cn.probe.turned = func() {
-			if err := cn.probe.unreachable(); err != nil {
-				s.log.Warn("cluster unreachable: refreshing its apps", "server", server, "err", err)
-			} else {
-				s.log.Info("cluster answers again: refreshing its apps", "server", server)
-			}
-			s.mu.Lock()
-			name := s.names[server]
-			s.mu.Unlock()
-			s.changed(ctx, server, []string{name})
-		}
+		cn.probe.turned = func() { s.turned(cn, server) }
 		go cn.probe.run(ctx)
 		gauge := clusterCacheRunning.WithLabelValues(server)
 		gauge.Set(1)
 		<-ctx.Done()
 		gauge.Set(0)
 	}()
+}
+
+// turned reacts to cn's cluster being reported unreachable, or answering
+// again after that: either way the cluster's apps are refreshed, and a
+// cluster that is back gets a new cache, which lists everything afresh
+// rather than waiting for the old one's watches to retry (they back off
+// up to half a minute).
+func (s *clusterSet) turned(cn *conn, server string) {
+	s.mu.Lock()
+	ctx, name := s.runCtx, s.names[server]
+	down := cn.probe.unreachable()
+	replace := down == nil && s.conns[server] == cn
+	if replace {
+		cn.cancel()
+		delete(s.conns, server)
+	}
+	s.mu.Unlock()
+	if down != nil {
+		s.log.Warn("cluster unreachable: refreshing its apps", "server", server, "err", down)
+	} else {
+		s.log.Info("cluster answers again: restarting its cache and refreshing its apps", "server", server)
+		if c, ok := s.reg.ByServer(server); ok && replace && s.shard.OwnsCluster(c) {
+			if _, err := s.Connect(c); err != nil {
+				s.log.Warn("restart cluster cache", "server", server, "err", err)
+			}
+		}
+	}
+	go s.changed(ctx, server, []string{name})
 }
 
 // Start implements manager.Runnable: it loads the cluster Secrets, starts
