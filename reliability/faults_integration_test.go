@@ -38,10 +38,12 @@ func TestFaults(t *testing.T) {
 	var rows []string
 	for _, c := range []faultCase{
 		{"LeaderKilledDuringWave", leaderKilledDuringWave},
+		{"LeaderKilledDuringPostDelete", leaderKilledDuringPostDelete},
 		{"RepoServerKilledAndHung", repoServerFaults},
 		{"RedisKilledAndFlushed", redisFaults},
 		{"ControlPlaneRestartedAndPaused", controlPlaneFaults},
 		{"GitDownDeletedRewritten", gitFaults},
+		{"DestinationClusterAway", clusterAway},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := in.snapshot(t)

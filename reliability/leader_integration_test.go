@@ -4,8 +4,12 @@ package reliability
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
@@ -84,6 +88,80 @@ func leaderKilledDuringWave(t *testing.T, in *installation, l *load) []outcome {
 		fault:    "`kill -9` of the controller leader during a sync wave",
 		recovery: settled.Sub(killed),
 		note: fmt.Sprintf("killed while 2 apps ran their wave-1 hook; the standby took the Lease after %.1f s (lease duration 15 s); operations Succeeded, each hook created once, waves in order",
+			takeover.Seconds()),
+	}}
+}
+
+// The leader of the shard that owns the cluster is killed while an app's
+// PostDelete hook runs, the app being deleted: the standby takes the
+// Lease, the hook finishes, the app's resources and then the app are
+// gone, and the hook was created once. Recovery: from the kill until the
+// Application is gone.
+func leaderKilledDuringPostDelete(t *testing.T, in *installation, l *load) []outcome {
+	shard := inClusterShard(t)
+	leader, standby := in.leader(t, shard)
+	const name = "postdelete-kill"
+	dest := cluster.Namespace(t)
+	log := watchOrder(t, dest)
+	in.newAppIn(t, name, postDeleteApp, dest, func(a *v1alpha1.Application) {
+		a.Finalizers = []string{"resources-finalizer.argocd.argoproj.io"}
+		a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "faults"}}
+	})
+	waitFor(t, 3*time.Minute, "the app to sync and take the PostDelete finalizer", func() (bool, string) {
+		a, err := in.app(t.Context(), name)
+		if err != nil {
+			return false, err.Error()
+		}
+		st := a.Status.OperationState
+		return st != nil && st.Phase == v1alpha1.OperationSucceeded && slices.Contains(a.Finalizers, "post-delete-finalizer.argocd.argoproj.io"),
+			fmt.Sprintf("operation %v, finalizers %v", st, a.Finalizers)
+	})
+	a, err := in.app(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.apps.Delete(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Minute, "the PostDelete hook to run", func() (bool, string) {
+		return log.running("post-"), "the hook is not running"
+	})
+
+	killed := time.Now()
+	leader.kill()
+	lease := controller.LeaseName(shard)
+	waitFor(t, 2*time.Minute, "the standby to take the Lease", func() (bool, string) {
+		h := leaseHolder(t, lease)
+		return h == standby.leaseIdentity(), "held by " + h
+	})
+	takeover := time.Since(killed)
+	waitFor(t, 5*time.Minute, "the app to be gone", func() (bool, string) {
+		a, err := in.app(t.Context(), name)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, fmt.Sprintf("finalizers %v, conditions %v", a.Finalizers, a.Status.Conditions)
+	})
+	gone := time.Now()
+	log.mu.Lock()
+	_, created := find(log.added, "Job/post-")
+	_, done := find(log.done, "Job/post-")
+	log.mu.Unlock()
+	if created != 1 || done != 1 {
+		t.Errorf("PostDelete hook: %d Jobs created, %d completed; want 1 and 1", created, done)
+	}
+	if _, err := cluster.Client.CoreV1().ConfigMaps(dest).Get(t.Context(), "kept", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the app's ConfigMap after its deletion: %v, want it deleted", err)
+	}
+	l.settle(t)
+	leader.start(t)
+	return []outcome{{
+		fault:    "`kill -9` of the controller leader during a PostDelete hook",
+		recovery: gone.Sub(killed),
+		note: fmt.Sprintf("killed while the hook of a deleted app ran; the standby took the Lease after %.1f s; the hook created once and completed, the resources and the Application gone",
 			takeover.Seconds()),
 	}}
 }

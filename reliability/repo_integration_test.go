@@ -57,7 +57,8 @@ spec:
     spec:
       containers: [{name: web, image: registry.example.com/web:1}]
 `,
-		wavesApp + "/waves.yaml": wavesYAML,
+		wavesApp + "/waves.yaml":           wavesYAML,
+		postDeleteApp + "/postdelete.yaml": postDeleteYAML,
 	})
 	r := &repo{dir: dir}
 	r.pushURL = gitserver.Serve(t, dir, gitserver.Options{Push: true, OnRequest: func(req *http.Request) {

@@ -67,3 +67,28 @@ spec:
       restartPolicy: Never
       containers: [{name: post, image: registry.example.com/post:1}]
 `
+
+// postDeleteApp is the directory of an app with a slow PostDelete hook:
+// a Job of six pods one after another, run when the app is deleted.
+const postDeleteApp = "postdelete"
+
+const postDeleteYAML = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept
+data: {app: postdelete}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  generateName: post-
+  annotations:
+    argocd.argoproj.io/hook: PostDelete
+spec:
+  completions: 6
+  parallelism: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: post, image: registry.example.com/post:1}]
+`
