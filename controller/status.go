@@ -110,9 +110,10 @@ func refreshMode(app *v1alpha1.Application) string {
 
 // clearRefresh removes a served refresh request, as Argo CD does.
 func (r *Reconciler) clearRefresh(ctx context.Context, app *v1alpha1.Application) error {
-	patch := client.MergeFrom(app.DeepCopy())
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	delete(app.Annotations, v1alpha1.RefreshAnnotation)
 	delete(app.Annotations, v1alpha1.ArgoRefreshAnnotation)
+	delete(app.Annotations, v1alpha1.RefreshRequestedAnnotation)
 	if app.Operation == nil {
 		// The refresh's trace ends here; an operation's goes on.
 		delete(app.Annotations, tracing.TraceparentAnnotation)

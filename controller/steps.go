@@ -82,6 +82,9 @@ type pass struct {
 	cmpErr   error
 	failures int
 	auto     autoSyncDecision
+	// refreshRequested is the app's RefreshRequestedAnnotation when the
+	// comparison began: a different one at the end asks for another.
+	refreshRequested string
 	// queued is true when the writers write the status (and request the
 	// automated sync) rather than this reconcile.
 	queued bool
@@ -179,6 +182,7 @@ func (p *pass) operate(ctx context.Context) (bool, error) {
 // status and is remembered; one that fails is reported by summarize.
 func (p *pass) compare(ctx context.Context) (bool, error) {
 	var rendered *rendered
+	p.refreshRequested = p.app.Annotations[v1alpha1.RefreshRequestedAnnotation]
 	p.cmp, rendered, p.cmpErr = p.r.compareRendered(ctx, &p.app, p.t, refreshMode(&p.app))
 	p.failures = p.r.memory.compared(p.key, p.cmpErr != nil && conditionFor(p.cmpErr) == v1alpha1.ApplicationConditionComparisonError)
 	if p.cmpErr == nil {
@@ -251,7 +255,18 @@ func (p *pass) announce(context.Context) (bool, error) {
 // it left; when the writers write, they do the last two.
 func (p *pass) followUp(ctx context.Context) (bool, error) {
 	if refreshMode(&p.app) != "" {
-		if err := p.r.clearRefresh(ctx, &p.app); err != nil {
+		// A refresh asked again since the comparison began (a push during
+		// the render) is served by another pass, not cleared unserved.
+		again := p.app.Annotations[v1alpha1.RefreshRequestedAnnotation] != p.refreshRequested
+		var err error
+		if !again {
+			err = p.r.clearRefresh(ctx, &p.app)
+		}
+		if again || apierrors.IsConflict(err) {
+			p.result = ctrl.Result{RequeueAfter: time.Millisecond}
+			return true, nil
+		}
+		if err != nil {
 			return true, err
 		}
 	}

@@ -19,6 +19,12 @@ const (
 const (
 	RefreshAnnotation     = "graphcd.io/refresh"
 	ArgoRefreshAnnotation = "argocd.argoproj.io/refresh"
+	// RefreshRequestedAnnotation holds when the last refresh was asked
+	// for (RFC 3339): a refresh asked while the annotation is already set
+	// still changes the Application, so that the controller, which
+	// removes the annotations only if the Application did not change
+	// since it read them, compares it once more.
+	RefreshRequestedAnnotation = "graphcd.io/refresh-requested"
 )
 
 // Values of the refresh annotations.

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -255,6 +256,7 @@ func (s Service) Refresh(ctx context.Context, key types.NamespacedName, hard boo
 			cur.Annotations = map[string]string{}
 		}
 		cur.Annotations[v1alpha1.ArgoRefreshAnnotation] = kind
+		cur.Annotations[v1alpha1.RefreshRequestedAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
 		carryTrace(ctx, cur)
 		return nil
 	})
