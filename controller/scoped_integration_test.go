@@ -4,9 +4,6 @@ package controller_test
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -177,23 +174,11 @@ func TestProjectScopedRepositoryRefusedToAnotherProject(t *testing.T) {
 // holds: its server and its admin client certificate.
 func clusterSecretData(t *testing.T, c *localcluster.Cluster, name, project string) map[string]string {
 	t.Helper()
-	read := func(path string, inline []byte) string {
-		if len(inline) == 0 {
-			var err error
-			if inline, err = os.ReadFile(path); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return base64.StdEncoding.EncodeToString(inline)
-	}
-	tls := c.Config.TLSClientConfig
-	cfg, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
-		"caData": read(tls.CAFile, tls.CAData), "certData": read(tls.CertFile, tls.CertData), "keyData": read(tls.KeyFile, tls.KeyData),
-	}})
+	cfg, err := c.SecretConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := map[string]string{"name": name, "server": c.Config.Host, "config": string(cfg)}
+	data := map[string]string{"name": name, "server": c.Config.Host, "config": cfg}
 	if project != "" {
 		data["project"] = project
 	}

@@ -4,10 +4,7 @@ package reliability
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -54,9 +51,13 @@ func clusterAway(t *testing.T, in *installation, l *load) []outcome {
 		}
 	})
 	const name = "far"
+	cfg, err := far.SecretConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: graphcdNamespace, Name: name, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}},
-		StringData: map[string]string{"name": name, "server": far.Config.Host, "config": clusterConfig(t, far)},
+		StringData: map[string]string{"name": name, "server": far.Config.Host, "config": cfg},
 	}
 	if _, err := cluster.Client.CoreV1().Secrets(graphcdNamespace).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -141,29 +142,6 @@ func clusterAway(t *testing.T, in *installation, l *load) []outcome {
 		note: fmt.Sprintf("its %d apps showed sync Unknown %.0f s after it went, %q; the management cluster's apps kept syncing pushes meanwhile",
 			farApps, reported.Seconds(), redactPort(reason)),
 	}}
-}
-
-// clusterConfig is the config of a cluster Secret for c: its admin client
-// certificate.
-func clusterConfig(t *testing.T, c *localcluster.Cluster) string {
-	t.Helper()
-	read := func(path string, inline []byte) string {
-		if len(inline) == 0 {
-			var err error
-			if inline, err = os.ReadFile(path); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return base64.StdEncoding.EncodeToString(inline)
-	}
-	tls := c.Config.TLSClientConfig
-	cfg, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
-		"caData": read(tls.CAFile, tls.CAData), "certData": read(tls.CertFile, tls.CertData), "keyData": read(tls.KeyFile, tls.KeyData),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(cfg)
 }
 
 // redactPort shortens a condition message for the table: the loopback

@@ -48,14 +48,7 @@ func leaderKilledDuringWave(t *testing.T, in *installation, l *load) []outcome {
 		t.Fatal(err)
 	}
 
-	killed := time.Now()
-	leader.kill()
-	lease := controller.LeaseName(shard)
-	waitFor(t, 2*time.Minute, "the standby to take the Lease", func() (bool, string) {
-		h := leaseHolder(t, lease)
-		return h == standby.leaseIdentity(), "held by " + h
-	})
-	takeover := time.Since(killed)
+	killed, takeover := killLeader(t, shard, leader, standby)
 	waitFor(t, 5*time.Minute, "the operations to finish", func() (bool, string) {
 		for _, name := range apps {
 			a, err := in.app(t.Context(), name)
@@ -127,14 +120,7 @@ func leaderKilledDuringPostDelete(t *testing.T, in *installation, l *load) []out
 		return log.running("post-"), "the hook is not running"
 	})
 
-	killed := time.Now()
-	leader.kill()
-	lease := controller.LeaseName(shard)
-	waitFor(t, 2*time.Minute, "the standby to take the Lease", func() (bool, string) {
-		h := leaseHolder(t, lease)
-		return h == standby.leaseIdentity(), "held by " + h
-	})
-	takeover := time.Since(killed)
+	killed, takeover := killLeader(t, shard, leader, standby)
 	waitFor(t, 5*time.Minute, "the app to be gone", func() (bool, string) {
 		a, err := in.app(t.Context(), name)
 		if apierrors.IsNotFound(err) {
@@ -164,4 +150,19 @@ func leaderKilledDuringPostDelete(t *testing.T, in *installation, l *load) []out
 		note: fmt.Sprintf("killed while the hook of a deleted app ran; the standby took the Lease after %.1f s; the hook created once and completed, the resources and the Application gone",
 			takeover.Seconds()),
 	}}
+}
+
+// killLeader kills the leader of shard (SIGKILL: no chance to release its
+// Lease) and waits for standby to take the Lease; it returns when it
+// killed and how long the takeover took.
+func killLeader(t *testing.T, shard int, leader, standby *role) (killed time.Time, takeover time.Duration) {
+	t.Helper()
+	killed = time.Now()
+	leader.kill()
+	lease := controller.LeaseName(shard)
+	waitFor(t, 2*time.Minute, "the standby to take the Lease", func() (bool, string) {
+		h := leaseHolder(t, lease)
+		return h == standby.leaseIdentity(), "held by " + h
+	})
+	return killed, time.Since(killed)
 }
