@@ -3,7 +3,6 @@ package inproc
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,8 +18,6 @@ import (
 
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/egress"
@@ -179,79 +175,6 @@ func revisionOf(req reposerver.ManifestRequest) string {
 		return req.Revision
 	}
 	return req.Source.TargetRevision
-}
-
-// cacheKey holds everything that determines a render.
-type cacheKey struct {
-	Repo        string
-	Revision    string
-	Source      v1alpha1.ApplicationSource
-	AppName     string
-	Project     string
-	Namespace   string
-	KubeVersion string
-	APIVersions []string
-	Limits      render.Limits
-	// SignatureKeys is part of the key so that manifests rendered without
-	// verification never answer a request that demands it.
-	SignatureKeys []string
-	// Refs are the sources value files are read from, each at its
-	// resolved revision.
-	Refs map[string]refKey `json:",omitempty"`
-	// Tools decide what may be fetched (remote value files).
-	Tools reposerver.ToolOptions
-	// Repos are the repositories remote bases may come from, each with
-	// a digest of its credentials: a caller without the credentials
-	// never gets a render made with them.
-	Repos []repoKey `json:",omitempty"`
-}
-
-// lineage names the renders of k's source at every revision (of its
-// repository and of its ref sources), which the manifest cache keeps only
-// the latest of; "" when it cannot be named.
-func (k cacheKey) lineage() string {
-	k.Revision = ""
-	refs := make(map[string]refKey, len(k.Refs))
-	for name, r := range k.Refs {
-		r.Revision = ""
-		refs[name] = r
-	}
-	k.Refs = refs
-	lineage, err := cache.KeyOf(k)
-	if err != nil {
-		return ""
-	}
-	return lineage
-}
-
-// repoKey identifies an entry of ManifestRequest.Repos in a cacheKey.
-type repoKey struct {
-	URL         string
-	Credentials string `json:",omitempty"`
-}
-
-// repoKeys returns the cache key entries of repos.
-func repoKeys(repos []reposerver.Repository) ([]repoKey, error) {
-	var out []repoKey
-	for _, r := range repos {
-		k := repoKey{URL: repourl.Normalize(r.URL)}
-		if r.Credentials != nil {
-			digest, err := cache.KeyOf(r.Credentials)
-			if err != nil {
-				return nil, err
-			}
-			k.Credentials = digest
-		}
-		out = append(out, k)
-	}
-	slices.SortFunc(out, func(a, b repoKey) int { return strings.Compare(a.URL+a.Credentials, b.URL+b.Credentials) })
-	return out, nil
-}
-
-// refKey identifies a ref source's content in a cacheKey.
-type refKey struct {
-	Repo     string
-	Revision string
 }
 
 // ref is a source a render reads value files from ($ref/path), at its
@@ -490,85 +413,6 @@ func (l *Local) Close() {
 	}
 }
 
-// cacheable reports whether a cached render may be reused: a chart version
-// range may match a newer chart at any time, so only exact versions are.
-// Commits and artifact digests never change.
-func cacheable(req reposerver.ManifestRequest, revision string) bool {
-	return !isChart(req) || (revision != "" && !strings.ContainsAny(revision, "^~*<>=|, xX"))
-}
-
-// fromCache returns a cached render (or cached failure).
-func (l *Local) fromCache(ctx context.Context, key string) (*reposerver.ManifestResponse, bool, error) {
-	if l.opts.Cache == nil {
-		return nil, false, nil
-	}
-	e, ok := l.opts.Cache.Get(ctx, key)
-	if !ok {
-		return nil, false, nil
-	}
-	if e.Error != "" {
-		return nil, true, errors.New(e.Error)
-	}
-	objs, err := objectsFromJSON(e.Manifests)
-	if err != nil {
-		l.log.WarnContext(ctx, "unreadable cached manifests; rendering again", "err", err)
-		return nil, false, nil
-	}
-	return &reposerver.ManifestResponse{Manifests: objs, Revision: e.Revision, SourceType: v1alpha1.ApplicationSourceType(e.SourceType), Cached: true}, true, nil
-}
-
-// objectsFromJSON reads a JSON array of objects, keeping integers as int64
-// as unstructured objects need.
-func objectsFromJSON(b []byte) ([]*unstructured.Unstructured, error) {
-	var objs []any
-	if len(b) > 0 {
-		if err := utiljson.Unmarshal(b, &objs); err != nil {
-			return nil, err
-		}
-	}
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		m, ok := o.(map[string]any)
-		if !ok {
-			return nil, errors.New("a manifest is not an object")
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-	return out, nil
-}
-
-// objectsToJSON writes objs as a JSON array.
-func objectsToJSON(objs []*unstructured.Unstructured) ([]byte, error) {
-	list := make([]map[string]any, len(objs))
-	for i, m := range objs {
-		list[i] = m.Object
-	}
-	return json.Marshal(list)
-}
-
-func (l *Local) toCache(ctx context.Context, key, lineage string, res *reposerver.ManifestResponse, renderErr error) {
-	var needed *reposerver.RepositoriesNeededError
-	if l.opts.Cache == nil || errors.Is(renderErr, context.Canceled) || errors.Is(renderErr, context.DeadlineExceeded) || errors.As(renderErr, &needed) {
-		return
-	}
-	e := cache.Entry{Lineage: lineage}
-	if renderErr != nil {
-		e.Error = renderErr.Error()
-	} else {
-		e.Revision, e.SourceType = res.Revision, string(res.SourceType)
-		b, err := objectsToJSON(res.Manifests)
-		if err != nil {
-			return
-		}
-		e.Manifests = b
-	}
-	if err := l.opts.Cache.Set(ctx, key, e); err != nil {
-		l.log.WarnContext(ctx, "manifest cache write failed", "err", err)
-	}
-}
-
-// render checks out (or pulls) the source and renders it within the render
-// timeout: Helm, Kustomize and directory sources through runJob (in a
 // worker process when Options.Worker is set), plugins over their socket.
 func (l *Local) render(ctx context.Context, req reposerver.ManifestRequest, revision string, refs []ref) (*reposerver.ManifestResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.RenderTimeout)
@@ -801,101 +645,6 @@ func (l *Local) MatchTree(ctx context.Context, repo reposerver.Repository, revis
 	}
 	res.Revision = sha
 	return res, nil
-}
-
-// GetAppDetails implements Service for sources in Git and OCI artifacts.
-func (l *Local) GetAppDetails(ctx context.Context, req reposerver.ManifestRequest) (*reposerver.AppDetails, error) {
-	if isChart(req) {
-		return &reposerver.AppDetails{SourceType: v1alpha1.ApplicationSourceTypeHelm, Helm: &reposerver.HelmDetails{}}, nil
-	}
-	revision, err := l.resolveSource(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	dir, release, err := l.tree(ctx, req, revision, git.CheckoutOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	tool, err := l.detect(ctx, dir, req.Source)
-	if err != nil {
-		return nil, err
-	}
-	d := &reposerver.AppDetails{SourceType: tool}
-	appDir, err := render.ResolveInRoot(dir, cleanRel(req.Source.Path))
-	if err != nil {
-		return nil, err
-	}
-	switch tool {
-	case v1alpha1.ApplicationSourceTypeHelm:
-		d.Helm = helmDetails(appDir)
-	case v1alpha1.ApplicationSourceTypeKustomize:
-		d.Kustomize = kustomizeDetails(appDir)
-	}
-	return d, nil
-}
-
-func helmDetails(appDir string) *reposerver.HelmDetails {
-	h := &reposerver.HelmDetails{}
-	entries, _ := os.ReadDir(appDir)
-	for _, e := range entries {
-		name := e.Name()
-		if !e.IsDir() && (strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) && strings.Contains(name, "values") {
-			h.ValueFiles = append(h.ValueFiles, name)
-		}
-	}
-	if b, err := readSmall(filepath.Join(appDir, "values.yaml")); err == nil {
-		h.Values = string(b)
-	}
-	return h
-}
-
-func kustomizeDetails(appDir string) *reposerver.KustomizeDetails {
-	for _, name := range kustomizationNames {
-		b, err := readSmall(filepath.Join(appDir, name))
-		if err != nil {
-			continue
-		}
-		var k struct {
-			Images []struct {
-				Name, NewName, NewTag, Digest string
-			} `json:"images"`
-		}
-		if yaml.Unmarshal(b, &k) != nil {
-			return &reposerver.KustomizeDetails{}
-		}
-		d := &reposerver.KustomizeDetails{}
-		for _, im := range k.Images {
-			s := im.Name
-			if im.NewName != "" {
-				s += "=" + im.NewName
-			}
-			if im.NewTag != "" {
-				s += ":" + im.NewTag
-			}
-			if im.Digest != "" {
-				s += "@" + im.Digest
-			}
-			d.Images = append(d.Images, s)
-		}
-		return d
-	}
-	return &reposerver.KustomizeDetails{}
-}
-
-// readSmall reads a file of at most 1 MiB (details are for display).
-func readSmall(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	return io.ReadAll(io.LimitReader(f, 1<<20))
-}
-
-func cleanRel(p string) string {
-	p = path.Clean("/" + filepath.ToSlash(p))
-	return strings.TrimPrefix(p, "/")
 }
 
 // InvalidateRevision forgets the resolved revisions of repoURL, so the next
