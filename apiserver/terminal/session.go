@@ -77,19 +77,23 @@ func (s *session) run(ctx context.Context) {
 		e := s.exec(ctx, stdin, sizes)
 		end(e.code, e.why)
 	}()
-	<-ctx.Done()
+	// Every way the session ends says why first (watch does for the
+	// caller's session ending). The client is told at once: taking the
+	// shell down can take a while, and a client that gives up meanwhile
+	// (a console leaving the page on a revoked session) would never hear
+	// why.
+	e := <-ended
+	if e.code != websocket.CloseNormalClosure {
+		_ = s.sock.send(message{Operation: "stdout", Data: "\r\n\x1b[1m" + e.why + "\x1b[0m\r\n"})
+	}
+	s.sock.close(e.code, e.why) // output still coming is dropped
 	sizes.stop()
 	_ = feed.Close()  // the shell reads the end of its input
 	<-execDone        // the executor ends with ctx
 	_ = stdin.Close() // and input still in flight is dropped
-	e := <-ended
 	if s.rec.Shell != "" {
 		s.record(func(ctx context.Context) error { return s.h.opts.Events.TerminalEnded(ctx, s.rec, time.Now(), e.why) })
 	}
-	if e.code != websocket.CloseNormalClosure {
-		_ = s.sock.send(message{Operation: "stdout", Data: "\r\n\x1b[1m" + e.why + "\x1b[0m\r\n"})
-	}
-	s.sock.close(e.code, e.why)
 }
 
 // exec runs the first of the shells that starts. A shell that fails
