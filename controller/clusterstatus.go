@@ -132,6 +132,7 @@ func (p *statusPublisher) publish(ctx context.Context) {
 	comp := statusboard.Component{
 		Kind: statusboard.KindController, ID: p.id, Version: version.Get().Version,
 		Shard: p.c.cfg.Shard.Index, Leader: leader, Started: p.started,
+		Memory: p.c.cfg.Memory.State(),
 	}
 	var infos []statusboard.Cluster
 	if leader {

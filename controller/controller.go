@@ -29,6 +29,7 @@ import (
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/kubewatch"
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/secretcodec"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/internal/statusboard"
@@ -96,6 +97,10 @@ type Config struct {
 	// leader, the state of its clusters (see internal/statusboard); nil
 	// publishes nothing.
 	Status statusboard.Board
+	// Memory admits the comparisons: under memory pressure they run one
+	// at a time (see internal/memguard), and the heartbeat shows it; nil
+	// admits all at once.
+	Memory *memguard.Guard
 	// DisableNotifications turns notification delivery off. Otherwise the
 	// controller delivers notifications whenever a notifications ConfigMap
 	// exists in Namespace (see docs/notifications.md).
@@ -195,6 +200,7 @@ func New(cfg Config) (*Controller, error) {
 		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard,
 		Sync:      SyncConfig{WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval},
 		APIReader: mgr.GetAPIReader(), State: cfg.State, AppNamespaces: cfg.AppNamespaces,
+		Memory: cfg.Memory,
 	})
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ import (
 	"github.com/graphcd/graphcd/controller/project"
 	"github.com/graphcd/graphcd/internal/appstate"
 	"github.com/graphcd/graphcd/internal/clusters"
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -110,6 +111,9 @@ type Options struct {
 	// State receives each app's resource tree and managed resources after
 	// every comparison that changed them, for the API; nil writes none.
 	State appstate.Store
+	// Memory admits each reconcile that may compare or sync: under
+	// memory pressure one runs at a time. Nil admits all at once.
+	Memory *memguard.Guard
 	// AppNamespaces are the namespaces whose Applications are reconciled,
 	// around graphcd's own, where the AppProjects live; others are
 	// ignored. Nil serves every namespace, each app using the projects of

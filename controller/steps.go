@@ -28,6 +28,7 @@ var steps = []step{
 	(*pass).trace,
 	(*pass).claim,
 	(*pass).catchUp,
+	(*pass).admitMemory,
 	(*pass).finalize,
 	(*pass).operate,
 	(*pass).hydrate,
@@ -45,6 +46,11 @@ var steps = []step{
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	p := &pass{r: r, key: req.NamespacedName, requests: &requestApp{key: req.NamespacedName}}
 	defer p.observe(time.Now())
+	defer func() {
+		if p.release != nil {
+			p.release()
+		}
+	}()
 	defer func() { p.endSpan(err) }()
 	ctx = withRequestApp(ctx, p.requests)
 	for _, s := range steps {
@@ -96,6 +102,8 @@ type pass struct {
 	span trace.Span
 	// requests labels the requests to the destination the pass makes.
 	requests *requestApp
+	// release ends the pass's admission by Options.Memory.
+	release func()
 }
 
 // admit ignores an app outside the namespaces the controller serves
@@ -153,6 +161,19 @@ func (p *pass) catchUp(ctx context.Context) (bool, error) {
 	if err := p.r.apiReader().Get(ctx, p.key, &p.app); err != nil {
 		return true, client.IgnoreNotFound(err)
 	}
+	return false, nil
+}
+
+// admitMemory waits, under memory pressure, until the reconciles in
+// flight have ended (see Options.Memory): the app is compared, and its
+// operation run, one at a time, not each adding its memory to the
+// others'. The admission lasts until the reconcile ends.
+func (p *pass) admitMemory(ctx context.Context) (bool, error) {
+	release, err := p.r.opts.Memory.Admit(ctx)
+	if err != nil {
+		return true, nil //nolint:nilerr // shutting down: nothing to retry
+	}
+	p.release = release
 	return false, nil
 }
 

@@ -446,6 +446,7 @@ type ComplexityRoot struct {
 	ComponentReplica struct {
 		ID        func(childComplexity int) int
 		LastSeen  func(childComplexity int) int
+		Memory    func(childComplexity int) int
 		StartedAt func(childComplexity int) int
 		Version   func(childComplexity int) int
 	}
@@ -469,6 +470,7 @@ type ComplexityRoot struct {
 		ID        func(childComplexity int) int
 		LastSeen  func(childComplexity int) int
 		Leader    func(childComplexity int) int
+		Memory    func(childComplexity int) int
 		Shard     func(childComplexity int) int
 		StartedAt func(childComplexity int) int
 		Version   func(childComplexity int) int
@@ -644,6 +646,14 @@ type ComplexityRoot struct {
 		LoggedIn    func(childComplexity int) int
 		Permissions func(childComplexity int) int
 		Username    func(childComplexity int) int
+	}
+
+	MemoryStatus struct {
+		LimitBytes    func(childComplexity int) int
+		LiveHeapBytes func(childComplexity int) int
+		Pressure      func(childComplexity int) int
+		PressureSince func(childComplexity int) int
+		Waits         func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -2942,6 +2952,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ComponentReplica.LastSeen(childComplexity), true
+	case "ComponentReplica.memory":
+		if e.ComplexityRoot.ComponentReplica.Memory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ComponentReplica.Memory(childComplexity), true
 	case "ComponentReplica.startedAt":
 		if e.ComplexityRoot.ComponentReplica.StartedAt == nil {
 			break
@@ -3029,6 +3045,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ControllerReplica.Leader(childComplexity), true
+	case "ControllerReplica.memory":
+		if e.ComplexityRoot.ControllerReplica.Memory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ControllerReplica.Memory(childComplexity), true
 	case "ControllerReplica.shard":
 		if e.ComplexityRoot.ControllerReplica.Shard == nil {
 			break
@@ -3698,6 +3720,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.Username(childComplexity), true
+
+	case "MemoryStatus.limitBytes":
+		if e.ComplexityRoot.MemoryStatus.LimitBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemoryStatus.LimitBytes(childComplexity), true
+	case "MemoryStatus.liveHeapBytes":
+		if e.ComplexityRoot.MemoryStatus.LiveHeapBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemoryStatus.LiveHeapBytes(childComplexity), true
+	case "MemoryStatus.pressure":
+		if e.ComplexityRoot.MemoryStatus.Pressure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemoryStatus.Pressure(childComplexity), true
+	case "MemoryStatus.pressureSince":
+		if e.ComplexityRoot.MemoryStatus.PressureSince == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemoryStatus.PressureSince(childComplexity), true
+	case "MemoryStatus.waits":
+		if e.ComplexityRoot.MemoryStatus.Waits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemoryStatus.Waits(childComplexity), true
 
 	case "Mutation.addCluster":
 		if e.ComplexityRoot.Mutation.AddCluster == nil {
@@ -7478,6 +7531,26 @@ type ComponentReplica {
   startedAt: Time
   "When it last reported."
   lastSeen: Time!
+  "Its memory against its limit."
+  memory: MemoryStatus!
+}
+
+"""
+A replica's memory against its limit (GOMEMLIMIT). Under pressure (the
+heap left after a collection above 70% of the limit, until it falls under
+55%) new comparisons and renders wait for the work in flight.
+"""
+type MemoryStatus {
+  "The memory limit in bytes; 0 when the replica runs without one."
+  limitBytes: Float!
+  "The heap that survived the last garbage collection, in bytes (read only under a limit)."
+  liveHeapBytes: Float!
+  "Whether the replica is under memory pressure."
+  pressure: Boolean!
+  "When the pressure began; null when there is none."
+  pressureSince: Time
+  "How many comparisons or renders have waited for memory since the replica started."
+  waits: Float!
 }
 
 """
@@ -7498,6 +7571,8 @@ type ControllerReplica {
   startedAt: Time
   "When it last reported."
   lastSeen: Time!
+  "Its memory against its limit."
+  memory: MemoryStatus!
 }
 
 """
@@ -10440,6 +10515,8 @@ func (ec *executionContext) childFields_ComponentReplica(ctx context.Context, fi
 		return ec.fieldContext_ComponentReplica_startedAt(ctx, field)
 	case "lastSeen":
 		return ec.fieldContext_ComponentReplica_lastSeen(ctx, field)
+	case "memory":
+		return ec.fieldContext_ComponentReplica_memory(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ComponentReplica", field.Name)
 }
@@ -10488,6 +10565,8 @@ func (ec *executionContext) childFields_ControllerReplica(ctx context.Context, f
 		return ec.fieldContext_ControllerReplica_startedAt(ctx, field)
 	case "lastSeen":
 		return ec.fieldContext_ControllerReplica_lastSeen(ctx, field)
+	case "memory":
+		return ec.fieldContext_ControllerReplica_memory(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ControllerReplica", field.Name)
 }
@@ -10834,6 +10913,22 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_can(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Me", field.Name)
+}
+
+func (ec *executionContext) childFields_MemoryStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "limitBytes":
+		return ec.fieldContext_MemoryStatus_limitBytes(ctx, field)
+	case "liveHeapBytes":
+		return ec.fieldContext_MemoryStatus_liveHeapBytes(ctx, field)
+	case "pressure":
+		return ec.fieldContext_MemoryStatus_pressure(ctx, field)
+	case "pressureSince":
+		return ec.fieldContext_MemoryStatus_pressureSince(ctx, field)
+	case "waits":
+		return ec.fieldContext_MemoryStatus_waits(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MemoryStatus", field.Name)
 }
 
 func (ec *executionContext) childFields_NewToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -19961,6 +20056,38 @@ func (ec *executionContext) fieldContext_ComponentReplica_lastSeen(_ context.Con
 	return graphql.NewScalarFieldContext("ComponentReplica", field, false, false, "Time")
 }
 
+func (ec *executionContext) _ComponentReplica_memory(ctx context.Context, field graphql.CollectedField, obj *model.ComponentReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ComponentReplica_memory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Memory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MemoryStatus) graphql.Marshaler {
+			return ec.marshalNMemoryStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐMemoryStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ComponentReplica_memory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ComponentReplica",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemoryStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ComponentStatus_apiReplicas(ctx context.Context, field graphql.CollectedField, obj *model.ComponentStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20349,6 +20476,38 @@ func (ec *executionContext) _ControllerReplica_lastSeen(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_ControllerReplica_lastSeen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ControllerReplica", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ControllerReplica_memory(ctx context.Context, field graphql.CollectedField, obj *model.ControllerReplica) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ControllerReplica_memory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Memory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MemoryStatus) graphql.Marshaler {
+			return ec.marshalNMemoryStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐMemoryStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ControllerReplica_memory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ControllerReplica",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemoryStatus(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _DeepLink_title(ctx context.Context, field graphql.CollectedField, obj *model.DeepLink) (ret graphql.Marshaler) {
@@ -22877,6 +23036,121 @@ func (ec *executionContext) fieldContext_Me_can(ctx context.Context, field graph
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _MemoryStatus_limitBytes(ctx context.Context, field graphql.CollectedField, obj *model.MemoryStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemoryStatus_limitBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LimitBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemoryStatus_limitBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemoryStatus", field, false, false, "Float")
+}
+
+func (ec *executionContext) _MemoryStatus_liveHeapBytes(ctx context.Context, field graphql.CollectedField, obj *model.MemoryStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemoryStatus_liveHeapBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LiveHeapBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemoryStatus_liveHeapBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemoryStatus", field, false, false, "Float")
+}
+
+func (ec *executionContext) _MemoryStatus_pressure(ctx context.Context, field graphql.CollectedField, obj *model.MemoryStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemoryStatus_pressure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pressure, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemoryStatus_pressure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemoryStatus", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _MemoryStatus_pressureSince(ctx context.Context, field graphql.CollectedField, obj *model.MemoryStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemoryStatus_pressureSince(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PressureSince, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *v1.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖk8sᚗioᚋapimachineryᚋpkgᚋapisᚋmetaᚋv1ᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MemoryStatus_pressureSince(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemoryStatus", field, false, false, "Time")
+}
+
+func (ec *executionContext) _MemoryStatus_waits(ctx context.Context, field graphql.CollectedField, obj *model.MemoryStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemoryStatus_waits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Waits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemoryStatus_waits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemoryStatus", field, false, false, "Float")
 }
 
 func (ec *executionContext) _Mutation_createApplication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -38099,6 +38373,11 @@ func (ec *executionContext) _ComponentReplica(ctx context.Context, sel ast.Selec
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "memory":
+			out.Values[i] = ec._ComponentReplica_memory(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -38255,6 +38534,11 @@ func (ec *executionContext) _ControllerReplica(ctx context.Context, sel ast.Sele
 			}
 		case "lastSeen":
 			out.Values[i] = ec._ControllerReplica_lastSeen(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memory":
+			out.Values[i] = ec._ControllerReplica_memory(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -39428,6 +39712,59 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Me_can(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var memoryStatusImplementors = []string{"MemoryStatus"}
+
+func (ec *executionContext) _MemoryStatus(ctx context.Context, sel ast.SelectionSet, obj *model.MemoryStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, memoryStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MemoryStatus")
+		case "limitBytes":
+			out.Values[i] = ec._MemoryStatus_limitBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "liveHeapBytes":
+			out.Values[i] = ec._MemoryStatus_liveHeapBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pressure":
+			out.Values[i] = ec._MemoryStatus_pressure(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pressureSince":
+			out.Values[i] = ec._MemoryStatus_pressureSince(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "waits":
+			out.Values[i] = ec._MemoryStatus_waits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -44396,6 +44733,14 @@ func (ec *executionContext) marshalNMe2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgra
 		return graphql.Null
 	}
 	return ec._Me(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMemoryStatus2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐMemoryStatus(ctx context.Context, sel ast.SelectionSet, v *model.MemoryStatus) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MemoryStatus!")
+		return graphql.Null
+	}
+	return ec._MemoryStatus(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNewToken2ᚖgithubᚗcomᚋgraphcdᚋgraphcdᚋgraphᚋmodelᚐNewToken(ctx context.Context, sel ast.SelectionSet, v *model.NewToken) graphql.Marshaler {

@@ -12,6 +12,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/statusview"
 	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/statusboard"
 )
 
@@ -73,6 +74,7 @@ func (r *Resolver) componentStatus(ctx context.Context) (*model.ComponentStatus,
 		case statusboard.KindAPI:
 			out.APIReplicas = append(out.APIReplicas, &model.ComponentReplica{
 				ID: c.ID, Version: c.Version, StartedAt: optionalTime(c.Started), LastSeen: metav1.NewTime(c.Seen),
+				Memory: memoryStatus(c.Memory),
 			})
 		case statusboard.KindController:
 			clusters := c.Clusters
@@ -81,7 +83,7 @@ func (r *Resolver) componentStatus(ctx context.Context) (*model.ComponentStatus,
 			}
 			out.Controllers = append(out.Controllers, &model.ControllerReplica{
 				ID: c.ID, Version: c.Version, Shard: count32(c.Shard), Leader: c.Leader, Clusters: clusters,
-				StartedAt: optionalTime(c.Started), LastSeen: metav1.NewTime(c.Seen),
+				StartedAt: optionalTime(c.Started), LastSeen: metav1.NewTime(c.Seen), Memory: memoryStatus(c.Memory),
 			})
 		}
 	}
@@ -97,6 +99,13 @@ func (r *Resolver) componentStatus(ctx context.Context) (*model.ComponentStatus,
 		}
 	}
 	return out, nil
+}
+
+func memoryStatus(m memguard.State) *model.MemoryStatus {
+	return &model.MemoryStatus{
+		LimitBytes: float64(m.Limit), LiveHeapBytes: float64(m.Live), Pressure: m.Pressure,
+		PressureSince: optionalTime(m.Since), Waits: float64(m.Waits),
+	}
 }
 
 // probe maps a probe; its error names an address at most, never a

@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/statusboard"
 )
 
@@ -44,6 +45,9 @@ type View struct {
 	CheckRepoServer func(ctx context.Context) error
 	// Dex is the embedded Dex's handler, nil when SSO does not use it.
 	Dex http.Handler
+	// Memory is this replica's memory guard, shown in its heartbeats;
+	// nil shows none.
+	Memory *memguard.Guard
 	// Logger receives the failures of heartbeats.
 	Logger *slog.Logger
 
@@ -60,7 +64,9 @@ func (v *View) Run(ctx context.Context) {
 	t := time.NewTicker(statusboard.Interval)
 	defer t.Stop()
 	for {
-		err := v.Board.Beat(ctx, statusboard.Component{Kind: statusboard.KindAPI, ID: v.ID, Version: v.Version, Started: v.started})
+		err := v.Board.Beat(ctx, statusboard.Component{
+			Kind: statusboard.KindAPI, ID: v.ID, Version: v.Version, Started: v.started, Memory: v.Memory.State(),
+		})
 		if err != nil && ctx.Err() == nil && v.Logger != nil {
 			v.Logger.Debug("publish the API replica's heartbeat", "err", err)
 		}

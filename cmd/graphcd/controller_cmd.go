@@ -13,6 +13,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
 	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/version"
 	"github.com/graphcd/graphcd/reposerver"
@@ -121,6 +122,10 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 	}
 	cfg := o.app.config()
 	cfg.Repo, cfg.Logger, cfg.MetricsListen = svc, log, o.metricsListen
+	cfg.Memory = memoryGuard(ctx, log)
+	if err := registerAll(crmetrics.Registry, memguard.Collectors()); err != nil {
+		return fmt.Errorf("register memory metrics: %w", err)
+	}
 	// Live events and resource trees leave this process only through
 	// Redis: without it, no API replica could read them.
 	var events eventbus.Bus

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/internal/version"
@@ -152,11 +154,12 @@ func runRepoServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *
 	// error) rather than letting shutdown wait for them.
 	defer context.AfterFunc(ctx, local.Close)()
 	defer local.Close()
+	sopts.Memory = memoryGuard(ctx, log)
 	srv, err := remote.NewServer(local, sopts)
 	if err != nil {
 		return err
 	}
-	if err := o.metrics.serve(ctx, c, log, append(inproc.Collectors(), redismetrics.Collectors()...)...); err != nil {
+	if err := o.metrics.serve(ctx, c, log, slices.Concat(inproc.Collectors(), redismetrics.Collectors(), memguard.Collectors())...); err != nil {
 		return err
 	}
 	lis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.listen)

@@ -35,6 +35,7 @@ import (
 	"github.com/graphcd/graphcd/internal/clusters"
 	"github.com/graphcd/graphcd/internal/insights"
 	"github.com/graphcd/graphcd/internal/kubewatch"
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/statusboard"
 	"github.com/graphcd/graphcd/internal/version"
@@ -163,6 +164,8 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// The API tests repositories with it; the controller renders with it.
 	var svc reposerver.Service = repoServer
 	metrics := apiserver.NewRegistry()
+	memory := memoryGuard(ctx, log)
+	metrics.MustRegister(memguard.Collectors()...)
 	metrics.MustRegister(redismetrics.Collectors()...)
 	metrics.MustRegister(auth.Collectors()...)
 	if repoServer == nil {
@@ -267,7 +270,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 			Manifests: &manifests.Renderer{Repo: svc, Credentials: creds.Lookup, Keys: writer.Client, Tools: settings.ToolOptions},
 		},
 	}
-	view := &statusview.View{Board: sh.status, ID: statusboard.NewID(), Version: build.Version, RepoServer: "in process", Logger: log}
+	view := &statusview.View{Board: sh.status, ID: statusboard.NewID(), Version: build.Version, RepoServer: "in process", Memory: memory, Logger: log}
 	if sh.redis != nil { // a nil *redis.Client is not a nil UniversalClient
 		view.Redis = sh.redis
 	}
@@ -312,6 +315,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	go func() {
 		cfg := o.app.config()
 		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch, cfg.Clusters, cfg.Status = svc, log, sh.states, watch, registry, sh.status
+		cfg.Memory = memory
 		err := runController(ctx, k, cfg, sh.events, pushed.ctl.Store)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose

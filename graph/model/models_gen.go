@@ -326,6 +326,8 @@ type ComponentReplica struct {
 	StartedAt *v1.Time `json:"startedAt,omitempty"`
 	// When it last reported.
 	LastSeen v1.Time `json:"lastSeen"`
+	// Its memory against its limit.
+	Memory *MemoryStatus `json:"memory"`
 }
 
 // How graphcd's components are doing. Each list holds at most 200 entries.
@@ -368,6 +370,8 @@ type ControllerReplica struct {
 	StartedAt *v1.Time `json:"startedAt,omitempty"`
 	// When it last reported.
 	LastSeen v1.Time `json:"lastSeen"`
+	// Its memory against its limit.
+	Memory *MemoryStatus `json:"memory"`
 }
 
 type CreateAccountTokenInput struct {
@@ -535,6 +539,22 @@ type ManagedResourceFilter struct {
 	Name *string `json:"name,omitempty"`
 	// Only resources that differ from Git.
 	OutOfSyncOnly *bool `json:"outOfSyncOnly,omitempty"`
+}
+
+// A replica's memory against its limit (GOMEMLIMIT). Under pressure (the
+// heap left after a collection above 70% of the limit, until it falls under
+// 55%) new comparisons and renders wait for the work in flight.
+type MemoryStatus struct {
+	// The memory limit in bytes; 0 when the replica runs without one.
+	LimitBytes float64 `json:"limitBytes"`
+	// The heap that survived the last garbage collection, in bytes (read only under a limit).
+	LiveHeapBytes float64 `json:"liveHeapBytes"`
+	// Whether the replica is under memory pressure.
+	Pressure bool `json:"pressure"`
+	// When the pressure began; null when there is none.
+	PressureSince *v1.Time `json:"pressureSince,omitempty"`
+	// How many comparisons or renders have waited for memory since the replica started.
+	Waits float64 `json:"waits"`
 }
 
 // A token just issued. Its value is shown this once.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/graphcd/graphcd/internal/memguard"
 )
 
 // Connection statuses of a cluster, Argo CD's.
@@ -78,6 +80,9 @@ type Component struct {
 	Shard    int      `json:"shard,omitempty"`
 	Leader   bool     `json:"leader,omitempty"`
 	Clusters []string `json:"clusters,omitempty"`
+	// Memory is the process's memory against its limit, and whether it
+	// is under pressure (see internal/memguard).
+	Memory memguard.State `json:"memory,omitzero"`
 	// Started is when the process started; Seen when it last beat.
 	Started time.Time `json:"started,omitzero"`
 	Seen    time.Time `json:"seen"`

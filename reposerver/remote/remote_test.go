@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/selfsigned"
 	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/git"
@@ -45,8 +47,10 @@ type scripted struct {
 	err      error
 	res      *reposerver.ManifestResponse
 	panicMsg string
-	calls    atomic.Int32
-	lastReq  atomic.Pointer[reposerver.ManifestRequest]
+	// block, when set, holds GenerateManifests until it is closed.
+	block   chan struct{}
+	calls   atomic.Int32
+	lastReq atomic.Pointer[reposerver.ManifestRequest]
 	// invalidated is the last URL InvalidateRevision was called with, and
 	// invalidations how often it was called.
 	invalidated   atomic.Pointer[string]
@@ -58,6 +62,9 @@ func (s *scripted) GenerateManifests(_ context.Context, req reposerver.ManifestR
 	s.lastReq.Store(&req)
 	if s.panicMsg != "" {
 		panic(s.panicMsg)
+	}
+	if s.block != nil {
+		<-s.block
 	}
 	return s.res, s.err
 }
@@ -309,6 +316,45 @@ func TestMessageSizeLimit(t *testing.T) {
 	}
 	if _, err := c.ResolveRevision(t.Context(), reposerver.Repository{}, "main"); err != nil {
 		t.Fatalf("small call after an oversized one: %v", err)
+	}
+}
+
+// Under memory pressure a render waits for the one in flight, and is
+// refused with ResourceExhausted when that takes too long; calls that do
+// not render are not held.
+func TestRenderWaitsForMemory(t *testing.T) {
+	runtime.GC() // the live heap is known from the first collection on
+	guard := memguard.New(memguard.Options{Limit: 1, Interval: time.Millisecond})
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	go guard.Run(ctx)
+	for !guard.Pressure() {
+		time.Sleep(time.Millisecond)
+	}
+	svc := &scripted{res: &reposerver.ManifestResponse{}, block: make(chan struct{})}
+	srv, addr := serve(t, svc, ServerOptions{Memory: guard, MemoryWait: 100 * time.Millisecond})
+	c := dial(t, addr, ClientOptions{CACert: srv.CertificatePEM()})
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.GenerateManifests(t.Context(), reposerver.ManifestRequest{})
+		first <- err
+	}()
+	for svc.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	_, err := c.GenerateManifests(t.Context(), reposerver.ManifestRequest{})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "memory pressure") {
+		t.Fatalf("a render while another runs under pressure: %v (code %s), want ResourceExhausted naming the memory pressure", err, status.Code(err))
+	}
+	if _, err := c.ResolveRevision(t.Context(), reposerver.Repository{}, "main"); err != nil {
+		t.Fatalf("ResolveRevision under pressure: %v", err)
+	}
+	close(svc.block)
+	if err := <-first; err != nil {
+		t.Fatalf("the render in flight: %v", err)
+	}
+	if w := guard.State().Waits; w != 1 {
+		t.Errorf("waits = %d, want 1", w)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/tracing"
 	"github.com/graphcd/graphcd/reposerver"
 )
@@ -44,6 +45,23 @@ type ServerOptions struct {
 	// Logger receives a debug line per call and an error per recovered
 	// panic.
 	Logger *slog.Logger
+	// Memory admits renders: under memory pressure one runs at a time,
+	// and one that waited MemoryWait (DefaultMemoryWait when zero) fails
+	// with ResourceExhausted (the caller retries later). Nil admits every
+	// render at once.
+	Memory     *memguard.Guard
+	MemoryWait time.Duration
+}
+
+// DefaultMemoryWait is how long a render waits for memory before it is
+// refused.
+const DefaultMemoryWait = 20 * time.Second
+
+// rendering are the methods that render, admitted through
+// ServerOptions.Memory.
+var rendering = map[string]bool{
+	"/" + ServiceName + "/GenerateManifests": true,
+	"/" + ServiceName + "/GetAppDetails":     true,
 }
 
 // Server serves a reposerver.Service and the gRPC health service.
@@ -56,6 +74,8 @@ type Server struct {
 	// clients' invalidations applied to it.
 	invalidator revisionInvalidator
 	applied     applied
+	memory      *memguard.Guard
+	memoryWait  time.Duration
 }
 
 // NewServer returns a Server for svc. It does not listen yet; see Serve.
@@ -69,7 +89,10 @@ func NewServer(svc reposerver.Service, opts ServerOptions) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{health: health.NewServer(), log: opts.Logger, applied: applied{seen: map[appliedKey]uint64{}}}
+	if opts.MemoryWait <= 0 {
+		opts.MemoryWait = DefaultMemoryWait
+	}
+	s := &Server{memoryWait: opts.MemoryWait, health: health.NewServer(), log: opts.Logger, applied: applied{seen: map[appliedKey]uint64{}}, memory: opts.Memory}
 	s.invalidator, _ = svc.(revisionInvalidator)
 	sopts := []grpc.ServerOption{
 		grpc.ForceServerCodec(wireCodec{}),
@@ -153,8 +176,33 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if s.invalidator != nil {
 		s.applied.catchUp(ctx, req, s.invalidator)
 	}
+	if rendering[info.FullMethod] {
+		release, err := s.admit(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	return handler(ctx, req)
 }
+
+// admit waits up to ServerOptions.MemoryWait for memory to render.
+func (s *Server) admit(ctx context.Context) (func(), error) {
+	wait, cancel := context.WithTimeoutCause(ctx, s.memoryWait, errMemoryWait)
+	defer cancel()
+	release, err := s.memory.Admit(wait)
+	if errors.Is(err, errMemoryWait) {
+		st := s.memory.State()
+		return nil, status.Errorf(codes.ResourceExhausted, "repository server under memory pressure (live heap %d MiB of a %d MiB limit): render refused after waiting %s; it is retried",
+			st.Live>>20, st.Limit>>20, s.memoryWait)
+	}
+	if err != nil {
+		return nil, status.FromContextError(err).Err()
+	}
+	return release, nil
+}
+
+var errMemoryWait = errors.New("waited too long for memory")
 
 // overTLS reports whether the call came over a TLS connection.
 func overTLS(ctx context.Context) bool {
