@@ -5,6 +5,7 @@ package reliability
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,11 @@ func clusterAwayFor() time.Duration {
 const farApps = 2
 
 // A destination cluster away: a second cluster (its own etcd and
-// kube-apiserver) registered by a cluster Secret, with auto-synced apps
-// of the background path on it, has its kube-apiserver stopped for
+// kube-apiserver) registered by a cluster Secret that pins it to the
+// shard not owning the management cluster, with auto-synced apps of the
+// background path on it. First that shard's leader is killed just after
+// a push (the second shard's fault: its standby must take over and sync
+// the far apps); then the far cluster has its kube-apiserver stopped for
 // clusterAwayFor, then started again. While it is away its apps must show
 // sync status Unknown with a ComparisonError saying the cluster is
 // unreachable, and the background apps on the management cluster must
@@ -51,13 +55,14 @@ func clusterAway(t *testing.T, in *installation, l *load) []outcome {
 		}
 	})
 	const name = "far"
+	shard := shards - 1 - inClusterShard(t) // the other of the two
 	cfg, err := far.SecretConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: graphcdNamespace, Name: name, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}},
-		StringData: map[string]string{"name": name, "server": far.Config.Host, "config": cfg},
+		StringData: map[string]string{"name": name, "server": far.Config.Host, "config": cfg, "shard": strconv.Itoa(shard)},
 	}
 	if _, err := cluster.Client.CoreV1().Secrets(graphcdNamespace).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -98,7 +103,17 @@ func clusterAway(t *testing.T, in *installation, l *load) []outcome {
 		l.pushing.Store(false)
 		return synced()
 	})
+
+	// The far cluster's shard loses its leader just after a push.
+	leader, standby := in.leader(t, shard)
+	if _, err := in.push(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	killed, takeover := killLeader(t, shard, leader, standby)
+	waitFor(t, 5*time.Minute, "the far cluster's apps to sync the push after the kill", synced)
+	afterKill := time.Since(killed)
 	l.pushing.Store(true)
+	leader.start(t) // back as the standby
 
 	gone := time.Now() // the SIGTERM: kube-apiserver refuses from then on while it shuts down
 	if err := far.StopAPIServer(); err != nil {
@@ -137,6 +152,10 @@ func clusterAway(t *testing.T, in *installation, l *load) []outcome {
 	waitFor(t, 5*time.Minute, "the far cluster's apps to sync the head again", synced)
 	settled := time.Now()
 	return []outcome{{
+		fault:    "`kill -9` of the second shard's leader (the far cluster's) just after a push",
+		recovery: afterKill,
+		note:     fmt.Sprintf("the standby took the Lease after %.1f s; the far cluster's %d apps synced the push", takeover.Seconds(), farApps),
+	}, {
 		fault:    fmt.Sprintf("a destination cluster away (kube-apiserver stopped) for %v", clusterAwayFor()),
 		recovery: settled.Sub(back),
 		note: fmt.Sprintf("its %d apps showed sync Unknown %.0f s after it went, %q; the management cluster's apps kept syncing pushes meanwhile",

@@ -44,6 +44,7 @@ func TestFaults(t *testing.T) {
 		{"ControlPlaneRestartedAndPaused", controlPlaneFaults},
 		{"GitDownDeletedRewritten", gitFaults},
 		{"DestinationClusterAway", clusterAway},
+		{"MemoryPressure", memoryPressure},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := in.snapshot(t)

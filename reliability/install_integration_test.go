@@ -97,7 +97,7 @@ func install(t *testing.T) *installation {
 	ips := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}
 	for i, ip := range ips {
 		metrics := "127.0.0.1:" + strconv.Itoa(freePort(t))
-		r := &role{name: fmt.Sprintf("repo-server-%d", i), health: "http://" + metrics + "/healthz", args: []string{
+		r := &role{name: fmt.Sprintf("repo-server-%d", i), health: "http://" + metrics + "/healthz", env: memoryEnv(), args: []string{
 			"repo-server", "--listen", netip.AddrPortFrom(ip, uint16(port)).String(), "--plaintext",
 			"--redis", in.redisURL, "--metrics-listen", metrics, "--log-format", "text",
 		}}
@@ -114,6 +114,7 @@ func install(t *testing.T) *installation {
 			in.controllers[shard] = append(in.controllers[shard], &role{
 				name:   fmt.Sprintf("controller-%d-%d", shard, replica),
 				health: "http://" + metrics + "/healthz",
+				env:    memoryEnv(),
 				args: append([]string{"controller", "--shards", strconv.Itoa(shards), "--shard", strconv.Itoa(shard),
 					"--metrics-listen", metrics}, shared...),
 			})
@@ -122,7 +123,7 @@ func install(t *testing.T) *installation {
 	for i := range 2 {
 		addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 		in.serverURLs = append(in.serverURLs, "http://"+addr)
-		in.servers = append(in.servers, &role{name: fmt.Sprintf("server-%d", i), health: "http://" + addr + "/readyz",
+		in.servers = append(in.servers, &role{name: fmt.Sprintf("server-%d", i), health: "http://" + addr + "/readyz", env: memoryEnv(),
 			args: append([]string{"server", "--insecure", "--controller=false", "--listen", addr}, shared...)})
 	}
 	for _, r := range in.all() {
@@ -193,6 +194,16 @@ func (in *installation) all() []*role {
 		all = append(all, replicas...)
 	}
 	return append(all, in.servers...)
+}
+
+// role is the role called name.
+func (in *installation) role(name string) *role {
+	for _, r := range in.all() {
+		if r.name == name {
+			return r
+		}
+	}
+	panic("no role " + name)
 }
 
 // inClusterShard is the shard whose controllers own the in-cluster

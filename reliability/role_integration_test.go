@@ -24,7 +24,8 @@ import (
 type role struct {
 	name    string
 	args    []string
-	health  string // URL answering 200 once the role serves
+	env     []string // added to the test's environment
+	health  string   // URL answering 200 once the role serves
 	logPath string
 
 	mu   sync.Mutex
@@ -44,7 +45,7 @@ func (r *role) start(t *testing.T) {
 		_, _ = fmt.Fprintf(f, "--- %s started at %s\n", r.name, time.Now().UTC().Format(time.RFC3339Nano))
 		_ = f.Close()
 	}
-	proc, err := localcluster.StartProcess(r.name, r.logPath, graphcdBin, r.args...)
+	proc, err := localcluster.StartProcessEnv(r.name, r.logPath, graphcdBin, r.env, r.args...)
 	if err != nil {
 		t.Fatal(err)
 	}

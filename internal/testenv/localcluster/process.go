@@ -58,12 +58,21 @@ func startLocked(cmd *exec.Cmd) error {
 // StartProcess runs bin with args, appending its output to logPath. It is
 // used for every child of a cluster and by sibling packages (Redis).
 func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
+	return StartProcessEnv(name, logPath, bin, nil, args...)
+}
+
+// StartProcessEnv is StartProcess with env ("KEY=value") added to this
+// process's environment.
+func StartProcessEnv(name, logPath, bin string, env []string, args ...string) (*Process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...) //nolint:noctx // lives until Stop, which ends it gracefully
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := startLocked(cmd); err != nil {
 		_ = logFile.Close()
