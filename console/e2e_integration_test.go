@@ -92,6 +92,9 @@ func (s *syncBuffer) String() string {
 // controller (without it the test writes the apps' status itself). It
 // returns the base URL and the namespace. Config maps (graphcd-cm,
 // graphcd-rbac-cm) are created before the server starts.
+// serverMemoryLimit is the GOMEMLIMIT of the servers the tests start.
+const serverMemoryLimit = 1 << 30
+
 func startServer(t testing.TB, controller bool, config ...*corev1.ConfigMap) (base, ns string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "graphcd")
@@ -114,6 +117,8 @@ func startServer(t testing.TB, controller bool, config ...*corev1.ConfigMap) (ba
 	base = "https://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, "server", "--kubeconfig", cluster.Kubeconfig,
 		"--namespace", ns, "--listen", "127.0.0.1:"+strconv.Itoa(port), "--controller="+strconv.FormatBool(controller), "--log-format", "text")
+	// Under a memory limit, as a manifest runs it: the status page shows it.
+	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.Itoa(serverMemoryLimit))
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

@@ -1,8 +1,8 @@
 // End-to-end check of cluster and component status: Settings → Clusters
 // shows in-cluster Successful with its Kubernetes version, as the
 // server's controller reported it, and the admin sees the components: this
-// API replica, the controller leading shard 0, and the repository server
-// reachable.
+// API replica, the controller leading shard 0 with its heap against its
+// memory limit, and the repository server reachable.
 //
 //   node e2e/cluster-status.mjs BASEURL USER PASSWORD [ARTIFACTS_DIR]
 import { args, login, run } from './browser.mjs'
@@ -33,6 +33,7 @@ await run(artifacts, async (page, { shot, check }) => {
   await components.locator('[data-component="controller"]').first().waitFor(slow)
   const ctl = (await components.locator('[data-component="controller"]').first().textContent()) ?? ''
   check(/shard 0 · leader/.test(ctl) && ctl.includes('https://kubernetes.default.svc'), `the controller leads shard 0 with in-cluster's cache: ${ctl.trim()}`)
+  check(/heap \d+ of 1024 MiB/.test(ctl), `the controller shows its heap against its memory limit: ${ctl.trim()}`)
   check((await components.locator('[data-component="api"]').count()) === 1, 'one API server replica is listed')
   check((await components.locator('[data-component="Repository server"] [data-connection="ok"]').count()) === 1, 'the repository server is reachable')
   await shot('cluster-status')

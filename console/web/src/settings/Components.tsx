@@ -24,6 +24,22 @@ function ProbeRow({ label, probe, extra }: { label: string; probe: Probe | null 
   )
 }
 
+type Memory = { limitBytes: number; liveHeapBytes: number; pressure: boolean; pressureSince?: string | null; waits: number }
+
+const mib = (bytes: number) => Math.round(bytes / 1024 / 1024)
+
+/** MemoryLine says a replica's heap against its memory limit, and whether it is under pressure. */
+function MemoryLine({ memory }: { memory: Memory }) {
+  if (memory.limitBytes <= 0) return <span className="k ellipsis">no memory limit</span>
+  return (
+    <span className="k ellipsis" data-memory={memory.pressure ? 'pressure' : 'ok'}>
+      heap {mib(memory.liveHeapBytes)} of {mib(memory.limitBytes)} MiB
+      {memory.pressure ? ` · under memory pressure since ${clockTime(memory.pressureSince ?? undefined)}` : ''}
+      {memory.waits > 0 ? ` · ${memory.waits} waited for memory` : ''}
+    </span>
+  )
+}
+
 /** ComponentStatus shows graphcd's replicas and the parts the API reaches; for admins. */
 export function ComponentStatus() {
   const [res] = useQuery({ query: ComponentStatusQuery })
@@ -42,6 +58,7 @@ export function ComponentStatus() {
                 <span className="k ellipsis">
                   {r.id} · {r.version} · seen {clockTime(r.lastSeen)}
                 </span>
+                <MemoryLine memory={r.memory} />
               </div>
             </li>
           ))}
@@ -55,6 +72,7 @@ export function ComponentStatus() {
                   {c.id} · {c.version} · seen {clockTime(c.lastSeen)}
                 </span>
                 {c.clusters.length ? <span className="k ellipsis">caches: {c.clusters.join(', ')}</span> : null}
+                <MemoryLine memory={c.memory} />
               </div>
             </li>
           ))}

@@ -124,6 +124,9 @@ export const ComponentStatusQuery = graphql(`
         id
         version
         lastSeen
+        memory {
+          ...ReplicaMemory
+        }
       }
       controllers {
         id
@@ -132,6 +135,9 @@ export const ComponentStatusQuery = graphql(`
         leader
         clusters
         lastSeen
+        memory {
+          ...ReplicaMemory
+        }
       }
       repoServer {
         name
@@ -310,5 +316,15 @@ export const UserInfoQuery = graphql(`
 export const UpdatePasswordMutation = graphql(`
   mutation SettingsUpdatePassword($input: UpdatePasswordInput!) {
     updatePassword(input: $input)
+  }
+`)
+
+export const ReplicaMemoryFragment = graphql(`
+  fragment ReplicaMemory on MemoryStatus {
+    limitBytes
+    liveHeapBytes
+    pressure
+    pressureSince
+    waits
   }
 `)
