@@ -100,7 +100,6 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *
 	if next.Phase == v1alpha1.OperationSucceeded && next.Operation.Sync != nil && !next.Operation.Sync.DryRun && !localSync(next) {
 		addHistory(status, app, next)
 	}
-	countSync(app, next)
 	r.operationEvent(app, next, ReasonOperationCompleted, EventOperationCompleted)
 	return opOutcome{ran: true, finished: true, requeue: time.Second}
 }

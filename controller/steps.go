@@ -262,6 +262,11 @@ func (p *pass) write(ctx context.Context) (bool, error) {
 		}
 		return true, err
 	}
+	// A finished sync counts once its end is written: a write that fails
+	// has the next reconcile finish it again.
+	if p.op.finished {
+		countSync(&p.app, p.status.OperationState)
+	}
 	return false, nil
 }
 
