@@ -44,6 +44,7 @@ func TestFaults(t *testing.T) {
 		{"ControlPlaneRestartedAndPaused", controlPlaneFaults},
 		{"GitDownDeletedRewritten", gitFaults},
 		{"DestinationClusterAway", clusterAway},
+		{"ClockSkew", clockSkew},
 		{"MemoryPressure", memoryPressure},
 	} {
 		t.Run(c.name, func(t *testing.T) {

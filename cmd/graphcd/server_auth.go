@@ -38,6 +38,9 @@ type authOptions struct {
 	trustedProxies []string
 	// kubeconfig is the root's --kubeconfig, for Dex's Kubernetes storage.
 	kubeconfig string
+	// clockSkew is the hidden --clock-skew: a fault the reliability
+	// battery injects (docs/reliability.md).
+	clockSkew time.Duration
 }
 
 func (o *authOptions) addFlags(f *pflag.FlagSet) {
@@ -51,6 +54,9 @@ func (o *authOptions) addFlags(f *pflag.FlagSet) {
 	o.dexStorage = command.NewEnum("memory", "memory", "kubernetes")
 	f.Var(o.dexStorage, "dex-storage",
 		"where the embedded Dex keeps logins in progress: memory (one replica) or kubernetes (Dex's CRDs, shared by replicas; needs dex.clientSecret in graphcd-secret)")
+	f.DurationVar(&o.clockSkew, "clock-skew", 0,
+		"fault injection: move the clock this replica issues and checks session tokens by, as a replica whose clock is off would")
+	_ = f.MarkHidden("clock-skew")
 }
 
 // proxies parses --trusted-proxies.
@@ -123,7 +129,12 @@ func (o *authOptions) setUp(ctx context.Context, watch *kubewatch.Source, object
 		}()
 		revocations = rr
 	}
-	issuer := session.NewIssuer(keys, session.Options{TTL: o.sessionTTL, Revocations: revocations})
+	sopts := session.Options{TTL: o.sessionTTL, Revocations: revocations}
+	if skew := o.clockSkew; skew != 0 {
+		log.Warn("session tokens are issued and checked on a skewed clock (--clock-skew, a fault injection)", "skew", skew)
+		sopts.Now = func() time.Time { return time.Now().Add(skew) }
+	}
+	issuer := session.NewIssuer(keys, sopts)
 
 	accts := accounts.NewStore(watch)
 	if err := accts.Start(ctx); err != nil {
