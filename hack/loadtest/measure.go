@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+)
+
+// freeAddr returns a loopback address with a port free at the moment.
+func freeAddr() (string, error) {
+	var lc net.ListenConfig
+	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}
+
+// waitReady polls url until it answers 200.
+func waitReady(ctx context.Context, url string) error {
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("graphcd never ready: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitReconciled watches the Applications (one list, then a stream of
+// changes: the harness itself stays light and sees each status the moment
+// it is written) and returns when the first and when all apps were Synced
+// and Healthy, counted from start.
+func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, start time.Time, apps int) (first, all time.Duration, err error) {
+	dyn := dynamic.NewForConfigOrDie(cluster.Config)
+	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
+	done := map[string]bool{}
+	n := 0
+	observe := func(a *unstructured.Unstructured) {
+		sync, _, _ := unstructuredString(a.Object, "status", "sync", "status")
+		h, _, _ := unstructuredString(a.Object, "status", "health", "status")
+		ok := sync == "Synced" && h == "Healthy"
+		if ok != done[a.GetName()] {
+			if ok {
+				n++
+			} else {
+				n--
+			}
+		}
+		done[a.GetName()] = ok
+	}
+	list, err := dyn.Resource(appsGVR).Namespace("graphcd").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := range list.Items {
+		observe(&list.Items[i])
+	}
+	rv := list.GetResourceVersion()
+	for {
+		if n > 0 && first == 0 {
+			first = time.Since(start)
+		}
+		if n == apps {
+			return first, time.Since(start), nil
+		}
+		w, err := dyn.Resource(appsGVR).Namespace("graphcd").Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+		if err != nil {
+			return 0, 0, fmt.Errorf("watch applications: %w", err)
+		}
+		for ev := range w.ResultChan() {
+			a, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue // a watch error: start a new watch from rv
+			}
+			rv = a.GetResourceVersion()
+			observe(a)
+			if (n > 0 && first == 0) || n == apps {
+				break
+			}
+		}
+		w.Stop()
+		if ctx.Err() != nil {
+			return 0, 0, fmt.Errorf("%d of %d apps reconciled: %w", n, apps, ctx.Err())
+		}
+	}
+}
+
+func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+	cur := any(obj)
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = m[p]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
+}
+
+// cpuSeconds reads user+system CPU time of pid from /proc.
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(fields[11], 64)
+	st, _ := strconv.ParseFloat(fields[12], 64)
+	return (ut + st) / 100, nil // clock ticks; 100 Hz on Linux
+}
+
+// clusterCPU sums the CPU seconds of the cluster's processes (etcd and
+// kube-apiserver, and the rest in a full cluster).
+func clusterCPU(c *localcluster.Cluster) (float64, error) {
+	var sum float64
+	for _, pid := range c.PIDs() {
+		s, err := cpuSeconds(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += s
+	}
+	return sum, nil
+}
+
+// peakRSS reads VmHWM of pid, in bytes.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM for pid %d", pid)
+}
