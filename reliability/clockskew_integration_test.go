@@ -21,25 +21,25 @@ import (
 // on both. Recovery: from the skewed replica started again on the true
 // clock until a token it issues is accepted by the other.
 func clockSkew(t *testing.T, in *installation, l *load) []outcome {
-	skewed, other := in.servers[1], in.serverURLs[0]
-	args := slices.Clone(skewed.args)
+	skewed, other := in.Servers[1], in.ServerURLs[0]
+	args := slices.Clone(skewed.Args)
 	restart := func(skew time.Duration) {
-		skewed.stop()
-		skewed.args = args
+		skewed.Stop()
+		skewed.Args = args
 		if skew != 0 {
-			skewed.args = append(slices.Clone(args), "--clock-skew", skew.String())
+			skewed.Args = append(slices.Clone(args), "--clock-skew", skew.String())
 		}
-		skewed.start(t)
+		startRole(t, skewed)
 	}
 	t.Cleanup(func() {
-		if !slices.Equal(skewed.args, args) {
+		if !slices.Equal(skewed.Args, args) {
 			restart(0)
 		}
 	})
 	// crossCheck logs in at each replica and asks the other with the token.
 	crossCheck := func() (fromSkewed, fromOther error) {
-		fromSkewed = query(t.Context(), other, l.session(t, in.serverURLs[1]))
-		fromOther = query(t.Context(), in.serverURLs[1], l.session(t, other))
+		fromSkewed = query(t.Context(), other, l.session(t, in.ServerURLs[1]))
+		fromOther = query(t.Context(), in.ServerURLs[1], l.session(t, other))
 		return fromSkewed, fromOther
 	}
 

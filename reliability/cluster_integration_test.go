@@ -109,11 +109,11 @@ func clusterAway(t *testing.T, in *installation, l *load) []outcome {
 	if _, err := in.push(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	killed, takeover := killLeader(t, shard, leader, standby)
+	killed, takeover := killLeader(t, in, shard, leader, standby)
 	waitFor(t, 5*time.Minute, "the far cluster's apps to sync the push after the kill", synced)
 	afterKill := time.Since(killed)
 	l.pushing.Store(true)
-	leader.start(t) // back as the standby
+	startRole(t, leader) // back as the standby
 
 	gone := time.Now() // the SIGTERM: kube-apiserver refuses from then on while it shuts down
 	if err := far.StopAPIServer(); err != nil {

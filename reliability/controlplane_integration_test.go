@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/testenv/roles"
 )
 
 // etcdPausedFor is how long etcd stays paused.
@@ -45,9 +46,9 @@ func controlPlaneFaults(t *testing.T, in *installation, l *load) []outcome {
 	} {
 		l.settle(t)
 		l.pushing.Store(false)
-		pids := map[*role]int{}
-		for _, r := range in.all() {
-			pids[r] = r.pid()
+		pids := map[*roles.Role]int{}
+		for _, r := range in.All() {
+			pids[r] = r.PID()
 		}
 		watch := in.watchFalseAlarms(l.apps)
 		if err := fault.inject(t.Context()); err != nil {
@@ -68,11 +69,11 @@ func controlPlaneFaults(t *testing.T, in *installation, l *load) []outcome {
 			verdict = fmt.Sprintf("%d false alarms", len(alarms))
 		}
 		var restarted []string
-		for _, r := range in.all() {
-			if !r.running() || r.pid() != pids[r] {
-				restarted = append(restarted, r.name)
-				if !r.running() {
-					r.start(t)
+		for _, r := range in.All() {
+			if !r.Running() || r.PID() != pids[r] {
+				restarted = append(restarted, r.Name)
+				if !r.Running() {
+					startRole(t, r)
 				}
 			}
 		}

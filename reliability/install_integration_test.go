@@ -5,30 +5,22 @@ package reliability
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
-	"github.com/graphcd/graphcd/internal/testenv/localcluster"
-	"github.com/graphcd/graphcd/internal/testenv/localredis"
+	"github.com/graphcd/graphcd/internal/testenv/roles"
 )
 
 // graphcdNamespace holds the Applications, settings and Leases.
@@ -38,110 +30,45 @@ const graphcdNamespace = "graphcd"
 const shards = 2
 
 // installation is graphcd's split roles on the local cluster, as
-// deploy/ha runs them.
+// deploy/ha runs them, with the battery's Git repository.
 type installation struct {
-	redis      *localredis.Server
-	redisURL   string
-	secretFile string // the key that signs what goes through Redis
-	git        *repo
-	// repoTarget is the gRPC target of the repository servers: a name
-	// that resolves to both, like a headless Service.
-	repoTarget  string
-	repoServers []*role
-	controllers [shards][]*role // two replicas per shard
-	servers     []*role
-	serverURLs  []string
-	apps        client.Client
-	admin       string // the admin's password
-	webhooks    atomic.Int64
+	*roles.Installation
+	git      *repo
+	apps     client.Client
+	admin    string // the admin's password
+	webhooks atomic.Int64
 }
 
 // install starts every role and waits until each serves.
 func install(t *testing.T) *installation {
 	t.Helper()
-	in := &installation{}
-	run := exec.CommandContext(t.Context(), graphcdBin, "install", "crds", "--kubeconfig", cluster.Kubeconfig)
-	if out, err := run.CombinedOutput(); err != nil {
-		t.Fatalf("graphcd install crds: %v\n%s", err, out)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: graphcdNamespace}}
-	if _, err := cluster.Client.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
+	in := &installation{git: newRepo(t)}
 	var err error
 	if in.apps, err = client.New(cluster.Config, client.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
-
-	if in.redis, err = localredis.Start(t.Context()); err != nil {
-		t.Fatalf("start redis: %v", err)
-	}
-	t.Cleanup(func() { _ = in.redis.Stop() })
-	in.redisURL = "redis://:" + in.redis.Password + "@" + in.redis.Addr
-	in.secretFile = filepath.Join(t.TempDir(), "redis.key")
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	if err := os.WriteFile(in.secretFile, key, 0o600); err != nil {
+	in.Installation, err = roles.Install(t.Context(), roles.Options{
+		Bin: graphcdBin, Cluster: cluster, Namespace: graphcdNamespace, LogDir: logDir,
+		Shards: shards, Replicas: 2, APIReplicas: 2, RepoServers: 2, Env: memoryEnv(),
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-
-	in.git = newRepo(t)
-
-	// Two repository servers on the same port of two loopback addresses,
-	// behind one name.
-	port := freePort(t)
-	ips := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}
-	for i, ip := range ips {
-		metrics := "127.0.0.1:" + strconv.Itoa(freePort(t))
-		r := &role{name: fmt.Sprintf("repo-server-%d", i), health: "http://" + metrics + "/healthz", env: memoryEnv(), args: []string{
-			"repo-server", "--listen", netip.AddrPortFrom(ip, uint16(port)).String(), "--plaintext",
-			"--redis", in.redisURL, "--metrics-listen", metrics, "--log-format", "text",
-		}}
-		in.repoServers = append(in.repoServers, r)
-	}
-	const repoName = "repo-server.graphcd.test"
-	in.repoTarget = "dns://" + serveDNS(t, repoName, ips...) + "/" + repoName + ":" + strconv.Itoa(port)
-	shared := []string{"--kubeconfig", cluster.Kubeconfig, "--namespace", graphcdNamespace, "--log-format", "text",
-		"--repo-server-addr", in.repoTarget, "--repo-server-plaintext",
-		"--redis", in.redisURL, "--redis-secret-file", in.secretFile}
-	for shard := range shards {
-		for replica := range 2 {
-			metrics := "127.0.0.1:" + strconv.Itoa(freePort(t))
-			in.controllers[shard] = append(in.controllers[shard], &role{
-				name:   fmt.Sprintf("controller-%d-%d", shard, replica),
-				health: "http://" + metrics + "/healthz",
-				env:    memoryEnv(),
-				args: append([]string{"controller", "--shards", strconv.Itoa(shards), "--shard", strconv.Itoa(shard),
-					"--metrics-listen", metrics}, shared...),
-			})
-		}
-	}
-	for i := range 2 {
-		addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-		in.serverURLs = append(in.serverURLs, "http://"+addr)
-		in.servers = append(in.servers, &role{name: fmt.Sprintf("server-%d", i), health: "http://" + addr + "/readyz", env: memoryEnv(),
-			args: append([]string{"server", "--insecure", "--controller=false", "--listen", addr}, shared...)})
-	}
-	for _, r := range in.all() {
-		r.start(t)
-		t.Cleanup(r.stop)
-	}
+	t.Cleanup(in.Stop)
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, r := range in.all() {
-				t.Logf("log of %s:\n%s", r.name, lastLines(r.log(), 60))
+			for _, r := range in.All() {
+				t.Logf("log of %s:\n%s", r.Name, lastLines(r.Log(), 60))
 			}
 		}
 	})
-	secret, err := cluster.Client.CoreV1().Secrets(graphcdNamespace).Get(t.Context(), "graphcd-initial-admin-secret", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("initial admin secret: %v", err)
+	if in.admin, err = in.AdminPassword(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	in.admin = string(secret.Data["password"])
 	return in
 }
 
@@ -167,7 +94,7 @@ func (in *installation) webhook(ctx context.Context, sha string) error {
 	if err != nil {
 		return err
 	}
-	server := in.serverURLs[int(in.webhooks.Add(1))%len(in.serverURLs)]
+	server := in.ServerURLs[int(in.webhooks.Add(1))%len(in.ServerURLs)]
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, server+"/api/webhook", bytes.NewReader(body))
@@ -187,25 +114,6 @@ func (in *installation) webhook(ctx context.Context, sha string) error {
 	return nil
 }
 
-// all returns every graphcd role.
-func (in *installation) all() []*role {
-	all := append([]*role{}, in.repoServers...)
-	for _, replicas := range in.controllers {
-		all = append(all, replicas...)
-	}
-	return append(all, in.servers...)
-}
-
-// role is the role called name.
-func (in *installation) role(name string) *role {
-	for _, r := range in.all() {
-		if r.name == name {
-			return r
-		}
-	}
-	panic("no role " + name)
-}
-
 // inClusterShard is the shard whose controllers own the in-cluster
 // destination, where every app of the battery goes.
 func inClusterShard(t *testing.T) int {
@@ -219,51 +127,29 @@ func inClusterShard(t *testing.T) int {
 
 // leader returns the replica of shard that holds its Lease, waiting for
 // one to hold it.
-func (in *installation) leader(t *testing.T, shard int) (leader, standby *role) {
+func (in *installation) leader(t *testing.T, shard int) (leader, standby *roles.Role) {
 	t.Helper()
-	name := controller.LeaseName(shard)
 	waitFor(t, 2*time.Minute, "a leader of shard "+strconv.Itoa(shard), func() (bool, string) {
-		holder := leaseHolder(t, name)
-		for i, r := range in.controllers[shard] {
-			if r.running() && holder != "" && holder == r.leaseIdentity() {
-				leader, standby = r, in.controllers[shard][1-i]
-				return true, ""
-			}
-		}
-		return false, "Lease held by " + strconv.Quote(holder)
+		var holder string
+		leader, holder = in.Leader(t.Context(), shard)
+		return leader != nil, "Lease held by " + strconv.Quote(holder)
 	})
-	return leader, standby
-}
-
-// leaseHolder returns the holder of the Lease name, "" when none.
-func leaseHolder(t *testing.T, name string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	l, err := cluster.Client.CoordinationV1().Leases(graphcdNamespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil || l.Spec.HolderIdentity == nil {
-		return ""
+	for _, r := range in.Controllers[shard] {
+		if r != leader {
+			standby = r
+		}
 	}
-	return *l.Spec.HolderIdentity
+	return leader, standby
 }
 
 // checkNoPanics fails the test for every panic any role logged.
 func (in *installation) checkNoPanics(t *testing.T) {
 	t.Helper()
-	for _, r := range in.all() {
-		if p := r.panics(); len(p) > 0 {
-			t.Errorf("%s panicked: %q", r.name, p)
+	for _, r := range in.All() {
+		if p := r.Panics(); len(p) > 0 {
+			t.Errorf("%s panicked: %q", r.Name, p)
 		}
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
 }
 
 // lastLines returns the last n lines of s.

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
-	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/internal/testenv/roles"
 )
 
 // The leader of the shard that owns the cluster is killed (SIGKILL, no
@@ -48,7 +48,7 @@ func leaderKilledDuringWave(t *testing.T, in *installation, l *load) []outcome {
 		t.Fatal(err)
 	}
 
-	killed, takeover := killLeader(t, shard, leader, standby)
+	killed, takeover := killLeader(t, in, shard, leader, standby)
 	waitFor(t, 5*time.Minute, "the operations to finish", func() (bool, string) {
 		for _, name := range apps {
 			a, err := in.app(t.Context(), name)
@@ -76,7 +76,7 @@ func leaderKilledDuringWave(t *testing.T, in *installation, l *load) []outcome {
 		logs[name].checkWaves(t, name)
 	}
 	// The killed replica comes back as the standby.
-	leader.start(t)
+	startRole(t, leader)
 	return []outcome{{
 		fault:    "`kill -9` of the controller leader during a sync wave",
 		recovery: settled.Sub(killed),
@@ -120,7 +120,7 @@ func leaderKilledDuringPostDelete(t *testing.T, in *installation, l *load) []out
 		return log.running("post-"), "the hook is not running"
 	})
 
-	killed, takeover := killLeader(t, shard, leader, standby)
+	killed, takeover := killLeader(t, in, shard, leader, standby)
 	waitFor(t, 5*time.Minute, "the app to be gone", func() (bool, string) {
 		a, err := in.app(t.Context(), name)
 		if apierrors.IsNotFound(err) {
@@ -143,7 +143,7 @@ func leaderKilledDuringPostDelete(t *testing.T, in *installation, l *load) []out
 		t.Errorf("the app's ConfigMap after its deletion: %v, want it deleted", err)
 	}
 	l.settle(t)
-	leader.start(t)
+	startRole(t, leader)
 	return []outcome{{
 		fault:    "`kill -9` of the controller leader during a PostDelete hook",
 		recovery: gone.Sub(killed),
@@ -155,14 +155,13 @@ func leaderKilledDuringPostDelete(t *testing.T, in *installation, l *load) []out
 // killLeader kills the leader of shard (SIGKILL: no chance to release its
 // Lease) and waits for standby to take the Lease; it returns when it
 // killed and how long the takeover took.
-func killLeader(t *testing.T, shard int, leader, standby *role) (killed time.Time, takeover time.Duration) {
+func killLeader(t *testing.T, in *installation, shard int, leader, standby *roles.Role) (killed time.Time, takeover time.Duration) {
 	t.Helper()
 	killed = time.Now()
-	leader.kill()
-	lease := controller.LeaseName(shard)
+	leader.Kill()
 	waitFor(t, 2*time.Minute, "the standby to take the Lease", func() (bool, string) {
-		h := leaseHolder(t, lease)
-		return h == standby.leaseIdentity(), "held by " + h
+		h := in.LeaseHolder(t.Context(), shard)
+		return h == standby.LeaseIdentity(), "held by " + h
 	})
 	return killed, time.Since(killed)
 }

@@ -103,7 +103,7 @@ func startLoad(t *testing.T, in *installation) *load {
 	n := 0
 	l.every(ctx, l.size.loginEvery, func(ctx context.Context) {
 		n++
-		if _, err := l.login(ctx, in.serverURLs[n%len(in.serverURLs)]); err != nil {
+		if _, err := l.login(ctx, in.ServerURLs[n%len(in.ServerURLs)]); err != nil {
 			l.loginErrors.Add(1)
 			l.lastLoginErr.Store(err.Error())
 		}
@@ -111,9 +111,9 @@ func startLoad(t *testing.T, in *installation) *load {
 	})
 	// The subscribers share one session, as tabs of one browser do: a
 	// login each would be a flood of bcrypt checks.
-	token := l.session(t, in.serverURLs[0])
+	token := l.session(t, in.ServerURLs[0])
 	for i := range l.size.subscribers {
-		l.wg.Go(func() { l.subscribe(ctx, i, in.serverURLs[i%len(in.serverURLs)], token) })
+		l.wg.Go(func() { l.subscribe(ctx, i, in.ServerURLs[i%len(in.ServerURLs)], token) })
 	}
 	waitFor(t, 2*time.Minute, "the subscribers to connect", func() (bool, string) {
 		c := l.connected.Load()

@@ -89,9 +89,9 @@ func memoryPressure(t *testing.T, in *installation, l *load) []outcome {
 	if dead := dog.killed(); dead != "" {
 		t.Fatal(dead)
 	}
-	for _, r := range in.all() {
-		if !r.running() {
-			t.Errorf("%s is not running after the memory case", r.name)
+	for _, r := range in.All() {
+		if !r.Running() {
+			t.Errorf("%s is not running after the memory case", r.Name)
 		}
 	}
 	reported := pressured.reported()
@@ -99,11 +99,11 @@ func memoryPressure(t *testing.T, in *installation, l *load) []outcome {
 		t.Errorf("no role reported memory pressure (graphcd_memory_pressure 1 on /metrics); peaks: %s", dog.peaks())
 	}
 	for _, name := range reported {
-		if !strings.Contains(in.role(name).log(), "memory pressure") {
+		if !strings.Contains(in.Role(name).Log(), "memory pressure") {
 			t.Errorf("%s reported memory pressure on /metrics but not in its log", name)
 		}
 	}
-	in.checkMemoryStatus(t, l.session(t, in.serverURLs[0]))
+	in.checkMemoryStatus(t, l.session(t, in.ServerURLs[0]))
 	return []outcome{{
 		fault:    fmt.Sprintf("memory pressure: roles under GOMEMLIMIT=%d MiB, capped at %d MiB; %d ConfigMaps arrive in the cluster, then a 50 MB manifest", roleMemoryLimit>>20, roleMemoryCap>>20, crowdObjects),
 		recovery: settled.Sub(compared),
@@ -175,13 +175,13 @@ type memoryDog struct {
 func watchMemory(t *testing.T, in *installation) *memoryDog {
 	d := &memoryDog{peak: map[string]int64{}}
 	d.poller = poll(t, 100*time.Millisecond, func() {
-		for _, r := range in.all() {
-			rss := groupRSS(r.pid())
+		for _, r := range in.All() {
+			rss := groupRSS(r.PID())
 			d.mu.Lock()
-			d.peak[r.name] = max(d.peak[r.name], rss)
+			d.peak[r.Name] = max(d.peak[r.Name], rss)
 			if rss > roleMemoryCap && d.dead == "" {
-				_ = r.signal(syscall.SIGKILL)
-				d.dead = fmt.Sprintf("%s passed its cap: %d MiB of %d MiB; killed", r.name, rss>>20, roleMemoryCap>>20)
+				_ = r.Signal(syscall.SIGKILL)
+				d.dead = fmt.Sprintf("%s passed its cap: %d MiB of %d MiB; killed", r.Name, rss>>20, roleMemoryCap>>20)
 			}
 			d.mu.Unlock()
 		}
@@ -300,16 +300,16 @@ type pressureWatch struct {
 
 func watchPressure(t *testing.T, in *installation) *pressureWatch {
 	w := &pressureWatch{live: map[string]int64{}}
-	roles := map[string]string{} // name: its /metrics
-	for _, r := range in.all() {
-		if strings.HasSuffix(r.health, "/healthz") {
-			roles[r.name] = strings.TrimSuffix(r.health, "/healthz") + "/metrics"
+	metricsOf := map[string]string{} // name: its /metrics
+	for _, r := range in.All() {
+		if strings.HasSuffix(r.Health, "/healthz") {
+			metricsOf[r.Name] = strings.TrimSuffix(r.Health, "/healthz") + "/metrics"
 		} else {
-			roles[r.name] = strings.TrimSuffix(r.health, "/readyz") + "/metrics"
+			metricsOf[r.Name] = strings.TrimSuffix(r.Health, "/readyz") + "/metrics"
 		}
 	}
 	w.poller = poll(t, 200*time.Millisecond, func() {
-		for name, url := range roles {
+		for name, url := range metricsOf {
 			pressure, live := readMemory(url)
 			w.mu.Lock()
 			if pressure && !slices.Contains(w.seen, name) {
@@ -371,7 +371,7 @@ func readMemory(url string) (pressure bool, live int64) {
 func (in *installation) checkMemoryStatus(t *testing.T, token string) {
 	t.Helper()
 	const q = `{"query":"{ componentStatus { apiReplicas { id memory { limitBytes } } controllers { id memory { limitBytes pressure waits } } } }"}`
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, in.serverURLs[0]+"/api/graphql", strings.NewReader(q))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, in.ServerURLs[0]+"/api/graphql", strings.NewReader(q))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,8 +404,8 @@ func (in *installation) checkMemoryStatus(t *testing.T, token string) {
 	}
 	cs := answer.Data.ComponentStatus
 	// A replica killed by an earlier case is listed until it is stale.
-	if len(cs.APIReplicas) < len(in.servers) || len(cs.Controllers) < 2*shards {
-		t.Fatalf("componentStatus lists %d API and %d controller replicas, want %d and %d", len(cs.APIReplicas), len(cs.Controllers), len(in.servers), 2*shards)
+	if len(cs.APIReplicas) < len(in.Servers) || len(cs.Controllers) < 2*shards {
+		t.Fatalf("componentStatus lists %d API and %d controller replicas, want %d and %d", len(cs.APIReplicas), len(cs.Controllers), len(in.Servers), 2*shards)
 	}
 	for _, r := range append(cs.APIReplicas, cs.Controllers...) {
 		if r.Memory.LimitBytes != roleMemoryLimit {

@@ -41,9 +41,9 @@ func redisDownFor() time.Duration {
 // and the background apps synced that push.
 func redisFaults(t *testing.T, in *installation, l *load) []outcome {
 	ctx := t.Context()
-	valid := l.session(t, in.serverURLs[0])
-	revoked := l.session(t, in.serverURLs[1])
-	if err := client.New(in.serverURLs[1], revoked).Logout(ctx); err != nil {
+	valid := l.session(t, in.ServerURLs[0])
+	revoked := l.session(t, in.ServerURLs[1])
+	if err := client.New(in.ServerURLs[1], revoked).Logout(ctx); err != nil {
 		t.Fatal(err)
 	}
 	in.checkSessions(t, valid, revoked, "before the fault")
@@ -54,15 +54,15 @@ func redisFaults(t *testing.T, in *installation, l *load) []outcome {
 		inject func() (back time.Time)
 	}{
 		{fmt.Sprintf("Redis killed (`kill -9`), down %v, restarted empty", redisDownFor()), func() time.Time {
-			in.redis.Kill()
+			in.Redis.Kill()
 			time.Sleep(redisDownFor())
-			if err := in.redis.Restart(ctx); err != nil {
+			if err := in.Redis.Restart(ctx); err != nil {
 				t.Fatalf("restart redis: %v", err)
 			}
 			return time.Now()
 		}},
 		{"Redis loses its data (FLUSHALL)", func() time.Time {
-			rdb := redis.NewClient(&redis.Options{Addr: in.redis.Addr, Password: in.redis.Password})
+			rdb := redis.NewClient(&redis.Options{Addr: in.Redis.Addr, Password: in.Redis.Password})
 			defer func() { _ = rdb.Close() }()
 			if err := rdb.FlushAll(ctx).Err(); err != nil {
 				t.Fatalf("FLUSHALL: %v", err)
@@ -117,7 +117,7 @@ func (in *installation) queryWhile(t *testing.T, token string) func() queryCount
 	lastErr.Store("")
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, base := range in.serverURLs {
+	for _, base := range in.ServerURLs {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				err := query(ctx, base, token)
@@ -186,7 +186,7 @@ func query(ctx context.Context, base, token string) error {
 // refuse revoked.
 func (in *installation) checkSessions(t *testing.T, valid, revoked, when string) {
 	t.Helper()
-	for _, base := range in.serverURLs {
+	for _, base := range in.ServerURLs {
 		if err := query(t.Context(), base, valid); err != nil {
 			t.Errorf("%s: %s refused a valid session: %v", when, base, err)
 		}

@@ -31,7 +31,7 @@ func repoServerFaults(t *testing.T, in *installation, l *load) []outcome {
 	var out []outcome
 
 	// Killed during a render.
-	victim := in.repoServers[0]
+	victim := in.RepoServers[0]
 	in.git.delay.Store(int64(2 * time.Second))
 	seen := in.git.requests.Load()
 	if _, err := in.push(t.Context()); err != nil {
@@ -42,7 +42,7 @@ func repoServerFaults(t *testing.T, in *installation, l *load) []outcome {
 		return in.git.requests.Load() > seen, "no fetch yet"
 	})
 	killed := time.Now()
-	victim.kill()
+	victim.Kill()
 	in.git.delay.Store(0)
 	settled := l.settle(t)
 	out = append(out, outcome{
@@ -50,18 +50,18 @@ func repoServerFaults(t *testing.T, in *installation, l *load) []outcome {
 		recovery: settled.Sub(killed),
 		note:     "renders went to the other replica; apps synced the push made before the kill",
 	})
-	victim.start(t)
+	startRole(t, victim)
 
 	// Hangs.
-	victim = in.repoServers[1]
-	if err := victim.signal(syscall.SIGSTOP); err != nil {
+	victim = in.RepoServers[1]
+	if err := victim.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
 	resumed := false
 	resume := func() {
 		if !resumed {
-			_ = victim.signal(syscall.SIGCONT)
+			_ = victim.Signal(syscall.SIGCONT)
 			resumed = true
 		}
 	}

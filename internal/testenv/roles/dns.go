@@ -1,29 +1,30 @@
-//go:build integration
-
-package reliability
+package roles
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"strings"
-	"testing"
 
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// serveDNS answers A queries for name with addrs over UDP on loopback, as
+// ServeDNS answers A queries for name with addrs over UDP on loopback, as
 // a cluster's DNS answers for a headless Service: the controllers and API
 // replicas dial dns://<this server>/<name>:<port> and balance over every
 // repository server. Other names get NXDOMAIN, other types of name an
-// empty answer. It returns the server's host:port.
-func serveDNS(t *testing.T, name string, addrs ...netip.Addr) string {
-	t.Helper()
-	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+// empty answer. It returns the server's host:port and how to stop it.
+func ServeDNS(name string, addrs ...netip.Addr) (string, func(), error) {
+	var lc net.ListenConfig
+	conn, err := lc.ListenPacket(context.Background(), "udp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	t.Cleanup(func() { _ = conn.Close() })
-	fqdn := dnsmessage.MustNewName(strings.TrimSuffix(name, ".") + ".")
+	fqdn, err := dnsmessage.NewName(strings.TrimSuffix(name, ".") + ".")
+	if err != nil {
+		_ = conn.Close()
+		return "", nil, err
+	}
 	go func() {
 		buf := make([]byte, 1500)
 		for {
@@ -36,7 +37,7 @@ func serveDNS(t *testing.T, name string, addrs ...netip.Addr) string {
 			}
 		}
 	}()
-	return conn.LocalAddr().String()
+	return conn.LocalAddr().String(), func() { _ = conn.Close() }, nil
 }
 
 // dnsAnswer builds the response to the query msg.
