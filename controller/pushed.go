@@ -28,6 +28,9 @@ func (c *Controller) RefreshPushed(ctx context.Context, apps []types.NamespacedN
 	return c.reconciler.refreshPushed(ctx, apps)
 }
 
+// Elected is closed once this controller leads its shard.
+func (c *Controller) Elected() <-chan struct{} { return c.mgr.Elected() }
+
 func (r *Reconciler) refreshPushed(ctx context.Context, apps []types.NamespacedName) (rest []types.NamespacedName, err error) {
 	local, rest := r.memory.claimed(apps)
 

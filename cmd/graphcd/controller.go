@@ -19,6 +19,7 @@ import (
 	"github.com/graphcd/graphcd/config/crd"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/eventbus"
+	"github.com/graphcd/graphcd/internal/pushrelay"
 	"github.com/graphcd/graphcd/internal/settings"
 	"github.com/graphcd/graphcd/internal/wellknown"
 	"github.com/graphcd/graphcd/reposerver"
@@ -90,6 +91,22 @@ func (q *pushQueue) RefreshPushed(ctx context.Context, apps []types.NamespacedNa
 		return apps, nil // not started yet: the annotation reaches it later
 	}
 	return ctl.RefreshPushed(ctx, apps)
+}
+
+// servePushes returns the controller's start hook that receives, once it
+// leads its shard, the apps webhook pushes matched on other replicas
+// (pushrelay); then is called first, when not nil.
+func servePushes(ctx context.Context, sh *shared, log *slog.Logger, then func(*controller.Controller)) (func(*controller.Controller), error) {
+	relay, err := pushrelay.New(sh.redis, sh.secret, log)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctl *controller.Controller) {
+		if then != nil {
+			then(ctl)
+		}
+		go relay.Serve(ctx, ctl.Elected(), ctl)
+	}, nil
 }
 
 // loadClusterSettings reads graphcd-cm, or returns the defaults when it

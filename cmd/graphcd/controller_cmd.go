@@ -12,6 +12,7 @@ import (
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/command"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/kubeconn"
 	"github.com/graphcd/graphcd/cmd/graphcd/internal/renderworker"
+	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/eventbus"
 	"github.com/graphcd/graphcd/internal/memguard"
 	"github.com/graphcd/graphcd/internal/redismetrics"
@@ -129,6 +130,7 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 	// Live events and resource trees leave this process only through
 	// Redis: without it, no API replica could read them.
 	var events eventbus.Bus
+	var started func(*controller.Controller)
 	if o.shared.redisAddr != "" {
 		sh, err := o.shared.connect(ctx, c, log, redismetrics.Controller)
 		if err != nil {
@@ -138,8 +140,11 @@ func runControllerCmd(ctx context.Context, c *cobra.Command, root *rootOptions, 
 			return fmt.Errorf("register Redis metrics: %w", err)
 		}
 		events, cfg.State, cfg.Status = sh.events, sh.states, sh.status
+		if started, err = servePushes(ctx, sh, log, nil); err != nil {
+			return err
+		}
 	}
-	if err := runController(ctx, k, cfg, events, nil); err != nil {
+	if err := runController(ctx, k, cfg, events, started); err != nil {
 		return fmt.Errorf("application controller: %w", err)
 	}
 	log.Info("graphcd controller stopped")

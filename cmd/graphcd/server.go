@@ -36,6 +36,7 @@ import (
 	"github.com/graphcd/graphcd/internal/insights"
 	"github.com/graphcd/graphcd/internal/kubewatch"
 	"github.com/graphcd/graphcd/internal/memguard"
+	"github.com/graphcd/graphcd/internal/pushrelay"
 	"github.com/graphcd/graphcd/internal/redismetrics"
 	"github.com/graphcd/graphcd/internal/statusboard"
 	"github.com/graphcd/graphcd/internal/version"
@@ -295,6 +296,19 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 	// The web terminal serves only while graphcd-cm's exec.enabled is "true".
 	opts.Terminal = &terminal.Options{Exec: catalog.NewPodExec(clusterList), Settings: settings, Events: auditLog.Events}
 	pushed := &pushQueue{}
+	started := pushed.ctl.Store
+	if sh.redis != nil {
+		// API replicas hand pushes to the controllers' leaders through
+		// Redis; an embedded controller receives them too.
+		relay, err := pushrelay.New(sh.redis, sh.secret, log)
+		if err != nil {
+			return err
+		}
+		opts.Webhook.Queue = relay
+		if started, err = servePushes(ctx, sh, log, pushed.ctl.Store); err != nil {
+			return err
+		}
+	}
 	if o.controller {
 		opts.Webhook.Queue = pushed
 		// The controller's application metrics join the server's.
@@ -316,7 +330,7 @@ func runServer(ctx context.Context, c *cobra.Command, root *rootOptions, o *serv
 		cfg := o.app.config()
 		cfg.Repo, cfg.Logger, cfg.State, cfg.Watch, cfg.Clusters, cfg.Status = svc, log, sh.states, watch, registry, sh.status
 		cfg.Memory = memory
-		err := runController(ctx, k, cfg, sh.events, pushed.ctl.Store)
+		err := runController(ctx, k, cfg, sh.events, started)
 		if err != nil {
 			cancel() // a server without its controller is not serving its purpose
 		}
