@@ -100,6 +100,18 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 1m; FUZZ=regexp picks 
 soak: build cluster-bins ## Run the soak: 1,000 apps, 500 subscribers, 30 min (GRAPHCD_SOAK=long: 1 h); samples and pictures in bin/soak.
 	$(GO) run ./hack/loadtest --soak --graphcd $(BIN)/graphcd --apps 1000 --subscribers 500 $(if $(filter long,$(GRAPHCD_SOAK)),--duration 1h --warmup 10m,--duration 30m --warmup 5m) --out $(BIN)/soak
 
+# The scale runs of issue 30 (docs/scaling.md): graphcd's split roles as
+# processes (2 API replicas, 2 controller shards with a standby each, 2
+# repository servers, Redis) with SCALE_APPS auto-synced apps over
+# SCALE_CLUSTERS destination clusters, each its own etcd and
+# kube-apiserver; the busiest shard's leader is killed a third of the way.
+SCALE_APPS ?= 10000
+SCALE_CLUSTERS ?= 10
+.PHONY: scale
+scale: build cluster-bins ## Run the scale harness: SCALE_APPS (10,000) apps over SCALE_CLUSTERS (10) clusters through the split roles; tables on stdout.
+	@bash hack/ensure-packages.sh redis-server git
+	$(GO) run ./hack/loadtest --scale --graphcd $(BIN)/graphcd --apps $(SCALE_APPS) --clusters $(SCALE_CLUSTERS) --kill-shard --timeout 2h
+
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -14,7 +14,8 @@
 // ServiceAccount bound to cluster-admin, as an installed graphcd runs,
 // rather than as the cluster's system:masters admin, whose requests the
 // API server authorizes at once and never queues (API Priority and
-// Fairness exempts them).
+// Fairness exempts them). --soak runs the soak of docs/reliability.md and
+// --scale the split roles over many clusters of docs/scaling.md.
 //
 //	go run ./hack/loadtest --graphcd bin/graphcd --apps 1000
 package main
@@ -79,6 +80,8 @@ type options struct {
 	traceRatio float64
 	// soak runs the soak (see runSoak) instead of a measurement.
 	soak bool
+	// scale runs the split roles over many clusters (see runScale).
+	scale bool
 }
 
 func run() error {
@@ -103,8 +106,21 @@ func run() error {
 	flag.DurationVar(&so.warmup, "warmup", 5*time.Minute, "with --soak: the start of the load left out of the slopes")
 	flag.DurationVar(&so.sampleEvery, "sample-every", 5*time.Second, "with --soak: how often the server's RSS and goroutines are sampled")
 	flag.StringVar(&so.out, "out", "", "with --soak: directory for soak.csv and the pictures soak-rss.svg and soak-goroutines.svg")
+	sc := scaleOptions{namespace: "graphcd"}
+	flag.BoolVar(&o.scale, "scale", false, "run graphcd's split roles as processes with --apps auto-synced apps spread over --clusters destination clusters (each its own etcd and kube-apiserver); report time, CPU and RSS per role, API requests, steady CPU, list latency and push latency")
+	flag.IntVar(&sc.clusters, "clusters", 10, "with --scale: destination clusters")
+	flag.IntVar(&sc.shards, "shards", 2, "with --scale: controller shards")
+	flag.IntVar(&sc.apiReplicas, "api-replicas", 2, "with --scale: API replicas (graphcd server --controller=false)")
+	flag.IntVar(&sc.repoServers, "repo-servers", 2, "with --scale: repository servers")
+	flag.BoolVar(&sc.killShard, "kill-shard", false, "with --scale: run a standby per shard and kill the leader of the busiest shard once a third of the apps are reconciled")
+	flag.IntVar(&sc.pushes, "pushes", 3, "with --scale: pushes changing every app, each timed from the webhook to every app's OutOfSync event")
+	flag.IntVar(&sc.listRequests, "list-requests", 200, "with --scale: requests of the 500-app list page")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if o.scale {
+		sc.graphcd, sc.apps, sc.steady, sc.log = o.graphcd, o.apps, o.steady, log
+		return scaleMain(sc, o.timeout)
+	}
 	if o.soak {
 		so.graphcd, so.apps, so.log, so.stderr = o.graphcd, o.apps, log, os.Stderr
 		return soakMain(so, o.timeout)
@@ -223,7 +239,7 @@ func run() error {
 			return err
 		}
 	}
-	first, all, err := waitReconciled(ctx, cluster, start, o.apps)
+	first, all, err := waitReconciled(ctx, cluster, "graphcd", start, o.apps, nil)
 	if err != nil {
 		return err
 	}

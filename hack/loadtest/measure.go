@@ -51,11 +51,12 @@ func waitReady(ctx context.Context, url string) error {
 	}
 }
 
-// waitReconciled watches the Applications (one list, then a stream of
-// changes: the harness itself stays light and sees each status the moment
-// it is written) and returns when the first and when all apps were Synced
-// and Healthy, counted from start.
-func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, start time.Time, apps int) (first, all time.Duration, err error) {
+// waitReconciled watches the Applications of namespace ns (one list, then
+// a stream of changes: the harness itself stays light and sees each status
+// the moment it is written) and returns when the first and when all apps
+// were Synced and Healthy, counted from start. progress, if not nil, is
+// told how many are after every change.
+func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, ns string, start time.Time, apps int, progress func(n int)) (first, all time.Duration, err error) {
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
 	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	done := map[string]bool{}
@@ -72,8 +73,11 @@ func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, start ti
 			}
 		}
 		done[a.GetName()] = ok
+		if progress != nil {
+			progress(n)
+		}
 	}
-	list, err := dyn.Resource(appsGVR).Namespace("graphcd").List(ctx, metav1.ListOptions{})
+	list, err := dyn.Resource(appsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -88,7 +92,7 @@ func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, start ti
 		if n == apps {
 			return first, time.Since(start), nil
 		}
-		w, err := dyn.Resource(appsGVR).Namespace("graphcd").Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+		w, err := dyn.Resource(appsGVR).Namespace(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
 		if err != nil {
 			return 0, 0, fmt.Errorf("watch applications: %w", err)
 		}

@@ -179,13 +179,14 @@ func metricValue(ctx context.Context, listen, name string) (float64, error) {
 	return 0, fmt.Errorf("/metrics has no %s", name)
 }
 
-// waitRevision waits until every app is Synced and Healthy with its
-// values source (position 2) at sha.
-func waitRevision(ctx context.Context, cluster *localcluster.Cluster, apps int, sha string) error {
+// waitRevision waits until every app of namespace ns is Synced and
+// Healthy at sha (a multi-source app: with its last source, the values,
+// at sha).
+func waitRevision(ctx context.Context, cluster *localcluster.Cluster, ns string, apps int, sha string) error {
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
 	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	for {
-		list, err := dyn.Resource(appsGVR).Namespace("graphcd").List(ctx, metav1.ListOptions{})
+		list, err := dyn.Resource(appsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
@@ -209,8 +210,14 @@ func waitRevision(ctx context.Context, cluster *localcluster.Cluster, apps int, 
 func atRevision(a *unstructured.Unstructured, sha string) bool {
 	sync, _, _ := unstructuredString(a.Object, "status", "sync", "status")
 	h, _, _ := unstructuredString(a.Object, "status", "health", "status")
-	revs, _, _ := unstructured.NestedStringSlice(a.Object, "status", "sync", "revisions")
-	return sync == "Synced" && h == "Healthy" && len(revs) == 2 && revs[1] == sha
+	if sync != "Synced" || h != "Healthy" {
+		return false
+	}
+	if revs, ok, _ := unstructured.NestedStringSlice(a.Object, "status", "sync", "revisions"); ok {
+		return len(revs) > 0 && revs[len(revs)-1] == sha // multi-source: the values come last
+	}
+	rev, _, _ := unstructuredString(a.Object, "status", "sync", "revision")
+	return rev == sha
 }
 
 // valuesPush reports the multi-source syncs, then pushes new values for
@@ -229,7 +236,7 @@ func valuesPush(ctx context.Context, cluster *localcluster.Cluster, listen, repo
 	if err := postPush(ctx, listen, repoURL, sha); err != nil {
 		return err
 	}
-	if err := waitRevision(ctx, cluster, o.apps, sha); err != nil {
+	if err := waitRevision(ctx, cluster, "graphcd", o.apps, sha); err != nil {
 		return err
 	}
 	pushed := time.Since(start)

@@ -1,0 +1,689 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Khan/genqlient/graphql"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/internal/secretcodec"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/roles"
+	"github.com/graphcd/graphcd/internal/wellknown"
+)
+
+// scaleOptions configure a scale run (--scale): graphcd's split roles as
+// processes on a management cluster, apps spread over destination
+// clusters that each run their own etcd and kube-apiserver.
+type scaleOptions struct {
+	graphcd string
+	apps    int
+	// clusters are the destination clusters, started besides the
+	// management cluster, which holds graphcd and its Applications only.
+	clusters int
+	// shards (controller shards), apiReplicas and repoServers are how
+	// many of each role run.
+	shards, apiReplicas, repoServers int
+	// namespace is graphcd's, on the management cluster.
+	namespace string
+	// killShard kills, once a third of the apps are Synced and Healthy,
+	// the leader of the shard that owns the most clusters; its standby
+	// must finish.
+	killShard bool
+	// pushes each change every app and are timed from the webhook to
+	// each app's OutOfSync event, then until all synced again.
+	pushes       int
+	listRequests int
+	steady       time.Duration
+	dir          string
+	log          *slog.Logger
+}
+
+// roleFigures is what one role cost from the apps' creation until all
+// were reconciled.
+type roleFigures struct {
+	name    string
+	cpu     float64 // seconds
+	peakRSS int64   // bytes
+	killed  bool
+}
+
+// pushFigures is one push's latencies from the webhook to each app's
+// OutOfSync event, and to all apps synced at the push.
+type pushFigures struct {
+	latencies []time.Duration
+	missing   int
+	synced    time.Duration
+}
+
+// scaleResult is what a scale run measured, and the correctness checks
+// it failed.
+type scaleResult struct {
+	o                scaleOptions
+	first, all       time.Duration
+	roles            []roleFigures
+	clustersCPU      float64 // seconds, every cluster's etcd and kube-apiserver
+	apiRequests      float64 // kube-apiserver requests of every cluster, per app
+	steadyGraphcd    float64 // mCPU
+	steadyClusters   float64 // mCPU
+	killedRole       string
+	killedAt         int // apps reconciled when the leader was killed
+	takeover         time.Duration
+	listLatencies    []time.Duration
+	listTotal        int
+	pushes           []pushFigures
+	clusterApps      map[string]int
+	failures         []string
+	shardsOfClusters map[int]int
+}
+
+// scaleApp is app i's name (and its namespace on its cluster) and its
+// destination cluster's name.
+func scaleApp(i, clusters int) (name, dest string) {
+	return fmt.Sprintf("app-%04d", i), fmt.Sprintf("cluster-%02d", i%clusters)
+}
+
+// runScale runs a scale run with mgmt as the management cluster. Its
+// error is the harness's own; the correctness checks failed are in the
+// result.
+func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (*scaleResult, error) {
+	r := &scaleResult{o: o, clusterApps: map[string]int{}, shardsOfClusters: map[int]int{}}
+	// The roles inherit this environment: no GRAPHCD_* setting or
+	// kubeconfig of the harness's caller may reach them.
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "GRAPHCD_") || name == "KUBECONFIG" {
+			_ = os.Unsetenv(name)
+		}
+	}
+	o.log.Info("starting destination clusters", "clusters", o.clusters)
+	dests := make([]*localcluster.Cluster, o.clusters)
+	var g errgroup.Group
+	g.SetLimit(4)
+	for k := range dests {
+		g.Go(func() (err error) {
+			dests[k], err = localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Minimal})
+			return err
+		})
+	}
+	defer func() {
+		for _, d := range dests {
+			if d != nil {
+				_ = d.Stop()
+			}
+		}
+	}()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	logs := filepath.Join(o.dir, "logs")
+	if err := os.MkdirAll(logs, 0o750); err != nil {
+		return nil, err
+	}
+	replicas := 1
+	if o.killShard {
+		replicas = 2
+	}
+	o.log.Info("installing graphcd", "shards", o.shards, "replicas", replicas, "api", o.apiReplicas, "repo-servers", o.repoServers)
+	in, err := roles.Install(ctx, roles.Options{
+		Bin: o.graphcd, Cluster: mgmt, Namespace: o.namespace, LogDir: logs,
+		Shards: o.shards, Replicas: replicas, APIReplicas: o.apiReplicas, RepoServers: o.repoServers,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer in.Stop()
+	for k, d := range dests {
+		_, name := scaleApp(k, o.clusters)
+		cfg, err := d.SecretConfig()
+		if err != nil {
+			return nil, err
+		}
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: o.namespace, Name: name, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}},
+			StringData: map[string]string{"name": name, "server": d.Config.Host, "config": cfg},
+		}
+		if _, err := mgmt.Client.CoreV1().Secrets(o.namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		shard, err := controller.ShardOf(d.Config.Host, o.shards)
+		if err != nil {
+			return nil, err
+		}
+		r.shardsOfClusters[shard]++
+	}
+	repoURL, stopGit, err := serveRepo(o.dir, options{apps: o.apps, resources: 1})
+	if err != nil {
+		return nil, err
+	}
+	defer stopGit()
+	all := append([]*localcluster.Cluster{mgmt}, dests...)
+	requestsBefore, err := apiRequests(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	cpuBefore := map[*roles.Role]float64{}
+	for _, role := range in.All() {
+		if cpuBefore[role], err = cpuSeconds(role.PID()); err != nil {
+			return nil, err
+		}
+	}
+	clustersBefore, err := clustersCPU(all)
+	if err != nil {
+		return nil, err
+	}
+
+	o.log.Info("creating applications", "apps", o.apps, "clusters", o.clusters)
+	dyn := dynamic.NewForConfigOrDie(mgmt.Config)
+	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
+	start := time.Now()
+	var (
+		killOnce sync.Once
+		killDone = make(chan error, 1)
+		killed   = map[*roles.Role]roleFigures{}
+	)
+	progress := func(n int) {
+		if !o.killShard || n < o.apps/3 {
+			return
+		}
+		killOnce.Do(func() {
+			r.killedAt = n
+			go func() { killDone <- r.killLeader(ctx, in, cpuBefore, killed) }()
+		})
+	}
+	if !o.killShard {
+		close(killDone)
+	}
+	created := make(chan error, 1)
+	go func() {
+		created <- forEach(o.apps, func(i int) error {
+			name, dest := scaleApp(i, o.clusters)
+			app := application(repoURL, i, true)
+			app["metadata"].(map[string]any)["namespace"] = o.namespace
+			app["spec"].(map[string]any)["destination"] = map[string]any{"name": dest, "namespace": name}
+			_, err := dyn.Resource(appsGVR).Namespace(o.namespace).Create(ctx, toUnstructured(app), metav1.CreateOptions{})
+			return err
+		})
+	}()
+	r.first, r.all, err = waitReconciled(ctx, mgmt, o.namespace, start, o.apps, progress)
+	if err != nil {
+		return nil, err
+	}
+	if err := <-created; err != nil {
+		return nil, fmt.Errorf("create the applications: %w", err)
+	}
+	if err := <-killDone; err != nil {
+		return nil, err
+	}
+	o.log.Info("all applications Synced and Healthy", "after", r.all.Round(time.Millisecond))
+	for _, role := range in.All() {
+		if f, ok := killed[role]; ok {
+			r.roles = append(r.roles, f)
+			continue
+		}
+		f, err := figuresOf(role, cpuBefore[role])
+		if err != nil {
+			return nil, err
+		}
+		r.roles = append(r.roles, f)
+	}
+	clustersAfter, err := clustersCPU(all)
+	if err != nil {
+		return nil, err
+	}
+	r.clustersCPU = clustersAfter - clustersBefore
+	requestsAfter, err := apiRequests(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	r.apiRequests = (requestsAfter - requestsBefore) / float64(o.apps)
+
+	if err := r.checkApps(ctx, dyn, appsGVR, dests); err != nil {
+		return nil, err
+	}
+	if err := r.measureSteady(in, all); err != nil {
+		return nil, err
+	}
+	password, err := in.AdminPassword(ctx)
+	if err != nil {
+		return nil, err
+	}
+	session, err := client.New(in.ServerURLs[0], "").Login(ctx, "admin", password)
+	if err != nil {
+		return nil, fmt.Errorf("log in: %w", err)
+	}
+	// The API replica that is last to have started: like all of them, it
+	// runs no controller.
+	if err := r.measureList(ctx, client.New(in.ServerURLs[len(in.ServerURLs)-1], session.Token)); err != nil {
+		return nil, err
+	}
+	for p := range o.pushes {
+		f, err := r.measurePush(ctx, mgmt, in, client.New(in.ServerURLs[0], session.Token), repoURL, p+1)
+		if err != nil {
+			return nil, err
+		}
+		r.pushes = append(r.pushes, f)
+	}
+	for _, role := range in.All() {
+		if p := role.Panics(); len(p) > 0 {
+			r.failures = append(r.failures, fmt.Sprintf("%s panicked: %q", role.Name, p))
+		}
+	}
+	return r, nil
+}
+
+// killLeader kills the leader of the shard that owns the most clusters
+// and waits for its standby to take the Lease; the killed role's figures
+// go to killed.
+func (r *scaleResult) killLeader(ctx context.Context, in *roles.Installation, cpuBefore map[*roles.Role]float64, killed map[*roles.Role]roleFigures) error {
+	shard := 0
+	for s, n := range r.shardsOfClusters {
+		if n > r.shardsOfClusters[shard] {
+			shard = s
+		}
+	}
+	leader, holder := in.Leader(ctx, shard)
+	if leader == nil {
+		return fmt.Errorf("shard %d has no running leader (Lease held by %q)", shard, holder)
+	}
+	f, err := figuresOf(leader, cpuBefore[leader])
+	if err != nil {
+		return err
+	}
+	f.killed = true
+	killed[leader] = f
+	r.killedRole = leader.Name
+	r.o.log.Info("killing the shard's leader", "shard", shard, "role", leader.Name, "reconciled", r.killedAt)
+	start := time.Now()
+	leader.Kill()
+	for {
+		if next, _ := in.Leader(ctx, shard); next != nil {
+			r.takeover = time.Since(start)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no standby took the Lease of shard %d: %w", shard, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// figuresOf reads role's CPU seconds since cpuBefore and its peak RSS.
+func figuresOf(role *roles.Role, cpuBefore float64) (roleFigures, error) {
+	cpu, err := cpuSeconds(role.PID())
+	if err != nil {
+		return roleFigures{}, err
+	}
+	peak, err := peakRSS(role.PID())
+	return roleFigures{name: role.Name, cpu: cpu - cpuBefore, peakRSS: peak}, err
+}
+
+// checkApps checks that every app synced once (one history entry: a sync
+// the killed leader left half done was finished, not run again) and that
+// its ConfigMap is on its destination cluster and nowhere else.
+func (r *scaleResult) checkApps(ctx context.Context, dyn dynamic.Interface, appsGVR schema.GroupVersionResource, dests []*localcluster.Cluster) error {
+	list, err := dyn.Resource(appsGVR).Namespace(r.o.namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var twice []string
+	for _, a := range list.Items {
+		history, _, _ := unstructured.NestedSlice(a.Object, "status", "history")
+		if len(history) != 1 {
+			twice = append(twice, fmt.Sprintf("%s (%d)", a.GetName(), len(history)))
+		}
+	}
+	if len(twice) > 0 {
+		slices.Sort(twice)
+		r.failures = append(r.failures, fmt.Sprintf("%d apps have not exactly one sync in their history: %s", len(twice), strings.Join(twice[:min(10, len(twice))], ", ")))
+	}
+	for k, d := range dests {
+		_, dest := scaleApp(k, r.o.clusters)
+		cms, err := d.Client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=config"})
+		if err != nil {
+			return err
+		}
+		want := 0
+		for i := k; i < r.o.apps; i += r.o.clusters {
+			want++
+		}
+		r.clusterApps[dest] = len(cms.Items)
+		if len(cms.Items) != want {
+			r.failures = append(r.failures, fmt.Sprintf("%s holds %d of the apps' ConfigMaps, want %d", dest, len(cms.Items), want))
+		}
+		for _, cm := range cms.Items {
+			var i int
+			if _, err := fmt.Sscanf(cm.Namespace, "app-%d", &i); err != nil || i%r.o.clusters != k {
+				r.failures = append(r.failures, fmt.Sprintf("%s holds the ConfigMap of %s, which deploys elsewhere", dest, cm.Namespace))
+			}
+		}
+	}
+	return nil
+}
+
+// measureSteady measures the CPU every graphcd role and every cluster
+// take over the steady period, with every app reconciled and nothing
+// changing: periodic refreshes only.
+func (r *scaleResult) measureSteady(in *roles.Installation, all []*localcluster.Cluster) error {
+	r.o.log.Info("measuring steady state", "for", r.o.steady)
+	running := func() (float64, error) {
+		var sum float64
+		for _, role := range in.All() {
+			if !role.Running() {
+				continue
+			}
+			s, err := cpuSeconds(role.PID())
+			if err != nil {
+				return 0, err
+			}
+			sum += s
+		}
+		return sum, nil
+	}
+	g0, err := running()
+	if err != nil {
+		return err
+	}
+	c0, err := clustersCPU(all)
+	if err != nil {
+		return err
+	}
+	time.Sleep(r.o.steady)
+	g1, err := running()
+	if err != nil {
+		return err
+	}
+	c1, err := clustersCPU(all)
+	if err != nil {
+		return err
+	}
+	r.steadyGraphcd = (g1 - g0) / r.o.steady.Seconds() * 1000
+	r.steadyClusters = (c1 - c0) / r.o.steady.Seconds() * 1000
+	return nil
+}
+
+// listQuery is the console's applications page at the size of issue 7's
+// target: 500 apps with the fields of a row.
+const listQuery = `query ScaleList($after: String) {
+  applications(first: 500, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    nodes {
+      name namespace project
+      spec { destination { name server namespace } sources { repoURL path targetRevision } }
+      status {
+        sync { status revision }
+        health { status message }
+        operationState { phase message startedAt finishedAt }
+        reconciledAt
+      }
+    }
+  }
+}`
+
+// measureList times listRequests requests of the pages of every app in
+// turn, one at a time over one connection, from writing the request to
+// reading the response's last byte.
+func (r *scaleResult) measureList(ctx context.Context, c *client.Client) error {
+	var after *string
+	for range r.o.listRequests {
+		body, err := json.Marshal(map[string]any{"query": listQuery, "variables": map[string]any{"after": after}})
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Server+client.GraphQLPath, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		t0 := time.Now()
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		r.listLatencies = append(r.listLatencies, time.Since(t0))
+		if err != nil {
+			return err
+		}
+		var page struct {
+			Data struct {
+				Applications struct {
+					TotalCount int
+					PageInfo   struct {
+						HasNextPage bool
+						EndCursor   string
+					}
+					Nodes []json.RawMessage
+				}
+			}
+			Errors []json.RawMessage
+		}
+		if err := json.Unmarshal(b, &page); err != nil || len(page.Errors) > 0 || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("list page: %s: %.500s", resp.Status, b)
+		}
+		apps := page.Data.Applications
+		r.listTotal = apps.TotalCount
+		if want := min(500, r.o.apps); after == nil && len(apps.Nodes) != want {
+			r.failures = append(r.failures, fmt.Sprintf("the first list page has %d apps, want %d", len(apps.Nodes), want))
+		}
+		after = &apps.PageInfo.EndCursor
+		if !apps.PageInfo.HasNextPage {
+			after = nil
+		}
+	}
+	if r.listTotal != r.o.apps {
+		r.failures = append(r.failures, fmt.Sprintf("the list counts %d apps, want %d", r.listTotal, r.o.apps))
+	}
+	return nil
+}
+
+// scaleEvents is the subscription of the push measurement.
+const scaleEvents = `subscription ScaleEvents {
+  applicationEvents(filter: {types: [SyncStatusChanged]}) { lagged name syncStatus revision }
+}`
+
+type scaleEvent struct {
+	ApplicationEvents struct {
+		Lagged     bool    `json:"lagged"`
+		Name       *string `json:"name"`
+		SyncStatus *string `json:"syncStatus"`
+		Revision   *string `json:"revision"`
+	} `json:"applicationEvents"`
+}
+
+// measurePush changes every app's ConfigMap in one commit, pushes it,
+// tells an API replica by its webhook and times each app's OutOfSync
+// event at the new revision, then waits until all synced it.
+func (r *scaleResult) measurePush(ctx context.Context, mgmt *localcluster.Cluster, in *roles.Installation, c *client.Client, repoURL string, n int) (pushFigures, error) {
+	sub, err := client.Subscribe[scaleEvent](ctx, c, &graphql.Request{OpName: "ScaleEvents", Query: scaleEvents})
+	if err != nil {
+		return pushFigures{}, err
+	}
+	defer sub.Close()
+	sha, _, err := soakPush(r.o.dir, n, r.o.apps, r.o.apps)
+	if err != nil {
+		return pushFigures{}, err
+	}
+	server := strings.TrimPrefix(in.ServerURLs[n%len(in.ServerURLs)], "http://")
+	t0 := time.Now()
+	if err := postPush(ctx, server, repoURL, sha); err != nil {
+		return pushFigures{}, err
+	}
+	seen := map[string]time.Duration{}
+	timeout := time.AfterFunc(time.Minute+time.Duration(r.o.apps)*10*time.Millisecond, sub.Close)
+	defer timeout.Stop()
+	lagged := false
+	for len(seen) < r.o.apps {
+		ev, err := sub.Next()
+		if err != nil {
+			break // the timeout: the apps not seen are missing
+		}
+		e := ev.ApplicationEvents
+		switch {
+		case e.Lagged:
+			lagged = true
+		case e.Name != nil && deref(e.SyncStatus) == "OutOfSync" && deref(e.Revision) == sha:
+			if _, ok := seen[*e.Name]; !ok {
+				seen[*e.Name] = time.Since(t0)
+			}
+		}
+	}
+	f := pushFigures{missing: r.o.apps - len(seen)}
+	for _, d := range seen {
+		f.latencies = append(f.latencies, d)
+	}
+	slices.Sort(f.latencies)
+	if f.missing > 0 {
+		r.failures = append(r.failures, fmt.Sprintf("push %d: %d of %d apps' OutOfSync events never arrived (lagged: %v)", n, f.missing, r.o.apps, lagged))
+	}
+	if err := waitRevision(ctx, mgmt, r.o.namespace, r.o.apps, sha); err != nil {
+		return f, err
+	}
+	f.synced = time.Since(t0)
+	r.o.log.Info("push measured", "push", n, "p50", percentile(f.latencies, 0.5), "p99", percentile(f.latencies, 0.99), "all synced", f.synced.Round(time.Millisecond))
+	return f, nil
+}
+
+// apiRequests sums apiserver_request_total over the clusters.
+func apiRequests(ctx context.Context, clusters []*localcluster.Cluster) (float64, error) {
+	var sum float64
+	for _, c := range clusters {
+		b, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("kube-apiserver metrics: %w", err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if !strings.HasPrefix(line, "apiserver_request_total{") {
+				continue
+			}
+			fields := strings.Fields(line)
+			v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+			if err != nil {
+				return 0, fmt.Errorf("kube-apiserver metrics: %q: %w", line, err)
+			}
+			sum += v
+		}
+	}
+	return sum, nil
+}
+
+// clustersCPU sums clusterCPU over the clusters.
+func clustersCPU(clusters []*localcluster.Cluster) (float64, error) {
+	var sum float64
+	for _, c := range clusters {
+		s, err := clusterCPU(c)
+		if err != nil {
+			return 0, err
+		}
+		sum += s
+	}
+	return sum, nil
+}
+
+// report is the run's figures as Markdown tables.
+func (r *scaleResult) report() string {
+	var b strings.Builder
+	o := r.o
+	var graphcdCPU float64
+	var controllerPeak int64
+	for _, f := range r.roles {
+		graphcdCPU += f.cpu
+		if strings.HasPrefix(f.name, "controller-") {
+			controllerPeak = max(controllerPeak, f.peakRSS)
+		}
+	}
+	fmt.Fprintf(&b, "| apps | clusters | shards | API replicas | repository servers | first | all Synced+Healthy | graphcd CPU | clusters CPU | API requests per app | steady graphcd | steady clusters | peak RSS of a shard |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %.1f s | %.1f s | %.1f CPU-s | %.1f CPU-s | %.1f | %.0f mCPU | %.0f mCPU | %d MiB |\n\n",
+		o.apps, o.clusters, o.shards, o.apiReplicas, o.repoServers, r.first.Seconds(), r.all.Seconds(), graphcdCPU, r.clustersCPU, r.apiRequests,
+		r.steadyGraphcd, r.steadyClusters, controllerPeak>>20)
+	fmt.Fprintf(&b, "| role | CPU until all reconciled | peak RSS |\n|---|---|---|\n")
+	for _, f := range r.roles {
+		note := ""
+		if f.killed {
+			note = " (killed; until then)"
+		}
+		fmt.Fprintf(&b, "| %s%s | %.1f CPU-s | %d MiB |\n", f.name, note, f.cpu, f.peakRSS>>20)
+	}
+	if r.killedRole != "" {
+		fmt.Fprintf(&b, "\n%s killed with %d apps reconciled; its standby took the Lease after %.1f s.\n", r.killedRole, r.killedAt, r.takeover.Seconds())
+	}
+	var clusters []string
+	for name, n := range r.clusterApps {
+		clusters = append(clusters, fmt.Sprintf("%s %d", name, n))
+	}
+	slices.Sort(clusters)
+	var shards []string
+	for s, n := range r.shardsOfClusters {
+		shards = append(shards, fmt.Sprintf("shard %d: %d", s, n))
+	}
+	slices.Sort(shards)
+	fmt.Fprintf(&b, "\nApps per cluster: %s. Clusters per shard: %s.\n", strings.Join(clusters, ", "), strings.Join(shards, ", "))
+	if len(r.listLatencies) > 0 {
+		l := slices.Clone(r.listLatencies)
+		slices.Sort(l)
+		fmt.Fprintf(&b, "\nList page (500 apps, console row fields) of %d, %d requests through an API replica: p50 %v, p99 %v, max %v.\n",
+			r.listTotal, len(l), percentile(l, 0.5).Round(100*time.Microsecond), percentile(l, 0.99).Round(100*time.Microsecond), l[len(l)-1].Round(100*time.Microsecond))
+	}
+	if len(r.pushes) > 0 {
+		fmt.Fprintf(&b, "\n| push | first OutOfSync | p50 | p99 | max | missing | all synced again |\n|---|---|---|---|---|---|---|\n")
+		for i, p := range r.pushes {
+			if len(p.latencies) == 0 {
+				fmt.Fprintf(&b, "| %d | – | – | – | – | %d | %.1f s |\n", i+1, p.missing, p.synced.Seconds())
+				continue
+			}
+			fmt.Fprintf(&b, "| %d | %.2f s | %.2f s | %.2f s | %.2f s | %d | %.1f s |\n", i+1, p.latencies[0].Seconds(),
+				percentile(p.latencies, 0.5).Seconds(), percentile(p.latencies, 0.99).Seconds(), p.latencies[len(p.latencies)-1].Seconds(), p.missing, p.synced.Seconds())
+		}
+	}
+	for _, f := range r.failures {
+		fmt.Fprintf(&b, "\nFAILED: %s", f)
+	}
+	return b.String()
+}
+
+// scaleMain is --scale: it starts the management cluster and runs.
+func scaleMain(o scaleOptions, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	mgmt, err := localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Minimal, Logger: o.log})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = mgmt.Stop() }()
+	if o.dir == "" {
+		o.dir = mgmt.Dir
+	}
+	r, err := runScale(ctx, mgmt, o)
+	if err != nil {
+		return err
+	}
+	fmt.Println(r.report())
+	if len(r.failures) > 0 {
+		return fmt.Errorf("%d checks failed", len(r.failures))
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+//go:build integration
+
+package main
+
+import (
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+)
+
+// The small scale run of make test: the code of make scale with small
+// numbers — 300 auto-synced apps over 3 destination clusters (each its
+// own etcd and kube-apiserver), graphcd's roles as processes (2 API
+// replicas, 2 controller shards each with a standby, 2 repository
+// servers, Redis) on the package's cluster, the busiest shard's leader
+// killed a third of the way, then one push of every app. It asserts what
+// must hold at any size, not time: every app Synced and Healthy with one
+// sync in its history (the standby finished what the killed leader left;
+// no app synced twice), each app's ConfigMap on its own cluster and no
+// other, the list counting every app through an API replica, every app's
+// OutOfSync event after the push, no role panicked.
+func TestScale(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "graphcd")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/graphcd")
+	build.Dir = localcluster.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	o := scaleOptions{
+		graphcd: bin, apps: 300, clusters: 3, shards: 2, apiReplicas: 2, repoServers: 2,
+		namespace: "graphcd-scale", killShard: true, pushes: 1, listRequests: 5, steady: 10 * time.Second,
+		dir: t.TempDir(), log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),
+	}
+	r, err := runScale(t.Context(), testCluster, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + r.report())
+	for _, f := range r.failures {
+		t.Error(f)
+	}
+	if r.killedRole == "" || r.takeover == 0 {
+		t.Errorf("no shard leader was killed and replaced (killed %q, takeover %v)", r.killedRole, r.takeover)
+	}
+	if len(r.pushes) != 1 || len(r.pushes[0].latencies) != o.apps {
+		t.Errorf("the push was seen by %d of %d apps", len(r.pushes[0].latencies), o.apps)
+	}
+}
