@@ -275,6 +275,38 @@ func (s *clusterSet) clusterChanged(ctx context.Context, server string) {
 	go s.changed(ctx, server, []string{before, after})
 }
 
+// reshard follows a change of the shard count (see shardCounter): it stops
+// the caches of the clusters this shard no longer owns and refreshes the
+// apps of every cluster that moved, which this shard then releases or
+// claims (claiming starts the cluster's cache). It does nothing before
+// the shard leads.
+func (s *clusterSet) reshard(before Shard) {
+	s.mu.Lock()
+	ctx := s.runCtx
+	s.mu.Unlock()
+	if ctx == nil || ctx.Err() != nil {
+		return
+	}
+	for _, c := range s.reg.List() {
+		was, is := before.OwnsCluster(c), s.shard.OwnsCluster(c)
+		if was == is {
+			continue
+		}
+		if !is {
+			s.mu.Lock()
+			if cn := s.conns[c.Server]; cn != nil {
+				if cn.cancel != nil {
+					cn.cancel()
+				}
+				delete(s.conns, c.Server)
+			}
+			s.mu.Unlock()
+		}
+		s.log.Info("cluster moved with the shard count", "server", c.Server, "cluster", c.Name, "owned", is, "shards", s.shard.String())
+		go s.changed(ctx, c.Server, []string{c.Name})
+	}
+}
+
 // live returns the cache of the cluster at server, nil when none runs.
 func (s *clusterSet) live(server string) *cache.Cluster {
 	s.mu.Lock()

@@ -135,6 +135,9 @@ func New(cfg Config) (*Controller, error) {
 	if err := cfg.Shard.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Shard.Dynamic {
+		cfg.Shard.live = newLiveCount(cfg.Shard)
+	}
 	if cfg.AppNamespaces == nil {
 		own, err := project.CompileAppNamespaces(cfg.Namespace, nil)
 		if err != nil {
@@ -188,6 +191,13 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if err := c.addStatusPublisher(mgr, cfg.Status); err != nil {
 		return nil, err
+	}
+	if cfg.Shard.Dynamic {
+		counter := &shardCounter{reader: mgr.GetAPIReader(), namespace: cfg.Namespace, shard: cfg.Shard,
+			every: shardPoll, grace: max(4*cfg.LeaderElection.LeaseDuration, time.Minute), changed: c.clusters.reshard, log: cfg.Logger}
+		if err := mgr.Add(counter); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.LeaderElection.Enabled {
 		if err := mgr.Add(&leading{lease: cfg.Namespace + "/" + LeaseName(cfg.Shard.Index), identity: cfg.LeaderElection.Identity, log: cfg.Logger}); err != nil {

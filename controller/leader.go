@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -50,7 +51,10 @@ type LeaderElection struct {
 
 // LeaseName returns the name of the Lease the replicas of shard compete
 // for, e.g. graphcd-controller-shard-0.
-func LeaseName(shard int) string { return fmt.Sprintf("graphcd-controller-shard-%d", shard) }
+func LeaseName(shard int) string { return leasePrefix + strconv.Itoa(shard) }
+
+// leasePrefix begins every shard's Lease name.
+const leasePrefix = "graphcd-controller-shard-"
 
 // withDefaults fills the zero durations and the identity.
 func (l LeaderElection) withDefaults() (LeaderElection, error) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -26,16 +27,38 @@ type Shard struct {
 	Index int
 	// Count is how many shards there are; 0 counts as 1.
 	Count int
+	// Dynamic counts the shards from their Leases instead (see
+	// shardCounter): Count is then the fewest there are, and Index may be
+	// past it, for a shard that joins.
+	Dynamic bool
+	// live is the count a Dynamic shard found; every copy of the Shard
+	// shares it.
+	live *atomic.Int64
 }
 
-// count is Count with the zero value meaning one shard.
-func (s Shard) count() int { return max(s.Count, 1) }
+// count is Count with the zero value meaning one shard, or the live count
+// of a Dynamic shard.
+func (s Shard) count() int {
+	if s.live != nil {
+		return int(s.live.Load())
+	}
+	return max(s.Count, 1)
+}
+
+// withCount is s at count shards, for comparing owners before and after a
+// change of the count.
+func (s Shard) withCount(count int) Shard {
+	return Shard{Index: s.Index, Count: count}
+}
 
 // Validate reports a Shard that cannot own anything: a negative Count, or
-// an Index outside 0..Count-1.
+// an Index outside 0..Count-1 (a Dynamic shard: a negative Index).
 func (s Shard) Validate() error {
 	if s.Count < 0 {
 		return fmt.Errorf("shard count must be at least 1, got %d", s.Count)
+	}
+	if s.Dynamic && s.Index >= 0 {
+		return nil
 	}
 	if s.Index < 0 || s.Index >= s.count() {
 		return fmt.Errorf("shard %d is out of range: with %d shards they are numbered 0 to %d", s.Index, s.count(), s.count()-1)

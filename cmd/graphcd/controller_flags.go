@@ -22,6 +22,7 @@ type appControllerOptions struct {
 	served        *project.AppNamespaces
 	appResync     time.Duration
 	shard, shards int
+	dynamicShards bool
 	processors    int
 	leaderElect   bool
 	leaseDuration time.Duration
@@ -41,6 +42,8 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.IntVar(&o.processors, "status-processors", controller.DefaultProcessors, "how many applications are compared (and synced) at once")
 	f.IntVar(&o.shard, "shard", 0, "the shard this controller reconciles, from 0 to --shards - 1")
 	f.IntVar(&o.shards, "shards", 1, "how many shards split the destination clusters (by consistent hashing of the server URL)")
+	f.BoolVar(&o.dynamicShards, "dynamic-shards", false,
+		"count the shards from their Leases, --shards being the fewest: a controller started with a new --shard joins, and the others hand it its clusters without a restart; a shard gone for a minute hands them back")
 	f.BoolVar(&o.leaderElect, "leader-elect", leaderElect, "compete for the shard's Lease so that one replica at a time reconciles")
 	f.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", controller.DefaultLeaseDuration, "how long standbys wait before taking over from a leader that stopped renewing")
 	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", controller.DefaultRenewDeadline, "how long the leader retries renewing its Lease before it stops")
@@ -71,7 +74,10 @@ func (o *appControllerOptions) validate(c *cobra.Command) error {
 	if o.shards < 1 {
 		return usage("%s: must be at least 1, got %d", command.FlagOrigin(c, "shards"), o.shards)
 	}
-	if o.shard < 0 || o.shard >= o.shards {
+	if o.dynamicShards && !o.leaderElect {
+		return usage("%s needs --leader-elect: the shards are counted from their Leases", command.FlagOrigin(c, "dynamic-shards"))
+	}
+	if o.shard < 0 || (o.shard >= o.shards && !o.dynamicShards) {
 		return usage("%s: must be between 0 and %d with %s %d (shards are numbered from 0), got %d",
 			command.FlagOrigin(c, "shard"), o.shards-1, command.FlagOrigin(c, "shards"), o.shards, o.shard)
 	}
@@ -103,7 +109,7 @@ func (o *appControllerOptions) leaderElection() controller.LeaderElection {
 func (o *appControllerOptions) config() controller.Config {
 	return controller.Config{
 		Namespace: o.namespace, AppNamespaces: o.served, Resync: o.appResync, Processors: o.processors,
-		Shard:          controller.Shard{Index: o.shard, Count: o.shards},
+		Shard:          controller.Shard{Index: o.shard, Count: o.shards, Dynamic: o.dynamicShards},
 		LeaderElection: o.leaderElection(), Forges: o.forges(), MetricsArgoCDNames: o.argoCDNames,
 	}
 }
