@@ -104,13 +104,14 @@ soak: build cluster-bins ## Run the soak: 1,000 apps, 500 subscribers, 30 min (G
 # processes (2 API replicas, 2 controller shards with a standby each, 2
 # repository servers, Redis) with SCALE_APPS auto-synced apps over
 # SCALE_CLUSTERS destination clusters, each its own etcd and
-# kube-apiserver; the busiest shard's leader is killed a third of the way.
+# kube-apiserver; the busiest shard's leader is killed a third of the way,
+# and after three pushes a third shard joins (--dynamic-shards).
 SCALE_APPS ?= 10000
 SCALE_CLUSTERS ?= 10
 .PHONY: scale
 scale: build cluster-bins ## Run the scale harness: SCALE_APPS (10,000) apps over SCALE_CLUSTERS (10) clusters through the split roles; tables on stdout.
 	@bash hack/ensure-packages.sh redis-server git
-	$(GO) run ./hack/loadtest --scale --graphcd $(BIN)/graphcd --apps $(SCALE_APPS) --clusters $(SCALE_CLUSTERS) --kill-shard --timeout 2h
+	$(GO) run ./hack/loadtest --scale --graphcd $(BIN)/graphcd --apps $(SCALE_APPS) --clusters $(SCALE_CLUSTERS) --kill-shard --add-shard --timeout 2h
 
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.

@@ -113,6 +113,7 @@ func run() error {
 	flag.IntVar(&sc.apiReplicas, "api-replicas", 2, "with --scale: API replicas (graphcd server --controller=false)")
 	flag.IntVar(&sc.repoServers, "repo-servers", 2, "with --scale: repository servers")
 	flag.BoolVar(&sc.killShard, "kill-shard", false, "with --scale: run a standby per shard and kill the leader of the busiest shard once a third of the apps are reconciled")
+	flag.BoolVar(&sc.addShard, "add-shard", false, "with --scale: run the controllers with --dynamic-shards and, after the pushes, start one more shard; time the rebalance and one more push")
 	flag.IntVar(&sc.pushes, "pushes", 3, "with --scale: pushes changing every app, each timed from the webhook to every app's OutOfSync event")
 	flag.IntVar(&sc.listRequests, "list-requests", 200, "with --scale: requests of the 500-app list page")
 	flag.Parse()

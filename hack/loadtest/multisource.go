@@ -156,27 +156,14 @@ func postPush(ctx context.Context, listen, repoURL, sha string) error {
 	return nil
 }
 
-// metricValue reads one unlabelled series from graphcd's /metrics.
+// metricValue reads one series of graphcd's /metrics at listen (the sum
+// of its labelled series); one it does not serve is an error.
 func metricValue(ctx context.Context, listen, name string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+listen+"/metrics", nil)
-	if err != nil {
-		return 0, err
+	v, found, err := metricOf(ctx, "http://"+listen+"/metrics", name)
+	if err == nil && !found {
+		err = fmt.Errorf("/metrics has no %s", name)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
-			return strconv.ParseFloat(v, 64)
-		}
-	}
-	return 0, fmt.Errorf("/metrics has no %s", name)
+	return v, err
 }
 
 // waitRevision waits until every app of namespace ns is Synced and

@@ -51,6 +51,10 @@ type scaleOptions struct {
 	// the leader of the shard that owns the most clusters; its standby
 	// must finish.
 	killShard bool
+	// addShard runs every controller with --dynamic-shards and, after the
+	// pushes, starts one more shard; the others must hand it its clusters
+	// without a restart, and one more push must reach every app.
+	addShard bool
 	// pushes each change every app and are timed from the webhook to
 	// each app's OutOfSync event, then until all synced again.
 	pushes       int
@@ -96,6 +100,20 @@ type scaleResult struct {
 	clusterApps      map[string]int
 	failures         []string
 	shardsOfClusters map[int]int
+	rebalance        *rebalanceFigures
+}
+
+// rebalanceFigures is what adding a shard did.
+type rebalanceFigures struct {
+	shard int
+	// moved are the clusters the new shard won.
+	moved []string
+	// counted is the time from the new shard leading to every other
+	// shard's leader counting it.
+	counted time.Duration
+	// reconciles are the new shard's reconciles after the push.
+	reconciles float64
+	push       pushFigures
 }
 
 // scaleApp is app i's name (and its namespace on its cluster) and its
@@ -146,9 +164,14 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		replicas = 2
 	}
 	o.log.Info("installing graphcd", "shards", o.shards, "replicas", replicas, "api", o.apiReplicas, "repo-servers", o.repoServers)
+	var controllerArgs []string
+	if o.addShard {
+		controllerArgs = []string{"--dynamic-shards"}
+	}
 	in, err := roles.Install(ctx, roles.Options{
 		Bin: o.graphcd, Cluster: mgmt, Namespace: o.namespace, LogDir: logs,
 		Shards: o.shards, Replicas: replicas, APIReplicas: o.apiReplicas, RepoServers: o.repoServers,
+		ControllerArgs: controllerArgs,
 	})
 	if err != nil {
 		return nil, err
@@ -285,6 +308,11 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		}
 		r.pushes = append(r.pushes, f)
 	}
+	if o.addShard {
+		if err := r.addShard(ctx, mgmt, in, dests, client.New(in.ServerURLs[0], session.Token), repoURL); err != nil {
+			return nil, err
+		}
+	}
 	for _, role := range in.All() {
 		if p := role.Panics(); len(p) > 0 {
 			r.failures = append(r.failures, fmt.Sprintf("%s panicked: %q", role.Name, p))
@@ -327,6 +355,132 @@ func (r *scaleResult) killLeader(ctx context.Context, in *roles.Installation, cp
 			return fmt.Errorf("no standby took the Lease of shard %d: %w", shard, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// addShard starts shard number o.shards, waits until it leads and every
+// other shard's leader counts it, and times one more push, which must
+// reach every app, those of the clusters that moved through the new
+// shard. No other role may restart meanwhile.
+func (r *scaleResult) addShard(ctx context.Context, mgmt *localcluster.Cluster, in *roles.Installation, dests []*localcluster.Cluster, c *client.Client, repoURL string) error {
+	o := r.o
+	rb := &rebalanceFigures{shard: o.shards}
+	r.rebalance = rb
+	for k, d := range dests {
+		if n, err := controller.ShardOf(d.Config.Host, o.shards+1); err == nil && n == o.shards {
+			_, name := scaleApp(k, o.clusters)
+			rb.moved = append(rb.moved, name)
+		}
+	}
+	pids := map[*roles.Role]int{}
+	leaders := map[*roles.Role]bool{}
+	for shard := range o.shards {
+		l, holder := in.Leader(ctx, shard)
+		if l == nil {
+			return fmt.Errorf("shard %d has no running leader (Lease held by %q)", shard, holder)
+		}
+		leaders[l] = true
+	}
+	for _, role := range in.All() {
+		if role.Running() { // not a leader killed before
+			pids[role] = role.PID()
+		}
+	}
+	o.log.Info("adding a shard", "shard", o.shards, "moving", rb.moved)
+	added, err := in.AddController(ctx, o.shards, o.shards)
+	if err != nil {
+		return err
+	}
+	var leading time.Time
+	for {
+		if l, _ := in.Leader(ctx, o.shards); l == added {
+			leading = time.Now()
+			break
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("the added shard never led: %w", err)
+		}
+	}
+	counted := fmt.Sprintf(`msg="controller shard count changed: rebalancing the clusters" shard=%%d from=%d to=%d`, o.shards, o.shards+1)
+	for l := range leaders {
+		var shard int
+		if _, err := fmt.Sscanf(l.Name, "controller-%d-", &shard); err != nil {
+			return err
+		}
+		want := fmt.Sprintf(counted, shard)
+		for !strings.Contains(l.Log(), want) {
+			if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+				return fmt.Errorf("%s never counted the added shard: %w", l.Name, err)
+			}
+		}
+	}
+	rb.counted = time.Since(leading)
+	f, err := r.measurePush(ctx, mgmt, in, c, repoURL, len(r.pushes)+1)
+	if err != nil {
+		return err
+	}
+	rb.push = f
+	if rb.reconciles, _, err = metricOf(ctx, strings.TrimSuffix(added.Health, "/healthz")+"/metrics", "graphcd_app_reconciles_total"); err != nil {
+		return err
+	}
+	if moved := len(rb.moved); moved > 0 && rb.reconciles < float64(o.apps/o.clusters*moved) {
+		r.failures = append(r.failures, fmt.Sprintf("the added shard reconciled %.0f times, fewer than the %d apps of the %d clusters it won", rb.reconciles, o.apps/o.clusters*moved, moved))
+	}
+	for role, pid := range pids {
+		if role.PID() != pid || !role.Running() {
+			r.failures = append(r.failures, fmt.Sprintf("%s restarted or stopped while a shard was added", role.Name))
+		}
+	}
+	return nil
+}
+
+// metricOf sums the series of name (any labels) at a /metrics URL, and
+// reports whether there was one.
+func metricOf(ctx context.Context, url, name string) (sum float64, found bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, false, err
+	}
+	sum, found, err = sumSeries(string(b), name)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", url, err)
+	}
+	return sum, found, err
+}
+
+// sumSeries sums the samples of the series of name (any labels) in a
+// Prometheus text exposition, and reports whether there was one.
+func sumSeries(text, name string) (sum float64, found bool, err error) {
+	for line := range strings.Lines(text) {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("%q: %w", line, err)
+		}
+		sum, found = sum+v, true
+	}
+	return sum, found, nil
+}
+
+// sleepCtx sleeps d, or returns ctx's error when it ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 
@@ -564,7 +718,7 @@ func (r *scaleResult) measurePush(ctx context.Context, mgmt *localcluster.Cluste
 		return f, err
 	}
 	f.synced = time.Since(t0)
-	r.o.log.Info("push measured", "push", n, "p50", percentile(f.latencies, 0.5), "p99", percentile(f.latencies, 0.99), "all synced", f.synced.Round(time.Millisecond))
+	r.o.log.Info("push measured", "push", n, "p50", percentile(f.latencies, 50), "p99", percentile(f.latencies, 99), "all synced", f.synced.Round(time.Millisecond))
 	return f, nil
 }
 
@@ -576,17 +730,11 @@ func apiRequests(ctx context.Context, clusters []*localcluster.Cluster) (float64
 		if err != nil {
 			return 0, fmt.Errorf("kube-apiserver metrics: %w", err)
 		}
-		for line := range strings.Lines(string(b)) {
-			if !strings.HasPrefix(line, "apiserver_request_total{") {
-				continue
-			}
-			fields := strings.Fields(line)
-			v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-			if err != nil {
-				return 0, fmt.Errorf("kube-apiserver metrics: %q: %w", line, err)
-			}
-			sum += v
+		n, _, err := sumSeries(string(b), "apiserver_request_total")
+		if err != nil {
+			return 0, fmt.Errorf("kube-apiserver metrics: %w", err)
 		}
+		sum += n
 	}
 	return sum, nil
 }
@@ -646,7 +794,7 @@ func (r *scaleResult) report() string {
 		l := slices.Clone(r.listLatencies)
 		slices.Sort(l)
 		fmt.Fprintf(&b, "\nList page (500 apps, console row fields) of %d, %d requests through an API replica: p50 %v, p99 %v, max %v.\n",
-			r.listTotal, len(l), percentile(l, 0.5).Round(100*time.Microsecond), percentile(l, 0.99).Round(100*time.Microsecond), l[len(l)-1].Round(100*time.Microsecond))
+			r.listTotal, len(l), percentile(l, 50).Round(100*time.Microsecond), percentile(l, 99).Round(100*time.Microsecond), l[len(l)-1].Round(100*time.Microsecond))
 	}
 	if len(r.pushes) > 0 {
 		fmt.Fprintf(&b, "\n| push | first OutOfSync | p50 | p99 | max | missing | all synced again |\n|---|---|---|---|---|---|---|\n")
@@ -656,8 +804,14 @@ func (r *scaleResult) report() string {
 				continue
 			}
 			fmt.Fprintf(&b, "| %d | %.2f s | %.2f s | %.2f s | %.2f s | %d | %.1f s |\n", i+1, p.latencies[0].Seconds(),
-				percentile(p.latencies, 0.5).Seconds(), percentile(p.latencies, 0.99).Seconds(), p.latencies[len(p.latencies)-1].Seconds(), p.missing, p.synced.Seconds())
+				percentile(p.latencies, 50).Seconds(), percentile(p.latencies, 99).Seconds(), p.latencies[len(p.latencies)-1].Seconds(), p.missing, p.synced.Seconds())
 		}
+	}
+	if rb := r.rebalance; rb != nil {
+		p := rb.push
+		fmt.Fprintf(&b, "\nShard %d added: it won %d clusters (%s); every other shard's leader counted it %.1f s after it led, without a restart. The push after it: OutOfSync p50 %.2f s, p99 %.2f s, %d missing, all synced again %.1f s; the new shard reconciled %.0f times.\n",
+			rb.shard, len(rb.moved), strings.Join(rb.moved, ", "), rb.counted.Seconds(),
+			percentile(p.latencies, 50).Seconds(), percentile(p.latencies, 99).Seconds(), p.missing, p.synced.Seconds(), rb.reconciles)
 	}
 	for _, f := range r.failures {
 		fmt.Fprintf(&b, "\nFAILED: %s", f)
