@@ -105,7 +105,7 @@ func run() error {
 	flag.DurationVar(&so.duration, "duration", 30*time.Minute, "with --soak: how long the load runs")
 	flag.DurationVar(&so.warmup, "warmup", 5*time.Minute, "with --soak: the start of the load left out of the slopes")
 	flag.DurationVar(&so.sampleEvery, "sample-every", 5*time.Second, "with --soak: how often the server's RSS and goroutines are sampled")
-	flag.StringVar(&so.out, "out", "", "with --soak: directory for soak.csv and the pictures soak-rss.svg and soak-goroutines.svg")
+	flag.StringVar(&so.out, "out", "", "with --soak: directory for soak.csv and the pictures soak-rss.svg and soak-goroutines.svg; with --scale-plot: directory for the pictures")
 	sc := scaleOptions{namespace: "graphcd"}
 	flag.BoolVar(&o.scale, "scale", false, "run graphcd's split roles as processes with --apps auto-synced apps spread over --clusters destination clusters (each its own etcd and kube-apiserver); report time, CPU and RSS per role, API requests, steady CPU, list latency and push latency")
 	flag.IntVar(&sc.clusters, "clusters", 10, "with --scale: destination clusters")
@@ -116,8 +116,16 @@ func run() error {
 	flag.BoolVar(&sc.addShard, "add-shard", false, "with --scale: run the controllers with --dynamic-shards and, after the pushes, start one more shard; time the rebalance and one more push")
 	flag.IntVar(&sc.pushes, "pushes", 3, "with --scale: pushes changing every app, each timed from the webhook to every app's OutOfSync event")
 	flag.IntVar(&sc.listRequests, "list-requests", 200, "with --scale: requests of the 500-app list page")
+	flag.StringVar(&sc.csv, "scale-csv", "", "with --scale: append the run's figures as a row to this CSV file")
+	plot := flag.String("scale-plot", "", "draw the runs of this --scale-csv file as SVG pictures in --out, and do nothing else")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if *plot != "" {
+		if so.out == "" {
+			return fmt.Errorf("--scale-plot needs --out")
+		}
+		return plotScale(*plot, so.out)
+	}
 	if o.scale {
 		sc.graphcd, sc.apps, sc.steady, sc.log = o.graphcd, o.apps, o.steady, log
 		return scaleMain(sc, o.timeout)

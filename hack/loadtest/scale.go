@@ -60,8 +60,10 @@ type scaleOptions struct {
 	pushes       int
 	listRequests int
 	steady       time.Duration
-	dir          string
-	log          *slog.Logger
+	// csv, when set, is a file the run's figures are appended to.
+	csv string
+	dir string
+	log *slog.Logger
 }
 
 // roleFigures is what one role cost from the apps' creation until all
@@ -836,6 +838,11 @@ func scaleMain(o scaleOptions, timeout time.Duration) error {
 		return err
 	}
 	fmt.Println(r.report())
+	if o.csv != "" {
+		if err := r.appendCSV(o.csv); err != nil {
+			return err
+		}
+	}
 	if len(r.failures) > 0 {
 		return fmt.Errorf("%d checks failed", len(r.failures))
 	}

@@ -215,10 +215,12 @@ func writeCSV(w io.Writer, samples []sample, warmup time.Duration) error {
 // shaded, the least-squares line of the rest dashed.
 type lineChart struct {
 	title, unit string
-	xs, ys      []float64 // minutes, values in unit
-	warmup      float64   // minutes
-	line        fit       // over the samples after the warm-up, in minutes and unit
-	note        string    // under the title
+	// xunit names the x axis: "minutes" when empty.
+	xunit  string
+	xs, ys []float64 // minutes (or xunit), values in unit
+	warmup float64   // minutes
+	line   fit       // over the samples after the warm-up, in minutes and unit
+	note   string    // under the title
 }
 
 // svg writes c as a 720×360 SVG picture.
@@ -257,7 +259,11 @@ func (c lineChart) svg(w io.Writer) error {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999"/>`+"\n", px(x), top+ph, px(x), top+ph+5)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", px(x), top+ph+18, trimFloat(x))
 	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">minutes</text>`+"\n", left+pw/2, height-6)
+	xunit := c.xunit
+	if xunit == "" {
+		xunit = "minutes"
+	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", left+pw/2, height-6, escapeXML(xunit))
 	fmt.Fprintf(&b, `<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", top+ph/2, escapeXML(c.unit))
 	fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#999"/>`+"\n", left, top, pw, ph)
 	if len(c.xs) > 0 {
