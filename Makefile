@@ -109,9 +109,9 @@ soak: build cluster-bins ## Run the soak: 1,000 apps, 500 subscribers, 30 min (G
 SCALE_APPS ?= 10000
 SCALE_CLUSTERS ?= 10
 .PHONY: scale
-scale: build cluster-bins ## Run the scale harness: SCALE_APPS (10,000) apps over SCALE_CLUSTERS (10) clusters through the split roles; tables on stdout.
+scale: build cluster-bins ## Run the scale harness: SCALE_APPS (10,000) apps over SCALE_CLUSTERS (10) clusters through the split roles; tables on stdout, a row in bin/scale.csv.
 	@bash hack/ensure-packages.sh redis-server git
-	$(GO) run ./hack/loadtest --scale --graphcd $(BIN)/graphcd --apps $(SCALE_APPS) --clusters $(SCALE_CLUSTERS) --kill-shard --add-shard --timeout 2h
+	$(GO) run ./hack/loadtest --scale --graphcd $(BIN)/graphcd --apps $(SCALE_APPS) --clusters $(SCALE_CLUSTERS) --kill-shard --add-shard --steady 3m --timeout 2h --scale-csv $(BIN)/scale.csv
 
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.
