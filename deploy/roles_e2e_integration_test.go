@@ -27,11 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/graphcd/graphcd/client"
@@ -81,7 +77,7 @@ func haEndToEnd(t *testing.T, ns string) {
 		"--repo-server-client-cert", clientTLS["tls.crt"], "--repo-server-client-key", clientTLS["tls.key"],
 		"--redis", redis.Addr, "--redis-secret-file", keys["shared.key"],
 	}
-	start(t, ns, runOptions{sa: "graphcd-controller", env: redisEnv}, logged(`msg="application controller starting"`),
+	ctl := start(t, ns, runOptions{sa: "graphcd-controller", env: redisEnv}, logged(`msg="application controller starting"`),
 		append([]string{"controller", "--metrics-listen", "0", "--shards", "1"}, clientFlags...)...)
 	// Ready means /readyz answered, and it checks the repo-server: mutual
 	// TLS works.
@@ -111,27 +107,30 @@ func haEndToEnd(t *testing.T, ns string) {
 	})
 	events.wait(t, "Synced", func(e appEvent) bool { return e.SyncStatus == "Synced" })
 
-	// A push to the app's branch: the API server marks the app for a
-	// refresh, the controller refreshes it and removes the mark.
-	apps := dynamic.NewForConfigOrDie(cluster.Config).Resource(schema.GroupVersionResource{Group: "graphcd.io", Version: "v1alpha1", Resource: "applications"}).Namespace(ns)
-	cur, err := apps.Get(ctx, "guestbook", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := apps.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=guestbook", ResourceVersion: cur.GetResourceVersion()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	// A push to the app's branch: the API server hands it to the
+	// controller's leader through Redis (no refresh annotation), which
+	// queues the app and compares it again.
+	mark := len(events.seen())
 	pushWebhook(t, api, git.URL, hookSecret)
-	waitRefreshed(t, w)
-	// Its log arrives through a pipe: wait for it.
-	pushed := regexp.MustCompile(`msg="webhook push" .*matched=1 .*annotated=1 failed=0`)
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		return pushed.MatchString(server.logs.String()), nil
-	})
-	if err != nil || strings.Contains(server.logs.String(), "without a secret check") {
-		t.Errorf("the server did not log the push as checked, matched and annotated:\n%s", server.logs)
+	events.waitFrom(t, "a comparison after the push", mark, func(e appEvent) bool { return e.Type == "ReconcileCompleted" })
+	// The logs arrive through pipes: wait for them.
+	for _, l := range []struct {
+		role string
+		logs fmt.Stringer
+		line *regexp.Regexp
+	}{
+		{"server", server.logs, regexp.MustCompile(`msg="webhook push" .*matched=1 queued=1 annotated=0 failed=0`)},
+		{"controller", ctl.logs, regexp.MustCompile(`msg="webhook push relayed" apps=1 queued=1`)},
+	} {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			return l.line.MatchString(l.logs.String()), nil
+		})
+		if err != nil {
+			t.Errorf("the %s did not log %s:\n%s", l.role, l.line, l.logs)
+		}
+	}
+	if strings.Contains(server.logs.String(), "without a secret check") {
+		t.Errorf("the server did not check the push's signature:\n%s", server.logs)
 	}
 	t.Logf("synced %s at %s; events seen: %d", app.Name, app.Status.Sync.Revision, len(events.seen()))
 }
@@ -458,10 +457,16 @@ func subscribeEvents(t *testing.T, c *client.Client, name string) *eventStream {
 // wait waits until an event that match wants has arrived.
 func (s *eventStream) wait(t *testing.T, what string, match func(appEvent) bool) {
 	t.Helper()
+	s.waitFrom(t, what, 0, match)
+}
+
+// waitFrom is wait for an event after the first from.
+func (s *eventStream) waitFrom(t *testing.T, what string, from int, match func(appEvent) bool) {
+	t.Helper()
 	timeout := time.After(appTimeout)
 	for {
 		s.mu.Lock()
-		found, err := slices.ContainsFunc(s.events, match), s.err
+		found, err := slices.ContainsFunc(s.events[min(from, len(s.events)):], match), s.err
 		s.mu.Unlock()
 		if found {
 			return
@@ -521,34 +526,5 @@ func pushWebhook(t *testing.T, c *client.Client, repoURL string, secret []byte) 
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), "push received") {
 		t.Fatalf("webhook: HTTP %d %q, want 200 and push received", resp.StatusCode, answer)
-	}
-}
-
-// waitRefreshed waits, on a watch of the app started before the webhook,
-// for the refresh annotation to be set and then removed.
-func waitRefreshed(t *testing.T, w watch.Interface) {
-	t.Helper()
-	const annotation = "argocd.argoproj.io/refresh"
-	timeout := time.After(appTimeout)
-	marked := false
-	for {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				t.Fatal("the app's watch ended")
-			}
-			u, isApp := ev.Object.(*unstructured.Unstructured)
-			if !isApp {
-				continue
-			}
-			_, has := u.GetAnnotations()[annotation]
-			if has {
-				marked = true
-			} else if marked {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("the app was not refreshed after the webhook (refresh annotation set: %v)", marked)
-		}
 	}
 }

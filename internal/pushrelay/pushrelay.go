@@ -130,7 +130,7 @@ func (r *Relay) session(ctx context.Context, q Queue) error {
 			r.log.Warn("pushed apps relay: cannot queue the pushed apps", "apps", len(apps), "err", err)
 			continue
 		}
-		r.log.Debug("pushed apps relayed", "apps", len(apps), "queued", len(apps)-len(rest))
+		r.log.Info("webhook push relayed", "apps", len(apps), "queued", len(apps)-len(rest))
 	}
 }
 
