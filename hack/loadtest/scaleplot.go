@@ -146,3 +146,70 @@ func writeChart(path string, c lineChart) error {
 	err = c.svg(f)
 	return errors.Join(err, f.Close())
 }
+
+// report is the run's figures as Markdown tables.
+func (r *scaleResult) report() string {
+	var b strings.Builder
+	o := r.o
+	var graphcdCPU float64
+	var controllerPeak int64
+	for _, f := range r.roles {
+		graphcdCPU += f.cpu
+		if strings.HasPrefix(f.name, "controller-") {
+			controllerPeak = max(controllerPeak, f.peakRSS)
+		}
+	}
+	fmt.Fprintf(&b, "| apps | clusters | shards | API replicas | repository servers | first | all Synced+Healthy | graphcd CPU | clusters CPU | API requests per app | steady graphcd | steady clusters | peak RSS of a shard |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %.1f s | %.1f s | %.1f CPU-s | %.1f CPU-s | %.1f | %.0f mCPU | %.0f mCPU | %d MiB |\n\n",
+		o.apps, o.clusters, o.shards, o.apiReplicas, o.repoServers, r.first.Seconds(), r.all.Seconds(), graphcdCPU, r.clustersCPU, r.apiRequests,
+		r.steadyGraphcd, r.steadyClusters, controllerPeak>>20)
+	fmt.Fprintf(&b, "| role | CPU until all reconciled | peak RSS |\n|---|---|---|\n")
+	for _, f := range r.roles {
+		note := ""
+		if f.killed {
+			note = " (killed; until then)"
+		}
+		fmt.Fprintf(&b, "| %s%s | %.1f CPU-s | %d MiB |\n", f.name, note, f.cpu, f.peakRSS>>20)
+	}
+	if r.killedRole != "" {
+		fmt.Fprintf(&b, "\n%s killed with %d apps reconciled; its standby took the Lease after %.1f s.\n", r.killedRole, r.killedAt, r.takeover.Seconds())
+	}
+	var clusters []string
+	for name, n := range r.clusterApps {
+		clusters = append(clusters, fmt.Sprintf("%s %d", name, n))
+	}
+	slices.Sort(clusters)
+	var shards []string
+	for s, n := range r.shardsOfClusters {
+		shards = append(shards, fmt.Sprintf("shard %d: %d", s, n))
+	}
+	slices.Sort(shards)
+	fmt.Fprintf(&b, "\nApps per cluster: %s. Clusters per shard: %s.\n", strings.Join(clusters, ", "), strings.Join(shards, ", "))
+	if len(r.listLatencies) > 0 {
+		l := slices.Clone(r.listLatencies)
+		slices.Sort(l)
+		fmt.Fprintf(&b, "\nList page (500 apps, console row fields) of %d, %d requests through an API replica: p50 %v, p99 %v, max %v.\n",
+			r.listTotal, len(l), percentile(l, 50).Round(100*time.Microsecond), percentile(l, 99).Round(100*time.Microsecond), l[len(l)-1].Round(100*time.Microsecond))
+	}
+	if len(r.pushes) > 0 {
+		fmt.Fprintf(&b, "\n| push | first OutOfSync | p50 | p99 | max | missing | all synced again |\n|---|---|---|---|---|---|---|\n")
+		for i, p := range r.pushes {
+			if len(p.latencies) == 0 {
+				fmt.Fprintf(&b, "| %d | – | – | – | – | %d | %.1f s |\n", i+1, p.missing, p.synced.Seconds())
+				continue
+			}
+			fmt.Fprintf(&b, "| %d | %.2f s | %.2f s | %.2f s | %.2f s | %d | %.1f s |\n", i+1, p.latencies[0].Seconds(),
+				percentile(p.latencies, 50).Seconds(), percentile(p.latencies, 99).Seconds(), p.latencies[len(p.latencies)-1].Seconds(), p.missing, p.synced.Seconds())
+		}
+	}
+	if rb := r.rebalance; rb != nil {
+		p := rb.push
+		fmt.Fprintf(&b, "\nShard %d added: it won %d clusters (%s); every other shard's leader counted it %.1f s after it led, without a restart. The push after it: OutOfSync p50 %.2f s, p99 %.2f s, %d missing, all synced again %.1f s; the new shard reconciled %.0f times.\n",
+			rb.shard, len(rb.moved), strings.Join(rb.moved, ", "), rb.counted.Seconds(),
+			percentile(p.latencies, 50).Seconds(), percentile(p.latencies, 99).Seconds(), p.missing, p.synced.Seconds(), rb.reconciles)
+	}
+	for _, f := range r.failures {
+		fmt.Fprintf(&b, "\nFAILED: %s", f)
+	}
+	return b.String()
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Khan/genqlient/graphql"
+
+	"github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
+	"github.com/graphcd/graphcd/internal/testenv/roles"
+)
+
+// metricOf sums the series of name (any labels) at a /metrics URL, and
+// reports whether there was one.
+func metricOf(ctx context.Context, url, name string) (sum float64, found bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, false, err
+	}
+	sum, found, err = sumSeries(string(b), name)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", url, err)
+	}
+	return sum, found, err
+}
+
+// sumSeries sums the samples of the series of name (any labels) in a
+// Prometheus text exposition, and reports whether there was one.
+func sumSeries(text, name string) (sum float64, found bool, err error) {
+	for line := range strings.Lines(text) {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("%q: %w", line, err)
+		}
+		sum, found = sum+v, true
+	}
+	return sum, found, nil
+}
+
+// sleepCtx sleeps d, or returns ctx's error when it ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// figuresOf reads role's CPU seconds since cpuBefore and its peak RSS.
+func figuresOf(role *roles.Role, cpuBefore float64) (roleFigures, error) {
+	cpu, err := cpuSeconds(role.PID())
+	if err != nil {
+		return roleFigures{}, err
+	}
+	peak, err := peakRSS(role.PID())
+	return roleFigures{name: role.Name, cpu: cpu - cpuBefore, peakRSS: peak}, err
+}
+
+// measureSteady measures the CPU every graphcd role and every cluster
+// take over the steady period, with every app reconciled and nothing
+// changing: periodic refreshes only.
+func (r *scaleResult) measureSteady(in *roles.Installation, all []*localcluster.Cluster) error {
+	r.o.log.Info("measuring steady state", "for", r.o.steady)
+	running := func() (float64, error) {
+		var sum float64
+		for _, role := range in.All() {
+			if !role.Running() {
+				continue
+			}
+			s, err := cpuSeconds(role.PID())
+			if err != nil {
+				return 0, err
+			}
+			sum += s
+		}
+		return sum, nil
+	}
+	g0, err := running()
+	if err != nil {
+		return err
+	}
+	c0, err := clustersCPU(all)
+	if err != nil {
+		return err
+	}
+	time.Sleep(r.o.steady)
+	g1, err := running()
+	if err != nil {
+		return err
+	}
+	c1, err := clustersCPU(all)
+	if err != nil {
+		return err
+	}
+	r.steadyGraphcd = (g1 - g0) / r.o.steady.Seconds() * 1000
+	r.steadyClusters = (c1 - c0) / r.o.steady.Seconds() * 1000
+	return nil
+}
+
+// listQuery is the console's applications page at the size of issue 7's
+// target: 500 apps with the fields of a row.
+const listQuery = `query ScaleList($after: String) {
+  applications(first: 500, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    nodes {
+      name namespace project
+      spec { destination { name server namespace } sources { repoURL path targetRevision } }
+      status {
+        sync { status revision }
+        health { status message }
+        operationState { phase message startedAt finishedAt }
+        reconciledAt
+      }
+    }
+  }
+}`
+
+// measureList times listRequests requests of the pages of every app in
+// turn, one at a time over one connection, from writing the request to
+// reading the response's last byte.
+func (r *scaleResult) measureList(ctx context.Context, c *client.Client) error {
+	var after *string
+	for range r.o.listRequests {
+		body, err := json.Marshal(map[string]any{"query": listQuery, "variables": map[string]any{"after": after}})
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Server+client.GraphQLPath, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		t0 := time.Now()
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		r.listLatencies = append(r.listLatencies, time.Since(t0))
+		if err != nil {
+			return err
+		}
+		var page struct {
+			Data struct {
+				Applications struct {
+					TotalCount int
+					PageInfo   struct {
+						HasNextPage bool
+						EndCursor   string
+					}
+					Nodes []json.RawMessage
+				}
+			}
+			Errors []json.RawMessage
+		}
+		if err := json.Unmarshal(b, &page); err != nil || len(page.Errors) > 0 || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("list page: %s: %.500s", resp.Status, b)
+		}
+		apps := page.Data.Applications
+		r.listTotal = apps.TotalCount
+		if want := min(500, r.o.apps); after == nil && len(apps.Nodes) != want {
+			r.failures = append(r.failures, fmt.Sprintf("the first list page has %d apps, want %d", len(apps.Nodes), want))
+		}
+		after = &apps.PageInfo.EndCursor
+		if !apps.PageInfo.HasNextPage {
+			after = nil
+		}
+	}
+	if r.listTotal != r.o.apps {
+		r.failures = append(r.failures, fmt.Sprintf("the list counts %d apps, want %d", r.listTotal, r.o.apps))
+	}
+	return nil
+}
+
+// scaleEvents is the subscription of the push measurement.
+const scaleEvents = `subscription ScaleEvents {
+  applicationEvents(filter: {types: [SyncStatusChanged]}) { lagged name syncStatus revision }
+}`
+
+type scaleEvent struct {
+	ApplicationEvents struct {
+		Lagged     bool    `json:"lagged"`
+		Name       *string `json:"name"`
+		SyncStatus *string `json:"syncStatus"`
+		Revision   *string `json:"revision"`
+	} `json:"applicationEvents"`
+}
+
+// measurePush changes every app's ConfigMap in one commit, pushes it,
+// tells an API replica by its webhook and times each app's OutOfSync
+// event at the new revision, then waits until all synced it.
+func (r *scaleResult) measurePush(ctx context.Context, mgmt *localcluster.Cluster, in *roles.Installation, c *client.Client, repoURL string, n int) (pushFigures, error) {
+	sub, err := client.Subscribe[scaleEvent](ctx, c, &graphql.Request{OpName: "ScaleEvents", Query: scaleEvents})
+	if err != nil {
+		return pushFigures{}, err
+	}
+	defer sub.Close()
+	sha, _, err := soakPush(r.o.dir, n, r.o.apps, r.o.apps)
+	if err != nil {
+		return pushFigures{}, err
+	}
+	server := strings.TrimPrefix(in.ServerURLs[n%len(in.ServerURLs)], "http://")
+	t0 := time.Now()
+	if err := postPush(ctx, server, repoURL, sha); err != nil {
+		return pushFigures{}, err
+	}
+	seen := map[string]time.Duration{}
+	timeout := time.AfterFunc(time.Minute+time.Duration(r.o.apps)*10*time.Millisecond, sub.Close)
+	defer timeout.Stop()
+	lagged := false
+	for len(seen) < r.o.apps {
+		ev, err := sub.Next()
+		if err != nil {
+			break // the timeout: the apps not seen are missing
+		}
+		e := ev.ApplicationEvents
+		switch {
+		case e.Lagged:
+			lagged = true
+		case e.Name != nil && deref(e.SyncStatus) == "OutOfSync" && deref(e.Revision) == sha:
+			if _, ok := seen[*e.Name]; !ok {
+				seen[*e.Name] = time.Since(t0)
+			}
+		}
+	}
+	f := pushFigures{missing: r.o.apps - len(seen)}
+	for _, d := range seen {
+		f.latencies = append(f.latencies, d)
+	}
+	slices.Sort(f.latencies)
+	if f.missing > 0 {
+		r.failures = append(r.failures, fmt.Sprintf("push %d: %d of %d apps' OutOfSync events never arrived (lagged: %v)", n, f.missing, r.o.apps, lagged))
+	}
+	if err := waitRevision(ctx, mgmt, r.o.namespace, r.o.apps, sha); err != nil {
+		return f, err
+	}
+	f.synced = time.Since(t0)
+	r.o.log.Info("push measured", "push", n, "p50", percentile(f.latencies, 50), "p99", percentile(f.latencies, 99), "all synced", f.synced.Round(time.Millisecond))
+	return f, nil
+}
+
+// apiRequests sums apiserver_request_total over the clusters.
+func apiRequests(ctx context.Context, clusters []*localcluster.Cluster) (float64, error) {
+	var sum float64
+	for _, c := range clusters {
+		b, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("kube-apiserver metrics: %w", err)
+		}
+		n, _, err := sumSeries(string(b), "apiserver_request_total")
+		if err != nil {
+			return 0, fmt.Errorf("kube-apiserver metrics: %w", err)
+		}
+		sum += n
+	}
+	return sum, nil
+}
+
+// clustersCPU sums clusterCPU over the clusters.
+func clustersCPU(clusters []*localcluster.Cluster) (float64, error) {
+	var sum float64
+	for _, c := range clusters {
+		s, err := clusterCPU(c)
+		if err != nil {
+			return 0, err
+		}
+		sum += s
+	}
+	return sum, nil
+}
