@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,9 +30,13 @@ import (
 // Channel is the Redis pub/sub channel of the pushed apps.
 const Channel = "graphcd:pushed"
 
-// maxMessage bounds a message a subscriber decodes: 64 bytes per app for
-// 100,000 apps.
-const maxMessage = 6 << 20
+// maxApps is the most apps one message carries, and maxMessage bounds a
+// message a subscriber decodes: maxApps apps of the longest namespace (63
+// bytes) and name (253 bytes) with their JSON take about 3.3 MB.
+const (
+	maxApps    = 10_000
+	maxMessage = 6 << 20
+)
 
 // Queue takes the pushed apps: a controller's RefreshPushed, which returns
 // those it does not compare.
@@ -63,30 +68,31 @@ type message struct {
 	Apps [][2]string `json:"apps"`
 }
 
-// RefreshPushed publishes apps to the leaders, as the webhook's Queue. It
-// returns them all, for the annotations, when no leader received them.
-func (r *Relay) RefreshPushed(ctx context.Context, apps []types.NamespacedName) ([]types.NamespacedName, error) {
-	if len(apps) == 0 {
-		return nil, nil
-	}
-	m := message{Apps: make([][2]string, len(apps))}
-	for i, k := range apps {
-		m.Apps[i] = [2]string{k.Namespace, k.Name}
-	}
-	payload, err := json.Marshal(m)
-	if err != nil {
-		return apps, err
-	}
+// RefreshPushed publishes apps to the leaders, as the webhook's Queue, in
+// messages of at most maxApps apps, so that none outgrows what a leader
+// decodes. It returns the apps of the messages no leader received, for
+// the annotations.
+func (r *Relay) RefreshPushed(ctx context.Context, apps []types.NamespacedName) (rest []types.NamespacedName, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	n, err := r.client.Publish(ctx, Channel, keysign.Sign(r.secret, Channel, payload)).Result()
-	if err != nil {
-		return apps, fmt.Errorf("publish the pushed apps: %w", err)
+	for chunk := range slices.Chunk(apps, maxApps) {
+		m := message{Apps: make([][2]string, len(chunk))}
+		for i, k := range chunk {
+			m.Apps[i] = [2]string{k.Namespace, k.Name}
+		}
+		payload, err := json.Marshal(m)
+		if err != nil {
+			return append(rest, chunk...), err
+		}
+		n, err := r.client.Publish(ctx, Channel, keysign.Sign(r.secret, Channel, payload)).Result()
+		if err != nil {
+			return append(rest, chunk...), fmt.Errorf("publish the pushed apps: %w", err)
+		}
+		if n == 0 {
+			rest = append(rest, chunk...) // no leader listens
+		}
 	}
-	if n == 0 {
-		return apps, nil // no leader listens
-	}
-	return nil, nil
+	return rest, nil
 }
 
 // Serve waits until elected is closed (the controller leads its shard),

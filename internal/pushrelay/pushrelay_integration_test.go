@@ -4,8 +4,10 @@ package pushrelay
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +120,52 @@ func TestRelay(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the valid message after the forged ones never arrived")
+	}
+}
+
+// A push matching more apps than one message carries goes out in several,
+// each within what a leader decodes, even with the longest names.
+func TestRelayChunks(t *testing.T) {
+	api, leader := newRelay(t, secret), newRelay(t, secret)
+	q := make(queue, 8)
+	elected := make(chan struct{})
+	close(elected)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go leader.Serve(ctx, elected, q)
+	apps := make([]types.NamespacedName, 2*maxApps+1)
+	for i := range apps {
+		apps[i] = types.NamespacedName{Namespace: strings.Repeat("n", 63), Name: fmt.Sprintf("%0253d", i)}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rest, err := api.RefreshPushed(t.Context(), apps[:1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rest == nil {
+			<-q
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader never subscribed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if rest, err := api.RefreshPushed(t.Context(), apps); rest != nil || err != nil {
+		t.Fatalf("rest %d apps, err %v", len(rest), err)
+	}
+	var got []types.NamespacedName
+	for range 3 {
+		select {
+		case part := <-q:
+			got = append(got, part...)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the leader was handed %d of %d apps", len(got), len(apps))
+		}
+	}
+	if !slices.Equal(got, apps) {
+		t.Fatalf("the leader was handed %d apps, not the %d pushed in order", len(got), len(apps))
 	}
 }
 
