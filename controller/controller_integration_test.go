@@ -78,10 +78,9 @@ func startController(c *localcluster.Cluster) (func(), error) {
 		cancel()
 		return nil, err
 	}
-	// No revision cache: inproc.Local does not offer
-	// InvalidateRevision yet, and TestRefreshPicksUpNewCommit needs a
-	// refresh to see a new commit (the refresh is what the test waits
-	// for; a commit alone triggers nothing).
+	// Resolved revisions are cached for the default 3 minutes, so a
+	// commit alone is not seen before a refresh (TestRefreshPicksUpNewCommit,
+	// TestFirstRenderResolvesAfresh).
 	repo, err := inproc.New(inproc.Options{WorkDir: work, AllowFileURLs: true})
 	if err != nil {
 		cancel()
@@ -148,6 +147,13 @@ func newAppWith(t *testing.T, name string, files map[string]string, edit func(*v
 		files[k] = strings.ReplaceAll(v, "DEST", dest)
 	}
 	dir, _ = reposervertest.CommitFiles(t, files)
+	return dir, dest, createApp(t, name, dir, dest, edit)
+}
+
+// createApp creates the Application name of the repository in dir (its
+// "app" folder at main) to the namespace dest, deleted after the test.
+func createApp(t *testing.T, name, dir, dest string, edit func(*v1alpha1.Application)) *v1alpha1.Application {
+	t.Helper()
 	app := &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appNamespace},
 		Spec: v1alpha1.ApplicationSpec{
@@ -163,7 +169,7 @@ func newAppWith(t *testing.T, name string, files map[string]string, edit func(*v
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = apps.Delete(context.Background(), app) })
-	return dir, dest, app
+	return app
 }
 
 // waitStatus polls the Application until cond holds.

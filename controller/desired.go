@@ -86,9 +86,15 @@ func (r *Reconciler) place(app *v1alpha1.Application, lv LiveState, res *reposer
 }
 
 // invalidate forgets the resolved revisions of repoURL before a refresh
-// (mode "normal" or "hard"), so it sees the newest commits.
+// (mode "normal" or "hard"), so it sees the newest commits, and before
+// this reconciler's first render from the repository (see
+// Reconciler.fresh).
 func (r *Reconciler) invalidate(repoURL, mode string) {
-	if inv, ok := r.opts.Repo.(RevisionInvalidator); ok && mode != "" {
+	inv, ok := r.opts.Repo.(RevisionInvalidator)
+	if !ok {
+		return
+	}
+	if mode != "" || r.fresh.first(repoURL) {
 		inv.InvalidateRevision(repoURL)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/controller/engineopts"
+	"github.com/graphcd/graphcd/reposerver"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -230,6 +231,30 @@ func TestRefreshPicksUpNewCommit(t *testing.T) {
 		_, ok := a.Annotations[v1alpha1.RefreshAnnotation]
 		return !ok, nil
 	})
+}
+
+// A reconciler does not trust the revisions its repository service
+// resolved before it started, as a shard's new leader must not: its
+// predecessor may have died between a push and passing it on. Its first
+// render from a repository resolves the branch afresh.
+func TestFirstRenderResolvesAfresh(t *testing.T) {
+	t.Parallel()
+	const name = "afresh-app"
+	dest := cluster.Namespace(t)
+	dir, first := reposervertest.CommitFiles(t, map[string]string{"app/cm.yaml": configMap(dest, name, "prod")})
+	repo := reposerver.Repository{URL: "file://" + dir}
+	if got, err := repoSvc.ResolveRevision(t.Context(), repo, "main"); err != nil || got != first {
+		t.Fatalf("resolve main: %s, %v; want %s", got, err, first)
+	}
+	sha := reposervertest.CommitMore(t, dir, map[string]string{"app/cm.yaml": configMap(dest, name, "staging")})
+	if got, err := repoSvc.ResolveRevision(t.Context(), repo, "main"); err != nil || got != first {
+		t.Fatalf("resolve main after a commit: %s, %v; the test needs the cached %s", got, err, first)
+	}
+	createApp(t, name, dir, dest, nil)
+	app := waitStatus(t, name, "compared", func(s *v1alpha1.ApplicationStatus) bool { return s.Sync.Revision != "" })
+	if got := app.Status.Sync.Revision; got != sha {
+		t.Fatalf("first comparison at %s, want the newest commit %s (%s was resolved before)", got, sha, first)
+	}
 }
 
 // Subscribers see an app's refreshes and transitions, and the transitions

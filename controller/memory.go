@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/repourl"
 )
 
 // appMemory is what the reconciler remembers of each app between its
@@ -176,4 +177,29 @@ func (m *appMemory) appsByServer() map[string]int {
 		}
 	}
 	return out
+}
+
+// maxRepoSet bounds a repoSet; past it the set starts again, which costs
+// one more resolution per repository.
+const maxRepoSet = 10000
+
+// repoSet is a set of repository URLs, normalised.
+type repoSet struct {
+	mu   sync.Mutex
+	seen map[string]struct{}
+}
+
+// first adds repoURL and reports whether it was new.
+func (s *repoSet) first(repoURL string) bool {
+	key := repourl.Normalize(repoURL)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.seen[key]; ok {
+		return false
+	}
+	if s.seen == nil || len(s.seen) >= maxRepoSet {
+		s.seen = map[string]struct{}{}
+	}
+	s.seen[key] = struct{}{}
+	return true
 }

@@ -163,6 +163,12 @@ type Reconciler struct {
 	// manifests renders sources with their projects' rules, as the API
 	// does.
 	manifests *manifests.Renderer
+	// fresh names the repositories this reconciler has had resolved
+	// afresh: a shard's new leader does not trust the revisions the
+	// repository servers resolved before it led, as its predecessor may
+	// have died between a push and passing its invalidation on, and the
+	// pushes while no leader listened went nowhere (pushrelay).
+	fresh repoSet
 }
 
 // AppState is what the reconciler knows of an app beyond its status: the

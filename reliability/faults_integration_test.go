@@ -48,6 +48,7 @@ func TestFaults(t *testing.T) {
 		{"MemoryPressure", memoryPressure},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Cleanup(func() { in.restartStopped(t) })
 			before := in.snapshot(t)
 			loadBefore := l.counts()
 			outcomes := c.run(t, in, l)
@@ -62,6 +63,24 @@ func TestFaults(t *testing.T) {
 		})
 	}
 	t.Logf("fault battery:\n| fault | recovery | notes |\n|---|---|---|\n%s", strings.Join(rows, "\n"))
+}
+
+// restartStopped starts again the roles a failed case left stopped, so
+// that the next case finds the installation whole.
+func (in *installation) restartStopped(t *testing.T) {
+	all := slices.Concat(in.RepoServers, in.Servers)
+	for _, shard := range in.Controllers {
+		all = append(all, shard...)
+	}
+	for _, r := range all {
+		if r.Running() {
+			continue
+		}
+		t.Logf("%s was left stopped; starting it again", r.Name)
+		if err := r.Start(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // appRecord is what must survive a fault of one Application.

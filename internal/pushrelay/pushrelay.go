@@ -9,7 +9,8 @@
 // Only leaders subscribe, so a publish that no subscriber received (no
 // controller leads, or controllers older than the relay) falls back to
 // the annotations. A leader that misses a message, because it was being
-// elected then, compares every app of its shard when it starts leading.
+// elected then, compares every app of its shard when it starts leading,
+// resolving each repository afresh (controller.Reconciler's fresh set).
 package pushrelay
 
 import (
