@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -100,6 +101,18 @@ func newInsightsRecorder(r *Reconciler, mgr ctrl.Manager, cfg Config) (*insights
 }
 
 func (w *insightsRecorder) setup(mgr ctrl.Manager) error {
+	// The leader watches the logs, so that neither loading an app's log
+	// nor appending to it reads it from the API (insights.Store).
+	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if err := w.store.Watch(ctx); err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "insights: cannot watch the logs; reading each from the API", "err", err)
+		}
+		<-ctx.Done()
+		return nil
+	}))
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("insights").
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 4}).
