@@ -85,6 +85,7 @@ type scaleResult struct {
 	roles            []roleFigures
 	clustersCPU      float64 // seconds, every cluster's etcd and kube-apiserver
 	apiRequests      float64 // kube-apiserver requests of every cluster, per app
+	topRequests      []requestCount
 	steadyGraphcd    float64 // mCPU
 	steadyClusters   float64 // mCPU
 	killedRole       string
@@ -276,7 +277,7 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 	if err != nil {
 		return nil, err
 	}
-	r.apiRequests = (requestsAfter - requestsBefore) / float64(o.apps)
+	r.topRequests, r.apiRequests = topRequests(requestsBefore, requestsAfter, o.apps, 8)
 
 	if err := r.checkApps(ctx, dyn, appsGVR, dests); err != nil {
 		return nil, err

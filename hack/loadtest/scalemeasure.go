@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -264,21 +265,77 @@ func (r *scaleResult) measurePush(ctx context.Context, mgmt *localcluster.Cluste
 	return f, nil
 }
 
-// apiRequests sums apiserver_request_total over the clusters.
-func apiRequests(ctx context.Context, clusters []*localcluster.Cluster) (float64, error) {
-	var sum float64
-	for _, c := range clusters {
+// apiRequests counts the kube-apiserver requests of each cluster
+// (apiserver_request_total) by "verb resource[/subresource]", the
+// management cluster's (the first) apart from the destinations' under a
+// "dest: " prefix.
+func apiRequests(ctx context.Context, clusters []*localcluster.Cluster) (map[string]float64, error) {
+	out := map[string]float64{}
+	for i, c := range clusters {
 		b, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("kube-apiserver metrics: %w", err)
+			return nil, fmt.Errorf("kube-apiserver metrics: %w", err)
 		}
-		n, _, err := sumSeries(string(b), "apiserver_request_total")
-		if err != nil {
-			return 0, fmt.Errorf("kube-apiserver metrics: %w", err)
+		prefix := ""
+		if i > 0 {
+			prefix = "dest: "
 		}
-		sum += n
+		if err := countRequests(string(b), prefix, out); err != nil {
+			return nil, fmt.Errorf("kube-apiserver metrics: %w", err)
+		}
 	}
-	return sum, nil
+	return out, nil
+}
+
+// countRequests adds text's apiserver_request_total series to out by
+// prefix, verb, resource and subresource.
+func countRequests(text, prefix string, out map[string]float64) error {
+	const name = "apiserver_request_total{"
+	for line := range strings.Lines(text) {
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			return fmt.Errorf("%q: no end of labels", line)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return fmt.Errorf("%q: %w", line, err)
+		}
+		labels := map[string]string{}
+		for pair := range strings.SplitSeq(line[len(name):end], ",") {
+			if k, val, ok := strings.Cut(pair, "="); ok {
+				labels[k] = strings.Trim(val, `"`)
+			}
+		}
+		key := prefix + labels["verb"] + " " + labels["resource"]
+		if sub := labels["subresource"]; sub != "" {
+			key += "/" + sub
+		}
+		out[key] += v
+	}
+	return nil
+}
+
+// topRequests is the n largest counts of after less before, per app,
+// largest first, and the sum of all.
+func topRequests(before, after map[string]float64, apps, n int) (top []requestCount, total float64) {
+	for k, v := range after {
+		d := (v - before[k]) / float64(apps)
+		total += d
+		if d > 0 {
+			top = append(top, requestCount{what: k, perApp: d})
+		}
+	}
+	slices.SortFunc(top, func(a, b requestCount) int { return cmp.Compare(b.perApp, a.perApp) })
+	return top[:min(n, len(top))], total
+}
+
+// requestCount is the kube-apiserver requests of one kind, per app.
+type requestCount struct {
+	what   string
+	perApp float64
 }
 
 // clustersCPU sums clusterCPU over the clusters.

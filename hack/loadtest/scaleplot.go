@@ -171,6 +171,13 @@ func (r *scaleResult) report() string {
 		}
 		fmt.Fprintf(&b, "| %s%s | %.1f CPU-s | %d MiB |\n", f.name, note, f.cpu, f.peakRSS>>20)
 	}
+	if len(r.topRequests) > 0 {
+		var top []string
+		for _, c := range r.topRequests {
+			top = append(top, fmt.Sprintf("%s %.2f", c.what, c.perApp))
+		}
+		fmt.Fprintf(&b, "\nAPI requests per app, the most frequent (management cluster unless \"dest\"): %s.\n", strings.Join(top, ", "))
+	}
 	if r.killedRole != "" {
 		fmt.Fprintf(&b, "\n%s killed with %d apps reconciled; its standby took the Lease after %.1f s.\n", r.killedRole, r.killedAt, r.takeover.Seconds())
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +52,34 @@ func TestScaleCSVAndPlot(t *testing.T) {
 		if !strings.Contains(string(svg), "<polyline") || !strings.Contains(string(svg), "3 runs with") {
 			t.Errorf("%s is no curve of 3 runs:\n%.400s", name, svg)
 		}
+	}
+}
+
+func TestTopRequests(t *testing.T) {
+	const mgmt = `# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="events",scope="resource",subresource="",verb="POST",version="v1"} 30
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="argoproj.io",resource="applications",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 25
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="argoproj.io",resource="applications",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 5
+apiserver_request_total_other{verb="GET"} 1000
+`
+	const dest = `apiserver_request_total{code="200",resource="configmaps",subresource="",verb="GET"} 12
+`
+	before, after := map[string]float64{}, map[string]float64{}
+	if err := countRequests(`apiserver_request_total{resource="events",subresource="",verb="POST"} 10`, "", before); err != nil {
+		t.Fatal(err)
+	}
+	if err := countRequests(mgmt, "", after); err != nil {
+		t.Fatal(err)
+	}
+	if err := countRequests(dest, "dest: ", after); err != nil {
+		t.Fatal(err)
+	}
+	top, total := topRequests(before, after, 10, 2)
+	want := []requestCount{{"PATCH applications/status", 3}, {"POST events", 2}}
+	if !slices.Equal(top, want) || total != 6.2 {
+		t.Fatalf("top %v, total %v; want %v and 6.2", top, total, want)
+	}
+	if err := countRequests("apiserver_request_total{verb=\"GET\"} x\n", "", after); err == nil {
+		t.Fatal("a value that is not a number: no error")
 	}
 }
