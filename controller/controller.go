@@ -55,6 +55,9 @@ type Config struct {
 	Repo     reposerver.Service
 	Settings *settings.Settings
 	Resync   time.Duration
+	// Events bounds the Kubernetes Events recorded; the zero value
+	// records them all.
+	Events EventBudget
 	// Processors is how many apps are reconciled at once (default
 	// DefaultProcessors).
 	Processors int
@@ -204,10 +207,11 @@ func New(cfg Config) (*Controller, error) {
 			return nil, err
 		}
 	}
+	budget := newBudgetedEvents(cfg.Events, cfg.Logger)
 	r, err := NewReconciler(mgr.GetClient(), Options{
 		Repo: cfg.Repo, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
 		WriteRepoFor: cfg.WriteRepoFor, Committer: cfg.Committer,
-		Recorder: mgr.GetEventRecorder("graphcd-controller"), Shard: cfg.Shard,
+		Recorder: budget.recorder(mgr.GetEventRecorder("graphcd-controller")), Shard: cfg.Shard,
 		Sync:      SyncConfig{WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval},
 		APIReader: mgr.GetAPIReader(), State: cfg.State, AppNamespaces: cfg.AppNamespaces,
 		Memory: cfg.Memory,
@@ -229,7 +233,7 @@ func New(cfg Config) (*Controller, error) {
 		sets := appset.NewReconciler(mgr.GetClient(), appset.Options{
 			Namespace: cfg.Namespace, AppNamespaces: cfg.AppNamespaces, Clusters: c.clusters.reg, ClustersLoaded: c.clusters.loaded(),
 			Repo: cfg.Repo, RepoFor: cfg.RepoFor, APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorder("graphcd-applicationset-controller"), Logger: cfg.Logger, Forges: cfg.Forges,
+			Recorder: budget.recorder(mgr.GetEventRecorder("graphcd-applicationset-controller")), Logger: cfg.Logger, Forges: cfg.Forges,
 		})
 		if err := sets.SetupWithManager(context.Background(), mgr); err != nil {
 			return nil, err
@@ -241,7 +245,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	if !cfg.DisableNotifications {
-		if err := newNotifier(r, mgr, cfg).setup(mgr); err != nil {
+		if err := newNotifier(r, mgr, cfg, budget.recorder(mgr.GetEventRecorder("graphcd-notifications"))).setup(mgr); err != nil {
 			return nil, err
 		}
 	}

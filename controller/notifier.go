@@ -86,9 +86,9 @@ type outcome struct {
 	err      string
 }
 
-func newNotifier(r *Reconciler, mgr ctrl.Manager, cfg Config) *notifier {
+func newNotifier(r *Reconciler, mgr ctrl.Manager, cfg Config, recorder events.EventRecorder) *notifier {
 	return &notifier{
-		r: r, client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("graphcd-notifications"),
+		r: r, client: mgr.GetClient(), reader: mgr.GetAPIReader(), recorder: recorder,
 		log: cfg.Logger.With("component", "notifications"), namespace: cfg.Namespace, watch: cfg.Watch, restConfig: cfg.RESTConfig,
 		events: make(chan event.GenericEvent, 1024), sends: make(chan struct{}, notifySends),
 		limits: map[string]*rate.Limiter{}, unwritten: map[types.NamespacedName]map[string]outcome{},

@@ -21,6 +21,7 @@ type appControllerOptions struct {
 	// served is namespace with appNamespaces, compiled by validate.
 	served        *project.AppNamespaces
 	appResync     time.Duration
+	events        controller.EventBudget
 	shard, shards int
 	dynamicShards bool
 	processors    int
@@ -39,6 +40,9 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.StringSliceVar(&o.appNamespaces, "application-namespaces", nil,
 		"more namespaces whose Applications are served, comma-separated: names, globs (team-*) or /regular expressions/; each app's project must allow its namespace in spec.sourceNamespaces")
 	f.DurationVar(&o.appResync, "app-resync", 120*time.Second, "periodic refresh of every application (plus up to half as jitter)")
+	f.Float64Var(&o.events.QPS, "event-qps", controller.DefaultEventBudget.QPS,
+		"Kubernetes Events recorded per second at most, as the kubelet's flag: those over it and --event-burst are dropped and counted (graphcd_controller_events_dropped_total); 0 records every Event")
+	f.IntVar(&o.events.Burst, "event-burst", controller.DefaultEventBudget.Burst, "Kubernetes Events that may be recorded at once, over --event-qps")
 	f.IntVar(&o.processors, "status-processors", controller.DefaultProcessors, "how many applications are compared (and synced) at once")
 	f.IntVar(&o.shard, "shard", 0, "the shard this controller reconciles, from 0 to --shards - 1")
 	f.IntVar(&o.shards, "shards", 1, "how many shards split the destination clusters (by consistent hashing of the server URL)")
@@ -67,6 +71,12 @@ func (o *appControllerOptions) validate(c *cobra.Command) error {
 	o.served = served
 	if o.appResync < 0 {
 		return usage("%s: must not be negative, got %s", command.FlagOrigin(c, "app-resync"), o.appResync)
+	}
+	if o.events.QPS < 0 {
+		return usage("%s: must not be negative, got %g", command.FlagOrigin(c, "event-qps"), o.events.QPS)
+	}
+	if o.events.Burst < 1 {
+		return usage("%s: must be at least 1, got %d", command.FlagOrigin(c, "event-burst"), o.events.Burst)
 	}
 	if o.processors < 1 {
 		return usage("%s: must be at least 1, got %d", command.FlagOrigin(c, "status-processors"), o.processors)
@@ -108,7 +118,7 @@ func (o *appControllerOptions) leaderElection() controller.LeaderElection {
 // the rest.
 func (o *appControllerOptions) config() controller.Config {
 	return controller.Config{
-		Namespace: o.namespace, AppNamespaces: o.served, Resync: o.appResync, Processors: o.processors,
+		Namespace: o.namespace, AppNamespaces: o.served, Resync: o.appResync, Events: o.events, Processors: o.processors,
 		Shard:          controller.Shard{Index: o.shard, Count: o.shards, Dynamic: o.dynamicShards},
 		LeaderElection: o.leaderElection(), Forges: o.forges(), MetricsArgoCDNames: o.argoCDNames,
 	}

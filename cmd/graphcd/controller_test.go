@@ -51,6 +51,14 @@ func TestControllerFlagErrors(t *testing.T) {
 			want: "graphcd: --status-processors: must be at least 1, got 0\n",
 		},
 		{
+			args: []string{"controller", "--event-qps", "-1"},
+			want: "graphcd: --event-qps: must not be negative, got -1\n",
+		},
+		{
+			args: []string{"server", "--event-burst", "0"},
+			want: "graphcd: --event-burst: must be at least 1, got 0\n",
+		},
+		{
 			args: []string{"controller", "--app-resync", "-1s"},
 			want: "graphcd: --app-resync: must not be negative, got -1s\n",
 		},
