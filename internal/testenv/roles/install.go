@@ -3,6 +3,7 @@ package roles
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -103,9 +104,11 @@ func Install(ctx context.Context, o Options) (_ *Installation, err error) {
 	// replicas share, and the repository servers' manifest cache.
 	in.SecretFile, in.CacheSecretFile = filepath.Join(o.LogDir, "redis.key"), filepath.Join(o.LogDir, "cache.key")
 	for _, file := range []string{in.SecretFile, in.CacheSecretFile} {
+		// Hex: graphcd trims the file's white space, which raw bytes
+		// may start or end with.
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
-		if err := os.WriteFile(file, key, 0o600); err != nil {
+		if err := os.WriteFile(file, []byte(hex.EncodeToString(key)), 0o600); err != nil {
 			return nil, err
 		}
 	}
