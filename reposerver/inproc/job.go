@@ -58,13 +58,25 @@ func (l *Local) newJob(tool v1alpha1.ApplicationSourceType, rreq render.Request,
 	return job
 }
 
-// runJob renders job in a worker process when Options.Worker is set, else
-// in this process.
+// runJob renders job in a worker process when Options.Worker is set and
+// the job evaluates code, else in this process.
 func (l *Local) runJob(ctx context.Context, job renderJob) ([]*unstructured.Unstructured, error) {
-	if l.workers != nil {
+	if l.workers != nil && !job.readsOnly(ctx) {
 		return l.workers.run(ctx, job, l.opts.RenderTimeout)
 	}
 	return job.run(ctx)
+}
+
+// readsOnly reports whether job is a directory without Jsonnet: it reads
+// YAML and JSON files within its Limits and evaluates nothing, so it
+// needs no worker's memory budget, nor its start (a process every
+// maxJobsPerWorker renders) and round trip.
+func (job renderJob) readsOnly(ctx context.Context) bool {
+	if job.Tool != v1alpha1.ApplicationSourceTypeDirectory {
+		return false
+	}
+	jsonnet, err := directory.Jsonnet(ctx, job.Request)
+	return err == nil && !jsonnet // an error: the worker reports it
 }
 
 // run renders the job in this process.

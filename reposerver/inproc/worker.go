@@ -29,8 +29,10 @@ const (
 	DefaultWorkerParallelism = 4
 )
 
-// WorkerOptions make Local run every Helm, Kustomize and directory
-// (Jsonnet) render in a worker process, one render at a time per worker,
+// WorkerOptions make Local run every Helm, Kustomize and Jsonnet render
+// in a worker process (a directory of YAML and JSON files alone is only
+// read, within its size limits, and renders in this process), one render
+// at a time per worker,
 // under a memory budget the render cannot escape. The budget is enforced
 // from outside the worker: this process samples the worker's resident
 // memory during each render and kills it past MemoryLimit, and the kernel

@@ -156,6 +156,43 @@ func TestWorkerCrashIsReported(t *testing.T) {
 	}
 }
 
+// A directory of YAML and JSON files alone evaluates nothing: it renders
+// in process, while a directory with Jsonnet still goes to a worker (here
+// one that always fails).
+func TestPlainDirectoryNeedsNoWorker(t *testing.T) {
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{
+		"plain/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
+		"plain/sub/cm.json":   `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sub"}}`,
+		"mixed/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
+		"mixed/sub/x.jsonnet": `{apiVersion: "v1", kind: "ConfigMap", metadata: {name: "x"}}`,
+	})
+	l, err := inproc.New(inproc.Options{
+		WorkDir: t.TempDir(), AllowFileURLs: true,
+		Worker: &inproc.WorkerOptions{Command: []string{"/bin/sh", "-c", "exit 3"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	url := "file://" + dir
+	recurse := func(path string) reposerver.ManifestRequest {
+		req := bombRequest(url, path)
+		req.Source.Directory = &v1alpha1.ApplicationSourceDirectory{Recurse: true}
+		return req
+	}
+	res, err := l.GenerateManifests(t.Context(), recurse("plain"))
+	if err != nil || len(res.Manifests) != 2 {
+		t.Fatalf("plain directory: %v, %v; want its two ConfigMaps rendered in process", res, err)
+	}
+	if _, err := l.GenerateManifests(t.Context(), recurse("mixed")); err == nil || !strings.Contains(err.Error(), "render worker failed (exit status 3)") {
+		t.Fatalf("directory with Jsonnet: %v; want the worker's failure", err)
+	}
+	// Without recurse the Jsonnet file below is not read: no worker.
+	if res, err := l.GenerateManifests(t.Context(), bombRequest(url, "mixed")); err != nil || len(res.Manifests) != 1 {
+		t.Fatalf("directory with Jsonnet only below it, without recurse: %v, %v; want one ConfigMap in process", res, err)
+	}
+}
+
 // A worker renders every tool exactly as the in-process renderer does.
 func TestWorkerRendersLikeInProcess(t *testing.T) {
 	url, _ := newRepo(t)

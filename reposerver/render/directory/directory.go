@@ -62,60 +62,11 @@ const skipMarker = "+argocd:skip-file-rendering"
 // Render reads and evaluates the manifests of req.Path as described in the
 // package documentation.
 func Render(ctx context.Context, req render.Request) ([]*unstructured.Unstructured, error) {
-	var opts v1alpha1.ApplicationSourceDirectory
-	if req.Source.Directory != nil {
-		opts = *req.Source.Directory
-	}
-	include, err := compileGlob(opts.Include)
-	if err != nil {
-		return nil, fmt.Errorf("directory.include %q: %w", opts.Include, err)
-	}
-	exclude, err := compileGlob(opts.Exclude)
-	if err != nil {
-		return nil, fmt.Errorf("directory.exclude %q: %w", opts.Exclude, err)
-	}
-
-	realRoot, err := render.ResolveInRoot(req.RepoRoot, ".")
+	r, files, err := open(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	appPath := req.Path
-	if appPath == "" {
-		appPath = "."
-	}
-	appAbs, err := render.ResolveInRoot(realRoot, appPath)
-	if err != nil {
-		return nil, fmt.Errorf("app path: %w", err)
-	}
-	appRel, err := filepath.Rel(realRoot, appAbs)
-	if err != nil {
-		return nil, fmt.Errorf("app path %q: %w", appPath, err)
-	}
-	appRel = filepath.ToSlash(appRel)
-
-	root, err := os.OpenRoot(realRoot)
-	if err != nil {
-		return nil, fmt.Errorf("open repository: %w", render.Bare(err))
-	}
-	defer func() { _ = root.Close() }()
-	if fi, err := root.Stat(appRel); err != nil {
-		return nil, fmt.Errorf("app path %q: %w", appPath, render.Bare(err))
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("app path %q is not a directory", appPath)
-	}
-
-	r := &renderer{
-		req:      req,
-		opts:     opts,
-		limits:   req.Limits.WithDefaults(),
-		root:     root,
-		realRoot: realRoot,
-		appRel:   appRel,
-	}
-	files, err := r.find(ctx, include, exclude)
-	if err != nil {
-		return nil, err
-	}
+	defer func() { _ = r.root.Close() }()
 	var objs []*unstructured.Unstructured
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -133,6 +84,80 @@ func Render(ctx context.Context, req render.Request) ([]*unstructured.Unstructur
 		objs = append(objs, got...)
 	}
 	return objs, nil
+}
+
+// Jsonnet reports whether Render would evaluate a Jsonnet file of req:
+// without one a render only reads files, within req.Limits.
+func Jsonnet(ctx context.Context, req render.Request) (bool, error) {
+	r, files, err := open(ctx, req)
+	if err != nil {
+		return false, err
+	}
+	_ = r.root.Close()
+	return slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(f, ".jsonnet") }), nil
+}
+
+// open checks req's options and app path and lists the files to render;
+// the caller closes the renderer's root.
+func open(ctx context.Context, req render.Request) (*renderer, []string, error) {
+	var opts v1alpha1.ApplicationSourceDirectory
+	if req.Source.Directory != nil {
+		opts = *req.Source.Directory
+	}
+	include, err := compileGlob(opts.Include)
+	if err != nil {
+		return nil, nil, fmt.Errorf("directory.include %q: %w", opts.Include, err)
+	}
+	exclude, err := compileGlob(opts.Exclude)
+	if err != nil {
+		return nil, nil, fmt.Errorf("directory.exclude %q: %w", opts.Exclude, err)
+	}
+
+	realRoot, err := render.ResolveInRoot(req.RepoRoot, ".")
+	if err != nil {
+		return nil, nil, err
+	}
+	appPath := req.Path
+	if appPath == "" {
+		appPath = "."
+	}
+	appAbs, err := render.ResolveInRoot(realRoot, appPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("app path: %w", err)
+	}
+	appRel, err := filepath.Rel(realRoot, appAbs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("app path %q: %w", appPath, err)
+	}
+	appRel = filepath.ToSlash(appRel)
+
+	root, err := os.OpenRoot(realRoot)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open repository: %w", render.Bare(err))
+	}
+	fail := func(err error) (*renderer, []string, error) {
+		_ = root.Close()
+		return nil, nil, err
+	}
+	if fi, err := root.Stat(appRel); err != nil {
+		return fail(fmt.Errorf("app path %q: %w", appPath, render.Bare(err)))
+	} else if !fi.IsDir() {
+		return fail(fmt.Errorf("app path %q is not a directory", appPath))
+	}
+
+	r := &renderer{
+		req:      req,
+		opts:     opts,
+		limits:   req.Limits.WithDefaults(),
+		root:     root,
+		realRoot: realRoot,
+		appRel:   appRel,
+	}
+	files, err := r.find(ctx, include, exclude)
+	if err != nil {
+		return fail(err)
+	}
+	return r, files, nil
 }
 
 type renderer struct {
