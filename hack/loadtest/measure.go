@@ -127,17 +127,23 @@ func unstructuredString(obj map[string]any, path ...string) (string, bool, error
 	return s, ok, nil
 }
 
-// cpuSeconds reads user+system CPU time of pid from /proc.
+// cpuSeconds reads user+system CPU time of pid from /proc, with that of
+// the children it waited for: a repository server's render workers,
+// which each retire after 100 renders.
 func cpuSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
 	}
 	s := string(b)
+	// utime, stime, cutime and cstime: fields 14 to 17 of the line.
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseFloat(fields[11], 64)
-	st, _ := strconv.ParseFloat(fields[12], 64)
-	return (ut + st) / 100, nil // clock ticks; 100 Hz on Linux
+	var ticks float64
+	for _, f := range fields[11:15] {
+		v, _ := strconv.ParseFloat(f, 64)
+		ticks += v
+	}
+	return ticks / 100, nil // clock ticks; 100 Hz on Linux
 }
 
 // clusterCPU sums the CPU seconds of the cluster's processes (etcd and
