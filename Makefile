@@ -113,6 +113,18 @@ scale: build cluster-bins ## Run the scale harness: SCALE_APPS (10,000) apps ove
 	@bash hack/ensure-packages.sh redis-server git
 	$(GO) run ./hack/loadtest --scale --graphcd $(BIN)/graphcd --apps $(SCALE_APPS) --clusters $(SCALE_CLUSTERS) --kill-shard --add-shard --steady 3m --timeout 2h --scale-csv $(BIN)/scale.csv
 
+# Argo CD side by side (issue 30, docs/scaling.md): the same workload
+# through graphcd's split roles (one of each) and through Argo CD's
+# application controller and repository server (built from the Go module
+# proxy by bench/argocd/build.sh), each on fresh clusters: 1,000 apps on
+# one cluster, then 2,000 apps over four.
+.PHONY: scale-argocd
+scale-argocd: build cluster-bins ## Run graphcd and Argo CD side by side: 1,000 apps on 1 cluster, 2,000 over 4; one table each on stdout.
+	@bash hack/ensure-packages.sh redis-server git
+	argocd=$$(bash bench/argocd/build.sh) && \
+	$(GO) run ./hack/loadtest --scale --argocd "$$argocd" --graphcd $(BIN)/graphcd --apps 1000 --clusters 1 --steady 2m --timeout 1h && \
+	$(GO) run ./hack/loadtest --scale --argocd "$$argocd" --graphcd $(BIN)/graphcd --apps 2000 --clusters 4 --steady 2m --timeout 1h
+
 .PHONY: verify
 verify: generate $(GOLANGCI_LINT) ## Check generated code, formatting, vet, modules and lint; fail on any change.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

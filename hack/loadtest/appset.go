@@ -115,7 +115,6 @@ func appsetPush(ctx context.Context, c *localcluster.Cluster, listen, repoURL st
 		return 0, 0, err
 	}
 	dyn := dynamic.NewForConfigOrDie(c.Config)
-	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	for {
 		if _, err := dyn.Resource(appsGVR).Namespace("graphcd").Get(ctx, name, metav1.GetOptions{}); err == nil {
 			break

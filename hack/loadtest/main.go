@@ -116,6 +116,7 @@ func run() error {
 	flag.BoolVar(&sc.addShard, "add-shard", false, "with --scale: run the controllers with --dynamic-shards and, after the pushes, start one more shard; time the rebalance and one more push")
 	flag.IntVar(&sc.pushes, "pushes", 3, "with --scale: pushes changing every app, each timed from the webhook to every app's OutOfSync event")
 	flag.IntVar(&sc.listRequests, "list-requests", 200, "with --scale: requests of the 500-app list page")
+	argocd := flag.String("argocd", "", "with --scale: Argo CD's binary (bench/argocd/build.sh prints it); run the same workload through graphcd's split roles, one of each, and through Argo CD's application controller and repository server, each on fresh clusters, and report both side by side")
 	flag.StringVar(&sc.csv, "scale-csv", "", "with --scale: append the run's figures as a row to this CSV file")
 	plot := flag.String("scale-plot", "", "draw the runs of this --scale-csv file as SVG pictures in --out, and do nothing else")
 	flag.Parse()
@@ -128,6 +129,9 @@ func run() error {
 	}
 	if o.scale {
 		sc.graphcd, sc.apps, sc.steady, sc.log = o.graphcd, o.apps, o.steady, log
+		if *argocd != "" {
+			return sideBySideMain(sc, *argocd, o.timeout)
+		}
 		return scaleMain(sc, o.timeout)
 	}
 	if o.soak {
@@ -248,7 +252,7 @@ func run() error {
 			return err
 		}
 	}
-	first, all, err := waitReconciled(ctx, cluster, "graphcd", start, o.apps, nil)
+	first, all, err := waitReconciled(ctx, cluster, appsGVR, "graphcd", start, o.apps, nil)
 	if err != nil {
 		return err
 	}

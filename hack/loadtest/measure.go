@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
@@ -51,14 +50,14 @@ func waitReady(ctx context.Context, url string) error {
 	}
 }
 
-// waitReconciled watches the Applications of namespace ns (one list, then
-// a stream of changes: the harness itself stays light and sees each status
-// the moment it is written) and returns when the first and when all apps
-// were Synced and Healthy, counted from start. progress, if not nil, is
-// told how many are after every change.
-func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, ns string, start time.Time, apps int, progress func(n int)) (first, all time.Duration, err error) {
+// waitReconciled watches the Applications (of resource gvr: graphcd's or
+// Argo CD's) of namespace ns (one list, then a stream of changes: the
+// harness itself stays light and sees each status the moment it is
+// written) and returns when the first and when all apps were Synced and
+// Healthy, counted from start. progress, if not nil, is told how many are
+// after every change.
+func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, gvr schema.GroupVersionResource, ns string, start time.Time, apps int, progress func(n int)) (first, all time.Duration, err error) {
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
-	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	done := map[string]bool{}
 	n := 0
 	observe := func(a *unstructured.Unstructured) {
@@ -77,7 +76,7 @@ func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, ns strin
 			progress(n)
 		}
 	}
-	list, err := dyn.Resource(appsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+	list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -92,7 +91,7 @@ func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, ns strin
 		if n == apps {
 			return first, time.Since(start), nil
 		}
-		w, err := dyn.Resource(appsGVR).Namespace(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+		w, err := dyn.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
 		if err != nil {
 			return 0, 0, fmt.Errorf("watch applications: %w", err)
 		}

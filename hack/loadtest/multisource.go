@@ -19,10 +19,8 @@ import (
 	"helm.sh/helm/v3/pkg/repo"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
@@ -171,7 +169,6 @@ func metricValue(ctx context.Context, listen, name string) (float64, error) {
 // at sha).
 func waitRevision(ctx context.Context, cluster *localcluster.Cluster, ns string, apps int, sha string) error {
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
-	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	for {
 		list, err := dyn.Resource(appsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {

@@ -14,10 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
@@ -86,7 +84,6 @@ func subscribe(app map[string]any, i int) {
 // Succeeded, until ctx ends.
 func (b *notifyBench) watchSucceeded(ctx context.Context, c *localcluster.Cluster) error {
 	dyn := dynamic.NewForConfigOrDie(c.Config)
-	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	observe := func(a *unstructured.Unstructured) {
 		if phase, _, _ := unstructuredString(a.Object, "status", "operationState", "phase"); phase != "Succeeded" {
 			return

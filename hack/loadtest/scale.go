@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/client"
 	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/secretcodec"
@@ -119,6 +118,61 @@ func scaleApp(i, clusters int) (name, dest string) {
 	return fmt.Sprintf("app-%04d", i), fmt.Sprintf("cluster-%02d", i%clusters)
 }
 
+// startDests starts the o.clusters destination clusters, four at a
+// time; stop stops those that started.
+func startDests(ctx context.Context, o scaleOptions) (dests []*localcluster.Cluster, stop func(), err error) {
+	o.log.Info("starting destination clusters", "clusters", o.clusters)
+	dests = make([]*localcluster.Cluster, o.clusters)
+	stop = func() {
+		for _, d := range dests {
+			if d != nil {
+				_ = d.Stop()
+			}
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(4)
+	for k := range dests {
+		g.Go(func() (err error) {
+			dests[k], err = localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Minimal})
+			return err
+		})
+	}
+	return dests, stop, g.Wait()
+}
+
+// registerCluster writes the cluster Secret of destination k (of
+// clusters) into namespace ns of mgmt, in the format graphcd and Argo CD
+// share, with label (graphcd's or Argo CD's) telling its type.
+func registerCluster(ctx context.Context, mgmt *localcluster.Cluster, ns, label string, k, clusters int, d *localcluster.Cluster) error {
+	_, name := scaleApp(k, clusters)
+	cfg, err := d.SecretConfig()
+	if err != nil {
+		return err
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{label: secretcodec.TypeCluster}},
+		StringData: map[string]string{"name": name, "server": d.Config.Host, "config": cfg},
+	}
+	_, err = mgmt.Client.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})
+	return err
+}
+
+// createScaleApps creates o.apps auto-synced Applications of resource
+// gvr (graphcd's or Argo CD's) in o.namespace, spread over the
+// destination clusters by scaleApp.
+func createScaleApps(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, o scaleOptions, repoURL string) error {
+	return forEach(o.apps, func(i int) error {
+		name, dest := scaleApp(i, o.clusters)
+		app := application(repoURL, i, true)
+		app["apiVersion"] = gvr.GroupVersion().String()
+		app["metadata"].(map[string]any)["namespace"] = o.namespace
+		app["spec"].(map[string]any)["destination"] = map[string]any{"name": dest, "namespace": name}
+		_, err := dyn.Resource(gvr).Namespace(o.namespace).Create(ctx, toUnstructured(app), metav1.CreateOptions{})
+		return err
+	})
+}
+
 // runScale runs a scale run with mgmt as the management cluster. Its
 // error is the harness's own; the correctness checks failed are in the
 // result.
@@ -132,24 +186,9 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 			_ = os.Unsetenv(name)
 		}
 	}
-	o.log.Info("starting destination clusters", "clusters", o.clusters)
-	dests := make([]*localcluster.Cluster, o.clusters)
-	var g errgroup.Group
-	g.SetLimit(4)
-	for k := range dests {
-		g.Go(func() (err error) {
-			dests[k], err = localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Minimal})
-			return err
-		})
-	}
-	defer func() {
-		for _, d := range dests {
-			if d != nil {
-				_ = d.Stop()
-			}
-		}
-	}()
-	if err := g.Wait(); err != nil {
+	dests, stopDests, err := startDests(ctx, o)
+	defer stopDests()
+	if err != nil {
 		return nil, err
 	}
 	logs := filepath.Join(o.dir, "logs")
@@ -175,16 +214,7 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 	}
 	defer in.Stop()
 	for k, d := range dests {
-		_, name := scaleApp(k, o.clusters)
-		cfg, err := d.SecretConfig()
-		if err != nil {
-			return nil, err
-		}
-		secret := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: o.namespace, Name: name, Labels: map[string]string{wellknown.SecretTypeLabel: secretcodec.TypeCluster}},
-			StringData: map[string]string{"name": name, "server": d.Config.Host, "config": cfg},
-		}
-		if _, err := mgmt.Client.CoreV1().Secrets(o.namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		if err := registerCluster(ctx, mgmt, o.namespace, wellknown.SecretTypeLabel, k, o.clusters, d); err != nil {
 			return nil, err
 		}
 		shard, err := controller.ShardOf(d.Config.Host, o.shards)
@@ -199,29 +229,17 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 	}
 	defer stopGit()
 	all := append([]*localcluster.Cluster{mgmt}, dests...)
-	requestsBefore, err := apiRequests(ctx, all)
+	before, err := costsNow(ctx, all, graphcdProcs(in))
 	if err != nil {
 		return nil, err
 	}
-	cpuBefore := map[*roles.Role]float64{}
-	for _, role := range in.All() {
-		if cpuBefore[role], err = cpuSeconds(role.PID()); err != nil {
-			return nil, err
-		}
-	}
-	clustersBefore, err := clustersCPU(all)
-	if err != nil {
-		return nil, err
-	}
-
 	o.log.Info("creating applications", "apps", o.apps, "clusters", o.clusters)
 	dyn := dynamic.NewForConfigOrDie(mgmt.Config)
-	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	start := time.Now()
 	var (
 		killOnce sync.Once
 		killDone = make(chan error, 1)
-		killed   = map[*roles.Role]roleFigures{}
+		killed   = map[string]roleFigures{}
 	)
 	progress := func(n int) {
 		if !o.killShard || n < o.apps/3 {
@@ -229,24 +247,15 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		}
 		killOnce.Do(func() {
 			r.killedAt = n
-			go func() { killDone <- r.killLeader(ctx, in, cpuBefore, killed) }()
+			go func() { killDone <- r.killLeader(ctx, in, before.cpu, killed) }()
 		})
 	}
 	if !o.killShard {
 		close(killDone)
 	}
 	created := make(chan error, 1)
-	go func() {
-		created <- forEach(o.apps, func(i int) error {
-			name, dest := scaleApp(i, o.clusters)
-			app := application(repoURL, i, true)
-			app["metadata"].(map[string]any)["namespace"] = o.namespace
-			app["spec"].(map[string]any)["destination"] = map[string]any{"name": dest, "namespace": name}
-			_, err := dyn.Resource(appsGVR).Namespace(o.namespace).Create(ctx, toUnstructured(app), metav1.CreateOptions{})
-			return err
-		})
-	}()
-	r.first, r.all, err = waitReconciled(ctx, mgmt, o.namespace, start, o.apps, progress)
+	go func() { created <- createScaleApps(ctx, dyn, appsGVR, o, repoURL) }()
+	r.first, r.all, err = waitReconciled(ctx, mgmt, appsGVR, o.namespace, start, o.apps, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -257,32 +266,17 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		return nil, err
 	}
 	o.log.Info("all applications Synced and Healthy", "after", r.all.Round(time.Millisecond))
-	for _, role := range in.All() {
-		if f, ok := killed[role]; ok {
-			r.roles = append(r.roles, f)
-			continue
-		}
-		f, err := figuresOf(role, cpuBefore[role])
-		if err != nil {
-			return nil, err
-		}
-		r.roles = append(r.roles, f)
-	}
-	clustersAfter, err := clustersCPU(all)
+	after, err := costsNow(ctx, all, graphcdProcs(in))
 	if err != nil {
 		return nil, err
 	}
-	r.clustersCPU = clustersAfter - clustersBefore
-	requestsAfter, err := apiRequests(ctx, all)
-	if err != nil {
+	if err := r.measured(before, after, graphcdProcs(in), killed); err != nil {
 		return nil, err
 	}
-	r.topRequests, r.apiRequests = topRequests(requestsBefore, requestsAfter, o.apps, 8)
-
 	if err := r.checkApps(ctx, dyn, appsGVR, dests); err != nil {
 		return nil, err
 	}
-	if err := r.measureSteady(in, all); err != nil {
+	if err := r.measureSteady(func() []proc { return graphcdProcs(in) }, all); err != nil {
 		return nil, err
 	}
 	password, err := in.AdminPassword(ctx)
@@ -321,7 +315,7 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 // killLeader kills the leader of the shard that owns the most clusters
 // and waits for its standby to take the Lease; the killed role's figures
 // go to killed.
-func (r *scaleResult) killLeader(ctx context.Context, in *roles.Installation, cpuBefore map[*roles.Role]float64, killed map[*roles.Role]roleFigures) error {
+func (r *scaleResult) killLeader(ctx context.Context, in *roles.Installation, cpuBefore map[string]float64, killed map[string]roleFigures) error {
 	shard := 0
 	for s, n := range r.shardsOfClusters {
 		if n > r.shardsOfClusters[shard] {
@@ -332,12 +326,12 @@ func (r *scaleResult) killLeader(ctx context.Context, in *roles.Installation, cp
 	if leader == nil {
 		return fmt.Errorf("shard %d has no running leader (Lease held by %q)", shard, holder)
 	}
-	f, err := figuresOf(leader, cpuBefore[leader])
+	f, err := figuresOf(proc{leader.Name, leader.PID()}, cpuBefore[leader.Name])
 	if err != nil {
 		return err
 	}
 	f.killed = true
-	killed[leader] = f
+	killed[leader.Name] = f
 	r.killedRole = leader.Name
 	r.o.log.Info("killing the shard's leader", "shard", shard, "role", leader.Name, "reconciled", r.killedAt)
 	start := time.Now()

@@ -70,28 +70,84 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// figuresOf reads role's CPU seconds since cpuBefore and its peak RSS.
-func figuresOf(role *roles.Role, cpuBefore float64) (roleFigures, error) {
-	cpu, err := cpuSeconds(role.PID())
+// proc is a process whose CPU and memory a run reports: a role, Redis.
+type proc struct {
+	name string
+	pid  int
+}
+
+// graphcdProcs are the running roles of in and its Redis.
+func graphcdProcs(in *roles.Installation) []proc {
+	var ps []proc
+	for _, role := range in.All() {
+		if role.Running() {
+			ps = append(ps, proc{role.Name, role.PID()})
+		}
+	}
+	return append(ps, proc{"redis", in.Redis.PID()})
+}
+
+// costs is what the clusters and the processes had spent at a moment.
+type costs struct {
+	requests map[string]float64 // kube-apiserver requests, see apiRequests
+	clusters float64            // CPU-seconds of every cluster
+	cpu      map[string]float64 // CPU-seconds by process name
+}
+
+func costsNow(ctx context.Context, clusters []*localcluster.Cluster, ps []proc) (c costs, err error) {
+	if c.requests, err = apiRequests(ctx, clusters); err != nil {
+		return c, err
+	}
+	if c.clusters, err = clustersCPU(clusters); err != nil {
+		return c, err
+	}
+	c.cpu = map[string]float64{}
+	for _, p := range ps {
+		if c.cpu[p.name], err = cpuSeconds(p.pid); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// measured records what the processes ps (and those killed on the way,
+// measured when killed) and the clusters spent from before to after.
+func (r *scaleResult) measured(before, after costs, ps []proc, killed map[string]roleFigures) error {
+	for _, p := range ps {
+		peak, err := peakRSS(p.pid)
+		if err != nil {
+			return err
+		}
+		r.roles = append(r.roles, roleFigures{name: p.name, cpu: after.cpu[p.name] - before.cpu[p.name], peakRSS: peak})
+	}
+	for _, f := range killed {
+		r.roles = append(r.roles, f)
+	}
+	r.clustersCPU = after.clusters - before.clusters
+	r.topRequests, r.apiRequests = topRequests(before.requests, after.requests, r.o.apps, 8)
+	return nil
+}
+
+// figuresOf is what p spent since it had spent cpuBefore, and its peak
+// RSS.
+func figuresOf(p proc, cpuBefore float64) (roleFigures, error) {
+	cpu, err := cpuSeconds(p.pid)
 	if err != nil {
 		return roleFigures{}, err
 	}
-	peak, err := peakRSS(role.PID())
-	return roleFigures{name: role.Name, cpu: cpu - cpuBefore, peakRSS: peak}, err
+	peak, err := peakRSS(p.pid)
+	return roleFigures{name: p.name, cpu: cpu - cpuBefore, peakRSS: peak}, err
 }
 
-// measureSteady measures the CPU every graphcd role and every cluster
-// take over the steady period, with every app reconciled and nothing
-// changing: periodic refreshes only.
-func (r *scaleResult) measureSteady(in *roles.Installation, all []*localcluster.Cluster) error {
+// measureSteady measures the CPU the processes (those procs returns) and
+// every cluster take over the steady period, with every app reconciled
+// and nothing changing: periodic refreshes only.
+func (r *scaleResult) measureSteady(procs func() []proc, all []*localcluster.Cluster) error {
 	r.o.log.Info("measuring steady state", "for", r.o.steady)
 	running := func() (float64, error) {
 		var sum float64
-		for _, role := range in.All() {
-			if !role.Running() {
-				continue
-			}
-			s, err := cpuSeconds(role.PID())
+		for _, p := range procs() {
+			s, err := cpuSeconds(p.pid)
 			if err != nil {
 				return 0, err
 			}
@@ -192,7 +248,7 @@ func (r *scaleResult) measureList(ctx context.Context, c *client.Client) error {
 			after = nil
 		}
 	}
-	if r.listTotal != r.o.apps {
+	if r.o.listRequests > 0 && r.listTotal != r.o.apps {
 		r.failures = append(r.failures, fmt.Sprintf("the list counts %d apps, want %d", r.listTotal, r.o.apps))
 	}
 	return nil

@@ -166,7 +166,7 @@ func runSoak(ctx context.Context, cluster *localcluster.Cluster, o soakOptions) 
 	if err := createApps(ctx, cluster, repoURL, lo); err != nil {
 		return nil, err
 	}
-	if _, _, err := waitReconciled(ctx, cluster, "graphcd", start, o.apps, nil); err != nil {
+	if _, _, err := waitReconciled(ctx, cluster, appsGVR, "graphcd", start, o.apps, nil); err != nil {
 		return nil, err
 	}
 	r := &soakResult{o: o, checker: checker, reconciled: time.Since(start)}

@@ -158,7 +158,6 @@ func createWorkload(ctx context.Context, c *localcluster.Cluster, repoURL string
 	if _, err := dyn.Resource(projGVR).Namespace("graphcd").Create(ctx, toUnstructured(proj), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	return forEach(max(o.apps, o.unrelated), func(i int) error {
 		return createOne(ctx, c, dyn, appsGVR, repoURL, i, o)
 	})
@@ -209,7 +208,6 @@ func impersonation(ctx context.Context, c *localcluster.Cluster, proj map[string
 // account.
 func canary(ctx context.Context, c *localcluster.Cluster, repoURL string) error {
 	dyn := dynamic.NewForConfigOrDie(c.Config)
-	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	app := application(repoURL, 0, true)
 	app["metadata"] = map[string]any{"name": "canary", "namespace": "graphcd"}
 	spec, _ := app["spec"].(map[string]any)
@@ -276,7 +274,6 @@ func forEach(n int, fn func(i int) error) error {
 // prune and self-heal, CreateNamespace, nothing live beforehand.
 func createApps(ctx context.Context, c *localcluster.Cluster, repoURL string, o options) error {
 	dyn := dynamic.NewForConfigOrDie(c.Config)
-	appsGVR := schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 	return forEach(o.apps, func(i int) error {
 		app := application(repoURL, i, true)
 		if o.notify {
@@ -291,6 +288,9 @@ func createApps(ctx context.Context, c *localcluster.Cluster, repoURL string, o 
 		return err
 	})
 }
+
+// appsGVR is graphcd's Applications.
+var appsGVR = schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Resource: "applications"}
 
 // application is app i of the workload, automated when auto.
 func application(repoURL string, i int, auto bool) map[string]any {
