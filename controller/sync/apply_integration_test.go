@@ -6,6 +6,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -229,6 +230,39 @@ func TestExecuteCreateNamespace(t *testing.T) {
 	if err != nil || ns.Labels["team"] != "shop" {
 		t.Errorf("namespace %s: %v, labels %v", h.ns, err, ns.Labels)
 	}
+}
+
+// The namespace CreateNamespace adds is not one of the app's waves: the
+// first wave follows it without the wave delay, in the same step.
+func TestCreateNamespaceWithoutWaveDelay(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "prune-after.yaml")
+	e, err := sync.New(sync.Config{Client: dyn, Mapper: mapper, WaveDelay: time.Hour, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.exec = e
+	h.ns += "-created"
+	h.opts.Namespace = h.ns
+	h.opts.SyncOptions = []string{"CreateNamespace=true"}
+	t.Cleanup(func() {
+		_ = cluster.Client.CoreV1().Namespaces().Delete(context.Background(), h.ns, metav1.DeleteOptions{})
+	})
+	h.setDesired("prune-after.yaml")
+	for range 20 {
+		res := h.step()
+		if strings.Contains(h.state.Message, "waiting before the next wave") {
+			t.Fatalf("the wave after the namespace waits:\n%s", dump(h.state))
+		}
+		if res.Done {
+			if h.state.Phase != v1alpha1.OperationSucceeded {
+				t.Fatalf("phase %s:\n%s", h.state.Phase, dump(h.state))
+			}
+			return
+		}
+		time.Sleep(min(res.RequeueAfter, 50*time.Millisecond))
+	}
+	t.Fatalf("not done after 20 steps:\n%s", dump(h.state))
 }
 
 // A dry run checks every resource with the API server and changes

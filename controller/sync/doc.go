@@ -195,7 +195,8 @@
 // next group of tasks (one phase and wave) when the group before it is
 // done: its hooks succeeded, its resources are healthy, its pruned
 // objects are gone, and the wave delay (Config.WaveDelay, 2 s by default,
-// like Argo CD's ARGOCD_SYNC_WAVE_DELAY) has passed. Resources are
+// like Argo CD's ARGOCD_SYNC_WAVE_DELAY) has passed; the group after the
+// namespace CreateNamespace adds goes without the delay. Resources are
 // applied client-side by default (kubectl's last-applied annotation and a
 // three-way strategic merge patch, a JSON merge patch for custom
 // resources), server-side with ServerSideApply=true (the field manager,

@@ -319,7 +319,7 @@ func (s *step) advance(ctx context.Context, entries []*entry) (bool, Result, err
 			return true, Result{}, nil
 		}
 		if waiting := s.notStarted(g); len(waiting) > 0 {
-			if gi > 0 && len(waiting) == len(g) {
+			if gi > 0 && len(waiting) == len(g) && !createsNamespaceOnly(groups[gi-1]) {
 				if wait, open := s.gateOpen(s.groupKey(g)); !open {
 					return false, Result{RequeueAfter: wait}, nil
 				}
@@ -364,6 +364,14 @@ func (s *step) advance(ctx context.Context, entries []*entry) (bool, Result, err
 		}
 	}
 	return true, Result{}, nil
+}
+
+// createsNamespaceOnly reports whether g is only the namespace the
+// CreateNamespace option adds. It is no wave of the app's, and nothing
+// reports status on a Namespace: the app's first wave follows it without
+// the wave delay, in the same step.
+func createsNamespaceOnly(g []*entry) bool {
+	return !slices.ContainsFunc(g, func(en *entry) bool { return en.task == nil || !en.task.CreatesNamespace })
 }
 
 // gateOpen reports whether the wave delay before group has passed,
