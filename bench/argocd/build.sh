@@ -7,9 +7,9 @@
 # AppProject CRDs of the same release beside it (<binary>.crds.yaml);
 # prints the binary's path.
 #
-# v3.1.16 is the newest release whose module builds: v3.2.12's module
-# does not compile, and from v3.3 on Argo CD replaces gitops-engine with
-# a folder its module does not carry.
+# v3.1.16 is the newest release whose module builds (as found when issue
+# 30 was filed): v3.2.12's module does not compile, and from v3.3 on Argo
+# CD replaces gitops-engine with a folder its module does not carry.
 set -euo pipefail
 
 ARGOCD_VERSION=v3.1.16

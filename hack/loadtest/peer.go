@@ -211,13 +211,9 @@ func createCRDs(ctx context.Context, dyn dynamic.Interface, path string) error {
 func runArgoCD(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions, bin string) (*scaleResult, error) {
 	o.namespace = argoNamespace
 	r := &scaleResult{o: o, clusterApps: map[string]int{}}
-	dests, stopDests, err := startDests(ctx, o)
+	dests, logs, stopDests, err := startRun(ctx, o)
 	defer stopDests()
 	if err != nil {
-		return nil, err
-	}
-	logs := filepath.Join(o.dir, "logs")
-	if err := os.MkdirAll(logs, 0o750); err != nil {
 		return nil, err
 	}
 	o.log.Info("installing Argo CD", "binary", bin)

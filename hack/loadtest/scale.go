@@ -118,9 +118,22 @@ func scaleApp(i, clusters int) (name, dest string) {
 	return fmt.Sprintf("app-%04d", i), fmt.Sprintf("cluster-%02d", i%clusters)
 }
 
-// startDests starts the o.clusters destination clusters, four at a
-// time; stop stops those that started.
-func startDests(ctx context.Context, o scaleOptions) (dests []*localcluster.Cluster, stop func(), err error) {
+// startRun prepares a run: it keeps the caller's GRAPHCD_* settings and
+// kubeconfig from the processes it starts, makes the log directory
+// logs in o.dir and starts the o.clusters destination clusters, four at
+// a time; stop stops those that started.
+func startRun(ctx context.Context, o scaleOptions) (dests []*localcluster.Cluster, logs string, stop func(), err error) {
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "GRAPHCD_") || name == "KUBECONFIG" {
+			_ = os.Unsetenv(name)
+		}
+	}
+	stop = func() {}
+	logs = filepath.Join(o.dir, "logs")
+	if err := os.MkdirAll(logs, 0o750); err != nil {
+		return nil, "", stop, err
+	}
 	o.log.Info("starting destination clusters", "clusters", o.clusters)
 	dests = make([]*localcluster.Cluster, o.clusters)
 	stop = func() {
@@ -138,7 +151,7 @@ func startDests(ctx context.Context, o scaleOptions) (dests []*localcluster.Clus
 			return err
 		})
 	}
-	return dests, stop, g.Wait()
+	return dests, logs, stop, g.Wait()
 }
 
 // registerCluster writes the cluster Secret of destination k (of
@@ -178,21 +191,9 @@ func createScaleApps(ctx context.Context, dyn dynamic.Interface, gvr schema.Grou
 // result.
 func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (*scaleResult, error) {
 	r := &scaleResult{o: o, clusterApps: map[string]int{}, shardsOfClusters: map[int]int{}}
-	// The roles inherit this environment: no GRAPHCD_* setting or
-	// kubeconfig of the harness's caller may reach them.
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "GRAPHCD_") || name == "KUBECONFIG" {
-			_ = os.Unsetenv(name)
-		}
-	}
-	dests, stopDests, err := startDests(ctx, o)
+	dests, logs, stopDests, err := startRun(ctx, o)
 	defer stopDests()
 	if err != nil {
-		return nil, err
-	}
-	logs := filepath.Join(o.dir, "logs")
-	if err := os.MkdirAll(logs, 0o750); err != nil {
 		return nil, err
 	}
 	replicas := 1
