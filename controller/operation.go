@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -67,18 +66,21 @@ func inProgress(st *v1alpha1.OperationState) bool {
 // restarts continues from there.
 func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *target, status *v1alpha1.ApplicationStatus, now metav1.Time) opOutcome {
 	st := status.OperationState
-	unsaved := false
 	if !inProgress(st) {
 		if app.Operation == nil {
 			return opOutcome{}
 		}
 		st = &v1alpha1.OperationState{Operation: *app.Operation.DeepCopy(), Phase: v1alpha1.OperationRunning, StartedAt: now}
 		r.operationEvent(app, st, ReasonOperationStarted, EventOperationStarted)
+		// The operation is saved before its first step: the hooks a step
+		// creates are labelled with the operation's identity, which
+		// derives from startedAt, so a controller that stops right after
+		// creating one finds it again (see runIdentity).
 		status.OperationState = st
-		unsaved = true
+		return opOutcome{ran: true, requeue: time.Millisecond}
 	}
 	syncCtx, span := startSyncSpan(ctx, app, st)
-	next, res, terminal := r.runSync(syncCtx, app, t, st, now, unsaved)
+	next, res, terminal := r.runSync(syncCtx, app, t, st, now)
 	endSyncSpan(span, next)
 	status.OperationState = next
 	if !res.Done {
@@ -105,9 +107,7 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *
 // runSync does one step of the sync in st. terminal is true when the
 // operation ended in a way a retry cannot fix (a project violation, a
 // bad request, a terminate, a destination that names no cluster).
-// unsaved is true when st has just started and is in no status yet (see
-// stepSync).
-func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *target, st *v1alpha1.OperationState, now metav1.Time, unsaved bool) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
+func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *target, st *v1alpha1.OperationState, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
 	if err := t.liveErr(); err != nil {
 		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
 		return next, res, t.resolveErr != nil
@@ -142,7 +142,7 @@ func (r *Reconciler) runSync(ctx context.Context, app *v1alpha1.Application, t *
 		next, res, err := exec.Step(ctx, appsync.Run{ID: runID, Plan: &appsync.Plan{}, Terminate: true}, st)
 		return next, r.stepResult(app, res, err), true
 	}
-	return r.stepSync(ctx, app, t, st, runID, now, unsaved)
+	return r.stepSync(ctx, app, t, st, runID, now)
 }
 
 // executorFor returns the sync executor of the app's destination that
@@ -184,16 +184,7 @@ func (r *Reconciler) executorOf(ctx context.Context, app *v1alpha1.Application, 
 // stepSync checks the sync in st against the app's project and sync
 // windows, plans it against the live state, and takes its next step as
 // run runID. terminal is as runSync's.
-//
-// A sync with hooks is saved (Running, unsaved false) before its first
-// step: the hooks a step creates are labelled with the operation's
-// identity, which derives from startedAt, so a controller that stops
-// right after creating one finds it again (see runIdentity). A sync
-// without hooks takes its first step at once: a controller that stops
-// before the state is saved starts the operation again, and applying
-// the same objects again changes nothing. Most automated syncs, one
-// status write fewer each.
-func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t *target, st *v1alpha1.OperationState, runID string, now metav1.Time, unsaved bool) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
+func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t *target, st *v1alpha1.OperationState, runID string, now metav1.Time) (_ *v1alpha1.OperationState, _ appsync.Result, terminal bool) {
 	set, err := syncSources(app, st)
 	if err != nil {
 		next, res := endOperation(st, v1alpha1.OperationError, err.Error(), now)
@@ -244,9 +235,6 @@ func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t 
 			return next, res, true
 		}
 	}
-	if unsaved && hasHooks(plan) {
-		return st, appsync.Result{RequeueAfter: time.Millisecond}, false
-	}
 	op := st.Operation.Sync
 	run := appsync.Run{ID: runID, Plan: plan, DryRun: op.DryRun, Force: strategyForce(op.SyncStrategy)}
 	next, res, err := exec.Step(ctx, run, st)
@@ -258,12 +246,6 @@ func (r *Reconciler) stepSync(ctx context.Context, app *v1alpha1.Application, t 
 		}
 	}
 	return next, r.stepResult(app, res, err), len(violations) > 0
-}
-
-// hasHooks reports whether the plan creates hooks.
-func hasHooks(plan *appsync.Plan) bool {
-	hook := func(t appsync.Task) bool { return t.HookType != "" }
-	return slices.ContainsFunc(plan.Tasks, hook) || slices.ContainsFunc(plan.SyncFail, hook)
 }
 
 // runIdentity names one attempt of the operation in st: the app's UID,
