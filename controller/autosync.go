@@ -118,9 +118,16 @@ func selfHealBackoff(n int64) time.Duration {
 	return min(d, selfHealMaxDelay)
 }
 
-// requestAutoSync writes the automated sync's operation onto the app; the
-// write (a new generation) brings the app back to run it.
+// requestAutoSync writes the automated sync's operation, if any, onto the
+// app; the write (a new generation) brings the app back to run it. It
+// comes before the status that starts the operation (see pass.autoSync):
+// a controller that stops between the two finds the request and starts
+// it as any other, and a request refused (the app changed meanwhile)
+// leaves no operation in the status that nobody asked for.
 func (r *Reconciler) requestAutoSync(ctx context.Context, app *v1alpha1.Application, op *v1alpha1.Operation) error {
+	if op == nil {
+		return nil
+	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	app.Operation = op
 	if err := r.client.Patch(ctx, app, patch); err != nil {

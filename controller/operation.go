@@ -70,13 +70,7 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *
 		if app.Operation == nil {
 			return opOutcome{}
 		}
-		st = &v1alpha1.OperationState{Operation: *app.Operation.DeepCopy(), Phase: v1alpha1.OperationRunning, StartedAt: now}
-		r.operationEvent(app, st, ReasonOperationStarted, EventOperationStarted)
-		// The operation is saved before its first step: the hooks a step
-		// creates are labelled with the operation's identity, which
-		// derives from startedAt, so a controller that stops right after
-		// creating one finds it again (see runIdentity).
-		status.OperationState = st
+		r.startOperation(app, app.Operation, status, now)
 		return opOutcome{ran: true, requeue: time.Millisecond}
 	}
 	syncCtx, span := startSyncSpan(ctx, app, st)
@@ -102,6 +96,18 @@ func (r *Reconciler) operate(ctx context.Context, app *v1alpha1.Application, t *
 	}
 	r.operationEvent(app, next, ReasonOperationCompleted, EventOperationCompleted)
 	return opOutcome{ran: true, finished: true, requeue: time.Second}
+}
+
+// startOperation records op in status as Running, not yet stepped. The
+// operation is saved so before its first step: the hooks a step creates
+// are labelled with the operation's identity, which derives from
+// startedAt, so a controller that stops right after creating one finds it
+// again (see runIdentity). A requested operation is saved by a reconcile
+// of its own; an automated sync with the comparison that decided it.
+func (r *Reconciler) startOperation(app *v1alpha1.Application, op *v1alpha1.Operation, status *v1alpha1.ApplicationStatus, now metav1.Time) {
+	st := &v1alpha1.OperationState{Operation: *op.DeepCopy(), Phase: v1alpha1.OperationRunning, StartedAt: now}
+	r.operationEvent(app, st, ReasonOperationStarted, EventOperationStarted)
+	status.OperationState = st
 }
 
 // runSync does one step of the sync in st. terminal is true when the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -736,6 +737,69 @@ spec:
 			}
 			return
 		}
+	}
+}
+
+// An automated sync is started in the status write that records the
+// comparison deciding it: the app's status goes from nothing to OutOfSync
+// with the sync Running, then to the sync's end, two writes in all, and
+// the request is on the app before the status that starts it. The test
+// watches every version of the Application.
+func TestAutoSyncStartsWithComparison(t *testing.T) {
+	t.Parallel()
+	const name = "autosync-started"
+	dest := cluster.Namespace(t)
+	dir, _ := reposervertest.CommitFiles(t, map[string]string{"app/cm.yaml": configMap(dest, name, "prod")})
+	gvr := v1alpha1.GroupVersion.WithResource("applications")
+	w, err := dynamic.NewForConfigOrDie(cluster.Config).Resource(gvr).Namespace(appNamespace).Watch(t.Context(),
+		metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	createApp(t, name, dir, dest, func(a *v1alpha1.Application) {
+		a.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
+	})
+	// Each status written, as "<sync status>/<operation phase>".
+	var written []string
+	var last v1alpha1.ApplicationStatus
+	timeout := time.After(90 * time.Second)
+	for {
+		var app v1alpha1.Application
+		select {
+		case <-timeout:
+			t.Fatalf("no ended sync within 90 s; statuses written: %v", written)
+		case ev, ok := <-w.ResultChan():
+			u, isObj := ev.Object.(*unstructured.Unstructured)
+			if !ok || !isObj {
+				t.Fatalf("the watch ended (%v) after statuses %v", ev.Object, written)
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &app); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := app.Status.DeepCopy()
+		st.ReconciledAt = last.ReconciledAt
+		if equality.Semantic.DeepEqual(*st, last) {
+			continue
+		}
+		last = app.Status
+		op := app.Status.OperationState
+		phase := v1alpha1.OperationPhase("none")
+		if op != nil {
+			phase = op.Phase
+		}
+		written = append(written, fmt.Sprintf("%s/%s", app.Status.Sync.Status, phase))
+		if phase == v1alpha1.OperationRunning && (app.Operation == nil || !op.Operation.InitiatedBy.Automated) {
+			t.Errorf("the status starts operation %+v; the app requests %+v", op.Operation, app.Operation)
+		}
+		if op != nil && op.FinishedAt != nil {
+			break
+		}
+	}
+	want := []string{"OutOfSync/Running", "Synced/Succeeded"}
+	if d := cmp.Diff(written, want); d != "" {
+		t.Errorf("statuses written (-got +want):\n%s", d)
 	}
 }
 

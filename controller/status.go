@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -79,9 +80,24 @@ func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.Application,
 		if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, &fresh); err != nil {
 			return fmt.Errorf("read %s/%s again after a conflicting status write: %w", app.Namespace, app.Name, err)
 		}
+		if startsUnrequested(app, status, &fresh) {
+			return fmt.Errorf("patch status of %s/%s: %w", app.Namespace, app.Name, err)
+		}
 		keepRequests(status, &fresh.Status)
 		*app = fresh
 	}
+}
+
+// startsUnrequested reports whether status starts an operation (see
+// startOperation) that fresh, the app read again after a conflicting
+// write, no longer requests: the operation was replaced or removed
+// meanwhile, and the next reconcile starts what is requested now.
+func startsUnrequested(app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, fresh *v1alpha1.Application) bool {
+	st := status.OperationState
+	if st == nil || st.Phase != v1alpha1.OperationRunning || inProgress(app.Status.OperationState) {
+		return false
+	}
+	return fresh.Operation == nil || !equality.Semantic.DeepEqual(*fresh.Operation, st.Operation)
 }
 
 // keepRequests carries into ours (the status the controller is about to

@@ -40,8 +40,8 @@ type statusWrites struct {
 }
 
 // queuedStatus is a status to write over app (the object as read, with
-// the resourceVersion the write must match), and then the automated sync
-// to request, if any.
+// the resourceVersion the writes must match), and the automated sync to
+// request before it, if any.
 type queuedStatus struct {
 	app    *v1alpha1.Application
 	status *v1alpha1.ApplicationStatus
@@ -155,12 +155,13 @@ func (w *statusWrites) work(ctx context.Context) {
 	}
 }
 
-// write writes q and records the resourceVersion it left, which the next
-// reconcile of the app compares with its cache.
+// write writes q (the automated sync first, see requestAutoSync) and
+// records the resourceVersion it left, which the next reconcile of the
+// app compares with its cache.
 func (w *statusWrites) write(ctx context.Context, q *queuedStatus) error {
-	err := w.r.writeStatus(ctx, q.app, q.status, q.now)
-	if err == nil && q.op != nil {
-		err = w.r.requestAutoSync(ctx, q.app, q.op)
+	err := w.r.requestAutoSync(ctx, q.app, q.op)
+	if err == nil {
+		err = w.r.writeStatus(ctx, q.app, q.status, q.now)
 	}
 	if apierrors.IsNotFound(err) {
 		return nil // deleted since: its reconcile forgets it

@@ -222,9 +222,16 @@ func (p *pass) compare(ctx context.Context) (bool, error) {
 func (p *pass) decidesAutoSync() bool { return p.cmp != nil && !p.op.ran }
 
 // autoSync asks the automated sync policy what the comparison calls for.
+// A sync it decides on is started in the status that records the
+// comparison: one status write fewer per automated sync, and no reconcile
+// that only saves it.
 func (p *pass) autoSync(context.Context) (bool, error) {
-	if p.decidesAutoSync() {
-		p.auto = decideAutoSync(&p.app, p.status, p.cmp, p.now.Time)
+	if !p.decidesAutoSync() {
+		return false, nil
+	}
+	p.auto = decideAutoSync(&p.app, p.status, p.cmp, p.now.Time)
+	if p.auto.op != nil {
+		p.r.startOperation(&p.app, p.auto.op, p.status, p.now)
 	}
 	return false, nil
 }
@@ -239,11 +246,12 @@ func (p *pass) summarize(context.Context) (bool, error) {
 	return false, nil
 }
 
-// write removes a finished operation from the app and writes the status.
-// A reconcile that only compared (and perhaps decided on an automated
-// sync) queues its writes for the writers instead, and announces the
-// comparison at once; one that ran or finished an operation, or serves a
-// refresh annotation, writes first.
+// write removes a finished operation from the app, requests the
+// automated sync decided on, and writes the status. A reconcile that only
+// compared (and perhaps decided on an automated sync) queues its writes
+// for the writers instead, and announces the comparison at once; one that
+// ran or finished an operation, or serves a refresh annotation, writes
+// first.
 func (p *pass) write(ctx context.Context) (bool, error) {
 	if p.op.finished {
 		if err := p.r.clearOperation(ctx, &p.app); err != nil {
@@ -255,6 +263,9 @@ func (p *pass) write(ctx context.Context) (bool, error) {
 		p.r.writes.enqueue(p.app.DeepCopy(), p.status.DeepCopy(), p.auto.op, p.now)
 	if p.queued {
 		return false, nil
+	}
+	if err := p.r.requestAutoSync(ctx, &p.app, p.auto.op); err != nil {
+		return true, err
 	}
 	if err := p.r.writeStatus(ctx, &p.app, p.status, p.now); err != nil {
 		if ctx.Err() != nil {
@@ -276,9 +287,9 @@ func (p *pass) announce(context.Context) (bool, error) {
 	return false, nil
 }
 
-// followUp removes the refresh annotation the reconcile served, requests
-// the automated sync it decided on, and remembers the version of the app
-// it left; when the writers write, they do the last two.
+// followUp removes the refresh annotation the reconcile served and
+// remembers the version of the app it left; when the writers write, they
+// do the last.
 func (p *pass) followUp(ctx context.Context) (bool, error) {
 	if refreshMode(&p.app) != "" {
 		// A refresh asked again since the comparison began (a push during
@@ -298,11 +309,6 @@ func (p *pass) followUp(ctx context.Context) (bool, error) {
 	}
 	if p.queued {
 		return false, nil
-	}
-	if p.auto.op != nil {
-		if err := p.r.requestAutoSync(ctx, &p.app, p.auto.op); err != nil {
-			return true, err
-		}
 	}
 	p.r.memory.wrote(&p.app)
 	return false, nil
