@@ -55,8 +55,12 @@ type scaleOptions struct {
 	steady       time.Duration
 	// csv, when set, is a file the run's figures are appended to.
 	csv string
-	dir string
-	log *slog.Logger
+	// profiles, when set, is a directory for the roles' runtime
+	// profiles: CPU over the first minute of syncs, the steady state and
+	// the first push, and the heap once all apps synced.
+	profiles string
+	dir      string
+	log      *slog.Logger
 }
 
 // roleFigures is what one role cost from the apps' creation until all
@@ -208,7 +212,7 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 	in, err := roles.Install(ctx, roles.Options{
 		Bin: o.graphcd, Cluster: mgmt, Namespace: o.namespace, LogDir: logs,
 		Shards: o.shards, Replicas: replicas, APIReplicas: o.apiReplicas, RepoServers: o.repoServers,
-		ControllerArgs: controllerArgs,
+		ControllerArgs: controllerArgs, Profiles: o.profiles != "",
 	})
 	if err != nil {
 		return nil, err
@@ -254,6 +258,8 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 	if !o.killShard {
 		close(killDone)
 	}
+	prof := roleProfiles{dir: o.profiles, roles: in.All, log: o.log}
+	syncProfiled := prof.cpu(ctx, "sync", time.Minute)
 	created := make(chan error, 1)
 	go func() { created <- createScaleApps(ctx, dyn, appsGVR, o, repoURL) }()
 	r.first, r.all, err = waitReconciled(ctx, mgmt, appsGVR, o.namespace, start, o.apps, progress)
@@ -277,9 +283,13 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 	if err := r.checkApps(ctx, dyn, appsGVR, dests); err != nil {
 		return nil, err
 	}
+	syncProfiled()
+	prof.heap(ctx, "synced")
+	steadyProfiled := prof.cpu(ctx, "steady", o.steady)
 	if err := r.measureSteady(func() []proc { return graphcdProcs(in) }, all); err != nil {
 		return nil, err
 	}
+	steadyProfiled()
 	password, err := in.AdminPassword(ctx)
 	if err != nil {
 		return nil, err
@@ -294,7 +304,13 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		return nil, err
 	}
 	for p := range o.pushes {
+		pushProfiled := func() {}
+		if p == 0 {
+			// Long enough for every app's comparison at the push.
+			pushProfiled = prof.cpu(ctx, "push", 10*time.Second+time.Duration(o.apps)*6*time.Millisecond)
+		}
 		f, err := r.measurePush(ctx, mgmt, in, client.New(in.ServerURLs[0], session.Token), repoURL, p+1)
+		pushProfiled()
 		if err != nil {
 			return nil, err
 		}

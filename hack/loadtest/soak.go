@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -435,36 +434,6 @@ func serverEnv() []string {
 		env = append(env, kv)
 	}
 	return env
-}
-
-// saveHeap writes the server's heap profile (after a garbage collection,
-// so it holds what is live) to dir/name, when there is a dir. Compare the
-// one at the end with the one after the warm-up to see what grew:
-// go tool pprof -sample_index=inuse_space -base heap-warmup.pb.gz heap-end.pb.gz
-func saveHeap(ctx context.Context, listen, dir, name string) error {
-	if dir == "" {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+listen+"/debug/pprof/heap?gc=1", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("heap profile: %s", resp.Status)
-	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	return os.WriteFile(filepath.Join(dir, name), b, 0o644) //nolint:gosec // a profile for the person who ran the soak
 }
 
 // procStatus reads a kB field of /proc/<pid>/status, in bytes.

@@ -45,6 +45,9 @@ type Options struct {
 	Env []string
 	// ControllerArgs and ServerArgs are added to those roles' flags.
 	ControllerArgs, ServerArgs []string
+	// Profiles has every role serve Go's runtime profiles on a loopback
+	// port of its own (Role.ProfileAddr).
+	Profiles bool
 }
 
 func (o *Options) defaults() {
@@ -125,9 +128,13 @@ func Install(ctx context.Context, o Options) (_ *Installation, err error) {
 		if err != nil {
 			return nil, err
 		}
-		in.RepoServers = append(in.RepoServers, in.role(fmt.Sprintf("repo-server-%d", i), "http://"+metrics+"/healthz",
+		r, err := in.role(fmt.Sprintf("repo-server-%d", i), "http://"+metrics+"/healthz",
 			"repo-server", "--listen", net.JoinHostPort(ip.String(), strconv.Itoa(port)), "--plaintext",
-			"--redis", in.RedisURL, "--cache-secret-file", in.CacheSecretFile, "--metrics-listen", metrics, "--log-format", "text"))
+			"--redis", in.RedisURL, "--cache-secret-file", in.CacheSecretFile, "--metrics-listen", metrics, "--log-format", "text")
+		if err != nil {
+			return nil, err
+		}
+		in.RepoServers = append(in.RepoServers, r)
 	}
 	const repoName = "repo-server.graphcd.test"
 	dns, stop, err := ServeDNS(repoName, ips...)
@@ -151,7 +158,11 @@ func Install(ctx context.Context, o Options) (_ *Installation, err error) {
 		}
 		in.ServerURLs = append(in.ServerURLs, "http://"+addr)
 		args := append(append([]string{"server", "--insecure", "--controller=false", "--listen", addr}, in.shared()...), o.ServerArgs...)
-		in.Servers = append(in.Servers, in.role(fmt.Sprintf("server-%d", i), "http://"+addr+"/readyz", args...))
+		r, err := in.role(fmt.Sprintf("server-%d", i), "http://"+addr+"/readyz", args...)
+		if err != nil {
+			return nil, err
+		}
+		in.Servers = append(in.Servers, r)
 	}
 	for _, r := range in.All() {
 		if err := r.Start(ctx); err != nil {
@@ -181,7 +192,10 @@ func (in *Installation) newController(shard, shards int) (*Role, error) {
 	}
 	name := fmt.Sprintf("controller-%d-%d", shard, len(in.Controllers[shard]))
 	args := append([]string{"controller", "--shards", strconv.Itoa(shards), "--shard", strconv.Itoa(shard), "--metrics-listen", metrics}, in.shared()...)
-	r := in.role(name, "http://"+metrics+"/healthz", append(args, in.ControllerArgs...)...)
+	r, err := in.role(name, "http://"+metrics+"/healthz", append(args, in.ControllerArgs...)...)
+	if err != nil {
+		return nil, err
+	}
 	in.Controllers[shard] = append(in.Controllers[shard], r)
 	return r, nil
 }
@@ -193,8 +207,17 @@ func (in *Installation) shared() []string {
 		"--redis", in.RedisURL, "--redis-secret-file", in.SecretFile}
 }
 
-func (in *Installation) role(name, health string, args ...string) *Role {
-	return &Role{Name: name, Bin: in.Bin, Args: args, Env: in.Env, Health: health, LogPath: filepath.Join(in.LogDir, name+".log")}
+func (in *Installation) role(name, health string, args ...string) (*Role, error) {
+	r := &Role{Name: name, Bin: in.Bin, Args: args, Env: in.Env, Health: health, LogPath: filepath.Join(in.LogDir, name+".log")}
+	if in.Profiles {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		r.ProfileAddr = addr
+		r.Args = append(r.Args, "--profile-listen", addr)
+	}
+	return r, nil
 }
 
 // All returns every role: repository servers, controllers, API replicas.

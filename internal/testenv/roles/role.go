@@ -31,6 +31,9 @@ type Role struct {
 	// Health is a URL that answers 200 once the role serves.
 	Health  string
 	LogPath string
+	// ProfileAddr serves the role's runtime profiles (/debug/pprof/) when
+	// the installation asked for them (Options.Profiles).
+	ProfileAddr string
 
 	mu   sync.Mutex
 	proc *localcluster.Process
