@@ -225,19 +225,18 @@ func (c *Client) fetch(ctx context.Context, repo *gogit.Repository, ep *endpoint
 	}
 }
 
-// checkoutClean forces the worktree to hash and removes everything that is
-// not tracked (like `git clean -ffdx`), so leftovers of an earlier user
-// never leak into the next render.
+// checkoutClean forces the worktree to hash (checkoutTree) and removes
+// everything that is not tracked (like `git clean -ffdx`), so leftovers of
+// an earlier user never leak into the next render.
 func checkoutClean(repo *gogit.Repository, hash plumbing.Hash) error {
 	wt, err := repo.Worktree()
 	if err != nil {
 		return err
 	}
-	if err := wt.Checkout(&gogit.CheckoutOptions{Hash: hash, Force: true}); err != nil {
+	if err := checkoutTree(repo, hash); err != nil {
 		return err
 	}
-	root := wt.Filesystem.Root()
-	return removeUntracked(repo, root)
+	return removeUntracked(repo, wt.Filesystem.Root())
 }
 
 // removeUntracked deletes every path under root that the index does not

@@ -5,6 +5,10 @@
 // (CommitFiles), in memory. It uses go-git only and
 // never runs the git binary itself (file:// URLs, allowed only on request,
 // are served by go-git's file transport, which does start git-upload-pack).
+// A working copy is switched to a commit by walking the commit's tree once
+// and writing what changed (checkoutTree), in time linear in the tree,
+// not with go-git's Worktree.Checkout, whose cost grows with the square of
+// a directory's entries.
 //
 // Every URL, revision and file in a repository is treated as hostile: URLs
 // are checked against transport tricks (ext::, option injection, local
