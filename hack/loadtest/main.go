@@ -118,6 +118,7 @@ func run() error {
 	flag.IntVar(&sc.listRequests, "list-requests", 200, "with --scale: requests of the 500-app list page")
 	argocd := flag.String("argocd", "", "with --scale: Argo CD's binary (bench/argocd/build.sh prints it); run the same workload through graphcd's split roles, one of each, and through Argo CD's application controller and repository server, each on fresh clusters, and report both side by side")
 	flag.StringVar(&sc.csv, "scale-csv", "", "with --scale: append the run's figures as a row to this CSV file")
+	flag.StringVar(&sc.controllerMemory, "controller-memory-limit", "", "with --scale: the controllers' GOMEMLIMIT (e.g. 560MiB), as a manifest derives it from a container's memory limit; empty sets none")
 	flag.StringVar(&sc.profiles, "profiles", "", "with --scale: save the roles' Go runtime profiles into this directory (CPU over the first minute of syncs, the steady state and the first push; the heap once all apps synced)")
 	plot := flag.String("scale-plot", "", "draw the runs of this --scale-csv file as SVG pictures in --out, and do nothing else")
 	flag.Parse()

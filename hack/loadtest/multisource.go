@@ -166,27 +166,46 @@ func metricValue(ctx context.Context, listen, name string) (float64, error) {
 
 // waitRevision waits until every app of namespace ns is Synced and
 // Healthy at sha (a multi-source app: with its last source, the values,
-// at sha).
+// at sha). It lists the apps in pages, every 250 ms per 1,000 apps (its
+// own lists load the API server the apps are written to), and lists again
+// after a list that failed (a timeout of a loaded API server) until ctx
+// ends.
 func waitRevision(ctx context.Context, cluster *localcluster.Cluster, ns string, apps int, sha string) error {
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
+	every := 250 * time.Millisecond * time.Duration(max(1, apps/1000))
+	var n int
+	var err error
 	for {
-		list, err := dyn.Resource(appsGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
+		n, err = countAtRevision(ctx, dyn.Resource(appsGVR).Namespace(ns), sha)
+		if err == nil && n == apps {
+			return nil
 		}
-		n := 0
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return fmt.Errorf("%d of %d apps synced at %s: %w (the last list: %w)", n, apps, sha, ctx.Err(), err)
+			}
+			return fmt.Errorf("%d of %d apps synced at %s: %w", n, apps, sha, ctx.Err())
+		case <-time.After(every):
+		}
+	}
+}
+
+// countAtRevision counts the apps of apps Synced and Healthy at sha.
+func countAtRevision(ctx context.Context, apps dynamic.ResourceInterface, sha string) (int, error) {
+	n, cont := 0, ""
+	for {
+		list, err := apps.List(ctx, metav1.ListOptions{Limit: 1000, Continue: cont})
+		if err != nil {
+			return n, err
+		}
 		for i := range list.Items {
 			if atRevision(&list.Items[i], sha) {
 				n++
 			}
 		}
-		if n == apps {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%d of %d apps synced at %s: %w", n, apps, sha, ctx.Err())
-		case <-time.After(250 * time.Millisecond):
+		if cont = list.GetContinue(); cont == "" {
+			return n, nil
 		}
 	}
 }

@@ -55,6 +55,9 @@ type scaleOptions struct {
 	steady       time.Duration
 	// csv, when set, is a file the run's figures are appended to.
 	csv string
+	// controllerMemory, when set, is the controllers' GOMEMLIMIT, as a
+	// manifest sets it from a container's memory limit.
+	controllerMemory string
 	// profiles, when set, is a directory for the roles' runtime
 	// profiles: CPU over the first minute of syncs, the steady state and
 	// the first push, and the heap once all apps synced.
@@ -209,10 +212,14 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 	if o.addShard {
 		controllerArgs = []string{"--dynamic-shards"}
 	}
+	var controllerEnv []string
+	if o.controllerMemory != "" {
+		controllerEnv = []string{"GOMEMLIMIT=" + o.controllerMemory}
+	}
 	in, err := roles.Install(ctx, roles.Options{
 		Bin: o.graphcd, Cluster: mgmt, Namespace: o.namespace, LogDir: logs,
 		Shards: o.shards, Replicas: replicas, APIReplicas: o.apiReplicas, RepoServers: o.repoServers,
-		ControllerArgs: controllerArgs, Profiles: o.profiles != "",
+		ControllerArgs: controllerArgs, ControllerEnv: controllerEnv, Profiles: o.profiles != "",
 	})
 	if err != nil {
 		return nil, err

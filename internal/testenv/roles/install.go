@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,8 +42,9 @@ type Options struct {
 	// RepoServers run on one port of as many loopback addresses, behind
 	// one DNS name.
 	RepoServers int
-	// Env is added to every role's environment (GOMEMLIMIT, say).
-	Env []string
+	// Env is added to every role's environment (GOMEMLIMIT, say), and
+	// ControllerEnv to the controllers' after it.
+	Env, ControllerEnv []string
 	// ControllerArgs and ServerArgs are added to those roles' flags.
 	ControllerArgs, ServerArgs []string
 	// Profiles has every role serve Go's runtime profiles on a loopback
@@ -196,6 +198,7 @@ func (in *Installation) newController(shard, shards int) (*Role, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Env = append(slices.Clip(r.Env), in.ControllerEnv...)
 	in.Controllers[shard] = append(in.Controllers[shard], r)
 	return r, nil
 }
