@@ -159,6 +159,10 @@ func New(cfg Config) (*Controller, error) {
 		Scheme:  scheme,
 		Metrics: metricsOptions(cfg.MetricsListen),
 		Cache: crcache.Options{
+			// Nothing the controller does reads managedFields, and every
+			// shard holds every Application: it keeps them without, as the
+			// API's catalog does.
+			DefaultTransform:  crcache.TransformStripManagedFields(),
 			DefaultNamespaces: map[string]crcache.Config{cfg.Namespace: {}},
 			ByObject: map[client.Object]crcache.ByObject{
 				&v1alpha1.Application{}:    {Namespaces: appCacheNamespaces(cfg.AppNamespaces)},
