@@ -7,7 +7,13 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 )
@@ -135,4 +141,34 @@ func (r *Reconciler) requestAutoSync(ctx context.Context, app *v1alpha1.Applicat
 	}
 	r.log.Info("automated sync requested", "app", app.Namespace+"/"+app.Name, "revision", op.Sync.Revision, "selfHealAttempts", op.Sync.SelfHealAttemptsCount)
 	return nil
+}
+
+// appEvents queues an app for each change of its spec, labels or
+// annotations, as handler.EnqueueRequestForObject does, except the change
+// that requests an automated sync: with the priority queue, that app
+// waits at low priority behind the apps queued for a comparison. A push
+// to many apps is then compared, and announced, before the syncs it
+// causes take the processors (Argo CD keeps its syncs on a queue of their
+// own for the same reason).
+type appEvents struct {
+	handler.EnqueueRequestForObject
+}
+
+// Update implements handler.EventHandler.
+func (h *appEvents) Update(ctx context.Context, evt event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	if ok && requestsAutoSync(evt.ObjectOld, evt.ObjectNew) {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)},
+			reconcile.Request{NamespacedName: client.ObjectKeyFromObject(evt.ObjectNew)})
+		return
+	}
+	h.EnqueueRequestForObject.Update(ctx, evt, q)
+}
+
+// requestsAutoSync reports whether the change from old to app is the
+// request of an automated sync.
+func requestsAutoSync(old, app client.Object) bool {
+	o, ok1 := old.(*v1alpha1.Application)
+	a, ok2 := app.(*v1alpha1.Application)
+	return ok1 && ok2 && o.Operation == nil && a.Operation != nil && a.Operation.InitiatedBy.Automated
 }

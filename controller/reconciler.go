@@ -243,7 +243,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, processors int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("application").
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: processors}).
-		For(&v1alpha1.Application{}, builder.WithPredicates(predicate.Or(
+		Watches(&v1alpha1.Application{}, &appEvents{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, annotationsChanged(), predicate.LabelChangedPredicate{}))).
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.appsOfProject),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
