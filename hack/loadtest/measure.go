@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
@@ -57,13 +58,24 @@ func waitReady(ctx context.Context, url string) error {
 // Healthy, counted from start. progress, if not nil, is told how many are
 // after every change.
 func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, gvr schema.GroupVersionResource, ns string, start time.Time, apps int, progress func(n int)) (first, all time.Duration, err error) {
+	return waitApps(ctx, cluster, gvr, ns, start, apps, func(a *unstructured.Unstructured) bool {
+		sync, _, _ := unstructuredString(a.Object, "status", "sync", "status")
+		h, _, _ := unstructuredString(a.Object, "status", "health", "status")
+		return sync == "Synced" && h == "Healthy"
+	}, progress)
+}
+
+// waitApps waits until apps apps of namespace ns are ready, with one list
+// and a watch, and returns the time from start to the first and to the
+// last; progress, when set, hears how many are ready after each change.
+func waitApps(ctx context.Context, cluster *localcluster.Cluster, gvr schema.GroupVersionResource, ns string, start time.Time, apps int,
+	ready func(*unstructured.Unstructured) bool, progress func(n int),
+) (first, all time.Duration, err error) {
 	dyn := dynamic.NewForConfigOrDie(cluster.Config)
 	done := map[string]bool{}
 	n := 0
 	observe := func(a *unstructured.Unstructured) {
-		sync, _, _ := unstructuredString(a.Object, "status", "sync", "status")
-		h, _, _ := unstructuredString(a.Object, "status", "health", "status")
-		ok := sync == "Synced" && h == "Healthy"
+		ok := ready(a)
 		if ok != done[a.GetName()] {
 			if ok {
 				n++
@@ -76,14 +88,20 @@ func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, gvr sche
 			progress(n)
 		}
 	}
-	list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	relist := func() (string, error) {
+		list, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return "", err
+		}
+		for i := range list.Items {
+			observe(&list.Items[i])
+		}
+		return list.GetResourceVersion(), nil
+	}
+	rv, err := relist()
 	if err != nil {
 		return 0, 0, err
 	}
-	for i := range list.Items {
-		observe(&list.Items[i])
-	}
-	rv := list.GetResourceVersion()
 	for {
 		if n > 0 && first == 0 {
 			first = time.Since(start)
@@ -95,10 +113,12 @@ func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, gvr sche
 		if err != nil {
 			return 0, 0, fmt.Errorf("watch applications: %w", err)
 		}
+		expired := false
 		for ev := range w.ResultChan() {
 			a, ok := ev.Object.(*unstructured.Unstructured)
 			if !ok {
-				continue // a watch error: start a new watch from rv
+				expired = ev.Type == watch.Error // rv too old, say: list again
+				break
 			}
 			rv = a.GetResourceVersion()
 			observe(a)
@@ -108,7 +128,12 @@ func waitReconciled(ctx context.Context, cluster *localcluster.Cluster, gvr sche
 		}
 		w.Stop()
 		if ctx.Err() != nil {
-			return 0, 0, fmt.Errorf("%d of %d apps reconciled: %w", n, apps, ctx.Err())
+			return 0, 0, fmt.Errorf("%d of %d apps ready: %w", n, apps, ctx.Err())
+		}
+		if expired {
+			if rv, err = relist(); err != nil {
+				return 0, 0, err
+			}
 		}
 	}
 }

@@ -17,9 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/repo"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
@@ -166,48 +164,10 @@ func metricValue(ctx context.Context, listen, name string) (float64, error) {
 
 // waitRevision waits until every app of namespace ns is Synced and
 // Healthy at sha (a multi-source app: with its last source, the values,
-// at sha). It lists the apps in pages, every 250 ms per 1,000 apps (its
-// own lists load the API server the apps are written to), and lists again
-// after a list that failed (a timeout of a loaded API server) until ctx
-// ends.
+// at sha).
 func waitRevision(ctx context.Context, cluster *localcluster.Cluster, ns string, apps int, sha string) error {
-	dyn := dynamic.NewForConfigOrDie(cluster.Config)
-	every := 250 * time.Millisecond * time.Duration(max(1, apps/1000))
-	var n int
-	var err error
-	for {
-		n, err = countAtRevision(ctx, dyn.Resource(appsGVR).Namespace(ns), sha)
-		if err == nil && n == apps {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if err != nil {
-				return fmt.Errorf("%d of %d apps synced at %s: %w (the last list: %w)", n, apps, sha, ctx.Err(), err)
-			}
-			return fmt.Errorf("%d of %d apps synced at %s: %w", n, apps, sha, ctx.Err())
-		case <-time.After(every):
-		}
-	}
-}
-
-// countAtRevision counts the apps of apps Synced and Healthy at sha.
-func countAtRevision(ctx context.Context, apps dynamic.ResourceInterface, sha string) (int, error) {
-	n, cont := 0, ""
-	for {
-		list, err := apps.List(ctx, metav1.ListOptions{Limit: 1000, Continue: cont})
-		if err != nil {
-			return n, err
-		}
-		for i := range list.Items {
-			if atRevision(&list.Items[i], sha) {
-				n++
-			}
-		}
-		if cont = list.GetContinue(); cont == "" {
-			return n, nil
-		}
-	}
+	_, _, err := waitApps(ctx, cluster, appsGVR, ns, time.Now(), apps, func(a *unstructured.Unstructured) bool { return atRevision(a, sha) }, nil)
+	return err
 }
 
 func atRevision(a *unstructured.Unstructured, sha string) bool {
