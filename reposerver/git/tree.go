@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -184,7 +185,14 @@ func (w *treeWriter) write(name string, e object.TreeEntry, exists bool) (fs.Fil
 		if len(target) > maxSymlinkTarget || len(target) == 0 {
 			return nil, fmt.Errorf("a symlink's target of %d bytes", len(target))
 		}
-		if err := w.root.Symlink(string(target), name); err != nil {
+		// An absolute target is taken inside the worktree, as go-git's
+		// chrooted worktree writes it: no link of a checkout names a path
+		// outside it by itself.
+		link := filepath.FromSlash(string(target))
+		if filepath.IsAbs(link) {
+			link = filepath.Join(w.root.Name(), link)
+		}
+		if err := w.root.Symlink(link, name); err != nil {
 			return nil, err
 		}
 		return w.root.Lstat(name)
