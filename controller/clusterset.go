@@ -221,6 +221,7 @@ func (s *clusterSet) Start(ctx context.Context) error {
 		}
 		return fmt.Errorf("cluster registry: %w", err)
 	}
+	s.shard.arrange(s.reg.List())
 	s.mu.Lock()
 	s.names = clusterNames(s.reg)
 	s.mu.Unlock()
@@ -246,9 +247,13 @@ func (s *clusterSet) Start(ctx context.Context) error {
 func (s *clusterSet) NeedLeaderElection() bool { return true }
 
 // clusterChanged restarts or stops the cache of a cluster whose Secret
-// changed and refreshes the cluster's apps. It runs on the registry's
-// informer goroutine and does not block.
+// changed and refreshes the cluster's apps; with ShardRoundRobin, it also
+// hands over the clusters that moved as the order of the clusters changed.
+// It runs on the registry's informer goroutine and does not block.
 func (s *clusterSet) clusterChanged(ctx context.Context, server string) {
+	owners := s.shard.frozen()
+	s.shard.arrange(s.reg.List())
+	defer s.reshard(owners)
 	s.mu.Lock()
 	before := s.names[server]
 	cn := s.conns[server]
@@ -275,11 +280,11 @@ func (s *clusterSet) clusterChanged(ctx context.Context, server string) {
 	go s.changed(ctx, server, []string{before, after})
 }
 
-// reshard follows a change of the shard count (see shardCounter): it stops
-// the caches of the clusters this shard no longer owns and refreshes the
-// apps of every cluster that moved, which this shard then releases or
-// claims (claiming starts the cluster's cache). It does nothing before
-// the shard leads.
+// reshard follows a change of the shard count (see shardCounter) or of
+// the clusters' order (ShardRoundRobin): it stops the caches of the
+// clusters this shard no longer owns and refreshes the apps of every
+// cluster that moved, which this shard then releases or claims (claiming
+// starts the cluster's cache). It does nothing before the shard leads.
 func (s *clusterSet) reshard(before Shard) {
 	s.mu.Lock()
 	ctx := s.runCtx

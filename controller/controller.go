@@ -141,6 +141,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Shard.Dynamic {
 		cfg.Shard.live = newLiveCount(cfg.Shard)
 	}
+	cfg.Shard.followOrder()
 	if cfg.AppNamespaces == nil {
 		own, err := project.CompileAppNamespaces(cfg.Namespace, nil)
 		if err != nil {

@@ -125,8 +125,11 @@
 // Argo CD's --shard/--shards do: ShardOf maps a cluster's server URL to one
 // of M shards by rendezvous hashing, so every replica agrees without
 // talking to the others and going from M to M+1 shards moves only about
-// 1/(M+1) of the clusters. A cluster Secret's shard key pins its cluster
-// to that shard instead (Shard.OwnsCluster). A controller reconciles only
+// 1/(M+1) of the clusters; with ShardRoundRobin the registered clusters,
+// sorted by URL, are dealt to the shards in turn, evenly, and the cluster
+// set deals them again as clusters come and go. A cluster Secret's shard
+// key pins its cluster to that shard instead (Shard.OwnsCluster). A
+// controller reconciles only
 // the apps whose destination its shard owns (a destination naming no
 // registered cluster goes to shard 0, which reports it invalid); it writes
 // nothing to the others and runs no cache for their clusters.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -19,9 +20,28 @@ import (
 // in Argo CD.
 const InClusterName = "in-cluster"
 
+// ShardMethod is how the shards split the destination clusters.
+type ShardMethod string
+
+const (
+	// ShardByHash gives each cluster the shard ShardOf picks from its
+	// server URL alone: no shard needs the others' view of the clusters,
+	// and a change of the count moves only the clusters it must, but a
+	// few clusters spread unevenly (10 clusters over 2 shards split 5/5
+	// only one time in four).
+	ShardByHash ShardMethod = "hash"
+	// ShardRoundRobin deals the registered clusters, sorted by server URL,
+	// to the shards in turn, as Argo CD's round-robin sharding does: the
+	// shards own as many clusters as can be (one more at most), but
+	// registering a cluster, or a change of the count, moves the clusters
+	// after it in that order.
+	ShardRoundRobin ShardMethod = "round-robin"
+)
+
 // Shard is the part of the destination clusters one controller replica
-// (or one group of replicas under leader election) reconciles: the clusters
-// ShardOf maps to Index out of Count. The zero Shard owns every cluster.
+// (or one group of replicas under leader election) reconciles: the
+// clusters Method gives to Index out of Count. The zero Shard owns every
+// cluster.
 type Shard struct {
 	// Index is this shard's number, from 0 to Count-1.
 	Index int
@@ -31,10 +51,20 @@ type Shard struct {
 	// shardCounter): Count is then the fewest there are, and Index may be
 	// past it, for a shard that joins.
 	Dynamic bool
+	// Method splits the clusters; "" is ShardByHash.
+	Method ShardMethod
 	// live is the count a Dynamic shard found; every copy of the Shard
 	// shares it.
 	live *atomic.Int64
+	// order is where each registered cluster comes in the order
+	// ShardRoundRobin deals them (see arrange); every copy of the Shard
+	// shares it.
+	order *atomic.Pointer[clusterOrder]
 }
+
+// clusterOrder maps the server URL of every registered cluster to its
+// place among them, sorted by server URL.
+type clusterOrder map[string]int
 
 // count is Count with the zero value meaning one shard, or the live count
 // of a Dynamic shard.
@@ -45,15 +75,84 @@ func (s Shard) count() int {
 	return max(s.Count, 1)
 }
 
-// withCount is s at count shards, for comparing owners before and after a
-// change of the count.
+// withCount is s at count shards as the clusters are now, for comparing
+// owners before and after a change of the count or of the clusters.
 func (s Shard) withCount(count int) Shard {
-	return Shard{Index: s.Index, Count: count}
+	f := Shard{Index: s.Index, Count: count, Method: s.Method}
+	if s.order != nil {
+		f.order = new(atomic.Pointer[clusterOrder])
+		f.order.Store(s.order.Load())
+	}
+	return f
+}
+
+// frozen is s as it is now: its count and its clusters' order no longer
+// follow changes.
+func (s Shard) frozen() Shard { return s.withCount(s.count()) }
+
+// followOrder makes s (and every copy made after) keep the registered
+// clusters' order, which ShardRoundRobin needs, as arrange sets it.
+func (s *Shard) followOrder() {
+	if s.Method == ShardRoundRobin && s.order == nil {
+		s.order = new(atomic.Pointer[clusterOrder])
+	}
+}
+
+// arrange records the registered clusters' order for ShardRoundRobin: it
+// sorts list by server URL. It does nothing for another method.
+func (s Shard) arrange(list []*clusters.Cluster) {
+	if s.order == nil {
+		return
+	}
+	servers := make([]string, len(list))
+	for i, c := range list {
+		servers[i] = c.Server
+	}
+	o := newClusterOrder(servers)
+	s.order.Store(&o)
+}
+
+func newClusterOrder(servers []string) clusterOrder {
+	servers = slices.Clone(servers)
+	slices.Sort(servers)
+	servers = slices.Compact(servers)
+	o := make(clusterOrder, len(servers))
+	for i, server := range servers {
+		o[server] = i
+	}
+	return o
+}
+
+// Assign returns the shard, 0 to shards-1, of each cluster whose server
+// URL is in servers (the registered clusters, their Secrets pinning
+// none), split by method as the controllers split them.
+func Assign(method ShardMethod, servers []string, shards int) (map[string]int, error) {
+	s := Shard{Count: shards, Method: method}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	s.followOrder()
+	if s.order != nil {
+		o := newClusterOrder(servers)
+		s.order.Store(&o)
+	}
+	out := make(map[string]int, len(servers))
+	for _, server := range servers {
+		n, err := s.owner(server)
+		if err != nil {
+			return nil, err
+		}
+		out[server] = n
+	}
+	return out, nil
 }
 
 // Validate reports a Shard that cannot own anything: a negative Count, or
 // an Index outside 0..Count-1 (a Dynamic shard: a negative Index).
 func (s Shard) Validate() error {
+	if s.Method != "" && s.Method != ShardByHash && s.Method != ShardRoundRobin {
+		return fmt.Errorf("unknown sharding method %q: use %s or %s", s.Method, ShardByHash, ShardRoundRobin)
+	}
 	if s.Count < 0 {
 		return fmt.Errorf("shard count must be at least 1, got %d", s.Count)
 	}
@@ -70,16 +169,35 @@ func (s Shard) Validate() error {
 func (s Shard) String() string { return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.count()) }
 
 // Owns reports whether the cluster with API server URL server belongs to
-// this shard.
+// this shard. With ShardRoundRobin, a server not (yet) registered belongs
+// to shard 0.
 func (s Shard) Owns(server string) bool {
 	if s.count() == 1 {
 		return true
 	}
-	n, err := ShardOf(server, s.count())
+	n, err := s.owner(server)
 	if err != nil {
 		return s.Index == 0
 	}
 	return n == s.Index
+}
+
+// owner is the shard that owns server by s's method and count.
+func (s Shard) owner(server string) (int, error) {
+	if s.Method != ShardRoundRobin {
+		return ShardOf(server, s.count())
+	}
+	var order clusterOrder
+	if s.order != nil {
+		if o := s.order.Load(); o != nil {
+			order = *o
+		}
+	}
+	place, ok := order[server]
+	if !ok {
+		return 0, fmt.Errorf("cluster %s is not registered", server)
+	}
+	return place % s.count(), nil
 }
 
 // OwnsDestination reports whether an app with destination dest belongs to
@@ -145,7 +263,8 @@ func ShardOf(server string, shards int) (int, error) {
 
 // OwnsCluster reports whether cluster c belongs to this shard: the shard
 // its Secret pins it to (a pin outside 0..Count-1 counts as no pin), else
-// ShardOf its server URL.
+// the one Method gives it. A pinned cluster keeps its place in the round
+// robin: the shard it is dealt to just does not get it.
 func (s Shard) OwnsCluster(c *clusters.Cluster) bool {
 	if c.Shard != nil && *c.Shard < s.count() {
 		return *c.Shard == s.Index

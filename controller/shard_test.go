@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -260,6 +261,68 @@ func TestShardOwnsCluster(t *testing.T) {
 		if !(Shard{}).OwnsCluster(c) {
 			t.Errorf("%s: the zero Shard does not own the cluster", name)
 		}
+	}
+}
+
+// Round robin deals the registered clusters, sorted by server URL, to the
+// shards in turn: the shards' counts differ by one at most, a pin still
+// wins, a server not registered goes to shard 0, and a Shard frozen
+// before the clusters change keeps the old owners.
+func TestShardRoundRobin(t *testing.T) {
+	list := make([]*clusters.Cluster, 10)
+	for i := range list {
+		list[i] = &clusters.Cluster{Name: fmt.Sprint("c", i), Server: fmt.Sprintf("https://127.0.0.1:%d", 40000+(i*7919)%1000)}
+	}
+	shards := make([]Shard, 3)
+	for i := range shards {
+		shards[i] = Shard{Index: i, Count: 3, Method: ShardRoundRobin}
+		shards[i].followOrder()
+		shards[i].arrange(list)
+	}
+	sorted := make([]string, len(list))
+	for i, c := range list {
+		sorted[i] = c.Server
+	}
+	slices.Sort(sorted)
+	for place, server := range sorted {
+		c := &clusters.Cluster{Server: server}
+		var owners []int
+		for i, s := range shards {
+			if s.OwnsCluster(c) {
+				owners = append(owners, i)
+			}
+		}
+		if diff := cmp.Diff(owners, []int{place % 3}); diff != "" {
+			t.Errorf("%s, place %d: owners (-got +want):\n%s", server, place, diff)
+		}
+	}
+	assigned, err := Assign(ShardRoundRobin, sorted, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for place, server := range sorted {
+		if assigned[server] != place%3 {
+			t.Errorf("Assign gave %s shard %d, want %d", server, assigned[server], place%3)
+		}
+	}
+
+	pinned := &clusters.Cluster{Server: sorted[0], Shard: ptr.To(2)}
+	if shards[0].OwnsCluster(pinned) || !shards[2].OwnsCluster(pinned) {
+		t.Error("a pin did not win over the round robin")
+	}
+	if !shards[0].Owns("https://not-registered.example.com") || shards[1].Owns("https://not-registered.example.com") {
+		t.Error("a server not registered does not go to shard 0")
+	}
+
+	before := shards[1].frozen()
+	shards[1].arrange(append(list, &clusters.Cluster{Server: "https://127.0.0.0:1"})) // sorts first
+	if !before.Owns(sorted[1]) || shards[1].Owns(sorted[1]) || !shards[1].Owns(sorted[0]) {
+		t.Errorf("after a cluster sorting first: before owns %s: %v (want true), now %v (want false); now owns %s: %v (want true)",
+			sorted[1], before.Owns(sorted[1]), shards[1].Owns(sorted[1]), sorted[0], shards[1].Owns(sorted[0]))
+	}
+
+	if err := (Shard{Method: "legacy"}).Validate(); err == nil || err.Error() != `unknown sharding method "legacy": use hash or round-robin` {
+		t.Errorf("Validate of an unknown method: %v", err)
 	}
 }
 

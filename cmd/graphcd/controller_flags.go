@@ -23,6 +23,7 @@ type appControllerOptions struct {
 	appResync     time.Duration
 	events        controller.EventBudget
 	shard, shards int
+	shardMethod   string
 	dynamicShards bool
 	processors    int
 	leaderElect   bool
@@ -45,7 +46,9 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.IntVar(&o.events.Burst, "event-burst", controller.DefaultEventBudget.Burst, "Kubernetes Events that may be recorded at once, over --event-qps")
 	f.IntVar(&o.processors, "status-processors", controller.DefaultProcessors, "how many applications are compared (and synced) at once")
 	f.IntVar(&o.shard, "shard", 0, "the shard this controller reconciles, from 0 to --shards - 1")
-	f.IntVar(&o.shards, "shards", 1, "how many shards split the destination clusters (by consistent hashing of the server URL)")
+	f.IntVar(&o.shards, "shards", 1, "how many shards split the destination clusters (see --sharding-method)")
+	f.StringVar(&o.shardMethod, "sharding-method", string(controller.ShardByHash),
+		"how the shards split the clusters: hash (each cluster by its server URL alone; a change moves the fewest clusters) or round-robin (the clusters sorted by server URL dealt in turn, as Argo CD's round-robin: even, but a new cluster or shard moves those after it); every shard must use the same")
 	f.BoolVar(&o.dynamicShards, "dynamic-shards", false,
 		"count the shards from their Leases, --shards being the fewest: a controller started with a new --shard joins, and the others hand it its clusters without a restart; a shard gone for a minute hands them back")
 	f.BoolVar(&o.leaderElect, "leader-elect", leaderElect, "compete for the shard's Lease so that one replica at a time reconciles")
@@ -84,6 +87,9 @@ func (o *appControllerOptions) validate(c *cobra.Command) error {
 	if o.shards < 1 {
 		return usage("%s: must be at least 1, got %d", command.FlagOrigin(c, "shards"), o.shards)
 	}
+	if err := (controller.Shard{Method: controller.ShardMethod(o.shardMethod)}).Validate(); err != nil {
+		return usage("%s: %w", command.FlagOrigin(c, "sharding-method"), err)
+	}
 	if o.dynamicShards && !o.leaderElect {
 		return usage("%s needs --leader-elect: the shards are counted from their Leases", command.FlagOrigin(c, "dynamic-shards"))
 	}
@@ -119,7 +125,7 @@ func (o *appControllerOptions) leaderElection() controller.LeaderElection {
 func (o *appControllerOptions) config() controller.Config {
 	return controller.Config{
 		Namespace: o.namespace, AppNamespaces: o.served, Resync: o.appResync, Events: o.events, Processors: o.processors,
-		Shard:          controller.Shard{Index: o.shard, Count: o.shards, Dynamic: o.dynamicShards},
+		Shard:          controller.Shard{Index: o.shard, Count: o.shards, Dynamic: o.dynamicShards, Method: controller.ShardMethod(o.shardMethod)},
 		LeaderElection: o.leaderElection(), Forges: o.forges(), MetricsArgoCDNames: o.argoCDNames,
 	}
 }

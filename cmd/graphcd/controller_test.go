@@ -35,6 +35,10 @@ func TestControllerFlagErrors(t *testing.T) {
 			want: "graphcd: GRAPHCD_SHARD: must be between 0 and 2 with GRAPHCD_SHARDS 3 (shards are numbered from 0), got 5\n",
 		},
 		{
+			args: []string{"controller", "--sharding-method", "legacy"},
+			want: "graphcd: --sharding-method: unknown sharding method \"legacy\": use hash or round-robin\n",
+		},
+		{
 			args: []string{"controller", "--leader-elect-retry-period", "0s"},
 			want: "graphcd: --leader-elect-retry-period: must be positive, got 0s\n",
 		},

@@ -34,6 +34,7 @@ import (
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 
 	"github.com/graphcd/graphcd/config/crd"
+	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
@@ -110,6 +111,7 @@ func run() error {
 	flag.BoolVar(&o.scale, "scale", false, "run graphcd's split roles as processes with --apps auto-synced apps spread over --clusters destination clusters (each its own etcd and kube-apiserver); report time, CPU and RSS per role, API requests, steady CPU, list latency and push latency")
 	flag.IntVar(&sc.clusters, "clusters", 10, "with --scale: destination clusters")
 	flag.IntVar(&sc.shards, "shards", 2, "with --scale: controller shards")
+	flag.StringVar((*string)(&sc.shardMethod), "sharding-method", string(controller.ShardRoundRobin), "with --scale: the controllers' --sharding-method (hash or round-robin)")
 	flag.IntVar(&sc.apiReplicas, "api-replicas", 2, "with --scale: API replicas (graphcd server --controller=false)")
 	flag.IntVar(&sc.repoServers, "repo-servers", 2, "with --scale: repository servers")
 	flag.BoolVar(&sc.killShard, "kill-shard", false, "with --scale: run a standby per shard and kill the leader of the busiest shard once a third of the apps are reconciled")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,8 @@ type scaleOptions struct {
 	// shards (controller shards), apiReplicas and repoServers are how
 	// many of each role run.
 	shards, apiReplicas, repoServers int
+	// shardMethod is the controllers' --sharding-method.
+	shardMethod controller.ShardMethod
 	// namespace is graphcd's, on the management cluster.
 	namespace string
 	// killShard kills, once a third of the apps are Synced and Healthy,
@@ -64,6 +67,29 @@ type scaleOptions struct {
 	profiles string
 	dir      string
 	log      *slog.Logger
+}
+
+func (o scaleOptions) shardMethodOrDefault() controller.ShardMethod {
+	return cmp.Or(o.shardMethod, controller.ShardByHash)
+}
+
+// owners is the shard of each destination cluster at shards shards, as
+// the controllers split them: the registered clusters are the
+// destinations and in-cluster (the management cluster).
+func (o scaleOptions) owners(dests []*localcluster.Cluster, shards int) (map[*localcluster.Cluster]int, error) {
+	servers := []string{controller.InClusterServer}
+	for _, d := range dests {
+		servers = append(servers, secretcodec.NormaliseServer(d.Config.Host))
+	}
+	assigned, err := controller.Assign(o.shardMethodOrDefault(), servers, shards)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[*localcluster.Cluster]int, len(dests))
+	for i, d := range dests {
+		out[d] = assigned[servers[i+1]]
+	}
+	return out, nil
 }
 
 // roleFigures is what one role cost from the apps' creation until all
@@ -208,9 +234,9 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		replicas = 2
 	}
 	o.log.Info("installing graphcd", "shards", o.shards, "replicas", replicas, "api", o.apiReplicas, "repo-servers", o.repoServers)
-	var controllerArgs []string
+	controllerArgs := []string{"--sharding-method", string(o.shardMethodOrDefault())}
 	if o.addShard {
-		controllerArgs = []string{"--dynamic-shards"}
+		controllerArgs = append(controllerArgs, "--dynamic-shards")
 	}
 	var controllerEnv []string
 	if o.controllerMemory != "" {
@@ -229,11 +255,13 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		if err := registerCluster(ctx, mgmt, o.namespace, wellknown.SecretTypeLabel, k, o.clusters, d); err != nil {
 			return nil, err
 		}
-		shard, err := controller.ShardOf(d.Config.Host, o.shards)
-		if err != nil {
-			return nil, err
-		}
-		r.shardsOfClusters[shard]++
+	}
+	owners, err := o.owners(dests, o.shards)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dests {
+		r.shardsOfClusters[owners[d]]++
 	}
 	repoURL, stopGit, err := serveRepo(o.dir, options{apps: o.apps, resources: 1})
 	if err != nil {
@@ -381,8 +409,16 @@ func (r *scaleResult) addShard(ctx context.Context, mgmt *localcluster.Cluster, 
 	o := r.o
 	rb := &rebalanceFigures{shard: o.shards}
 	r.rebalance = rb
+	before, err := o.owners(dests, o.shards)
+	if err != nil {
+		return err
+	}
+	after, err := o.owners(dests, o.shards+1)
+	if err != nil {
+		return err
+	}
 	for k, d := range dests {
-		if n, err := controller.ShardOf(d.Config.Host, o.shards+1); err == nil && n == o.shards {
+		if after[d] != before[d] {
 			_, name := scaleApp(k, o.clusters)
 			rb.moved = append(rb.moved, name)
 		}

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/controller"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 // The small scale run of make test: the code of make scale with small
 // numbers — 300 auto-synced apps over 3 destination clusters (each its
 // own etcd and kube-apiserver), graphcd's roles as processes (2 API
-// replicas, 2 controller shards each with a standby, 2 repository
+// replicas, 2 round-robin controller shards each with a standby, 2 repository
 // servers, Redis) on the package's cluster, the busiest shard's leader
 // killed a third of the way, then one push of every app; then a third
 // shard joins (every controller runs with --dynamic-shards) and one more
@@ -35,7 +36,7 @@ func TestScale(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	o := scaleOptions{
-		graphcd: bin, apps: 300, clusters: 3, shards: 2, apiReplicas: 2, repoServers: 2,
+		graphcd: bin, apps: 300, clusters: 3, shards: 2, shardMethod: controller.ShardRoundRobin, apiReplicas: 2, repoServers: 2,
 		namespace: "graphcd-scale", killShard: true, addShard: true, pushes: 1, listRequests: 5, steady: 10 * time.Second,
 		dir: t.TempDir(), log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}

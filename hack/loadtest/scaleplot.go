@@ -191,12 +191,13 @@ func (r *scaleResult) report() string {
 		shards = append(shards, fmt.Sprintf("shard %d: %d", s, n))
 	}
 	slices.Sort(shards)
-	fmt.Fprintf(&b, "\nApps per cluster: %s. Clusters per shard: %s.\n", strings.Join(clusters, ", "), strings.Join(shards, ", "))
+	fmt.Fprintf(&b, "\nApps per cluster: %s. Clusters per shard (%s): %s.\n", strings.Join(clusters, ", "), o.shardMethodOrDefault(), strings.Join(shards, ", "))
 	if len(r.listLatencies) > 0 {
 		l := slices.Clone(r.listLatencies)
 		slices.Sort(l)
-		fmt.Fprintf(&b, "\nList page (500 apps, console row fields) of %d, %d requests through an API replica: p50 %v, p99 %v, max %v.\n",
-			r.listTotal, len(l), percentile(l, 50).Round(100*time.Microsecond), percentile(l, 99).Round(100*time.Microsecond), l[len(l)-1].Round(100*time.Microsecond))
+		slowest := slices.Index(r.listLatencies, l[len(l)-1]) + 1
+		fmt.Fprintf(&b, "\nList page (500 apps, console row fields) of %d, %d requests through an API replica: p50 %v, p99 %v, max %v (request %d).\n",
+			r.listTotal, len(l), percentile(l, 50).Round(100*time.Microsecond), percentile(l, 99).Round(100*time.Microsecond), l[len(l)-1].Round(100*time.Microsecond), slowest)
 	}
 	if len(r.pushes) > 0 {
 		fmt.Fprintf(&b, "\n| push | first OutOfSync | p50 | p99 | max | missing | all synced again |\n|---|---|---|---|---|---|---|\n")
