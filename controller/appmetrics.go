@@ -162,7 +162,7 @@ func countSync(app *v1alpha1.Application, st *v1alpha1.OperationState) {
 // so that the counters' series stay bounded by the apps that exist.
 func forgetSyncs(app types.NamespacedName) {
 	appSyncs.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
-	appK8sRequests.DeletePartialMatch(prometheus.Labels{"namespace": app.Namespace, "name": app.Name})
+	appK8sRequests.forget(app.Namespace, app.Name)
 }
 
 // metricsSource is a controller whose apps and clusters the collector

@@ -253,7 +253,11 @@ func (s *clusterSet) NeedLeaderElection() bool { return true }
 func (s *clusterSet) clusterChanged(ctx context.Context, server string) {
 	owners := s.shard.frozen()
 	s.shard.arrange(s.reg.List())
-	defer s.reshard(owners)
+	select {
+	case <-s.ready:
+		defer s.reshard(owners)
+	default: // the Secrets are still being listed: no app was claimed yet
+	}
 	s.mu.Lock()
 	before := s.names[server]
 	cn := s.conns[server]
@@ -307,7 +311,7 @@ func (s *clusterSet) reshard(before Shard) {
 			}
 			s.mu.Unlock()
 		}
-		s.log.Info("cluster moved with the shard count", "server", c.Server, "cluster", c.Name, "owned", is, "shards", s.shard.String())
+		s.log.Info("cluster moved to another shard", "server", c.Server, "cluster", c.Name, "owned", is, "shards", s.shard.String())
 		go s.changed(ctx, c.Server, []string{c.Name})
 	}
 }

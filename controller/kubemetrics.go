@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,9 +21,66 @@ var appK8sRequestFamily = &family{name: "app_k8s_request_total",
 	help:   "Requests the controller made to destination clusters' Kubernetes API, by app (empty for the cluster caches), cluster, verb, resource, its namespace, response code and dry run.",
 	labels: []string{"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"}}
 
-var appK8sRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: metricsPrefix + appK8sRequestFamily.name, Help: appK8sRequestFamily.help,
-}, appK8sRequestFamily.labels)
+var appK8sRequests = newRequestCounts(metricsPrefix+appK8sRequestFamily.name, appK8sRequestFamily.help, appK8sRequestFamily.labels)
+
+// requestLabels are the labels of one appK8sRequestFamily series, in its
+// order.
+type requestLabels [9]string
+
+// requestCounts is a counter family kept small: a CounterVec holds each
+// series' label pairs and a metric of its own, about 1 KB a series, and an
+// app has a handful of series on its shard (6 KB per app in the heap of a
+// shard with 5,000 apps). This keeps one map entry per series and builds
+// the metrics only when scraped.
+type requestCounts struct {
+	desc   *prometheus.Desc
+	mu     sync.Mutex
+	counts map[requestLabels]uint64
+}
+
+func newRequestCounts(name, help string, labels []string) *requestCounts {
+	return &requestCounts{desc: prometheus.NewDesc(name, help, labels, nil), counts: map[requestLabels]uint64{}}
+}
+
+// inc counts one request of the series l.
+func (c *requestCounts) inc(l requestLabels) {
+	c.mu.Lock()
+	n, ok := c.counts[l]
+	if !ok {
+		for i := range l { // the values may be parts of a longer string: keep only them
+			l[i] = strings.Clone(l[i])
+		}
+	}
+	c.counts[l] = n + 1
+	c.mu.Unlock()
+}
+
+// forget drops the series of the app namespace/name.
+func (c *requestCounts) forget(namespace, name string) {
+	c.mu.Lock()
+	for l := range c.counts {
+		if l[0] == namespace && l[1] == name {
+			delete(c.counts, l)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (c *requestCounts) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect implements prometheus.Collector.
+func (c *requestCounts) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	metrics := make([]prometheus.Metric, 0, len(c.counts))
+	for l, n := range c.counts {
+		metrics = append(metrics, prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), l[:]...))
+	}
+	c.mu.Unlock()
+	for _, m := range metrics {
+		ch <- m
+	}
+}
 
 // requestApp is the app a reconcile makes requests for; its project is
 // known once the app is loaded.
@@ -66,7 +124,7 @@ func (c *k8sRequestCounter) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	kind, resNS, verb := describeRequest(req)
 	dryRun := strconv.FormatBool(req.URL.Query().Has("dryRun"))
-	appK8sRequests.WithLabelValues(ns, name, project, c.server, code, verb, kind, resNS, dryRun).Inc()
+	appK8sRequests.inc(requestLabels{ns, name, project, c.server, code, verb, kind, resNS, dryRun})
 	return resp, err
 }
 

@@ -2,7 +2,10 @@ package controller
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestDescribeRequest(t *testing.T) {
@@ -31,5 +34,29 @@ func TestDescribeRequest(t *testing.T) {
 		if resource != tc.resource || namespace != tc.namespace || verb != tc.wantVerb {
 			t.Errorf("%s %s = %q, %q, %q; want %q, %q, %q", tc.method, tc.url, resource, namespace, verb, tc.resource, tc.namespace, tc.wantVerb)
 		}
+	}
+}
+
+// The compact family reads as a CounterVec would: one series per label
+// set, counted, and an app's series gone once it is forgotten.
+func TestRequestCounts(t *testing.T) {
+	c := newRequestCounts("graphcd_app_k8s_request_total", "help", appK8sRequestFamily.labels)
+	web := requestLabels{"graphcd", "web", "default", InClusterServer, "200", "get", "configmaps", "web", "false"}
+	for range 3 {
+		c.inc(web)
+	}
+	c.inc(requestLabels{"graphcd", "shop", "default", InClusterServer, "201", "create", "configmaps", "shop", "false"})
+	const want = `
+# HELP graphcd_app_k8s_request_total help
+# TYPE graphcd_app_k8s_request_total counter
+graphcd_app_k8s_request_total{dry_run="false",name="shop",namespace="graphcd",project="default",resource_kind="configmaps",resource_namespace="shop",response_code="201",server="https://kubernetes.default.svc",verb="create"} 1
+graphcd_app_k8s_request_total{dry_run="false",name="web",namespace="graphcd",project="default",resource_kind="configmaps",resource_namespace="web",response_code="200",server="https://kubernetes.default.svc",verb="get"} 3
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+	c.forget("graphcd", "web")
+	if err := testutil.CollectAndCompare(c, strings.NewReader(strings.Join(strings.Split(want, "\n")[:4], "\n")+"\n")); err != nil {
+		t.Errorf("after forgetting web: %v", err)
 	}
 }
