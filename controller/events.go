@@ -31,6 +31,9 @@ const (
 	// EventOperationCompleted: an operation ended; Phase and Message say
 	// how.
 	EventOperationCompleted EventType = "OperationCompleted"
+	// EventsLost is no app's event: the subscriber's buffer was full and
+	// events meant for it were lost before this one. It names no app.
+	EventsLost EventType = "EventsLost"
 )
 
 // Event is one reconciliation event of an app, as Subscribe delivers it.
@@ -50,15 +53,16 @@ type Event struct {
 }
 
 // broker fans events out to subscribers without ever blocking the
-// publisher: a subscriber whose buffer is full misses the event, and the
-// miss is counted.
+// publisher: a subscriber whose buffer is full misses the event, the miss
+// is counted, and the subscriber gets an EventsLost event as soon as its
+// buffer has room for it and the next event (never, for a buffer under 2).
 type broker struct {
 	mu      sync.RWMutex
-	subs    map[chan Event]struct{}
+	subs    map[chan Event]*atomic.Bool // whether the subscriber missed events it was not told of
 	dropped atomic.Uint64
 }
 
-func newBroker() *broker { return &broker{subs: map[chan Event]struct{}{}} }
+func newBroker() *broker { return &broker{subs: map[chan Event]*atomic.Bool{}} }
 
 // subscribe returns a channel with the given buffer that receives events
 // until ctx ends; then it is closed.
@@ -68,7 +72,7 @@ func (b *broker) subscribe(ctx context.Context, buffer int) <-chan Event {
 	}
 	ch := make(chan Event, buffer)
 	b.mu.Lock()
-	b.subs[ch] = struct{}{}
+	b.subs[ch] = new(atomic.Bool)
 	b.mu.Unlock()
 	go func() {
 		<-ctx.Done()
@@ -80,17 +84,32 @@ func (b *broker) subscribe(ctx context.Context, buffer int) <-chan Event {
 	return ch
 }
 
-// publish sends ev to every subscriber that has room for it.
+// publish sends ev to every subscriber that has room for it, after an
+// EventsLost event to one that missed events.
 func (b *broker) publish(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	for ch := range b.subs {
+	for ch, missed := range b.subs {
+		if missed.Load() && cap(ch)-len(ch) < 2 {
+			b.dropped.Add(1) // no room for the news and the event yet
+			continue
+		}
+		if missed.CompareAndSwap(true, false) {
+			select {
+			case ch <- Event{Type: EventsLost, Time: ev.Time}:
+			default:
+				missed.Store(true)
+				b.dropped.Add(1)
+				continue
+			}
+		}
 		select {
 		case ch <- ev:
 		default:
+			missed.Store(true)
 			b.dropped.Add(1)
 		}
 	}

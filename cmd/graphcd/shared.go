@@ -94,8 +94,14 @@ func (o *sharedOptions) connect(ctx context.Context, c *cobra.Command, log *slog
 }
 
 // forwardEvents publishes the controller's events on bus until ctx ends.
+// Events lost on the way (the controller outran it) give the bus's
+// subscribers a lagged marker.
 func forwardEvents(ctx context.Context, ctl *controller.Controller, bus eventbus.Bus, log *slog.Logger) {
 	for ev := range ctl.Subscribe(ctx, eventBufferSize) {
+		if ev.Type == controller.EventsLost {
+			bus.Lost()
+			continue
+		}
 		if err := bus.Publish(ctx, busEvent(ev)); err != nil {
 			log.Debug("publish live event", "app", ev.App.String(), "err", err)
 		}

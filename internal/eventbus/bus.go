@@ -11,6 +11,9 @@ type Bus interface {
 	// event cannot be queued for Redis; local subscribers get it all the
 	// same when it is valid.
 	Publish(ctx context.Context, ev Event) error
+	// Lost tells every subscriber, with a Lagged marker, that events were
+	// lost before they reached the bus.
+	Lost()
 	// Subscribe starts a subscription that ends with ctx or its Close.
 	Subscribe(ctx context.Context, f Filter, opts Options) *Subscription
 	// Stats returns the bus's counters.
@@ -37,6 +40,9 @@ func (m *Memory) Publish(_ context.Context, ev Event) error {
 	m.hub.Publish(ev)
 	return nil
 }
+
+// Lost gives every subscription a Lagged marker.
+func (m *Memory) Lost() { m.hub.Lag() }
 
 // Subscribe starts a subscription.
 func (m *Memory) Subscribe(ctx context.Context, f Filter, opts Options) *Subscription {

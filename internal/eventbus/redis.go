@@ -101,6 +101,16 @@ func NewRedis(client *redis.Client, channel string, opts RedisOptions) *Redis {
 	}
 }
 
+// Lost gives the local subscriptions a Lagged marker and leaves a hole in
+// the bus's sequence, so that every other process marks its subscriptions
+// lagged when the next event arrives.
+func (r *Redis) Lost() {
+	r.pubMu.Lock()
+	r.seq++
+	r.pubMu.Unlock()
+	r.hub.Lag()
+}
+
 // Publish hands ev to this process's subscribers and queues it for Redis,
 // without waiting for either. It fails for an invalid event, and with
 // ErrBackedUp when the queue to Redis is full.

@@ -113,6 +113,39 @@ func TestRedisReplicas(t *testing.T) {
 	}
 }
 
+// Events a publisher lost before the bus (Lost) reach every replica as a
+// Lagged marker before the publisher's next event, and its own
+// subscribers at once.
+func TestRedisLost(t *testing.T) {
+	channel := testChannel()
+	replica := startBus(t, newClient(t, redisServer.Addr, redisServer.Password), channel)
+	publisher := startBus(t, newClient(t, redisServer.Addr, redisServer.Password), channel)
+	remote := replica.Subscribe(t.Context(), Filter{}, Options{})
+	local := publisher.Subscribe(t.Context(), Filter{}, Options{})
+	ev := Event{App: app("argocd", "guestbook"), Type: SyncStatusChanged, Sync: "OutOfSync", Revision: "abc"}
+	if err := publisher.Publish(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if d := next(t, remote); d.Lagged {
+		t.Fatal("the replica's first delivery is a Lagged marker")
+	}
+	if d := next(t, local); d.Lagged {
+		t.Fatal("the publisher's first delivery is a Lagged marker")
+	}
+	publisher.Lost()
+	if d := next(t, local); !d.Lagged {
+		t.Errorf("the publisher's subscriber got %+v after Lost, want a Lagged marker", d.Event)
+	}
+	if err := publisher.Publish(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		if d := next(t, remote); d.Lagged != want {
+			t.Errorf("replica delivery %d: lagged %v, want %v", i+1, d.Lagged, want)
+		}
+	}
+}
+
 // Through Redis, a slow subscriber gets a Lagged marker while a fast one on
 // the same replica receives every event, in order.
 func TestRedisSlowAndFastSubscribers(t *testing.T) {
