@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -213,12 +214,16 @@ func New(cfg Config) (*Controller, error) {
 		}
 	}
 	budget := newBudgetedEvents(cfg.Events, cfg.Logger)
+	meta, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, err
+	}
 	r, err := NewReconciler(mgr.GetClient(), Options{
 		Repo: cfg.Repo, Settings: cfg.Settings, Resync: cfg.Resync, RepoFor: cfg.RepoFor, Logger: cfg.Logger,
 		WriteRepoFor: cfg.WriteRepoFor, Committer: cfg.Committer,
 		Recorder: budget.recorder(mgr.GetEventRecorder("graphcd-controller")), Shard: cfg.Shard,
 		Sync:      SyncConfig{WaveDelay: cfg.SyncWaveDelay, PollInterval: cfg.SyncPollInterval},
-		APIReader: mgr.GetAPIReader(), State: cfg.State, AppNamespaces: cfg.AppNamespaces,
+		APIReader: mgr.GetAPIReader(), Metadata: meta, State: cfg.State, AppNamespaces: cfg.AppNamespaces,
 		Memory: cfg.Memory,
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -108,6 +109,10 @@ type Options struct {
 	// operation always continues from the state last written; nil reads
 	// through the client.
 	APIReader client.Reader
+	// Metadata, when set, writes the status of Applications and decodes
+	// only the metadata of the object the API server answers with; nil
+	// writes through the client, which decodes the whole object.
+	Metadata metadata.Interface
 	// State receives each app's resource tree and managed resources after
 	// every comparison that changed them, for the API; nil writes none.
 	State appstate.Store

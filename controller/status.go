@@ -69,7 +69,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.Application,
 	for attempt := 1; ; attempt++ {
 		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		app.Status = *status.DeepCopy()
-		err := r.client.Status().Patch(ctx, app, patch)
+		err := r.patchStatus(ctx, app, patch)
 		if err == nil {
 			return nil
 		}
@@ -86,6 +86,29 @@ func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.Application,
 		keepRequests(status, &fresh.Status)
 		*app = fresh
 	}
+}
+
+// patchStatus sends patch to app's status subresource. With
+// Options.Metadata it asks for the answer as metadata only and takes that
+// into app: the patch carries the resourceVersion it was made from, so
+// what the API server holds is app with the new metadata. Decoding a whole
+// Application (its resources, its history) for every status write cost a
+// shard about a sixth of its CPU in the steady state of 5,000 apps.
+func (r *Reconciler) patchStatus(ctx context.Context, app *v1alpha1.Application, patch client.Patch) error {
+	if r.opts.Metadata == nil {
+		return r.client.Status().Patch(ctx, app, patch)
+	}
+	data, err := patch.Data(app)
+	if err != nil {
+		return err
+	}
+	got, err := r.opts.Metadata.Resource(v1alpha1.GroupVersion.WithResource("applications")).Namespace(app.Namespace).
+		Patch(ctx, app.Name, patch.Type(), data, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return err
+	}
+	app.ObjectMeta = got.ObjectMeta
+	return nil
 }
 
 // startsUnrequested reports whether status starts an operation (see
