@@ -30,39 +30,52 @@ type requestLabels [9]string
 // requestCounts is a counter family kept small: a CounterVec holds each
 // series' label pairs and a metric of its own, about 1 KB a series, and an
 // app has a handful of series on its shard (6 KB per app in the heap of a
-// shard with 5,000 apps). This keeps one map entry per series and builds
-// the metrics only when scraped.
+// shard with 5,000 apps). This keeps one map entry per series, grouped by
+// app so that forgetting an app drops its group at once, and builds the
+// metrics only when scraped.
 type requestCounts struct {
 	desc   *prometheus.Desc
 	mu     sync.Mutex
-	counts map[requestLabels]uint64
+	counts map[requestAppLabels]map[requestSeries]uint64
 }
 
+// requestAppLabels are a series' first two labels, its app's namespace
+// and name; requestSeries the other seven.
+type (
+	requestAppLabels [2]string
+	requestSeries    [7]string
+)
+
 func newRequestCounts(name, help string, labels []string) *requestCounts {
-	return &requestCounts{desc: prometheus.NewDesc(name, help, labels, nil), counts: map[requestLabels]uint64{}}
+	return &requestCounts{desc: prometheus.NewDesc(name, help, labels, nil), counts: map[requestAppLabels]map[requestSeries]uint64{}}
 }
 
 // inc counts one request of the series l.
 func (c *requestCounts) inc(l requestLabels) {
+	app, series := requestAppLabels(l[:2]), requestSeries(l[2:])
 	c.mu.Lock()
-	n, ok := c.counts[l]
+	defer c.mu.Unlock()
+	group, ok := c.counts[app]
 	if !ok {
-		for i := range l { // the values may be parts of a longer string: keep only them
-			l[i] = strings.Clone(l[i])
+		for i := range app { // the values may be parts of a longer string: keep only them
+			app[i] = strings.Clone(app[i])
+		}
+		group = map[requestSeries]uint64{}
+		c.counts[app] = group
+	}
+	n, ok := group[series]
+	if !ok {
+		for i := range series {
+			series[i] = strings.Clone(series[i])
 		}
 	}
-	c.counts[l] = n + 1
-	c.mu.Unlock()
+	group[series] = n + 1
 }
 
 // forget drops the series of the app namespace/name.
 func (c *requestCounts) forget(namespace, name string) {
 	c.mu.Lock()
-	for l := range c.counts {
-		if l[0] == namespace && l[1] == name {
-			delete(c.counts, l)
-		}
-	}
+	delete(c.counts, requestAppLabels{namespace, name})
 	c.mu.Unlock()
 }
 
@@ -72,9 +85,12 @@ func (c *requestCounts) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 // Collect implements prometheus.Collector.
 func (c *requestCounts) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	metrics := make([]prometheus.Metric, 0, len(c.counts))
-	for l, n := range c.counts {
-		metrics = append(metrics, prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), l[:]...))
+	var metrics []prometheus.Metric
+	for app, group := range c.counts {
+		for series, n := range group {
+			l := append(app[:len(app):len(app)], series[:]...)
+			metrics = append(metrics, prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), l...))
+		}
 	}
 	c.mu.Unlock()
 	for _, m := range metrics {

@@ -45,12 +45,14 @@ func TestRequestCounts(t *testing.T) {
 	for range 3 {
 		c.inc(web)
 	}
+	c.inc(requestLabels{"graphcd", "web", "default", InClusterServer, "404", "get", "configmaps", "web", "false"})
 	c.inc(requestLabels{"graphcd", "shop", "default", InClusterServer, "201", "create", "configmaps", "shop", "false"})
 	const want = `
 # HELP graphcd_app_k8s_request_total help
 # TYPE graphcd_app_k8s_request_total counter
 graphcd_app_k8s_request_total{dry_run="false",name="shop",namespace="graphcd",project="default",resource_kind="configmaps",resource_namespace="shop",response_code="201",server="https://kubernetes.default.svc",verb="create"} 1
 graphcd_app_k8s_request_total{dry_run="false",name="web",namespace="graphcd",project="default",resource_kind="configmaps",resource_namespace="web",response_code="200",server="https://kubernetes.default.svc",verb="get"} 3
+graphcd_app_k8s_request_total{dry_run="false",name="web",namespace="graphcd",project="default",resource_kind="configmaps",resource_namespace="web",response_code="404",server="https://kubernetes.default.svc",verb="get"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
