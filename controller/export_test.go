@@ -24,3 +24,8 @@ func (s StatusWrites) Enqueue(app *v1alpha1.Application, status *v1alpha1.Applic
 func (s StatusWrites) Flush(ctx context.Context, key types.NamespacedName) error {
 	return s.w.flush(ctx, key)
 }
+
+// WriteStatus writes status into app as a reconcile at now does.
+func WriteStatus(ctx context.Context, r *Reconciler, app *v1alpha1.Application, status *v1alpha1.ApplicationStatus, now metav1.Time) error {
+	return r.writeStatus(ctx, app, status, now)
+}
