@@ -78,8 +78,8 @@ type Options struct {
 	Live LiveState
 	// Settings are graphcd-cm's; nil means defaults.
 	Settings *settings.Settings
-	// Resync is the periodic refresh (default 120 s, plus up to half of it
-	// as jitter).
+	// Resync is the periodic refresh (default 180 s as Argo CD's
+	// timeout.reconciliation, plus up to half of it as jitter).
 	Resync time.Duration
 	// RepoFor resolves a repository URL to its credentials for the
 	// applications of project (repocreds.Store.Lookup); nil uses none.
@@ -189,7 +189,7 @@ type AppState struct {
 // NewReconciler returns a Reconciler; SetupWithManager registers it.
 func NewReconciler(c client.Client, opts Options) (*Reconciler, error) {
 	if opts.Resync <= 0 {
-		opts.Resync = 120 * time.Second
+		opts.Resync = 180 * time.Second
 	}
 	if opts.Settings == nil {
 		s, err := settings.Parse(nil)

@@ -40,7 +40,7 @@ func (o *appControllerOptions) addFlags(f *pflag.FlagSet, leaderElect bool) {
 	f.StringVar(&o.namespace, "namespace", "graphcd", "namespace of the Applications, settings and repository Secrets")
 	f.StringSliceVar(&o.appNamespaces, "application-namespaces", nil,
 		"more namespaces whose Applications are served, comma-separated: names, globs (team-*) or /regular expressions/; each app's project must allow its namespace in spec.sourceNamespaces")
-	f.DurationVar(&o.appResync, "app-resync", 120*time.Second, "periodic refresh of every application (plus up to half as jitter)")
+	f.DurationVar(&o.appResync, "app-resync", 180*time.Second, "periodic refresh of every application, as Argo CD's timeout.reconciliation (plus up to half as jitter)")
 	f.Float64Var(&o.events.QPS, "event-qps", controller.DefaultEventBudget.QPS,
 		"Kubernetes Events recorded per second at most, as the kubelet's flag: those over it and --event-burst are dropped and counted (graphcd_controller_events_dropped_total); 0 records every Event")
 	f.IntVar(&o.events.Burst, "event-burst", controller.DefaultEventBudget.Burst, "Kubernetes Events that may be recorded at once, over --event-qps")

@@ -25,7 +25,7 @@ const (
 var unsupportedKeys = []struct{ key, instead string }{
 	{"timeout.reconciliation", "use graphcd's --app-resync"},
 	{"timeout.hard.reconciliation", "graphcd has no periodic hard refresh"},
-	{"timeout.reconciliation.jitter", "graphcd has no jitter"},
+	{"timeout.reconciliation.jitter", "graphcd adds up to half of --app-resync as jitter"},
 	{"users.session.duration", "use graphcd's --session-duration"},
 	{"resource.customizations.knownTypeFields.", "graphcd does not read it"},
 	{"resource.ignoreResourceUpdatesEnabled", "graphcd does not read it"},
