@@ -24,26 +24,8 @@ import (
 // only this test writes its status.
 func TestQueuedStatusWrites(t *testing.T) {
 	t.Parallel()
-	const ns = "queued-status-writes"
-	if _, err := cluster.Client.CoreV1().Namespaces().Create(t.Context(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cluster.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	})
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "queued", Namespace: ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: "app", TargetRevision: "main"},
-			Destination: v1alpha1.ApplicationDestination{Server: controller.InClusterServer, Namespace: ns},
-		},
-	}
-	if err := apps.Create(t.Context(), app); err != nil {
-		t.Fatal(err)
-	}
-	key := types.NamespacedName{Namespace: ns, Name: app.Name}
+	app := unwatchedApp(t, "queued-status-writes", "queued")
+	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
 	r, err := controller.NewReconciler(apps, controller.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -121,24 +103,7 @@ func TestReconciledAtWrites(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ns := "reconciled-at-" + tc.name
-			if _, err := cluster.Client.CoreV1().Namespaces().Create(t.Context(),
-				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				_ = cluster.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-			})
-			app := &v1alpha1.Application{
-				ObjectMeta: metav1.ObjectMeta{Name: "refreshed", Namespace: ns},
-				Spec: v1alpha1.ApplicationSpec{
-					Project:     "default",
-					Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: "app", TargetRevision: "main"},
-					Destination: v1alpha1.ApplicationDestination{Server: controller.InClusterServer, Namespace: ns},
-				},
-			}
-			if err := apps.Create(t.Context(), app); err != nil {
-				t.Fatal(err)
-			}
+			app := unwatchedApp(t, ns, "refreshed")
 			key := types.NamespacedName{Namespace: ns, Name: app.Name}
 			r, err := controller.NewReconciler(apps, tc.opts)
 			if err != nil {
@@ -208,4 +173,30 @@ func TestReconciledAtWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unwatchedApp creates the namespace ns, which the package's controller
+// does not watch, and in it an app name whose status only the test
+// writes.
+func unwatchedApp(t *testing.T, ns, name string) *v1alpha1.Application {
+	t.Helper()
+	if _, err := cluster.Client.CoreV1().Namespaces().Create(t.Context(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cluster.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: "app", TargetRevision: "main"},
+			Destination: v1alpha1.ApplicationDestination{Server: controller.InClusterServer, Namespace: ns},
+		},
+	}
+	if err := apps.Create(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	return app
 }
