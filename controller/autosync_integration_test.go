@@ -13,10 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
@@ -127,13 +124,7 @@ func TestAutoSyncStartsWithComparison(t *testing.T) {
 	const name = "autosync-started"
 	dest := cluster.Namespace(t)
 	dir, _ := reposervertest.CommitFiles(t, map[string]string{"app/cm.yaml": configMap(dest, name, "prod")})
-	gvr := v1alpha1.GroupVersion.WithResource("applications")
-	w, err := dynamic.NewForConfigOrDie(cluster.Config).Resource(gvr).Namespace(appNamespace).Watch(t.Context(),
-		metav1.ListOptions{FieldSelector: "metadata.name=" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	versions := watchApp(t, name)
 	createApp(t, name, dir, dest, func(a *v1alpha1.Application) {
 		a.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
 	})
@@ -142,18 +133,15 @@ func TestAutoSyncStartsWithComparison(t *testing.T) {
 	var last v1alpha1.ApplicationStatus
 	timeout := time.After(90 * time.Second)
 	for {
-		var app v1alpha1.Application
+		var app *v1alpha1.Application
 		select {
 		case <-timeout:
 			t.Fatalf("no ended sync within 90 s; statuses written: %v", written)
-		case ev, ok := <-w.ResultChan():
-			u, isObj := ev.Object.(*unstructured.Unstructured)
-			if !ok || !isObj {
-				t.Fatalf("the watch ended (%v) after statuses %v", ev.Object, written)
+		case v, ok := <-versions:
+			if !ok {
+				t.Fatalf("the watch ended after statuses %v", written)
 			}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &app); err != nil {
-				t.Fatal(err)
-			}
+			app = v
 		}
 		st := app.Status.DeepCopy()
 		st.ReconciledAt = last.ReconciledAt

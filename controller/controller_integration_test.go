@@ -189,6 +189,41 @@ func waitStatus(t *testing.T, name string, what string, cond func(*v1alpha1.Appl
 	return &app
 }
 
+// watchApp watches the Application name from now on and sends every
+// version of it written; the channel closes when the watch ends (at the
+// test's end at the latest).
+func watchApp(t *testing.T, name string) <-chan *v1alpha1.Application {
+	t.Helper()
+	gvr := v1alpha1.GroupVersion.WithResource("applications")
+	w, err := dynamic.NewForConfigOrDie(cluster.Config).Resource(gvr).Namespace(appNamespace).Watch(t.Context(),
+		metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	out := make(chan *v1alpha1.Application)
+	go func() {
+		defer close(out)
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			var app v1alpha1.Application
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &app); err != nil {
+				t.Errorf("app %s as watched: %v", name, err)
+				return
+			}
+			select {
+			case out <- &app:
+			case <-t.Context().Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
 // apply creates objects from YAML, as a person with kubectl would.
 func apply(t *testing.T, manifests ...string) {
 	t.Helper()

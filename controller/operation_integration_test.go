@@ -16,10 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -597,30 +594,16 @@ spec:
 	}
 	newApp(t, name, files)
 	waitStatus(t, name, "OutOfSync", func(s *v1alpha1.ApplicationStatus) bool { return s.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync })
-	gvr := v1alpha1.GroupVersion.WithResource("applications")
-	w, err := dynamic.NewForConfigOrDie(cluster.Config).Resource(gvr).Namespace(appNamespace).Watch(t.Context(),
-		metav1.ListOptions{FieldSelector: "metadata.name=" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	versions := watchApp(t, name)
 	requestSync(t, name, manual(v1alpha1.SyncOperation{}))
 	timeout := time.After(90 * time.Second)
 	for {
 		select {
 		case <-timeout:
 			t.Fatal("no status with the sync's end within 90 s")
-		case ev, ok := <-w.ResultChan():
+		case app, ok := <-versions:
 			if !ok {
 				t.Fatal("the watch ended before the sync did")
-			}
-			u, isObj := ev.Object.(*unstructured.Unstructured)
-			if !isObj {
-				continue
-			}
-			var app v1alpha1.Application
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &app); err != nil {
-				t.Fatal(err)
 			}
 			st := app.Status.OperationState
 			if st == nil || st.FinishedAt == nil {
