@@ -11,6 +11,10 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/graphcd/graphcd/internal/version.Version=$(VERSION) \
             -X github.com/graphcd/graphcd/internal/version.Commit=$(COMMIT)
 TEST_FLAGS ?=
+# Build tags of the shipped binary (internal/testenv/graphcdbin.Tags says
+# the same): leave out kustomize's Go plugin loader, which graphcd never
+# uses and which makes the binary export every symbol.
+GO_TAGS := kustomize_disable_go_plugin_support
 
 # Tools are built from hack/tools, whose go.mod pins them apart from ours.
 TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
@@ -27,7 +31,7 @@ help: ## Show the targets.
 
 .PHONY: build
 build: ## Build bin/graphcd.
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/graphcd ./cmd/graphcd
+	$(GO) build -tags '$(GO_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/graphcd ./cmd/graphcd
 
 $(CONTROLLER_GEN): $(TOOLS_MOD)
 	cd hack/tools && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen

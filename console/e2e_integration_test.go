@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,8 +100,8 @@ const serverMemoryLimit = 1 << 30
 func startServer(t testing.TB, controller bool, config ...*corev1.ConfigMap) (base, ns string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "graphcd")
-	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := graphcdbin.Build(t.Context(), bin); err != nil {
+		t.Fatal(err)
 	}
 	if out, err := exec.CommandContext(t.Context(), bin, "install", "crds", "--kubeconfig", cluster.Kubeconfig).CombinedOutput(); err != nil {
 		t.Fatalf("graphcd install crds: %v\n%s", err, out)

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -41,11 +43,7 @@ var binDir string
 // graphcdBinary builds graphcd once for the package.
 var graphcdBinary = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(binDir, "graphcd")
-	out, err := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput()
-	if err != nil {
-		return "", errors.New("go build: " + err.Error() + "\n" + string(out))
-	}
-	return bin, nil
+	return bin, graphcdbin.Build(context.Background(), bin)
 })
 
 // runAs runs `graphcd <args>` as ServiceAccount sa of ns until ready

@@ -4,13 +4,13 @@ package reliability
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
@@ -49,11 +49,9 @@ func buildGraphcd(*localcluster.Cluster) (func(), error) {
 	graphcdBin, logDir = filepath.Join(dir, "graphcd"), dir
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", graphcdBin, "./cmd/graphcd")
-	build.Dir = ".." // the repository root; go test runs in the package directory
-	if out, err := build.CombinedOutput(); err != nil {
+	if err := graphcdbin.Build(ctx, graphcdBin); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("go build ./cmd/graphcd: %w\n%s", err, out)
+		return nil, err
 	}
 	// GRAPHCD_KEEP_CLUSTER_DIR (which keeps the cluster's directory) keeps
 	// the roles' logs too.

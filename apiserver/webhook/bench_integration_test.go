@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
+
 	"github.com/Khan/genqlient/graphql"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -234,8 +236,8 @@ type benchServer struct {
 func startGraphcdServer(b testing.TB) *benchServer {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "graphcd")
-	if out, err := exec.CommandContext(b.Context(), "go", "build", "-o", bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	if err := graphcdbin.Build(b.Context(), bin); err != nil {
+		b.Fatal(err)
 	}
 	ns := cluster.Namespace(b)
 	port, err := localcluster.FreePort()

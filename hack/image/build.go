@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
+
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -133,7 +135,7 @@ func build(ctx context.Context, opts options) (*result, error) {
 // compile builds a static graphcd for p, reproducibly.
 func compile(ctx context.Context, out string, p v1.Platform, opts options) error {
 	ldflags := fmt.Sprintf("-s -w -X %s.Version=%s -X %s.Commit=%s", versionPkg, opts.version, versionPkg, opts.revision)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, "./cmd/graphcd")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", graphcdbin.Tags, "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, "./cmd/graphcd")
 	cmd.Dir = localcluster.RepoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=")
 	cmd.Stderr = os.Stderr

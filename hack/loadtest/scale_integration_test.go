@@ -4,13 +4,13 @@ package main
 
 import (
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
+
 	"github.com/graphcd/graphcd/controller"
-	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 // The small scale run of make test: the code of make scale with small
@@ -30,10 +30,8 @@ import (
 // role panicked.
 func TestScale(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "graphcd")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/graphcd")
-	build.Dir = localcluster.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := graphcdbin.Build(t.Context(), bin); err != nil {
+		t.Fatal(err)
 	}
 	o := scaleOptions{
 		graphcd: bin, apps: 300, clusters: 3, shards: 2, shardMethod: controller.ShardRoundRobin, apiReplicas: 2, repoServers: 2,

@@ -5,11 +5,12 @@ package main
 import (
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
@@ -30,10 +31,8 @@ func TestMain(m *testing.M) {
 // machine say little about them (make soak runs 30 minutes).
 func TestShortSoak(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "graphcd")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/graphcd")
-	build.Dir = localcluster.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := graphcdbin.Build(t.Context(), bin); err != nil {
+		t.Fatal(err)
 	}
 	out := t.TempDir()
 	o := soakOptions{

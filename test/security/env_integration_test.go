@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
+
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
@@ -258,10 +260,8 @@ func deployer(t *testing.T, namespace string) {
 func buildGraphcd(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "graphcd")
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/graphcd")
-	cmd.Dir = localcluster.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := graphcdbin.Build(t.Context(), bin); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -503,13 +505,12 @@ type graphcdServer struct {
 // startGraphcd builds graphcd, installs its CRDs and starts the server.
 func startGraphcd(t *testing.T) *graphcdServer {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go tool not in PATH")
 	}
 	s := &graphcdServer{bin: filepath.Join(t.TempDir(), "graphcd"), logs: &syncBuffer{}}
-	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-o", s.bin, "github.com/graphcd/graphcd/cmd/graphcd").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := graphcdbin.Build(t.Context(), s.bin); err != nil {
+		t.Fatal(err)
 	}
 	s.env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "GRAPHCD_") || strings.HasPrefix(kv, "KUBECONFIG=") || strings.HasPrefix(kv, "KUBERNETES_SERVICE_HOST=")
