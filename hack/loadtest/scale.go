@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -222,7 +223,7 @@ func createScaleApps(ctx context.Context, dyn dynamic.Interface, gvr schema.Grou
 // runScale runs a scale run with mgmt as the management cluster. Its
 // error is the harness's own; the correctness checks failed are in the
 // result.
-func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (*scaleResult, error) {
+func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (_ *scaleResult, err error) {
 	r := &scaleResult{o: o, clusterApps: map[string]int{}, shardsOfClusters: map[int]int{}}
 	dests, logs, stopDests, err := startRun(ctx, o)
 	defer stopDests()
@@ -251,6 +252,20 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		return nil, err
 	}
 	defer in.Stop()
+	// A role that exits on its own (a shard that lost its Lease, say) ends
+	// the run with its log, instead of a wait for apps nobody reconciles.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if exit, ok := <-in.Exits(ctx); ok {
+			cancel(exit)
+		}
+	}()
+	defer func() {
+		if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, ctx.Err()) {
+			err = fmt.Errorf("%w (after: %w)", cause, err)
+		}
+	}()
 	for k, d := range dests {
 		if err := registerCluster(ctx, mgmt, o.namespace, wellknown.SecretTypeLabel, k, o.clusters, d); err != nil {
 			return nil, err

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,11 +76,14 @@ type Installation struct {
 	// that resolves to all of them, like a headless Service.
 	RepoTarget  string
 	RepoServers []*Role
-	// Controllers holds each shard's replicas.
+	// Controllers holds each shard's replicas; AddController appends to
+	// it, so read it from the goroutine that calls AddController, or
+	// through All.
 	Controllers [][]*Role
 	Servers     []*Role
 	ServerURLs  []string
 
+	mu      sync.Mutex // guards Controllers against All in another goroutine
 	stopDNS func()
 }
 
@@ -189,6 +193,8 @@ func (in *Installation) newController(shard, shards int) (*Role, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	for len(in.Controllers) <= shard {
 		in.Controllers = append(in.Controllers, nil)
 	}
@@ -225,11 +231,41 @@ func (in *Installation) role(name, health string, args ...string) (*Role, error)
 
 // All returns every role: repository servers, controllers, API replicas.
 func (in *Installation) All() []*Role {
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	all := append([]*Role{}, in.RepoServers...)
 	for _, replicas := range in.Controllers {
 		all = append(all, replicas...)
 	}
 	return append(all, in.Servers...)
+}
+
+// Exits reports the first role whose process ends on its own (not by Stop
+// or Kill), looking every second until ctx ends: where a kubelet would
+// restart the container, a harness measures something else from then on
+// and should stop and say why. The channel closes after the report or
+// when ctx ends.
+func (in *Installation) Exits(ctx context.Context) <-chan error {
+	out := make(chan error, 1)
+	go func() {
+		defer close(out)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			for _, r := range in.All() {
+				if r.exitedOnItsOwn() {
+					out <- fmt.Errorf("%s exited on its own; its log ends:\n%s", r.Name, r.Process().LogTail(20))
+					return
+				}
+			}
+		}
+	}()
+	return out
 }
 
 // Role is the role called name, nil when there is none.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,6 +38,8 @@ type Role struct {
 
 	mu   sync.Mutex
 	proc *localcluster.Process
+	// held is set while the caller has stopped or killed the process.
+	held atomic.Bool
 }
 
 // identityRE finds a controller's Lease identity in its log.
@@ -53,6 +56,7 @@ func (r *Role) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.held.Store(false)
 	r.mu.Lock()
 	r.proc = proc
 	r.mu.Unlock()
@@ -102,6 +106,7 @@ func (r *Role) Signal(sig syscall.Signal) error {
 // Kill sends SIGKILL to the role's process group (the role and its render
 // workers) and waits until it is gone.
 func (r *Role) Kill() {
+	r.held.Store(true)
 	_ = r.Signal(syscall.SIGKILL)
 	if p := r.Process(); p != nil {
 		p.Stop(10 * time.Second)
@@ -110,6 +115,7 @@ func (r *Role) Kill() {
 
 // Stop ends the role with SIGTERM, and SIGKILL after a while.
 func (r *Role) Stop() {
+	r.held.Store(true)
 	if p := r.Process(); p != nil {
 		_ = r.Signal(syscall.SIGCONT) // a stopped role would never see SIGTERM
 		p.Stop(30 * time.Second)
@@ -120,6 +126,13 @@ func (r *Role) Stop() {
 func (r *Role) Running() bool {
 	p := r.Process()
 	return p != nil && !p.Exited()
+}
+
+// exitedOnItsOwn reports whether the process ended without Stop or Kill,
+// as a Pod's container the kubelet would restart.
+func (r *Role) exitedOnItsOwn() bool {
+	p := r.Process()
+	return p != nil && !r.held.Load() && p.Exited()
 }
 
 // PID is the process's id, 0 before the first Start.
