@@ -24,8 +24,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 

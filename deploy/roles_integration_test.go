@@ -22,13 +22,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 )
 
 // The manifests' RBAC is proven by running graphcd itself with nothing

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
-
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 

@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
-
 	"github.com/Khan/genqlient/graphql"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +32,7 @@ import (
 	"github.com/graphcd/graphcd/apiserver/appops"
 	"github.com/graphcd/graphcd/auth/accounts"
 	graphcdclient "github.com/graphcd/graphcd/client"
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )

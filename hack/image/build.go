@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
-
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -25,6 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/crypto/x509roots/fallback/bundle"
 
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 

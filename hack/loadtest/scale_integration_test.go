@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
-
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 )
 
 // The small scale run of make test: the code of make scale with small

@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
-
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +31,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/internal/testenv/gitserver"
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/internal/testenv/localredis"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"

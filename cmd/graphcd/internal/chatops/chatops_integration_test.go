@@ -25,8 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
+	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
