@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,8 +37,8 @@ type Role struct {
 
 	mu   sync.Mutex
 	proc *localcluster.Process
-	// held is set while the caller has stopped or killed the process.
-	held atomic.Bool
+	// held is set while the caller has stopped or killed proc.
+	held bool
 }
 
 // identityRE finds a controller's Lease identity in its log.
@@ -56,9 +55,8 @@ func (r *Role) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.held.Store(false)
 	r.mu.Lock()
-	r.proc = proc
+	r.proc, r.held = proc, false
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -106,7 +104,7 @@ func (r *Role) Signal(sig syscall.Signal) error {
 // Kill sends SIGKILL to the role's process group (the role and its render
 // workers) and waits until it is gone.
 func (r *Role) Kill() {
-	r.held.Store(true)
+	r.hold()
 	_ = r.Signal(syscall.SIGKILL)
 	if p := r.Process(); p != nil {
 		p.Stop(10 * time.Second)
@@ -115,7 +113,7 @@ func (r *Role) Kill() {
 
 // Stop ends the role with SIGTERM, and SIGKILL after a while.
 func (r *Role) Stop() {
-	r.held.Store(true)
+	r.hold()
 	if p := r.Process(); p != nil {
 		_ = r.Signal(syscall.SIGCONT) // a stopped role would never see SIGTERM
 		p.Stop(30 * time.Second)
@@ -131,8 +129,17 @@ func (r *Role) Running() bool {
 // exitedOnItsOwn reports whether the process ended without Stop or Kill,
 // as a Pod's container the kubelet would restart.
 func (r *Role) exitedOnItsOwn() bool {
-	p := r.Process()
-	return p != nil && !r.held.Load() && p.Exited()
+	r.mu.Lock()
+	p, held := r.proc, r.held
+	r.mu.Unlock()
+	return p != nil && !held && p.Exited()
+}
+
+// hold marks the running process as ended by the caller.
+func (r *Role) hold() {
+	r.mu.Lock()
+	r.held = true
+	r.mu.Unlock()
 }
 
 // PID is the process's id, 0 before the first Start.
