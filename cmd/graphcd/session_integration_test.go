@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
@@ -85,8 +86,41 @@ func startAuthServer(t *testing.T, serverArgs ...string) *authServer {
 }
 
 // serve starts graphcd server on s's port and namespace, killed when the
-// test ends, and waits until it is ready.
+// test ends, and waits until it is ready. The port was free when the test
+// picked it, but another process may have bound it since: then serve picks
+// another, points graphcd-cm's url at it, and starts the server again.
 func (s *authServer) serve(t *testing.T, serverArgs ...string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		if s.start(t, serverArgs...) {
+			return
+		}
+		if attempt == 5 {
+			t.Fatalf("graphcd server: port still taken after %d attempts:\n%s", attempt, s.logs)
+		}
+		port, err := localcluster.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := s.base
+		s.base = "http://127.0.0.1:" + strconv.Itoa(port)
+		cm, err := cluster.Client.CoreV1().ConfigMaps(s.namespace).Get(t.Context(), "graphcd-cm", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data["url"] == old {
+			cm.Data["url"] = s.base
+			if _, err := cluster.Client.CoreV1().ConfigMaps(s.namespace).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("graphcd server: %s was taken, retrying on %s", old, s.base)
+	}
+}
+
+// start runs the server once and waits until it is ready. It reports
+// false when the server exited because its port was taken.
+func (s *authServer) start(t *testing.T, serverArgs ...string) bool {
 	t.Helper()
 	args := []string{"server", "--insecure", "--kubeconfig", cluster.Kubeconfig,
 		"--namespace", s.namespace, "--listen", strings.TrimPrefix(s.base, "http://"), "--controller=false", "--log-format", "text"}
@@ -98,21 +132,36 @@ func (s *authServer) serve(t *testing.T, serverArgs ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 		if t.Failed() {
 			t.Logf("graphcd server's log:\n%s", logs)
 		}
 	})
+	// Whoever took the port may accept and never answer.
+	probe := &http.Client{Timeout: 5 * time.Second}
+	portTaken := false
 	poll(t, "graphcd server to be ready", func() (bool, string) {
-		resp, err := http.Get(s.base + "/readyz")
+		select {
+		case <-exited:
+			portTaken = strings.Contains(logs.String(), "address already in use")
+			if portTaken {
+				return true, ""
+			}
+			t.Fatalf("graphcd server exited:\n%s", logs)
+		default:
+		}
+		resp, err := probe.Get(s.base + "/readyz")
 		if err != nil {
 			return false, fmt.Sprintf("%v\n%s", err, logs)
 		}
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, fmt.Sprintf("%s\n%s", resp.Status, logs)
 	})
+	return !portTaken
 }
 
 // gql posts a GraphQL query with c (whose cookie jar may hold a session)
