@@ -5,6 +5,7 @@ package deploy_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,6 +207,7 @@ func TestHA(t *testing.T) {
 		"StatefulSet/graphcd-controller",
 		"PodDisruptionBudget/graphcd-server",
 		"Job/graphcd-secret-init",
+		"FlowSchema/graphcd-controller-leader-election",
 		"NetworkPolicy/graphcd-controller",
 		"NetworkPolicy/graphcd-redis",
 		"NetworkPolicy/graphcd-repo-server",
@@ -229,6 +232,7 @@ func TestHA(t *testing.T) {
 		}
 	}
 	checkSecretRefs(t, ns, "ha")
+	checkLeasePriority(t, ns)
 
 	checkAccess(t, ns, []access{
 		{sa: "graphcd-server", verb: "patch", group: "graphcd.io", resource: "applicationsets", namespace: "own", allowed: true},
@@ -429,6 +433,16 @@ func renameClusterRBAC(t *testing.T, objs []*unstructured.Unstructured, ns strin
 		switch o.GetKind() {
 		case "ClusterRole":
 			o.SetName(o.GetName() + "-" + ns)
+		case "FlowSchema":
+			o.SetName(o.GetName() + "-" + ns)
+			subjects, _, _ := unstructured.NestedSlice(o.Object, "spec", "rules")
+			for _, r := range subjects {
+				for _, s := range r.(map[string]any)["subjects"].([]any) {
+					if got, _, _ := unstructured.NestedString(s.(map[string]any), "serviceAccount", "namespace"); got != ns {
+						t.Errorf("FlowSchema %s: ServiceAccount namespace %q, want %s (kustomize's namespace)", o.GetName(), got, ns)
+					}
+				}
+			}
 		case "ClusterRoleBinding":
 			o.SetName(o.GetName() + "-" + ns)
 			if err := unstructured.SetNestedField(o.Object, o.Object["roleRef"].(map[string]any)["name"].(string)+"-"+ns, "roleRef", "name"); err != nil {
@@ -442,13 +456,13 @@ func renameClusterRBAC(t *testing.T, objs []*unstructured.Unstructured, ns strin
 			}
 		}
 	}
+	resources := map[string]string{"ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings", "FlowSchema": "flowschemas"}
 	for _, o := range objs {
-		if o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding" {
-			gvk := o.GroupVersionKind()
+		if res, ok := resources[o.GetKind()]; ok {
+			gvr := o.GroupVersionKind().GroupVersion().WithResource(res)
 			name := o.GetName()
 			t.Cleanup(func() {
-				res := map[string]string{"ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings"}[gvk.Kind]
-				_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(gvk.GroupVersion().WithResource(res)).Delete(context.Background(), name, metav1.DeleteOptions{})
+				_ = dynamic.NewForConfigOrDie(cluster.Config).Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{})
 			})
 		}
 	}
@@ -726,3 +740,66 @@ func checkNetworkPolicies(t *testing.T, ns string, pods []corev1.Pod) {
 		}
 	}
 }
+
+// checkLeasePriority makes Lease requests as the controller's
+// ServiceAccount and wants API Priority and Fairness to have put them on
+// the built-in leader-election priority level (the FlowSchema of
+// deploy/ha), and its other requests where every ServiceAccount's go.
+func checkLeasePriority(t *testing.T, ns string) {
+	t.Helper()
+	ctx := t.Context()
+	levels := map[string]string{} // priority level UID → name
+	pls, err := cluster.Client.FlowcontrolV1().PriorityLevelConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pl := range pls.Items {
+		levels[string(pl.UID)] = pl.Name
+	}
+	var mu sync.Mutex
+	var last string
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + ns + ":graphcd-controller",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil {
+				mu.Lock()
+				last = levels[resp.Header.Get("X-Kubernetes-PF-PriorityLevel-UID")]
+				mu.Unlock()
+			}
+			return resp, err
+		})
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+	level := func() string { mu.Lock(); defer mu.Unlock(); return last }
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "graphcd-controller-shard-0"}}
+	if lease, err = c.CoordinationV1().Leases(ns).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := level(); got != "leader-election" {
+		t.Errorf("the controller's Lease create went to priority level %q, want leader-election", got)
+	}
+	if _, err := c.CoordinationV1().Leases(ns).Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := level(); got != "leader-election" {
+		t.Errorf("the controller's Lease update went to priority level %q, want leader-election", got)
+	}
+	if _, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "graphcd-cm", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := level(); got != "workload-low" {
+		t.Errorf("the controller's ConfigMap get went to priority level %q, want workload-low", got)
+	}
+	if err := c.CoordinationV1().Leases(ns).Delete(ctx, lease.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
