@@ -122,6 +122,7 @@ func run() error {
 	flag.StringVar(&sc.csv, "scale-csv", "", "with --scale: append the run's figures as a row to this CSV file")
 	flag.StringVar(&sc.controllerMemory, "controller-memory-limit", "", "with --scale: the controllers' GOMEMLIMIT (e.g. 560MiB), as a manifest derives it from a container's memory limit; empty sets none")
 	flag.StringVar(&sc.profiles, "profiles", "", "with --scale: save the roles' Go runtime profiles into this directory (CPU over the first minute of syncs, the steady state and the first push; the heap once all apps synced)")
+	flag.BoolVar(&sc.serviceAccounts, "service-accounts", true, "with --scale: run the controllers and API replicas as deploy/ha's ServiceAccounts (API Priority and Fairness applies as in a real installation); false runs them as the cluster admin, whose requests it exempts")
 	plot := flag.String("scale-plot", "", "draw the runs of this --scale-csv file as SVG pictures in --out, and do nothing else")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -280,6 +280,8 @@ func sideBySideMain(o scaleOptions, argocd string, timeout time.Duration) error 
 	// server (and graphcd's one API replica, which Argo CD goes without).
 	o.shards, o.apiReplicas, o.repoServers = 1, 1, 1
 	o.pushes, o.listRequests, o.killShard, o.addShard = 0, 0, false, false
+	// Argo CD's roles run as the admin here: so do graphcd's.
+	o.serviceAccounts = false
 	sides := []struct {
 		name string
 		run  func(context.Context, *localcluster.Cluster, scaleOptions) (*scaleResult, error)

@@ -66,8 +66,13 @@ type scaleOptions struct {
 	// profiles: CPU over the first minute of syncs, the steady state and
 	// the first push, and the heap once all apps synced.
 	profiles string
-	dir      string
-	log      *slog.Logger
+	// serviceAccounts runs the controllers and API replicas as deploy/ha's
+	// ServiceAccounts, so that API Priority and Fairness (and the
+	// FlowSchema that keeps the Leases' requests apart) applies as in a
+	// real installation; off they run as the admin, whom it exempts.
+	serviceAccounts bool
+	dir             string
+	log             *slog.Logger
 }
 
 func (o scaleOptions) shardMethodOrDefault() controller.ShardMethod {
@@ -131,6 +136,7 @@ type scaleResult struct {
 	failures         []string
 	shardsOfClusters map[int]int
 	rebalance        *rebalanceFigures
+	leases           leaseWrites // the whole run's, from the management API server
 }
 
 // rebalanceFigures is what adding a shard did.
@@ -247,6 +253,7 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		Bin: o.graphcd, Cluster: mgmt, Namespace: o.namespace, LogDir: logs,
 		Shards: o.shards, Replicas: replicas, APIReplicas: o.apiReplicas, RepoServers: o.repoServers,
 		ControllerArgs: controllerArgs, ControllerEnv: controllerEnv, Profiles: o.profiles != "",
+		ServiceAccounts: o.serviceAccounts,
 	})
 	if err != nil {
 		return nil, err
@@ -370,6 +377,9 @@ func runScale(ctx context.Context, mgmt *localcluster.Cluster, o scaleOptions) (
 		if err := r.addShard(ctx, mgmt, in, dests, client.New(in.ServerURLs[0], session.Token), repoURL); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.measureLeases(ctx, mgmt); err != nil {
+		return nil, err
 	}
 	for _, role := range in.All() {
 		if p := role.Panics(); len(p) > 0 {

@@ -34,7 +34,7 @@ func TestScale(t *testing.T) {
 	}
 	o := scaleOptions{
 		graphcd: bin, apps: 300, clusters: 3, shards: 2, shardMethod: controller.ShardRoundRobin, apiReplicas: 2, repoServers: 2,
-		namespace: "graphcd-scale", killShard: true, addShard: true, pushes: 1, listRequests: 5, steady: 10 * time.Second,
+		namespace: "graphcd-scale", killShard: true, addShard: true, pushes: 1, listRequests: 5, steady: 10 * time.Second, serviceAccounts: true,
 		dir: t.TempDir(), log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
 	r, err := runScale(t.Context(), testCluster, o)

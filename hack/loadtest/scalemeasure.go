@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -405,4 +407,86 @@ func clustersCPU(clusters []*localcluster.Cluster) (float64, error) {
 		sum += s
 	}
 	return sum, nil
+}
+
+// leaseWrites is the management kube-apiserver's latency histogram of Lease
+// writes (PUT and POST of leases: the shards' renewals and acquisitions)
+// over a run.
+type leaseWrites struct {
+	count float64
+	// buckets are the cumulative counts by upper bound in seconds,
+	// ascending.
+	buckets []bucket
+}
+
+type bucket struct{ le, count float64 }
+
+// quantile is the upper bound of the bucket that holds quantile q (0-1).
+func (l leaseWrites) quantile(q float64) float64 {
+	for _, b := range l.buckets {
+		if b.count >= q*l.count {
+			return b.le
+		}
+	}
+	return math.Inf(1)
+}
+
+// over is how many writes took longer than the bucket bound le.
+func (l leaseWrites) over(le float64) float64 {
+	for _, b := range l.buckets {
+		if b.le == le {
+			return l.count - b.count
+		}
+	}
+	return 0
+}
+
+// leaseLatency reads leaseWrites from the text of a kube-apiserver's
+// /metrics (apiserver_request_duration_seconds, summed over its other
+// labels).
+func leaseLatency(text string) (leaseWrites, error) {
+	const name = "apiserver_request_duration_seconds_bucket{"
+	byLE := map[float64]float64{}
+	for line := range strings.Lines(text) {
+		if !strings.HasPrefix(line, name) || !strings.Contains(line, `resource="leases"`) ||
+			(!strings.Contains(line, `verb="PUT"`) && !strings.Contains(line, `verb="POST"`)) {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			return leaseWrites{}, fmt.Errorf("%q: no end of labels", line)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return leaseWrites{}, fmt.Errorf("%q: %w", line, err)
+		}
+		_, rest, ok := strings.Cut(line[:end], `le="`)
+		if !ok {
+			return leaseWrites{}, fmt.Errorf("%q: no le label", line)
+		}
+		bound, _, _ := strings.Cut(rest, `"`)
+		le, err := strconv.ParseFloat(bound, 64) // "+Inf" parses too
+		if err != nil {
+			return leaseWrites{}, fmt.Errorf("%q: %w", line, err)
+		}
+		byLE[le] += v
+	}
+	var l leaseWrites
+	for _, le := range slices.Sorted(maps.Keys(byLE)) {
+		l.buckets = append(l.buckets, bucket{le, byLE[le]})
+	}
+	if n := len(l.buckets); n > 0 {
+		l.count = l.buckets[n-1].count // +Inf
+	}
+	return l, nil
+}
+
+// measureLeases records the management API server's Lease writes so far.
+func (r *scaleResult) measureLeases(ctx context.Context, mgmt *localcluster.Cluster) error {
+	b, err := mgmt.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver metrics: %w", err)
+	}
+	r.leases, err = leaseLatency(string(b))
+	return err
 }

@@ -216,6 +216,10 @@ func (r *scaleResult) report() string {
 			rb.shard, len(rb.moved), strings.Join(rb.moved, ", "), rb.counted.Seconds(),
 			percentile(p.latencies, 50).Seconds(), percentile(p.latencies, 99).Seconds(), p.missing, p.synced.Seconds(), rb.reconciles)
 	}
+	if l := r.leases; l.count > 0 {
+		fmt.Fprintf(&b, "\nLease writes (the shards' renewals and acquisitions) on the management API server, whole run: %.0f, p50 ≤ %g s, p99 ≤ %g s, %.0f over 1 s.\n",
+			l.count, l.quantile(0.5), l.quantile(0.99), l.over(1))
+	}
 	for _, f := range r.failures {
 		fmt.Fprintf(&b, "\nFAILED: %s", f)
 	}

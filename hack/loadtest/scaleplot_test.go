@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,5 +82,34 @@ apiserver_request_total_other{verb="GET"} 1000
 	}
 	if err := countRequests("apiserver_request_total{verb=\"GET\"} x\n", "", after); err == nil {
 		t.Fatal("a value that is not a number: no error")
+	}
+}
+
+func TestLeaseLatency(t *testing.T) {
+	// Two series of Lease PUTs (codes 200 and 409), a POST, and what must
+	// not count: a GET of leases and a PUT of something else.
+	const text = `# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1",le="0.1"} 90
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1",le="1"} 96
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1",le="5"} 97
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1",le="+Inf"} 97
+apiserver_request_duration_seconds_bucket{component="apiserver",group="coordination.k8s.io",resource="leases",verb="POST",version="v1",le="0.1"} 1
+apiserver_request_duration_seconds_bucket{component="apiserver",group="coordination.k8s.io",resource="leases",verb="POST",version="v1",le="1"} 1
+apiserver_request_duration_seconds_bucket{component="apiserver",group="coordination.k8s.io",resource="leases",verb="POST",version="v1",le="5"} 2
+apiserver_request_duration_seconds_bucket{component="apiserver",group="coordination.k8s.io",resource="leases",verb="POST",version="v1",le="+Inf"} 3
+apiserver_request_duration_seconds_bucket{group="coordination.k8s.io",resource="leases",verb="GET",le="+Inf"} 500
+apiserver_request_duration_seconds_bucket{group="",resource="configmaps",verb="PUT",le="+Inf"} 500
+apiserver_request_duration_seconds_count{group="coordination.k8s.io",resource="leases",verb="PUT"} 97
+`
+	l, err := leaseLatency(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.count != 100 || l.quantile(0.5) != 0.1 || l.quantile(0.97) != 1 || l.quantile(0.99) != 5 || !math.IsInf(l.quantile(1), 1) || l.over(1) != 3 {
+		t.Fatalf("count %v, p50 %v, p97 %v, p99 %v, p100 %v, over 1 s %v; want 100, 0.1, 1, 5, +Inf, 3",
+			l.count, l.quantile(0.5), l.quantile(0.97), l.quantile(0.99), l.quantile(1), l.over(1))
+	}
+	if _, err := leaseLatency(`apiserver_request_duration_seconds_bucket{resource="leases",verb="PUT",le="x"} 1`); err == nil {
+		t.Fatal("a bound that is not a number: no error")
 	}
 }

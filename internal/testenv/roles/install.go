@@ -51,6 +51,11 @@ type Options struct {
 	// Profiles has every role serve Go's runtime profiles on a loopback
 	// port of its own (Role.ProfileAddr).
 	Profiles bool
+	// ServiceAccounts runs the controllers and API replicas as deploy/ha's
+	// ServiceAccounts (impersonated), with its RBAC and FlowSchema applied:
+	// API Priority and Fairness then treats their requests as in a real
+	// installation, where the admin's would be exempt.
+	ServiceAccounts bool
 }
 
 func (o *Options) defaults() {
@@ -85,6 +90,9 @@ type Installation struct {
 
 	mu      sync.Mutex // guards Controllers against All in another goroutine
 	stopDNS func()
+	// kubeconfigs holds the kubeconfig of each ServiceAccount a role runs
+	// as (Options.ServiceAccounts); without one a role runs as the admin.
+	kubeconfigs map[string]string
 }
 
 // Install installs the CRDs, starts Redis and every role, and waits until
@@ -104,6 +112,11 @@ func Install(ctx context.Context, o Options) (_ *Installation, err error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}
 	if _, err := o.Cluster.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
+	}
+	if o.ServiceAccounts {
+		if in.kubeconfigs, err = in.applyIdentities(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if in.Redis, err = localredis.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start redis: %w", err)
@@ -163,7 +176,7 @@ func Install(ctx context.Context, o Options) (_ *Installation, err error) {
 			return nil, err
 		}
 		in.ServerURLs = append(in.ServerURLs, "http://"+addr)
-		args := append(append([]string{"server", "--insecure", "--controller=false", "--listen", addr}, in.shared()...), o.ServerArgs...)
+		args := append(append([]string{"server", "--insecure", "--controller=false", "--listen", addr}, in.shared(serverAccount)...), o.ServerArgs...)
 		r, err := in.role(fmt.Sprintf("server-%d", i), "http://"+addr+"/readyz", args...)
 		if err != nil {
 			return nil, err
@@ -199,7 +212,7 @@ func (in *Installation) newController(shard, shards int) (*Role, error) {
 		in.Controllers = append(in.Controllers, nil)
 	}
 	name := fmt.Sprintf("controller-%d-%d", shard, len(in.Controllers[shard]))
-	args := append([]string{"controller", "--shards", strconv.Itoa(shards), "--shard", strconv.Itoa(shard), "--metrics-listen", metrics}, in.shared()...)
+	args := append([]string{"controller", "--shards", strconv.Itoa(shards), "--shard", strconv.Itoa(shard), "--metrics-listen", metrics}, in.shared(controllerAccount)...)
 	r, err := in.role(name, "http://"+metrics+"/healthz", append(args, in.ControllerArgs...)...)
 	if err != nil {
 		return nil, err
@@ -209,9 +222,14 @@ func (in *Installation) newController(shard, shards int) (*Role, error) {
 	return r, nil
 }
 
-// shared are the flags of the controllers and API replicas.
-func (in *Installation) shared() []string {
-	return []string{"--kubeconfig", in.Cluster.Kubeconfig, "--namespace", in.Namespace, "--log-format", "text",
+// shared are the flags of the controllers and API replicas; they act as
+// ServiceAccount sa when the installation runs its roles as such.
+func (in *Installation) shared(sa string) []string {
+	kubeconfig := in.Cluster.Kubeconfig
+	if k, ok := in.kubeconfigs[sa]; ok {
+		kubeconfig = k
+	}
+	return []string{"--kubeconfig", kubeconfig, "--namespace", in.Namespace, "--log-format", "text",
 		"--repo-server-addr", in.RepoTarget, "--repo-server-plaintext",
 		"--redis", in.RedisURL, "--redis-secret-file", in.SecretFile}
 }
