@@ -50,6 +50,6 @@
 //
 // Memory stays bounded: the informers hold only object metadata, with
 // managed fields and the last-applied annotation removed; full objects are
-// fetched on demand and kept only for objects related to an application,
-// until their resourceVersion changes.
+// fetched on demand and kept, as JSON, only for objects related to an
+// application, until their resourceVersion changes.
 package cache

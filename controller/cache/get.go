@@ -15,10 +15,12 @@ import (
 // fetches every time.
 const maxFullObjects = 10000
 
-// fullObject is a full object cached for a managed key at one version.
+// fullObject is a full object cached for a managed key at one version,
+// kept as JSON: a decoded object takes several times its encoding's
+// memory, and every Get hands out a copy of its own anyway.
 type fullObject struct {
-	rv  string
-	obj *unstructured.Unstructured
+	rv   string
+	json []byte
 }
 
 // Get returns the full live object of key, managed fields included (diff
@@ -32,7 +34,10 @@ func (c *Cluster) Get(ctx context.Context, key ResourceKey) (*unstructured.Unstr
 	f, ok := c.full[key]
 	c.mu.RUnlock()
 	if e != nil && ok && f.rv == e.rv {
-		return f.obj.DeepCopy(), nil
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(f.json); err == nil {
+			return obj, nil
+		}
 	}
 	return c.Fetch(ctx, key)
 }
@@ -53,11 +58,22 @@ func (c *Cluster) Fetch(ctx context.Context, key ResourceKey) (*unstructured.Uns
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
-	c.mu.Lock()
-	if e := c.byKey[key]; e != nil && len(c.full) < maxFullObjects && c.related(e) {
-		c.full[key] = fullObject{rv: obj.GetResourceVersion(), obj: obj.DeepCopy()}
+	c.mu.RLock()
+	e := c.byKey[key]
+	keep := e != nil && len(c.full) < maxFullObjects && c.related(e)
+	c.mu.RUnlock()
+	if !keep {
+		return obj, nil
 	}
-	c.mu.Unlock()
+	// Encoded outside the lock; kept if the object is still indexed. One
+	// that does not encode is fetched again next time.
+	if b, jerr := obj.MarshalJSON(); jerr == nil {
+		c.mu.Lock()
+		if c.byKey[key] != nil {
+			c.full[key] = fullObject{rv: obj.GetResourceVersion(), json: b}
+		}
+		c.mu.Unlock()
+	}
 	return obj, nil
 }
 
