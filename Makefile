@@ -179,5 +179,5 @@ test-console: console/web/node_modules/.package-lock.json ## Type-check the cons
 	cd console/web && $(NPM) run typecheck && $(NPM) test
 
 .PHONY: generate-console
-generate-console: console/web/node_modules/.package-lock.json ## Regenerate the console's typed GraphQL documents from schema.graphqls.
+generate-console: console/web/node_modules/.package-lock.json ## Regenerate the console's typed GraphQL documents from schema/*.graphqls.
 	cd console/web && $(NPM) run codegen

@@ -6165,182 +6165,1098 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../schema.graphqls", Input: `"""
-The root of every read in graphcd: what a client can ask the API about.
+	{Name: "../schema/application.graphqls", Input: `# Applications: listing them, and what one shows besides its spec and status.
+
 """
-type Query {
+Selects applications. Every field given must match; a list matches when any
+of its values does.
+"""
+input ApplicationFilter {
+  "Namespaces of the Application objects."
+  namespaces: [String!]
+  "Projects (an Application without a project is in \"default\")."
+  projects: [String!]
+  "Sync statuses."
+  syncStatus: [SyncStatusCode!]
+  "Health statuses."
+  health: [HealthStatusCode!]
+  "A Kubernetes label selector over the Application's labels, e.g. \"team=web,env in (prod,staging)\"."
+  labelSelector: String
+  "Destination clusters, by server URL or by cluster name."
+  clusters: [String!]
+  "Destination namespaces."
+  destinationNamespaces: [String!]
+  "Source repository URLs; case, a trailing slash and a trailing .git are ignored."
+  repos: [String!]
+  "Target revisions of any source, as written in the spec (e.g. \"HEAD\", \"main\", \"v1.2.0\")."
+  targetRevisions: [String!]
+  "True for applications with automated sync on, false for those without."
+  autoSync: Boolean
+  "A case-insensitive substring of the application's name."
+  search: String
+}
+
+"""
+The order of an application list.
+"""
+input ApplicationOrder {
+  "What to order by."
+  field: ApplicationOrderField! = NAME
+  "Ascending or descending."
+  direction: OrderDirection! = ASC
+}
+
+"""
+What an application list can be ordered by. Ties are broken by namespace,
+then name.
+"""
+enum ApplicationOrderField {
+  "Namespace, then name."
+  NAME
+  "Sync status, attention first: OutOfSync, Unknown, Synced."
+  SYNC
+  "Health status, worst first: Degraded, Missing, Unknown, Progressing, Suspended, Healthy."
+  HEALTH
+  "Time of the last deployment in the history; never-deployed applications first."
+  LAST_DEPLOYED
+}
+
+"""
+A page of applications.
+"""
+type ApplicationConnection {
+  "The applications of the page with their cursors."
+  edges: [ApplicationEdge!]!
+  "The applications of the page, when cursors are not needed."
+  nodes: [Application!]!
+  "Where the page sits in the whole list."
+  pageInfo: PageInfo!
+  "How many applications the filter selects, on all pages."
+  totalCount: Int!
+}
+
+"""
+An application with its cursor.
+"""
+type ApplicationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start a page after this application."
+  cursor: String!
+  "The application."
+  node: Application!
+}
+
+"""
+An Argo CD-compatible Application: a source of manifests in Git, a
+destination cluster and namespace, and the controller's view of how the two
+compare.
+"""
+type Application implements Node {
+  "The global ID."
+  id: ID!
   """
-  The build of the graphcd server answering this request.
+  Whether the caller may do action on this application, exactly as the API
+  will decide it: get, update, delete, sync, override, approve,
+  approve-on-behalf, or a fine-grained
+  update/<group>/<kind>/<namespace>/<name> or delete/.... Clients ask
+  before showing a control; the RBAC object (<project>/<app>, or
+  <project>/<namespace>/<app>) is worked out for them.
   """
-  version: Version!
+  can(action: String!): Boolean!
+  "The name of the Application object."
+  name: String!
+  "The namespace of the Application object."
+  namespace: String!
+  "The Kubernetes UID."
+  uid: String!
+  "The Kubernetes resourceVersion: changes with every write of the object."
+  resourceVersion: String!
+  "The labels of the Application object."
+  labels: [KeyValue!]!
+  "The annotations of the Application object."
+  annotations: [KeyValue!]!
+  "When the Application object was created."
+  createdAt: Time!
+  "True while the application is being deleted (its finalizers still run)."
+  deleting: Boolean!
   """
-  Fetches any object by its global ID (see Node). Null when nothing has
-  that ID (any more); an ID that graphcd never issued is a BAD_USER_INPUT
-  error.
+  The links graphcd-cm's application.links gives this application (Argo
+  CD's deep links), in order: each rule whose condition holds, its URL
+  built from the application (.app), its project (.project) and its
+  destination cluster (.cluster: name and server).
   """
-  node(id: ID!): Node
+  links: [DeepLink!]!
+  "The project; \"default\" when the spec names none."
+  project: String!
+  "The desired state."
+  spec: ApplicationSpec!
+  "The observed state, as the controller last wrote it."
+  status: ApplicationStatus!
+  "The operation requested and not yet picked up or still running, if any."
+  operation: Operation
+  "The whole Application object as YAML, as kubectl would print it (without managedFields)."
+  yaml: String!
   """
-  One application by name. Null when it does not exist.
+  The application's resources and their children (ReplicaSets, Pods ...)
+  as the controller last saw them, with the resources Git declares that
+  are missing from the cluster as nodes of their own (missing: true); null
+  until it has compared the application once.
   """
-  application(
-    "The Application's name."
+  resourceTree: ResourceTree
+  """
+  The resources Git declares or the application tracks, each with its live
+  and desired YAML and the diff between them (Secret values masked).
+  """
+  managedResources(
+    "Which resources; all when omitted."
+    filter: ManagedResourceFilter
+  ): [ManagedResource!]!
+  """
+  The last lines of the log of a Pod of the application (one in its
+  resource tree); NOT_FOUND for any other Pod.
+  """
+  podLogs(
+    "The Pod's namespace."
+    namespace: String!
+    "The Pod's name."
+    pod: String!
+    "The container; the only one when omitted."
+    container: String
+    "How many lines from the end, 1 to 10,000."
+    tailLines: Int! = 100
+    "Only lines newer than this many seconds."
+    sinceSeconds: Int
+  ): [String!]!
+  "The Kubernetes Events about the application, newest first."
+  events(
+    "How many events to return, 0 to 500."
+    first: Int! = 50
+  ): [KubernetesEvent!]!
+  """
+  The notifications the controller delivered, or is delivering, for the
+  application (graphcd-notifications-cm's triggers, to the app's and its
+  project's subscriptions), newest first: the last 100 at most, as the
+  application's notified.notifications.graphcd.io annotation records
+  them.
+  """
+  notificationDeliveries(
+    "How many to return, 0 to 500."
+    first: Int! = 50
+    "The cursor of the last delivery of the previous page."
+    after: String
+  ): NotificationDeliveryConnection!
+  """
+  What the application is subscribed to: its own subscription
+  annotations, its project's, and the ConfigMap's subscriptions that
+  select it, by trigger, service and where each is declared (the
+  API server's notifications configuration gives the default triggers).
+  """
+  notificationSubscriptions: [NotificationSubscription!]!
+  """
+  One live object of the application (a resource Git declares or one in
+  its resource tree, such as a Pod its Deployment made), read from the
+  destination cluster now; NOT_FOUND for any other object.
+  """
+  liveResource(
+    "The API group; empty for the core group."
+    group: String!
+    "The kind."
+    kind: String!
+    "The namespace; empty for a cluster-scoped object."
+    namespace: String!
+    "The name."
     name: String!
-    "The namespace of the Application object; the server's own namespace when omitted."
-    namespace: String
-  ): Application
+  ): LiveResource!
   """
-  Applications, a page at a time (a Relay connection), filtered and ordered
-  on the server. Pages are keyset-paginated: apps created or deleted while
-  a client pages through do not shift the pages still to come.
+  The desired manifests of the application's sources as the repository
+  server renders them, one YAML document per object, like Argo CD's
+  ` + "`" + `argocd app manifests --revision` + "`" + `. Every source of a multi-source
+  application is rendered, in order (a source that only provides files
+  through ` + "`" + `ref` + "`" + ` renders nothing). The objects are shown before the
+  controller fills in the destination namespace and its tracking label.
+  BAD_USER_INPUT when a revision is malformed or does not exist, or when
+  sourcePosition names no source; FORBIDDEN when the application's project
+  does not permit a source's repository, or lists signatureKeys and none
+  of them signed the commit (the reason the controller reports too).
+  """
+  manifests(
+    """
+    The revision to render at: a branch, tag, commit SHA or semantic
+    version constraint (Git), or a chart version (Helm). The source's
+    target revision when omitted.
+    """
+    revision: String
+    """
+    The source the revision applies to, counted from 1 as Argo CD's
+    --source-positions; the first when omitted. Other sources render at
+    their target revisions.
+    """
+    sourcePosition: Int
+  ): [String!]!
+  """
+  The latest commits of the application's Git source at its target
+  revision, newest first, as ` + "`" + `git log` + "`" + ` lists them (Argo CD's revision
+  metadata). Empty for a chart from a Helm repository, which has no
+  commits. FORBIDDEN when the project does not permit the repository;
+  BAD_USER_INPUT when the target revision does not exist.
+  """
+  revisions(
+    "How many commits to return, 0 to 50."
+    first: Int! = 10
+    "The source, counted from 1; the first when omitted."
+    sourcePosition: Int
+  ): [Revision!]!
+  """
+  Whether the application's syncs need approval, and the sync waiting for
+  it, if any.
+  """
+  syncApproval: SyncApprovalStatus!
+}
+
+"""
+An application's sync approval: the policy in force and the held sync.
+"""
+type SyncApprovalStatus {
+  """
+  The policy the application's syncs are under: its project's, or its
+  own when the project sets none; null when syncs need no approval.
+  """
+  policy: SyncApprovalPolicy
+  "Where the policy comes from: PROJECT or APPLICATION; null without one."
+  policySource: SyncApprovalSource
+  "True while a sync waits for approval."
+  held: Boolean!
+  """
+  The operation waiting (or the last one held, once approved): its ID,
+  which approvals name, and its terms; null when no sync was held.
+  """
+  operation: HeldOperation
+}
+
+"""
+Where a sync approval policy is set.
+"""
+enum SyncApprovalSource {
+  "The application's project (spec.syncApproval of the AppProject)."
+  PROJECT
+  "The application itself, whose project sets none."
+  APPLICATION
+}
+
+"""
+A sync the sync approval policy held, with its terms and approvals.
+"""
+type HeldOperation {
+  "The operation's ID; an approval counts for this operation only."
+  id: String!
+  "Who requested the sync (empty for an automated sync); they cannot approve it."
+  initiatedBy: String!
+  "How many distinct approvers it needs."
+  approvalsNeeded: Int!
+  "The groups approvers must belong to one of; anyone allowed when empty."
+  groups: [String!]!
+  "The approvals that count, oldest first."
+  approvals: [SyncApprovalRecord!]!
+  "When it stops waiting and fails."
+  expiresAt: Time!
+  "When it got its approvals and started to run; null while it waits."
+  approvedAt: Time
+}
+
+"""
+One approval of a held sync.
+"""
+type SyncApprovalRecord {
+  "Who approved."
+  user: String!
+  "The API caller that approved on the user's behalf (a chat bot); empty when the user approved directly."
+  via: String!
+  "The approver's groups when they approved."
+  groups: [String!]!
+  "When."
+  at: Time!
+}
+
+"""
+A commit of an application's Git source.
+"""
+type Revision {
+  "The full commit SHA (40 hex digits)."
+  sha: String!
+  "Who wrote the change."
+  author: CommitAuthor!
+  "When the author made the commit."
+  date: Time!
+  "The first line of the message."
+  subject: String!
+  "The whole commit message, cut after 8 KiB."
+  message: String!
+  "The tags pointing at the commit, sorted (annotated tags by the commit they tag)."
+  tags: [String!]!
+}
+
+"""
+The author of a commit, as Git records it.
+"""
+type CommitAuthor {
+  "The author's name."
+  name: String!
+  "The author's email address."
+  email: String!
+}
+
+"""
+A Kubernetes Event (events.k8s.io/v1) about an object.
+"""
+type KubernetesEvent {
+  "Normal or Warning."
+  type: String!
+  "Why, in one word, e.g. SyncStatusChanged or OperationCompleted."
+  reason: String!
+  "What happened, in words."
+  note: String!
+  "When it last happened."
+  time: Time
+  "How many times it happened."
+  count: Int!
+  "The controller that reported it."
+  reportingController: String!
+}
+`, BuiltIn: false},
+	{Name: "../schema/applicationset.graphqls", Input: `# ApplicationSets: templates that generate applications.
+
+"""
+A new ApplicationSet.
+"""
+input CreateApplicationSetInput {
+  """
+  The ApplicationSet as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
+  argoproj.io/v1alpha1 as written for Argo CD). Unknown fields are errors;
+  status and finalizers are ignored.
+  """
+  manifest: String!
+  "Update the set if one of that name exists, rather than fail."
+  upsert: Boolean! = false
+}
+
+"""
+A new spec for an ApplicationSet.
+"""
+input UpdateApplicationSetInput {
+  "The ApplicationSet's name."
+  name: String!
+  "The namespace of the ApplicationSet object; the server's own when omitted."
+  namespace: String
+  "The spec as YAML or JSON (the content of ` + "`" + `spec:` + "`" + `). Unknown fields are errors."
+  spec: String!
+}
+
+"""
+An ApplicationSet to generate without writing anything.
+"""
+input DryRunApplicationSetInput {
+  "The ApplicationSet as YAML or JSON, as for createApplicationSet."
+  manifest: String!
+}
+
+"""
+Selects ApplicationSets. Every field given must match; a list matches when
+any of its values does.
+"""
+input ApplicationSetFilter {
+  "Namespaces of the ApplicationSet objects."
+  namespaces: [String!]
+  "Projects of the sets' templates, as written (\"default\" for none)."
+  projects: [String!]
+  "A case-insensitive substring of the set's name."
+  search: String
+}
+
+"""
+A page of ApplicationSets.
+"""
+type ApplicationSetConnection {
+  "The sets of the page with their cursors."
+  edges: [ApplicationSetEdge!]!
+  "The sets of the page, when cursors are not needed."
+  nodes: [ApplicationSet!]!
+  "Where the page sits in the whole list."
+  pageInfo: PageInfo!
+  "How many sets the filter selects, on all pages."
+  totalCount: Int!
+}
+
+"""
+An ApplicationSet with its cursor.
+"""
+type ApplicationSetEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start a page after this set."
+  cursor: String!
+  "The set."
+  node: ApplicationSet!
+}
+
+"""
+An Argo CD-compatible ApplicationSet: generators whose parameter sets
+each fill in one template, making one Application each, which the
+ApplicationSet controller creates, updates and deletes.
+"""
+type ApplicationSet implements Node {
+  "The global ID."
+  id: ID!
+  """
+  Whether the caller may do action (get, update, delete) on this set's
+  RBAC object (<project>/<name>, or <project>/<namespace>/<name>), worked
+  out for them. An update that changes the spec also needs the action on
+  every project the new spec names (see createApplicationSet).
+  """
+  can(action: String!): Boolean!
+  "The name of the ApplicationSet object."
+  name: String!
+  "The namespace of the ApplicationSet object."
+  namespace: String!
+  "The Kubernetes UID."
+  uid: String!
+  "The labels of the ApplicationSet object."
+  labels: [KeyValue!]!
+  "The annotations of the ApplicationSet object."
+  annotations: [KeyValue!]!
+  "When the ApplicationSet object was created."
+  createdAt: Time!
+  "True while the set is being deleted."
+  deleting: Boolean!
+  """
+  The project of the template (spec.template.spec.project; "default"
+  when empty), which the set is authorized on. May be templated, e.g.
+  "{{.project}}".
+  """
+  project: String!
+  "What the set generates and how."
+  spec: ApplicationSetSpec!
+  "What the controller last did with the set."
+  status: ApplicationSetStatus!
+  """
+  The Applications the set generated (those it controls, by their owner
+  reference) that the caller may get, a page at a time, by name.
   """
   applications(
     "How many applications to return, 0 to 500."
     first: Int! = 100
-    "The endCursor (or an edge's cursor) of the previous page; the page starts after it."
+    "The endCursor of the previous page."
     after: String
-    "Which applications to return; all of them when omitted."
-    filter: ApplicationFilter
-    "The order; by namespace and name when omitted."
-    orderBy: ApplicationOrder
   ): ApplicationConnection!
-  """
-  One ApplicationSet by name. Null when it does not exist or the caller
-  may not get it (RBAC resource ` + "`" + `applicationsets` + "`" + `, object
-  ` + "`" + `<project>/<name>` + "`" + ` with the project of its template, or
-  ` + "`" + `<project>/<namespace>/<name>` + "`" + ` outside the server's namespace).
-  """
-  applicationSet(
-    "The ApplicationSet's name."
-    name: String!
-    "The namespace of the ApplicationSet object; the server's own namespace when omitted."
-    namespace: String
-  ): ApplicationSet
-  """
-  The ApplicationSets the caller may get, ordered by namespace and name.
-  """
-  applicationSets(
-    "How many sets to return, 0 to 500."
-    first: Int! = 100
-    "The endCursor of the previous page."
-    after: String
-    "Which sets to return; all of them when omitted."
-    filter: ApplicationSetFilter
-  ): ApplicationSetConnection!
-  """
-  Generates the Applications of an ApplicationSet manifest as the
-  controller would, and writes nothing (Argo CD's ` + "`" + `appset generate` + "`" + `).
-  The clusters generator sees the registered clusters the caller may get;
-  git and clusterDecisionResource generators are not run through the API
-  yet and fail. Each
-  Application is also checked against its project, as the controller
-  checks it before writing. Needs the rights createApplicationSet needs.
-  BAD_USER_INPUT when the manifest is invalid or a generator cannot run
-  at all (the error names it); an element that fails alone is reported
-  in the answer with its parameters.
-  """
-  dryRunApplicationSet(
-    "The set to generate."
-    input: DryRunApplicationSetInput!
-    "How many elements to return, 0 to 10,000 (the most a set generates)."
-    first: Int! = 1000
-  ): ApplicationSetPreview!
-  """
-  Who the request comes from.
-  """
-  me: Me!
-  """
-  The local accounts (admin and the accounts.<name> keys of graphcd-cm)
-  the caller may get, and the caller's own, ordered by name.
-  """
-  accounts: [Account!]!
-  """
-  The server's public settings, readable without logging in.
-  """
-  settings: Settings!
-  """
-  AppProjects, ordered by name.
-  """
-  projects(
-    "How many projects to return, 0 to 500."
-    first: Int! = 100
-    "The endCursor of the previous page."
-    after: String
-  ): ProjectConnection!
-  """
-  One AppProject by name. Null when it does not exist.
-  """
-  project("The project's name." name: String!): Project
-  """
-  Registered destination clusters (including the one graphcd runs in),
-  ordered by server URL. Credentials are never readable.
-  """
-  clusters(
-    "How many clusters to return, 0 to 500."
-    first: Int! = 100
-    "The endCursor of the previous page."
-    after: String
-  ): ClusterConnection!
-  """
-  Configured repositories and credential templates, ordered by URL.
-  Credentials are never readable.
-  """
-  repositories(
-    "How many repositories to return, 0 to 500."
-    first: Int! = 100
-    "The endCursor of the previous page."
-    after: String
-  ): RepositoryConnection!
-  """
-  How graphcd's components are doing: the API replicas and controller
-  replicas that reported in the last 45 seconds (each reports every 10),
-  with each controller shard's leader and the clusters it runs caches
-  for; the repository server, Redis and Dex as this replica reaches them.
-  For admins: needs ` + "`" + `update` + "`" + ` on the RBAC resource ` + "`" + `clusters` + "`" + ` with object
-  ` + "`" + `*` + "`" + `, which role:admin has.
-  """
-  componentStatus: ComponentStatus!
-  """
-  The audit trail: every mutation made through the API, newest first, a
-  page at a time. Needs ` + "`" + `get` + "`" + ` on the RBAC resource ` + "`" + `audit` + "`" + ` with the
-  entry's project as object (` + "`" + `*` + "`" + ` for entries without one); entries the
-  caller may not read are left out. The log is bounded: the oldest
-  entries are dropped beyond the server's --audit-log-size.
-  """
-  auditLog(
-    "How many entries to return, 1 to 500."
-    first: Int! = 50
-    "The endCursor of the previous page; the page holds older entries."
-    after: String
-    "Which entries to return; all of them when omitted."
-    filter: AuditFilter
-  ): AuditConnection!
-  """
-  Delivery insights over a time range: the four DORA figures (deployment
-  frequency, lead time for changes, change failure rate, time to
-  restore), sync duration and drift, of one application, one project or
-  the whole installation, with a series for charts (docs/insights.md
-  defines each figure). The range is rounded out to whole UTC days and
-  is at most 92 days (the log keeps 90). Only applications the caller
-  may ` + "`" + `get` + "`" + ` (RBAC resource ` + "`" + `applications` + "`" + `) count: an application the
-  caller may not get is NOT_FOUND, and a project's or the installation's
-  figures add up the applications the caller may get, deleted ones
-  included while their log lasts.
-  """
-  insights(
-    "Whose figures: one application, a project, or every application."
-    scope: InsightsScope!
-    "The application's or project's name; ignored for INSTALLATION."
-    name: String
-    "The namespace of the application (scope APPLICATION); the server's own namespace when omitted."
-    namespace: String
-    "The start of the range (its UTC day)."
-    from: Time!
-    "The end of the range: the UTC day it falls in is the last included, unless it is midnight."
-    to: Time!
-    "The width of the series' points."
-    bucket: InsightsBucket! = DAY
-  ): Insights!
+  "The whole ApplicationSet object as YAML (without managedFields)."
+  yaml: String!
 }
+
+"""
+What an ApplicationSet generates and how, with Argo CD's field names.
+"""
+type ApplicationSetSpec {
+  "Whether the template is a Go template (with Sprig's functions) rather than {{param}} placeholders."
+  goTemplate: Boolean!
+  "Go template options, e.g. missingkey=error."
+  goTemplateOptions: [String!]!
+  "The generators as JSON: the list under spec.generators, as written."
+  generators: String!
+  "The Application each parameter set fills in."
+  template: ApplicationSetTemplate!
+  "The templated patch applied to each rendered Application, if any."
+  templatePatch: String
+  "Which changes to generated Applications the set makes."
+  syncPolicy: ApplicationSetSyncPolicy
+  "The rollout strategy: AllAtOnce (when empty) or RollingSync."
+  strategy: String
+}
+
+"""
+The Application template of an ApplicationSet; its strings may hold
+placeholders.
+"""
+type ApplicationSetTemplate {
+  "The name of each Application."
+  name: String!
+  "The namespace of each Application; the set's when empty."
+  namespace: String!
+  "The labels of each Application."
+  labels: [KeyValue!]!
+  "The annotations of each Application."
+  annotations: [KeyValue!]!
+  "The spec of each Application."
+  spec: ApplicationSpec!
+}
+
+"""
+What an ApplicationSet may do to the Applications it generated.
+"""
+type ApplicationSetSyncPolicy {
+  "create-only, create-update, create-delete or sync (all; the default)."
+  applicationsSync: String!
+  "Whether deleting a generated Application keeps its resources."
+  preserveResourcesOnDeletion: Boolean!
+}
+
+"""
+What the ApplicationSet controller last did with a set.
+"""
+type ApplicationSetStatus {
+  "ErrorOccurred, ParametersGenerated, ResourcesUpToDate (as Argo CD's)."
+  conditions: [ApplicationSetCondition!]!
+  "The Applications the set owns with their sync and health status, by name (at most 2,000)."
+  resources: [ApplicationSetResource!]!
+  "How many Applications the set owns."
+  resourcesCount: Int!
+  """
+  Every element of the last generation, those that need a look first (at
+  most 2,000): the Application it produced, the generator and parameters
+  behind it, and what the controller did and why.
+  """
+  generated: [ApplicationSetGeneratedApp!]!
+  """
+  Each generated Application's place in a RollingSync (spec.strategy
+  RollingSync), in the order the controller wrote them; empty for any
+  other strategy.
+  """
+  applicationStatus: [ApplicationSetApplicationStatus!]!
+}
+
+"""
+One generated Application's progress through a RollingSync, as Argo CD
+reports it.
+"""
+type ApplicationSetApplicationStatus {
+  "The Application's name."
+  application: String!
+  "Waiting, Pending, Progressing or Healthy."
+  status: String!
+  "Why, in words."
+  message: String!
+  "The (1-based) step of the RollingSync the Application belongs to; empty when no step selects it."
+  step: String!
+  "The revisions the Application was last synced to by the rollout."
+  targetRevisions: [String!]!
+  "When the status last changed."
+  lastTransitionTime: Time
+}
+
+"""
+A condition of an ApplicationSet.
+"""
+type ApplicationSetCondition {
+  "ErrorOccurred, ParametersGenerated, ResourcesUpToDate or RolloutProgressing."
+  type: String!
+  "True, False or Unknown."
+  status: String!
+  "Why, in one word."
+  reason: String!
+  "Why, in words."
+  message: String!
+  "When the status last changed."
+  lastTransitionTime: Time
+}
+
+"""
+An Application an ApplicationSet owns.
+"""
+type ApplicationSetResource {
+  "The Application's name."
+  name: String!
+  "The Application's namespace."
+  namespace: String!
+  "Its sync status; Unknown before it is compared."
+  status: SyncStatusCode!
+  "Its health; null before it is assessed."
+  health: HealthStatus
+}
+
+"""
+What the controller did with one element of a generation.
+"""
+enum ApplicationSetAction {
+  "The Application did not exist and was created."
+  Created
+  "The Application differed from the template and was updated."
+  Updated
+  "The Application was as generated."
+  Unchanged
+  "The Application was not written (the policy forbids it, or it is being deleted)."
+  Skipped
+  "The element generated nothing, or its Application was refused or could not be written."
+  Failed
+  "The Application is no longer generated and was deleted."
+  Deleted
+  "The Application is no longer generated and was kept."
+  Kept
+}
+
+"""
+One element of an ApplicationSet's last generation.
+"""
+type ApplicationSetGeneratedApp {
+  "The Application's name; empty when the element generated none."
+  name: String!
+  "The index of the set's generator that produced it; -1 for an Application no generator produces any more."
+  generator: Int!
+  "The parameters that produced it as JSON, shortened past 1 KiB; empty when left out to keep the status small."
+  params: String!
+  "What the controller did."
+  action: ApplicationSetAction!
+  "Why."
+  message: String!
+}
+
+"""
+The outcome of dryRunApplicationSet: what the set would generate.
+"""
+type ApplicationSetPreview {
+  "How many elements the generators produced."
+  totalCount: Int!
+  "How many of them failed."
+  failedCount: Int!
+  "The elements in generator order, at most first of them."
+  elements: [ApplicationSetPreviewElement!]!
+}
+
+"""
+One element a set would generate: an Application, or why it fails.
+"""
+type ApplicationSetPreviewElement {
+  "The index of the set's generator that produced it."
+  generator: Int!
+  "The parameters that render it, as JSON."
+  params: String!
+  "The Application as rendered; null when the element failed before one was rendered."
+  application: GeneratedApplication
+  "Why the element fails (a template error, a duplicate name, a project that refuses it); null when it does not."
+  error: String
+}
+
+"""
+An Application as an ApplicationSet renders it, not written.
+"""
+type GeneratedApplication {
+  "The Application's name."
+  name: String!
+  "The Application's namespace."
+  namespace: String!
+  "The project; \"default\" when the spec names none."
+  project: String!
+  "The labels."
+  labels: [KeyValue!]!
+  "The annotations."
+  annotations: [KeyValue!]!
+  "The spec."
+  spec: ApplicationSpec!
+}
+`, BuiltIn: false},
+	{Name: "../schema/audit.graphqls", Input: `# The audit trail.
+
+"""
+One mutation made through the API: who made it, from where, on which
+object, what it changed and how it ended.
+"""
+type AuditEntry {
+  "The entry's id; later entries have greater ids."
+  id: ID!
+  "When the mutation was made."
+  time: Time!
+  "The caller's subject (account, SSO user, or proj:<project>:<role>)."
+  user: String!
+  "The caller's SSO groups."
+  groups: [String!]!
+  "The client's address: X-Forwarded-For is believed only from trusted proxies."
+  clientAddress: String
+  "The GraphQL operation's name, when the client gave one."
+  operationName: String
+  "The mutation field, say createApplication."
+  mutation: String!
+  "The object the mutation acted on."
+  object: AuditObject!
+  """
+  What changed, as the JSON text of an RFC 6902 JSON patch from the object
+  before to after ("add" at "" for a create, "remove" at "" for a delete).
+  Secret values and credential fields read "<redacted>". Null when nothing
+  was written.
+  """
+  patch: String
+  "Whether the patch was too large to keep."
+  patchOmitted: Boolean!
+  "Whether the mutation succeeded."
+  outcome: AuditOutcome!
+  "The extensions.code of the error the client got, on failure."
+  errorCode: String
+}
+
+"""
+The object a mutation acted on. For a mutation refused before it found
+its object, kind is the RBAC resource (applications, projects ...) and
+name the RBAC object.
+"""
+type AuditObject {
+  "The Kubernetes kind (Application, AppProject, Secret, a live resource's kind) or the RBAC resource."
+  kind: String!
+  "The API group; empty for the core group."
+  group: String!
+  "The namespace; empty for cluster-scoped objects."
+  namespace: String!
+  "The name."
+  name: String!
+  "The project the object belongs to; empty when none."
+  project: String!
+}
+
+"""
+How a mutation ended.
+"""
+enum AuditOutcome {
+  "It succeeded."
+  SUCCESS
+  "It failed or was refused; errorCode says why."
+  FAILURE
+}
+
+"""
+Selects audit entries; every field given must match.
+"""
+input AuditFilter {
+  "The caller's subject."
+  user: String
+  "The object's kind (or RBAC resource)."
+  kind: String
+  "The object's namespace."
+  namespace: String
+  "The object's name."
+  name: String
+  "The object's project."
+  project: String
+  "The mutation field."
+  mutation: String
+  "The outcome."
+  outcome: AuditOutcome
+  "Entries at or after this time."
+  since: Time
+  "Entries before this time."
+  until: Time
+}
+
+"""
+A page of audit entries, newest first.
+"""
+type AuditConnection {
+  "The entries with their cursors."
+  edges: [AuditEdge!]!
+  "The entries."
+  nodes: [AuditEntry!]!
+  "Where the page sits."
+  pageInfo: PageInfo!
+}
+
+"""
+An audit entry with its cursor.
+"""
+type AuditEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start after this entry."
+  cursor: String!
+  "The entry."
+  node: AuditEntry!
+}
+`, BuiltIn: false},
+	{Name: "../schema/cluster.graphqls", Input: `# Destination clusters and the controller's view of them.
+
+"""
+A destination cluster. Its credentials are write-only and never shown.
+"""
+type Cluster implements Node {
+  "The global ID."
+  id: ID!
+  "The name applications use in spec.destination.name."
+  name: String!
+  "The API server URL."
+  server: String!
+  "The only namespaces graphcd manages there; empty means all."
+  namespaces: [String!]!
+  "Whether cluster-scoped resources are managed when namespaces is set."
+  clusterResources: Boolean!
+  "The only project that may use the cluster; empty means any."
+  project: String!
+  "The controller shard the cluster is pinned to; null when hashed."
+  shard: Int
+  "The labels of the cluster's Secret."
+  labels: [KeyValue!]!
+  """
+  How the application controller sees the cluster — its version,
+  connection state and cache — as the controller shard that owns it last
+  published it (every 10 seconds). Null when no controller has published
+  it in the last 45 seconds (none runs, or it has just started).
+  """
+  info: ClusterInfo
+}
+
+"""
+A destination cluster as the application controller sees it, as Argo
+CD's cluster info.
+"""
+type ClusterInfo {
+  "The cluster's Kubernetes version (v1.35.0); empty until its cache runs."
+  serverVersion: String!
+  "Whether the controller reaches the cluster."
+  connectionState: ClusterConnectionState!
+  "What the controller's cache of the cluster holds."
+  cacheInfo: ClusterCacheInfo!
+  "How many applications the controller reconciles on the cluster."
+  applicationsCount: Int!
+  "The controller shard that owns the cluster."
+  shard: Int!
+}
+
+"""
+Whether the controller reaches a cluster.
+"""
+type ClusterConnectionState {
+  """
+  SUCCESSFUL when its cache runs; FAILED when the cache could not start;
+  UNKNOWN while it starts, or when no application uses the cluster (its
+  cache starts with the first one).
+  """
+  status: ClusterConnectionStatus!
+  "Why it failed or is unknown; empty when successful."
+  message: String!
+  "When the controller last started the cluster's cache; null if never."
+  attemptedAt: Time
+}
+
+"""
+The connection status of a cluster, Argo CD's.
+"""
+enum ClusterConnectionStatus {
+  "The controller's cache of the cluster runs."
+  SUCCESSFUL
+  "The controller could not start its cache of the cluster."
+  FAILED
+  "Not known yet: no application uses the cluster, or its cache starts."
+  UNKNOWN
+}
+
+"""
+What the controller's cache of a cluster holds.
+"""
+type ClusterCacheInfo {
+  "Objects in the cache."
+  resourcesCount: Int!
+  "Kubernetes API resources (kinds) the cache watches."
+  apisCount: Int!
+  "When the cache last completed a sync; null before the first."
+  lastCacheSyncTime: Time
+}
+
+"""
+A page of clusters.
+"""
+type ClusterConnection {
+  "The clusters with their cursors."
+  edges: [ClusterEdge!]!
+  "The clusters."
+  nodes: [Cluster!]!
+  "Where the page sits."
+  pageInfo: PageInfo!
+  "How many clusters there are."
+  totalCount: Int!
+}
+
+"""
+A cluster with its cursor.
+"""
+type ClusterEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start after this cluster."
+  cursor: String!
+  "The cluster."
+  node: Cluster!
+}
+`, BuiltIn: false},
+	{Name: "../schema/components.graphqls", Input: `# The health of graphcd's own components.
+
+"""
+How graphcd's components are doing. Each list holds at most 200 entries.
+"""
+type ComponentStatus {
+  "The API server replicas, by ID."
+  apiReplicas: [ComponentReplica!]!
+  "The controller replicas, by shard and ID: one leader per running shard."
+  controllers: [ControllerReplica!]!
+  "The repository server the answering replica renders with."
+  repoServer: ComponentProbe!
+  "Redis as the answering replica reaches it; null without Redis."
+  redis: RedisStatus
+  "The embedded Dex of the answering replica; null when it runs none."
+  dex: ComponentProbe
+}
+
+"""
+A replica of graphcd that reported itself.
+"""
+type ComponentReplica {
+  "The replica's name: its host (pod) name and a suffix."
+  id: String!
+  "The replica's graphcd version."
+  version: String!
+  "When the replica started."
+  startedAt: Time
+  "When it last reported."
+  lastSeen: Time!
+  "Its memory against its limit."
+  memory: MemoryStatus!
+}
+
+"""
+A replica's memory against its limit (GOMEMLIMIT). Under pressure (the
+heap left after a collection above 70% of the limit, until it falls under
+55%) new comparisons and renders wait for the work in flight.
+"""
+type MemoryStatus {
+  "The memory limit in bytes; 0 when the replica runs without one."
+  limitBytes: Float!
+  "The heap that survived the last garbage collection, in bytes (read only under a limit)."
+  liveHeapBytes: Float!
+  "Whether the replica is under memory pressure."
+  pressure: Boolean!
+  "When the pressure began; null when there is none."
+  pressureSince: Time
+  "How many comparisons or renders have waited for memory since the replica started."
+  waits: Float!
+}
+
+"""
+An application controller replica.
+"""
+type ControllerReplica {
+  "The replica's name (its leader election identity)."
+  id: String!
+  "The replica's graphcd version."
+  version: String!
+  "The shard it runs."
+  shard: Int!
+  "Whether it leads the shard; standbys reconcile nothing."
+  leader: Boolean!
+  "The servers of the clusters whose caches it runs (a leader's; at most 100)."
+  clusters: [String!]!
+  "When the replica started."
+  startedAt: Time
+  "When it last reported."
+  lastSeen: Time!
+  "Its memory against its limit."
+  memory: MemoryStatus!
+}
+
+"""
+The outcome of reaching a part of graphcd.
+"""
+type ComponentProbe {
+  "What was reached: an address, or in process."
+  name: String!
+  "Whether it answered."
+  reachable: Boolean!
+  "Why it did not; empty when it did."
+  message: String!
+}
+
+"""
+Redis as the API reaches it.
+"""
+type RedisStatus {
+  "Its address."
+  address: String!
+  "Whether it answered."
+  reachable: Boolean!
+  "Why it did not; empty when it did."
+  message: String!
+  "Its version."
+  version: String!
+  "The memory it uses, in bytes."
+  usedMemoryBytes: Float!
+  "Its memory limit in bytes; 0 for none."
+  maxMemoryBytes: Float!
+}
+`, BuiltIn: false},
+	{Name: "../schema/insights.graphqls", Input: `# Delivery insights: figures over time.
+
+"""
+Whose delivery figures Query.insights adds up.
+"""
+enum InsightsScope {
+  "One application."
+  APPLICATION
+  "The applications of one project."
+  PROJECT
+  "Every application the caller may get."
+  INSTALLATION
+}
+
+"""
+The width of the points of Insights.series.
+"""
+enum InsightsBucket {
+  "One point per UTC day."
+  DAY
+  "One point per seven days from the range's start (the last may be shorter)."
+  WEEK
+}
+
+"""
+The delivery figures of applications over a time range (Query.insights).
+"""
+type Insights {
+  "The scope asked for."
+  scope: InsightsScope!
+  "The application's or project's name; empty for INSTALLATION."
+  name: String!
+  "How many applications the figures add up (those with a log in the range's index that the caller may get)."
+  applications: Int!
+  "The figures of the whole range."
+  total: DeliveryFigures!
+  "The figures of each bucket of the range, oldest first."
+  series: [DeliveryFigures!]!
+}
+
+"""
+Delivery figures of a set of applications over some whole UTC days.
+Durations are in seconds; a median or p90 of no samples is 0. Medians
+and p90s are nearest-rank quantiles of the samples.
+"""
+type DeliveryFigures {
+  "The first instant the figures cover (midnight UTC)."
+  start: Time!
+  "How many days they cover."
+  days: Int!
+  "Deploys: Succeeded syncs to a revision other than the app's previous deploy's."
+  deploys: Int!
+  "Deployment frequency: deploys per day."
+  deploysPerDay: Float!
+  "Deploys that failed before the next deploy (a sync ended Failed or Error, or the app turned Degraded)."
+  failedDeploys: Int!
+  "Change failure rate: failedDeploys / deploys, 0 without deploys."
+  changeFailureRate: Float!
+  "How many deploys have a known lead time (a Git revision whose commit time the repository server gave)."
+  leadTimes: Int!
+  "Lead time for changes, median: commit time to the end of the sync that deployed it."
+  leadTimeMedianSeconds: Int!
+  "Lead time for changes, 90th percentile."
+  leadTimeP90Seconds: Int!
+  "Failures that started: a failed sync or Degraded health while the app was not failing already."
+  failures: Int!
+  "Failures that ended: the app Healthy and Synced after a Succeeded sync."
+  restores: Int!
+  "Time to restore, median, of the failures that ended in the range."
+  timeToRestoreMedianSeconds: Int!
+  "Sync operations that ended (any phase)."
+  syncs: Int!
+  "Sync duration, median."
+  syncDurationMedianSeconds: Int!
+  "Sync duration, 90th percentile."
+  syncDurationP90Seconds: Int!
+  "Drift: the time the applications were OutOfSync, added up over the applications."
+  driftSeconds: Float!
+}
+`, BuiltIn: false},
+	{Name: "../schema/mutation.graphqls", Input: `# The root of every change, and the inputs of the mutations.
 
 """
 The root of every change: each mutation checks its input, writes the
@@ -6558,132 +7474,6 @@ type Mutation {
   nothing. Needs applications, update.
   """
   unsubscribeNotification(input: UnsubscribeNotificationInput!): Application!
-}
-
-"""
-What testNotification renders, for which destinations.
-"""
-input TestNotificationInput {
-  "The application."
-  application: ApplicationRef!
-  "The template to render. Give template or trigger, not both."
-  template: String
-  """
-  A trigger: the templates of its conditions that hold for the
-  application now, or when none holds, of all its conditions (the answer
-  says which: triggered).
-  """
-  trigger: String
-  """
-  The destinations, each "service:recipient" (the service as the
-  ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log;
-  "hook:" or "hook" for a webhook, which has no recipient). When omitted,
-  the application's subscriptions (to trigger, when given). At most 20.
-  """
-  recipients: [String!]
-  "Send the rendered notifications (needs applications, update)."
-  send: Boolean! = false
-}
-
-"""
-One destination's notification, as testNotification rendered (and sent) it.
-"""
-type TestNotificationResult {
-  "The service as the ConfigMap names it."
-  service: String!
-  "The service's type (slack, email, webhook ...); empty when the ConfigMap does not configure the service."
-  serviceType: String!
-  "The recipient: a channel, an address; empty for a webhook."
-  recipient: String!
-  "The templates rendered."
-  templates: [String!]!
-  "For a trigger: whether one of its conditions holds now; null for a template."
-  triggered: Boolean
-  "The rendered message; empty when rendering failed."
-  message: String!
-  """
-  The whole rendered notification as JSON, as the CLI's ` + "`" + `graphcd admin
-  notifications template notify` + "`" + ` prints it: message and every
-  service-specific part (slack, email, webhook, teams, github ...). Empty
-  when rendering failed.
-  """
-  notification: String!
-  "Whether it was sent."
-  sent: Boolean!
-  "Why it could not be rendered or sent; empty when nothing failed."
-  error: String!
-}
-
-"""
-An application's subscription to add.
-"""
-input SubscribeNotificationInput {
-  "The application."
-  application: ApplicationRef!
-  "The trigger, e.g. on-sync-failed; none subscribes to the configuration's defaultTriggers."
-  trigger: String
-  "The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log."
-  service: String!
-  "The recipients to add (channels, addresses); empty for a webhook. At most 50, none holding ';' or a line break."
-  recipients: [String!]!
-  """
-  The application's resourceVersion (Application.resourceVersion) the
-  change is meant for: CONFLICT when the application has changed since.
-  Without it, the change applies to the application as it is.
-  """
-  resourceVersion: String
-}
-
-"""
-An application's subscription to remove.
-"""
-input UnsubscribeNotificationInput {
-  "The application."
-  application: ApplicationRef!
-  "The trigger; none for the subscription to the default triggers (subscribe.<service>)."
-  trigger: String
-  "The service."
-  service: String!
-  "The recipients to remove; when omitted, the whole subscription (the annotation)."
-  recipients: [String!]
-  "As in SubscribeNotificationInput."
-  resourceVersion: String
-}
-
-"""
-Where a subscription is declared.
-"""
-enum NotificationSubscriptionSource {
-  "An annotation of the application."
-  APPLICATION
-  "An annotation of the application's project."
-  PROJECT
-  "The ConfigMap's subscriptions (every application its selector matches)."
-  DEFAULT
-}
-
-"""
-One of an application's subscriptions: a trigger sent to recipients of a service.
-"""
-type NotificationSubscription {
-  "The trigger, e.g. on-sync-failed."
-  trigger: String!
-  "The service as the ConfigMap names it."
-  service: String!
-  "The recipients; empty for a webhook."
-  recipients: [String!]!
-  "Where it is declared."
-  source: NotificationSubscriptionSource!
-  "The annotation that declares it; empty for DEFAULT."
-  annotation: String!
-  """
-  True when the annotation names no trigger and takes the configuration's
-  default triggers (it is listed once per trigger): unsubscribe it with
-  trigger null.
-  """
-  defaultTriggers: Boolean!
-  "Whether the configuration defines the trigger; the controller skips a subscription to one it does not."
-  triggerDefined: Boolean!
 }
 
 input UpdatePasswordInput {
@@ -7069,146 +7859,196 @@ input RefreshApplicationInput {
   "Render the manifests again rather than reuse cached ones."
   hard: Boolean! = false
 }
+`, BuiltIn: false},
+	{Name: "../schema/notifications.graphqls", Input: `# Notifications: subscriptions, test sends and the delivery log.
 
 """
-Live streams over the websocket (graphql-transport-ws). A slow client never
-holds anyone up: when it falls behind, events are coalesced (the newest
-state of an app wins) or dropped, and it receives an event with
-` + "`" + `lagged: true` + "`" + `, telling it to refetch what it shows.
+What testNotification renders, for which destinations.
 """
-type Subscription {
+input TestNotificationInput {
+  "The application."
+  application: ApplicationRef!
+  "The template to render. Give template or trigger, not both."
+  template: String
   """
-  Reconciliation events of the applications the filter selects, as the
-  controller produces them, from any API replica.
+  A trigger: the templates of its conditions that hold for the
+  application now, or when none holds, of all its conditions (the answer
+  says which: triggered).
   """
-  applicationEvents(filter: ApplicationEventFilter): ApplicationEvent!
+  trigger: String
   """
-  New entries of the audit trail as they are recorded, by any API
-  replica, that the filter selects and the caller may read (see
-  Query.auditLog). At most once: a subscriber that falls far behind
-  misses entries, which Query.auditLog still lists.
+  The destinations, each "service:recipient" (the service as the
+  ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log;
+  "hook:" or "hook" for a webhook, which has no recipient). When omitted,
+  the application's subscriptions (to trigger, when given). At most 20.
   """
-  auditEvents(filter: AuditFilter): AuditEntry!
-  """
-  An application's state now, then again each time it changes; null while
-  it does not exist.
-  """
-  application(
-    "The Application's name."
-    name: String!
-    "The namespace of the Application object; the server's own when omitted."
-    namespace: String
-  ): Application
-  """
-  An ApplicationSet now, then again each time it changes (its spec, or
-  the status its controller writes); null while it does not exist.
-  """
-  applicationSet(
-    "The ApplicationSet's name."
-    name: String!
-    "The namespace of the ApplicationSet object; the server's own when omitted."
-    namespace: String
-  ): ApplicationSet
-  """
-  An application's resource tree now, then again each time the controller
-  rebuilds it; null until it has one.
-  """
-  resourceTree(
-    "The Application's name."
-    name: String!
-    "The namespace of the Application object; the server's own when omitted."
-    namespace: String
-  ): ResourceTree
-  """
-  Follows the log of a Pod of an application: the last tailLines lines,
-  then each new line as it is written.
-  """
-  podLogs(
-    "The application."
-    application: ApplicationRef!
-    "The Pod's namespace."
-    namespace: String!
-    "The Pod's name."
-    pod: String!
-    "The container; the only one when omitted."
-    container: String
-    "How many lines from the end to start with, 0 to 10,000."
-    tailLines: Int! = 100
-    "Only lines newer than this many seconds."
-    sinceSeconds: Int
-  ): String!
-  """
-  An application's notification deliveries as the controller records
-  them (see Application.notificationDeliveries): each delivery whose
-  record changes from the start of the subscription, when it is new or
-  its outcome, attempts or error change. Records already there at the
-  start are not sent: subscribe first, then query the list, and merge by
-  key. Changes made in quick succession may arrive as their last state
-  only. Ends when the caller may no longer see the application.
-  """
-  notificationDeliveries(
-    "The Application's name."
-    name: String!
-    "The namespace of the Application object; the server's own when omitted."
-    namespace: String
-  ): NotificationDelivery!
+  recipients: [String!]
+  "Send the rendered notifications (needs applications, update)."
+  send: Boolean! = false
 }
 
 """
-Selects application events; every field given must match.
+One destination's notification, as testNotification rendered (and sent) it.
 """
-input ApplicationEventFilter {
-  "Application names (in the namespaces below, or the server's own)."
-  names: [String!]
-  "Namespaces of the Application objects."
-  namespaces: [String!]
-  "Event types."
-  types: [ApplicationEventType!]
+type TestNotificationResult {
+  "The service as the ConfigMap names it."
+  service: String!
+  "The service's type (slack, email, webhook ...); empty when the ConfigMap does not configure the service."
+  serviceType: String!
+  "The recipient: a channel, an address; empty for a webhook."
+  recipient: String!
+  "The templates rendered."
+  templates: [String!]!
+  "For a trigger: whether one of its conditions holds now; null for a template."
+  triggered: Boolean
+  "The rendered message; empty when rendering failed."
+  message: String!
+  """
+  The whole rendered notification as JSON, as the CLI's ` + "`" + `graphcd admin
+  notifications template notify` + "`" + ` prints it: message and every
+  service-specific part (slack, email, webhook, teams, github ...). Empty
+  when rendering failed.
+  """
+  notification: String!
+  "Whether it was sent."
+  sent: Boolean!
+  "Why it could not be rendered or sent; empty when nothing failed."
+  error: String!
 }
 
 """
-What happened to an application.
+An application's subscription to add.
 """
-enum ApplicationEventType {
-  "The sync status changed."
-  SyncStatusChanged
-  "The health status changed."
-  HealthChanged
-  "An operation started or ended."
-  OperationPhaseChanged
-  "A live resource of the application changed (a comparison follows)."
-  ResourceChanged
-  "The application was compared with Git again."
-  ReconcileCompleted
+input SubscribeNotificationInput {
+  "The application."
+  application: ApplicationRef!
+  "The trigger, e.g. on-sync-failed; none subscribes to the configuration's defaultTriggers."
+  trigger: String
+  "The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log."
+  service: String!
+  "The recipients to add (channels, addresses); empty for a webhook. At most 50, none holding ';' or a line break."
+  recipients: [String!]!
+  """
+  The application's resourceVersion (Application.resourceVersion) the
+  change is meant for: CONFLICT when the application has changed since.
+  Without it, the change applies to the application as it is.
+  """
+  resourceVersion: String
 }
 
 """
-One reconciliation event, or a marker that events were lost.
+An application's subscription to remove.
 """
-type ApplicationEvent {
-  "True when events were dropped because the client fell behind: refetch. The other fields are then null."
-  lagged: Boolean!
-  "What happened."
-  type: ApplicationEventType
-  "When it happened."
-  time: Time
-  "The application's name."
-  name: String
-  "The namespace of the Application object."
-  namespace: String
-  "The sync status after the event (empty for ResourceChanged)."
-  syncStatus: String
-  "The health status after the event (empty for ResourceChanged)."
-  health: String
-  "The revision compared with or synced."
-  revision: String
-  "The operation's phase, for OperationPhaseChanged."
-  operationPhase: String
-  "The operation's message, for OperationPhaseChanged."
-  message: String
-  "The application as the API sees it now; null when lagged or deleted."
-  application: Application
+input UnsubscribeNotificationInput {
+  "The application."
+  application: ApplicationRef!
+  "The trigger; none for the subscription to the default triggers (subscribe.<service>)."
+  trigger: String
+  "The service."
+  service: String!
+  "The recipients to remove; when omitted, the whole subscription (the annotation)."
+  recipients: [String!]
+  "As in SubscribeNotificationInput."
+  resourceVersion: String
 }
+
+"""
+Where a subscription is declared.
+"""
+enum NotificationSubscriptionSource {
+  "An annotation of the application."
+  APPLICATION
+  "An annotation of the application's project."
+  PROJECT
+  "The ConfigMap's subscriptions (every application its selector matches)."
+  DEFAULT
+}
+
+"""
+One of an application's subscriptions: a trigger sent to recipients of a service.
+"""
+type NotificationSubscription {
+  "The trigger, e.g. on-sync-failed."
+  trigger: String!
+  "The service as the ConfigMap names it."
+  service: String!
+  "The recipients; empty for a webhook."
+  recipients: [String!]!
+  "Where it is declared."
+  source: NotificationSubscriptionSource!
+  "The annotation that declares it; empty for DEFAULT."
+  annotation: String!
+  """
+  True when the annotation names no trigger and takes the configuration's
+  default triggers (it is listed once per trigger): unsubscribe it with
+  trigger null.
+  """
+  defaultTriggers: Boolean!
+  "Whether the configuration defines the trigger; the controller skips a subscription to one it does not."
+  triggerDefined: Boolean!
+}
+
+"""
+Where a notification's delivery stands.
+"""
+enum NotificationOutcome {
+  "Claimed and being sent."
+  PENDING
+  "Sent."
+  SENT
+  "A send failed; another is due (with backoff)."
+  FAILED
+  "Given up after the last attempt: the dead letter, with its last error."
+  DEAD
+}
+
+"""
+One notification: a trigger's condition sent to one destination.
+"""
+type NotificationDelivery {
+  "Identifies the delivery among the application's: a later record of the same key replaces it."
+  key: String!
+  "The trigger, e.g. on-sync-failed."
+  trigger: String!
+  "The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log."
+  service: String!
+  "The recipient: a channel, an address; empty for a webhook."
+  recipient: String!
+  "Where the delivery stands."
+  outcome: NotificationOutcome!
+  "How many sends were started."
+  attempts: Int!
+  "The last send's error, with the notifications Secret's values masked; empty when none."
+  error: String!
+  "When the outcome was recorded."
+  time: Time!
+}
+
+"""
+An application's notification deliveries, newest first.
+"""
+type NotificationDeliveryConnection {
+  "The deliveries with their cursors."
+  edges: [NotificationDeliveryEdge!]!
+  "The deliveries."
+  nodes: [NotificationDelivery!]!
+  "Where the page sits."
+  pageInfo: PageInfo!
+  "How many deliveries the application records."
+  totalCount: Int!
+}
+
+"""
+A delivery with its cursor.
+"""
+type NotificationDeliveryEdge {
+  "Where the delivery sits, for after."
+  cursor: String!
+  "The delivery."
+  node: NotificationDelivery!
+}
+`, BuiltIn: false},
+	{Name: "../schema/project.graphqls", Input: `# Projects (AppProjects): what their applications may use.
 
 """
 An Argo CD-compatible AppProject: the guard rails of the applications in it.
@@ -7416,290 +8256,184 @@ type ProjectEdge {
   "The project."
   node: Project!
 }
+`, BuiltIn: false},
+	{Name: "../schema/query.graphqls", Input: `# The root of every read, and what all of the graph shares: nodes, pages, the caller and the server.
 
 """
-A destination cluster. Its credentials are write-only and never shown.
+The root of every read in graphcd: what a client can ask the API about.
 """
-type Cluster implements Node {
-  "The global ID."
-  id: ID!
-  "The name applications use in spec.destination.name."
-  name: String!
-  "The API server URL."
-  server: String!
-  "The only namespaces graphcd manages there; empty means all."
-  namespaces: [String!]!
-  "Whether cluster-scoped resources are managed when namespaces is set."
-  clusterResources: Boolean!
-  "The only project that may use the cluster; empty means any."
-  project: String!
-  "The controller shard the cluster is pinned to; null when hashed."
-  shard: Int
-  "The labels of the cluster's Secret."
-  labels: [KeyValue!]!
+type Query {
   """
-  How the application controller sees the cluster — its version,
-  connection state and cache — as the controller shard that owns it last
-  published it (every 10 seconds). Null when no controller has published
-  it in the last 45 seconds (none runs, or it has just started).
+  The build of the graphcd server answering this request.
   """
-  info: ClusterInfo
-}
-
-"""
-A destination cluster as the application controller sees it, as Argo
-CD's cluster info.
-"""
-type ClusterInfo {
-  "The cluster's Kubernetes version (v1.35.0); empty until its cache runs."
-  serverVersion: String!
-  "Whether the controller reaches the cluster."
-  connectionState: ClusterConnectionState!
-  "What the controller's cache of the cluster holds."
-  cacheInfo: ClusterCacheInfo!
-  "How many applications the controller reconciles on the cluster."
-  applicationsCount: Int!
-  "The controller shard that owns the cluster."
-  shard: Int!
-}
-
-"""
-Whether the controller reaches a cluster.
-"""
-type ClusterConnectionState {
+  version: Version!
   """
-  SUCCESSFUL when its cache runs; FAILED when the cache could not start;
-  UNKNOWN while it starts, or when no application uses the cluster (its
-  cache starts with the first one).
+  Fetches any object by its global ID (see Node). Null when nothing has
+  that ID (any more); an ID that graphcd never issued is a BAD_USER_INPUT
+  error.
   """
-  status: ClusterConnectionStatus!
-  "Why it failed or is unknown; empty when successful."
-  message: String!
-  "When the controller last started the cluster's cache; null if never."
-  attemptedAt: Time
-}
-
-"""
-The connection status of a cluster, Argo CD's.
-"""
-enum ClusterConnectionStatus {
-  "The controller's cache of the cluster runs."
-  SUCCESSFUL
-  "The controller could not start its cache of the cluster."
-  FAILED
-  "Not known yet: no application uses the cluster, or its cache starts."
-  UNKNOWN
-}
-
-"""
-What the controller's cache of a cluster holds.
-"""
-type ClusterCacheInfo {
-  "Objects in the cache."
-  resourcesCount: Int!
-  "Kubernetes API resources (kinds) the cache watches."
-  apisCount: Int!
-  "When the cache last completed a sync; null before the first."
-  lastCacheSyncTime: Time
-}
-
-"""
-How graphcd's components are doing. Each list holds at most 200 entries.
-"""
-type ComponentStatus {
-  "The API server replicas, by ID."
-  apiReplicas: [ComponentReplica!]!
-  "The controller replicas, by shard and ID: one leader per running shard."
-  controllers: [ControllerReplica!]!
-  "The repository server the answering replica renders with."
-  repoServer: ComponentProbe!
-  "Redis as the answering replica reaches it; null without Redis."
-  redis: RedisStatus
-  "The embedded Dex of the answering replica; null when it runs none."
-  dex: ComponentProbe
-}
-
-"""
-A replica of graphcd that reported itself.
-"""
-type ComponentReplica {
-  "The replica's name: its host (pod) name and a suffix."
-  id: String!
-  "The replica's graphcd version."
-  version: String!
-  "When the replica started."
-  startedAt: Time
-  "When it last reported."
-  lastSeen: Time!
-  "Its memory against its limit."
-  memory: MemoryStatus!
-}
-
-"""
-A replica's memory against its limit (GOMEMLIMIT). Under pressure (the
-heap left after a collection above 70% of the limit, until it falls under
-55%) new comparisons and renders wait for the work in flight.
-"""
-type MemoryStatus {
-  "The memory limit in bytes; 0 when the replica runs without one."
-  limitBytes: Float!
-  "The heap that survived the last garbage collection, in bytes (read only under a limit)."
-  liveHeapBytes: Float!
-  "Whether the replica is under memory pressure."
-  pressure: Boolean!
-  "When the pressure began; null when there is none."
-  pressureSince: Time
-  "How many comparisons or renders have waited for memory since the replica started."
-  waits: Float!
-}
-
-"""
-An application controller replica.
-"""
-type ControllerReplica {
-  "The replica's name (its leader election identity)."
-  id: String!
-  "The replica's graphcd version."
-  version: String!
-  "The shard it runs."
-  shard: Int!
-  "Whether it leads the shard; standbys reconcile nothing."
-  leader: Boolean!
-  "The servers of the clusters whose caches it runs (a leader's; at most 100)."
-  clusters: [String!]!
-  "When the replica started."
-  startedAt: Time
-  "When it last reported."
-  lastSeen: Time!
-  "Its memory against its limit."
-  memory: MemoryStatus!
-}
-
-"""
-The outcome of reaching a part of graphcd.
-"""
-type ComponentProbe {
-  "What was reached: an address, or in process."
-  name: String!
-  "Whether it answered."
-  reachable: Boolean!
-  "Why it did not; empty when it did."
-  message: String!
-}
-
-"""
-Redis as the API reaches it.
-"""
-type RedisStatus {
-  "Its address."
-  address: String!
-  "Whether it answered."
-  reachable: Boolean!
-  "Why it did not; empty when it did."
-  message: String!
-  "Its version."
-  version: String!
-  "The memory it uses, in bytes."
-  usedMemoryBytes: Float!
-  "Its memory limit in bytes; 0 for none."
-  maxMemoryBytes: Float!
-}
-
-"""
-A page of clusters.
-"""
-type ClusterConnection {
-  "The clusters with their cursors."
-  edges: [ClusterEdge!]!
-  "The clusters."
-  nodes: [Cluster!]!
-  "Where the page sits."
-  pageInfo: PageInfo!
-  "How many clusters there are."
-  totalCount: Int!
-}
-
-"""
-A cluster with its cursor.
-"""
-type ClusterEdge {
-  "Pass as ` + "`" + `after` + "`" + ` to start after this cluster."
-  cursor: String!
-  "The cluster."
-  node: Cluster!
-}
-
-"""
-A repository, or a credential template for repositories under a URL
-prefix. Its credentials are write-only and never shown.
-"""
-type Repository implements Node {
-  "The global ID."
-  id: ID!
-  "The display name."
-  name: String!
-  "The URL (a prefix for a template)."
-  url: String!
-  "The only project that may use it; empty means any."
-  project: String!
-  "git, helm or oci."
-  type: String!
-  "Whether credentials are configured."
-  hasCredentials: Boolean!
-  "Whether this is a credential template (repo-creds) rather than a repository."
-  template: Boolean!
+  node(id: ID!): Node
   """
-  Whether graphcd reaches the repository with its stored credentials: the
-  outcome of the last test, tested on first asking and again when that is
-  over a minute old. Null for a credential template.
+  One application by name. Null when it does not exist.
   """
-  connectionState: ConnectionState
-}
-
-"""
-The outcome of reaching a repository.
-"""
-type ConnectionState {
-  "SUCCESSFUL or FAILED."
-  status: ConnectionStatus!
-  "Why it failed; empty when it succeeded."
-  message: String!
-  "When the test ran."
-  attemptedAt: Time!
-}
-
-"""
-Whether a repository could be reached.
-"""
-enum ConnectionStatus {
-  "The repository answered with the credentials."
-  SUCCESSFUL
-  "The repository could not be reached or refused the credentials."
-  FAILED
-}
-
-"""
-A page of repositories.
-"""
-type RepositoryConnection {
-  "The repositories with their cursors."
-  edges: [RepositoryEdge!]!
-  "The repositories."
-  nodes: [Repository!]!
-  "Where the page sits."
-  pageInfo: PageInfo!
-  "How many repositories there are."
-  totalCount: Int!
-}
-
-"""
-A repository with its cursor.
-"""
-type RepositoryEdge {
-  "Pass as ` + "`" + `after` + "`" + ` to start after this repository."
-  cursor: String!
-  "The repository."
-  node: Repository!
+  application(
+    "The Application's name."
+    name: String!
+    "The namespace of the Application object; the server's own namespace when omitted."
+    namespace: String
+  ): Application
+  """
+  Applications, a page at a time (a Relay connection), filtered and ordered
+  on the server. Pages are keyset-paginated: apps created or deleted while
+  a client pages through do not shift the pages still to come.
+  """
+  applications(
+    "How many applications to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor (or an edge's cursor) of the previous page; the page starts after it."
+    after: String
+    "Which applications to return; all of them when omitted."
+    filter: ApplicationFilter
+    "The order; by namespace and name when omitted."
+    orderBy: ApplicationOrder
+  ): ApplicationConnection!
+  """
+  One ApplicationSet by name. Null when it does not exist or the caller
+  may not get it (RBAC resource ` + "`" + `applicationsets` + "`" + `, object
+  ` + "`" + `<project>/<name>` + "`" + ` with the project of its template, or
+  ` + "`" + `<project>/<namespace>/<name>` + "`" + ` outside the server's namespace).
+  """
+  applicationSet(
+    "The ApplicationSet's name."
+    name: String!
+    "The namespace of the ApplicationSet object; the server's own namespace when omitted."
+    namespace: String
+  ): ApplicationSet
+  """
+  The ApplicationSets the caller may get, ordered by namespace and name.
+  """
+  applicationSets(
+    "How many sets to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+    "Which sets to return; all of them when omitted."
+    filter: ApplicationSetFilter
+  ): ApplicationSetConnection!
+  """
+  Generates the Applications of an ApplicationSet manifest as the
+  controller would, and writes nothing (Argo CD's ` + "`" + `appset generate` + "`" + `).
+  The clusters generator sees the registered clusters the caller may get;
+  git and clusterDecisionResource generators are not run through the API
+  yet and fail. Each
+  Application is also checked against its project, as the controller
+  checks it before writing. Needs the rights createApplicationSet needs.
+  BAD_USER_INPUT when the manifest is invalid or a generator cannot run
+  at all (the error names it); an element that fails alone is reported
+  in the answer with its parameters.
+  """
+  dryRunApplicationSet(
+    "The set to generate."
+    input: DryRunApplicationSetInput!
+    "How many elements to return, 0 to 10,000 (the most a set generates)."
+    first: Int! = 1000
+  ): ApplicationSetPreview!
+  """
+  Who the request comes from.
+  """
+  me: Me!
+  """
+  The local accounts (admin and the accounts.<name> keys of graphcd-cm)
+  the caller may get, and the caller's own, ordered by name.
+  """
+  accounts: [Account!]!
+  """
+  The server's public settings, readable without logging in.
+  """
+  settings: Settings!
+  """
+  AppProjects, ordered by name.
+  """
+  projects(
+    "How many projects to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+  ): ProjectConnection!
+  """
+  One AppProject by name. Null when it does not exist.
+  """
+  project("The project's name." name: String!): Project
+  """
+  Registered destination clusters (including the one graphcd runs in),
+  ordered by server URL. Credentials are never readable.
+  """
+  clusters(
+    "How many clusters to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+  ): ClusterConnection!
+  """
+  Configured repositories and credential templates, ordered by URL.
+  Credentials are never readable.
+  """
+  repositories(
+    "How many repositories to return, 0 to 500."
+    first: Int! = 100
+    "The endCursor of the previous page."
+    after: String
+  ): RepositoryConnection!
+  """
+  How graphcd's components are doing: the API replicas and controller
+  replicas that reported in the last 45 seconds (each reports every 10),
+  with each controller shard's leader and the clusters it runs caches
+  for; the repository server, Redis and Dex as this replica reaches them.
+  For admins: needs ` + "`" + `update` + "`" + ` on the RBAC resource ` + "`" + `clusters` + "`" + ` with object
+  ` + "`" + `*` + "`" + `, which role:admin has.
+  """
+  componentStatus: ComponentStatus!
+  """
+  The audit trail: every mutation made through the API, newest first, a
+  page at a time. Needs ` + "`" + `get` + "`" + ` on the RBAC resource ` + "`" + `audit` + "`" + ` with the
+  entry's project as object (` + "`" + `*` + "`" + ` for entries without one); entries the
+  caller may not read are left out. The log is bounded: the oldest
+  entries are dropped beyond the server's --audit-log-size.
+  """
+  auditLog(
+    "How many entries to return, 1 to 500."
+    first: Int! = 50
+    "The endCursor of the previous page; the page holds older entries."
+    after: String
+    "Which entries to return; all of them when omitted."
+    filter: AuditFilter
+  ): AuditConnection!
+  """
+  Delivery insights over a time range: the four DORA figures (deployment
+  frequency, lead time for changes, change failure rate, time to
+  restore), sync duration and drift, of one application, one project or
+  the whole installation, with a series for charts (docs/insights.md
+  defines each figure). The range is rounded out to whole UTC days and
+  is at most 92 days (the log keeps 90). Only applications the caller
+  may ` + "`" + `get` + "`" + ` (RBAC resource ` + "`" + `applications` + "`" + `) count: an application the
+  caller may not get is NOT_FOUND, and a project's or the installation's
+  figures add up the applications the caller may get, deleted ones
+  included while their log lasts.
+  """
+  insights(
+    "Whose figures: one application, a project, or every application."
+    scope: InsightsScope!
+    "The application's or project's name; ignored for INSTALLATION."
+    name: String
+    "The namespace of the application (scope APPLICATION); the server's own namespace when omitted."
+    namespace: String
+    "The start of the range (its UTC day)."
+    from: Time!
+    "The end of the range: the UTC day it falls in is the last included, unless it is midnight."
+    to: Time!
+    "The width of the series' points."
+    bucket: InsightsBucket! = DAY
+  ): Insights!
 }
 
 """
@@ -7830,60 +8564,6 @@ type PageInfo {
 }
 
 """
-Selects applications. Every field given must match; a list matches when any
-of its values does.
-"""
-input ApplicationFilter {
-  "Namespaces of the Application objects."
-  namespaces: [String!]
-  "Projects (an Application without a project is in \"default\")."
-  projects: [String!]
-  "Sync statuses."
-  syncStatus: [SyncStatusCode!]
-  "Health statuses."
-  health: [HealthStatusCode!]
-  "A Kubernetes label selector over the Application's labels, e.g. \"team=web,env in (prod,staging)\"."
-  labelSelector: String
-  "Destination clusters, by server URL or by cluster name."
-  clusters: [String!]
-  "Destination namespaces."
-  destinationNamespaces: [String!]
-  "Source repository URLs; case, a trailing slash and a trailing .git are ignored."
-  repos: [String!]
-  "Target revisions of any source, as written in the spec (e.g. \"HEAD\", \"main\", \"v1.2.0\")."
-  targetRevisions: [String!]
-  "True for applications with automated sync on, false for those without."
-  autoSync: Boolean
-  "A case-insensitive substring of the application's name."
-  search: String
-}
-
-"""
-The order of an application list.
-"""
-input ApplicationOrder {
-  "What to order by."
-  field: ApplicationOrderField! = NAME
-  "Ascending or descending."
-  direction: OrderDirection! = ASC
-}
-
-"""
-What an application list can be ordered by. Ties are broken by namespace,
-then name.
-"""
-enum ApplicationOrderField {
-  "Namespace, then name."
-  NAME
-  "Sync status, attention first: OutOfSync, Unknown, Synced."
-  SYNC
-  "Health status, worst first: Degraded, Missing, Unknown, Progressing, Suspended, Healthy."
-  HEALTH
-  "Time of the last deployment in the history; never-deployed applications first."
-  LAST_DEPLOYED
-}
-
-"""
 A sort direction.
 """
 enum OrderDirection {
@@ -7892,289 +8572,83 @@ enum OrderDirection {
   "Largest first; tie-breaks are reversed too."
   DESC
 }
+`, BuiltIn: false},
+	{Name: "../schema/repository.graphqls", Input: `# Repositories and credential templates.
 
 """
-A page of applications.
+A repository, or a credential template for repositories under a URL
+prefix. Its credentials are write-only and never shown.
 """
-type ApplicationConnection {
-  "The applications of the page with their cursors."
-  edges: [ApplicationEdge!]!
-  "The applications of the page, when cursors are not needed."
-  nodes: [Application!]!
-  "Where the page sits in the whole list."
+type Repository implements Node {
+  "The global ID."
+  id: ID!
+  "The display name."
+  name: String!
+  "The URL (a prefix for a template)."
+  url: String!
+  "The only project that may use it; empty means any."
+  project: String!
+  "git, helm or oci."
+  type: String!
+  "Whether credentials are configured."
+  hasCredentials: Boolean!
+  "Whether this is a credential template (repo-creds) rather than a repository."
+  template: Boolean!
+  """
+  Whether graphcd reaches the repository with its stored credentials: the
+  outcome of the last test, tested on first asking and again when that is
+  over a minute old. Null for a credential template.
+  """
+  connectionState: ConnectionState
+}
+
+"""
+The outcome of reaching a repository.
+"""
+type ConnectionState {
+  "SUCCESSFUL or FAILED."
+  status: ConnectionStatus!
+  "Why it failed; empty when it succeeded."
+  message: String!
+  "When the test ran."
+  attemptedAt: Time!
+}
+
+"""
+Whether a repository could be reached.
+"""
+enum ConnectionStatus {
+  "The repository answered with the credentials."
+  SUCCESSFUL
+  "The repository could not be reached or refused the credentials."
+  FAILED
+}
+
+"""
+A page of repositories.
+"""
+type RepositoryConnection {
+  "The repositories with their cursors."
+  edges: [RepositoryEdge!]!
+  "The repositories."
+  nodes: [Repository!]!
+  "Where the page sits."
   pageInfo: PageInfo!
-  "How many applications the filter selects, on all pages."
+  "How many repositories there are."
   totalCount: Int!
 }
 
 """
-An application with its cursor.
+A repository with its cursor.
 """
-type ApplicationEdge {
-  "Pass as ` + "`" + `after` + "`" + ` to start a page after this application."
+type RepositoryEdge {
+  "Pass as ` + "`" + `after` + "`" + ` to start after this repository."
   cursor: String!
-  "The application."
-  node: Application!
+  "The repository."
+  node: Repository!
 }
-
-"""
-An Argo CD-compatible Application: a source of manifests in Git, a
-destination cluster and namespace, and the controller's view of how the two
-compare.
-"""
-type Application implements Node {
-  "The global ID."
-  id: ID!
-  """
-  Whether the caller may do action on this application, exactly as the API
-  will decide it: get, update, delete, sync, override, approve,
-  approve-on-behalf, or a fine-grained
-  update/<group>/<kind>/<namespace>/<name> or delete/.... Clients ask
-  before showing a control; the RBAC object (<project>/<app>, or
-  <project>/<namespace>/<app>) is worked out for them.
-  """
-  can(action: String!): Boolean!
-  "The name of the Application object."
-  name: String!
-  "The namespace of the Application object."
-  namespace: String!
-  "The Kubernetes UID."
-  uid: String!
-  "The Kubernetes resourceVersion: changes with every write of the object."
-  resourceVersion: String!
-  "The labels of the Application object."
-  labels: [KeyValue!]!
-  "The annotations of the Application object."
-  annotations: [KeyValue!]!
-  "When the Application object was created."
-  createdAt: Time!
-  "True while the application is being deleted (its finalizers still run)."
-  deleting: Boolean!
-  """
-  The links graphcd-cm's application.links gives this application (Argo
-  CD's deep links), in order: each rule whose condition holds, its URL
-  built from the application (.app), its project (.project) and its
-  destination cluster (.cluster: name and server).
-  """
-  links: [DeepLink!]!
-  "The project; \"default\" when the spec names none."
-  project: String!
-  "The desired state."
-  spec: ApplicationSpec!
-  "The observed state, as the controller last wrote it."
-  status: ApplicationStatus!
-  "The operation requested and not yet picked up or still running, if any."
-  operation: Operation
-  "The whole Application object as YAML, as kubectl would print it (without managedFields)."
-  yaml: String!
-  """
-  The application's resources and their children (ReplicaSets, Pods ...)
-  as the controller last saw them, with the resources Git declares that
-  are missing from the cluster as nodes of their own (missing: true); null
-  until it has compared the application once.
-  """
-  resourceTree: ResourceTree
-  """
-  The resources Git declares or the application tracks, each with its live
-  and desired YAML and the diff between them (Secret values masked).
-  """
-  managedResources(
-    "Which resources; all when omitted."
-    filter: ManagedResourceFilter
-  ): [ManagedResource!]!
-  """
-  The last lines of the log of a Pod of the application (one in its
-  resource tree); NOT_FOUND for any other Pod.
-  """
-  podLogs(
-    "The Pod's namespace."
-    namespace: String!
-    "The Pod's name."
-    pod: String!
-    "The container; the only one when omitted."
-    container: String
-    "How many lines from the end, 1 to 10,000."
-    tailLines: Int! = 100
-    "Only lines newer than this many seconds."
-    sinceSeconds: Int
-  ): [String!]!
-  "The Kubernetes Events about the application, newest first."
-  events(
-    "How many events to return, 0 to 500."
-    first: Int! = 50
-  ): [KubernetesEvent!]!
-  """
-  The notifications the controller delivered, or is delivering, for the
-  application (graphcd-notifications-cm's triggers, to the app's and its
-  project's subscriptions), newest first: the last 100 at most, as the
-  application's notified.notifications.graphcd.io annotation records
-  them.
-  """
-  notificationDeliveries(
-    "How many to return, 0 to 500."
-    first: Int! = 50
-    "The cursor of the last delivery of the previous page."
-    after: String
-  ): NotificationDeliveryConnection!
-  """
-  What the application is subscribed to: its own subscription
-  annotations, its project's, and the ConfigMap's subscriptions that
-  select it, by trigger, service and where each is declared (the
-  API server's notifications configuration gives the default triggers).
-  """
-  notificationSubscriptions: [NotificationSubscription!]!
-  """
-  One live object of the application (a resource Git declares or one in
-  its resource tree, such as a Pod its Deployment made), read from the
-  destination cluster now; NOT_FOUND for any other object.
-  """
-  liveResource(
-    "The API group; empty for the core group."
-    group: String!
-    "The kind."
-    kind: String!
-    "The namespace; empty for a cluster-scoped object."
-    namespace: String!
-    "The name."
-    name: String!
-  ): LiveResource!
-  """
-  The desired manifests of the application's sources as the repository
-  server renders them, one YAML document per object, like Argo CD's
-  ` + "`" + `argocd app manifests --revision` + "`" + `. Every source of a multi-source
-  application is rendered, in order (a source that only provides files
-  through ` + "`" + `ref` + "`" + ` renders nothing). The objects are shown before the
-  controller fills in the destination namespace and its tracking label.
-  BAD_USER_INPUT when a revision is malformed or does not exist, or when
-  sourcePosition names no source; FORBIDDEN when the application's project
-  does not permit a source's repository, or lists signatureKeys and none
-  of them signed the commit (the reason the controller reports too).
-  """
-  manifests(
-    """
-    The revision to render at: a branch, tag, commit SHA or semantic
-    version constraint (Git), or a chart version (Helm). The source's
-    target revision when omitted.
-    """
-    revision: String
-    """
-    The source the revision applies to, counted from 1 as Argo CD's
-    --source-positions; the first when omitted. Other sources render at
-    their target revisions.
-    """
-    sourcePosition: Int
-  ): [String!]!
-  """
-  The latest commits of the application's Git source at its target
-  revision, newest first, as ` + "`" + `git log` + "`" + ` lists them (Argo CD's revision
-  metadata). Empty for a chart from a Helm repository, which has no
-  commits. FORBIDDEN when the project does not permit the repository;
-  BAD_USER_INPUT when the target revision does not exist.
-  """
-  revisions(
-    "How many commits to return, 0 to 50."
-    first: Int! = 10
-    "The source, counted from 1; the first when omitted."
-    sourcePosition: Int
-  ): [Revision!]!
-  """
-  Whether the application's syncs need approval, and the sync waiting for
-  it, if any.
-  """
-  syncApproval: SyncApprovalStatus!
-}
-
-"""
-An application's sync approval: the policy in force and the held sync.
-"""
-type SyncApprovalStatus {
-  """
-  The policy the application's syncs are under: its project's, or its
-  own when the project sets none; null when syncs need no approval.
-  """
-  policy: SyncApprovalPolicy
-  "Where the policy comes from: PROJECT or APPLICATION; null without one."
-  policySource: SyncApprovalSource
-  "True while a sync waits for approval."
-  held: Boolean!
-  """
-  The operation waiting (or the last one held, once approved): its ID,
-  which approvals name, and its terms; null when no sync was held.
-  """
-  operation: HeldOperation
-}
-
-"""
-Where a sync approval policy is set.
-"""
-enum SyncApprovalSource {
-  "The application's project (spec.syncApproval of the AppProject)."
-  PROJECT
-  "The application itself, whose project sets none."
-  APPLICATION
-}
-
-"""
-A sync the sync approval policy held, with its terms and approvals.
-"""
-type HeldOperation {
-  "The operation's ID; an approval counts for this operation only."
-  id: String!
-  "Who requested the sync (empty for an automated sync); they cannot approve it."
-  initiatedBy: String!
-  "How many distinct approvers it needs."
-  approvalsNeeded: Int!
-  "The groups approvers must belong to one of; anyone allowed when empty."
-  groups: [String!]!
-  "The approvals that count, oldest first."
-  approvals: [SyncApprovalRecord!]!
-  "When it stops waiting and fails."
-  expiresAt: Time!
-  "When it got its approvals and started to run; null while it waits."
-  approvedAt: Time
-}
-
-"""
-One approval of a held sync.
-"""
-type SyncApprovalRecord {
-  "Who approved."
-  user: String!
-  "The API caller that approved on the user's behalf (a chat bot); empty when the user approved directly."
-  via: String!
-  "The approver's groups when they approved."
-  groups: [String!]!
-  "When."
-  at: Time!
-}
-
-"""
-A commit of an application's Git source.
-"""
-type Revision {
-  "The full commit SHA (40 hex digits)."
-  sha: String!
-  "Who wrote the change."
-  author: CommitAuthor!
-  "When the author made the commit."
-  date: Time!
-  "The first line of the message."
-  subject: String!
-  "The whole commit message, cut after 8 KiB."
-  message: String!
-  "The tags pointing at the commit, sorted (annotated tags by the commit they tag)."
-  tags: [String!]!
-}
-
-"""
-The author of a commit, as Git records it.
-"""
-type CommitAuthor {
-  "The author's name."
-  name: String!
-  "The author's email address."
-  email: String!
-}
+`, BuiltIn: false},
+	{Name: "../schema/resources.graphqls", Input: `# The live objects of an application: its resource tree, managed resources and their actions.
 
 """
 The objects of an application: its live resources and everything they own,
@@ -8423,84 +8897,8 @@ type ResourceActionChange {
   "The name."
   name: String!
 }
-
-"""
-Where a notification's delivery stands.
-"""
-enum NotificationOutcome {
-  "Claimed and being sent."
-  PENDING
-  "Sent."
-  SENT
-  "A send failed; another is due (with backoff)."
-  FAILED
-  "Given up after the last attempt: the dead letter, with its last error."
-  DEAD
-}
-
-"""
-One notification: a trigger's condition sent to one destination.
-"""
-type NotificationDelivery {
-  "Identifies the delivery among the application's: a later record of the same key replaces it."
-  key: String!
-  "The trigger, e.g. on-sync-failed."
-  trigger: String!
-  "The service as the ConfigMap names it: slack, or deploy-log for service.webhook.deploy-log."
-  service: String!
-  "The recipient: a channel, an address; empty for a webhook."
-  recipient: String!
-  "Where the delivery stands."
-  outcome: NotificationOutcome!
-  "How many sends were started."
-  attempts: Int!
-  "The last send's error, with the notifications Secret's values masked; empty when none."
-  error: String!
-  "When the outcome was recorded."
-  time: Time!
-}
-
-"""
-An application's notification deliveries, newest first.
-"""
-type NotificationDeliveryConnection {
-  "The deliveries with their cursors."
-  edges: [NotificationDeliveryEdge!]!
-  "The deliveries."
-  nodes: [NotificationDelivery!]!
-  "Where the page sits."
-  pageInfo: PageInfo!
-  "How many deliveries the application records."
-  totalCount: Int!
-}
-
-"""
-A delivery with its cursor.
-"""
-type NotificationDeliveryEdge {
-  "Where the delivery sits, for after."
-  cursor: String!
-  "The delivery."
-  node: NotificationDelivery!
-}
-
-"""
-A Kubernetes Event (events.k8s.io/v1) about an object.
-"""
-type KubernetesEvent {
-  "Normal or Warning."
-  type: String!
-  "Why, in one word, e.g. SyncStatusChanged or OperationCompleted."
-  reason: String!
-  "What happened, in words."
-  note: String!
-  "When it last happened."
-  time: Time
-  "How many times it happened."
-  count: Int!
-  "The controller that reported it."
-  reportingController: String!
-}
+`, BuiltIn: false},
+	{Name: "../schema/spec.graphqls", Input: `# An application's spec: its sources, destination and sync policy.
 
 """
 The desired state of an application.
@@ -8863,6 +9261,8 @@ type Info {
   "The value."
   value: String!
 }
+`, BuiltIn: false},
+	{Name: "../schema/status.graphqls", Input: `# An application's status: sync, health, history and operations.
 
 """
 How an application's live state compares with Git.
@@ -9231,517 +9631,147 @@ type ResourceResult {
   "The wave the resource ran in."
   syncWave: Int!
 }
+`, BuiltIn: false},
+	{Name: "../schema/subscription.graphqls", Input: `# The root of every live stream, and the application events it carries.
 
 """
-One mutation made through the API: who made it, from where, on which
-object, what it changed and how it ended.
+Live streams over the websocket (graphql-transport-ws). A slow client never
+holds anyone up: when it falls behind, events are coalesced (the newest
+state of an app wins) or dropped, and it receives an event with
+` + "`" + `lagged: true` + "`" + `, telling it to refetch what it shows.
 """
-type AuditEntry {
-  "The entry's id; later entries have greater ids."
-  id: ID!
-  "When the mutation was made."
-  time: Time!
-  "The caller's subject (account, SSO user, or proj:<project>:<role>)."
-  user: String!
-  "The caller's SSO groups."
-  groups: [String!]!
-  "The client's address: X-Forwarded-For is believed only from trusted proxies."
-  clientAddress: String
-  "The GraphQL operation's name, when the client gave one."
-  operationName: String
-  "The mutation field, say createApplication."
-  mutation: String!
-  "The object the mutation acted on."
-  object: AuditObject!
+type Subscription {
   """
-  What changed, as the JSON text of an RFC 6902 JSON patch from the object
-  before to after ("add" at "" for a create, "remove" at "" for a delete).
-  Secret values and credential fields read "<redacted>". Null when nothing
-  was written.
+  Reconciliation events of the applications the filter selects, as the
+  controller produces them, from any API replica.
   """
-  patch: String
-  "Whether the patch was too large to keep."
-  patchOmitted: Boolean!
-  "Whether the mutation succeeded."
-  outcome: AuditOutcome!
-  "The extensions.code of the error the client got, on failure."
-  errorCode: String
-}
-
-"""
-The object a mutation acted on. For a mutation refused before it found
-its object, kind is the RBAC resource (applications, projects ...) and
-name the RBAC object.
-"""
-type AuditObject {
-  "The Kubernetes kind (Application, AppProject, Secret, a live resource's kind) or the RBAC resource."
-  kind: String!
-  "The API group; empty for the core group."
-  group: String!
-  "The namespace; empty for cluster-scoped objects."
-  namespace: String!
-  "The name."
-  name: String!
-  "The project the object belongs to; empty when none."
-  project: String!
-}
-
-"""
-How a mutation ended.
-"""
-enum AuditOutcome {
-  "It succeeded."
-  SUCCESS
-  "It failed or was refused; errorCode says why."
-  FAILURE
-}
-
-"""
-Selects audit entries; every field given must match.
-"""
-input AuditFilter {
-  "The caller's subject."
-  user: String
-  "The object's kind (or RBAC resource)."
-  kind: String
-  "The object's namespace."
-  namespace: String
-  "The object's name."
-  name: String
-  "The object's project."
-  project: String
-  "The mutation field."
-  mutation: String
-  "The outcome."
-  outcome: AuditOutcome
-  "Entries at or after this time."
-  since: Time
-  "Entries before this time."
-  until: Time
-}
-
-"""
-A page of audit entries, newest first.
-"""
-type AuditConnection {
-  "The entries with their cursors."
-  edges: [AuditEdge!]!
-  "The entries."
-  nodes: [AuditEntry!]!
-  "Where the page sits."
-  pageInfo: PageInfo!
-}
-
-"""
-An audit entry with its cursor.
-"""
-type AuditEdge {
-  "Pass as ` + "`" + `after` + "`" + ` to start after this entry."
-  cursor: String!
-  "The entry."
-  node: AuditEntry!
-}
-
-"""
-A new ApplicationSet.
-"""
-input CreateApplicationSetInput {
+  applicationEvents(filter: ApplicationEventFilter): ApplicationEvent!
   """
-  The ApplicationSet as YAML or JSON (apiVersion graphcd.io/v1alpha1, or
-  argoproj.io/v1alpha1 as written for Argo CD). Unknown fields are errors;
-  status and finalizers are ignored.
+  New entries of the audit trail as they are recorded, by any API
+  replica, that the filter selects and the caller may read (see
+  Query.auditLog). At most once: a subscriber that falls far behind
+  misses entries, which Query.auditLog still lists.
   """
-  manifest: String!
-  "Update the set if one of that name exists, rather than fail."
-  upsert: Boolean! = false
+  auditEvents(filter: AuditFilter): AuditEntry!
+  """
+  An application's state now, then again each time it changes; null while
+  it does not exist.
+  """
+  application(
+    "The Application's name."
+    name: String!
+    "The namespace of the Application object; the server's own when omitted."
+    namespace: String
+  ): Application
+  """
+  An ApplicationSet now, then again each time it changes (its spec, or
+  the status its controller writes); null while it does not exist.
+  """
+  applicationSet(
+    "The ApplicationSet's name."
+    name: String!
+    "The namespace of the ApplicationSet object; the server's own when omitted."
+    namespace: String
+  ): ApplicationSet
+  """
+  An application's resource tree now, then again each time the controller
+  rebuilds it; null until it has one.
+  """
+  resourceTree(
+    "The Application's name."
+    name: String!
+    "The namespace of the Application object; the server's own when omitted."
+    namespace: String
+  ): ResourceTree
+  """
+  Follows the log of a Pod of an application: the last tailLines lines,
+  then each new line as it is written.
+  """
+  podLogs(
+    "The application."
+    application: ApplicationRef!
+    "The Pod's namespace."
+    namespace: String!
+    "The Pod's name."
+    pod: String!
+    "The container; the only one when omitted."
+    container: String
+    "How many lines from the end to start with, 0 to 10,000."
+    tailLines: Int! = 100
+    "Only lines newer than this many seconds."
+    sinceSeconds: Int
+  ): String!
+  """
+  An application's notification deliveries as the controller records
+  them (see Application.notificationDeliveries): each delivery whose
+  record changes from the start of the subscription, when it is new or
+  its outcome, attempts or error change. Records already there at the
+  start are not sent: subscribe first, then query the list, and merge by
+  key. Changes made in quick succession may arrive as their last state
+  only. Ends when the caller may no longer see the application.
+  """
+  notificationDeliveries(
+    "The Application's name."
+    name: String!
+    "The namespace of the Application object; the server's own when omitted."
+    namespace: String
+  ): NotificationDelivery!
 }
 
 """
-A new spec for an ApplicationSet.
+Selects application events; every field given must match.
 """
-input UpdateApplicationSetInput {
-  "The ApplicationSet's name."
-  name: String!
-  "The namespace of the ApplicationSet object; the server's own when omitted."
-  namespace: String
-  "The spec as YAML or JSON (the content of ` + "`" + `spec:` + "`" + `). Unknown fields are errors."
-  spec: String!
-}
-
-"""
-An ApplicationSet to generate without writing anything.
-"""
-input DryRunApplicationSetInput {
-  "The ApplicationSet as YAML or JSON, as for createApplicationSet."
-  manifest: String!
-}
-
-"""
-Selects ApplicationSets. Every field given must match; a list matches when
-any of its values does.
-"""
-input ApplicationSetFilter {
-  "Namespaces of the ApplicationSet objects."
+input ApplicationEventFilter {
+  "Application names (in the namespaces below, or the server's own)."
+  names: [String!]
+  "Namespaces of the Application objects."
   namespaces: [String!]
-  "Projects of the sets' templates, as written (\"default\" for none)."
-  projects: [String!]
-  "A case-insensitive substring of the set's name."
-  search: String
+  "Event types."
+  types: [ApplicationEventType!]
 }
 
 """
-A page of ApplicationSets.
+What happened to an application.
 """
-type ApplicationSetConnection {
-  "The sets of the page with their cursors."
-  edges: [ApplicationSetEdge!]!
-  "The sets of the page, when cursors are not needed."
-  nodes: [ApplicationSet!]!
-  "Where the page sits in the whole list."
-  pageInfo: PageInfo!
-  "How many sets the filter selects, on all pages."
-  totalCount: Int!
+enum ApplicationEventType {
+  "The sync status changed."
+  SyncStatusChanged
+  "The health status changed."
+  HealthChanged
+  "An operation started or ended."
+  OperationPhaseChanged
+  "A live resource of the application changed (a comparison follows)."
+  ResourceChanged
+  "The application was compared with Git again."
+  ReconcileCompleted
 }
 
 """
-An ApplicationSet with its cursor.
+One reconciliation event, or a marker that events were lost.
 """
-type ApplicationSetEdge {
-  "Pass as ` + "`" + `after` + "`" + ` to start a page after this set."
-  cursor: String!
-  "The set."
-  node: ApplicationSet!
-}
-
-"""
-An Argo CD-compatible ApplicationSet: generators whose parameter sets
-each fill in one template, making one Application each, which the
-ApplicationSet controller creates, updates and deletes.
-"""
-type ApplicationSet implements Node {
-  "The global ID."
-  id: ID!
-  """
-  Whether the caller may do action (get, update, delete) on this set's
-  RBAC object (<project>/<name>, or <project>/<namespace>/<name>), worked
-  out for them. An update that changes the spec also needs the action on
-  every project the new spec names (see createApplicationSet).
-  """
-  can(action: String!): Boolean!
-  "The name of the ApplicationSet object."
-  name: String!
-  "The namespace of the ApplicationSet object."
-  namespace: String!
-  "The Kubernetes UID."
-  uid: String!
-  "The labels of the ApplicationSet object."
-  labels: [KeyValue!]!
-  "The annotations of the ApplicationSet object."
-  annotations: [KeyValue!]!
-  "When the ApplicationSet object was created."
-  createdAt: Time!
-  "True while the set is being deleted."
-  deleting: Boolean!
-  """
-  The project of the template (spec.template.spec.project; "default"
-  when empty), which the set is authorized on. May be templated, e.g.
-  "{{.project}}".
-  """
-  project: String!
-  "What the set generates and how."
-  spec: ApplicationSetSpec!
-  "What the controller last did with the set."
-  status: ApplicationSetStatus!
-  """
-  The Applications the set generated (those it controls, by their owner
-  reference) that the caller may get, a page at a time, by name.
-  """
-  applications(
-    "How many applications to return, 0 to 500."
-    first: Int! = 100
-    "The endCursor of the previous page."
-    after: String
-  ): ApplicationConnection!
-  "The whole ApplicationSet object as YAML (without managedFields)."
-  yaml: String!
-}
-
-"""
-What an ApplicationSet generates and how, with Argo CD's field names.
-"""
-type ApplicationSetSpec {
-  "Whether the template is a Go template (with Sprig's functions) rather than {{param}} placeholders."
-  goTemplate: Boolean!
-  "Go template options, e.g. missingkey=error."
-  goTemplateOptions: [String!]!
-  "The generators as JSON: the list under spec.generators, as written."
-  generators: String!
-  "The Application each parameter set fills in."
-  template: ApplicationSetTemplate!
-  "The templated patch applied to each rendered Application, if any."
-  templatePatch: String
-  "Which changes to generated Applications the set makes."
-  syncPolicy: ApplicationSetSyncPolicy
-  "The rollout strategy: AllAtOnce (when empty) or RollingSync."
-  strategy: String
-}
-
-"""
-The Application template of an ApplicationSet; its strings may hold
-placeholders.
-"""
-type ApplicationSetTemplate {
-  "The name of each Application."
-  name: String!
-  "The namespace of each Application; the set's when empty."
-  namespace: String!
-  "The labels of each Application."
-  labels: [KeyValue!]!
-  "The annotations of each Application."
-  annotations: [KeyValue!]!
-  "The spec of each Application."
-  spec: ApplicationSpec!
-}
-
-"""
-What an ApplicationSet may do to the Applications it generated.
-"""
-type ApplicationSetSyncPolicy {
-  "create-only, create-update, create-delete or sync (all; the default)."
-  applicationsSync: String!
-  "Whether deleting a generated Application keeps its resources."
-  preserveResourcesOnDeletion: Boolean!
-}
-
-"""
-What the ApplicationSet controller last did with a set.
-"""
-type ApplicationSetStatus {
-  "ErrorOccurred, ParametersGenerated, ResourcesUpToDate (as Argo CD's)."
-  conditions: [ApplicationSetCondition!]!
-  "The Applications the set owns with their sync and health status, by name (at most 2,000)."
-  resources: [ApplicationSetResource!]!
-  "How many Applications the set owns."
-  resourcesCount: Int!
-  """
-  Every element of the last generation, those that need a look first (at
-  most 2,000): the Application it produced, the generator and parameters
-  behind it, and what the controller did and why.
-  """
-  generated: [ApplicationSetGeneratedApp!]!
-  """
-  Each generated Application's place in a RollingSync (spec.strategy
-  RollingSync), in the order the controller wrote them; empty for any
-  other strategy.
-  """
-  applicationStatus: [ApplicationSetApplicationStatus!]!
-}
-
-"""
-One generated Application's progress through a RollingSync, as Argo CD
-reports it.
-"""
-type ApplicationSetApplicationStatus {
-  "The Application's name."
-  application: String!
-  "Waiting, Pending, Progressing or Healthy."
-  status: String!
-  "Why, in words."
-  message: String!
-  "The (1-based) step of the RollingSync the Application belongs to; empty when no step selects it."
-  step: String!
-  "The revisions the Application was last synced to by the rollout."
-  targetRevisions: [String!]!
-  "When the status last changed."
-  lastTransitionTime: Time
-}
-
-"""
-A condition of an ApplicationSet.
-"""
-type ApplicationSetCondition {
-  "ErrorOccurred, ParametersGenerated, ResourcesUpToDate or RolloutProgressing."
-  type: String!
-  "True, False or Unknown."
-  status: String!
-  "Why, in one word."
-  reason: String!
-  "Why, in words."
-  message: String!
-  "When the status last changed."
-  lastTransitionTime: Time
-}
-
-"""
-An Application an ApplicationSet owns.
-"""
-type ApplicationSetResource {
-  "The Application's name."
-  name: String!
-  "The Application's namespace."
-  namespace: String!
-  "Its sync status; Unknown before it is compared."
-  status: SyncStatusCode!
-  "Its health; null before it is assessed."
-  health: HealthStatus
-}
-
-"""
-What the controller did with one element of a generation.
-"""
-enum ApplicationSetAction {
-  "The Application did not exist and was created."
-  Created
-  "The Application differed from the template and was updated."
-  Updated
-  "The Application was as generated."
-  Unchanged
-  "The Application was not written (the policy forbids it, or it is being deleted)."
-  Skipped
-  "The element generated nothing, or its Application was refused or could not be written."
-  Failed
-  "The Application is no longer generated and was deleted."
-  Deleted
-  "The Application is no longer generated and was kept."
-  Kept
-}
-
-"""
-One element of an ApplicationSet's last generation.
-"""
-type ApplicationSetGeneratedApp {
-  "The Application's name; empty when the element generated none."
-  name: String!
-  "The index of the set's generator that produced it; -1 for an Application no generator produces any more."
-  generator: Int!
-  "The parameters that produced it as JSON, shortened past 1 KiB; empty when left out to keep the status small."
-  params: String!
-  "What the controller did."
-  action: ApplicationSetAction!
-  "Why."
-  message: String!
-}
-
-"""
-The outcome of dryRunApplicationSet: what the set would generate.
-"""
-type ApplicationSetPreview {
-  "How many elements the generators produced."
-  totalCount: Int!
-  "How many of them failed."
-  failedCount: Int!
-  "The elements in generator order, at most first of them."
-  elements: [ApplicationSetPreviewElement!]!
-}
-
-"""
-One element a set would generate: an Application, or why it fails.
-"""
-type ApplicationSetPreviewElement {
-  "The index of the set's generator that produced it."
-  generator: Int!
-  "The parameters that render it, as JSON."
-  params: String!
-  "The Application as rendered; null when the element failed before one was rendered."
-  application: GeneratedApplication
-  "Why the element fails (a template error, a duplicate name, a project that refuses it); null when it does not."
-  error: String
-}
-
-"""
-An Application as an ApplicationSet renders it, not written.
-"""
-type GeneratedApplication {
-  "The Application's name."
-  name: String!
-  "The Application's namespace."
-  namespace: String!
-  "The project; \"default\" when the spec names none."
-  project: String!
-  "The labels."
-  labels: [KeyValue!]!
-  "The annotations."
-  annotations: [KeyValue!]!
-  "The spec."
-  spec: ApplicationSpec!
-}
-
-"""
-Whose delivery figures Query.insights adds up.
-"""
-enum InsightsScope {
-  "One application."
-  APPLICATION
-  "The applications of one project."
-  PROJECT
-  "Every application the caller may get."
-  INSTALLATION
-}
-
-"""
-The width of the points of Insights.series.
-"""
-enum InsightsBucket {
-  "One point per UTC day."
-  DAY
-  "One point per seven days from the range's start (the last may be shorter)."
-  WEEK
-}
-
-"""
-The delivery figures of applications over a time range (Query.insights).
-"""
-type Insights {
-  "The scope asked for."
-  scope: InsightsScope!
-  "The application's or project's name; empty for INSTALLATION."
-  name: String!
-  "How many applications the figures add up (those with a log in the range's index that the caller may get)."
-  applications: Int!
-  "The figures of the whole range."
-  total: DeliveryFigures!
-  "The figures of each bucket of the range, oldest first."
-  series: [DeliveryFigures!]!
-}
-
-"""
-Delivery figures of a set of applications over some whole UTC days.
-Durations are in seconds; a median or p90 of no samples is 0. Medians
-and p90s are nearest-rank quantiles of the samples.
-"""
-type DeliveryFigures {
-  "The first instant the figures cover (midnight UTC)."
-  start: Time!
-  "How many days they cover."
-  days: Int!
-  "Deploys: Succeeded syncs to a revision other than the app's previous deploy's."
-  deploys: Int!
-  "Deployment frequency: deploys per day."
-  deploysPerDay: Float!
-  "Deploys that failed before the next deploy (a sync ended Failed or Error, or the app turned Degraded)."
-  failedDeploys: Int!
-  "Change failure rate: failedDeploys / deploys, 0 without deploys."
-  changeFailureRate: Float!
-  "How many deploys have a known lead time (a Git revision whose commit time the repository server gave)."
-  leadTimes: Int!
-  "Lead time for changes, median: commit time to the end of the sync that deployed it."
-  leadTimeMedianSeconds: Int!
-  "Lead time for changes, 90th percentile."
-  leadTimeP90Seconds: Int!
-  "Failures that started: a failed sync or Degraded health while the app was not failing already."
-  failures: Int!
-  "Failures that ended: the app Healthy and Synced after a Succeeded sync."
-  restores: Int!
-  "Time to restore, median, of the failures that ended in the range."
-  timeToRestoreMedianSeconds: Int!
-  "Sync operations that ended (any phase)."
-  syncs: Int!
-  "Sync duration, median."
-  syncDurationMedianSeconds: Int!
-  "Sync duration, 90th percentile."
-  syncDurationP90Seconds: Int!
-  "Drift: the time the applications were OutOfSync, added up over the applications."
-  driftSeconds: Float!
+type ApplicationEvent {
+  "True when events were dropped because the client fell behind: refetch. The other fields are then null."
+  lagged: Boolean!
+  "What happened."
+  type: ApplicationEventType
+  "When it happened."
+  time: Time
+  "The application's name."
+  name: String
+  "The namespace of the Application object."
+  namespace: String
+  "The sync status after the event (empty for ResourceChanged)."
+  syncStatus: String
+  "The health status after the event (empty for ResourceChanged)."
+  health: String
+  "The revision compared with or synced."
+  revision: String
+  "The operation's phase, for OperationPhaseChanged."
+  operationPhase: String
+  "The operation's message, for OperationPhaseChanged."
+  message: String
+  "The application as the API sees it now; null when lagged or deleted."
+  application: Application
 }
 `, BuiltIn: false},
 }

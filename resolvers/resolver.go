@@ -1,4 +1,4 @@
-// Package resolvers implements the GraphQL schema in schema.graphqls.
+// Package resolvers implements the GraphQL schema in schema/*.graphqls.
 //
 // Resolvers are thin: they authorize, call a service or loader, and map the
 // result to a graph/model type. The root Resolver only holds dependencies;
