@@ -77,7 +77,9 @@ func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector: one series of each gauge per
 // cluster whose cache was started, and one events series per kind it
-// saw. A cluster two sources run (tests) is reported once.
+// saw. A cluster two sources run (parallel tests in one process) is
+// reported once, from the source that reaches it best, so that one
+// controller's starting cache does not hide another's running one.
 func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	sources := make([]clusterSource, 0, len(c.sources))
@@ -85,41 +87,65 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		sources = append(sources, s)
 	}
 	c.mu.Unlock()
-	seen := map[string]bool{}
+	best := map[string]clusterState{}
+	for _, s := range sources {
+		for _, st := range s.clusterStates() {
+			if st.attempted.IsZero() {
+				continue
+			}
+			if prev, ok := best[st.server]; !ok || better(st, prev) {
+				best[st.server] = st
+			}
+		}
+	}
 	now := time.Now()
 	gauge := func(f *family, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(c.descs[f], prometheus.GaugeValue, v, labels...)
 	}
-	for _, s := range sources {
-		for _, st := range s.clusterStates() {
-			if st.attempted.IsZero() || seen[st.server] {
-				continue
-			}
-			seen[st.server] = true
-			version, connected := "", 0.0
-			if st.cache != nil {
-				version, _ = st.cache.Capabilities()
-			}
-			if st.status == statusboard.Successful {
-				connected = 1
-			}
-			gauge(clusterConnectionFamily, connected, st.server, st.name, version)
-			if st.cache == nil {
-				continue
-			}
-			stats := st.cache.Stats()
-			gauge(clusterObjectsFamily, float64(stats.Resources), st.server, st.name)
-			gauge(clusterAPIsFamily, float64(stats.APIs), st.server, st.name)
-			age := -1.0
-			if !stats.LastSync.IsZero() {
-				age = now.Sub(stats.LastSync).Seconds()
-			}
-			gauge(clusterAgeFamily, age, st.server, st.name)
-			for gk, n := range stats.Events {
-				ch <- prometheus.MustNewConstMetric(c.descs[clusterEventsFamily], prometheus.CounterValue, float64(n), st.server, st.name, gk.Group, gk.Kind)
-			}
+	for _, st := range best {
+		version, connected := "", 0.0
+		if st.cache != nil {
+			version, _ = st.cache.Capabilities()
+		}
+		if st.status == statusboard.Successful {
+			connected = 1
+		}
+		gauge(clusterConnectionFamily, connected, st.server, st.name, version)
+		if st.cache == nil {
+			continue
+		}
+		stats := st.cache.Stats()
+		gauge(clusterObjectsFamily, float64(stats.Resources), st.server, st.name)
+		gauge(clusterAPIsFamily, float64(stats.APIs), st.server, st.name)
+		age := -1.0
+		if !stats.LastSync.IsZero() {
+			age = now.Sub(stats.LastSync).Seconds()
+		}
+		gauge(clusterAgeFamily, age, st.server, st.name)
+		for gk, n := range stats.Events {
+			ch <- prometheus.MustNewConstMetric(c.descs[clusterEventsFamily], prometheus.CounterValue, float64(n), st.server, st.name, gk.Group, gk.Kind)
 		}
 	}
+}
+
+// better reports whether Collect reports a over b for the same server:
+// a Successful state over one with a cache over one without, and of two
+// alike the one attempted first, whose cache has seen the most.
+func better(a, b clusterState) bool {
+	if ra, rb := reach(a), reach(b); ra != rb {
+		return ra > rb
+	}
+	return a.attempted.Before(b.attempted)
+}
+
+func reach(st clusterState) int {
+	switch {
+	case st.status == statusboard.Successful:
+		return 2
+	case st.cache != nil:
+		return 1
+	}
+	return 0
 }
 
 // clusterStates implements clusterSource.
