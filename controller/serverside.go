@@ -17,6 +17,10 @@ import (
 // and Git no longer declares show up as removals.
 const FieldManager = "graphcd"
 
+// maxLiveRereads bounds how often one server-side diff reads a live
+// object again because its dry run met a newer version.
+const maxLiveRereads = 3
+
 // prediction is a cached dry-run result: valid while the desired object,
 // the live object's version and the user the dry run acted as are
 // unchanged.
@@ -75,19 +79,21 @@ func (r *Reconciler) predict(ctx context.Context, lv LiveState, dry dryRun, appS
 			continue
 		}
 		obj, err := dry.runner.DryRunApply(ctx, d, FieldManager)
-		if err != nil {
-			return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
-		}
-		if obj.GetResourceVersion() != l.GetResourceVersion() {
-			// The dry run met a newer object than the cache's copy (a
-			// controller wrote to it meanwhile): compare with that one.
+		// A dry run that met another version than l (a controller wrote
+		// to the object meanwhile) is compared with that version: read
+		// it, and dry-run again. While the object's controller is busy
+		// (a Deployment's writes its status, then its revision) it can
+		// change again between the read and the dry run, so this goes on
+		// until both agree, a bounded number of times.
+		for try := 0; err == nil && obj.GetResourceVersion() != l.GetResourceVersion() && try < maxLiveRereads; try++ {
 			if l, err = lv.Fetch(ctx, key); err != nil {
-				return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
+				break
 			}
 			live[key] = l
-			if obj, err = dry.runner.DryRunApply(ctx, d, FieldManager); err != nil {
-				return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
-			}
+			obj, err = dry.runner.DryRunApply(ctx, d, FieldManager)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("server-side diff of %s: %w", describe(key), err)
 		}
 		out[key] = prediction{desired: sum, liveRV: l.GetResourceVersion(), as: dry.as, obj: obj}
 	}
