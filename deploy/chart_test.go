@@ -24,9 +24,9 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/graphcd/graphcd/internal/testenv/install"
 )
 
 // chartDir is graphcd's Helm chart. Its default render must be
@@ -275,25 +275,11 @@ var (
 // `kubectl apply -k` applies.
 func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionLegacy // kubectl apply -k's order
-	rm, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	objs, err := install.Build(dir)
 	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
+		t.Fatal(err)
 	}
-	var out []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		b, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := &unstructured.Unstructured{}
-		if err := o.UnmarshalJSON(b); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, o)
-	}
-	return out
+	return objs
 }
 
 // buildKustomization is kustomize once per test binary for each dir:

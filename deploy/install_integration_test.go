@@ -5,12 +5,9 @@ package deploy_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,21 +15,17 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/graphcd/graphcd/internal/bootstrap"
+	"github.com/graphcd/graphcd/internal/testenv/install"
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
@@ -138,7 +131,7 @@ func TestNamespaceInstall(t *testing.T) {
 	// The set holds no CRDs: a cluster administrator applies them first,
 	// as docs/install.md says. Without this the test depended on another
 	// set's having applied them.
-	apply(t, build(t, "crds"))
+	apply(t, kustomize(t, "crds"))
 	ns := applySet(t, "namespace-install", patch, []string{
 		"ServiceAccount/graphcd-server",
 		"Role/graphcd-server",
@@ -298,7 +291,7 @@ func TestHA(t *testing.T) {
 func applySet(t *testing.T, dir string, overlay func(ns string) string, want []string) string {
 	t.Helper()
 	ctx := t.Context()
-	objs := build(t, dir)
+	objs := kustomize(t, dir)
 	var got []string
 	for _, o := range objs {
 		got = append(got, o.GetKind()+"/"+o.GetName())
@@ -329,35 +322,15 @@ func applySet(t *testing.T, dir string, overlay func(ns string) string, want []s
 	return ns
 }
 
-// build runs kustomize on deploy/<dir> as `kubectl apply -k` would.
-func build(t *testing.T, dir string) []*unstructured.Unstructured {
-	t.Helper()
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kustomize(t, abs)
-}
-
 // buildInto builds an overlay of deploy/<dir> that moves it to ns, the
 // way a user installing elsewhere would.
 func buildInto(t *testing.T, dir, ns, extra string) []*unstructured.Unstructured {
 	t.Helper()
-	abs, err := filepath.Abs(dir)
+	objs, err := install.BuildInto(t.TempDir(), dir, ns, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
-	overlay := t.TempDir()
-	// kustomize takes no absolute paths: the base relative to the overlay.
-	rel, err := filepath.Rel(overlay, abs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources:\n- %s\n%s", ns, rel, extra)
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return kustomize(t, overlay)
+	return objs
 }
 
 // checkLabels wants the recommended labels on every object.
@@ -468,34 +441,11 @@ func renameClusterRBAC(t *testing.T, objs []*unstructured.Unstructured, ns strin
 	}
 }
 
-var crdApply sync.Mutex
-
 // apply server-side-applies every object, in order.
 func apply(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	ctx := t.Context()
-	dyn := dynamic.NewForConfigOrDie(cluster.Config)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cluster.Client.Discovery()))
-	for _, o := range objs {
-		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Fatalf("%s/%s: %v", o.GetKind(), o.GetName(), err)
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
-		}
-		if o.GetKind() == "CustomResourceDefinition" {
-			crdApply.Lock() // the same CRDs from several sets: one at a time
-		}
-		_, err = ri.Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
-		if o.GetKind() == "CustomResourceDefinition" {
-			crdApply.Unlock()
-		}
-		if err != nil {
-			t.Fatalf("apply %s/%s: %v", o.GetKind(), o.GetName(), err)
-		}
+	if err := install.Apply(t.Context(), cluster.Config, fieldManager, objs); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -572,12 +522,7 @@ func podProblems(ctx context.Context, ns string) string {
 // impersonate returns a client acting as ServiceAccount sa of ns.
 func impersonate(t *testing.T, ns, sa string) kubernetes.Interface {
 	t.Helper()
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + ns + ":" + sa,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-	}
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err := kubernetes.NewForConfig(install.AsServiceAccount(cluster.Config, ns, sa))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +578,7 @@ func checkSecretRefs(t *testing.T, ns, dir string) {
 		}
 		return keysOf[name]
 	}
-	for _, o := range build(t, dir) {
+	for _, o := range kustomize(t, dir) {
 		tmpl := podTemplate(t, o)
 		if tmpl == nil {
 			continue
@@ -740,66 +685,3 @@ func checkNetworkPolicies(t *testing.T, ns string, pods []corev1.Pod) {
 		}
 	}
 }
-
-// checkLeasePriority makes Lease requests as the controller's
-// ServiceAccount and wants API Priority and Fairness to have put them on
-// the built-in leader-election priority level (the FlowSchema of
-// deploy/ha), and its other requests where every ServiceAccount's go.
-func checkLeasePriority(t *testing.T, ns string) {
-	t.Helper()
-	ctx := t.Context()
-	levels := map[string]string{} // priority level UID → name
-	pls, err := cluster.Client.FlowcontrolV1().PriorityLevelConfigurations().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pl := range pls.Items {
-		levels[string(pl.UID)] = pl.Name
-	}
-	var mu sync.Mutex
-	var last string
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + ns + ":graphcd-controller",
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-	}
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(r)
-			if err == nil {
-				mu.Lock()
-				last = levels[resp.Header.Get("X-Kubernetes-PF-PriorityLevel-UID")]
-				mu.Unlock()
-			}
-			return resp, err
-		})
-	}
-	c := kubernetes.NewForConfigOrDie(cfg)
-	level := func() string { mu.Lock(); defer mu.Unlock(); return last }
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "graphcd-controller-shard-0"}}
-	if lease, err = c.CoordinationV1().Leases(ns).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if got := level(); got != "leader-election" {
-		t.Errorf("the controller's Lease create went to priority level %q, want leader-election", got)
-	}
-	if _, err := c.CoordinationV1().Leases(ns).Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if got := level(); got != "leader-election" {
-		t.Errorf("the controller's Lease update went to priority level %q, want leader-election", got)
-	}
-	if _, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "graphcd-cm", metav1.GetOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if got := level(); got != "workload-low" {
-		t.Errorf("the controller's ConfigMap get went to priority level %q, want workload-low", got)
-	}
-	if err := c.CoordinationV1().Leases(ns).Delete(ctx, lease.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

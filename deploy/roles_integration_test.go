@@ -26,9 +26,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/graphcd/graphcd/internal/testenv/graphcdbin"
+	"github.com/graphcd/graphcd/internal/testenv/install"
 )
 
 // The manifests' RBAC is proven by running graphcd itself with nothing
@@ -178,16 +178,8 @@ func (p *process) unexpectedRefusals() string {
 // ServiceAccount sa of ns.
 func impersonatingKubeconfig(t *testing.T, ns, sa string) string {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, user := range cfg.AuthInfos {
-		user.Impersonate = "system:serviceaccount:" + ns + ":" + sa
-		user.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
-	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := install.WriteKubeconfigAs(cluster.Kubeconfig, path, ns, sa); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -28,20 +28,17 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/hack/demo/demorepo"
+	"github.com/graphcd/graphcd/internal/testenv/install"
 	"github.com/graphcd/graphcd/reposerver/reposervertest"
 )
 
@@ -91,11 +88,7 @@ func TestSelfManage(t *testing.T) {
 
 	// Installed by hand first, as docs/install.md says: the overlay,
 	// server-side, under the field manager of graphcd's syncs.
-	func() {
-		crdApply.Lock() // the CRDs are the other tests' too
-		defer crdApply.Unlock()
-		applyAs(t, kustomize(t, filepath.Join(src, "graphcd")), "graphcd")
-	}()
+	applyAs(t, kustomize(t, filepath.Join(src, "graphcd")), "graphcd")
 
 	srv := startServer(t, ns)
 	poll(t, "the default AppProject", time.Minute, func(ctx context.Context) (bool, string) {
@@ -396,20 +389,8 @@ func checkInstalled(t *testing.T, ns, tag string) {
 // --server-side --field-manager manager` would.
 func applyAs(t *testing.T, objs []*unstructured.Unstructured, manager string) {
 	t.Helper()
-	dyn := dynamic.NewForConfigOrDie(cluster.Config)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cluster.Client.Discovery()))
-	for _, o := range objs {
-		m, err := mapper.RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version)
-		if err != nil {
-			t.Fatalf("%s/%s: %v", o.GetKind(), o.GetName(), err)
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
-		}
-		if _, err := ri.Apply(t.Context(), o.GetName(), o, metav1.ApplyOptions{FieldManager: manager, Force: true}); err != nil {
-			t.Fatalf("apply %s/%s: %v", o.GetKind(), o.GetName(), err)
-		}
+	if err := install.Apply(t.Context(), cluster.Config, manager, objs); err != nil {
+		t.Fatal(err)
 	}
 }
 

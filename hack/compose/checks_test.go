@@ -27,12 +27,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kindv1alpha4 "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/graphcd/graphcd/auth/accounts"
 	"github.com/graphcd/graphcd/hack/demo/demorepo"
+	"github.com/graphcd/graphcd/internal/testenv/install"
 )
 
 // What the demo is made of, by the names docker-compose.yml gives it.
@@ -561,7 +560,7 @@ func (d *demo) checkInstall() {
 	}
 	// The overlay must replace the image the install manifests run.
 	replaced := overlay.Images[0].Name
-	base, err := render(d.path(path.Dir(installBase)))
+	base, err := install.Build(d.path(path.Dir(installBase)))
 	if err != nil {
 		d.failf("render %s: %v", path.Dir(installBase), err)
 		return
@@ -572,7 +571,7 @@ func (d *demo) checkInstall() {
 		d.failf("%s runs no image %s, which %s replaces", path.Dir(installBase), replaced, overlayDir)
 	}
 
-	objs, err := render(d.path(overlayDir))
+	objs, err := install.Build(d.path(overlayDir))
 	if err != nil {
 		d.failf("render %s: %v", overlayDir, err)
 		return
@@ -632,27 +631,6 @@ func imageName(ref string) string {
 		ref = ref[:i]
 	}
 	return ref
-}
-
-// render builds a kustomization as `kubectl apply -k` does.
-func render(dir string) ([]*unstructured.Unstructured, error) {
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	for _, r := range m.Resources() {
-		b, err := r.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(b); err != nil {
-			return nil, err
-		}
-		objs = append(objs, obj)
-	}
-	return objs, nil
 }
 
 // decodeAll reads every object of a multi-document YAML file.
