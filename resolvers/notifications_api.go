@@ -68,10 +68,7 @@ func (r *Resolver) notificationConfig() *notifications.Config {
 
 // subscribeDeliveries follows the deliveries recorded on the app at key.
 func (r *Resolver) subscribeDeliveries(ctx context.Context, key types.NamespacedName) (<-chan *model.NotificationDelivery, error) {
-	if err := r.authorizeApp(ctx, rbac.ActionGet, key); err != nil {
-		return nil, err
-	}
-	release, err := acquireSubscription(ctx)
+	release, err := r.admitAppSubscription(ctx, key)
 	if err != nil {
 		return nil, err
 	}

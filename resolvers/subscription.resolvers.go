@@ -40,10 +40,7 @@ func (r *subscriptionResolver) AuditEvents(ctx context.Context, filter *model.Au
 // Application is the resolver for the application field.
 func (r *subscriptionResolver) Application(ctx context.Context, name string, namespace *string) (<-chan *model.Application, error) {
 	key := r.appKey(name, namespace)
-	if err := r.authorizeApp(ctx, "get", key); err != nil {
-		return nil, err
-	}
-	release, err := acquireSubscription(ctx)
+	release, err := r.admitAppSubscription(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +55,7 @@ func (r *subscriptionResolver) ApplicationSet(ctx context.Context, name string, 
 // ResourceTree is the resolver for the resourceTree field.
 func (r *subscriptionResolver) ResourceTree(ctx context.Context, name string, namespace *string) (<-chan *model.ResourceTree, error) {
 	key := r.appKey(name, namespace)
-	if err := r.authorizeApp(ctx, "get", key); err != nil {
-		return nil, err
-	}
-	release, err := acquireSubscription(ctx)
+	release, err := r.admitAppSubscription(ctx, key)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/graphcd/graphcd/auth/rbac"
 	"github.com/graphcd/graphcd/graph/model"
 	"github.com/graphcd/graphcd/internal/eventbus"
 )
@@ -49,6 +50,16 @@ func acquireSubscription(ctx context.Context) (release func(), err error) {
 		return nil, Errorf(CodeBadUserInput, "too many subscriptions on one connection (at most %d); open another connection", s.max)
 	}
 	return func() { s.active.Add(-1) }, nil
+}
+
+// admitAppSubscription admits a subscription to the app at key: the
+// caller may get the app, and its connection has a subscription to
+// spare. Call release when the subscription ends.
+func (r *Resolver) admitAppSubscription(ctx context.Context, key types.NamespacedName) (release func(), err error) {
+	if err := r.authorizeApp(ctx, rbac.ActionGet, key); err != nil {
+		return nil, err
+	}
+	return acquireSubscription(ctx)
 }
 
 // eventFilter turns the API's filter into the bus's.
