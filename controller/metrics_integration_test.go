@@ -4,7 +4,6 @@ package controller_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"slices"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/graphcd/graphcd/api/v1alpha1"
 	"github.com/graphcd/graphcd/controller"
+	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
 
 // argoCDLabels are the label sets Argo CD's documentation gives for the
@@ -139,12 +139,8 @@ func TestMetricsAfterSync(t *testing.T) {
 // freeAddr is a local address nothing listens on right now.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := localcluster.FreeAddr()
 	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return addr

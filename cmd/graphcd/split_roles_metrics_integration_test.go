@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -163,13 +162,14 @@ func argoCDTwin(name string) bool {
 		"redis_request_total", "redis_request_duration", "login_request_total"}, name)
 }
 
+// freeAddr is localcluster.FreeAddr for a test.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	port, err := localcluster.FreePort()
+	addr, err := localcluster.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "127.0.0.1:" + strconv.Itoa(port)
+	return addr
 }
 
 // startServer runs `graphcd server --insecure` with args and returns its

@@ -206,7 +206,7 @@ func run() error {
 			return err
 		}
 	}
-	listen, err := freeAddr()
+	listen, err := localcluster.FreeAddr()
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -18,17 +17,6 @@ import (
 
 	"github.com/graphcd/graphcd/internal/testenv/localcluster"
 )
-
-// freeAddr returns a loopback address with a port free at the moment.
-func freeAddr() (string, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
-}
 
 // waitReady polls url until it answers 200.
 func waitReady(ctx context.Context, url string) error {

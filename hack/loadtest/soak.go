@@ -137,11 +137,11 @@ func runSoak(ctx context.Context, cluster *localcluster.Cluster, o soakOptions) 
 	}
 	checker.pushed(first, 0)
 
-	listen, err := freeAddr()
+	listen, err := localcluster.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	profiles, err := freeAddr()
+	profiles, err := localcluster.FreeAddr()
 	if err != nil {
 		return nil, err
 	}

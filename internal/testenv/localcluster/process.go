@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -153,15 +154,61 @@ func (p *Process) addrInUse() bool {
 	return p.Exited() && strings.Contains(p.LogTail(30), "address already in use")
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// Ports FreePort hands out: below the kernel's ephemeral range, so that
+// no outgoing connection of this machine is given one between FreePort's
+// check and the caller's bind (with port 0 the kernel picks from the range
+// it also gives outgoing connections, and a busy test run has thousands).
+const (
+	freePortLow  = 10000
+	freePortHigh = 32768 // Linux's default ip_local_port_range starts here
+)
+
+var (
+	portsMu sync.Mutex
+	// portsGiven are the ports this process handed out, never handed out
+	// twice: a caller may pick several before binding any.
+	portsGiven = map[int]bool{}
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago,
+// for a child process to bind. It picks at random below the ephemeral
+// port range (its start read from /proc where it is lower than usual),
+// where only processes that choose ports themselves can take it first.
 func FreePort() (int, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+	high := freePortHigh
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if lo, err := strconv.Atoi(f[0]); err == nil && lo > freePortLow && lo < high {
+				high = lo
+			}
+		}
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	var lc net.ListenConfig
+	for range 100 {
+		port := freePortLow + rand.IntN(high-freePortLow) //nolint:gosec // a port to try, not a secret
+		if portsGiven[port] {
+			continue
+		}
+		l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		_ = l.Close()
+		portsGiven[port] = true
+		return port, nil
+	}
+	return 0, errors.New("find a free port: 100 random ports below the ephemeral range were all taken")
+}
+
+// FreeAddr is FreePort as a 127.0.0.1:port address.
+func FreeAddr() (string, error) {
+	port, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	return "127.0.0.1:" + strconv.Itoa(port), nil
 }
 
 // Alive reports whether a process with pid exists (and is not a zombie).

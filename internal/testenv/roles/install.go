@@ -143,7 +143,7 @@ func Install(ctx context.Context, o Options) (_ *Installation, err error) {
 	for i := range o.RepoServers {
 		ip := netip.AddrFrom4([4]byte{127, 0, 0, byte(1 + i)})
 		ips = append(ips, ip)
-		metrics, err := freeAddr()
+		metrics, err := localcluster.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +171,7 @@ func Install(ctx context.Context, o Options) (_ *Installation, err error) {
 		}
 	}
 	for i := range o.APIReplicas {
-		addr, err := freeAddr()
+		addr, err := localcluster.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +202,7 @@ func (in *Installation) AddController(ctx context.Context, shard, shards int) (*
 }
 
 func (in *Installation) newController(shard, shards int) (*Role, error) {
-	metrics, err := freeAddr()
+	metrics, err := localcluster.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (in *Installation) shared(sa string) []string {
 func (in *Installation) role(name, health string, args ...string) (*Role, error) {
 	r := &Role{Name: name, Bin: in.Bin, Args: args, Env: in.Env, Health: health, LogPath: filepath.Join(in.LogDir, name+".log")}
 	if in.Profiles {
-		addr, err := freeAddr()
+		addr, err := localcluster.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -343,13 +343,4 @@ func (in *Installation) Stop() {
 	if in.Redis != nil {
 		_ = in.Redis.Stop()
 	}
-}
-
-// freeAddr is a loopback host:port free at the moment.
-func freeAddr() (string, error) {
-	port, err := localcluster.FreePort()
-	if err != nil {
-		return "", err
-	}
-	return "127.0.0.1:" + strconv.Itoa(port), nil
 }
