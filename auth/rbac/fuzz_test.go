@@ -21,6 +21,11 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, r := range p.Rules {
 			e.Enforce(r.Subject, []string{r.Subject}, r.Resource, r.Action, r.Object)
+			// A subject's view decides as casbin over the whole policy.
+			want, err := e.casbin.Enforce(r.Subject, r.Resource, r.Action, r.Object)
+			if got, derr := e.decide(r.Subject, r.Resource, r.Action, r.Object); err == nil && (derr != nil || got != want) {
+				t.Fatalf("decide(%q, %q, %q, %q) = %v, %v; the whole policy says %v", r.Subject, r.Resource, r.Action, r.Object, got, derr, want)
+			}
 		}
 	})
 }
