@@ -83,13 +83,10 @@ func NewEnforcer(p *Policy) (*Enforcer, error) {
 	return e, nil
 }
 
+// newCasbin returns the enforcer of the whole policy. Decisions come from
+// the subjects' views; casbin keeps the rules and resolves the roles a
+// subject inherits (and decides in tests, to check the views against).
 func (e *Enforcer) newCasbin(m model.Model) (*casbin.Enforcer, error) {
-	if m == nil {
-		var err error
-		if m, err = model.NewModelFromString(casbinModel); err != nil {
-			return nil, fmt.Errorf("rbac model: %w", err)
-		}
-	}
 	ce, err := casbin.NewEnforcer(m, false)
 	if err != nil {
 		return nil, fmt.Errorf("rbac enforcer: %w", err)
