@@ -69,7 +69,9 @@ func (c *Cluster) Fetch(ctx context.Context, key ResourceKey) (*unstructured.Uns
 	// that does not encode is fetched again next time.
 	if b, jerr := obj.MarshalJSON(); jerr == nil {
 		c.mu.Lock()
-		if c.byKey[key] != nil {
+		// Checked again under the write lock: concurrent fetches all saw
+		// room before any stored.
+		if _, held := c.full[key]; c.byKey[key] != nil && (held || len(c.full) < maxFullObjects) {
 			c.full[key] = fullObject{rv: obj.GetResourceVersion(), json: b}
 		}
 		c.mu.Unlock()
