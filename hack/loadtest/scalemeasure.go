@@ -289,7 +289,8 @@ func (r *scaleResult) measurePush(ctx context.Context, mgmt *localcluster.Cluste
 		return pushFigures{}, err
 	}
 	seen := map[string]time.Duration{}
-	timeout := time.AfterFunc(time.Minute+time.Duration(r.o.apps)*10*time.Millisecond, sub.Close)
+	wait := time.Minute + time.Duration(r.o.apps)*10*time.Millisecond
+	timeout := time.AfterFunc(wait, sub.Close)
 	defer timeout.Stop()
 	lagged := false
 	for len(seen) < r.o.apps {
@@ -313,7 +314,7 @@ func (r *scaleResult) measurePush(ctx context.Context, mgmt *localcluster.Cluste
 	}
 	slices.Sort(f.latencies)
 	if f.missing > 0 {
-		r.failures = append(r.failures, fmt.Sprintf("push %d: %d of %d apps' OutOfSync events never arrived (lagged: %v)", n, f.missing, r.o.apps, lagged))
+		r.failures = append(r.failures, fmt.Sprintf("push %d: %d of %d apps' OutOfSync events did not arrive within %v of the webhook (lagged: %v)", n, f.missing, r.o.apps, wait, lagged))
 	}
 	if err := waitRevision(ctx, mgmt, r.o.namespace, r.o.apps, sha); err != nil {
 		return f, err
