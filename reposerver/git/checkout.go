@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/graphcd/graphcd/internal/repourl"
 )
@@ -233,20 +234,17 @@ func checkoutClean(repo *gogit.Repository, hash plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	if err := checkoutTree(repo, hash); err != nil {
+	idx, err := checkoutTree(repo, hash, defaultCheckoutLimits)
+	if err != nil {
 		return err
 	}
-	return removeUntracked(repo, wt.Filesystem.Root())
+	return removeUntracked(idx, wt.Filesystem.Root())
 }
 
-// removeUntracked deletes every path under root that the index does not
-// track. Symlinks are removed, never followed; submodule directories are
-// left to their own clean.
-func removeUntracked(repo *gogit.Repository, root string) error {
-	idx, err := repo.Storer.Index()
-	if err != nil {
-		return fmt.Errorf("read index: %w", err)
-	}
+// removeUntracked deletes every path under root that idx does not track.
+// Symlinks are removed, never followed; submodule directories are left to
+// their own clean.
+func removeUntracked(idx *index.Index, root string) error {
 	files := make(map[string]bool, len(idx.Entries))
 	dirs := map[string]bool{}
 	submodules := map[string]bool{}

@@ -22,6 +22,23 @@ import (
 // (Linux's PATH_MAX).
 const maxSymlinkTarget = 4096
 
+// checkoutLimits bound what one checkout of a tree writes. A tree may name
+// the same subtree or blob any number of times, so a pack of a few
+// kilobytes can expand to billions of paths or terabytes of files (a "git
+// bomb"): what a fetch transfers says nothing of what its checkout costs.
+type checkoutLimits struct {
+	files int   // files, symlinks and submodules
+	bytes int64 // sum of the files' sizes
+}
+
+// defaultCheckoutLimits leave room for the largest monorepos Argo CD users
+// deploy from (tens of thousands of files, a few hundred megabytes).
+var defaultCheckoutLimits = checkoutLimits{files: 1_000_000, bytes: 4 << 30}
+
+// ErrCheckoutTooLarge is returned by a checkout whose tree holds more
+// files or bytes than a checkout writes.
+var ErrCheckoutTooLarge = errors.New("the commit's tree is too large to check out")
+
 // checkoutTree makes repo's worktree show the tree of commit hash, writes
 // that tree into the index and points HEAD at the commit, as
 // `git read-tree --reset -u` and `git checkout --detach` do. It walks the
@@ -36,23 +53,25 @@ const maxSymlinkTarget = 4096
 //
 // Every path is checked (no "..", ".", empty or ".git" part) and every
 // write goes through an os.Root of the worktree, so a hostile tree cannot
-// write outside it or into the repository's own files.
-func checkoutTree(repo *gogit.Repository, hash plumbing.Hash) error {
+// write outside it or into the repository's own files. A tree past lim
+// fails with ErrCheckoutTooLarge, leaving the worktree part written (the
+// next checkout starts over). It returns the index it wrote.
+func checkoutTree(repo *gogit.Repository, hash plumbing.Hash, lim checkoutLimits) (*index.Index, error) {
 	wt, err := repo.Worktree()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tree, err := commit.Tree()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	root, err := os.OpenRoot(wt.Filesystem.Root())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { _ = root.Close() }()
 	old := map[string]*index.Entry{}
@@ -65,31 +84,36 @@ func checkoutTree(repo *gogit.Repository, hash plumbing.Hash) error {
 	next := &index.Index{Version: 2}
 	walker := object.NewTreeWalker(tree, true, nil)
 	defer walker.Close()
+	var size int64
 	for {
 		name, e, err := walker.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("read tree: %w", err)
+			return nil, fmt.Errorf("read tree: %w", err)
 		}
 		if err := checkoutPath(name); err != nil {
-			return err
+			return nil, err
 		}
 		if e.Mode == filemode.Dir {
 			continue // made when a file in it is written
 		}
-		entry, err := w.place(name, e, old[name])
-		if err != nil {
-			return fmt.Errorf("check out %q: %w", name, err)
+		if len(next.Entries) >= lim.files {
+			return nil, fmt.Errorf("%w: more than %d files", ErrCheckoutTooLarge, lim.files)
 		}
+		entry, err := w.place(name, e, old[name], lim.bytes-size)
+		if err != nil {
+			return nil, fmt.Errorf("check out %q: %w", name, err)
+		}
+		size += int64(entry.Size)
 		next.Entries = append(next.Entries, entry)
 	}
 	slices.SortFunc(next.Entries, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
 	if err := repo.Storer.SetIndex(next); err != nil {
-		return fmt.Errorf("write index: %w", err)
+		return nil, fmt.Errorf("write index: %w", err)
 	}
-	return repo.Storer.SetReference(plumbing.NewHashReference(plumbing.HEAD, hash))
+	return next, repo.Storer.SetReference(plumbing.NewHashReference(plumbing.HEAD, hash))
 }
 
 // checkoutPath refuses a tree path that is not a plain relative path
@@ -112,8 +136,9 @@ type treeWriter struct {
 }
 
 // place makes name show the tree entry e and returns its index entry; old
-// is the index entry the worktree had for name, if any.
-func (w *treeWriter) place(name string, e object.TreeEntry, old *index.Entry) (*index.Entry, error) {
+// is the index entry the worktree had for name, if any. A file larger
+// than room bytes is not written (ErrCheckoutTooLarge).
+func (w *treeWriter) place(name string, e object.TreeEntry, old *index.Entry, room int64) (*index.Entry, error) {
 	if err := w.mkdirs(path.Dir(name)); err != nil {
 		return nil, err
 	}
@@ -136,7 +161,7 @@ func (w *treeWriter) place(name string, e object.TreeEntry, old *index.Entry) (*
 		}
 		return &index.Entry{Name: name, Hash: e.Hash, Mode: e.Mode}, nil
 	}
-	if fi != nil && old != nil && old.Hash == e.Hash && old.Mode == e.Mode && unchanged(fi, old) {
+	if fi != nil && old != nil && old.Hash == e.Hash && old.Mode == e.Mode && unchanged(fi, old) && int64(old.Size) <= room {
 		return old, nil
 	}
 	// A regular file is written over; anything else (a symlink, a
@@ -147,7 +172,7 @@ func (w *treeWriter) place(name string, e object.TreeEntry, old *index.Entry) (*
 		}
 		fi = nil
 	}
-	if fi, err = w.write(name, e, fi != nil); err != nil {
+	if fi, err = w.write(name, e, fi != nil, room); err != nil {
 		return nil, err
 	}
 	return &index.Entry{Name: name, Hash: e.Hash, Mode: e.Mode, Size: uint32(fi.Size()), ModifiedAt: fi.ModTime()}, nil //nolint:gosec // git's index keeps sizes modulo 2^32
@@ -166,11 +191,15 @@ func unchanged(fi fs.FileInfo, old *index.Entry) bool {
 }
 
 // write makes name the blob of e, over the regular file there when
-// exists (nothing else stands there), and returns what it wrote.
-func (w *treeWriter) write(name string, e object.TreeEntry, exists bool) (fs.FileInfo, error) {
+// exists (nothing else stands there), and returns what it wrote. A blob
+// larger than room bytes is not written.
+func (w *treeWriter) write(name string, e object.TreeEntry, exists bool, room int64) (fs.FileInfo, error) {
 	blob, err := w.repo.BlobObject(e.Hash)
 	if err != nil {
 		return nil, err
+	}
+	if blob.Size > room {
+		return nil, fmt.Errorf("%w: more than %d bytes of files", ErrCheckoutTooLarge, room)
 	}
 	r, err := blob.Reader()
 	if err != nil {

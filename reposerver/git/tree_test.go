@@ -1,7 +1,9 @@
 package git
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,6 +194,100 @@ func TestCheckoutTreeRefusesPaths(t *testing.T) {
 	}
 }
 
+// bombCommit stores a commit whose tree names one subtree width times at
+// each of depth levels, down to one blob of size bytes: width^depth files
+// from depth+1 trees and one blob.
+func bombCommit(t *testing.T, repo *gogit.Repository, width, depth, size int) plumbing.Hash {
+	t.Helper()
+	store := func(o interface {
+		Encode(plumbing.EncodedObject) error
+	}, typ plumbing.ObjectType) plumbing.Hash {
+		obj := repo.Storer.NewEncodedObject()
+		obj.SetType(typ)
+		if err := o.Encode(obj); err != nil {
+			t.Fatal(err)
+		}
+		h, err := repo.Storer.SetEncodedObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	blob := repo.Storer.NewEncodedObject()
+	blob.SetType(plumbing.BlobObject)
+	w, _ := blob.Writer()
+	_, _ = w.Write([]byte(strings.Repeat("x", size)))
+	_ = w.Close()
+	h, err := repo.Storer.SetEncodedObject(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := filemode.Regular
+	for range depth {
+		entries := make([]object.TreeEntry, width)
+		for i := range entries {
+			entries[i] = object.TreeEntry{Name: fmt.Sprintf("e%03d", i), Mode: mode, Hash: h}
+		}
+		h, mode = store(&object.Tree{Entries: entries}, plumbing.TreeObject), filemode.Dir
+	}
+	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1_700_000_000, 0)}
+	return store(&object.Commit{Author: sig, Committer: sig, Message: "bomb\n", TreeHash: h}, plumbing.CommitObject)
+}
+
+// A tree that names the same subtree over and over (a git bomb: a few
+// objects, any number of paths) stops at the checkout's bounds, by files
+// and by bytes, with ErrCheckoutTooLarge, and writes no more than them.
+func TestCheckoutTreeBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		width, depth, size int
+		lim                checkoutLimits
+	}{
+		{name: "files", width: 10, depth: 4, size: 1, lim: checkoutLimits{files: 500, bytes: 1 << 30}},
+		{name: "bytes", width: 10, depth: 2, size: 1 << 20, lim: checkoutLimits{files: 1000, bytes: 5 << 20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			repo, err := gogit.PlainInit(dir, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := bombCommit(t, repo, tc.width, tc.depth, tc.size)
+			if _, err := checkoutTree(repo, c, tc.lim); !errors.Is(err, ErrCheckoutTooLarge) {
+				t.Fatalf("checkout of %d^%d files of %d bytes: %v, want ErrCheckoutTooLarge", tc.width, tc.depth, tc.size, err)
+			}
+			var files int
+			var bytes int64
+			err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() || strings.Contains(p, string(filepath.Separator)+".git"+string(filepath.Separator)) {
+					return err
+				}
+				fi, err := d.Info()
+				if err != nil {
+					return err
+				}
+				files, bytes = files+1, bytes+fi.Size()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if files > tc.lim.files || bytes > tc.lim.bytes {
+				t.Errorf("wrote %d files of %d bytes, past the limits %+v", files, bytes, tc.lim)
+			}
+		})
+	}
+	// Within the bounds the same tree checks out.
+	dir := t.TempDir()
+	repo, err := gogit.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkoutClean(repo, bombCommit(t, repo, 10, 3, 1)); err != nil {
+		t.Fatalf("1,000 files: %v", err)
+	}
+}
+
 // BenchmarkCheckoutChangedDirectory switches a worktree between two
 // commits that change every file of one directory of 5,000 (a monorepo's
 // apps/ after a push that touches them all), with go-git's
@@ -220,7 +316,10 @@ func BenchmarkCheckoutChangedDirectory(b *testing.B) {
 			}
 			return wt.Checkout(&gogit.CheckoutOptions{Hash: h, Force: true})
 		}},
-		{"graphcd", checkoutTree},
+		{"graphcd", func(repo *gogit.Repository, h plumbing.Hash) error {
+			_, err := checkoutTree(repo, h, defaultCheckoutLimits)
+			return err
+		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			repo, err := gogit.PlainInit(b.TempDir(), false)
