@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
@@ -263,23 +262,14 @@ func replaceDir(s storer.EncodedObjectStorer, parent *object.Commit, dir string,
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		walker := object.NewTreeWalker(tree, true, nil)
-		defer walker.Close()
-		for {
-			name, e, err := walker.Next()
-			if errors.Is(err, io.EOF) {
-				break
+		err = walkFiles(tree, defaultCheckoutLimits.files, func(name string, e object.TreeEntry) error {
+			if name != dir && !strings.HasPrefix(name, dir+"/") {
+				flat[name] = treeEntry{mode: e.Mode, hash: e.Hash}
 			}
-			if err != nil {
-				return plumbing.ZeroHash, err
-			}
-			if e.Mode == filemode.Dir {
-				continue
-			}
-			if name == dir || strings.HasPrefix(name, dir+"/") {
-				continue
-			}
-			flat[name] = treeEntry{mode: e.Mode, hash: e.Hash}
+			return nil
+		})
+		if err != nil {
+			return plumbing.ZeroHash, err
 		}
 	}
 	for name, data := range files {

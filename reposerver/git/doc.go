@@ -9,7 +9,7 @@
 // and writing what changed (checkoutTree), in time linear in the tree,
 // not with go-git's Worktree.Checkout, whose cost grows with the square of
 // a directory's entries. A checkout writes at most 1,000,000 files and
-// 4 GiB (ErrCheckoutTooLarge past them): a tree that names the same
+// 4 GiB (ErrTreeTooLarge past them): a tree that names the same
 // subtree over and over expands a small pack to any number of paths.
 //
 // Every URL, revision and file in a repository is treated as hostile: URLs

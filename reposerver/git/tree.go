@@ -35,9 +35,9 @@ type checkoutLimits struct {
 // deploy from (tens of thousands of files, a few hundred megabytes).
 var defaultCheckoutLimits = checkoutLimits{files: 1_000_000, bytes: 4 << 30}
 
-// ErrCheckoutTooLarge is returned by a checkout whose tree holds more
-// files or bytes than a checkout writes.
-var ErrCheckoutTooLarge = errors.New("the commit's tree is too large to check out")
+// ErrTreeTooLarge is returned for a commit's tree that holds more files
+// or bytes than a checkout writes or a commit reads.
+var ErrTreeTooLarge = errors.New("the commit's tree is too large")
 
 // checkoutTree makes repo's worktree show the tree of commit hash, writes
 // that tree into the index and points HEAD at the commit, as
@@ -54,7 +54,7 @@ var ErrCheckoutTooLarge = errors.New("the commit's tree is too large to check ou
 // Every path is checked (no "..", ".", empty or ".git" part) and every
 // write goes through an os.Root of the worktree, so a hostile tree cannot
 // write outside it or into the repository's own files. A tree past lim
-// fails with ErrCheckoutTooLarge, leaving the worktree part written (the
+// fails with ErrTreeTooLarge, leaving the worktree part written (the
 // next checkout starts over). It returns the index it wrote.
 func checkoutTree(repo *gogit.Repository, hash plumbing.Hash, lim checkoutLimits) (*index.Index, error) {
 	wt, err := repo.Worktree()
@@ -82,38 +82,53 @@ func checkoutTree(repo *gogit.Repository, hash plumbing.Hash, lim checkoutLimits
 	} // an unreadable index: every file is written anew
 	w := &treeWriter{repo: repo, root: root, dirs: map[string]bool{}}
 	next := &index.Index{Version: 2}
-	walker := object.NewTreeWalker(tree, true, nil)
-	defer walker.Close()
 	var size int64
-	for {
-		name, e, err := walker.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read tree: %w", err)
-		}
+	err = walkFiles(tree, lim.files, func(name string, e object.TreeEntry) error {
 		if err := checkoutPath(name); err != nil {
-			return nil, err
-		}
-		if e.Mode == filemode.Dir {
-			continue // made when a file in it is written
-		}
-		if len(next.Entries) >= lim.files {
-			return nil, fmt.Errorf("%w: more than %d files", ErrCheckoutTooLarge, lim.files)
+			return err
 		}
 		entry, err := w.place(name, e, old[name], lim.bytes-size)
 		if err != nil {
-			return nil, fmt.Errorf("check out %q: %w", name, err)
+			return fmt.Errorf("check out %q: %w", name, err)
 		}
 		size += int64(entry.Size)
 		next.Entries = append(next.Entries, entry)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(next.Entries, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
 	if err := repo.Storer.SetIndex(next); err != nil {
 		return nil, fmt.Errorf("write index: %w", err)
 	}
 	return next, repo.Storer.SetReference(plumbing.NewHashReference(plumbing.HEAD, hash))
+}
+
+// walkFiles calls fn with the path and entry of every file, symlink and
+// submodule of tree, and fails with ErrTreeTooLarge past maxFiles of them.
+func walkFiles(tree *object.Tree, maxFiles int, fn func(name string, e object.TreeEntry) error) error {
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	n := 0
+	for {
+		name, e, err := walker.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read tree: %w", err)
+		}
+		if e.Mode == filemode.Dir {
+			continue // walked into, not reported
+		}
+		if n++; n > maxFiles {
+			return fmt.Errorf("%w: more than %d files", ErrTreeTooLarge, maxFiles)
+		}
+		if err := fn(name, e); err != nil {
+			return err
+		}
+	}
 }
 
 // checkoutPath refuses a tree path that is not a plain relative path
@@ -137,7 +152,7 @@ type treeWriter struct {
 
 // place makes name show the tree entry e and returns its index entry; old
 // is the index entry the worktree had for name, if any. A file larger
-// than room bytes is not written (ErrCheckoutTooLarge).
+// than room bytes is not written (ErrTreeTooLarge).
 func (w *treeWriter) place(name string, e object.TreeEntry, old *index.Entry, room int64) (*index.Entry, error) {
 	if err := w.mkdirs(path.Dir(name)); err != nil {
 		return nil, err
@@ -199,7 +214,7 @@ func (w *treeWriter) write(name string, e object.TreeEntry, exists bool, room in
 		return nil, err
 	}
 	if blob.Size > room {
-		return nil, fmt.Errorf("%w: more than %d bytes of files", ErrCheckoutTooLarge, room)
+		return nil, fmt.Errorf("%w: more than %d bytes of files", ErrTreeTooLarge, room)
 	}
 	r, err := blob.Reader()
 	if err != nil {

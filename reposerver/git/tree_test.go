@@ -236,7 +236,7 @@ func bombCommit(t *testing.T, repo *gogit.Repository, width, depth, size int) pl
 
 // A tree that names the same subtree over and over (a git bomb: a few
 // objects, any number of paths) stops at the checkout's bounds, by files
-// and by bytes, with ErrCheckoutTooLarge, and writes no more than them.
+// and by bytes, with ErrTreeTooLarge, and writes no more than them.
 func TestCheckoutTreeBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
@@ -253,8 +253,8 @@ func TestCheckoutTreeBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := bombCommit(t, repo, tc.width, tc.depth, tc.size)
-			if _, err := checkoutTree(repo, c, tc.lim); !errors.Is(err, ErrCheckoutTooLarge) {
-				t.Fatalf("checkout of %d^%d files of %d bytes: %v, want ErrCheckoutTooLarge", tc.width, tc.depth, tc.size, err)
+			if _, err := checkoutTree(repo, c, tc.lim); !errors.Is(err, ErrTreeTooLarge) {
+				t.Fatalf("checkout of %d^%d files of %d bytes: %v, want ErrTreeTooLarge", tc.width, tc.depth, tc.size, err)
 			}
 			var files int
 			var bytes int64
