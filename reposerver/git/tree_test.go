@@ -24,24 +24,49 @@ type treeFile struct {
 	mode filemode.FileMode // Regular when zero
 }
 
+// storeObject stores o, a tree or a commit, in repo and returns its hash.
+func storeObject(t testing.TB, repo *gogit.Repository, o interface {
+	Encode(plumbing.EncodedObject) error
+}, typ plumbing.ObjectType) plumbing.Hash {
+	t.Helper()
+	obj := repo.Storer.NewEncodedObject()
+	obj.SetType(typ)
+	if err := o.Encode(obj); err != nil {
+		t.Fatal(err)
+	}
+	h, err := repo.Storer.SetEncodedObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// storeBlob stores data as a blob in repo and returns its hash.
+func storeBlob(t testing.TB, repo *gogit.Repository, data string) plumbing.Hash {
+	t.Helper()
+	blob := repo.Storer.NewEncodedObject()
+	blob.SetType(plumbing.BlobObject)
+	w, _ := blob.Writer()
+	_, _ = w.Write([]byte(data))
+	_ = w.Close()
+	h, err := repo.Storer.SetEncodedObject(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// storeCommit stores a commit of tree in repo and returns its hash.
+func storeCommit(t testing.TB, repo *gogit.Repository, tree plumbing.Hash) plumbing.Hash {
+	t.Helper()
+	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1_700_000_000, 0)}
+	return storeObject(t, repo, &object.Commit{Author: sig, Committer: sig, Message: "c\n", TreeHash: tree}, plumbing.CommitObject)
+}
+
 // treeCommit stores a commit of files (by slash path, unchecked) in repo
 // and returns its hash.
 func treeCommit(t testing.TB, repo *gogit.Repository, files map[string]treeFile) plumbing.Hash {
 	t.Helper()
-	store := func(o interface {
-		Encode(plumbing.EncodedObject) error
-	}, typ plumbing.ObjectType) plumbing.Hash {
-		obj := repo.Storer.NewEncodedObject()
-		obj.SetType(typ)
-		if err := o.Encode(obj); err != nil {
-			t.Fatal(err)
-		}
-		h, err := repo.Storer.SetEncodedObject(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
 	var tree func(prefix string) plumbing.Hash
 	tree = func(prefix string) plumbing.Hash {
 		var entries []object.TreeEntry
@@ -58,15 +83,7 @@ func treeCommit(t testing.TB, repo *gogit.Repository, files map[string]treeFile)
 				}
 				continue
 			}
-			blob := repo.Storer.NewEncodedObject()
-			blob.SetType(plumbing.BlobObject)
-			w, _ := blob.Writer()
-			_, _ = w.Write([]byte(f.data))
-			_ = w.Close()
-			h, err := repo.Storer.SetEncodedObject(blob)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := storeBlob(t, repo, f.data)
 			mode := f.mode
 			if mode == 0 {
 				mode = filemode.Regular
@@ -81,10 +98,9 @@ func treeCommit(t testing.TB, repo *gogit.Repository, files map[string]treeFile)
 			return e.Name
 		}
 		slices.SortFunc(entries, func(a, b object.TreeEntry) int { return strings.Compare(key(a), key(b)) })
-		return store(&object.Tree{Entries: entries}, plumbing.TreeObject)
+		return storeObject(t, repo, &object.Tree{Entries: entries}, plumbing.TreeObject)
 	}
-	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1_700_000_000, 0)}
-	return store(&object.Commit{Author: sig, Committer: sig, Message: "c\n", TreeHash: tree("")}, plumbing.CommitObject)
+	return storeCommit(t, repo, tree(""))
 }
 
 // A checkout writes a tree's files, modes and symlinks; the next one
@@ -199,39 +215,15 @@ func TestCheckoutTreeRefusesPaths(t *testing.T) {
 // from depth+1 trees and one blob.
 func bombCommit(t *testing.T, repo *gogit.Repository, width, depth, size int) plumbing.Hash {
 	t.Helper()
-	store := func(o interface {
-		Encode(plumbing.EncodedObject) error
-	}, typ plumbing.ObjectType) plumbing.Hash {
-		obj := repo.Storer.NewEncodedObject()
-		obj.SetType(typ)
-		if err := o.Encode(obj); err != nil {
-			t.Fatal(err)
-		}
-		h, err := repo.Storer.SetEncodedObject(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	blob := repo.Storer.NewEncodedObject()
-	blob.SetType(plumbing.BlobObject)
-	w, _ := blob.Writer()
-	_, _ = w.Write([]byte(strings.Repeat("x", size)))
-	_ = w.Close()
-	h, err := repo.Storer.SetEncodedObject(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mode := filemode.Regular
+	h, mode := storeBlob(t, repo, strings.Repeat("x", size)), filemode.Regular
 	for range depth {
 		entries := make([]object.TreeEntry, width)
 		for i := range entries {
 			entries[i] = object.TreeEntry{Name: fmt.Sprintf("e%03d", i), Mode: mode, Hash: h}
 		}
-		h, mode = store(&object.Tree{Entries: entries}, plumbing.TreeObject), filemode.Dir
+		h, mode = storeObject(t, repo, &object.Tree{Entries: entries}, plumbing.TreeObject), filemode.Dir
 	}
-	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1_700_000_000, 0)}
-	return store(&object.Commit{Author: sig, Committer: sig, Message: "bomb\n", TreeHash: h}, plumbing.CommitObject)
+	return storeCommit(t, repo, h)
 }
 
 // A tree that names the same subtree over and over (a git bomb: a few
